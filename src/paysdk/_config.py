@@ -1,0 +1,201 @@
+"""Client configuration: read from arguments or the environment, checked before any request.
+
+Every check raises :class:`ConfigurationError` with a message that says what to change and never
+contains the secret key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import os
+import platform
+from collections.abc import Mapping
+from typing import TypeAlias, TypedDict
+from urllib.parse import urlsplit
+
+import httpx
+
+from ._errors import ConfigurationError
+from ._version import __version__
+
+ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name, not a key
+ENV_BASE_URL = "PAYSDK_BASE_URL"
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+DEFAULT_MAX_RETRIES = 2
+MAX_RETRIES_LIMIT = 10
+
+TimeoutTypes: TypeAlias = float | int | httpx.Timeout | None
+"""Seconds for every phase, an ``httpx.Timeout`` for each phase, or ``None`` for no limit."""
+
+USER_AGENT = f"paysdk/{__version__} Python/{platform.python_version()} httpx/{httpx.__version__}"
+
+_RESERVED_HEADERS = frozenset({"authorization", "host", "content-length"})
+
+
+class CallOptions(TypedDict, total=False):
+    """Per-call overrides accepted by every client method and by ``with_options``."""
+
+    timeout: TimeoutTypes
+    max_retries: int
+    extra_headers: Mapping[str, str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Everything a client needs to build requests. Immutable; ``replace`` makes variants."""
+
+    secret_key: str = dataclasses.field(repr=False)
+    base_url: str
+    timeout: httpx.Timeout
+    max_retries: int
+    headers: Mapping[str, str] = dataclasses.field(repr=False)
+    """Headers sent with every request, not counting Authorization."""
+
+    @classmethod
+    def create(
+        cls,
+        *,
+        secret_key: str | None,
+        base_url: str | None,
+        timeout: TimeoutTypes,
+        max_retries: int,
+        default_headers: Mapping[str, str] | None,
+        allow_insecure_http: bool,
+    ) -> Config:
+        key = secret_key if secret_key is not None else os.environ.get(ENV_SECRET_KEY)
+        url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
+        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        headers.update(check_headers(default_headers or {}, what="default_headers"))
+        return cls(
+            secret_key=check_secret_key(key),
+            base_url=check_base_url(url, allow_insecure_http=allow_insecure_http),
+            timeout=check_timeout(timeout),
+            max_retries=check_max_retries(max_retries),
+            headers=headers,
+        )
+
+    def with_options(self, options: CallOptions) -> Config:
+        """This config with per-call options applied; the input is checked like the original."""
+        if not options:
+            return self
+        unknown = set(options) - set(CallOptions.__annotations__)
+        if unknown:
+            raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
+        config = self
+        if "timeout" in options:
+            config = dataclasses.replace(config, timeout=check_timeout(options["timeout"]))
+        if "max_retries" in options:
+            config = dataclasses.replace(
+                config, max_retries=check_max_retries(options["max_retries"])
+            )
+        if "extra_headers" in options:
+            extra = check_headers(options["extra_headers"], what="extra_headers")
+            config = dataclasses.replace(config, headers={**config.headers, **extra})
+        return config
+
+    def request_headers(self) -> dict[str, str]:
+        return {**self.headers, "Authorization": f"Bearer {self.secret_key}"}
+
+
+def check_secret_key(key: object) -> str:
+    hint = f"pass secret_key=... or set {ENV_SECRET_KEY}"
+    if key is None:
+        raise ConfigurationError(f"no secret key: {hint}")
+    if not isinstance(key, str):
+        raise ConfigurationError(f"the secret key must be a str, not {type(key).__name__}")
+    if not key.strip():
+        raise ConfigurationError(f"the secret key is empty: {hint}")
+    if key != key.strip():
+        raise ConfigurationError(
+            "the secret key has leading or trailing whitespace; check how it is loaded"
+        )
+    if not all("\x21" <= ch <= "\x7e" for ch in key):
+        raise ConfigurationError(
+            "the secret key contains characters that cannot be sent in a header "
+            "(spaces, control or non-ASCII characters)"
+        )
+    return key
+
+
+def check_base_url(url: object, *, allow_insecure_http: bool) -> str:
+    if url is None:
+        raise ConfigurationError(f"no base URL: pass base_url=... or set {ENV_BASE_URL}")
+    if not isinstance(url, str):
+        raise ConfigurationError(f"base_url must be a str, not {type(url).__name__}")
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ConfigurationError(f"base_url {text!r} is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ConfigurationError(
+            f"base_url {text!r} must be an absolute http:// or https:// URL with a host"
+        )
+    if parts.username is not None or parts.password is not None:
+        raise ConfigurationError("base_url must not contain credentials; use secret_key")
+    if parts.query or parts.fragment:
+        raise ConfigurationError(f"base_url {text!r} must not have a query or fragment")
+    if parts.scheme == "http" and not allow_insecure_http and not is_loopback(host):
+        raise ConfigurationError(
+            f"refusing to send the secret key over plain http:// to {host!r}; use https:// "
+            "or pass allow_insecure_http=True if this network is trusted"
+        )
+    return text.rstrip("/")
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_timeout(timeout: object) -> httpx.Timeout:
+    if isinstance(timeout, httpx.Timeout):
+        return timeout
+    if timeout is None:
+        return httpx.Timeout(None)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+        raise ConfigurationError(
+            f"timeout must be seconds, an httpx.Timeout or None, not {type(timeout).__name__}"
+        )
+    if not timeout > 0:  # also rejects NaN
+        raise ConfigurationError(f"timeout must be positive, got {timeout!r}")
+    return httpx.Timeout(float(timeout))
+
+
+def check_max_retries(max_retries: object) -> int:
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int):
+        raise ConfigurationError(f"max_retries must be an int, not {type(max_retries).__name__}")
+    if not 0 <= max_retries <= MAX_RETRIES_LIMIT:
+        raise ConfigurationError(
+            f"max_retries must be between 0 and {MAX_RETRIES_LIMIT}, got {max_retries}"
+        )
+    return max_retries
+
+
+def check_headers(headers: Mapping[str, str], *, what: str) -> dict[str, str]:
+    if not isinstance(headers, Mapping):
+        raise ConfigurationError(f"{what} must be a mapping of str to str")
+    checked: dict[str, str] = {}
+    for name, value in headers.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ConfigurationError(f"{what} must map str to str")
+        if name.lower() in _RESERVED_HEADERS:
+            raise ConfigurationError(
+                f"{what} must not set {name!r}; paysdk sets it (the key goes in secret_key)"
+            )
+        if not name or not all("\x21" <= ch <= "\x7e" and ch != ":" for ch in name):
+            raise ConfigurationError(f"{what} has an invalid header name {name!r}")
+        if not all(ch == "\t" or "\x20" <= ch <= "\x7e" for ch in value):
+            raise ConfigurationError(
+                f"{what}[{name!r}] has characters that cannot be sent in a header"
+            )
+        checked[name] = value
+    return checked

@@ -1,0 +1,283 @@
+"""Every failure a caller can meet, as one tree rooted at :class:`PaySDKError`.
+
+::
+
+    PaySDKError
+    ├── APIError                      the service answered, but not with what was asked for
+    │   ├── AuthenticationError       401: missing or wrong secret key
+    │   ├── PermissionDeniedError     403
+    │   ├── NotFoundError             404 with no documented body (often a wrong base_url)
+    │   │   └── PaymentNotFoundError  verify's documented 404: the reference is unknown
+    │   ├── ListUnavailableError      list's documented 404 {"error": "Connection Error"} (retried)
+    │   ├── RateLimitError            429 (retried, honouring Retry-After)
+    │   ├── ServerError               5xx (retried)
+    │   └── ResponseValidationError   a 2xx body that is not the documented shape
+    ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
+    │   └── APITimeoutError           no answer in time (retried)
+    ├── PaymentVerificationError      the payment exists but must not be fulfilled
+    │   ├── PaymentFailedError        the service says it did not succeed
+    │   └── PaymentMismatchError      amount or currency differ from what the merchant expected
+    └── (also ValueError, raised before any request is sent)
+        ├── ConfigurationError        bad secret key, base_url, timeout, ...
+        ├── InvalidReferenceError     a reference that cannot be a payment reference
+        └── InvalidCallbackError      a callback request with no usable ``reference``
+            └── UnknownOrderError     a callback for a reference the merchant never issued
+
+Nothing is lost: an :class:`APIError` keeps the status code, the response headers, the raw body
+text and, where it was JSON, the parsed body. No message ever contains the secret key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ._models import VerifiedPayment
+
+__all__ = [
+    "APIConnectionError",
+    "APIError",
+    "APITimeoutError",
+    "AuthenticationError",
+    "ConfigurationError",
+    "InvalidCallbackError",
+    "InvalidReferenceError",
+    "ListUnavailableError",
+    "NotFoundError",
+    "PaySDKError",
+    "PaymentFailedError",
+    "PaymentMismatchError",
+    "PaymentNotFoundError",
+    "PaymentVerificationError",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "ResponseValidationError",
+    "ServerError",
+    "UnknownOrderError",
+]
+
+_BODY_EXCERPT = 200
+
+
+class PaySDKError(Exception):
+    """The base of every exception paysdk raises."""
+
+    message: str
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigurationError(PaySDKError, ValueError):
+    """The client was configured in a way that cannot work; raised before any request."""
+
+
+class InvalidReferenceError(PaySDKError, ValueError):
+    """The reference cannot be a payment reference; raised before any request."""
+
+
+class InvalidCallbackError(PaySDKError, ValueError):
+    """A callback request carries no single, well-formed ``reference``.
+
+    The message is safe to log: it describes the problem, never echoes attacker-controlled text
+    beyond a short, escaped excerpt.
+    """
+
+
+class UnknownOrderError(InvalidCallbackError):
+    """A callback names a reference the merchant's ``lookup`` does not know: likely spoofed.
+
+    Raised before the service is asked, so a flood of made-up callbacks costs no API calls.
+    """
+
+    reference: str
+
+    def __init__(self, message: str, *, reference: str) -> None:
+        super().__init__(message)
+        self.reference = reference
+
+
+class APIError(PaySDKError):
+    """The service answered with something other than the documented success.
+
+    Attributes:
+        status_code: the HTTP status.
+        headers: the response headers (a case-insensitive mapping).
+        text: the raw body, decoded as text.
+        content: the raw body bytes.
+        body: the body parsed as JSON where it was JSON, else ``None``.
+        method, url: what was requested (never the request headers, which hold the key).
+    """
+
+    status_code: int
+    headers: Mapping[str, str]
+    content: bytes
+    body: Any
+    method: str
+    url: str
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status_code: int,
+        headers: Mapping[str, str],
+        content: bytes,
+        method: str,
+        url: str,
+    ) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+        self.method = method
+        self.url = url
+        self.body = json_or_none(content)
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", errors="replace")
+
+    def __str__(self) -> str:
+        return f"{self.message} (HTTP {self.status_code} from {self.method} {self.url})"
+
+
+class AuthenticationError(APIError):
+    """401: the secret key is missing, wrong or revoked."""
+
+
+class PermissionDeniedError(APIError):
+    """403: the key is valid but may not do this."""
+
+
+class NotFoundError(APIError):
+    """404 without a documented body: usually a wrong ``base_url`` or a proxy's page."""
+
+
+class PaymentNotFoundError(NotFoundError):
+    """Verify's documented 404: no payment has this reference."""
+
+    reference: str
+
+    def __init__(self, message: str, *, reference: str, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.reference = reference
+
+
+class ListUnavailableError(APIError):
+    """List's documented 404 body ``{"error": "Connection Error"}``.
+
+    The body names a connection failure behind the service, so it is treated as transient and
+    retried like a 5xx before it is raised.
+    """
+
+
+class RateLimitError(APIError):
+    """429: too many requests. ``retry_after`` is the server's hint in seconds, if it gave one."""
+
+    retry_after: float | None
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.retry_after = retry_after
+
+
+class ServerError(APIError):
+    """5xx: the service (or a proxy in front of it) failed."""
+
+
+class ResponseValidationError(APIError):
+    """A 2xx answer whose body is not the documented shape (not JSON, HTML, wrong types)."""
+
+    errors: list[dict[str, Any]]
+
+    def __init__(
+        self, message: str, *, errors: list[dict[str, Any]] | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(message, **kwargs)
+        self.errors = errors or []
+
+
+class APIConnectionError(PaySDKError):
+    """No answer from the service: DNS failure, refused or reset connection, TLS error."""
+
+    method: str
+    url: str
+
+    def __init__(self, message: str, *, method: str, url: str) -> None:
+        super().__init__(message)
+        self.method = method
+        self.url = url
+
+    def __str__(self) -> str:
+        return f"{self.message} ({self.method} {self.url})"
+
+
+class APITimeoutError(APIConnectionError):
+    """The service did not answer within the timeout."""
+
+
+class PaymentVerificationError(PaySDKError):
+    """The service knows the payment, but it must not be fulfilled. ``payment`` is what it said."""
+
+    payment: VerifiedPayment
+
+    def __init__(self, message: str, *, payment: VerifiedPayment) -> None:
+        super().__init__(message)
+        self.payment = payment
+
+    @property
+    def reference(self) -> str:
+        return self.payment.reference
+
+
+class PaymentFailedError(PaymentVerificationError):
+    """The service reports that the payment did not succeed."""
+
+
+class PaymentMismatchError(PaymentVerificationError):
+    """The payment succeeded, but not for what the merchant expected.
+
+    ``mismatches`` maps each differing field (``"amount"``, ``"currency"``) to
+    ``(expected, actual)``; ``expected`` and ``actual`` hold the same as two dicts.
+    """
+
+    mismatches: dict[str, tuple[object, object]]
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        payment: VerifiedPayment,
+        mismatches: dict[str, tuple[object, object]],
+    ) -> None:
+        super().__init__(message, payment=payment)
+        self.mismatches = mismatches
+
+    @property
+    def expected(self) -> dict[str, object]:
+        return {field: pair[0] for field, pair in self.mismatches.items()}
+
+    @property
+    def actual(self) -> dict[str, object]:
+        return {field: pair[1] for field, pair in self.mismatches.items()}
+
+
+def json_or_none(content: bytes) -> Any:
+    if not content:
+        return None
+    try:
+        return json.loads(content)
+    except ValueError:  # JSONDecodeError and UnicodeDecodeError are both ValueErrors
+        return None
+
+
+def body_excerpt(content: bytes) -> str:
+    """A short, single-line, escaped view of a body, safe to put in a message or a log."""
+    text = content[: _BODY_EXCERPT * 4].decode("utf-8", errors="replace")
+    excerpt = text[:_BODY_EXCERPT].encode("unicode_escape").decode("ascii")
+    truncated = len(text) > _BODY_EXCERPT or len(content) > _BODY_EXCERPT * 4
+    return excerpt + ("..." if truncated else "")

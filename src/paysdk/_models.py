@@ -1,0 +1,140 @@
+"""Pydantic models of the two payment shapes the service sends.
+
+Field names are exactly the wire names. The models are liberal in what they accept: fields the
+spec leaves unclear are optional, unknown fields are kept (``model_extra``), and an unknown
+``status`` is kept as the plain string it was. What a merchant needs to decide on fulfilment
+(reference, amount, currency and the outcome) is required, so a body without it is an error
+rather than a payment that silently looks unpaid.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from enum import Enum
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
+
+__all__ = [
+    "Authorization",
+    "Customer",
+    "ListedPayment",
+    "PaymentStatus",
+    "Product",
+    "VerifiedPayment",
+]
+
+
+def _as_utc(value: dt.datetime) -> dt.datetime:
+    if value.tzinfo is None:  # the service documents UTC; a missing offset still means UTC
+        return value.replace(tzinfo=dt.timezone.utc)
+    return value.astimezone(dt.timezone.utc)
+
+
+def _wire_timestamp(value: dt.datetime) -> str:
+    return _as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+UTCDateTime = Annotated[
+    dt.datetime,
+    AfterValidator(_as_utc),
+    PlainSerializer(_wire_timestamp, return_type=str, when_used="json"),
+]
+"""A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``."""
+
+
+class PaymentStatus(str, Enum):
+    """The status values the service is known to send. The set is open: others arrive as str."""
+
+    COMPLETED = "COMPLETED"
+    FAILED = "FAILED"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class _WireModel(BaseModel):
+    """Keeps every field the server sent, including ones this version does not know."""
+
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+
+
+class Customer(_WireModel):
+    name: str | None = None
+    email: str | None = None
+    phone: str | None = None
+
+
+class Product(_WireModel):
+    name: str | None = None
+    amount: int | None = None
+    description: str | None = None
+
+
+class Authorization(_WireModel):
+    """Card details of a card payment (verify only)."""
+
+    card_type: str | None = None
+    first_six: str | None = None
+    last_four: str | None = None
+    expiry: str | None = None
+
+
+class VerifiedPayment(_WireModel):
+    """One payment as ``GET /payment/{reference}`` describes it."""
+
+    reference: str
+    amount: int
+    currency: str
+    success: bool
+    transaction_id: str | None = None
+    fee: int | None = None
+    customer: Customer | None = None
+    products: list[Product] = Field(default_factory=list)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    authorization: Authorization | None = None
+    """Absent for payments that were not made by card."""
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether the service reports this payment as successful."""
+        return self.success
+
+
+class ListedPayment(_WireModel):
+    """One payment as an element of ``GET /payments`` describes it."""
+
+    id: str
+    reference: str
+    amount: int
+    currency: str
+    status: Annotated[PaymentStatus | str, Field(union_mode="left_to_right")]
+    customer_paid: bool | None = None
+    fee: int | None = None
+    customer: Customer | None = None
+    products: list[Product] = Field(default_factory=list)
+    created_at: UTCDateTime | None = None
+    updated_at: UTCDateTime | None = None
+
+    @property
+    def succeeded(self) -> bool:
+        """Whether this payment completed. Unknown statuses are never taken as success."""
+        return self.status == PaymentStatus.COMPLETED
+
+
+class VerifyEnvelope(BaseModel):
+    """The 200 body of verify: ``{status, message, data}``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    status: bool | None = None
+    message: str | None = None
+    data: VerifiedPayment
+
+
+class ListEnvelope(BaseModel):
+    """The 200 body of list: ``{data: [...]}``."""
+
+    model_config = ConfigDict(extra="allow")
+
+    data: list[ListedPayment]

@@ -1,0 +1,3 @@
+"""The version of paysdk; the one place it is written."""
+
+__version__ = "0.1.0"
