@@ -1,0 +1,57 @@
+"""A local sandbox of the payment service: real HTTP on loopback, seeded payments, faults.
+
+::
+
+    from paysdk.sandbox import Sandbox, COMPLETED_REFERENCE
+
+    with Sandbox() as sb:
+        client = paysdk.Client(secret_key=sb.secret_key, base_url=sb.base_url)
+        client.verify(COMPLETED_REFERENCE)
+
+It answers ``GET /payment/{reference}`` and ``GET /payments`` exactly as the specification
+describes, can fail on demand (:class:`Fault`), records requests, and sends callbacks. Also a
+process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imported by
+``import paysdk``.
+"""
+
+from __future__ import annotations
+
+from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
+from ._faults import Disconnect, Fault, FaultBook
+from ._records import COMPLETED, FAILED, PaymentRecord, SeedError, wire_timestamp
+from ._seed import (
+    COMPLETED_REFERENCE,
+    FAILED_REFERENCE,
+    NON_CARD_REFERENCE,
+    UNKNOWN_REFERENCE,
+    default_payments,
+    load_seed,
+    parse_seed,
+)
+from ._server import NOT_FOUND_BODY, UNAUTHORIZED_BODY, RecordedRequest, Sandbox
+
+__all__ = [
+    "COMPLETED",
+    "COMPLETED_REFERENCE",
+    "FAILED",
+    "FAILED_REFERENCE",
+    "NON_CARD_REFERENCE",
+    "NOT_FOUND_BODY",
+    "UNAUTHORIZED_BODY",
+    "UNKNOWN_REFERENCE",
+    "CallbackDeliveryError",
+    "CallbackResult",
+    "Disconnect",
+    "Fault",
+    "FaultBook",
+    "PaymentRecord",
+    "RecordedRequest",
+    "Sandbox",
+    "SeedError",
+    "callback_url",
+    "default_payments",
+    "load_seed",
+    "parse_seed",
+    "send_callback",
+    "wire_timestamp",
+]
