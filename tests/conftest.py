@@ -1,0 +1,127 @@
+"""Shared fixtures: realistic bodies, and one client fixture that runs each test sync and async."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import pytest
+
+import paysdk
+
+BASE_URL = "https://api.pay.test/v1"
+SECRET = "sk_test_Zq3Jv9WmX4pL7tR2"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def verify_body(reference: str = "order-1042", **changes: Any) -> dict[str, Any]:
+    """A 200 body of verify for a successful card payment, as the spec describes it."""
+    data: dict[str, Any] = {
+        "reference": reference,
+        "transaction_id": "TRX-7f3c9a1e",
+        "amount": 250000,
+        "fee": 3750,
+        "currency": "NGN",
+        "success": True,
+        "customer": {"name": "Ada Obi", "email": "ada@example.com", "phone": "+2348012345678"},
+        "products": [
+            {"name": "Blue kettle", "amount": 200000, "description": "1.7 l, steel"},
+            {"name": "Delivery", "amount": 50000, "description": "Lagos mainland"},
+        ],
+        "metadata": {"order_id": "1042", "channel": "web"},
+        "authorization": {
+            "card_type": "visa",
+            "first_six": "408408",
+            "last_four": "4081",
+            "expiry": "09/28",
+        },
+    }
+    data.update(changes)
+    return {"status": True, "message": "Verification successful", "data": data}
+
+
+def listed_payment(reference: str = "order-1042", **changes: Any) -> dict[str, Any]:
+    """One element of list's 200 body, as the spec describes it."""
+    item: dict[str, Any] = {
+        "id": "3f0e6a52-8f1c-4b7e-9a57-1c2d3e4f5a6b",
+        "reference": reference,
+        "amount": 250000,
+        "fee": 3750,
+        "status": "COMPLETED",
+        "customer_paid": True,
+        "currency": "NGN",
+        "customer": {"name": "Ada Obi", "email": "ada@example.com", "phone": "+2348012345678"},
+        "products": [{"name": "Blue kettle", "amount": 250000, "description": "1.7 l, steel"}],
+        "created_at": "2026-11-02T09:15:27.123456Z",
+        "updated_at": "2026-11-02T09:16:01.000001Z",
+    }
+    item.update(changes)
+    return item
+
+
+NOT_FOUND_BODY = {"success": False, "error": "Error in request", "message": "reference not found"}
+LIST_UNAVAILABLE_BODY = {"error": "Connection Error"}
+
+
+class EitherClient:
+    """A Client or an AsyncClient behind one awaitable surface, so a test is written once.
+
+    ``sleeps`` records every backoff wait instead of sleeping.
+    """
+
+    def __init__(self, client: paysdk.Client | paysdk.AsyncClient) -> None:
+        self.client = client
+        self.sleeps: list[float] = []
+        if isinstance(client, paysdk.AsyncClient):
+
+            async def record(seconds: float) -> None:
+                self.sleeps.append(seconds)
+
+            client._sleep = record
+        else:
+            client._sleep = self.sleeps.append
+
+    @property
+    def is_async(self) -> bool:
+        return isinstance(self.client, paysdk.AsyncClient)
+
+    def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
+        method = getattr(self.client, name)
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            result = method(*args, **kwargs)
+            return await result if inspect.isawaitable(result) else result
+
+        return call
+
+
+MakeClient = Callable[..., EitherClient]
+
+
+@pytest.fixture(params=["sync", "async"])
+async def make_client(request: pytest.FixtureRequest) -> AsyncIterator[MakeClient]:
+    """Build a sync or an async client (the test runs for both) with test defaults."""
+    made: list[EitherClient] = []
+
+    def make(**kwargs: Any) -> EitherClient:
+        kwargs.setdefault("secret_key", SECRET)
+        kwargs.setdefault("base_url", BASE_URL)
+        cls = paysdk.AsyncClient if request.param == "async" else paysdk.Client
+        either = EitherClient(cls(**kwargs))
+        made.append(either)
+        return either
+
+    yield make
+    for either in made:
+        await either.close()
+
+
+@pytest.fixture
+async def client(make_client: MakeClient) -> EitherClient:
+    """A sync or an async client with the default options."""
+    return make_client()

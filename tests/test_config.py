@@ -1,0 +1,138 @@
+"""Configuration is checked when the client is made, before anything is sent."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from typing import Any
+
+import httpx
+import pytest
+
+import paysdk
+from tests.conftest import BASE_URL, SECRET
+
+CLIENTS = [paysdk.Client, paysdk.AsyncClient]
+
+
+@pytest.fixture(autouse=True)
+def _no_paysdk_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PAYSDK_SECRET_KEY", raising=False)
+    monkeypatch.delenv("PAYSDK_BASE_URL", raising=False)
+
+
+@pytest.mark.parametrize("cls", CLIENTS)
+def test_key_and_url_come_from_the_environment(
+    cls: type[paysdk.Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", SECRET)
+    monkeypatch.setenv("PAYSDK_BASE_URL", BASE_URL + "/")
+    client = cls()
+    assert client.base_url == BASE_URL
+    assert client._config.secret_key == SECRET
+
+
+@pytest.mark.parametrize("cls", CLIENTS)
+def test_arguments_win_over_the_environment(
+    cls: type[paysdk.Client], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", "sk_from_env")
+    monkeypatch.setenv("PAYSDK_BASE_URL", "https://env.example")
+    client = cls(secret_key=SECRET, base_url=BASE_URL)
+    assert (client.base_url, client._config.secret_key) == (BASE_URL, SECRET)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"secret_key": None}, "no secret key.*PAYSDK_SECRET_KEY"),
+        ({"secret_key": ""}, "secret key is empty"),
+        ({"secret_key": " sk_x "}, "whitespace"),
+        ({"secret_key": "sk_x\r\nX-Evil: 1"}, "cannot be sent in a header"),
+        ({"secret_key": "sk_é"}, "cannot be sent in a header"),
+        ({"secret_key": 123}, "must be a str"),
+        ({"base_url": None}, "no base URL.*PAYSDK_BASE_URL"),
+        ({"base_url": "api.pay.test"}, "absolute http"),
+        ({"base_url": "ftp://api.pay.test"}, "absolute http"),
+        ({"base_url": "https://"}, "absolute http"),
+        ({"base_url": "https://user:pw@api.pay.test"}, "credentials"),
+        ({"base_url": "https://api.pay.test/?x=1"}, "query"),
+        ({"base_url": "https://api.pay.test:notaport"}, "not a valid URL"),
+        ({"base_url": "http://api.pay.test"}, "plain http.*allow_insecure_http"),
+        ({"base_url": "http://10.0.0.5:8080"}, "plain http"),
+        ({"timeout": -1}, "positive"),
+        ({"timeout": float("nan")}, "positive"),
+        ({"timeout": "30"}, "timeout must be"),
+        ({"max_retries": -1}, "between 0 and"),
+        ({"max_retries": 11}, "between 0 and"),
+        ({"max_retries": True}, "must be an int"),
+        ({"default_headers": {"Authorization": "Bearer other"}}, "must not set"),
+        ({"default_headers": {"X-A": "a\nb"}}, "cannot be sent"),
+        ({"default_headers": {"Bad Name": "x"}}, "invalid header name"),
+    ],
+)
+def test_bad_configuration_is_refused_with_a_clear_message(
+    kwargs: dict[str, Any], message: str
+) -> None:
+    options: dict[str, Any] = {"secret_key": SECRET, "base_url": BASE_URL, **kwargs}
+    with pytest.raises(paysdk.ConfigurationError, match=message) as caught:
+        paysdk.Client(**options)
+    assert isinstance(caught.value, ValueError)
+    assert SECRET not in str(caught.value)
+    assert "sk_x" not in str(caught.value)
+
+
+def test_the_async_client_wants_an_async_http_client() -> None:
+    with httpx.Client() as http, pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
+        paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL, http_client=http)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8000",
+        "http://127.9.9.9",
+        "http://localhost:5000/api",
+        "http://[::1]:8080",
+        "http://sandbox.localhost",
+    ],
+)
+def test_plain_http_is_allowed_on_loopback(url: str) -> None:
+    assert paysdk.Client(secret_key=SECRET, base_url=url).base_url == url.rstrip("/")
+
+
+def test_plain_http_elsewhere_needs_an_explicit_opt_in() -> None:
+    client = paysdk.Client(
+        secret_key=SECRET, base_url="http://payments.internal", allow_insecure_http=True
+    )
+    assert client.base_url == "http://payments.internal"
+
+
+def test_bad_per_call_options_are_refused() -> None:
+    client = paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
+    with pytest.raises(paysdk.ConfigurationError, match="max_retries"):
+        client.verify("order-1042", max_retries=-2)
+    with pytest.raises(paysdk.ConfigurationError, match="unknown option"):
+        client.verify("order-1042", retries=3)  # type: ignore[call-arg]
+    with pytest.raises(paysdk.ConfigurationError, match="timeout"):
+        client.with_options(timeout=0)
+
+
+def test_repr_shows_where_but_not_the_key() -> None:
+    client = paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
+    assert repr(client) == (
+        f"<paysdk.Client base_url='{BASE_URL}' max_retries=2 secret_key=<hidden>>"
+    )
+
+
+def test_importing_paysdk_loads_no_optional_parts() -> None:
+    code = (
+        "import sys, paysdk\n"
+        "heavy = ['paysdk.sandbox', 'paysdk.cli', 'paysdk.integrations', 'anyio', 'django',"
+        " 'flask', 'starlette', 'fastapi', 'hypothesis']\n"
+        "print([name for name in heavy if name in sys.modules])\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,171 @@
+"""The I/O-free core, driven by hand: no client, no transport, no sleeping."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import paysdk
+from paysdk import _core
+from paysdk._config import Config
+from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, verify_body
+
+
+def make_config(max_retries: int = 2) -> Config:
+    return Config.create(
+        secret_key=SECRET,
+        base_url=BASE_URL,
+        timeout=10,
+        max_retries=max_retries,
+        default_headers=None,
+        allow_insecure_http=False,
+    )
+
+
+CONFIG = make_config()
+
+
+def test_a_plan_is_a_conversation_of_sends_and_sleeps() -> None:
+    plan = _core.verify(CONFIG, "order-1042")
+
+    first = next(plan)
+    assert isinstance(first, _core.Send)
+    assert (first.method, first.url) == ("GET", f"{BASE_URL}/payment/order-1042")
+    assert first.headers["Authorization"] == f"Bearer {SECRET}"
+    assert SECRET not in repr(first)
+
+    wait = plan.send(httpx.Response(503))
+    assert isinstance(wait, _core.Sleep)
+    assert plan.send(None) == first
+
+    with pytest.raises(StopIteration) as done:
+        plan.send(httpx.Response(200, json=verify_body()))
+    assert done.value.value.reference == "order-1042"
+
+
+def test_a_plan_raises_the_error_when_retries_run_out() -> None:
+    plan = _core.list_payments(make_config(max_retries=0))
+    next(plan)
+    with pytest.raises(paysdk.APIConnectionError):
+        plan.send(httpx.ConnectError("refused"))
+
+
+def test_confirm_checks_what_verify_returns() -> None:
+    plan = _core.confirm(CONFIG, "order-1042", _core.Expected(amount=999, currency="NGN"))
+    next(plan)
+    with pytest.raises(paysdk.PaymentMismatchError) as caught:
+        plan.send(httpx.Response(200, json=verify_body()))
+    assert caught.value.mismatches == {"amount": (999, 250000)}
+
+
+def test_backoff_doubles_and_is_capped() -> None:
+    error = paysdk.APIConnectionError("down", method="GET", url=BASE_URL)
+    no_jitter = _core.RetryPolicy(max_retries=10, random=lambda: 0.0)
+    full_jitter = _core.RetryPolicy(max_retries=10, random=lambda: 1.0)
+
+    assert [no_jitter.delay(n, error) for n in range(8)] == [0.5, 1, 2, 4, 8, 8, 8, 8]
+    assert [full_jitter.delay(n, error) for n in range(5)] == [0.375, 0.75, 1.5, 3, 6]
+    assert no_jitter.delay(10, error) is None
+
+
+def _api_error(status: int, headers: dict[str, str] | None = None) -> paysdk.APIError:
+    request = _core.list_request(CONFIG)
+    return _core.error_for(request, httpx.Response(status, headers=headers), None)
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "7"}, 7.0),
+        ({"Retry-After": "0"}, 0.0),
+        ({"Retry-After": "1.5"}, 1.5),
+        ({"retry-after-ms": "1200", "Retry-After": "9"}, 1.2),
+        ({"Retry-After": "Wed, 21 Oct 2026 07:28:30 GMT"}, 30.0),
+        ({"Retry-After": "Wed, 21 Oct 2026 07:27:00 GMT"}, 0.0),  # already past
+        ({"Retry-After": "soon"}, 0.5),  # unreadable: ordinary backoff
+        ({"Retry-After": "-5"}, 0.5),
+        ({"Retry-After": "120"}, None),  # longer than we wait: raise for the caller
+    ],
+)
+def test_retry_after_forms(headers: dict[str, str], expected: float | None) -> None:
+    clock = 1_792_567_680.0  # Wed, 21 Oct 2026 07:28:00 GMT
+    policy = _core.RetryPolicy(max_retries=3, random=lambda: 0.0, clock=lambda: clock)
+    assert policy.delay(0, _api_error(429, headers)) == expected
+
+
+@pytest.mark.parametrize(
+    ("status", "retried"),
+    [
+        *[(status, True) for status in (408, 409, 425, 429, 500, 502, 599)],
+        *[(status, False) for status in (400, 401, 403, 404, 422)],
+    ],
+)
+def test_which_statuses_are_retried(status: int, retried: bool) -> None:
+    assert _core.is_retryable(_api_error(status)) is retried
+
+
+def test_list_unavailable_is_retried_but_payment_not_found_is_not() -> None:
+    listing = _core.list_request(CONFIG)
+    body = json.dumps({"error": "Connection Error"}).encode()
+    unavailable = _core.error_for(listing, httpx.Response(404, content=body), None)
+    assert isinstance(unavailable, paysdk.ListUnavailableError)
+    assert _core.is_retryable(unavailable)
+
+    verifying = _core.verify_request(CONFIG, "x")
+    missing = _core.error_for(verifying, httpx.Response(404, json=NOT_FOUND_BODY), "x")
+    assert isinstance(missing, paysdk.PaymentNotFoundError)
+    assert not _core.is_retryable(missing)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    status=st.integers(min_value=100, max_value=599),
+    content=st.one_of(
+        st.binary(max_size=300),
+        st.recursive(
+            st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+            lambda inner: (
+                st.lists(inner, max_size=4)
+                | st.dictionaries(
+                    st.sampled_from(["data", "status", "reference", "amount", "error", "success"]),
+                    inner,
+                    max_size=6,
+                )
+            ),
+            max_leaves=20,
+        ).map(lambda value: json.dumps(value).encode()),
+    ),
+    reference=st.one_of(st.none(), st.just("order-1042")),
+)
+def test_any_answer_maps_to_a_model_or_a_paysdk_error(
+    status: int, content: bytes, reference: str | None
+) -> None:
+    request = _core.verify_request(CONFIG, "order-1042")
+    parse = _core.parse_verify if reference else _core.parse_list
+    error: paysdk.APIError | None = None
+    try:
+        _core.map_response(request, httpx.Response(status, content=content), parse, reference)
+    except paysdk.APIError as raised:
+        error = raised
+    if error is not None:
+        assert (error.status_code, error.content) == (status, content)
+        assert str(error)
+    else:
+        assert 200 <= status < 300
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=300))
+def test_any_text_is_a_reference_or_an_invalid_reference_error(reference: str) -> None:
+    try:
+        request = _core.verify_request(CONFIG, reference)
+    except paysdk.InvalidReferenceError:
+        return
+    path = httpx.URL(request.url).raw_path
+    assert path.startswith(b"/v1/payment/")
+    assert b"/" not in path[len(b"/v1/payment/") :]
+    assert b"?" not in path and b"#" not in path
