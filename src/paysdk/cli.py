@@ -1,0 +1,330 @@
+"""The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
+
+Exit codes: 0 success; 1 the service (or a callback handler) reported a failure, such as an
+unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time.
+Errors are one line on stderr, never a traceback, and never contain the secret key.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as dt
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from types import FrameType
+from typing import NamedTuple
+
+import paysdk
+from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+
+PROG = "paysdk"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    command: Callable[[argparse.Namespace], int] = args.command
+    try:
+        return command(args)
+    except (paysdk.ConfigurationError, paysdk.InvalidReferenceError, ValueError) as exc:
+        return _error(exc, EXIT_USAGE)
+    except (paysdk.APIConnectionError, ConnectionError) as exc:
+        return _error(exc, EXIT_UNREACHABLE)
+    except paysdk.PaySDKError as exc:
+        return _error(exc, EXIT_FAILURE)
+    except KeyboardInterrupt:
+        return 130
+
+
+def _error(exc: BaseException | str, code: int) -> int:
+    message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+# --- verify and list --------------------------------------------------------------------------
+
+
+def _client(args: argparse.Namespace) -> paysdk.Client:
+    return paysdk.Client(
+        secret_key=args.secret_key,
+        base_url=args.base_url,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        allow_insecure_http=args.allow_insecure_http,
+    )
+
+
+def _verify(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        payment = client.verify(args.reference)
+    if args.format == "json":
+        _print_json(payment.model_dump(mode="json", exclude_unset=True))
+        return EXIT_OK
+    rows = [
+        ("reference", payment.reference),
+        ("success", "yes" if payment.succeeded else "no"),
+        ("amount", f"{payment.amount} {payment.currency}"),
+        ("fee", _text(payment.fee)),
+        ("transaction_id", _text(payment.transaction_id)),
+        ("customer", _customer(payment.customer)),
+        ("products", ", ".join(f"{p.name} ({p.amount})" for p in payment.products) or "-"),
+        ("card", _card(payment.authorization)),
+        ("metadata", ", ".join(f"{k}={v}" for k, v in payment.metadata.items()) or "-"),
+    ]
+    _print_table([(f"{name}:", value) for name, value in rows], header=None)
+    return EXIT_OK
+
+
+def _customer(customer: paysdk.Customer | None) -> str:
+    if customer is None:
+        return "-"
+    email = customer.email and f"<{customer.email}>"
+    return " ".join(part for part in (customer.name, email, customer.phone) if part) or "-"
+
+
+def _card(card: paysdk.Authorization | None) -> str:
+    if card is None:
+        return "- (not a card payment)"
+    return f"{card.card_type} {card.first_six}...{card.last_four} expires {card.expiry}"
+
+
+class _Column(NamedTuple):
+    name: str
+    value: Callable[[paysdk.ListedPayment], str]
+    in_table: bool = True
+    right: bool = False
+
+
+_COLUMNS = (
+    _Column("id", lambda p: p.id, in_table=False),
+    _Column("reference", lambda p: p.reference),
+    _Column("status", lambda p: str(p.status)),
+    _Column("amount", lambda p: str(p.amount), right=True),
+    _Column("fee", lambda p: _text(p.fee), right=True),
+    _Column("currency", lambda p: p.currency),
+    _Column("customer_paid", lambda p: _text(p.customer_paid), in_table=False),
+    _Column("customer_email", lambda p: _text(p.customer and p.customer.email)),
+    _Column("created_at", lambda p: _timestamp(p.created_at)),
+    _Column("updated_at", lambda p: _timestamp(p.updated_at), in_table=False),
+)
+"""The list's columns: all of them in CSV, those ``in_table`` in the table for people."""
+
+
+def _list(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        payments = client.list_payments()
+    if args.status is not None:
+        payments = [p for p in payments if str(p.status).upper() == args.status.upper()]
+    if args.since is not None:
+        payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
+    if args.format == "json":
+        _print_json([p.model_dump(mode="json", exclude_unset=True) for p in payments])
+    elif args.format == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(column.name for column in _COLUMNS)
+        writer.writerows([column.value(p) for column in _COLUMNS] for p in payments)
+    elif not payments:
+        print("No payments.")
+    else:
+        columns = [column for column in _COLUMNS if column.in_table]
+        rows = [[column.value(p) for column in columns] for p in payments]
+        header = [column.name.replace("_", " ").upper() for column in columns]
+        _print_table(rows, header=header, right=[column.right for column in columns])
+    return EXIT_OK
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _timestamp(value: dt.datetime | None) -> str:
+    if value is None:
+        return "-"
+    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _print_json(data: object) -> None:
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def _print_table(
+    rows: Sequence[Sequence[str]],
+    *,
+    header: Sequence[str] | None,
+    right: Sequence[bool] = (),
+) -> None:
+    """Rows as aligned columns two spaces apart; ``right`` marks right-aligned columns."""
+    lines = [list(header), *map(list, rows)] if header is not None else list(map(list, rows))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    for line in lines:
+        cells = [
+            cell.rjust(width) if i < len(right) and right[i] else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        print("  ".join(cells).rstrip())
+
+
+def parse_since(text: str) -> dt.datetime:
+    """``--since``: a date (midnight UTC) or an ISO 8601 datetime (UTC unless it says)."""
+    try:
+        value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a date like 2026-01-01 or an ISO 8601 datetime, not {text!r}"
+        ) from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
+
+
+# --- sandbox and callbacks --------------------------------------------------------------------
+
+
+def _sandbox(args: argparse.Namespace) -> int:
+    from paysdk.sandbox import Sandbox, load_seed
+
+    payments = load_seed(args.seed) if args.seed is not None else None
+    sandbox = Sandbox(
+        secret_key=args.secret_key,
+        host=args.host,
+        port=args.port,
+        payments=payments,
+        log_requests=not args.quiet,
+    )
+    stop = threading.Event()
+    with _stop_on_signals(stop):
+        try:
+            sandbox.start()
+        except OSError as exc:
+            reason = exc.strerror or exc
+            return _error(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_USAGE)
+        try:
+            references = ", ".join(p.reference for p in sandbox.payments)
+            print(f"paysdk sandbox listening on {sandbox.base_url}")
+            print(f"secret key: {sandbox.secret_key}")
+            print(f"{len(sandbox.payments)} payments: {references}")
+            print("\nPoint a client or the paysdk command at it:\n")
+            print(f"  export {ENV_BASE_URL}={sandbox.base_url}")
+            print(f"  export {ENV_SECRET_KEY}={sandbox.secret_key}")
+            print("\nPress Ctrl-C to stop.", flush=True)
+            stop.wait()
+        finally:
+            sandbox.stop()
+    print("sandbox stopped", file=sys.stderr)
+    return EXIT_OK
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """Set ``stop`` on Ctrl-C or SIGTERM (main thread only), restoring the old handlers after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _trigger_callback(args: argparse.Namespace) -> int:
+    from paysdk.sandbox import send_callback
+
+    result = send_callback(args.url, args.reference, timeout=args.timeout)
+    print(f"GET {result.url} -> {result.status_code}")
+    if result.body:
+        print(result.body)
+    return EXIT_OK if result.ok else EXIT_FAILURE
+
+
+# --- argument parsing -------------------------------------------------------------------------
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Verify and list payments, run a local sandbox, send a test callback.",
+        epilog="Exit codes: 0 ok, 1 failure reported by the service, 2 usage or configuration "
+        "error, 3 service unreachable or timed out.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {paysdk.__version__}")
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    client = argparse.ArgumentParser(add_help=False)
+    group = client.add_argument_group("connection")
+    group.add_argument("--secret-key", help=f"secret key (default: ${ENV_SECRET_KEY})")
+    group.add_argument("--base-url", help=f"service address (default: ${ENV_BASE_URL})")
+    group.add_argument("--timeout", type=_positive_float, default=30.0, help="seconds (30)")
+    group.add_argument("--max-retries", type=int, default=2, help="retries of transient errors")
+    group.add_argument(
+        "--allow-insecure-http", action="store_true", help="allow http:// to a non-local host"
+    )
+
+    verify = commands.add_parser(
+        "verify", parents=[client], help="show one payment by its reference"
+    )
+    verify.add_argument("reference")
+    verify.add_argument("--json", dest="format", action="store_const", const="json")
+    verify.set_defaults(command=_verify, format="text")
+
+    list_ = commands.add_parser("list", parents=[client], help="list payments")
+    formats = list_.add_mutually_exclusive_group()
+    formats.add_argument("--json", dest="format", action="store_const", const="json")
+    formats.add_argument("--csv", dest="format", action="store_const", const="csv")
+    list_.add_argument("--status", help="only payments with this status, e.g. COMPLETED")
+    list_.add_argument(
+        "--since", type=parse_since, help="only payments created at or after this date/time (UTC)"
+    )
+    list_.set_defaults(command=_list, format="table")
+
+    sandbox = commands.add_parser("sandbox", help="run a local sandbox of the service")
+    sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    sandbox.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    sandbox.add_argument("--secret-key", help="key clients must send (default: generated)")
+    sandbox.add_argument("--seed", metavar="FILE", help="JSON file of payments to serve")
+    sandbox.add_argument("--quiet", action="store_true", help="do not log requests")
+    sandbox.set_defaults(command=_sandbox)
+
+    trigger = commands.add_parser(
+        "trigger-callback", help="send the payment callback to your handler, as the service does"
+    )
+    trigger.add_argument("url", help="your callback URL, e.g. http://127.0.0.1:8000/callback")
+    trigger.add_argument("--reference", required=True, help="the reference to send")
+    trigger.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds (10)")
+    trigger.set_defaults(command=_trigger_callback)
+    return parser
