@@ -125,3 +125,13 @@ async def make_client(request: pytest.FixtureRequest) -> AsyncIterator[MakeClien
 async def client(make_client: MakeClient) -> EitherClient:
     """A sync or an async client with the default options."""
     return make_client()
+
+
+@pytest.fixture
+def sandbox(request: pytest.FixtureRequest) -> Any:
+    """A running ``paysdk.sandbox.Sandbox`` with the bundled seed on a free loopback port."""
+    from paysdk.sandbox import Sandbox
+
+    running = Sandbox().start()
+    request.addfinalizer(running.stop)
+    return running
