@@ -135,3 +135,33 @@ def sandbox(request: pytest.FixtureRequest) -> Any:
     running = Sandbox().start()
     request.addfinalizer(running.stop)
     return running
+
+
+# --- callbacks (issue #4): the merchant of tests/merchant.py and a sandbox to verify against ---
+
+
+@pytest.fixture(scope="module")
+def callback_service() -> Any:
+    """A sandbox holding the payments behind tests.merchant.CALLBACK_CASES, one per module."""
+    from paysdk.sandbox import Sandbox
+    from tests.merchant import add_service_payments
+
+    with Sandbox() as running:
+        add_service_payments(running)
+        yield running
+
+
+@pytest.fixture
+def callback_sandbox(callback_service: Any) -> Any:
+    """The module's callback sandbox, with no faults and an empty request log."""
+    callback_service.clear_faults()
+    callback_service.clear_requests()
+    return callback_service
+
+
+@pytest.fixture
+def shop() -> Any:
+    """The merchant's order table (tests.merchant.SHOP_ORDERS), nothing fulfilled yet."""
+    from tests.merchant import SHOP_ORDERS, Shop
+
+    return Shop(*SHOP_ORDERS)

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import TYPE_CHECKING
 
 import paysdk
+
+if TYPE_CHECKING:
+    from paysdk.sandbox import Sandbox
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,3 +47,58 @@ class Shop:
         with self._lock:
             if error.reference not in self.failed:
                 self.failed.append(error.reference)
+
+
+SHOP_ORDERS = (
+    Order("order-1042", amount=2500000, currency="NGN"),  # the sandbox: COMPLETED, 2500000 NGN
+    Order("order-1043", amount=4999, currency="USD"),  # the sandbox: FAILED
+    Order("order-2001", amount=2500000, currency="NGN"),  # the sandbox: paid only 100 NGN
+    Order("order-2002", amount=2500, currency="NGN"),  # the sandbox: paid 2500 USD
+    Order("order-3000", amount=100, currency="NGN"),  # the service never saw it
+)
+
+
+def add_service_payments(sandbox: Sandbox) -> None:
+    """Payments the sandbox holds beyond its seed, to mismatch SHOP_ORDERS."""
+    sandbox.add_payment("order-2001", amount=100, currency="NGN", status="COMPLETED")
+    sandbox.add_payment("order-2002", amount=2500, currency="USD", status="COMPLETED")
+
+
+@dataclasses.dataclass(frozen=True)
+class CallbackCase:
+    """One callback a merchant's handler gets, and how it must be answered."""
+
+    id: str
+    query: str
+    status_code: int
+    status: str
+    fulfilled: tuple[str, ...] = ()
+    failed: tuple[str, ...] = ()
+    asks_service: bool = True
+
+
+CALLBACK_CASES = [
+    CallbackCase("good", "reference=order-1042", 200, "ok", fulfilled=("order-1042",)),
+    CallbackCase("unknown-order", "reference=order-0000", 404, "unknown_order", asks_service=False),
+    CallbackCase("spoofed-failed", "reference=order-1043", 200, "failed", failed=("order-1043",)),
+    CallbackCase("amount-mismatch", "reference=order-2001", 409, "mismatch"),
+    CallbackCase("currency-mismatch", "reference=order-2002", 409, "mismatch"),
+    CallbackCase("unknown-payment", "reference=order-3000", 404, "unknown_payment"),
+    *[
+        CallbackCase(name, query, 400, "invalid_callback", asks_service=False)
+        for name, query in [
+            ("repeated", "reference=order-1042&reference=order-1042"),
+            ("missing", "ref=order-1042"),
+            ("empty", "reference="),
+            ("control", "reference=order%0A1042"),
+            ("bad-utf8", "reference=order-%FF"),
+            ("too-long", "reference=" + "x" * 300),
+        ]
+    ],
+]
+"""Every outcome, for each framework's test client: see paysdk.integrations.responses."""
+
+
+def verify_requests(sandbox: Sandbox) -> list[str]:
+    """The paths of the verify requests the sandbox received."""
+    return [request.path for request in sandbox.requests if request.path.startswith("/payment/")]

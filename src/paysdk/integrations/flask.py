@@ -1,0 +1,68 @@
+"""Flask: ``@verified_callback`` hands a view a verified payment that matches the merchant's order.
+
+    @app.get("/payments/callback")
+    @verified_callback(client, lookup=find_order)
+    def payment_callback(payment):
+        fulfil(payment.reference)  # idempotent: the callback may come twice
+        return {"status": "ok"}
+
+A bad callback never reaches the view: it is answered as :mod:`.responses` describes.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec
+
+from flask import request
+from flask.typing import ResponseReturnValue
+
+from .._client import Client, Lookup
+from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
+from .._models import VerifiedPayment
+from .responses import callback_response
+
+__all__ = ["verified_callback"]
+
+P = ParamSpec("P")
+OnFailed = Callable[[PaymentFailedError], "ResponseReturnValue | None"]
+"""Called with a failed payment (to record it); may return the response to send instead."""
+
+
+def verified_callback(
+    client: Client, *, lookup: Lookup, on_failed: OnFailed | None = None
+) -> Callable[
+    [Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue]],
+    Callable[P, ResponseReturnValue],
+]:
+    """Decorate a view taking ``(payment, **url_values)``; it runs only for a matching payment.
+
+    ``lookup(reference)`` finds the merchant's order (an object or mapping with ``amount`` and
+    ``currency``, or ``paysdk.Expected``) or returns ``None`` for a reference never issued.
+    """
+    if not isinstance(client, Client):
+        raise ConfigurationError("verified_callback needs a paysdk.Client")
+
+    def decorate(
+        view: Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue],
+    ) -> Callable[P, ResponseReturnValue]:
+        @functools.wraps(view)
+        def callback_view(*args: P.args, **kwargs: P.kwargs) -> ResponseReturnValue:
+            try:
+                payment = client.verify_callback(request.query_string, lookup=lookup)
+            except PaymentFailedError as error:
+                answer = on_failed(error) if on_failed is not None else None
+                return answer if answer is not None else _error_response(error)
+            except PaySDKError as error:
+                return _error_response(error)
+            return view(payment, *args, **kwargs)
+
+        return callback_view
+
+    return decorate
+
+
+def _error_response(error: PaySDKError) -> ResponseReturnValue:
+    response = callback_response(error)
+    return response.body, response.status_code

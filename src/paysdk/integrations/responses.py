@@ -1,0 +1,75 @@
+"""What to answer the service when a callback cannot be fulfilled: one mapping for every framework.
+
+==============================  ======  ====================  =============================
+Error                           Status  ``status`` (the body)  Why
+==============================  ======  ====================  =============================
+InvalidCallbackError            400     ``invalid_callback``   no single, well-formed reference
+UnknownOrderError               404     ``unknown_order``      not your order: likely spoofed
+PaymentNotFoundError            404     ``unknown_payment``    the service does not know it
+PaymentFailedError              200     ``failed``             a final, legitimate outcome
+PaymentMismatchError            409     ``mismatch``           paid, but not for this order
+APIConnectionError, 5xx, 429    503     ``retry_later``        could not verify it just now
+any other PaySDKError           500     ``error``              fix the configuration or key
+==============================  ======  ====================  =============================
+
+A failed payment is answered 200: retrying cannot change it, and nothing is fulfilled. Every
+non-2xx asks the service to try again (if it retries), which is only useful for 503 and 500.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+
+from .._errors import (
+    APIConnectionError,
+    InvalidCallbackError,
+    InvalidReferenceError,
+    ListUnavailableError,
+    PaymentFailedError,
+    PaymentMismatchError,
+    PaymentNotFoundError,
+    PaySDKError,
+    RateLimitError,
+    ServerError,
+    UnknownOrderError,
+)
+
+__all__ = ["CallbackResponse", "callback_response"]
+
+log = logging.getLogger("paysdk.callbacks")
+
+
+@dataclasses.dataclass(frozen=True)
+class CallbackResponse:
+    """The HTTP status and small JSON body to answer a callback that was not fulfilled."""
+
+    status_code: int
+    status: str
+
+    @property
+    def body(self) -> dict[str, str]:
+        return {"status": self.status}
+
+
+def callback_response(error: PaySDKError) -> CallbackResponse:
+    """The answer to a callback that raised ``error``; also logs it (never the secret key)."""
+    response, level = _classify(error)
+    log.log(level, "callback answered %d (%s): %s", response.status_code, response.status, error)
+    return response
+
+
+def _classify(error: PaySDKError) -> tuple[CallbackResponse, int]:
+    if isinstance(error, UnknownOrderError):
+        return CallbackResponse(404, "unknown_order"), logging.INFO
+    if isinstance(error, (InvalidCallbackError, InvalidReferenceError)):
+        return CallbackResponse(400, "invalid_callback"), logging.INFO
+    if isinstance(error, PaymentNotFoundError):
+        return CallbackResponse(404, "unknown_payment"), logging.INFO
+    if isinstance(error, PaymentFailedError):
+        return CallbackResponse(200, "failed"), logging.INFO
+    if isinstance(error, PaymentMismatchError):
+        return CallbackResponse(409, "mismatch"), logging.WARNING
+    if isinstance(error, (APIConnectionError, ServerError, RateLimitError, ListUnavailableError)):
+        return CallbackResponse(503, "retry_later"), logging.WARNING
+    return CallbackResponse(500, "error"), logging.ERROR
