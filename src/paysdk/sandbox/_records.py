@@ -140,7 +140,7 @@ class PaymentRecord:
             "transaction_id": self.transaction_id,
             "id": self.id,
             "created_at": wire_timestamp(self.created_at),
-            "updated_at": wire_timestamp(self.updated_at or self.created_at),
+            "updated_at": None if self.updated_at is None else wire_timestamp(self.updated_at),
         }
 
     def verify_shape(self) -> dict[str, Any]:
