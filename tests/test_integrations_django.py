@@ -1,0 +1,171 @@
+"""paysdk.integrations.django through Django's test clients, verifying against the sandbox."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+
+import django
+import pytest
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
+from django.test import AsyncClient as DjangoAsyncClient
+from django.test import Client as DjangoClient
+from django.test import RequestFactory
+from django.urls import URLPattern, clear_url_caches, path
+
+import paysdk
+from paysdk.integrations.django import paysdk_callback
+from paysdk.sandbox import Fault, Sandbox
+from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, verify_requests
+
+if not settings.configured:
+    settings.configure(
+        DEBUG=False,
+        SECRET_KEY="django-tests-only",
+        ALLOWED_HOSTS=["testserver"],
+        ROOT_URLCONF=__name__,
+        INSTALLED_APPS=[],
+        MIDDLEWARE=[],
+        USE_TZ=True,
+    )
+    django.setup()
+
+urlpatterns: list[URLPattern] = []
+"""Filled by each test's ``routes`` fixture, since the views close over the test's shop."""
+
+PATH = "/payments/callback"
+
+
+def serve(*patterns: URLPattern) -> None:
+    urlpatterns[:] = patterns
+    clear_url_caches()
+
+
+def client_for(sandbox: Sandbox) -> paysdk.Client:
+    return paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url, max_retries=0)
+
+
+@pytest.fixture
+def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
+    with client_for(callback_sandbox) as client:
+        yield client
+
+
+@pytest.fixture
+def browser(client: paysdk.Client, shop: Shop) -> DjangoClient:
+    """Django's test client for a sync callback view that fulfils through ``shop``."""
+
+    def record_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> None:
+        shop.record_failure(error)
+
+    @paysdk_callback(client=client, lookup=shop.lookup, on_failed=record_failure)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    return DjangoClient()
+
+
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+def test_each_callback_is_answered_and_only_a_match_is_fulfilled(
+    browser: DjangoClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
+) -> None:
+    response = browser.get(f"{PATH}?{case.query}")
+    assert response.status_code == case.status_code
+    assert json.loads(response.content) == {"status": case.status}
+    assert tuple(shop.fulfilled) == case.fulfilled
+    assert tuple(shop.failed) == case.failed
+    assert bool(verify_requests(callback_sandbox)) == case.asks_service
+
+
+def test_a_repeated_callback_is_fulfilled_once(browser: DjangoClient, shop: Shop) -> None:
+    answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+    assert [response.status_code for response in answers] == [200, 200]
+    assert shop.fulfilled == ["order-1042"]
+    assert shop.deliveries == 2
+
+
+def test_the_service_failing_asks_for_a_retry(
+    browser: DjangoClient, shop: Shop, callback_sandbox: Sandbox
+) -> None:
+    callback_sandbox.inject(Fault.server_error(502))
+    response = browser.get(f"{PATH}?reference=order-1042")
+    assert (response.status_code, json.loads(response.content)) == (503, {"status": "retry_later"})
+    assert shop.fulfilled == []
+
+
+def test_url_kwargs_reach_the_view_and_on_failed_may_answer(
+    client: paysdk.Client, shop: Shop
+) -> None:
+    def answer_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> HttpResponse:
+        return HttpResponse(f"failed {error.reference}", status=202)
+
+    @paysdk_callback(client=client, lookup=shop.lookup, on_failed=answer_failure)
+    def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment, shop_id: int
+    ) -> HttpResponseBase:
+        return JsonResponse({"shop": shop_id, "reference": payment.reference})
+
+    serve(path("shops/<int:shop_id>/callback", payment_callback))
+    browser = DjangoClient()
+    good = browser.get("/shops/7/callback?reference=order-1042")
+    assert json.loads(good.content) == {"shop": 7, "reference": "order-1042"}
+    failed = browser.get("/shops/7/callback?reference=order-1043")
+    assert (failed.status_code, failed.content) == (202, b"failed order-1043")
+
+
+def test_parse_callback_reads_a_django_request() -> None:
+    request = RequestFactory().get(PATH, {"reference": "order/1042 é"})
+    assert paysdk.parse_callback(request) == "order/1042 é"
+    repeated = RequestFactory().get(f"{PATH}?reference=a&reference=a")
+    with pytest.raises(paysdk.InvalidCallbackError, match="2 times"):
+        paysdk.parse_callback(repeated)
+
+
+def test_mixing_sync_and_async_is_refused(client: paysdk.Client, shop: Shop) -> None:
+    async def async_view(request: HttpRequest, payment: paysdk.VerifiedPayment) -> HttpResponse:
+        return HttpResponse()
+
+    with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
+        paysdk_callback(client=client, lookup=shop.lookup)(async_view)  # type: ignore[arg-type]
+
+
+# --- async views ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def async_client(callback_sandbox: Sandbox) -> AsyncIterator[paysdk.AsyncClient]:
+    async with paysdk.AsyncClient(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
+    ) as client:
+        yield client
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+async def test_an_async_view_with_an_async_client(
+    async_client: paysdk.AsyncClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
+) -> None:
+    async def lookup(reference: str) -> object:
+        return shop.lookup(reference)
+
+    async def record_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> None:
+        shop.record_failure(error)
+
+    @paysdk_callback(client=async_client, lookup=lookup, on_failed=record_failure)
+    async def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> HttpResponseBase:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    response = await DjangoAsyncClient().get(f"{PATH}?{case.query}")
+    assert response.status_code == case.status_code
+    assert json.loads(response.content) == {"status": case.status}
+    assert tuple(shop.fulfilled) == case.fulfilled
+    assert tuple(shop.failed) == case.failed
+    assert bool(verify_requests(callback_sandbox)) == case.asks_service
