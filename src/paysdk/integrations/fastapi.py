@@ -1,0 +1,72 @@
+"""FastAPI and Starlette: a dependency that yields a verified payment matching the merchant's order.
+
+    verified_callback = VerifiedCallback(client, lookup=find_order)
+
+    @app.get("/payments/callback")
+    async def payment_callback(payment: VerifiedPayment = Depends(verified_callback)):
+        await fulfil(payment.reference)  # idempotent: the callback may come twice
+        return {"status": "ok"}
+
+A bad callback raises ``HTTPException`` with the status :mod:`.responses` describes and the
+body's ``status`` word as ``detail``. Only Starlette is imported.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+
+from .._client import AsyncClient, Client, Lookup
+from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
+from .._models import VerifiedPayment
+from .responses import callback_response
+
+__all__ = ["VerifiedCallback"]
+
+OnFailed = Callable[[PaymentFailedError], object]
+"""Called (and awaited, if async) with a failed payment, to record it."""
+
+
+class VerifiedCallback:
+    """``Depends(VerifiedCallback(client, lookup=...))``: the callback's verified payment.
+
+    Prefer an ``AsyncClient``; a sync ``Client`` (and its ``lookup``) runs in a worker thread.
+    """
+
+    def __init__(
+        self, client: AsyncClient | Client, *, lookup: Lookup, on_failed: OnFailed | None = None
+    ) -> None:
+        if not isinstance(client, (AsyncClient, Client)):
+            raise ConfigurationError("client must be a paysdk.AsyncClient or a paysdk.Client")
+        self.client = client
+        self.lookup = lookup
+        self.on_failed = on_failed
+
+    async def __call__(self, request: Request) -> VerifiedPayment:
+        try:
+            return await self._verify(request)
+        except PaymentFailedError as error:
+            if self.on_failed is not None:
+                recorded = self.on_failed(error)
+                if inspect.isawaitable(recorded):
+                    await recorded
+            raise _http_exception(error) from None
+        except PaySDKError as error:
+            raise _http_exception(error) from None
+
+    async def _verify(self, request: Request) -> VerifiedPayment:
+        if isinstance(self.client, AsyncClient):
+            return await self.client.verify_callback(request, lookup=self.lookup)
+        client = self.client
+        return await run_in_threadpool(
+            lambda: client.verify_callback(request.scope, lookup=self.lookup)
+        )
+
+
+def _http_exception(error: PaySDKError) -> HTTPException:
+    response = callback_response(error)
+    return HTTPException(response.status_code, detail=response.status)

@@ -1,0 +1,86 @@
+"""paysdk.integrations.fastapi through FastAPI's test client, verifying against the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from fastapi import Depends, FastAPI
+from fastapi.testclient import TestClient
+
+import paysdk
+from paysdk.integrations.fastapi import VerifiedCallback
+from paysdk.sandbox import Fault, Sandbox
+from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, verify_requests
+
+PATH = "/payments/callback"
+
+
+def make_app(client: paysdk.Client | paysdk.AsyncClient, shop: Shop) -> FastAPI:
+    """A merchant app whose callback endpoint fulfils through ``shop``."""
+
+    async def record_failure(error: paysdk.PaymentFailedError) -> None:
+        shop.record_failure(error)
+
+    verified_callback = VerifiedCallback(client, lookup=shop.lookup, on_failed=record_failure)
+    app = FastAPI()
+
+    @app.get(PATH)
+    async def payment_callback(
+        payment: paysdk.VerifiedPayment = Depends(verified_callback),  # noqa: B008 (closure)
+    ) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    return app
+
+
+@pytest.fixture(params=["async", "sync"])
+def browser(
+    request: pytest.FixtureRequest, callback_sandbox: Sandbox, shop: Shop
+) -> Iterator[TestClient]:
+    """A TestClient (one event loop for its life) for an app using an AsyncClient or a Client."""
+    kind = paysdk.AsyncClient if request.param == "async" else paysdk.Client
+    client = kind(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
+    )
+    with TestClient(make_app(client, shop)) as browser:
+        yield browser
+        if isinstance(client, paysdk.AsyncClient):
+            browser.portal.call(client.close)
+    if isinstance(client, paysdk.Client):
+        client.close()
+
+
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+def test_each_callback_is_answered_and_only_a_match_is_fulfilled(
+    browser: TestClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
+) -> None:
+    response = browser.get(f"{PATH}?{case.query}")
+    assert response.status_code == case.status_code
+    expected = {"status": "ok"} if case.status == "ok" else {"detail": case.status}
+    assert response.json() == expected
+    assert tuple(shop.fulfilled) == case.fulfilled
+    assert tuple(shop.failed) == case.failed
+    assert bool(verify_requests(callback_sandbox)) == case.asks_service
+
+
+def test_a_repeated_callback_is_fulfilled_once(browser: TestClient, shop: Shop) -> None:
+    answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+    assert [response.status_code for response in answers] == [200, 200]
+    assert shop.fulfilled == ["order-1042"]
+    assert shop.deliveries == 2
+
+
+def test_the_service_failing_asks_for_a_retry(
+    browser: TestClient, shop: Shop, callback_sandbox: Sandbox
+) -> None:
+    callback_sandbox.inject(Fault(disconnect="before_response"))
+    response = browser.get(f"{PATH}?reference=order-1042")
+    assert (response.status_code, response.json()) == (503, {"detail": "retry_later"})
+    assert shop.fulfilled == []
+
+
+def test_a_client_of_another_kind_is_refused(shop: Shop) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
+        VerifiedCallback(object(), lookup=shop.lookup)  # type: ignore[arg-type]
