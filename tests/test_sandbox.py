@@ -75,6 +75,10 @@ def assert_fields(obj: dict[str, Any], table: Mapping[str, type]) -> None:
         assert type(obj[name]) is kind, f"{name} is {type(obj[name]).__name__}, not {kind}"
 
 
+def list_status(sandbox: Sandbox, headers: dict[str, str]) -> int:
+    return httpx.get(sandbox.base_url + "/payments", headers=headers, trust_env=False).status_code
+
+
 def verify_data(http: httpx.Client, reference: str) -> dict[str, Any]:
     response = http.get(f"/payment/{reference}")
     assert response.status_code == 200
@@ -188,7 +192,7 @@ def test_missing_or_wrong_key_is_401(
 
 def test_bearer_scheme_is_case_insensitive(sandbox: Sandbox) -> None:
     headers = {"Authorization": f"bearer {sandbox.secret_key}"}
-    assert httpx.get(sandbox.base_url + "/payments", headers=headers).status_code == 200
+    assert list_status(sandbox, headers) == 200
 
 
 @pytest.mark.parametrize(
@@ -292,7 +296,9 @@ def test_a_seed_file_replaces_the_bundled_payments(tmp_path: Path) -> None:
     payments = load_seed(write_seed(tmp_path, records))
     with Sandbox(payments=payments) as sb:
         response = httpx.get(
-            f"{sb.base_url}/payments", headers={"Authorization": f"Bearer {sb.secret_key}"}
+            f"{sb.base_url}/payments",
+            headers={"Authorization": f"Bearer {sb.secret_key}"},
+            trust_env=False,
         )
     assert {item["reference"] for item in response.json()["data"]} == {"inv-1", "inv-2"}
 
@@ -373,7 +379,7 @@ def test_start_and_stop_release_the_port() -> None:
         assert sb.running
         port = sb.port
         headers = {"Authorization": "Bearer sk_test_fixed"}
-        assert httpx.get(sb.base_url + "/payments", headers=headers).status_code == 200
+        assert list_status(sb, headers) == 200
     assert not sb.running
     with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port)):
         pass
@@ -383,13 +389,13 @@ def test_start_and_stop_release_the_port() -> None:
 
 def test_stop_drops_kept_alive_connections_and_can_restart(sandbox: Sandbox) -> None:
     headers = {"Authorization": f"Bearer {sandbox.secret_key}"}
-    with httpx.Client(base_url=sandbox.base_url, headers=headers) as client:
+    with httpx.Client(base_url=sandbox.base_url, headers=headers, trust_env=False) as client:
         assert client.get("/payments").status_code == 200  # a pooled keep-alive connection
         sandbox.stop()
         with pytest.raises(httpx.TransportError):
             client.get("/payments")
     sandbox.start()
-    assert httpx.get(sandbox.base_url + "/payments", headers=headers).status_code == 200
+    assert list_status(sandbox, headers) == 200
 
 
 def test_generated_keys_are_unique_and_port_is_only_known_while_running() -> None:
