@@ -82,9 +82,13 @@ class EitherClient:
             async def record(seconds: float) -> None:
                 self.sleeps.append(seconds)
 
-            client._sleep = record
+            client._sleep = record  # type: ignore[method-assign]
         else:
-            client._sleep = self.sleeps.append
+
+            def record_sync(seconds: float) -> None:
+                self.sleeps.append(seconds)
+
+            client._sleep = record_sync  # type: ignore[method-assign]
 
     @property
     def is_async(self) -> bool:

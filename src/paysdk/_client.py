@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from types import TracebackType
 from typing import Generic, TypeVar, cast
 
@@ -37,19 +37,20 @@ class _BaseClient(Generic[HttpClientT]):
     _config: Config
     _http: HttpClientT
     _owns_http: bool
+    _http_client_type: type[HttpClientT]
 
     def __init__(
         self,
         *,
-        secret_key: str | None,
-        base_url: str | None,
-        timeout: TimeoutTypes,
-        max_retries: int,
-        default_headers: Mapping[str, str] | None,
-        allow_insecure_http: bool,
-        http_client: HttpClientT | None,
-        http_client_type: type[HttpClientT],
+        secret_key: str | None = None,
+        base_url: str | None = None,
+        timeout: TimeoutTypes = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        default_headers: Mapping[str, str] | None = None,
+        http_client: HttpClientT | None = None,
+        allow_insecure_http: bool = False,
     ) -> None:
+        """``secret_key`` and ``base_url`` default to PAYSDK_SECRET_KEY and PAYSDK_BASE_URL."""
         self._config = Config.create(
             secret_key=secret_key,
             base_url=base_url,
@@ -58,13 +59,14 @@ class _BaseClient(Generic[HttpClientT]):
             default_headers=default_headers,
             allow_insecure_http=allow_insecure_http,
         )
-        if http_client is not None and not isinstance(http_client, http_client_type):
+        wanted = self._http_client_type
+        if http_client is not None and not isinstance(http_client, wanted):
             raise ConfigurationError(
-                f"{type(self).__name__} needs http_client to be an {http_client_type.__module__}."
-                f"{http_client_type.__name__}, not {type(http_client).__name__}"
+                f"{type(self).__name__} needs http_client to be an {wanted.__module__}."
+                f"{wanted.__name__}, not {type(http_client).__name__}"
             )
         self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else http_client_type()
+        self._http = http_client if http_client is not None else wanted()
 
     @property
     def base_url(self) -> str:
@@ -97,33 +99,9 @@ class _BaseClient(Generic[HttpClientT]):
 
 
 class Client(_BaseClient[httpx.Client]):
-    """The synchronous client. Reuse one per process: it keeps connections open.
+    """The synchronous client. Reuse one per process: it keeps connections open."""
 
-    ``secret_key`` and ``base_url`` default to ``PAYSDK_SECRET_KEY`` and ``PAYSDK_BASE_URL``.
-    """
-
-    def __init__(
-        self,
-        *,
-        secret_key: str | None = None,
-        base_url: str | None = None,
-        timeout: TimeoutTypes = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        default_headers: Mapping[str, str] | None = None,
-        http_client: httpx.Client | None = None,
-        allow_insecure_http: bool = False,
-    ) -> None:
-        super().__init__(
-            secret_key=secret_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            allow_insecure_http=allow_insecure_http,
-            http_client=http_client,
-            http_client_type=httpx.Client,
-        )
-        self._sleep: Callable[[float], None] = time.sleep
+    _http_client_type = httpx.Client
 
     def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
         """The payment with this reference, as the service describes it now."""
@@ -183,6 +161,9 @@ class Client(_BaseClient[httpx.Client]):
     ) -> None:
         self.close()
 
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
     def _run(self, plan: Plan[T]) -> T:
         try:
             step = next(plan)
@@ -207,28 +188,7 @@ class Client(_BaseClient[httpx.Client]):
 class AsyncClient(_BaseClient[httpx.AsyncClient]):
     """The asynchronous client: the same methods as :class:`Client`, awaitable."""
 
-    def __init__(
-        self,
-        *,
-        secret_key: str | None = None,
-        base_url: str | None = None,
-        timeout: TimeoutTypes = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
-        default_headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-        allow_insecure_http: bool = False,
-    ) -> None:
-        super().__init__(
-            secret_key=secret_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            allow_insecure_http=allow_insecure_http,
-            http_client=http_client,
-            http_client_type=httpx.AsyncClient,
-        )
-        self._sleep: Callable[[float], Awaitable[None]] = _async_sleep
+    _http_client_type = httpx.AsyncClient
 
     async def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
         """The payment with this reference, as the service describes it now."""
@@ -285,6 +245,11 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
     ) -> None:
         await self.close()
 
+    async def _sleep(self, seconds: float) -> None:
+        import anyio  # httpx depends on it; imported here so sync users never load it
+
+        await anyio.sleep(seconds)
+
     async def _run(self, plan: Plan[T]) -> T:
         try:
             step = next(plan)
@@ -304,12 +269,6 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
             )
         except httpx.HTTPError as exc:
             return exc
-
-
-async def _async_sleep(seconds: float) -> None:
-    import anyio  # httpx depends on it; imported here so sync users never load it
-
-    await anyio.sleep(seconds)
 
 
 def _callback_reference(source: object) -> str:
