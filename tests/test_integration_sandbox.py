@@ -1,0 +1,176 @@
+"""The real Client and AsyncClient over loopback against the sandbox: every endpoint and error.
+
+Each test runs twice, sync and async, through conftest's ``make_client`` (which records backoff
+waits instead of sleeping, so retry tests stay fast).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote, unquote
+
+import pytest
+
+import paysdk
+from paysdk.sandbox import (
+    COMPLETED_REFERENCE,
+    FAILED_REFERENCE,
+    NON_CARD_REFERENCE,
+    UNKNOWN_REFERENCE,
+    Fault,
+    Sandbox,
+)
+from tests.conftest import EitherClient, MakeClient
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def connect(sandbox: Sandbox, make_client: MakeClient) -> MakeClient:
+    """``connect(**options)``: a sync or async client pointed at the sandbox."""
+
+    def make(**options: object) -> EitherClient:
+        options.setdefault("secret_key", sandbox.secret_key)
+        return make_client(base_url=sandbox.base_url, **options)
+
+    return make
+
+
+def attempts(sandbox: Sandbox) -> list[str]:
+    return [request.path for request in sandbox.requests]
+
+
+async def test_verify_returns_the_payment_the_sandbox_holds(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    client = connect()
+    payment = await client.verify(COMPLETED_REFERENCE)
+    assert isinstance(payment, paysdk.VerifiedPayment)
+    record = sandbox.get_payment(COMPLETED_REFERENCE)
+    assert record is not None
+    assert payment.model_dump(mode="json", exclude_unset=True) == record.verify_shape()
+    assert payment.succeeded
+    assert payment.authorization is not None
+    assert payment.authorization.card_type == "visa"
+    assert not (await client.verify(FAILED_REFERENCE)).succeeded
+    assert (await client.verify(NON_CARD_REFERENCE)).authorization is None
+
+
+async def test_list_payments_returns_every_payment(sandbox: Sandbox, connect: MakeClient) -> None:
+    payments = await connect().list_payments()
+    assert [p.reference for p in payments] == [r.reference for r in sandbox.payments]
+    for payment, record in zip(payments, sandbox.payments, strict=True):
+        assert payment.status == record.status
+        assert payment.succeeded is record.succeeded
+        assert payment.created_at == record.created_at
+        assert payment.created_at is not None
+        assert payment.created_at.tzinfo is not None
+
+
+async def test_confirm_and_verify_callback(connect: MakeClient) -> None:
+    client = connect()
+    payment = await client.confirm(COMPLETED_REFERENCE, amount=2_500_000, currency="NGN")
+    assert payment.reference == COMPLETED_REFERENCE
+    with pytest.raises(paysdk.PaymentFailedError):
+        await client.confirm(FAILED_REFERENCE, amount=4999, currency="USD")
+    with pytest.raises(paysdk.PaymentMismatchError):
+        await client.confirm(COMPLETED_REFERENCE, amount=1, currency="NGN")
+    url = f"https://shop.example/callback?reference={NON_CARD_REFERENCE}"
+    paid = await client.verify_callback(url, amount=85_000, currency="GHS")
+    assert paid.reference == NON_CARD_REFERENCE
+
+
+async def test_unknown_reference(sandbox: Sandbox, connect: MakeClient) -> None:
+    with pytest.raises(paysdk.PaymentNotFoundError) as caught:
+        await connect().verify(UNKNOWN_REFERENCE)
+    assert caught.value.reference == UNKNOWN_REFERENCE
+    assert caught.value.status_code == 404
+    assert caught.value.body == {
+        "success": False,
+        "error": "Error in request",
+        "message": "reference not found",
+    }
+    assert len(sandbox.requests) == 1  # not retried
+
+
+async def test_wrong_key_is_an_authentication_error(sandbox: Sandbox, connect: MakeClient) -> None:
+    with pytest.raises(paysdk.AuthenticationError) as caught:
+        await connect(secret_key="sk_wrong").list_payments()
+    assert caught.value.status_code == 401
+    assert "sk_wrong" not in str(caught.value)
+    assert len(sandbox.requests) == 1
+
+
+async def test_list_connection_error_is_retried_then_raised(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    sandbox.inject(Fault.list_unavailable(), path="/payments", times=2)
+    assert len(await connect(max_retries=2).list_payments()) == len(sandbox.payments)
+    assert attempts(sandbox) == ["/payments"] * 3
+    sandbox.inject(Fault.list_unavailable(), path="/payments")
+    with pytest.raises(paysdk.ListUnavailableError) as caught:
+        await connect(max_retries=0).list_payments()
+    assert caught.value.body == {"error": "Connection Error"}
+
+
+async def test_html_502_is_a_server_error_and_is_retried(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    sandbox.inject(Fault.html_502())
+    with pytest.raises(paysdk.ServerError) as caught:
+        await connect(max_retries=0).verify(COMPLETED_REFERENCE)
+    assert caught.value.status_code == 502
+    assert "Bad Gateway" in caught.value.text
+    sandbox.inject(Fault.html_502(), times=2)
+    assert (await connect(max_retries=2).verify(COMPLETED_REFERENCE)).succeeded
+
+
+async def test_429_waits_as_long_as_retry_after_says(sandbox: Sandbox, connect: MakeClient) -> None:
+    sandbox.inject(Fault.rate_limited(retry_after=3), path="/payments")
+    client = connect(max_retries=1)
+    assert await client.list_payments()
+    assert client.sleeps == [3.0]
+    sandbox.inject(Fault.rate_limited(retry_after=3), path="/payments")
+    with pytest.raises(paysdk.RateLimitError) as caught:
+        await connect(max_retries=0).list_payments()
+    assert caught.value.retry_after == 3.0
+
+
+async def test_500_is_retried_then_succeeds(sandbox: Sandbox, connect: MakeClient) -> None:
+    sandbox.inject(Fault.server_error(), path=f"/payment/{COMPLETED_REFERENCE}")
+    client = connect(max_retries=2)
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert len(sandbox.requests) == 2
+    assert len(client.sleeps) == 1
+
+
+async def test_a_slow_answer_is_a_timeout(sandbox: Sandbox, connect: MakeClient) -> None:
+    sandbox.inject(Fault(delay=2))
+    with pytest.raises(paysdk.APITimeoutError):
+        await connect(timeout=0.1, max_retries=0).verify(COMPLETED_REFERENCE)
+
+
+@pytest.mark.parametrize("disconnect", ["before_response", "mid_body", "truncated"])
+async def test_cut_connections_are_connection_errors_and_retried(
+    sandbox: Sandbox, connect: MakeClient, disconnect: str
+) -> None:
+    sandbox.inject(Fault.from_json({"disconnect": disconnect}), path="/payments")
+    with pytest.raises(paysdk.APIConnectionError):
+        await connect(max_retries=0).list_payments()
+    sandbox.inject(Fault.from_json({"disconnect": disconnect}), path="/payments")
+    assert await connect(max_retries=1).list_payments()
+
+
+@pytest.mark.parametrize("reference", ["../payments", "a/b", "a?b=c", "a#b", "100% sure", "é"])
+async def test_awkward_references_reach_only_their_own_verify_path(
+    sandbox: Sandbox, connect: MakeClient, reference: str
+) -> None:
+    sandbox.add_payment(reference, amount=321, currency="KES")
+    payment = await connect().verify(reference)
+    assert (payment.reference, payment.amount) == (reference, 321)
+    (request,) = sandbox.requests
+    assert request.target == request.path  # nothing leaked into a query string
+    segments = request.path.split("/")
+    assert segments[:2] == ["", "payment"]
+    assert len(segments) == 3
+    assert unquote(segments[2]) == reference
+    assert segments[2] == quote(reference, safe="")
