@@ -1,0 +1,233 @@
+"""The ``paysdk`` command line end to end against the sandbox: output and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+
+from paysdk.cli import main, parse_since
+from paysdk.sandbox import (
+    COMPLETED_REFERENCE,
+    FAILED_REFERENCE,
+    NON_CARD_REFERENCE,
+    UNKNOWN_REFERENCE,
+    Fault,
+    Sandbox,
+)
+
+Run = Callable[..., tuple[int, str, str]]
+
+
+@pytest.fixture
+def run(
+    sandbox: Sandbox, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Run:
+    """``run(*argv)`` -> (exit code, stdout, stderr), with the sandbox in the environment."""
+    monkeypatch.setenv("PAYSDK_BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", sandbox.secret_key)
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main(argv)
+        out, err = capsys.readouterr()
+        assert sandbox.secret_key not in out + err
+        return code, out, err
+
+    return run
+
+
+def test_verify_prints_the_payment(run: Run) -> None:
+    code, out, err = run("verify", COMPLETED_REFERENCE)
+    assert (code, err) == (0, "")
+    assert "reference:       order-1042" in out
+    assert "success:         yes" in out
+    assert "amount:          2500000 NGN" in out
+    assert "visa 408408...4081 expires 09/28" in out
+    assert "success:         no" in run("verify", FAILED_REFERENCE)[1]
+    assert "not a card payment" in run("verify", NON_CARD_REFERENCE)[1]
+
+
+def test_verify_json_is_the_wire_payment(sandbox: Sandbox, run: Run) -> None:
+    code, out, _ = run("verify", NON_CARD_REFERENCE, "--json")
+    record = sandbox.get_payment(NON_CARD_REFERENCE)
+    assert record is not None
+    assert (code, json.loads(out)) == (0, record.verify_shape())
+
+
+def test_not_found_is_one_line_and_exit_1(run: Run) -> None:
+    code, out, err = run("verify", UNKNOWN_REFERENCE)
+    assert (code, out) == (1, "")
+    assert err.startswith("paysdk: error: ")
+    assert "reference not found" in err
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+
+
+def test_list_table(sandbox: Sandbox, run: Run) -> None:
+    code, out, _ = run("list")
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0].split() == [
+        "REFERENCE", "STATUS", "AMOUNT", "FEE", "CURRENCY", "CUSTOMER", "EMAIL", "CREATED", "AT"
+    ]  # fmt: skip
+    assert [line.split()[0] for line in lines[1:]] == [p.reference for p in sandbox.payments]
+    amount_ends = {line.index(" NGN") for line in lines[1:] if " NGN " in line}
+    assert len(amount_ends) == 1  # the columns line up
+
+
+def test_list_filters(run: Run) -> None:
+    _, out, _ = run("list", "--status", "failed", "--csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert {row["reference"] for row in rows} == {FAILED_REFERENCE, "order-1046"}
+    assert {row["customer_paid"] for row in rows} == {"false"}
+    _, out, _ = run("list", "--since", "2026-11-06", "--json")
+    assert [p["reference"] for p in json.loads(out)] == [
+        "order-1048", "sub-2026-11-acme", "order-1047"
+    ]  # fmt: skip
+    _, out, _ = run("list", "--since", "2026-11-06T07:05:33.250001+00:00", "--json")
+    assert len(json.loads(out)) == 2
+    assert run("list", "--status", "REFUNDED")[1] == "No payments.\n"
+
+
+def test_list_json_keeps_the_wire_shape(sandbox: Sandbox, run: Run) -> None:
+    code, out, _ = run("list", "--json")
+    assert (code, json.loads(out)) == (0, [p.list_shape() for p in sandbox.payments])
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("2026-01-01", "2026-01-01T00:00:00+00:00"),
+        ("2026-01-01T10:00:00Z", "2026-01-01T10:00:00+00:00"),
+        ("2026-01-01T10:00:00+01:00", "2026-01-01T10:00:00+01:00"),
+        ("2026-01-01 10:00", "2026-01-01T10:00:00+00:00"),
+    ],
+)
+def test_parse_since(text: str, expected: str) -> None:
+    assert parse_since(text).isoformat() == expected
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("list", "--since", "yesterday"),
+        ("list", "--json", "--csv"),
+        ("verify",),
+        ("frobnicate",),
+        ("list", "--timeout", "0"),
+        (),
+    ],
+)
+def test_usage_errors_exit_2(run: Run, argv: tuple[str, ...]) -> None:
+    code, out, err = run(*argv)
+    assert (code, out) == (2, "")
+    assert "usage: paysdk" in err
+
+
+def test_configuration_errors_exit_2(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PAYSDK_SECRET_KEY")
+    code, _, err = run("list")
+    assert code == 2
+    assert err == "paysdk: error: no secret key: pass secret_key=... or set PAYSDK_SECRET_KEY\n"
+    code, _, err = run("verify", " padded ", "--secret-key", "sk_x")
+    assert code == 2
+    assert "whitespace" in err
+
+
+def test_flags_override_the_environment(sandbox: Sandbox, run: Run) -> None:
+    code, _, err = run("list", "--secret-key", "sk_wrong_one", "--max-retries", "0")
+    assert code == 1
+    assert "not accepted" in err
+    assert "sk_wrong_one" not in err
+
+
+def test_unreachable_service_exits_3(sandbox: Sandbox, run: Run) -> None:
+    sandbox.inject(Fault(disconnect="before_response"), times=None)
+    code, _, err = run("list", "--max-retries", "0")
+    assert code == 3
+    assert err.startswith("paysdk: error: could not reach the service")
+    sandbox.clear_faults()
+    sandbox.inject(Fault(delay=2))
+    assert run("verify", COMPLETED_REFERENCE, "--timeout", "0.1", "--max-retries", "0")[0] == 3
+
+
+def test_trigger_callback(sandbox: Sandbox, run: Run) -> None:
+    sandbox.inject(Fault(status=200, body="OK"), path="/cb")
+    code, out, _ = run("trigger-callback", f"{sandbox.base_url}/cb", "--reference", "a&b")
+    assert code == 0
+    assert out == f"GET {sandbox.base_url}/cb?reference=a%26b -> 200\nOK\n"
+    sandbox.inject(Fault(status=500, body="boom"), path="/cb")
+    assert run("trigger-callback", f"{sandbox.base_url}/cb", "--reference", "x")[0] == 1
+    assert run("trigger-callback", "not-a-url", "--reference", "x")[0] == 2
+    sandbox.stop()
+    assert run("trigger-callback", "http://127.0.0.1:9/cb", "--reference", "x")[0] == 3
+
+
+def test_python_m_paysdk_runs_as_a_process(sandbox: Sandbox) -> None:
+    env = {**os.environ, "PAYSDK_BASE_URL": sandbox.base_url, "PAYSDK_SECRET_KEY": "sk_wrong"}
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", "verify", COMPLETED_REFERENCE, "--json",
+         "--secret-key", sandbox.secret_key],
+        env=env, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["reference"] == COMPLETED_REFERENCE
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+def test_the_sandbox_command_serves_until_signalled(stop_signal: signal.Signals) -> None:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paysdk.sandbox", "--secret-key", "sk_cli_test", "--quiet"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        first = process.stdout.readline()
+        assert first.startswith("paysdk sandbox listening on http://127.0.0.1:")
+        base_url = first.split()[-1]
+        lines = [process.stdout.readline() for _ in range(8)]
+        assert "secret key: sk_cli_test\n" in lines
+        assert f"  export PAYSDK_BASE_URL={base_url}\n" in lines
+        assert "  export PAYSDK_SECRET_KEY=sk_cli_test\n" in lines
+        env = {**os.environ, "PAYSDK_BASE_URL": base_url, "PAYSDK_SECRET_KEY": "sk_cli_test"}
+        listed = subprocess.run(
+            [sys.executable, "-m", "paysdk", "list", "--json"],
+            env=env, capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+        assert listed.returncode == 0
+        assert len(json.loads(listed.stdout)) == 8
+        process.send_signal(stop_signal)
+        assert process.wait(timeout=10) == 0
+        assert "sandbox stopped" in (process.stderr.read() if process.stderr else "")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    port = int(base_url.rsplit(":", 1)[1])
+    with pytest.raises(ConnectionRefusedError), socket.create_connection(("127.0.0.1", port)):
+        pass
+
+
+def test_the_sandbox_command_rejects_a_bad_seed(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["sandbox", "--seed", "/nonexistent/seed.json"]) == 2
+    assert "cannot read seed file" in capsys.readouterr().err
+
+
+def test_the_sandbox_command_reports_a_busy_port(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        assert main(["sandbox", "--port", str(port)]) == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
