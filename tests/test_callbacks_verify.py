@@ -205,9 +205,11 @@ def _sync_lookup_returning_coroutine(reference: str) -> object:
     return coroutine
 
 
-@respx.mock(assert_all_called=False)
-async def test_an_unknown_order_is_refused_before_any_request(client: EitherClient) -> None:
-    route = respx.get(url__startswith=BASE_URL)
+@pytest.mark.respx(assert_all_called=False)
+async def test_an_unknown_order_is_refused_before_any_request(
+    client: EitherClient, respx_mock: respx.MockRouter
+) -> None:
+    route = respx_mock.get(url__startswith=BASE_URL)
     with pytest.raises(paysdk.UnknownOrderError) as caught:
         await client.verify_callback(CALLBACK_URL, lookup=lambda reference: None)
     assert caught.value.reference == REFERENCE
@@ -219,11 +221,11 @@ async def test_an_unknown_order_is_refused_before_any_request(client: EitherClie
     "source",
     ["", "reference=a&reference=b", "reference=%FF", {"reference": ["a", "b"]}, 42],
 )
-@respx.mock(assert_all_called=False)
+@pytest.mark.respx(assert_all_called=False)
 async def test_a_malformed_callback_is_refused_before_any_request(
-    client: EitherClient, source: object
+    client: EitherClient, respx_mock: respx.MockRouter, source: object
 ) -> None:
-    route = respx.get(url__startswith=BASE_URL)
+    route = respx_mock.get(url__startswith=BASE_URL)
     looked_up: list[str] = []
     with pytest.raises(paysdk.InvalidCallbackError):
         await client.verify_callback(source, lookup=looked_up.append)
@@ -231,17 +233,21 @@ async def test_a_malformed_callback_is_refused_before_any_request(
     assert not route.called
 
 
-@respx.mock(assert_all_called=False)
-async def test_lookup_and_amount_together_are_a_configuration_error(client: EitherClient) -> None:
-    route = respx.get(url__startswith=BASE_URL)
+@pytest.mark.respx(assert_all_called=False)
+async def test_lookup_and_amount_together_are_a_configuration_error(
+    client: EitherClient, respx_mock: respx.MockRouter
+) -> None:
+    route = respx_mock.get(url__startswith=BASE_URL)
     with pytest.raises(paysdk.ConfigurationError, match="not both"):
         await client.verify_callback(CALLBACK_URL, amount=1, lookup=lambda reference: ORDER)
     assert not route.called
 
 
-@respx.mock(assert_all_called=False)
-async def test_a_lookup_returning_nonsense_is_a_configuration_error(client: EitherClient) -> None:
-    route = respx.get(url__startswith=BASE_URL)
+@pytest.mark.respx(assert_all_called=False)
+async def test_a_lookup_returning_nonsense_is_a_configuration_error(
+    client: EitherClient, respx_mock: respx.MockRouter
+) -> None:
+    route = respx_mock.get(url__startswith=BASE_URL)
     with pytest.raises(paysdk.ConfigurationError, match="lookup must return"):
         await client.verify_callback(CALLBACK_URL, lookup=lambda reference: 42)
     assert not route.called
