@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import Any
 
 import pytest
+import respx
 
 import paysdk
 
@@ -17,6 +18,15 @@ SECRET = "sk_test_Zq3Jv9WmX4pL7tR2"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture(autouse=True)
+def _no_routes_left_on_respx_global_router() -> Iterator[None]:
+    """Fail the test that leaves routes on ``respx.mock``, not a later one that trips on them."""
+    yield
+    leaked = list(respx.mock.routes)
+    respx.mock.clear()
+    assert not leaked, f"routes left on respx's global router: {leaked}"
 
 
 def verify_body(reference: str = "order-1042", **changes: Any) -> dict[str, Any]:
