@@ -1,7 +1,7 @@
 """What to answer the service when a callback cannot be fulfilled: one mapping for every framework.
 
 ==============================  ======  ====================  =============================
-Error                           Status  ``status`` (the body)  Why
+Error                           Status  Body ``status``       Why
 ==============================  ======  ====================  =============================
 InvalidCallbackError            400     ``invalid_callback``   no single, well-formed reference
 UnknownOrderError               404     ``unknown_order``      not your order: likely spoofed
