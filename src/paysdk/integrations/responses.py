@@ -1,16 +1,16 @@
 """What to answer the service when a callback cannot be fulfilled: one mapping for every framework.
 
-==============================  ======  ====================  =============================
-Error                           Status  Body ``status``       Why
-==============================  ======  ====================  =============================
-InvalidCallbackError            400     ``invalid_callback``   no single, well-formed reference
-UnknownOrderError               404     ``unknown_order``      not your order: likely spoofed
-PaymentNotFoundError            404     ``unknown_payment``    the service does not know it
-PaymentFailedError              200     ``failed``             a final, legitimate outcome
-PaymentMismatchError            409     ``mismatch``           paid, but not for this order
-APIConnectionError, 5xx, 429    503     ``retry_later``        could not verify it just now
-any other PaySDKError           500     ``error``              fix the configuration or key
-==============================  ======  ====================  =============================
+============================  ======  ====================  ================================
+Error                         Status  Body ``status``       Why
+============================  ======  ====================  ================================
+InvalidCallbackError          400     ``invalid_callback``  no single, well-formed reference
+UnknownOrderError             404     ``unknown_order``     not your order: likely spoofed
+PaymentNotFoundError          404     ``unknown_payment``   the service does not know it
+PaymentFailedError            200     ``failed``            a final, legitimate outcome
+PaymentMismatchError          409     ``mismatch``          paid, but not for this order
+APIConnectionError, 5xx, 429  503     ``retry_later``       could not verify it just now
+any other PaySDKError         500     ``error``             fix the configuration or key
+============================  ======  ====================  ================================
 
 A failed payment is answered 200: retrying cannot change it, and nothing is fulfilled. Every
 non-2xx asks the service to try again (if it retries), which is only useful for 503 and 500.
