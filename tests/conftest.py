@@ -142,13 +142,12 @@ async def client(make_client: MakeClient) -> EitherClient:
 
 
 @pytest.fixture
-def sandbox(request: pytest.FixtureRequest) -> Any:
+def sandbox() -> Any:  # Iterator[paysdk.sandbox.Sandbox]; imported only when used
     """A running ``paysdk.sandbox.Sandbox`` with the bundled seed on a free loopback port."""
     from paysdk.sandbox import Sandbox
 
-    running = Sandbox().start()
-    request.addfinalizer(running.stop)
-    return running
+    with Sandbox() as running:
+        yield running
 
 
 # --- callbacks (issue #4): the merchant of tests/merchant.py and a sandbox to verify against ---
