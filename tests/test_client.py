@@ -190,6 +190,9 @@ BAD_REFERENCES = [
     "line\nbreak",
     "tab\there",
     "\x7f",
+    "order\u202e2401",  # right-to-left override
+    "order\u200b1042",  # zero-width space
+    "line\u2028sep",
     " padded",
     "padded ",
     "x" * 257,

@@ -10,7 +10,9 @@ sans-I/O style of h11: this module never opens a socket or sleeps, and tests dri
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import email.utils
+import inspect
 import logging
 import math
 import random
@@ -52,6 +54,8 @@ log = logging.getLogger("paysdk")
 T = TypeVar("T")
 
 MAX_REFERENCE_LENGTH: Final = 256
+_INVISIBLE: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+"""Unicode categories refused in references: controls, bidi/zero-width formats, separators."""
 
 
 # --- references -------------------------------------------------------------------------------
@@ -73,8 +77,8 @@ def reference_problem(reference: object) -> str | None:
         return "the reference has leading or trailing whitespace"
     if reference in (".", ".."):
         return f"{reference!r} is not a reference"
-    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in reference):
-        return "the reference contains control characters"
+    if any(unicodedata.category(ch) in _INVISIBLE for ch in reference):
+        return "the reference contains control or invisible formatting characters"
     return None
 
 
@@ -366,24 +370,35 @@ def list_payments(config: Config) -> Plan[list[ListedPayment]]:
 class Expected:
     """What the merchant expects a payment to be: its order's amount and currency.
 
-    ``amount`` is in the same unit the service reports (an integer); ``currency`` is compared
-    without regard to case. ``None`` means "do not check this".
+    ``amount`` is in the unit the service reports, as an int (a whole ``Decimal``, as an ORM
+    may hold it, is taken as that int); ``currency`` is compared without regard to case.
+    ``None`` means "do not check this": give it only on purpose.
     """
 
     amount: int | None = None
     currency: str | None = None
 
     def __post_init__(self) -> None:
-        if self.amount is not None and (
-            isinstance(self.amount, bool) or not isinstance(self.amount, int)
-        ):
-            raise ConfigurationError(
-                f"the expected amount must be an int, not {type(self.amount).__name__}"
-            )
+        object.__setattr__(self, "amount", _whole_amount(self.amount))
         if self.currency is not None and (
             not isinstance(self.currency, str) or not self.currency.strip()
         ):
             raise ConfigurationError("the expected currency must be a non-empty str")
+
+
+def _whole_amount(amount: object) -> int | None:
+    if amount is None or (isinstance(amount, int) and not isinstance(amount, bool)):
+        return amount
+    if (
+        isinstance(amount, decimal.Decimal)
+        and amount.is_finite()
+        and amount == amount.to_integral()
+    ):
+        return int(amount)
+    raise ConfigurationError(
+        f"the expected amount must be a whole number (int), not {amount!r}; "
+        "money in floats or fractions cannot be compared exactly"
+    )
 
 
 def expected_for(
@@ -391,13 +406,17 @@ def expected_for(
 ) -> Expected:
     """What a callback's payment must match: the given values, or what ``lookup`` found.
 
-    ``found`` may be an ``Expected``, a mapping or any object (such as the merchant's order)
-    with ``amount`` and ``currency``; ``None`` means the merchant has no such order.
+    ``found`` may be an ``Expected``, or a mapping or object (such as the merchant's order)
+    with both ``amount`` and ``currency``; ``None`` means the merchant has no such order.
     """
     if not looked_up:
         return Expected(amount=amount, currency=currency)
     if amount is not None or currency is not None:
         raise ConfigurationError("give either lookup or amount/currency, not both")
+    if inspect.isawaitable(found):
+        if inspect.iscoroutine(found):
+            found.close()  # never awaited: close it so Python does not warn later
+        raise ConfigurationError("lookup returned an awaitable: an async lookup needs AsyncClient")
     if found is None:
         raise UnknownOrderError(
             f"no order has the reference {reference!r}; the callback is not acted on",
@@ -406,15 +425,17 @@ def expected_for(
     if isinstance(found, Expected):
         return found
     if isinstance(found, Mapping):
-        return Expected(amount=found.get("amount"), currency=found.get("currency"))
-    if hasattr(found, "amount") or hasattr(found, "currency"):
-        return Expected(
-            amount=getattr(found, "amount", None), currency=getattr(found, "currency", None)
+        values = {field: found.get(field) for field in ("amount", "currency")}
+    else:
+        values = {field: getattr(found, field, None) for field in ("amount", "currency")}
+    missing = [field for field, value in values.items() if value is None]
+    if missing:
+        raise ConfigurationError(
+            "lookup must return an order with both amount and currency, paysdk.Expected (to "
+            f"leave one unchecked on purpose) or None; its {type(found).__name__} has no "
+            + " and no ".join(missing)
         )
-    raise ConfigurationError(
-        "lookup must return paysdk.Expected, a mapping or an object with amount and currency, "
-        f"or None; it returned a {type(found).__name__}"
-    )
+    return Expected(amount=values["amount"], currency=values["currency"])
 
 
 def check_payment(
