@@ -20,7 +20,7 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check src tests examples benchmarks
 
 typecheck: $(STAMP)
-	$(BIN)/mypy --strict src tests
+	$(BIN)/mypy --strict src tests examples benchmarks
 
 unit: $(STAMP)
 	$(BIN)/pytest -q
