@@ -17,13 +17,12 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
 
 import httpx
 
 import paysdk
 from paysdk._models import ListEnvelope
-from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox, default_payments
 
 KEY = "sk_bench_0123456789"
 
@@ -48,47 +47,17 @@ def report(title: str, rows: list[tuple[str, float]]) -> None:
 
 
 def list_body(count: int) -> bytes:
-    item: dict[str, Any] = {
-        "id": "3f0e6a52-8f1c-4b7e-9a57-1c2d3e4f5a6b",
-        "amount": 250000,
-        "fee": 3750,
-        "status": "COMPLETED",
-        "customer_paid": True,
-        "currency": "NGN",
-        "customer": {"name": "Ada Obi", "email": "ada@example.com", "phone": "+2348012345678"},
-        "products": [{"name": "Blue kettle", "amount": 250000, "description": "1.7 l, steel"}],
-        "created_at": "2026-11-02T09:15:27.123456Z",
-        "updated_at": "2026-11-02T09:16:01.000001Z",
-    }
-    return json.dumps(
-        {"data": [{**item, "reference": f"order-{n}"} for n in range(count)]}
-    ).encode()
+    """``count`` payments in list's shape, cycling through the sandbox's seed."""
+    seed = [record.list_shape() for record in default_payments()]
+    items = [{**seed[n % len(seed)], "reference": f"order-{n}"} for n in range(count)]
+    return json.dumps({"data": items}).encode()
 
 
 def verify_body() -> bytes:
-    return json.dumps(
-        {
-            "status": True,
-            "message": "Verification successful",
-            "data": {
-                "reference": COMPLETED_REFERENCE,
-                "transaction_id": "TRX-1",
-                "amount": 250000,
-                "fee": 3750,
-                "currency": "NGN",
-                "success": True,
-                "customer": {"name": "Ada", "email": "ada@example.com", "phone": "+234"},
-                "products": [{"name": "Kettle", "amount": 250000, "description": "steel"}],
-                "metadata": {"order_id": "1042"},
-                "authorization": {
-                    "card_type": "visa",
-                    "first_six": "408408",
-                    "last_four": "4081",
-                    "expiry": "09/28",
-                },
-            },
-        }
-    ).encode()
+    """The sandbox's card payment in verify's 200 shape."""
+    (record,) = [r for r in default_payments() if r.reference == COMPLETED_REFERENCE]
+    body = {"status": True, "message": "Verification successful", "data": record.verify_shape()}
+    return json.dumps(body).encode()
 
 
 def bench_parse(calls: int, rounds: int) -> None:

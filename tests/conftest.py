@@ -10,6 +10,8 @@ import pytest
 import respx
 
 import paysdk
+from paysdk.sandbox import Sandbox
+from tests.merchant import SHOP_ORDERS, Shop, add_service_payments
 
 BASE_URL = "https://api.pay.test/v1"
 SECRET = "sk_test_Zq3Jv9WmX4pL7tR2"
@@ -142,10 +144,8 @@ async def client(make_client: MakeClient) -> EitherClient:
 
 
 @pytest.fixture
-def sandbox() -> Any:  # Iterator[paysdk.sandbox.Sandbox]; imported only when used
+def sandbox() -> Iterator[Sandbox]:
     """A running ``paysdk.sandbox.Sandbox`` with the bundled seed on a free loopback port."""
-    from paysdk.sandbox import Sandbox
-
     with Sandbox() as running:
         yield running
 
@@ -154,18 +154,15 @@ def sandbox() -> Any:  # Iterator[paysdk.sandbox.Sandbox]; imported only when us
 
 
 @pytest.fixture(scope="module")
-def callback_service() -> Any:
+def callback_service() -> Iterator[Sandbox]:
     """A sandbox holding the payments behind tests.merchant.CALLBACK_CASES, one per module."""
-    from paysdk.sandbox import Sandbox
-    from tests.merchant import add_service_payments
-
     with Sandbox() as running:
         add_service_payments(running)
         yield running
 
 
 @pytest.fixture
-def callback_sandbox(callback_service: Any) -> Any:
+def callback_sandbox(callback_service: Sandbox) -> Sandbox:
     """The module's callback sandbox, with no faults and an empty request log."""
     callback_service.clear_faults()
     callback_service.clear_requests()
@@ -173,8 +170,6 @@ def callback_sandbox(callback_service: Any) -> Any:
 
 
 @pytest.fixture
-def shop() -> Any:
+def shop() -> Shop:
     """The merchant's order table (tests.merchant.SHOP_ORDERS), nothing fulfilled yet."""
-    from tests.merchant import SHOP_ORDERS, Shop
-
     return Shop(*SHOP_ORDERS)
