@@ -62,6 +62,29 @@ def test_verify_json_is_the_wire_payment(sandbox: Sandbox, run: Run) -> None:
     assert (code, json.loads(out)) == (0, record.verify_shape())
 
 
+def test_confirm_exits_0_only_for_a_matching_successful_payment(run: Run) -> None:
+    args = ("--amount", "2500000", "--currency", "ngn")
+    assert run("confirm", COMPLETED_REFERENCE, *args) == (
+        0,
+        "confirmed: order-1042 paid 2500000 NGN\n",
+        "",
+    )
+
+    code, out, err = run("confirm", COMPLETED_REFERENCE, "--amount", "2500", "--currency", "NGN")
+    assert (code, out) == (1, "")
+    assert "amount expected 2500 but the service says 2500000" in err
+
+    code, _, err = run("confirm", COMPLETED_REFERENCE, "--amount", "2500000", "--currency", "USD")
+    assert code == 1
+    assert "currency expected 'USD'" in err
+
+    code, _, err = run("confirm", FAILED_REFERENCE, "--amount", "4999", "--currency", "USD")
+    assert code == 1
+    assert "did not succeed" in err
+
+    assert run("confirm", COMPLETED_REFERENCE, "--amount", "2500000")[0] == 2  # currency needed
+
+
 def test_not_found_is_one_line_and_exit_1(run: Run) -> None:
     code, out, err = run("verify", UNKNOWN_REFERENCE)
     assert (code, out) == (1, "")

@@ -92,6 +92,13 @@ def _verify(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _confirm(args: argparse.Namespace) -> int:
+    with _client(args) as client:
+        payment = client.confirm(args.reference, amount=args.amount, currency=args.currency)
+    print(f"confirmed: {payment.reference} paid {payment.amount} {payment.currency}")
+    return EXIT_OK
+
+
 def _customer(customer: paysdk.Customer | None) -> str:
     if customer is None:
         return "-"
@@ -301,6 +308,16 @@ def _parser() -> argparse.ArgumentParser:
     verify.add_argument("reference")
     verify.add_argument("--json", dest="format", action="store_const", const="json")
     verify.set_defaults(command=_verify, format="text")
+
+    confirm = commands.add_parser(
+        "confirm",
+        parents=[client],
+        help="exit 0 only if a payment succeeded with this amount and currency",
+    )
+    confirm.add_argument("reference")
+    confirm.add_argument("--amount", type=int, required=True, help="expected amount (int)")
+    confirm.add_argument("--currency", required=True, help="expected currency, e.g. NGN")
+    confirm.set_defaults(command=_confirm)
 
     list_ = commands.add_parser("list", parents=[client], help="list payments")
     formats = list_.add_mutually_exclusive_group()
