@@ -25,6 +25,8 @@ ENV_BASE_URL = "PAYSDK_BASE_URL"
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 DEFAULT_MAX_RETRIES = 2
 MAX_RETRIES_LIMIT = 10
+MAX_TIMEOUT = 86400.0
+"""A day: longer is a mistake (and sockets cannot take infinite or huge values)."""
 
 TimeoutTypes: TypeAlias = float | int | httpx.Timeout | None
 """Seconds for every phase, an ``httpx.Timeout`` for each phase, or ``None`` for no limit."""
@@ -144,6 +146,10 @@ def check_base_url(url: object, *, allow_insecure_http: bool) -> str:
             f"refusing to send the secret key over plain http:// to {host!r}; use https:// "
             "or pass allow_insecure_http=True if this network is trusted"
         )
+    try:  # what httpx and the resolver will make of it: IDNA hosts, stray characters
+        httpx.URL(text).host.encode("idna")
+    except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError and IDNAError are ValueErrors
+        raise ConfigurationError(f"base_url {text!r} is not a valid URL: {exc}") from None
     return text.rstrip("/")
 
 
@@ -158,16 +164,27 @@ def is_loopback(host: str) -> bool:
 
 def check_timeout(timeout: object) -> httpx.Timeout:
     if isinstance(timeout, httpx.Timeout):
+        phases = timeout.as_dict()
+        for phase, seconds in phases.items():
+            if seconds is not None:
+                _check_seconds(seconds, f"the {phase} timeout")
         return timeout
     if timeout is None:
         return httpx.Timeout(None)
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
+    return httpx.Timeout(_check_seconds(timeout, "timeout"))
+
+
+def _check_seconds(seconds: object, what: str) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
         raise ConfigurationError(
-            f"timeout must be seconds, an httpx.Timeout or None, not {type(timeout).__name__}"
+            f"{what} must be seconds, an httpx.Timeout or None, not {type(seconds).__name__}"
         )
-    if not timeout > 0:  # also rejects NaN
-        raise ConfigurationError(f"timeout must be positive, got {timeout!r}")
-    return httpx.Timeout(float(timeout))
+    if not 0 < seconds <= MAX_TIMEOUT:  # also rejects NaN and infinity
+        raise ConfigurationError(
+            f"{what} must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds, got {seconds!r}; "
+            "use None for no limit"
+        )
+    return float(seconds)
 
 
 def check_max_retries(max_retries: object) -> int:
@@ -193,9 +210,12 @@ def check_headers(headers: Mapping[str, str], *, what: str) -> dict[str, str]:
             )
         if not name or not all("\x21" <= ch <= "\x7e" and ch != ":" for ch in name):
             raise ConfigurationError(f"{what} has an invalid header name {name!r}")
-        if not all(ch == "\t" or "\x20" <= ch <= "\x7e" for ch in value):
+        if value != value.strip(" \t") or not all(
+            ch == "\t" or "\x20" <= ch <= "\x7e" for ch in value
+        ):
             raise ConfigurationError(
-                f"{what}[{name!r}] has characters that cannot be sent in a header"
+                f"{what}[{name!r}] has characters that cannot be sent in a header "
+                "(control or non-ASCII characters, or spaces at either end)"
             )
         checked[name] = value
     return checked
