@@ -555,3 +555,90 @@ async def test_the_async_client_closes_the_connections_it_opened() -> None:
     async with paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL) as client:
         http = client._http
     assert http.is_closed
+
+
+# --- what the review found: odd answers, closed clients ---------------------------------------
+
+
+def _nested(depth: int) -> bytes:
+    return b"[" * depth + b"]" * depth
+
+
+@pytest.mark.parametrize(
+    ("status", "content", "error_type"),
+    [
+        (200, _nested(5000), paysdk.ResponseValidationError),
+        (404, _nested(5000), paysdk.NotFoundError),
+        (503, _nested(5000), paysdk.ServerError),
+        (200, b'{"data": {"metadata": ' + _nested(5000) + b"}}", paysdk.ResponseValidationError),
+    ],
+)
+async def test_absurdly_nested_json_is_a_typed_error(
+    make_client: MakeClient, respx_mock: respx.Router, status: int, content: bytes, error_type: type
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(status, content=content)
+    with pytest.raises(error_type):
+        await make_client(max_retries=0).verify("order-1042")
+
+
+@pytest.mark.parametrize(
+    "timestamp", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59.999999-23:59"]
+)
+async def test_a_timestamp_outside_the_range_of_dates_is_a_validation_error(
+    client: EitherClient, respx_mock: respx.Router, timestamp: str
+) -> None:
+    respx_mock.get(LIST_URL).respond(200, json={"data": [listed_payment(created_at=timestamp)]})
+    with pytest.raises(paysdk.ResponseValidationError, match="created_at"):
+        await client.list_payments()
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"amount": True},
+        {"amount": "250000"},
+        {"amount": 250000.5},
+        {"success": "yes"},
+        {"success": 1},
+        {"currency": 566},
+        {"reference": 1042},
+    ],
+)
+async def test_fulfilment_fields_are_not_coerced(
+    client: EitherClient, respx_mock: respx.Router, changes: dict[str, Any]
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(**changes))
+    with pytest.raises(paysdk.ResponseValidationError, match=next(iter(changes))):
+        await client.verify("order-1042")
+
+
+async def test_verify_refuses_a_payment_for_another_reference(
+    client: EitherClient, respx_mock: respx.Router
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body("order-1041"))
+    with pytest.raises(paysdk.PaymentMismatchError) as caught:
+        await client.verify("order-1042")
+    assert caught.value.mismatches == {"reference": ("order-1042", "order-1041")}
+
+
+async def test_a_closed_client_and_its_copies_say_so(
+    make_client: MakeClient, respx_mock: respx.Router
+) -> None:
+    client = make_client()
+    copy = EitherClient(client.client.with_options(max_retries=0))
+    await client.close()
+    for closed in (client, copy):
+        with pytest.raises(paysdk.ClientClosedError, match="closed"):
+            await closed.verify("order-1042")
+    assert not respx_mock.calls
+
+
+async def test_an_async_lookup_may_return_any_awaitable(respx_mock: respx.Router) -> None:
+    import asyncio
+
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body())
+    future: asyncio.Future[paysdk.Expected] = asyncio.get_running_loop().create_future()
+    future.set_result(paysdk.Expected(amount=250000, currency="NGN"))
+    async with paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL) as client:
+        payment = await client.verify_callback("reference=order-1042", lookup=lambda _: future)
+    assert payment.amount == 250000

@@ -6,6 +6,7 @@ import dataclasses
 import decimal
 import inspect
 import json
+import time
 
 import httpx
 import pytest
@@ -92,6 +93,11 @@ def _api_error(status: int, headers: dict[str, str] | None = None) -> paysdk.API
         ({"Retry-After": "soon"}, 0.5),  # unreadable: ordinary backoff
         ({"Retry-After": "-5"}, 0.5),
         ({"Retry-After": "120"}, None),  # longer than we wait: raise for the caller
+        ({"Retry-After": "1e309"}, 0.5),
+        ({"Retry-After": "inf"}, 0.5),
+        ({"Retry-After": "nan"}, 0.5),
+        ({"retry-after-ms": "inf", "Retry-After": "2"}, 2.0),
+        ({"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, None),
     ],
 )
 def test_retry_after_forms(headers: dict[str, str], expected: float | None) -> None:
@@ -219,3 +225,39 @@ def test_an_async_lookup_on_a_sync_client_is_refused_and_closed() -> None:
     with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
         _core.expected_for("r", None, None, True, coroutine)
     assert inspect.getcoroutinestate(coroutine) == "CORO_CLOSED"  # no "never awaited" warning
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("Wed, 21 Oct 2026 07:28:30 -0000", 30.0), ("Fri, 31 Dec 9999 23:59:59 -0000", None)],
+)
+def test_a_retry_after_date_in_unknown_zone_is_utc_wherever_we_run(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: float | None
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        policy = _core.RetryPolicy(max_retries=3, clock=lambda: 1_792_567_680.0)
+        assert policy.delay(0, _api_error(429, {"Retry-After": value})) == expected
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_any_retry_after_gives_a_wait_or_none(value: str) -> None:
+    try:
+        headers = httpx.Headers({"Retry-After": value})
+    except (UnicodeEncodeError, ValueError):
+        return  # not something a server could send
+    delay = _core.retry_after(headers)
+    assert delay is None or delay >= 0
+
+
+def test_the_payment_currency_is_compared_without_case_or_padding() -> None:
+    payment = paysdk.VerifiedPayment(
+        reference="order-1042", amount=100, currency=" ngn ", success=True
+    )
+    checked = _core.check_payment(payment, _core.Expected(amount=100, currency="NGN"))
+    assert checked is payment

@@ -18,7 +18,7 @@ from typing_extensions import Self, Unpack
 from . import _core
 from ._config import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, CallOptions, Config, TimeoutTypes
 from ._core import Expected, Plan, Send, Sleep
-from ._errors import ConfigurationError
+from ._errors import ClientClosedError, ConfigurationError
 from ._models import ListedPayment, VerifiedPayment
 
 __all__ = ["AsyncClient", "Client"]
@@ -81,7 +81,10 @@ class _BaseClient(Generic[HttpClientT]):
         return self._config.max_retries
 
     def with_options(self, **options: Unpack[CallOptions]) -> Self:
-        """A client sharing this one's connections, with other defaults (timeout, retries...)."""
+        """A client sharing this one's connections, with other defaults (timeout, retries...).
+
+        The copy lives as long as this client: closing this one closes the copy's connections.
+        """
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
         clone._config = self._config.with_options(options)
@@ -95,6 +98,11 @@ class _BaseClient(Generic[HttpClientT]):
         )
 
     def _options(self, options: CallOptions) -> Config:
+        if self._http.is_closed:
+            raise ClientClosedError(
+                f"this {type(self).__name__} is closed (or the client it was copied from is); "
+                "make a new one"
+            )
         return self._config.with_options(options)
 
 

@@ -10,6 +10,7 @@ sans-I/O style of h11: this module never opens a socket or sleeps, and tests dri
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import decimal
 import email.utils
 import inspect
@@ -295,9 +296,11 @@ def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.ti
         return seconds
     try:
         when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError, IndexError):
+        if when.tzinfo is None:  # "-0000": RFC 5322's "UTC, source zone unknown"
+            when = when.replace(tzinfo=dt.timezone.utc)
+        return max(0.0, when.timestamp() - clock())
+    except (TypeError, ValueError, IndexError, OverflowError, OSError):
         return None
-    return max(0.0, when.timestamp() - clock())
 
 
 def _non_negative(value: str | None) -> float | None:
@@ -356,7 +359,19 @@ def call(
 
 def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
     request = verify_request(config, reference)  # checks the reference before any step
-    return call(config, request, parse_verify, reference=reference)
+    return _answering(call(config, request, parse_verify, reference=reference), reference)
+
+
+def _answering(plan: Plan[VerifiedPayment], reference: str) -> Plan[VerifiedPayment]:
+    """The plan's payment, refused if it is not the one asked for (a confused proxy, say)."""
+    payment = yield from plan
+    if payment.reference != reference:
+        raise PaymentMismatchError(
+            f"asked for payment {reference!r}, the service answered with {payment.reference!r}",
+            payment=payment,
+            mismatches={"reference": (reference, payment.reference)},
+        )
+    return payment
 
 
 def list_payments(config: Config) -> Plan[list[ListedPayment]]:
@@ -439,17 +454,11 @@ def expected_for(
 
 
 def check_payment(
-    payment: VerifiedPayment,
-    expected: Expected,
-    *,
-    reference: str | None = None,
-    require_success: bool = True,
+    payment: VerifiedPayment, expected: Expected, *, require_success: bool = True
 ) -> VerifiedPayment:
     """Return ``payment`` if it can be fulfilled, else raise why it cannot."""
     mismatches: dict[str, tuple[object, object]] = {}
-    if reference is not None and payment.reference != reference:
-        mismatches["reference"] = (reference, payment.reference)
-    elif require_success and not payment.succeeded:
+    if require_success and not payment.succeeded:
         raise PaymentFailedError(f"payment {payment.reference!r} did not succeed", payment=payment)
     if expected.amount is not None and payment.amount != expected.amount:
         mismatches["amount"] = (expected.amount, payment.amount)
@@ -463,7 +472,7 @@ def check_payment(
             for field, (want, got) in mismatches.items()
         )
         raise PaymentMismatchError(
-            f"payment {reference or payment.reference!r} does not match: {detail}",
+            f"payment {payment.reference!r} does not match: {detail}",
             payment=payment,
             mismatches=mismatches,
         )
@@ -474,11 +483,11 @@ def confirm(
     config: Config, reference: str, expected: Expected, *, require_success: bool = True
 ) -> Plan[VerifiedPayment]:
     """Verify, then check the payment succeeded and matches what the merchant expects."""
-    return _checked(verify(config, reference), reference, expected, require_success)
+    return _checked(verify(config, reference), expected, require_success)
 
 
 def _checked(
-    plan: Plan[VerifiedPayment], reference: str, expected: Expected, require_success: bool
+    plan: Plan[VerifiedPayment], expected: Expected, require_success: bool
 ) -> Plan[VerifiedPayment]:
     payment = yield from plan
-    return check_payment(payment, expected, reference=reference, require_success=require_success)
+    return check_payment(payment, expected, require_success=require_success)

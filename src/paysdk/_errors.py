@@ -14,6 +14,7 @@
     │   └── ResponseValidationError   a 2xx body that is not the documented shape
     ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
     │   └── APITimeoutError           no answer in time (retried)
+    ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
     ├── PaymentVerificationError      the payment exists but must not be fulfilled
     │   ├── PaymentFailedError        the service says it did not succeed
     │   └── PaymentMismatchError      amount or currency differ from what the merchant expected
@@ -41,6 +42,7 @@ __all__ = [
     "APIError",
     "APITimeoutError",
     "AuthenticationError",
+    "ClientClosedError",
     "ConfigurationError",
     "InvalidCallbackError",
     "InvalidReferenceError",
@@ -220,6 +222,10 @@ class APITimeoutError(APIConnectionError):
     """The service did not answer within the timeout."""
 
 
+class ClientClosedError(PaySDKError, RuntimeError):
+    """The client was closed; ``with_options`` copies share, and so lose, its connections."""
+
+
 class PaymentVerificationError(PaySDKError):
     """The service knows the payment, but it must not be fulfilled. ``payment`` is what it said."""
 
@@ -271,7 +277,7 @@ def json_or_none(content: bytes) -> Any:
         return None
     try:
         return json.loads(content)
-    except ValueError:  # JSONDecodeError and UnicodeDecodeError are both ValueErrors
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested absurdly deep
         return None
 
 

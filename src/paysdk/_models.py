@@ -28,7 +28,10 @@ __all__ = [
 def _as_utc(value: dt.datetime) -> dt.datetime:
     if value.tzinfo is None:  # the service documents UTC; a missing offset still means UTC
         return value.replace(tzinfo=dt.timezone.utc)
-    return value.astimezone(dt.timezone.utc)
+    try:
+        return value.astimezone(dt.timezone.utc)
+    except OverflowError:  # e.g. 0001-01-01T00:00+01:00: pydantic reports ValueErrors only
+        raise ValueError("the timestamp is outside the range of dates") from None
 
 
 def _wire_timestamp(value: dt.datetime) -> str:
@@ -80,13 +83,17 @@ class Authorization(_WireModel):
     expiry: str | None = None
 
 
+Exact = Field(strict=True)
+"""For the fields fulfilment is decided on: ``"100"`` and ``true`` are no amount."""
+
+
 class VerifiedPayment(_WireModel):
     """One payment as ``GET /payment/{reference}`` describes it."""
 
-    reference: str
-    amount: int
-    currency: str
-    success: bool
+    reference: Annotated[str, Exact]
+    amount: Annotated[int, Exact]
+    currency: Annotated[str, Exact]
+    success: Annotated[bool, Exact]
     transaction_id: str | None = None
     fee: int | None = None
     customer: Customer | None = None
@@ -105,9 +112,9 @@ class ListedPayment(_WireModel):
     """One payment as an element of ``GET /payments`` describes it."""
 
     id: str
-    reference: str
-    amount: int
-    currency: str
+    reference: Annotated[str, Exact]
+    amount: Annotated[int, Exact]
+    currency: Annotated[str, Exact]
     status: Annotated[PaymentStatus | str, Field(union_mode="left_to_right")]
     customer_paid: bool | None = None
     fee: int | None = None
