@@ -8,7 +8,7 @@ UnknownOrderError             404     ``unknown_order``     not your order: like
 PaymentNotFoundError          404     ``unknown_payment``   the service does not know it
 PaymentFailedError            200     ``failed``            a final, legitimate outcome
 PaymentMismatchError          409     ``mismatch``          paid, but not for this order
-APIConnectionError, 5xx, 429  503     ``retry_later``       could not verify it just now
+anything paysdk retries      503     ``retry_later``       could not verify it just now
 any other PaySDKError         500     ``error``             fix the configuration or key
 ============================  ======  ====================  ================================
 
@@ -21,17 +21,14 @@ from __future__ import annotations
 import dataclasses
 import logging
 
+from .._core import is_retryable
 from .._errors import (
-    APIConnectionError,
     InvalidCallbackError,
     InvalidReferenceError,
-    ListUnavailableError,
     PaymentFailedError,
     PaymentMismatchError,
     PaymentNotFoundError,
     PaySDKError,
-    RateLimitError,
-    ServerError,
     UnknownOrderError,
 )
 
@@ -70,6 +67,6 @@ def _classify(error: PaySDKError) -> tuple[CallbackResponse, int]:
         return CallbackResponse(200, "failed"), logging.INFO
     if isinstance(error, PaymentMismatchError):
         return CallbackResponse(409, "mismatch"), logging.WARNING
-    if isinstance(error, (APIConnectionError, ServerError, RateLimitError, ListUnavailableError)):
+    if is_retryable(error):  # the SDK's own rule: what was worth retrying is worth it later
         return CallbackResponse(503, "retry_later"), logging.WARNING
     return CallbackResponse(500, "error"), logging.ERROR

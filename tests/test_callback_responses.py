@@ -1,0 +1,46 @@
+"""The one status mapping every framework helper answers a bad callback with."""
+
+from __future__ import annotations
+
+import httpx
+import pytest
+
+import paysdk
+from paysdk import _core
+from paysdk.integrations.responses import callback_response
+from tests.conftest import BASE_URL, NOT_FOUND_BODY
+
+REQUEST = _core.Send("GET", f"{BASE_URL}/payment/r", {}, httpx.Timeout(5))
+
+
+def _api_error(status: int, body: object = None) -> paysdk.PaySDKError:
+    return _core.error_for(REQUEST, httpx.Response(status, json=body), "r")
+
+
+@pytest.mark.parametrize("status", [408, 409, 425, 429, 500, 502, 503, 504])
+def test_whatever_paysdk_retries_is_answered_retry_later(status: int) -> None:
+    assert callback_response(_api_error(status)).status_code == 503
+
+
+def test_no_answer_is_answered_retry_later() -> None:
+    error = paysdk.APITimeoutError("slow", method="GET", url=BASE_URL)
+    assert (callback_response(error).status_code, callback_response(error).body) == (
+        503,
+        {"status": "retry_later"},
+    )
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "word"),
+    [
+        (paysdk.InvalidCallbackError("no reference"), 400, "invalid_callback"),
+        (paysdk.UnknownOrderError("not ours", reference="r"), 404, "unknown_order"),
+        (_api_error(404, NOT_FOUND_BODY), 404, "unknown_payment"),
+        (_api_error(401), 500, "error"),
+        (_api_error(400), 500, "error"),
+        (paysdk.ConfigurationError("bad key"), 500, "error"),
+    ],
+)
+def test_the_rest_of_the_table(error: paysdk.PaySDKError, status: int, word: str) -> None:
+    response = callback_response(error)
+    assert (response.status_code, response.status) == (status, word)
