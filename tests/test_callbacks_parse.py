@@ -58,6 +58,23 @@ SOURCES: dict[str, Callable[[str], object]] = {
 """Each kind of source, built from the same percent-encoded query string."""
 
 
+RAW_SOURCES: dict[str, Callable[[bytes], object]] = {
+    "bytes": lambda q: q,
+    "wsgi-environ": lambda q: wsgi_environ(q.decode("latin-1")),
+    "asgi-scope": asgi_scope,
+    "werkzeug-request": werkzeug_request,
+    "starlette-request": starlette_request,
+}
+"""The sources that carry raw query bytes, where a client sent UTF-8 without percent-encoding."""
+
+
+@pytest.mark.parametrize("make", RAW_SOURCES.values(), ids=RAW_SOURCES.keys())
+def test_raw_utf8_query_bytes_are_read_as_utf8(make: Callable[[bytes], object]) -> None:
+    assert parse_callback(make("reference=café-€".encode())) == "café-€"
+    with pytest.raises(InvalidCallbackError, match="UTF-8"):
+        parse_callback(make(b"reference=caf\xe9"))  # latin-1, not UTF-8
+
+
 @pytest.mark.parametrize("make", SOURCES.values(), ids=SOURCES.keys())
 @pytest.mark.parametrize(
     ("query", "reference"),
