@@ -33,3 +33,6 @@ def test_a_readme_example_runs(
     with paysdk.Client() as client:
         namespace["client"] = client
         exec(compile(block, "README.md", "exec"), namespace)  # noqa: S102 - our own README
+    for left in namespace.values():  # the quickstart keeps a client for the process, as apps do
+        if isinstance(left, paysdk.Client):
+            left.close()

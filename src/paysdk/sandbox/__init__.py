@@ -5,8 +5,8 @@
     from paysdk.sandbox import Sandbox, COMPLETED_REFERENCE
 
     with Sandbox() as sb:
-        client = paysdk.Client(secret_key=sb.secret_key, base_url=sb.base_url)
-        client.verify(COMPLETED_REFERENCE)
+        with paysdk.Client(secret_key=sb.secret_key, base_url=sb.base_url) as client:
+            client.verify(COMPLETED_REFERENCE)
 
 It answers ``GET /payment/{reference}`` and ``GET /payments`` exactly as the specification
 describes, can fail on demand (:class:`Fault`), records requests, and sends callbacks. Also a
