@@ -190,6 +190,9 @@ def test_trigger_callback(sandbox: Sandbox, run: Run) -> None:
     sandbox.inject(Fault(status=500, body="boom"), path="/cb")
     assert run("trigger-callback", f"{sandbox.base_url}/cb", "--reference", "x")[0] == 1
     assert run("trigger-callback", "not-a-url", "--reference", "x")[0] == 2
+    code, _, err = run("trigger-callback", "http://a\x7fb/cb", "--reference", "x")
+    assert (code, err.count("\n")) == (2, 1)  # one line, no traceback
+    assert "not a valid URL" in err
     sandbox.stop()
     assert run("trigger-callback", "http://127.0.0.1:9/cb", "--reference", "x")[0] == 3
 

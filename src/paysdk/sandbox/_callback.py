@@ -43,7 +43,12 @@ def callback_url(url: str, reference: str) -> str:
         raise ValueError(f"callback URL must be an absolute http(s) URL, not {url!r}")
     param = f"reference={quote(reference, safe='')}"
     query = f"{parts.query}&{param}" if parts.query else param
-    return urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
+    target = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
+    try:  # what httpx will refuse when sending: stray characters, bad IDNA hosts
+        httpx.URL(target).host.encode("idna")
+    except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
+        raise ValueError(f"callback URL {url!r} is not a valid URL: {exc}") from None
+    return target
 
 
 def send_callback(
