@@ -34,14 +34,15 @@ def _as_utc(value: dt.datetime) -> dt.datetime:
         raise ValueError("the timestamp is outside the range of dates") from None
 
 
-def _wire_timestamp(value: dt.datetime) -> str:
+def wire_timestamp(value: dt.datetime) -> str:
+    """The service's timestamp text: UTC, microseconds, trailing ``Z``. The one place it is made."""
     return _as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 UTCDateTime = Annotated[
     dt.datetime,
     AfterValidator(_as_utc),
-    PlainSerializer(_wire_timestamp, return_type=str, when_used="json"),
+    PlainSerializer(wire_timestamp, return_type=str, when_used="json"),
 ]
 """A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``."""
 

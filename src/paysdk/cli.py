@@ -21,6 +21,7 @@ from typing import NamedTuple
 
 import paysdk
 from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
+from paysdk._models import wire_timestamp
 
 __all__ = ["main"]
 
@@ -166,9 +167,7 @@ def _text(value: object) -> str:
 
 
 def _timestamp(value: dt.datetime | None) -> str:
-    if value is None:
-        return "-"
-    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return "-" if value is None else wire_timestamp(value)
 
 
 def _print_json(data: object) -> None:

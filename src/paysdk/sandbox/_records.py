@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
+from .._models import wire_timestamp
+
 __all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError", "wire_timestamp"]
 
 COMPLETED = "COMPLETED"
@@ -37,11 +39,6 @@ _DEFAULT_CUSTOMER: Mapping[str, str] = {
 
 class SeedError(ValueError):
     """A payment record (from a seed file or ``add_payment``) is invalid; the message says why."""
-
-
-def wire_timestamp(value: dt.datetime) -> str:
-    """The service's timestamp form: UTC, microseconds, trailing ``Z``."""
-    return value.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def _now() -> dt.datetime:
