@@ -16,6 +16,7 @@ import httpx
 from typing_extensions import Self, Unpack
 
 from . import _core
+from ._callbacks import parse_callback
 from ._config import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, CallOptions, Config, TimeoutTypes
 from ._core import Expected, Plan, Send, Sleep
 from ._errors import ClientClosedError, ConfigurationError
@@ -148,7 +149,7 @@ class Client(_BaseClient[httpx.Client]):
         ``source`` is anything :func:`paysdk.parse_callback` reads. Give the expected ``amount``
         and ``currency``, or a ``lookup`` that finds them from the reference (your order table).
         """
-        reference = _callback_reference(source)
+        reference = parse_callback(source)
         found = lookup(reference) if lookup is not None else None
         expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
         return self._run(_core.confirm(self._options(options), reference, expected))
@@ -228,7 +229,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         **options: Unpack[CallOptions],
     ) -> VerifiedPayment:
         """Turn a callback request into a confirmed payment; ``lookup`` may be async."""
-        reference = _callback_reference(source)
+        reference = parse_callback(source)
         found = lookup(reference) if lookup is not None else None
         if inspect.isawaitable(found):
             found = await found
@@ -277,9 +278,3 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
             )
         except httpx.HTTPError as exc:
             return exc
-
-
-def _callback_reference(source: object) -> str:
-    from ._callbacks import parse_callback
-
-    return parse_callback(source)
