@@ -351,6 +351,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         sandbox = self.server.sandbox
         path = self.path.split("?", 1)[0]
         body = self._read_body()
+        if body is None:
+            self.close_connection = True
+            self._send(_Answer.json(400, {"error": "Bad Request", "message": "bad Content-Length"}))
+            return
         if path.startswith(CONTROL_PREFIX):
             if sandbox._authorized(self.headers.get("Authorization")):
                 self._send(sandbox._answer_control(self.command, path, body))
@@ -376,12 +380,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             answer = _Answer(fault.status, fault.body.encode(), fault.headers)
         self._send(answer, fault.disconnect)
 
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > _MAX_BODY:
-            self.close_connection = True
-            return b""
-        return self.rfile.read(length) if length > 0 else b""
+    def _read_body(self) -> bytes | None:
+        """The request body, or None when its Content-Length is not a number the sandbox takes."""
+        declared = self.headers.get("Content-Length") or "0"
+        if not declared.isdigit() or int(declared) > _MAX_BODY:
+            return None
+        return self.rfile.read(int(declared))
 
     def _send(self, answer: _Answer, disconnect: str | None = None) -> None:
         body, declared = answer.body, len(answer.body)
