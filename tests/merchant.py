@@ -99,6 +99,27 @@ CALLBACK_CASES = [
 """Every outcome, for each framework's test client: see paysdk.integrations.responses."""
 
 
+def assert_answered(
+    case: CallbackCase,
+    shop: Shop,
+    sandbox: Sandbox,
+    *,
+    status_code: int,
+    body: object,
+    error_key: str = "status",
+) -> None:
+    """A framework answered ``case`` as the mapping says, and fulfilled only a matching order.
+
+    ``error_key`` is where the framework puts the mapping's word when it refuses the callback
+    (FastAPI's HTTPException says ``detail``); a fulfilled callback answers ``{"status": "ok"}``.
+    """
+    assert status_code == case.status_code
+    assert body == {"status" if case.status == "ok" else error_key: case.status}
+    assert tuple(shop.fulfilled) == case.fulfilled
+    assert tuple(shop.failed) == case.failed
+    assert bool(verify_requests(sandbox)) == case.asks_service
+
+
 def verify_requests(sandbox: Sandbox) -> list[str]:
     """The paths of the verify requests the sandbox received."""
     return [request.path for request in sandbox.requests if request.path.startswith("/payment/")]

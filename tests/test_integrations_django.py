@@ -18,7 +18,7 @@ from django.urls import URLPattern, clear_url_caches, path
 import paysdk
 from paysdk.integrations.django import paysdk_callback
 from paysdk.sandbox import Fault, Sandbox
-from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, verify_requests
+from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered, verify_requests
 
 if not settings.configured:
     settings.configure(
@@ -74,11 +74,8 @@ def test_each_callback_is_answered_and_only_a_match_is_fulfilled(
     browser: DjangoClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
 ) -> None:
     response = browser.get(f"{PATH}?{case.query}")
-    assert response.status_code == case.status_code
-    assert json.loads(response.content) == {"status": case.status}
-    assert tuple(shop.fulfilled) == case.fulfilled
-    assert tuple(shop.failed) == case.failed
-    assert bool(verify_requests(callback_sandbox)) == case.asks_service
+    body = json.loads(response.content)
+    assert_answered(case, shop, callback_sandbox, status_code=response.status_code, body=body)
 
 
 def test_a_repeated_callback_is_fulfilled_once(browser: DjangoClient, shop: Shop) -> None:

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 import paysdk
 from paysdk.integrations.fastapi import VerifiedCallback
 from paysdk.sandbox import Fault, Sandbox
-from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, verify_requests
+from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered
 
 PATH = "/payments/callback"
 
@@ -57,12 +57,14 @@ def test_each_callback_is_answered_and_only_a_match_is_fulfilled(
     browser: TestClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
 ) -> None:
     response = browser.get(f"{PATH}?{case.query}")
-    assert response.status_code == case.status_code
-    expected = {"status": "ok"} if case.status == "ok" else {"detail": case.status}
-    assert response.json() == expected
-    assert tuple(shop.fulfilled) == case.fulfilled
-    assert tuple(shop.failed) == case.failed
-    assert bool(verify_requests(callback_sandbox)) == case.asks_service
+    assert_answered(
+        case,
+        shop,
+        callback_sandbox,
+        status_code=response.status_code,
+        body=response.json(),
+        error_key="detail",
+    )
 
 
 def test_a_repeated_callback_is_fulfilled_once(browser: TestClient, shop: Shop) -> None:

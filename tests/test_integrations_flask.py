@@ -11,7 +11,7 @@ from flask.testing import FlaskClient
 import paysdk
 from paysdk.integrations.flask import verified_callback
 from paysdk.sandbox import Fault, Sandbox
-from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, verify_requests
+from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered
 
 PATH = "/payments/callback"
 
@@ -43,11 +43,8 @@ def test_each_callback_is_answered_and_only_a_match_is_fulfilled(
     browser: FlaskClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
 ) -> None:
     response = browser.get(f"{PATH}?{case.query}")
-    assert response.status_code == case.status_code
-    assert response.get_json() == {"status": case.status}
-    assert tuple(shop.fulfilled) == case.fulfilled
-    assert tuple(shop.failed) == case.failed
-    assert bool(verify_requests(callback_sandbox)) == case.asks_service
+    body = response.get_json()
+    assert_answered(case, shop, callback_sandbox, status_code=response.status_code, body=body)
 
 
 def test_a_repeated_callback_is_fulfilled_once(browser: FlaskClient, shop: Shop) -> None:
