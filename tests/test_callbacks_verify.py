@@ -224,21 +224,19 @@ async def test_a_malformed_callback_is_refused_before_any_request(
     assert not route.called
 
 
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"amount": 1, "lookup": lambda reference: ORDER}, "not both"),
+        ({"lookup": lambda reference: 42}, "lookup must return"),
+    ],
+    ids=["lookup-and-amount", "lookup-returning-nonsense"],
+)
 @pytest.mark.respx(assert_all_called=False)
-async def test_lookup_and_amount_together_are_a_configuration_error(
-    client: EitherClient, respx_mock: respx.MockRouter
+async def test_a_misused_lookup_is_a_configuration_error_before_any_request(
+    client: EitherClient, respx_mock: respx.MockRouter, options: dict[str, Any], message: str
 ) -> None:
     route = respx_mock.get(url__startswith=BASE_URL)
-    with pytest.raises(paysdk.ConfigurationError, match="not both"):
-        await client.verify_callback(CALLBACK_URL, amount=1, lookup=lambda reference: ORDER)
-    assert not route.called
-
-
-@pytest.mark.respx(assert_all_called=False)
-async def test_a_lookup_returning_nonsense_is_a_configuration_error(
-    client: EitherClient, respx_mock: respx.MockRouter
-) -> None:
-    route = respx_mock.get(url__startswith=BASE_URL)
-    with pytest.raises(paysdk.ConfigurationError, match="lookup must return"):
-        await client.verify_callback(CALLBACK_URL, lookup=lambda reference: 42)
+    with pytest.raises(paysdk.ConfigurationError, match=message):
+        await client.verify_callback(CALLBACK_URL, **options)
     assert not route.called
