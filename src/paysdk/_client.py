@@ -8,24 +8,33 @@ from __future__ import annotations
 
 import inspect
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import httpx
 from typing_extensions import Self, Unpack
 
-from . import _core
+from . import _core, _drive
 from ._callbacks import parse_callback
-from ._config import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, CallOptions, Config, TimeoutTypes
-from ._core import Expected, Plan, Send, Sleep
-from ._errors import ClientClosedError, ConfigurationError
+from ._config import NOT_GIVEN, CallOptions, Config, NotGiven, TimeoutTypes
+from ._core import Expected, Plan
+from ._errors import ConfigurationError
+from ._logs import configure_logging
 from ._models import ListedPayment, VerifiedPayment
+from ._raw import AsyncRawClient, RawClient
+from ._senders import SyncHttpxSender, closed_error
+from ._steps import Send
+
+if TYPE_CHECKING:  # loaded with their first use: most processes need neither
+    from ._async_senders import AsyncSender
+    from ._bulk import AsyncBulk, SyncBulk
 
 __all__ = ["AsyncClient", "Client"]
 
 T = TypeVar("T")
 HttpClientT = TypeVar("HttpClientT", httpx.Client, httpx.AsyncClient)
+HttpBackend = Literal["httpx", "aiohttp"]
 
 Lookup = Callable[[str], object]
 """Finds what the merchant expects for a reference: an ``Expected``, any object or mapping with
@@ -36,22 +45,27 @@ class _BaseClient(Generic[HttpClientT]):
     """What both clients share: configuration, options and their presentation."""
 
     _config: Config
-    _http: HttpClientT
+    _sender: SyncHttpxSender | AsyncSender
     _owns_http: bool
     _http_client_type: type[HttpClientT]
+    _backends: tuple[str, ...] = ("httpx",)
 
     def __init__(
         self,
         *,
         secret_key: str | None = None,
         base_url: str | None = None,
-        timeout: TimeoutTypes = DEFAULT_TIMEOUT,
-        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: TimeoutTypes | NotGiven = NOT_GIVEN,
+        max_retries: int | NotGiven = NOT_GIVEN,
         default_headers: Mapping[str, str] | None = None,
         http_client: HttpClientT | None = None,
         allow_insecure_http: bool = False,
+        max_response_bytes: int | None = None,
+        deadline: float | None = None,
+        http_backend: HttpBackend = "httpx",
     ) -> None:
-        """``secret_key`` and ``base_url`` default to PAYSDK_SECRET_KEY and PAYSDK_BASE_URL."""
+        """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
+        PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2."""
         self._config = Config.create(
             secret_key=secret_key,
             base_url=base_url,
@@ -59,15 +73,31 @@ class _BaseClient(Generic[HttpClientT]):
             max_retries=max_retries,
             default_headers=default_headers,
             allow_insecure_http=allow_insecure_http,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
         )
+        if http_backend not in self._backends:
+            raise ConfigurationError(
+                f"{type(self).__name__} takes http_backend "
+                + " or ".join(repr(name) for name in self._backends)
+                + f", not {http_backend!r}"
+            )
         wanted = self._http_client_type
         if http_client is not None and not isinstance(http_client, wanted):
             raise ConfigurationError(
                 f"{type(self).__name__} needs http_client to be an {wanted.__module__}."
                 f"{wanted.__name__}, not {type(http_client).__name__}"
             )
+        if http_client is not None and http_backend != "httpx":
+            raise ConfigurationError(
+                "http_client is an httpx client: it needs http_backend='httpx'"
+            )
         self._owns_http = http_client is None
-        self._http = http_client if http_client is not None else wanted()
+        self._connect(http_client, http_backend)
+        configure_logging()
+
+    def _connect(self, http_client: HttpClientT | None, backend: HttpBackend) -> None:
+        raise NotImplementedError
 
     @property
     def base_url(self) -> str:
@@ -93,17 +123,17 @@ class _BaseClient(Generic[HttpClientT]):
         return clone
 
     def __repr__(self) -> str:
+        config = getattr(self, "_config", None)  # None if the constructor refused its arguments
+        if config is None:
+            return f"<paysdk.{type(self).__name__} (not configured)>"
         return (
-            f"<paysdk.{type(self).__name__} base_url={self.base_url!r} "
-            f"max_retries={self.max_retries} secret_key=<hidden>>"
+            f"<paysdk.{type(self).__name__} base_url={config.base_url!r} "
+            f"max_retries={config.max_retries} secret_key=<hidden>>"
         )
 
     def _options(self, options: CallOptions) -> Config:
-        if self._http.is_closed:
-            raise ClientClosedError(
-                f"this {type(self).__name__} is closed (or the client it was copied from is); "
-                "make a new one"
-            )
+        if self._sender.is_closed:
+            raise closed_error(type(self).__name__)
         return self._config.with_options(options)
 
 
@@ -111,14 +141,49 @@ class Client(_BaseClient[httpx.Client]):
     """The synchronous client. Reuse one per process: it keeps connections open."""
 
     _http_client_type = httpx.Client
+    _sender: SyncHttpxSender
+
+    def _connect(self, http_client: httpx.Client | None, backend: HttpBackend) -> None:
+        owned = http_client is None
+        self._sender = SyncHttpxSender(http_client or httpx.Client(), owned=owned)
+
+    @property
+    def _http(self) -> httpx.Client:
+        return self._sender.http
 
     def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
         """The payment with this reference, as the service describes it now."""
         return self._run(_core.verify(self._options(options), reference))
 
     def list_payments(self, **options: Unpack[CallOptions]) -> list[ListedPayment]:
-        """Every payment the service lists for this merchant."""
+        """Every payment the service lists for this merchant, read whole (see ``iter_payments``)."""
         return self._run(_core.list_payments(self._options(options)))
+
+    def iter_payments(self, **options: Unpack[CallOptions]) -> _drive.ItemIterator[ListedPayment]:
+        """Every listed payment, one at a time as the body streams in: memory stays flat.
+
+        Use it in a ``with`` block (or ``close()`` it) if you may stop early. A failure before
+        the first payment is retried; after it, the error says how many payments came first.
+        """
+        plan = _core.iter_payments(self._options(options))
+        return _drive.ItemIterator(plan, self._send, self._sleep)
+
+    def verify_many(
+        self,
+        references: Iterable[str],
+        *,
+        concurrency: int = 8,
+        **options: Unpack[CallOptions],
+    ) -> SyncBulk:
+        """Verify many references on ``concurrency`` threads; results come in input order.
+
+        Each result holds the payment or the typed error for that reference; at most
+        ``concurrency`` calls are in flight and as many results wait, whatever the input's size.
+        """
+        from ._bulk import SyncBulk
+
+        config = self._options(options)
+        return SyncBulk(references, lambda ref: self._run(_core.verify(config, ref)), concurrency)
 
     def confirm(
         self,
@@ -154,10 +219,15 @@ class Client(_BaseClient[httpx.Client]):
         expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
         return self._run(_core.confirm(self._options(options), reference, expected))
 
+    @property
+    def with_raw_response(self) -> RawClient:
+        """The same calls, answering with the raw response (status, headers, elapsed...)."""
+        return RawClient(self)
+
     def close(self) -> None:
         """Close the connections, unless the http_client was given (then it is yours to close)."""
         if self._owns_http:
-            self._http.close()
+            self._sender.close()
 
     def __enter__(self) -> Self:
         return self
@@ -174,38 +244,74 @@ class Client(_BaseClient[httpx.Client]):
         time.sleep(seconds)
 
     def _run(self, plan: Plan[T]) -> T:
-        try:
-            step = next(plan)
-            while True:
-                if isinstance(step, Sleep):
-                    self._sleep(step.seconds)
-                    step = plan.send(None)
-                else:
-                    step = plan.send(self._send(step))
-        except StopIteration as done:
-            return cast(T, done.value)
+        return _drive.run(plan, self._send, self._sleep)
 
-    def _send(self, request: Send) -> httpx.Response | httpx.HTTPError:
-        try:
-            return self._http.request(
-                request.method, request.url, headers=request.headers, timeout=request.timeout
-            )
-        except httpx.HTTPError as exc:
-            return exc
+    def _send(self, request: Send) -> Any:
+        if self._sender.is_closed:
+            raise closed_error(type(self).__name__)
+        return self._sender.send(request)
 
 
 class AsyncClient(_BaseClient[httpx.AsyncClient]):
-    """The asynchronous client: the same methods as :class:`Client`, awaitable."""
+    """The asynchronous client: the same methods as :class:`Client`, awaitable.
+
+    ``http_backend="aiohttp"`` (with the ``aiohttp`` extra) sends through aiohttp instead of
+    httpx: the same behaviour, several times the throughput under concurrency. One
+    ``AsyncClient`` belongs to one event loop.
+    """
 
     _http_client_type = httpx.AsyncClient
+    _backends = ("httpx", "aiohttp")
+    _sender: AsyncSender
+
+    def _connect(self, http_client: httpx.AsyncClient | None, backend: HttpBackend) -> None:
+        if backend == "aiohttp":
+            from ._aiohttp import AiohttpSender  # the extra, loaded only when asked for
+
+            self._sender = AiohttpSender()
+        else:
+            from ._async_senders import AsyncHttpxSender
+
+            self._sender = AsyncHttpxSender(http_client or httpx.AsyncClient())
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        http = getattr(self._sender, "http", None)
+        if not isinstance(http, httpx.AsyncClient):
+            raise AttributeError("an aiohttp-backed AsyncClient has no httpx client")
+        return http
 
     async def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
         """The payment with this reference, as the service describes it now."""
         return await self._run(_core.verify(self._options(options), reference))
 
     async def list_payments(self, **options: Unpack[CallOptions]) -> list[ListedPayment]:
-        """Every payment the service lists for this merchant."""
+        """Every payment the service lists for this merchant, read whole (see ``iter_payments``)."""
         return await self._run(_core.list_payments(self._options(options)))
+
+    def iter_payments(
+        self, **options: Unpack[CallOptions]
+    ) -> _drive.AsyncItemIterator[ListedPayment]:
+        """Every listed payment as the body streams in: ``async for p in iter_payments()``."""
+        plan = _core.iter_payments(self._options(options))
+        return _drive.AsyncItemIterator(plan, self._send, self._sleep)
+
+    def verify_many(
+        self,
+        references: Iterable[str],
+        *,
+        concurrency: int = 50,
+        **options: Unpack[CallOptions],
+    ) -> AsyncBulk:
+        """Verify many references, ``concurrency`` at a time: ``async for result in ...``.
+
+        Results come in input order, each the payment or the typed error for that reference;
+        at most ``concurrency`` calls are in flight and as many results wait.
+        """
+        from ._bulk import AsyncBulk
+
+        config = self._options(options)
+        return AsyncBulk(references, lambda ref: self._run(_core.verify(config, ref)), concurrency)
 
     async def confirm(
         self,
@@ -236,10 +342,15 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
         return await self._run(_core.confirm(self._options(options), reference, expected))
 
+    @property
+    def with_raw_response(self) -> AsyncRawClient:
+        """The same calls, answering with the raw response (status, headers, elapsed...)."""
+        return AsyncRawClient(self)
+
     async def close(self) -> None:
         """Close the connections, unless the http_client was given (then it is yours to close)."""
         if self._owns_http:
-            await self._http.aclose()
+            await self._sender.close()
 
     aclose = close
 
@@ -260,21 +371,12 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         await anyio.sleep(seconds)
 
     async def _run(self, plan: Plan[T]) -> T:
-        try:
-            step = next(plan)
-            while True:
-                if isinstance(step, Sleep):
-                    await self._sleep(step.seconds)
-                    step = plan.send(None)
-                else:
-                    step = plan.send(await self._send(step))
-        except StopIteration as done:
-            return cast(T, done.value)
+        return await _drive.arun(plan, self._send, self._sleep)
 
-    async def _send(self, request: Send) -> httpx.Response | httpx.HTTPError:
-        try:
-            return await self._http.request(
-                request.method, request.url, headers=request.headers, timeout=request.timeout
-            )
-        except httpx.HTTPError as exc:
-            return exc
+    async def _send(self, request: Send) -> Any:
+        if self._sender.is_closed:
+            raise closed_error(type(self).__name__)
+        from ._async_senders import bind_loop
+
+        bind_loop(self._sender)
+        return await self._sender.send(request)

@@ -11,7 +11,7 @@ import ipaddress
 import os
 import platform
 from collections.abc import Mapping
-from typing import TypeAlias, TypedDict
+from typing import TypeAlias, TypedDict, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -21,6 +21,9 @@ from ._version import __version__
 
 ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name, not a key
 ENV_BASE_URL = "PAYSDK_BASE_URL"
+ENV_TIMEOUT = "PAYSDK_TIMEOUT"
+ENV_MAX_RETRIES = "PAYSDK_MAX_RETRIES"
+ENV_LOG = "PAYSDK_LOG"
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 DEFAULT_MAX_RETRIES = 2
@@ -28,10 +31,33 @@ MAX_RETRIES_LIMIT = 10
 MAX_TIMEOUT = 86400.0
 """A day: longer is a mistake (and sockets cannot take infinite or huge values)."""
 
+VERIFY_MAX_BYTES = 1024 * 1024
+"""A verify answer is a few kilobytes; a megabyte is room enough and costs nothing."""
+LIST_MAX_BYTES = 64 * 1024 * 1024
+"""``list_payments`` holds the whole list at once: past this, ``iter_payments`` streams it."""
+ITEM_MAX_BYTES = 1024 * 1024
+"""``iter_payments`` holds one payment at a time: none may be larger than this."""
+MAX_BYTES_LIMIT = 2**40
+
+
+class NotGiven:
+    """The default of an argument the environment may fill in (``PAYSDK_TIMEOUT``...)."""
+
+    def __repr__(self) -> str:
+        return "NOT_GIVEN"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+NOT_GIVEN = NotGiven()
+
 TimeoutTypes: TypeAlias = float | int | httpx.Timeout | None
 """Seconds for every phase, an ``httpx.Timeout`` for each phase, or ``None`` for no limit."""
 
 USER_AGENT = f"paysdk/{__version__} Python/{platform.python_version()} httpx/{httpx.__version__}"
+
+T = TypeVar("T")
 
 _RESERVED_HEADERS = frozenset({"authorization", "host", "content-length"})
 
@@ -42,6 +68,8 @@ class CallOptions(TypedDict, total=False):
     timeout: TimeoutTypes
     max_retries: int
     extra_headers: Mapping[str, str]
+    max_response_bytes: int | None
+    deadline: float | None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,6 +82,10 @@ class Config:
     max_retries: int
     headers: Mapping[str, str] = dataclasses.field(repr=False)
     """Headers sent with every request, not counting Authorization."""
+    max_response_bytes: int | None = None
+    """A cap on every answer's decoded body; ``None``: each endpoint's own default."""
+    deadline: float | None = None
+    """Seconds a whole call may take, retries and waits included; ``None``: attempts bound it."""
 
     @classmethod
     def create(
@@ -61,21 +93,32 @@ class Config:
         *,
         secret_key: str | None,
         base_url: str | None,
-        timeout: TimeoutTypes,
-        max_retries: int,
+        timeout: TimeoutTypes | NotGiven,
+        max_retries: int | NotGiven,
         default_headers: Mapping[str, str] | None,
         allow_insecure_http: bool,
+        max_response_bytes: int | None = None,
+        deadline: float | None = None,
     ) -> Config:
         key = secret_key if secret_key is not None else os.environ.get(ENV_SECRET_KEY)
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
         headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
         headers.update(check_headers(default_headers or {}, what="default_headers"))
+        if isinstance(timeout, NotGiven):
+            timeout = _from_env(ENV_TIMEOUT, float, DEFAULT_TIMEOUT)
+        retries = (
+            _from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
+            if isinstance(max_retries, NotGiven)
+            else max_retries
+        )
         return cls(
             secret_key=check_secret_key(key),
             base_url=check_base_url(url, allow_insecure_http=allow_insecure_http),
             timeout=check_timeout(timeout),
-            max_retries=check_max_retries(max_retries),
+            max_retries=check_max_retries(retries),
             headers=headers,
+            max_response_bytes=check_max_bytes(max_response_bytes),
+            deadline=check_deadline(deadline),
         )
 
     def with_options(self, options: CallOptions) -> Config:
@@ -95,10 +138,35 @@ class Config:
         if "extra_headers" in options:
             extra = check_headers(options["extra_headers"], what="extra_headers")
             config = dataclasses.replace(config, headers={**config.headers, **extra})
+        if "max_response_bytes" in options:
+            limit = check_max_bytes(options["max_response_bytes"])
+            config = dataclasses.replace(config, max_response_bytes=limit)
+        if "deadline" in options:
+            config = dataclasses.replace(config, deadline=check_deadline(options["deadline"]))
         return config
 
-    def request_headers(self) -> dict[str, str]:
-        return {**self.headers, "Authorization": f"Bearer {self.secret_key}"}
+    def request_headers(self) -> httpx.Headers:
+        """The headers of a request; ``httpx.Headers`` masks the key in any repr or traceback."""
+        return httpx.Headers({**self.headers, "Authorization": f"Bearer {self.secret_key}"})
+
+    def max_bytes(self, default: int) -> int:
+        return default if self.max_response_bytes is None else self.max_response_bytes
+
+    def scrub(self, text: str) -> str:
+        """``text`` with the secret key blotted out, for anything paysdk writes."""
+        return text.replace(self.secret_key, "<secret key>") if self.secret_key in text else text
+
+
+def _from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        return kind(value.strip())
+    except ValueError:
+        raise ConfigurationError(
+            f"{name}={value!r} is not a valid {'number of seconds' if kind is float else 'count'}"
+        ) from None
 
 
 def check_secret_key(key: object) -> str:
@@ -195,6 +263,22 @@ def check_max_retries(max_retries: object) -> int:
             f"max_retries must be between 0 and {MAX_RETRIES_LIMIT}, got {max_retries}"
         )
     return max_retries
+
+
+def check_max_bytes(limit: object) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_BYTES_LIMIT:
+        raise ConfigurationError(
+            f"max_response_bytes must be a whole number of bytes above 0, or None, got {limit!r}"
+        )
+    return limit
+
+
+def check_deadline(deadline: object) -> float | None:
+    if deadline is None:
+        return None
+    return _check_seconds(deadline, "deadline")
 
 
 def check_headers(headers: Mapping[str, str], *, what: str) -> dict[str, str]:

@@ -1,58 +1,84 @@
 """The I/O-free heart of paysdk: what to send, what an answer means, and whether to try again.
 
-Each API call is a *plan*: a generator that yields :class:`Send` and :class:`Sleep` steps and is
-sent back what came of each (an ``httpx.Response`` once read, or the ``httpx.HTTPError`` that
-stopped it). It returns the parsed model or raises a :mod:`paysdk` exception. ``Client`` and
-``AsyncClient`` only carry the steps out, so both share every decision made here, in the
-sans-I/O style of h11: this module never opens a socket or sleeps, and tests drive it by hand.
+Each API call is a *plan*: a generator that yields steps (:mod:`paysdk._steps`: send, sleep,
+read, emit) and is sent back what came of each (an :class:`Answer`, a :class:`Failure`...). It
+returns the parsed model or raises a :mod:`paysdk` exception. The clients only carry the steps
+out, so every shell (sync, async, aiohttp) shares every decision made here, in the sans-I/O style
+of h11: this module never opens a socket or sleeps, and tests drive it by hand.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
-import decimal
-import email.utils
-import inspect
 import logging
-import math
-import random
-import time
 import unicodedata
-from collections.abc import Callable, Generator, Mapping
+from collections.abc import Callable, Generator
 from typing import Any, Final, TypeAlias, TypeVar
 from urllib.parse import quote
 
 import httpx
 from pydantic import ValidationError
 
-from ._config import Config
+from ._config import ITEM_MAX_BYTES, LIST_MAX_BYTES, VERIFY_MAX_BYTES, Config
+from ._confirm import Expected, check_payment, expected_for
 from ._errors import (
     APIConnectionError,
     APIError,
     APITimeoutError,
-    AuthenticationError,
-    ConfigurationError,
     InvalidReferenceError,
-    ListUnavailableError,
-    NotFoundError,
-    PaymentFailedError,
     PaymentMismatchError,
-    PaymentNotFoundError,
     PaySDKError,
-    PermissionDeniedError,
-    RateLimitError,
     ResponseValidationError,
-    ServerError,
-    UnknownOrderError,
-    body_excerpt,
-    json_or_none,
 )
-from ._models import ListedPayment, ListEnvelope, VerifiedPayment, VerifyEnvelope
+from ._models import ListedPayment, VerifiedPayment
+from ._responses import (
+    error_for,
+    failure_error,
+    info_of,
+    invalid_body,
+    map_response,
+    parse_list,
+    parse_verify,
+)
+from ._retry import RETRYABLE_STATUS, RetryPolicy, is_retryable, retry_after
+from ._steps import (
+    Answer,
+    Emit,
+    Failure,
+    Opened,
+    Outcome,
+    Read,
+    Send,
+    Sleep,
+    Step,
+    failure_from_httpx,
+)
+from ._stream import ListStream
+
+__all__ = [
+    "RETRYABLE_STATUS",
+    "Answer",
+    "Expected",
+    "Failure",
+    "RetryPolicy",
+    "Send",
+    "Sleep",
+    "check_payment",
+    "error_for",
+    "expected_for",
+    "is_retryable",
+    "map_response",
+    "parse_list",
+    "parse_verify",
+    "retry_after",
+]
 
 log = logging.getLogger("paysdk")
 
 T = TypeVar("T")
+Plan: TypeAlias = Generator[Step[Any], Outcome, T]
+ItemPlan: TypeAlias = Generator[Step[T], Outcome, None]
+"""A plan that hands items to the caller as it goes (``Emit``) and returns nothing."""
 
 MAX_REFERENCE_LENGTH: Final = 256
 _INVISIBLE: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
@@ -94,226 +120,100 @@ def check_reference(reference: object) -> str:
 # --- requests ---------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass(frozen=True)
-class Send:
-    """Send this request and report back what came of it."""
-
-    method: str
-    url: str
-    headers: Mapping[str, str] = dataclasses.field(repr=False)  # holds the secret key
-    timeout: httpx.Timeout
-
-    def __str__(self) -> str:
-        return f"{self.method} {self.url}"
-
-
-@dataclasses.dataclass(frozen=True)
-class Sleep:
-    """Wait this many seconds, then carry on with the plan."""
-
-    seconds: float
-
-
-Step: TypeAlias = Send | Sleep
-Outcome: TypeAlias = httpx.Response | httpx.HTTPError | None
-"""What a shell sends back into a plan: the read response, the transport error, or None."""
-Plan = Generator[Step, Outcome, T]
-
-
 def verify_request(config: Config, reference: str) -> Send:
     segment = quote(check_reference(reference), safe="")
-    return _get(config, f"/payment/{segment}")
+    return _get(config, f"/payment/{segment}", config.max_bytes(VERIFY_MAX_BYTES))
 
 
-def list_request(config: Config) -> Send:
-    return _get(config, "/payments")
-
-
-def _get(config: Config, path: str) -> Send:
-    return Send("GET", config.base_url + path, config.request_headers(), config.timeout)
-
-
-# --- responses --------------------------------------------------------------------------------
-
-
-def parse_verify(content: bytes) -> VerifiedPayment:
-    return VerifyEnvelope.model_validate_json(content).data
-
-
-def parse_list(content: bytes) -> list[ListedPayment]:
-    return ListEnvelope.model_validate_json(content).data
-
-
-def map_response(
-    request: Send, response: httpx.Response, parse: Callable[[bytes], T], reference: str | None
-) -> T:
-    """The model a response carries, or the exception it stands for."""
-    status = response.status_code
-    if 200 <= status < 300:
-        try:
-            return parse(response.content)
-        except ValidationError as exc:
-            raise _invalid_body(request, response, exc) from None
-    raise error_for(request, response, reference)
-
-
-def error_for(request: Send, response: httpx.Response, reference: str | None) -> APIError:
-    status = response.status_code
-    info: dict[str, Any] = {
-        "status_code": status,
-        "headers": response.headers,
-        "content": response.content,
-        "method": request.method,
-        "url": request.url,
-    }
-    said = _what_the_server_said(response.content)
-    if status == 401:
-        return AuthenticationError(f"the secret key was not accepted{said}", **info)
-    if status == 403:
-        return PermissionDeniedError(f"the secret key may not do this{said}", **info)
-    if status == 404:
-        body = _json_object(response.content)
-        if reference is not None and body.get("success") is False:
-            return PaymentNotFoundError(
-                f"no payment has the reference {reference!r}{said}", reference=reference, **info
-            )
-        if reference is None and body.get("error") == "Connection Error":
-            return ListUnavailableError(f"the payment list is unavailable{said}", **info)
-        return NotFoundError(f"not found; is base_url right?{said}", **info)
-    if status == 429:
-        return RateLimitError(
-            f"rate limited{said}", retry_after=retry_after(response.headers), **info
-        )
-    if status >= 500:
-        return ServerError(f"the service failed{said}", **info)
-    return APIError(f"unexpected answer{said}", **info)
-
-
-def _invalid_body(request: Send, response: httpx.Response, exc: ValidationError) -> APIError:
-    errors = exc.errors(include_url=False, include_input=False, include_context=False)
-    if errors and errors[0]["type"] == "json_invalid":
-        content_type = response.headers.get("content-type", "no content-type")
-        what = f"a body that is not JSON ({content_type}): {body_excerpt(response.content)}"
-    else:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in error['loc']) or 'body'}: {error['msg']}"
-            for error in errors[:5]
-        )
-        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
-        what = f"a body that is not the documented shape: {problems}{more}"
-    return ResponseValidationError(
-        f"the service answered with {what}",
-        errors=[dict(error) for error in errors],
-        status_code=response.status_code,
-        headers=response.headers,
-        content=response.content,
-        method=request.method,
-        url=request.url,
+def list_request(config: Config, *, stream: bool = False) -> Send:
+    return _get(
+        config, "/payments", config.max_bytes(ITEM_MAX_BYTES if stream else LIST_MAX_BYTES), stream
     )
 
 
-def _json_object(content: bytes) -> dict[str, Any]:
-    body = json_or_none(content)
-    return body if isinstance(body, dict) else {}
-
-
-def _what_the_server_said(content: bytes) -> str:
-    body = _json_object(content)
-    parts = [str(body[key]) for key in ("error", "message") if isinstance(body.get(key), str)]
-    if parts:
-        return ": " + body_excerpt(" - ".join(dict.fromkeys(parts)).encode())
-    if content:
-        return ": " + body_excerpt(content)
-    return ""
-
-
-def connection_error(request: Send, exc: httpx.HTTPError) -> APIConnectionError:
-    if isinstance(exc, httpx.TimeoutException):
-        return APITimeoutError(
-            f"no answer within the timeout ({type(exc).__name__})",
-            method=request.method,
-            url=request.url,
-        )
-    detail = str(exc) or type(exc).__name__
-    return APIConnectionError(
-        f"could not reach the service: {detail}", method=request.method, url=request.url
+def _get(config: Config, path: str, max_body: int, stream: bool = False) -> Send:
+    return Send(
+        "GET",
+        config.base_url + path,
+        config.request_headers(),
+        config.timeout,
+        budget=attempt_budget(config.timeout),
+        max_body=max_body,
+        stream=stream,
     )
 
 
-# --- retries ----------------------------------------------------------------------------------
-
-RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
-
-
-@dataclasses.dataclass(frozen=True)
-class RetryPolicy:
-    """When and how long to wait before trying a failed call again.
-
-    Every request paysdk makes is a GET, so retrying can never pay or fulfil twice. Retried:
-    no answer or a timeout, 408, 409, 425, 429, any 5xx, and list's "Connection Error" 404.
-    Backoff doubles from ``initial_delay`` up to ``max_delay`` with up to 25% jitter. A
-    ``Retry-After`` (or ``retry-after-ms``) the server sends is obeyed exactly; one longer than
-    ``max_retry_after`` is not waited out: the error is raised for the caller to decide.
-    """
-
-    max_retries: int
-    initial_delay: float = 0.5
-    max_delay: float = 8.0
-    max_retry_after: float = 60.0
-    random: Callable[[], float] = dataclasses.field(default=random.random, repr=False)
-    clock: Callable[[], float] = dataclasses.field(default=time.time, repr=False)
-
-    def delay(self, retries_done: int, error: PaySDKError) -> float | None:
-        """Seconds to wait before the next try, or ``None`` to raise ``error`` now."""
-        if retries_done >= self.max_retries or not is_retryable(error):
-            return None
-        if isinstance(error, APIError):
-            hint = retry_after(error.headers, self.clock)
-            if hint is not None:
-                return hint if hint <= self.max_retry_after else None
-        backoff = min(self.initial_delay * 2.0**retries_done, self.max_delay)
-        return backoff * (1.0 - 0.25 * self.random())
-
-
-def is_retryable(error: PaySDKError) -> bool:
-    if isinstance(error, (APIConnectionError, ListUnavailableError)):
-        return True
-    if isinstance(error, APIError):
-        return error.status_code in RETRYABLE_STATUS or error.status_code >= 500
-    return False
-
-
-def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.time) -> float | None:
-    """The server's requested wait in seconds, from ``retry-after-ms`` or ``Retry-After``."""
-    millis = _non_negative(headers.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000.0
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    seconds = _non_negative(value)
-    if seconds is not None:
-        return seconds
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-        if when.tzinfo is None:  # "-0000": RFC 5322's "UTC, source zone unknown"
-            when = when.replace(tzinfo=dt.timezone.utc)
-        return max(0.0, when.timestamp() - clock())
-    except (TypeError, ValueError, IndexError, OverflowError, OSError):
-        return None
-
-
-def _non_negative(value: str | None) -> float | None:
-    if value is None:
-        return None
-    try:
-        number = float(value)
-    except ValueError:
-        return None
-    return number if math.isfinite(number) and number >= 0 else None
+def attempt_budget(timeout: httpx.Timeout) -> float | None:
+    """One attempt's whole-time bound: the longest of its phases, or none if any phase has none."""
+    phases = timeout.as_dict().values()
+    return None if None in phases else max(phase for phase in phases if phase is not None)
 
 
 # --- plans ------------------------------------------------------------------------------------
+
+
+@dataclasses.dataclass
+class _Attempts:
+    """Counts a call's attempts and keeps it within its deadline; shared by every plan."""
+
+    config: Config
+    policy: RetryPolicy
+    started: float
+    retries_done: int = 0
+
+    def send(self, request: Send) -> Send:
+        """``request`` with its budget cut to what is left of the call's deadline."""
+        deadline = self.config.deadline
+        if deadline is None:
+            return request
+        left = deadline - (self.policy.monotonic() - self.started)
+        if left <= 0:
+            raise APITimeoutError(
+                f"the call's deadline of {deadline:g}s passed after {self.retries_done} attempt(s)",
+                method=request.method,
+                url=request.url,
+            )
+        budget = left if request.budget is None else min(request.budget, left)
+        return dataclasses.replace(request, budget=budget)
+
+    def wait(self, request: Send, error: PaySDKError) -> Sleep:
+        """The wait before the next attempt, or ``error`` raised when none should follow."""
+        error.attempts = self.retries_done + 1
+        wait = self.policy.delay(self.retries_done, error)
+        deadline = self.config.deadline
+        if (
+            wait is not None
+            and deadline is not None
+            and self.policy.monotonic() - self.started + wait >= deadline
+        ):
+            wait = None  # the call would end past its deadline: raise now instead
+        if wait is None:
+            raise error
+        self.retries_done += 1
+        log.info(
+            "%s failed (%s); retry %d of %d in %.2fs",
+            request,
+            type(error).__name__,
+            self.retries_done,
+            self.policy.max_retries,
+            wait,
+        )
+        return Sleep(wait)
+
+
+def _attempts(config: Config, policy: RetryPolicy | None) -> _Attempts:
+    policy = policy or RetryPolicy(max_retries=config.max_retries)
+    return _Attempts(config, policy, policy.monotonic())
+
+
+def _as_answer(outcome: Outcome) -> Answer | Failure:
+    if isinstance(outcome, (Answer, Failure)):
+        return outcome
+    if isinstance(outcome, httpx.Response):
+        return Answer(outcome.status_code, outcome.headers, outcome.content)
+    if isinstance(outcome, httpx.HTTPError):
+        return failure_from_httpx(outcome)
+    raise TypeError(f"a plan must be sent an answer or a failure, got {outcome!r}")
 
 
 def call(
@@ -325,36 +225,38 @@ def call(
     policy: RetryPolicy | None = None,
 ) -> Plan[T]:
     """Send ``request`` until it gives a model, an error not worth retrying, or retries run out."""
-    policy = policy or RetryPolicy(max_retries=config.max_retries)
-    retries_done = 0
+    return _call(config, request, lambda answer: parse(answer.content), reference, policy)
+
+
+def call_raw(config: Config, request: Send, *, reference: str | None = None) -> Plan[Answer]:
+    """Like :func:`call`, with the successful :class:`Answer` itself as the result, unparsed."""
+    return _call(config, request, lambda answer: answer, reference, None)
+
+
+def _call(
+    config: Config,
+    request: Send,
+    success: Callable[[Answer], T],
+    reference: str | None,
+    policy: RetryPolicy | None,
+) -> Plan[T]:
+    attempts = _attempts(config, policy)
     while True:
-        outcome = yield request
+        outcome = _as_answer((yield attempts.send(request)))
         error: PaySDKError
-        if isinstance(outcome, httpx.Response):
+        if isinstance(outcome, Answer):
             log.debug("%s -> %s", request, outcome.status_code)
-            try:
-                return map_response(request, outcome, parse, reference)
-            except APIError as exc:
-                error = exc
-        elif isinstance(outcome, httpx.HTTPError):
-            log.debug("%s -> %r", request, outcome)
-            error = connection_error(request, outcome)
-            error.__cause__ = outcome
+            if not 200 <= outcome.status_code < 300:
+                error = error_for(request, outcome, reference)
+            else:
+                try:
+                    return success(outcome)
+                except ValidationError as exc:
+                    error = invalid_body(request, outcome, exc)
         else:
-            raise TypeError(f"a plan must be sent a response or an error, got {outcome!r}")
-        wait = policy.delay(retries_done, error)
-        if wait is None:
-            raise error
-        retries_done += 1
-        log.info(
-            "%s failed (%s); retry %d of %d in %.2fs",
-            request,
-            type(error).__name__,
-            retries_done,
-            policy.max_retries,
-            wait,
-        )
-        yield Sleep(wait)
+            log.debug("%s -> %s", request, outcome.kind)
+            error = failure_error(request, outcome, reference)
+        yield attempts.wait(request, error)
 
 
 def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
@@ -365,6 +267,11 @@ def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
 def _answering(plan: Plan[VerifiedPayment], reference: str) -> Plan[VerifiedPayment]:
     """The plan's payment, refused if it is not the one asked for (a confused proxy, say)."""
     payment = yield from plan
+    check_answered(payment, reference)
+    return payment
+
+
+def check_answered(payment: VerifiedPayment, reference: str) -> VerifiedPayment:
     if payment.reference != reference:
         raise PaymentMismatchError(
             f"asked for payment {reference!r}, the service answered with {payment.reference!r}",
@@ -378,105 +285,83 @@ def list_payments(config: Config) -> Plan[list[ListedPayment]]:
     return call(config, list_request(config), parse_list)
 
 
-# --- confirming a payment ---------------------------------------------------------------------
+def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemPlan[ListedPayment]:
+    """Stream the list: payments are emitted as their bytes arrive, one element held at a time.
 
-
-@dataclasses.dataclass(frozen=True)
-class Expected:
-    """What the merchant expects a payment to be: its order's amount and currency.
-
-    ``amount`` is in the unit the service reports, as an int (a whole ``Decimal``, as an ORM
-    may hold it, is taken as that int); ``currency`` is compared without regard to case.
-    ``None`` means "do not check this": give it only on purpose.
+    Failures before the first payment is emitted are retried like any call's; after it, a
+    retry would repeat payments already handed out, so the error is raised, saying how many.
     """
+    request = list_request(config, stream=True)
+    attempts = _attempts(config, policy)
+    while True:
+        opened = yield attempts.send(request)
+        error: PaySDKError
+        if isinstance(opened, Opened):
+            parser = ListStream(max_item_bytes=request.max_body)
+            emitted = yield from _stream_items(request, opened, parser, attempts)
+            if emitted is None:
+                return
+            error, count = emitted
+            if count:
+                raise error
+        else:
+            outcome = _as_answer(opened)
+            if isinstance(outcome, Answer):
+                error = error_for(request, outcome, None)
+            else:
+                error = failure_error(request, outcome)
+        yield attempts.wait(request, error)
 
-    amount: int | None = None
-    currency: str | None = None
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "amount", _whole_amount(self.amount))
-        if self.currency is not None and (
-            not isinstance(self.currency, str) or not self.currency.strip()
-        ):
-            raise ConfigurationError("the expected currency must be a non-empty str")
+def _stream_items(
+    request: Send, opened: Opened, parser: ListStream, attempts: _Attempts
+) -> Generator[Step[ListedPayment], Outcome, tuple[PaySDKError, int] | None]:
+    """Read and emit until the body ends (``None``) or fails (the error and how many went out)."""
+    emitted = 0
+    answer = Answer(opened.status_code, opened.headers, b"")
+    while True:
+        chunk = yield Read(request.budget)
+        if isinstance(chunk, Failure):
+            error = failure_error(request, chunk)
+            if emitted:
+                error = _cut_after(error, emitted)
+            return error, emitted
+        if not isinstance(chunk, bytes):
+            raise TypeError(f"a Read must be answered with bytes or a Failure, got {chunk!r}")
+        try:
+            items = parser.feed(chunk) if chunk else parser.close()
+        except ValidationError as exc:
+            raise invalid_body(request, answer, exc, where=parser.where) from None
+        except ValueError as exc:  # ListStream's own: not JSON, or a payment too large
+            raise _stream_error(request, answer, str(exc), emitted) from None
+        if items:
+            emitted += len(items)
+            yield Emit(items)
+        if not chunk:
+            return None
 
 
-def _whole_amount(amount: object) -> int | None:
-    if amount is None or (isinstance(amount, int) and not isinstance(amount, bool)):
-        return amount
-    if (
-        isinstance(amount, decimal.Decimal)
-        and amount.is_finite()
-        and amount == amount.to_integral()
-    ):
-        return int(amount)
-    raise ConfigurationError(
-        f"the expected amount must be a whole number (int), not {amount!r}; "
-        "money in floats or fractions cannot be compared exactly"
+def _cut_after(error: PaySDKError, emitted: int) -> PaySDKError:
+    if isinstance(error, APIConnectionError):
+        cut = type(error)(
+            f"{error.message}, after {emitted} payment(s) were already yielded; "
+            "iterate again to start over",
+            method=error.method,
+            url=error.url,
+        )
+        cut.__cause__ = error.__cause__
+        return cut
+    return error
+
+
+def _stream_error(request: Send, answer: Answer, problem: str, emitted: int) -> APIError:
+    return ResponseValidationError(
+        f"the service answered with {request.scrub(problem)} (after {emitted} payment(s))",
+        **info_of(request, answer),
     )
 
 
-def expected_for(
-    reference: str, amount: int | None, currency: str | None, looked_up: bool, found: object
-) -> Expected:
-    """What a callback's payment must match: the given values, or what ``lookup`` found.
-
-    ``found`` may be an ``Expected``, or a mapping or object (such as the merchant's order)
-    with both ``amount`` and ``currency``; ``None`` means the merchant has no such order.
-    """
-    if not looked_up:
-        return Expected(amount=amount, currency=currency)
-    if amount is not None or currency is not None:
-        raise ConfigurationError("give either lookup or amount/currency, not both")
-    if inspect.isawaitable(found):
-        if inspect.iscoroutine(found):
-            found.close()  # never awaited: close it so Python does not warn later
-        raise ConfigurationError("lookup returned an awaitable: an async lookup needs AsyncClient")
-    if found is None:
-        raise UnknownOrderError(
-            f"no order has the reference {reference!r}; the callback is not acted on",
-            reference=reference,
-        )
-    if isinstance(found, Expected):
-        return found
-    if isinstance(found, Mapping):
-        values = {field: found.get(field) for field in ("amount", "currency")}
-    else:
-        values = {field: getattr(found, field, None) for field in ("amount", "currency")}
-    missing = [field for field, value in values.items() if value is None]
-    if missing:
-        raise ConfigurationError(
-            "lookup must return an order with both amount and currency, paysdk.Expected (to "
-            f"leave one unchecked on purpose) or None; its {type(found).__name__} has no "
-            + " and no ".join(missing)
-        )
-    return Expected(amount=values["amount"], currency=values["currency"])
-
-
-def check_payment(
-    payment: VerifiedPayment, expected: Expected, *, require_success: bool = True
-) -> VerifiedPayment:
-    """Return ``payment`` if it can be fulfilled, else raise why it cannot."""
-    mismatches: dict[str, tuple[object, object]] = {}
-    if require_success and not payment.succeeded:
-        raise PaymentFailedError(f"payment {payment.reference!r} did not succeed", payment=payment)
-    if expected.amount is not None and payment.amount != expected.amount:
-        mismatches["amount"] = (expected.amount, payment.amount)
-    if expected.currency is not None and (
-        payment.currency.strip().upper() != expected.currency.strip().upper()
-    ):
-        mismatches["currency"] = (expected.currency, payment.currency)
-    if mismatches:
-        detail = ", ".join(
-            f"{field} expected {want!r} but the service says {got!r}"
-            for field, (want, got) in mismatches.items()
-        )
-        raise PaymentMismatchError(
-            f"payment {payment.reference!r} does not match: {detail}",
-            payment=payment,
-            mismatches=mismatches,
-        )
-    return payment
+# --- confirming a payment ---------------------------------------------------------------------
 
 
 def confirm(

@@ -11,10 +11,12 @@
     │   ├── ListUnavailableError      list's documented 404 {"error": "Connection Error"} (retried)
     │   ├── RateLimitError            429 (retried, honouring Retry-After)
     │   ├── ServerError               5xx (retried)
-    │   └── ResponseValidationError   a 2xx body that is not the documented shape
+    │   ├── ResponseValidationError   a 2xx body that is not the documented shape
+    │   └── ResponseTooLargeError     a 2xx body past max_response_bytes (not read further)
     ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
     │   └── APITimeoutError           no answer in time (retried)
     ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
+├── EventLoopError                an AsyncClient used from an event loop other than its own
     ├── PaymentVerificationError      the payment exists but must not be fulfilled
     │   ├── PaymentFailedError        the service says it did not succeed
     │   └── PaymentMismatchError      amount or currency differ from what the merchant expected
@@ -25,13 +27,14 @@
             └── UnknownOrderError     a callback for a reference the merchant never issued
 
 Nothing is lost: an :class:`APIError` keeps the status code, the response headers, the raw body
-text and, where it was JSON, the parsed body. No message ever contains the secret key.
+bytes and, where it was JSON, the parsed body. No message, ``text`` or ``body`` ever contains the
+secret key (a server that echoes it has it blotted out); only the raw ``content`` is as received.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -44,6 +47,7 @@ __all__ = [
     "AuthenticationError",
     "ClientClosedError",
     "ConfigurationError",
+    "EventLoopError",
     "InvalidCallbackError",
     "InvalidReferenceError",
     "ListUnavailableError",
@@ -55,6 +59,7 @@ __all__ = [
     "PaymentVerificationError",
     "PermissionDeniedError",
     "RateLimitError",
+    "ResponseTooLargeError",
     "ResponseValidationError",
     "ServerError",
     "UnknownOrderError",
@@ -64,9 +69,13 @@ _BODY_EXCERPT = 200
 
 
 class PaySDKError(Exception):
-    """The base of every exception paysdk raises."""
+    """The base of every exception paysdk raises.
+
+    ``attempts`` is how many requests the call made before giving up (1 where none was retried).
+    """
 
     message: str
+    attempts: int = 1
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -108,15 +117,16 @@ class APIError(PaySDKError):
     Attributes:
         status_code: the HTTP status.
         headers: the response headers (a case-insensitive mapping).
-        text: the raw body, decoded as text.
-        content: the raw body bytes.
-        body: the body parsed as JSON where it was JSON, else ``None``.
+        text: the body decoded as text, with the secret key blotted out if the server echoed it.
+        content: the raw body bytes, exactly as received (an error body is kept up to 64 KiB).
+        body: ``text`` parsed as JSON where it was JSON, else ``None``.
         method, url: what was requested (never the request headers, which hold the key).
     """
 
     status_code: int
     headers: Mapping[str, str]
     content: bytes
+    text: str
     body: Any
     method: str
     url: str
@@ -130,6 +140,7 @@ class APIError(PaySDKError):
         content: bytes,
         method: str,
         url: str,
+        scrub: Callable[[str], str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
@@ -137,11 +148,9 @@ class APIError(PaySDKError):
         self.content = content
         self.method = method
         self.url = url
-        self.body = json_or_none(content)
-
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", errors="replace")
+        text = content.decode("utf-8", errors="replace")
+        self.text = scrub(text) if scrub is not None else text
+        self.body = json_or_none(content if self.text == text else self.text.encode())
 
     def __str__(self) -> str:
         return f"{self.message} (HTTP {self.status_code} from {self.method} {self.url})"
@@ -203,6 +212,19 @@ class ResponseValidationError(APIError):
         self.errors = errors or []
 
 
+class ResponseTooLargeError(APIError):
+    """A successful answer's body was larger than allowed; the rest of it was not read.
+
+    ``limit`` is the cap in bytes (``max_response_bytes``); ``content`` holds what was read.
+    """
+
+    limit: int
+
+    def __init__(self, message: str, *, limit: int, **kwargs: Any) -> None:
+        super().__init__(message, **kwargs)
+        self.limit = limit
+
+
 class APIConnectionError(PaySDKError):
     """No answer from the service: DNS failure, refused or reset connection, TLS error."""
 
@@ -224,6 +246,14 @@ class APITimeoutError(APIConnectionError):
 
 class ClientClosedError(PaySDKError, RuntimeError):
     """The client was closed; ``with_options`` copies share, and so lose, its connections."""
+
+
+class EventLoopError(PaySDKError, RuntimeError):
+    """An ``AsyncClient`` was used from an event loop other than the one it first ran in.
+
+    Its connections belong to that loop. Make one ``AsyncClient`` per event loop: inside
+    ``asyncio.run(...)``, or in your web framework's lifespan.
+    """
 
 
 class PaymentVerificationError(PaySDKError):

@@ -1,0 +1,146 @@
+"""The aiohttp sender: ``AsyncClient(http_backend="aiohttp")``, for throughput under concurrency.
+
+A second shell around the same core: it carries out the same :class:`Send` and :class:`Read`
+steps, gathers bodies through the same :class:`BodyReader` (so the same size caps apply), bounds
+each attempt by its budget, and reports every failure as a :class:`Failure`. Retries, errors and
+parsing are the core's, unchanged. Imported only when asked for; needs the ``aiohttp`` extra.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING
+
+from ._errors import ConfigurationError
+from ._steps import Answer, BodyReader, Failure, Opened, Read, Send
+
+if TYPE_CHECKING:
+    import aiohttp
+
+try:
+    import aiohttp
+except ImportError:  # pragma: no cover - exercised by a test that hides aiohttp
+    aiohttp = None  # type: ignore[assignment]
+
+__all__ = ["AiohttpSender"]
+
+EXTRA_HINT = "http_backend='aiohttp' needs aiohttp: pip install 'paysdk[aiohttp]'"
+
+
+class _MaskedHeaders(dict[str, str]):
+    """Request headers whose repr hides the key, should a traceback print local variables."""
+
+    def __repr__(self) -> str:
+        return repr({k: "[secure]" if k.lower() == "authorization" else v for k, v in self.items()})
+
+
+def _failure(exc: BaseException) -> Failure:
+    if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
+        return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
+    if _undecodable(exc):
+        return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
+    detail = str(exc) or type(exc).__name__
+    return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
+
+
+def _undecodable(exc: BaseException) -> bool:
+    return isinstance(exc, aiohttp.ClientPayloadError) and "decompress" in str(exc).lower()
+
+
+class _Stream:
+    """A successful answer left open for ``iter_payments``."""
+
+    def __init__(self, response: aiohttp.ClientResponse) -> None:
+        self.opened = Opened(response.status, response.headers)
+        self._response = response
+
+    async def read(self, step: Read) -> bytes | Failure:
+        from anyio import fail_after
+
+        try:
+            with fail_after(step.budget):
+                return await self._response.content.readany()
+        except Exception as exc:
+            return _failure(exc)
+
+    async def close(self) -> None:
+        self._response.close()
+
+
+class AiohttpSender:
+    """Sends with one ``aiohttp.ClientSession``, opened on first use in the running loop."""
+
+    def __init__(self) -> None:
+        if aiohttp is None:
+            raise ConfigurationError(EXTRA_HINT)
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._session: aiohttp.ClientSession | None = None
+        self._closed = False
+
+    @property
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def _open(self) -> aiohttp.ClientSession:
+        self._session = aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=100),
+            cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
+            trust_env=True,  # proxies from the environment, as httpx does
+        )
+        return self._session
+
+    async def send(self, request: Send) -> Answer | Failure | _Stream:
+        session = self._session or self._open()
+        timeout = request.timeout
+        started = time.monotonic()
+        try:
+            response = await session.request(
+                request.method,
+                request.url,
+                headers=_MaskedHeaders(request.headers.items()),
+                allow_redirects=False,  # as httpx: a redirect is an answer, not followed
+                timeout=aiohttp.ClientTimeout(
+                    total=request.budget,
+                    sock_connect=timeout.connect,
+                    sock_read=timeout.read,
+                ),
+            )
+        except Exception as exc:
+            return _failure(exc)
+        if request.stream and 200 <= response.status < 300:
+            return _Stream(response)
+        try:
+            return await _read(request, response, started)
+        except Exception as exc:
+            return _failure(exc)
+        finally:
+            response.release()
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._session is not None:
+            await self._session.close()
+
+
+async def _read(
+    request: Send, response: aiohttp.ClientResponse, started: float
+) -> Answer | Failure:
+    reader = BodyReader(request, response.status, response.headers, started)
+    length = response.content_length
+    try:
+        plain = "Content-Encoding" not in response.headers
+        if length is not None and length <= reader.limit and plain:
+            failure = reader.feed(await response.read())  # one read: the fast, common case
+            return failure or reader.answer()
+        while chunk := await response.content.readany():
+            failure = reader.feed(chunk)
+            if failure is not None:
+                return failure
+            if reader.cut:
+                break
+    except aiohttp.ClientPayloadError as exc:
+        if _undecodable(exc):
+            return reader.undecodable(exc)
+        raise
+    return reader.answer()

@@ -1,0 +1,135 @@
+"""The async httpx sender, and what every async sender (httpx or aiohttp) offers the client.
+
+Like the sync sender, bodies go through :class:`BodyReader` (the same caps); an attempt is bounded
+as a whole by one cancel scope. Imported with the first ``AsyncClient``, so sync users load
+neither asyncio nor anyio.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from typing import Protocol
+
+import httpx
+from anyio import fail_after
+
+from ._errors import EventLoopError
+from ._senders import closed_error, success
+from ._steps import Answer, BodyReader, Failure, Opened, Read, Send, failure_from_httpx
+
+__all__ = ["AsyncHttpxSender", "AsyncOpenStream", "AsyncSender", "AsyncStream", "bind_loop"]
+
+
+class AsyncSender(Protocol):
+    """What an async client needs of whatever sends for it (httpx or aiohttp)."""
+
+    loop: asyncio.AbstractEventLoop | None
+
+    @property
+    def is_closed(self) -> bool: ...
+    async def send(self, request: Send) -> Answer | Failure | AsyncOpenStream: ...
+    async def close(self) -> None: ...
+
+
+class AsyncOpenStream(Protocol):
+    opened: Opened
+
+    async def read(self, step: Read) -> bytes | Failure: ...
+    async def close(self) -> None: ...
+
+
+def bind_loop(sender: AsyncSender) -> None:
+    """Tie ``sender`` to the running event loop on first use; refuse any other loop after."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # another async library (trio): no asyncio loop to hold on to
+        return
+    if sender.loop is None:
+        sender.loop = loop
+    elif loop is not sender.loop:
+        raise EventLoopError(
+            "this AsyncClient was first used in another event loop, and its connections "
+            "belong to it; make one AsyncClient per event loop (inside asyncio.run, or in "
+            "your app's lifespan)"
+        )
+
+
+class AsyncStream:
+    """The async twin of :class:`SyncStream`."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.opened = Opened(response.status_code, response.headers)
+        self._response = response
+        self._chunks: AsyncIterator[bytes] = response.aiter_bytes()
+
+    async def read(self, step: Read) -> bytes | Failure:
+        try:
+            with fail_after(step.budget):
+                return await anext(self._chunks, b"")
+        except TimeoutError:
+            return Failure("timeout", f"no more of the body within {step.budget:g}s")
+        except Exception as exc:
+            return failure_from_httpx(exc)
+
+    async def close(self) -> None:
+        await self._response.aclose()
+
+
+class AsyncHttpxSender:
+    """Sends with an ``httpx.AsyncClient``, each attempt inside one cancel scope."""
+
+    def __init__(self, http: httpx.AsyncClient) -> None:
+        self.http = http
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    @property
+    def is_closed(self) -> bool:
+        return self.http.is_closed
+
+    async def send(self, request: Send) -> Answer | Failure | AsyncStream:
+        started = time.monotonic()
+        try:
+            with fail_after(request.budget):
+                return await self._attempt(request, started)
+        except TimeoutError:
+            return Failure(
+                "timeout", f"the attempt took longer than its {request.budget:g}s budget"
+            )
+
+    async def _attempt(self, request: Send, started: float) -> Answer | Failure | AsyncStream:
+        try:
+            response = await self.http.send(
+                self.http.build_request(
+                    request.method, request.url, headers=request.headers, timeout=request.timeout
+                ),
+                stream=True,
+            )
+        except Exception as exc:
+            return self._failure(exc)
+        if request.stream and success(response.status_code):
+            return AsyncStream(response)
+        reader = BodyReader(request, response.status_code, response.headers, started)
+        try:
+            async for chunk in response.aiter_bytes():
+                failure = reader.feed(chunk)
+                if failure is not None:
+                    return failure
+                if reader.cut:
+                    break
+        except httpx.DecodingError as exc:
+            return reader.undecodable(exc)
+        except Exception as exc:
+            return self._failure(exc)
+        finally:
+            await response.aclose()
+        return reader.answer()
+
+    def _failure(self, exc: Exception) -> Failure:
+        if self.http.is_closed:
+            raise closed_error("AsyncClient") from None
+        return failure_from_httpx(exc)
+
+    async def close(self) -> None:
+        await self.http.aclose()

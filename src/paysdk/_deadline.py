@@ -1,0 +1,121 @@
+"""A whole-attempt deadline for the sync client's own sockets.
+
+httpx's timeouts are per socket operation, so a server that sends a byte every half second never
+trips them. For the ``httpx.Client`` paysdk makes itself, each connect, read and write is given
+at most what is left of the current attempt's deadline (a context variable, so threads do not
+share it); past it the operation fails as a timeout. The async shells bound an attempt with a
+cancel scope instead, which needs none of this.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+import httpx
+
+_deadline: ContextVar[float | None] = ContextVar("paysdk_attempt_deadline", default=None)
+
+
+@contextmanager
+def attempt_deadline(at: float | None) -> Iterator[None]:
+    """Socket operations inside this block end by monotonic time ``at`` (``None``: no bound)."""
+    token = _deadline.set(at)
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+
+
+def _clip(timeout: float | None, error: type[Exception]) -> float | None:
+    """``timeout`` cut to what is left of the attempt; ``error`` if nothing is."""
+    at = _deadline.get()
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        raise error("the attempt's deadline passed")
+    return left if timeout is None else min(timeout, left)
+
+
+@functools.cache
+def _deadline_backend() -> type[Any]:
+    """The wrapping backend class, built on first use: httpcore is loaded only with a client."""
+    import httpcore
+
+    class _Stream(httpcore.NetworkStream):
+        def __init__(self, inner: httpcore.NetworkStream) -> None:
+            self._inner = inner
+
+        def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+            return self._inner.read(max_bytes, _clip(timeout, httpcore.ReadTimeout))
+
+        def write(self, buffer: bytes, timeout: float | None = None) -> None:
+            self._inner.write(buffer, _clip(timeout, httpcore.WriteTimeout))
+
+        def close(self) -> None:
+            self._inner.close()
+
+        def start_tls(
+            self,
+            ssl_context: Any,
+            server_hostname: str | None = None,
+            timeout: float | None = None,
+        ) -> httpcore.NetworkStream:
+            tls = self._inner.start_tls(
+                ssl_context, server_hostname, _clip(timeout, httpcore.ConnectTimeout)
+            )
+            return _Stream(tls)
+
+        def get_extra_info(self, info: str) -> Any:
+            return self._inner.get_extra_info(info)
+
+    class _Backend(httpcore.NetworkBackend):
+        def __init__(self, inner: httpcore.NetworkBackend) -> None:
+            self._inner = inner
+
+        def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> httpcore.NetworkStream:
+            stream = self._inner.connect_tcp(
+                host, port, _clip(timeout, httpcore.ConnectTimeout), local_address, socket_options
+            )
+            return _Stream(stream)
+
+        def connect_unix_socket(
+            self,
+            path: str,
+            timeout: float | None = None,
+            socket_options: Iterable[Any] | None = None,
+        ) -> httpcore.NetworkStream:
+            stream = self._inner.connect_unix_socket(
+                path, _clip(timeout, httpcore.ConnectTimeout), socket_options
+            )
+            return _Stream(stream)
+
+        def sleep(self, seconds: float) -> None:
+            self._inner.sleep(seconds)
+
+    return _Backend
+
+
+def bound_sockets(client: httpx.Client) -> bool:
+    """Make ``client``'s own connection pool honour attempt deadlines; False if it cannot."""
+    import httpcore
+
+    wrapper = _deadline_backend()
+    pool = getattr(getattr(client, "_transport", None), "_pool", None)
+    backend = getattr(pool, "_network_backend", None)
+    if not isinstance(backend, httpcore.NetworkBackend) or isinstance(backend, wrapper):
+        return isinstance(backend, wrapper)
+    pool._network_backend = wrapper(backend)  # type: ignore[union-attr]
+    return True

@@ -1,0 +1,117 @@
+"""``client.with_raw_response``: the same calls, answering with what came over the wire.
+
+For merchants who need the service's own ``status`` and ``message``, a response header (a
+request id) or the time taken: ``raw = client.with_raw_response.verify(ref)``, then
+``raw.parse()`` for the model, validated exactly as the plain call would.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from typing_extensions import Unpack
+
+from . import _core
+from ._config import CallOptions
+from ._errors import json_or_none
+from ._models import ListedPayment, VerifiedPayment
+from ._steps import Answer
+
+if TYPE_CHECKING:
+    from ._client import AsyncClient, Client
+
+T = TypeVar("T")
+
+__all__ = ["AsyncRawClient", "RawClient", "RawResponse"]
+
+
+class RawResponse(Generic[T]):
+    """A successful answer as received; ``parse()`` gives the model, or raises as the call would."""
+
+    def __init__(self, answer: Answer, parse: Callable[[Answer], T]) -> None:
+        self.status_code = answer.status_code
+        self.headers: Mapping[str, str] = answer.headers
+        self.content = answer.content
+        self.elapsed = dt.timedelta(seconds=answer.elapsed)
+        self._answer = answer
+        self._parse = parse
+
+    @property
+    def _envelope(self) -> dict[str, Any]:
+        body = json_or_none(self.content)
+        return body if isinstance(body, dict) else {}
+
+    @property
+    def status(self) -> object:
+        """The envelope's ``status`` (verify sends ``true``); ``None`` if absent."""
+        return self._envelope.get("status")
+
+    @property
+    def message(self) -> object:
+        """The envelope's ``message`` (verify sends "Verification successful")."""
+        return self._envelope.get("message")
+
+    def parse(self) -> T:
+        return self._parse(self._answer)
+
+    def __repr__(self) -> str:
+        return f"<RawResponse [{self.status_code}] {len(self.content)} bytes>"
+
+
+def _verify_plan(client: Client | AsyncClient, reference: str, options: CallOptions) -> Any:
+    config = client._options(options)
+    request = _core.verify_request(config, reference)
+
+    def parse(answer: Answer) -> VerifiedPayment:
+        payment = _core.map_response(request, answer, _core.parse_verify, reference)
+        return _core.check_answered(payment, reference)
+
+    return _core.call_raw(config, request, reference=reference), parse
+
+
+def _list_plan(client: Client | AsyncClient, options: CallOptions) -> Any:
+    config = client._options(options)
+    request = _core.list_request(config)
+
+    def parse(answer: Answer) -> list[ListedPayment]:
+        return _core.map_response(request, answer, _core.parse_list, None)
+
+    return _core.call_raw(config, request), parse
+
+
+class RawClient:
+    """``Client.with_raw_response``."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    def verify(
+        self, reference: str, **options: Unpack[CallOptions]
+    ) -> RawResponse[VerifiedPayment]:
+        plan, parse = _verify_plan(self._client, reference, options)
+        return RawResponse(self._client._run(plan), parse)
+
+    def list_payments(self, **options: Unpack[CallOptions]) -> RawResponse[list[ListedPayment]]:
+        plan, parse = _list_plan(self._client, options)
+        return RawResponse(self._client._run(plan), parse)
+
+
+class AsyncRawClient:
+    """``AsyncClient.with_raw_response``."""
+
+    def __init__(self, client: AsyncClient) -> None:
+        self._client = client
+
+    async def verify(
+        self, reference: str, **options: Unpack[CallOptions]
+    ) -> RawResponse[VerifiedPayment]:
+        plan, parse = _verify_plan(self._client, reference, options)
+        return RawResponse(await self._client._run(plan), parse)
+
+    async def list_payments(
+        self, **options: Unpack[CallOptions]
+    ) -> RawResponse[list[ListedPayment]]:
+        plan, parse = _list_plan(self._client, options)
+        return RawResponse(await self._client._run(plan), parse)

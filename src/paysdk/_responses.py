@@ -1,0 +1,179 @@
+"""What an answer means: the model a successful body carries, or the exception a failure is.
+
+I/O-free, like the rest of the core: these take the :class:`Answer` or :class:`Failure` a shell
+reported and never touch a socket. Anything quoted from a body is scrubbed of the secret key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+import httpx
+from pydantic import ValidationError
+
+from ._errors import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    ListUnavailableError,
+    NotFoundError,
+    PaymentNotFoundError,
+    PaySDKError,
+    PermissionDeniedError,
+    RateLimitError,
+    ResponseTooLargeError,
+    ResponseValidationError,
+    ServerError,
+    body_excerpt,
+    json_or_none,
+)
+from ._gcpause import gc_paused
+from ._models import ListedPayment, ListEnvelope, VerifiedPayment, VerifyEnvelope
+from ._retry import retry_after
+from ._steps import Answer, Failure, Send, failure_from_httpx
+
+T = TypeVar("T")
+
+_PAUSE_GC_ABOVE: Final = 1024 * 1024
+"""Bodies past this size are parsed with the cyclic GC paused: it only slows building a list."""
+
+
+def parse_verify(content: bytes) -> VerifiedPayment:
+    return VerifyEnvelope.model_validate_json(content).data
+
+
+def parse_list(content: bytes) -> list[ListedPayment]:
+    if len(content) < _PAUSE_GC_ABOVE:
+        return ListEnvelope.model_validate_json(content).data
+    with gc_paused():  # building 10**5 objects that hold no cycles: collections only slow it
+        return ListEnvelope.model_validate_json(content).data
+
+
+def map_response(
+    request: Send,
+    response: Answer | httpx.Response,
+    parse: Callable[[bytes], T],
+    reference: str | None,
+) -> T:
+    """The model a response carries, or the exception it stands for."""
+    status = response.status_code
+    if 200 <= status < 300:
+        try:
+            return parse(response.content)
+        except ValidationError as exc:
+            raise invalid_body(request, response, exc) from None
+    raise error_for(request, response, reference)
+
+
+def info_of(request: Send, response: Answer | httpx.Response | Failure) -> dict[str, Any]:
+    return {
+        "status_code": response.status_code,
+        "headers": response.headers,
+        "content": response.content,
+        "method": request.method,
+        "url": request.url,
+        "scrub": request.scrub,
+    }
+
+
+def error_for(request: Send, response: Answer | httpx.Response, reference: str | None) -> APIError:
+    status = response.status_code
+    info = info_of(request, response)
+    said = request.scrub(_what_the_server_said(response.content))
+    if status == 401:
+        return AuthenticationError(f"the secret key was not accepted{said}", **info)
+    if status == 403:
+        return PermissionDeniedError(f"the secret key may not do this{said}", **info)
+    if status == 404:
+        body = _json_object(response.content)
+        if reference is not None and body.get("success") is False:
+            return PaymentNotFoundError(
+                f"no payment has the reference {reference!r}{said}", reference=reference, **info
+            )
+        if reference is None and body.get("error") == "Connection Error":
+            return ListUnavailableError(f"the payment list is unavailable{said}", **info)
+        return NotFoundError(f"not found; is base_url right?{said}", **info)
+    if status == 429:
+        return RateLimitError(
+            f"rate limited{said}", retry_after=retry_after(response.headers), **info
+        )
+    if status >= 500:
+        return ServerError(f"the service failed{said}", **info)
+    return APIError(f"unexpected answer{said}", **info)
+
+
+def invalid_body(
+    request: Send,
+    response: Answer | httpx.Response,
+    exc: ValidationError,
+    *,
+    where: tuple[str | int, ...] = (),
+) -> APIError:
+    """The error for a 2xx body (or, with ``where``, a part of it) that is not as documented."""
+    errors = exc.errors(include_url=False, include_input=False, include_context=False)
+    if errors and errors[0]["type"] == "json_invalid":
+        content_type = response.headers.get("content-type", "no content-type")
+        excerpt = request.scrub(body_excerpt(response.content))
+        what = f"a body that is not JSON ({content_type}): {excerpt}"
+    else:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in (*where, *error['loc'])) or 'body'}: {error['msg']}"
+            for error in errors[:5]
+        )
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        what = f"a body that is not the documented shape: {problems}{more}"
+    return ResponseValidationError(
+        f"the service answered with {what}",
+        errors=[dict(error, loc=(*where, *error["loc"])) for error in errors],
+        **info_of(request, response),
+    )
+
+
+def _json_object(content: bytes) -> dict[str, Any]:
+    body = json_or_none(content)
+    return body if isinstance(body, dict) else {}
+
+
+def _what_the_server_said(content: bytes) -> str:
+    body = _json_object(content)
+    parts = [str(body[key]) for key in ("error", "message") if isinstance(body.get(key), str)]
+    if parts:
+        return ": " + body_excerpt(" - ".join(dict.fromkeys(parts)).encode())
+    if content:
+        return ": " + body_excerpt(content)
+    return ""
+
+
+def failure_error(request: Send, failure: Failure, reference: str | None = None) -> PaySDKError:
+    """The exception an attempt that brought no usable answer stands for."""
+    where = {"method": request.method, "url": request.url}
+    detail = request.scrub(failure.detail)
+    error: PaySDKError
+    if failure.kind == "timeout":
+        error = APITimeoutError(detail, **where)
+    elif failure.kind == "too_large" and failure.status_code is not None:
+        error = ResponseTooLargeError(
+            f"{detail}; raise it with max_response_bytes=..."
+            + ("" if request.stream else ", or use iter_payments() to stream a long list"),
+            limit=request.max_body,
+            **info_of(request, failure),
+        )
+    elif failure.kind == "undecodable" and failure.status_code is not None:
+        if 200 <= failure.status_code < 300:
+            error = ResponseValidationError(
+                f"the service answered with {detail}", **info_of(request, failure)
+            )
+        else:  # the status says what went wrong; the body was only ever an excerpt
+            error = error_for(
+                request, Answer(failure.status_code, failure.headers or {}, b""), reference
+            )
+    else:
+        error = APIConnectionError(f"could not reach the service: {detail}", **where)
+    error.__cause__ = failure.cause
+    return error
+
+
+def connection_error(request: Send, exc: httpx.HTTPError) -> PaySDKError:
+    return failure_error(request, failure_from_httpx(exc))

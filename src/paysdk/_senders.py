@@ -1,0 +1,108 @@
+"""The sync httpx sender: carry out a :class:`Send` or :class:`Read` step, report what came of it.
+
+Bodies are streamed through :class:`BodyReader`, so no answer is read past its cap, and each
+attempt is bounded as a whole: the sync sender by socket deadlines (``_deadline``) and a check
+per chunk, the async one by a cancel scope. Whatever goes wrong below becomes a
+:class:`Failure`: no httpx, OS or runtime exception reaches the caller.
+"""
+
+from __future__ import annotations
+
+import time
+
+import httpx
+
+from ._deadline import attempt_deadline, bound_sockets
+from ._errors import ClientClosedError
+from ._steps import Answer, BodyReader, Failure, Opened, Read, Send, failure_from_httpx
+
+__all__ = ["SyncHttpxSender", "SyncStream", "closed_error", "success"]
+
+
+def closed_error(what: str) -> ClientClosedError:
+    return ClientClosedError(
+        f"this {what} is closed (or the client it was copied from is); make a new one"
+    )
+
+
+def _deadline_of(budget: float | None, started: float) -> float | None:
+    return None if budget is None else started + budget
+
+
+def success(status: int) -> bool:
+    return 200 <= status < 300
+
+
+class SyncStream:
+    """A successful answer left open for ``iter_payments``: one chunk per :class:`Read`."""
+
+    def __init__(self, response: httpx.Response) -> None:
+        self.opened = Opened(response.status_code, response.headers)
+        self._response = response
+        self._chunks = response.iter_bytes()
+
+    def read(self, step: Read) -> bytes | Failure:
+        started = time.monotonic()
+        try:
+            with attempt_deadline(_deadline_of(step.budget, started)):
+                return next(self._chunks, b"")
+        except Exception as exc:
+            return failure_from_httpx(exc)
+
+    def close(self) -> None:
+        self._response.close()
+
+
+class SyncHttpxSender:
+    """Sends with an ``httpx.Client``; the one paysdk makes has deadline-bound sockets."""
+
+    def __init__(self, http: httpx.Client, *, owned: bool) -> None:
+        self.http = http
+        if owned:
+            bound_sockets(http)
+
+    @property
+    def is_closed(self) -> bool:
+        return self.http.is_closed
+
+    def send(self, request: Send) -> Answer | Failure | SyncStream:
+        started = time.monotonic()
+        deadline = _deadline_of(request.budget, started)
+        with attempt_deadline(deadline):
+            try:
+                response = self.http.send(
+                    self.http.build_request(
+                        request.method,
+                        request.url,
+                        headers=request.headers,
+                        timeout=request.timeout,
+                    ),
+                    stream=True,
+                )
+            except Exception as exc:
+                return self._failure(exc)
+            if request.stream and success(response.status_code):
+                return SyncStream(response)
+            reader = BodyReader(request, response.status_code, response.headers, started)
+            try:
+                for chunk in response.iter_bytes():
+                    failure = reader.feed(chunk)
+                    if failure is not None:
+                        return failure
+                    if reader.cut:
+                        break
+            except httpx.DecodingError as exc:
+                return reader.undecodable(exc)
+            except Exception as exc:
+                return self._failure(exc)
+            finally:
+                response.close()
+        return reader.answer()
+
+    def _failure(self, exc: Exception) -> Failure:
+        if self.http.is_closed:  # closed by another thread while this one waited or sent
+            raise closed_error("Client") from None
+        return failure_from_httpx(exc)
+
+    def close(self) -> None:
+        self.http.close()

@@ -1,0 +1,199 @@
+"""What a plan asks a shell to do, and what the shell reports back: the sans-I/O vocabulary.
+
+A plan (see :mod:`paysdk._core`) yields :class:`Send`, :class:`Sleep` and, while it streams a
+body, :class:`Read` and :class:`Emit` steps. A shell carries each out with its own I/O and
+sends back an :class:`Answer` (a status, headers and a body read within its cap), an
+:class:`Opened` stream, a chunk of bytes, or a :class:`Failure`. :class:`BodyReader` is the one
+place a body is gathered, so every shell enforces the same size cap and attempt deadline.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Mapping, Sequence
+from typing import Final, Generic, Literal, TypeAlias, TypeVar
+
+import httpx
+
+T = TypeVar("T")
+
+ERROR_BODY_LIMIT: Final = 64 * 1024
+"""An error answer's body is kept up to this many bytes; the rest is not read."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Send:
+    """Send this request and report back what came of it.
+
+    ``budget`` bounds the whole attempt in seconds, connect to last byte (``None``: no bound
+    beyond the per-phase ``timeout``). ``max_body`` caps a successful answer's decoded body.
+    With ``stream``, a successful answer's body is not read: the shell reports it
+    :class:`Opened` and serves :class:`Read` steps from it.
+    """
+
+    method: str
+    url: str
+    headers: Mapping[str, str] = dataclasses.field(repr=False)  # holds the secret key
+    timeout: httpx.Timeout
+    budget: float | None = None
+    max_body: int = 1024 * 1024
+    stream: bool = False
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.url}"
+
+    def scrub(self, text: str) -> str:
+        """``text`` with this request's secret key blotted out, for anything written about it."""
+        auth = self.headers.get("authorization", "")
+        key = auth.removeprefix("Bearer ")
+        if len(key) < 4 or key not in text:
+            return text
+        return text.replace(key, "<secret key>")
+
+
+@dataclasses.dataclass(frozen=True)
+class Sleep:
+    """Wait this many seconds, then carry on with the plan."""
+
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Read:
+    """Read the next chunk of the open stream's decoded body within ``budget`` seconds."""
+
+    budget: float | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Emit(Generic[T]):
+    """Hand these items to the caller, then carry on."""
+
+    items: Sequence[T]
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """A complete answer: status, headers and the decoded body (cut at its cap if an error)."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    content: bytes
+    elapsed: float = 0.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Opened:
+    """A successful answer whose body is left open to be read by :class:`Read` steps."""
+
+    status_code: int
+    headers: Mapping[str, str]
+
+
+FailureKind: TypeAlias = Literal["connect", "timeout", "too_large", "undecodable", "closed"]
+
+
+@dataclasses.dataclass(frozen=True)
+class Failure:
+    """An attempt that brought no usable answer, in words the core turns into an exception.
+
+    ``status_code`` and ``headers`` are set where the answer had begun (a body too large or
+    not decodable); ``content`` holds what was read of it.
+    """
+
+    kind: FailureKind
+    detail: str
+    status_code: int | None = None
+    headers: Mapping[str, str] | None = None
+    content: bytes = b""
+    cause: BaseException | None = dataclasses.field(default=None, compare=False)
+
+
+Step: TypeAlias = Send | Sleep | Read | Emit[T]
+Outcome: TypeAlias = Answer | Opened | Failure | httpx.Response | httpx.HTTPError | bytes | None
+"""What a shell sends back into a plan. ``httpx.Response`` and ``httpx.HTTPError`` are taken too,
+so a plan can be driven by hand with httpx's own objects."""
+
+
+def failure_from_httpx(exc: Exception) -> Failure:
+    """The :class:`Failure` an httpx (or transport) exception stands for."""
+    if isinstance(exc, httpx.TimeoutException):
+        return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
+    if isinstance(exc, httpx.DecodingError):
+        return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
+    detail = str(exc) or type(exc).__name__
+    if not isinstance(exc, httpx.HTTPError):
+        detail = f"{type(exc).__name__}: {detail}"
+    return Failure("connect", detail, cause=exc)
+
+
+def attempt_timed_out(budget: float | None) -> Failure:
+    return Failure("timeout", f"the attempt took longer than its {budget:g}s budget")
+
+
+class BodyReader:
+    """Gathers one answer's decoded body, refusing more than ``limit`` bytes or past ``deadline``.
+
+    A successful answer over its cap is a :class:`Failure`; an error answer is only cut, since
+    its status says what went wrong and a short excerpt is all a message needs.
+    """
+
+    __slots__ = ("_chunks", "_size", "deadline", "headers", "limit", "started", "status_code")
+
+    def __init__(
+        self, request: Send, status_code: int, headers: Mapping[str, str], started: float
+    ) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.started = started
+        success = 200 <= status_code < 300
+        self.limit = request.max_body if success else ERROR_BODY_LIMIT
+        self.deadline = None if request.budget is None else started + request.budget
+        self._chunks: list[bytes] = []
+        self._size = 0
+
+    @property
+    def cut(self) -> bool:
+        """Whether an error body reached its cap, so reading should stop."""
+        return self._size >= self.limit
+
+    def feed(self, chunk: bytes) -> Failure | None:
+        """Take a chunk; a :class:`Failure` means stop reading and report it."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            return attempt_timed_out(self.deadline - self.started)
+        room = self.limit - self._size
+        if len(chunk) > room:
+            if 200 <= self.status_code < 300:
+                return Failure(
+                    "too_large",
+                    f"the answer's body is larger than the {self.limit:,} bytes allowed",
+                    status_code=self.status_code,
+                    headers=self.headers,
+                    content=self.content() + chunk[: max(room, 0)],
+                )
+            chunk = chunk[:room]
+        self._chunks.append(chunk)
+        self._size += len(chunk)
+        return None
+
+    def content(self) -> bytes:
+        if len(self._chunks) > 1:
+            self._chunks[:] = [b"".join(self._chunks)]
+        return self._chunks[0] if self._chunks else b""
+
+    def answer(self) -> Answer:
+        return Answer(
+            self.status_code, self.headers, self.content(), time.monotonic() - self.started
+        )
+
+    def undecodable(self, exc: Exception) -> Failure:
+        return Failure(
+            "undecodable",
+            f"the body could not be decoded (Content-Encoding: "
+            f"{self.headers.get('content-encoding', 'none')}): {exc}",
+            status_code=self.status_code,
+            headers=self.headers,
+            content=self.content(),
+            cause=exc,
+        )
