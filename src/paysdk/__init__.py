@@ -10,6 +10,8 @@ The sandbox (``paysdk.sandbox``), the command line (``paysdk.cli``) and the fram
 (``paysdk.integrations``) are imported only when used.
 """
 
+from typing import TYPE_CHECKING
+
 from ._callbacks import parse_callback
 from ._client import AsyncClient, Client
 from ._core import Expected
@@ -20,6 +22,7 @@ from ._errors import (
     AuthenticationError,
     ClientClosedError,
     ConfigurationError,
+    EventLoopError,
     InvalidCallbackError,
     InvalidReferenceError,
     ListUnavailableError,
@@ -31,6 +34,7 @@ from ._errors import (
     PaySDKError,
     PermissionDeniedError,
     RateLimitError,
+    ResponseTooLargeError,
     ResponseValidationError,
     ServerError,
     UnknownOrderError,
@@ -45,6 +49,24 @@ from ._models import (
 )
 from ._version import __version__
 
+if TYPE_CHECKING:
+    from ._bulk import VerifyResult
+    from ._raw import RawResponse
+
+
+def __getattr__(name: str) -> object:
+    """``VerifyResult`` and ``RawResponse`` load with their first use, as their features do."""
+    if name == "VerifyResult":
+        from ._bulk import VerifyResult
+
+        return VerifyResult
+    if name == "RawResponse":
+        from ._raw import RawResponse
+
+        return RawResponse
+    raise AttributeError(f"module 'paysdk' has no attribute {name!r}")
+
+
 __all__ = [
     "APIConnectionError",
     "APIError",
@@ -56,6 +78,7 @@ __all__ = [
     "ClientClosedError",
     "ConfigurationError",
     "Customer",
+    "EventLoopError",
     "Expected",
     "InvalidCallbackError",
     "InvalidReferenceError",
@@ -71,10 +94,13 @@ __all__ = [
     "PermissionDeniedError",
     "Product",
     "RateLimitError",
+    "RawResponse",
+    "ResponseTooLargeError",
     "ResponseValidationError",
     "ServerError",
     "UnknownOrderError",
     "VerifiedPayment",
+    "VerifyResult",
     "__version__",
     "parse_callback",
 ]

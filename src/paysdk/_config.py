@@ -7,9 +7,8 @@ contains the secret key.
 from __future__ import annotations
 
 import dataclasses
-import ipaddress
 import os
-import platform
+import sys
 from collections.abc import Mapping
 from typing import TypeAlias, TypedDict, TypeVar
 from urllib.parse import urlsplit
@@ -55,7 +54,8 @@ NOT_GIVEN = NotGiven()
 TimeoutTypes: TypeAlias = float | int | httpx.Timeout | None
 """Seconds for every phase, an ``httpx.Timeout`` for each phase, or ``None`` for no limit."""
 
-USER_AGENT = f"paysdk/{__version__} Python/{platform.python_version()} httpx/{httpx.__version__}"
+_PYTHON = ".".join(str(part) for part in sys.version_info[:3])
+USER_AGENT = f"paysdk/{__version__} Python/{_PYTHON} httpx/{httpx.__version__}"
 
 T = TypeVar("T")
 
@@ -225,6 +225,8 @@ def is_loopback(host: str) -> bool:
     if host.lower() == "localhost" or host.lower().endswith(".localhost"):
         return True
     try:
+        import ipaddress  # only for an http:// base URL
+
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False

@@ -13,7 +13,7 @@ import datetime as dt
 from enum import Enum
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
 __all__ = [
     "Authorization",
@@ -60,7 +60,7 @@ class PaymentStatus(str, Enum):
 class _WireModel(BaseModel):
     """Keeps every field the server sent, including ones this version does not know."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True, defer_build=True)
 
 
 class Customer(_WireModel):
@@ -84,6 +84,14 @@ class Authorization(_WireModel):
     expiry: str | None = None
 
 
+def _null_is_absent(default: Any) -> BeforeValidator:
+    """``null`` from the server means "nothing here", not a broken payment."""
+    return BeforeValidator(lambda value: default() if value is None else value)
+
+
+Products = Annotated[list["Product"], _null_is_absent(list)]
+Metadata = Annotated[dict[str, Any], _null_is_absent(dict)]
+
 Exact = Field(strict=True)
 """For the fields fulfilment is decided on: ``"100"`` and ``true`` are no amount."""
 
@@ -98,8 +106,8 @@ class VerifiedPayment(_WireModel):
     transaction_id: str | None = None
     fee: int | None = None
     customer: Customer | None = None
-    products: list[Product] = Field(default_factory=list)
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    products: Products = Field(default_factory=list)
+    metadata: Metadata = Field(default_factory=dict)
     authorization: Authorization | None = None
     """Absent for payments that were not made by card."""
 
@@ -112,7 +120,7 @@ class VerifiedPayment(_WireModel):
 class ListedPayment(_WireModel):
     """One payment as an element of ``GET /payments`` describes it."""
 
-    id: str
+    id: str | None = None
     reference: Annotated[str, Exact]
     amount: Annotated[int, Exact]
     currency: Annotated[str, Exact]
@@ -120,7 +128,7 @@ class ListedPayment(_WireModel):
     customer_paid: bool | None = None
     fee: int | None = None
     customer: Customer | None = None
-    products: list[Product] = Field(default_factory=list)
+    products: Products = Field(default_factory=list)
     created_at: UTCDateTime | None = None
     updated_at: UTCDateTime | None = None
 
@@ -133,7 +141,7 @@ class ListedPayment(_WireModel):
 class VerifyEnvelope(BaseModel):
     """The 200 body of verify: ``{status, message, data}``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     status: bool | None = None
     message: str | None = None
@@ -143,6 +151,6 @@ class VerifyEnvelope(BaseModel):
 class ListEnvelope(BaseModel):
     """The 200 body of list: ``{data: [...]}``."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", defer_build=True)
 
     data: list[ListedPayment]

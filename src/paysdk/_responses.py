@@ -169,6 +169,8 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
             error = error_for(
                 request, Answer(failure.status_code, failure.headers or {}, b""), reference
             )
+    elif failure.kind == "undecodable":  # before any status: a proxy mangled the answer
+        error = APIConnectionError(f"the service's answer {detail.removeprefix('the ')}", **where)
     else:
         error = APIConnectionError(f"could not reach the service: {detail}", **where)
     error.__cause__ = failure.cause

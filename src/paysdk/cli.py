@@ -121,7 +121,7 @@ class _Column(NamedTuple):
 
 
 _COLUMNS = (
-    _Column("id", lambda p: p.id, in_table=False),
+    _Column("id", lambda p: _text(p.id), in_table=False),
     _Column("reference", lambda p: p.reference),
     _Column("status", lambda p: str(p.status)),
     _Column("amount", lambda p: str(p.amount), right=True),

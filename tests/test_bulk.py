@@ -1,0 +1,124 @@
+"""verify_many: input order, one typed result per reference, and a bounded window."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+import paysdk
+from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, verify_body
+
+pytestmark = pytest.mark.anyio
+
+
+def answer(request: httpx.Request) -> httpx.Response:
+    reference = request.url.path.rsplit("/", 1)[-1]
+    if reference.startswith("missing"):
+        return httpx.Response(404, json=NOT_FOUND_BODY)
+    return httpx.Response(200, json=verify_body(reference))
+
+
+def test_sync_results_come_in_input_order_with_typed_errors(
+    respx_mock: respx.MockRouter,
+) -> None:
+    respx_mock.get(url__startswith=f"{BASE_URL}/payment/").side_effect = answer
+    references = ["order-1", "missing-2", "order-3", "", "order-5"]
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client:
+        results = list(client.verify_many(references, concurrency=3))
+    assert [r.reference for r in results] == references
+    assert [r.ok for r in results] == [True, False, True, False, True]
+    assert isinstance(results[1].error, paysdk.PaymentNotFoundError)
+    assert isinstance(results[3].error, paysdk.InvalidReferenceError)
+    assert results[0].unwrap().reference == "order-1"
+    with pytest.raises(paysdk.PaymentNotFoundError):
+        results[1].unwrap()
+
+
+async def test_async_results_come_in_input_order_with_typed_errors(
+    respx_mock: respx.MockRouter,
+) -> None:
+    respx_mock.get(url__startswith=f"{BASE_URL}/payment/").side_effect = answer
+    references = [f"order-{n}" if n % 4 else f"missing-{n}" for n in range(40)]
+    async with paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL) as client:
+        results = [r async for r in client.verify_many(references, concurrency=7)]
+    assert [r.reference for r in results] == references
+    assert [r.ok for r in results] == [bool(n % 4) for n in range(40)]
+
+
+def test_sync_never_has_more_than_concurrency_in_flight_nor_reads_ahead(
+    respx_mock: respx.MockRouter,
+) -> None:
+    in_flight = 0
+    most = 0
+    lock = threading.Lock()
+    pulled = 0
+
+    def slow(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, most
+        with lock:
+            in_flight += 1
+            most = max(most, in_flight)
+        threading.Event().wait(0.005)
+        with lock:
+            in_flight -= 1
+        return answer(request)
+
+    def references() -> Iterator[str]:
+        nonlocal pulled
+        for n in itertools.count():
+            pulled += 1
+            yield f"order-{n}"
+
+    respx_mock.get(url__startswith=f"{BASE_URL}/payment/").side_effect = slow
+    with (
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client,
+        client.verify_many(references(), concurrency=4) as results,
+    ):
+        firsts = [next(results) for _ in range(20)]
+    assert [r.reference for r in firsts] == [f"order-{n}" for n in range(20)]
+    assert most <= 4
+    assert pulled <= 20 + 4  # an endless input is read only as far as the window
+
+
+async def test_async_window_is_bounded_for_an_endless_input(
+    respx_mock: respx.MockRouter,
+) -> None:
+    in_flight = 0
+    most = 0
+
+    async def slow(request: httpx.Request) -> httpx.Response:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        await asyncio.sleep(0.001)
+        in_flight -= 1
+        return answer(request)
+
+    respx_mock.get(url__startswith=f"{BASE_URL}/payment/").side_effect = slow
+    async with paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL) as client:
+        endless = (f"order-{n}" for n in itertools.count())
+        async with client.verify_many(endless, concurrency=5) as results:
+            got = []
+            async for result in results:
+                got.append(result)
+                if len(got) == 30:
+                    break
+            assert len(asyncio.all_tasks()) <= 1 + 5
+    assert [r.reference for r in got] == [f"order-{n}" for n in range(30)]
+    assert most <= 5
+
+
+@pytest.mark.parametrize("concurrency", [0, -1, 1001, 2.5, True])
+def test_concurrency_is_checked_before_anything_is_sent(concurrency: Any) -> None:
+    with (
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client,
+        pytest.raises(paysdk.ConfigurationError, match="concurrency"),
+    ):
+        client.verify_many(["order-1"], concurrency=concurrency)

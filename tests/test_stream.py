@@ -1,0 +1,221 @@
+"""iter_payments: the incremental parser, and the streaming plan's errors, retries and cut-offs."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import httpx
+import pytest
+import respx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import paysdk
+from paysdk._stream import ListStream
+from tests.conftest import BASE_URL, LIST_UNAVAILABLE_BODY, MakeClient, listed_payment
+
+pytestmark = pytest.mark.anyio
+
+BODY = json.dumps(
+    {"data": [listed_payment(f"order-{n}") for n in range(50)], "page": {"next": None}}
+).encode()
+
+
+def parse_in_chunks(body: bytes, size: int, max_item_bytes: int = 1 << 20) -> list[str]:
+    stream = ListStream(max_item_bytes=max_item_bytes)
+    payments = []
+    for start in range(0, len(body), size):
+        payments += stream.feed(body[start : start + size])
+    payments += stream.close()
+    return [payment.reference for payment in payments]
+
+
+@settings(max_examples=60, deadline=None)
+@given(size=st.integers(min_value=1, max_value=len(BODY)))
+def test_any_chunking_gives_every_payment_in_order(size: int) -> None:
+    assert parse_in_chunks(BODY, size) == [f"order-{n}" for n in range(50)]
+
+
+def test_white_space_other_fields_and_unicode_anywhere() -> None:
+    body = (
+        '\n{ "before" : {"a": [1, {"b": "]}"}]}, "data" :\t[ '
+        + json.dumps(listed_payment("café-€"), indent=2)
+        + " , "
+        + json.dumps(listed_payment("order-2"))
+        + ' ] , "after": 12 }\n'
+    ).encode()
+    for size in (1, 2, 3, 5, len(body)):
+        assert parse_in_chunks(body, size) == ["café-€", "order-2"]
+
+
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b"", "an empty body"),
+        (b"<html>502</html>", "body is not a JSON object"),
+        (b'{"data": [', "cut short"),
+        (b'{"items": []}', "data: Field required"),
+        (b'{"data": {}}', "data: Input should be a valid list"),
+        (b'{"data": []} trailing', "more after its closing brace"),
+        (b'{"data": [' + json.dumps(listed_payment()).encode() + b"]", "cut short"),
+        (b'{"data": [] "x": 1}', "not JSON"),
+        (b'{"data": ["\xff"]}', "not UTF-8"),
+        (b'{"data": [' + b"[" * 100_000 + b"]", "nested too deeply"),
+    ],
+)
+def test_bodies_that_are_not_a_list_are_refused(body: bytes, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse_in_chunks(body, 7)
+
+
+def test_a_payment_over_the_item_cap_is_refused_while_streaming() -> None:
+    huge = json.dumps({"data": [listed_payment(metadata="x" * 10_000)]}).encode()
+    with pytest.raises(ValueError, match="larger than the 2,000 bytes allowed"):
+        parse_in_chunks(huge, 512, max_item_bytes=2_000)
+
+
+# --- through the clients ------------------------------------------------------------------------
+
+
+async def collect(client: Any, **options: Any) -> list[paysdk.ListedPayment]:
+    payments = client.client.iter_payments(**options)
+    if client.is_async:
+        return [payment async for payment in payments]
+    return list(payments)
+
+
+async def test_iter_payments_yields_what_list_payments_returns(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, content=BODY)
+    client = make_client()
+    streamed = await collect(client)
+    assert streamed == await client.list_payments()
+    assert len(streamed) == 50
+
+
+async def test_failures_before_the_first_payment_are_retried(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    route = respx_mock.get(f"{BASE_URL}/payments")
+    route.side_effect = [
+        httpx.Response(404, json=LIST_UNAVAILABLE_BODY),
+        httpx.ConnectError("refused"),
+        httpx.Response(200, content=BODY),
+    ]
+    client = make_client()
+    assert len(await collect(client)) == 50
+    assert route.call_count == 3
+    assert len(client.sleeps) == 2
+
+
+async def test_errors_are_the_same_typed_errors_as_list_payments(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(f"{BASE_URL}/payments").respond(401, json={"error": "Unauthorized"})
+    with pytest.raises(paysdk.AuthenticationError):
+        await collect(make_client())
+
+
+async def test_a_bad_payment_is_a_validation_error_naming_its_place(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    items = [listed_payment("order-0"), listed_payment("order-1", amount="100")]
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
+    with pytest.raises(paysdk.ResponseValidationError) as caught:
+        await collect(make_client())
+    assert "data.1.amount" in str(caught.value)
+    assert caught.value.errors[0]["loc"] == ("data", 1, "amount")
+
+
+class CutAfter(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A body that sends ``head`` then fails as a dropped connection would."""
+
+    def __init__(self, head: bytes) -> None:
+        self.head = head
+
+    def __iter__(self) -> Any:
+        yield self.head
+        raise httpx.ReadError("connection reset by peer")
+
+    async def __aiter__(self) -> Any:
+        yield self.head
+        raise httpx.ReadError("connection reset by peer")
+
+
+async def test_a_cut_after_payments_went_out_is_raised_not_retried(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    head = BODY[: BODY.index(b'"order-3"')]  # three whole payments, then the cut
+    route = respx_mock.get(f"{BASE_URL}/payments")
+    route.side_effect = lambda request: httpx.Response(200, stream=CutAfter(head))
+    client = make_client()
+    seen: list[str] = []
+
+    async def drain() -> None:
+        payments: Any = client.client.iter_payments()
+        if client.is_async:
+            async for payment in payments:
+                seen.append(payment.reference)
+        else:
+            for payment in payments:
+                seen.append(payment.reference)
+
+    with pytest.raises(paysdk.APIConnectionError, match="after 3 payment") as caught:
+        await drain()
+    assert seen == ["order-0", "order-1", "order-2"]
+    assert route.call_count == 1
+    assert isinstance(caught.value.__cause__, httpx.ReadError)
+
+
+async def test_a_cut_before_any_payment_is_retried(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    route = respx_mock.get(f"{BASE_URL}/payments")
+    route.side_effect = [
+        httpx.Response(200, stream=CutAfter(b'{"data": [{"id": ')),
+        httpx.Response(200, content=BODY),
+    ]
+    assert len(await collect(make_client())) == 50
+    assert route.call_count == 2
+
+
+async def test_stopping_early_closes_the_stream(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    closed: list[bool] = []
+
+    class Tracked(httpx.SyncByteStream, httpx.AsyncByteStream):
+        def __iter__(self) -> Any:
+            yield BODY
+
+        async def __aiter__(self) -> Any:
+            yield BODY
+
+        def close(self) -> None:
+            closed.append(True)
+
+        async def aclose(self) -> None:
+            closed.append(True)
+
+    respx_mock.get(f"{BASE_URL}/payments").side_effect = lambda request: httpx.Response(
+        200, stream=Tracked()
+    )
+    client = make_client()
+    payments: Any = client.client.iter_payments()
+    if client.is_async:
+        async with payments:
+            first = await payments.__anext__()
+    else:
+        with payments:
+            first = next(payments)
+    assert first.reference == "order-0"
+    assert closed == [True]
+
+
+async def test_iter_payments_on_a_closed_client(make_client: MakeClient) -> None:
+    client = make_client()
+    await client.close()
+    with pytest.raises(paysdk.ClientClosedError):
+        await collect(client)
