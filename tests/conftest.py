@@ -119,15 +119,15 @@ class EitherClient:
 MakeClient = Callable[..., EitherClient]
 
 
-@pytest.fixture(params=["sync", "async"])
-async def make_client(request: pytest.FixtureRequest) -> AsyncIterator[MakeClient]:
-    """Build a sync or an async client (the test runs for both) with test defaults."""
+async def _clients(kind: str) -> AsyncIterator[MakeClient]:
     made: list[EitherClient] = []
 
     def make(**kwargs: Any) -> EitherClient:
         kwargs.setdefault("secret_key", SECRET)
         kwargs.setdefault("base_url", BASE_URL)
-        cls = paysdk.AsyncClient if request.param == "async" else paysdk.Client
+        if kind == "aiohttp":
+            kwargs.setdefault("http_backend", "aiohttp")
+        cls = paysdk.Client if kind == "sync" else paysdk.AsyncClient
         either = EitherClient(cls(**kwargs))
         made.append(either)
         return either
@@ -135,6 +135,21 @@ async def make_client(request: pytest.FixtureRequest) -> AsyncIterator[MakeClien
     yield make
     for either in made:
         await either.close()
+
+
+@pytest.fixture(params=["sync", "async"])
+async def make_client(request: pytest.FixtureRequest) -> AsyncIterator[MakeClient]:
+    """Build a sync or an async client (the test runs for both) with test defaults."""
+    async for make in _clients(request.param):
+        yield make
+
+
+@pytest.fixture(params=["sync", "async", "aiohttp"])
+async def make_loopback_client(request: pytest.FixtureRequest) -> AsyncIterator[MakeClient]:
+    """Like ``make_client``, and also the aiohttp-backed AsyncClient: for tests over real
+    sockets (respx cannot intercept aiohttp, so those tests never use it)."""
+    async for make in _clients(request.param):
+        yield make
 
 
 @pytest.fixture

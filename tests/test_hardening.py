@@ -330,3 +330,27 @@ def test_paysdk_log_turns_the_logger_on_without_code() -> None:
     assert "INFO paysdk:" in result.stderr and "retry 1 of 1" in result.stderr
     assert SECRET not in result.stderr
     assert logging.getLogger("paysdk").handlers == []  # this process was left alone
+
+
+def test_the_aiohttp_backend_without_aiohttp_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['aiohttp'] = None\n"
+        "import paysdk\n"
+        "try:\n"
+        f"    paysdk.AsyncClient(secret_key='{SECRET}', base_url='{BASE_URL}', "
+        "http_backend='aiohttp')\n"
+        "except paysdk.ConfigurationError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "pip install 'paysdk[aiohttp]'" in result.stdout
+
+
+@pytest.mark.parametrize("backend", ["curl", ""])
+def test_an_unknown_backend_is_refused(backend: Any) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="'httpx' or 'aiohttp'"):
+        paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL, http_backend=backend)
+    with pytest.raises(paysdk.ConfigurationError, match="takes http_backend 'httpx'"):
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL, http_backend="aiohttp")

@@ -1,11 +1,13 @@
 """The real Client and AsyncClient over loopback against the sandbox: every endpoint and error.
 
-Each test runs twice, sync and async, through conftest's ``make_client`` (which records backoff
-waits instead of sleeping, so retry tests stay fast).
+Each test runs three times, sync, async and async over aiohttp, through conftest's
+``make_loopback_client`` (which records backoff waits instead of sleeping, so retry tests stay
+fast).
 """
 
 from __future__ import annotations
 
+from typing import Any
 from urllib.parse import quote, unquote
 
 import pytest
@@ -25,12 +27,12 @@ pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-def connect(sandbox: Sandbox, make_client: MakeClient) -> MakeClient:
-    """``connect(**options)``: a sync or async client pointed at the sandbox."""
+def connect(sandbox: Sandbox, make_loopback_client: MakeClient) -> MakeClient:
+    """``connect(**options)``: a sync, async or aiohttp-backed client pointed at the sandbox."""
 
     def make(**options: object) -> EitherClient:
         options.setdefault("secret_key", sandbox.secret_key)
-        return make_client(base_url=sandbox.base_url, **options)
+        return make_loopback_client(base_url=sandbox.base_url, **options)
 
     return make
 
@@ -174,3 +176,71 @@ async def test_awkward_references_reach_only_their_own_verify_path(
     assert len(segments) == 3
     assert unquote(segments[2]) == reference
     assert segments[2] == quote(reference, safe="")
+
+
+async def stream(client: EitherClient, **options: Any) -> list[paysdk.ListedPayment]:
+    payments: Any = client.client.iter_payments(**options)
+    if client.is_async:
+        return [payment async for payment in payments]
+    return list(payments)
+
+
+async def test_iter_payments_streams_what_list_payments_returns(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    for n in range(300):
+        sandbox.add_payment(f"bulk-{n}", amount=n + 1, currency="NGN")
+    client = connect()
+    assert await stream(client) == await client.list_payments()
+    assert len(await stream(client, max_response_bytes=4096)) == len(sandbox.payments)
+
+
+async def test_iter_payments_retries_before_the_first_payment(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    sandbox.inject(Fault.list_unavailable(), path="/payments")
+    sandbox.inject(Fault.from_json({"disconnect": "before_response"}), path="/payments")
+    client = connect(max_retries=2)
+    assert len(await stream(client)) == len(sandbox.payments)
+    assert attempts(sandbox) == ["/payments"] * 3
+    assert len(client.sleeps) == 2
+
+
+async def test_iter_payments_raises_the_documented_errors(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    with pytest.raises(paysdk.AuthenticationError):
+        await stream(connect(secret_key="sk_wrong"))
+    sandbox.inject(Fault.html_502(), path="/payments")
+    with pytest.raises(paysdk.ServerError):
+        await stream(connect(max_retries=0))
+    sandbox.inject(Fault(delay=2), path="/payments")
+    with pytest.raises(paysdk.APITimeoutError):
+        await stream(connect(timeout=0.1, max_retries=0))
+
+
+async def test_verify_many_over_loopback(sandbox: Sandbox, connect: MakeClient) -> None:
+    client = connect()
+    references = [COMPLETED_REFERENCE, UNKNOWN_REFERENCE, FAILED_REFERENCE, NON_CARD_REFERENCE] * 5
+    results: Any = client.client.verify_many(references, concurrency=4)
+    got = [r async for r in results] if client.is_async else list(results)
+    assert [r.reference for r in got] == references
+    assert [r.ok for r in got] == [True, False, True, True] * 5
+    assert all(isinstance(r.error, paysdk.PaymentNotFoundError) for r in got[1::4])
+
+
+async def test_raw_response_over_loopback(connect: MakeClient) -> None:
+    client = connect()
+    raw: Any = client.client.with_raw_response.verify(COMPLETED_REFERENCE)
+    raw = await raw if client.is_async else raw
+    assert raw.status_code == 200
+    assert raw.headers["content-type"].startswith("application/json")
+    assert raw.message == "Verification successful"
+    assert raw.parse().succeeded
+
+
+async def test_a_closed_client_refuses_calls(connect: MakeClient) -> None:
+    client = connect()
+    await client.close()
+    with pytest.raises(paysdk.ClientClosedError):
+        await client.verify(COMPLETED_REFERENCE)

@@ -20,7 +20,8 @@ if TYPE_CHECKING:
 
 try:
     import aiohttp
-except ImportError:  # pragma: no cover - exercised by a test that hides aiohttp
+    import yarl
+except ImportError:  # exercised by a test that hides aiohttp
     aiohttp = None  # type: ignore[assignment]
 
 __all__ = ["AiohttpSender"]
@@ -83,12 +84,17 @@ class AiohttpSender:
         return self._closed
 
     def _open(self) -> aiohttp.ClientSession:
-        self._session = aiohttp.ClientSession(
+        session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=100),
             cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
             trust_env=True,  # proxies from the environment, as httpx does
         )
-        return self._session
+        # aiohttp quietly resends a request whose kept-alive connection was dropped; paysdk's
+        # own policy decides every retry, so both backends make the same attempts
+        if hasattr(session, "_retry_connection"):
+            session._retry_connection = False
+        self._session = session
+        return session
 
     async def send(self, request: Send) -> Answer | Failure | _Stream:
         session = self._session or self._open()
@@ -97,7 +103,7 @@ class AiohttpSender:
         try:
             response = await session.request(
                 request.method,
-                request.url,
+                yarl.URL(request.url, encoded=True),  # sent as the core encoded it, byte for byte
                 headers=_MaskedHeaders(request.headers.items()),
                 allow_redirects=False,  # as httpx: a redirect is an answer, not followed
                 timeout=aiohttp.ClientTimeout(
