@@ -87,7 +87,8 @@ class MockPaymentAPI:
         self._waits: list[float] = []
         self._clients: list[Client] = []
         self._router = respx.MockRouter(assert_all_called=False, assert_all_mocked=True)
-        self._router.route(scheme=parts.scheme, host=parts.hostname, port=parts.port).mock(
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._router.route(scheme=parts.scheme, host=parts.hostname, port=port).mock(
             side_effect=self._answer
         )
         self._running = False
