@@ -48,6 +48,17 @@ def test_the_wheel_ships_the_package_and_its_type_marker(wheel: Path) -> None:
     )
     assert b"Requires-Dist: httpx" in metadata
     assert b"Requires-Dist: pydantic" in metadata
+    assert b"Provides-Extra: testing" in metadata
+    assert b"Requires-Dist: respx>=0.21; extra == 'testing'" in metadata
+
+
+def test_the_wheel_registers_the_pytest_plugin(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "paysdk/testing/plugin.py" in names
+    entry_points = zipfile.ZipFile(wheel).read(
+        next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
+    ).decode()
+    assert "[pytest11]\npaysdk = paysdk.testing.plugin" in entry_points
 
 
 def test_the_wheel_installs_into_a_fresh_venv_and_verifies(wheel: Path, tmp_path: Path) -> None:
