@@ -55,9 +55,11 @@ def test_the_wheel_ships_the_package_and_its_type_marker(wheel: Path) -> None:
 def test_the_wheel_registers_the_pytest_plugin(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert "paysdk/testing/plugin.py" in names
-    entry_points = zipfile.ZipFile(wheel).read(
-        next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
-    ).decode()
+    entry_points = (
+        zipfile.ZipFile(wheel)
+        .read(next(n for n in names if n.endswith(".dist-info/entry_points.txt")))
+        .decode()
+    )
     assert "[pytest11]\npaysdk = paysdk.testing.plugin" in entry_points
 
 
