@@ -94,6 +94,10 @@ def test_an_unknown_status_is_kept_as_the_service_would_send_it() -> None:
         ({"amount": -1}, "amount must be a non-negative integer"),
         ({"amount": "100"}, "amount must be a non-negative integer"),
         ({"success": "yes"}, "success must be True or False"),
+        ({"reference": ""}, "reference must be a non-empty string"),
+        ({"created_at": dt.datetime(2026, 1, 2)}, "created_at must be a timezone-aware"),
+        ({"updated_at": "2026-01-02T00:00:00Z"}, "updated_at must be a timezone-aware"),
+        ({"customer": {"name": "Ada"}}, "customer must be an object with exactly"),
         (
             {
                 "created_at": dt.datetime(2026, 1, 2, tzinfo=dt.timezone.utc),

@@ -197,6 +197,8 @@ def test_bad_fault_places_are_refused(api: MockPaymentAPI) -> None:
         api.inject(Fault.server_error(), reference="x", endpoint="list")
     with pytest.raises(paysdk.ConfigurationError, match="endpoint must be"):
         api.inject(Fault.server_error(), endpoint="payments")  # type: ignore[arg-type]
+    with pytest.raises(paysdk.ConfigurationError, match="reference: the reference is empty"):
+        api.inject(Fault.server_error(), reference="")
     with pytest.raises(ValueError, match="times must be"):
         api.inject(Fault.server_error(), times=0)
 

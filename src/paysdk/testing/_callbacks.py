@@ -12,12 +12,15 @@ from __future__ import annotations
 import contextlib
 import inspect
 from types import TracebackType
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import httpx
 from typing_extensions import Self
 
 from ..sandbox._callback import callback_url
+
+if TYPE_CHECKING:
+    from anyio.from_thread import BlockingPortal
 
 __all__ = ["CallbackSender", "Interface"]
 
@@ -37,8 +40,8 @@ class CallbackSender:
     """
 
     def __init__(self) -> None:
-        self._portal: Any = None
-        self._portal_cm: contextlib.AbstractContextManager[Any] | None = None
+        self._portal: BlockingPortal | None = None
+        self._portal_cm: contextlib.AbstractContextManager[BlockingPortal] | None = None
 
     def send(
         self, app: object, url: str, reference: str, *, interface: Interface = "auto"
@@ -51,7 +54,7 @@ class CallbackSender:
         """
         target = _target(url, reference)
         if _is_asgi(app, interface):
-            return cast(httpx.Response, self._loop().call(_asend, app, target))
+            return self._loop().call(_asend, app, target)
         transport = httpx.WSGITransport(app=cast(Any, app))
         with httpx.Client(transport=transport, base_url=TEST_HOST) as http:
             return http.get(target, headers={"User-Agent": USER_AGENT})
@@ -82,7 +85,7 @@ class CallbackSender:
     ) -> None:
         self.close()
 
-    def _loop(self) -> Any:
+    def _loop(self) -> BlockingPortal:
         if self._portal is None:
             from anyio.from_thread import start_blocking_portal  # httpx depends on anyio
 
@@ -97,7 +100,7 @@ async def _asend(app: object, target: str) -> httpx.Response:
         return await http.get(target, headers={"User-Agent": USER_AGENT})
 
 
-def _target(url: str, reference: str) -> str:
+def _target(url: object, reference: str) -> str:
     if not isinstance(url, str) or not (url.startswith("/") or "://" in url):
         raise ValueError(f"url must be a path such as '/payments/callback' or a URL, not {url!r}")
     return callback_url(TEST_HOST + url if url.startswith("/") else url, reference)

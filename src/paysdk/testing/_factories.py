@@ -96,15 +96,15 @@ class PaymentFields(TypedDict, total=False):
 
 def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
     """One payment as the sandbox and the fake store it; a fresh ``order-NNNNN`` by default."""
-    reference = fields.get("reference") or f"order-{next(_references)}"
+    reference = fields["reference"] if "reference" in fields else f"order-{next(_references)}"
     status = _status(fields)
     succeeded = status == COMPLETED
     method = _method(fields)
     amount = fields.get("amount", 250_000)
     currency = fields.get("currency", "NGN")
-    created_at = fields.get("created_at") or dt.datetime.now(dt.timezone.utc)
+    created_at = _aware(fields.get("created_at", dt.datetime.now(dt.timezone.utc)), "created_at")
     settled = dt.timedelta(seconds=14 if succeeded else 3)
-    updated_at = fields.get("updated_at") or created_at + settled
+    updated_at = _aware(fields.get("updated_at", created_at + settled), "updated_at")
     if updated_at < created_at:
         raise ConfigurationError("updated_at must not be before created_at")
     try:
@@ -166,13 +166,17 @@ def _json(shape: Mapping[str, Any]) -> str:
 
 
 def _status(fields: PaymentFields) -> str:
-    success, status = fields.get("success"), fields.get("status")
-    if success is not None and not isinstance(success, bool):
-        raise ConfigurationError("success must be True or False")
+    success, status = _checked_success(fields.get("success")), fields.get("status")
     from_success = None if success is None else (COMPLETED if success else FAILED)
     if status is not None and from_success is not None and status != from_success:
         raise ConfigurationError(f"success={success} and status={status!r} contradict each other")
     return status or from_success or COMPLETED
+
+
+def _checked_success(success: object) -> bool | None:
+    if success is not None and not isinstance(success, bool):
+        raise ConfigurationError("success must be True or False")
+    return success
 
 
 def _method(fields: PaymentFields) -> PaymentMethod:
@@ -191,11 +195,17 @@ def _method(fields: PaymentFields) -> PaymentMethod:
     return method
 
 
-def _customer(currency: str) -> dict[str, str]:
-    return dict(_CUSTOMERS.get(currency, _OTHER_CUSTOMER))
+def _aware(value: object, name: str) -> dt.datetime:
+    if not isinstance(value, dt.datetime) or value.tzinfo is None:
+        raise ConfigurationError(f"{name} must be a timezone-aware datetime")
+    return value
 
 
-def _fee(amount: int) -> int:
+def _customer(currency: object) -> dict[str, str]:
+    return dict(_CUSTOMERS.get(currency, _OTHER_CUSTOMER) if isinstance(currency, str) else {})
+
+
+def _fee(amount: object) -> int:
     return round(amount * FEE_RATE) if isinstance(amount, int) else 0
 
 

@@ -12,15 +12,16 @@ import dataclasses
 import threading
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Literal
+from typing import Literal, cast
 from urllib.parse import quote, urlsplit
 
 import httpx
 import respx
-from typing_extensions import Self, Unpack
+from typing_extensions import Self, TypedDict, Unpack
 
 from .._client import AsyncClient, Client
 from .._config import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, TimeoutTypes, check_base_url
+from .._core import reference_problem
 from .._errors import ConfigurationError
 from ..sandbox._answers import Answer, answer_api, api_route, authorized, fault_path, newest_first
 from ..sandbox._faults import Fault, FaultBook
@@ -146,7 +147,8 @@ class MockPaymentAPI:
         Its retries do not sleep: each wait is appended to :attr:`waits` instead, so a test of
         retry behaviour is instant and can still check the waits. Closed by :meth:`stop`.
         """
-        client = _WaitlessClient(
+        client = MockClient(
+            self._waits,
             secret_key=self.secret_key if secret_key is None else secret_key,
             base_url=self.base_url,
             max_retries=max_retries,
@@ -154,7 +156,6 @@ class MockPaymentAPI:
             default_headers=default_headers,
             allow_insecure_http=True,
         )
-        client._waits = self._waits
         self._clients.append(client)
         return client
 
@@ -167,7 +168,8 @@ class MockPaymentAPI:
         default_headers: Mapping[str, str] | None = None,
     ) -> AsyncClient:
         """A ``paysdk.AsyncClient`` like :meth:`client`; close it yourself (``async with``)."""
-        client = _WaitlessAsyncClient(
+        client = MockAsyncClient(
+            self._waits,
             secret_key=self.secret_key if secret_key is None else secret_key,
             base_url=self.base_url,
             max_retries=max_retries,
@@ -175,7 +177,6 @@ class MockPaymentAPI:
             default_headers=default_headers,
             allow_insecure_http=True,
         )
-        client._waits = self._waits
         return client
 
     @property
@@ -248,6 +249,9 @@ class MockPaymentAPI:
         if endpoint not in (None, "verify", "list"):
             raise ConfigurationError(f"endpoint must be 'verify' or 'list', not {endpoint!r}")
         if reference is not None:
+            problem = reference_problem(reference)
+            if problem is not None:
+                raise ConfigurationError(f"reference: {problem}")
             path: str | None = "/payment/" + quote(reference, safe="")
         else:
             path = {None: None, "verify": "/payment/*", "list": "/payments"}[endpoint]
@@ -318,8 +322,8 @@ class MockPaymentAPI:
 
 def _fail_transport(fault: Fault, request: httpx.Request) -> None:
     """Raise what httpx raises when the sandbox applies ``fault`` over a real connection."""
-    timeouts = request.extensions.get("timeout", {})
-    read_timeout = timeouts.get("read") if isinstance(timeouts, Mapping) else None
+    timeouts = cast("Mapping[str, float | None]", request.extensions.get("timeout") or {})
+    read_timeout = timeouts.get("read")
     if fault.delay and read_timeout is not None and fault.delay >= read_timeout:
         raise httpx.ReadTimeout("The read operation timed out", request=request)
     if fault.disconnect == "before_response":
@@ -336,19 +340,32 @@ def _response(answer: Answer) -> httpx.Response:
     return httpx.Response(answer.status, content=answer.body, headers=dict(answer.headers))
 
 
-class _WaitlessClient(Client):
+class MockClient(Client):
     """A Client whose retry waits are recorded instead of slept (see MockPaymentAPI.client)."""
 
-    _waits: list[float]
+    def __init__(self, waits: list[float], **options: Unpack[_ClientOptions]) -> None:
+        super().__init__(**options)
+        self._waits = waits
 
     def _sleep(self, seconds: float) -> None:
         self._waits.append(seconds)
 
 
-class _WaitlessAsyncClient(AsyncClient):
+class MockAsyncClient(AsyncClient):
     """An AsyncClient whose retry waits are recorded instead of slept."""
 
-    _waits: list[float]
+    def __init__(self, waits: list[float], **options: Unpack[_ClientOptions]) -> None:
+        super().__init__(**options)
+        self._waits = waits
 
     async def _sleep(self, seconds: float) -> None:
         self._waits.append(seconds)
+
+
+class _ClientOptions(TypedDict):
+    secret_key: str
+    base_url: str
+    max_retries: int
+    timeout: TimeoutTypes
+    default_headers: Mapping[str, str] | None
+    allow_insecure_http: bool
