@@ -192,6 +192,13 @@ async def test_list_unavailable_is_the_documented_404(api: MockPaymentAPI, clien
         await client.call("list_payments", max_retries=1)
 
 
+def test_a_bad_key_or_base_url_is_refused_up_front() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="secret key is empty"):
+        MockPaymentAPI(secret_key=" ")
+    with pytest.raises(paysdk.ConfigurationError, match="must be an absolute"):
+        MockPaymentAPI(base_url="api.paysdk.test")
+
+
 def test_bad_fault_places_are_refused(api: MockPaymentAPI) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="reference names a verify call"):
         api.inject(Fault.server_error(), reference="x", endpoint="list")

@@ -20,7 +20,13 @@ import respx
 from typing_extensions import Self, TypedDict, Unpack
 
 from .._client import AsyncClient, Client
-from .._config import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT, TimeoutTypes, check_base_url
+from .._config import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    TimeoutTypes,
+    check_base_url,
+    check_secret_key,
+)
 from .._core import reference_problem
 from .._errors import ConfigurationError
 from ..sandbox._answers import Answer, answer_api, api_route, authorized, fault_path, newest_first
@@ -77,7 +83,7 @@ class MockPaymentAPI:
         base_url: str = DEFAULT_BASE_URL,
         payments: Iterable[PaymentRecord] = (),
     ) -> None:
-        self.secret_key = secret_key
+        self.secret_key = check_secret_key(secret_key)
         self.base_url = check_base_url(base_url, allow_insecure_http=True)
         parts = urlsplit(self.base_url)
         self._base_path = parts.path.rstrip("/")
