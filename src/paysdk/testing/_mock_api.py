@@ -279,6 +279,7 @@ class MockPaymentAPI:
         return [call.reference for call in self.calls if call.reference is not None]
 
     def clear_calls(self) -> None:
+        """Forget the calls and the waits recorded so far."""
         with self._lock:
             self._calls.clear()
             self._waits.clear()
