@@ -139,7 +139,8 @@ def test_repr_shows_where_but_not_the_key() -> None:
 def test_importing_paysdk_loads_no_optional_parts() -> None:
     code = (
         "import sys, paysdk\n"
-        "heavy = ['paysdk.sandbox', 'paysdk.cli', 'paysdk.integrations', 'anyio', 'django',"
+        "heavy = ['paysdk.sandbox', 'paysdk.cli', 'paysdk.integrations', 'paysdk.testing',"
+        " 'respx', 'anyio', 'django',"
         " 'flask', 'starlette', 'fastapi', 'hypothesis']\n"
         "print([name for name in heavy if name in sys.modules])\n"
     )

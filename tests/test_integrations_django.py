@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Iterator
 import django
 import pytest
 from django.conf import settings
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.test import AsyncClient as DjangoAsyncClient
@@ -16,8 +18,10 @@ from django.test import RequestFactory
 from django.urls import URLPattern, clear_url_caches, path
 
 import paysdk
+from paysdk.integrations import django as paysdk_django
 from paysdk.integrations.django import paysdk_callback
 from paysdk.sandbox import Fault, Sandbox
+from paysdk.testing import CallbackSender, MockPaymentAPI
 from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered, verify_requests
 
 if not settings.configured:
@@ -166,3 +170,42 @@ async def test_an_async_view_with_an_async_client(
     assert tuple(shop.fulfilled) == case.fulfilled
     assert tuple(shop.failed) == case.failed
     assert bool(verify_requests(callback_sandbox)) == case.asks_service
+
+
+# --- the testing kit's fixtures: a Django app's callback without a server -------------------
+
+
+def test_the_kit_sends_a_callback_through_django_wsgi(
+    paysdk_api: MockPaymentAPI, paysdk_client: paysdk.Client, paysdk_callback: CallbackSender
+) -> None:
+    orders = {"order-1": {"amount": 5000, "currency": "NGN"}}
+
+    # The fixture's name hides the decorator's here, so it is reached through its module.
+    @paysdk_django.paysdk_callback(client=paysdk_client, lookup=orders.get)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+        return JsonResponse({"status": "ok", "reference": payment.reference})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    response = paysdk_callback.send(WSGIHandler(), PATH, "order-1")
+    assert response.json() == {"status": "ok", "reference": "order-1"}
+    paysdk_api.add_payment("order-1", amount=1, currency="NGN")
+    assert paysdk_callback.send(WSGIHandler(), PATH, "order-1").status_code == 409
+
+
+def test_the_kit_sends_a_callback_through_django_asgi(
+    paysdk_api: MockPaymentAPI, paysdk_callback: CallbackSender
+) -> None:
+    orders = {"order-1": {"amount": 5000, "currency": "NGN"}}
+
+    @paysdk_django.paysdk_callback(client=paysdk_api.async_client(), lookup=orders.get)
+    async def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> JsonResponse:
+        return JsonResponse({"status": "ok"})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN", success=False)
+    response = paysdk_callback.send(ASGIHandler(), PATH, "order-1")
+    assert (response.status_code, response.json()) == (200, {"status": "failed"})
+    assert paysdk_api.verified_references() == ["order-1"]

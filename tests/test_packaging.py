@@ -24,6 +24,20 @@ with respx.mock:
 print(paysdk.__version__, payment.reference, payment.succeeded, paysdk.__file__)
 """
 
+MERCHANT_TEST = """
+import paysdk
+from paysdk.testing import Fault, verified_payment
+
+def test_the_plugin_came_with_the_wheel(paysdk_api, paysdk_client):
+    paysdk_api.add_payment("order-1", amount=5000)
+    paysdk_api.inject(Fault.server_error(), times=1)
+    assert paysdk_client.confirm("order-1", amount=5000, currency="NGN").succeeded
+    assert paysdk.testing.__file__.startswith(paysdk.__file__.rsplit("/", 1)[0])
+
+def test_factories():
+    assert not verified_payment(success=False).succeeded
+"""
+
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
@@ -48,6 +62,19 @@ def test_the_wheel_ships_the_package_and_its_type_marker(wheel: Path) -> None:
     )
     assert b"Requires-Dist: httpx" in metadata
     assert b"Requires-Dist: pydantic" in metadata
+    assert b"Provides-Extra: testing" in metadata
+    assert b"Requires-Dist: respx>=0.21; extra == 'testing'" in metadata
+
+
+def test_the_wheel_registers_the_pytest_plugin(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "paysdk/testing/plugin.py" in names
+    entry_points = (
+        zipfile.ZipFile(wheel)
+        .read(next(n for n in names if n.endswith(".dist-info/entry_points.txt")))
+        .decode()
+    )
+    assert "[pytest11]\npaysdk = paysdk.testing.plugin" in entry_points
 
 
 def test_the_wheel_installs_into_a_fresh_venv_and_verifies(wheel: Path, tmp_path: Path) -> None:
@@ -55,7 +82,7 @@ def test_the_wheel_installs_into_a_fresh_venv_and_verifies(wheel: Path, tmp_path
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     python = venv / "bin" / "python"
     subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", str(wheel), "respx"],
+        [str(python), "-m", "pip", "install", "--quiet", f"{wheel}[testing]", "pytest"],
         check=True,
         capture_output=True,
     )
@@ -65,3 +92,11 @@ def test_the_wheel_installs_into_a_fresh_venv_and_verifies(wheel: Path, tmp_path
     version, reference, succeeded, location = result.stdout.split()
     assert (version, reference, succeeded) == (paysdk.__version__, "order-1", "True")
     assert str(venv) in location  # the installed wheel, not this checkout
+    (tmp_path / "test_merchant.py").write_text(MERCHANT_TEST)
+    run = subprocess.run(
+        [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_merchant.py"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert run.returncode == 0 and "2 passed" in run.stdout, run.stdout + run.stderr

@@ -16,6 +16,7 @@ process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imp
 
 from __future__ import annotations
 
+from ._answers import NOT_FOUND_BODY, UNAUTHORIZED_BODY
 from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
 from ._faults import Disconnect, Fault, FaultBook
 from ._records import COMPLETED, FAILED, PaymentRecord, SeedError, wire_timestamp
@@ -28,7 +29,7 @@ from ._seed import (
     load_seed,
     parse_seed,
 )
-from ._server import NOT_FOUND_BODY, UNAUTHORIZED_BODY, RecordedRequest, Sandbox
+from ._server import RecordedRequest, Sandbox
 
 __all__ = [
     "COMPLETED",

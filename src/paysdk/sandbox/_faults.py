@@ -81,6 +81,16 @@ class Fault:
         return cls.json(status, {"error": "Internal Server Error"})
 
     @classmethod
+    def timeout(cls, seconds: float = 3600.0) -> Fault:
+        """No answer for ``seconds`` (an hour by default): the client's timeout fires first."""
+        return cls(delay=seconds)
+
+    @classmethod
+    def connection_reset(cls) -> Fault:
+        """The connection is cut before any byte of the answer."""
+        return cls(disconnect="before_response")
+
+    @classmethod
     def list_unavailable(cls) -> Fault:
         """The list endpoint's documented failure: 404 ``{"error": "Connection Error"}``."""
         return cls.json(404, {"error": "Connection Error"})

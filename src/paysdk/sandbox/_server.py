@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import hmac
 import http.server
 import json
 import secrets
@@ -19,29 +18,31 @@ import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any
-from urllib.parse import unquote
 
+from ._answers import (
+    NOT_FOUND_BODY,
+    UNAUTHORIZED_BODY,
+    Answer,
+    answer_api,
+    authorized,
+    newest_first,
+)
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
 from ._faults import Fault, FaultBook
 from ._records import PaymentRecord, SeedError
 from ._seed import default_payments
 
-__all__ = ["RecordedRequest", "Sandbox", "generate_secret_key"]
+__all__ = [
+    "NOT_FOUND_BODY",
+    "UNAUTHORIZED_BODY",
+    "RecordedRequest",
+    "Sandbox",
+    "generate_secret_key",
+]
 
 CONTROL_PREFIX = "/_sandbox/"
 _MAX_BODY = 1 << 20
 _REDACTED = "<redacted>"
-
-NOT_FOUND_BODY: Mapping[str, Any] = {
-    "success": False,
-    "error": "Error in request",
-    "message": "reference not found",
-}
-UNAUTHORIZED_BODY: Mapping[str, Any] = {
-    "success": False,
-    "error": "Unauthorized",
-    "message": "invalid or missing secret key",
-}
 
 
 def generate_secret_key() -> str:
@@ -59,18 +60,6 @@ class RecordedRequest:
     """The raw request target: path and query."""
     headers: Mapping[str, str]
     time: float
-
-
-@dataclasses.dataclass(frozen=True)
-class _Answer:
-    status: int
-    body: bytes
-    headers: Mapping[str, str]
-
-    @classmethod
-    def json(cls, status: int, body: object, **headers: str) -> _Answer:
-        content = json.dumps(body).encode()
-        return cls(status, content, {"Content-Type": "application/json", **headers})
 
 
 class Sandbox:
@@ -101,7 +90,8 @@ class Sandbox:
         self._stopping = threading.Event()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
-        for record in default_payments() if payments is None else payments:
+        self._initial = list(default_payments() if payments is None else payments)
+        for record in self._initial:
             self.add_payment(record)
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -173,6 +163,16 @@ class Sandbox:
             self._payments[record.reference] = record
         return record
 
+    def reset(self) -> None:
+        """Back to how it started: the payments it was made with, no faults, an empty log.
+
+        Tests that share one running sandbox call this between tests; the port and key stay.
+        """
+        self.clear_faults()
+        with self._lock:
+            self._payments = {record.reference: record for record in self._initial}
+            self._requests.clear()
+
     def remove_payment(self, reference: str) -> None:
         with self._lock:
             del self._payments[reference]
@@ -186,7 +186,7 @@ class Sandbox:
         """Every payment, newest first (the order ``GET /payments`` uses)."""
         with self._lock:
             records = list(self._payments.values())
-        return sorted(records, key=lambda r: r.created_at, reverse=True)
+        return newest_first(records)
 
     # --- faults, request log, callbacks -------------------------------------------------------
 
@@ -220,36 +220,19 @@ class Sandbox:
             self._requests.append(request)
 
     def _authorized(self, header: str | None) -> bool:
-        scheme, _, token = (header or "").partition(" ")
-        expected = self.secret_key.encode()
-        return scheme.lower() == "bearer" and hmac.compare_digest(token.encode(), expected)
+        return authorized(header, self.secret_key)
 
-    def _answer_api(self, method: str, path: str, authorization: str | None) -> _Answer:
-        segments = path.split("/")  # split the raw path first, then decode the one segment
-        if path == "/payments":
-            route = "list"
-        elif len(segments) == 3 and segments[1] == "payment" and segments[2]:
-            route = "verify"
-        else:
-            return _Answer.json(404, {"error": "Not Found", "message": f"no route for {path}"})
-        if method != "GET":
-            body = {"error": "Method Not Allowed", "message": f"{method} is not allowed here"}
-            return _Answer.json(405, body, Allow="GET")
-        if not self._authorized(authorization):
-            return _Answer.json(401, UNAUTHORIZED_BODY)
-        if route == "list":
-            return _Answer.json(200, {"data": [p.list_shape() for p in self.payments]})
-        record = self.get_payment(unquote(segments[2]))
-        if record is None:
-            return _Answer.json(404, NOT_FOUND_BODY)
-        envelope = {
-            "status": True,
-            "message": "Verification successful",
-            "data": record.verify_shape(),
-        }
-        return _Answer.json(200, envelope)
+    def _answer_api(self, method: str, path: str, authorization: str | None) -> Answer:
+        return answer_api(
+            method,
+            path,
+            authorization,
+            secret_key=self.secret_key,
+            find=self.get_payment,
+            listing=lambda: self.payments,
+        )
 
-    def _answer_control(self, method: str, path: str, body: bytes) -> _Answer:
+    def _answer_control(self, method: str, path: str, body: bytes) -> Answer:
         """``/_sandbox/faults``, ``/_sandbox/requests`` and ``/_sandbox/payments``."""
         resource = path[len(CONTROL_PREFIX) :]
         try:
@@ -259,24 +242,24 @@ class Sandbox:
                     path_ = options.pop("path", None)
                     times = options.pop("times", 1)
                     self.inject(Fault.from_json(options), path=path_, times=times)
-                return _Answer.json(201, {"faults": len(self.faults)})
+                return Answer.json(201, {"faults": len(self.faults)})
             if (method, resource) == ("DELETE", "faults"):
                 self.clear_faults()
-                return _Answer.json(200, {"faults": 0})
+                return Answer.json(200, {"faults": 0})
             if (method, resource) == ("GET", "requests"):
-                return _Answer.json(200, {"data": [_request_json(r) for r in self.requests]})
+                return Answer.json(200, {"data": [_request_json(r) for r in self.requests]})
             if (method, resource) == ("DELETE", "requests"):
                 self.clear_requests()
-                return _Answer.json(200, {"data": []})
+                return Answer.json(200, {"data": []})
             if (method, resource) == ("POST", "payments"):
                 records = [PaymentRecord.from_json(item) for item in _json_items(body)]
                 data = [self.add_payment(record).verify_shape() for record in records]
-                return _Answer.json(201, {"data": data})
+                return Answer.json(201, {"data": data})
         except (SeedError, ValueError, TypeError) as exc:
-            return _Answer.json(400, {"error": "Bad Request", "message": str(exc)})
+            return Answer.json(400, {"error": "Bad Request", "message": str(exc)})
         if resource in ("faults", "requests", "payments"):
-            return _Answer.json(405, {"error": "Method Not Allowed"})
-        return _Answer.json(404, {"error": "Not Found", "message": f"no route for {path}"})
+            return Answer.json(405, {"error": "Method Not Allowed"})
+        return Answer.json(404, {"error": "Not Found", "message": f"no route for {path}"})
 
 
 def _json_items(body: bytes) -> list[Mapping[str, Any]]:
@@ -353,13 +336,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         body = self._read_body()
         if body is None:
             self.close_connection = True
-            self._send(_Answer.json(400, {"error": "Bad Request", "message": "bad Content-Length"}))
+            self._send(Answer.json(400, {"error": "Bad Request", "message": "bad Content-Length"}))
             return
         if path.startswith(CONTROL_PREFIX):
             if sandbox._authorized(self.headers.get("Authorization")):
                 self._send(sandbox._answer_control(self.command, path, body))
             else:
-                self._send(_Answer.json(401, UNAUTHORIZED_BODY))
+                self._send(Answer.json(401, UNAUTHORIZED_BODY))
             return
         headers = {
             k: (_REDACTED if k.lower() == "authorization" else v) for k, v in self.headers.items()
@@ -377,7 +360,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         answer = sandbox._answer_api(self.command, path, self.headers.get("Authorization"))
         if fault.status is not None:
-            answer = _Answer(fault.status, fault.body.encode(), fault.headers)
+            answer = Answer(fault.status, fault.body.encode(), fault.headers)
         self._send(answer, fault.disconnect)
 
     def _read_body(self) -> bytes | None:
@@ -387,7 +370,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return None
         return self.rfile.read(int(declared))
 
-    def _send(self, answer: _Answer, disconnect: str | None = None) -> None:
+    def _send(self, answer: Answer, disconnect: str | None = None) -> None:
         body, declared = answer.body, len(answer.body)
         if disconnect == "mid_body":
             body = body[: len(body) // 2]

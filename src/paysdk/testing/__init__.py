@@ -1,0 +1,90 @@
+"""paysdk's testing kit: realistic payments, an in-memory fake of the service, and callbacks.
+
+    from paysdk.testing import MockPaymentAPI, verified_payment, Fault
+
+    payment = verified_payment(amount=5000, currency="USD")      # a paysdk.VerifiedPayment
+    with MockPaymentAPI() as api:                                # needs paysdk[testing] (respx)
+        api.add_payment("order-7", success=False)
+        api.inject(Fault.server_error(503), times=2)
+
+Installing paysdk also installs a pytest plugin with the fixtures ``paysdk_api``,
+``paysdk_client``, ``paysdk_sandbox`` and ``paysdk_callback`` (see ``docs/testing.md``). Every
+name here is imported on first use, so the plugin costs nothing until a fixture is used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .._errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from ..sandbox._faults import Fault
+    from ..sandbox._records import PaymentRecord
+    from ._callbacks import CallbackSender, Interface
+    from ._factories import (
+        PaymentFields,
+        PaymentMethod,
+        listed_payment,
+        payment_pair,
+        payment_record,
+        verified_payment,
+    )
+    from ._mock_api import MockPaymentAPI, RecordedCall
+
+__all__ = [
+    "CallbackSender",
+    "Fault",
+    "Interface",
+    "MockPaymentAPI",
+    "PaymentFields",
+    "PaymentMethod",
+    "PaymentRecord",
+    "RecordedCall",
+    "listed_payment",
+    "payment_pair",
+    "payment_record",
+    "verified_payment",
+]
+
+_HOMES = {
+    "CallbackSender": "._callbacks",
+    "Interface": "._callbacks",
+    "Fault": "..sandbox._faults",
+    "PaymentRecord": "..sandbox._records",
+    "MockPaymentAPI": "._mock_api",
+    "RecordedCall": "._mock_api",
+    **dict.fromkeys(
+        [
+            "PaymentFields",
+            "PaymentMethod",
+            "listed_payment",
+            "payment_pair",
+            "payment_record",
+            "verified_payment",
+        ],
+        "._factories",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = importlib.import_module(home, __name__)
+    except ModuleNotFoundError as exc:
+        if exc.name != "respx":
+            raise
+        raise ConfigurationError(
+            f"paysdk.testing.{name} needs respx: pip install 'paysdk[testing]'"
+        ) from None
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,0 +1,117 @@
+"""Send the service's callback to the merchant's own app in-process: no server, no port.
+
+httpx already carries a request into an application without a socket (``WSGITransport`` for
+Flask or Django, ``ASGITransport`` for FastAPI, Starlette or Django's ASGI handler), so that is
+what is used here: no extra dependency. ``ASGITransport`` does not run the app's lifespan
+(startup and shutdown); an app that needs it should be entered by the test first, for example
+with ``asgi_lifespan.LifespanManager`` or Starlette's ``TestClient``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import httpx
+from typing_extensions import Self
+
+from ..sandbox._callback import callback_url
+
+if TYPE_CHECKING:
+    from anyio.from_thread import BlockingPortal
+
+__all__ = ["CallbackSender", "Interface"]
+
+TEST_HOST = "http://testserver"
+USER_AGENT = "paysdk-testing-callback"
+
+Interface = Literal["auto", "wsgi", "asgi"]
+"""How to call the app; ``"auto"`` takes an app whose ``__call__`` is ``async def`` as ASGI."""
+
+
+class CallbackSender:
+    """Sends ``GET <url>?reference=<reference>`` to a WSGI or ASGI app, as the service would.
+
+    ``send`` works from a plain (sync) test for both kinds of app: an ASGI app runs on an event
+    loop this sender keeps for its life (so an app's ``AsyncClient`` sees one loop), closed by
+    :meth:`close`. In an async test, ``await sender.asend(...)`` uses the test's own loop.
+    """
+
+    def __init__(self) -> None:
+        self._portal: BlockingPortal | None = None
+        self._portal_cm: contextlib.AbstractContextManager[BlockingPortal] | None = None
+
+    def send(
+        self, app: object, url: str, reference: str, *, interface: Interface = "auto"
+    ) -> httpx.Response:
+        """The app's answer to the callback for ``reference`` sent to ``url``.
+
+        ``url`` is the callback path (``"/payments/callback"``, a query may follow) or an
+        absolute URL; the percent-encoded ``reference`` is appended to its query. Exceptions the
+        app raises are not turned into a 500: they propagate, so a crash fails the test.
+        """
+        target = _target(url, reference)
+        if _is_asgi(app, interface):
+            return self._loop().call(_asend, app, target)
+        transport = httpx.WSGITransport(app=cast(Any, app))
+        with httpx.Client(transport=transport, base_url=TEST_HOST) as http:
+            return http.get(target, headers={"User-Agent": USER_AGENT})
+
+    async def asend(
+        self, app: object, url: str, reference: str, *, interface: Interface = "auto"
+    ) -> httpx.Response:
+        """:meth:`send` for async tests; an ASGI app runs on the caller's event loop."""
+        target = _target(url, reference)
+        if _is_asgi(app, interface):
+            return await _asend(app, target)
+        return self.send(app, url, reference, interface="wsgi")
+
+    def close(self) -> None:
+        """Stop the event loop kept for ASGI apps, if one was started."""
+        if self._portal_cm is not None:
+            cm, self._portal_cm, self._portal = self._portal_cm, None, None
+            cm.__exit__(None, None, None)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _loop(self) -> BlockingPortal:
+        if self._portal is None:
+            from anyio.from_thread import start_blocking_portal  # httpx depends on anyio
+
+            self._portal_cm = start_blocking_portal()
+            self._portal = self._portal_cm.__enter__()
+        return self._portal
+
+
+async def _asend(app: object, target: str) -> httpx.Response:
+    transport = httpx.ASGITransport(app=cast(Any, app))
+    async with httpx.AsyncClient(transport=transport, base_url=TEST_HOST) as http:
+        return await http.get(target, headers={"User-Agent": USER_AGENT})
+
+
+def _target(url: object, reference: str) -> str:
+    if not isinstance(url, str) or not (url.startswith("/") or "://" in url):
+        raise ValueError(f"url must be a path such as '/payments/callback' or a URL, not {url!r}")
+    return callback_url(TEST_HOST + url if url.startswith("/") else url, reference)
+
+
+def _is_asgi(app: object, interface: Interface) -> bool:
+    if interface not in ("auto", "wsgi", "asgi"):
+        raise ValueError(f"interface must be 'auto', 'wsgi' or 'asgi', not {interface!r}")
+    if interface != "auto":
+        return interface == "asgi"
+    if not callable(app):
+        raise TypeError(f"app must be a WSGI or ASGI application, not {type(app).__name__}")
+    call = app if inspect.isfunction(app) or inspect.ismethod(app) else type(app).__call__
+    return inspect.iscoroutinefunction(call)

@@ -1,0 +1,223 @@
+"""Realistic, self-consistent payments for tests, as the models the client itself parses.
+
+Each factory builds one sandbox :class:`~paysdk.sandbox.PaymentRecord` (the same record the
+sandbox and :class:`~paysdk.testing.MockPaymentAPI` serve) and renders it into the verify or the
+list shape, so the two views of a payment always agree. Needs nothing beyond paysdk itself.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import itertools
+import json
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any, Final, Literal
+
+from typing_extensions import TypedDict, Unpack
+
+from .._errors import ConfigurationError
+from .._models import ListedPayment, VerifiedPayment
+from ..sandbox._records import COMPLETED, FAILED, PaymentRecord, SeedError
+
+__all__ = [
+    "PaymentFields",
+    "PaymentMethod",
+    "listed_payment",
+    "payment_pair",
+    "payment_record",
+    "verified_payment",
+]
+
+PaymentMethod = Literal["card", "bank_transfer", "mobile_money"]
+"""How the customer paid. Only a card payment carries ``authorization``."""
+
+FEE_RATE: Final = 0.015
+"""The default fee of a successful payment: 1.5% of the amount. A failed payment costs none."""
+
+_references = itertools.count(10001)
+_CARD: Final[Mapping[str, str]] = {
+    "card_type": "visa",
+    "first_six": "408408",
+    "last_four": "4081",
+    "expiry": "09/28",
+}
+_CUSTOMERS: Final[Mapping[str, Mapping[str, str]]] = {  # a local customer per currency
+    "NGN": {
+        "name": "Adaeze Okafor",
+        "email": "adaeze.okafor@example.com",
+        "phone": "+2348031234567",
+    },
+    "GHS": {"name": "Kwame Mensah", "email": "kwame.mensah@example.com", "phone": "+233244123456"},
+    "KES": {
+        "name": "Wanjiru Kamau",
+        "email": "wanjiru.kamau@example.com",
+        "phone": "+254712345678",
+    },
+    "ZAR": {
+        "name": "Thandiwe Nkosi",
+        "email": "thandiwe.nkosi@example.com",
+        "phone": "+27821234567",
+    },
+}
+_OTHER_CUSTOMER: Final[Mapping[str, str]] = {
+    "name": "Liam Carter",
+    "email": "liam.carter@example.com",
+    "phone": "+14155550123",
+}
+
+
+class PaymentFields(TypedDict, total=False):
+    """What a factory may be told; everything else is made up to match.
+
+    ``success`` (verify's word) and ``status`` (list's word) say the same thing: give one. A
+    ``method`` other than ``"card"``, or ``authorization=None``, makes a payment without card
+    details. ``fee`` defaults to 1.5% of ``amount`` (0 when failed), ``products`` to one item
+    costing ``amount``, ``updated_at`` to a few seconds after ``created_at`` (default: now).
+    """
+
+    reference: str
+    amount: int
+    currency: str
+    success: bool
+    status: str
+    method: PaymentMethod
+    fee: int
+    customer: Mapping[str, str]
+    products: Sequence[Mapping[str, Any]]
+    metadata: Mapping[str, Any]
+    authorization: Mapping[str, str] | None
+    transaction_id: str
+    id: str
+    created_at: dt.datetime
+    updated_at: dt.datetime
+
+
+def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
+    """One payment as the sandbox and the fake store it; a fresh ``order-NNNNN`` by default."""
+    reference = fields["reference"] if "reference" in fields else f"order-{next(_references)}"
+    status = _status(fields)
+    succeeded = status == COMPLETED
+    method = _method(fields)
+    amount = fields.get("amount", 250_000)
+    currency = fields.get("currency", "NGN")
+    created_at = _aware(fields.get("created_at", dt.datetime.now(dt.timezone.utc)), "created_at")
+    settled = dt.timedelta(seconds=14 if succeeded else 3)
+    updated_at = _aware(fields.get("updated_at", created_at + settled), "updated_at")
+    if updated_at < created_at:
+        raise ConfigurationError("updated_at must not be before created_at")
+    try:
+        return PaymentRecord(
+            reference=reference,
+            amount=amount,
+            currency=currency,
+            status=status,
+            fee=fields.get("fee", _fee(amount) if succeeded else 0),
+            customer=fields.get("customer", _customer(currency)),
+            products=fields.get("products", [_product(amount)]),
+            metadata=fields.get("metadata", _metadata(reference, method, succeeded)),
+            authorization=fields.get("authorization", _CARD) if method == "card" else None,
+            transaction_id=fields.get("transaction_id", ""),
+            id=fields.get("id", ""),
+            created_at=created_at,
+            updated_at=updated_at,
+        )
+    except SeedError as exc:
+        raise ConfigurationError(f"not a valid payment: {exc}") from None
+
+
+def verified_payment(**fields: Unpack[PaymentFields]) -> VerifiedPayment:
+    """A payment as ``client.verify`` returns it: a successful card payment unless told so."""
+    return as_verified(payment_record(**fields))
+
+
+def listed_payment(**fields: Unpack[PaymentFields]) -> ListedPayment:
+    """A payment as an element of ``client.list_payments()``: ``COMPLETED`` unless told so."""
+    return as_listed(payment_record(**fields))
+
+
+def payment_pair(**fields: Unpack[PaymentFields]) -> tuple[VerifiedPayment, ListedPayment]:
+    """The verify and the list view of the same payment."""
+    record = payment_record(**fields)
+    return as_verified(record), as_listed(record)
+
+
+def as_verified(record: PaymentRecord) -> VerifiedPayment:
+    """``record`` in the verify shape, parsed from JSON exactly as the client parses it."""
+    return VerifiedPayment.model_validate_json(_json(record.verify_shape()))
+
+
+def as_listed(record: PaymentRecord) -> ListedPayment:
+    """``record`` in the list shape, parsed from JSON exactly as the client parses it."""
+    return ListedPayment.model_validate_json(_json(record.list_shape()))
+
+
+def with_fields(record: PaymentRecord, **changes: Any) -> PaymentRecord:
+    """``record`` with some :class:`PaymentRecord` fields changed (checked again)."""
+    try:
+        return dataclasses.replace(record, **changes)
+    except (SeedError, TypeError) as exc:
+        raise ConfigurationError(f"not a valid payment: {exc}") from None
+
+
+def _json(shape: Mapping[str, Any]) -> str:
+    return json.dumps(shape)
+
+
+def _status(fields: PaymentFields) -> str:
+    success, status = _checked_success(fields.get("success")), fields.get("status")
+    from_success = None if success is None else (COMPLETED if success else FAILED)
+    if status is not None and from_success is not None and status != from_success:
+        raise ConfigurationError(f"success={success} and status={status!r} contradict each other")
+    return status or from_success or COMPLETED
+
+
+def _checked_success(success: object) -> bool | None:
+    if success is not None and not isinstance(success, bool):
+        raise ConfigurationError("success must be True or False")
+    return success
+
+
+def _method(fields: PaymentFields) -> PaymentMethod:
+    method = fields.get("method")
+    if method is not None and method not in ("card", "bank_transfer", "mobile_money"):
+        raise ConfigurationError(
+            f"method must be 'card', 'bank_transfer' or 'mobile_money', not {method!r}"
+        )
+    card_details = fields.get("authorization", _CARD)
+    if method is None:
+        return "card" if card_details is not None else "bank_transfer"
+    if method != "card" and "authorization" in fields and card_details is not None:
+        raise ConfigurationError(f"a {method} payment has no card authorization")
+    if method == "card" and card_details is None:
+        raise ConfigurationError("a card payment has an authorization; use another method")
+    return method
+
+
+def _aware(value: object, name: str) -> dt.datetime:
+    if not isinstance(value, dt.datetime) or value.tzinfo is None:
+        raise ConfigurationError(f"{name} must be a timezone-aware datetime")
+    return value
+
+
+def _customer(currency: object) -> dict[str, str]:
+    return dict(_CUSTOMERS.get(currency, _OTHER_CUSTOMER) if isinstance(currency, str) else {})
+
+
+def _fee(amount: object) -> int:
+    return round(amount * FEE_RATE) if isinstance(amount, int) else 0
+
+
+def _product(amount: int) -> dict[str, Any]:
+    return {"name": "Wireless headphones", "amount": amount, "description": "Over-ear, black"}
+
+
+def _metadata(reference: str, method: PaymentMethod, succeeded: bool) -> dict[str, Any]:
+    digits = re.sub(r"\D", "", reference)
+    metadata: dict[str, Any] = {"order_id": digits or reference, "channel": "web"}
+    if method != "card":
+        metadata["payment_method"] = method
+    if not succeeded:
+        metadata["decline_reason"] = "insufficient_funds" if method == "card" else "abandoned"
+    return metadata

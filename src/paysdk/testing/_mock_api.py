@@ -1,0 +1,378 @@
+"""``MockPaymentAPI``: the payment service in memory, on respx, answering as the sandbox does.
+
+It answers through the sandbox's own rules (:func:`paysdk.sandbox._answers.answer_api`), so a
+test against the fake and a test against the sandbox see the same bodies; only the transport
+differs (no sockets, no threads). It uses its own ``respx.MockRouter``, never respx's global
+one, so nothing it sets up outlives :meth:`MockPaymentAPI.stop`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Iterable, Mapping
+from types import TracebackType
+from typing import Literal, cast
+from urllib.parse import quote, urlsplit
+
+import httpx
+import respx
+from typing_extensions import Self, TypedDict, Unpack
+
+from .._client import AsyncClient, Client
+from .._config import (
+    DEFAULT_MAX_RETRIES,
+    DEFAULT_TIMEOUT,
+    TimeoutTypes,
+    check_base_url,
+    check_secret_key,
+)
+from .._core import reference_problem
+from .._errors import ConfigurationError
+from ..sandbox._answers import Answer, answer_api, api_route, authorized, fault_path, newest_first
+from ..sandbox._faults import Fault, FaultBook
+from ..sandbox._records import PaymentRecord
+from ._factories import PaymentFields, payment_record
+
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "RecordedCall"]
+
+DEFAULT_BASE_URL = "https://api.paysdk.test"
+"""A host that cannot exist (``.test`` is reserved), so a request the fake misses fails loudly."""
+DEFAULT_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - a fixed test key, on purpose
+REDACTED = "<redacted>"
+
+Endpoint = Literal["verify", "list"]
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordedCall:
+    """A request the fake got. Its ``Authorization`` value is not kept: see ``authorized``."""
+
+    method: str
+    path: str
+    """The raw path below the base URL, still percent-encoded, without the query."""
+    endpoint: Endpoint | None
+    """``"verify"``, ``"list"``, or ``None`` for a path the service does not have."""
+    reference: str | None
+    """The reference a verify call asked for, percent-decoded; ``None`` for other calls."""
+    headers: Mapping[str, str]
+    """The request headers, with the ``Authorization`` value replaced by ``<redacted>``."""
+    authorized: bool
+    """Whether the call carried ``Authorization: Bearer <the fake's key>``."""
+
+
+class MockPaymentAPI:
+    """The service's verify and list endpoints in memory, for fast tests of code using paysdk.
+
+    ::
+
+        with MockPaymentAPI() as api:
+            api.add_payment(reference="order-7", amount=5000, currency="USD")
+            with api.client() as client:
+                assert client.verify("order-7").succeeded
+
+    While running, every httpx request to ``base_url`` (from any ``paysdk.Client`` or
+    ``AsyncClient``, also ones your code makes) is answered here. Requests to other hosts are
+    left to other respx routers, and refused by respx if none answers them.
+    """
+
+    def __init__(
+        self,
+        *,
+        secret_key: str = DEFAULT_SECRET_KEY,
+        base_url: str = DEFAULT_BASE_URL,
+        payments: Iterable[PaymentRecord] = (),
+    ) -> None:
+        self.secret_key = check_secret_key(secret_key)
+        self.base_url = check_base_url(base_url, allow_insecure_http=True)
+        parts = urlsplit(self.base_url)
+        self._base_path = parts.path.rstrip("/")
+        self._lock = threading.Lock()
+        self._payments: dict[str, PaymentRecord] = {}
+        self._faults = FaultBook()
+        self._calls: list[RecordedCall] = []
+        self._waits: list[float] = []
+        self._clients: list[Client] = []
+        self._router = respx.MockRouter(assert_all_called=False, assert_all_mocked=True)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        self._router.route(scheme=parts.scheme, host=parts.hostname, port=port).mock(
+            side_effect=self._answer
+        )
+        self._running = False
+        for record in payments:
+            self.add_payment(record)
+
+    def __repr__(self) -> str:
+        return f"<MockPaymentAPI base_url={self.base_url!r} secret_key=<hidden>>"
+
+    # --- lifecycle ----------------------------------------------------------------------------
+
+    def start(self) -> Self:
+        """Start answering requests to ``base_url`` (patches httpx's transports through respx)."""
+        if not self._running:
+            self._router.start()
+            self._running = True
+        return self
+
+    def stop(self) -> None:
+        """Stop answering and close the sync clients :meth:`client` made. Safe to call twice."""
+        for client in self._clients:
+            client.close()
+        self._clients.clear()
+        if self._running:
+            self._router.stop(clear=False, reset=False)
+            self._running = False
+
+    @property
+    def running(self) -> bool:
+        return self._running
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    # --- clients ------------------------------------------------------------------------------
+
+    def client(
+        self,
+        *,
+        secret_key: str | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: TimeoutTypes = DEFAULT_TIMEOUT,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> Client:
+        """A ``paysdk.Client`` pointed at the fake with its key (or ``secret_key``).
+
+        Its retries do not sleep: each wait is appended to :attr:`waits` instead, so a test of
+        retry behaviour is instant and can still check the waits. Closed by :meth:`stop`.
+        """
+        client = MockClient(
+            self._waits,
+            secret_key=self.secret_key if secret_key is None else secret_key,
+            base_url=self.base_url,
+            max_retries=max_retries,
+            timeout=timeout,
+            default_headers=default_headers,
+            allow_insecure_http=True,
+        )
+        self._clients.append(client)
+        return client
+
+    def async_client(
+        self,
+        *,
+        secret_key: str | None = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: TimeoutTypes = DEFAULT_TIMEOUT,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> AsyncClient:
+        """A ``paysdk.AsyncClient`` like :meth:`client`; close it yourself (``async with``)."""
+        client = MockAsyncClient(
+            self._waits,
+            secret_key=self.secret_key if secret_key is None else secret_key,
+            base_url=self.base_url,
+            max_retries=max_retries,
+            timeout=timeout,
+            default_headers=default_headers,
+            allow_insecure_http=True,
+        )
+        return client
+
+    @property
+    def waits(self) -> list[float]:
+        """Seconds the clients from :meth:`client` / :meth:`async_client` would have slept."""
+        with self._lock:
+            return list(self._waits)
+
+    # --- payments -----------------------------------------------------------------------------
+
+    def add_payment(
+        self, payment: PaymentRecord | str | None = None, /, **fields: Unpack[PaymentFields]
+    ) -> PaymentRecord:
+        """Add (or replace) a payment: a record, or fields for :func:`payment_record`.
+
+        ``api.add_payment("order-7", amount=500, success=False)``; a bare
+        ``api.add_payment()`` adds a realistic successful card payment. Returns the record.
+        """
+        if isinstance(payment, PaymentRecord):
+            if fields:
+                raise ConfigurationError("give a PaymentRecord or fields, not both")
+            record = payment
+        elif isinstance(payment, str):
+            if "reference" in fields:
+                raise ConfigurationError("give the reference once")
+            fields["reference"] = payment
+            record = payment_record(**fields)
+        elif payment is None:
+            record = payment_record(**fields)
+        else:
+            raise ConfigurationError(
+                f"add_payment takes a PaymentRecord or a reference, not {type(payment).__name__}"
+            )
+        with self._lock:
+            self._payments[record.reference] = record
+        return record
+
+    def remove_payment(self, reference: str) -> None:
+        with self._lock:
+            self._payments.pop(reference, None)
+
+    def get_payment(self, reference: str) -> PaymentRecord | None:
+        with self._lock:
+            return self._payments.get(reference)
+
+    @property
+    def payments(self) -> list[PaymentRecord]:
+        """Every payment, newest first (the order the list endpoint uses)."""
+        with self._lock:
+            return newest_first(self._payments.values())
+
+    # --- failures -----------------------------------------------------------------------------
+
+    def inject(
+        self,
+        fault: Fault,
+        *,
+        times: int | None = 1,
+        reference: str | None = None,
+        endpoint: Endpoint | None = None,
+    ) -> None:
+        """Fail the next ``times`` calls (``None``: until cleared) with ``fault``.
+
+        Only verify calls for ``reference``, or only calls to one ``endpoint``, if given. Any
+        sandbox :class:`~paysdk.sandbox.Fault`: ``Fault.timeout()``, ``Fault.connection_reset()``,
+        ``Fault.server_error(503)``, ``Fault.rate_limited(retry_after=2)``, ``Fault.html_502()``.
+        """
+        if reference is not None and endpoint not in (None, "verify"):
+            raise ConfigurationError("a reference names a verify call; leave endpoint out")
+        if endpoint not in (None, "verify", "list"):
+            raise ConfigurationError(f"endpoint must be 'verify' or 'list', not {endpoint!r}")
+        if reference is not None:
+            problem = reference_problem(reference)
+            if problem is not None:
+                raise ConfigurationError(f"reference: {problem}")
+            path: str | None = "/payment/" + quote(reference, safe="")
+        else:
+            path = {None: None, "verify": "/payment/*", "list": "/payments"}[endpoint]
+        self._faults.add(fault, path=path, times=times)
+
+    def clear_faults(self) -> None:
+        self._faults.clear()
+
+    # --- calls --------------------------------------------------------------------------------
+
+    @property
+    def calls(self) -> list[RecordedCall]:
+        """Every request received, oldest first (also ones that were failed on purpose)."""
+        with self._lock:
+            return list(self._calls)
+
+    def verified_references(self) -> list[str]:
+        """The references verify was called with, in order (repeats included)."""
+        return [call.reference for call in self.calls if call.reference is not None]
+
+    def clear_calls(self) -> None:
+        """Forget the calls and the waits recorded so far."""
+        with self._lock:
+            self._calls.clear()
+            self._waits.clear()
+
+    def reset(self) -> None:
+        """No payments, no faults, no calls, no waits: as new (the clients stay usable)."""
+        self.clear_faults()
+        self.clear_calls()
+        with self._lock:
+            self._payments.clear()
+
+    # --- answering ----------------------------------------------------------------------------
+
+    def _answer(self, request: httpx.Request) -> httpx.Response:
+        raw_path = request.url.raw_path.split(b"?", 1)[0].decode("ascii")
+        path = raw_path[len(self._base_path) :] if raw_path.startswith(self._base_path) else ""
+        route = api_route(path)
+        authorization = request.headers.get("Authorization")
+        call = RecordedCall(
+            method=request.method,
+            path=path or raw_path,
+            endpoint=route.endpoint if route else None,
+            reference=route.reference if route else None,
+            headers={
+                name: REDACTED if name.lower() == "authorization" else value
+                for name, value in request.headers.items()
+            },
+            authorized=authorized(authorization, self.secret_key),
+        )
+        with self._lock:
+            self._calls.append(call)
+        fault = self._faults.take(fault_path(path)) if path else None
+        if fault is not None:
+            _fail_transport(fault, request)
+            if fault.status is not None:
+                return _response(Answer(fault.status, fault.body.encode(), fault.headers))
+        answer = answer_api(
+            request.method,
+            path or raw_path,
+            authorization,
+            secret_key=self.secret_key,
+            find=self.get_payment,
+            listing=lambda: self.payments,
+        )
+        return _response(answer)
+
+
+def _fail_transport(fault: Fault, request: httpx.Request) -> None:
+    """Raise what httpx raises when the sandbox applies ``fault`` over a real connection."""
+    timeouts = cast("Mapping[str, float | None]", request.extensions.get("timeout") or {})
+    read_timeout = timeouts.get("read")
+    if fault.delay and read_timeout is not None and fault.delay >= read_timeout:
+        raise httpx.ReadTimeout("The read operation timed out", request=request)
+    if fault.disconnect == "before_response":
+        raise httpx.RemoteProtocolError(
+            "Server disconnected without sending a response.", request=request
+        )
+    if fault.disconnect is not None:
+        raise httpx.RemoteProtocolError(
+            "peer closed connection without sending complete message body", request=request
+        )
+
+
+def _response(answer: Answer) -> httpx.Response:
+    return httpx.Response(answer.status, content=answer.body, headers=dict(answer.headers))
+
+
+class MockClient(Client):
+    """A Client whose retry waits are recorded instead of slept (see MockPaymentAPI.client)."""
+
+    def __init__(self, waits: list[float], **options: Unpack[_ClientOptions]) -> None:
+        super().__init__(**options)
+        self._waits = waits
+
+    def _sleep(self, seconds: float) -> None:
+        self._waits.append(seconds)
+
+
+class MockAsyncClient(AsyncClient):
+    """An AsyncClient whose retry waits are recorded instead of slept."""
+
+    def __init__(self, waits: list[float], **options: Unpack[_ClientOptions]) -> None:
+        super().__init__(**options)
+        self._waits = waits
+
+    async def _sleep(self, seconds: float) -> None:
+        self._waits.append(seconds)
+
+
+class _ClientOptions(TypedDict):
+    secret_key: str
+    base_url: str
+    max_retries: int
+    timeout: TimeoutTypes
+    default_headers: Mapping[str, str] | None
+    allow_insecure_http: bool

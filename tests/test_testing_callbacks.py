@@ -1,0 +1,117 @@
+"""paysdk.testing.CallbackSender: the service's callback into a WSGI or ASGI app, in-process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
+from typing import Any
+
+import pytest
+
+from paysdk.testing import CallbackSender
+
+Scope = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[MutableMapping[str, Any]]]
+Send = Callable[[MutableMapping[str, Any]], Awaitable[None]]
+
+ENCODED = "shop=1&reference=inv%2F7%20%C3%BC"
+
+
+@pytest.fixture
+def sender() -> Iterator[CallbackSender]:
+    with CallbackSender() as running:
+        yield running
+
+
+class WSGIEcho:
+    """A WSGI app that answers with the query and method it was sent."""
+
+    def __init__(self) -> None:
+        self.seen: list[dict[str, str]] = []
+
+    def __call__(
+        self, environ: dict[str, Any], start_response: Callable[..., object]
+    ) -> Iterable[bytes]:
+        if environ["PATH_INFO"] == "/boom":
+            raise RuntimeError("the handler crashed")
+        seen = {"method": environ["REQUEST_METHOD"], "query": environ["QUERY_STRING"]}
+        self.seen.append(seen)
+        start_response("200 OK", [("Content-Type", "application/json")])
+        return [json.dumps(seen).encode()]
+
+
+class ASGIEcho:
+    """An ASGI app that answers with the query, and notes the event loop it ran on."""
+
+    def __init__(self) -> None:
+        self.loops: list[int] = []
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        assert scope["type"] == "http"
+        if scope["path"] == "/boom":
+            raise RuntimeError("the handler crashed")
+        self.loops.append(id(asyncio.get_running_loop()))
+        body = json.dumps({"method": scope["method"], "query": scope["query_string"].decode()})
+        headers = [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": body.encode()})
+
+
+@pytest.mark.parametrize("app", [WSGIEcho(), ASGIEcho()], ids=["wsgi", "asgi"])
+def test_the_reference_is_appended_percent_encoded_to_a_get(
+    sender: CallbackSender, app: object
+) -> None:
+    response = sender.send(app, "/payments/callback?shop=1", "inv/7 ü")
+    assert response.json() == {"method": "GET", "query": ENCODED}
+    absolute = sender.send(app, "https://shop.example/cb?shop=1#frag", "inv/7 ü")
+    assert absolute.json()["query"] == ENCODED
+
+
+@pytest.mark.parametrize("app", [WSGIEcho(), ASGIEcho()], ids=["wsgi", "asgi"])
+def test_a_crash_in_the_app_fails_the_test(sender: CallbackSender, app: object) -> None:
+    with pytest.raises(RuntimeError, match="the handler crashed"):
+        sender.send(app, "/boom", "order-1")
+
+
+def test_an_asgi_app_sees_one_event_loop_until_the_sender_closes(sender: CallbackSender) -> None:
+    app = ASGIEcho()
+    sender.send(app, "/cb", "order-1")
+    sender.send(app, "/cb", "order-2")
+    sender.close()
+    sender.send(app, "/cb", "order-3")
+    assert app.loops[0] == app.loops[1]
+    assert len(app.loops) == 3
+
+
+@pytest.mark.anyio
+async def test_asend_runs_an_asgi_app_on_the_callers_loop(sender: CallbackSender) -> None:
+    app = ASGIEcho()
+    response = await sender.asend(app, "/cb?shop=1", "inv/7 ü")
+    assert response.json()["query"] == ENCODED
+    assert app.loops == [id(asyncio.get_running_loop())]
+    assert (await sender.asend(WSGIEcho(), "/cb", "x")).json()["query"] == "reference=x"
+
+
+def test_the_interface_can_be_named(sender: CallbackSender) -> None:
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        await ASGIEcho()(scope, receive, send)
+
+    assert sender.send(app, "/cb", "a", interface="asgi").json()["query"] == "reference=a"
+    assert sender.send(app, "/cb", "a").status_code == 200  # an async def function is ASGI
+
+
+@pytest.mark.parametrize(
+    ("app", "url", "interface", "error"),
+    [
+        (WSGIEcho(), "payments/callback", "auto", "url must be a path"),
+        (WSGIEcho(), "ftp://shop.example/cb", "auto", "absolute http"),
+        (WSGIEcho(), "/cb", "grpc", "interface must be"),
+        (42, "/cb", "auto", "must be a WSGI or ASGI application"),
+    ],
+)
+def test_bad_arguments_are_refused(
+    sender: CallbackSender, app: object, url: str, interface: Any, error: str
+) -> None:
+    with pytest.raises((ValueError, TypeError), match=error):
+        sender.send(app, url, "order-1", interface=interface)

@@ -1,0 +1,134 @@
+"""paysdk.testing's factories: real models, realistic, self-consistent, both views agreeing."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+
+import paysdk
+from paysdk.testing import listed_payment, payment_pair, payment_record, verified_payment
+
+WIRE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+def test_a_default_verified_payment_is_a_paid_card_payment_with_a_fee() -> None:
+    payment = verified_payment()
+    assert isinstance(payment, paysdk.VerifiedPayment)
+    assert payment.succeeded and payment.reference.startswith("order-")
+    assert payment.authorization is not None and payment.authorization.card_type == "visa"
+    assert payment.fee == round(payment.amount * 0.015) > 0
+    assert sum(product.amount or 0 for product in payment.products) == payment.amount
+    assert payment.transaction_id and payment.customer and payment.customer.email
+
+
+def test_each_payment_gets_its_own_reference() -> None:
+    assert len({verified_payment().reference for _ in range(5)}) == 5
+
+
+def test_a_failed_card_payment_keeps_its_card_and_costs_no_fee() -> None:
+    payment = verified_payment(success=False, amount=4999, currency="USD")
+    assert not payment.succeeded and payment.fee == 0
+    assert payment.authorization is not None
+    assert payment.metadata["decline_reason"] == "insufficient_funds"
+    assert payment.customer is not None and payment.customer.phone.startswith("+1")  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("method", ["bank_transfer", "mobile_money"])
+def test_payments_not_by_card_have_no_authorization(method: paysdk.testing.PaymentMethod) -> None:
+    verified, listed = payment_pair(method=method, currency="GHS", amount=85000)
+    assert verified.authorization is None
+    assert verified.metadata["payment_method"] == method
+    assert listed.succeeded and listed.currency == "GHS"
+    assert verified_payment(authorization=None).authorization is None
+
+
+def test_the_pair_is_one_payment_in_both_shapes() -> None:
+    verified, listed = payment_pair(reference="inv/7", amount=1250, fee=19, success=False)
+    shared = ("reference", "amount", "fee", "currency", "customer", "products")
+    assert {f: getattr(verified, f) for f in shared} == {f: getattr(listed, f) for f in shared}
+    assert (verified.success, listed.status, listed.customer_paid) == (False, "FAILED", False)
+    assert listed.id and listed.created_at is not None and listed.updated_at is not None
+    assert listed.updated_at >= listed.created_at
+
+
+def test_timestamps_are_in_the_service_shape_and_can_be_fixed() -> None:
+    created = dt.datetime(2026, 11, 2, 9, 15, 27, 123456, tzinfo=dt.timezone.utc)
+    listed = listed_payment(created_at=created, status="COMPLETED")
+    wire = listed.model_dump(mode="json")
+    assert wire["created_at"] == "2026-11-02T09:15:27.123456Z"
+    assert WIRE_TIME.fullmatch(wire["updated_at"]) and listed.updated_at == created + dt.timedelta(
+        seconds=14
+    )
+
+
+def test_the_factories_build_what_the_client_parses_from_the_wire() -> None:
+    record = payment_record(reference="order-9", method="mobile_money")
+    verified = paysdk.VerifiedPayment.model_validate_json(json.dumps(record.verify_shape()))
+    assert verified_payment(reference="order-9", method="mobile_money").model_dump(
+        exclude={"transaction_id"}
+    ) == verified.model_dump(exclude={"transaction_id"})
+    assert set(record.list_shape()) == {
+        "id", "reference", "amount", "fee", "status", "customer_paid", "currency",
+        "customer", "products", "created_at", "updated_at",
+    }  # fmt: skip
+
+
+def test_an_unknown_status_is_kept_as_the_service_would_send_it() -> None:
+    listed = listed_payment(status="REVERSED")
+    assert listed.status == "REVERSED" and not listed.succeeded
+    assert not verified_payment(status="REVERSED").succeeded
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"success": True, "status": "FAILED"}, "contradict"),
+        ({"method": "bank_transfer", "authorization": {"card_type": "visa"}}, "no card"),
+        ({"method": "card", "authorization": None}, "card payment has an authorization"),
+        ({"method": "cheque"}, "method must be"),
+        ({"amount": -1}, "amount must be a non-negative integer"),
+        ({"amount": "100"}, "amount must be a non-negative integer"),
+        ({"success": "yes"}, "success must be True or False"),
+        ({"reference": ""}, "reference must be a non-empty string"),
+        ({"created_at": dt.datetime(2026, 1, 2)}, "created_at must be a timezone-aware"),
+        ({"updated_at": "2026-01-02T00:00:00Z"}, "updated_at must be a timezone-aware"),
+        ({"customer": {"name": "Ada"}}, "customer must be an object with exactly"),
+        (
+            {
+                "created_at": dt.datetime(2026, 1, 2, tzinfo=dt.timezone.utc),
+                "updated_at": dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+            },
+            "updated_at must not be before",
+        ),
+    ],
+)
+def test_contradictions_are_refused_with_a_paysdk_error(
+    fields: dict[str, object], message: str
+) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match=message):
+        payment_record(**fields)  # type: ignore[arg-type]
+
+
+def test_the_factories_need_no_respx() -> None:
+    code = (
+        "import sys; sys.modules['respx'] = None\n"
+        "import paysdk.testing as t\n"
+        "print(t.verified_payment(amount=5).amount)\n"
+        "try:\n"
+        "    t.MockPaymentAPI\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    assert out == [
+        "5",
+        "ConfigurationError paysdk.testing.MockPaymentAPI needs respx: "
+        "pip install 'paysdk[testing]'",
+    ]

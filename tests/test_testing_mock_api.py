@@ -1,0 +1,263 @@
+"""paysdk.testing.MockPaymentAPI: answers as the sandbox does, fails on demand, records calls."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+import paysdk
+from paysdk.sandbox import NOT_FOUND_BODY, UNAUTHORIZED_BODY, Sandbox, default_payments
+from paysdk.testing import Fault, MockPaymentAPI, payment_record
+
+pytestmark = pytest.mark.anyio
+
+
+class Either:
+    """A Client or AsyncClient from the fake, behind one awaitable surface."""
+
+    def __init__(self, client: paysdk.Client | paysdk.AsyncClient) -> None:
+        self.client = client
+
+    async def call(self, name: str, *args: Any, **kwargs: Any) -> Any:
+        result = getattr(self.client, name)(*args, **kwargs)
+        return await result if inspect.isawaitable(result) else result
+
+
+@pytest.fixture
+def api() -> Iterator[MockPaymentAPI]:
+    with MockPaymentAPI() as running:
+        yield running
+
+
+@pytest.fixture(params=["sync", "async"])
+async def client(request: pytest.FixtureRequest, api: MockPaymentAPI) -> AsyncIterator[Either]:
+    """The fake's own client, sync or async (each test runs for both)."""
+    if request.param == "sync":
+        yield Either(api.client())
+    else:
+        async with api.async_client() as async_client:
+            yield Either(async_client)
+
+
+# --- answering --------------------------------------------------------------------------------
+
+
+async def test_verify_and_list_answer_with_the_payments_loaded(
+    api: MockPaymentAPI, client: Either
+) -> None:
+    older = api.add_payment("order-1", amount=5000, currency="USD")
+    newer = api.add_payment(payment_record(reference="order-2", success=False))
+    payment = await client.call("verify", "order-1")
+    assert (payment.reference, payment.amount, payment.currency) == ("order-1", 5000, "USD")
+    assert payment.transaction_id == older.transaction_id
+    listed = await client.call("list_payments")
+    assert [p.reference for p in listed] == [r.reference for r in api.payments]
+    assert {p.reference: p.succeeded for p in listed} == {"order-1": True, "order-2": False}
+    assert newer in api.payments
+
+
+async def test_an_unknown_reference_and_a_wrong_key_get_the_documented_bodies(
+    api: MockPaymentAPI, client: Either
+) -> None:
+    with pytest.raises(paysdk.PaymentNotFoundError) as missing:
+        await client.call("verify", "order-0000")
+    assert missing.value.body == NOT_FOUND_BODY
+    wrong = api.client(secret_key="sk_test_wrong")
+    with pytest.raises(paysdk.AuthenticationError) as refused:
+        wrong.list_payments()
+    assert refused.value.body == UNAUTHORIZED_BODY
+    assert [call.authorized for call in api.calls] == [True, False]
+
+
+async def test_references_are_percent_decoded_once_as_the_sandbox_does(
+    api: MockPaymentAPI, client: Either
+) -> None:
+    api.add_payment("inv/7 ü")
+    assert (await client.call("verify", "inv/7 ü")).reference == "inv/7 ü"
+    assert api.verified_references() == ["inv/7 ü"]
+    assert api.calls[0].path == "/payment/inv%2F7%20%C3%BC"
+
+
+PROBES = [
+    ("GET", "/payment/order-1042", True),
+    ("GET", "/payment/order-0000", True),
+    ("GET", "/payments", True),
+    ("GET", "/payment/a%2Fb", True),
+    ("GET", "/payment/..%2Fpayments", True),
+    ("GET", "/payment/order-1042", False),
+    ("GET", "/payments?page=2", False),
+    ("POST", "/payments", True),
+    ("GET", "/nowhere", True),
+]
+
+
+def test_the_fake_answers_byte_for_byte_as_the_sandbox() -> None:
+    seed = [*default_payments(), payment_record(reference="a/b")]
+    key = "sk_test_same"
+    with Sandbox(secret_key=key, payments=seed) as sandbox:
+        expected = _probe(sandbox.base_url, key)
+    with MockPaymentAPI(secret_key=key, payments=seed) as api:
+        assert _probe(api.base_url, key) == expected
+    assert [status for status, _ in expected] == [200, 404, 200, 200, 404, 401, 401, 405, 404]
+
+
+def _probe(base_url: str, key: str) -> list[tuple[int, bytes]]:
+    answers = []
+    with httpx.Client(base_url=base_url, trust_env=False) as http:
+        for method, path, with_key in PROBES:
+            headers = {"Authorization": f"Bearer {key}"} if with_key else {}
+            response = http.request(method, path, headers=headers)
+            answers.append((response.status_code, response.content))
+    return answers
+
+
+def test_a_base_url_with_a_path_prefix(api: MockPaymentAPI) -> None:
+    with MockPaymentAPI(base_url="https://pay.example.test/v1/") as prefixed:
+        prefixed.add_payment("order-5")
+        assert prefixed.client().verify("order-5").reference == "order-5"
+        assert prefixed.calls[0].path == "/payment/order-5"
+
+
+# --- failing on demand ------------------------------------------------------------------------
+
+
+async def test_5xx_then_success_is_retried_without_sleeping(
+    api: MockPaymentAPI, client: Either
+) -> None:
+    api.add_payment("order-1")
+    api.inject(Fault.server_error(503), times=2)
+    assert (await client.call("verify", "order-1")).succeeded
+    assert len(api.calls) == 3
+    assert len(api.waits) == 2 and 0.375 <= api.waits[0] <= 0.5 and 0.75 <= api.waits[1] <= 1
+
+
+async def test_429_retry_after_is_obeyed_and_recorded(api: MockPaymentAPI, client: Either) -> None:
+    api.inject(Fault.rate_limited(retry_after=3), endpoint="list")
+    assert await client.call("list_payments") == []
+    assert api.waits == [3.0]
+
+
+@pytest.mark.parametrize(
+    ("fault", "error", "detail"),
+    [
+        (Fault.timeout(), paysdk.APITimeoutError, "timeout"),
+        (Fault.connection_reset(), paysdk.APIConnectionError, "without sending a response"),
+        (Fault(disconnect="mid_body"), paysdk.APIConnectionError, "message body"),
+        (Fault.html_502(), paysdk.ServerError, "502 Bad Gateway"),
+        (Fault.server_error(500), paysdk.ServerError, "Internal Server Error"),
+        (Fault.rate_limited(retry_after=1), paysdk.RateLimitError, "slow down"),
+    ],
+)
+async def test_each_failure_reaches_the_caller_as_a_paysdk_error(
+    api: MockPaymentAPI, client: Either, fault: Fault, error: type[Exception], detail: str
+) -> None:
+    api.add_payment("order-1")
+    api.inject(fault, times=None)
+    with pytest.raises(error, match=detail):
+        await client.call("verify", "order-1")
+    assert len(api.calls) == 3  # the default max_retries is 2
+    api.clear_faults()
+    assert (await client.call("verify", "order-1")).succeeded
+
+
+async def test_a_short_delay_is_answered(api: MockPaymentAPI, client: Either) -> None:
+    api.add_payment("order-1")
+    api.inject(Fault(delay=0.5))
+    assert (await client.call("verify", "order-1", timeout=1.0)).succeeded
+    api.inject(Fault(delay=0.5))
+    with pytest.raises(paysdk.APITimeoutError):
+        await client.call("verify", "order-1", timeout=0.5, max_retries=0)
+
+
+async def test_a_fault_for_one_reference_leaves_the_others_alone(
+    api: MockPaymentAPI, client: Either
+) -> None:
+    api.add_payment("order-1")
+    api.add_payment("order/2")
+    api.inject(Fault.server_error(), reference="order/2", times=None)
+    assert (await client.call("verify", "order-1")).succeeded
+    assert await client.call("list_payments")
+    with pytest.raises(paysdk.ServerError):
+        await client.call("verify", "order/2", max_retries=0)
+
+
+async def test_list_unavailable_is_the_documented_404(api: MockPaymentAPI, client: Either) -> None:
+    api.inject(Fault.list_unavailable(), times=None)
+    with pytest.raises(paysdk.ListUnavailableError):
+        await client.call("list_payments", max_retries=1)
+
+
+def test_a_bad_key_or_base_url_is_refused_up_front() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="secret key is empty"):
+        MockPaymentAPI(secret_key=" ")
+    with pytest.raises(paysdk.ConfigurationError, match="must be an absolute"):
+        MockPaymentAPI(base_url="api.paysdk.test")
+
+
+def test_bad_fault_places_are_refused(api: MockPaymentAPI) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="reference names a verify call"):
+        api.inject(Fault.server_error(), reference="x", endpoint="list")
+    with pytest.raises(paysdk.ConfigurationError, match="endpoint must be"):
+        api.inject(Fault.server_error(), endpoint="payments")  # type: ignore[arg-type]
+    with pytest.raises(paysdk.ConfigurationError, match="reference: the reference is empty"):
+        api.inject(Fault.server_error(), reference="")
+    with pytest.raises(ValueError, match="times must be"):
+        api.inject(Fault.server_error(), times=0)
+
+
+# --- recording, secrecy, state ----------------------------------------------------------------
+
+
+def test_calls_are_recorded_and_the_key_never_shows(api: MockPaymentAPI) -> None:
+    api.add_payment("order-1")
+    with api.client(default_headers={"X-Shop": "7"}) as client:
+        client.verify("order-1")
+        client.list_payments()
+        (verify, listing) = api.calls
+        assert (verify.method, verify.endpoint, verify.reference) == ("GET", "verify", "order-1")
+        assert (listing.endpoint, listing.reference, listing.path) == ("list", None, "/payments")
+        assert verify.headers["x-shop"] == "7" and verify.headers["authorization"] == "<redacted>"
+        shown = repr(api.calls) + repr(api) + repr(client) + str(api.calls)
+    assert api.secret_key not in shown
+
+
+def test_add_payment_forms(api: MockPaymentAPI) -> None:
+    record = api.add_payment()
+    assert api.get_payment(record.reference) == record
+    with pytest.raises(paysdk.ConfigurationError, match="not both"):
+        api.add_payment(record, amount=5)
+    with pytest.raises(paysdk.ConfigurationError, match="reference once"):
+        api.add_payment("order-1", reference="order-2")
+    with pytest.raises(paysdk.ConfigurationError, match="PaymentRecord or a reference"):
+        api.add_payment(42)  # type: ignore[arg-type]
+    api.remove_payment(record.reference)
+    assert api.payments == []
+
+
+def test_reset_forgets_payments_faults_calls_and_waits(api: MockPaymentAPI) -> None:
+    api.add_payment("order-1")
+    api.inject(Fault.server_error(), times=1)
+    client = api.client()
+    client.verify("order-1")
+    api.inject(Fault.server_error(), times=None)
+    api.reset()
+    assert (api.payments, api.calls, api.waits) == ([], [], [])
+    assert client.list_payments() == []
+
+
+def test_the_fake_leaves_no_routes_and_other_hosts_to_other_routers() -> None:
+    api = MockPaymentAPI().start()
+    with respx.mock(assert_all_called=False) as other:
+        other.get("https://elsewhere.test/ping").respond(204)
+        assert httpx.get("https://elsewhere.test/ping").status_code == 204
+        assert httpx.get(f"{api.base_url}/payments").status_code == 401  # still the fake's
+        api.stop()
+        other.get(f"{api.base_url}/payments").respond(418)
+        assert httpx.get(f"{api.base_url}/payments").status_code == 418  # no longer the fake's
+    assert not api.running and not respx.mock.routes
+    api.stop()  # twice is fine

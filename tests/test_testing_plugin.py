@@ -1,0 +1,321 @@
+"""The pytest plugin as a merchant meets it: their own Flask and FastAPI apps, tested with the kit.
+
+Each test writes a merchant project (an app with a callback handler built on paysdk's
+integration helpers, and its test file using only the kit's fixtures) and runs pytest on it
+with pytester. The plugin is found through the ``pytest11`` entry point of the installed paysdk,
+exactly as in a merchant's virtualenv; nothing is registered by hand.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import textwrap
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+ORDERS = """
+ORDERS = {
+    "order-1": {"amount": 5000, "currency": "NGN"},
+    "order-1042": {"amount": 2500000, "currency": "NGN"},
+}
+"""
+
+FLASK_SHOP = (
+    '''
+"""A Flask shop: fulfils an order once its payment callback is verified."""
+import flask
+
+import paysdk
+from paysdk.integrations.flask import verified_callback
+'''
+    + ORDERS
+    + """
+
+def create_app(client: paysdk.Client) -> flask.Flask:
+    app = flask.Flask(__name__)
+    app.config.update(FULFILLED=[], FAILED=[])
+
+    def record_failure(error: paysdk.PaymentFailedError) -> None:
+        app.config["FAILED"].append(error.reference)
+
+    @app.get("/payments/callback")
+    @verified_callback(client, lookup=ORDERS.get, on_failed=record_failure)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        if payment.reference not in app.config["FULFILLED"]:  # callbacks may come twice
+            app.config["FULFILLED"].append(payment.reference)
+        return {"status": "ok"}
+
+    return app
+"""
+)
+
+FLASK_TESTS = """
+import paysdk
+import pytest
+from paysdk.sandbox import COMPLETED_REFERENCE
+from paysdk.testing import Fault
+
+from flask_shop import create_app
+
+CALLBACK = "/payments/callback"
+
+
+@pytest.fixture
+def app(paysdk_client):
+    return create_app(paysdk_client)
+
+
+def test_paid(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    response = paysdk_callback.send(app, CALLBACK, "order-1")
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+    assert app.config["FULFILLED"] == ["order-1"]
+
+
+def test_failed(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN", success=False)
+    response = paysdk_callback.send(app, CALLBACK, "order-1")
+    assert (response.status_code, response.json()) == (200, {"status": "failed"})
+    assert (app.config["FULFILLED"], app.config["FAILED"]) == ([], ["order-1"])
+
+
+def test_amount_mismatch(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=100, currency="NGN")
+    response = paysdk_callback.send(app, CALLBACK, "order-1")
+    assert (response.status_code, response.json()) == (409, {"status": "mismatch"})
+    assert app.config["FULFILLED"] == []
+
+
+def test_unknown_order_never_reaches_the_service(app, paysdk_api, paysdk_callback):
+    response = paysdk_callback.send(app, CALLBACK, "order-999")
+    assert (response.status_code, response.json()) == (404, {"status": "unknown_order"})
+    assert paysdk_api.calls == []
+
+
+def test_duplicate_callback_fulfils_once(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    answers = [paysdk_callback.send(app, CALLBACK, "order-1").status_code for _ in range(2)]
+    assert answers == [200, 200]
+    assert app.config["FULFILLED"] == ["order-1"]
+    assert paysdk_api.verified_references() == ["order-1", "order-1"]
+
+
+def test_service_down_asks_for_a_retry(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    paysdk_api.inject(Fault.server_error(503), times=None)
+    response = paysdk_callback.send(app, CALLBACK, "order-1")
+    assert (response.status_code, response.json()) == (503, {"status": "retry_later"})
+    assert app.config["FULFILLED"] == []
+    assert len(paysdk_api.calls) == 3 and len(paysdk_api.waits) == 2  # retried, never slept
+
+
+def test_against_the_real_sandbox(paysdk_sandbox, paysdk_callback):
+    with paysdk.Client() as client:  # PAYSDK_BASE_URL and PAYSDK_SECRET_KEY name the sandbox
+        app = create_app(client)
+        response = paysdk_callback.send(app, CALLBACK, COMPLETED_REFERENCE)
+    assert (response.status_code, app.config["FULFILLED"]) == (200, [COMPLETED_REFERENCE])
+    assert [r.path for r in paysdk_sandbox.requests] == ["/payment/" + COMPLETED_REFERENCE]
+"""
+
+FASTAPI_SHOP = (
+    '''
+"""A FastAPI shop on paysdk.AsyncClient: fulfils an order once its callback is verified."""
+from fastapi import Depends, FastAPI
+
+import paysdk
+from paysdk.integrations.fastapi import VerifiedCallback
+'''
+    + ORDERS
+    + """
+
+def create_app(client: paysdk.AsyncClient) -> FastAPI:
+    app = FastAPI()
+    app.state.fulfilled, app.state.failed = [], []
+
+    async def find_order(reference: str) -> dict | None:
+        return ORDERS.get(reference)
+
+    async def record_failure(error: paysdk.PaymentFailedError) -> None:
+        app.state.failed.append(error.reference)
+
+    verified = VerifiedCallback(client, lookup=find_order, on_failed=record_failure)
+
+    @app.get("/payments/callback")
+    async def payment_callback(payment: paysdk.VerifiedPayment = Depends(verified)) -> dict:
+        if payment.reference not in app.state.fulfilled:
+            app.state.fulfilled.append(payment.reference)
+        return {"status": "ok"}
+
+    return app
+"""
+)
+
+FASTAPI_TESTS = """
+import pytest
+from paysdk.testing import Fault
+
+from fastapi_shop import create_app
+
+CALLBACK = "/payments/callback"
+
+
+@pytest.fixture
+def app(paysdk_api):
+    return create_app(paysdk_api.async_client())
+
+
+def test_paid(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    response = paysdk_callback.send(app, CALLBACK, "order-1")
+    assert (response.status_code, response.json()) == (200, {"status": "ok"})
+    assert app.state.fulfilled == ["order-1"]
+
+
+def test_failed(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN", success=False)
+    response = paysdk_callback.send(app, CALLBACK, "order-1")
+    assert (response.status_code, response.json()) == (200, {"detail": "failed"})
+    assert (app.state.fulfilled, app.state.failed) == ([], ["order-1"])
+
+
+def test_currency_mismatch(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="USD")
+    response = paysdk_callback.send(app, CALLBACK, "order-1")
+    assert (response.status_code, response.json()) == (409, {"detail": "mismatch"})
+
+
+def test_unknown_order(app, paysdk_api, paysdk_callback):
+    response = paysdk_callback.send(app, CALLBACK, "order-999")
+    assert (response.status_code, response.json()) == (404, {"detail": "unknown_order"})
+    assert paysdk_api.calls == []
+
+
+def test_duplicate_callback(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    for _ in range(2):
+        assert paysdk_callback.send(app, CALLBACK, "order-1").status_code == 200
+    assert app.state.fulfilled == ["order-1"]
+
+
+def test_service_down(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    paysdk_api.inject(Fault.timeout(), times=None)
+    response = paysdk_callback.send(app, CALLBACK, "order-1")
+    assert (response.status_code, response.json()) == (503, {"detail": "retry_later"})
+    assert app.state.fulfilled == []
+
+
+@pytest.mark.anyio
+async def test_from_an_async_test(app, paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    response = await paysdk_callback.asend(app, CALLBACK, "order-1")
+    assert response.json() == {"status": "ok"}
+"""
+
+
+def test_the_plugin_is_registered_by_the_pytest11_entry_point() -> None:
+    (entry,) = [e for e in importlib.metadata.entry_points(group="pytest11") if e.name == "paysdk"]
+    assert entry.value == "paysdk.testing.plugin"
+
+
+def test_a_flask_merchant_tests_every_callback_outcome_with_the_kit(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(flask_shop=FLASK_SHOP, test_flask_shop=FLASK_TESTS)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=7)
+
+
+def test_a_fastapi_merchant_tests_every_callback_outcome_with_the_kit(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(fastapi_shop=FASTAPI_SHOP, test_fastapi_shop=FASTAPI_TESTS)
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=7)
+
+
+def test_the_fixtures_are_listed_for_a_merchant(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_inprocess("--fixtures", "-p", "no:cacheprovider")
+    listed = result.stdout.str()
+    for name in ("paysdk_api", "paysdk_client", "paysdk_sandbox", "paysdk_callback"):
+        assert f"{name} -- " in listed or f"{name} [" in listed
+
+
+def test_the_sandbox_is_shared_by_the_session_and_reset_for_each_test(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_shared=textwrap.dedent(
+            """
+            import paysdk
+            from paysdk.testing import Fault
+
+            PORTS = set()
+
+            def test_first_changes_it(paysdk_sandbox):
+                PORTS.add(paysdk_sandbox.port)
+                paysdk_sandbox.add_payment("order-new")
+                paysdk_sandbox.inject(Fault.server_error(), times=None)
+
+            def test_second_sees_it_fresh(paysdk_sandbox):
+                PORTS.add(paysdk_sandbox.port)
+                assert len(PORTS) == 1
+                assert paysdk_sandbox.get_payment("order-new") is None
+                with paysdk.Client(max_retries=0) as client:
+                    assert client.verify("order-1042").succeeded
+            """
+        )
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+HEAVY = ["respx", "paysdk.sandbox", "paysdk.testing._mock_api", "paysdk.testing._callbacks"]
+
+
+def test_the_plugin_imports_nothing_heavy_until_a_fixture_is_used(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_startup=textwrap.dedent(
+            f"""
+            import sys
+
+            HEAVY = {HEAVY!r}
+
+            def test_collected_and_run_without_the_kit(request):
+                assert request.config.pluginmanager.hasplugin("paysdk")
+                assert [name for name in HEAVY if name in sys.modules] == []
+
+            def test_then_a_fixture_loads_it(paysdk_api):
+                assert "respx" in sys.modules and paysdk_api.running
+            """
+        )
+    )
+    # A fresh interpreter, so this process's imports do not count; respx's own plugin is off
+    # because it imports respx itself.
+    result = pytester.runpytest_subprocess("-p", "no:respx", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
+def test_without_respx_the_plugin_loads_and_paysdk_api_names_the_extra(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest("import sys\nsys.modules['respx'] = None  # as if not installed\n")
+    pytester.makepyfile(
+        test_no_respx=textwrap.dedent(
+            """
+            from paysdk.testing import verified_payment
+
+            def test_factories_work(paysdk_callback):
+                assert verified_payment().succeeded
+
+            def test_the_fake_explains(paysdk_api):
+                pass
+            """
+        )
+    )
+    result = pytester.runpytest_subprocess("-p", "no:respx", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.re_match_lines([r".*ConfigurationError: .* pip install 'paysdk\[testing\]'"])
