@@ -219,3 +219,34 @@ async def test_iter_payments_on_a_closed_client(make_client: MakeClient) -> None
     await client.close()
     with pytest.raises(paysdk.ClientClosedError):
         await collect(client)
+
+
+def test_each_payment_must_arrive_within_the_budget_of_the_last() -> None:
+    """A trickle that keeps every read short still runs out of time between payments."""
+    from paysdk import _core
+    from paysdk._config import Config
+
+    now = [0.0]
+    config = Config.create(
+        secret_key="sk_test_x",
+        base_url=BASE_URL,
+        timeout=10,
+        max_retries=0,
+        default_headers=None,
+        allow_insecure_http=False,
+    )
+    policy = _core.RetryPolicy(max_retries=0, monotonic=lambda: now[0])
+    plan = _core.iter_payments(config, policy=policy)
+    send = next(plan)
+    assert isinstance(send, _core.Send)
+    assert send.stream
+    step: Any = plan.send(_core.Opened(200, {}))
+    budgets = []
+    with pytest.raises(paysdk.APITimeoutError, match="no payment arrived within 10s"):
+        for byte in BODY[:400]:  # not yet one whole payment
+            assert isinstance(step, _core.Read)
+            budgets.append(step.budget)
+            now[0] += 0.5
+            step = plan.send(bytes([byte]))
+    assert budgets[:3] == [10.0, 9.5, 9.0]
+    assert len(budgets) == 20

@@ -60,6 +60,8 @@ __all__ = [
     "Answer",
     "Expected",
     "Failure",
+    "Opened",
+    "Read",
     "RetryPolicy",
     "Send",
     "Sleep",
@@ -316,11 +318,24 @@ def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemP
 def _stream_items(
     request: Send, opened: Opened, parser: ListStream, attempts: _Attempts
 ) -> Generator[Step[ListedPayment], Outcome, tuple[PaySDKError, int] | None]:
-    """Read and emit until the body ends (``None``) or fails (the error and how many went out)."""
+    """Read and emit until the body ends (``None``) or fails (the error and how many went out).
+
+    Each payment must arrive within the attempt's budget of the one before: a server that
+    trickles bytes cannot hold the iteration, however slowly it keeps the connection alive.
+    """
     emitted = 0
     answer = Answer(opened.status_code, opened.headers, b"")
+    clock = attempts.policy.monotonic
+    progressed = clock()
     while True:
-        chunk = yield Read(request.budget)
+        budget = request.budget
+        if budget is not None:
+            budget -= clock() - progressed
+        chunk = (
+            (yield Read(budget))
+            if budget is None or budget > 0
+            else Failure("timeout", f"no payment arrived within {request.budget:g}s")
+        )
         if isinstance(chunk, Failure):
             error = failure_error(request, chunk)
             if emitted:
@@ -336,6 +351,7 @@ def _stream_items(
             raise _stream_error(request, answer, str(exc), emitted) from None
         if items:
             emitted += len(items)
+            progressed = clock()
             yield Emit(items)
         if not chunk:
             return None
