@@ -17,7 +17,7 @@ process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imp
 from __future__ import annotations
 
 from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
-from ._faults import Disconnect, Fault, FaultBook
+from ._faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
 from ._records import COMPLETED, FAILED, PaymentRecord, SeedError, wire_timestamp
 from ._seed import (
     COMPLETED_REFERENCE,
@@ -35,6 +35,8 @@ __all__ = [
     "COMPLETED_REFERENCE",
     "FAILED",
     "FAILED_REFERENCE",
+    "MAX_DELAY",
+    "MAX_TIMES",
     "NON_CARD_REFERENCE",
     "NOT_FOUND_BODY",
     "UNAUTHORIZED_BODY",

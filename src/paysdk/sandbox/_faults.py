@@ -13,7 +13,12 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-__all__ = ["Disconnect", "Fault", "FaultBook"]
+__all__ = ["MAX_DELAY", "MAX_TIMES", "Disconnect", "Fault", "FaultBook"]
+
+MAX_DELAY = 600.0
+"""The longest ``delay`` a fault takes, in seconds (a timeout test needs far less)."""
+MAX_TIMES = 1_000_000
+"""The largest ``times`` a fault takes; ``None`` means until cleared."""
 
 Disconnect = Literal["before_response", "mid_body", "truncated"]
 """How to cut the connection: before any byte of the answer; after the headers and half the body;
@@ -39,6 +44,8 @@ class Fault:
             raise ValueError("delay must be a number of seconds")
         if self.delay < 0:
             raise ValueError("delay must not be negative")
+        if not self.delay <= MAX_DELAY:  # also refuses inf and nan, which compare False
+            raise ValueError(f"delay must be at most {MAX_DELAY:g} seconds")
         if self.status is not None and (
             type(self.status) is not int or not 100 <= self.status <= 599
         ):
@@ -131,8 +138,8 @@ class FaultBook:
         """
         if path is not None and not (isinstance(path, str) and path.startswith("/")):
             raise ValueError("path must be None or start with '/'")
-        if times is not None and (type(times) is not int or times < 1):
-            raise ValueError("times must be a positive integer or None")
+        if times is not None and (type(times) is not int or not 1 <= times <= MAX_TIMES):
+            raise ValueError(f"times must be an integer from 1 to {MAX_TIMES} or None")
         with self._lock:
             self._rules.append(_Rule(fault, path, times))
 
