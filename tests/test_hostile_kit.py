@@ -190,8 +190,9 @@ def test_trickle_head_sends_the_status_line_byte_by_byte(
     answer = head(204)
     hostile.script(trickle_head(answer, interval=0.05))
     with connect(hostile) as conn:
-        assert conn.recv(65536) == b"H"
-        assert b"H" + read_all(conn) == answer
+        pieces = list(iter(lambda: conn.recv(65536), b""))
+    assert b"".join(pieces) == answer
+    assert len(pieces) > 1  # all at once only if this test slept through the 1.3 s it takes
     hostile.script(trickle_head(interval=0.01))  # a whole 200 answer; each byte within 1 s
     reply = http.get(hostile.base_url, timeout=1)
     assert (reply.status_code, reply.content) == (200, b"{}")
@@ -204,8 +205,12 @@ def test_trickle_body_sends_a_byte_at_a_time_until_the_client_hangs_up(
     hostile.script(trickle_body(interval=0.02, byte=b"x", chunked=chunked))
     with http.stream("GET", hostile.base_url) as answer:
         assert answer.status_code == 200
-        pieces = answer.iter_raw()
-        assert [next(pieces) for _ in range(3)] == [b"x", b"x", b"x"]
+        received = b""
+        for piece in answer.iter_raw():
+            received += piece
+            if len(received) >= 3:
+                break
+        assert received == b"x" * len(received)
         if not chunked:
             assert answer.headers["content-length"] == str(1 << 30)
     eventually(lambda: hostile.open_connections == 0)

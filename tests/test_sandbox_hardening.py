@@ -30,6 +30,13 @@ def sandbox() -> Iterator[Sandbox]:
         yield running
 
 
+@pytest.fixture
+def patient_sandbox() -> Iterator[Sandbox]:
+    """The default idle timeout: a client thread starved for 0.5 s under load is not cut."""
+    with Sandbox(log_requests=True) as running:
+        yield running
+
+
 def status_line(status: int) -> bytes:
     return f"HTTP/1.1 {status} {http.HTTPStatus(status).phrase}\r\n".encode()
 
@@ -245,9 +252,10 @@ def test_a_request_trickled_in_byte_by_byte_is_cut_at_the_idle_timeout(
 
 
 def test_connections_wait_in_the_listen_queue_while_the_sandbox_is_busy(
-    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+    patient_sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With the stdlib's backlog of 5, the 7th connect is dropped and retried after 1 s, 3 s..."""
+    sandbox = patient_sandbox
     server = sandbox._server
     assert server is not None
     accepting = threading.Event()
@@ -275,8 +283,10 @@ def test_connections_wait_in_the_listen_queue_while_the_sandbox_is_busy(
 
 
 def test_a_burst_of_200_connections_is_served(
-    sandbox: Sandbox, capfd: pytest.CaptureFixture[str]
+    patient_sandbox: Sandbox, capfd: pytest.CaptureFixture[str]
 ) -> None:
+    sandbox = patient_sandbox
+
     def one(_: int) -> bytes:
         return exchange(sandbox.port, list_request(sandbox))
 
