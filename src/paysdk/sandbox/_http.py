@@ -47,6 +47,13 @@ class Answer:
         return cls.json(status, {"error": error, "message": message})
 
 
+_TIMEOUT_BODY = b'{"error": "Request Timeout", "message": "the request did not arrive in time"}'
+_REQUEST_TIMEOUT = (
+    b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+    b"Content-Length: %d\r\nConnection: close\r\n\r\n%b" % (len(_TIMEOUT_BODY), _TIMEOUT_BODY)
+)
+
+
 class Server(http.server.ThreadingHTTPServer):
     """Knows its :class:`Sandbox` and its open connections, so ``stop`` can cut them."""
 
@@ -89,17 +96,29 @@ class _RequestReader(io.RawIOBase):
         super().__init__()
         self._connection = connection
         self.deadline: float | None = None
+        self.received = 0
+        """Bytes read since the deadline was set: 0 means the connection was merely idle."""
+        self.timed_out = False
+
+    def expect_request(self, deadline: float | None) -> None:
+        self.deadline, self.received, self.timed_out = deadline, 0, False
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer: WriteableBuffer, /) -> int:
-        if self.deadline is not None:
-            remaining = self.deadline - time.monotonic()
-            if remaining <= 0:
-                raise TimeoutError("the request did not arrive in time")
-            self._connection.settimeout(remaining)
-        return self._connection.recv_into(buffer)
+        try:
+            if self.deadline is not None:
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError("the request did not arrive in time")
+                self._connection.settimeout(remaining)
+            count = self._connection.recv_into(buffer)
+        except TimeoutError:
+            self.timed_out = True
+            raise
+        self.received += count
+        return count
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -130,14 +149,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def handle_one_request(self) -> None:
         # The next request, idle time included, must arrive whole within the idle timeout.
-        self._reader.deadline = time.monotonic() + self.server.sandbox.idle_timeout
-        super().handle_one_request()
+        self._reader.expect_request(time.monotonic() + self.server.sandbox.idle_timeout)
+        super().handle_one_request()  # closes the connection on a timeout
+        if self._reader.timed_out and self._reader.received:  # part of a request came: say so
+            with contextlib.suppress(OSError):
+                self.wfile.write(_REQUEST_TIMEOUT)
 
     def do_GET(self) -> None:
         body = self._read_body()
         if body is None:
             return
-        self._reader.deadline = None
+        self._reader.expect_request(None)
         self.connection.settimeout(self.server.sandbox.idle_timeout)
         self.server.sandbox._handle(self, body)
 
@@ -151,7 +173,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         declared = self.headers.get("Content-Length")
         if declared is None:
             return b""
-        if not (declared.isascii() and declared.isdigit()):  # int() takes "²", "٣", " 1_0"
+        if not (declared.isascii() and declared.isdigit()):  # int() takes "٣", " 1_0"
             self.close_connection = True
             self.send(Answer.error(400, "Bad Request", "bad Content-Length"))
             return None
