@@ -173,7 +173,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         declared = self.headers.get("Content-Length")
         if declared is None:
             return b""
-        if not (declared.isascii() and declared.isdigit()):  # int() takes "٣", " 1_0"
+        if not (declared.isascii() and declared.isdigit()):  # "²" is a digit to isdigit()
             self.close_connection = True
             self.send(Answer.error(400, "Bad Request", "bad Content-Length"))
             return None
