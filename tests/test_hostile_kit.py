@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import gzip
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -287,17 +286,14 @@ def test_corrupt_gzip_does_not_inflate(hostile: HostileServer, http: httpx.Clien
     ids=["trickle_body", "trickle_head", "stall", "endless_chunked"],
 )
 def test_stop_ends_every_connection_promptly(behaviour: Behaviour) -> None:
-    server = HostileServer().__enter__()
-    server.script(behaviour)
-    conns = [connect(server) for _ in range(3)]  # none reads: endless_chunked blocks in send
-    eventually(lambda: server.attempts == 3)
-    stopper = threading.Thread(target=server.stop, kwargs={"timeout": 10})
-    stopper.start()
-    stopper.join(WAIT)
-    assert not stopper.is_alive()
-    assert server.open_connections == 0
-    for conn in conns:
-        conn.close()
+    with HostileServer() as server:
+        server.script(behaviour)
+        conns = [connect(server) for _ in range(3)]  # none reads: endless_chunked blocks in send
+        eventually(lambda: server.attempts == 3)
+        server.stop(timeout=10)  # raises if a connection's thread is still running
+        assert server.open_connections == 0
+        for conn in conns:
+            conn.close()
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", server.port), timeout=WAIT).close()
 
