@@ -11,6 +11,7 @@ import contextlib
 import dataclasses
 import select
 import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -104,7 +105,7 @@ class Connection:
             self._stopping.wait(timeout)
 
 
-_LINGER_ZERO = (1).to_bytes(4, "little") + (0).to_bytes(4, "little")
+_LINGER_ZERO = struct.pack("ii", 1, 0)  # struct linger {l_onoff = 1, l_linger = 0}
 
 Behaviour = Callable[[Connection, Request], bool]
 """Answers (or mistreats) one request; returns True to read another request on the connection."""

@@ -11,6 +11,7 @@ import http
 import json
 import select
 import socket
+import struct
 import threading
 import time
 from collections.abc import Iterator
@@ -224,7 +225,7 @@ def test_a_client_that_hangs_up_is_one_log_line(
     sandbox.inject(Fault(delay=0.3), path="/payments")
     conn = socket.create_connection(("127.0.0.1", sandbox.port), timeout=WAIT)
     conn.sendall(list_request(sandbox))
-    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     conn.close()  # a reset, while the sandbox waits out the delay; its answer then fails
     printed = wait_for_log(capfd, "disconnected", "Traceback")
     assert "Traceback" not in printed
