@@ -200,6 +200,45 @@ def test_fault_numbers_are_bounded(
     assert_no_traceback(capfd)
 
 
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        (rb'{"status": 200, "body": "\ud800"}', "body must be text UTF-8 can encode"),
+        (rb'{"status": 200, "headers": {"X": "\u20ac"}}', "header X must be Latin-1 text"),
+        (rb'{"status": 200, "headers": {"X": "a\r\nSet-Cookie: b"}}', "header X must be"),
+        (rb'{"status": 200, "headers": {"X Y": "1"}}', "header name 'X Y' is not an HTTP token"),
+    ],
+    ids=["lone-surrogate-body", "euro-sign-header", "header-injection", "space-in-name"],
+)
+def test_a_fault_it_could_not_send_is_refused(
+    sandbox: Sandbox, capfd: pytest.CaptureFixture[str], fault: bytes, message: str
+) -> None:
+    answer = post(sandbox, "/_sandbox/faults", fault)
+    assert answer.startswith(status_line(400))
+    body = body_of(answer)
+    assert isinstance(body, dict)
+    assert body["message"].startswith(message)
+    assert len(sandbox.faults) == 0
+    assert_still_serving(sandbox)
+    assert_no_traceback(capfd)
+
+
+def test_a_sandbox_bug_is_a_500_not_silence(
+    sandbox: Sandbox, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*args: object) -> None:
+        raise KeyError("bug")
+
+    monkeypatch.setattr(sandbox, "_answer_api", broken)
+    answer = exchange(sandbox.port, list_request(sandbox))
+    assert answer.startswith(status_line(500))
+    assert body_of(answer) == {
+        "error": "Internal Server Error",
+        "message": "the sandbox failed: KeyError",
+    }
+    assert "KeyError: 'bug'" in capfd.readouterr().err  # the traceback, for whoever fixes it
+
+
 def test_the_longest_delay_allowed_is_accepted_in_process() -> None:
     assert Fault(delay=600).delay == 600
     with pytest.raises(ValueError, match="at most 600 seconds"):

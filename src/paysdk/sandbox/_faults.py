@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
@@ -25,6 +26,8 @@ Disconnect = Literal["before_response", "mid_body", "truncated"]
 or after the whole body, having declared a longer Content-Length."""
 
 _JSON = "application/json"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,10 +55,19 @@ class Fault:
             raise ValueError("status must be an HTTP status code (100-599)")
         if not isinstance(self.body, str):
             raise ValueError("body must be a string")
+        try:
+            self.body.encode()
+        except UnicodeEncodeError:
+            raise ValueError("body must be text UTF-8 can encode (no lone surrogates)") from None
         if not isinstance(self.headers, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()
         ):
             raise ValueError("headers must map strings to strings")
+        for name, value in self.headers.items():
+            if not _TOKEN.fullmatch(name):
+                raise ValueError(f"header name {name!r} is not an HTTP token")
+            if not _FIELD_VALUE.fullmatch(value):
+                raise ValueError(f"header {name} must be Latin-1 text without control characters")
         if self.disconnect is not None and self.disconnect not in get_args(Disconnect):
             raise ValueError(f"disconnect must be one of {', '.join(get_args(Disconnect))}")
 

@@ -137,6 +137,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.rfile.close()  # the stdlib's reader: replaced by one with a deadline
         self._reader = _RequestReader(self.connection)
         self.rfile = io.BufferedReader(self._reader)
+        self._answered = False
         self.connection.settimeout(self.server.sandbox.idle_timeout)  # for writes
         with self.server.connections_lock:
             self.server.connections.add(self.connection)
@@ -161,7 +162,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return
         self._reader.expect_request(None)
         self.connection.settimeout(self.server.sandbox.idle_timeout)
-        self.server.sandbox._handle(self, body)
+        self._answered = False
+        try:
+            self.server.sandbox._handle(self, body)
+        except Exception as exc:
+            if isinstance(exc, (ConnectionError, TimeoutError)) or self._answered:
+                raise
+            # A sandbox bug: the client gets a 500 rather than silence, the log a traceback.
+            self.close_connection = True
+            message = f"the sandbox failed: {type(exc).__name__}"
+            self.send(Answer.error(500, "Internal Server Error", message))
+            raise
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
@@ -186,6 +197,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def send(self, answer: Answer, disconnect: str | None = None) -> None:
         """Write ``answer``; ``disconnect`` cuts it as :data:`paysdk.sandbox.Disconnect` says."""
+        self._answered = True
         body, declared = answer.body, len(answer.body)
         if disconnect == "mid_body":
             body = body[: len(body) // 2]
