@@ -16,7 +16,9 @@ import pytest
 
 from paysdk import (
     APIConnectionError,
+    APIError,
     APITimeoutError,
+    AuthenticationError,
     PaySDKError,
     RateLimitError,
     ServerError,
@@ -91,6 +93,9 @@ class Case:
 SHORT = {"timeout": 0.2}
 """Client options for cases that wait for a timeout."""
 WAIT_250_MS = {"retry-after-ms": "250"}
+ELSEWHERE = {"Location": "http://127.0.0.1:9/payments"}
+PROXY_PAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+HTML = {"Content-Type": "text/html"}
 TRUNCATED = b'{"status": true, "message": "Verification successful", "data": {}}'
 
 CASES = [
@@ -114,6 +119,10 @@ CASES = [
     Case("Retry-After beyond a minute", [status(429, "3600")], RateLimitError, 1, sleeps=[]),
     Case("no retries asked", [status(503, "1")], ServerError, 1, options={"max_retries": 0}),
     Case("retry-after-ms", [respond(503, headers=WAIT_250_MS)], ServerError, 3, sleeps=[0.25] * 2),
+    # --- answers that are not retried, or retried without a server's word ---------------------
+    Case("401", [status(401)], AuthenticationError, 1, sleeps=[]),
+    Case("302 is not followed", [respond(302, headers=ELSEWHERE)], APIError, 1),
+    Case("a proxy's HTML 502", [respond(502, PROXY_PAGE, HTML)], ServerError, 3),
     # --- no answer in time ----------------------------------------------------------------
     Case("stall before headers", [stall()], APITimeoutError, 2, options=SHORT | {"max_retries": 1}),
     Case("stall, then 200", [stall(), ok()], None, 2, options=SHORT),
