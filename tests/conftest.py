@@ -11,6 +11,7 @@ import respx
 
 import paysdk
 from paysdk.sandbox import Sandbox
+from tests.hostile import HostileServer
 from tests.merchant import SHOP_ORDERS, Shop, add_service_payments
 
 BASE_URL = "https://api.pay.test/v1"
@@ -188,3 +189,13 @@ def callback_sandbox(callback_service: Sandbox) -> Sandbox:
 def shop() -> Shop:
     """The merchant's order table (tests.merchant.SHOP_ORDERS), nothing fulfilled yet."""
     return Shop(*SHOP_ORDERS)
+
+
+# --- hostile servers (issue #9): tests/hostile.py ---------------------------------------------
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileServer]:
+    """A hostile HTTP server on a free loopback port; ``hostile.script(...)`` says what it does."""
+    with HostileServer() as server:
+        yield server

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from ._answers import NOT_FOUND_BODY, UNAUTHORIZED_BODY
 from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
-from ._faults import Disconnect, Fault, FaultBook
+from ._faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
 from ._records import COMPLETED, FAILED, PaymentRecord, SeedError, wire_timestamp
 from ._seed import (
     COMPLETED_REFERENCE,
@@ -36,6 +36,8 @@ __all__ = [
     "COMPLETED_REFERENCE",
     "FAILED",
     "FAILED_REFERENCE",
+    "MAX_DELAY",
+    "MAX_TIMES",
     "NON_CARD_REFERENCE",
     "NOT_FOUND_BODY",
     "UNAUTHORIZED_BODY",

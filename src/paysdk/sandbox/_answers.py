@@ -53,6 +53,10 @@ class Answer:
         content = json.dumps(body).encode()
         return cls(status, content, {"Content-Type": "application/json", **headers})
 
+    @classmethod
+    def error(cls, status: int, error: str, message: str) -> Answer:
+        return cls.json(status, {"error": error, "message": message})
+
 
 @dataclasses.dataclass(frozen=True)
 class ApiRoute:

@@ -9,17 +9,25 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-__all__ = ["Disconnect", "Fault", "FaultBook"]
+__all__ = ["MAX_DELAY", "MAX_TIMES", "Disconnect", "Fault", "FaultBook"]
+
+MAX_DELAY = 600.0
+"""The longest ``delay`` a fault takes, in seconds (a timeout test needs far less)."""
+MAX_TIMES = 1_000_000
+"""The largest ``times`` a fault takes; ``None`` means until cleared."""
 
 Disconnect = Literal["before_response", "mid_body", "truncated"]
 """How to cut the connection: before any byte of the answer; after the headers and half the body;
 or after the whole body, having declared a longer Content-Length."""
 
 _JSON = "application/json"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,16 +47,27 @@ class Fault:
             raise ValueError("delay must be a number of seconds")
         if self.delay < 0:
             raise ValueError("delay must not be negative")
+        if not self.delay <= MAX_DELAY:  # also refuses inf and nan, which compare False
+            raise ValueError(f"delay must be at most {MAX_DELAY:g} seconds")
         if self.status is not None and (
             type(self.status) is not int or not 100 <= self.status <= 599
         ):
             raise ValueError("status must be an HTTP status code (100-599)")
         if not isinstance(self.body, str):
             raise ValueError("body must be a string")
+        try:
+            self.body.encode()
+        except UnicodeEncodeError:
+            raise ValueError("body must be text UTF-8 can encode (no lone surrogates)") from None
         if not isinstance(self.headers, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()
         ):
             raise ValueError("headers must map strings to strings")
+        for name, value in self.headers.items():
+            if not _TOKEN.fullmatch(name):
+                raise ValueError(f"header name {name!r} is not an HTTP token")
+            if not _FIELD_VALUE.fullmatch(value):
+                raise ValueError(f"header {name} must be Latin-1 text without control characters")
         if self.disconnect is not None and self.disconnect not in get_args(Disconnect):
             raise ValueError(f"disconnect must be one of {', '.join(get_args(Disconnect))}")
 
@@ -81,8 +100,9 @@ class Fault:
         return cls.json(status, {"error": "Internal Server Error"})
 
     @classmethod
-    def timeout(cls, seconds: float = 3600.0) -> Fault:
-        """No answer for ``seconds`` (an hour by default): the client's timeout fires first."""
+    def timeout(cls, seconds: float = MAX_DELAY) -> Fault:
+        """No answer for ``seconds`` (the longest delay a fault takes, by default): the client's
+        timeout fires first."""
         return cls(delay=seconds)
 
     @classmethod
@@ -141,8 +161,8 @@ class FaultBook:
         """
         if path is not None and not (isinstance(path, str) and path.startswith("/")):
             raise ValueError("path must be None or start with '/'")
-        if times is not None and (type(times) is not int or times < 1):
-            raise ValueError("times must be a positive integer or None")
+        if times is not None and (type(times) is not int or not 1 <= times <= MAX_TIMES):
+            raise ValueError(f"times must be an integer from 1 to {MAX_TIMES} or None")
         with self._lock:
             self._rules.append(_Rule(fault, path, times))
 

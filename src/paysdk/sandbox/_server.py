@@ -6,12 +6,10 @@ dependencies, so ``pip install paysdk`` alone can run it, and tests need no ASGI
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import http.server
 import json
+import math
 import secrets
-import socket
 import sys
 import threading
 import time
@@ -29,6 +27,7 @@ from ._answers import (
 )
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
 from ._faults import Fault, FaultBook
+from ._http import Handler, Server
 from ._records import PaymentRecord, SeedError
 from ._seed import default_payments
 
@@ -41,7 +40,10 @@ __all__ = [
 ]
 
 CONTROL_PREFIX = "/_sandbox/"
-_MAX_BODY = 1 << 20
+DEFAULT_IDLE_TIMEOUT = 30.0
+MAX_JSON_DEPTH = 32
+"""How deeply a control request's JSON body may nest (a seed record needs 4 levels)."""
+TOO_DEEP = f"the body is nested more than {MAX_JSON_DEPTH} levels deep"
 _REDACTED = "<redacted>"
 
 
@@ -78,7 +80,15 @@ class Sandbox:
         port: int = 0,
         payments: Iterable[PaymentRecord] | None = None,
         log_requests: bool = False,
+        idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     ) -> None:
+        """``idle_timeout``: seconds a connection may take to send a whole request (idle time
+        included) before the sandbox closes it; also the limit for each write of an answer."""
+        if isinstance(idle_timeout, bool) or not isinstance(idle_timeout, (int, float)):
+            raise ValueError("idle_timeout must be a number of seconds")
+        if not (math.isfinite(idle_timeout) and idle_timeout > 0):
+            raise ValueError("idle_timeout must be a positive, finite number of seconds")
+        self.idle_timeout = float(idle_timeout)
         self.secret_key = secret_key if secret_key is not None else generate_secret_key()
         self.host = host
         self.faults = FaultBook()
@@ -88,7 +98,7 @@ class Sandbox:
         self._requests: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._server: _Server | None = None
+        self._server: Server | None = None
         self._thread: threading.Thread | None = None
         self._initial = list(default_payments() if payments is None else payments)
         for record in self._initial:
@@ -100,7 +110,7 @@ class Sandbox:
         if self._server is not None:
             raise RuntimeError("the sandbox is already running")
         self._stopping.clear()
-        self._server = _Server((self.host, self._requested_port), _Handler, self)
+        self._server = Server((self.host, self._requested_port), self)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.02},  # how long stop() may wait
@@ -215,6 +225,41 @@ class Sandbox:
 
     # --- answering (called from handler threads) ----------------------------------------------
 
+    def _log(self, message: str) -> None:
+        if self.log_requests:
+            sys.stderr.write(f"sandbox: {message}\n")
+
+    def _handle(self, handler: Handler, body: bytes) -> None:
+        """Answer one request whose body was read: a control request, or an API one."""
+        method, target = handler.command, handler.path
+        path = target.split("?", 1)[0]
+        authorization = handler.headers.get("Authorization")
+        if path.startswith(CONTROL_PREFIX):
+            if self._authorized(authorization):
+                handler.send(self._answer_control(method, path, body))
+            else:
+                handler.send(Answer.json(401, UNAUTHORIZED_BODY))
+            return
+        headers = {
+            name: (_REDACTED if name.lower() == "authorization" else value)
+            for name, value in handler.headers.items()
+        }
+        self._record(RecordedRequest(method, path, target, headers, time.time()))
+        fault = self.faults.take(path)
+        if fault is None:
+            handler.send(self._answer_api(method, path, authorization))
+            return
+        if fault.delay and self._stopping.wait(fault.delay):
+            handler.close_connection = True
+            return
+        if fault.disconnect == "before_response":
+            handler.close_connection = True
+            return
+        answer = self._answer_api(method, path, authorization)
+        if fault.status is not None:
+            answer = Answer(fault.status, fault.body.encode(), fault.headers)
+        handler.send(answer, fault.disconnect)
+
     def _record(self, request: RecordedRequest) -> None:
         with self._lock:
             self._requests.append(request)
@@ -256,7 +301,7 @@ class Sandbox:
                 data = [self.add_payment(record).verify_shape() for record in records]
                 return Answer.json(201, {"data": data})
         except (SeedError, ValueError, TypeError) as exc:
-            return Answer.json(400, {"error": "Bad Request", "message": str(exc)})
+            return Answer.error(400, "Bad Request", str(exc))
         if resource in ("faults", "requests", "payments"):
             return Answer.json(405, {"error": "Method Not Allowed"})
         return Answer.json(404, {"error": "Not Found", "message": f"no route for {path}"})
@@ -268,123 +313,30 @@ def _json_items(body: bytes) -> list[Mapping[str, Any]]:
         data = json.loads(body or b"null")
     except ValueError:
         raise ValueError("the body must be JSON") from None
+    except RecursionError:  # deeper than the interpreter's stack allows
+        raise ValueError(TOO_DEEP) from None
+    if _depth(data) > MAX_JSON_DEPTH:
+        raise ValueError(TOO_DEEP)
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(item, dict) for item in items):
         raise ValueError("the body must be a JSON object or an array of objects")
     return items
 
 
+def _depth(data: object) -> int:
+    """How deeply lists and objects nest in ``data`` (0 for a scalar), without recursion."""
+    deepest, todo = 0, [(data, 0)]
+    while todo:
+        value, level = todo.pop()
+        if isinstance(value, (list, dict)):
+            deepest = max(deepest, level + 1)
+            todo.extend((item, level + 1) for item in _children(value))
+    return deepest
+
+
+def _children(value: list[Any] | dict[str, Any]) -> Iterable[Any]:
+    return value.values() if isinstance(value, dict) else value
+
+
 def _request_json(request: RecordedRequest) -> dict[str, Any]:
     return dataclasses.asdict(request) | {"headers": dict(request.headers)}
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    """Knows its :class:`Sandbox` and its open connections, so ``stop`` can cut them."""
-
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], handler: type[_Handler], sandbox: Sandbox) -> None:
-        if ":" in address[0]:
-            self.address_family = socket.AF_INET6
-        self.sandbox = sandbox
-        self.connections: set[socket.socket] = set()
-        self.connections_lock = threading.Lock()
-        super().__init__(address, handler)
-
-    def close_connections(self) -> None:
-        with self.connections_lock:
-            connections = list(self.connections)
-        for connection in connections:
-            with contextlib.suppress(OSError):  # already closed by the peer
-                connection.shutdown(socket.SHUT_RDWR)
-
-
-class _Handler(http.server.BaseHTTPRequestHandler):
-    """Turns each HTTP request into a call on the :class:`Sandbox`, applying any fault."""
-
-    protocol_version = "HTTP/1.1"  # keep-alive, as clients with connection pools expect
-    server_version = "paysdk-sandbox"
-    sys_version = ""
-    server: _Server
-
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body are written separately; without this, Nagle's algorithm and delayed
-        # ACKs add ~40 ms to every answer.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self.server.connections_lock:
-            self.server.connections.add(self.connection)
-
-    def finish(self) -> None:
-        with self.server.connections_lock:
-            self.server.connections.discard(self.connection)
-        with contextlib.suppress(OSError):  # the connection was cut on purpose (fault, stop())
-            super().finish()
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.sandbox.log_requests:
-            sys.stderr.write(f"sandbox: {format % args}\n")
-
-    def _handle(self) -> None:
-        sandbox = self.server.sandbox
-        path = self.path.split("?", 1)[0]
-        body = self._read_body()
-        if body is None:
-            self.close_connection = True
-            self._send(Answer.json(400, {"error": "Bad Request", "message": "bad Content-Length"}))
-            return
-        if path.startswith(CONTROL_PREFIX):
-            if sandbox._authorized(self.headers.get("Authorization")):
-                self._send(sandbox._answer_control(self.command, path, body))
-            else:
-                self._send(Answer.json(401, UNAUTHORIZED_BODY))
-            return
-        headers = {
-            k: (_REDACTED if k.lower() == "authorization" else v) for k, v in self.headers.items()
-        }
-        sandbox._record(RecordedRequest(self.command, path, self.path, headers, time.time()))
-        fault = sandbox.faults.take(path)
-        if fault is None:
-            self._send(sandbox._answer_api(self.command, path, self.headers.get("Authorization")))
-            return
-        if fault.delay and sandbox._stopping.wait(fault.delay):
-            self.close_connection = True
-            return
-        if fault.disconnect == "before_response":
-            self.close_connection = True
-            return
-        answer = sandbox._answer_api(self.command, path, self.headers.get("Authorization"))
-        if fault.status is not None:
-            answer = Answer(fault.status, fault.body.encode(), fault.headers)
-        self._send(answer, fault.disconnect)
-
-    def _read_body(self) -> bytes | None:
-        """The request body, or None when its Content-Length is not a number the sandbox takes."""
-        declared = self.headers.get("Content-Length") or "0"
-        if not declared.isdigit() or int(declared) > _MAX_BODY:
-            return None
-        return self.rfile.read(int(declared))
-
-    def _send(self, answer: Answer, disconnect: str | None = None) -> None:
-        body, declared = answer.body, len(answer.body)
-        if disconnect == "mid_body":
-            body = body[: len(body) // 2]
-        elif disconnect == "truncated":
-            declared += 64
-        self.send_response(answer.status)
-        if not any(name.lower() == "content-type" for name in answer.headers):
-            self.send_header("Content-Type", "text/plain; charset=utf-8")
-        for name, value in answer.headers.items():
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(declared))
-        self.end_headers()
-        if disconnect is not None:
-            self.close_connection = True
-        if self.command != "HEAD":
-            self.wfile.write(body)
-        self.wfile.flush()

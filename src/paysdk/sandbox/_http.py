@@ -1,0 +1,200 @@
+"""The sandbox's HTTP layer: a threaded stdlib server that stays up whatever a client sends.
+
+Bounded everywhere a client could hold it: the request body (1 MiB, 413 beyond), the time a
+request may take to arrive and a connection may sit idle (``Sandbox(idle_timeout=...)``), the
+listen backlog (a burst of connections waits in the kernel's queue, not in SYN retries). A client
+that hangs up is logged as one line, never a traceback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import io
+import socket
+import sys
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from ._answers import Answer
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
+
+    from ._server import Sandbox
+
+__all__ = ["MAX_BODY", "Answer", "Handler", "Server"]
+
+MAX_BODY = 1 << 20
+"""The largest request body the sandbox reads (1 MiB); a larger Content-Length is answered 413."""
+
+
+_TIMEOUT_BODY = b'{"error": "Request Timeout", "message": "the request did not arrive in time"}'
+_REQUEST_TIMEOUT = (
+    b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+    b"Content-Length: %d\r\nConnection: close\r\n\r\n%b" % (len(_TIMEOUT_BODY), _TIMEOUT_BODY)
+)
+
+
+class Server(http.server.ThreadingHTTPServer):
+    """Knows its :class:`Sandbox` and its open connections, so ``stop`` can cut them."""
+
+    daemon_threads = True
+    request_queue_size = 128  # the listen backlog; the stdlib's 5 drops SYNs in a burst
+
+    def __init__(self, address: tuple[str, int], sandbox: Sandbox) -> None:
+        if ":" in address[0]:
+            self.address_family = socket.AF_INET6
+        self.sandbox = sandbox
+        self.connections: set[socket.socket] = set()
+        self.connections_lock = threading.Lock()
+        super().__init__(address, Handler)
+
+    def close_connections(self) -> None:
+        with self.connections_lock:
+            connections = list(self.connections)
+        for connection in connections:
+            with contextlib.suppress(OSError):  # already closed by the peer
+                connection.shutdown(socket.SHUT_RDWR)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up is one log line; anything else is a sandbox bug: a traceback."""
+        error = sys.exc_info()[1]
+        if isinstance(error, ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
+            host, port = client_address[:2]
+            self.sandbox._log(f"{host}:{port} disconnected ({type(error).__name__})")
+            return
+        super().handle_error(request, client_address)
+
+
+class _RequestReader(io.RawIOBase):
+    """Reads the socket, giving up when a request has not arrived whole by ``deadline``.
+
+    A per-read timeout alone lets a client that sends one byte every few seconds (slow loris)
+    hold a thread for ever; a deadline for the whole request does not.
+    """
+
+    def __init__(self, connection: socket.socket) -> None:
+        super().__init__()
+        self._connection = connection
+        self.deadline: float | None = None
+        self.received = 0
+        """Bytes read since the deadline was set: 0 means the connection was merely idle."""
+        self.timed_out = False
+
+    def expect_request(self, deadline: float | None) -> None:
+        self.deadline, self.received, self.timed_out = deadline, 0, False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
+        try:
+            if self.deadline is not None:
+                remaining = self.deadline - time.monotonic()
+                if remaining <= 0:
+                    raise TimeoutError("the request did not arrive in time")
+                self._connection.settimeout(remaining)
+            count = self._connection.recv_into(buffer)
+        except TimeoutError:
+            self.timed_out = True
+            raise
+        self.received += count
+        return count
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    """Reads each HTTP request (bounded), asks the :class:`Sandbox`, and writes its answer."""
+
+    protocol_version = "HTTP/1.1"  # keep-alive, as clients with connection pools expect
+    server_version = "paysdk-sandbox"
+    sys_version = ""
+    # Headers and body are written separately; without this, Nagle's algorithm and delayed ACKs
+    # add ~40 ms to every answer.
+    disable_nagle_algorithm = True
+    server: Server
+
+    def setup(self) -> None:
+        super().setup()
+        self.rfile.close()  # the stdlib's reader: replaced by one with a deadline
+        self._reader = _RequestReader(self.connection)
+        self.rfile = io.BufferedReader(self._reader)
+        self._answered = False
+        self.connection.settimeout(self.server.sandbox.idle_timeout)  # for writes
+        with self.server.connections_lock:
+            self.server.connections.add(self.connection)
+
+    def finish(self) -> None:
+        with self.server.connections_lock:
+            self.server.connections.discard(self.connection)
+        with contextlib.suppress(OSError):  # the connection was cut on purpose (fault, stop())
+            super().finish()
+
+    def handle_one_request(self) -> None:
+        # The next request, idle time included, must arrive whole within the idle timeout.
+        self._reader.expect_request(time.monotonic() + self.server.sandbox.idle_timeout)
+        super().handle_one_request()  # closes the connection on a timeout
+        if self._reader.timed_out and self._reader.received:  # part of a request came: say so
+            with contextlib.suppress(OSError):
+                self.wfile.write(_REQUEST_TIMEOUT)
+
+    def do_GET(self) -> None:
+        body = self._read_body()
+        if body is None:
+            return
+        self._reader.expect_request(None)
+        self.connection.settimeout(self.server.sandbox.idle_timeout)
+        self._answered = False
+        try:
+            self.server.sandbox._handle(self, body)
+        except Exception as exc:
+            if isinstance(exc, (ConnectionError, TimeoutError)) or self._answered:
+                raise
+            # A sandbox bug: the client gets a 500 rather than silence, the log a traceback.
+            self.close_connection = True
+            message = f"the sandbox failed: {type(exc).__name__}"
+            self.send(Answer.error(500, "Internal Server Error", message))
+            raise
+
+    do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
+
+    def log_message(self, format: str, *args: Any) -> None:
+        self.server.sandbox._log(format % args)
+
+    def _read_body(self) -> bytes | None:
+        """The request body; ``None`` once a Content-Length it will not read was answered."""
+        declared = self.headers.get("Content-Length")
+        if declared is None:
+            return b""
+        if not (declared.isascii() and declared.isdigit()):  # "²" is a digit to isdigit()
+            self.close_connection = True
+            self.send(Answer.error(400, "Bad Request", "bad Content-Length"))
+            return None
+        if len(declared) > len(str(MAX_BODY)) or int(declared) > MAX_BODY:
+            self.close_connection = True
+            message = f"the body is larger than the sandbox reads ({MAX_BODY} bytes)"
+            self.send(Answer.error(413, "Content Too Large", message))
+            return None
+        return self.rfile.read(int(declared))
+
+    def send(self, answer: Answer, disconnect: str | None = None) -> None:
+        """Write ``answer``; ``disconnect`` cuts it as :data:`paysdk.sandbox.Disconnect` says."""
+        self._answered = True
+        body, declared = answer.body, len(answer.body)
+        if disconnect == "mid_body":
+            body = body[: len(body) // 2]
+        elif disconnect == "truncated":
+            declared += 64
+        self.send_response(answer.status)
+        if not any(name.lower() == "content-type" for name in answer.headers):
+            self.send_header("Content-Type", "text/plain; charset=utf-8")
+        for name, value in answer.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(declared))
+        self.end_headers()
+        if disconnect is not None:
+            self.close_connection = True
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.wfile.flush()

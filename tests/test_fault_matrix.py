@@ -1,0 +1,154 @@
+"""Client and AsyncClient against a hostile loopback server (tests/hostile.py), verify and list.
+
+Each :class:`Case` scripts what the server does per request and says what the caller must get:
+the exact exception type (or a result), how many requests the server saw, and, where the server
+decides them, the waits between tries (recorded, not slept: see ``conftest.EitherClient``).
+Every case runs for sync and async, verify and list. To add one, add a ``Case`` to ``CASES``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pytest
+
+from paysdk import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    PaySDKError,
+    RateLimitError,
+    ServerError,
+)
+from tests.conftest import EitherClient, MakeClient, listed_payment, verify_body
+from tests.hostile import (
+    Behaviour,
+    Connection,
+    HostileServer,
+    Request,
+    cut_body,
+    raw,
+    reset,
+    respond,
+    respond_json,
+    stall,
+)
+
+pytestmark = pytest.mark.anyio
+
+REFERENCE = "order-1042"
+
+
+def ok() -> Behaviour:
+    """The documented 200 of whichever endpoint was asked."""
+    verify = respond_json(200, verify_body(REFERENCE))
+    listing = respond_json(200, {"data": [listed_payment(REFERENCE)]})
+
+    def behave(conn: Connection, request: Request) -> bool:
+        return (verify if request.path.startswith("/payment/") else listing)(conn, request)
+
+    return behave
+
+
+def status(code: int, retry_after: str | None = None) -> Behaviour:
+    """A JSON error answer, with a Retry-After if given."""
+    headers = {} if retry_after is None else {"Retry-After": retry_after}
+    return respond_json(code, {"error": "hostile", "message": f"status {code}"}, headers)
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoint:
+    name: str
+    path: str
+
+    async def call(self, client: EitherClient) -> str:
+        """Call the endpoint; the reference of what it returned."""
+        if self.name == "verify":
+            return str((await client.verify(REFERENCE)).reference)
+        (payment,) = await client.list_payments()
+        return str(payment.reference)
+
+
+ENDPOINTS = [Endpoint("verify", f"/payment/{REFERENCE}"), Endpoint("list", "/payments")]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    script: Sequence[Behaviour]
+    """The n-th request gets the n-th behaviour; the last one repeats."""
+    raises: type[PaySDKError] | None
+    """The exact exception type the call raises; ``None``: it returns the payment(s)."""
+    attempts: int
+    """How many requests the server must have seen."""
+    sleeps: Sequence[float] | None = None
+    """The waits between tries, where the server dictates them (Retry-After)."""
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Client options; ``max_retries`` is 2 unless given."""
+
+
+SHORT = {"timeout": 0.2}
+"""Client options for cases that wait for a timeout."""
+WAIT_250_MS = {"retry-after-ms": "250"}
+ELSEWHERE = {"Location": "http://127.0.0.1:9/payments"}
+PROXY_PAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+HTML = {"Content-Type": "text/html"}
+TRUNCATED = b'{"status": true, "message": "Verification successful", "data": {}}'
+
+CASES = [
+    # --- no answer, or half of one: APIConnectionError, retried ----------------------------
+    Case("reset after the request", [reset()], APIConnectionError, 3),
+    Case("reset, reset, then 200", [reset(), reset(), ok()], None, 3),
+    Case("closed without a byte", [raw(b"")], APIConnectionError, 3),
+    Case("body shorter than Content-Length", [cut_body(TRUNCATED)], APIConnectionError, 3),
+    Case("chunked body cut", [cut_body(TRUNCATED, chunked=True)], APIConnectionError, 3),
+    Case("reset mid-body", [cut_body(TRUNCATED, reset=True)], APIConnectionError, 3),
+    Case("truncated, then 200", [cut_body(TRUNCATED), ok()], None, 2),
+    # --- bad status lines -----------------------------------------------------------------
+    Case("status not a number", [raw(b"HTTP/1.1 abc OK\r\n\r\n")], APIConnectionError, 3),
+    Case("not HTTP at all", [raw(b"SSH-2.0-OpenSSH_9.6\r\n")], APIConnectionError, 3),
+    Case("header without a colon", [raw(b"HTTP/1.1 200 OK\r\nbad\r\n\r\n")], APIConnectionError, 3),
+    # --- 429 and 503 loops honour Retry-After ---------------------------------------------
+    Case("429 for ever", [status(429, "2")], RateLimitError, 3, sleeps=[2.0, 2.0]),
+    Case("503 for ever", [status(503, "1")], ServerError, 3, sleeps=[1.0, 1.0]),
+    Case("503, 503, 200", [status(503, "1"), status(503, "3"), ok()], None, 3, sleeps=[1.0, 3.0]),
+    Case("429 then 200", [status(429, "0"), ok()], None, 2, sleeps=[0.0]),
+    Case("Retry-After beyond a minute", [status(429, "3600")], RateLimitError, 1, sleeps=[]),
+    Case("no retries asked", [status(503, "1")], ServerError, 1, options={"max_retries": 0}),
+    Case("retry-after-ms", [respond(503, headers=WAIT_250_MS)], ServerError, 3, sleeps=[0.25] * 2),
+    # --- answers that are not retried, or retried without a server's word ---------------------
+    Case("401", [status(401)], AuthenticationError, 1, sleeps=[]),
+    Case("302 is not followed", [respond(302, headers=ELSEWHERE)], APIError, 1),
+    Case("a proxy's HTML 502", [respond(502, PROXY_PAGE, HTML)], ServerError, 3),
+    # --- no answer in time ----------------------------------------------------------------
+    Case("stall before headers", [stall()], APITimeoutError, 2, options=SHORT | {"max_retries": 1}),
+    Case("stall, then 200", [stall(), ok()], None, 2, options=SHORT),
+]
+
+
+@pytest.fixture(params=ENDPOINTS, ids=lambda endpoint: endpoint.name)
+def endpoint(request: pytest.FixtureRequest) -> Endpoint:
+    assert isinstance(request.param, Endpoint)
+    return request.param
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+async def test_fault(
+    case: Case, endpoint: Endpoint, hostile: HostileServer, make_client: MakeClient
+) -> None:
+    hostile.script(*case.script)
+    options = {"max_retries": 2, **case.options}
+    client = make_client(base_url=hostile.base_url, **options)
+    if case.raises is None:
+        assert await endpoint.call(client) == REFERENCE
+    else:
+        with pytest.raises(case.raises) as caught:
+            await endpoint.call(client)
+        assert type(caught.value) is case.raises, repr(caught.value)
+    assert hostile.attempts == case.attempts
+    assert {request.path for request in hostile.requests} == {endpoint.path}
+    if case.sleeps is not None:
+        assert client.sleeps == pytest.approx(case.sleeps)
