@@ -1,9 +1,10 @@
-"""Client and AsyncClient against a hostile loopback server (tests/hostile.py), verify and list.
+"""Every client against a hostile loopback server (tests/hostile.py), verify and list.
 
 Each :class:`Case` scripts what the server does per request and says what the caller must get:
 the exact exception type (or a result), how many requests the server saw, and, where the server
 decides them, the waits between tries (recorded, not slept: see ``conftest.EitherClient``).
-Every case runs for sync and async, verify and list. To add one, add a ``Case`` to ``CASES``.
+Every case runs for sync, async and aiohttp-backed async, verify and list. To add one, add a
+``Case`` to ``CASES``.
 """
 
 from __future__ import annotations
@@ -21,20 +22,29 @@ from paysdk import (
     AuthenticationError,
     PaySDKError,
     RateLimitError,
+    ResponseTooLargeError,
+    ResponseValidationError,
     ServerError,
 )
-from tests.conftest import EitherClient, MakeClient, listed_payment, verify_body
+from tests.conftest import SECRET, EitherClient, MakeClient, listed_payment, verify_body
 from tests.hostile import (
     Behaviour,
     Connection,
     HostileServer,
     Request,
+    corrupt_gzip,
     cut_body,
+    echo_authorization,
+    endless_chunked,
+    gzip_bomb,
+    large_body,
     raw,
     reset,
     respond,
     respond_json,
     stall,
+    trickle_body,
+    trickle_head,
 )
 
 pytestmark = pytest.mark.anyio
@@ -92,6 +102,7 @@ class Case:
 
 SHORT = {"timeout": 0.2}
 """Client options for cases that wait for a timeout."""
+CAP = {"max_response_bytes": 1_000_000}
 WAIT_250_MS = {"retry-after-ms": "250"}
 ELSEWHERE = {"Location": "http://127.0.0.1:9/payments"}
 PROXY_PAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
@@ -126,7 +137,22 @@ CASES = [
     # --- no answer in time ----------------------------------------------------------------
     Case("stall before headers", [stall()], APITimeoutError, 2, options=SHORT | {"max_retries": 1}),
     Case("stall, then 200", [stall(), ok()], None, 2, options=SHORT),
-]
+    # --- an attempt is bounded as a whole, however the server keeps it alive ----------------
+    Case("body trickled a byte at a time", [trickle_body(interval=0.05)], APITimeoutError, 1,
+         options={"timeout": 0.5, "max_retries": 0}),
+    Case("head trickled a byte at a time", [trickle_head(interval=0.05)], APITimeoutError, 2,
+         options={"timeout": 0.5, "max_retries": 1}),
+    Case("a call deadline across retries", [stall()], APITimeoutError, 2,
+         options={"timeout": 0.2, "max_retries": 10, "deadline": 1.0}),
+    # --- no answer is read past its cap ----------------------------------------------------
+    Case("endless chunked body", [endless_chunked()], ResponseTooLargeError, 1, options=CAP),
+    Case("a 200 MB body", [large_body(200_000_000)], ResponseTooLargeError, 1, options=CAP),
+    Case("a gzip bomb", [gzip_bomb(64 << 20)], ResponseTooLargeError, 1, options=CAP),
+    Case("an endless error body is cut", [endless_chunked(status=503)], ServerError, 3),
+    # --- say what happened -------------------------------------------------------------------
+    Case("corrupt gzip on a 200", [corrupt_gzip(200)], ResponseValidationError, 1),
+    Case("corrupt gzip on a 502", [corrupt_gzip(502)], ServerError, 3),
+]  # fmt: skip
 
 
 @pytest.fixture(params=ENDPOINTS, ids=lambda endpoint: endpoint.name)
@@ -137,11 +163,11 @@ def endpoint(request: pytest.FixtureRequest) -> Endpoint:
 
 @pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
 async def test_fault(
-    case: Case, endpoint: Endpoint, hostile: HostileServer, make_client: MakeClient
+    case: Case, endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
 ) -> None:
     hostile.script(*case.script)
     options = {"max_retries": 2, **case.options}
-    client = make_client(base_url=hostile.base_url, **options)
+    client = make_loopback_client(base_url=hostile.base_url, **options)
     if case.raises is None:
         assert await endpoint.call(client) == REFERENCE
     else:
@@ -152,3 +178,17 @@ async def test_fault(
     assert {request.path for request in hostile.requests} == {endpoint.path}
     if case.sleeps is not None:
         assert client.sleeps == pytest.approx(case.sleeps)
+
+
+async def test_a_server_echoing_the_key_gets_it_into_no_message(
+    endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    hostile.script(echo_authorization(401))
+    client = make_loopback_client(base_url=hostile.base_url)
+    with pytest.raises(AuthenticationError) as caught:
+        await endpoint.call(client)
+    error = caught.value
+    key = SECRET
+    assert key.encode() in error.content  # the server really did echo it
+    for written in (str(error), repr(error), error.text, repr(error.body)):
+        assert key not in written

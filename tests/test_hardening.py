@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 import logging
 import subprocess
 import sys
@@ -354,3 +355,14 @@ def test_an_unknown_backend_is_refused(backend: Any) -> None:
         paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL, http_backend=backend)
     with pytest.raises(paysdk.ConfigurationError, match="takes http_backend 'httpx'"):
         paysdk.Client(secret_key=SECRET, base_url=BASE_URL, http_backend="aiohttp")
+
+
+async def test_a_body_of_exactly_the_cap_is_taken_and_one_byte_more_is_not(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    body = json.dumps(verify_body()).encode()
+    padded = body[:-1] + b" " * (10_000 - len(body)) + b"}"
+    respx_mock.get(VERIFY_URL).respond(200, content=padded)
+    assert (await make_client(max_response_bytes=10_000).verify("order-1042")).succeeded
+    with pytest.raises(paysdk.ResponseTooLargeError):
+        await make_client(max_response_bytes=9_999).verify("order-1042")

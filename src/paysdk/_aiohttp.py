@@ -12,6 +12,7 @@ import asyncio
 import time
 from typing import TYPE_CHECKING
 
+from ._decoding import DecodingError, adecoded
 from ._errors import ConfigurationError
 from ._steps import Answer, BodyReader, Failure, Opened, Read, Send
 
@@ -39,14 +40,8 @@ class _MaskedHeaders(dict[str, str]):
 def _failure(exc: BaseException) -> Failure:
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
-    if _undecodable(exc):
-        return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
-
-
-def _undecodable(exc: BaseException) -> bool:
-    return isinstance(exc, aiohttp.ClientPayloadError) and "decompress" in str(exc).lower()
 
 
 class _Stream:
@@ -55,13 +50,17 @@ class _Stream:
     def __init__(self, response: aiohttp.ClientResponse) -> None:
         self.opened = Opened(response.status, response.headers)
         self._response = response
+        encoding = response.headers.get("Content-Encoding")
+        self._chunks = adecoded(encoding, response.content.iter_any())
 
     async def read(self, step: Read) -> bytes | Failure:
         from anyio import fail_after
 
         try:
             with fail_after(step.budget):
-                return await self._response.content.readany()
+                return await anext(self._chunks, b"")
+        except DecodingError as exc:
+            return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
         except Exception as exc:
             return _failure(exc)
 
@@ -87,6 +86,7 @@ class AiohttpSender:
         session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=100),
             cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
+            auto_decompress=False,  # paysdk inflates in bounded steps (_decoding)
             trust_env=True,  # proxies from the environment, as httpx does
         )
         # aiohttp quietly resends a request whose kept-alive connection was dropped; paysdk's
@@ -139,14 +139,13 @@ async def _read(
         if length is not None and length <= reader.limit and plain:
             failure = reader.feed(await response.read())  # one read: the fast, common case
             return failure or reader.answer()
-        while chunk := await response.content.readany():
+        encoding = response.headers.get("Content-Encoding")
+        async for chunk in adecoded(encoding, response.content.iter_any()):
             failure = reader.feed(chunk)
             if failure is not None:
                 return failure
             if reader.cut:
                 break
-    except aiohttp.ClientPayloadError as exc:
-        if _undecodable(exc):
-            return reader.undecodable(exc)
-        raise
+    except DecodingError as exc:
+        return reader.undecodable(exc)
     return reader.answer()

@@ -15,6 +15,7 @@ from typing import Protocol
 import httpx
 from anyio import fail_after
 
+from ._decoding import DecodingError, adecoded, encoding_of
 from ._errors import EventLoopError
 from ._senders import closed_error, success
 from ._steps import Answer, BodyReader, Failure, Opened, Read, Send, failure_from_httpx
@@ -40,6 +41,16 @@ class AsyncOpenStream(Protocol):
     async def close(self) -> None: ...
 
 
+async def async_body(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The decoded body, inflated in bounded steps as it arrives."""
+    encoding, was_read = encoding_of(response)
+    if was_read:
+        yield response.content
+        return
+    async for piece in adecoded(encoding, response.aiter_raw()):
+        yield piece
+
+
 def bind_loop(sender: AsyncSender) -> None:
     """Tie ``sender`` to the running event loop on first use; refuse any other loop after."""
     try:
@@ -62,7 +73,7 @@ class AsyncStream:
     def __init__(self, response: httpx.Response) -> None:
         self.opened = Opened(response.status_code, response.headers)
         self._response = response
-        self._chunks: AsyncIterator[bytes] = response.aiter_bytes()
+        self._chunks: AsyncIterator[bytes] = async_body(response)
 
     async def read(self, step: Read) -> bytes | Failure:
         try:
@@ -112,13 +123,13 @@ class AsyncHttpxSender:
             return AsyncStream(response)
         reader = BodyReader(request, response.status_code, response.headers, started)
         try:
-            async for chunk in response.aiter_bytes():
+            async for chunk in async_body(response):
                 failure = reader.feed(chunk)
                 if failure is not None:
                     return failure
                 if reader.cut:
                     break
-        except httpx.DecodingError as exc:
+        except DecodingError as exc:
             return reader.undecodable(exc)
         except Exception as exc:
             return self._failure(exc)

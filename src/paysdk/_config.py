@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from ._decoding import ACCEPT_ENCODING
 from ._errors import ConfigurationError
 from ._version import __version__
 
@@ -102,7 +103,11 @@ class Config:
     ) -> Config:
         key = secret_key if secret_key is not None else os.environ.get(ENV_SECRET_KEY)
         url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
-        headers = {"Accept": "application/json", "User-Agent": USER_AGENT}
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": ACCEPT_ENCODING,  # what paysdk inflates in bounded steps
+            "User-Agent": USER_AGENT,
+        }
         headers.update(check_headers(default_headers or {}, what="default_headers"))
         if isinstance(timeout, NotGiven):
             timeout = _from_env(ENV_TIMEOUT, float, DEFAULT_TIMEOUT)

@@ -9,10 +9,12 @@ per chunk, the async one by a cancel scope. Whatever goes wrong below becomes a
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 
 import httpx
 
 from ._deadline import attempt_deadline, bound_sockets
+from ._decoding import DecodingError, decoded, encoding_of
 from ._errors import ClientClosedError
 from ._steps import Answer, BodyReader, Failure, Opened, Read, Send, failure_from_httpx
 
@@ -29,6 +31,12 @@ def _deadline_of(budget: float | None, started: float) -> float | None:
     return None if budget is None else started + budget
 
 
+def sync_body(response: httpx.Response) -> Iterator[bytes]:
+    """The decoded body, inflated in bounded steps as it arrives."""
+    encoding, was_read = encoding_of(response)
+    return iter((response.content,)) if was_read else decoded(encoding, response.iter_raw())
+
+
 def success(status: int) -> bool:
     return 200 <= status < 300
 
@@ -39,7 +47,7 @@ class SyncStream:
     def __init__(self, response: httpx.Response) -> None:
         self.opened = Opened(response.status_code, response.headers)
         self._response = response
-        self._chunks = response.iter_bytes()
+        self._chunks = sync_body(response)
 
     def read(self, step: Read) -> bytes | Failure:
         started = time.monotonic()
@@ -85,13 +93,13 @@ class SyncHttpxSender:
                 return SyncStream(response)
             reader = BodyReader(request, response.status_code, response.headers, started)
             try:
-                for chunk in response.iter_bytes():
+                for chunk in sync_body(response):
                     failure = reader.feed(chunk)
                     if failure is not None:
                         return failure
                     if reader.cut:
                         break
-            except httpx.DecodingError as exc:
+            except DecodingError as exc:
                 return reader.undecodable(exc)
             except Exception as exc:
                 return self._failure(exc)

@@ -139,7 +139,16 @@ class BodyReader:
     its status says what went wrong and a short excerpt is all a message needs.
     """
 
-    __slots__ = ("_chunks", "_size", "deadline", "headers", "limit", "started", "status_code")
+    __slots__ = (
+        "_chunks",
+        "_size",
+        "_success",
+        "deadline",
+        "headers",
+        "limit",
+        "started",
+        "status_code",
+    )
 
     def __init__(
         self, request: Send, status_code: int, headers: Mapping[str, str], started: float
@@ -149,14 +158,16 @@ class BodyReader:
         self.started = started
         success = 200 <= status_code < 300
         self.limit = request.max_body if success else ERROR_BODY_LIMIT
+        self._success = success
         self.deadline = None if request.budget is None else started + request.budget
         self._chunks: list[bytes] = []
         self._size = 0
 
     @property
     def cut(self) -> bool:
-        """Whether an error body reached its cap, so reading should stop."""
-        return self._size >= self.limit
+        """Whether an error body reached its cap, so reading should stop (a successful body
+        is read on, so that one byte past its cap is refused rather than cut)."""
+        return not self._success and self._size >= self.limit
 
     def feed(self, chunk: bytes) -> Failure | None:
         """Take a chunk; a :class:`Failure` means stop reading and report it."""
@@ -164,7 +175,7 @@ class BodyReader:
             return attempt_timed_out(self.deadline - self.started)
         room = self.limit - self._size
         if len(chunk) > room:
-            if 200 <= self.status_code < 300:
+            if self._success:
                 return Failure(
                     "too_large",
                     f"the answer's body is larger than the {self.limit:,} bytes allowed",

@@ -1,0 +1,103 @@
+"""Content-Encoding decoded in bounded steps, so a compressed body cannot outgrow its cap.
+
+httpx and aiohttp inflate each network chunk whole: 64 KiB of deflate can become 64 MiB before
+any cap is checked. Here a chunk is inflated at most ``STEP`` bytes at a time, so a gzip bomb
+costs the client no more than its cap and one step. paysdk asks for ``gzip, deflate`` only; any
+other coding is refused as undecodable.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
+from typing import Final
+
+import httpx
+
+ACCEPT_ENCODING: Final = "gzip, deflate"
+STEP: Final = 64 * 1024
+
+
+class DecodingError(ValueError):
+    """The body is not in the Content-Encoding it claims (or one paysdk does not read)."""
+
+
+class ContentDecoder:
+    """Decodes one body's chunks; ``decode`` yields pieces of at most ``STEP`` bytes."""
+
+    __slots__ = ("_encoding", "_inflater", "_started")
+
+    def __init__(self, content_encoding: str | None) -> None:
+        encoding = (content_encoding or "identity").strip().lower()
+        if encoding not in ("identity", "gzip", "x-gzip", "deflate"):
+            raise DecodingError(f"a Content-Encoding paysdk does not read: {encoding!r}")
+        self._encoding = encoding
+        self._inflater = _inflater(encoding)
+        self._started = False
+
+    def decode(self, data: bytes) -> Iterator[bytes]:
+        if self._inflater is None:
+            if data:
+                yield data
+            return
+        if self._encoding == "deflate" and not self._started and data:
+            self._started = True
+            if (data[0] & 0x0F) != 8:  # no zlib header: servers often send raw deflate
+                self._inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+        pending = data
+        try:
+            while pending:
+                piece = self._inflater.decompress(pending, STEP)
+                if piece:
+                    yield piece
+                pending = self._inflater.unconsumed_tail
+        except zlib.error as exc:
+            raise DecodingError(str(exc)) from None
+
+    def flush(self) -> bytes:
+        if self._inflater is None:
+            return b""
+        try:
+            return self._inflater.flush(STEP)
+        except zlib.error as exc:
+            raise DecodingError(str(exc)) from None
+
+
+def _inflater(encoding: str) -> zlib._Decompress | None:
+    if encoding in ("gzip", "x-gzip"):
+        return zlib.decompressobj(16 + zlib.MAX_WBITS)
+    if encoding == "deflate":
+        return zlib.decompressobj()
+    return None
+
+
+def decoded(content_encoding: str | None, raw: Iterable[bytes]) -> Iterator[bytes]:
+    """The decoded pieces of a body arriving as ``raw`` chunks (``DecodingError`` if it is not)."""
+    decoder = ContentDecoder(content_encoding)
+    for chunk in raw:
+        yield from decoder.decode(chunk)
+    tail = decoder.flush()
+    if tail:
+        yield tail
+
+
+async def adecoded(content_encoding: str | None, raw: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """The async twin of :func:`decoded`."""
+    decoder = ContentDecoder(content_encoding)
+    async for chunk in raw:
+        for piece in decoder.decode(chunk):
+            yield piece
+    tail = decoder.flush()
+    if tail:
+        yield tail
+
+
+def encoding_of(response: httpx.Response) -> tuple[str | None, bool]:
+    """How to read an httpx response's body: its Content-Encoding, and whether it was read.
+
+    A transport or event hook may have read the body already (httpx's ``MockTransport`` does);
+    then its bytes are decoded and whole, and only ``response.content`` is left to take.
+    """
+    if response.is_stream_consumed:
+        return None, True
+    return response.headers.get("content-encoding"), False

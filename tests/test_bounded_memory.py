@@ -1,0 +1,63 @@
+"""No answer can fill the client's memory: peak RSS of a child process against hostile bodies.
+
+The hostile server runs here; the client runs in a child so its peak (VmHWM) is its own. Each
+body is far past the verify cap (1 MiB): without the cap, the first would cost 200 MB and more.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import SECRET
+from tests.hostile import Behaviour, HostileServer, endless_chunked, gzip_bomb, large_body
+
+CHILD = """
+import json, sys, paysdk
+
+def peak_kib():
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
+
+base_url, key = sys.argv[1:]
+client = paysdk.Client(secret_key=key, base_url=base_url, max_retries=0, timeout=60)
+try:
+    client.verify("warm-up")
+except paysdk.PaySDKError:
+    pass
+before = peak_kib()
+try:
+    client.verify("order-1042")
+    outcome = "returned"
+except paysdk.PaySDKError as exc:
+    outcome = type(exc).__name__
+print(json.dumps({"outcome": outcome, "grown_kib": peak_kib() - before}))
+"""
+
+
+@pytest.mark.parametrize(
+    ("behaviour", "what"),
+    [
+        (large_body(200_000_000), "a 200 MB body"),
+        (endless_chunked(), "an endless chunked body"),
+        (gzip_bomb(512 << 20), "a gzip bomb of 512 MiB"),
+    ],
+    ids=["200MB", "endless", "gzip-bomb"],
+)
+def test_a_huge_answer_costs_the_client_about_its_cap(
+    hostile: HostileServer, behaviour: Behaviour, what: str
+) -> None:
+    hostile.script(endless_chunked(), behaviour)  # the warm-up meets a body too, then the case
+    result = subprocess.run(
+        [sys.executable, "-c", CHILD, hostile.base_url, SECRET],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    figures = json.loads(result.stdout)
+    assert figures["outcome"] == "ResponseTooLargeError", what
+    assert figures["grown_kib"] < 40 * 1024, f"{what} grew the client by {figures['grown_kib']} KiB"
