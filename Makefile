@@ -19,8 +19,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
 
+# pyright finds the packages to check against through the `python` first on PATH.
+PYRIGHT := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pyright
+
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict src tests examples benchmarks
+	$(PYRIGHT)
+	$(PYRIGHT) --verifytypes paysdk --ignoreexternal
 
 unit: $(STAMP)
 	$(BIN)/pytest -q

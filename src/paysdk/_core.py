@@ -20,7 +20,7 @@ import random
 import time
 import unicodedata
 from collections.abc import Callable, Generator, Mapping
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, TypeAlias, TypeVar, cast
 from urllib.parse import quote
 
 import httpx
@@ -214,7 +214,7 @@ def _invalid_body(request: Send, response: httpx.Response, exc: ValidationError)
 
 def _json_object(content: bytes) -> dict[str, Any]:
     body = json_or_none(content)
-    return body if isinstance(body, dict) else {}
+    return cast("dict[str, Any]", body) if isinstance(body, dict) else {}
 
 
 def _what_the_server_said(content: bytes) -> str:
@@ -440,6 +440,7 @@ def expected_for(
     if isinstance(found, Expected):
         return found
     if isinstance(found, Mapping):
+        found = cast("Mapping[str, Any]", found)
         values = {field: found.get(field) for field in ("amount", "currency")}
     else:
         values = {field: getattr(found, field, None) for field in ("amount", "currency")}

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, PlainSerializer
 
@@ -60,7 +60,9 @@ class PaymentStatus(str, Enum):
 class _WireModel(BaseModel):
     """Keeps every field the server sent, including ones this version does not know."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(
+        extra="allow", frozen=True, populate_by_name=True
+    )
 
 
 class Customer(_WireModel):
@@ -98,7 +100,7 @@ class VerifiedPayment(_WireModel):
     transaction_id: str | None = None
     fee: int | None = None
     customer: Customer | None = None
-    products: list[Product] = Field(default_factory=list)
+    products: list[Product] = Field(default_factory=list[Product])
     metadata: dict[str, Any] = Field(default_factory=dict)
     authorization: Authorization | None = None
     """Absent for payments that were not made by card."""
@@ -120,7 +122,7 @@ class ListedPayment(_WireModel):
     customer_paid: bool | None = None
     fee: int | None = None
     customer: Customer | None = None
-    products: list[Product] = Field(default_factory=list)
+    products: list[Product] = Field(default_factory=list[Product])
     created_at: UTCDateTime | None = None
     updated_at: UTCDateTime | None = None
 

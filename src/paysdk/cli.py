@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import datetime as dt
 import json
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from types import FrameType
-from typing import NamedTuple
 
 import paysdk
 from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
@@ -113,7 +113,8 @@ def _card(card: paysdk.Authorization | None) -> str:
     return f"{card.card_type} {card.first_six}...{card.last_four} expires {card.expiry}"
 
 
-class _Column(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class _Column:
     name: str
     value: Callable[[paysdk.ListedPayment], str]
     in_table: bool = True
@@ -241,7 +242,7 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+def _stop_on_signals(stop: threading.Event) -> Generator[None, None, None]:
     """Set ``stop`` on Ctrl-C or SIGTERM (main thread only), restoring the old handlers after."""
     if threading.current_thread() is not threading.main_thread():
         yield

@@ -18,7 +18,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 from urllib.parse import unquote
 
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
@@ -90,9 +90,9 @@ class Sandbox:
         payments: Iterable[PaymentRecord] | None = None,
         log_requests: bool = False,
     ) -> None:
-        self.secret_key = secret_key if secret_key is not None else generate_secret_key()
+        self.secret_key: str = secret_key if secret_key is not None else generate_secret_key()
         self.host = host
-        self.faults = FaultBook()
+        self.faults: FaultBook = FaultBook()
         self.log_requests = log_requests
         self._requested_port = port
         self._payments: dict[str, PaymentRecord] = {}
@@ -285,10 +285,10 @@ def _json_items(body: bytes) -> list[Mapping[str, Any]]:
         data = json.loads(body or b"null")
     except ValueError:
         raise ValueError("the body must be JSON") from None
-    items = data if isinstance(data, list) else [data]
+    items: list[object] = cast("list[object]", data) if isinstance(data, list) else [data]
     if not items or not all(isinstance(item, dict) for item in items):
         raise ValueError("the body must be a JSON object or an array of objects")
-    return items
+    return cast("list[Mapping[str, Any]]", items)
 
 
 def _request_json(request: RecordedRequest) -> dict[str, Any]:
@@ -322,19 +322,23 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as clients with connection pools expect
     server_version = "paysdk-sandbox"
     sys_version = ""
-    server: _Server
+
+    @property
+    def _owner(self) -> _Server:
+        """The server that made this handler (``self.server``, typed as what it is)."""
+        return cast(_Server, self.server)
 
     def setup(self) -> None:
         super().setup()
         # Headers and body are written separately; without this, Nagle's algorithm and delayed
         # ACKs add ~40 ms to every answer.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        with self.server.connections_lock:
-            self.server.connections.add(self.connection)
+        with self._owner.connections_lock:
+            self._owner.connections.add(self.connection)
 
     def finish(self) -> None:
-        with self.server.connections_lock:
-            self.server.connections.discard(self.connection)
+        with self._owner.connections_lock:
+            self._owner.connections.discard(self.connection)
         with contextlib.suppress(OSError):  # the connection was cut on purpose (fault, stop())
             super().finish()
 
@@ -344,11 +348,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
     def log_message(self, format: str, *args: Any) -> None:
-        if self.server.sandbox.log_requests:
+        if self._owner.sandbox.log_requests:
             sys.stderr.write(f"sandbox: {format % args}\n")
 
     def _handle(self) -> None:
-        sandbox = self.server.sandbox
+        sandbox = self._owner.sandbox
         path = self.path.split("?", 1)[0]
         body = self._read_body()
         if body is None:
