@@ -33,7 +33,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True,
         capture_output=True,
     )
-    (built,) = out.glob("paysdk-*.whl")
+    (built,) = out.glob("python_paysdk-*.whl")
     return built
 
 
