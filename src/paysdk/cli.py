@@ -1,8 +1,10 @@
 """The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
 
 Exit codes: 0 success; 1 the service (or a callback handler) reported a failure, such as an
-unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time.
-Errors are one line on stderr, never a traceback, and never contain the secret key.
+unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time;
+141 standard output was closed early (``paysdk list | head``), as for any Unix tool.
+Errors are one line on stderr, never a traceback, and never contain the secret key; they name
+the command's flags and variables, not the library's keyword arguments.
 """
 
 from __future__ import annotations
@@ -12,6 +14,9 @@ import csv
 import dataclasses
 import datetime as dt
 import json
+import logging
+import os
+import re
 import signal
 import sys
 import threading
@@ -29,6 +34,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
 
 PROG = "paysdk"
 
@@ -41,12 +47,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     command: Callable[[argparse.Namespace], int] = args.command
+    attempts = _Attempts(verbose=getattr(args, "verbose", False))
     try:
-        return command(args)
-    except (paysdk.ConfigurationError, paysdk.InvalidReferenceError, ValueError) as exc:
+        with attempts.watching():
+            code = command(args)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit
+            return code
+    except BrokenPipeError:
+        return _broken_pipe()
+    except paysdk.ConfigurationError as exc:
+        return _error(_in_cli_words(str(exc)), EXIT_USAGE)
+    except (paysdk.InvalidReferenceError, ValueError) as exc:
         return _error(exc, EXIT_USAGE)
-    except (paysdk.APIConnectionError, ConnectionError) as exc:
+    except paysdk.APIConnectionError as exc:
+        return _error(f"{exc} {attempts.summary()}", EXIT_UNREACHABLE)
+    except ConnectionError as exc:
         return _error(exc, EXIT_UNREACHABLE)
+    except paysdk.APIError as exc:
+        return _error(f"{exc} {attempts.summary()}", EXIT_FAILURE)
     except paysdk.PaySDKError as exc:
         return _error(exc, EXIT_FAILURE)
     except KeyboardInterrupt:
@@ -57,6 +75,81 @@ def _error(exc: BaseException | str, code: int) -> int:
     message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
     print(f"{PROG}: error: {message}", file=sys.stderr)
     return code
+
+
+def _broken_pipe() -> int:
+    """Whoever read our output stopped (``| head``): exit quietly, as Unix tools do."""
+    try:  # Python flushes stdout again at exit; point it at /dev/null so that stays quiet
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (captured in tests): nothing to silence
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+_CLI_WORDS = [  # the library's keyword arguments, as this command spells them
+    (re.compile(r"\ballow_insecure_http=True\b"), "--allow-insecure-http"),
+    (re.compile(r"\b(secret_key|base_url|max_retries|timeout)(=\.\.\.)?(?=\W|$)"), None),
+    (re.compile(r"; use None for no limit"), ""),
+]
+
+
+def _in_cli_words(message: str) -> str:
+    """A configuration error as the command's user meets it: flags, not keyword arguments."""
+    for pattern, replacement in _CLI_WORDS:
+        message = pattern.sub(
+            replacement if replacement is not None else lambda m: "--" + m[1].replace("_", "-"),
+            message,
+        )
+    return message
+
+
+class _Attempts:
+    """Counts the requests a command sends, from the records the ``paysdk`` logger writes.
+
+    Each attempt is logged at DEBUG (``GET url -> status``) and each retry at INFO by
+    ``paysdk._core.call``; with ``--verbose`` both are shown on stderr as they happen.
+    """
+
+    def __init__(self, *, verbose: bool) -> None:
+        self.verbose = verbose
+        self.count = 0
+
+    @contextmanager
+    def watching(self) -> Generator[None, None, None]:
+        logger = logging.getLogger("paysdk")
+        handler = _CallbackHandler(self._record)
+        level = logger.level
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+            logger.setLevel(level)
+
+    def _record(self, record: logging.LogRecord) -> None:
+        if record.name != "paysdk":
+            return
+        if record.levelno == logging.DEBUG:  # one per request sent: "GET url -> 200"
+            self.count += 1
+            if self.verbose:
+                print(f"{PROG}: attempt {self.count}: {record.getMessage()}", file=sys.stderr)
+        elif self.verbose:
+            print(f"{PROG}: {record.getMessage()}", file=sys.stderr)
+
+    def summary(self) -> str:
+        return f"({self.count} attempt{'' if self.count == 1 else 's'})"
+
+
+class _CallbackHandler(logging.Handler):
+    def __init__(self, emit: Callable[[logging.LogRecord], None]) -> None:
+        super().__init__(logging.DEBUG)
+        self._emit = emit
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._emit(record)
 
 
 # --- verify and list --------------------------------------------------------------------------
@@ -272,6 +365,16 @@ def _trigger_callback(args: argparse.Namespace) -> int:
 # --- argument parsing -------------------------------------------------------------------------
 
 
+def _amount(text: str) -> int:
+    try:
+        return int(text.strip().replace("_", ""), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number such as 2500000, not {text!r}: amounts are integers in the "
+            "unit the service reports them in (paysdk never converts or rounds them)"
+        ) from None
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -301,6 +404,9 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--allow-insecure-http", action="store_true", help="allow http:// to a non-local host"
     )
+    group.add_argument(
+        "-v", "--verbose", action="store_true", help="show each attempt and retry on stderr"
+    )
 
     verify = commands.add_parser(
         "verify", parents=[client], help="show one payment by its reference"
@@ -315,7 +421,12 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 0 only if a payment succeeded with this amount and currency",
     )
     confirm.add_argument("reference")
-    confirm.add_argument("--amount", type=int, required=True, help="expected amount (int)")
+    confirm.add_argument(
+        "--amount",
+        type=_amount,
+        required=True,
+        help="expected amount: an integer in the unit the service reports, e.g. 2500000",
+    )
     confirm.add_argument("--currency", required=True, help="expected currency, e.g. NGN")
     confirm.set_defaults(command=_confirm)
 
@@ -340,7 +451,9 @@ def _parser() -> argparse.ArgumentParser:
     trigger = commands.add_parser(
         "trigger-callback", help="send the payment callback to your handler, as the service does"
     )
-    trigger.add_argument("url", help="your callback URL, e.g. http://127.0.0.1:8000/callback")
+    trigger.add_argument(
+        "url", help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback"
+    )
     trigger.add_argument("--reference", required=True, help="the reference to send")
     trigger.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds (10)")
     trigger.set_defaults(command=_trigger_callback)
