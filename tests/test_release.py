@@ -80,3 +80,32 @@ def test_the_changelog_keeps_a_changelog_with_an_unreleased_section() -> None:
         assert re.fullmatch(r" - \d{4}-\d{2}-\d{2}", date)
     sections = set(re.findall(r"^### (\w+)$", changelog, flags=re.MULTILINE))
     assert sections <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}
+
+
+CALLBACK_PATH = "/payments/callback"
+# Where the merchant's callback is served or sent: local URLs, routes, Django's path() and the
+# quickstart's CALLBACK_PATH.
+CALLBACK_PLACES = [
+    re.compile(r"https?://(?:127\.0\.0\.1|localhost)(?::\d+)?(/[^\s?\"'`)]*)"),
+    re.compile(r"@app\.(?:get|route)\(\s*[\"'](/[^\"']*)[\"']"),
+    re.compile(r"\bpath\(\s*[\"']([^\"']*callback[^\"']*)[\"']"),
+    re.compile(r"CALLBACK_PATH = [\"']([^\"']*)[\"']"),
+]
+
+
+def callback_paths(text: str) -> list[str]:
+    paths = [m for pattern in CALLBACK_PLACES for m in pattern.findall(text)]
+    return ["/" + path.lstrip("/") for path in paths if path not in ("", "/")]
+
+
+def test_one_callback_path_everywhere() -> None:
+    sources = [*PAGES, *sorted((ROOT / "examples").glob("*.py")), ROOT / "src/paysdk/cli.py"]
+    found = {
+        (source.name, path)
+        for source in sources
+        for path in callback_paths(source.read_text(encoding="utf-8"))
+    }
+    assert {path for _, path in found} == {CALLBACK_PATH}, sorted(found)
+    places = {name for name, _ in found}
+    assert {"README.md", "cli.md", "callbacks.md", "quickstart.py", "cli.py"} <= places
+    assert {"django_callback.py", "flask_callback.py", "fastapi_callback.py"} <= places
