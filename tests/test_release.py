@@ -1,4 +1,4 @@
-"""What a release needs around the code: one distribution name everywhere, a licence, a changelog."""
+"""What a release needs around the code: one name and one callback path, a licence, a changelog."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 ROOT = Path(__file__).resolve().parent.parent
 PYPROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
