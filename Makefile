@@ -41,7 +41,7 @@ unit: $(DEV_STAMP)
 
 # The documentation site, into site/; --strict turns broken links and references into errors.
 docs: $(DEV_STAMP)
-	$(BIN)/mkdocs build --strict --quiet
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # What would be uploaded: a wheel and an sdist in dist/, checked as PyPI will render them.
 dist: $(DEV_STAMP)
