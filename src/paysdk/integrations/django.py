@@ -21,8 +21,8 @@ from ._extras import missing_extra
 try:
     from django.http import HttpRequest, JsonResponse
     from django.http.response import HttpResponseBase
-except ModuleNotFoundError as error:
-    raise missing_extra(__name__, "django", error) from error
+except ModuleNotFoundError as _missing:
+    raise missing_extra(__name__, "django", _missing) from _missing
 
 from .._client import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError

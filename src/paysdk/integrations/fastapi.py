@@ -27,8 +27,8 @@ try:
     from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
-except ModuleNotFoundError as error:
-    raise missing_extra(__name__, "fastapi", error) from error
+except ModuleNotFoundError as _missing:
+    raise missing_extra(__name__, "fastapi", _missing) from _missing
 
 from .._client import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError

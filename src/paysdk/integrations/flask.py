@@ -20,8 +20,8 @@ from ._extras import missing_extra
 try:
     from flask import request
     from flask.typing import ResponseReturnValue
-except ModuleNotFoundError as error:
-    raise missing_extra(__name__, "flask", error) from error
+except ModuleNotFoundError as _missing:
+    raise missing_extra(__name__, "flask", _missing) from _missing
 
 from .._client import Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
