@@ -14,9 +14,6 @@ import csv
 import dataclasses
 import datetime as dt
 import json
-import logging
-import os
-import re
 import signal
 import sys
 import threading
@@ -25,6 +22,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 import paysdk
+from paysdk._cli_report import PROG, Attempts, broken_pipe, in_cli_words, print_error
 from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models import wire_timestamp
 
@@ -34,9 +32,6 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
-EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
-
-PROG = "paysdk"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -47,109 +42,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     command: Callable[[argparse.Namespace], int] = args.command
-    attempts = _Attempts(verbose=getattr(args, "verbose", False))
+    attempts = Attempts(verbose=getattr(args, "verbose", False))
     try:
         with attempts.watching():
             code = command(args)
             sys.stdout.flush()  # a closed pipe shows here, not at exit
             return code
     except BrokenPipeError:
-        return _broken_pipe()
+        return broken_pipe()
     except paysdk.ConfigurationError as exc:
-        return _error(_in_cli_words(str(exc)), EXIT_USAGE)
+        return print_error(in_cli_words(str(exc)), EXIT_USAGE)
     except (paysdk.InvalidReferenceError, ValueError) as exc:
-        return _error(exc, EXIT_USAGE)
+        return print_error(exc, EXIT_USAGE)
     except paysdk.APIConnectionError as exc:
-        return _error(f"{exc} {attempts.summary()}", EXIT_UNREACHABLE)
+        return print_error(f"{exc} {attempts.summary()}", EXIT_UNREACHABLE)
     except ConnectionError as exc:
-        return _error(exc, EXIT_UNREACHABLE)
+        return print_error(exc, EXIT_UNREACHABLE)
     except paysdk.APIError as exc:
-        return _error(f"{exc} {attempts.summary()}", EXIT_FAILURE)
+        return print_error(f"{exc} {attempts.summary()}", EXIT_FAILURE)
     except paysdk.PaySDKError as exc:
-        return _error(exc, EXIT_FAILURE)
+        return print_error(exc, EXIT_FAILURE)
     except KeyboardInterrupt:
         return 130
-
-
-def _error(exc: BaseException | str, code: int) -> int:
-    message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    return code
-
-
-def _broken_pipe() -> int:
-    """Whoever read our output stopped (``| head``): exit quietly, as Unix tools do."""
-    try:  # Python flushes stdout again at exit; point it at /dev/null so that stays quiet
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # not a real file (captured in tests): nothing to silence
-        pass
-    return EXIT_BROKEN_PIPE
-
-
-_CLI_WORDS = [  # the library's keyword arguments, as this command spells them
-    (re.compile(r"\ballow_insecure_http=True\b"), "--allow-insecure-http"),
-    (re.compile(r"\b(secret_key|base_url|max_retries|timeout)(=\.\.\.)?(?=\W|$)"), None),
-    (re.compile(r"; use None for no limit"), ""),
-]
-
-
-def _in_cli_words(message: str) -> str:
-    """A configuration error as the command's user meets it: flags, not keyword arguments."""
-    for pattern, replacement in _CLI_WORDS:
-        message = pattern.sub(
-            replacement if replacement is not None else lambda m: "--" + m[1].replace("_", "-"),
-            message,
-        )
-    return message
-
-
-class _Attempts:
-    """Counts the requests a command sends, from the records the ``paysdk`` logger writes.
-
-    Each attempt is logged at DEBUG (``GET url -> status``) and each retry at INFO by
-    ``paysdk._core.call``; with ``--verbose`` both are shown on stderr as they happen.
-    """
-
-    def __init__(self, *, verbose: bool) -> None:
-        self.verbose = verbose
-        self.count = 0
-
-    @contextmanager
-    def watching(self) -> Generator[None, None, None]:
-        logger = logging.getLogger("paysdk")
-        handler = _CallbackHandler(self._record)
-        level = logger.level
-        logger.addHandler(handler)
-        logger.setLevel(logging.DEBUG)
-        try:
-            yield
-        finally:
-            logger.removeHandler(handler)
-            logger.setLevel(level)
-
-    def _record(self, record: logging.LogRecord) -> None:
-        if record.name != "paysdk":
-            return
-        if record.levelno == logging.DEBUG:  # one per request sent: "GET url -> 200"
-            self.count += 1
-            if self.verbose:
-                print(f"{PROG}: attempt {self.count}: {record.getMessage()}", file=sys.stderr)
-        elif self.verbose:
-            print(f"{PROG}: {record.getMessage()}", file=sys.stderr)
-
-    def summary(self) -> str:
-        return f"({self.count} attempt{'' if self.count == 1 else 's'})"
-
-
-class _CallbackHandler(logging.Handler):
-    def __init__(self, emit: Callable[[logging.LogRecord], None]) -> None:
-        super().__init__(logging.DEBUG)
-        self._emit = emit
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self._emit(record)
 
 
 # --- verify and list --------------------------------------------------------------------------
@@ -317,7 +231,7 @@ def _sandbox(args: argparse.Namespace) -> int:
             sandbox.start()
         except OSError as exc:
             reason = exc.strerror or exc
-            return _error(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_USAGE)
+            return print_error(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_USAGE)
         try:
             references = ", ".join(p.reference for p in sandbox.payments)
             print(f"paysdk sandbox listening on {sandbox.base_url}")
