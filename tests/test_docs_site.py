@@ -51,13 +51,13 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def page(site: Path, name: str) -> str:
-    return (site / name / "index.html").read_text(encoding="utf-8")
+    return (site / f"{name}.html").read_text(encoding="utf-8")
 
 
 def test_every_page_of_the_nav_is_built(site: Path) -> None:
     assert "python-paysdk" in (site / "index.html").read_text(encoding="utf-8")
     for name in PAGES:
-        assert (site / name / "index.html").is_file(), name
+        assert (site / f"{name}.html").is_file(), name
 
 
 def test_the_api_reference_is_generated_from_the_docstrings(site: Path) -> None:
