@@ -2,33 +2,57 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# What is installed into .venv: the package alone (all `make demo` needs), or with the dev tools.
+RUNTIME_STAMP := $(VENV)/.installed-runtime
+DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck unit bench clean
+.PHONY: demo test lint typecheck unit docs dist bench clean
 
-$(STAMP): pyproject.toml
+$(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
-	touch $(STAMP)
 
-demo: $(STAMP)
+$(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+$(DEV_STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@ $(RUNTIME_STAMP)
+
+# The demo imports paysdk and the standard library only: no dev toolchain to wait for.
+demo: $(RUNTIME_STAMP)
 	$(BIN)/python examples/quickstart.py
 
-lint: $(STAMP)
+lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
 
-typecheck: $(STAMP)
-	$(BIN)/mypy --strict src tests examples benchmarks
+# pyright finds the packages to check against through the `python` first on PATH.
+PYRIGHT := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pyright
 
-unit: $(STAMP)
+typecheck: $(DEV_STAMP)
+	$(BIN)/mypy --strict src tests examples benchmarks
+	$(PYRIGHT)
+	$(PYRIGHT) --verifytypes paysdk --ignoreexternal
+
+unit: $(DEV_STAMP)
 	$(BIN)/pytest -q
 
-test: lint typecheck unit
+# The documentation site, into site/; --strict turns broken links and references into errors.
+docs: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-bench: $(STAMP)
+# What would be uploaded: a wheel and an sdist in dist/, checked as PyPI will render them.
+dist: $(DEV_STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist . > /dev/null
+	$(BIN)/twine check --strict dist/*
+
+test: lint typecheck unit docs dist
+
+bench: $(DEV_STAMP)
 	$(BIN)/python benchmarks/bench_client.py
 
 clean:
-	rm -rf $(VENV) dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) dist build site .pytest_cache .mypy_cache .ruff_cache

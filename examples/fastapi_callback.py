@@ -5,13 +5,15 @@ Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/fastapi_callback.
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import AsyncIterator
 from typing import Annotated
 
 from fastapi import Depends, FastAPI
 
 import paysdk
-from paysdk.integrations.fastapi import VerifiedCallback
+from paysdk.integrations.fastapi import VerifiedCallback, install
 
 ORDERS = {  # the merchant's order table: what each reference must pay
     "order-1042": {"amount": 2_500_000, "currency": "NGN"},
@@ -20,7 +22,16 @@ ORDERS = {  # the merchant's order table: what each reference must pay
 FULFILLED: list[str] = []
 client = paysdk.AsyncClient()  # reads PAYSDK_SECRET_KEY and PAYSDK_BASE_URL
 verified_callback = VerifiedCallback(client, lookup=ORDERS.get)
-app = FastAPI()
+
+
+@contextlib.asynccontextmanager
+async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    yield
+    await client.close()  # the app is stopping: close the client's connections
+
+
+app = FastAPI(lifespan=lifespan)
+install(app)  # refused callbacks are answered {"status": ...}, as by the other helpers
 
 
 @app.get("/payments/callback")

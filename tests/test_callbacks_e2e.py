@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import importlib.util
 import json
@@ -14,6 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from werkzeug.serving import make_server
 
+import paysdk
 from paysdk.sandbox import Sandbox
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -95,7 +97,16 @@ def test_the_fastapi_example_fulfils_once(
     with TestClient(example.app) as browser:
         answers = [browser.get("/payments/callback?reference=order-1042") for _ in range(2)]
         failed = browser.get("/payments/callback?reference=order-1043")
-        browser.portal.call(example.client.close)
     assert [answer.status_code for answer in answers] == [200, 200]
-    assert (failed.status_code, failed.json()) == (200, {"detail": "failed"})
+    assert (failed.status_code, failed.json()) == (200, {"status": "failed"})
     assert example.FULFILLED == ["order-1042"]
+
+
+def test_the_fastapi_example_closes_its_client_when_the_app_stops(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example = load_example("fastapi_callback", sandbox, monkeypatch)
+    with TestClient(example.app) as browser:
+        assert browser.get("/payments/callback?reference=order-1042").status_code == 200
+    with pytest.raises(paysdk.ClientClosedError):
+        asyncio.run(example.client.verify("order-1042"))

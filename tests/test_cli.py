@@ -6,6 +6,8 @@ import csv
 import io
 import json
 import os
+import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -159,7 +161,7 @@ def test_configuration_errors_exit_2(run: Run, monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delenv("PAYSDK_SECRET_KEY")
     code, _, err = run("list")
     assert code == 2
-    assert err == "paysdk: error: no secret key: pass secret_key=... or set PAYSDK_SECRET_KEY\n"
+    assert err == "paysdk: error: no secret key: pass --secret-key or set PAYSDK_SECRET_KEY\n"
     code, _, err = run("verify", " padded ", "--secret-key", "sk_x")
     assert code == 2
     assert "whitespace" in err
@@ -257,3 +259,106 @@ def test_the_sandbox_command_reports_a_busy_port(capsys: pytest.CaptureFixture[s
         port = busy.getsockname()[1]
         assert main(["sandbox", "--port", str(port)]) == 2
     assert f"cannot listen on 127.0.0.1:{port}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (
+            ("--base-url", "http://pay.example.com"),
+            "use https:// or pass --allow-insecure-http if this network is trusted",
+        ),
+        (("--base-url", "ftp://pay.example.com"), "--base-url 'ftp://pay.example.com' must be"),
+        (("--base-url", "https://user:pw@pay.example.com"), "use --secret-key"),
+        (("--max-retries", "11"), "--max-retries must be between 0 and 10, got 11"),
+        (("--timeout", "100000"), "--timeout must be more than 0 and at most 86400 seconds"),
+    ],
+)
+def test_configuration_errors_name_the_flags_not_python_arguments(
+    run: Run, argv: tuple[str, ...], says: str
+) -> None:
+    code, _, err = run("list", *argv)
+    assert code == 2
+    assert says in err
+    assert not re.search(r"\b(secret_key|base_url|max_retries|allow_insecure_http)\b", err)
+    assert "None" not in err
+    assert "=True" not in err
+
+
+@pytest.mark.parametrize("amount", ["25000.00", "2.5e6", "2,500,000", "NGN2500000"])
+def test_a_non_integer_amount_is_a_usage_error_that_states_the_unit(run: Run, amount: str) -> None:
+    code, out, err = run("confirm", COMPLETED_REFERENCE, "--amount", amount, "--currency", "NGN")
+    assert (code, out) == (2, "")
+    assert f"argument --amount: expected a whole number such as 2500000, not {amount!r}" in err
+    assert "in the unit the service reports them in (paysdk never converts or rounds them)" in err
+
+
+def test_an_amount_with_underscores_or_spaces_is_read_as_the_integer(run: Run) -> None:
+    args = ("--amount", " 2_500_000 ", "--currency", "NGN")
+    assert run("confirm", COMPLETED_REFERENCE, *args)[0] == 0
+
+
+def test_verbose_shows_each_attempt_and_retry(sandbox: Sandbox, run: Run) -> None:
+    sandbox.inject(Fault.server_error(), path="/payments", times=1)
+    code, out, err = run("list", "--json", "--verbose")
+    assert (code, len(json.loads(out))) == (0, 8)
+    lines = err.splitlines()
+    assert lines[0] == f"paysdk: attempt 1: GET {sandbox.base_url}/payments -> 500"
+    assert re.fullmatch(
+        rf"paysdk: GET {re.escape(sandbox.base_url)}/payments failed \(ServerError\); "
+        r"retry 1 of 2 in \d+\.\d\ds",
+        lines[1],
+    )
+    assert lines[2:] == [f"paysdk: attempt 2: GET {sandbox.base_url}/payments -> 200"]
+
+
+def test_without_verbose_nothing_but_the_output_is_printed(sandbox: Sandbox, run: Run) -> None:
+    sandbox.inject(Fault.server_error(), path="/payments", times=1)
+    code, _, err = run("list", "--json")
+    assert (code, err) == (0, "")
+
+
+def test_the_final_error_says_how_many_attempts_were_made(sandbox: Sandbox, run: Run) -> None:
+    sandbox.inject(Fault.server_error(), path="/payments", times=None)
+    code, _, err = run("list", "--max-retries", "1")
+    assert code == 1
+    assert err.startswith("paysdk: error: ")
+    assert err.endswith(" (2 attempts)\n")
+    code, _, err = run("verify", UNKNOWN_REFERENCE)
+    assert (code, err.endswith(" (1 attempt)\n")) == (1, True)
+    sandbox.inject(Fault(disconnect="before_response"), times=None)
+    code, _, err = run("verify", COMPLETED_REFERENCE, "--max-retries", "0")
+    assert code == 3
+    assert err.endswith(" (1 attempt)\n")
+
+
+def test_a_reader_that_stops_early_is_not_an_unreachable_service(sandbox: Sandbox) -> None:
+    """``paysdk list --json | head -1``: our stdout's reader has gone before we write."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before paysdk writes a byte: a sure EPIPE
+    env = {
+        **os.environ,
+        "PAYSDK_BASE_URL": sandbox.base_url,
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+    }
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "paysdk", "list", "--json"],
+            stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=30, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert (done.returncode, done.stderr) == (141, b"")
+
+
+def test_head_closing_the_pipe_leaves_stderr_quiet(sandbox: Sandbox) -> None:
+    env = {
+        **os.environ,
+        "PAYSDK_BASE_URL": sandbox.base_url,
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+    }
+    command = f"{shlex.quote(sys.executable)} -m paysdk list --json | head -1"
+    done = subprocess.run(
+        ["/bin/sh", "-c", command], capture_output=True, env=env, timeout=30, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, b"[\n", b"")

@@ -346,7 +346,7 @@ def test_the_aiohttp_backend_without_aiohttp_names_the_extra() -> None:
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
-    assert "pip install 'paysdk[aiohttp]'" in result.stdout
+    assert "pip install 'python-paysdk[aiohttp]'" in result.stdout
 
 
 @pytest.mark.parametrize("backend", ["curl", ""])

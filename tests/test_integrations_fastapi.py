@@ -9,7 +9,7 @@ from fastapi import Depends, FastAPI
 from fastapi.testclient import TestClient
 
 import paysdk
-from paysdk.integrations.fastapi import VerifiedCallback
+from paysdk.integrations.fastapi import VerifiedCallback, install
 from paysdk.sandbox import Fault, Sandbox
 from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered
 
@@ -24,6 +24,7 @@ def make_app(client: paysdk.Client | paysdk.AsyncClient, shop: Shop) -> FastAPI:
 
     verified_callback = VerifiedCallback(client, lookup=shop.lookup, on_failed=record_failure)
     app = FastAPI()
+    install(app)
 
     @app.get(PATH)
     async def payment_callback(
@@ -63,7 +64,6 @@ def test_each_callback_is_answered_and_only_a_match_is_fulfilled(
         callback_sandbox,
         status_code=response.status_code,
         body=response.json(),
-        error_key="detail",
     )
 
 
@@ -79,10 +79,58 @@ def test_the_service_failing_asks_for_a_retry(
 ) -> None:
     callback_sandbox.inject(Fault(disconnect="before_response"))
     response = browser.get(f"{PATH}?reference=order-1042")
-    assert (response.status_code, response.json()) == (503, {"detail": "retry_later"})
+    assert (response.status_code, response.json()) == (503, {"status": "retry_later"})
     assert shop.fulfilled == []
 
 
 def test_a_client_of_another_kind_is_refused(shop: Shop) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
         VerifiedCallback(object(), lookup=shop.lookup)  # type: ignore[arg-type]
+
+
+def test_an_app_without_install_is_told_to_call_it(callback_sandbox: Sandbox, shop: Shop) -> None:
+    """Without the handler FastAPI would answer {"detail": ...}: refuse to, loudly."""
+    client = paysdk.AsyncClient(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
+    )
+    verified_callback = VerifiedCallback(client, lookup=shop.lookup)
+    app = FastAPI()
+
+    @app.get(PATH)
+    async def payment_callback(
+        payment: paysdk.VerifiedPayment = Depends(verified_callback),  # noqa: B008 (closure)
+    ) -> dict[str, str]:
+        return {"status": "ok"}
+
+    with TestClient(app) as browser:
+        with pytest.raises(paysdk.ConfigurationError, match=r"install\(app\)"):
+            browser.get(f"{PATH}?reference=order-1042")
+        browser.portal.call(client.close)
+    assert shop.fulfilled == []
+
+
+def test_a_plain_starlette_app_answers_the_same_body(callback_sandbox: Sandbox, shop: Shop) -> None:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse
+    from starlette.routing import Route
+
+    client = paysdk.AsyncClient(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
+    )
+    verified_callback = VerifiedCallback(client, lookup=shop.lookup)
+
+    async def payment_callback(request: Request) -> JSONResponse:
+        payment = await verified_callback(request)
+        shop.fulfil(payment)
+        return JSONResponse({"status": "ok"})
+
+    app = Starlette(routes=[Route(PATH, payment_callback)])
+    install(app)
+    with TestClient(app) as browser:
+        answers = [browser.get(f"{PATH}?reference={ref}") for ref in ("order-1042", "order-2001")]
+        browser.portal.call(client.close)
+    assert [(a.status_code, a.json()) for a in answers] == [
+        (200, {"status": "ok"}),
+        (409, {"status": "mismatch"}),
+    ]

@@ -130,5 +130,5 @@ def test_the_factories_need_no_respx() -> None:
     assert out == [
         "5",
         "ConfigurationError paysdk.testing.MockPaymentAPI needs respx: "
-        "pip install 'paysdk[testing]'",
+        "pip install 'python-paysdk[testing]'",
     ]

@@ -125,13 +125,14 @@ FASTAPI_SHOP = (
 from fastapi import Depends, FastAPI
 
 import paysdk
-from paysdk.integrations.fastapi import VerifiedCallback
+from paysdk.integrations.fastapi import VerifiedCallback, install
 '''
     + ORDERS
     + """
 
 def create_app(client: paysdk.AsyncClient) -> FastAPI:
     app = FastAPI()
+    install(app)
     app.state.fulfilled, app.state.failed = [], []
 
     async def find_order(reference: str) -> dict | None:
@@ -176,19 +177,19 @@ def test_paid(app, paysdk_api, paysdk_callback):
 def test_failed(app, paysdk_api, paysdk_callback):
     paysdk_api.add_payment("order-1", amount=5000, currency="NGN", success=False)
     response = paysdk_callback.send(app, CALLBACK, "order-1")
-    assert (response.status_code, response.json()) == (200, {"detail": "failed"})
+    assert (response.status_code, response.json()) == (200, {"status": "failed"})
     assert (app.state.fulfilled, app.state.failed) == ([], ["order-1"])
 
 
 def test_currency_mismatch(app, paysdk_api, paysdk_callback):
     paysdk_api.add_payment("order-1", amount=5000, currency="USD")
     response = paysdk_callback.send(app, CALLBACK, "order-1")
-    assert (response.status_code, response.json()) == (409, {"detail": "mismatch"})
+    assert (response.status_code, response.json()) == (409, {"status": "mismatch"})
 
 
 def test_unknown_order(app, paysdk_api, paysdk_callback):
     response = paysdk_callback.send(app, CALLBACK, "order-999")
-    assert (response.status_code, response.json()) == (404, {"detail": "unknown_order"})
+    assert (response.status_code, response.json()) == (404, {"status": "unknown_order"})
     assert paysdk_api.calls == []
 
 
@@ -203,7 +204,7 @@ def test_service_down(app, paysdk_api, paysdk_callback):
     paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
     paysdk_api.inject(Fault.timeout(), times=None)
     response = paysdk_callback.send(app, CALLBACK, "order-1")
-    assert (response.status_code, response.json()) == (503, {"detail": "retry_later"})
+    assert (response.status_code, response.json()) == (503, {"status": "retry_later"})
     assert app.state.fulfilled == []
 
 
@@ -318,4 +319,6 @@ def test_without_respx_the_plugin_loads_and_paysdk_api_names_the_extra(
     )
     result = pytester.runpytest_subprocess("-p", "no:respx", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, errors=1)
-    result.stdout.re_match_lines([r".*ConfigurationError: .* pip install 'paysdk\[testing\]'"])
+    result.stdout.re_match_lines(
+        [r".*ConfigurationError: .* pip install 'python-paysdk\[testing\]'"]
+    )

@@ -27,7 +27,7 @@ except ImportError:  # exercised by a test that hides aiohttp
 
 __all__ = ["AiohttpSender"]
 
-EXTRA_HINT = "http_backend='aiohttp' needs aiohttp: pip install 'paysdk[aiohttp]'"
+EXTRA_HINT = "http_backend='aiohttp' needs aiohttp: pip install 'python-paysdk[aiohttp]'"
 
 
 class _MaskedHeaders(dict[str, str]):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Final
+from typing import Final, TypeGuard
 from urllib.parse import parse_qs, urlsplit
 
 from ._core import reference_problem
@@ -47,9 +47,11 @@ def _reference_values(source: object) -> list[object]:
     """Every value the ``reference`` parameter has in ``source``, decoded."""
     if isinstance(source, str):
         return _from_text(source)
-    if isinstance(source, (bytes, bytearray, memoryview)):
+    if isinstance(source, (bytes, bytearray)):
         return _from_query_bytes(bytes(source))
-    if isinstance(source, Mapping):
+    if isinstance(source, memoryview):
+        return _from_query_bytes(source.tobytes())
+    if _is_mapping(source):
         return _from_mapping(source)
     return _from_request(source)
 
@@ -108,12 +110,12 @@ def _from_mapping(params: Mapping[object, object]) -> list[object]:
         return _from_query_bytes(_as_bytes(params.get("QUERY_STRING", ""), "QUERY_STRING"))
     getlist = getattr(params, "getlist", None)
     if callable(getlist):  # MultiDict, QueryDict, QueryParams: a plain [] hides repeats
-        values = getlist(PARAMETER)
-        return list(values) if isinstance(values, (list, tuple)) else [values]
+        values: object = getlist(PARAMETER)
+        return list(values) if _is_list_or_tuple(values) else [values]
     if PARAMETER not in params:
         return []
     value = params[PARAMETER]
-    if isinstance(value, (list, tuple)):
+    if _is_list_or_tuple(value):
         return list(value)
     return [value]
 
@@ -124,14 +126,22 @@ def _from_request(request: object) -> list[object]:
     if isinstance(query_string, bytes):
         return _from_query_bytes(query_string)
     scope = getattr(request, "scope", None)  # Starlette / FastAPI
-    if isinstance(scope, Mapping) and _is_asgi_scope(scope):
+    if _is_mapping(scope) and _is_asgi_scope(scope):
         return _from_mapping(scope)
     meta = getattr(request, "META", None)  # Django (WSGIRequest and ASGIRequest)
-    if isinstance(meta, Mapping) and ("QUERY_STRING" in meta or "REQUEST_METHOD" in meta):
+    if _is_mapping(meta) and ("QUERY_STRING" in meta or "REQUEST_METHOD" in meta):
         return _from_query_bytes(_as_bytes(meta.get("QUERY_STRING", ""), "QUERY_STRING"))
     raise InvalidCallbackError(
         f"invalid callback source: cannot read a {type(request).__name__}; pass {ACCEPTED}"
     )
+
+
+def _is_mapping(value: object) -> TypeGuard[Mapping[object, object]]:
+    return isinstance(value, Mapping)
+
+
+def _is_list_or_tuple(value: object) -> TypeGuard[list[object] | tuple[object, ...]]:
+    return isinstance(value, (list, tuple))
 
 
 def _is_asgi_scope(params: Mapping[object, object]) -> bool:

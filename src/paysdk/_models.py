@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import Enum
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
 
@@ -60,7 +60,9 @@ class PaymentStatus(str, Enum):
 class _WireModel(BaseModel):
     """Keeps every field the server sent, including ones this version does not know."""
 
-    model_config = ConfigDict(extra="allow", frozen=True, populate_by_name=True, defer_build=True)
+    model_config: ClassVar[ConfigDict] = ConfigDict(
+        extra="allow", frozen=True, populate_by_name=True, defer_build=True
+    )
 
 
 class Customer(_WireModel):
@@ -106,8 +108,8 @@ class VerifiedPayment(_WireModel):
     transaction_id: str | None = None
     fee: int | None = None
     customer: Customer | None = None
-    products: Products = Field(default_factory=list)
-    metadata: Metadata = Field(default_factory=dict)
+    products: Products = Field(default_factory=list["Product"])
+    metadata: Metadata = Field(default_factory=dict[str, Any])
     authorization: Authorization | None = None
     """Absent for payments that were not made by card."""
 
@@ -128,7 +130,7 @@ class ListedPayment(_WireModel):
     customer_paid: bool | None = None
     fee: int | None = None
     customer: Customer | None = None
-    products: Products = Field(default_factory=list)
+    products: Products = Field(default_factory=list["Product"])
     created_at: UTCDateTime | None = None
     updated_at: UTCDateTime | None = None
 

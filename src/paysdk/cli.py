@@ -1,25 +1,28 @@
 """The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
 
 Exit codes: 0 success; 1 the service (or a callback handler) reported a failure, such as an
-unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time.
-Errors are one line on stderr, never a traceback, and never contain the secret key.
+unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time;
+141 standard output was closed early (``paysdk list | head``), as for any Unix tool.
+Errors are one line on stderr, never a traceback, and never contain the secret key; they name
+the command's flags and variables, not the library's keyword arguments.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import datetime as dt
 import json
 import signal
 import sys
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from contextlib import contextmanager
 from types import FrameType
-from typing import NamedTuple
 
 import paysdk
+from paysdk._cli_report import PROG, Attempts, broken_pipe, in_cli_words, print_error
 from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models import wire_timestamp
 
@@ -30,8 +33,6 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 
-PROG = "paysdk"
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
@@ -41,22 +42,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     command: Callable[[argparse.Namespace], int] = args.command
+    attempts = Attempts(verbose=getattr(args, "verbose", False))
     try:
-        return command(args)
-    except (paysdk.ConfigurationError, paysdk.InvalidReferenceError, ValueError) as exc:
-        return _error(exc, EXIT_USAGE)
-    except (paysdk.APIConnectionError, ConnectionError) as exc:
-        return _error(exc, EXIT_UNREACHABLE)
+        with attempts.watching():
+            code = command(args)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit
+            return code
+    except BrokenPipeError:
+        return broken_pipe()
+    except paysdk.ConfigurationError as exc:
+        return print_error(in_cli_words(str(exc)), EXIT_USAGE)
+    except (paysdk.InvalidReferenceError, ValueError) as exc:
+        return print_error(exc, EXIT_USAGE)
+    except paysdk.APIConnectionError as exc:
+        return print_error(f"{exc} {attempts.summary()}", EXIT_UNREACHABLE)
+    except ConnectionError as exc:
+        return print_error(exc, EXIT_UNREACHABLE)
+    except paysdk.APIError as exc:
+        return print_error(f"{exc} {attempts.summary()}", EXIT_FAILURE)
     except paysdk.PaySDKError as exc:
-        return _error(exc, EXIT_FAILURE)
+        return print_error(exc, EXIT_FAILURE)
     except KeyboardInterrupt:
         return 130
-
-
-def _error(exc: BaseException | str, code: int) -> int:
-    message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
-    print(f"{PROG}: error: {message}", file=sys.stderr)
-    return code
 
 
 # --- verify and list --------------------------------------------------------------------------
@@ -113,7 +120,8 @@ def _card(card: paysdk.Authorization | None) -> str:
     return f"{card.card_type} {card.first_six}...{card.last_four} expires {card.expiry}"
 
 
-class _Column(NamedTuple):
+@dataclasses.dataclass(frozen=True)
+class _Column:
     name: str
     value: Callable[[paysdk.ListedPayment], str]
     in_table: bool = True
@@ -223,7 +231,7 @@ def _sandbox(args: argparse.Namespace) -> int:
             sandbox.start()
         except OSError as exc:
             reason = exc.strerror or exc
-            return _error(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_USAGE)
+            return print_error(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_USAGE)
         try:
             references = ", ".join(p.reference for p in sandbox.payments)
             print(f"paysdk sandbox listening on {sandbox.base_url}")
@@ -241,7 +249,7 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _stop_on_signals(stop: threading.Event) -> Iterator[None]:
+def _stop_on_signals(stop: threading.Event) -> Generator[None, None, None]:
     """Set ``stop`` on Ctrl-C or SIGTERM (main thread only), restoring the old handlers after."""
     if threading.current_thread() is not threading.main_thread():
         yield
@@ -269,6 +277,16 @@ def _trigger_callback(args: argparse.Namespace) -> int:
 
 
 # --- argument parsing -------------------------------------------------------------------------
+
+
+def _amount(text: str) -> int:
+    try:
+        return int(text.strip().replace("_", ""), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number such as 2500000, not {text!r}: amounts are integers in the "
+            "unit the service reports them in (paysdk never converts or rounds them)"
+        ) from None
 
 
 def _positive_float(text: str) -> float:
@@ -300,6 +318,9 @@ def _parser() -> argparse.ArgumentParser:
     group.add_argument(
         "--allow-insecure-http", action="store_true", help="allow http:// to a non-local host"
     )
+    group.add_argument(
+        "-v", "--verbose", action="store_true", help="show each attempt and retry on stderr"
+    )
 
     verify = commands.add_parser(
         "verify", parents=[client], help="show one payment by its reference"
@@ -314,7 +335,12 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 0 only if a payment succeeded with this amount and currency",
     )
     confirm.add_argument("reference")
-    confirm.add_argument("--amount", type=int, required=True, help="expected amount (int)")
+    confirm.add_argument(
+        "--amount",
+        type=_amount,
+        required=True,
+        help="expected amount: an integer in the unit the service reports, e.g. 2500000",
+    )
     confirm.add_argument("--currency", required=True, help="expected currency, e.g. NGN")
     confirm.set_defaults(command=_confirm)
 
@@ -339,7 +365,9 @@ def _parser() -> argparse.ArgumentParser:
     trigger = commands.add_parser(
         "trigger-callback", help="send the payment callback to your handler, as the service does"
     )
-    trigger.add_argument("url", help="your callback URL, e.g. http://127.0.0.1:8000/callback")
+    trigger.add_argument(
+        "url", help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback"
+    )
     trigger.add_argument("--reference", required=True, help="the reference to send")
     trigger.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds (10)")
     trigger.set_defaults(command=_trigger_callback)

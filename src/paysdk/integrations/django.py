@@ -16,8 +16,13 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, overload
 
-from django.http import HttpRequest, JsonResponse
-from django.http.response import HttpResponseBase
+from ._extras import missing_extra
+
+try:
+    from django.http import HttpRequest, JsonResponse
+    from django.http.response import HttpResponseBase
+except ModuleNotFoundError as _missing:
+    raise missing_extra(__name__, "django", _missing) from _missing
 
 from .._client import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError

@@ -1,14 +1,17 @@
 """FastAPI and Starlette: a dependency that yields a verified payment matching the merchant's order.
 
     verified_callback = VerifiedCallback(client, lookup=find_order)
+    app = FastAPI()
+    install(app)  # refused callbacks are answered {"status": ...}, as with Django and Flask
 
     @app.get("/payments/callback")
     async def payment_callback(payment: VerifiedPayment = Depends(verified_callback)):
         await fulfil(payment.reference)  # idempotent: the callback may come twice
         return {"status": "ok"}
 
-A bad callback raises ``HTTPException`` with the status :mod:`.responses` describes and the
-body's ``status`` word as ``detail``. Only Starlette is imported.
+A bad callback raises :class:`CallbackRefused`, which the handler ``install`` adds answers with
+the status and ``{"status": ...}`` body :mod:`.responses` describes: one body shape for the
+service whatever the framework. Only Starlette is imported (the ``fastapi`` extra installs it).
 """
 
 from __future__ import annotations
@@ -16,25 +19,57 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 
-from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from ._extras import missing_extra
+
+try:
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.exceptions import HTTPException
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, Response
+except ModuleNotFoundError as _missing:
+    raise missing_extra(__name__, "fastapi", _missing) from _missing
 
 from .._client import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models import VerifiedPayment
-from .responses import callback_response
+from .responses import CallbackResponse, callback_response
 
-__all__ = ["VerifiedCallback"]
+__all__ = ["CallbackRefused", "VerifiedCallback", "install"]
 
 OnFailed = Callable[[PaymentFailedError], object]
 """Called (and awaited, if async) with a failed payment, to record it."""
+
+
+class CallbackRefused(HTTPException):
+    """A callback that will not be fulfilled; ``install``'s handler answers it as ``.answer``."""
+
+    def __init__(self, answer: CallbackResponse) -> None:
+        super().__init__(answer.status_code, detail=answer.status)
+        self.answer = answer
+
+    def response(self) -> JSONResponse:
+        """The answer for the service: the status and ``{"status": ...}`` body."""
+        return JSONResponse(self.answer.body, status_code=self.answer.status_code)
+
+
+def install(app: Starlette) -> None:
+    """Answer every :class:`CallbackRefused` with its JSON body (FastAPI apps are Starlette's)."""
+    app.add_exception_handler(CallbackRefused, _answer_refused)
+
+
+async def _answer_refused(request: Request, exc: Exception) -> Response:
+    if not isinstance(exc, CallbackRefused):  # pragma: no cover - registered for it alone
+        raise exc
+    return exc.response()
 
 
 class VerifiedCallback:
     """``Depends(VerifiedCallback(client, lookup=...))``: the callback's verified payment.
 
     Prefer an ``AsyncClient``; a sync ``Client`` (and its ``lookup``) runs in a worker thread.
+    The app must have been passed to :func:`install`, so a refused callback gets the same body
+    as with the other frameworks' helpers; without it every callback is a ConfigurationError.
     """
 
     def __init__(
@@ -47,6 +82,7 @@ class VerifiedCallback:
         self.on_failed = on_failed
 
     async def __call__(self, request: Request) -> VerifiedPayment:
+        _check_installed(request)
         try:
             return await self._verify(request)
         except PaymentFailedError as error:
@@ -54,9 +90,9 @@ class VerifiedCallback:
                 recorded = self.on_failed(error)
                 if inspect.isawaitable(recorded):
                     await recorded
-            raise _http_exception(error) from None
+            raise CallbackRefused(callback_response(error)) from None
         except PaySDKError as error:
-            raise _http_exception(error) from None
+            raise CallbackRefused(callback_response(error)) from None
 
     async def _verify(self, request: Request) -> VerifiedPayment:
         if isinstance(self.client, AsyncClient):
@@ -67,6 +103,11 @@ class VerifiedCallback:
         )
 
 
-def _http_exception(error: PaySDKError) -> HTTPException:
-    response = callback_response(error)
-    return HTTPException(response.status_code, detail=response.status)
+def _check_installed(request: Request) -> None:
+    app: object = request.scope.get("app")
+    handlers: object = getattr(app, "exception_handlers", None)
+    if isinstance(handlers, dict) and CallbackRefused not in handlers:
+        raise ConfigurationError(
+            "call paysdk.integrations.fastapi.install(app) once where the app is made, so "
+            'refused callbacks are answered {"status": ...} like every other paysdk helper'
+        )

@@ -15,8 +15,13 @@ import functools
 from collections.abc import Callable
 from typing import Concatenate, ParamSpec
 
-from flask import request
-from flask.typing import ResponseReturnValue
+from ._extras import missing_extra
+
+try:
+    from flask import request
+    from flask.typing import ResponseReturnValue
+except ModuleNotFoundError as _missing:
+    raise missing_extra(__name__, "flask", _missing) from _missing
 
 from .._client import Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError

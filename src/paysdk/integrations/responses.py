@@ -34,7 +34,7 @@ from .._errors import (
 
 __all__ = ["CallbackResponse", "callback_response"]
 
-log = logging.getLogger("paysdk.callbacks")
+log: logging.Logger = logging.getLogger("paysdk.callbacks")
 
 
 @dataclasses.dataclass(frozen=True)

@@ -39,7 +39,7 @@ class Fault:
     status: int | None = None
     """Answer with this status, ``body`` and ``headers`` instead of the real answer."""
     body: str = ""
-    headers: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict[str, str])
     disconnect: Disconnect | None = None
 
     def __post_init__(self) -> None:

@@ -13,7 +13,7 @@ import hashlib
 import re
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, NoReturn, TypeGuard
 
 from .._models import wire_timestamp
 
@@ -61,7 +61,7 @@ class PaymentRecord:
     fee: int = 0
     customer: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(_DEFAULT_CUSTOMER))
     products: Sequence[Mapping[str, Any]] = ()
-    metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict[str, Any])
     authorization: Mapping[str, str] | None = None
     transaction_id: str = ""
     id: str = ""
@@ -111,7 +111,7 @@ class PaymentRecord:
     @classmethod
     def from_json(cls, obj: object) -> PaymentRecord:
         """A record from its JSON form (the seed-file format); raises :class:`SeedError`."""
-        if not isinstance(obj, Mapping):
+        if not _is_object(obj):
             raise SeedError(f"a payment record must be a JSON object, not {type(obj).__name__}")
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = sorted(set(obj) - known)
@@ -178,14 +178,23 @@ def _fail(field: str, expected: str) -> NoReturn:
     raise SeedError(f"{field} must be {expected}")
 
 
+def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """A JSON object's keys are strings; what its values are is checked field by field."""
+    return isinstance(value, Mapping)
+
+
 def _array(value: object) -> Sequence[object]:
-    if not isinstance(value, Sequence) or isinstance(value, str):
+    if not _is_array(value):
         _fail("products", "an array")
     return value
 
 
+def _is_array(value: object) -> TypeGuard[Sequence[object]]:
+    return isinstance(value, Sequence) and not isinstance(value, str)
+
+
 def _string_object(value: object, field: str, names: Sequence[str]) -> dict[str, str]:
-    if not isinstance(value, Mapping) or set(value) != set(names):
+    if not _is_object(value) or set(value) != set(names):
         _fail(field, f"an object with exactly the fields {', '.join(names)}")
     for name in names:
         if not isinstance(value[name], str):
@@ -195,7 +204,7 @@ def _string_object(value: object, field: str, names: Sequence[str]) -> dict[str,
 
 def _product(value: object, index: int) -> dict[str, Any]:
     where = f"products[{index}]"
-    if not isinstance(value, Mapping) or set(value) != set(_PRODUCT_FIELDS):
+    if not _is_object(value) or set(value) != set(_PRODUCT_FIELDS):
         _fail(where, f"an object with exactly the fields {', '.join(_PRODUCT_FIELDS)}")
     for name, kind in _PRODUCT_FIELDS.items():
         if type(value[name]) is not kind:

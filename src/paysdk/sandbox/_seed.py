@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from importlib import resources
+from typing import cast
 
 from ._records import PaymentRecord, SeedError
 
@@ -39,9 +40,10 @@ def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
         raise SeedError(f"{source}: not valid JSON: {exc}") from None
     if not isinstance(data, list):
         raise SeedError(f"{source}: expected a JSON array of payment records")
+    items = cast("list[object]", data)
     payments: list[PaymentRecord] = []
     seen: set[str] = set()
-    for index, item in enumerate(data):
+    for index, item in enumerate(items):
         try:
             record = PaymentRecord.from_json(item)
         except SeedError as exc:
@@ -65,5 +67,5 @@ def load_seed(path: str | os.PathLike[str]) -> list[PaymentRecord]:
 
 def default_payments() -> list[PaymentRecord]:
     """The bundled seed: eight payments, card and not, completed and failed, five currencies."""
-    text = resources.files(__package__).joinpath("seed.json").read_text(encoding="utf-8")
+    text = resources.files("paysdk.sandbox").joinpath("seed.json").read_text(encoding="utf-8")
     return parse_seed(text, source="bundled seed.json")

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 from ._answers import (
     NOT_FOUND_BODY,
@@ -89,9 +89,9 @@ class Sandbox:
         if not (math.isfinite(idle_timeout) and idle_timeout > 0):
             raise ValueError("idle_timeout must be a positive, finite number of seconds")
         self.idle_timeout = float(idle_timeout)
-        self.secret_key = secret_key if secret_key is not None else generate_secret_key()
+        self.secret_key: str = secret_key if secret_key is not None else generate_secret_key()
         self.host = host
-        self.faults = FaultBook()
+        self.faults: FaultBook = FaultBook()
         self.log_requests = log_requests
         self._requested_port = port
         self._payments: dict[str, PaymentRecord] = {}
@@ -320,7 +320,7 @@ def _json_items(body: bytes) -> list[Mapping[str, Any]]:
     items = data if isinstance(data, list) else [data]
     if not items or not all(isinstance(item, dict) for item in items):
         raise ValueError("the body must be a JSON object or an array of objects")
-    return items
+    return cast("list[Mapping[str, Any]]", items)
 
 
 def _depth(data: object) -> int:

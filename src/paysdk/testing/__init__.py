@@ -3,7 +3,7 @@
     from paysdk.testing import MockPaymentAPI, verified_payment, Fault
 
     payment = verified_payment(amount=5000, currency="USD")      # a paysdk.VerifiedPayment
-    with MockPaymentAPI() as api:                                # needs paysdk[testing] (respx)
+    with MockPaymentAPI() as api:                  # needs python-paysdk[testing] (respx)
         api.add_payment("order-7", success=False)
         api.inject(Fault.server_error(503), times=2)
 
@@ -79,7 +79,7 @@ def __getattr__(name: str) -> Any:
         if exc.name != "respx":
             raise
         raise ConfigurationError(
-            f"paysdk.testing.{name} needs respx: pip install 'paysdk[testing]'"
+            f"paysdk.testing.{name} needs respx: pip install 'python-paysdk[testing]'"
         ) from None
     value = getattr(module, name)
     globals()[name] = value

@@ -30,7 +30,7 @@ def paysdk_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[MockPaymentAPI]:
     """The payment service in memory (no payments yet); ``paysdk.Client()`` finds it.
 
     PAYSDK_BASE_URL and PAYSDK_SECRET_KEY point at it for the test, so clients your code
-    builds from the environment talk to it too. Needs ``paysdk[testing]`` (respx).
+    builds from the environment talk to it too. Needs ``python-paysdk[testing]`` (respx).
     """
     from . import MockPaymentAPI
 

@@ -1,0 +1,89 @@
+"""How the ``paysdk`` command reports: one-line errors in its own words, attempts, closed pipes.
+
+The library's messages speak Python (``pass secret_key=...``); the command rewords them with
+its flags. Attempts and retries are read from the records the ``paysdk`` logger already writes
+(``paysdk._core.call`` logs each request sent at DEBUG and each retry at INFO), so the core does
+not need to know a command line exists.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from collections.abc import Generator
+from contextlib import contextmanager
+
+PROG = "paysdk"
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
+
+_CLI_WORDS = [  # the library's keyword arguments, as the command spells them
+    (re.compile(r"\ballow_insecure_http=True\b"), "--allow-insecure-http"),
+    (re.compile(r"\b(secret_key|base_url|max_retries|timeout)(=\.\.\.)?(?=\W|$)"), None),
+    (re.compile(r"; use None for no limit"), ""),
+]
+
+
+def print_error(exc: BaseException | str, code: int) -> int:
+    """Print ``paysdk: error: ...`` as one line on stderr and return ``code``."""
+    message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+def in_cli_words(message: str) -> str:
+    """A configuration error as the command's user meets it: flags, not keyword arguments."""
+    for pattern, replacement in _CLI_WORDS:
+        message = pattern.sub(
+            replacement if replacement is not None else lambda m: "--" + m[1].replace("_", "-"),
+            message,
+        )
+    return message
+
+
+def broken_pipe() -> int:
+    """Whoever read our output stopped (``| head``): exit quietly, as Unix tools do."""
+    try:  # Python flushes stdout again at exit; point it at /dev/null so that stays quiet
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (captured in tests): nothing to silence
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+class Attempts(logging.Handler):
+    """Counts the requests a command sends; with ``verbose``, shows each one and each retry."""
+
+    def __init__(self, *, verbose: bool) -> None:
+        super().__init__(logging.DEBUG)
+        self.verbose = verbose
+        self.count = 0
+
+    @contextmanager
+    def watching(self) -> Generator[None, None, None]:
+        """Listen to the ``paysdk`` logger (at DEBUG) for the duration of a command."""
+        logger = logging.getLogger("paysdk")
+        level = logger.level
+        logger.addHandler(self)
+        logger.setLevel(logging.DEBUG)
+        try:
+            yield
+        finally:
+            logger.removeHandler(self)
+            logger.setLevel(level)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name != "paysdk":
+            return
+        if record.levelno == logging.DEBUG:  # one per request sent: "GET url -> 200"
+            self.count += 1
+            if self.verbose:
+                print(f"{PROG}: attempt {self.count}: {record.getMessage()}", file=sys.stderr)
+        elif self.verbose:  # "GET url failed (ServerError); retry 1 of 2 in 0.52s"
+            print(f"{PROG}: {record.getMessage()}", file=sys.stderr)
+
+    def summary(self) -> str:
+        """``(3 attempts)``: for the end of an error from the service."""
+        return f"({self.count} attempt{'' if self.count == 1 else 's'})"
