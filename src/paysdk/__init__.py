@@ -6,9 +6,12 @@
     payment = client.verify("order-1042")   # -> paysdk.VerifiedPayment
     if payment.succeeded: ...
 
-The sandbox (``paysdk.sandbox``), the command line (``paysdk.cli``) and the framework helpers
-(``paysdk.integrations``) are imported only when used.
+The sandbox (``paysdk.sandbox``), the command line (``paysdk.cli``), the framework helpers
+(``paysdk.integrations``) and the fulfilment ledger (``paysdk.Ledger``, ``paysdk.ledger``) are
+imported only when used.
 """
+
+from typing import TYPE_CHECKING, Any
 
 from ._callbacks import parse_callback
 from ._client import AsyncClient, Client
@@ -45,11 +48,27 @@ from ._models import (
 )
 from ._version import __version__
 
+if TYPE_CHECKING:
+    from .ledger import AsyncLedger, Ledger, LedgerError
+
+_LAZY = {"AsyncLedger", "Ledger", "LedgerError"}
+"""Names from :mod:`paysdk.ledger`, loaded on first use: most users never need sqlite3."""
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        from . import ledger
+
+        return getattr(ledger, name)
+    raise AttributeError(f"module 'paysdk' has no attribute {name!r}")
+
+
 __all__ = [
     "APIConnectionError",
     "APIError",
     "APITimeoutError",
     "AsyncClient",
+    "AsyncLedger",
     "AuthenticationError",
     "Authorization",
     "Client",
@@ -59,6 +78,8 @@ __all__ = [
     "Expected",
     "InvalidCallbackError",
     "InvalidReferenceError",
+    "Ledger",
+    "LedgerError",
     "ListUnavailableError",
     "ListedPayment",
     "NotFoundError",

@@ -1,0 +1,156 @@
+"""Reconciliation's decisions, I/O-free: compare the service's list with the ledger, batch by batch.
+
+:class:`Reconciliation` is fed batches of listed payments with their ledger rows, then pages of
+fulfilled rows, and builds the :class:`ReconcileReport`. The sync and async loops in
+:mod:`._reconcile` only fetch and feed, so both decide alike.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+from collections.abc import Iterable, Mapping
+
+from .._models import ListedPayment
+from ._plans import LedgerRow
+
+__all__ = ["Discrepancy", "Kind", "ReconcileReport", "Reconciliation"]
+
+
+class Kind(str, enum.Enum):
+    """What is wrong with one payment."""
+
+    MISSED = "missed"
+    """Completed at the service, never fulfilled: a callback that never came (or failed)."""
+    NOT_COMPLETED = "not_completed"
+    """Fulfilled, but the service lists it with another status: an alarm."""
+    NOT_LISTED = "not_listed"
+    """Fulfilled, but the service does not list it at all: an alarm."""
+    MISMATCH = "mismatch"
+    """Fulfilled, but for another amount or currency than the service now lists."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+ALARMS = frozenset({Kind.NOT_COMPLETED, Kind.NOT_LISTED, Kind.MISMATCH})
+
+
+@dataclasses.dataclass(frozen=True)
+class Discrepancy:
+    """One payment that needs attention, with both sides' view of it."""
+
+    kind: Kind
+    reference: str
+    status: str | None = None
+    """The service's listed status; ``None`` when it does not list the payment."""
+    amount: int | None = None
+    currency: str | None = None
+    fulfilled_amount: int | None = None
+    fulfilled_currency: str | None = None
+    fulfilment: str | None = None
+    """For a missed payment given to ``fulfil``: ``fulfilled``, ``already_fulfilled``,
+    ``in_progress``, or why it was not (``mismatch: ...``, ``failed: ...``)."""
+
+    @property
+    def resolved(self) -> bool:
+        """A missed payment that reconcile has now fulfilled (or found fulfilled meanwhile)."""
+        return self.fulfilment in ("fulfilled", "already_fulfilled")
+
+    def as_dict(self) -> dict[str, object]:
+        return {**dataclasses.asdict(self), "kind": str(self.kind)}
+
+
+@dataclasses.dataclass
+class ReconcileReport:
+    """What reconcile found: counts, and every payment that needs attention."""
+
+    listed: int = 0
+    """Payments the service listed."""
+    completed: int = 0
+    """Of those, completed ones."""
+    fulfilled_ok: int = 0
+    """Completed, fulfilled, same amount and currency: all is well."""
+    discrepancies: list[Discrepancy] = dataclasses.field(default_factory=list)
+
+    def of_kind(self, kind: Kind) -> list[Discrepancy]:
+        return [d for d in self.discrepancies if d.kind is kind]
+
+    @property
+    def counts(self) -> dict[str, int]:
+        return {str(kind): len(self.of_kind(kind)) for kind in Kind}
+
+    @property
+    def needs_attention(self) -> bool:
+        """Any alarm, or any missed payment not fulfilled by this run."""
+        return any(d.kind in ALARMS or not d.resolved for d in self.discrepancies)
+
+
+class Reconciliation:
+    """The running comparison. Memory: one batch, plus the references of fulfilled rows seen."""
+
+    def __init__(self) -> None:
+        self.report = ReconcileReport()
+        self._listed_fulfilled: set[str] = set()
+
+    def batch(
+        self, listed: Iterable[ListedPayment], rows: Mapping[str, LedgerRow]
+    ) -> list[ListedPayment]:
+        """Compare one batch; returns its missed payments (to fulfil, if asked to)."""
+        missed: list[ListedPayment] = []
+        report = self.report
+        for payment in listed:
+            report.listed += 1
+            row = rows.get(payment.reference)
+            fulfilled = row is not None and row.fulfilled
+            if fulfilled:
+                self._listed_fulfilled.add(payment.reference)
+            if payment.succeeded:
+                report.completed += 1
+            found = self._compare(payment, row if fulfilled else None)
+            if found is None:
+                report.fulfilled_ok += 1 if payment.succeeded else 0
+            elif found.kind is Kind.MISSED:
+                missed.append(payment)
+            else:
+                report.discrepancies.append(found)
+        return missed
+
+    def missed(self, payment: ListedPayment, fulfilment: str | None) -> None:
+        """Record a missed payment, and what handing it to ``fulfil`` did (if it was)."""
+        self.report.discrepancies.append(
+            dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
+        )
+
+    def fulfilled_rows(self, rows: Iterable[LedgerRow]) -> None:
+        """A page of the ledger's fulfilled rows: those the service did not list are alarms."""
+        for row in rows:
+            if row.reference not in self._listed_fulfilled:
+                self.report.discrepancies.append(
+                    Discrepancy(
+                        Kind.NOT_LISTED,
+                        row.reference,
+                        fulfilled_amount=row.amount,
+                        fulfilled_currency=row.currency,
+                    )
+                )
+
+    @staticmethod
+    def _compare(payment: ListedPayment, row: LedgerRow | None) -> Discrepancy | None:
+        if row is None:
+            return _listed(Kind.MISSED, payment) if payment.succeeded else None
+        if not payment.succeeded:
+            kind = Kind.NOT_COMPLETED
+        elif (payment.amount, payment.currency.upper()) != (row.amount, row.currency.upper()):
+            kind = Kind.MISMATCH
+        else:
+            return None
+        return dataclasses.replace(
+            _listed(kind, payment), fulfilled_amount=row.amount, fulfilled_currency=row.currency
+        )
+
+
+def _listed(kind: Kind, payment: ListedPayment) -> Discrepancy:
+    return Discrepancy(
+        kind, payment.reference, str(payment.status), payment.amount, payment.currency
+    )
