@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -173,3 +174,26 @@ def callback_sandbox(callback_service: Sandbox) -> Sandbox:
 def shop() -> Shop:
     """The merchant's order table (tests.merchant.SHOP_ORDERS), nothing fulfilled yet."""
     return Shop(*SHOP_ORDERS)
+
+
+# --- the fulfilment ledger (issue #12): a real PostgreSQL server and SQLite files --------------
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on 127.0.0.1 for the whole session (tests/postgres.py)."""
+    from tests.postgres import throwaway_cluster
+
+    with throwaway_cluster() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a test's ledger lives: a fresh SQLite file, or a fresh database on the server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ledger.db'}"
+    from tests.postgres import fresh_database
+
+    url: str = request.getfixturevalue("postgres_url")
+    return fresh_database(url)

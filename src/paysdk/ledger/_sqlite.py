@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+from .._errors import ConfigurationError
 from .._models import wire_timestamp
 from ._driver import AsyncConnection, Connection, Idle
 from ._errors import LedgerError
@@ -151,7 +152,7 @@ def _error(exc: sqlite3.Error) -> LedgerError:
 def sqlite_path(path: str | os.PathLike[str]) -> str:
     text = os.fspath(path)
     if not text or text == ":memory:":
-        raise LedgerError(
+        raise ConfigurationError(
             "an in-memory SQLite ledger forgets everything and is not shared: give a file path"
         )
     return text
