@@ -57,7 +57,7 @@ class Workers:
     def start(self, count: int, job: Job) -> list[BaseProcess]:
         barrier = self.context.Barrier(count)
         self.barriers.append(barrier)
-        started = [
+        started: list[BaseProcess] = [
             self.context.Process(target=deliver, args=(job, barrier, self.results))
             for _ in range(count)
         ]
