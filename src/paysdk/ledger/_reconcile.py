@@ -10,7 +10,7 @@ import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .._errors import PaymentVerificationError
+from .._errors import PaymentNotFoundError, PaymentVerificationError
 from .._models import ListedPayment, VerifiedPayment
 from ._plans import FulfilResult
 from ._report import ReconcileReport, Reconciliation
@@ -116,7 +116,11 @@ def reconcile(
                 progress(state.report.listed)
     after = ""
     while page := ledger.fulfilled_after(after, batch_size):
-        state.fulfilled_rows(page)
+        for row in state.unseen(page):
+            try:
+                state.unlisted(row, client.verify(row.reference))
+            except PaymentNotFoundError:
+                state.unlisted(row, None)
         after = page[-1].reference
     return state.report
 
@@ -149,6 +153,10 @@ async def reconcile_async(
                 progress(state.report.listed)
     after = ""
     while page := await ledger.fulfilled_after(after, batch_size):
-        state.fulfilled_rows(page)
+        for row in state.unseen(page):
+            try:
+                state.unlisted(row, await client.verify(row.reference))
+            except PaymentNotFoundError:
+                state.unlisted(row, None)
         after = page[-1].reference
     return state.report

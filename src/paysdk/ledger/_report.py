@@ -11,7 +11,7 @@ import dataclasses
 import enum
 from collections.abc import Iterable, Mapping
 
-from .._models import ListedPayment
+from .._models import ListedPayment, VerifiedPayment
 from ._plans import LedgerRow
 
 __all__ = ["Discrepancy", "Kind", "ReconcileReport", "Reconciliation"]
@@ -50,7 +50,7 @@ class Discrepancy:
     fulfilled_currency: str | None = None
     fulfilment: str | None = None
     """For a missed payment given to ``fulfil``: ``fulfilled``, ``already_fulfilled``,
-    ``in_progress``, or why it was not (``mismatch: ...``, ``failed: ...``)."""
+    ``in_progress``, or why not (``refused: PaymentMismatchError: ...``, ``error: ...``)."""
 
     @property
     def resolved(self) -> bool:
@@ -118,22 +118,38 @@ class Reconciliation:
 
     def missed(self, payment: ListedPayment, fulfilment: str | None) -> None:
         """Record a missed payment, and what handing it to ``fulfil`` did (if it was)."""
+        self._listed_fulfilled.add(payment.reference)  # listed: never "not listed" later
         self.report.discrepancies.append(
             dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
         )
 
-    def fulfilled_rows(self, rows: Iterable[LedgerRow]) -> None:
-        """A page of the ledger's fulfilled rows: those the service did not list are alarms."""
-        for row in rows:
-            if row.reference not in self._listed_fulfilled:
-                self.report.discrepancies.append(
-                    Discrepancy(
-                        Kind.NOT_LISTED,
-                        row.reference,
-                        fulfilled_amount=row.amount,
-                        fulfilled_currency=row.currency,
-                    )
+    def unseen(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
+        """Of a page of fulfilled rows, those the list did not show: to verify one by one."""
+        return [row for row in rows if row.reference not in self._listed_fulfilled]
+
+    def unlisted(self, row: LedgerRow, payment: VerifiedPayment | None) -> None:
+        """A fulfilled row the list did not show, and what verify says of it (None: unknown).
+
+        Verify settles it: a payment made (and fulfilled) after the list was read is fine.
+        """
+        kind: Kind | None = None
+        if payment is None:
+            kind = Kind.NOT_LISTED
+        elif not payment.succeeded:
+            kind = Kind.NOT_COMPLETED
+        elif _differ(payment.amount, payment.currency, row):
+            kind = Kind.MISMATCH
+        if kind is not None:
+            self.report.discrepancies.append(
+                Discrepancy(
+                    kind,
+                    row.reference,
+                    amount=None if payment is None else payment.amount,
+                    currency=None if payment is None else payment.currency,
+                    fulfilled_amount=row.amount,
+                    fulfilled_currency=row.currency,
                 )
+            )
 
     @staticmethod
     def _compare(payment: ListedPayment, row: LedgerRow | None) -> Discrepancy | None:
@@ -141,7 +157,7 @@ class Reconciliation:
             return _listed(Kind.MISSED, payment) if payment.succeeded else None
         if not payment.succeeded:
             kind = Kind.NOT_COMPLETED
-        elif (payment.amount, payment.currency.upper()) != (row.amount, row.currency.upper()):
+        elif _differ(payment.amount, payment.currency, row):
             kind = Kind.MISMATCH
         else:
             return None
@@ -154,3 +170,7 @@ def _listed(kind: Kind, payment: ListedPayment) -> Discrepancy:
     return Discrepancy(
         kind, payment.reference, str(payment.status), payment.amount, payment.currency
     )
+
+
+def _differ(amount: int, currency: str, row: LedgerRow) -> bool:
+    return (amount, currency.upper()) != (row.amount, row.currency.upper())
