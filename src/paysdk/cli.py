@@ -20,6 +20,7 @@ from types import FrameType
 from typing import NamedTuple
 
 import paysdk
+from paysdk._cli_reconcile import add_reconcile_command
 from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models import wire_timestamp
 
@@ -343,4 +344,5 @@ def _parser() -> argparse.ArgumentParser:
     trigger.add_argument("--reference", required=True, help="the reference to send")
     trigger.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds (10)")
     trigger.set_defaults(command=_trigger_callback)
+    add_reconcile_command(commands, client)
     return parser
