@@ -121,6 +121,7 @@ def test_progress_goes_to_a_terminals_stderr_only(
     ("ledger", "code", "message"),
     [
         ("mysql://db/shop", 2, "unsupported ledger URL scheme"),
+        ("{tmp}/typo.db", 1, "there is no SQLite ledger at"),
         ("{tmp}/empty.db", 1, "no such table: paysdk_fulfilments"),
     ],
 )
@@ -132,8 +133,10 @@ def test_a_bad_ledger_is_one_line_on_stderr(
     code: int,
     message: str,
 ) -> None:
+    (tmp_path / "empty.db").touch()
     argv = ["reconcile", "--ledger", ledger.format(tmp=tmp_path), *_env(sandbox)]
     exit_code, out, err = run(capsys, *argv)
     assert (exit_code, out) == (code, "")
     assert message in err
     assert err.count("\n") == 1
+    assert not (tmp_path / "typo.db").exists()

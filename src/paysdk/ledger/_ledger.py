@@ -103,7 +103,9 @@ class Ledger(_BaseLedger):
         if self.backend == "sqlite":
             from ._sqlite import SQLiteDriver
 
-            self._driver = SQLiteDriver(self._where, busy_timeout=self.timeout)
+            self._driver = SQLiteDriver(
+                self._where, busy_timeout=self.timeout, create=self._create_table
+            )
         else:
             from ._postgres import PostgresDriver
 
@@ -219,7 +221,9 @@ class AsyncLedger(_BaseLedger):
         if self.backend == "sqlite":
             from ._sqlite import AsyncSQLiteDriver
 
-            self._driver = AsyncSQLiteDriver(self._where, busy_timeout=self.timeout)
+            self._driver = AsyncSQLiteDriver(
+                self._where, busy_timeout=self.timeout, create=self._create_table
+            )
         else:
             from ._postgres import AsyncPostgresDriver
 

@@ -57,9 +57,10 @@ class SQLiteDriver:
 
     dialect = SQLITE
 
-    def __init__(self, path: str, *, busy_timeout: float) -> None:
+    def __init__(self, path: str, *, busy_timeout: float, create: bool = True) -> None:
         self.path = path
         self.busy_timeout = busy_timeout
+        self.create = create
         self._idle: Idle[_SQLiteConnection] = Idle()
         self._wal = False
         self._wal_lock = threading.Lock()
@@ -86,6 +87,8 @@ class SQLiteDriver:
             connection.raw.close()
 
     def _connect(self) -> _SQLiteConnection:
+        if not self.create and not os.path.exists(self.path):
+            raise LedgerError(f"there is no SQLite ledger at {self.path!r}")
         try:
             raw = sqlite3.connect(
                 self.path,
@@ -111,8 +114,8 @@ class AsyncSQLiteDriver:
 
     dialect = SQLITE
 
-    def __init__(self, path: str, *, busy_timeout: float) -> None:
-        self.sync = SQLiteDriver(path, busy_timeout=busy_timeout)
+    def __init__(self, path: str, *, busy_timeout: float, create: bool = True) -> None:
+        self.sync = SQLiteDriver(path, busy_timeout=busy_timeout, create=create)
 
     async def begin(self) -> AsyncConnection:
         return _InThread(await _in_thread(self.sync.begin))
