@@ -13,6 +13,8 @@ import csv
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .ledger._sql import DEFAULT_TABLE
+
 if TYPE_CHECKING:
     from .ledger import Discrepancy, ReconcileReport
 
@@ -43,7 +45,7 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
     reconcile.add_argument(
         "--ledger", required=True, help="sqlite:///path.db, a path, or postgresql://..."
     )
-    reconcile.add_argument("--table", default="paysdk_fulfilments", help="the ledger's table")
+    reconcile.add_argument("--table", default=DEFAULT_TABLE, help="the ledger's table")
     formats = reconcile.add_mutually_exclusive_group()
     formats.add_argument("--json", dest="format", action="store_const", const="json")
     formats.add_argument("--csv", dest="format", action="store_const", const="csv")

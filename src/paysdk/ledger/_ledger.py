@@ -14,7 +14,7 @@ from typing_extensions import Self
 
 from .._errors import ConfigurationError
 from .._models import VerifiedPayment
-from . import _plans, _reconcile
+from . import _plans, _reconcile, _sql
 from ._driver import AsyncConnection, AsyncDriver, Connection, Driver
 from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerRow, Plan, Query
 from ._report import ReconcileReport
@@ -58,7 +58,7 @@ class _BaseLedger:
         url: str | os.PathLike[str],
         *,
         lease: float | dt.timedelta = DEFAULT_LEASE,
-        table: str = "paysdk_fulfilments",
+        table: str = _sql.DEFAULT_TABLE,
         create_table: bool = True,
         timeout: float = 30.0,
         clock: Callable[[], dt.datetime] = _plans.utc_now,
@@ -79,7 +79,12 @@ class _BaseLedger:
             raise ConfigurationError(f"timeout must be a positive number, not {timeout!r}")
         self.timeout = float(timeout)
         self._create_table = create_table
+        self._ready = not create_table
         self._clock = clock
+        self._driver = self._open_driver()
+
+    def _open_driver(self) -> Any:
+        raise NotImplementedError
 
     def __repr__(self) -> str:
         where = _PASSWORD.sub(r"\1***@", self._where)
@@ -97,20 +102,16 @@ class Ledger(_BaseLedger):
     Thread-safe and fork-safe; keep one per process.
     """
 
-    def __init__(self, url: str | os.PathLike[str], **options: Any) -> None:
-        super().__init__(url, **options)
-        self._driver: Driver
+    _driver: Driver
+
+    def _open_driver(self) -> Driver:
         if self.backend == "sqlite":
             from ._sqlite import SQLiteDriver
 
-            self._driver = SQLiteDriver(
-                self._where, busy_timeout=self.timeout, create=self._create_table
-            )
-        else:
-            from ._postgres import PostgresDriver
+            return SQLiteDriver(self._where, busy_timeout=self.timeout, create=self._create_table)
+        from ._postgres import PostgresDriver
 
-            self._driver = PostgresDriver(self._where, connect_timeout=self.timeout)
-        self._ready = not self._create_table
+        return PostgresDriver(self._where, connect_timeout=self.timeout)
 
     def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
@@ -215,20 +216,18 @@ class Ledger(_BaseLedger):
 class AsyncLedger(_BaseLedger):
     """The asynchronous twin of :class:`Ledger`: the same plans, awaited; actions are async."""
 
-    def __init__(self, url: str | os.PathLike[str], **options: Any) -> None:
-        super().__init__(url, **options)
-        self._driver: AsyncDriver
+    _driver: AsyncDriver
+
+    def _open_driver(self) -> AsyncDriver:
         if self.backend == "sqlite":
             from ._sqlite import AsyncSQLiteDriver
 
-            self._driver = AsyncSQLiteDriver(
+            return AsyncSQLiteDriver(
                 self._where, busy_timeout=self.timeout, create=self._create_table
             )
-        else:
-            from ._postgres import AsyncPostgresDriver
+        from ._postgres import AsyncPostgresDriver
 
-            self._driver = AsyncPostgresDriver(self._where, connect_timeout=self.timeout)
-        self._ready = not self._create_table
+        return AsyncPostgresDriver(self._where, connect_timeout=self.timeout)
 
     async def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], Awaitable[T]]
