@@ -233,7 +233,7 @@ async def test_without_create_table_the_merchants_migration_owns_the_table(
     make_ledger: MakeLedger,
 ) -> None:
     unmigrated = make_ledger(create_table=False, table="shop_fulfilments")
-    with pytest.raises(LedgerError, match="shop_fulfilments|no SQLite ledger"):
+    with pytest.raises(LedgerError, match=r"shop_fulfilments|no SQLite ledger"):
         await unmigrated.fulfil_once(paid(), lambda p: None)
 
     migrations = make_ledger(table="shop_fulfilments")  # creates it, as a migration would
