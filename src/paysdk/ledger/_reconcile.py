@@ -7,7 +7,15 @@ knows how the client hands them out.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Generator,
+    Iterable,
+    Iterator,
+)
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import PaymentNotFoundError, PaymentVerificationError
@@ -28,7 +36,7 @@ Progress = Callable[[int], object]
 
 
 @contextlib.contextmanager
-def listed_payments(client: Client) -> Iterator[Iterator[ListedPayment]]:
+def listed_payments(client: Client) -> Generator[Iterator[ListedPayment], None, None]:
     """The service's payments, streamed when the client can (``iter_payments``)."""
     iter_payments: Any = getattr(client, "iter_payments", None)
     if iter_payments is not None:
@@ -40,7 +48,9 @@ def listed_payments(client: Client) -> Iterator[Iterator[ListedPayment]]:
 
 
 @contextlib.asynccontextmanager
-async def alisted_payments(client: AsyncClient) -> AsyncIterator[AsyncIterator[ListedPayment]]:
+async def alisted_payments(
+    client: AsyncClient,
+) -> AsyncGenerator[AsyncIterator[ListedPayment], None]:
     """The async twin of :func:`listed_payments`."""
     iter_payments: Any = getattr(client, "iter_payments", None)
     if iter_payments is not None:

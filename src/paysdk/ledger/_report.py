@@ -71,7 +71,7 @@ class ReconcileReport:
     """Of those, completed ones."""
     fulfilled_ok: int = 0
     """Completed, fulfilled, same amount and currency: all is well."""
-    discrepancies: list[Discrepancy] = dataclasses.field(default_factory=list)
+    discrepancies: list[Discrepancy] = dataclasses.field(default_factory=list[Discrepancy])
 
     def of_kind(self, kind: Kind) -> list[Discrepancy]:
         return [d for d in self.discrepancies if d.kind is kind]
