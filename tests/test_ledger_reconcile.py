@@ -42,8 +42,11 @@ def seed_rows(url: str, rows: list[tuple[str, str, int, str]]) -> None:
     else:
         import psycopg
 
-        with psycopg.connect(url) as pg:
-            pg.cursor().executemany(insert.replace("?", "%s"), values)
+        columns = insert[insert.index("(") : insert.index(")") + 1]
+        copying = f"COPY paysdk_fulfilments {columns} FROM STDIN"
+        with psycopg.connect(url) as pg, pg.cursor() as cursor, cursor.copy(copying) as copy:
+            for row in values:
+                copy.write_row(row)
 
 
 class Scenario:

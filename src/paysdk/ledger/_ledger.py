@@ -127,7 +127,7 @@ class Ledger(_BaseLedger):
 
     def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
         """The ledger's rows for these references (those that have one)."""
-        return self._run(_plans.rows_for(self.table, references))
+        return self._run(_plans.rows_for(self._driver.dialect, self.table, references))
 
     def row(self, reference: str) -> LedgerRow | None:
         return self.rows([reference]).get(reference)
@@ -237,7 +237,7 @@ class AsyncLedger(_BaseLedger):
         return cast("FulfilResult[T]", await self._run(plan, action, payment))
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
-        return await self._run(_plans.rows_for(self.table, references))
+        return await self._run(_plans.rows_for(self._driver.dialect, self.table, references))
 
     async def row(self, reference: str) -> LedgerRow | None:
         return (await self.rows([reference])).get(reference)

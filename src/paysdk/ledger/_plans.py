@@ -227,12 +227,14 @@ def fulfil_once(
     return FulfilResult(Outcome.FULFILLED, reference, value=acted.value)
 
 
-def rows_for(table: str, references: Sequence[str]) -> Plan[dict[str, LedgerRow]]:
+def rows_for(
+    dialect: _sql.Dialect, table: str, references: Sequence[str]
+) -> Plan[dict[str, LedgerRow]]:
     """The ledger rows of these references (those that have one), in one query."""
     if not references:
         return {}
     yield Begin()
-    found: Rows = yield Query(_sql.select_many(table, len(references)), tuple(references))
+    found: Rows = yield Query(*_sql.select_many(dialect, table, references))
     yield Commit()
     rows = (LedgerRow.from_db(row) for row in found.rows)
     return {row.reference: row for row in rows}

@@ -31,6 +31,7 @@ __all__ = ["alisted_payments", "listed_payments", "reconcile", "reconcile_async"
 
 T = TypeVar("T")
 BATCH = 500
+PAGE = 2000
 Progress = Callable[[int], object]
 """Called after each batch with the number of payments checked so far."""
 
@@ -125,7 +126,7 @@ def reconcile(
             if progress is not None:
                 progress(state.report.listed)
     after = ""
-    while page := ledger.fulfilled_after(after, batch_size):
+    while page := ledger.fulfilled_after(after, PAGE):
         for row in state.unseen(page):
             try:
                 state.unlisted(row, client.verify(row.reference))
@@ -162,7 +163,7 @@ async def reconcile_async(
             if progress is not None:
                 progress(state.report.listed)
     after = ""
-    while page := await ledger.fulfilled_after(after, batch_size):
+    while page := await ledger.fulfilled_after(after, PAGE):
         for row in state.unseen(page):
             try:
                 state.unlisted(row, await client.verify(row.reference))

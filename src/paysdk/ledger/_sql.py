@@ -8,6 +8,7 @@ SQLite ISO 8601 text of fixed width (``2026-11-23T13:00:00.000000Z``), which sor
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 __all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "Dialect"]
 
@@ -40,6 +41,8 @@ class Dialect:
     timestamp_type: str
     schema_lock: str | None = None
     """Run before ``CREATE TABLE IF NOT EXISTS``: PostgreSQL can fail two concurrent ones."""
+    arrays: bool = False
+    """``reference = ANY(?)`` with one array parameter, rather than ``IN (?, ?, ...)``."""
 
     def sql(self, text: str) -> str:
         return text.replace("?", self.placeholder)
@@ -57,6 +60,7 @@ POSTGRES = Dialect(
     "TIMESTAMPTZ",
     # A constant key ("paysdk" as 8 bytes) held until commit: one schema creator at a time.
     schema_lock="SELECT pg_advisory_xact_lock(8097880697034779491)",
+    arrays=True,
 )
 
 
@@ -103,9 +107,14 @@ def select_one(table: str) -> str:
     return f"SELECT {ROW} FROM {table} WHERE reference = ?"
 
 
-def select_many(table: str, count: int) -> str:
-    marks = ", ".join("?" * count)
-    return f"SELECT {ROW} FROM {table} WHERE reference IN ({marks})"
+def select_many(
+    dialect: Dialect, table: str, references: Sequence[str]
+) -> tuple[str, Sequence[object]]:
+    """The rows of these references: one array parameter where the database takes one."""
+    if dialect.arrays:
+        return f"SELECT {ROW} FROM {table} WHERE reference = ANY(?)", [list(references)]
+    marks = ", ".join("?" * len(references))
+    return f"SELECT {ROW} FROM {table} WHERE reference IN ({marks})", references
 
 
 def fulfilled_page(table: str) -> str:
