@@ -301,3 +301,23 @@ def test_import_paysdk_loads_no_database_driver() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "True False"]
+
+
+def test_when_the_release_fails_too_the_actions_own_error_is_raised(tmp_path: Any) -> None:
+    import sqlite3
+
+    with Ledger(tmp_path / "l.db", timeout=0.1, lease=60) as ledger:
+        blocker = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+
+        def fails_while_the_database_is_locked(payment: paysdk.VerifiedPayment) -> None:
+            blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+            raise RuntimeError("warehouse offline")
+
+        with pytest.raises(RuntimeError, match="warehouse offline") as raised:
+            ledger.fulfil_once(paid(), fails_while_the_database_is_locked)
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        assert isinstance(raised.value.__context__, LedgerError)
+        row = ledger.row("order-1")
+        assert row is not None
+        assert row.state == "claimed"  # not fulfilled; free again once the lease ends

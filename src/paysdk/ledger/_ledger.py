@@ -16,6 +16,7 @@ from .._errors import ConfigurationError
 from .._models import VerifiedPayment
 from . import _plans, _reconcile, _sql
 from ._driver import AsyncConnection, AsyncDriver, Connection, Driver
+from ._errors import LedgerError
 from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerRow, Plan, Query
 from ._report import ReconcileReport
 
@@ -183,6 +184,7 @@ class Ledger(_BaseLedger):
     ) -> T:
         driver, dialect = self._driver, self._driver.dialect
         connection: Connection | None = None
+        failed: Acted | None = None
         try:
             step = next(plan)
             while True:
@@ -203,10 +205,14 @@ class Ledger(_BaseLedger):
                     try:
                         reply = Acted(value=action(payment))
                     except BaseException as error:  # released, then re-raised by the plan
-                        reply = Acted(error=error)
+                        reply = failed = Acted(error=error)
                 step = plan.send(reply)
         except StopIteration as done:
             return cast(T, done.value)
+        except LedgerError:
+            if failed is None or failed.error is None:
+                raise
+            raise failed.error from None  # the action's error; the lease frees its claim
         finally:
             if connection is not None:
                 connection.rollback()
@@ -291,6 +297,7 @@ class AsyncLedger(_BaseLedger):
     ) -> T:
         driver, dialect = self._driver, self._driver.dialect
         connection: AsyncConnection | None = None
+        failed: Acted | None = None
         try:
             step = next(plan)
             while True:
@@ -311,10 +318,14 @@ class AsyncLedger(_BaseLedger):
                     try:
                         reply = Acted(value=await action(payment))
                     except BaseException as error:  # released, then re-raised by the plan
-                        reply = Acted(error=error)
+                        reply = failed = Acted(error=error)
                 step = plan.send(reply)
         except StopIteration as done:
             return cast(T, done.value)
+        except LedgerError:
+            if failed is None or failed.error is None:
+                raise
+            raise failed.error from None  # the action's error; the lease frees its claim
         finally:
             if connection is not None:
                 await connection.rollback()

@@ -7,6 +7,7 @@ concurrent transaction committed, so exactly one worker wins each claim.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -61,7 +62,10 @@ class _PgConnection:
             raise _error(exc) from exc
 
     def rollback(self) -> None:
-        if not self.raw.closed:
+        """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
+        import psycopg
+
+        with contextlib.suppress(psycopg.Error):
             self.raw.rollback()
 
 
@@ -123,7 +127,9 @@ class _AsyncPgConnection:
             raise _error(exc) from exc
 
     async def rollback(self) -> None:
-        if not self.raw.closed:
+        import psycopg
+
+        with contextlib.suppress(psycopg.Error):
             await self.raw.rollback()
 
 

@@ -7,6 +7,7 @@ turn instead of failing. The async twin runs these same calls in a worker thread
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
 import sqlite3
@@ -48,8 +49,10 @@ class _SQLiteConnection:
             raise _error(exc) from exc
 
     def rollback(self) -> None:
-        if self.raw.in_transaction:
-            self.raw.execute("ROLLBACK")
+        """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
+        with contextlib.suppress(sqlite3.Error):
+            if self.raw.in_transaction:
+                self.raw.execute("ROLLBACK")
 
 
 class SQLiteDriver:
