@@ -7,8 +7,11 @@ fulfilled rows, and builds the :class:`ReconcileReport`. The sync and async loop
 
 from __future__ import annotations
 
+import array
+import bisect
 import dataclasses
 import enum
+import hashlib
 from collections.abc import Iterable, Mapping
 
 from .._models import ListedPayment, VerifiedPayment
@@ -87,11 +90,11 @@ class ReconcileReport:
 
 
 class Reconciliation:
-    """The running comparison. Memory: one batch, plus the references of fulfilled rows seen."""
+    """The running comparison. Memory: one batch, plus 8 bytes per fulfilled payment listed."""
 
     def __init__(self) -> None:
         self.report = ReconcileReport()
-        self._listed_fulfilled: set[str] = set()
+        self._listed = _References()
 
     def batch(
         self, listed: Iterable[ListedPayment], rows: Mapping[str, LedgerRow]
@@ -104,7 +107,7 @@ class Reconciliation:
             row = rows.get(payment.reference)
             fulfilled = row is not None and row.fulfilled
             if fulfilled:
-                self._listed_fulfilled.add(payment.reference)
+                self._listed.add(payment.reference)
             if payment.succeeded:
                 report.completed += 1
             found = self._compare(payment, row if fulfilled else None)
@@ -118,14 +121,14 @@ class Reconciliation:
 
     def missed(self, payment: ListedPayment, fulfilment: str | None) -> None:
         """Record a missed payment, and what handing it to ``fulfil`` did (if it was)."""
-        self._listed_fulfilled.add(payment.reference)  # listed: never "not listed" later
+        self._listed.add(payment.reference)  # listed: never "not listed" later
         self.report.discrepancies.append(
             dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
         )
 
     def unseen(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
         """Of a page of fulfilled rows, those the list did not show: to verify one by one."""
-        return [row for row in rows if row.reference not in self._listed_fulfilled]
+        return [row for row in rows if row.reference not in self._listed]
 
     def unlisted(self, row: LedgerRow, payment: VerifiedPayment | None) -> None:
         """A fulfilled row the list did not show, and what verify says of it (None: unknown).
@@ -174,3 +177,31 @@ def _listed(kind: Kind, payment: ListedPayment) -> Discrepancy:
 
 def _differ(amount: int, currency: str, row: LedgerRow) -> bool:
     return (amount, currency.upper()) != (row.amount, row.currency.upper())
+
+
+class _References:
+    """A compact set of references: 8-byte digests in a sorted array, not a set of strings.
+
+    A million fulfilled payments take 8 MB instead of ~100 MB. Two references sharing a 64-bit
+    digest (odds around 1 in 10^7 for a million) would hide one "not listed" alarm, nothing else.
+    """
+
+    def __init__(self) -> None:
+        self._digests = array.array("Q")
+        self._sorted = True
+
+    def add(self, reference: str) -> None:
+        self._digests.append(_digest(reference))
+        self._sorted = False
+
+    def __contains__(self, reference: str) -> bool:
+        if not self._sorted:
+            self._digests = array.array("Q", sorted(self._digests))
+            self._sorted = True
+        digest = _digest(reference)
+        index = bisect.bisect_left(self._digests, digest)
+        return index < len(self._digests) and self._digests[index] == digest
+
+
+def _digest(reference: str) -> int:
+    return int.from_bytes(hashlib.blake2b(reference.encode(), digest_size=8).digest(), "big")
