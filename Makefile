@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck unit docs dist bench clean
+.PHONY: demo test lint typecheck unit docs dist bench clean postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,12 +36,20 @@ typecheck: $(DEV_STAMP)
 	$(PYRIGHT)
 	$(PYRIGHT) --verifytypes paysdk --ignoreexternal
 
-unit: $(DEV_STAMP)
+unit: $(DEV_STAMP) postgres
 	$(BIN)/pytest -q
 
 # The documentation site, into site/; --strict turns broken links and references into errors.
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The ledger's tests start a throwaway PostgreSQL server from Debian's postgresql package.
+SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+	  echo "installing PostgreSQL (apt-get) for the ledger's tests"; \
+	  $(SUDO) apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends postgresql; }
 
 # What would be uploaded: a wheel and an sdist in dist/, checked as PyPI will render them.
 dist: $(DEV_STAMP)

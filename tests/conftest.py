@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -199,3 +200,26 @@ def hostile() -> Iterator[HostileServer]:
     """A hostile HTTP server on a free loopback port; ``hostile.script(...)`` says what it does."""
     with HostileServer() as server:
         yield server
+
+
+# --- the fulfilment ledger (issue #12): a real PostgreSQL server and SQLite files --------------
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """A throwaway PostgreSQL cluster on 127.0.0.1 for the whole session (tests/postgres.py)."""
+    from tests.postgres import throwaway_cluster
+
+    with throwaway_cluster() as url:
+        yield url
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where a test's ledger lives: a fresh SQLite file, or a fresh database on the server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'ledger.db'}"
+    from tests.postgres import fresh_database
+
+    url: str = request.getfixturevalue("postgres_url")
+    return fresh_database(url)

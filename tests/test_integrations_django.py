@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
 
 import django
 import pytest
@@ -22,7 +24,14 @@ from paysdk.integrations import django as paysdk_django
 from paysdk.integrations.django import paysdk_callback
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import CallbackSender, MockPaymentAPI
-from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered, verify_requests
+from tests.merchant import (
+    CALLBACK_CASES,
+    CallbackCase,
+    Order,
+    Shop,
+    assert_answered,
+    verify_requests,
+)
 
 if not settings.configured:
     settings.configure(
@@ -209,3 +218,67 @@ def test_the_kit_sends_a_callback_through_django_asgi(
     response = paysdk_callback.send(ASGIHandler(), PATH, "order-1")
     assert (response.status_code, response.json()) == (200, {"status": "failed"})
     assert paysdk_api.verified_references() == ["order-1"]
+
+
+# --- with a fulfilment ledger (issue #12) -----------------------------------------------------
+
+
+def test_with_a_ledger_the_view_runs_once_per_payment(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    shop.orders["order-1044"] = Order("order-1044", amount=85000, currency="GHS")
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+            shop.fulfil(payment)
+            return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        browser = DjangoClient()
+        answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+        during: list[Any] = []  # another worker holds order-1044 while its callback comes
+        ledger.fulfil_once(
+            client.verify("order-1044"),
+            lambda p: during.append(browser.get(f"{PATH}?reference=order-1044")),
+        )
+
+    assert [(r.status_code, json.loads(r.content)) for r in answers] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+    assert [(r.status_code, json.loads(r.content)) for r in during] == [
+        (503, {"status": "in_progress"})
+    ]
+
+
+@pytest.mark.anyio
+async def test_with_an_async_ledger_an_async_view_runs_once(
+    async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path
+) -> None:
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+
+        @paysdk_callback(client=async_client, lookup=shop.lookup, ledger=ledger)
+        async def payment_callback(
+            request: HttpRequest, payment: paysdk.VerifiedPayment
+        ) -> HttpResponseBase:
+            shop.fulfil(payment)
+            return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        answers = [await DjangoAsyncClient().get(f"{PATH}?reference=order-1042") for _ in range(2)]
+
+    assert [json.loads(r.content) for r in answers] == [
+        {"status": "ok"},
+        {"status": "already_fulfilled"},
+    ]
+    assert shop.deliveries == 1
+
+
+def test_a_ledger_of_the_other_kind_is_refused(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    ledger = paysdk.AsyncLedger(tmp_path / "ledger.db")
+    with pytest.raises(paysdk.ConfigurationError, match="AsyncLedger"):
+        paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)  # type: ignore[call-overload]

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi import Depends, FastAPI
@@ -11,7 +13,7 @@ from fastapi.testclient import TestClient
 import paysdk
 from paysdk.integrations.fastapi import VerifiedCallback, install
 from paysdk.sandbox import Fault, Sandbox
-from tests.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered
+from tests.merchant import CALLBACK_CASES, CallbackCase, Order, Shop, assert_answered
 
 PATH = "/payments/callback"
 
@@ -134,3 +136,65 @@ def test_a_plain_starlette_app_answers_the_same_body(callback_sandbox: Sandbox, 
         (200, {"status": "ok"}),
         (409, {"status": "mismatch"}),
     ]
+
+
+# --- with a fulfilment ledger (issue #12) -----------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_with_a_ledger_fulfil_runs_once_before_the_endpoint(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, kind: str
+) -> None:
+    shop.orders["order-1044"] = Order("order-1044", amount=85000, currency="GHS")
+    client = paysdk.AsyncClient(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
+    )
+    ledger: paysdk.Ledger | paysdk.AsyncLedger
+    if kind == "async":
+        ledger = paysdk.AsyncLedger(tmp_path / "ledger.db")
+
+        async def fulfil(payment: paysdk.VerifiedPayment) -> None:
+            shop.fulfil(payment)
+
+        verified = VerifiedCallback(client, lookup=shop.lookup, ledger=ledger, fulfil=fulfil)
+    else:
+        ledger = paysdk.Ledger(tmp_path / "ledger.db")
+        verified = VerifiedCallback(client, lookup=shop.lookup, ledger=ledger, fulfil=shop.fulfil)
+    app = FastAPI()
+    install(app)
+
+    @app.get(PATH)
+    async def payment_callback(
+        payment: paysdk.VerifiedPayment = Depends(verified),  # noqa: B008 (closure)
+    ) -> dict[str, str]:
+        return {"status": "ok"}
+
+    with TestClient(app) as browser:
+        answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+        with paysdk.Ledger(tmp_path / "ledger.db") as other_worker:
+            during: list[Any] = []
+            held = paysdk.VerifiedPayment(
+                reference="order-1044", amount=85000, currency="GHS", success=True
+            )
+            other_worker.fulfil_once(
+                held, lambda p: during.append(browser.get(f"{PATH}?reference=order-1044"))
+            )
+        browser.portal.call(client.close)
+        if isinstance(ledger, paysdk.AsyncLedger):
+            browser.portal.call(ledger.close)
+        else:
+            ledger.close()
+
+    assert [(r.status_code, r.json()) for r in answers] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+    assert [(r.status_code, r.json()) for r in during] == [(503, {"status": "in_progress"})]
+
+
+def test_a_ledger_needs_its_fulfil(shop: Shop, tmp_path: Path) -> None:
+    client = paysdk.Client(secret_key="sk_test_x", base_url="http://127.0.0.1:9")
+    with pytest.raises(paysdk.ConfigurationError, match="fulfil"):
+        VerifiedCallback(client, lookup=shop.lookup, ledger=paysdk.Ledger(tmp_path / "l.db"))
+    client.close()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import flask
 import pytest
 from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
 
 import paysdk
 from paysdk.integrations.flask import verified_callback
@@ -94,3 +96,54 @@ def test_an_async_client_is_refused() -> None:
     async_client = paysdk.AsyncClient(secret_key="sk_test_x", base_url="http://127.0.0.1:9")
     with pytest.raises(paysdk.ConfigurationError, match=r"paysdk\.Client"):
         verified_callback(async_client, lookup=dict[str, object]().get)  # type: ignore[arg-type]
+
+
+# --- with a fulfilment ledger (issue #12) -----------------------------------------------------
+
+
+def test_with_a_ledger_the_view_runs_once_and_a_duplicate_is_already_fulfilled(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    app = flask.Flask(__name__)
+    ledger = paysdk.Ledger(tmp_path / "ledger.db")
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    browser = app.test_client()
+    with ledger:
+        answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+        mismatch = browser.get(f"{PATH}?reference=order-2002")
+        assert ledger.row("order-2002") is None  # a refused callback claims nothing
+
+    assert [(r.status_code, r.get_json()) for r in answers] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+    assert (mismatch.status_code, mismatch.get_json()) == (409, {"status": "mismatch"})
+
+
+def test_with_a_ledger_a_delivery_during_anothers_fulfilment_is_asked_to_retry(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    app = flask.Flask(__name__)
+    ledger = paysdk.Ledger(tmp_path / "ledger.db")
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    during: list[TestResponse] = []
+    with ledger:
+        ledger.fulfil_once(
+            client.verify("order-1042"),
+            lambda p: during.append(app.test_client().get(f"{PATH}?reference=order-1042")),
+        )
+    assert [(r.status_code, r.get_json()) for r in during] == [(503, {"status": "in_progress"})]
+    assert shop.deliveries == 0

@@ -6,11 +6,12 @@
     payment = client.verify("order-1042")   # -> paysdk.VerifiedPayment
     if payment.succeeded: ...
 
-The sandbox (``paysdk.sandbox``), the command line (``paysdk.cli``) and the framework helpers
-(``paysdk.integrations``) are imported only when used.
+The sandbox (``paysdk.sandbox``), the command line (``paysdk.cli``), the framework helpers
+(``paysdk.integrations``) and the fulfilment ledger (``paysdk.Ledger``, ``paysdk.ledger``) are
+imported only when used.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._callbacks import parse_callback
 from ._client import AsyncClient, Client
@@ -52,18 +53,23 @@ from ._version import __version__
 if TYPE_CHECKING:
     from ._bulk import VerifyResult
     from ._raw import RawResponse
+    from .ledger import AsyncLedger, Ledger, LedgerError
+
+_LAZY = {
+    "AsyncLedger": "ledger",
+    "Ledger": "ledger",
+    "LedgerError": "ledger",
+    "RawResponse": "_raw",
+    "VerifyResult": "_bulk",
+}
+"""Names loaded on first use, as their features are: most users never need sqlite3 or threads."""
 
 
-def __getattr__(name: str) -> object:
-    """``VerifyResult`` and ``RawResponse`` load with their first use, as their features do."""
-    if name == "VerifyResult":
-        from ._bulk import VerifyResult
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
 
-        return VerifyResult
-    if name == "RawResponse":
-        from ._raw import RawResponse
-
-        return RawResponse
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module 'paysdk' has no attribute {name!r}")
 
 
@@ -72,6 +78,7 @@ __all__ = [
     "APIError",
     "APITimeoutError",
     "AsyncClient",
+    "AsyncLedger",
     "AuthenticationError",
     "Authorization",
     "Client",
@@ -82,6 +89,8 @@ __all__ = [
     "Expected",
     "InvalidCallbackError",
     "InvalidReferenceError",
+    "Ledger",
+    "LedgerError",
     "ListUnavailableError",
     "ListedPayment",
     "NotFoundError",

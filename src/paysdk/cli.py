@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 import paysdk
+from paysdk._cli_reconcile import add_reconcile_command
 from paysdk._cli_report import PROG, Attempts, broken_pipe, in_cli_words, print_error
 from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models import wire_timestamp
@@ -371,4 +372,5 @@ def _parser() -> argparse.ArgumentParser:
     trigger.add_argument("--reference", required=True, help="the reference to send")
     trigger.add_argument("--timeout", type=_positive_float, default=10.0, help="seconds (10)")
     trigger.set_defaults(command=_trigger_callback)
+    add_reconcile_command(commands, client)
     return parser

@@ -7,6 +7,9 @@
 
 A bad callback never reaches the view: it is answered as :mod:`.responses` describes. With an
 ``AsyncClient`` the view must be ``async def`` (and ``lookup`` and ``on_failed`` may be async).
+With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
+once per payment, as the ledger's action: a duplicate is answered 200 ``already_fulfilled``,
+one being fulfilled elsewhere 503.
 """
 
 from __future__ import annotations
@@ -27,7 +30,8 @@ except ModuleNotFoundError as _missing:
 from .._client import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models import VerifiedPayment
-from .responses import callback_response
+from ..ledger import AsyncLedger, FulfilResult, Ledger
+from .responses import callback_response, fulfilment_response
 
 __all__ = ["paysdk_callback"]
 
@@ -41,35 +45,53 @@ AsyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], Awaitable[Htt
 
 @overload
 def paysdk_callback(
-    *, client: Client, lookup: Lookup, on_failed: OnFailed | None = None
+    *,
+    client: Client,
+    lookup: Lookup,
+    on_failed: OnFailed | None = None,
+    ledger: Ledger | None = None,
 ) -> Callable[[SyncView[P]], Callable[Concatenate[HttpRequest, P], HttpResponseBase]]: ...
 
 
 @overload
 def paysdk_callback(
-    *, client: AsyncClient, lookup: Lookup, on_failed: OnFailed | None = None
+    *,
+    client: AsyncClient,
+    lookup: Lookup,
+    on_failed: OnFailed | None = None,
+    ledger: AsyncLedger | None = None,
 ) -> Callable[
     [AsyncView[P]], Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]
 ]: ...
 
 
 def paysdk_callback(
-    *, client: Client | AsyncClient, lookup: Lookup, on_failed: OnFailed | None = None
+    *,
+    client: Client | AsyncClient,
+    lookup: Lookup,
+    on_failed: OnFailed | None = None,
+    ledger: Ledger | AsyncLedger | None = None,
 ) -> Callable[..., Callable[..., object]]:
     """Decorate a view taking ``(request, payment, ...)``; it runs only for a matching payment.
 
     ``lookup(reference)`` finds the merchant's order (an object or mapping with ``amount`` and
     ``currency``, or ``paysdk.Expected``) or returns ``None`` for a reference never issued.
     """
-    if isinstance(client, AsyncClient):
-        return functools.partial(_decorate_async, client, lookup, on_failed)
-    if isinstance(client, Client):
-        return functools.partial(_decorate_sync, client, lookup, on_failed)
+    if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
+        return functools.partial(_decorate_async, client, lookup, on_failed, ledger)
+    if isinstance(client, Client) and isinstance(ledger, (Ledger, type(None))):
+        return functools.partial(_decorate_sync, client, lookup, on_failed, ledger)
+    if ledger is not None:
+        raise ConfigurationError("a paysdk.Client needs a Ledger, an AsyncClient an AsyncLedger")
     raise ConfigurationError("client must be a paysdk.Client or a paysdk.AsyncClient")
 
 
 def _decorate_sync(
-    client: Client, lookup: Lookup, on_failed: OnFailed | None, view: SyncView[P]
+    client: Client,
+    lookup: Lookup,
+    on_failed: OnFailed | None,
+    ledger: Ledger | None,
+    view: SyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
@@ -85,13 +107,23 @@ def _decorate_sync(
             return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
         except PaySDKError as error:
             return _error_response(error)
-        return view(request, payment, *args, **kwargs)
+        if ledger is None:
+            return view(request, payment, *args, **kwargs)
+        try:
+            result = ledger.fulfil_once(payment, lambda paid: view(request, paid, *args, **kwargs))
+        except PaySDKError as error:
+            return _error_response(error)
+        return _fulfilled_response(result)
 
     return callback_view
 
 
 def _decorate_async(
-    client: AsyncClient, lookup: Lookup, on_failed: OnFailed | None, view: AsyncView[P]
+    client: AsyncClient,
+    lookup: Lookup,
+    on_failed: OnFailed | None,
+    ledger: AsyncLedger | None,
+    view: AsyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]:
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
@@ -109,9 +141,26 @@ def _decorate_async(
             return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
         except PaySDKError as error:
             return _error_response(error)
-        return await view(request, payment, *args, **kwargs)
+        if ledger is None:
+            return await view(request, payment, *args, **kwargs)
+        try:
+            result = await ledger.fulfil_once(
+                payment, lambda paid: view(request, paid, *args, **kwargs)
+            )
+        except PaySDKError as error:
+            return _error_response(error)
+        return _fulfilled_response(result)
 
     return callback_view
+
+
+def _fulfilled_response(result: FulfilResult[HttpResponseBase]) -> HttpResponseBase:
+    """The view's own response if it ran now; else already fulfilled, or in progress."""
+    not_now = fulfilment_response(result)
+    if not_now is not None:
+        return JsonResponse(not_now.body, status=not_now.status_code)
+    assert result.value is not None
+    return result.value
 
 
 def _error_response(error: PaySDKError) -> JsonResponse:

@@ -12,12 +12,18 @@
 A bad callback raises :class:`CallbackRefused`, which the handler ``install`` adds answers with
 the status and ``{"status": ...}`` body :mod:`.responses` describes: one body shape for the
 service whatever the framework. Only Starlette is imported (the ``fastapi`` extra installs it).
+
+With ``ledger=`` and ``fulfil=`` the dependency fulfils the payment once, through the ledger,
+before the endpoint runs: a duplicate is answered 200 ``already_fulfilled`` and one being
+fulfilled elsewhere 503, without reaching the endpoint. ``fulfil`` is async with an
+``AsyncLedger``; with a ``Ledger`` it is sync and runs in a worker thread.
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from typing import cast
 
 from ._extras import missing_extra
 
@@ -33,7 +39,8 @@ except ModuleNotFoundError as _missing:
 from .._client import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models import VerifiedPayment
-from .responses import CallbackResponse, callback_response
+from ..ledger import AsyncLedger, Ledger
+from .responses import CallbackResponse, callback_response, fulfilment_response
 
 __all__ = ["CallbackRefused", "VerifiedCallback", "install"]
 
@@ -73,18 +80,31 @@ class VerifiedCallback:
     """
 
     def __init__(
-        self, client: AsyncClient | Client, *, lookup: Lookup, on_failed: OnFailed | None = None
+        self,
+        client: AsyncClient | Client,
+        *,
+        lookup: Lookup,
+        on_failed: OnFailed | None = None,
+        ledger: AsyncLedger | Ledger | None = None,
+        fulfil: Callable[[VerifiedPayment], object] | None = None,
     ) -> None:
         if not isinstance(client, (AsyncClient, Client)):
             raise ConfigurationError("client must be a paysdk.AsyncClient or a paysdk.Client")
+        if (ledger is None) != (fulfil is None):
+            raise ConfigurationError("give ledger= and fulfil= together (fulfil is its action)")
+        if ledger is not None and not isinstance(ledger, (AsyncLedger, Ledger)):
+            raise ConfigurationError("ledger must be a paysdk.AsyncLedger or a paysdk.Ledger")
         self.client = client
         self.lookup = lookup
         self.on_failed = on_failed
+        self.ledger = ledger
+        self.fulfil = fulfil
 
     async def __call__(self, request: Request) -> VerifiedPayment:
         _check_installed(request)
         try:
-            return await self._verify(request)
+            payment = await self._verify(request)
+            return payment if self.ledger is None else await self._fulfil_once(payment)
         except PaymentFailedError as error:
             if self.on_failed is not None:
                 recorded = self.on_failed(error)
@@ -101,6 +121,22 @@ class VerifiedCallback:
         return await run_in_threadpool(
             lambda: client.verify_callback(request.scope, lookup=self.lookup)
         )
+
+    async def _fulfil_once(self, payment: VerifiedPayment) -> VerifiedPayment:
+        ledger, fulfil = self.ledger, self.fulfil
+        assert fulfil is not None
+        if isinstance(ledger, AsyncLedger):
+            result = await ledger.fulfil_once(payment, cast("AsyncAction", fulfil))
+        else:
+            assert ledger is not None
+            result = await run_in_threadpool(lambda: ledger.fulfil_once(payment, fulfil))
+        not_now = fulfilment_response(result)
+        if not_now is not None:
+            raise CallbackRefused(not_now)
+        return payment
+
+
+AsyncAction = Callable[[VerifiedPayment], Awaitable[object]]
 
 
 def _check_installed(request: Request) -> None:

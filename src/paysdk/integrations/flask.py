@@ -6,14 +6,16 @@
         fulfil(payment.reference)  # idempotent: the callback may come twice
         return {"status": "ok"}
 
-A bad callback never reaches the view: it is answered as :mod:`.responses` describes.
+A bad callback never reaches the view: it is answered as :mod:`.responses` describes. With
+``ledger=paysdk.Ledger(...)`` the view runs once per payment, as the ledger's action: a
+duplicate is answered 200 ``already_fulfilled``, one being fulfilled elsewhere 503.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec
+from typing import Concatenate, ParamSpec, cast
 
 from ._extras import missing_extra
 
@@ -26,7 +28,8 @@ except ModuleNotFoundError as _missing:
 from .._client import Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models import VerifiedPayment
-from .responses import callback_response
+from ..ledger import Ledger
+from .responses import callback_response, fulfilment_response
 
 __all__ = ["verified_callback"]
 
@@ -36,7 +39,11 @@ OnFailed = Callable[[PaymentFailedError], "ResponseReturnValue | None"]
 
 
 def verified_callback(
-    client: Client, *, lookup: Lookup, on_failed: OnFailed | None = None
+    client: Client,
+    *,
+    lookup: Lookup,
+    on_failed: OnFailed | None = None,
+    ledger: Ledger | None = None,
 ) -> Callable[
     [Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue]],
     Callable[P, ResponseReturnValue],
@@ -48,6 +55,8 @@ def verified_callback(
     """
     if not isinstance(client, Client):
         raise ConfigurationError("verified_callback needs a paysdk.Client")
+    if ledger is not None and not isinstance(ledger, Ledger):
+        raise ConfigurationError("ledger must be a paysdk.Ledger")
 
     def decorate(
         view: Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue],
@@ -61,7 +70,16 @@ def verified_callback(
                 return answer if answer is not None else _error_response(error)
             except PaySDKError as error:
                 return _error_response(error)
-            return view(payment, *args, **kwargs)
+            if ledger is None:
+                return view(payment, *args, **kwargs)
+            try:
+                result = ledger.fulfil_once(payment, lambda paid: view(paid, *args, **kwargs))
+            except PaySDKError as error:
+                return _error_response(error)
+            not_now = fulfilment_response(result)
+            if not_now is not None:
+                return not_now.body, not_now.status_code
+            return cast("ResponseReturnValue", result.value)
 
         return callback_view
 

@@ -9,8 +9,13 @@ PaymentNotFoundError          404     ``unknown_payment``   the service does not
 PaymentFailedError            200     ``failed``            a final, legitimate outcome
 PaymentMismatchError          409     ``mismatch``          paid, but not for this order
 anything paysdk retries      503     ``retry_later``       could not verify it just now
+LedgerError                   503     ``retry_later``       could not record the fulfilment
 any other PaySDKError         500     ``error``             fix the configuration or key
 ============================  ======  ====================  ================================
+
+With a fulfilment ledger (``ledger=``), a verified callback is fulfilled once; the others are
+answered by :func:`fulfilment_response`: 200 ``already_fulfilled`` for a duplicate, 503
+``in_progress`` while another worker is fulfilling it (asking the service to come back).
 
 A failed payment is answered 200: retrying cannot change it, and nothing is fulfilled. Every
 non-2xx asks the service to try again (if it retries), which is only useful for 503 and 500.
@@ -20,6 +25,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from typing import TYPE_CHECKING, Any
 
 from .._core import is_retryable
 from .._errors import (
@@ -31,8 +37,12 @@ from .._errors import (
     PaySDKError,
     UnknownOrderError,
 )
+from ..ledger._errors import LedgerError
 
-__all__ = ["CallbackResponse", "callback_response"]
+if TYPE_CHECKING:
+    from ..ledger import FulfilResult
+
+__all__ = ["CallbackResponse", "callback_response", "fulfilment_response"]
 
 log: logging.Logger = logging.getLogger("paysdk.callbacks")
 
@@ -56,6 +66,15 @@ def callback_response(error: PaySDKError) -> CallbackResponse:
     return response
 
 
+def fulfilment_response(result: FulfilResult[Any]) -> CallbackResponse | None:
+    """The answer to a verified callback the ledger did not fulfil now; None if it did."""
+    if result.outcome.value == "already_fulfilled":
+        return CallbackResponse(200, "already_fulfilled")
+    if result.outcome.value == "in_progress":
+        return CallbackResponse(503, "in_progress")
+    return None
+
+
 def _classify(error: PaySDKError) -> tuple[CallbackResponse, int]:
     if isinstance(error, UnknownOrderError):
         return CallbackResponse(404, "unknown_order"), logging.INFO
@@ -67,6 +86,8 @@ def _classify(error: PaySDKError) -> tuple[CallbackResponse, int]:
         return CallbackResponse(200, "failed"), logging.INFO
     if isinstance(error, PaymentMismatchError):
         return CallbackResponse(409, "mismatch"), logging.WARNING
+    if isinstance(error, LedgerError):  # the ledger's database failed: nothing was recorded
+        return CallbackResponse(503, "retry_later"), logging.ERROR
     if is_retryable(error):  # the SDK's own rule: what was worth retrying is worth it later
         return CallbackResponse(503, "retry_later"), logging.WARNING
     return CallbackResponse(500, "error"), logging.ERROR

@@ -1,7 +1,7 @@
 """The sandbox HTTP server: the service's two endpoints, fault injection and a request log.
 
 Built on the standard library's ``http.server.ThreadingHTTPServer`` on purpose: zero extra
-dependencies, so ``pip install paysdk`` alone can run it, and tests need no ASGI server.
+dependencies, so ``pip install python-paysdk`` alone can run it, and tests need no ASGI server.
 """
 
 from __future__ import annotations

@@ -1,0 +1,30 @@
+"""The fulfilment ledger: fulfil each payment exactly once, and reconcile what callbacks missed.
+
+    ledger = paysdk.Ledger("sqlite:///orders.db")      # or postgresql://user@host/db
+    result = ledger.fulfil_once(payment, ship_order)   # payment: a paysdk.VerifiedPayment
+    report = ledger.reconcile(client)                  # missed callbacks, alarms
+
+See docs/fulfilment.md for the schema, the lease and reconciliation as a cron job. Imported
+only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sqlite3 or psycopg.
+"""
+
+from ._errors import LeaseLostError, LedgerError, UnverifiedPaymentError
+from ._ledger import AsyncLedger, Ledger
+from ._plans import FulfilResult, LedgerRow, Outcome
+from ._report import Discrepancy, Kind, ReconcileReport
+from ._sql import DEFAULT_TABLE
+
+__all__ = [
+    "DEFAULT_TABLE",
+    "AsyncLedger",
+    "Discrepancy",
+    "FulfilResult",
+    "Kind",
+    "LeaseLostError",
+    "Ledger",
+    "LedgerError",
+    "LedgerRow",
+    "Outcome",
+    "ReconcileReport",
+    "UnverifiedPaymentError",
+]

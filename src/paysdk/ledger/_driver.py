@@ -1,0 +1,78 @@
+"""What a ledger backend must do: open a write transaction, run a statement, commit.
+
+Drivers hold no decisions (those live in :mod:`._plans`); they only carry out steps. Each
+driver turns its database's errors into :class:`~paysdk.ledger.LedgerError`.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Generic, Protocol, TypeVar
+
+from ._plans import Rows
+from ._sql import Dialect
+
+__all__ = ["AsyncConnection", "AsyncDriver", "Connection", "Driver", "Idle"]
+
+C = TypeVar("C")
+
+
+class Connection(Protocol):
+    """A connection with a write transaction open."""
+
+    def execute(self, sql: str, params: Sequence[object]) -> Rows: ...
+    def commit(self) -> None: ...
+    def rollback(self) -> None: ...
+
+
+class Driver(Protocol):
+    dialect: Dialect
+
+    def begin(self) -> Connection: ...
+    def done(self, connection: Connection) -> None: ...
+    def close(self) -> None: ...
+
+
+class AsyncConnection(Protocol):
+    async def execute(self, sql: str, params: Sequence[object]) -> Rows: ...
+    async def commit(self) -> None: ...
+    async def rollback(self) -> None: ...
+
+
+class AsyncDriver(Protocol):
+    dialect: Dialect
+
+    async def begin(self) -> AsyncConnection: ...
+    async def done(self, connection: AsyncConnection) -> None: ...
+    async def close(self) -> None: ...
+
+
+class Idle(Generic[C]):
+    """Idle connections to reuse, thread-safe, forgotten in a forked child (never shared)."""
+
+    def __init__(self, limit: int = 8) -> None:
+        self._limit = limit
+        self._items: list[C] = []
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+
+    def take(self) -> C | None:
+        with self._lock:
+            if self._pid != os.getpid():
+                self._items, self._pid = [], os.getpid()
+            return self._items.pop() if self._items else None
+
+    def give(self, item: C) -> bool:
+        """Keep ``item`` for reuse; False if there are enough already (the caller closes it)."""
+        with self._lock:
+            if self._pid == os.getpid() and len(self._items) < self._limit:
+                self._items.append(item)
+                return True
+            return False
+
+    def drain(self) -> list[C]:
+        with self._lock:
+            items, self._items = self._items, []
+            return items if self._pid == os.getpid() else []

@@ -1,0 +1,340 @@
+"""``Ledger`` and ``AsyncLedger``: thin shells that run :mod:`._plans` on a database driver."""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+import os
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from typing_extensions import Self
+
+from .._errors import ConfigurationError
+from .._models import VerifiedPayment
+from . import _plans, _reconcile, _sql
+from ._driver import AsyncConnection, AsyncDriver, Connection, Driver
+from ._errors import LedgerError
+from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerRow, Plan, Query
+from ._report import ReconcileReport
+
+if TYPE_CHECKING:
+    from .._client import AsyncClient, Client, Lookup
+
+__all__ = ["AsyncLedger", "Ledger"]
+
+T = TypeVar("T")
+DEFAULT_LEASE = dt.timedelta(minutes=5)
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+_PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
+
+
+def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
+    """``("sqlite", path)`` or ``("postgresql", url)`` for what a merchant may give."""
+    if not isinstance(url, str):
+        if isinstance(url, os.PathLike):
+            return "sqlite", os.fspath(url)
+        raise ConfigurationError(f"a ledger needs a URL or a path, not {type(url).__name__}")
+    scheme = _SCHEME.match(url)
+    if scheme is None:
+        return "sqlite", url
+    name = scheme.group(1).lower()
+    if name == "sqlite":  # SQLAlchemy's form: sqlite:///relative.db, sqlite:////absolute.db
+        return "sqlite", url[len("sqlite:///") :] if url.lower().startswith("sqlite:///") else ""
+    if name in ("postgresql", "postgres"):
+        return "postgresql", url
+    raise ConfigurationError(
+        f"unsupported ledger URL scheme {name!r}: use sqlite:///path.db, a path, "
+        "or postgresql://user@host/db"
+    )
+
+
+class _BaseLedger:
+    """What both ledgers share: the URL, the table, the lease, and their presentation."""
+
+    def __init__(
+        self,
+        url: str | os.PathLike[str],
+        *,
+        lease: float | dt.timedelta = DEFAULT_LEASE,
+        table: str = _sql.DEFAULT_TABLE,
+        create_table: bool = True,
+        timeout: float = 30.0,
+        clock: Callable[[], dt.datetime] = _plans.utc_now,
+    ) -> None:
+        """``lease``: how long a claim holds before another worker may take it over (seconds).
+
+        ``create_table=False`` when your migrations own the table (see docs/fulfilment.md).
+        ``timeout``: seconds to wait for a lock (SQLite) or a connection (PostgreSQL).
+        """
+        self.backend, self._where = _target(url)
+        if self.backend == "sqlite":
+            from ._sqlite import sqlite_path
+
+            self._where = sqlite_path(self._where)
+        self.lease = _plans.check_lease(lease)
+        self.table = _plans.check_table(table)
+        if not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ConfigurationError(f"timeout must be a positive number, not {timeout!r}")
+        self.timeout = float(timeout)
+        self._create_table = create_table
+        self._ready = not create_table
+        self._clock = clock
+        self._driver = self._open_driver()
+
+    def _open_driver(self) -> Any:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        where = _PASSWORD.sub(r"\1***@", self._where)
+        return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
+
+    def _fulfil_plan(self, payment: object) -> Plan[FulfilResult[Any]]:
+        checked = _plans.check_payable(payment)
+        return _plans.fulfil_once(self.table, checked, self.lease, self._clock)
+
+
+class Ledger(_BaseLedger):
+    """Fulfil each payment exactly once, across threads, processes and machines.
+
+    ``Ledger("sqlite:///orders.db")`` (or a path) or ``Ledger("postgresql://user@host/db")``.
+    Thread-safe and fork-safe; keep one per process.
+    """
+
+    _driver: Driver
+
+    def _open_driver(self) -> Driver:
+        if self.backend == "sqlite":
+            from ._sqlite import SQLiteDriver
+
+            return SQLiteDriver(self._where, busy_timeout=self.timeout, create=self._create_table)
+        from ._postgres import PostgresDriver
+
+        return PostgresDriver(self._where, connect_timeout=self.timeout)
+
+    def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
+    ) -> FulfilResult[T]:
+        """Run ``action(payment)`` unless this reference was fulfilled or is being fulfilled.
+
+        If ``action`` raises, nothing is recorded as fulfilled, the claim is released (the next
+        delivery retries) and the exception propagates.
+        """
+        if inspect.iscoroutinefunction(action):
+            raise ConfigurationError("an async action needs paysdk.AsyncLedger")
+        return cast("FulfilResult[T]", self._run(self._fulfil_plan(payment), action, payment))
+
+    def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
+        """The ledger's rows for these references (those that have one)."""
+        return self._run(_plans.rows_for(self._driver.dialect, self.table, references))
+
+    def row(self, reference: str) -> LedgerRow | None:
+        return self.rows([reference]).get(reference)
+
+    def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
+        """A page of fulfilled rows in reference order: iterate with the last one's reference."""
+        return self._run(_plans.fulfilled_after(self.table, after, limit))
+
+    def reconcile(
+        self,
+        client: Client,
+        *,
+        fulfil: Callable[[VerifiedPayment], object] | None = None,
+        lookup: Lookup | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> ReconcileReport:
+        """Compare the service's payments with the ledger; see :class:`ReconcileReport`.
+
+        With ``fulfil`` (and the ``lookup`` that finds each order), a missed payment is
+        verified against its order and fulfilled through :meth:`fulfil_once`.
+        """
+        _needs_lookup(fulfil, lookup)
+        return _reconcile.reconcile(self, client, fulfil=fulfil, lookup=lookup, progress=progress)
+
+    def create_table(self) -> None:
+        """Create the ledger's table if it does not exist (done on first use by default)."""
+        self._run_plan(_plans.ensure_schema(self._driver.dialect, self.table))
+        self._ready = True
+
+    def close(self) -> None:
+        self._driver.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _run(
+        self, plan: Plan[T], action: Callable[[Any], object] | None = None, payment: object = None
+    ) -> T:
+        if not self._ready:
+            self.create_table()
+        return self._run_plan(plan, action, payment)
+
+    def _run_plan(
+        self, plan: Plan[T], action: Callable[[Any], object] | None = None, payment: object = None
+    ) -> T:
+        driver, dialect = self._driver, self._driver.dialect
+        connection: Connection | None = None
+        failed: Acted | None = None
+        try:
+            step = next(plan)
+            while True:
+                reply: object = None
+                if isinstance(step, Begin):
+                    connection = driver.begin()
+                elif isinstance(step, Query):
+                    assert connection is not None
+                    reply = connection.execute(dialect.sql(step.sql), step.params)
+                elif isinstance(step, Commit):
+                    assert connection is not None
+                    connection.commit()
+                    driver.done(connection)
+                    connection = None
+                else:
+                    assert isinstance(step, Act)
+                    assert action is not None
+                    try:
+                        reply = Acted(value=action(payment))
+                    except BaseException as error:  # released, then re-raised by the plan
+                        reply = failed = Acted(error=error)
+                step = plan.send(reply)
+        except StopIteration as done:
+            return cast(T, done.value)
+        except LedgerError:
+            if failed is None or failed.error is None:
+                raise
+            raise failed.error from None  # the action's error; the lease frees its claim
+        finally:
+            if connection is not None:
+                connection.rollback()
+                driver.done(connection)
+
+
+class AsyncLedger(_BaseLedger):
+    """The asynchronous twin of :class:`Ledger`: the same plans, awaited; actions are async."""
+
+    _driver: AsyncDriver
+
+    def _open_driver(self) -> AsyncDriver:
+        if self.backend == "sqlite":
+            from ._sqlite import AsyncSQLiteDriver
+
+            return AsyncSQLiteDriver(
+                self._where, busy_timeout=self.timeout, create=self._create_table
+            )
+        from ._postgres import AsyncPostgresDriver
+
+        return AsyncPostgresDriver(self._where, connect_timeout=self.timeout)
+
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], Awaitable[T]]
+    ) -> FulfilResult[T]:
+        """Await ``action(payment)`` unless this reference was fulfilled or is being fulfilled."""
+        plan = self._fulfil_plan(payment)
+        return cast("FulfilResult[T]", await self._run(plan, action, payment))
+
+    async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
+        return await self._run(_plans.rows_for(self._driver.dialect, self.table, references))
+
+    async def row(self, reference: str) -> LedgerRow | None:
+        return (await self.rows([reference])).get(reference)
+
+    async def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
+        return await self._run(_plans.fulfilled_after(self.table, after, limit))
+
+    async def reconcile(
+        self,
+        client: AsyncClient,
+        *,
+        fulfil: Callable[[VerifiedPayment], Awaitable[object]] | None = None,
+        lookup: Lookup | None = None,
+        progress: Callable[[int], object] | None = None,
+    ) -> ReconcileReport:
+        """Compare the service's payments with the ledger; ``fulfil`` is async here."""
+        _needs_lookup(fulfil, lookup)
+        return await _reconcile.reconcile_async(
+            self, client, fulfil=fulfil, lookup=lookup, progress=progress
+        )
+
+    async def create_table(self) -> None:
+        await self._run_plan(_plans.ensure_schema(self._driver.dialect, self.table))
+        self._ready = True
+
+    async def close(self) -> None:
+        await self._driver.close()
+
+    aclose = close
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _run(
+        self, plan: Plan[T], action: Callable[[Any], Any] | None = None, payment: object = None
+    ) -> T:
+        if not self._ready:
+            await self.create_table()
+        return await self._run_plan(plan, action, payment)
+
+    async def _run_plan(
+        self, plan: Plan[T], action: Callable[[Any], Any] | None = None, payment: object = None
+    ) -> T:
+        driver, dialect = self._driver, self._driver.dialect
+        connection: AsyncConnection | None = None
+        failed: Acted | None = None
+        try:
+            step = next(plan)
+            while True:
+                reply: object = None
+                if isinstance(step, Begin):
+                    connection = await driver.begin()
+                elif isinstance(step, Query):
+                    assert connection is not None
+                    reply = await connection.execute(dialect.sql(step.sql), step.params)
+                elif isinstance(step, Commit):
+                    assert connection is not None
+                    await connection.commit()
+                    await driver.done(connection)
+                    connection = None
+                else:
+                    assert isinstance(step, Act)
+                    assert action is not None
+                    try:
+                        reply = Acted(value=await action(payment))
+                    except BaseException as error:  # released, then re-raised by the plan
+                        reply = failed = Acted(error=error)
+                step = plan.send(reply)
+        except StopIteration as done:
+            return cast(T, done.value)
+        except LedgerError:
+            if failed is None or failed.error is None:
+                raise
+            raise failed.error from None  # the action's error; the lease frees its claim
+        finally:
+            if connection is not None:
+                await connection.rollback()
+                await driver.done(connection)
+
+
+def _needs_lookup(fulfil: object, lookup: object) -> None:
+    if fulfil is not None and lookup is None:
+        raise ConfigurationError(
+            "reconcile(fulfil=...) needs lookup= to find each order, so a missed payment is "
+            "fulfilled only if it matches its order's amount and currency"
+        )

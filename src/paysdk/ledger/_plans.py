@@ -1,0 +1,255 @@
+"""The ledger's decisions, I/O-free: claim, lease, run the action once, record or release.
+
+Like :mod:`paysdk._core`, each operation is a *plan*: a generator yielding steps that a driver
+carries out (:class:`Begin` a write transaction, run a :class:`Query`, :class:`Commit`, or
+:class:`Act`: run the merchant's action outside any transaction) and returns the result.
+``Ledger`` and ``AsyncLedger`` run the same plans, so sync and async share every decision.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+import re
+import secrets
+from collections.abc import Callable, Generator, Sequence
+from typing import Any, Generic, TypeAlias, TypeVar
+
+from .._core import Expected, check_payment
+from .._errors import ConfigurationError
+from .._models import VerifiedPayment
+from . import _sql
+from ._errors import LeaseLostError, UnverifiedPaymentError
+
+__all__ = [
+    "Act",
+    "Begin",
+    "Commit",
+    "FulfilResult",
+    "LedgerRow",
+    "Outcome",
+    "Query",
+    "Rows",
+]
+
+T = TypeVar("T")
+Clock = Callable[[], dt.datetime]
+
+_TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
+
+
+@dataclasses.dataclass(frozen=True)
+class Begin:
+    """Start a write transaction (SQLite: ``BEGIN IMMEDIATE``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Query:
+    """Run one statement (``?`` placeholders) in the open transaction; answered with Rows."""
+
+    sql: str
+    params: Sequence[object] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Commit:
+    """Commit the open transaction and give its connection back."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Act:
+    """Run the merchant's action, no transaction open; answered with Acted."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rows:
+    rows: list[tuple[Any, ...]]
+    rowcount: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Acted:
+    """What the action returned, or the exception it raised."""
+
+    value: object = None
+    error: BaseException | None = None
+
+
+Step: TypeAlias = "Begin | Query | Commit | Act"
+Plan: TypeAlias = Generator[Step, Any, T]
+
+
+class Outcome(str, enum.Enum):
+    """What ``fulfil_once`` did."""
+
+    FULFILLED = "fulfilled"
+    """The action ran now, in this call, and its completion is recorded."""
+    ALREADY_FULFILLED = "already_fulfilled"
+    """An earlier call fulfilled this reference; the action did not run."""
+    IN_PROGRESS = "in_progress"
+    """Another worker holds a live claim on it; the action did not run. Try again later."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclasses.dataclass(frozen=True)
+class LedgerRow:
+    """One reference's row in the ledger."""
+
+    reference: str
+    state: str
+    """``claimed``, ``fulfilled`` or ``released`` (an action failed; retryable)."""
+    claim_token: str | None
+    attempts: int
+    lease_expires_at: dt.datetime | None
+    amount: int
+    currency: str
+    fulfilled_at: dt.datetime | None
+
+    @classmethod
+    def from_db(cls, row: Sequence[Any]) -> LedgerRow:
+        reference, state, token, attempts, lease, amount, currency, fulfilled = row
+        return cls(
+            reference, state, token, attempts, _time(lease), amount, currency, _time(fulfilled)
+        )
+
+    @property
+    def fulfilled(self) -> bool:
+        return self.state == "fulfilled"
+
+
+@dataclasses.dataclass(frozen=True)
+class FulfilResult(Generic[T]):
+    """What ``fulfil_once`` did for one payment, and what the action returned if it ran."""
+
+    outcome: Outcome
+    reference: str
+    value: T | None = None
+    """The action's return value, when ``outcome`` is FULFILLED."""
+    row: LedgerRow | None = None
+    """The ledger's row when the action did not run: who fulfilled it, when, for how much."""
+
+    @property
+    def fulfilled_now(self) -> bool:
+        return self.outcome is Outcome.FULFILLED
+
+    @property
+    def already_fulfilled(self) -> bool:
+        return self.outcome is Outcome.ALREADY_FULFILLED
+
+    @property
+    def in_progress(self) -> bool:
+        return self.outcome is Outcome.IN_PROGRESS
+
+
+def check_table(table: object) -> str:
+    if not isinstance(table, str) or _TABLE_NAME.fullmatch(table) is None:
+        raise ConfigurationError(
+            f"table must be a plain SQL name like {_sql.DEFAULT_TABLE!r} (or schema.name), "
+            f"not {table!r}"
+        )
+    return table
+
+
+def check_lease(lease: object) -> dt.timedelta:
+    """A lease as a timedelta; numbers are seconds."""
+    if isinstance(lease, (int, float)) and not isinstance(lease, bool):
+        lease = dt.timedelta(seconds=lease)
+    if not isinstance(lease, dt.timedelta) or lease <= dt.timedelta(0):
+        raise ConfigurationError(f"lease must be a positive number of seconds, not {lease!r}")
+    return lease
+
+
+def check_payable(payment: object) -> VerifiedPayment:
+    """Only a verified, successful payment can be fulfilled: never a bare reference."""
+    if not isinstance(payment, VerifiedPayment):
+        raise UnverifiedPaymentError(
+            "fulfil_once needs the paysdk.VerifiedPayment that client.verify_callback, confirm "
+            f"or verify returned, not {type(payment).__name__}: only a payment the service "
+            "confirmed can be fulfilled"
+        )
+    return check_payment(payment, Expected())
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+def ensure_schema(dialect: _sql.Dialect, table: str) -> Plan[None]:
+    yield Begin()
+    for statement in dialect.schema(table):
+        yield Query(statement)
+    yield Commit()
+
+
+def fulfil_once(
+    table: str, payment: VerifiedPayment, lease: dt.timedelta, clock: Clock
+) -> Plan[FulfilResult[Any]]:
+    """Claim ``payment.reference``, run the action once, then record it done (or release it)."""
+    reference = payment.reference
+    token = secrets.token_hex(16)
+    now = clock()
+    claim = (token, now + lease, payment.amount, payment.currency, now)
+
+    yield Begin()
+    inserted: Rows = yield Query(_sql.insert_claim(table), (reference, *claim))
+    claimed = inserted.rowcount == 1
+    if not claimed:
+        updated: Rows = yield Query(_sql.take_over(table), (*claim, reference, now))
+        claimed = updated.rowcount == 1
+    if not claimed:
+        found: Rows = yield Query(_sql.select_one(table), (reference,))
+        yield Commit()
+        row = LedgerRow.from_db(found.rows[0])
+        outcome = Outcome.ALREADY_FULFILLED if row.fulfilled else Outcome.IN_PROGRESS
+        return FulfilResult(outcome, reference, row=row)
+    yield Commit()
+
+    acted: Acted = yield Act()
+    if acted.error is not None:
+        problem = f"{type(acted.error).__name__}: {acted.error}"[:500]
+        yield Begin()
+        yield Query(_sql.release(table), (problem, reference, token))
+        yield Commit()
+        raise acted.error
+
+    yield Begin()
+    done: Rows = yield Query(_sql.mark_fulfilled(table), (clock(), reference, token))
+    yield Commit()
+    if done.rowcount != 1:
+        raise LeaseLostError(
+            f"the action for {reference!r} finished after its lease of {lease} expired and "
+            "another worker claimed it; make the lease longer than the action can take",
+            reference=reference,
+        )
+    return FulfilResult(Outcome.FULFILLED, reference, value=acted.value)
+
+
+def rows_for(
+    dialect: _sql.Dialect, table: str, references: Sequence[str]
+) -> Plan[dict[str, LedgerRow]]:
+    """The ledger rows of these references (those that have one), in one query."""
+    if not references:
+        return {}
+    yield Begin()
+    found: Rows = yield Query(*_sql.select_many(dialect, table, references))
+    yield Commit()
+    rows = (LedgerRow.from_db(row) for row in found.rows)
+    return {row.reference: row for row in rows}
+
+
+def fulfilled_after(table: str, after: str, limit: int) -> Plan[list[LedgerRow]]:
+    """The next page of fulfilled rows, in reference order, after the reference ``after``."""
+    yield Begin()
+    found: Rows = yield Query(_sql.fulfilled_page(table), (after, limit))
+    yield Commit()
+    return [LedgerRow.from_db(row) for row in found.rows]
+
+
+def _time(value: object) -> dt.datetime | None:
+    """A timestamp as either database returns it: a datetime, or SQLite's ISO text."""
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))

@@ -1,0 +1,164 @@
+"""The SQLite backend (standard library): one file, many threads and processes on one machine.
+
+WAL lets readers run beside the one writer; ``BEGIN IMMEDIATE`` takes the write lock before
+the claim is read, so two claims never interleave; ``busy_timeout`` makes a writer wait its
+turn instead of failing. The async twin runs these same calls in a worker thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from .._errors import ConfigurationError
+from .._models import wire_timestamp
+from ._driver import AsyncConnection, Connection, Idle
+from ._errors import LedgerError
+from ._plans import Rows
+from ._sql import SQLITE
+
+__all__ = ["AsyncSQLiteDriver", "SQLiteDriver"]
+
+T = TypeVar("T")
+
+
+def _param(value: object) -> object:
+    return wire_timestamp(value) if isinstance(value, dt.datetime) else value
+
+
+class _SQLiteConnection:
+    def __init__(self, raw: sqlite3.Connection) -> None:
+        self.raw = raw
+
+    def execute(self, sql: str, params: Sequence[object]) -> Rows:
+        try:
+            cursor = self.raw.execute(sql, [_param(value) for value in params])
+            return Rows(cursor.fetchall(), cursor.rowcount)
+        except sqlite3.Error as exc:
+            raise _error(exc) from exc
+
+    def commit(self) -> None:
+        try:
+            self.raw.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise _error(exc) from exc
+
+    def rollback(self) -> None:
+        """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
+        with contextlib.suppress(sqlite3.Error):
+            if self.raw.in_transaction:
+                self.raw.execute("ROLLBACK")
+
+
+class SQLiteDriver:
+    """Short write transactions on pooled connections to one SQLite file."""
+
+    dialect = SQLITE
+
+    def __init__(self, path: str, *, busy_timeout: float, create: bool = True) -> None:
+        self.path = path
+        self.busy_timeout = busy_timeout
+        self.create = create
+        self._idle: Idle[_SQLiteConnection] = Idle()
+        self._wal = False
+        self._wal_lock = threading.Lock()
+
+    def begin(self) -> Connection:
+        connection = self._idle.take() or self._connect()
+        try:
+            connection.raw.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            connection.raw.close()
+            raise _error(exc) from exc
+        return connection
+
+    def done(self, connection: Connection) -> None:
+        assert isinstance(connection, _SQLiteConnection)
+        if connection.raw.in_transaction:
+            connection.raw.close()  # a failed COMMIT or ROLLBACK: do not reuse it
+            return
+        if not self._idle.give(connection):
+            connection.raw.close()
+
+    def close(self) -> None:
+        for connection in self._idle.drain():
+            connection.raw.close()
+
+    def _connect(self) -> _SQLiteConnection:
+        if not self.create and not os.path.exists(self.path):
+            raise LedgerError(f"there is no SQLite ledger at {self.path!r}")
+        try:
+            raw = sqlite3.connect(
+                self.path,
+                timeout=self.busy_timeout,  # sets SQLite's busy_timeout
+                isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE ... COMMIT
+                check_same_thread=False,  # the async twin uses it from worker threads
+            )
+        except sqlite3.Error as exc:
+            raise LedgerError(f"cannot open the SQLite ledger {self.path!r}: {exc}") from exc
+        if not self._wal:
+            with self._wal_lock:
+                try:
+                    raw.execute("PRAGMA journal_mode=WAL")  # persistent: once per file is enough
+                except sqlite3.Error as exc:
+                    raw.close()
+                    raise _error(exc) from exc
+                self._wal = True
+        return _SQLiteConnection(raw)
+
+
+class AsyncSQLiteDriver:
+    """:class:`SQLiteDriver` from async code: each call runs in a worker thread (anyio)."""
+
+    dialect = SQLITE
+
+    def __init__(self, path: str, *, busy_timeout: float, create: bool = True) -> None:
+        self.sync = SQLiteDriver(path, busy_timeout=busy_timeout, create=create)
+
+    async def begin(self) -> AsyncConnection:
+        return _InThread(await _in_thread(self.sync.begin))
+
+    async def done(self, connection: AsyncConnection) -> None:
+        assert isinstance(connection, _InThread)
+        await _in_thread(lambda: self.sync.done(connection.connection))
+
+    async def close(self) -> None:
+        await _in_thread(self.sync.close)
+
+
+class _InThread:
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    async def execute(self, sql: str, params: Sequence[object]) -> Rows:
+        return await _in_thread(lambda: self.connection.execute(sql, params))
+
+    async def commit(self) -> None:
+        await _in_thread(self.connection.commit)
+
+    async def rollback(self) -> None:
+        await _in_thread(self.connection.rollback)
+
+
+async def _in_thread(function: Callable[[], T]) -> T:
+    import anyio.to_thread  # httpx depends on anyio; loaded only by async users
+
+    return await anyio.to_thread.run_sync(function)
+
+
+def _error(exc: sqlite3.Error) -> LedgerError:
+    return LedgerError(f"the SQLite ledger failed: {exc}")
+
+
+def sqlite_path(path: str | os.PathLike[str]) -> str:
+    text = os.fspath(path)
+    if not text or text == ":memory:":
+        raise ConfigurationError(
+            "an in-memory SQLite ledger forgets everything and is not shared: give a file path"
+        )
+    return text

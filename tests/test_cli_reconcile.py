@@ -1,0 +1,142 @@
+"""``paysdk reconcile`` end to end: the sandbox, a SQLite ledger, output and exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+import paysdk
+from paysdk.cli import main
+from paysdk.ledger import Ledger
+from paysdk.sandbox import COMPLETED_REFERENCE, FAILED_REFERENCE, Sandbox
+
+
+@pytest.fixture
+def ledger_path(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ledger where every completed payment but order-1042 is fulfilled, and order-1043
+    (failed at the service) is too: one missed payment and one alarm."""
+    monkeypatch.setenv("PAYSDK_BASE_URL", sandbox.base_url)
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", sandbox.secret_key)
+    path = tmp_path / "ledger.db"
+    with (
+        paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as client,
+        Ledger(path) as ledger,
+    ):
+        for record in sandbox.payments:
+            if record.succeeded and record.reference != COMPLETED_REFERENCE:
+                ledger.fulfil_once(client.verify(record.reference), lambda p: None)
+        failed = client.verify(FAILED_REFERENCE).model_copy(update={"success": True})
+        ledger.fulfil_once(failed, lambda p: None)  # as a buggy handler once did
+    return path
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_the_table_lists_what_needs_attention_and_exits_4(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "reconcile", "--ledger", f"sqlite:///{ledger_path}")
+    assert (code, err) == (4, "")  # stderr is no terminal here: no progress
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "KIND", "REFERENCE", "STATUS", "AMOUNT", "CURRENCY", "FULFILLED", "AMOUNT",
+        "FULFILLED", "CURRENCY",
+    ]  # fmt: skip
+    assert lines[1].split() == ["missed", "order-1042", "COMPLETED", "2500000", "NGN", "-", "-"]
+    assert lines[2].split() == ["not_completed", "order-1043", "FAILED", *["4999", "USD"] * 2]
+    assert lines[-2].startswith("8 listed, 6 completed, 5 fulfilled as paid; 1 missed")
+    assert lines[-1] == "needs attention"
+
+
+def test_json_and_csv_carry_the_same_report(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, _ = run(capsys, "reconcile", "--ledger", str(ledger_path), "--json")
+    report = json.loads(out)
+    assert code == 4
+    assert report["needs_attention"] is True
+    assert report["summary"] == {
+        "listed": 8,
+        "completed": 6,
+        "fulfilled_ok": 5,
+        "missed": 1,
+        "not_completed": 1,
+        "not_listed": 0,
+        "mismatch": 0,
+    }
+    assert [(d["kind"], d["reference"]) for d in report["discrepancies"]] == [
+        ("missed", "order-1042"),
+        ("not_completed", "order-1043"),
+    ]
+    code, out, _ = run(capsys, "reconcile", "--ledger", str(ledger_path), "--csv")
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert code == 4
+    assert [(r["kind"], r["reference"], r["fulfilled_amount"]) for r in rows] == [
+        ("missed", "order-1042", "-"),
+        ("not_completed", "order-1043", "4999"),
+    ]
+
+
+def test_nothing_to_do_exits_0(
+    sandbox: Sandbox, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for record in sandbox.payments:
+        sandbox.remove_payment(record.reference)
+    Ledger(tmp_path / "l.db").create_table()
+    code, out, _ = run(capsys, "reconcile", "--ledger", str(tmp_path / "l.db"), *_env(sandbox))
+    assert code == 0
+    assert out.splitlines()[-1] == "nothing needs attention"
+
+
+def _env(sandbox: Sandbox) -> list[str]:
+    return ["--base-url", sandbox.base_url, "--secret-key", sandbox.secret_key]
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_goes_to_a_terminals_stderr_only(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    code, out, _ = run(capsys, "reconcile", "--ledger", str(ledger_path), "--json")
+    assert code == 4
+    assert "\rchecked 8 payments" in terminal.getvalue()
+    assert "checked" not in out
+    json.loads(out)  # stdout stays clean JSON
+
+
+@pytest.mark.parametrize(
+    ("ledger", "code", "message"),
+    [
+        ("mysql://db/shop", 2, "unsupported ledger URL scheme"),
+        ("{tmp}/typo.db", 1, "there is no SQLite ledger at"),
+        ("{tmp}/empty.db", 1, "no such table: paysdk_fulfilments"),
+    ],
+)
+def test_a_bad_ledger_is_one_line_on_stderr(
+    sandbox: Sandbox,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    ledger: str,
+    code: int,
+    message: str,
+) -> None:
+    (tmp_path / "empty.db").touch()
+    argv = ["reconcile", "--ledger", ledger.format(tmp=tmp_path), *_env(sandbox)]
+    exit_code, out, err = run(capsys, *argv)
+    assert (exit_code, out) == (code, "")
+    assert message in err
+    assert err.count("\n") == 1
+    assert not (tmp_path / "typo.db").exists()
