@@ -1,0 +1,276 @@
+"""The measured work, each job run alone in a fresh interpreter by :func:`_measure.run_job`.
+
+    python -m benchmarks._jobs NAME '{"param": ...}'
+
+A job imports what it needs, sets up, calls :func:`ready` and times only its work; the last line
+it prints is JSON with the seconds and the process's peak RSS before and after. A fresh process
+per job keeps one job's heap, garbage and connections out of the next one's numbers, and makes
+``ru_maxrss`` that job's own peak.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import resource
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import Any, Final
+
+from ._measure import paired, peak_rss, timed
+
+REFERENCE: Final = "order-1042"
+
+_ready_rss = 0
+
+
+def ready() -> float:
+    """Mark the end of set-up: the RSS so far is the job's floor. Returns the start time."""
+    global _ready_rss
+    _ready_rss = peak_rss(resource.getrusage(resource.RUSAGE_SELF))
+    return time.perf_counter()
+
+
+def _auth(key: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"}
+
+
+def _references(count: int) -> Iterator[str]:
+    return (f"order-{n:09d}" for n in range(count))
+
+
+# --- row 1: a long list -----------------------------------------------------------------------
+
+
+def list_json(base_url: str, key: str) -> dict[str, Any]:
+    """The baseline: httpx reads the whole body, ``json.loads`` parses it."""
+    import httpx
+
+    with httpx.Client(timeout=300) as client:
+        start = ready()
+        response = client.get(f"{base_url}/payments", headers=_auth(key))
+        response.raise_for_status()
+        count = len(json.loads(response.content)["data"])
+        return {"seconds": time.perf_counter() - start, "count": count}
+
+
+def list_iter(base_url: str, key: str) -> dict[str, Any]:
+    """paysdk's streaming list: one ``ListedPayment`` at a time while the body arrives."""
+    import paysdk
+
+    with paysdk.Client(secret_key=key, base_url=base_url) as client:
+        start = ready()
+        count = 0
+        for _ in client.iter_payments():  # type: ignore[attr-defined]  # lands with issue 8
+            count += 1
+        return {"seconds": time.perf_counter() - start, "count": count}
+
+
+def list_payments(base_url: str, key: str) -> dict[str, Any]:
+    """paysdk's ``list_payments()``: the whole list as models, for context."""
+    import paysdk
+
+    with paysdk.Client(secret_key=key, base_url=base_url, timeout=300) as client:
+        start = ready()
+        count = len(client.list_payments())
+        return {"seconds": time.perf_counter() - start, "count": count}
+
+
+# --- row 2: typed parse -----------------------------------------------------------------------
+
+
+def parse(count: int, rounds: int) -> dict[str, Any]:
+    """``json.loads`` against ``_core.parse_list`` (what list_payments uses) on the same bytes."""
+    from paysdk import _core
+
+    from ._server import ListBody
+
+    body = ListBody(count).render()
+    assert len(_core.parse_list(body)) == count  # warm up pydantic, and check the body
+    start = ready()
+    result = paired(
+        timed(lambda: json.loads(body), 1), timed(lambda: _core.parse_list(body), 1), rounds
+    )
+    return {
+        "seconds": time.perf_counter() - start,
+        "baseline": list(result.baseline),
+        "candidate": list(result.candidate),
+        "body_bytes": len(body),
+    }
+
+
+# --- rows 3 and 5: many verifies, one verify --------------------------------------------------
+
+Fetch = Callable[[str], Awaitable[object]]
+
+
+async def _drive(fetch: Fetch, requests: int, concurrency: int) -> None:
+    """``requests`` verifies by ``concurrency`` workers sharing one queue of references."""
+    references = _references(requests)
+
+    async def worker() -> None:
+        for reference in references:
+            await fetch(reference)
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+async def _timed_drive(fetch: Fetch, requests: int, concurrency: int, warmup: int) -> float:
+    await _drive(fetch, warmup, concurrency)  # open the connections, warm the code
+    start = ready()
+    await _drive(fetch, requests, concurrency)
+    return time.perf_counter() - start
+
+
+async def _async_seconds(
+    client: str, base_url: str, key: str, requests: int, concurrency: int, warmup: int
+) -> float:
+    headers = _auth(key)
+    if client == "httpx":
+        import httpx
+
+        async with httpx.AsyncClient() as raw_httpx:  # default limits, as a user would have them
+
+            async def get_httpx(reference: str) -> object:
+                response = await raw_httpx.get(f"{base_url}/payment/{reference}", headers=headers)
+                response.raise_for_status()
+                return json.loads(response.content)
+
+            return await _timed_drive(get_httpx, requests, concurrency, warmup)
+    if client == "aiohttp":
+        import aiohttp
+
+        async with aiohttp.ClientSession() as session:
+
+            async def get_aiohttp(reference: str) -> object:
+                url = f"{base_url}/payment/{reference}"
+                async with session.get(url, headers=headers) as response:
+                    response.raise_for_status()
+                    return json.loads(await response.read())
+
+            return await _timed_drive(get_aiohttp, requests, concurrency, warmup)
+
+    import paysdk
+
+    if client == "paysdk":
+        async with paysdk.AsyncClient(secret_key=key, base_url=base_url) as sdk:
+            return await _timed_drive(sdk.verify, requests, concurrency, warmup)
+    if client == "paysdk-aiohttp":
+        async with paysdk.AsyncClient(
+            secret_key=key,
+            base_url=base_url,
+            http_backend="aiohttp",  # type: ignore[call-arg]  # lands with issue 8
+        ) as sdk:
+            return await _timed_drive(sdk.verify, requests, concurrency, warmup)
+    if client == "paysdk-aiohttp-verify-many":
+        async with paysdk.AsyncClient(
+            secret_key=key,
+            base_url=base_url,
+            http_backend="aiohttp",  # type: ignore[call-arg]  # lands with issue 8
+        ) as sdk:
+
+            async def verify_all(count: int) -> None:
+                results: AsyncIterator[object] = sdk.verify_many(  # type: ignore[attr-defined]
+                    list(_references(count)), concurrency=concurrency
+                )
+                async for result in results:
+                    if isinstance(result, BaseException):
+                        raise result
+
+            await verify_all(warmup)
+            start = ready()
+            await verify_all(requests)
+            return time.perf_counter() - start
+    raise ValueError(f"unknown client {client!r}")
+
+
+def async_verify(
+    client: str, base_url: str, key: str, requests: int, concurrency: int, warmup: int
+) -> dict[str, Any]:
+    """``requests`` verifies at ``concurrency``: raw httpx or aiohttp, or one of paysdk's."""
+    seconds = asyncio.run(_async_seconds(client, base_url, key, requests, concurrency, warmup))
+    return {"seconds": seconds, "requests_per_second": requests / seconds}
+
+
+def sync_verify(base_url: str, key: str, calls: int, rounds: int) -> dict[str, Any]:
+    """One verify at a time over a kept-alive connection: raw httpx + json.loads against paysdk."""
+    import httpx
+
+    import paysdk
+
+    url, headers = f"{base_url}/payment/{REFERENCE}", _auth(key)
+    with (
+        httpx.Client() as raw,
+        paysdk.Client(secret_key=key, base_url=base_url) as sdk,
+    ):
+
+        def get_raw() -> object:
+            response = raw.get(url, headers=headers)
+            response.raise_for_status()
+            return json.loads(response.content)
+
+        get_raw()  # connect both and warm up
+        sdk.verify(REFERENCE)
+        start = ready()
+        result = paired(timed(get_raw, calls), timed(lambda: sdk.verify(REFERENCE), calls), rounds)
+    return {
+        "seconds": time.perf_counter() - start,
+        "baseline": list(result.baseline),
+        "candidate": list(result.candidate),
+    }
+
+
+def overhead(calls: int, rounds: int) -> dict[str, Any]:
+    """One verify over httpx's in-memory transport: paysdk's own CPU cost, no network at all."""
+    import httpx
+
+    import paysdk
+
+    from ._server import verify_body
+
+    body = verify_body(REFERENCE)
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=body))
+    base_url, key = "https://api.pay.test", "sk_bench_overhead"
+    url, headers = f"{base_url}/payment/{REFERENCE}", _auth(key)
+    with (
+        httpx.Client(transport=transport) as raw,
+        httpx.Client(transport=transport) as sdk_http,
+        paysdk.Client(secret_key=key, base_url=base_url, http_client=sdk_http) as sdk,
+    ):
+
+        def get_raw() -> object:
+            return json.loads(raw.get(url, headers=headers).content)
+
+        get_raw()  # warm both up
+        sdk.verify(REFERENCE)
+        start = ready()
+        result = paired(timed(get_raw, calls), timed(lambda: sdk.verify(REFERENCE), calls), rounds)
+    return {
+        "seconds": time.perf_counter() - start,
+        "baseline": list(result.baseline),
+        "candidate": list(result.candidate),
+    }
+
+
+JOBS: Final[dict[str, Callable[..., dict[str, Any]]]] = {
+    "list-json": list_json,
+    "list-iter": list_iter,
+    "list-payments": list_payments,
+    "parse": parse,
+    "async-verify": async_verify,
+    "sync-verify": sync_verify,
+    "overhead": overhead,
+}
+
+
+def main() -> None:
+    name, params = sys.argv[1], json.loads(sys.argv[2])
+    report = JOBS[name](**params)
+    report["ready_rss_bytes"] = _ready_rss
+    report["peak_rss_bytes"] = peak_rss(resource.getrusage(resource.RUSAGE_SELF))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

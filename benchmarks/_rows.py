@@ -1,0 +1,454 @@
+"""The rows of issue 8's table, each a function that measures, prints its detail, returns results.
+
+A row runs alone with ``python -m benchmarks --only NAME``. A job that fails (a feature not there
+yet, a server error) is reported as FAILED in its row and the run goes on with the next one.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from ._measure import JobFailed, JobResult, Paired, command_seconds, paired, run_job
+from ._server import BenchServer, ListBody
+
+REFERENCE: Final = "order-1042"
+MB: Final = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work each row does: the full run, or ``--quick``'s smoke run."""
+
+    list_count: int
+    list_rounds: int
+    parse_count: int
+    parse_rounds: int
+    async_requests: int
+    async_rounds: int
+    concurrency: int
+    import_pairs: int
+    verify_calls: int
+    verify_rounds: int
+
+
+FULL: Final = Sizes(
+    list_count=1_000_000,
+    list_rounds=1,
+    parse_count=100_000,
+    parse_rounds=7,
+    async_requests=3_000,
+    async_rounds=3,
+    concurrency=50,
+    import_pairs=20,
+    verify_calls=200,
+    verify_rounds=21,
+)
+QUICK: Final = Sizes(
+    list_count=2_000,
+    list_rounds=1,
+    parse_count=1_000,
+    parse_rounds=2,
+    async_requests=100,
+    async_rounds=1,
+    concurrency=50,
+    import_pairs=1,
+    verify_calls=10,
+    verify_rounds=2,
+)
+
+
+@dataclass(frozen=True)
+class Goal:
+    """What issue 8 asks of a measure, such as ``<= 2.00x`` or ``< 100 MB``."""
+
+    op: Literal["<=", ">=", "<"]
+    limit: float
+    unit: str = "x"
+
+    def met(self, value: float) -> bool:
+        if self.op == "<=":
+            return value <= self.limit
+        if self.op == ">=":
+            return value >= self.limit
+        return value < self.limit
+
+    def __str__(self) -> str:
+        return f"{self.op} {_figure(self.limit, self.unit)}"
+
+
+@dataclass(frozen=True)
+class Result:
+    """One line of the summary: a measure, its baseline, the ratio and whether the goal is met."""
+
+    row: str
+    measure: str
+    baseline: str
+    candidate: str
+    value: float | None
+    """The ratio (or megabytes); ``None`` when the job failed."""
+    unit: str = "x"
+    goal: Goal | None = None
+    """``None``: context, measured for the reader, no goal of its own."""
+    error: str = ""
+
+    @property
+    def verdict(self) -> str:
+        if self.value is None:
+            return f"FAILED: {self.error}"
+        if self.goal is None:
+            return "context"
+        return "met" if self.goal.met(self.value) else "NOT met"
+
+    @property
+    def figure(self) -> str:
+        return "-" if self.value is None else _figure(self.value, self.unit)
+
+
+def _figure(value: float, unit: str) -> str:
+    return f"{value:,.0f} MB" if unit == "MB" else f"{value:.2f}x"
+
+
+def _seconds(seconds: float) -> str:
+    if seconds >= 1:
+        return f"{seconds:.2f} s"
+    if seconds >= 1e-3:
+        return f"{seconds * 1e3:.1f} ms"
+    return f"{seconds * 1e6:.0f} us"
+
+
+def _mb(size: int) -> str:
+    return f"{size / MB:,.0f} MB"
+
+
+@dataclass(frozen=True)
+class Bench:
+    """What every row gets: the server, the key it checks and how much work to do."""
+
+    server: BenchServer
+    key: str
+    sizes: Sizes
+
+
+Row = Callable[[Bench], list[Result]]
+
+
+def _failed(row: str, measure: str, baseline: str, error: str, unit: str = "x") -> Result:
+    return Result(row, measure, baseline, "-", None, unit=unit, error=error)
+
+
+# --- 1. streaming list ------------------------------------------------------------------------
+
+
+def stream_list(bench: Bench) -> list[Result]:
+    """``iter_payments()`` of a long list: peak RSS, and time against httpx + ``json.loads``."""
+    count, rounds = bench.sizes.list_count, bench.sizes.list_rounds
+    url = bench.server.base_url(count)
+    row = f"1. list {count:,} payments"
+    print(f"\n{row} ({ListBody(count).length / MB:,.0f} MB body); each job in a fresh process")
+    runs: dict[str, list[JobResult]] = {"list-json": [], "list-iter": [], "list-payments": []}
+
+    def job(name: str) -> Callable[[], float]:
+        def run() -> float:
+            result = run_job(name, base_url=url, key=bench.key)
+            if result.details["count"] != count:
+                raise JobFailed(f"{name} saw {result.details['count']} payments, not {count}")
+            runs[name].append(result)
+            return result.seconds
+
+        return run
+
+    error = ""
+    pair: Paired | None = None
+    try:
+        pair = paired(job("list-json"), job("list-iter"), rounds)
+    except JobFailed as exc:
+        error = str(exc)
+    if not runs["list-json"]:
+        return [_failed(row, "time", "-", error), _failed(row, "peak RSS", "-", error, "MB")]
+    context_error = ""
+    try:
+        job("list-payments")()
+    except JobFailed as exc:
+        context_error = str(exc)
+
+    base_seconds = statistics.median(r.seconds for r in runs["list-json"])
+    base_rss = max(r.peak_rss_bytes for r in runs["list-json"])
+    _print_job("baseline", "httpx.Client.get + json.loads", runs["list-json"])
+    _print_job("paysdk", "Client.iter_payments()", runs["list-iter"], error)
+    _print_job("context", "Client.list_payments()", runs["list-payments"], context_error)
+    baseline = f"{_seconds(base_seconds)}, {_mb(base_rss)}"
+    results: list[Result] = []
+    if pair is None:
+        results += [
+            _failed(row, "iter_payments() time", baseline, error),
+            _failed(row, "iter_payments() peak RSS", baseline, error, "MB"),
+        ]
+    else:
+        peak = max(r.peak_rss_bytes for r in runs["list-iter"])
+        results += [
+            Result(
+                row,
+                "iter_payments() time",
+                _seconds(base_seconds),
+                _seconds(statistics.median(pair.candidate)),
+                pair.ratio,
+                goal=Goal("<=", 2.0),
+            ),
+            Result(
+                row,
+                "iter_payments() peak RSS",
+                _mb(base_rss),
+                _mb(peak),
+                peak / MB,
+                unit="MB",
+                goal=Goal("<", 100, "MB"),
+            ),
+        ]
+    if runs["list-payments"]:
+        (context,) = runs["list-payments"]
+        results += [
+            Result(
+                row,
+                "list_payments() time",
+                _seconds(base_seconds),
+                _seconds(context.seconds),
+                context.seconds / base_seconds,
+            ),
+            Result(
+                row,
+                "list_payments() peak RSS",
+                _mb(base_rss),
+                _mb(context.peak_rss_bytes),
+                context.peak_rss_bytes / MB,
+                unit="MB",
+            ),
+        ]
+    else:
+        results.append(_failed(row, "list_payments()", baseline, context_error))
+    return results
+
+
+def _print_job(role: str, what: str, runs: Sequence[JobResult], error: str = "") -> None:
+    if not runs:
+        print(f"  {role:<9} {what:<32} FAILED: {error}")
+        return
+    seconds = statistics.median(r.seconds for r in runs)
+    peak = max(r.peak_rss_bytes for r in runs)
+    ready = max(r.ready_rss_bytes for r in runs)
+    print(
+        f"  {role:<9} {what:<32} {_seconds(seconds):>10}   peak RSS {_mb(peak):>9}"
+        f" (after imports {_mb(ready)})"
+    )
+
+
+# --- 2. typed parse ---------------------------------------------------------------------------
+
+
+def parse(bench: Bench) -> list[Result]:
+    """``_core.parse_list`` (what list_payments uses) against ``json.loads``, same bytes."""
+    count, rounds = bench.sizes.parse_count, bench.sizes.parse_rounds
+    row = f"2. parse {count:,}-payment list"
+    print(f"\n{row} body; in one fresh process, {rounds} rounds alternating")
+    try:
+        job = run_job("parse", count=count, rounds=rounds)
+    except JobFailed as exc:
+        return [_failed(row, "parse_list vs json.loads", "-", str(exc))]
+    pair = Paired(job.details["baseline"], job.details["candidate"])
+    print(f"  body {job.details['body_bytes'] / MB:,.1f} MB")
+    _print_pair("json.loads", "_core.parse_list", pair)
+    return [
+        Result(
+            row,
+            "_core.parse_list vs json.loads",
+            _seconds(statistics.median(pair.baseline)),
+            _seconds(statistics.median(pair.candidate)),
+            pair.ratio,
+            goal=Goal("<=", 1.1),
+        )
+    ]
+
+
+def _print_pair(baseline: str, candidate: str, pair: Paired, calls: int = 1) -> None:
+    base = statistics.median(pair.baseline) / calls
+    cand = statistics.median(pair.candidate) / calls
+    each = " per call" if calls > 1 else ""
+    print(f"  baseline  {baseline:<32} {_seconds(base):>10}{each} (median)")
+    print(f"  paysdk    {candidate:<32} {_seconds(cand):>10}{each} (median)")
+    print("  ratios by round: " + " ".join(f"{r:.2f}" for r in pair.ratios))
+
+
+# --- 3. many async verifies -------------------------------------------------------------------
+
+ASYNC_CLIENTS: Final = {
+    "httpx": "default httpx.AsyncClient + json.loads",
+    "aiohttp": "aiohttp ClientSession.get + json.loads",
+    "paysdk": "paysdk AsyncClient (httpx)",
+    "paysdk-aiohttp": 'paysdk AsyncClient(http_backend="aiohttp")',
+    "paysdk-aiohttp-verify-many": "... .verify_many(refs, concurrency=)",
+}
+
+
+def async_verify(bench: Bench) -> list[Result]:
+    """Verifies at a fixed concurrency by 50 workers, each client in its own fresh process."""
+    sizes = bench.sizes
+    row = f"3. async {sizes.async_requests:,} verifies at {sizes.concurrency}"
+    print(f"\n{row}; each client in a fresh process, {sizes.async_rounds} round(s), order rotated")
+    seconds: dict[str, list[float]] = {client: [] for client in ASYNC_CLIENTS}
+    errors: dict[str, str] = {}
+    clients = list(ASYNC_CLIENTS)
+    server_before = bench.server.stats()
+    served = 0
+    for round_ in range(sizes.async_rounds):
+        shift = round_ % len(clients)
+        for client in clients[shift:] + clients[:shift]:
+            if client in errors:
+                continue
+            try:
+                job = run_job(
+                    "async-verify",
+                    client=client,
+                    base_url=bench.server.base_url(),
+                    key=bench.key,
+                    requests=sizes.async_requests,
+                    concurrency=sizes.concurrency,
+                    warmup=2 * sizes.concurrency,
+                )
+            except JobFailed as exc:
+                errors[client] = str(exc)
+                continue
+            seconds[client].append(job.seconds)
+            served += sizes.async_requests + 2 * sizes.concurrency
+    server_cpu = bench.server.stats().cpu_seconds - server_before.cpu_seconds
+    for client, label in ASYNC_CLIENTS.items():
+        if client in errors:
+            print(f"  {client:<27} {label:<42} FAILED: {errors[client]}")
+        else:
+            rates = [sizes.async_requests / s for s in seconds[client]]
+            print(f"  {client:<27} {label:<42} {statistics.median(rates):8,.0f} req/s")
+    if served and server_cpu > 0:
+        print(f"  the server spent {server_cpu / served * 1e6:.0f} us of CPU per request")
+        print(f"  (about {served / server_cpu:,.0f} req/s on one core): never the bottleneck")
+
+    def rate(client: str) -> str:
+        if client in errors:
+            return "-"
+        return f"{statistics.median(sizes.async_requests / s for s in seconds[client]):,.0f} req/s"
+
+    def versus(candidate: str, baseline: str, measure: str, goal: Goal | None) -> Result:
+        failed = errors.get(baseline) or errors.get(candidate)
+        if failed:
+            return _failed(row, measure, rate(baseline), failed)
+        pair = Paired(seconds[baseline], seconds[candidate])
+        return Result(row, measure, rate(baseline), rate(candidate), pair.speedup, goal=goal)
+
+    aiohttp_sdk = "paysdk-aiohttp"
+    return [
+        versus(aiohttp_sdk, "httpx", "paysdk aiohttp vs default httpx", Goal(">=", 10.0)),
+        versus(aiohttp_sdk, "aiohttp", "paysdk aiohttp vs raw aiohttp", Goal(">=", 0.6)),
+        versus("paysdk", "httpx", "paysdk (httpx) vs default httpx", None),
+        versus("paysdk-aiohttp-verify-many", "httpx", "verify_many vs default httpx", None),
+        versus("aiohttp", "httpx", "raw aiohttp vs default httpx", None),
+    ]
+
+
+# --- 4. import --------------------------------------------------------------------------------
+
+IMPORT_BASELINE: Final = "import httpx; from pydantic import BaseModel"
+IMPORT_PAYSDK: Final = "import paysdk; paysdk.Client; paysdk.AsyncClient; paysdk.VerifiedPayment"
+
+
+def import_time(bench: Bench) -> list[Result]:
+    """A fresh ``python -c`` importing paysdk against one importing httpx and pydantic."""
+    pairs = bench.sizes.import_pairs
+    row = "4. import"
+    print(f"\n{row}: python -c, {pairs} pair(s) alternating, after one warm-up run of each")
+    measure = "import paysdk vs httpx + pydantic"
+    return [_commands(row, measure, IMPORT_BASELINE, IMPORT_PAYSDK, pairs, Goal("<=", 1.10))]
+
+
+def first_verify(bench: Bench) -> list[Result]:
+    """Start-up to the first answer: a lazily built model must not just move the cost there."""
+    pairs = bench.sizes.import_pairs
+    row = "4b. import + first verify"
+    print(f"\n{row}: python -c, {pairs} pair(s) alternating, after one warm-up run of each")
+    base_url, key = bench.server.base_url(), bench.key
+    raw = (
+        "import json, httpx\nfrom pydantic import BaseModel\n"
+        "with httpx.Client() as client:\n"
+        f"    response = client.get({base_url + '/payment/' + REFERENCE!r},"
+        f" headers={{'Authorization': 'Bearer {key}'}})\n"
+        "    response.raise_for_status()\n"
+        "    json.loads(response.content)\n"
+    )
+    sdk = (
+        "import paysdk\n"
+        f"with paysdk.Client(secret_key={key!r}, base_url={base_url!r}) as client:\n"
+        f"    client.verify({REFERENCE!r})\n"
+    )
+    return [_commands(row, "paysdk verify vs httpx get + json.loads", raw, sdk, pairs, None)]
+
+
+def _commands(
+    row: str, measure: str, baseline: str, candidate: str, pairs: int, goal: Goal | None
+) -> Result:
+    try:
+        command_seconds(baseline)  # warm the disk cache and the bytecode of both
+        command_seconds(candidate)
+        pair = paired(lambda: command_seconds(baseline), lambda: command_seconds(candidate), pairs)
+    except subprocess.CalledProcessError as exc:
+        return _failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")
+    _print_pair(f"python -c {baseline.splitlines()[0][:22]}...", "python -c paysdk...", pair)
+    base, cand = statistics.median(pair.baseline), statistics.median(pair.candidate)
+    return Result(row, measure, _seconds(base), _seconds(cand), pair.ratio, goal=goal)
+
+
+# --- 5. one sync verify -----------------------------------------------------------------------
+
+
+def sync_verify(bench: Bench) -> list[Result]:
+    """One verify after another on a kept-alive connection: paysdk against raw httpx."""
+    calls, rounds = bench.sizes.verify_calls, bench.sizes.verify_rounds
+    row = "5. sync verify, keep-alive"
+    print(f"\n{row}: {rounds} rounds of {calls} calls alternating, in one fresh process")
+    measure = "Client.verify vs httpx get + json.loads"
+    params = {"base_url": bench.server.base_url(), "key": bench.key, "rounds": rounds}
+    return [_paired_job(row, measure, "sync-verify", Goal("<=", 1.05), calls, params)]
+
+
+def overhead(bench: Bench) -> list[Result]:
+    """paysdk's own CPU cost per verify, over httpx's in-memory transport (no network)."""
+    calls, rounds = bench.sizes.verify_calls * 5, bench.sizes.verify_rounds
+    row = "5b. verify, in-memory transport"
+    print(f"\n{row}: {rounds} rounds of {calls} calls alternating, in one fresh process")
+    measure = "Client.verify vs httpx + json.loads"
+    return [_paired_job(row, measure, "overhead", None, calls, {"rounds": rounds})]
+
+
+def _paired_job(
+    row: str, measure: str, job: str, goal: Goal | None, calls: int, params: dict[str, object]
+) -> Result:
+    """A job that times ``calls`` calls of each side per round and reports both sides' rounds."""
+    try:
+        result = run_job(job, calls=calls, **params)
+    except JobFailed as exc:
+        return _failed(row, measure, "-", str(exc))
+    pair = Paired(result.details["baseline"], result.details["candidate"])
+    _print_pair("httpx get + json.loads", "paysdk Client.verify", pair, calls)
+    base = statistics.median(pair.baseline) / calls
+    cand = statistics.median(pair.candidate) / calls
+    return Result(row, measure, _seconds(base), _seconds(cand), pair.ratio, goal=goal)
+
+
+ROWS: Final[dict[str, Row]] = {
+    "stream-list": stream_list,
+    "parse": parse,
+    "async-verify": async_verify,
+    "import": import_time,
+    "first-verify": first_verify,
+    "sync-verify": sync_verify,
+    "overhead": overhead,
+}
