@@ -66,10 +66,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--list-count", type=int, metavar="N", help="payments in row 1's list (default 1,000,000)"
     )
+    parser.add_argument(
+        "--list-rounds", type=int, metavar="N", help="rounds of row 1's jobs (default 1)"
+    )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     if args.list_count is not None:
         sizes = dataclasses.replace(sizes, list_count=args.list_count)
+    if args.list_rounds is not None:
+        sizes = dataclasses.replace(sizes, list_rounds=args.list_rounds)
     started = time.perf_counter()
     print(machine())
     command = " ".join(["python -m benchmarks", *(sys.argv[1:] if argv is None else argv)])

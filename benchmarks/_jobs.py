@@ -11,14 +11,19 @@ per job keeps one job's heap, garbage and connections out of the next one's numb
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import resource
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from typing import Any, Final
+from contextlib import AbstractAsyncContextManager
+from typing import TYPE_CHECKING, Any, Final
 
 from ._measure import paired, peak_rss, timed
+
+if TYPE_CHECKING:
+    import paysdk
 
 REFERENCE: Final = "order-1042"
 
@@ -103,86 +108,115 @@ def parse(count: int, rounds: int) -> dict[str, Any]:
 # --- rows 3 and 5: many verifies, one verify --------------------------------------------------
 
 Fetch = Callable[[str], Awaitable[object]]
+Run = Callable[[int], Awaitable[None]]
+"""Verifies the first ``n`` references (``order-000000000`` on) at the row's concurrency."""
 
 
-async def _drive(fetch: Fetch, requests: int, concurrency: int) -> None:
-    """``requests`` verifies by ``concurrency`` workers sharing one queue of references."""
-    references = _references(requests)
+def _pool(fetch: Fetch, concurrency: int) -> Run:
+    """``concurrency`` workers taking references from one shared queue.
 
-    async def worker() -> None:
-        for reference in references:
-            await fetch(reference)
+    Every client gets this same shape, so none pays for thousands of waiting tasks where
+    another does not.
+    """
 
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
+    async def run(count: int) -> None:
+        references = _references(count)
+
+        async def worker() -> None:
+            for reference in references:
+                await fetch(reference)
+
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+    return run
 
 
-async def _timed_drive(fetch: Fetch, requests: int, concurrency: int, warmup: int) -> float:
-    await _drive(fetch, warmup, concurrency)  # open the connections, warm the code
-    start = ready()
-    await _drive(fetch, requests, concurrency)
-    return time.perf_counter() - start
+@contextlib.asynccontextmanager
+async def _raw_httpx(base_url: str, key: str, concurrency: int) -> AsyncIterator[Run]:
+    import httpx
+
+    headers = _auth(key)
+    async with httpx.AsyncClient() as client:  # default limits, as a user would have them
+
+        async def fetch(reference: str) -> object:
+            response = await client.get(f"{base_url}/payment/{reference}", headers=headers)
+            response.raise_for_status()
+            return json.loads(response.content)
+
+        yield _pool(fetch, concurrency)
+
+
+@contextlib.asynccontextmanager
+async def _raw_aiohttp(base_url: str, key: str, concurrency: int) -> AsyncIterator[Run]:
+    import aiohttp
+
+    headers = _auth(key)
+    async with aiohttp.ClientSession() as session:
+
+        async def fetch(reference: str) -> object:
+            async with session.get(f"{base_url}/payment/{reference}", headers=headers) as response:
+                response.raise_for_status()
+                return json.loads(await response.read())
+
+        yield _pool(fetch, concurrency)
+
+
+def _paysdk_client(base_url: str, key: str, backend: str | None) -> paysdk.AsyncClient:
+    import paysdk
+
+    if backend is None:
+        return paysdk.AsyncClient(secret_key=key, base_url=base_url)
+    return paysdk.AsyncClient(
+        secret_key=key,
+        base_url=base_url,
+        http_backend=backend,  # type: ignore[call-arg]  # lands with issue 8
+    )
+
+
+@contextlib.asynccontextmanager
+async def _paysdk(base_url: str, key: str, concurrency: int) -> AsyncIterator[Run]:
+    async with _paysdk_client(base_url, key, None) as sdk:
+        yield _pool(sdk.verify, concurrency)
+
+
+@contextlib.asynccontextmanager
+async def _paysdk_aiohttp(base_url: str, key: str, concurrency: int) -> AsyncIterator[Run]:
+    async with _paysdk_client(base_url, key, "aiohttp") as sdk:
+        yield _pool(sdk.verify, concurrency)
+
+
+@contextlib.asynccontextmanager
+async def _paysdk_verify_many(base_url: str, key: str, concurrency: int) -> AsyncIterator[Run]:
+    async with _paysdk_client(base_url, key, "aiohttp") as sdk:
+
+        async def run(count: int) -> None:
+            results: AsyncIterator[object] = sdk.verify_many(  # type: ignore[attr-defined]
+                list(_references(count)), concurrency=concurrency
+            )
+            async for result in results:
+                if isinstance(result, BaseException):
+                    raise result
+
+        yield run
+
+
+ASYNC_CLIENTS: Final[dict[str, Callable[[str, str, int], AbstractAsyncContextManager[Run]]]] = {
+    "httpx": _raw_httpx,
+    "aiohttp": _raw_aiohttp,
+    "paysdk": _paysdk,
+    "paysdk-aiohttp": _paysdk_aiohttp,
+    "paysdk-aiohttp-verify-many": _paysdk_verify_many,
+}
 
 
 async def _async_seconds(
     client: str, base_url: str, key: str, requests: int, concurrency: int, warmup: int
 ) -> float:
-    headers = _auth(key)
-    if client == "httpx":
-        import httpx
-
-        async with httpx.AsyncClient() as raw_httpx:  # default limits, as a user would have them
-
-            async def get_httpx(reference: str) -> object:
-                response = await raw_httpx.get(f"{base_url}/payment/{reference}", headers=headers)
-                response.raise_for_status()
-                return json.loads(response.content)
-
-            return await _timed_drive(get_httpx, requests, concurrency, warmup)
-    if client == "aiohttp":
-        import aiohttp
-
-        async with aiohttp.ClientSession() as session:
-
-            async def get_aiohttp(reference: str) -> object:
-                url = f"{base_url}/payment/{reference}"
-                async with session.get(url, headers=headers) as response:
-                    response.raise_for_status()
-                    return json.loads(await response.read())
-
-            return await _timed_drive(get_aiohttp, requests, concurrency, warmup)
-
-    import paysdk
-
-    if client == "paysdk":
-        async with paysdk.AsyncClient(secret_key=key, base_url=base_url) as sdk:
-            return await _timed_drive(sdk.verify, requests, concurrency, warmup)
-    if client == "paysdk-aiohttp":
-        async with paysdk.AsyncClient(
-            secret_key=key,
-            base_url=base_url,
-            http_backend="aiohttp",  # type: ignore[call-arg]  # lands with issue 8
-        ) as sdk:
-            return await _timed_drive(sdk.verify, requests, concurrency, warmup)
-    if client == "paysdk-aiohttp-verify-many":
-        async with paysdk.AsyncClient(
-            secret_key=key,
-            base_url=base_url,
-            http_backend="aiohttp",  # type: ignore[call-arg]  # lands with issue 8
-        ) as sdk:
-
-            async def verify_all(count: int) -> None:
-                results: AsyncIterator[object] = sdk.verify_many(  # type: ignore[attr-defined]
-                    list(_references(count)), concurrency=concurrency
-                )
-                async for result in results:
-                    if isinstance(result, BaseException):
-                        raise result
-
-            await verify_all(warmup)
-            start = ready()
-            await verify_all(requests)
-            return time.perf_counter() - start
-    raise ValueError(f"unknown client {client!r}")
+    async with ASYNC_CLIENTS[client](base_url, key, concurrency) as run:
+        await run(warmup)  # open the connections, warm the code
+        start = ready()
+        await run(requests)
+        return time.perf_counter() - start
 
 
 def async_verify(

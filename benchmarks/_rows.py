@@ -39,13 +39,13 @@ FULL: Final = Sizes(
     list_count=1_000_000,
     list_rounds=1,
     parse_count=100_000,
-    parse_rounds=7,
+    parse_rounds=9,
     async_requests=3_000,
     async_rounds=3,
     concurrency=50,
     import_pairs=20,
-    verify_calls=200,
-    verify_rounds=21,
+    verify_calls=50,
+    verify_rounds=81,
 )
 QUICK: Final = Sizes(
     list_count=2_000,
@@ -283,7 +283,7 @@ def _print_pair(baseline: str, candidate: str, pair: Paired, calls: int = 1) -> 
 
 # --- 3. many async verifies -------------------------------------------------------------------
 
-ASYNC_CLIENTS: Final = {
+CLIENT_LABELS: Final = {
     "httpx": "default httpx.AsyncClient + json.loads",
     "aiohttp": "aiohttp ClientSession.get + json.loads",
     "paysdk": "paysdk AsyncClient (httpx)",
@@ -293,13 +293,13 @@ ASYNC_CLIENTS: Final = {
 
 
 def async_verify(bench: Bench) -> list[Result]:
-    """Verifies at a fixed concurrency by 50 workers, each client in its own fresh process."""
+    """Verifies by ``concurrency`` workers sharing one queue, each client in a fresh process."""
     sizes = bench.sizes
     row = f"3. async {sizes.async_requests:,} verifies at {sizes.concurrency}"
     print(f"\n{row}; each client in a fresh process, {sizes.async_rounds} round(s), order rotated")
-    seconds: dict[str, list[float]] = {client: [] for client in ASYNC_CLIENTS}
+    seconds: dict[str, list[float]] = {client: [] for client in CLIENT_LABELS}
     errors: dict[str, str] = {}
-    clients = list(ASYNC_CLIENTS)
+    clients = list(CLIENT_LABELS)
     server_before = bench.server.stats()
     served = 0
     for round_ in range(sizes.async_rounds):
@@ -323,7 +323,7 @@ def async_verify(bench: Bench) -> list[Result]:
             seconds[client].append(job.seconds)
             served += sizes.async_requests + 2 * sizes.concurrency
     server_cpu = bench.server.stats().cpu_seconds - server_before.cpu_seconds
-    for client, label in ASYNC_CLIENTS.items():
+    for client, label in CLIENT_LABELS.items():
         if client in errors:
             print(f"  {client:<27} {label:<42} FAILED: {errors[client]}")
         else:
