@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Final
 
-from ._measure import paired, peak_rss, timed
+from ._measure import Paired, paired, peak_rss, timed
 
 if TYPE_CHECKING:
     import paysdk
@@ -93,15 +93,27 @@ def parse(count: int, rounds: int) -> dict[str, Any]:
 
     body = ListBody(count).render()
     assert len(_core.parse_list(body)) == count  # warm up pydantic, and check the body
+    cpu: tuple[list[float], list[float]] = ([], [])
     start = ready()
     result = paired(
-        timed(lambda: json.loads(body), 1), timed(lambda: _core.parse_list(body), 1), rounds
+        timed(lambda: json.loads(body), 1, cpu=cpu[0], collect=True),
+        timed(lambda: _core.parse_list(body), 1, cpu=cpu[1], collect=True),
+        rounds,
     )
     return {
         "seconds": time.perf_counter() - start,
-        "baseline": list(result.baseline),
-        "candidate": list(result.candidate),
+        **_rounds(result, cpu),
         "body_bytes": len(body),
+    }
+
+
+def _rounds(wall: Paired, cpu: tuple[list[float], list[float]]) -> dict[str, list[float]]:
+    """A paired measurement's rounds, wall and CPU seconds, for the parent to read back."""
+    return {
+        "baseline": list(wall.baseline),
+        "candidate": list(wall.candidate),
+        "baseline_cpu": cpu[0],
+        "candidate_cpu": cpu[1],
     }
 
 
@@ -246,13 +258,14 @@ def sync_verify(base_url: str, key: str, calls: int, rounds: int) -> dict[str, A
 
         get_raw()  # connect both and warm up
         sdk.verify(REFERENCE)
+        cpu: tuple[list[float], list[float]] = ([], [])
         start = ready()
-        result = paired(timed(get_raw, calls), timed(lambda: sdk.verify(REFERENCE), calls), rounds)
-    return {
-        "seconds": time.perf_counter() - start,
-        "baseline": list(result.baseline),
-        "candidate": list(result.candidate),
-    }
+        result = paired(
+            timed(get_raw, calls, cpu=cpu[0]),
+            timed(lambda: sdk.verify(REFERENCE), calls, cpu=cpu[1]),
+            rounds,
+        )
+    return {"seconds": time.perf_counter() - start, **_rounds(result, cpu)}
 
 
 def overhead(calls: int, rounds: int) -> dict[str, Any]:
@@ -278,13 +291,14 @@ def overhead(calls: int, rounds: int) -> dict[str, Any]:
 
         get_raw()  # warm both up
         sdk.verify(REFERENCE)
+        cpu: tuple[list[float], list[float]] = ([], [])
         start = ready()
-        result = paired(timed(get_raw, calls), timed(lambda: sdk.verify(REFERENCE), calls), rounds)
-    return {
-        "seconds": time.perf_counter() - start,
-        "baseline": list(result.baseline),
-        "candidate": list(result.candidate),
-    }
+        result = paired(
+            timed(get_raw, calls, cpu=cpu[0]),
+            timed(lambda: sdk.verify(REFERENCE), calls, cpu=cpu[1]),
+            rounds,
+        )
+    return {"seconds": time.perf_counter() - start, **_rounds(result, cpu)}
 
 
 JOBS: Final[dict[str, Callable[..., dict[str, Any]]]] = {

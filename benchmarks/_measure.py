@@ -8,6 +8,7 @@ little, where a single ratio of two totals would take the whole disturbance.
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 import statistics
@@ -62,14 +63,30 @@ def paired(baseline: Callable[[], float], candidate: Callable[[], float], rounds
     return Paired(base, cand)
 
 
-def timed(fn: Callable[[], object], calls: int) -> Callable[[], float]:
-    """A callable that makes ``calls`` calls of ``fn`` and returns the seconds they took."""
+def timed(
+    fn: Callable[[], object],
+    calls: int,
+    *,
+    cpu: list[float] | None = None,
+    collect: bool = False,
+) -> Callable[[], float]:
+    """A callable that makes ``calls`` calls of ``fn`` and returns the wall seconds they took.
+
+    ``cpu`` collects this process's CPU seconds for the same calls: on a shared machine it moves
+    far less than wall time when other processes take the cores. ``collect`` runs the cyclic
+    GC before each timing (outside it), so every timing starts from the same heap.
+    """
 
     def run() -> float:
-        start = time.perf_counter()
+        if collect:
+            gc.collect()
+        cpu_start, start = time.process_time(), time.perf_counter()
         for _ in range(calls):
             fn()
-        return time.perf_counter() - start
+        wall = time.perf_counter() - start
+        if cpu is not None:
+            cpu.append(time.process_time() - cpu_start)
+        return wall
 
     return run
 
