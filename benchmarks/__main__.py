@@ -42,7 +42,7 @@ def machine() -> str:
 
 def table(results: Sequence[Result]) -> str:
     lines = [
-        "| row | measure | baseline | paysdk | ratio | goal | |",
+        "| row | measure | baseline | paysdk | ratio or size | goal | verdict |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in results:

@@ -161,75 +161,57 @@ def stream_list(bench: Bench) -> list[Result]:
 
         return run
 
-    error = ""
-    pair: Paired | None = None
+    error = context_error = ""
     try:
-        pair = paired(job("list-json"), job("list-iter"), rounds)
+        paired(job("list-json"), job("list-iter"), rounds)
     except JobFailed as exc:
         error = str(exc)
-    if not runs["list-json"]:
-        return [_failed(row, "time", "-", error), _failed(row, "peak RSS", "-", error, "MB")]
-    context_error = ""
-    try:
-        job("list-payments")()
-    except JobFailed as exc:
-        context_error = str(exc)
-
-    base_seconds = statistics.median(r.seconds for r in runs["list-json"])
-    base_rss = max(r.peak_rss_bytes for r in runs["list-json"])
-    _print_job("baseline", "httpx.Client.get + json.loads", runs["list-json"])
+    if runs["list-json"]:
+        try:
+            job("list-payments")()
+        except JobFailed as exc:
+            context_error = str(exc)
+    else:
+        context_error = error
+    _print_job("baseline", "httpx.Client.get + json.loads", runs["list-json"], error)
     _print_job("paysdk", "Client.iter_payments()", runs["list-iter"], error)
     _print_job("context", "Client.list_payments()", runs["list-payments"], context_error)
-    baseline = f"{_seconds(base_seconds)}, {_mb(base_rss)}"
-    results: list[Result] = []
-    if pair is None:
-        results += [
-            _failed(row, "iter_payments() time", baseline, error),
-            _failed(row, "iter_payments() peak RSS", baseline, error, "MB"),
-        ]
-    else:
-        peak = max(r.peak_rss_bytes for r in runs["list-iter"])
-        results += [
-            Result(
-                row,
-                "iter_payments() time",
-                _seconds(base_seconds),
-                _seconds(statistics.median(pair.candidate)),
-                pair.ratio,
-                goal=Goal("<=", 2.0),
-            ),
-            Result(
-                row,
-                "iter_payments() peak RSS",
-                _mb(base_rss),
-                _mb(peak),
-                peak / MB,
-                unit="MB",
-                goal=Goal("<", 100, "MB"),
-            ),
-        ]
-    if runs["list-payments"]:
-        (context,) = runs["list-payments"]
-        results += [
-            Result(
-                row,
-                "list_payments() time",
-                _seconds(base_seconds),
-                _seconds(context.seconds),
-                context.seconds / base_seconds,
-            ),
-            Result(
-                row,
-                "list_payments() peak RSS",
-                _mb(base_rss),
-                _mb(context.peak_rss_bytes),
-                context.peak_rss_bytes / MB,
-                unit="MB",
-            ),
-        ]
-    else:
-        results.append(_failed(row, "list_payments()", baseline, context_error))
-    return results
+    baseline = runs["list-json"]
+    goals = (Goal("<=", 2.0), Goal("<", 100, "MB"))
+    return [
+        *_list_results(row, "iter_payments()", baseline, runs["list-iter"], error, goals),
+        *_list_results(row, "list_payments()", baseline, runs["list-payments"], context_error),
+    ]
+
+
+def _list_results(
+    row: str,
+    what: str,
+    baseline: Sequence[JobResult],
+    candidate: Sequence[JobResult],
+    error: str,
+    goals: tuple[Goal, Goal] | None = None,
+) -> list[Result]:
+    """Time as the median per-round ratio to the baseline, peak RSS in megabytes.
+
+    ``goals`` are for time and peak RSS; without them the two are context.
+    """
+    time, rss = f"{what} time", f"{what} peak RSS"
+    if not baseline:
+        return [_failed(row, time, "-", error), _failed(row, rss, "-", error, "MB")]
+    base_rss = max(r.peak_rss_bytes for r in baseline)
+    base_time = _seconds(statistics.median(r.seconds for r in baseline))
+    if not candidate:
+        return [_failed(row, time, base_time, error), _failed(row, rss, _mb(base_rss), error, "MB")]
+    pair = Paired([r.seconds for r in baseline[: len(candidate)]], [r.seconds for r in candidate])
+    peak = max(r.peak_rss_bytes for r in candidate)
+    time_goal, rss_goal = goals or (None, None)
+    cand_time = _seconds(statistics.median(pair.candidate))
+    cand_rss = f"{_mb(peak)} ({peak / base_rss:.2f}x)"
+    return [
+        Result(row, time, base_time, cand_time, pair.ratio, goal=time_goal),
+        Result(row, rss, _mb(base_rss), cand_rss, peak / MB, unit="MB", goal=rss_goal),
+    ]
 
 
 def _print_job(role: str, what: str, runs: Sequence[JobResult], error: str = "") -> None:
