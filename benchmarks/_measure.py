@@ -134,8 +134,20 @@ def run_job(name: str, **params: Any) -> JobResult:
     )
 
 
-def command_seconds(code: str) -> float:
-    """Wall time of ``python -c code`` in a fresh interpreter: start-up and imports included."""
+def command_seconds(code: str, cpu: list[float] | None = None) -> float:
+    """Wall time of ``python -c code`` in a fresh interpreter: start-up and imports included.
+
+    ``cpu`` collects the CPU seconds that interpreter used (from ``RUSAGE_CHILDREN``).
+    """
+    before = _children_cpu()
     start = time.perf_counter()
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)  # noqa: S603
-    return time.perf_counter() - start
+    wall = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append(_children_cpu() - before)
+    return wall
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

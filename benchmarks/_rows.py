@@ -264,16 +264,38 @@ def _paired_job(
     except JobFailed as exc:
         return [_failed(row, measure, "-", str(exc))]
     details = job.details
-    clocks = [("wall", "", goal)] if wall else []
-    clocks.append(("CPU", "_cpu", None))
+    return _pair_results(
+        row,
+        measure,
+        labels,
+        goal,
+        Paired(details["baseline"], details["candidate"]) if wall else None,
+        Paired(details["baseline_cpu"], details["candidate_cpu"]),
+        calls,
+    )
+
+
+def _pair_results(
+    row: str,
+    measure: str,
+    labels: tuple[str, str],
+    goal: Goal | None,
+    wall: Paired | None,
+    cpu: Paired,
+    calls: int = 1,
+) -> list[Result]:
+    """The wall-time result (judged against ``goal``) and the CPU-time one (context)."""
     results = []
-    for clock, suffix, clock_goal in clocks:
-        pair = Paired(details["baseline" + suffix], details["candidate" + suffix])
+    for clock, pair in (("wall", wall), ("CPU", cpu)):
+        if pair is None:
+            continue
         _print_pair(f"{labels[0]} ({clock})", f"{labels[1]} ({clock})", pair, calls)
         base = _seconds(statistics.median(pair.baseline) / calls)
         cand = _seconds(statistics.median(pair.candidate) / calls)
-        name = measure if clock == "wall" else f"{measure}, CPU time"
-        results.append(Result(row, name, base, cand, pair.ratio, goal=clock_goal))
+        if clock == "wall":
+            results.append(Result(row, measure, base, cand, pair.ratio, goal=goal))
+        else:
+            results.append(Result(row, f"{measure}, CPU time", base, cand, pair.ratio))
     return results
 
 
@@ -303,6 +325,7 @@ def async_verify(bench: Bench) -> list[Result]:
     row = f"3. async {sizes.async_requests:,} verifies at {sizes.concurrency}"
     print(f"\n{row}; each client in a fresh process, {sizes.async_rounds} round(s), order rotated")
     seconds: dict[str, list[float]] = {client: [] for client in CLIENT_LABELS}
+    cpu: dict[str, list[float]] = {client: [] for client in CLIENT_LABELS}
     errors: dict[str, str] = {}
     clients = list(CLIENT_LABELS)
     server_before = bench.server.stats()
@@ -326,6 +349,7 @@ def async_verify(bench: Bench) -> list[Result]:
                 errors[client] = str(exc)
                 continue
             seconds[client].append(job.seconds)
+            cpu[client].append(job.details["cpu_seconds"])
             served += sizes.async_requests + 2 * sizes.concurrency
     server_cpu = bench.server.stats().cpu_seconds - server_before.cpu_seconds
     for client, label in CLIENT_LABELS.items():
@@ -334,7 +358,11 @@ def async_verify(bench: Bench) -> list[Result]:
         else:
             rates = [sizes.async_requests / s for s in seconds[client]]
             each = " ".join(f"{r:,.0f}" for r in rates)
-            print(f"  {label:<42} {statistics.median(rates):8,.0f} req/s (rounds: {each})")
+            per_request = statistics.median(cpu[client]) / sizes.async_requests
+            print(
+                f"  {label:<42} {statistics.median(rates):8,.0f} req/s (rounds: {each}),"
+                f" {per_request * 1e6:,.0f} us CPU a request"
+            )
     if served and server_cpu > 0:
         print(f"  the server spent {server_cpu / served * 1e6:.0f} us of CPU per request")
         print(f"  (about {served / server_cpu:,.0f} req/s on one core): never the bottleneck")
@@ -344,20 +372,34 @@ def async_verify(bench: Bench) -> list[Result]:
             return "-"
         return f"{statistics.median(sizes.async_requests / s for s in seconds[client]):,.0f} req/s"
 
-    def versus(candidate: str, baseline: str, measure: str, goal: Goal | None) -> Result:
+    def cpu_each(client: str) -> str:
+        return _seconds(statistics.median(cpu[client]) / sizes.async_requests)
+
+    def versus(
+        candidate: str,
+        baseline: str,
+        measure: str,
+        goal: Goal | None = None,
+        with_cpu: bool = False,
+    ) -> list[Result]:
         failed = errors.get(baseline) or errors.get(candidate)
         if failed:
-            return _failed(row, measure, rate(baseline), failed)
+            return [_failed(row, measure, rate(baseline), failed)]
         pair = Paired(seconds[baseline], seconds[candidate])
-        return Result(row, measure, rate(baseline), rate(candidate), pair.speedup, goal=goal)
+        results = [Result(row, measure, rate(baseline), rate(candidate), pair.speedup, goal=goal)]
+        if cpu_too:  # how many times less CPU a request takes: steadier under load than rates
+            speedup = Paired(cpu[baseline], cpu[candidate]).speedup
+            name = f"{measure}, CPU a request"
+            results.append(Result(row, name, cpu_each(baseline), cpu_each(candidate), speedup))
+        return results
 
-    aiohttp_sdk = "paysdk-aiohttp"
+    sdk = "paysdk-aiohttp"
     return [
-        versus(aiohttp_sdk, "httpx", "paysdk aiohttp vs default httpx", Goal(">=", 10.0)),
-        versus(aiohttp_sdk, "aiohttp", "paysdk aiohttp vs raw aiohttp", Goal(">=", 0.6)),
-        versus("paysdk", "httpx", "paysdk (httpx) vs default httpx", None),
-        versus("paysdk-aiohttp-verify-many", "httpx", "verify_many vs default httpx", None),
-        versus("aiohttp", "httpx", "raw aiohttp vs default httpx", None),
+        *versus(sdk, "httpx", "paysdk aiohttp vs default httpx", Goal(">=", 10.0), cpu_too=True),
+        *versus(sdk, "aiohttp", "paysdk aiohttp vs raw aiohttp", Goal(">=", 0.6), cpu_too=True),
+        *versus("paysdk", "httpx", "paysdk (httpx) vs default httpx"),
+        *versus("paysdk-aiohttp-verify-many", "httpx", "verify_many vs default httpx"),
+        *versus("aiohttp", "httpx", "raw aiohttp vs default httpx"),
     ]
 
 
@@ -373,7 +415,7 @@ def import_time(bench: Bench) -> list[Result]:
     row = "4. import"
     print(f"\n{row}: python -c, {pairs} pair(s) alternating, after one warm-up run of each")
     measure = "import paysdk vs httpx + pydantic"
-    return [_commands(row, measure, IMPORT_BASELINE, IMPORT_PAYSDK, pairs, Goal("<=", 1.10))]
+    return _commands(row, measure, IMPORT_BASELINE, IMPORT_PAYSDK, pairs, Goal("<=", 1.10))
 
 
 def first_verify(bench: Bench) -> list[Result]:
@@ -395,21 +437,25 @@ def first_verify(bench: Bench) -> list[Result]:
         f"with paysdk.Client(secret_key={key!r}, base_url={base_url!r}) as client:\n"
         f"    client.verify({REFERENCE!r})\n"
     )
-    return [_commands(row, "paysdk verify vs httpx get + json.loads", raw, sdk, pairs, None)]
+    return _commands(row, "paysdk verify vs httpx get + json.loads", raw, sdk, pairs, None)
 
 
 def _commands(
     row: str, measure: str, baseline: str, candidate: str, pairs: int, goal: Goal | None
-) -> Result:
+) -> list[Result]:
+    cpu: tuple[list[float], list[float]] = ([], [])
     try:
         command_seconds(baseline)  # warm the disk cache and the bytecode of both
         command_seconds(candidate)
-        pair = paired(lambda: command_seconds(baseline), lambda: command_seconds(candidate), pairs)
+        wall = paired(
+            lambda: command_seconds(baseline, cpu[0]),
+            lambda: command_seconds(candidate, cpu[1]),
+            pairs,
+        )
     except subprocess.CalledProcessError as exc:
-        return _failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")
-    _print_pair(f"python -c {baseline.splitlines()[0][:22]}...", "python -c paysdk...", pair)
-    base, cand = statistics.median(pair.baseline), statistics.median(pair.candidate)
-    return Result(row, measure, _seconds(base), _seconds(cand), pair.ratio, goal=goal)
+        return [_failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")]
+    labels = (f"python -c {baseline.splitlines()[0][:14]}...", "python -c import paysdk...")
+    return _pair_results(row, measure, labels, goal, wall, Paired(*cpu))
 
 
 # --- 5. one sync verify -----------------------------------------------------------------------

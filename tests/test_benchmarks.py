@@ -28,13 +28,18 @@ MEASURES = {
     "parse": ["_core.parse_list vs json.loads", "_core.parse_list vs json.loads, CPU time"],
     "async-verify": [
         "paysdk aiohttp vs default httpx",
+        "paysdk aiohttp vs default httpx, CPU a request",
         "paysdk aiohttp vs raw aiohttp",
+        "paysdk aiohttp vs raw aiohttp, CPU a request",
         "paysdk (httpx) vs default httpx",
         "verify_many vs default httpx",
         "raw aiohttp vs default httpx",
     ],
-    "import": ["import paysdk vs httpx + pydantic"],
-    "first-verify": ["paysdk verify vs httpx get + json.loads"],
+    "import": ["import paysdk vs httpx + pydantic", "import paysdk vs httpx + pydantic, CPU time"],
+    "first-verify": [
+        "paysdk verify vs httpx get + json.loads",
+        "paysdk verify vs httpx get + json.loads, CPU time",
+    ],
     "sync-verify": [
         "Client.verify vs httpx get + json.loads",
         "Client.verify vs httpx get + json.loads, CPU time",
