@@ -380,7 +380,7 @@ def async_verify(bench: Bench) -> list[Result]:
         baseline: str,
         measure: str,
         goal: Goal | None = None,
-        with_cpu: bool = False,
+        cpu_too: bool = False,
     ) -> list[Result]:
         failed = errors.get(baseline) or errors.get(candidate)
         if failed:
