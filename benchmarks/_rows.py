@@ -384,7 +384,8 @@ def async_verify(bench: Bench) -> list[Result]:
     ) -> list[Result]:
         failed = errors.get(baseline) or errors.get(candidate)
         if failed:
-            return [_failed(row, measure, rate(baseline), failed)]
+            cpu_failed = [_failed(row, f"{measure}, CPU a request", "-", failed)] if cpu_too else []
+            return [_failed(row, measure, rate(baseline), failed), *cpu_failed]
         pair = Paired(seconds[baseline], seconds[candidate])
         results = [Result(row, measure, rate(baseline), rate(candidate), pair.speedup, goal=goal)]
         if cpu_too:  # how many times less CPU a request takes: steadier under load than rates
