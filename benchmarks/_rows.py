@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -192,38 +192,54 @@ def _list_results(
     error: str,
     goals: tuple[Goal, Goal] | None = None,
 ) -> list[Result]:
-    """Time as the median per-round ratio to the baseline, peak RSS in megabytes.
+    """Time (wall, then CPU) as the median per-round ratio to the baseline; peak RSS in MB.
 
-    ``goals`` are for time and peak RSS; without them the two are context.
+    ``goals`` are for wall time and peak RSS; without them all three are context.
     """
-    time, rss = f"{what} time", f"{what} peak RSS"
-    if not baseline:
-        return [_failed(row, time, "-", error), _failed(row, rss, "-", error, "MB")]
-    base_rss = max(r.peak_rss_bytes for r in baseline)
-    base_time = _seconds(statistics.median(r.seconds for r in baseline))
-    if not candidate:
-        return [_failed(row, time, base_time, error), _failed(row, rss, _mb(base_rss), error, "MB")]
-    pair = Paired([r.seconds for r in baseline[: len(candidate)]], [r.seconds for r in candidate])
+    time, cpu, rss = f"{what} time", f"{what} CPU time", f"{what} peak RSS"
+    base = {
+        time: _median_seconds(r.seconds for r in baseline),
+        cpu: _median_seconds(r.details["cpu_seconds"] for r in baseline),
+        rss: _mb(max(r.peak_rss_bytes for r in baseline)) if baseline else "-",
+    }
+    if not baseline or not candidate:
+        return [
+            _failed(row, name, base[name], error, "MB" if name == rss else "x") for name in base
+        ]
+    pairs = list(zip(baseline, candidate, strict=False))
+    wall = Paired([b.seconds for b, _ in pairs], [c.seconds for _, c in pairs])
+    on_cpu = Paired(
+        [b.details["cpu_seconds"] for b, _ in pairs], [c.details["cpu_seconds"] for _, c in pairs]
+    )
+    base_peak = max(r.peak_rss_bytes for r in baseline)
     peak = max(r.peak_rss_bytes for r in candidate)
     time_goal, rss_goal = goals or (None, None)
-    cand_time = _seconds(statistics.median(pair.candidate))
-    cand_rss = f"{_mb(peak)} ({peak / base_rss:.2f}x)"
+    cand_time = _median_seconds(r.seconds for r in candidate)
+    cand_cpu = _median_seconds(r.details["cpu_seconds"] for r in candidate)
+    cand_rss = f"{_mb(peak)} ({peak / base_peak:.2f}x)"
     return [
-        Result(row, time, base_time, cand_time, pair.ratio, goal=time_goal),
-        Result(row, rss, _mb(base_rss), cand_rss, peak / MB, unit="MB", goal=rss_goal),
+        Result(row, time, base[time], cand_time, wall.ratio, goal=time_goal),
+        Result(row, cpu, base[cpu], cand_cpu, on_cpu.ratio),
+        Result(row, rss, base[rss], cand_rss, peak / MB, unit="MB", goal=rss_goal),
     ]
+
+
+def _median_seconds(values: Iterable[float]) -> str:
+    listed = list(values)
+    return _seconds(statistics.median(listed)) if listed else "-"
 
 
 def _print_job(role: str, what: str, runs: Sequence[JobResult], error: str = "") -> None:
     if not runs:
-        print(f"  {role:<9} {what:<32} FAILED: {error}")
+        print(f"  {role:<9} {what:<30} FAILED: {error}")
         return
     seconds = statistics.median(r.seconds for r in runs)
     peak = max(r.peak_rss_bytes for r in runs)
     ready = max(r.ready_rss_bytes for r in runs)
+    cpu = statistics.median(r.details["cpu_seconds"] for r in runs)
     print(
-        f"  {role:<9} {what:<32} {_seconds(seconds):>10}   peak RSS {_mb(peak):>9}"
-        f" (after imports {_mb(ready)})"
+        f"  {role:<9} {what:<30} {_seconds(seconds):>8} (CPU {_seconds(cpu)})"
+        f"   peak RSS {_mb(peak):>9} (after imports {_mb(ready)})"
     )
 
 

@@ -6,7 +6,7 @@ from pre-rendered bytes, run in a child process by :class:`BenchServer`:
 
   GET [/n/<count>]/payments      list's 200 body of <count> payments (default 0), rendered
                                  block by block while it is sent, so a million payments
-                                 (~470 MB) never sit in the server's memory
+                                 (~460 MB) never sit in the server's memory
   GET [/n/<count>]/payment/<ref> verify's 200 body for <ref>, echoed (paysdk checks it)
   GET /_stats                    the server's CPU seconds and peak RSS, to show it idled
 

@@ -21,8 +21,10 @@ ROOT = Path(__file__).resolve().parent.parent
 MEASURES = {
     "stream-list": [
         "iter_payments() time",
+        "iter_payments() CPU time",
         "iter_payments() peak RSS",
         "list_payments() time",
+        "list_payments() CPU time",
         "list_payments() peak RSS",
     ],
     "parse": ["_core.parse_list vs json.loads", "_core.parse_list vs json.loads, CPU time"],
