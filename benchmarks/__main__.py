@@ -56,7 +56,7 @@ def table(results: Sequence[Result]) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks", description=__doc__.splitlines()[0]
+        prog="python -m benchmarks", description=__doc__.splitlines()[0].replace("``", "")
     )
     parser.add_argument("--quick", action="store_true", help="little work: a smoke run in seconds")
     parser.add_argument(
