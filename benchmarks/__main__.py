@@ -20,7 +20,8 @@ import time
 from collections.abc import Sequence
 from importlib.metadata import PackageNotFoundError, version
 
-from ._rows import FULL, QUICK, ROWS, Bench, Result
+from ._results import Result, table
+from ._rows import FULL, QUICK, ROWS, Bench
 from ._server import BenchServer
 
 KEY = "sk_bench_0123456789"
@@ -38,20 +39,6 @@ def machine() -> str:
         f"{os.cpu_count()} cores, {platform.system()} {platform.machine()}, "
         f"Python {platform.python_version()}; " + ", ".join(versions)
     )
-
-
-def table(results: Sequence[Result]) -> str:
-    lines = [
-        "| row | measure | baseline | paysdk | ratio or size | goal | verdict |",
-        "|---|---|---|---|---|---|---|",
-    ]
-    for r in results:
-        goal = "-" if r.goal is None else str(r.goal)
-        lines.append(
-            f"| {r.row} | {r.measure} | {r.baseline} | {r.candidate} | {r.figure} | {goal} "
-            f"| {r.verdict} |"
-        )
-    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,4 @@
-"""The rows of issue 8's table, each a function that measures, prints its detail, returns results.
+"""The rows of issue 8's table: each a function that measures, prints its detail, returns results.
 
 A row runs alone with ``python -m benchmarks --only NAME``. A job that fails (a feature not there
 yet, a server error) is reported as FAILED in its row and the run goes on with the next one.
@@ -10,13 +10,13 @@ import statistics
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final
 
 from ._measure import JobFailed, JobResult, Paired, command_seconds, paired, run_job
+from ._results import MB, Goal, Result, failed, mb, seconds_text
 from ._server import BenchServer, ListBody
 
 REFERENCE: Final = "order-1042"
-MB: Final = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -62,69 +62,6 @@ QUICK: Final = Sizes(
 
 
 @dataclass(frozen=True)
-class Goal:
-    """What issue 8 asks of a measure, such as ``<= 2.00x`` or ``< 100 MB``."""
-
-    op: Literal["<=", ">=", "<"]
-    limit: float
-    unit: str = "x"
-
-    def met(self, value: float) -> bool:
-        if self.op == "<=":
-            return value <= self.limit
-        if self.op == ">=":
-            return value >= self.limit
-        return value < self.limit
-
-    def __str__(self) -> str:
-        return f"{self.op} {_figure(self.limit, self.unit)}"
-
-
-@dataclass(frozen=True)
-class Result:
-    """One line of the summary: a measure, its baseline, the ratio and whether the goal is met."""
-
-    row: str
-    measure: str
-    baseline: str
-    candidate: str
-    value: float | None
-    """The ratio (or megabytes); ``None`` when the job failed."""
-    unit: str = "x"
-    goal: Goal | None = None
-    """``None``: context, measured for the reader, no goal of its own."""
-    error: str = ""
-
-    @property
-    def verdict(self) -> str:
-        if self.value is None:
-            return f"FAILED: {self.error}"
-        if self.goal is None:
-            return "context"
-        return "met" if self.goal.met(self.value) else "NOT met"
-
-    @property
-    def figure(self) -> str:
-        return "-" if self.value is None else _figure(self.value, self.unit)
-
-
-def _figure(value: float, unit: str) -> str:
-    return f"{value:,.0f} MB" if unit == "MB" else f"{value:.2f}x"
-
-
-def _seconds(seconds: float) -> str:
-    if seconds >= 1:
-        return f"{seconds:.2f} s"
-    if seconds >= 1e-3:
-        return f"{seconds * 1e3:.1f} ms"
-    return f"{seconds * 1e6:.0f} us"
-
-
-def _mb(size: int) -> str:
-    return f"{size / MB:,.0f} MB"
-
-
-@dataclass(frozen=True)
 class Bench:
     """What every row gets: the server, the key it checks and how much work to do."""
 
@@ -134,10 +71,6 @@ class Bench:
 
 
 Row = Callable[[Bench], list[Result]]
-
-
-def _failed(row: str, measure: str, baseline: str, error: str, unit: str = "x") -> Result:
-    return Result(row, measure, baseline, "-", None, unit=unit, error=error)
 
 
 # --- 1. streaming list ------------------------------------------------------------------------
@@ -200,12 +133,10 @@ def _list_results(
     base = {
         time: _median_seconds(r.seconds for r in baseline),
         cpu: _median_seconds(r.details["cpu_seconds"] for r in baseline),
-        rss: _mb(max(r.peak_rss_bytes for r in baseline)) if baseline else "-",
+        rss: mb(max(r.peak_rss_bytes for r in baseline)) if baseline else "-",
     }
     if not baseline or not candidate:
-        return [
-            _failed(row, name, base[name], error, "MB" if name == rss else "x") for name in base
-        ]
+        return [failed(row, name, base[name], error, "MB" if name == rss else "x") for name in base]
     pairs = list(zip(baseline, candidate, strict=False))
     wall = Paired([b.seconds for b, _ in pairs], [c.seconds for _, c in pairs])
     on_cpu = Paired(
@@ -216,7 +147,7 @@ def _list_results(
     time_goal, rss_goal = goals or (None, None)
     cand_time = _median_seconds(r.seconds for r in candidate)
     cand_cpu = _median_seconds(r.details["cpu_seconds"] for r in candidate)
-    cand_rss = f"{_mb(peak)} ({peak / base_peak:.2f}x)"
+    cand_rss = f"{mb(peak)} ({peak / base_peak:.2f}x)"
     return [
         Result(row, time, base[time], cand_time, wall.ratio, goal=time_goal),
         Result(row, cpu, base[cpu], cand_cpu, on_cpu.ratio),
@@ -226,7 +157,7 @@ def _list_results(
 
 def _median_seconds(values: Iterable[float]) -> str:
     listed = list(values)
-    return _seconds(statistics.median(listed)) if listed else "-"
+    return seconds_text(statistics.median(listed)) if listed else "-"
 
 
 def _print_job(role: str, what: str, runs: Sequence[JobResult], error: str = "") -> None:
@@ -238,8 +169,8 @@ def _print_job(role: str, what: str, runs: Sequence[JobResult], error: str = "")
     ready = max(r.ready_rss_bytes for r in runs)
     cpu = statistics.median(r.details["cpu_seconds"] for r in runs)
     print(
-        f"  {role:<9} {what:<30} {_seconds(seconds):>8} (CPU {_seconds(cpu)})"
-        f"   peak RSS {_mb(peak):>9} (after imports {_mb(ready)})"
+        f"  {role:<9} {what:<30} {seconds_text(seconds):>8} (CPU {seconds_text(cpu)})"
+        f"   peak RSS {mb(peak):>9} (after imports {mb(ready)})"
     )
 
 
@@ -278,7 +209,7 @@ def _paired_job(
     try:
         job = run()
     except JobFailed as exc:
-        return [_failed(row, measure, "-", str(exc))]
+        return [failed(row, measure, "-", str(exc))]
     details = job.details
     return _pair_results(
         row,
@@ -306,8 +237,8 @@ def _pair_results(
         if pair is None:
             continue
         _print_pair(f"{labels[0]} ({clock})", f"{labels[1]} ({clock})", pair, calls)
-        base = _seconds(statistics.median(pair.baseline) / calls)
-        cand = _seconds(statistics.median(pair.candidate) / calls)
+        base = seconds_text(statistics.median(pair.baseline) / calls)
+        cand = seconds_text(statistics.median(pair.candidate) / calls)
         if clock == "wall":
             results.append(Result(row, measure, base, cand, pair.ratio, goal=goal))
         else:
@@ -319,8 +250,8 @@ def _print_pair(baseline: str, candidate: str, pair: Paired, calls: int = 1) -> 
     base = statistics.median(pair.baseline) / calls
     cand = statistics.median(pair.candidate) / calls
     each = " per call" if calls > 1 else ""
-    print(f"  baseline  {baseline:<34} {_seconds(base):>10}{each} (median)")
-    print(f"  paysdk    {candidate:<34} {_seconds(cand):>10}{each} (median)")
+    print(f"  baseline  {baseline:<34} {seconds_text(base):>10}{each} (median)")
+    print(f"  paysdk    {candidate:<34} {seconds_text(cand):>10}{each} (median)")
     print("  ratios by round: " + " ".join(f"{r:.2f}" for r in pair.ratios))
 
 
@@ -388,7 +319,7 @@ def async_verify(bench: Bench) -> list[Result]:
         return f"{statistics.median(sizes.async_requests / s for s in seconds[client]):,.0f} req/s"
 
     def cpu_each(client: str) -> str:
-        return _seconds(statistics.median(cpu[client]) / sizes.async_requests)
+        return seconds_text(statistics.median(cpu[client]) / sizes.async_requests)
 
     def versus(
         candidate: str,
@@ -397,10 +328,10 @@ def async_verify(bench: Bench) -> list[Result]:
         goal: Goal | None = None,
         cpu_too: bool = False,
     ) -> list[Result]:
-        failed = errors.get(baseline) or errors.get(candidate)
-        if failed:
-            cpu_failed = [_failed(row, f"{measure}, CPU a request", "-", failed)] if cpu_too else []
-            return [_failed(row, measure, rate(baseline), failed), *cpu_failed]
+        error = errors.get(baseline) or errors.get(candidate)
+        if error:
+            cpu_failed = [failed(row, f"{measure}, CPU a request", "-", error)] if cpu_too else []
+            return [failed(row, measure, rate(baseline), error), *cpu_failed]
         pair = Paired(seconds[baseline], seconds[candidate])
         results = [Result(row, measure, rate(baseline), rate(candidate), pair.speedup, goal=goal)]
         if cpu_too:  # how many times less CPU a request takes: steadier under load than rates
@@ -469,7 +400,7 @@ def _commands(
             pairs,
         )
     except subprocess.CalledProcessError as exc:
-        return [_failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")]
+        return [failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")]
     labels = (f"python -c {baseline.splitlines()[0][:14]}...", "python -c import paysdk...")
     return _pair_results(row, measure, labels, goal, wall, Paired(*cpu))
 
