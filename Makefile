@@ -60,7 +60,7 @@ dist: $(DEV_STAMP)
 test: lint typecheck unit docs dist
 
 bench: $(DEV_STAMP)
-	$(BIN)/python benchmarks/bench_client.py
+	$(BIN)/python -m benchmarks
 
 clean:
 	rm -rf $(VENV) dist build site .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,153 @@
+"""How the benchmarks time things: A and B interleaved, jobs in child processes, cold imports.
+
+Everything here compares a candidate with its baseline *in the same run*, alternating them
+(A B, B A, A B, ...), and reports the median of the per-round ratios: load from other processes
+on the machine then slows both sides of a round alike, and one disturbed round moves the median
+little, where a single ratio of two totals would take the whole disturbance.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+ROOT: Final = Path(__file__).resolve().parent.parent
+"""The repository: child processes run here so ``python -m benchmarks...`` finds the package."""
+JOB_TIMEOUT: Final = 900.0
+"""Seconds a child job may take: a million-payment list_payments() takes about a minute."""
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Seconds per round of a baseline and a candidate, measured alternately."""
+
+    baseline: Sequence[float]
+    candidate: Sequence[float]
+
+    @property
+    def ratios(self) -> list[float]:
+        """Candidate over baseline per round: 1.00 is no cost, 2.00 twice the time."""
+        return [c / b for b, c in zip(self.baseline, self.candidate, strict=True)]
+
+    @property
+    def ratio(self) -> float:
+        """The median per-round ratio of the candidate's time to the baseline's."""
+        return statistics.median(self.ratios)
+
+    @property
+    def speedup(self) -> float:
+        """The median per-round ratio of the candidate's throughput to the baseline's."""
+        return statistics.median(b / c for b, c in zip(self.baseline, self.candidate, strict=True))
+
+
+def paired(baseline: Callable[[], float], candidate: Callable[[], float], rounds: int) -> Paired:
+    """Run both ``rounds`` times, alternating which goes first; each call returns its seconds."""
+    base: list[float] = []
+    cand: list[float] = []
+    for round_ in range(rounds):
+        if round_ % 2 == 0:
+            base.append(baseline())
+            cand.append(candidate())
+        else:
+            cand.append(candidate())
+            base.append(baseline())
+    return Paired(base, cand)
+
+
+def timed(
+    fn: Callable[[], object],
+    calls: int,
+    *,
+    cpu: list[float] | None = None,
+    collect: bool = False,
+) -> Callable[[], float]:
+    """A callable that makes ``calls`` calls of ``fn`` and returns the wall seconds they took.
+
+    ``cpu`` collects this process's CPU seconds for the same calls: on a shared machine it moves
+    far less than wall time when other processes take the cores. ``collect`` runs the cyclic
+    GC before each timing (outside it), so every timing starts from the same heap.
+    """
+
+    def run() -> float:
+        if collect:
+            gc.collect()
+        cpu_start, start = time.process_time(), time.perf_counter()
+        for _ in range(calls):
+            fn()
+        wall = time.perf_counter() - start
+        if cpu is not None:
+            cpu.append(time.process_time() - cpu_start)
+        return wall
+
+    return run
+
+
+def peak_rss(usage: resource.struct_rusage) -> int:
+    """``ru_maxrss`` in bytes: Linux counts kilobytes, macOS bytes."""
+    return usage.ru_maxrss if sys.platform == "darwin" else usage.ru_maxrss * 1024
+
+
+# --- jobs in child processes ------------------------------------------------------------------
+
+
+class JobFailed(Exception):
+    """A child job exited with an error; the message is the last line it wrote to stderr."""
+
+
+@dataclass(frozen=True)
+class JobResult:
+    """What a job in a child process measured, and how much memory that process ever held."""
+
+    seconds: float
+    """Wall time of the measured work alone: no interpreter start-up, imports or set-up."""
+    peak_rss_bytes: int
+    """``ru_maxrss`` of the child at the end: the most memory it ever had resident."""
+    ready_rss_bytes: int
+    """``ru_maxrss`` just before the measured work began (after imports and set-up)."""
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def run_job(name: str, **params: Any) -> JobResult:
+    """Run :mod:`benchmarks._jobs` ``name`` in a fresh interpreter and return what it reported."""
+    command = [sys.executable, "-m", "benchmarks._jobs", name, json.dumps(params)]
+    done = subprocess.run(  # noqa: S603 - our own interpreter and module
+        command, capture_output=True, text=True, cwd=ROOT, timeout=JOB_TIMEOUT, check=False
+    )
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        raise JobFailed(f"{name}: {lines[-1]}")
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    return JobResult(
+        seconds=report.pop("seconds"),
+        peak_rss_bytes=report.pop("peak_rss_bytes"),
+        ready_rss_bytes=report.pop("ready_rss_bytes"),
+        details=report,
+    )
+
+
+def command_seconds(code: str, cpu: list[float] | None = None) -> float:
+    """Wall time of ``python -c code`` in a fresh interpreter: start-up and imports included.
+
+    ``cpu`` collects the CPU seconds that interpreter used (from ``RUSAGE_CHILDREN``).
+    """
+    before = _children_cpu()
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)  # noqa: S603
+    wall = time.perf_counter() - start
+    if cpu is not None:
+        cpu.append(_children_cpu() - before)
+    return wall
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime

@@ -1,0 +1,456 @@
+"""The rows of issue 8's table: each a function that measures, prints its detail, returns results.
+
+A row runs alone with ``python -m benchmarks --only NAME``. A job that fails (a feature not there
+yet, a server error) is reported as FAILED in its row and the run goes on with the next one.
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from ._measure import JobFailed, JobResult, Paired, command_seconds, paired, run_job
+from ._results import MB, Goal, Result, failed, mb, seconds_text
+from ._server import BenchServer, ListBody
+
+REFERENCE: Final = "order-1042"
+
+
+@dataclass(frozen=True)
+class Sizes:
+    """How much work each row does: the full run, or ``--quick``'s smoke run."""
+
+    list_count: int
+    list_rounds: int
+    parse_count: int
+    parse_rounds: int
+    async_requests: int
+    async_rounds: int
+    concurrency: int
+    import_pairs: int
+    verify_calls: int
+    verify_rounds: int
+
+
+FULL: Final = Sizes(
+    list_count=1_000_000,
+    list_rounds=1,
+    parse_count=100_000,
+    parse_rounds=9,
+    async_requests=3_000,
+    async_rounds=3,
+    concurrency=50,
+    import_pairs=20,
+    verify_calls=50,
+    verify_rounds=81,
+)
+QUICK: Final = Sizes(
+    list_count=2_000,
+    list_rounds=1,
+    parse_count=1_000,
+    parse_rounds=2,
+    async_requests=100,
+    async_rounds=1,
+    concurrency=50,
+    import_pairs=1,
+    verify_calls=10,
+    verify_rounds=2,
+)
+
+
+@dataclass(frozen=True)
+class Bench:
+    """What every row gets: the server, the key it checks and how much work to do."""
+
+    server: BenchServer
+    key: str
+    sizes: Sizes
+
+
+Row = Callable[[Bench], list[Result]]
+
+
+# --- 1. streaming list ------------------------------------------------------------------------
+
+
+def stream_list(bench: Bench) -> list[Result]:
+    """``iter_payments()`` of a long list: peak RSS, and time against httpx + ``json.loads``."""
+    count, rounds = bench.sizes.list_count, bench.sizes.list_rounds
+    url = bench.server.base_url(count)
+    row = f"1. list {count:,} payments"
+    print(f"\n{row} ({ListBody(count).length / MB:,.0f} MB body); each job in a fresh process")
+    runs: dict[str, list[JobResult]] = {"list-json": [], "list-iter": [], "list-payments": []}
+
+    def job(name: str) -> Callable[[], float]:
+        def run() -> float:
+            result = run_job(name, base_url=url, key=bench.key)
+            if result.details["count"] != count:
+                raise JobFailed(f"{name} saw {result.details['count']} payments, not {count}")
+            runs[name].append(result)
+            return result.seconds
+
+        return run
+
+    error = context_error = ""
+    try:
+        paired(job("list-json"), job("list-iter"), rounds)
+    except JobFailed as exc:
+        error = str(exc)
+    if runs["list-json"]:
+        try:
+            job("list-payments")()
+        except JobFailed as exc:
+            context_error = str(exc)
+    else:
+        context_error = error
+    _print_job("baseline", "httpx.Client.get + json.loads", runs["list-json"], error)
+    _print_job("paysdk", "Client.iter_payments()", runs["list-iter"], error)
+    _print_job("context", "Client.list_payments()", runs["list-payments"], context_error)
+    baseline = runs["list-json"]
+    goals = (Goal("<=", 2.0), Goal("<", 100, "MB"))
+    return [
+        *_list_results(row, "iter_payments()", baseline, runs["list-iter"], error, goals),
+        *_list_results(row, "list_payments()", baseline, runs["list-payments"], context_error),
+    ]
+
+
+def _list_results(
+    row: str,
+    what: str,
+    baseline: Sequence[JobResult],
+    candidate: Sequence[JobResult],
+    error: str,
+    goals: tuple[Goal, Goal] | None = None,
+) -> list[Result]:
+    """Time (wall, then CPU) as the median per-round ratio to the baseline; peak RSS in MB.
+
+    ``goals`` are for wall time and peak RSS; without them all three are context.
+    """
+    time, cpu, rss = f"{what} time", f"{what} CPU time", f"{what} peak RSS"
+    base = {
+        time: _median_seconds(r.seconds for r in baseline),
+        cpu: _median_seconds(r.details["cpu_seconds"] for r in baseline),
+        rss: mb(max(r.peak_rss_bytes for r in baseline)) if baseline else "-",
+    }
+    if not baseline or not candidate:
+        return [failed(row, name, base[name], error, "MB" if name == rss else "x") for name in base]
+    pairs = list(zip(baseline, candidate, strict=False))
+    wall = Paired([b.seconds for b, _ in pairs], [c.seconds for _, c in pairs])
+    on_cpu = Paired(
+        [b.details["cpu_seconds"] for b, _ in pairs], [c.details["cpu_seconds"] for _, c in pairs]
+    )
+    base_peak = max(r.peak_rss_bytes for r in baseline)
+    peak = max(r.peak_rss_bytes for r in candidate)
+    time_goal, rss_goal = goals or (None, None)
+    cand_time = _median_seconds(r.seconds for r in candidate)
+    cand_cpu = _median_seconds(r.details["cpu_seconds"] for r in candidate)
+    cand_rss = f"{mb(peak)} ({peak / base_peak:.2f}x)"
+    return [
+        Result(row, time, base[time], cand_time, wall.ratio, goal=time_goal),
+        Result(row, cpu, base[cpu], cand_cpu, on_cpu.ratio),
+        Result(row, rss, base[rss], cand_rss, peak / MB, unit="MB", goal=rss_goal),
+    ]
+
+
+def _median_seconds(values: Iterable[float]) -> str:
+    listed = list(values)
+    return seconds_text(statistics.median(listed)) if listed else "-"
+
+
+def _print_job(role: str, what: str, runs: Sequence[JobResult], error: str = "") -> None:
+    if not runs:
+        print(f"  {role:<9} {what:<30} FAILED: {error}")
+        return
+    seconds = statistics.median(r.seconds for r in runs)
+    peak = max(r.peak_rss_bytes for r in runs)
+    ready = max(r.ready_rss_bytes for r in runs)
+    cpu = statistics.median(r.details["cpu_seconds"] for r in runs)
+    print(
+        f"  {role:<9} {what:<30} {seconds_text(seconds):>8} (CPU {seconds_text(cpu)})"
+        f"   peak RSS {mb(peak):>9} (after imports {mb(ready)})"
+    )
+
+
+# --- 2. typed parse ---------------------------------------------------------------------------
+
+
+def parse(bench: Bench) -> list[Result]:
+    """``_core.parse_list`` (what list_payments uses) against ``json.loads``, same bytes."""
+    count, rounds = bench.sizes.parse_count, bench.sizes.parse_rounds
+    row = f"2. parse {count:,}-payment list"
+    size = ListBody(count).length / MB
+    print(f"\n{row} body ({size:,.1f} MB); in a fresh process, {rounds} rounds alternating")
+    return _paired_job(
+        row,
+        "_core.parse_list vs json.loads",
+        ("json.loads", "_core.parse_list"),
+        Goal("<=", 1.1),
+        run=lambda: run_job("parse", count=count, rounds=rounds),
+    )
+
+
+def _paired_job(
+    row: str,
+    measure: str,
+    labels: tuple[str, str],
+    goal: Goal | None,
+    run: Callable[[], JobResult],
+    calls: int = 1,
+    wall: bool = True,
+) -> list[Result]:
+    """Results of a job that timed both sides alternately, ``calls`` calls a round.
+
+    The goal is judged on wall time, what a user waits; the CPU time of the same rounds follows
+    as context, steadier when other processes share the cores. ``wall=False`` reports CPU alone.
+    """
+    try:
+        job = run()
+    except JobFailed as exc:
+        return [failed(row, measure, "-", str(exc))]
+    details = job.details
+    return _pair_results(
+        row,
+        measure,
+        labels,
+        goal,
+        Paired(details["baseline"], details["candidate"]) if wall else None,
+        Paired(details["baseline_cpu"], details["candidate_cpu"]),
+        calls,
+    )
+
+
+def _pair_results(
+    row: str,
+    measure: str,
+    labels: tuple[str, str],
+    goal: Goal | None,
+    wall: Paired | None,
+    cpu: Paired,
+    calls: int = 1,
+) -> list[Result]:
+    """The wall-time result (judged against ``goal``) and the CPU-time one (context)."""
+    results = []
+    for clock, pair in (("wall", wall), ("CPU", cpu)):
+        if pair is None:
+            continue
+        _print_pair(f"{labels[0]} ({clock})", f"{labels[1]} ({clock})", pair, calls)
+        base = seconds_text(statistics.median(pair.baseline) / calls)
+        cand = seconds_text(statistics.median(pair.candidate) / calls)
+        if clock == "wall":
+            results.append(Result(row, measure, base, cand, pair.ratio, goal=goal))
+        else:
+            results.append(Result(row, f"{measure}, CPU time", base, cand, pair.ratio))
+    return results
+
+
+def _print_pair(baseline: str, candidate: str, pair: Paired, calls: int = 1) -> None:
+    base = statistics.median(pair.baseline) / calls
+    cand = statistics.median(pair.candidate) / calls
+    each = " per call" if calls > 1 else ""
+    print(f"  baseline  {baseline:<34} {seconds_text(base):>10}{each} (median)")
+    print(f"  paysdk    {candidate:<34} {seconds_text(cand):>10}{each} (median)")
+    print("  ratios by round: " + " ".join(f"{r:.2f}" for r in pair.ratios))
+
+
+# --- 3. many async verifies -------------------------------------------------------------------
+
+CLIENT_LABELS: Final = {
+    "httpx": "default httpx.AsyncClient + json.loads",
+    "aiohttp": "aiohttp ClientSession.get + json.loads",
+    "paysdk": "paysdk AsyncClient (httpx)",
+    "paysdk-aiohttp": 'paysdk AsyncClient(http_backend="aiohttp")',
+    "paysdk-aiohttp-verify-many": '... (http_backend="aiohttp").verify_many',
+}
+
+
+def async_verify(bench: Bench) -> list[Result]:
+    """Verifies by ``concurrency`` workers sharing one queue, each client in a fresh process."""
+    sizes = bench.sizes
+    row = f"3. async {sizes.async_requests:,} verifies at {sizes.concurrency}"
+    print(f"\n{row}; each client in a fresh process, {sizes.async_rounds} round(s), order rotated")
+    seconds: dict[str, list[float]] = {client: [] for client in CLIENT_LABELS}
+    cpu: dict[str, list[float]] = {client: [] for client in CLIENT_LABELS}
+    errors: dict[str, str] = {}
+    clients = list(CLIENT_LABELS)
+    busy: dict[str, list[float]] = {client: [] for client in CLIENT_LABELS}
+    for round_ in range(sizes.async_rounds):
+        shift = round_ % len(clients)
+        for client in clients[shift:] + clients[:shift]:
+            if client in errors:
+                continue
+            server_before = bench.server.stats().cpu_seconds
+            try:
+                job = run_job(
+                    "async-verify",
+                    client=client,
+                    base_url=bench.server.base_url(),
+                    key=bench.key,
+                    requests=sizes.async_requests,
+                    concurrency=sizes.concurrency,
+                    warmup=2 * sizes.concurrency,
+                )
+            except JobFailed as exc:
+                errors[client] = str(exc)
+                continue
+            seconds[client].append(job.seconds)
+            cpu[client].append(job.details["cpu_seconds"])
+            server_cpu = bench.server.stats().cpu_seconds - server_before
+            timed_share = sizes.async_requests / (sizes.async_requests + 2 * sizes.concurrency)
+            busy[client].append(server_cpu * timed_share / job.seconds)  # warm-up left out
+    for client, label in CLIENT_LABELS.items():
+        if client in errors:
+            print(f"  {label:<42} FAILED: {errors[client]}")
+        else:
+            rates = [sizes.async_requests / s for s in seconds[client]]
+            each = " ".join(f"{r:,.0f}" for r in rates)
+            per_request = statistics.median(cpu[client]) / sizes.async_requests
+            print(
+                f"  {label:<42} {statistics.median(rates):8,.0f} req/s (rounds: {each}),"
+                f" {per_request * 1e6:,.0f} us CPU a request, server busy"
+                f" {max(busy[client]):.0%} of a core at most"
+            )
+
+    def rate(client: str) -> str:
+        if client in errors:
+            return "-"
+        return f"{statistics.median(sizes.async_requests / s for s in seconds[client]):,.0f} req/s"
+
+    def cpu_each(client: str) -> str:
+        return seconds_text(statistics.median(cpu[client]) / sizes.async_requests)
+
+    def versus(
+        candidate: str,
+        baseline: str,
+        measure: str,
+        goal: Goal | None = None,
+        cpu_too: bool = False,
+    ) -> list[Result]:
+        error = errors.get(baseline) or errors.get(candidate)
+        if error:
+            cpu_failed = [failed(row, f"{measure}, CPU a request", "-", error)] if cpu_too else []
+            return [failed(row, measure, rate(baseline), error), *cpu_failed]
+        pair = Paired(seconds[baseline], seconds[candidate])
+        results = [Result(row, measure, rate(baseline), rate(candidate), pair.speedup, goal=goal)]
+        if cpu_too:  # how many times less CPU a request takes: steadier under load than rates
+            speedup = Paired(cpu[baseline], cpu[candidate]).speedup
+            name = f"{measure}, CPU a request"
+            results.append(Result(row, name, cpu_each(baseline), cpu_each(candidate), speedup))
+        return results
+
+    sdk = "paysdk-aiohttp"
+    return [
+        *versus(sdk, "httpx", "paysdk aiohttp vs default httpx", Goal(">=", 10.0), cpu_too=True),
+        *versus(sdk, "aiohttp", "paysdk aiohttp vs raw aiohttp", Goal(">=", 0.6), cpu_too=True),
+        *versus("paysdk", "httpx", "paysdk (httpx) vs default httpx"),
+        *versus("paysdk-aiohttp-verify-many", "httpx", "verify_many vs default httpx"),
+        *versus("aiohttp", "httpx", "raw aiohttp vs default httpx"),
+    ]
+
+
+# --- 4. import --------------------------------------------------------------------------------
+
+IMPORT_BASELINE: Final = "import httpx; from pydantic import BaseModel"
+IMPORT_PAYSDK: Final = "import paysdk; paysdk.Client; paysdk.AsyncClient; paysdk.VerifiedPayment"
+
+
+def import_time(bench: Bench) -> list[Result]:
+    """A fresh ``python -c`` importing paysdk against one importing httpx and pydantic."""
+    pairs = bench.sizes.import_pairs
+    row = "4. import"
+    print(f"\n{row}: python -c, {pairs} pair(s) alternating, after one warm-up run of each")
+    measure = "import paysdk vs httpx + pydantic"
+    return _commands(row, measure, IMPORT_BASELINE, IMPORT_PAYSDK, pairs, Goal("<=", 1.10))
+
+
+def first_verify(bench: Bench) -> list[Result]:
+    """Start-up to the first answer: a lazily built model must not just move the cost there."""
+    pairs = bench.sizes.import_pairs
+    row = "4b. import + first verify"
+    print(f"\n{row}: python -c, {pairs} pair(s) alternating, after one warm-up run of each")
+    base_url, key = bench.server.base_url(), bench.key
+    raw = (
+        "import json, httpx\nfrom pydantic import BaseModel\n"
+        "with httpx.Client() as client:\n"
+        f"    response = client.get({base_url + '/payment/' + REFERENCE!r},"
+        f" headers={{'Authorization': 'Bearer {key}'}})\n"
+        "    response.raise_for_status()\n"
+        "    json.loads(response.content)\n"
+    )
+    sdk = (
+        "import paysdk\n"
+        f"with paysdk.Client(secret_key={key!r}, base_url={base_url!r}) as client:\n"
+        f"    client.verify({REFERENCE!r})\n"
+    )
+    return _commands(row, "paysdk verify vs httpx get + json.loads", raw, sdk, pairs, None)
+
+
+def _commands(
+    row: str, measure: str, baseline: str, candidate: str, pairs: int, goal: Goal | None
+) -> list[Result]:
+    cpu: tuple[list[float], list[float]] = ([], [])
+    try:
+        command_seconds(baseline)  # warm the disk cache and the bytecode of both
+        command_seconds(candidate)
+        wall = paired(
+            lambda: command_seconds(baseline, cpu[0]),
+            lambda: command_seconds(candidate, cpu[1]),
+            pairs,
+        )
+    except subprocess.CalledProcessError as exc:
+        return [failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")]
+    labels = (f"python -c {baseline.splitlines()[0][:14]}...", "python -c import paysdk...")
+    return _pair_results(row, measure, labels, goal, wall, Paired(*cpu))
+
+
+# --- 5. one sync verify -----------------------------------------------------------------------
+
+
+def sync_verify(bench: Bench) -> list[Result]:
+    """One verify after another on a kept-alive connection: paysdk against raw httpx."""
+    calls, rounds = bench.sizes.verify_calls, bench.sizes.verify_rounds
+    row = "5. sync verify, keep-alive"
+    print(f"\n{row}: {rounds} rounds of {calls} calls alternating, in one fresh process")
+    return _paired_job(
+        row,
+        "Client.verify vs httpx get + json.loads",
+        ("httpx get + json.loads", "paysdk Client.verify"),
+        Goal("<=", 1.05),
+        run=lambda: run_job(
+            "sync-verify",
+            base_url=bench.server.base_url(),
+            key=bench.key,
+            calls=calls,
+            rounds=rounds,
+        ),
+        calls=calls,
+    )
+
+
+def overhead(bench: Bench) -> list[Result]:
+    """paysdk's own CPU cost per verify, over httpx's in-memory transport (no network)."""
+    calls, rounds = bench.sizes.verify_calls * 5, bench.sizes.verify_rounds
+    row = "5b. verify, in-memory transport"
+    print(f"\n{row}: {rounds} rounds of {calls} calls alternating, in one fresh process")
+    return _paired_job(
+        row,
+        "Client.verify vs httpx + json.loads",
+        ("httpx get + json.loads", "paysdk Client.verify"),
+        None,
+        run=lambda: run_job("overhead", calls=calls, rounds=rounds),
+        calls=calls,
+        wall=False,
+    )
+
+
+ROWS: Final[dict[str, Row]] = {
+    "stream-list": stream_list,
+    "parse": parse,
+    "async-verify": async_verify,
+    "import": import_time,
+    "first-verify": first_verify,
+    "sync-verify": sync_verify,
+    "overhead": overhead,
+}
