@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import datetime as dt
 from enum import Enum
-from typing import Annotated, Any, ClassVar
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union
 
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetPydanticSchema,
+    PlainSerializer,
+)
+from pydantic_core import core_schema
 
 __all__ = [
     "Authorization",
@@ -39,12 +47,20 @@ def wire_timestamp(value: dt.datetime) -> str:
     return _as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+_ExactlyUTC = Annotated[
+    dt.datetime, GetPydanticSchema(lambda _, __: core_schema.datetime_schema(tz_constraint=0))
+]
+"""What the service sends (``...Z``): parsed in pydantic's core, with no Python call."""
+
 UTCDateTime = Annotated[
-    dt.datetime,
-    AfterValidator(_as_utc),
+    Union[_ExactlyUTC, Annotated[dt.datetime, AfterValidator(_as_utc)]],  # noqa: UP007
+    Field(union_mode="left_to_right"),
     PlainSerializer(wire_timestamp, return_type=str, when_used="json"),
 ]
-"""A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``."""
+"""A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``.
+
+A timestamp in UTC takes the fast path; any other offset, or none, is converted in Python.
+"""
 
 
 class PaymentStatus(str, Enum):
@@ -86,13 +102,21 @@ class Authorization(_WireModel):
     expiry: str | None = None
 
 
-def _null_is_absent(default: Any) -> BeforeValidator:
-    """``null`` from the server means "nothing here", not a broken payment."""
-    return BeforeValidator(lambda value: default() if value is None else value)
-
-
-Products = Annotated[list["Product"], _null_is_absent(list)]
-Metadata = Annotated[dict[str, Any], _null_is_absent(dict)]
+# ``null`` from the server means "nothing here", not a broken payment: it becomes empty. A union
+# tried left to right keeps the common case (a list, an object) in pydantic's core: only a
+# ``null`` costs a Python call.
+if TYPE_CHECKING:  # what the fields hold, whatever came over the wire
+    Products = list["Product"]
+    Metadata = dict[str, Any]
+else:
+    Products = Annotated[
+        Union[list["Product"], Annotated[None, AfterValidator(lambda _: [])]],  # noqa: UP007
+        Field(union_mode="left_to_right"),
+    ]
+    Metadata = Annotated[
+        Union[dict[str, Any], Annotated[None, AfterValidator(lambda _: {})]],  # noqa: UP007
+        Field(union_mode="left_to_right"),
+    ]
 
 Exact = Field(strict=True)
 """For the fields fulfilment is decided on: ``"100"`` and ``true`` are no amount."""
