@@ -10,6 +10,7 @@ Every case runs for sync, async and aiohttp-backed async, verify and list. To ad
 from __future__ import annotations
 
 import dataclasses
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -98,8 +99,13 @@ class Case:
     """The waits between tries, where the server dictates them (Retry-After)."""
     options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
     """Client options; ``max_retries`` is 2 unless given."""
+    within: float | None = None
+    """The budget the call must end within, in seconds (checked with a few seconds' slack for a
+    loaded machine: a bound on behaviour, a call that hung would blow it by far)."""
 
 
+SLACK = 3.0
+"""Seconds a bounded call may overrun its budget on a loaded machine (a hang is unbounded)."""
 SHORT = {"timeout": 0.2}
 """Client options for cases that wait for a timeout."""
 CAP = {"max_response_bytes": 1_000_000}
@@ -139,11 +145,11 @@ CASES = [
     Case("stall, then 200", [stall(), ok()], None, 2, options=SHORT),
     # --- an attempt is bounded as a whole, however the server keeps it alive ----------------
     Case("body trickled a byte at a time", [trickle_body(interval=0.05)], APITimeoutError, 1,
-         options={"timeout": 0.5, "max_retries": 0}),
+         options={"timeout": 0.5, "max_retries": 0}, within=0.5),
     Case("head trickled a byte at a time", [trickle_head(interval=0.05)], APITimeoutError, 2,
-         options={"timeout": 0.5, "max_retries": 1}),
+         options={"timeout": 0.5, "max_retries": 1}, within=1.0),
     Case("a call deadline across retries", [stall()], APITimeoutError, 2,
-         options={"timeout": 0.2, "max_retries": 10, "deadline": 1.0}),
+         options={"timeout": 0.2, "max_retries": 10, "deadline": 1.0}, within=1.0),
     # --- no answer is read past its cap ----------------------------------------------------
     Case("endless chunked body", [endless_chunked()], ResponseTooLargeError, 1, options=CAP),
     Case("a 200 MB body", [large_body(200_000_000)], ResponseTooLargeError, 1, options=CAP),
@@ -168,12 +174,15 @@ async def test_fault(
     hostile.script(*case.script)
     options = {"max_retries": 2, **case.options}
     client = make_loopback_client(base_url=hostile.base_url, **options)
+    started = time.monotonic()
     if case.raises is None:
         assert await endpoint.call(client) == REFERENCE
     else:
         with pytest.raises(case.raises) as caught:
             await endpoint.call(client)
         assert type(caught.value) is case.raises, repr(caught.value)
+    if case.within is not None:  # backoff waits are recorded, not slept: only attempts count
+        assert time.monotonic() - started < case.within + SLACK
     assert hostile.attempts == case.attempts
     assert {request.path for request in hostile.requests} == {endpoint.path}
     if case.sleeps is not None:

@@ -1,0 +1,88 @@
+"""The cyclic GC pause around large parses: process-wide, so counted, restored, and safe."""
+
+from __future__ import annotations
+
+import gc
+import json
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from paysdk import _core
+from paysdk._gcpause import gc_paused
+from tests.conftest import listed_payment
+
+
+@pytest.fixture(autouse=True)
+def _gc_back_on() -> Iterator[None]:
+    yield
+    gc.enable()
+
+
+def test_the_collector_comes_back_after_a_pause_even_when_the_parse_raises() -> None:
+    during: list[bool] = []
+
+    def failing_parse() -> None:
+        with gc_paused():
+            during.append(gc.isenabled())
+            raise ValueError("boom")
+
+    assert gc.isenabled()
+    with pytest.raises(ValueError, match="boom"):
+        failing_parse()
+    assert during == [False]
+    assert gc.isenabled()
+
+
+def test_overlapping_pauses_in_threads_restore_it_once_the_last_ends() -> None:
+    first_in, second_in, first_out = threading.Event(), threading.Event(), threading.Event()
+    seen: list[bool] = []
+
+    def first() -> None:
+        with gc_paused():
+            first_in.set()
+            second_in.wait(5)
+        first_out.set()
+
+    def second() -> None:
+        first_in.wait(5)
+        with gc_paused():
+            second_in.set()
+            first_out.wait(5)
+            seen.append(gc.isenabled())  # the first pause ended, this one still runs
+        seen.append(gc.isenabled())
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(10)
+    assert seen == [False, True]
+
+
+def test_a_collector_the_application_turned_off_stays_off() -> None:
+    gc.disable()
+    with gc_paused():
+        pass
+    assert not gc.isenabled()
+
+
+def test_large_list_bodies_are_parsed_with_the_pause_and_small_ones_without(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    paused: list[bool] = []
+    real = _core.parse_list.__globals__["gc_paused"]
+
+    def spy() -> object:
+        paused.append(True)
+        return real()
+
+    monkeypatch.setitem(_core.parse_list.__globals__, "gc_paused", spy)
+    small = json.dumps({"data": [listed_payment()]}).encode()
+    large = json.dumps({"data": [listed_payment(f"o-{n}") for n in range(3000)]}).encode()
+    assert len(_core.parse_list(small)) == 1
+    assert paused == []
+    assert len(_core.parse_list(large)) == 3000
+    assert paused == [True]
+    assert gc.isenabled()
