@@ -71,12 +71,13 @@ class _Stream:
 class AiohttpSender:
     """Sends with one ``aiohttp.ClientSession``, opened on first use in the running loop."""
 
-    def __init__(self) -> None:
+    def __init__(self, base_url: str) -> None:
         if aiohttp is None:
             raise ConfigurationError(EXTRA_HINT)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._session: aiohttp.ClientSession | None = None
         self._closed = False
+        self._proxy, self._proxy_auth = _env_proxy(base_url)
 
     @property
     def is_closed(self) -> bool:
@@ -87,7 +88,6 @@ class AiohttpSender:
             connector=aiohttp.TCPConnector(limit=100),
             cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
             auto_decompress=False,  # paysdk inflates in bounded steps (_decoding)
-            trust_env=True,  # proxies from the environment, as httpx does
         )
         # aiohttp quietly resends a request whose kept-alive connection was dropped; paysdk's
         # own policy decides every retry, so both backends make the same attempts
@@ -106,6 +106,8 @@ class AiohttpSender:
                 yarl.URL(request.url, encoded=True),  # sent as the core encoded it, byte for byte
                 headers=_MaskedHeaders(request.headers.items()),
                 allow_redirects=False,  # as httpx: a redirect is an answer, not followed
+                proxy=self._proxy,
+                proxy_auth=self._proxy_auth,
                 timeout=aiohttp.ClientTimeout(
                     total=request.budget,
                     sock_connect=timeout.connect,
@@ -127,6 +129,18 @@ class AiohttpSender:
         self._closed = True
         if self._session is not None:
             await self._session.close()
+
+
+def _env_proxy(base_url: str) -> tuple[yarl.URL | None, aiohttp.BasicAuth | None]:
+    """The proxy the environment names for the service (HTTPS_PROXY, NO_PROXY...), as httpx
+    reads it. Looked up once: aiohttp's own ``trust_env`` does it (and reads ~/.netrc) in a
+    worker thread on every request, which cost more than the request itself."""
+    from aiohttp.helpers import get_env_proxy_for_url
+
+    try:
+        return get_env_proxy_for_url(yarl.URL(base_url))
+    except LookupError:
+        return None, None
 
 
 async def _read(

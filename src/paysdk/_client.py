@@ -268,7 +268,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient]):
         if backend == "aiohttp":
             from ._aiohttp import AiohttpSender  # the extra, loaded only when asked for
 
-            self._sender = AiohttpSender()
+            self._sender = AiohttpSender(self._config.base_url)
         else:
             from ._async_senders import AsyncHttpxSender
 
