@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from typing_extensions import Unpack
 
@@ -41,7 +41,7 @@ class RawResponse(Generic[T]):
     @property
     def _envelope(self) -> dict[str, Any]:
         body = json_or_none(self.content)
-        return body if isinstance(body, dict) else {}
+        return cast("dict[str, Any]", body) if isinstance(body, dict) else {}
 
     @property
     def status(self) -> object:
