@@ -31,10 +31,10 @@ class RawResponse(Generic[T]):
     """A successful answer as received; ``parse()`` gives the model, or raises as the call would."""
 
     def __init__(self, answer: Answer, parse: Callable[[Answer], T]) -> None:
-        self.status_code = answer.status_code
+        self.status_code: int = answer.status_code
         self.headers: Mapping[str, str] = answer.headers
-        self.content = answer.content
-        self.elapsed = dt.timedelta(seconds=answer.elapsed)
+        self.content: bytes = answer.content
+        self.elapsed: dt.timedelta = dt.timedelta(seconds=answer.elapsed)
         self._answer = answer
         self._parse = parse
 

@@ -88,7 +88,7 @@ class Sandbox:
             raise ValueError("idle_timeout must be a number of seconds")
         if not (math.isfinite(idle_timeout) and idle_timeout > 0):
             raise ValueError("idle_timeout must be a positive, finite number of seconds")
-        self.idle_timeout = float(idle_timeout)
+        self.idle_timeout: float = float(idle_timeout)
         self.secret_key: str = secret_key if secret_key is not None else generate_secret_key()
         self.host = host
         self.faults: FaultBook = FaultBook()
