@@ -16,14 +16,17 @@ from ._decoding import DecodingError, adecoded
 from ._errors import ConfigurationError
 from ._steps import Answer, BodyReader, Failure, Opened, Read, Send
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
+    import yarl
 
 try:
     import aiohttp
     import yarl
 except ImportError:  # exercised by a test that hides aiohttp
-    aiohttp = None  # type: ignore[assignment]
+    _installed = False
+else:
+    _installed = True
 
 __all__ = ["AiohttpSender"]
 
@@ -72,7 +75,7 @@ class AiohttpSender:
     """Sends with one ``aiohttp.ClientSession``, opened on first use in the running loop."""
 
     def __init__(self, base_url: str) -> None:
-        if aiohttp is None:
+        if not _installed:
             raise ConfigurationError(EXTRA_HINT)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._session: aiohttp.ClientSession | None = None

@@ -34,6 +34,7 @@ __all__ = ["AsyncClient", "Client"]
 
 T = TypeVar("T")
 HttpClientT = TypeVar("HttpClientT", httpx.Client, httpx.AsyncClient)
+SenderT = TypeVar("SenderT", SyncHttpxSender, "AsyncSender")
 HttpBackend = Literal["httpx", "aiohttp"]
 
 Lookup = Callable[[str], object]
@@ -41,11 +42,11 @@ Lookup = Callable[[str], object]
 ``amount`` and ``currency`` (such as the merchant's order), or ``None`` for an unknown order."""
 
 
-class _BaseClient(Generic[HttpClientT]):
+class _BaseClient(Generic[HttpClientT, SenderT]):
     """What both clients share: configuration, options and their presentation."""
 
     _config: Config
-    _sender: SyncHttpxSender | AsyncSender
+    _sender: SenderT
     _owns_http: bool
     _http_client_type: type[HttpClientT]
     _backends: tuple[str, ...] = ("httpx",)
@@ -137,7 +138,7 @@ class _BaseClient(Generic[HttpClientT]):
         return self._config.with_options(options)
 
 
-class Client(_BaseClient[httpx.Client]):
+class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
     """The synchronous client. Reuse one per process: it keeps connections open."""
 
     _http_client_type = httpx.Client
@@ -252,7 +253,7 @@ class Client(_BaseClient[httpx.Client]):
         return self._sender.send(request)
 
 
-class AsyncClient(_BaseClient[httpx.AsyncClient]):
+class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
     """The asynchronous client: the same methods as :class:`Client`, awaitable.
 
     ``http_backend="aiohttp"`` (with the ``aiohttp`` extra) sends through aiohttp instead of

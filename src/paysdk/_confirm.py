@@ -6,6 +6,7 @@ import dataclasses
 import decimal
 import inspect
 from collections.abc import Mapping
+from typing import Any, TypeGuard
 
 from ._errors import (
     ConfigurationError,
@@ -74,7 +75,9 @@ def expected_for(
         )
     if isinstance(found, Expected):
         return found
-    if isinstance(found, Mapping):
+    # Whatever the order holds is checked below and by Expected itself: Any until then.
+    values: dict[str, Any]
+    if _is_order_mapping(found):
         values = {field: found.get(field) for field in ("amount", "currency")}
     else:
         values = {field: getattr(found, field, None) for field in ("amount", "currency")}
@@ -86,6 +89,11 @@ def expected_for(
             + " and no ".join(missing)
         )
     return Expected(amount=values["amount"], currency=values["currency"])
+
+
+def _is_order_mapping(found: object) -> TypeGuard[Mapping[str, Any]]:
+    """An order given as a mapping (a dict, a row): its fields are looked up by name."""
+    return isinstance(found, Mapping)
 
 
 def check_payment(

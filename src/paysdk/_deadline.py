@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Generator, Iterable
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
@@ -22,7 +22,7 @@ _deadline: ContextVar[float | None] = ContextVar("paysdk_attempt_deadline", defa
 
 
 @contextmanager
-def attempt_deadline(at: float | None) -> Iterator[None]:
+def attempt_deadline(at: float | None) -> Generator[None, None, None]:
     """Socket operations inside this block end by monotonic time ``at`` (``None``: no bound)."""
     token = _deadline.set(at)
     try:

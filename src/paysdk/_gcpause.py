@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gc
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from contextlib import contextmanager
 
 _lock = threading.Lock()
@@ -19,7 +19,7 @@ _was_enabled = False
 
 
 @contextmanager
-def gc_paused() -> Iterator[None]:
+def gc_paused() -> Generator[None, None, None]:
     global _pauses, _was_enabled
     with _lock:
         if _pauses == 0:

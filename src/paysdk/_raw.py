@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from typing_extensions import Unpack
 
@@ -31,17 +31,17 @@ class RawResponse(Generic[T]):
     """A successful answer as received; ``parse()`` gives the model, or raises as the call would."""
 
     def __init__(self, answer: Answer, parse: Callable[[Answer], T]) -> None:
-        self.status_code = answer.status_code
+        self.status_code: int = answer.status_code
         self.headers: Mapping[str, str] = answer.headers
-        self.content = answer.content
-        self.elapsed = dt.timedelta(seconds=answer.elapsed)
+        self.content: bytes = answer.content
+        self.elapsed: dt.timedelta = dt.timedelta(seconds=answer.elapsed)
         self._answer = answer
         self._parse = parse
 
     @property
     def _envelope(self) -> dict[str, Any]:
         body = json_or_none(self.content)
-        return body if isinstance(body, dict) else {}
+        return cast("dict[str, Any]", body) if isinstance(body, dict) else {}
 
     @property
     def status(self) -> object:

@@ -7,7 +7,7 @@ reported and never touch a socket. Anything quoted from a body is scrubbed of th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, cast
 
 import httpx
 from pydantic import ValidationError
@@ -133,7 +133,7 @@ def invalid_body(
 
 def _json_object(content: bytes) -> dict[str, Any]:
     body = json_or_none(content)
-    return body if isinstance(body, dict) else {}
+    return cast("dict[str, Any]", body) if isinstance(body, dict) else {}
 
 
 def _what_the_server_said(content: bytes) -> str:

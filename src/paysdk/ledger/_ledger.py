@@ -54,6 +54,9 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
 class _BaseLedger:
     """What both ledgers share: the URL, the table, the lease, and their presentation."""
 
+    backend: str
+    """``"sqlite"`` or ``"postgresql"``: the database the URL names."""
+
     def __init__(
         self,
         url: str | os.PathLike[str],
@@ -74,11 +77,11 @@ class _BaseLedger:
             from ._sqlite import sqlite_path
 
             self._where = sqlite_path(self._where)
-        self.lease = _plans.check_lease(lease)
-        self.table = _plans.check_table(table)
+        self.lease: dt.timedelta = _plans.check_lease(lease)
+        self.table: str = _plans.check_table(table)
         if not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ConfigurationError(f"timeout must be a positive number, not {timeout!r}")
-        self.timeout = float(timeout)
+        self.timeout: float = float(timeout)
         self._create_table = create_table
         self._ready = not create_table
         self._clock = clock

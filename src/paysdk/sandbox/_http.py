@@ -15,7 +15,7 @@ import socket
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._answers import Answer
 
@@ -113,7 +113,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     # Headers and body are written separately; without this, Nagle's algorithm and delayed ACKs
     # add ~40 ms to every answer.
     disable_nagle_algorithm = True
-    server: Server
+
+    @property
+    def _owner(self) -> Server:
+        """The server that made this handler (``self.server``, typed as what it is)."""
+        return cast(Server, self.server)
 
     def setup(self) -> None:
         super().setup()
@@ -121,19 +125,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._reader = _RequestReader(self.connection)
         self.rfile = io.BufferedReader(self._reader)
         self._answered = False
-        self.connection.settimeout(self.server.sandbox.idle_timeout)  # for writes
-        with self.server.connections_lock:
-            self.server.connections.add(self.connection)
+        self.connection.settimeout(self._owner.sandbox.idle_timeout)  # for writes
+        with self._owner.connections_lock:
+            self._owner.connections.add(self.connection)
 
     def finish(self) -> None:
-        with self.server.connections_lock:
-            self.server.connections.discard(self.connection)
+        with self._owner.connections_lock:
+            self._owner.connections.discard(self.connection)
         with contextlib.suppress(OSError):  # the connection was cut on purpose (fault, stop())
             super().finish()
 
     def handle_one_request(self) -> None:
         # The next request, idle time included, must arrive whole within the idle timeout.
-        self._reader.expect_request(time.monotonic() + self.server.sandbox.idle_timeout)
+        self._reader.expect_request(time.monotonic() + self._owner.sandbox.idle_timeout)
         super().handle_one_request()  # closes the connection on a timeout
         if self._reader.timed_out and self._reader.received:  # part of a request came: say so
             with contextlib.suppress(OSError):
@@ -144,10 +148,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if body is None:
             return
         self._reader.expect_request(None)
-        self.connection.settimeout(self.server.sandbox.idle_timeout)
+        self.connection.settimeout(self._owner.sandbox.idle_timeout)
         self._answered = False
         try:
-            self.server.sandbox._handle(self, body)
+            self._owner.sandbox._handle(self, body)
         except Exception as exc:
             if isinstance(exc, (ConnectionError, TimeoutError)) or self._answered:
                 raise
@@ -160,7 +164,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
     def log_message(self, format: str, *args: Any) -> None:
-        self.server.sandbox._log(format % args)
+        self._owner.sandbox._log(format % args)
 
     def _read_body(self) -> bytes | None:
         """The request body; ``None`` once a Content-Length it will not read was answered."""

@@ -88,7 +88,7 @@ class Sandbox:
             raise ValueError("idle_timeout must be a number of seconds")
         if not (math.isfinite(idle_timeout) and idle_timeout > 0):
             raise ValueError("idle_timeout must be a positive, finite number of seconds")
-        self.idle_timeout = float(idle_timeout)
+        self.idle_timeout: float = float(idle_timeout)
         self.secret_key: str = secret_key if secret_key is not None else generate_secret_key()
         self.host = host
         self.faults: FaultBook = FaultBook()
@@ -317,7 +317,7 @@ def _json_items(body: bytes) -> list[Mapping[str, Any]]:
         raise ValueError(TOO_DEEP) from None
     if _depth(data) > MAX_JSON_DEPTH:
         raise ValueError(TOO_DEEP)
-    items = data if isinstance(data, list) else [data]
+    items = cast("list[object]", data) if isinstance(data, list) else [data]
     if not items or not all(isinstance(item, dict) for item in items):
         raise ValueError("the body must be a JSON object or an array of objects")
     return cast("list[Mapping[str, Any]]", items)
@@ -330,7 +330,8 @@ def _depth(data: object) -> int:
         value, level = todo.pop()
         if isinstance(value, (list, dict)):
             deepest = max(deepest, level + 1)
-            todo.extend((item, level + 1) for item in _children(value))
+            nested = cast("list[Any] | dict[str, Any]", value)  # parsed JSON: str keys
+            todo.extend((item, level + 1) for item in _children(nested))
     return deepest
 
 

@@ -83,8 +83,8 @@ class MockPaymentAPI:
         base_url: str = DEFAULT_BASE_URL,
         payments: Iterable[PaymentRecord] = (),
     ) -> None:
-        self.secret_key = check_secret_key(secret_key)
-        self.base_url = check_base_url(base_url, allow_insecure_http=True)
+        self.secret_key: str = check_secret_key(secret_key)
+        self.base_url: str = check_base_url(base_url, allow_insecure_http=True)
         parts = urlsplit(self.base_url)
         self._base_path = parts.path.rstrip("/")
         self._lock = threading.Lock()
