@@ -292,9 +292,21 @@ def test_a_call_deadline_stops_retries_that_would_pass_it() -> None:
     assert caught.value.attempts == 3
 
 
-def test_attempt_budget_is_the_longest_phase() -> None:
-    assert _core.attempt_budget(httpx.Timeout(30, connect=5)) == 30
-    assert _core.attempt_budget(httpx.Timeout(None)) is None
+@pytest.mark.parametrize(
+    ("timeout", "budget"),
+    [(httpx.Timeout(30, connect=5), 30), (httpx.Timeout(2, read=7), 7), (None, None)],
+)
+def test_attempt_budget_is_the_longest_phase(timeout: Any, budget: float | None) -> None:
+    config = Config.create(
+        secret_key=SECRET,
+        base_url=BASE_URL,
+        timeout=timeout,
+        max_retries=0,
+        default_headers=None,
+        allow_insecure_http=False,
+    )
+    assert config.attempt_budget == budget
+    assert _core.verify_request(config, "order-1").budget == budget
 
 
 def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:

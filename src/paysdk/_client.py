@@ -18,7 +18,7 @@ from typing_extensions import Self, Unpack
 from . import _core, _drive
 from ._callbacks import parse_callback
 from ._config import NOT_GIVEN, CallOptions, Config, NotGiven, TimeoutTypes
-from ._core import Expected, Plan
+from ._core import Expected
 from ._errors import ConfigurationError
 from ._logs import configure_logging
 from ._models import ListedPayment, VerifiedPayment
@@ -29,6 +29,7 @@ from ._steps import Send
 if TYPE_CHECKING:  # loaded with their first use: most processes need neither
     from ._async_senders import AsyncSender
     from ._bulk import AsyncBulk, SyncBulk
+    from ._core import Plan
 
 __all__ = ["AsyncClient", "Client"]
 

@@ -7,6 +7,7 @@ contains the secret key.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from collections.abc import Mapping
@@ -150,9 +151,18 @@ class Config:
             config = dataclasses.replace(config, deadline=check_deadline(options["deadline"]))
         return config
 
+    @functools.cached_property
     def request_headers(self) -> httpx.Headers:
-        """The headers of a request; ``httpx.Headers`` masks the key in any repr or traceback."""
+        """The headers of every request, built once per config (httpx copies what it is given);
+        ``httpx.Headers`` masks the key in any repr or traceback."""
         return httpx.Headers({**self.headers, "Authorization": f"Bearer {self.secret_key}"})
+
+    @functools.cached_property
+    def attempt_budget(self) -> float | None:
+        """One attempt's whole-time bound: the longest of the timeout's phases, or ``None`` if
+        any phase has no limit."""
+        phases = self.timeout.as_dict().values()
+        return None if None in phases else max(phase for phase in phases if phase is not None)
 
     def max_bytes(self, default: int) -> int:
         return default if self.max_response_bytes is None else self.max_response_bytes

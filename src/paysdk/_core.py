@@ -13,7 +13,7 @@ import dataclasses
 import logging
 import unicodedata
 from collections.abc import Callable, Generator
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
 from urllib.parse import quote
 
 import httpx
@@ -46,11 +46,9 @@ from ._steps import (
     Emit,
     Failure,
     Opened,
-    Outcome,
     Read,
     Send,
     Sleep,
-    Step,
     failure_from_httpx,
 )
 from ._stream import ListStream
@@ -78,8 +76,11 @@ __all__ = [
 log = logging.getLogger("paysdk")
 
 T = TypeVar("T")
-Plan: TypeAlias = Generator[Step[Any], Outcome, T]
-ItemPlan: TypeAlias = Generator[Step[T], Outcome, None]
+if TYPE_CHECKING:  # for type checkers only, like ``_steps.Step``
+    from ._steps import Outcome, Step
+
+    Plan: TypeAlias = Generator[Step[Any], Outcome, T]
+    ItemPlan: TypeAlias = Generator[Step[T], Outcome, None]
 """A plan that hands items to the caller as it goes (``Emit``) and returns nothing."""
 
 MAX_REFERENCE_LENGTH: Final = 256
@@ -106,7 +107,8 @@ def reference_problem(reference: object) -> str | None:
         return "the reference has leading or trailing whitespace"
     if reference in (".", ".."):
         return f"{reference!r} is not a reference"
-    if any(unicodedata.category(ch) in _INVISIBLE for ch in reference):
+    printable_ascii = reference.isascii() and reference.isprintable()  # the common case, at C speed
+    if not printable_ascii and any(unicodedata.category(ch) in _INVISIBLE for ch in reference):
         return "the reference contains control or invisible formatting characters"
     return None
 
@@ -137,18 +139,12 @@ def _get(config: Config, path: str, max_body: int, stream: bool = False) -> Send
     return Send(
         "GET",
         config.base_url + path,
-        config.request_headers(),
+        config.request_headers,
         config.timeout,
-        budget=attempt_budget(config.timeout),
+        budget=config.attempt_budget,
         max_body=max_body,
         stream=stream,
     )
-
-
-def attempt_budget(timeout: httpx.Timeout) -> float | None:
-    """One attempt's whole-time bound: the longest of its phases, or none if any phase has none."""
-    phases = timeout.as_dict().values()
-    return None if None in phases else max(phase for phase in phases if phase is not None)
 
 
 # --- plans ------------------------------------------------------------------------------------

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from typing_extensions import Self
 
-from ._core import ItemPlan, Plan
-from ._steps import Answer, Emit, Failure, Opened, Outcome, Read, Send, Sleep
+from ._steps import Answer, Emit, Failure, Opened, Read, Send, Sleep
 
 if TYPE_CHECKING:
     from ._async_senders import AsyncOpenStream
+    from ._core import ItemPlan, Plan
+    from ._steps import Outcome
 
 T = TypeVar("T")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Mapping, Sequence
-from typing import Final, Generic, Literal, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Final, Generic, Literal, TypeAlias, TypeVar
 
 import httpx
 
@@ -110,8 +110,9 @@ class Failure:
     cause: BaseException | None = dataclasses.field(default=None, compare=False)
 
 
-Step: TypeAlias = Send | Sleep | Read | Emit[T]
-Outcome: TypeAlias = Answer | Opened | Failure | httpx.Response | httpx.HTTPError | bytes | None
+if TYPE_CHECKING:  # for type checkers only: building these at import costs every user time
+    Step: TypeAlias = Send | Sleep | Read | Emit[T]
+    Outcome: TypeAlias = Answer | Opened | Failure | httpx.Response | httpx.HTTPError | bytes | None
 """What a shell sends back into a plan. ``httpx.Response`` and ``httpx.HTTPError`` are taken too,
 so a plan can be driven by hand with httpx's own objects."""
 
