@@ -269,3 +269,51 @@ def test_a_fulfilled_payment_the_list_missed_is_settled_by_verify(
         "never-made": Kind.NOT_LISTED,
     }
     assert (alarms["shop-2"].amount, alarms["shop-2"].fulfilled_amount) == (100, 900)
+
+
+RECONCILE_CHILD = """
+import json, sys, paysdk
+
+def peak_kib():  # VmHWM: this process image's own peak (ru_maxrss keeps the forking parent's)
+    with open("/proc/self/status") as status:
+        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
+
+base_url, key, ledger_url = sys.argv[1:]
+with paysdk.Client(secret_key=key, base_url=base_url, timeout=120) as client:
+    client.verify("pay-000000")  # imports, models and a connection settle first
+    with paysdk.Ledger(ledger_url) as ledger:
+        before = peak_kib()
+        report = ledger.reconcile(client)
+        grown = peak_kib() - before
+print(json.dumps({"listed": report.listed, "attention": report.needs_attention, "grown": grown}))
+"""
+
+
+def test_reconciling_a_long_list_that_is_in_order_keeps_memory_flat(
+    big_service: Sandbox, scenario: Scenario, tmp_path: Any
+) -> None:
+    """Every payment fulfilled as the service says: nothing to report, and the 100,000-payment
+    list is streamed, so the child's memory grows by a few megabytes, not by the list."""
+    import json
+    import subprocess
+    import sys
+
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    seed_rows(
+        url,
+        [
+            (r.reference, "fulfilled", r.amount, r.currency)
+            for r in scenario.records
+            if r.status == "COMPLETED"
+        ],
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", RECONCILE_CHILD, big_service.base_url, big_service.secret_key, url],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    figures = json.loads(result.stdout)
+    assert (figures["listed"], figures["attention"]) == (SCALE, False)
+    assert figures["grown"] < 40 * 1024, f"reconcile grew by {figures['grown']} KiB"
