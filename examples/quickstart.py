@@ -66,8 +66,8 @@ def main() -> int:
             outcome = "succeeded" if payment.succeeded else "did NOT succeed"
             print(f"   {payment.reference}: {payment.amount} {payment.currency} {outcome}")
 
-        print("\n2. List payments")
-        for p in client.list_payments():
+        print("\n2. List payments, streamed one at a time (flat memory, however long the list)")
+        for p in client.iter_payments():
             print(f"   {p.reference:<18} {p.status!s:<10} {p.amount:>9} {p.currency}")
 
         print("\n3. An unknown reference raises PaymentNotFoundError")
