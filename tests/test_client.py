@@ -154,6 +154,21 @@ async def test_requests_carry_the_key_and_a_user_agent(
     assert f"Python/{platform.python_version()}" in headers["user-agent"]
     assert headers["x-merchant"] == "shop-9"
     assert headers["x-request-id"] == "r-1"
+    assert headers["accept-encoding"] == "gzip, deflate"  # what paysdk inflates in bounded steps
+
+
+async def test_headers_the_client_sends_by_default_can_still_be_changed_per_call(
+    make_client: MakeClient, respx_mock: respx.Router
+) -> None:
+    """paysdk's own client carries the fixed headers; a call's own still win, and the next call
+    without them is back to the defaults."""
+    route = respx_mock.get(VERIFY_URL).respond(200, json=verify_body())
+    client = make_client()
+    await client.verify("order-1042", extra_headers={"Accept": "application/vnd.pay+json"})
+    await client.verify("order-1042")
+    first, second = (call.request.headers for call in route.calls)
+    assert (first["accept"], second["accept"]) == ("application/vnd.pay+json", "application/json")
+    assert first["authorization"] == second["authorization"] == f"Bearer {SECRET}"
 
 
 @pytest.mark.parametrize(

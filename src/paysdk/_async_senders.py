@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from typing import Protocol
 
 import httpx
@@ -17,7 +17,7 @@ from anyio import fail_after
 
 from ._decoding import DecodingError, adecoded, encoding_of
 from ._errors import EventLoopError
-from ._senders import closed_error, success
+from ._senders import HeaderTrim, closed_error, success
 from ._steps import Answer, BodyReader, Failure, Opened, Read, Send, failure_from_httpx
 
 __all__ = ["AsyncHttpxSender", "AsyncOpenStream", "AsyncSender", "AsyncStream", "bind_loop"]
@@ -91,9 +91,13 @@ class AsyncStream:
 class AsyncHttpxSender:
     """Sends with an ``httpx.AsyncClient``, each attempt inside one cancel scope."""
 
-    def __init__(self, http: httpx.AsyncClient) -> None:
+    def __init__(
+        self, http: httpx.AsyncClient, *, defaults: Mapping[str, str] | None = None
+    ) -> None:
+        """``defaults``: as for :class:`SyncHttpxSender`."""
         self.http = http
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._headers = HeaderTrim(defaults)
 
     @property
     def is_closed(self) -> bool:
@@ -113,7 +117,10 @@ class AsyncHttpxSender:
         try:
             response = await self.http.send(
                 self.http.build_request(
-                    request.method, request.url, headers=request.headers, timeout=request.timeout
+                    request.method,
+                    request.url,
+                    headers=self._headers(request.headers),
+                    timeout=request.timeout,
                 ),
                 stream=True,
             )

@@ -146,8 +146,11 @@ class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
     _sender: SyncHttpxSender
 
     def _connect(self, http_client: httpx.Client | None, backend: HttpBackend) -> None:
-        owned = http_client is None
-        self._sender = SyncHttpxSender(http_client or httpx.Client(), owned=owned)
+        if http_client is not None:
+            self._sender = SyncHttpxSender(http_client)
+        else:
+            defaults = self._config.headers  # sent by the client itself, not given per request
+            self._sender = SyncHttpxSender(httpx.Client(headers=defaults), defaults=defaults)
 
     @property
     def _http(self) -> httpx.Client:
@@ -274,7 +277,13 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
         else:
             from ._async_senders import AsyncHttpxSender
 
-            self._sender = AsyncHttpxSender(http_client or httpx.AsyncClient())
+            if http_client is not None:
+                self._sender = AsyncHttpxSender(http_client)
+            else:
+                defaults = self._config.headers
+                self._sender = AsyncHttpxSender(
+                    httpx.AsyncClient(headers=defaults), defaults=defaults
+                )
 
     @property
     def _http(self) -> httpx.AsyncClient:

@@ -10,7 +10,9 @@ of h11: this module never opens a socket or sleeps, and tests drive it by hand.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
+import re
 import unicodedata
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, TypeVar
@@ -84,6 +86,8 @@ if TYPE_CHECKING:  # for type checkers only, like ``_steps.Step``
 """A plan that hands items to the caller as it goes (``Emit``) and returns nothing."""
 
 MAX_REFERENCE_LENGTH: Final = 256
+_UNRESERVED: Final = re.compile(r"[A-Za-z0-9_.~-]+")
+"""A reference of only these characters is its own path segment: nothing to percent-encode."""
 _INVISIBLE: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 """Unicode categories refused in references: controls, bidi/zero-width formats, separators."""
 
@@ -125,7 +129,8 @@ def check_reference(reference: object) -> str:
 
 
 def verify_request(config: Config, reference: str) -> Send:
-    segment = quote(check_reference(reference), safe="")
+    checked = check_reference(reference)
+    segment = checked if _UNRESERVED.fullmatch(checked) else quote(checked, safe="")
     return _get(config, f"/payment/{segment}", config.max_bytes(VERIFY_MAX_BYTES))
 
 
@@ -200,8 +205,13 @@ class _Attempts:
 
 
 def _attempts(config: Config, policy: RetryPolicy | None) -> _Attempts:
-    policy = policy or RetryPolicy(max_retries=config.max_retries)
+    policy = policy or _default_policy(config.max_retries)
     return _Attempts(config, policy, policy.monotonic())
+
+
+@functools.lru_cache(maxsize=16)  # immutable, and max_retries takes at most 11 values
+def _default_policy(max_retries: int) -> RetryPolicy:
+    return RetryPolicy(max_retries=max_retries)
 
 
 def _as_answer(outcome: Outcome) -> Answer | Failure:

@@ -9,7 +9,7 @@ per chunk, the async one by a cancel scope. Whatever goes wrong below becomes a
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import httpx
 
@@ -35,6 +35,32 @@ def sync_body(response: httpx.Response) -> Iterator[bytes]:
     """The decoded body, inflated in bounded steps as it arrives."""
     encoding, was_read = encoding_of(response)
     return iter((response.content,)) if was_read else decoded(encoding, response.iter_raw())
+
+
+class HeaderTrim:
+    """A request's headers less those its client already sends by default, as httpx would merge
+    them anyway: httpx spends microseconds on every header it is given, per request.
+
+    The client paysdk makes is given the config's fixed headers once (``defaults``); then a
+    request carries little more than ``Authorization``. The last answer is kept, since every
+    call without per-call options has the same headers.
+    """
+
+    __slots__ = ("_defaults", "_last_in", "_last_out")
+
+    def __init__(self, defaults: Mapping[str, str] | None) -> None:
+        self._defaults = {k.lower(): v for k, v in (defaults or {}).items()}
+        self._last_in: Mapping[str, str] | None = None
+        self._last_out: Mapping[str, str] = {}
+
+    def __call__(self, headers: Mapping[str, str]) -> Mapping[str, str]:
+        if headers is self._last_in:
+            return self._last_out
+        kept = httpx.Headers(  # still an httpx.Headers: the key stays masked in any repr
+            [(k, v) for k, v in headers.items() if self._defaults.get(k.lower()) != v]
+        )
+        self._last_in, self._last_out = headers, kept
+        return kept
 
 
 def success(status: int) -> bool:
@@ -64,9 +90,12 @@ class SyncStream:
 class SyncHttpxSender:
     """Sends with an ``httpx.Client``; the one paysdk makes has deadline-bound sockets."""
 
-    def __init__(self, http: httpx.Client, *, owned: bool) -> None:
+    def __init__(self, http: httpx.Client, *, defaults: Mapping[str, str] | None = None) -> None:
+        """``defaults``: the headers ``http`` (made by paysdk) already sends; ``None`` for a
+        client the merchant gave, whose sockets and headers paysdk leaves as they are."""
         self.http = http
-        if owned:
+        self._headers = HeaderTrim(defaults)
+        if defaults is not None:
             bound_sockets(http)
 
     @property
@@ -82,7 +111,7 @@ class SyncHttpxSender:
                     self.http.build_request(
                         request.method,
                         request.url,
-                        headers=request.headers,
+                        headers=self._headers(request.headers),
                         timeout=request.timeout,
                     ),
                     stream=True,
