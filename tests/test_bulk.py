@@ -122,3 +122,19 @@ def test_concurrency_is_checked_before_anything_is_sent(concurrency: Any) -> Non
         pytest.raises(paysdk.ConfigurationError, match="concurrency"),
     ):
         client.verify_many(["order-1"], concurrency=concurrency)
+
+
+async def test_a_bad_reference_or_none_gets_its_own_result_and_the_run_goes_on(
+    respx_mock: respx.MockRouter,
+) -> None:
+    respx_mock.get(url__startswith=f"{BASE_URL}/payment/").side_effect = answer
+    references: list[Any] = [None, "order-1", "bad ref\n", 123, "order-2"]
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client:
+        sync_results = list(client.verify_many(references, concurrency=2))
+    async with paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL) as aclient:
+        async_results = [r async for r in aclient.verify_many(references, concurrency=2)]
+    for results in (sync_results, async_results):
+        assert [r.reference for r in results] == references
+        assert [r.ok for r in results] == [False, True, False, False, True]
+        bad = [results[0], results[2], results[3]]
+        assert all(isinstance(r.error, paysdk.InvalidReferenceError) for r in bad)

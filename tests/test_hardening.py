@@ -394,3 +394,48 @@ def test_the_aiohttp_backend_reads_the_environments_proxy_once(
     monkeypatch.setenv("NO_PROXY", "api.example.com")
     assert _env_proxy("https://api.example.com/v1") == (None, None)
     assert _env_proxy("http://127.0.0.1:9") == (None, None)  # no http proxy is named
+
+
+async def test_a_key_echoed_across_the_excerpts_cut_leaves_no_part_of_itself(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    body = "<html>" + "y" * 180 + f" Bearer {SECRET}</html>"  # the key straddles 200 characters
+    respx_mock.get(VERIFY_URL).respond(401, text=body)
+    with pytest.raises(paysdk.AuthenticationError) as caught:
+        await make_client().verify("order-1042")
+    assert SECRET[:6] not in str(caught.value)
+
+
+async def test_a_key_the_server_json_escaped_is_scrubbed_from_the_parsed_body(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    escaped = "\\u0073" + SECRET[1:]  # "s" written as \u0073: the text holds no literal key
+    content = ('{"error": "bad key ' + escaped + '", "' + escaped + '": 1}').encode()
+    respx_mock.get(VERIFY_URL).respond(401, content=content)
+    with pytest.raises(paysdk.AuthenticationError) as caught:
+        await make_client().verify("order-1042")
+    assert SECRET not in repr(caught.value.body)
+    assert caught.value.body["error"] == "bad key <secret key>"
+    assert SECRET not in str(caught.value)
+
+
+def test_an_aiohttp_failure_keeps_no_frames_holding_the_key() -> None:
+    """A traceback printed with local variables (Sentry, rich) would show aiohttp's own copy of
+    the request headers; paysdk drops those frames from what it chains."""
+    import traceback
+
+    async def fail() -> BaseException:
+        async with paysdk.AsyncClient(
+            secret_key=SECRET, base_url="http://127.0.0.1:9", http_backend="aiohttp", max_retries=0
+        ) as client:
+            try:
+                await client.verify("order-1042")
+            except paysdk.APIConnectionError as exc:
+                return exc
+        raise AssertionError("no error")
+
+    error = asyncio.run(fail())
+    printed = "".join(
+        traceback.TracebackException.from_exception(error, capture_locals=True).format()
+    )
+    assert SECRET not in printed

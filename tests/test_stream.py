@@ -255,3 +255,61 @@ def test_each_payment_must_arrive_within_the_budget_of_the_last() -> None:
         trickle()
     assert budgets[:3] == [10.0, 9.5, 9.0]
     assert len(budgets) == 20
+
+
+def test_the_callers_own_time_between_payments_is_not_charged_to_the_server() -> None:
+    from paysdk import _core
+    from paysdk._config import Config
+
+    now = [0.0]
+    config = Config.create(
+        secret_key="sk_test_x",
+        base_url=BASE_URL,
+        timeout=10,
+        max_retries=0,
+        default_headers=None,
+        allow_insecure_http=False,
+    )
+    plan = _core.iter_payments(
+        config, policy=_core.RetryPolicy(max_retries=0, monotonic=lambda: now[0])
+    )
+    next(plan)
+    step: Any = plan.send(_core.Opened(200, {}))
+    first, second = BODY.index(b'"order-1"'), BODY.index(b'"order-2"')
+    for piece in (BODY[:first], BODY[first:second]):  # each completes one payment
+        assert isinstance(step, _core.Read)
+        step = plan.send(piece)
+        assert isinstance(step, _core.Emit)
+        now[0] += 60.0  # the caller works on it for a minute, far past the 10 s budget
+        step = plan.send(None)
+    assert isinstance(step, _core.Read)
+    assert step.budget == 10.0  # the server's clock restarts when the caller asks for more
+
+
+def test_a_deadline_bounds_the_whole_iteration() -> None:
+    from paysdk import _core
+    from paysdk._config import Config
+
+    now = [0.0]
+    config = Config.create(
+        secret_key="sk_test_x",
+        base_url=BASE_URL,
+        timeout=10,
+        max_retries=0,
+        default_headers=None,
+        allow_insecure_http=False,
+        deadline=15,
+    )
+    plan = _core.iter_payments(
+        config, policy=_core.RetryPolicy(max_retries=0, monotonic=lambda: now[0])
+    )
+    next(plan)
+    step: Any = plan.send(_core.Opened(200, {}))
+    assert step.budget == 10.0
+    now[0] = 12.0
+    step = plan.send(BODY[: BODY.index(b'"order-1"')])  # one payment, at 12 s
+    step = plan.send(None)
+    assert step.budget == pytest.approx(3.0)  # what is left of the 15 s, not a fresh 10 s
+    now[0] = 16.0
+    with pytest.raises(paysdk.APITimeoutError, match="deadline of 15s"):
+        plan.send(b" ")

@@ -10,11 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ._decoding import DecodingError, adecoded
 from ._errors import ConfigurationError
-from ._steps import Answer, BodyReader, Failure, Opened, Read, Send
+from ._senders import closed_error
+from ._steps import (
+    Answer,
+    BodyReader,
+    Failure,
+    Opened,
+    Read,
+    Send,
+    attempt_timed_out,
+    read_timed_out,
+    stream_failure,
+)
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
@@ -41,31 +53,46 @@ class _MaskedHeaders(dict[str, str]):
 
 
 def _failure(exc: BaseException) -> Failure:
+    _drop_frames(exc)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
 
 
+def _drop_frames(exc: BaseException | None) -> None:
+    """Forget where aiohttp raised: its frames hold its own copy of the request headers, key
+    included, which a traceback printed with local variables (Sentry, rich) would show."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        exc.__traceback__ = None
+        exc = exc.__cause__ or exc.__context__
+
+
 class _Stream:
     """A successful answer left open for ``iter_payments``."""
 
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> None:
         self.opened = Opened(response.status, response.headers)
         self._response = response
         encoding = response.headers.get("Content-Encoding")
         self._chunks = adecoded(encoding, response.content.iter_any())
+        self._closed = closed
 
     async def read(self, step: Read) -> bytes | Failure:
-        from anyio import fail_after
+        from anyio import move_on_after
 
-        try:
-            with fail_after(step.budget):
+        with move_on_after(step.budget):  # only its own cancel scope is a timeout
+            try:
                 return await anext(self._chunks, b"")
-        except DecodingError as exc:
-            return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
-        except Exception as exc:
-            return _failure(exc)
+            except DecodingError as exc:
+                return stream_failure(self.opened, exc)
+            except Exception as exc:
+                if self._closed():
+                    raise closed_error("AsyncClient") from None
+                return _failure(exc)
+        return read_timed_out(step.budget)
 
     async def close(self) -> None:
         self._response.close()
@@ -100,6 +127,15 @@ class AiohttpSender:
         return session
 
     async def send(self, request: Send) -> Answer | Failure | _Stream:
+        from anyio import move_on_after
+
+        if not request.stream:  # aiohttp's total timeout bounds the whole attempt
+            return await self._send(request)
+        with move_on_after(request.budget):  # a stream: bound the wait for its head only
+            return await self._send(request)
+        return attempt_timed_out(request.budget)
+
+    async def _send(self, request: Send) -> Answer | Failure | _Stream:
         session = self._session or self._open()
         timeout = request.timeout
         started = time.monotonic()
@@ -112,7 +148,7 @@ class AiohttpSender:
                 proxy=self._proxy,
                 proxy_auth=self._proxy_auth,
                 timeout=aiohttp.ClientTimeout(
-                    total=request.budget,
+                    total=None if request.stream else request.budget,  # Read steps bound a stream
                     sock_connect=timeout.connect,
                     sock_read=timeout.read,
                 ),
@@ -120,7 +156,7 @@ class AiohttpSender:
         except Exception as exc:
             return _failure(exc)
         if request.stream and 200 <= response.status < 300:
-            return _Stream(response)
+            return _Stream(response, lambda: self._closed)
         try:
             return await _read(request, response, started)
         except Exception as exc:

@@ -9,16 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Protocol
 
 import httpx
-from anyio import fail_after
+from anyio import move_on_after
 
 from ._decoding import DecodingError, adecoded, encoding_of
 from ._errors import EventLoopError
 from ._senders import HeaderTrim, closed_error, success
-from ._steps import Answer, BodyReader, Failure, Opened, Read, Send, failure_from_httpx
+from ._steps import (
+    Answer,
+    BodyReader,
+    Failure,
+    Opened,
+    Read,
+    Send,
+    attempt_timed_out,
+    failure_from_httpx,
+    read_timed_out,
+    stream_failure,
+)
 
 __all__ = ["AsyncHttpxSender", "AsyncOpenStream", "AsyncSender", "AsyncStream", "bind_loop"]
 
@@ -70,19 +81,21 @@ def bind_loop(sender: AsyncSender) -> None:
 class AsyncStream:
     """The async twin of :class:`SyncStream`."""
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, closed: Callable[[], bool]) -> None:
         self.opened = Opened(response.status_code, response.headers)
         self._response = response
         self._chunks: AsyncIterator[bytes] = async_body(response)
+        self._closed = closed
 
     async def read(self, step: Read) -> bytes | Failure:
-        try:
-            with fail_after(step.budget):
+        with move_on_after(step.budget):  # only its own cancel scope is a timeout
+            try:
                 return await anext(self._chunks, b"")
-        except TimeoutError:
-            return Failure("timeout", f"no more of the body within {step.budget:g}s")
-        except Exception as exc:
-            return failure_from_httpx(exc)
+            except Exception as exc:
+                if self._closed():
+                    raise closed_error("AsyncClient") from None
+                return stream_failure(self.opened, exc)
+        return read_timed_out(step.budget)
 
     async def close(self) -> None:
         await self._response.aclose()
@@ -105,13 +118,9 @@ class AsyncHttpxSender:
 
     async def send(self, request: Send) -> Answer | Failure | AsyncStream:
         started = time.monotonic()
-        try:
-            with fail_after(request.budget):
-                return await self._attempt(request, started)
-        except TimeoutError:
-            return Failure(
-                "timeout", f"the attempt took longer than its {request.budget:g}s budget"
-            )
+        with move_on_after(request.budget):  # only its own cancel scope is a timeout
+            return await self._attempt(request, started)
+        return attempt_timed_out(request.budget)
 
     async def _attempt(self, request: Send, started: float) -> Answer | Failure | AsyncStream:
         try:
@@ -127,7 +136,7 @@ class AsyncHttpxSender:
         except Exception as exc:
             return self._failure(exc)
         if request.stream and success(response.status_code):
-            return AsyncStream(response)
+            return AsyncStream(response, lambda: self.http.is_closed)
         reader = BodyReader(request, response.status_code, response.headers, started)
         try:
             async for chunk in async_body(response):

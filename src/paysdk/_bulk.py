@@ -14,6 +14,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from types import TracebackType
+from typing import Any
 
 from typing_extensions import Self
 
@@ -23,6 +24,8 @@ from ._models import VerifiedPayment
 __all__ = ["AsyncBulk", "SyncBulk", "VerifyResult"]
 
 MAX_CONCURRENCY = 1000
+_END = object()
+"""The end of the input: ``None`` is a (bad) reference like any other, and gets its result."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,7 +73,7 @@ class SyncBulk:
         self._references = iter(references)
         self._verify = verify
         self._pool: ThreadPoolExecutor | None = None
-        self._window: deque[tuple[str, Future[VerifiedPayment]]] = deque()
+        self._window: deque[tuple[Any, Future[VerifiedPayment]]] = deque()
 
     def __iter__(self) -> Iterator[VerifyResult]:
         return self
@@ -79,8 +82,8 @@ class SyncBulk:
         if self._pool is None:
             self._pool = ThreadPoolExecutor(self._concurrency, thread_name_prefix="paysdk")
         while len(self._window) < self._concurrency:
-            reference = next(self._references, None)
-            if reference is None:
+            reference: Any = next(self._references, _END)
+            if reference is _END:
                 break
             self._window.append((reference, self._pool.submit(self._verify, reference)))
         if not self._window:
@@ -123,23 +126,28 @@ class AsyncBulk:
         self._concurrency = _check_concurrency(concurrency)
         self._references = iter(references)
         self._verify = verify
-        self._window: deque[tuple[str, asyncio.Task[VerifiedPayment]]] = deque()
+        self._window: deque[tuple[Any, asyncio.Task[VerifyResult]]] = deque()
 
     def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> VerifyResult:
         while len(self._window) < self._concurrency:
-            reference = next(self._references, None)
-            if reference is None:
+            reference: Any = next(self._references, _END)
+            if reference is _END:
                 break
-            task = asyncio.ensure_future(self._verify(reference))
+            task = asyncio.ensure_future(self._result(reference))
             self._window.append((reference, task))
         if not self._window:
             raise StopAsyncIteration
-        reference, task = self._window.popleft()
+        _, task = self._window.popleft()
+        return await task
+
+    async def _result(self, reference: Any) -> VerifyResult:
+        """One reference's result: never raises a paysdk error, so a task left behind by an
+        early ``break`` has nothing unretrieved to complain about."""
         try:
-            return VerifyResult(reference, payment=await task)
+            return VerifyResult(reference, payment=await self._verify(reference))
         except PaySDKError as exc:
             return VerifyResult(reference, error=exc)
 

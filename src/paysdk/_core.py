@@ -58,6 +58,7 @@ from ._stream import ListStream
 __all__ = [
     "RETRYABLE_STATUS",
     "Answer",
+    "Emit",
     "Expected",
     "Failure",
     "Opened",
@@ -302,11 +303,12 @@ def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemP
     request = list_request(config, stream=True)
     attempts = _attempts(config, policy)
     while True:
-        opened = yield attempts.send(request)
+        sent = attempts.send(request)
+        opened = yield sent
         error: PaySDKError
         if isinstance(opened, Opened):
             parser = ListStream(max_item_bytes=request.max_body)
-            emitted = yield from _stream_items(request, opened, parser, attempts)
+            emitted = yield from _stream_items(sent, opened, parser, attempts)
             if emitted is None:
                 return
             error, count = emitted
@@ -326,22 +328,24 @@ def _stream_items(
 ) -> Generator[Step[ListedPayment], Outcome, tuple[PaySDKError, int] | None]:
     """Read and emit until the body ends (``None``) or fails (the error and how many went out).
 
-    Each payment must arrive within the attempt's budget of the one before: a server that
-    trickles bytes cannot hold the iteration, however slowly it keeps the connection alive.
+    Each payment must arrive within the attempt's budget of the one before, counting only the
+    time spent waiting for bytes (not the caller's own time between payments): a server that
+    trickles bytes cannot hold the iteration. A ``deadline`` bounds the whole iteration.
     """
     emitted = 0
     answer = Answer(opened.status_code, opened.headers, b"")
     clock = attempts.policy.monotonic
+    deadline = attempts.config.deadline
     progressed = clock()
     while True:
-        budget = request.budget
+        budget, why = request.budget, f"no payment arrived within {request.budget or 0:g}s"
         if budget is not None:
             budget -= clock() - progressed
-        chunk = (
-            (yield Read(budget))
-            if budget is None or budget > 0
-            else Failure("timeout", f"no payment arrived within {request.budget:g}s")
-        )
+        if deadline is not None:
+            left = deadline - (clock() - attempts.started)
+            if budget is None or left < budget:
+                budget, why = left, f"the call's deadline of {deadline:g}s passed"
+        chunk = (yield Read(budget)) if budget is None or budget > 0 else Failure("timeout", why)
         if isinstance(chunk, Failure):
             error = failure_error(request, chunk)
             if emitted:
@@ -357,8 +361,8 @@ def _stream_items(
             raise _stream_error(request, answer, str(exc), emitted) from None
         if items:
             emitted += len(items)
-            progressed = clock()
             yield Emit(items)
+            progressed = clock()  # the caller's time with the payments is not the server's
         if not chunk:
             return None
 

@@ -150,7 +150,8 @@ class APIError(PaySDKError):
         self.url = url
         text = content.decode("utf-8", errors="replace")
         self.text = scrub(text) if scrub is not None else text
-        self.body = json_or_none(content if self.text == text else self.text.encode())
+        body = json_or_none(content)
+        self.body = scrubbed_json(body, scrub) if scrub is not None else body
 
     def __str__(self) -> str:
         return f"{self.message} (HTTP {self.status_code} from {self.method} {self.url})"
@@ -309,6 +310,21 @@ def json_or_none(content: bytes) -> Any:
         return json.loads(content)
     except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested absurdly deep
         return None
+
+
+def scrubbed_json(value: Any, scrub: Callable[[str], str]) -> Any:
+    """``value`` (parsed JSON) with ``scrub`` applied to every string in it, keys included: a
+    key the server escaped (``\\/``, ``\\u0041``) is only recognisable once parsed."""
+    try:
+        if isinstance(value, str):
+            return scrub(value)
+        if isinstance(value, list):
+            return [scrubbed_json(item, scrub) for item in value]
+        if isinstance(value, dict):
+            return {scrub(str(k)): scrubbed_json(v, scrub) for k, v in value.items()}
+    except RecursionError:  # nested past the interpreter's stack: keep nothing of it
+        return None
+    return value
 
 
 def body_excerpt(content: bytes) -> str:

@@ -15,7 +15,7 @@ from typing_extensions import Unpack
 
 from . import _core
 from ._config import CallOptions
-from ._errors import json_or_none
+from ._errors import json_or_none, scrubbed_json
 from ._models import ListedPayment, VerifiedPayment
 from ._steps import Answer
 
@@ -30,17 +30,20 @@ __all__ = ["AsyncRawClient", "RawClient", "RawResponse"]
 class RawResponse(Generic[T]):
     """A successful answer as received; ``parse()`` gives the model, or raises as the call would."""
 
-    def __init__(self, answer: Answer, parse: Callable[[Answer], T]) -> None:
+    def __init__(
+        self, answer: Answer, parse: Callable[[Answer], T], scrub: Callable[[str], str]
+    ) -> None:
         self.status_code: int = answer.status_code
         self.headers: Mapping[str, str] = answer.headers
         self.content: bytes = answer.content
         self.elapsed: dt.timedelta = dt.timedelta(seconds=answer.elapsed)
         self._answer = answer
         self._parse = parse
+        self._scrub = scrub
 
     @property
     def _envelope(self) -> dict[str, Any]:
-        body = json_or_none(self.content)
+        body = scrubbed_json(json_or_none(self.content), self._scrub)  # as on exceptions
         return cast("dict[str, Any]", body) if isinstance(body, dict) else {}
 
     @property
@@ -68,7 +71,7 @@ def _verify_plan(client: Client | AsyncClient, reference: str, options: CallOpti
         payment = _core.map_response(request, answer, _core.parse_verify, reference)
         return _core.check_answered(payment, reference)
 
-    return _core.call_raw(config, request, reference=reference), parse
+    return _core.call_raw(config, request, reference=reference), parse, request.scrub
 
 
 def _list_plan(client: Client | AsyncClient, options: CallOptions) -> Any:
@@ -78,7 +81,7 @@ def _list_plan(client: Client | AsyncClient, options: CallOptions) -> Any:
     def parse(answer: Answer) -> list[ListedPayment]:
         return _core.map_response(request, answer, _core.parse_list, None)
 
-    return _core.call_raw(config, request), parse
+    return _core.call_raw(config, request), parse, request.scrub
 
 
 class RawClient:
@@ -90,12 +93,12 @@ class RawClient:
     def verify(
         self, reference: str, **options: Unpack[CallOptions]
     ) -> RawResponse[VerifiedPayment]:
-        plan, parse = _verify_plan(self._client, reference, options)
-        return RawResponse(self._client._run(plan), parse)
+        plan, parse, scrub = _verify_plan(self._client, reference, options)
+        return RawResponse(self._client._run(plan), parse, scrub)
 
     def list_payments(self, **options: Unpack[CallOptions]) -> RawResponse[list[ListedPayment]]:
-        plan, parse = _list_plan(self._client, options)
-        return RawResponse(self._client._run(plan), parse)
+        plan, parse, scrub = _list_plan(self._client, options)
+        return RawResponse(self._client._run(plan), parse, scrub)
 
 
 class AsyncRawClient:
@@ -107,11 +110,11 @@ class AsyncRawClient:
     async def verify(
         self, reference: str, **options: Unpack[CallOptions]
     ) -> RawResponse[VerifiedPayment]:
-        plan, parse = _verify_plan(self._client, reference, options)
-        return RawResponse(await self._client._run(plan), parse)
+        plan, parse, scrub = _verify_plan(self._client, reference, options)
+        return RawResponse(await self._client._run(plan), parse, scrub)
 
     async def list_payments(
         self, **options: Unpack[CallOptions]
     ) -> RawResponse[list[ListedPayment]]:
-        plan, parse = _list_plan(self._client, options)
-        return RawResponse(await self._client._run(plan), parse)
+        plan, parse, scrub = _list_plan(self._client, options)
+        return RawResponse(await self._client._run(plan), parse, scrub)

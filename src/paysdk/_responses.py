@@ -81,7 +81,7 @@ def info_of(request: Send, response: Answer | httpx.Response | Failure) -> dict[
 def error_for(request: Send, response: Answer | httpx.Response, reference: str | None) -> APIError:
     status = response.status_code
     info = info_of(request, response)
-    said = request.scrub(_what_the_server_said(response.content))
+    said = _what_the_server_said(response.content, request.scrub)
     if status == 401:
         return AuthenticationError(f"the secret key was not accepted{said}", **info)
     if status == 403:
@@ -115,7 +115,9 @@ def invalid_body(
     errors = exc.errors(include_url=False, include_input=False, include_context=False)
     if errors and errors[0]["type"] == "json_invalid":
         content_type = response.headers.get("content-type", "no content-type")
-        excerpt = request.scrub(body_excerpt(response.content))
+        excerpt = _scrubbed_excerpt(
+            response.content.decode("utf-8", errors="replace"), request.scrub
+        )
         what = f"a body that is not JSON ({content_type}): {excerpt}"
     else:
         problems = "; ".join(
@@ -136,14 +138,20 @@ def _json_object(content: bytes) -> dict[str, Any]:
     return cast("dict[str, Any]", body) if isinstance(body, dict) else {}
 
 
-def _what_the_server_said(content: bytes) -> str:
+def _what_the_server_said(content: bytes, scrub: Callable[[str], str]) -> str:
+    """A short excerpt of what the server said, scrubbed of the key *before* it is cut (a key
+    cut in two would no longer be recognised)."""
     body = _json_object(content)
     parts = [str(body[key]) for key in ("error", "message") if isinstance(body.get(key), str)]
     if parts:
-        return ": " + body_excerpt(" - ".join(dict.fromkeys(parts)).encode())
+        return ": " + _scrubbed_excerpt(" - ".join(dict.fromkeys(parts)), scrub)
     if content:
-        return ": " + body_excerpt(content)
+        return ": " + _scrubbed_excerpt(content.decode("utf-8", errors="replace"), scrub)
     return ""
+
+
+def _scrubbed_excerpt(text: str, scrub: Callable[[str], str]) -> str:
+    return body_excerpt(scrub(text).encode())
 
 
 def failure_error(request: Send, failure: Failure, reference: str | None = None) -> PaySDKError:

@@ -9,14 +9,23 @@ per chunk, the async one by a cancel scope. Whatever goes wrong below becomes a
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import httpx
 
 from ._deadline import attempt_deadline, bound_sockets
 from ._decoding import DecodingError, decoded, encoding_of
 from ._errors import ClientClosedError
-from ._steps import Answer, BodyReader, Failure, Opened, Read, Send, failure_from_httpx
+from ._steps import (
+    Answer,
+    BodyReader,
+    Failure,
+    Opened,
+    Read,
+    Send,
+    failure_from_httpx,
+    stream_failure,
+)
 
 __all__ = ["SyncHttpxSender", "SyncStream", "closed_error", "success"]
 
@@ -46,20 +55,20 @@ class HeaderTrim:
     call without per-call options has the same headers.
     """
 
-    __slots__ = ("_defaults", "_last_in", "_last_out")
+    __slots__ = ("_defaults", "_last")
 
     def __init__(self, defaults: Mapping[str, str] | None) -> None:
         self._defaults = {k.lower(): v for k, v in (defaults or {}).items()}
-        self._last_in: Mapping[str, str] | None = None
-        self._last_out: Mapping[str, str] = {}
+        self._last: tuple[Mapping[str, str] | None, Mapping[str, str]] = (None, {})
 
     def __call__(self, headers: Mapping[str, str]) -> Mapping[str, str]:
-        if headers is self._last_in:
-            return self._last_out
+        last_in, last_out = self._last  # one tuple, read and written whole: safe across threads
+        if headers is last_in:
+            return last_out
         kept = httpx.Headers(  # still an httpx.Headers: the key stays masked in any repr
             [(k, v) for k, v in headers.items() if self._defaults.get(k.lower()) != v]
         )
-        self._last_in, self._last_out = headers, kept
+        self._last = (headers, kept)
         return kept
 
 
@@ -70,10 +79,11 @@ def success(status: int) -> bool:
 class SyncStream:
     """A successful answer left open for ``iter_payments``: one chunk per :class:`Read`."""
 
-    def __init__(self, response: httpx.Response) -> None:
+    def __init__(self, response: httpx.Response, closed: Callable[[], bool]) -> None:
         self.opened = Opened(response.status_code, response.headers)
         self._response = response
         self._chunks = sync_body(response)
+        self._closed = closed
 
     def read(self, step: Read) -> bytes | Failure:
         started = time.monotonic()
@@ -81,7 +91,9 @@ class SyncStream:
             with attempt_deadline(_deadline_of(step.budget, started)):
                 return next(self._chunks, b"")
         except Exception as exc:
-            return failure_from_httpx(exc)
+            if self._closed():  # the client was closed under the iteration
+                raise closed_error("Client") from None
+            return stream_failure(self.opened, exc)
 
     def close(self) -> None:
         self._response.close()
@@ -119,7 +131,7 @@ class SyncHttpxSender:
             except Exception as exc:
                 return self._failure(exc)
             if request.stream and success(response.status_code):
-                return SyncStream(response)
+                return SyncStream(response, lambda: self.http.is_closed)
             reader = BodyReader(request, response.status_code, response.headers, started)
             try:
                 for chunk in sync_body(response):

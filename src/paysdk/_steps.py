@@ -129,8 +129,29 @@ def failure_from_httpx(exc: Exception) -> Failure:
     return Failure("connect", detail, cause=exc)
 
 
+def stream_failure(opened: Opened, exc: Exception) -> Failure:
+    """What stopped the read of an open stream's body; a body that will not decode keeps the
+    answer's status, so it is reported as what it is, not as a connection failure."""
+    from ._decoding import DecodingError
+
+    if isinstance(exc, DecodingError):
+        encoding = opened.headers.get("content-encoding", "none")
+        return Failure(
+            "undecodable",
+            f"the body could not be decoded (Content-Encoding: {encoding}): {exc}",
+            status_code=opened.status_code,
+            headers=opened.headers,
+            cause=exc,
+        )
+    return failure_from_httpx(exc)
+
+
+def read_timed_out(budget: float | None) -> Failure:
+    return Failure("timeout", f"no more of the body within {budget or 0:.3g}s")
+
+
 def attempt_timed_out(budget: float | None) -> Failure:
-    return Failure("timeout", f"the attempt took longer than its {budget:g}s budget")
+    return Failure("timeout", f"the attempt took longer than its {budget or 0:g}s budget")
 
 
 class BodyReader:
