@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from ._models import VerifiedPayment
@@ -319,9 +319,11 @@ def scrubbed_json(value: Any, scrub: Callable[[str], str]) -> Any:
         if isinstance(value, str):
             return scrub(value)
         if isinstance(value, list):
-            return [scrubbed_json(item, scrub) for item in value]
+            items = cast("list[Any]", value)
+            return [scrubbed_json(item, scrub) for item in items]
         if isinstance(value, dict):
-            return {scrub(str(k)): scrubbed_json(v, scrub) for k, v in value.items()}
+            pairs = cast("dict[str, Any]", value)
+            return {scrub(k): scrubbed_json(v, scrub) for k, v in pairs.items()}
     except RecursionError:  # nested past the interpreter's stack: keep nothing of it
         return None
     return value
