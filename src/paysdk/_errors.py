@@ -319,7 +319,7 @@ def scrubbed_json(value: Any, scrub: Callable[[str], str]) -> Any:
         if isinstance(value, str):
             return scrub(value)
         if isinstance(value, list):
-            items = cast("list[Any]", value)
+            items = cast("list[object]", value)
             return [scrubbed_json(item, scrub) for item in items]
         if isinstance(value, dict):
             pairs = cast("dict[str, Any]", value)
