@@ -313,3 +313,34 @@ def test_a_deadline_bounds_the_whole_iteration() -> None:
     now[0] = 16.0
     with pytest.raises(paysdk.APITimeoutError, match="deadline of 15s"):
         plan.send(b" ")
+
+
+def test_a_lone_surrogate_is_refused_as_list_payments_refuses_it() -> None:
+    body = json.dumps({"data": [listed_payment(reference="x\ud800y")]}).encode()
+    assert b"\\ud800" in body
+    with pytest.raises(ValueError, match="lone surrogate"):
+        parse_in_chunks(body, 64)
+    good = json.dumps({"data": [listed_payment(reference="caf\u00e9 \U0001f600")]}).encode()
+    assert parse_in_chunks(good, 5) == ["caf\u00e9 \U0001f600"]  # escapes and pairs are fine
+
+
+def test_a_large_payment_in_tiny_chunks_is_parsed_once_it_closes() -> None:
+    """Chunks that cannot close the unfinished value are only kept: the element is parsed when
+    a chunk could end it, not once per chunk."""
+    big = json.dumps({"data": [listed_payment(description="z" * 200_000)]}).encode()
+    stream = ListStream(max_item_bytes=1 << 20)
+    parsed: list[str] = []
+    attempts = 0
+    real = stream._parse
+
+    def counting(*, final: bool) -> list[paysdk.ListedPayment]:
+        nonlocal attempts
+        attempts += 1
+        return real(final=final)
+
+    stream._parse = counting  # type: ignore[method-assign]
+    for start in range(0, len(big), 100):
+        parsed += [p.reference for p in stream.feed(big[start : start + 100])]
+    parsed += [p.reference for p in stream.close()]
+    assert parsed == ["order-1042"]
+    assert attempts < 200  # 2,000 chunks; without holding them back, one parse per chunk

@@ -25,6 +25,7 @@ def _skip_space(text: str, pos: int) -> int:
 
 
 _DECODER: Final = json.JSONDecoder()
+_CLOSERS: Final = re.compile(r"[}\],]")
 _NOT_DOCUMENTED: Final = "a body that is not the documented shape"
 
 
@@ -45,6 +46,11 @@ class ListStream:
         self._state = "start"
         self._key: str | None = None
         self._seen_data = False
+        self._waiting = False
+        """The last parse stopped inside a value, which only a closing ``}``, ``]`` or ``,``
+        can complete: chunks without one are only kept, not parsed again (no quadratic cost)."""
+        self._held: list[str] = []
+        self._held_size = 0
 
     @property
     def where(self) -> tuple[str | int, ...]:
@@ -56,15 +62,30 @@ class ListStream:
             text = self._decoder.decode(chunk)
         except UnicodeDecodeError:
             raise ValueError("a body that is not UTF-8 text") from None
+        if self._waiting and not _CLOSERS.search(text):
+            self._held.append(text)
+            self._held_size += len(text)
+            self._check_size(len(self._text) - self._pos + self._held_size)
+            return []
+        self._take_held(text)
+        items = self._parse(final=False)
+        self._check_size(len(self._text) - self._pos)
+        return items
+
+    def _take_held(self, text: str) -> None:
+        if self._held:
+            text = "".join(self._held) + text
+            self._held.clear()
+            self._held_size = 0
         self._text = self._text[self._pos :] + text if self._pos else self._text + text
         self._pos = 0
-        items = self._parse(final=False)
-        if len(self._text) - self._pos > self.max_item_bytes:
+
+    def _check_size(self, unfinished: int) -> None:
+        if unfinished > self.max_item_bytes:
             raise ValueError(
                 f"a single value larger than the {self.max_item_bytes:,} bytes allowed "
                 "(max_response_bytes)"
             )
-        return items
 
     def close(self) -> list[ListedPayment]:
         """Parse what is left at the end of the body; raise if the body is incomplete."""
@@ -72,7 +93,7 @@ class ListStream:
             tail = self._decoder.decode(b"", final=True)
         except UnicodeDecodeError:
             raise ValueError("a body that is not UTF-8 text") from None
-        self._text, self._pos = self._text[self._pos :] + tail, 0
+        self._take_held(tail)
         items = self._parse(final=True)
         if self._state != "end":
             if self._state == "start" and not self._text.strip():
@@ -83,6 +104,7 @@ class ListStream:
         return items
 
     def _parse(self, *, final: bool) -> list[ListedPayment]:
+        self._waiting = False
         items: list[ListedPayment] = []
         text = self._text
         end = len(text)
@@ -154,11 +176,22 @@ class ListStream:
         except json.JSONDecodeError:
             if final:
                 raise ValueError("a body that is cut short or is not JSON") from None
-            self._pos = pos
+            self._pos, self._waiting = pos, True
             return None, None
         except RecursionError:
             raise ValueError("a body nested too deeply") from None
         if after >= len(text) and not final:  # a number may go on in the next chunk
-            self._pos = pos
+            self._pos, self._waiting = pos, True
             return None, None
+        if text.find("\\u", pos, after) != -1:
+            _refuse_lone_surrogates(value)
         return value, after
+
+
+def _refuse_lone_surrogates(value: object) -> None:
+    """The standard library's decoder takes ``"\\ud800"`` alone; pydantic (and UTF-8) do not.
+    Checked only for values with ``\\u`` escapes, which are rare."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("a body that is not JSON (a lone surrogate in a string)") from None
