@@ -270,17 +270,15 @@ def _call(
 
 def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
     request = verify_request(config, reference)  # checks the reference before any step
-    return _answering(call(config, request, parse_verify, reference=reference), reference)
 
+    def answered(answer: Answer) -> VerifiedPayment:
+        return check_answered(parse_verify(answer.content), reference)
 
-def _answering(plan: Plan[VerifiedPayment], reference: str) -> Plan[VerifiedPayment]:
-    """The plan's payment, refused if it is not the one asked for (a confused proxy, say)."""
-    payment = yield from plan
-    check_answered(payment, reference)
-    return payment
+    return _call(config, request, answered, reference, None)
 
 
 def check_answered(payment: VerifiedPayment, reference: str) -> VerifiedPayment:
+    """``payment``, refused if it is not the one asked for (a confused proxy, say)."""
     if payment.reference != reference:
         raise PaymentMismatchError(
             f"asked for payment {reference!r}, the service answered with {payment.reference!r}",
