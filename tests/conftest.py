@@ -11,6 +11,7 @@ import pytest
 import respx
 
 import paysdk
+from paysdk._config import Config
 from paysdk.sandbox import Sandbox
 from tests.hostile import HostileServer
 from tests.merchant import SHOP_ORDERS, Shop, add_service_payments
@@ -76,6 +77,19 @@ def listed_payment(reference: str = "order-1042", **changes: Any) -> dict[str, A
     }
     item.update(changes)
     return item
+
+
+def make_config(**overrides: Any) -> Config:
+    """A checked config for driving plans by hand: test key and URL, 10 s, 2 retries."""
+    options: dict[str, Any] = {
+        "secret_key": SECRET,
+        "base_url": BASE_URL,
+        "timeout": 10,
+        "max_retries": 2,
+        "default_headers": None,
+        "allow_insecure_http": False,
+    }
+    return Config.create(**(options | overrides))
 
 
 NOT_FOUND_BODY = {"success": False, "error": "Error in request", "message": "reference not found"}

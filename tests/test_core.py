@@ -15,20 +15,7 @@ from hypothesis import strategies as st
 
 import paysdk
 from paysdk import _core
-from paysdk._config import Config
-from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, verify_body
-
-
-def make_config(max_retries: int = 2) -> Config:
-    return Config.create(
-        secret_key=SECRET,
-        base_url=BASE_URL,
-        timeout=10,
-        max_retries=max_retries,
-        default_headers=None,
-        allow_insecure_http=False,
-    )
-
+from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, make_config, verify_body
 
 CONFIG = make_config()
 

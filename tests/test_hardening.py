@@ -19,8 +19,14 @@ import respx
 
 import paysdk
 from paysdk import _core
-from paysdk._config import Config
-from tests.conftest import BASE_URL, SECRET, MakeClient, listed_payment, verify_body
+from tests.conftest import (
+    BASE_URL,
+    SECRET,
+    MakeClient,
+    listed_payment,
+    make_config,
+    verify_body,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -117,14 +123,7 @@ async def test_a_non_json_echo_is_scrubbed_too(
 
 
 def test_request_headers_mask_the_key_in_any_repr() -> None:
-    config = Config.create(
-        secret_key=SECRET,
-        base_url=BASE_URL,
-        timeout=5,
-        max_retries=0,
-        default_headers=None,
-        allow_insecure_http=False,
-    )
+    config = make_config(timeout=5, max_retries=0)
     request = _core.verify_request(config, "order-1")
     assert SECRET not in repr(request.headers)
     assert SECRET not in repr(request)
@@ -260,15 +259,7 @@ async def test_raw_parse_validates_as_the_call_would(
 def test_a_call_deadline_stops_retries_that_would_pass_it() -> None:
     now = [0.0]
     policy = _core.RetryPolicy(max_retries=10, random=lambda: 0.0, monotonic=lambda: now[0])
-    config = Config.create(
-        secret_key=SECRET,
-        base_url=BASE_URL,
-        timeout=5,
-        max_retries=10,
-        default_headers=None,
-        allow_insecure_http=False,
-        deadline=3.0,
-    )
+    config = make_config(timeout=5, max_retries=10, deadline=3.0)
     request = _core.verify_request(config, "order-1")
     plan = _core.call(config, request, _core.parse_verify, policy=policy)
     first = next(plan)
@@ -297,14 +288,7 @@ def test_a_call_deadline_stops_retries_that_would_pass_it() -> None:
     [(httpx.Timeout(30, connect=5), 30), (httpx.Timeout(2, read=7), 7), (None, None)],
 )
 def test_attempt_budget_is_the_longest_phase(timeout: Any, budget: float | None) -> None:
-    config = Config.create(
-        secret_key=SECRET,
-        base_url=BASE_URL,
-        timeout=timeout,
-        max_retries=0,
-        default_headers=None,
-        allow_insecure_http=False,
-    )
+    config = make_config(timeout=timeout, max_retries=0)
     assert config.attempt_budget == budget
     assert _core.verify_request(config, "order-1").budget == budget
 

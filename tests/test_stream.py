@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 import paysdk
 from paysdk._stream import ListStream
-from tests.conftest import BASE_URL, LIST_UNAVAILABLE_BODY, MakeClient, listed_payment
+from tests.conftest import (
+    BASE_URL,
+    LIST_UNAVAILABLE_BODY,
+    MakeClient,
+    listed_payment,
+    make_config,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -224,17 +230,9 @@ async def test_iter_payments_on_a_closed_client(make_client: MakeClient) -> None
 def test_each_payment_must_arrive_within_the_budget_of_the_last() -> None:
     """A trickle that keeps every read short still runs out of time between payments."""
     from paysdk import _core
-    from paysdk._config import Config
 
     now = [0.0]
-    config = Config.create(
-        secret_key="sk_test_x",
-        base_url=BASE_URL,
-        timeout=10,
-        max_retries=0,
-        default_headers=None,
-        allow_insecure_http=False,
-    )
+    config = make_config(max_retries=0)
     policy = _core.RetryPolicy(max_retries=0, monotonic=lambda: now[0])
     plan = _core.iter_payments(config, policy=policy)
     send = next(plan)
@@ -259,17 +257,9 @@ def test_each_payment_must_arrive_within_the_budget_of_the_last() -> None:
 
 def test_the_callers_own_time_between_payments_is_not_charged_to_the_server() -> None:
     from paysdk import _core
-    from paysdk._config import Config
 
     now = [0.0]
-    config = Config.create(
-        secret_key="sk_test_x",
-        base_url=BASE_URL,
-        timeout=10,
-        max_retries=0,
-        default_headers=None,
-        allow_insecure_http=False,
-    )
+    config = make_config(max_retries=0)
     plan = _core.iter_payments(
         config, policy=_core.RetryPolicy(max_retries=0, monotonic=lambda: now[0])
     )
@@ -288,18 +278,9 @@ def test_the_callers_own_time_between_payments_is_not_charged_to_the_server() ->
 
 def test_a_deadline_bounds_the_whole_iteration() -> None:
     from paysdk import _core
-    from paysdk._config import Config
 
     now = [0.0]
-    config = Config.create(
-        secret_key="sk_test_x",
-        base_url=BASE_URL,
-        timeout=10,
-        max_retries=0,
-        default_headers=None,
-        allow_insecure_http=False,
-        deadline=15,
-    )
+    config = make_config(max_retries=0, deadline=15)
     plan = _core.iter_payments(
         config, policy=_core.RetryPolicy(max_retries=0, monotonic=lambda: now[0])
     )
