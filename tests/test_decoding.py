@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
+import time
 import zlib
 
 import pytest
 
+from paysdk import _core
 from paysdk._decoding import STEP, ContentDecoder, DecodingError, decoded
+from paysdk._steps import Answer, BodyReader, Failure
+from tests.conftest import make_config
 
 TEXT = b'{"data": []}' + b" " * 300_000
 
@@ -50,3 +55,46 @@ def test_codings_paysdk_does_not_ask_for_are_refused(encoding: str) -> None:
 def test_a_body_that_is_not_what_it_claims_is_refused() -> None:
     with pytest.raises(DecodingError):
         list(decoded("gzip", [b"this is not gzip"]))
+
+
+# --- BodyReader: the one place every shell gathers a body ----------------------------------------
+
+
+def reader(status: int, *, limit: int, encoding: str | None = None) -> BodyReader:
+    request = dataclasses.replace(
+        _core.verify_request(make_config(), "order-1"), max_body=limit, budget=None
+    )
+    headers = {"content-encoding": encoding} if encoding else {}
+    return BodyReader(request, status, headers, time.monotonic(), encoding=encoding)
+
+
+def test_a_successful_body_of_exactly_its_cap_is_taken_and_a_byte_more_refused() -> None:
+    exact = reader(200, limit=10)
+    assert exact.take(b"12345") is None
+    assert exact.take(b"67890") is None
+    done = exact.finish()
+    assert isinstance(done, Answer) and done.content == b"1234567890"
+    over = reader(200, limit=10).take(b"12345678901")
+    assert isinstance(over, Failure) and over.kind == "too_large"
+    assert over.content == b"1234567890"
+
+
+def test_an_error_body_is_cut_at_its_cap_and_answered_at_once() -> None:
+    cut = reader(503, limit=10)  # error bodies keep 64 KiB, whatever the success cap
+    assert cut.take(b"x" * 60_000) is None
+    done = cut.take(b"y" * 60_000)  # past 64 KiB: no need to read on
+    assert isinstance(done, Answer)
+    assert (done.status_code, len(done.content)) == (503, 64 * 1024)
+
+
+def test_compressed_and_unreadable_bodies() -> None:
+    gzipped = reader(200, limit=1_000_000, encoding="gzip")
+    assert gzipped.take(gzip.compress(TEXT)) is None
+    done = gzipped.finish()
+    assert isinstance(done, Answer) and done.content == TEXT
+    bomb = reader(200, limit=1_000, encoding="gzip").take(gzip.compress(b"\0" * 10 * STEP))
+    assert isinstance(bomb, Failure) and bomb.kind == "too_large"
+    for broken in (reader(200, limit=10, encoding="br"), reader(200, limit=10, encoding="gzip")):
+        failure = broken.take(b"not what it claims")
+        assert isinstance(failure, Failure) and failure.kind == "undecodable"
+        assert failure.status_code == 200

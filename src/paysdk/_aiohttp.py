@@ -185,20 +185,12 @@ def _env_proxy(base_url: str) -> tuple[yarl.URL | None, aiohttp.BasicAuth | None
 async def _read(
     request: Send, response: aiohttp.ClientResponse, started: float
 ) -> Answer | Failure:
-    reader = BodyReader(request, response.status, response.headers, started)
+    encoding = response.headers.get("Content-Encoding")
+    reader = BodyReader(request, response.status, response.headers, started, encoding=encoding)
     length = response.content_length
-    try:
-        plain = "Content-Encoding" not in response.headers
-        if length is not None and length <= reader.limit and plain:
-            failure = reader.feed(await response.read())  # one read: the fast, common case
-            return failure or reader.answer()
-        encoding = response.headers.get("Content-Encoding")
-        async for chunk in adecoded(encoding, response.content.iter_any()):
-            failure = reader.feed(chunk)
-            if failure is not None:
-                return failure
-            if reader.cut:
-                break
-    except DecodingError as exc:
-        return reader.undecodable(exc)
-    return reader.answer()
+    if encoding is None and length is not None and length <= reader.limit:
+        return reader.take(await response.read()) or reader.finish()  # one read: the common case
+    async for raw in response.content.iter_any():
+        if (done := reader.take(raw)) is not None:
+            return done
+    return reader.finish()

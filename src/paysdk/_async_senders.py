@@ -15,7 +15,7 @@ from typing import Protocol
 import httpx
 from anyio import move_on_after
 
-from ._decoding import DecodingError, adecoded, encoding_of
+from ._decoding import adecoded
 from ._errors import EventLoopError
 from ._senders import HeaderTrim, closed_error, success
 from ._steps import (
@@ -53,13 +53,21 @@ class AsyncOpenStream(Protocol):
 
 
 async def async_body(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The decoded body, inflated in bounded steps as it arrives."""
-    encoding, was_read = encoding_of(response)
-    if was_read:
-        yield response.content
-        return
-    async for piece in adecoded(encoding, response.aiter_raw()):
+    """The decoded body, inflated in bounded steps as it arrives (for streams)."""
+    encoding, chunks = async_raw_body(response)
+    async for piece in adecoded(encoding, chunks):
         yield piece
+
+
+def async_raw_body(response: httpx.Response) -> tuple[str | None, AsyncIterator[bytes]]:
+    """The async twin of ``_senders.raw_body``."""
+    if response.is_stream_consumed:
+        return None, _once(response.content)
+    return response.headers.get("content-encoding"), response.aiter_raw()
+
+
+async def _once(content: bytes) -> AsyncIterator[bytes]:
+    yield content
 
 
 def bind_loop(sender: AsyncSender) -> None:
@@ -137,21 +145,19 @@ class AsyncHttpxSender:
             return self._failure(exc)
         if request.stream and success(response.status_code):
             return AsyncStream(response, lambda: self.http.is_closed)
-        reader = BodyReader(request, response.status_code, response.headers, started)
+        encoding, chunks = async_raw_body(response)
+        reader = BodyReader(
+            request, response.status_code, response.headers, started, encoding=encoding
+        )
         try:
-            async for chunk in async_body(response):
-                failure = reader.feed(chunk)
-                if failure is not None:
-                    return failure
-                if reader.cut:
-                    break
-        except DecodingError as exc:
-            return reader.undecodable(exc)
+            async for raw in chunks:
+                if (done := reader.take(raw)) is not None:
+                    return done
+            return reader.finish()
         except Exception as exc:
             return self._failure(exc)
         finally:
             await response.aclose()
-        return reader.answer()
 
     def _failure(self, exc: Exception) -> Failure:
         if self.http.is_closed:

@@ -12,8 +12,6 @@ import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Final
 
-import httpx
-
 ACCEPT_ENCODING: Final = "gzip, deflate"
 STEP: Final = 64 * 1024
 
@@ -90,14 +88,3 @@ async def adecoded(content_encoding: str | None, raw: AsyncIterable[bytes]) -> A
     tail = decoder.flush()
     if tail:
         yield tail
-
-
-def encoding_of(response: httpx.Response) -> tuple[str | None, bool]:
-    """How to read an httpx response's body: its Content-Encoding, and whether it was read.
-
-    A transport or event hook may have read the body already (httpx's ``MockTransport`` does);
-    then its bytes are decoded and whole, and only ``response.content`` is left to take.
-    """
-    if response.is_stream_consumed:
-        return None, True
-    return response.headers.get("content-encoding"), False

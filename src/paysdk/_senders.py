@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator, Mapping
 import httpx
 
 from ._deadline import attempt_deadline, bound_sockets
-from ._decoding import DecodingError, decoded, encoding_of
+from ._decoding import decoded
 from ._errors import ClientClosedError
 from ._steps import (
     Answer,
@@ -41,9 +41,20 @@ def _deadline_of(budget: float | None, started: float) -> float | None:
 
 
 def sync_body(response: httpx.Response) -> Iterator[bytes]:
-    """The decoded body, inflated in bounded steps as it arrives."""
-    encoding, was_read = encoding_of(response)
-    return iter((response.content,)) if was_read else decoded(encoding, response.iter_raw())
+    """The decoded body, inflated in bounded steps as it arrives (for streams)."""
+    encoding, chunks = raw_body(response)
+    return decoded(encoding, chunks)
+
+
+def raw_body(response: httpx.Response) -> tuple[str | None, Iterator[bytes]]:
+    """The body's Content-Encoding and its raw chunks as they arrive.
+
+    A transport or event hook may have read the body already (httpx's ``MockTransport`` does);
+    then its bytes are decoded and whole: no encoding, one chunk.
+    """
+    if response.is_stream_consumed:
+        return None, iter((response.content,))
+    return response.headers.get("content-encoding"), response.iter_raw()
 
 
 class HeaderTrim:
@@ -132,21 +143,19 @@ class SyncHttpxSender:
                 return self._failure(exc)
             if request.stream and success(response.status_code):
                 return SyncStream(response, lambda: self.http.is_closed)
-            reader = BodyReader(request, response.status_code, response.headers, started)
+            encoding, chunks = raw_body(response)
+            reader = BodyReader(
+                request, response.status_code, response.headers, started, encoding=encoding
+            )
             try:
-                for chunk in sync_body(response):
-                    failure = reader.feed(chunk)
-                    if failure is not None:
-                        return failure
-                    if reader.cut:
-                        break
-            except DecodingError as exc:
-                return reader.undecodable(exc)
+                for raw in chunks:
+                    if (done := reader.take(raw)) is not None:
+                        return done
+                return reader.finish()
             except Exception as exc:
                 return self._failure(exc)
             finally:
                 response.close()
-        return reader.answer()
 
     def _failure(self, exc: Exception) -> Failure:
         if self.http.is_closed:  # closed by another thread while this one waited or sent

@@ -155,14 +155,24 @@ def attempt_timed_out(budget: float | None) -> Failure:
 
 
 class BodyReader:
-    """Gathers one answer's decoded body, refusing more than ``limit`` bytes or past ``deadline``.
+    """Gathers one answer's body from its raw chunks: inflates them in bounded steps, refuses
+    more than ``limit`` decoded bytes or anything past ``deadline``, and says when to stop.
+
+    Every shell reads a body the same way, only its loop differs::
+
+        for raw in chunks:
+            if (done := reader.take(raw)) is not None:
+                return done
+        return reader.finish()
 
     A successful answer over its cap is a :class:`Failure`; an error answer is only cut, since
     its status says what went wrong and a short excerpt is all a message needs.
     """
 
     __slots__ = (
+        "_broken",
         "_chunks",
+        "_decoder",
         "_size",
         "_success",
         "deadline",
@@ -173,8 +183,17 @@ class BodyReader:
     )
 
     def __init__(
-        self, request: Send, status_code: int, headers: Mapping[str, str], started: float
+        self,
+        request: Send,
+        status_code: int,
+        headers: Mapping[str, str],
+        started: float,
+        *,
+        encoding: str | None,
     ) -> None:
+        """``encoding``: the body's Content-Encoding, ``None`` for bytes already decoded."""
+        from ._decoding import ContentDecoder, DecodingError
+
         self.status_code = status_code
         self.headers = headers
         self.started = started
@@ -184,15 +203,42 @@ class BodyReader:
         self.deadline = None if request.budget is None else started + request.budget
         self._chunks: list[bytes] = []
         self._size = 0
+        self._broken: Failure | None = None
+        self._decoder: ContentDecoder | None = None
+        try:
+            self._decoder = ContentDecoder(encoding)
+        except DecodingError as exc:
+            self._broken = self._undecodable(exc)
 
-    @property
-    def cut(self) -> bool:
-        """Whether an error body reached its cap, so reading should stop (a successful body
-        is read on, so that one byte past its cap is refused rather than cut)."""
-        return not self._success and self._size >= self.limit
+    def take(self, raw: bytes) -> Answer | Failure | None:
+        """Take a raw chunk: ``None`` to read on, else what the attempt came to (a failure, or an
+        error answer cut at its cap)."""
+        from ._decoding import DecodingError
 
-    def feed(self, chunk: bytes) -> Failure | None:
-        """Take a chunk; a :class:`Failure` means stop reading and report it."""
+        if self._broken is not None or self._decoder is None:
+            return self._broken
+        try:
+            for piece in self._decoder.decode(raw):
+                done = self._gather(piece)
+                if done is not None:
+                    return done
+        except DecodingError as exc:
+            return self._undecodable(exc)
+        return None
+
+    def finish(self) -> Answer | Failure:
+        """The body ended: the answer, or why it cannot be one."""
+        from ._decoding import DecodingError
+
+        if self._broken is not None or self._decoder is None:
+            return self._broken or self._answer()
+        try:
+            done = self._gather(self._decoder.flush())
+        except DecodingError as exc:
+            return self._undecodable(exc)
+        return done or self._answer()
+
+    def _gather(self, chunk: bytes) -> Answer | Failure | None:
         if self.deadline is not None and time.monotonic() > self.deadline:
             return attempt_timed_out(self.deadline - self.started)
         room = self.limit - self._size
@@ -203,30 +249,32 @@ class BodyReader:
                     f"the answer's body is larger than the {self.limit:,} bytes allowed",
                     status_code=self.status_code,
                     headers=self.headers,
-                    content=self.content() + chunk[: max(room, 0)],
+                    content=self._content() + chunk[: max(room, 0)],
                 )
-            chunk = chunk[:room]
+            self._chunks.append(chunk[:room])
+            self._size = self.limit
+            return self._answer()  # an error body, cut: its status says what went wrong
         self._chunks.append(chunk)
         self._size += len(chunk)
         return None
 
-    def content(self) -> bytes:
+    def _content(self) -> bytes:
         if len(self._chunks) > 1:
             self._chunks[:] = [b"".join(self._chunks)]
         return self._chunks[0] if self._chunks else b""
 
-    def answer(self) -> Answer:
+    def _answer(self) -> Answer:
         return Answer(
-            self.status_code, self.headers, self.content(), time.monotonic() - self.started
+            self.status_code, self.headers, self._content(), time.monotonic() - self.started
         )
 
-    def undecodable(self, exc: Exception) -> Failure:
+    def _undecodable(self, exc: Exception) -> Failure:
         return Failure(
             "undecodable",
             f"the body could not be decoded (Content-Encoding: "
             f"{self.headers.get('content-encoding', 'none')}): {exc}",
             status_code=self.status_code,
             headers=self.headers,
-            content=self.content(),
+            content=self._content(),
             cause=exc,
         )
