@@ -201,3 +201,20 @@ async def test_a_server_echoing_the_key_gets_it_into_no_message(
     assert key.encode() in error.content  # the server really did echo it
     for written in (str(error), repr(error), error.text, repr(error.body)):
         assert key not in written
+
+
+async def test_the_environments_proxy_is_used_by_every_backend(
+    hostile: HostileServer, make_loopback_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY names a loopback "proxy" (the hostile server): every backend must send the
+    request there, in absolute form, as httpx does by default. The service's host is never
+    resolved or reached."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", hostile.base_url)
+    monkeypatch.setenv("http_proxy", hostile.base_url)
+    hostile.script(respond_json(200, verify_body(REFERENCE)))
+    client = make_loopback_client(base_url="http://api.pay.test/v1", allow_insecure_http=True)
+    assert (await client.verify(REFERENCE)).reference == REFERENCE
+    (request,) = hostile.requests
+    assert request.target == f"http://api.pay.test/v1/payment/{REFERENCE}"
