@@ -86,3 +86,47 @@ def test_large_list_bodies_are_parsed_with_the_pause_and_small_ones_without(
     assert len(_core.parse_list(large)) == 3000
     assert paused == [True]
     assert gc.isenabled()
+
+
+class _Node:
+    """A GC-tracked object that can hold a cycle."""
+
+    def __init__(self) -> None:
+        self.other: object = None
+
+
+def test_what_a_pause_made_goes_to_the_oldest_generation_without_a_young_scan() -> None:
+    gc.collect()
+    with gc_paused():
+        made = [_Node() for _ in range(5000)]
+    young = {id(obj) for obj in gc.get_objects(generation=0)}
+    oldest = {id(obj) for obj in gc.get_objects(generation=2)}
+    assert not any(id(node) in young for node in made)
+    assert all(id(node) in oldest for node in made)
+    assert gc.get_count()[0] < 700  # the young counter starts again: no scan is due
+    assert gc.get_freeze_count() == 0  # moved, not left frozen
+    assert gc.isenabled()
+
+
+def test_garbage_cycles_made_during_a_pause_are_still_collected() -> None:
+    with gc_paused():
+        first, second = _Node(), _Node()
+        first.other, second.other = second, first
+    ids = {id(first), id(second)}
+    del first, second
+    assert gc.collect() >= 2
+    assert not ids & {id(obj) for obj in gc.get_objects()}
+
+
+def test_objects_the_application_froze_stay_frozen() -> None:
+    gc.collect()
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused():
+            made = [_Node() for _ in range(100)]
+        assert gc.get_freeze_count() == frozen
+        assert gc.isenabled()
+        assert made
+    finally:
+        gc.unfreeze()

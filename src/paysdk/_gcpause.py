@@ -4,6 +4,15 @@ Building 10**5 small objects that hold no cycles triggers dozens of collections 
 nothing; pausing them makes a large parse about as fast as ``json.loads``. ``gc.disable()`` is
 process-wide, so pauses are counted: the collector comes back when the last one ends (even if
 its parse raised), and only if it was on when the first began.
+
+Turning it back on is not enough by itself: the allocations made during the pause still count
+against the youngest generation, so the first allocation after it would scan every new model
+(about a million objects for 10**5 payments) at once, only to find them all alive. When the
+last pause ends, the objects it made are therefore moved straight to the oldest generation
+(``gc.freeze()`` then ``gc.unfreeze()``: no scan, and the young counter starts again at zero),
+where a model list that is kept would have ended up after two collections anyway. An
+application that froze objects itself (``gc.get_freeze_count() > 0``, as pre-forking servers
+do) keeps them frozen: then the pause ends with the plain ``gc.enable()``.
 """
 
 from __future__ import annotations
@@ -32,4 +41,12 @@ def gc_paused() -> Generator[None, None, None]:
         with _lock:
             _pauses -= 1
             if _pauses == 0 and _was_enabled:
+                _promote_survivors()
                 gc.enable()
+
+
+def _promote_survivors() -> None:
+    """Move every tracked object to the oldest generation without scanning it."""
+    if gc.get_freeze_count() == 0:  # never thaw what the application froze
+        gc.freeze()
+        gc.unfreeze()

@@ -77,7 +77,11 @@ class _WireModel(BaseModel):
     """Keeps every field the server sent, including ones this version does not know."""
 
     model_config: ClassVar[ConfigDict] = ConfigDict(
-        extra="allow", frozen=True, populate_by_name=True, defer_build=True
+        extra="allow",
+        frozen=True,
+        populate_by_name=True,
+        defer_build=True,
+        cache_strings="keys",
     )
 
 
@@ -167,7 +171,7 @@ class ListedPayment(_WireModel):
 class VerifyEnvelope(BaseModel):
     """The 200 body of verify: ``{status, message, data}``."""
 
-    model_config = ConfigDict(extra="allow", defer_build=True)
+    model_config = ConfigDict(extra="allow", defer_build=True, cache_strings="keys")
 
     status: bool | None = None
     message: str | None = None
@@ -177,6 +181,6 @@ class VerifyEnvelope(BaseModel):
 class ListEnvelope(BaseModel):
     """The 200 body of list: ``{data: [...]}``."""
 
-    model_config = ConfigDict(extra="allow", defer_build=True)
+    model_config = ConfigDict(extra="allow", defer_build=True, cache_strings="keys")
 
     data: list[ListedPayment]
