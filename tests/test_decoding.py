@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import gzip
 import time
 import zlib
@@ -61,9 +60,7 @@ def test_a_body_that_is_not_what_it_claims_is_refused() -> None:
 
 
 def reader(status: int, *, limit: int, encoding: str | None = None) -> BodyReader:
-    request = dataclasses.replace(
-        _core.verify_request(make_config(), "order-1"), max_body=limit, budget=None
-    )
+    request = _core.verify_request(make_config(), "order-1")._replace(max_body=limit, budget=None)
     headers = {"content-encoding": encoding} if encoding else {}
     return BodyReader(request, status, headers, time.monotonic(), encoding=encoding)
 

@@ -9,7 +9,6 @@ of h11: this module never opens a socket or sleeps, and tests drive it by hand.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import logging
 import re
@@ -156,14 +155,16 @@ def _get(config: Config, path: str, max_body: int, stream: bool = False) -> Send
 # --- plans ------------------------------------------------------------------------------------
 
 
-@dataclasses.dataclass
 class _Attempts:
     """Counts a call's attempts and keeps it within its deadline; shared by every plan."""
 
-    config: Config
-    policy: RetryPolicy
-    started: float
-    retries_done: int = 0
+    __slots__ = ("config", "policy", "retries_done", "started")
+
+    def __init__(self, config: Config, policy: RetryPolicy, started: float) -> None:
+        self.config = config
+        self.policy = policy
+        self.started = started
+        self.retries_done = 0
 
     def send(self, request: Send) -> Send:
         """``request`` with its budget cut to what is left of the call's deadline."""
@@ -178,7 +179,7 @@ class _Attempts:
                 url=request.url,
             )
         budget = left if request.budget is None else min(request.budget, left)
-        return dataclasses.replace(request, budget=budget)
+        return request._replace(budget=budget)
 
     def wait(self, request: Send, error: PaySDKError) -> Sleep:
         """The wait before the next attempt, or ``error`` raised when none should follow."""
