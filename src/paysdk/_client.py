@@ -171,7 +171,7 @@ class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
         the first payment is retried; after it, the error says how many payments came first.
         """
         plan = _core.iter_payments(self._options(options))
-        return _drive.ItemIterator(plan, self._send, self._sleep)
+        return _drive.ItemIterator(plan, self._sender.send, self._sleep)
 
     def verify_many(
         self,
@@ -249,12 +249,7 @@ class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
         time.sleep(seconds)
 
     def _run(self, plan: Plan[T]) -> T:
-        return _drive.run(plan, self._send, self._sleep)
-
-    def _send(self, request: Send) -> Any:
-        if self._sender.is_closed:
-            raise closed_error(type(self).__name__)
-        return self._sender.send(request)
+        return _drive.run(plan, self._sender.send, self._sleep)
 
 
 class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):

@@ -86,8 +86,9 @@ if TYPE_CHECKING:  # for type checkers only, like ``_steps.Step``
 """A plan that hands items to the caller as it goes (``Emit``) and returns nothing."""
 
 MAX_REFERENCE_LENGTH: Final = 256
-_UNRESERVED: Final = re.compile(r"[A-Za-z0-9_.~-]+")
-"""A reference of only these characters is its own path segment: nothing to percent-encode."""
+_PLAIN_REFERENCE: Final = re.compile(rf"[A-Za-z0-9_.~-]{{1,{MAX_REFERENCE_LENGTH}}}")
+"""A reference of only these characters (and not ``.`` or ``..``) passes every rule of
+:func:`reference_problem` and is its own path segment: the common case, checked in one step."""
 _INVISIBLE: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 """Unicode categories refused in references: controls, bidi/zero-width formats, separators."""
 
@@ -129,8 +130,12 @@ def check_reference(reference: object) -> str:
 
 
 def verify_request(config: Config, reference: str) -> Send:
-    checked = check_reference(reference)
-    segment = checked if _UNRESERVED.fullmatch(checked) else quote(checked, safe="")
+    plain = (
+        isinstance(reference, str)
+        and _PLAIN_REFERENCE.fullmatch(reference) is not None
+        and reference not in (".", "..")
+    )
+    segment = reference if plain else quote(check_reference(reference), safe="")
     return _get(config, f"/payment/{segment}", config.max_bytes(VERIFY_MAX_BYTES))
 
 
