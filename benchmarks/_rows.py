@@ -12,7 +12,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from ._measure import JobFailed, JobResult, Paired, command_seconds, paired, run_job
+from ._measure import (
+    JobFailed,
+    JobResult,
+    Paired,
+    command_seconds,
+    compile_paysdk,
+    paired,
+    run_job,
+)
 from ._results import MB, Goal, Result, failed, mb, seconds_text
 from ._server import BenchServer, ListBody
 
@@ -392,6 +400,7 @@ def _commands(
 ) -> list[Result]:
     cpu: tuple[list[float], list[float]] = ([], [])
     try:
+        compile_paysdk()  # as pip does on install; PYTHONDONTWRITEBYTECODE may be set here
         command_seconds(baseline)  # warm the disk cache and the bytecode of both
         command_seconds(candidate)
         wall = paired(
