@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
 from typing import Any
@@ -148,3 +149,34 @@ def test_importing_paysdk_loads_no_optional_parts() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+def _modules_after(code: str) -> list[str]:
+    """The paysdk modules a fresh interpreter has loaded after running ``code``."""
+    script = f"import sys\n{code}\nprint(sorted(m for m in sys.modules if m.startswith('paysdk')))"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    return ast.literal_eval(result.stdout.strip().splitlines()[-1])  # type: ignore[no-any-return]
+
+
+def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client() -> None:
+    assert _modules_after("import paysdk") == ["paysdk", "paysdk._version"]
+    assert _modules_after(
+        "import paysdk; paysdk.Client; paysdk.AsyncClient; paysdk.VerifiedPayment"
+    ) == ["paysdk", "paysdk._client", "paysdk._models", "paysdk._types", "paysdk._version"]
+    with_client = _modules_after(
+        f"import paysdk; paysdk.Client(secret_key={SECRET!r}, base_url={BASE_URL!r})"
+    )
+    assert {"paysdk._core", "paysdk._senders", "paysdk._models"} <= set(with_client)
+    assert "paysdk._listed_models" not in with_client  # a verify-only process never builds it
+    assert "paysdk._async_senders" not in with_client
+
+
+def test_every_exported_name_resolves_once_and_dir_lists_them() -> None:
+    for name in paysdk.__all__:
+        value = getattr(paysdk, name)
+        assert getattr(paysdk, name) is value
+        assert name in dir(paysdk)
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        paysdk.Nope  # noqa: B018

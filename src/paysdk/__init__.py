@@ -13,64 +13,99 @@ imported only when used.
 
 from typing import TYPE_CHECKING, Any
 
-from ._callbacks import parse_callback
-from ._client import AsyncClient, Client
-from ._core import Expected
-from ._errors import (
-    APIConnectionError,
-    APIError,
-    APITimeoutError,
-    AuthenticationError,
-    ClientClosedError,
-    ConfigurationError,
-    EventLoopError,
-    InvalidCallbackError,
-    InvalidReferenceError,
-    ListUnavailableError,
-    NotFoundError,
-    PaymentFailedError,
-    PaymentMismatchError,
-    PaymentNotFoundError,
-    PaymentVerificationError,
-    PaySDKError,
-    PermissionDeniedError,
-    RateLimitError,
-    ResponseTooLargeError,
-    ResponseValidationError,
-    ServerError,
-    UnknownOrderError,
-)
-from ._models import (
-    Authorization,
-    Customer,
-    ListedPayment,
-    PaymentStatus,
-    Product,
-    VerifiedPayment,
-)
 from ._version import __version__
 
 if TYPE_CHECKING:
     from ._bulk import VerifyResult
+    from ._callbacks import parse_callback
+    from ._client import AsyncClient, Client
+    from ._confirm import Expected
+    from ._errors import (
+        APIConnectionError,
+        APIError,
+        APITimeoutError,
+        AuthenticationError,
+        ClientClosedError,
+        ConfigurationError,
+        EventLoopError,
+        InvalidCallbackError,
+        InvalidReferenceError,
+        ListUnavailableError,
+        NotFoundError,
+        PaymentFailedError,
+        PaymentMismatchError,
+        PaymentNotFoundError,
+        PaymentVerificationError,
+        PaySDKError,
+        PermissionDeniedError,
+        RateLimitError,
+        ResponseTooLargeError,
+        ResponseValidationError,
+        ServerError,
+        UnknownOrderError,
+    )
+    from ._listed_models import ListedPayment, PaymentStatus
+    from ._models import Authorization, Customer, Product, VerifiedPayment
     from ._raw import RawResponse
     from .ledger import AsyncLedger, Ledger, LedgerError
 
 _LAZY = {
+    "AsyncClient": "_client",
+    "Client": "_client",
+    "APIConnectionError": "_errors",
+    "APIError": "_errors",
+    "APITimeoutError": "_errors",
+    "AuthenticationError": "_errors",
+    "ClientClosedError": "_errors",
+    "ConfigurationError": "_errors",
+    "EventLoopError": "_errors",
+    "InvalidCallbackError": "_errors",
+    "InvalidReferenceError": "_errors",
+    "ListUnavailableError": "_errors",
+    "NotFoundError": "_errors",
+    "PaymentFailedError": "_errors",
+    "PaymentMismatchError": "_errors",
+    "PaymentNotFoundError": "_errors",
+    "PaymentVerificationError": "_errors",
+    "PaySDKError": "_errors",
+    "PermissionDeniedError": "_errors",
+    "RateLimitError": "_errors",
+    "ResponseTooLargeError": "_errors",
+    "ResponseValidationError": "_errors",
+    "ServerError": "_errors",
+    "UnknownOrderError": "_errors",
+    "Authorization": "_models",
+    "Customer": "_models",
+    "ListedPayment": "_listed_models",
+    "PaymentStatus": "_listed_models",
+    "Product": "_models",
+    "VerifiedPayment": "_models",
+    "Expected": "_confirm",
+    "parse_callback": "_callbacks",
     "AsyncLedger": "ledger",
     "Ledger": "ledger",
     "LedgerError": "ledger",
     "RawResponse": "_raw",
     "VerifyResult": "_bulk",
 }
-"""Names loaded on first use, as their features are: most users never need sqlite3 or threads."""
+"""Every name is loaded on first use, its module with it: ``import paysdk`` costs next to
+nothing, ``paysdk.Client`` loads the client's class (its engine comes with the first client
+made), ``paysdk.VerifiedPayment`` the models, and most users never load sqlite3 or threads."""
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'paysdk' has no attribute {name!r}")
+    import importlib
 
-        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
-    raise AttributeError(f"module 'paysdk' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value  # found once: later lookups are plain module attributes
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

@@ -6,41 +6,50 @@ how they send a request and how they wait, so a behaviour fixed in the core is f
 
 from __future__ import annotations
 
-import inspect
 import time
 from collections.abc import Callable, Iterable, Mapping
+from inspect import isawaitable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import httpx
 from typing_extensions import Self, Unpack
 
-from . import _core, _drive
-from ._callbacks import parse_callback
-from ._config import NOT_GIVEN, CallOptions, Config, NotGiven, TimeoutTypes
-from ._core import Expected
-from ._errors import ConfigurationError
-from ._logs import configure_logging
-from ._models import ListedPayment, VerifiedPayment
-from ._raw import AsyncRawClient, RawClient
-from ._senders import SyncHttpxSender, closed_error
-from ._steps import Send
+from ._types import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes
 
-if TYPE_CHECKING:  # loaded with their first use: most processes need neither
+if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_engine)
+    from . import _callbacks, _config, _core, _drive, _errors, _logs, _raw, _senders
     from ._async_senders import AsyncSender
     from ._bulk import AsyncBulk, SyncBulk
+    from ._config import Config
     from ._core import Plan
+    from ._listed_models import ListedPayment
+    from ._models import VerifiedPayment
+    from ._raw import AsyncRawClient, RawClient
+    from ._senders import SyncHttpxSender
+    from ._steps import Send
 
 __all__ = ["AsyncClient", "Client"]
 
 T = TypeVar("T")
 HttpClientT = TypeVar("HttpClientT", httpx.Client, httpx.AsyncClient)
-SenderT = TypeVar("SenderT", SyncHttpxSender, "AsyncSender")
+SenderT = TypeVar("SenderT", "SyncHttpxSender", "AsyncSender")
 HttpBackend = Literal["httpx", "aiohttp"]
 
 Lookup = Callable[[str], object]
 """Finds what the merchant expects for a reference: an ``Expected``, any object or mapping with
 ``amount`` and ``currency`` (such as the merchant's order), or ``None`` for an unknown order."""
+
+
+def _load_engine() -> None:
+    """Import what clients run on, once, when the first one is made.
+
+    ``import paysdk`` and the names it exports stay cheap for a program that only imports it
+    (a CLI's ``--help``, a web app's start-up, a type checker's plugin); the core, the senders
+    and the models then load with the first client, not with each call.
+    """
+    global _callbacks, _config, _core, _drive, _errors, _logs, _raw, _senders
+    from . import _callbacks, _config, _core, _drive, _errors, _logs, _raw, _senders
 
 
 class _BaseClient(Generic[HttpClientT, SenderT]):
@@ -68,7 +77,8 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
     ) -> None:
         """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
         PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2."""
-        self._config = Config.create(
+        _load_engine()
+        self._config = _config.Config.create(
             secret_key=secret_key,
             base_url=base_url,
             timeout=timeout,
@@ -79,24 +89,24 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
             deadline=deadline,
         )
         if http_backend not in self._backends:
-            raise ConfigurationError(
+            raise _errors.ConfigurationError(
                 f"{type(self).__name__} takes http_backend "
                 + " or ".join(repr(name) for name in self._backends)
                 + f", not {http_backend!r}"
             )
         wanted = self._http_client_type
         if http_client is not None and not isinstance(http_client, wanted):
-            raise ConfigurationError(
+            raise _errors.ConfigurationError(
                 f"{type(self).__name__} needs http_client to be an {wanted.__module__}."
                 f"{wanted.__name__}, not {type(http_client).__name__}"
             )
         if http_client is not None and http_backend != "httpx":
-            raise ConfigurationError(
+            raise _errors.ConfigurationError(
                 "http_client is an httpx client: it needs http_backend='httpx'"
             )
         self._owns_http = http_client is None
         self._connect(http_client, http_backend)
-        configure_logging()
+        _logs.configure_logging()
 
     def _connect(self, http_client: HttpClientT | None, backend: HttpBackend) -> None:
         raise NotImplementedError
@@ -135,11 +145,11 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
 
     def _options(self, options: CallOptions) -> Config:
         if self._sender.is_closed:
-            raise closed_error(type(self).__name__)
+            raise _senders.closed_error(type(self).__name__)
         return self._config.with_options(options)
 
 
-class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
+class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
     """The synchronous client. Reuse one per process: it keeps connections open."""
 
     _http_client_type = httpx.Client
@@ -147,10 +157,12 @@ class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
 
     def _connect(self, http_client: httpx.Client | None, backend: HttpBackend) -> None:
         if http_client is not None:
-            self._sender = SyncHttpxSender(http_client)
+            self._sender = _senders.SyncHttpxSender(http_client)
         else:
             defaults = self._config.headers  # sent by the client itself, not given per request
-            self._sender = SyncHttpxSender(httpx.Client(headers=defaults), defaults=defaults)
+            self._sender = _senders.SyncHttpxSender(
+                httpx.Client(headers=defaults), defaults=defaults
+            )
 
     @property
     def _http(self) -> httpx.Client:
@@ -202,7 +214,7 @@ class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
 
         Raises PaymentFailedError or PaymentMismatchError (with expected and actual values).
         """
-        expected = Expected(amount=amount, currency=currency)
+        expected = _core.Expected(amount=amount, currency=currency)
         return self._run(_core.confirm(self._options(options), reference, expected))
 
     def verify_callback(
@@ -219,7 +231,7 @@ class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
         ``source`` is anything :func:`paysdk.parse_callback` reads. Give the expected ``amount``
         and ``currency``, or a ``lookup`` that finds them from the reference (your order table).
         """
-        reference = parse_callback(source)
+        reference = _callbacks.parse_callback(source)
         found = lookup(reference) if lookup is not None else None
         expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
         return self._run(_core.confirm(self._options(options), reference, expected))
@@ -227,7 +239,7 @@ class Client(_BaseClient[httpx.Client, SyncHttpxSender]):
     @property
     def with_raw_response(self) -> RawClient:
         """The same calls, answering with the raw response (status, headers, elapsed...)."""
-        return RawClient(self)
+        return _raw.RawClient(self)
 
     def close(self) -> None:
         """Close the connections, unless the http_client was given (then it is yours to close)."""
@@ -328,7 +340,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
         **options: Unpack[CallOptions],
     ) -> VerifiedPayment:
         """Verify, and return the payment only if it succeeded with this amount and currency."""
-        expected = Expected(amount=amount, currency=currency)
+        expected = _core.Expected(amount=amount, currency=currency)
         return await self._run(_core.confirm(self._options(options), reference, expected))
 
     async def verify_callback(
@@ -341,9 +353,9 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
         **options: Unpack[CallOptions],
     ) -> VerifiedPayment:
         """Turn a callback request into a confirmed payment; ``lookup`` may be async."""
-        reference = parse_callback(source)
+        reference = _callbacks.parse_callback(source)
         found = lookup(reference) if lookup is not None else None
-        if inspect.isawaitable(found):
+        if isawaitable(found):
             found = await found
         expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
         return await self._run(_core.confirm(self._options(options), reference, expected))
@@ -351,7 +363,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
     @property
     def with_raw_response(self) -> AsyncRawClient:
         """The same calls, answering with the raw response (status, headers, elapsed...)."""
-        return AsyncRawClient(self)
+        return _raw.AsyncRawClient(self)
 
     async def close(self) -> None:
         """Close the connections, unless the http_client was given (then it is yours to close)."""
@@ -381,7 +393,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
 
     async def _send(self, request: Send) -> Any:
         if self._sender.is_closed:
-            raise closed_error(type(self).__name__)
+            raise _senders.closed_error(type(self).__name__)
         from ._async_senders import bind_loop
 
         bind_loop(self._sender)

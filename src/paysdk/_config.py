@@ -11,13 +11,14 @@ import functools
 import os
 import sys
 from collections.abc import Mapping
-from typing import TypeAlias, TypedDict, TypeVar
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import httpx
 
 from ._decoding import ACCEPT_ENCODING
 from ._errors import ConfigurationError
+from ._types import CallOptions, NotGiven, TimeoutTypes
 from ._version import __version__
 
 ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name, not a key
@@ -41,37 +42,12 @@ ITEM_MAX_BYTES = 1024 * 1024
 MAX_BYTES_LIMIT = 2**40
 
 
-class NotGiven:
-    """The default of an argument the environment may fill in (``PAYSDK_TIMEOUT``...)."""
-
-    def __repr__(self) -> str:
-        return "NOT_GIVEN"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-NOT_GIVEN = NotGiven()
-
-TimeoutTypes: TypeAlias = float | int | httpx.Timeout | None
-"""Seconds for every phase, an ``httpx.Timeout`` for each phase, or ``None`` for no limit."""
-
 _PYTHON = ".".join(str(part) for part in sys.version_info[:3])
 USER_AGENT = f"paysdk/{__version__} Python/{_PYTHON} httpx/{httpx.__version__}"
 
 T = TypeVar("T")
 
 _RESERVED_HEADERS = frozenset({"authorization", "host", "content-length"})
-
-
-class CallOptions(TypedDict, total=False):
-    """Per-call overrides accepted by every client method and by ``with_options``."""
-
-    timeout: TimeoutTypes
-    max_retries: int
-    extra_headers: Mapping[str, str]
-    max_response_bytes: int | None
-    deadline: float | None
 
 
 @dataclasses.dataclass(frozen=True)

@@ -31,7 +31,7 @@ from ._errors import (
     PaySDKError,
     ResponseValidationError,
 )
-from ._models import ListedPayment, VerifiedPayment
+from ._models import VerifiedPayment
 from ._responses import (
     error_for,
     failure_error,
@@ -79,6 +79,7 @@ log = logging.getLogger("paysdk")
 
 T = TypeVar("T")
 if TYPE_CHECKING:  # for type checkers only, like ``_steps.Step``
+    from ._listed_models import ListedPayment
     from ._steps import Outcome, Step
 
     Plan: TypeAlias = Generator[Step[Any], Outcome, T]

@@ -14,13 +14,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from typing_extensions import Unpack
 
 from . import _core
-from ._config import CallOptions
 from ._errors import json_or_none, scrubbed_json
-from ._models import ListedPayment, VerifiedPayment
+from ._models import VerifiedPayment
 from ._steps import Answer
+from ._types import CallOptions
 
 if TYPE_CHECKING:
     from ._client import AsyncClient, Client
+    from ._listed_models import ListedPayment
 
 T = TypeVar("T")
 

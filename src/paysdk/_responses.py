@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, Final, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
 
 import httpx
 from pydantic import ValidationError
@@ -31,9 +31,12 @@ from ._errors import (
     json_or_none,
 )
 from ._gcpause import gc_paused
-from ._models import ListedPayment, ListEnvelope, VerifiedPayment, VerifyEnvelope
+from ._models import VerifiedPayment, VerifyEnvelope
 from ._retry import retry_after
 from ._steps import Answer, Failure, Send, failure_from_httpx
+
+if TYPE_CHECKING:
+    from ._listed_models import ListedPayment, ListEnvelope
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -61,6 +64,8 @@ def _verify_envelope() -> Validator[VerifyEnvelope]:
 
 @functools.cache
 def _list_envelope() -> Validator[ListEnvelope]:
+    from ._listed_models import ListEnvelope  # a verify-only process never builds the list shape
+
     return _validator(ListEnvelope)
 
 

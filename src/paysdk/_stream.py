@@ -12,9 +12,11 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from ._models import ListedPayment
+if TYPE_CHECKING:
+    from ._listed_models import ListedPayment
+
 
 _SPACE: Final = re.compile(r"[ \t\n\r]*")
 
@@ -38,6 +40,9 @@ class ListStream:
     """
 
     def __init__(self, *, max_item_bytes: int) -> None:
+        from ._listed_models import ListedPayment  # built with the first list streamed
+
+        self._validate = ListedPayment.model_validate
         self.max_item_bytes = max_item_bytes
         self.count = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")()
@@ -108,7 +113,7 @@ class ListStream:
         items: list[ListedPayment] = []
         text = self._text
         end = len(text)
-        validate = ListedPayment.model_validate
+        validate = self._validate
         while True:
             pos = _skip_space(text, self._pos)
             if pos >= end:

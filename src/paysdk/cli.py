@@ -25,7 +25,7 @@ import paysdk
 from paysdk._cli_reconcile import add_reconcile_command
 from paysdk._cli_report import PROG, Attempts, broken_pipe, in_cli_words, print_error
 from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
-from paysdk._models import wire_timestamp
+from paysdk._listed_models import wire_timestamp
 
 __all__ = ["main"]
 

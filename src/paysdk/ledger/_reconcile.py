@@ -14,7 +14,8 @@ from collections.abc import (
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._errors import PaymentNotFoundError, PaymentVerificationError
-from .._models import ListedPayment, VerifiedPayment
+from .._listed_models import ListedPayment
+from .._models import VerifiedPayment
 from ._plans import FulfilResult
 from ._report import ReconcileReport, Reconciliation
 

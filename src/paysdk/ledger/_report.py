@@ -14,7 +14,8 @@ import enum
 import hashlib
 from collections.abc import Iterable, Mapping
 
-from .._models import ListedPayment, VerifiedPayment
+from .._listed_models import ListedPayment
+from .._models import VerifiedPayment
 from ._plans import LedgerRow
 
 __all__ = ["Discrepancy", "Kind", "ReconcileReport", "Reconciliation"]

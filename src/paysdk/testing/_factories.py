@@ -18,7 +18,8 @@ from typing import Any, Final, Literal
 from typing_extensions import TypedDict, Unpack
 
 from .._errors import ConfigurationError
-from .._models import ListedPayment, VerifiedPayment
+from .._listed_models import ListedPayment
+from .._models import VerifiedPayment
 from ..sandbox._records import COMPLETED, FAILED, PaymentRecord, SeedError
 
 __all__ = [

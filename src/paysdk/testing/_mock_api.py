@@ -23,12 +23,12 @@ from .._client import AsyncClient, Client
 from .._config import (
     DEFAULT_MAX_RETRIES,
     DEFAULT_TIMEOUT,
-    TimeoutTypes,
     check_base_url,
     check_secret_key,
 )
 from .._core import reference_problem
 from .._errors import ConfigurationError
+from .._types import TimeoutTypes
 from ..sandbox._answers import Answer, answer_api, api_route, authorized, fault_path, newest_first
 from ..sandbox._faults import Fault, FaultBook
 from ..sandbox._records import PaymentRecord
