@@ -12,11 +12,9 @@ from typing import Annotated, Union
 
 from pydantic import (
     AfterValidator,
-    ConfigDict,
     Field,
     GetPydanticSchema,
     PlainSerializer,
-    with_config,
 )
 from pydantic_core import core_schema
 from typing_extensions import TypedDict
@@ -87,7 +85,6 @@ class ListedPayment(_WireModel):
         return self.status == PaymentStatus.COMPLETED
 
 
-@with_config(ConfigDict(cache_strings="keys"))
 class ListEnvelope(TypedDict):
     """The 200 body of list: ``{data: [...]}``."""
 

@@ -18,7 +18,6 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    with_config,
 )
 from typing_extensions import NotRequired, TypedDict
 
@@ -99,13 +98,11 @@ class VerifiedPayment(_WireModel):
         return self.success
 
 
-@with_config(ConfigDict(cache_strings="keys"))
 class VerifyEnvelope(TypedDict):
     """The 200 body of verify: ``{status, message, data}``.
 
     The envelopes are typed dicts, not models: only ``data`` outlives the parse, and a dict is
-    cheaper to build than a model that is thrown away at once. Keys are interned while parsing,
-    values are not: a list's values rarely repeat, and interning them costs more than it saves.
+    cheaper to build than a model that is thrown away at once.
     """
 
     status: NotRequired[bool | None]
