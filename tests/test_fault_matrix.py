@@ -10,6 +10,8 @@ Every case runs for sync, async and aiohttp-backed async, verify and list. To ad
 from __future__ import annotations
 
 import dataclasses
+import gzip
+import json
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -60,6 +62,22 @@ def ok() -> Behaviour:
 
     def behave(conn: Connection, request: Request) -> bool:
         return (verify if request.path.startswith("/payment/") else listing)(conn, request)
+
+    return behave
+
+
+def gzip_then_junk() -> Behaviour:
+    """The endpoint's documented 200, gzipped, then 8 MiB more: bytes zlib would keep aside,
+    counted by no cap, for as long as the server sends them."""
+    documents = {
+        "verify": json.dumps(verify_body(REFERENCE)).encode(),
+        "list": json.dumps({"data": [listed_payment(REFERENCE)]}).encode(),
+    }
+
+    def behave(conn: Connection, request: Request) -> bool:
+        which = "verify" if request.path.startswith("/payment/") else "list"
+        body = gzip.compress(documents[which]) + b"\0" * (8 << 20)
+        return corrupt_gzip(200, body=body)(conn, request)
 
     return behave
 
@@ -158,6 +176,7 @@ CASES = [
     # --- say what happened -------------------------------------------------------------------
     Case("corrupt gzip on a 200", [corrupt_gzip(200)], ResponseValidationError, 1),
     Case("corrupt gzip on a 502", [corrupt_gzip(502)], ServerError, 3),
+    Case("bytes after a gzip body", [gzip_then_junk()], ResponseValidationError, 1),
 ]  # fmt: skip
 
 

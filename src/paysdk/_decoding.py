@@ -45,10 +45,12 @@ class ContentDecoder:
         pending = data
         try:
             while pending:
+                if self._inflater.eof:  # zlib would keep whatever follows, uncounted by any cap
+                    raise DecodingError("data after the end of the compressed body")
                 piece = self._inflater.decompress(pending, STEP)
                 if piece:
                     yield piece
-                pending = self._inflater.unconsumed_tail
+                pending = self._inflater.unconsumed_tail or self._inflater.unused_data
         except zlib.error as exc:
             raise DecodingError(str(exc)) from None
 
