@@ -40,6 +40,7 @@ from tests.hostile import (
     echo_authorization,
     endless_chunked,
     gzip_bomb,
+    head,
     large_body,
     raw,
     reset,
@@ -237,3 +238,23 @@ async def test_the_environments_proxy_is_used_by_every_backend(
     assert (await client.verify(REFERENCE)).reference == REFERENCE
     (request,) = hostile.requests
     assert request.target == f"http://api.pay.test/v1/payment/{REFERENCE}"
+
+
+async def test_an_attempt_through_the_environments_proxy_is_bounded_as_a_whole(
+    hostile: HostileServer, make_loopback_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx sends through a separate pool when a proxy is set: it must be deadline-bound too."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", hostile.base_url)
+    monkeypatch.setenv("http_proxy", hostile.base_url)
+    slow_head = head(200, {"Content-Length": "2", "X-Padding": "x" * 200}) + b"{}"  # ~13 s
+    hostile.script(trickle_head(slow_head, interval=0.05))
+    client = make_loopback_client(
+        base_url="http://api.pay.test/v1", allow_insecure_http=True, timeout=0.5, max_retries=0
+    )
+    started = time.monotonic()
+    with pytest.raises(APITimeoutError):
+        await client.verify(REFERENCE)
+    assert time.monotonic() - started < 0.5 + SLACK
+    assert len(hostile.requests) == 1

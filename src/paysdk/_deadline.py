@@ -117,13 +117,18 @@ def _deadline_backend() -> type[Any]:
 
 
 def bound_sockets(client: httpx.Client) -> bool:
-    """Make ``client``'s own connection pool honour attempt deadlines; False if it cannot."""
+    """Make every connection pool of ``client`` honour attempt deadlines: its own and those of
+    its mounts (a proxy from the environment is one); False if one cannot be bound."""
+    transports = [client._transport, *client._mounts.values()]
+    return all(_bind_pool(getattr(t, "_pool", None)) for t in transports if t is not None)
+
+
+def _bind_pool(pool: object) -> bool:
     import httpcore
 
     wrapper = _deadline_backend()
-    pool = getattr(getattr(client, "_transport", None), "_pool", None)
     backend = getattr(pool, "_network_backend", None)
     if not isinstance(backend, httpcore.NetworkBackend) or isinstance(backend, wrapper):
         return isinstance(backend, wrapper)
-    pool._network_backend = wrapper(backend)  # type: ignore[union-attr]
+    pool._network_backend = wrapper(backend)  # type: ignore[attr-defined]
     return True
