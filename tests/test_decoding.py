@@ -109,3 +109,16 @@ def test_bytes_after_the_end_of_a_compressed_body_are_refused_not_kept(encoding:
     assert b"".join(decoder.decode(body)) in (b'{"ok": true}', b"{}")
     with pytest.raises(DecodingError, match="after the end"):
         list(decoder.decode(b"x" * 1024))
+
+
+def test_a_body_that_inflates_to_nothing_still_meets_its_deadline() -> None:
+    # A gzip header with an endless file name yields no output: the deadline is checked on each
+    # raw chunk, not only on what inflates, or a trickling server holds an injected client.
+    request = _core.verify_request(make_config(), "order-1")._replace(budget=0.05)
+    headers = {"content-encoding": "gzip"}
+    reader = BodyReader(request, 200, headers, time.monotonic(), encoding="gzip")
+    assert reader.take(b"\x1f\x8b\x08\x08\x00\x00\x00\x00\x00\xff") is None  # FNAME set
+    time.sleep(0.06)
+    outcome = reader.take(b"a-file-name-that-never-ends")
+    assert isinstance(outcome, Failure)
+    assert outcome.kind == "timeout"

@@ -221,6 +221,8 @@ class BodyReader:
         error answer cut at its cap)."""
         if self._broken is not None:
             return self._broken
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            return attempt_timed_out(self.deadline - self.started)  # even if nothing inflates
         if self._decoder is None:
             return self._gather(raw) if raw else None
         try:
