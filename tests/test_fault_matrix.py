@@ -16,8 +16,10 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import httpx
 import pytest
 
+import paysdk
 from paysdk import (
     APIConnectionError,
     APIError,
@@ -258,3 +260,36 @@ async def test_an_attempt_through_the_environments_proxy_is_bounded_as_a_whole(
         await client.verify(REFERENCE)
     assert time.monotonic() - started < 0.5 + SLACK
     assert len(hostile.requests) == 1
+
+
+def test_a_stream_whose_gzip_header_never_ends_meets_its_budget_on_an_injected_client(
+    hostile: HostileServer,
+) -> None:
+    """paysdk cannot bound an injected client's sockets: between raw chunks that inflate to
+    nothing (a gzip file name trickled for ever), the stream reader looks at its clock."""
+
+    def endless_file_name(conn: Connection, request: Request) -> bool:
+        headers = {"Content-Encoding": "gzip", "Content-Type": "application/json"}
+        conn.send(head(200, {**headers, "Connection": "close"}))
+        conn.send(b"\x1f\x8b\x08\x08\x00\x00\x00\x00\x00\xff")  # a gzip header with a file name
+        for _ in range(400):  # 20 s of file name, one byte at a time
+            conn.send(b"a")
+            conn.pause(0.05)
+        return False
+
+    hostile.script(endless_file_name)
+    with (
+        httpx.Client() as http,
+        paysdk.Client(
+            secret_key=SECRET,
+            base_url=hostile.base_url,
+            http_client=http,
+            allow_insecure_http=True,
+            timeout=0.5,
+            max_retries=0,
+        ) as client,
+    ):
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError):
+            list(client.iter_payments())
+    assert time.monotonic() - started < 0.5 + SLACK

@@ -13,19 +13,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ._decoding import DecodingError, adecoded
+from ._async_senders import AsyncStream
+from ._decoding import adecoded
 from ._errors import ConfigurationError
-from ._senders import closed_error
 from ._steps import (
     Answer,
     BodyReader,
     Failure,
     Opened,
-    Read,
     Send,
     attempt_timed_out,
-    read_timed_out,
-    stream_failure,
 )
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
@@ -70,32 +67,16 @@ def _drop_frames(exc: BaseException | None) -> None:
         exc = exc.__cause__ or exc.__context__
 
 
-class _Stream:
-    """A successful answer left open for ``iter_payments``."""
+def _stream(response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> AsyncStream:
+    """A successful answer left open for ``iter_payments``, read as the httpx backend reads one."""
+    encoding = response.headers.get("Content-Encoding")
 
-    def __init__(self, response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> None:
-        self.opened = Opened(response.status, response.headers)
-        self._response = response
-        encoding = response.headers.get("Content-Encoding")
-        self._chunks = adecoded(encoding, response.content.iter_any())
-        self._closed = closed
+    async def close() -> None:
+        response.close()
 
-    async def read(self, step: Read) -> bytes | Failure:
-        from anyio import move_on_after
-
-        with move_on_after(step.budget):  # only its own cancel scope is a timeout
-            try:
-                return await anext(self._chunks, b"")
-            except DecodingError as exc:
-                return stream_failure(self.opened, exc)
-            except Exception as exc:
-                if self._closed():
-                    raise closed_error("AsyncClient") from None
-                return _failure(exc)
-        return read_timed_out(step.budget)
-
-    async def close(self) -> None:
-        self._response.close()
+    opened = Opened(response.status, response.headers)
+    pieces = adecoded(encoding, response.content.iter_any())
+    return AsyncStream(opened, pieces, close, closed, _failure)
 
 
 class AiohttpSender:
@@ -126,7 +107,7 @@ class AiohttpSender:
         self._session = session
         return session
 
-    async def send(self, request: Send) -> Answer | Failure | _Stream:
+    async def send(self, request: Send) -> Answer | Failure | AsyncStream:
         from anyio import move_on_after
 
         if not request.stream:  # aiohttp's total timeout bounds the whole attempt
@@ -135,7 +116,7 @@ class AiohttpSender:
             return await self._send(request)
         return attempt_timed_out(request.budget)
 
-    async def _send(self, request: Send) -> Answer | Failure | _Stream:
+    async def _send(self, request: Send) -> Answer | Failure | AsyncStream:
         session = self._session or self._open()
         timeout = request.timeout
         started = time.monotonic()
@@ -155,8 +136,8 @@ class AiohttpSender:
             )
         except Exception as exc:
             return _failure(exc)
-        if request.stream and 200 <= response.status < 300:
-            return _Stream(response, lambda: self._closed)
+        if request.opens(response.status):
+            return _stream(response, lambda: self._closed)
         try:
             return await _read(request, response, started)
         except Exception as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from typing import Protocol
 
 import httpx
@@ -17,7 +17,7 @@ from anyio import move_on_after
 
 from ._decoding import adecoded
 from ._errors import EventLoopError
-from ._senders import HeaderTrim, closed_error, success
+from ._senders import HeaderTrim, closed_error
 from ._steps import (
     Answer,
     BodyReader,
@@ -87,26 +87,45 @@ def bind_loop(sender: AsyncSender) -> None:
 
 
 class AsyncStream:
-    """The async twin of :class:`SyncStream`."""
+    """A successful answer left open for ``iter_payments``, for either async backend: one
+    decoded piece per :class:`Read`, each within the step's budget (one cancel scope)."""
 
-    def __init__(self, response: httpx.Response, closed: Callable[[], bool]) -> None:
-        self.opened = Opened(response.status_code, response.headers)
-        self._response = response
-        self._chunks: AsyncIterator[bytes] = async_body(response)
+    def __init__(
+        self,
+        opened: Opened,
+        pieces: AsyncIterator[bytes],
+        close: Callable[[], Awaitable[None]],
+        closed: Callable[[], bool],
+        failure: Callable[[Exception], Failure] = failure_from_httpx,
+    ) -> None:
+        """``pieces``: the decoded body (``b""`` for a chunk that inflated to nothing);
+        ``closed``: whether the client was closed; ``failure``: reads the backend's exceptions."""
+        self.opened = opened
+        self._pieces = pieces
+        self._close = close
         self._closed = closed
+        self._failure = failure
+
+    @classmethod
+    def of_httpx(cls, response: httpx.Response, closed: Callable[[], bool]) -> AsyncStream:
+        opened = Opened(response.status_code, response.headers)
+        return cls(opened, async_body(response), response.aclose, closed)
 
     async def read(self, step: Read) -> bytes | Failure:
         with move_on_after(step.budget):  # only its own cancel scope is a timeout
             try:
-                return await anext(self._chunks, b"")
+                async for piece in self._pieces:
+                    if piece:
+                        return piece
+                return b""
             except Exception as exc:
                 if self._closed():
                     raise closed_error("AsyncClient") from None
-                return stream_failure(self.opened, exc)
+                return stream_failure(self.opened, exc, self._failure)
         return read_timed_out(step.budget)
 
     async def close(self) -> None:
-        await self._response.aclose()
+        await self._close()
 
 
 class AsyncHttpxSender:
@@ -143,8 +162,8 @@ class AsyncHttpxSender:
             )
         except Exception as exc:
             return self._failure(exc)
-        if request.stream and success(response.status_code):
-            return AsyncStream(response, lambda: self.http.is_closed)
+        if request.opens(response.status_code):
+            return AsyncStream.of_httpx(response, lambda: self.http.is_closed)
         encoding, chunks = async_raw_body(response)
         reader = BodyReader(
             request, response.status_code, response.headers, started, encoding=encoding

@@ -72,21 +72,34 @@ def _inflater(encoding: str) -> zlib._Decompress | None:
 
 
 def decoded(content_encoding: str | None, raw: Iterable[bytes]) -> Iterator[bytes]:
-    """The decoded pieces of a body arriving as ``raw`` chunks (``DecodingError`` if it is not)."""
+    """The decoded pieces of a body arriving as ``raw`` chunks (``DecodingError`` if it is not).
+
+    A raw chunk that inflates to nothing (a gzip header still arriving) yields ``b""``, so the
+    reader gets control back and can look at its clock between chunks.
+    """
     decoder = ContentDecoder(content_encoding)
     for chunk in raw:
-        yield from decoder.decode(chunk)
+        inflated = False
+        for piece in decoder.decode(chunk):
+            inflated = True
+            yield piece
+        if not inflated:
+            yield b""
     tail = decoder.flush()
     if tail:
         yield tail
 
 
 async def adecoded(content_encoding: str | None, raw: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-    """The async twin of :func:`decoded`."""
+    """The async twin of :func:`decoded`, ``b""`` for chunks that inflate to nothing included."""
     decoder = ContentDecoder(content_encoding)
     async for chunk in raw:
+        inflated = False
         for piece in decoder.decode(chunk):
+            inflated = True
             yield piece
+        if not inflated:
+            yield b""
     tail = decoder.flush()
     if tail:
         yield tail

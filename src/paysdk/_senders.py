@@ -24,10 +24,11 @@ from ._steps import (
     Read,
     Send,
     failure_from_httpx,
+    read_timed_out,
     stream_failure,
 )
 
-__all__ = ["SyncHttpxSender", "SyncStream", "closed_error", "success"]
+__all__ = ["SyncHttpxSender", "SyncStream", "closed_error"]
 
 
 def closed_error(what: str) -> ClientClosedError:
@@ -83,10 +84,6 @@ class HeaderTrim:
         return kept
 
 
-def success(status: int) -> bool:
-    return 200 <= status < 300
-
-
 class SyncStream:
     """A successful answer left open for ``iter_payments``: one chunk per :class:`Read`."""
 
@@ -97,10 +94,15 @@ class SyncStream:
         self._closed = closed
 
     def read(self, step: Read) -> bytes | Failure:
-        started = time.monotonic()
+        deadline = _deadline_of(step.budget, time.monotonic())
         try:
-            with attempt_deadline(_deadline_of(step.budget, started)):
-                return next(self._chunks, b"")
+            with attempt_deadline(deadline):  # sockets of paysdk's own client; else the clock:
+                for piece in self._chunks:
+                    if piece:
+                        return piece
+                    if deadline is not None and time.monotonic() > deadline:
+                        return read_timed_out(step.budget)
+                return b""
         except Exception as exc:
             if self._closed():  # the client was closed under the iteration
                 raise closed_error("Client") from None
@@ -141,7 +143,7 @@ class SyncHttpxSender:
                 )
             except Exception as exc:
                 return self._failure(exc)
-            if request.stream and success(response.status_code):
+            if request.opens(response.status_code):
                 return SyncStream(response, lambda: self.http.is_closed)
             encoding, chunks = raw_body(response)
             reader = BodyReader(

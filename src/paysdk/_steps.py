@@ -10,7 +10,7 @@ place a body is gathered, so every shell enforces the same size cap and attempt 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Final, Generic, Literal, NamedTuple, TypeAlias, TypeVar
 
 import httpx
@@ -51,6 +51,10 @@ class Send(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.method} {self.url}"
+
+    def opens(self, status: int) -> bool:
+        """Whether an answer of ``status`` is left open as a stream rather than read whole."""
+        return self.stream and 200 <= status < 300
 
     def scrub(self, text: str) -> str:
         """``text`` with this request's secret key blotted out, for anything written about it."""
@@ -138,9 +142,14 @@ def failure_from_httpx(exc: Exception) -> Failure:
     return Failure("connect", detail, cause=exc)
 
 
-def stream_failure(opened: Opened, exc: Exception) -> Failure:
+def stream_failure(
+    opened: Opened,
+    exc: Exception,
+    otherwise: Callable[[Exception], Failure] = failure_from_httpx,
+) -> Failure:
     """What stopped the read of an open stream's body; a body that will not decode keeps the
-    answer's status, so it is reported as what it is, not as a connection failure."""
+    answer's status, so it is reported as what it is, not as a connection failure.
+    ``otherwise`` reads the transport's own exceptions (httpx's by default)."""
     if isinstance(exc, DecodingError):
         encoding = opened.headers.get("content-encoding", "none")
         return Failure(
@@ -150,7 +159,7 @@ def stream_failure(opened: Opened, exc: Exception) -> Failure:
             headers=opened.headers,
             cause=exc,
         )
-    return failure_from_httpx(exc)
+    return otherwise(exc)
 
 
 def read_timed_out(budget: float | None) -> Failure:
