@@ -19,6 +19,7 @@ import respx
 
 import paysdk
 from paysdk import _core
+from paysdk._errors import BODY_PARSE_LIMIT, MAX_ERRORS_KEPT
 from tests.conftest import (
     BASE_URL,
     SECRET,
@@ -58,6 +59,23 @@ async def test_the_cap_is_a_setting_and_the_list_error_points_to_streaming(
     with pytest.raises(paysdk.ResponseTooLargeError, match="iter_payments"):
         await client.list_payments()
     assert len(await client.list_payments(max_response_bytes=1_000_000)) == 200
+
+
+async def test_an_error_over_a_large_body_keeps_what_a_reader_needs_not_a_parse_of_it(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    # 30,000 payments, each with a bad amount: a parsed body and every error would be kept by
+    # the exception, many times the bytes' size. The bytes, the text and a sample are kept.
+    items = [listed_payment(f"order-{n}", amount="lots") for n in range(30_000)]
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
+    with pytest.raises(paysdk.ResponseValidationError, match="and 29,995 more") as caught:
+        await make_client().list_payments()
+    error = caught.value
+    assert len(error.content) > BODY_PARSE_LIMIT
+    assert error.body is None
+    assert error.text.startswith('{"data"')
+    assert len(error.errors) == MAX_ERRORS_KEPT
+    assert error.errors[0]["loc"] == ("data", 0, "amount")
 
 
 async def test_a_gzip_bomb_is_stopped_at_the_cap_of_decoded_bytes(

@@ -111,6 +111,13 @@ class UnknownOrderError(InvalidCallbackError):
         self.reference = reference
 
 
+MAX_ERRORS_KEPT = 100
+"""A list of a million payments with a bad field in each need not be kept a million times."""
+BODY_PARSE_LIMIT = 1024 * 1024
+"""An error keeps ``body`` only for content up to this size: parsed JSON takes several times the
+memory of its bytes, and a 2xx body past its shape or cap may be tens of megabytes."""
+
+
 class APIError(PaySDKError):
     """The service answered with something other than the documented success.
 
@@ -119,7 +126,8 @@ class APIError(PaySDKError):
         headers: the response headers (a case-insensitive mapping).
         text: the body decoded as text, with the secret key blotted out if the server echoed it.
         content: the raw body bytes, exactly as received (an error body is kept up to 64 KiB).
-        body: ``text`` parsed as JSON where it was JSON, else ``None``.
+        body: ``text`` parsed as JSON where it was JSON (and at most ``BODY_PARSE_LIMIT``
+            bytes: a parse costs many times its input), else ``None``.
         method, url: what was requested (never the request headers, which hold the key).
     """
 
@@ -150,7 +158,7 @@ class APIError(PaySDKError):
         self.url = url
         text = content.decode("utf-8", errors="replace")
         self.text = scrub(text) if scrub is not None else text
-        body = json_or_none(content)
+        body = json_or_none(content) if len(content) <= BODY_PARSE_LIMIT else None
         self.body = scrubbed_json(body, scrub) if scrub is not None else body
 
     def __str__(self) -> str:
@@ -202,7 +210,11 @@ class ServerError(APIError):
 
 
 class ResponseValidationError(APIError):
-    """A 2xx answer whose body is not the documented shape (not JSON, HTML, wrong types)."""
+    """A 2xx answer whose body is not the documented shape (not JSON, HTML, wrong types).
+
+    ``errors`` lists what was wrong where, the first ``MAX_ERRORS_KEPT`` of them; the message
+    says how many there were in all.
+    """
 
     errors: list[dict[str, Any]]
 

@@ -14,6 +14,7 @@ import httpx
 from pydantic import ValidationError
 
 from ._errors import (
+    MAX_ERRORS_KEPT,
     APIConnectionError,
     APIError,
     APITimeoutError,
@@ -159,11 +160,11 @@ def invalid_body(
             f"{'.'.join(str(part) for part in (*where, *error['loc'])) or 'body'}: {error['msg']}"
             for error in errors[:5]
         )
-        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        more = f" (and {len(errors) - 5:,} more)" if len(errors) > 5 else ""
         what = f"a body that is not the documented shape: {problems}{more}"
     return ResponseValidationError(
         f"the service answered with {what}",
-        errors=[dict(error, loc=(*where, *error["loc"])) for error in errors],
+        errors=[dict(error, loc=(*where, *error["loc"])) for error in errors[:MAX_ERRORS_KEPT]],
         **info_of(request, response),
     )
 
