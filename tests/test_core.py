@@ -144,7 +144,8 @@ def test_any_answer_maps_to_a_model_or_a_paysdk_error(
     parse = _core.parse_verify if reference else _core.parse_list
     error: paysdk.APIError | None = None
     try:
-        _core.map_response(request, httpx.Response(status, content=content), parse, reference)
+        response = httpx.Response(status, content=content)
+        _core.map_response(request, response, lambda answer: parse(answer.content), reference)
     except paysdk.APIError as raised:
         error = raised
     if error is not None:

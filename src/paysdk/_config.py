@@ -143,10 +143,6 @@ class Config:
     def max_bytes(self, default: int) -> int:
         return default if self.max_response_bytes is None else self.max_response_bytes
 
-    def scrub(self, text: str) -> str:
-        """``text`` with the secret key blotted out, for anything paysdk writes."""
-        return text.replace(self.secret_key, "<secret key>") if self.secret_key in text else text
-
 
 def _from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
     value = os.environ.get(name)

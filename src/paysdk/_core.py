@@ -73,6 +73,7 @@ __all__ = [
     "parse_list",
     "parse_verify",
     "retry_after",
+    "verified",
 ]
 
 log = logging.getLogger("paysdk")
@@ -262,13 +263,10 @@ def _call(
         error: PaySDKError
         if isinstance(outcome, Answer):
             log.debug("%s -> %s", request, outcome.status_code)
-            if not 200 <= outcome.status_code < 300:
-                error = error_for(request, outcome, reference)
-            else:
-                try:
-                    return success(outcome)
-                except ValidationError as exc:
-                    error = invalid_body(request, outcome, exc)
+            try:
+                return map_response(request, outcome, success, reference)
+            except APIError as exc:
+                error = exc
         else:
             log.debug("%s -> %s", request, outcome.kind)
             error = failure_error(request, outcome, reference)
@@ -277,11 +275,16 @@ def _call(
 
 def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
     request = verify_request(config, reference)  # checks the reference before any step
+    return _call(config, request, verified(reference), reference, None)
 
-    def answered(answer: Answer) -> VerifiedPayment:
+
+def verified(reference: str) -> Callable[[Answer], VerifiedPayment]:
+    """Reads verify's answer: the payment, refused if it is not the one asked for."""
+
+    def parse(answer: Answer) -> VerifiedPayment:
         return check_answered(parse_verify(answer.content), reference)
 
-    return _call(config, request, answered, reference, None)
+    return parse
 
 
 def check_answered(payment: VerifiedPayment, reference: str) -> VerifiedPayment:

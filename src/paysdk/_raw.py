@@ -69,8 +69,7 @@ def _verify_plan(client: Client | AsyncClient, reference: str, options: CallOpti
     request = _core.verify_request(config, reference)
 
     def parse(answer: Answer) -> VerifiedPayment:
-        payment = _core.map_response(request, answer, _core.parse_verify, reference)
-        return _core.check_answered(payment, reference)
+        return _core.map_response(request, answer, _core.verified(reference), reference)
 
     return _core.call_raw(config, request, reference=reference), parse, request.scrub
 
@@ -80,7 +79,7 @@ def _list_plan(client: Client | AsyncClient, options: CallOptions) -> Any:
     request = _core.list_request(config)
 
     def parse(answer: Answer) -> list[ListedPayment]:
-        return _core.map_response(request, answer, _core.parse_list, None)
+        return _core.map_response(request, answer, lambda a: _core.parse_list(a.content), None)
 
     return _core.call_raw(config, request), parse, request.scrub
 

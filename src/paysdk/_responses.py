@@ -34,12 +34,13 @@ from ._errors import (
 from ._gcpause import gc_paused
 from ._models import VerifiedPayment, VerifyEnvelope
 from ._retry import retry_after
-from ._steps import Answer, Failure, Send, failure_from_httpx
+from ._steps import Answer, Failure, Send
 
 if TYPE_CHECKING:
     from ._listed_models import ListedPayment, ListEnvelope
 
 T = TypeVar("T")
+R = TypeVar("R", Answer, httpx.Response)
 T_co = TypeVar("T_co", covariant=True)
 
 _PAUSE_GC_ABOVE: Final = 1024 * 1024
@@ -87,17 +88,12 @@ def _validator(shape: type[T]) -> Validator[T]:
     return cast("Validator[T]", SchemaValidator(schema, CoreConfig(cache_strings="keys")))
 
 
-def map_response(
-    request: Send,
-    response: Answer | httpx.Response,
-    parse: Callable[[bytes], T],
-    reference: str | None,
-) -> T:
-    """The model a response carries, or the exception it stands for."""
+def map_response(request: Send, response: R, parse: Callable[[R], T], reference: str | None) -> T:
+    """What ``parse`` makes of a 2xx response, or the exception the response stands for."""
     status = response.status_code
     if 200 <= status < 300:
         try:
-            return parse(response.content)
+            return parse(response)
         except ValidationError as exc:
             raise invalid_body(request, response, exc) from None
     raise error_for(request, response, reference)
@@ -219,7 +215,3 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
         error = APIConnectionError(f"could not reach the service: {detail}", **where)
     error.__cause__ = failure.cause
     return error
-
-
-def connection_error(request: Send, exc: httpx.HTTPError) -> PaySDKError:
-    return failure_error(request, failure_from_httpx(exc))
