@@ -8,6 +8,7 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 import respx
@@ -113,6 +114,30 @@ async def test_async_window_is_bounded_for_an_endless_input(
             assert len(asyncio.all_tasks()) <= 1 + 5
     assert [r.reference for r in got] == [f"order-{n}" for n in range(30)]
     assert most <= 5
+
+
+async def test_leaving_the_async_window_early_cancels_the_calls_still_in_flight(
+    respx_mock: respx.MockRouter,
+) -> None:
+    never = asyncio.Event()
+    waiting: list[asyncio.Task[Any]] = []
+
+    async def first_answers_the_rest_hang(request: httpx.Request) -> httpx.Response:
+        if not request.url.path.endswith("/order-0"):
+            task = asyncio.current_task()
+            assert task is not None
+            waiting.append(task)
+            await never.wait()  # never set: only a cancel ends these calls
+        return answer(request)
+
+    respx_mock.get(url__startswith=f"{BASE_URL}/payment/").side_effect = first_answers_the_rest_hang
+    async with paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL) as client:
+        with anyio.fail_after(5):
+            async with client.verify_many([f"order-{n}" for n in range(5)]) as results:
+                first = await results.__anext__()
+    assert first.reference == "order-0"
+    assert len(waiting) == 4
+    assert all(task.cancelled() for task in waiting)
 
 
 @pytest.mark.parametrize("concurrency", [0, -1, 1001, 2.5, True])
