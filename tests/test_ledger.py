@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -321,3 +321,42 @@ def test_when_the_release_fails_too_the_actions_own_error_is_raised(tmp_path: An
         row = ledger.row("order-1")
         assert row is not None
         assert row.state == "claimed"  # not fulfilled; free again once the lease ends
+
+
+def test_an_action_returning_a_coroutine_on_the_sync_ledger_is_refused_and_released(
+    ledger_url: str,
+) -> None:
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    def looks_sync(payment: paysdk.VerifiedPayment) -> Coroutine[Any, Any, None]:
+        async def ship() -> None:
+            shipped.append(payment)
+
+        return ship()
+
+    with Ledger(ledger_url) as ledger:
+        with pytest.raises(paysdk.ConfigurationError, match="AsyncLedger"):
+            ledger.fulfil_once(paid(), looks_sync)
+        row = ledger.row("order-1")
+        assert row is not None
+        assert (row.state, row.fulfilled) == ("released", False)  # the next delivery retries
+        assert shipped == []
+        assert ledger.fulfil_once(paid(), lambda payment: "shipped").fulfilled_now
+
+
+async def test_the_async_ledger_runs_a_plain_function_once(ledger_url: str) -> None:
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> str:
+        shipped.append(payment)
+        return "shipped"
+
+    async with AsyncLedger(ledger_url) as ledger:
+        first = await ledger.fulfil_once(paid(), ship)
+        again = await ledger.fulfil_once(paid(), ship)
+        row = await ledger.row("order-1")
+    assert (first.outcome, first.value) == (Outcome.FULFILLED, "shipped")
+    assert again.already_fulfilled
+    assert len(shipped) == 1
+    assert row is not None
+    assert row.fulfilled

@@ -8,10 +8,11 @@ import os
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from typing_extensions import Self
 
+from .._confirm import refuse_awaitable
 from .._errors import ConfigurationError
 from .._models import VerifiedPayment
 from . import _plans, _reconcile, _sql
@@ -29,6 +30,7 @@ T = TypeVar("T")
 DEFAULT_LEASE = dt.timedelta(minutes=5)
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 _PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
+_AWAITABLE_ACTION = "the action returned an awaitable: use paysdk.AsyncLedger"
 
 
 def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
@@ -123,7 +125,8 @@ class Ledger(_BaseLedger):
         """Run ``action(payment)`` unless this reference was fulfilled or is being fulfilled.
 
         If ``action`` raises, nothing is recorded as fulfilled, the claim is released (the next
-        delivery retries) and the exception propagates.
+        delivery retries) and the exception propagates. An action that returns an awaitable is
+        refused the same way (ConfigurationError): only :class:`AsyncLedger` can await it.
         """
         if inspect.iscoroutinefunction(action):
             raise ConfigurationError("an async action needs paysdk.AsyncLedger")
@@ -206,7 +209,9 @@ class Ledger(_BaseLedger):
                     assert isinstance(step, Act)
                     assert action is not None
                     try:
-                        reply = Acted(value=action(payment))
+                        value = action(payment)
+                        refuse_awaitable(value, _AWAITABLE_ACTION)  # released, never marked done
+                        reply = Acted(value=value)
                     except BaseException as error:  # released, then re-raised by the plan
                         reply = failed = Acted(error=error)
                 step = plan.send(reply)
@@ -223,7 +228,7 @@ class Ledger(_BaseLedger):
 
 
 class AsyncLedger(_BaseLedger):
-    """The asynchronous twin of :class:`Ledger`: the same plans, awaited; actions are async."""
+    """The asynchronous twin of :class:`Ledger`: the same plans, awaited; actions may be async."""
 
     _driver: AsyncDriver
 
@@ -238,12 +243,24 @@ class AsyncLedger(_BaseLedger):
 
         return AsyncPostgresDriver(self._where, connect_timeout=self.timeout)
 
+    @overload
     async def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], Awaitable[T]]
-    ) -> FulfilResult[T]:
-        """Await ``action(payment)`` unless this reference was fulfilled or is being fulfilled."""
+    ) -> FulfilResult[T]: ...
+
+    @overload
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
+    ) -> FulfilResult[T]: ...
+
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
+    ) -> FulfilResult[Any]:
+        """Run ``action(payment)``, awaiting what it returns if awaitable, unless this reference
+        was fulfilled or is being fulfilled. A plain function runs on the event loop: keep it quick.
+        """
         plan = self._fulfil_plan(payment)
-        return cast("FulfilResult[T]", await self._run(plan, action, payment))
+        return await self._run(plan, action, payment)
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
         return await self._run(_plans.rows_for(self._driver.dialect, self.table, references))
@@ -258,11 +275,11 @@ class AsyncLedger(_BaseLedger):
         self,
         client: AsyncClient,
         *,
-        fulfil: Callable[[VerifiedPayment], Awaitable[object]] | None = None,
+        fulfil: Callable[[VerifiedPayment], object] | None = None,
         lookup: Lookup | None = None,
         progress: Callable[[int], object] | None = None,
     ) -> ReconcileReport:
-        """Compare the service's payments with the ledger; ``fulfil`` is async here."""
+        """Compare the service's payments with the ledger; ``fulfil`` may be async here."""
         _needs_lookup(fulfil, lookup)
         return await _reconcile.reconcile_async(
             self, client, fulfil=fulfil, lookup=lookup, progress=progress
@@ -319,7 +336,10 @@ class AsyncLedger(_BaseLedger):
                     assert isinstance(step, Act)
                     assert action is not None
                     try:
-                        reply = Acted(value=await action(payment))
+                        value = action(payment)
+                        if inspect.isawaitable(value):
+                            value = await value
+                        reply = Acted(value=value)
                     except BaseException as error:  # released, then re-raised by the plan
                         reply = failed = Acted(error=error)
                 step = plan.send(reply)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import (
     AsyncIterator,
-    Awaitable,
     Callable,
     Iterator,
 )
@@ -105,7 +104,7 @@ async def reconcile_async(
     ledger: AsyncLedger,
     client: AsyncClient,
     *,
-    fulfil: Callable[[VerifiedPayment], Awaitable[object]] | None,
+    fulfil: Callable[[VerifiedPayment], object] | None,
     lookup: Lookup | None,
     progress: Progress | None,
     batch_size: int = BATCH,
