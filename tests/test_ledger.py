@@ -360,3 +360,33 @@ async def test_the_async_ledger_runs_a_plain_function_once(ledger_url: str) -> N
     assert len(shipped) == 1
     assert row is not None
     assert row.fulfilled
+
+
+async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> None:
+    import sqlite3
+    import time
+
+    import anyio
+
+    path = tmp_path / "l.db"
+    async with AsyncLedger(path, timeout=5) as ledger:
+        await ledger.rows(["order-0"])  # the table exists
+        blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        blocker.execute("BEGIN IMMEDIATE")  # another process writes: the claim waits for it
+
+        async def unblock_soon() -> None:
+            await anyio.sleep(0.5)
+            blocker.execute("ROLLBACK")
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(unblock_soon)
+            with anyio.move_on_after(0.2) as waiting:  # cancelled while it waits for the lock
+                await ledger.fulfil_once(paid(), lambda payment: "shipped")
+        blocker.close()
+        assert waiting.cancelled_caught
+
+        async with AsyncLedger(path, timeout=1) as other:
+            started = time.monotonic()
+            assert (await other.fulfil_once(paid("order-2"), lambda payment: "ok")).fulfilled_now
+            assert time.monotonic() - started < 0.5  # no lock left behind by the cancelled call
+        assert await ledger.row("order-1") is None

@@ -351,8 +351,16 @@ class AsyncLedger(_BaseLedger):
             raise failed.error from None  # the action's error; the lease frees its claim
         finally:
             if connection is not None:
-                await connection.rollback()
-                await driver.done(connection)
+                await self._abandon(connection)
+
+    async def _abandon(self, connection: AsyncConnection) -> None:
+        """Roll back and give back even when cancelled, or the transaction (and its lock) stays
+        open; shielded from cancellation, but for no longer than the ledger's timeout."""
+        import anyio  # httpx depends on anyio; loaded only by async users
+
+        with anyio.move_on_after(self.timeout, shield=True):
+            await connection.rollback()
+            await self._driver.done(connection)
 
 
 def _needs_lookup(fulfil: object, lookup: object) -> None:
