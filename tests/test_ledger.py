@@ -390,3 +390,40 @@ async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> Non
             assert (await other.fulfil_once(paid("order-2"), lambda payment: "ok")).fulfilled_now
             assert time.monotonic() - started < 0.5  # no lock left behind by the cancelled call
         assert await ledger.row("order-1") is None
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_postgres_lock_wait_is_bounded_by_the_timeout(postgres_url: str, kind: str) -> None:
+    import threading
+    import time
+
+    import psycopg
+
+    from tests.postgres import fresh_database
+
+    url = fresh_database(postgres_url)
+    with Ledger(url) as setup:
+        setup.create_table()
+    with psycopg.connect(url) as holder:  # another worker's claim, not committed yet
+        holder.execute(
+            "INSERT INTO paysdk_fulfilments (reference, state, attempts, amount, currency, "
+            "claimed_at) VALUES ('order-1', 'claimed', 1, 2500, 'NGN', now())"
+        )
+        watchdog = threading.Timer(8, holder.rollback)  # unbounded: fail, not hang
+        watchdog.start()
+        started = time.monotonic()
+        with pytest.raises(LedgerError, match=r"waited more than 1s for a lock") as raised:
+            await _fulfil_with_timeout(kind, url, 1)
+        assert time.monotonic() - started < 5
+        assert isinstance(raised.value.__cause__, psycopg.errors.LockNotAvailable)
+        watchdog.cancel()
+        holder.rollback()
+
+
+async def _fulfil_with_timeout(kind: str, url: str, timeout: float) -> None:
+    if kind == "sync":
+        with Ledger(url, timeout=timeout) as ledger:
+            ledger.fulfil_once(paid(), lambda payment: "shipped")
+    else:
+        async with AsyncLedger(url, timeout=timeout) as async_ledger:
+            await async_ledger.fulfil_once(paid(), lambda payment: "shipped")

@@ -72,7 +72,9 @@ class _BaseLedger:
         """``lease``: how long a claim holds before another worker may take it over (seconds).
 
         ``create_table=False`` when your migrations own the table (see docs/fulfilment.md).
-        ``timeout``: seconds to wait for a lock (SQLite) or a connection (PostgreSQL).
+        ``timeout``: the longest one database wait may take, in seconds: a lock (both), or on
+        PostgreSQL connecting, a dead peer, a statement (twice it): beyond it, LedgerError, so a
+        stuck worker or database fails a call instead of hanging it.
         """
         self.backend, self._where = _target(url)
         if self.backend == "sqlite":
@@ -117,7 +119,7 @@ class Ledger(_BaseLedger):
             return SQLiteDriver(self._where, busy_timeout=self.timeout, create=self._create_table)
         from ._postgres import PostgresDriver
 
-        return PostgresDriver(self._where, connect_timeout=self.timeout)
+        return PostgresDriver(self._where, timeout=self.timeout)
 
     def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
@@ -241,7 +243,7 @@ class AsyncLedger(_BaseLedger):
             )
         from ._postgres import AsyncPostgresDriver
 
-        return AsyncPostgresDriver(self._where, connect_timeout=self.timeout)
+        return AsyncPostgresDriver(self._where, timeout=self.timeout)
 
     @overload
     async def fulfil_once(
