@@ -311,13 +311,15 @@ def test_when_the_release_fails_too_the_actions_own_error_is_raised(tmp_path: An
 
         def fails_while_the_database_is_locked(payment: paysdk.VerifiedPayment) -> None:
             blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
-            raise RuntimeError("warehouse offline")
+            raise RuntimeError("warehouse offline") from ConnectionError("warehouse API down")
 
         with pytest.raises(RuntimeError, match="warehouse offline") as raised:
             ledger.fulfil_once(paid(), fails_while_the_database_is_locked)
         blocker.execute("ROLLBACK")
         blocker.close()
         assert isinstance(raised.value.__context__, LedgerError)
+        assert isinstance(raised.value.__cause__, ConnectionError)  # the action's own, kept
+        assert str(raised.value.__cause__) == "warehouse API down"
         row = ledger.row("order-1")
         assert row is not None
         assert row.state == "claimed"  # not fulfilled; free again once the lease ends
@@ -427,3 +429,26 @@ async def _fulfil_with_timeout(kind: str, url: str, timeout: float) -> None:
     else:
         async with AsyncLedger(url, timeout=timeout) as async_ledger:
             await async_ledger.fulfil_once(paid(), lambda payment: "shipped")
+
+
+async def test_when_the_release_fails_too_the_async_actions_own_error_is_raised(
+    tmp_path: Any,
+) -> None:
+    import sqlite3
+
+    async with AsyncLedger(tmp_path / "l.db", timeout=0.1, lease=60) as ledger:
+        blocker = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+
+        async def fails_while_the_database_is_locked(payment: paysdk.VerifiedPayment) -> None:
+            blocker.execute("BEGIN EXCLUSIVE")
+            raise RuntimeError("warehouse offline") from ConnectionError("warehouse API down")
+
+        with pytest.raises(RuntimeError, match="warehouse offline") as raised:
+            await ledger.fulfil_once(paid(), fails_while_the_database_is_locked)
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        assert isinstance(raised.value.__context__, LedgerError)
+        assert isinstance(raised.value.__cause__, ConnectionError)
+        row = await ledger.row("order-1")
+        assert row is not None
+        assert row.state == "claimed"

@@ -192,41 +192,47 @@ class Ledger(_BaseLedger):
     ) -> T:
         driver, dialect = self._driver, self._driver.dialect
         connection: Connection | None = None
-        failed: Acted | None = None
         try:
             step = next(plan)
             while True:
                 reply: object = None
-                if isinstance(step, Begin):
-                    connection = driver.begin()
-                elif isinstance(step, Query):
-                    assert connection is not None
-                    reply = connection.execute(dialect.sql(step.sql), step.params)
-                elif isinstance(step, Commit):
-                    assert connection is not None
-                    connection.commit()
-                    driver.done(connection)
-                    connection = None
-                else:
-                    assert isinstance(step, Act)
-                    assert action is not None
-                    try:
-                        value = action(payment)
-                        refuse_awaitable(value, _AWAITABLE_ACTION)  # released, never marked done
-                        reply = Acted(value=value)
-                    except BaseException as error:  # released, then re-raised by the plan
-                        reply = failed = Acted(error=error)
+                try:
+                    if isinstance(step, Begin):
+                        connection = driver.begin()
+                    elif isinstance(step, Query):
+                        assert connection is not None
+                        reply = connection.execute(dialect.sql(step.sql), step.params)
+                    elif isinstance(step, Commit):
+                        assert connection is not None
+                        connection.commit()
+                        driver.done(connection)
+                        connection = None
+                    else:
+                        assert isinstance(step, Act)
+                        assert action is not None
+                        try:
+                            value = action(payment)
+                            refuse_awaitable(value, _AWAITABLE_ACTION)  # released, not marked done
+                            reply = Acted(value=value)
+                        except BaseException as error:  # released, then re-raised by the plan
+                            reply = Acted(error=error)
+                except LedgerError as failed:  # rolled back; what it means is the plan's to say
+                    if connection is not None:
+                        self._abandon(connection)
+                        connection = None
+                    step = plan.throw(failed)
+                    continue
                 step = plan.send(reply)
         except StopIteration as done:
             return cast(T, done.value)
-        except LedgerError:
-            if failed is None or failed.error is None:
-                raise
-            raise failed.error from None  # the action's error; the lease frees its claim
         finally:
             if connection is not None:
-                connection.rollback()
-                driver.done(connection)
+                self._abandon(connection)
+
+    def _abandon(self, connection: Connection) -> None:
+        """Roll back and give back a connection whose transaction did not commit."""
+        connection.rollback()
+        self._driver.done(connection)
 
 
 class AsyncLedger(_BaseLedger):
@@ -319,38 +325,40 @@ class AsyncLedger(_BaseLedger):
     ) -> T:
         driver, dialect = self._driver, self._driver.dialect
         connection: AsyncConnection | None = None
-        failed: Acted | None = None
         try:
             step = next(plan)
             while True:
                 reply: object = None
-                if isinstance(step, Begin):
-                    connection = await driver.begin()
-                elif isinstance(step, Query):
-                    assert connection is not None
-                    reply = await connection.execute(dialect.sql(step.sql), step.params)
-                elif isinstance(step, Commit):
-                    assert connection is not None
-                    await connection.commit()
-                    await driver.done(connection)
-                    connection = None
-                else:
-                    assert isinstance(step, Act)
-                    assert action is not None
-                    try:
-                        value = action(payment)
-                        if inspect.isawaitable(value):
-                            value = await value
-                        reply = Acted(value=value)
-                    except BaseException as error:  # released, then re-raised by the plan
-                        reply = failed = Acted(error=error)
+                try:
+                    if isinstance(step, Begin):
+                        connection = await driver.begin()
+                    elif isinstance(step, Query):
+                        assert connection is not None
+                        reply = await connection.execute(dialect.sql(step.sql), step.params)
+                    elif isinstance(step, Commit):
+                        assert connection is not None
+                        await connection.commit()
+                        await driver.done(connection)
+                        connection = None
+                    else:
+                        assert isinstance(step, Act)
+                        assert action is not None
+                        try:
+                            value = action(payment)
+                            if inspect.isawaitable(value):
+                                value = await value
+                            reply = Acted(value=value)
+                        except BaseException as error:  # released, then re-raised by the plan
+                            reply = Acted(error=error)
+                except LedgerError as failed:  # rolled back; what it means is the plan's to say
+                    if connection is not None:
+                        await self._abandon(connection)
+                        connection = None
+                    step = plan.throw(failed)
+                    continue
                 step = plan.send(reply)
         except StopIteration as done:
             return cast(T, done.value)
-        except LedgerError:
-            if failed is None or failed.error is None:
-                raise
-            raise failed.error from None  # the action's error; the lease frees its claim
         finally:
             if connection is not None:
                 await self._abandon(connection)

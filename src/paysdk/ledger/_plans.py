@@ -2,7 +2,8 @@
 
 Like :mod:`paysdk._core`, each operation is a *plan*: a generator yielding steps that a driver
 carries out (:class:`Begin` a write transaction, run a :class:`Query`, :class:`Commit`, or
-:class:`Act`: run the merchant's action outside any transaction) and returns the result.
+:class:`Act`: run the merchant's action outside any transaction) and returns the result. A step
+that fails is rolled back and its LedgerError thrown into the plan, which decides what it means.
 ``Ledger`` and ``AsyncLedger`` run the same plans, so sync and async share every decision.
 """
 
@@ -20,7 +21,7 @@ from .._core import Expected, check_payment
 from .._errors import ConfigurationError
 from .._models import VerifiedPayment
 from . import _sql
-from ._errors import LeaseLostError, UnverifiedPaymentError
+from ._errors import LeaseLostError, LedgerError, UnverifiedPaymentError
 
 __all__ = [
     "Act",
@@ -210,9 +211,12 @@ def fulfil_once(
     acted: Acted = yield Act()
     if acted.error is not None:
         problem = f"{type(acted.error).__name__}: {acted.error}"[:500]
-        yield Begin()
-        yield Query(_sql.release(table), (problem, reference, token))
-        yield Commit()
+        try:
+            yield Begin()
+            yield Query(_sql.release(table), (problem, reference, token))
+            yield Commit()
+        except LedgerError:  # the action's error wins, keeping its own cause; the lease frees it
+            raise acted.error  # noqa: B904 - "from" would replace the action's own __cause__
         raise acted.error
 
     yield Begin()
