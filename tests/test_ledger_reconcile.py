@@ -317,3 +317,70 @@ def test_reconciling_a_long_list_that_is_in_order_keeps_memory_flat(
     figures = json.loads(result.stdout)
     assert (figures["listed"], figures["attention"]) == (SCALE, False)
     assert figures["grown"] < 40 * 1024, f"reconcile grew by {figures['grown']} KiB"
+
+
+def test_the_ledger_is_looked_up_once_per_batch_not_once_per_payment(tmp_path: Any) -> None:
+    count = 2 * 500 + 7  # batches of 500
+    records = [PaymentRecord(f"pay-{n:05d}", amount=100 + n, created_at=WHEN) for n in range(count)]
+    lookups: list[int] = []
+
+    class CountingLedger(Ledger):
+        def rows(self, references: Any) -> Any:
+            lookups.append(len(references))
+            return super().rows(references)
+
+    with (
+        Sandbox(payments=records) as service,
+        paysdk.Client(secret_key=service.secret_key, base_url=service.base_url) as client,
+        CountingLedger(tmp_path / "l.db") as ledger,
+    ):
+        report = ledger.reconcile(client)
+    assert report.listed == count
+    assert lookups == [500, 500, 7]  # ceil(count / 500) lookups, not one per payment
+
+
+async def test_the_async_twin_reports_a_fulfilled_payment_the_service_does_not_list(
+    shop_service: Sandbox, ledger_url: str
+) -> None:
+    seed_rows(ledger_url, [("never-made", "fulfilled", 5, "NGN")])
+    async with (
+        paysdk.AsyncClient(secret_key=shop_service.secret_key, base_url=shop_service.base_url) as c,
+        AsyncLedger(ledger_url) as ledger,
+    ):
+        report = await ledger.reconcile(c)
+    assert [(d.kind, d.reference) for d in report.of_kind(Kind.NOT_LISTED)] == [
+        (Kind.NOT_LISTED, "never-made")
+    ]
+    assert report.needs_attention
+
+
+def test_missed_payments_are_fulfilled_only_once_the_list_is_closed(
+    shop_service: Sandbox, tmp_path: Any
+) -> None:
+    shop, open_lists, seen_open = shop_for(shop_service), list[int](), list[int]()
+
+    class WatchedClient(paysdk.Client):
+        def iter_payments(self, **options: Any) -> Any:
+            stream = super().iter_payments(**options)
+
+            @contextlib.contextmanager
+            def watched() -> Iterator[Any]:
+                with stream as payments:
+                    open_lists.append(1)
+                    try:
+                        yield payments
+                    finally:
+                        open_lists.pop()
+
+            return watched()
+
+    def fulfil(payment: paysdk.VerifiedPayment) -> bool:
+        seen_open.append(len(open_lists))  # a slow action must not hold the list's stream
+        return shop.fulfil(payment)
+
+    key, url = shop_service.secret_key, shop_service.base_url
+    with WatchedClient(secret_key=key, base_url=url) as c, Ledger(tmp_path / "l.db") as ledger:
+        report = ledger.reconcile(c, fulfil=fulfil, lookup=shop.lookup)
+    assert seen_open
+    assert set(seen_open) == {0}
+    assert missed(report)

@@ -1,8 +1,10 @@
 """Reconciliation's decisions, I/O-free: compare the service's list with the ledger, batch by batch.
 
-:class:`Reconciliation` is fed batches of listed payments with their ledger rows, then pages of
-fulfilled rows, and builds the :class:`ReconcileReport`. The sync and async loops in
-:mod:`._reconcile` only fetch and feed, so both decide alike.
+:func:`reconcile` is a plan, as the ledger's are: it yields steps (the next batch of the list,
+its ledger rows, a missed payment to fulfil, a page of fulfilled rows, a payment to verify) and
+builds the :class:`ReconcileReport` from the answers, with :class:`Reconciliation` doing the
+comparing. The sync and async shells in :mod:`._reconcile` only carry the steps out, throwing a
+step's exception into the plan, so both decide alike.
 """
 
 from __future__ import annotations
@@ -12,13 +14,20 @@ import bisect
 import dataclasses
 import enum
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
 
+from .._errors import PaymentNotFoundError, PaymentVerificationError
 from .._listed_models import ListedPayment
 from .._models import VerifiedPayment
-from ._plans import LedgerRow
+from ._plans import FulfilResult, LedgerRow
 
-__all__ = ["Discrepancy", "Kind", "ReconcileReport", "Reconciliation"]
+__all__ = ["Discrepancy", "Kind", "ReconcileReport", "Reconciliation", "reconcile"]
+
+BATCH = 500
+"""Listed payments looked up in the ledger at a time: one query each."""
+PAGE = 2000
+"""Fulfilled rows read at a time, in the pass for those the list did not show."""
 
 
 class Kind(str, enum.Enum):
@@ -127,6 +136,16 @@ class Reconciliation:
             dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
         )
 
+    def to_fulfil(self) -> list[tuple[int, Discrepancy]]:
+        """The missed payments recorded, with their places in the report, to hand to ``fulfil``."""
+        found = enumerate(self.report.discrepancies)
+        return [(index, d) for index, d in found if d.kind is Kind.MISSED and d.fulfilment is None]
+
+    def fulfilled(self, index: int, fulfilment: str) -> None:
+        """Record what handing the missed payment at ``index`` to ``fulfil`` did."""
+        discrepancies = self.report.discrepancies
+        discrepancies[index] = dataclasses.replace(discrepancies[index], fulfilment=fulfilment)
+
     def unseen(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
         """Of a page of fulfilled rows, those the list did not show: to verify one by one."""
         return [row for row in rows if row.reference not in self._listed]
@@ -206,3 +225,96 @@ class _References:
 
 def _digest(reference: str) -> int:
     return int.from_bytes(hashlib.blake2b(reference.encode(), digest_size=8).digest(), "big")
+
+
+@dataclasses.dataclass(frozen=True)
+class NextBatch:
+    """Read up to ``size`` more listed payments (opening the list first); answered with a list,
+    empty at its end."""
+
+    size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class CloseList:
+    """Close the list's stream: nothing more is read from it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LookUp:
+    """The ledger's rows for these references, in one query; answered with a mapping."""
+
+    references: Sequence[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """Tell the caller's ``progress`` how many listed payments were checked so far."""
+
+    listed: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Fulfil:
+    """Verify a missed payment against its order and fulfil it once; answered with the result."""
+
+    reference: str
+
+
+@dataclasses.dataclass(frozen=True)
+class FulfilledPage:
+    """The next page of fulfilled rows after the reference ``after``; answered with a list."""
+
+    after: str
+    limit: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Verify:
+    """Verify one payment by reference; answered with the VerifiedPayment."""
+
+    reference: str
+
+
+ReconcileStep: TypeAlias = (
+    "NextBatch | CloseList | LookUp | Checked | Fulfil | FulfilledPage | Verify"
+)
+
+
+def reconcile(
+    *, fulfilling: bool, batch_size: int = BATCH
+) -> Generator[ReconcileStep, Any, ReconcileReport]:
+    """Compare the list with the ledger, then fulfil what was missed (the list closed first, so a
+    slow action never holds its stream open), then settle fulfilled rows the list did not show."""
+    state = Reconciliation()
+    while batch := (yield NextBatch(batch_size)):
+        rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])
+        for payment in state.batch(batch, rows):
+            state.missed(payment, None)
+        yield Checked(state.report.listed)
+    yield CloseList()
+    if fulfilling:
+        for index, discrepancy in state.to_fulfil():
+            try:
+                result: FulfilResult[Any] | Exception = yield Fulfil(discrepancy.reference)
+            except Exception as error:  # reported in the discrepancy; the run goes on
+                result = error
+            state.fulfilled(index, _fulfilment(result))
+    after = ""
+    while page := (yield FulfilledPage(after, PAGE)):
+        for row in state.unseen(page):
+            try:
+                verified: VerifiedPayment | None = yield Verify(row.reference)
+            except PaymentNotFoundError:  # the service has never heard of it
+                verified = None
+            state.unlisted(row, verified)
+        after = page[-1].reference
+    return state.report
+
+
+def _fulfilment(result: FulfilResult[Any] | Exception) -> str:
+    """How handing a missed payment to ``fulfil`` went, as the report says it."""
+    if isinstance(result, FulfilResult):
+        return str(result.outcome)
+    kind = "refused" if isinstance(result, PaymentVerificationError) else "error"
+    return f"{kind}: {type(result).__name__}: {' '.join(str(result).split())}"
