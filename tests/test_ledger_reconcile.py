@@ -113,7 +113,7 @@ def test_reconciling_100000_payments_reports_exactly_what_needs_attention(
         paysdk.Client(secret_key=big_service.secret_key, base_url=big_service.base_url) as client,
         Ledger(ledger_url) as ledger,
     ):
-        report = ledger.reconcile(client, progress=progress.append)
+        report = ledger.reconcile(client, progress=progress.append, max_discrepancies=SCALE)
 
     key = lambda d: (d.kind, d.reference)  # noqa: E731
     assert sorted(report.discrepancies, key=key) == sorted(scenario.expected, key=key)
@@ -384,3 +384,21 @@ def test_missed_payments_are_fulfilled_only_once_the_list_is_closed(
     assert seen_open
     assert set(seen_open) == {0}
     assert missed(report)
+
+
+def test_a_report_keeps_at_most_max_discrepancies_and_counts_them_all(
+    shop_service: Sandbox, tmp_path: Any
+) -> None:
+    completed = [r.reference for r in shop_service.payments if r.succeeded]
+    key, url = shop_service.secret_key, shop_service.base_url
+    with paysdk.Client(secret_key=key, base_url=url) as c, Ledger(tmp_path / "l.db") as ledger:
+        cut = ledger.reconcile(c, max_discrepancies=2)
+        whole = ledger.reconcile(c)
+        with pytest.raises(paysdk.ConfigurationError, match="max_discrepancies"):
+            ledger.reconcile(c, max_discrepancies=0)
+    assert len(completed) > 2
+    assert (len(cut.discrepancies), cut.truncated) == (2, True)
+    assert cut.counts["missed"] == len(completed) == whole.counts["missed"]
+    assert cut.unresolved_missed == len(completed)
+    assert cut.needs_attention
+    assert (len(whole.discrepancies), whole.truncated) == (len(completed), False)

@@ -19,7 +19,7 @@ from . import _plans, _reconcile, _sql
 from ._driver import AsyncConnection, AsyncDriver, Connection, Driver
 from ._errors import LedgerError
 from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerRow, Plan, Query
-from ._report import ReconcileReport
+from ._report import MAX_DISCREPANCIES, ReconcileReport
 
 if TYPE_CHECKING:
     from .._client import AsyncClient, Client, Lookup
@@ -152,14 +152,23 @@ class Ledger(_BaseLedger):
         fulfil: Callable[[VerifiedPayment], object] | None = None,
         lookup: Lookup | None = None,
         progress: Callable[[int], object] | None = None,
+        max_discrepancies: int = MAX_DISCREPANCIES,
     ) -> ReconcileReport:
         """Compare the service's payments with the ledger; see :class:`ReconcileReport`.
 
         With ``fulfil`` (and the ``lookup`` that finds each order), a missed payment is
-        verified against its order and fulfilled through :meth:`fulfil_once`.
+        verified against its order and fulfilled through :meth:`fulfil_once`. The report keeps
+        at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next run.
         """
         _needs_lookup(fulfil, lookup)
-        return _reconcile.reconcile(self, client, fulfil=fulfil, lookup=lookup, progress=progress)
+        return _reconcile.reconcile(
+            self,
+            client,
+            fulfil=fulfil,
+            lookup=lookup,
+            progress=progress,
+            max_discrepancies=_check_limit(max_discrepancies),
+        )
 
     def create_table(self) -> None:
         """Create the ledger's table if it does not exist (done on first use by default)."""
@@ -286,11 +295,17 @@ class AsyncLedger(_BaseLedger):
         fulfil: Callable[[VerifiedPayment], object] | None = None,
         lookup: Lookup | None = None,
         progress: Callable[[int], object] | None = None,
+        max_discrepancies: int = MAX_DISCREPANCIES,
     ) -> ReconcileReport:
         """Compare the service's payments with the ledger; ``fulfil`` may be async here."""
         _needs_lookup(fulfil, lookup)
         return await _reconcile.reconcile_async(
-            self, client, fulfil=fulfil, lookup=lookup, progress=progress
+            self,
+            client,
+            fulfil=fulfil,
+            lookup=lookup,
+            progress=progress,
+            max_discrepancies=_check_limit(max_discrepancies),
         )
 
     async def create_table(self) -> None:
@@ -379,3 +394,9 @@ def _needs_lookup(fulfil: object, lookup: object) -> None:
             "reconcile(fulfil=...) needs lookup= to find each order, so a missed payment is "
             "fulfilled only if it matches its order's amount and currency"
         )
+
+
+def _check_limit(limit: object) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ConfigurationError(f"max_discrepancies must be a positive int, not {limit!r}")
+    return limit

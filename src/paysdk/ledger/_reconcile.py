@@ -16,6 +16,7 @@ from .._models import VerifiedPayment
 from . import _report
 from ._report import (
     BATCH,
+    MAX_DISCREPANCIES,
     Checked,
     CloseList,
     Fulfil,
@@ -44,9 +45,14 @@ def reconcile(
     fulfil: Callable[[VerifiedPayment], object] | None,
     lookup: Lookup | None,
     progress: Progress | None,
+    max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:
-    plan = _report.reconcile(fulfilling=fulfil is not None, batch_size=batch_size)
+    plan = _report.reconcile(
+        fulfilling=fulfil is not None,
+        batch_size=batch_size,
+        max_discrepancies=max_discrepancies,
+    )
     try:
         with contextlib.ExitStack() as listing:
             payments: Iterator[ListedPayment] | None = None
@@ -91,9 +97,14 @@ async def reconcile_async(
     fulfil: Callable[[VerifiedPayment], object] | None,
     lookup: Lookup | None,
     progress: Progress | None,
+    max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:
-    plan = _report.reconcile(fulfilling=fulfil is not None, batch_size=batch_size)
+    plan = _report.reconcile(
+        fulfilling=fulfil is not None,
+        batch_size=batch_size,
+        max_discrepancies=max_discrepancies,
+    )
     try:
         async with contextlib.AsyncExitStack() as listing:
             payments: AsyncIterator[ListedPayment] | None = None

@@ -22,7 +22,14 @@ from .._listed_models import ListedPayment
 from .._models import VerifiedPayment
 from ._plans import FulfilResult, LedgerRow
 
-__all__ = ["Discrepancy", "Kind", "ReconcileReport", "Reconciliation", "reconcile"]
+__all__ = [
+    "MAX_DISCREPANCIES",
+    "Discrepancy",
+    "Kind",
+    "ReconcileReport",
+    "Reconciliation",
+    "reconcile",
+]
 
 BATCH = 500
 """Listed payments looked up in the ledger at a time: one query each."""
@@ -74,9 +81,18 @@ class Discrepancy:
         return {**dataclasses.asdict(self), "kind": str(self.kind)}
 
 
+MAX_DISCREPANCIES = 10_000
+"""How many discrepancies a report keeps by default; the counts stay exact beyond it."""
+
+
+def _no_counts() -> dict[str, int]:
+    return {str(kind): 0 for kind in Kind}
+
+
 @dataclasses.dataclass
 class ReconcileReport:
-    """What reconcile found: counts, and every payment that needs attention."""
+    """What reconcile found: exact counts, and the payments that need attention, up to a limit
+    (``max_discrepancies``) so a report's memory stays bounded; ``truncated`` if it was cut."""
 
     listed: int = 0
     """Payments the service listed."""
@@ -85,25 +101,42 @@ class ReconcileReport:
     fulfilled_ok: int = 0
     """Completed, fulfilled, same amount and currency: all is well."""
     discrepancies: list[Discrepancy] = dataclasses.field(default_factory=list[Discrepancy])
+    """The first ``max_discrepancies`` found."""
+    counts: dict[str, int] = dataclasses.field(default_factory=_no_counts)
+    """Discrepancies by kind, every one counted, kept in ``discrepancies`` or not."""
+    truncated: bool = False
+    """More were found than ``discrepancies`` keeps (see ``counts``)."""
+    unresolved_missed: int = 0
+    """Missed payments this run did not fulfil (or find fulfilled), kept or not."""
 
     def of_kind(self, kind: Kind) -> list[Discrepancy]:
         return [d for d in self.discrepancies if d.kind is kind]
 
     @property
-    def counts(self) -> dict[str, int]:
-        return {str(kind): len(self.of_kind(kind)) for kind in Kind}
-
-    @property
     def needs_attention(self) -> bool:
         """Any alarm, or any missed payment not fulfilled by this run."""
-        return any(d.kind in ALARMS or not d.resolved for d in self.discrepancies)
+        alarms = sum(self.counts[str(kind)] for kind in ALARMS)
+        return alarms > 0 or self.unresolved_missed > 0
+
+    def add(self, discrepancy: Discrepancy, limit: int) -> int | None:
+        """Count it; keep it if fewer than ``limit`` are kept. Its index in the list, if kept."""
+        self.counts[str(discrepancy.kind)] += 1
+        if discrepancy.kind is Kind.MISSED and not discrepancy.resolved:
+            self.unresolved_missed += 1
+        if len(self.discrepancies) >= limit:
+            self.truncated = True
+            return None
+        self.discrepancies.append(discrepancy)
+        return len(self.discrepancies) - 1
 
 
 class Reconciliation:
-    """The running comparison. Memory: one batch, plus 8 bytes per fulfilled payment listed."""
+    """The running comparison. Memory: one batch, at most ``max_discrepancies`` discrepancies,
+    and 8 bytes per fulfilled payment listed."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_discrepancies: int = MAX_DISCREPANCIES) -> None:
         self.report = ReconcileReport()
+        self._limit = max_discrepancies
         self._listed = _References()
 
     def batch(
@@ -126,25 +159,29 @@ class Reconciliation:
             elif found.kind is Kind.MISSED:
                 missed.append(payment)
             else:
-                report.discrepancies.append(found)
+                report.add(found, self._limit)
         return missed
 
     def missed(self, payment: ListedPayment, fulfilment: str | None) -> None:
         """Record a missed payment, and what handing it to ``fulfil`` did (if it was)."""
         self._listed.add(payment.reference)  # listed: never "not listed" later
-        self.report.discrepancies.append(
-            dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
-        )
+        found = dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
+        self.report.add(found, self._limit)
 
     def to_fulfil(self) -> list[tuple[int, Discrepancy]]:
-        """The missed payments recorded, with their places in the report, to hand to ``fulfil``."""
+        """The missed payments kept, with their places in the report, to hand to ``fulfil``
+        (those beyond ``max_discrepancies`` wait for the next run, still missed)."""
         found = enumerate(self.report.discrepancies)
         return [(index, d) for index, d in found if d.kind is Kind.MISSED and d.fulfilment is None]
 
     def fulfilled(self, index: int, fulfilment: str) -> None:
         """Record what handing the missed payment at ``index`` to ``fulfil`` did."""
         discrepancies = self.report.discrepancies
-        discrepancies[index] = dataclasses.replace(discrepancies[index], fulfilment=fulfilment)
+        discrepancies[index] = done = dataclasses.replace(
+            discrepancies[index], fulfilment=fulfilment
+        )
+        if done.resolved:
+            self.report.unresolved_missed -= 1
 
     def unseen(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
         """Of a page of fulfilled rows, those the list did not show: to verify one by one."""
@@ -163,7 +200,7 @@ class Reconciliation:
         elif _differ(payment.amount, payment.currency, row):
             kind = Kind.MISMATCH
         if kind is not None:
-            self.report.discrepancies.append(
+            self.report.add(
                 Discrepancy(
                     kind,
                     row.reference,
@@ -171,7 +208,8 @@ class Reconciliation:
                     currency=None if payment is None else payment.currency,
                     fulfilled_amount=row.amount,
                     fulfilled_currency=row.currency,
-                )
+                ),
+                self._limit,
             )
 
     @staticmethod
@@ -282,11 +320,11 @@ ReconcileStep: TypeAlias = (
 
 
 def reconcile(
-    *, fulfilling: bool, batch_size: int = BATCH
+    *, fulfilling: bool, batch_size: int = BATCH, max_discrepancies: int = MAX_DISCREPANCIES
 ) -> Generator[ReconcileStep, Any, ReconcileReport]:
     """Compare the list with the ledger, then fulfil what was missed (the list closed first, so a
     slow action never holds its stream open), then settle fulfilled rows the list did not show."""
-    state = Reconciliation()
+    state = Reconciliation(max_discrepancies)
     while batch := (yield NextBatch(batch_size)):
         rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])
         for payment in state.batch(batch, rows):
