@@ -452,3 +452,30 @@ async def test_when_the_release_fails_too_the_async_actions_own_error_is_raised(
         row = await ledger.row("order-1")
         assert row is not None
         assert row.state == "claimed"
+
+
+async def test_lookups_read_beside_a_writer_without_waiting_for_its_lock(tmp_path: Any) -> None:
+    import sqlite3
+
+    path = tmp_path / "l.db"
+    with Ledger(path, timeout=0.2) as ledger:
+        assert ledger.fulfil_once(paid(), lambda payment: "shipped").fulfilled_now
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # another process is writing (WAL: readers go on)
+        try:
+            row = ledger.row("order-1")
+            page = ledger.fulfilled_after()
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+    assert row is not None
+    assert row.fulfilled
+    assert [r.reference for r in page] == ["order-1"]
+    async with AsyncLedger(path, timeout=0.2, create_table=False) as async_ledger:
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            assert (await async_ledger.rows(["order-1"])).keys() == {"order-1"}
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()

@@ -207,7 +207,7 @@ class Ledger(_BaseLedger):
                 reply: object = None
                 try:
                     if isinstance(step, Begin):
-                        connection = driver.begin()
+                        connection = driver.begin(step.write)
                     elif isinstance(step, Query):
                         assert connection is not None
                         reply = connection.execute(dialect.sql(step.sql), step.params)
@@ -346,7 +346,7 @@ class AsyncLedger(_BaseLedger):
                 reply: object = None
                 try:
                     if isinstance(step, Begin):
-                        connection = await driver.begin()
+                        connection = await driver.begin(step.write)
                     elif isinstance(step, Query):
                         assert connection is not None
                         reply = await connection.execute(dialect.sql(step.sql), step.params)

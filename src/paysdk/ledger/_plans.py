@@ -42,7 +42,10 @@ _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0
 
 @dataclasses.dataclass(frozen=True)
 class Begin:
-    """Start a write transaction (SQLite: ``BEGIN IMMEDIATE``)."""
+    """Start a transaction: a write one (SQLite: ``BEGIN IMMEDIATE``, taking the write lock),
+    or with ``write=False`` a read, which waits for no writer (SQLite: plain ``BEGIN``)."""
+
+    write: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,7 +240,7 @@ def rows_for(
     """The ledger rows of these references (those that have one), in one query."""
     if not references:
         return {}
-    yield Begin()
+    yield Begin(write=False)
     found: Rows = yield Query(*_sql.select_many(dialect, table, references))
     yield Commit()
     rows = (LedgerRow.from_db(row) for row in found.rows)
@@ -246,7 +249,7 @@ def rows_for(
 
 def fulfilled_after(table: str, after: str, limit: int) -> Plan[list[LedgerRow]]:
     """The next page of fulfilled rows, in reference order, after the reference ``after``."""
-    yield Begin()
+    yield Begin(write=False)
     found: Rows = yield Query(_sql.fulfilled_page(table), (after, limit))
     yield Commit()
     return [LedgerRow.from_db(row) for row in found.rows]

@@ -103,7 +103,8 @@ class PostgresDriver:
         self.timeout = timeout
         self._idle: Idle[_PgConnection] = Idle()
 
-    def begin(self) -> Connection:
+    def begin(self, write: bool = True) -> Connection:
+        """A transaction at READ COMMITTED; reads and writes alike (row locks, not a file's)."""
         connection = self._idle.take()
         if connection is not None and not connection.raw.closed:
             return connection
@@ -168,7 +169,7 @@ class AsyncPostgresDriver:
         self.timeout = timeout
         self._idle: Idle[_AsyncPgConnection] = Idle()
 
-    async def begin(self) -> AsyncConnection:
+    async def begin(self, write: bool = True) -> AsyncConnection:
         connection = self._idle.take()
         if connection is not None and not connection.raw.closed:
             return connection
