@@ -249,6 +249,15 @@ def test_the_ledger_url_decides_the_backend(tmp_path: Any) -> None:
     ledger = Ledger("postgresql://shop:s3cret-pw@db.internal:5432/shop")
     assert ledger.backend == "postgresql"
     assert "s3cret-pw" not in repr(ledger)
+    for url in (
+        "postgresql://db/shop?password=s3cret-pw",
+        "postgresql://shop@db:5432/shop?sslmode=require&password=s3cret-pw",
+        "postgres://shop:s3cret-pw@db1:5432,db2:5433/shop",
+    ):
+        shown = repr(Ledger(url))
+        assert "s3cret-pw" not in shown
+        assert "/shop" in shown
+    assert "'postgresql://db.internal:5432/shop'" in repr(ledger)
 
 
 @pytest.mark.parametrize(

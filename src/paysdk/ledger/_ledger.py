@@ -6,6 +6,7 @@ import datetime as dt
 import inspect
 import os
 import re
+import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
@@ -29,8 +30,13 @@ __all__ = ["AsyncLedger", "Ledger"]
 T = TypeVar("T")
 DEFAULT_LEASE = dt.timedelta(minutes=5)
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
 _AWAITABLE_ACTION = "the action returned an awaitable: use paysdk.AsyncLedger"
+
+
+def _server(url: str) -> str:
+    """``scheme://host:port/database`` of a server URL: never its user, password or query."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
@@ -95,7 +101,7 @@ class _BaseLedger:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        where = _PASSWORD.sub(r"\1***@", self._where)
+        where = self._where if self.backend == "sqlite" else _server(self._where)
         return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
 
     def _fulfil_plan(self, payment: object) -> Plan[FulfilResult[Any]]:
