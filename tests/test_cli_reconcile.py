@@ -140,3 +140,19 @@ def test_a_bad_ledger_is_one_line_on_stderr(
     assert message in err
     assert err.count("\n") == 1
     assert not (tmp_path / "typo.db").exists()
+
+
+def test_a_cut_list_says_so_and_still_counts_everything(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite:///{ledger_path}"
+    code, out, _ = run(capsys, "reconcile", "--ledger", url, "--max-discrepancies", "1")
+    assert code == 4
+    lines = out.splitlines()
+    assert lines[1].split()[1] in ("order-1042", "order-1043")
+    assert not lines[2].strip()  # one row shown
+    assert lines[3].startswith("the list was cut: 1 of 2 discrepancies shown")
+    assert "1 missed, 1 not completed" in lines[-2]
+    code, out, err = run(capsys, "reconcile", "--ledger", url, "--max-discrepancies", "1", "--json")
+    assert (code, json.loads(out)["truncated"]) == (4, True)
+    assert err.startswith("the list was cut")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any
 
 import pytest
@@ -249,6 +249,15 @@ def test_the_ledger_url_decides_the_backend(tmp_path: Any) -> None:
     ledger = Ledger("postgresql://shop:s3cret-pw@db.internal:5432/shop")
     assert ledger.backend == "postgresql"
     assert "s3cret-pw" not in repr(ledger)
+    for url in (
+        "postgresql://db/shop?password=s3cret-pw",
+        "postgresql://shop@db:5432/shop?sslmode=require&password=s3cret-pw",
+        "postgres://shop:s3cret-pw@db1:5432,db2:5433/shop",
+    ):
+        shown = repr(Ledger(url))
+        assert "s3cret-pw" not in shown
+        assert "/shop" in shown
+    assert "'postgresql://db.internal:5432/shop'" in repr(ledger)
 
 
 @pytest.mark.parametrize(
@@ -311,13 +320,171 @@ def test_when_the_release_fails_too_the_actions_own_error_is_raised(tmp_path: An
 
         def fails_while_the_database_is_locked(payment: paysdk.VerifiedPayment) -> None:
             blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
-            raise RuntimeError("warehouse offline")
+            raise RuntimeError("warehouse offline") from ConnectionError("warehouse API down")
 
         with pytest.raises(RuntimeError, match="warehouse offline") as raised:
             ledger.fulfil_once(paid(), fails_while_the_database_is_locked)
         blocker.execute("ROLLBACK")
         blocker.close()
         assert isinstance(raised.value.__context__, LedgerError)
+        assert isinstance(raised.value.__cause__, ConnectionError)  # the action's own, kept
+        assert str(raised.value.__cause__) == "warehouse API down"
         row = ledger.row("order-1")
         assert row is not None
         assert row.state == "claimed"  # not fulfilled; free again once the lease ends
+
+
+def test_an_action_returning_a_coroutine_on_the_sync_ledger_is_refused_and_released(
+    ledger_url: str,
+) -> None:
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    def looks_sync(payment: paysdk.VerifiedPayment) -> Coroutine[Any, Any, None]:
+        async def ship() -> None:
+            shipped.append(payment)
+
+        return ship()
+
+    with Ledger(ledger_url) as ledger:
+        with pytest.raises(paysdk.ConfigurationError, match="AsyncLedger"):
+            ledger.fulfil_once(paid(), looks_sync)
+        row = ledger.row("order-1")
+        assert row is not None
+        assert (row.state, row.fulfilled) == ("released", False)  # the next delivery retries
+        assert shipped == []
+        assert ledger.fulfil_once(paid(), lambda payment: "shipped").fulfilled_now
+
+
+async def test_the_async_ledger_runs_a_plain_function_once(ledger_url: str) -> None:
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> str:
+        shipped.append(payment)
+        return "shipped"
+
+    async with AsyncLedger(ledger_url) as ledger:
+        first = await ledger.fulfil_once(paid(), ship)
+        again = await ledger.fulfil_once(paid(), ship)
+        row = await ledger.row("order-1")
+    assert (first.outcome, first.value) == (Outcome.FULFILLED, "shipped")
+    assert again.already_fulfilled
+    assert len(shipped) == 1
+    assert row is not None
+    assert row.fulfilled
+
+
+async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> None:
+    import sqlite3
+    import time
+
+    import anyio
+
+    path = tmp_path / "l.db"
+    async with AsyncLedger(path, timeout=5) as ledger:
+        await ledger.rows(["order-0"])  # the table exists
+        blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        blocker.execute("BEGIN IMMEDIATE")  # another process writes: the claim waits for it
+
+        async def unblock_soon() -> None:
+            await anyio.sleep(0.5)
+            blocker.execute("ROLLBACK")
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(unblock_soon)
+            with anyio.move_on_after(0.2) as waiting:  # cancelled while it waits for the lock
+                await ledger.fulfil_once(paid(), lambda payment: "shipped")
+        blocker.close()
+        assert waiting.cancelled_caught
+
+        async with AsyncLedger(path, timeout=1) as other:
+            started = time.monotonic()
+            assert (await other.fulfil_once(paid("order-2"), lambda payment: "ok")).fulfilled_now
+            assert time.monotonic() - started < 0.5  # no lock left behind by the cancelled call
+        assert await ledger.row("order-1") is None
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_postgres_lock_wait_is_bounded_by_the_timeout(postgres_url: str, kind: str) -> None:
+    import threading
+    import time
+
+    import psycopg
+
+    from tests.postgres import fresh_database
+
+    url = fresh_database(postgres_url)
+    with Ledger(url) as setup:
+        setup.create_table()
+    with psycopg.connect(url) as holder:  # another worker's claim, not committed yet
+        holder.execute(
+            "INSERT INTO paysdk_fulfilments (reference, state, attempts, amount, currency, "
+            "claimed_at) VALUES ('order-1', 'claimed', 1, 2500, 'NGN', now())"
+        )
+        watchdog = threading.Timer(8, holder.rollback)  # unbounded: fail, not hang
+        watchdog.start()
+        started = time.monotonic()
+        with pytest.raises(LedgerError, match=r"waited more than 1s for a lock") as raised:
+            await _fulfil_with_timeout(kind, url, 1)
+        assert time.monotonic() - started < 5
+        assert isinstance(raised.value.__cause__, psycopg.errors.LockNotAvailable)
+        watchdog.cancel()
+        holder.rollback()
+
+
+async def _fulfil_with_timeout(kind: str, url: str, timeout: float) -> None:
+    if kind == "sync":
+        with Ledger(url, timeout=timeout) as ledger:
+            ledger.fulfil_once(paid(), lambda payment: "shipped")
+    else:
+        async with AsyncLedger(url, timeout=timeout) as async_ledger:
+            await async_ledger.fulfil_once(paid(), lambda payment: "shipped")
+
+
+async def test_when_the_release_fails_too_the_async_actions_own_error_is_raised(
+    tmp_path: Any,
+) -> None:
+    import sqlite3
+
+    async with AsyncLedger(tmp_path / "l.db", timeout=0.1, lease=60) as ledger:
+        blocker = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+
+        async def fails_while_the_database_is_locked(payment: paysdk.VerifiedPayment) -> None:
+            blocker.execute("BEGIN EXCLUSIVE")
+            raise RuntimeError("warehouse offline") from ConnectionError("warehouse API down")
+
+        with pytest.raises(RuntimeError, match="warehouse offline") as raised:
+            await ledger.fulfil_once(paid(), fails_while_the_database_is_locked)
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        assert isinstance(raised.value.__context__, LedgerError)
+        assert isinstance(raised.value.__cause__, ConnectionError)
+        row = await ledger.row("order-1")
+        assert row is not None
+        assert row.state == "claimed"
+
+
+async def test_lookups_read_beside_a_writer_without_waiting_for_its_lock(tmp_path: Any) -> None:
+    import sqlite3
+
+    path = tmp_path / "l.db"
+    with Ledger(path, timeout=0.2) as ledger:
+        assert ledger.fulfil_once(paid(), lambda payment: "shipped").fulfilled_now
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # another process is writing (WAL: readers go on)
+        try:
+            row = ledger.row("order-1")
+            page = ledger.fulfilled_after()
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+    assert row is not None
+    assert row.fulfilled
+    assert [r.reference for r in page] == ["order-1"]
+    async with AsyncLedger(path, timeout=0.2, create_table=False) as async_ledger:
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            assert (await async_ledger.rows(["order-1"])).keys() == {"order-1"}
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import paysdk
-from paysdk.ledger import LeaseLostError, Outcome
+from paysdk.ledger import LeaseLostError, LedgerError, Outcome
 from paysdk.ledger._plans import Act, Acted, Begin, Commit, Plan, Query, Rows, fulfil_once
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
@@ -72,3 +72,19 @@ def test_finishing_after_the_lease_was_taken_over_is_lease_lost() -> None:
     with pytest.raises(LeaseLostError, match="lease") as raised:
         drive(plan(), [Rows([], 0), Rows([], 1), Acted(value=None), Rows([], 0)])
     assert raised.value.reference == "order-9"
+
+
+def test_a_failed_release_leaves_the_actions_error_to_raise_with_its_own_cause() -> None:
+    cause = ConnectionError("warehouse API down")
+    error = RuntimeError("warehouse offline")
+    error.__cause__ = cause
+    steps = plan()
+    drive_until_release = [Rows([], 1), Acted(error=error)]
+    step = next(steps)
+    while not isinstance(step, Query) or "released" not in step.sql:
+        reply = drive_until_release.pop(0) if isinstance(step, (Query, Act)) else None
+        step = steps.send(reply)
+    with pytest.raises(RuntimeError, match="warehouse offline") as raised:
+        steps.throw(LedgerError("the SQLite ledger failed: database is locked"))
+    assert raised.value.__cause__ is cause
+    assert isinstance(raised.value.__context__, LedgerError)

@@ -113,7 +113,7 @@ def test_reconciling_100000_payments_reports_exactly_what_needs_attention(
         paysdk.Client(secret_key=big_service.secret_key, base_url=big_service.base_url) as client,
         Ledger(ledger_url) as ledger,
     ):
-        report = ledger.reconcile(client, progress=progress.append)
+        report = ledger.reconcile(client, progress=progress.append, max_discrepancies=SCALE)
 
     key = lambda d: (d.kind, d.reference)  # noqa: E731
     assert sorted(report.discrepancies, key=key) == sorted(scenario.expected, key=key)
@@ -317,3 +317,88 @@ def test_reconciling_a_long_list_that_is_in_order_keeps_memory_flat(
     figures = json.loads(result.stdout)
     assert (figures["listed"], figures["attention"]) == (SCALE, False)
     assert figures["grown"] < 40 * 1024, f"reconcile grew by {figures['grown']} KiB"
+
+
+def test_the_ledger_is_looked_up_once_per_batch_not_once_per_payment(tmp_path: Any) -> None:
+    count = 2 * 500 + 7  # batches of 500
+    records = [PaymentRecord(f"pay-{n:05d}", amount=100 + n, created_at=WHEN) for n in range(count)]
+    lookups: list[int] = []
+
+    class CountingLedger(Ledger):
+        def rows(self, references: Any) -> Any:
+            lookups.append(len(references))
+            return super().rows(references)
+
+    with (
+        Sandbox(payments=records) as service,
+        paysdk.Client(secret_key=service.secret_key, base_url=service.base_url) as client,
+        CountingLedger(tmp_path / "l.db") as ledger,
+    ):
+        report = ledger.reconcile(client)
+    assert report.listed == count
+    assert lookups == [500, 500, 7]  # ceil(count / 500) lookups, not one per payment
+
+
+async def test_the_async_twin_reports_a_fulfilled_payment_the_service_does_not_list(
+    shop_service: Sandbox, ledger_url: str
+) -> None:
+    seed_rows(ledger_url, [("never-made", "fulfilled", 5, "NGN")])
+    async with (
+        paysdk.AsyncClient(secret_key=shop_service.secret_key, base_url=shop_service.base_url) as c,
+        AsyncLedger(ledger_url) as ledger,
+    ):
+        report = await ledger.reconcile(c)
+    assert [(d.kind, d.reference) for d in report.of_kind(Kind.NOT_LISTED)] == [
+        (Kind.NOT_LISTED, "never-made")
+    ]
+    assert report.needs_attention
+
+
+def test_missed_payments_are_fulfilled_only_once_the_list_is_closed(
+    shop_service: Sandbox, tmp_path: Any
+) -> None:
+    shop, open_lists, seen_open = shop_for(shop_service), list[int](), list[int]()
+
+    class WatchedClient(paysdk.Client):
+        def iter_payments(self, **options: Any) -> Any:
+            stream = super().iter_payments(**options)
+
+            @contextlib.contextmanager
+            def watched() -> Iterator[Any]:
+                with stream as payments:
+                    open_lists.append(1)
+                    try:
+                        yield payments
+                    finally:
+                        open_lists.pop()
+
+            return watched()
+
+    def fulfil(payment: paysdk.VerifiedPayment) -> bool:
+        seen_open.append(len(open_lists))  # a slow action must not hold the list's stream
+        return shop.fulfil(payment)
+
+    key, url = shop_service.secret_key, shop_service.base_url
+    with WatchedClient(secret_key=key, base_url=url) as c, Ledger(tmp_path / "l.db") as ledger:
+        report = ledger.reconcile(c, fulfil=fulfil, lookup=shop.lookup)
+    assert seen_open
+    assert set(seen_open) == {0}
+    assert missed(report)
+
+
+def test_a_report_keeps_at_most_max_discrepancies_and_counts_them_all(
+    shop_service: Sandbox, tmp_path: Any
+) -> None:
+    completed = [r.reference for r in shop_service.payments if r.succeeded]
+    key, url = shop_service.secret_key, shop_service.base_url
+    with paysdk.Client(secret_key=key, base_url=url) as c, Ledger(tmp_path / "l.db") as ledger:
+        cut = ledger.reconcile(c, max_discrepancies=2)
+        whole = ledger.reconcile(c)
+        with pytest.raises(paysdk.ConfigurationError, match="max_discrepancies"):
+            ledger.reconcile(c, max_discrepancies=0)
+    assert len(completed) > 2
+    assert (len(cut.discrepancies), cut.truncated) == (2, True)
+    assert cut.counts["missed"] == len(completed) == whole.counts["missed"]
+    assert cut.unresolved_missed == len(completed)
+    assert cut.needs_attention
+    assert (len(whole.discrepancies), whole.truncated) == (len(completed), False)

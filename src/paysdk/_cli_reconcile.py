@@ -13,6 +13,7 @@ import csv
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .ledger._report import MAX_DISCREPANCIES
 from .ledger._sql import DEFAULT_TABLE
 
 if TYPE_CHECKING:
@@ -46,6 +47,13 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         "--ledger", required=True, help="sqlite:///path.db, a path, or postgresql://..."
     )
     reconcile.add_argument("--table", default=DEFAULT_TABLE, help="the ledger's table")
+    reconcile.add_argument(
+        "--max-discrepancies",
+        type=int,
+        default=MAX_DISCREPANCIES,
+        metavar="N",
+        help="list at most N payments (all are counted); default %(default)s",
+    )
     formats = reconcile.add_mutually_exclusive_group()
     formats.add_argument("--json", dest="format", action="store_const", const="json")
     formats.add_argument("--csv", dest="format", action="store_const", const="csv")
@@ -59,13 +67,17 @@ def _reconcile(args: argparse.Namespace) -> int:
     progress = _Progress() if sys.stderr.isatty() else None
     with Ledger(args.ledger, table=args.table, create_table=False) as ledger, _client(args) as c:
         try:
-            report = ledger.reconcile(c, progress=progress)
+            report = ledger.reconcile(
+                c, progress=progress, max_discrepancies=args.max_discrepancies
+            )
         finally:
             if progress is not None:
                 progress.clear()
     order = list(Kind)  # missed first, then the alarms
     report.discrepancies.sort(key=lambda d: (order.index(d.kind), d.reference))
     {"json": _print_json, "csv": _print_csv}.get(args.format, _print_table)(report)
+    if report.truncated and args.format != "table":
+        sys.stderr.write(_cut(report) + "\n")
     return EXIT_ATTENTION if report.needs_attention else 0
 
 
@@ -95,6 +107,14 @@ def _summary(report: ReconcileReport) -> dict[str, int]:
     }
 
 
+def _cut(report: ReconcileReport) -> str:
+    found = sum(report.counts.values())
+    return (
+        f"the list was cut: {len(report.discrepancies)} of {found} discrepancies shown "
+        "(--max-discrepancies); the counts cover them all"
+    )
+
+
 def _print_table(report: ReconcileReport) -> None:
     from .cli import _print_table as print_table
 
@@ -103,6 +123,8 @@ def _print_table(report: ReconcileReport) -> None:
         right = [name.endswith("amount") for name in _COLUMNS]
         print_table([_cells(d) for d in report.discrepancies], header=header, right=right)
         print()
+    if report.truncated:
+        print(_cut(report))
     summary = _summary(report)
     print(
         f"{summary['listed']} listed, {summary['completed']} completed, "
@@ -119,6 +141,7 @@ def _print_json(report: ReconcileReport) -> None:
         {
             "summary": _summary(report),
             "needs_attention": report.needs_attention,
+            "truncated": report.truncated,
             "discrepancies": [d.as_dict() for d in report.discrepancies],
         }
     )

@@ -52,6 +52,14 @@ def _whole_amount(amount: object) -> int | None:
     )
 
 
+def refuse_awaitable(value: object, message: str) -> None:
+    """Raise ConfigurationError(message) if sync code was handed an awaitable it cannot await."""
+    if inspect.isawaitable(value):
+        if inspect.iscoroutine(value):
+            value.close()  # never awaited: close it so Python does not warn later
+        raise ConfigurationError(message)
+
+
 def expected_for(
     reference: str, amount: int | None, currency: str | None, looked_up: bool, found: object
 ) -> Expected:
@@ -64,10 +72,7 @@ def expected_for(
         return Expected(amount=amount, currency=currency)
     if amount is not None or currency is not None:
         raise ConfigurationError("give either lookup or amount/currency, not both")
-    if inspect.isawaitable(found):
-        if inspect.iscoroutine(found):
-            found.close()  # never awaited: close it so Python does not warn later
-        raise ConfigurationError("lookup returned an awaitable: an async lookup needs AsyncClient")
+    refuse_awaitable(found, "lookup returned an awaitable: an async lookup needs AsyncClient")
     if found is None:
         raise UnknownOrderError(
             f"no order has the reference {reference!r}; the callback is not acted on",

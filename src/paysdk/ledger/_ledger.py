@@ -6,19 +6,21 @@ import datetime as dt
 import inspect
 import os
 import re
+import urllib.parse
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from typing_extensions import Self
 
+from .._confirm import refuse_awaitable
 from .._errors import ConfigurationError
 from .._models import VerifiedPayment
 from . import _plans, _reconcile, _sql
 from ._driver import AsyncConnection, AsyncDriver, Connection, Driver
 from ._errors import LedgerError
 from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerRow, Plan, Query
-from ._report import ReconcileReport
+from ._report import MAX_DISCREPANCIES, ReconcileReport
 
 if TYPE_CHECKING:
     from .._client import AsyncClient, Client, Lookup
@@ -28,7 +30,13 @@ __all__ = ["AsyncLedger", "Ledger"]
 T = TypeVar("T")
 DEFAULT_LEASE = dt.timedelta(minutes=5)
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
-_PASSWORD = re.compile(r"(://[^:/@]*:)[^@/]*@")
+_AWAITABLE_ACTION = "the action returned an awaitable: use paysdk.AsyncLedger"
+
+
+def _server(url: str) -> str:
+    """``scheme://host:port/database`` of a server URL: never its user, password or query."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
@@ -70,7 +78,9 @@ class _BaseLedger:
         """``lease``: how long a claim holds before another worker may take it over (seconds).
 
         ``create_table=False`` when your migrations own the table (see docs/fulfilment.md).
-        ``timeout``: seconds to wait for a lock (SQLite) or a connection (PostgreSQL).
+        ``timeout``: the longest one database wait may take, in seconds: a lock (both), or on
+        PostgreSQL connecting, a dead peer, a statement (twice it): beyond it, LedgerError, so a
+        stuck worker or database fails a call instead of hanging it.
         """
         self.backend, self._where = _target(url)
         if self.backend == "sqlite":
@@ -91,7 +101,7 @@ class _BaseLedger:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        where = _PASSWORD.sub(r"\1***@", self._where)
+        where = self._where if self.backend == "sqlite" else _server(self._where)
         return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
 
     def _fulfil_plan(self, payment: object) -> Plan[FulfilResult[Any]]:
@@ -115,7 +125,7 @@ class Ledger(_BaseLedger):
             return SQLiteDriver(self._where, busy_timeout=self.timeout, create=self._create_table)
         from ._postgres import PostgresDriver
 
-        return PostgresDriver(self._where, connect_timeout=self.timeout)
+        return PostgresDriver(self._where, timeout=self.timeout)
 
     def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
@@ -123,7 +133,8 @@ class Ledger(_BaseLedger):
         """Run ``action(payment)`` unless this reference was fulfilled or is being fulfilled.
 
         If ``action`` raises, nothing is recorded as fulfilled, the claim is released (the next
-        delivery retries) and the exception propagates.
+        delivery retries) and the exception propagates. An action that returns an awaitable is
+        refused the same way (ConfigurationError): only :class:`AsyncLedger` can await it.
         """
         if inspect.iscoroutinefunction(action):
             raise ConfigurationError("an async action needs paysdk.AsyncLedger")
@@ -147,14 +158,23 @@ class Ledger(_BaseLedger):
         fulfil: Callable[[VerifiedPayment], object] | None = None,
         lookup: Lookup | None = None,
         progress: Callable[[int], object] | None = None,
+        max_discrepancies: int = MAX_DISCREPANCIES,
     ) -> ReconcileReport:
         """Compare the service's payments with the ledger; see :class:`ReconcileReport`.
 
         With ``fulfil`` (and the ``lookup`` that finds each order), a missed payment is
-        verified against its order and fulfilled through :meth:`fulfil_once`.
+        verified against its order and fulfilled through :meth:`fulfil_once`. The report keeps
+        at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next run.
         """
         _needs_lookup(fulfil, lookup)
-        return _reconcile.reconcile(self, client, fulfil=fulfil, lookup=lookup, progress=progress)
+        return _reconcile.reconcile(
+            self,
+            client,
+            fulfil=fulfil,
+            lookup=lookup,
+            progress=progress,
+            max_discrepancies=_check_limit(max_discrepancies),
+        )
 
     def create_table(self) -> None:
         """Create the ledger's table if it does not exist (done on first use by default)."""
@@ -187,43 +207,51 @@ class Ledger(_BaseLedger):
     ) -> T:
         driver, dialect = self._driver, self._driver.dialect
         connection: Connection | None = None
-        failed: Acted | None = None
         try:
             step = next(plan)
             while True:
                 reply: object = None
-                if isinstance(step, Begin):
-                    connection = driver.begin()
-                elif isinstance(step, Query):
-                    assert connection is not None
-                    reply = connection.execute(dialect.sql(step.sql), step.params)
-                elif isinstance(step, Commit):
-                    assert connection is not None
-                    connection.commit()
-                    driver.done(connection)
-                    connection = None
-                else:
-                    assert isinstance(step, Act)
-                    assert action is not None
-                    try:
-                        reply = Acted(value=action(payment))
-                    except BaseException as error:  # released, then re-raised by the plan
-                        reply = failed = Acted(error=error)
+                try:
+                    if isinstance(step, Begin):
+                        connection = driver.begin(step.write)
+                    elif isinstance(step, Query):
+                        assert connection is not None
+                        reply = connection.execute(dialect.sql(step.sql), step.params)
+                    elif isinstance(step, Commit):
+                        assert connection is not None
+                        connection.commit()
+                        driver.done(connection)
+                        connection = None
+                    else:
+                        assert isinstance(step, Act)
+                        assert action is not None
+                        try:
+                            value = action(payment)
+                            refuse_awaitable(value, _AWAITABLE_ACTION)  # released, not marked done
+                            reply = Acted(value=value)
+                        except BaseException as error:  # released, then re-raised by the plan
+                            reply = Acted(error=error)
+                except LedgerError as failed:  # rolled back; what it means is the plan's to say
+                    if connection is not None:
+                        self._abandon(connection)
+                        connection = None
+                    step = plan.throw(failed)
+                    continue
                 step = plan.send(reply)
         except StopIteration as done:
             return cast(T, done.value)
-        except LedgerError:
-            if failed is None or failed.error is None:
-                raise
-            raise failed.error from None  # the action's error; the lease frees its claim
         finally:
             if connection is not None:
-                connection.rollback()
-                driver.done(connection)
+                self._abandon(connection)
+
+    def _abandon(self, connection: Connection) -> None:
+        """Roll back and give back a connection whose transaction did not commit."""
+        connection.rollback()
+        self._driver.done(connection)
 
 
 class AsyncLedger(_BaseLedger):
-    """The asynchronous twin of :class:`Ledger`: the same plans, awaited; actions are async."""
+    """The asynchronous twin of :class:`Ledger`: the same plans, awaited; actions may be async."""
 
     _driver: AsyncDriver
 
@@ -236,14 +264,26 @@ class AsyncLedger(_BaseLedger):
             )
         from ._postgres import AsyncPostgresDriver
 
-        return AsyncPostgresDriver(self._where, connect_timeout=self.timeout)
+        return AsyncPostgresDriver(self._where, timeout=self.timeout)
 
+    @overload
     async def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], Awaitable[T]]
-    ) -> FulfilResult[T]:
-        """Await ``action(payment)`` unless this reference was fulfilled or is being fulfilled."""
+    ) -> FulfilResult[T]: ...
+
+    @overload
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
+    ) -> FulfilResult[T]: ...
+
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
+    ) -> FulfilResult[Any]:
+        """Run ``action(payment)``, awaiting what it returns if awaitable, unless this reference
+        was fulfilled or is being fulfilled. A plain function runs on the event loop: keep it quick.
+        """
         plan = self._fulfil_plan(payment)
-        return cast("FulfilResult[T]", await self._run(plan, action, payment))
+        return await self._run(plan, action, payment)
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
         return await self._run(_plans.rows_for(self._driver.dialect, self.table, references))
@@ -258,14 +298,20 @@ class AsyncLedger(_BaseLedger):
         self,
         client: AsyncClient,
         *,
-        fulfil: Callable[[VerifiedPayment], Awaitable[object]] | None = None,
+        fulfil: Callable[[VerifiedPayment], object] | None = None,
         lookup: Lookup | None = None,
         progress: Callable[[int], object] | None = None,
+        max_discrepancies: int = MAX_DISCREPANCIES,
     ) -> ReconcileReport:
-        """Compare the service's payments with the ledger; ``fulfil`` is async here."""
+        """Compare the service's payments with the ledger; ``fulfil`` may be async here."""
         _needs_lookup(fulfil, lookup)
         return await _reconcile.reconcile_async(
-            self, client, fulfil=fulfil, lookup=lookup, progress=progress
+            self,
+            client,
+            fulfil=fulfil,
+            lookup=lookup,
+            progress=progress,
+            max_discrepancies=_check_limit(max_discrepancies),
         )
 
     async def create_table(self) -> None:
@@ -300,39 +346,52 @@ class AsyncLedger(_BaseLedger):
     ) -> T:
         driver, dialect = self._driver, self._driver.dialect
         connection: AsyncConnection | None = None
-        failed: Acted | None = None
         try:
             step = next(plan)
             while True:
                 reply: object = None
-                if isinstance(step, Begin):
-                    connection = await driver.begin()
-                elif isinstance(step, Query):
-                    assert connection is not None
-                    reply = await connection.execute(dialect.sql(step.sql), step.params)
-                elif isinstance(step, Commit):
-                    assert connection is not None
-                    await connection.commit()
-                    await driver.done(connection)
-                    connection = None
-                else:
-                    assert isinstance(step, Act)
-                    assert action is not None
-                    try:
-                        reply = Acted(value=await action(payment))
-                    except BaseException as error:  # released, then re-raised by the plan
-                        reply = failed = Acted(error=error)
+                try:
+                    if isinstance(step, Begin):
+                        connection = await driver.begin(step.write)
+                    elif isinstance(step, Query):
+                        assert connection is not None
+                        reply = await connection.execute(dialect.sql(step.sql), step.params)
+                    elif isinstance(step, Commit):
+                        assert connection is not None
+                        await connection.commit()
+                        await driver.done(connection)
+                        connection = None
+                    else:
+                        assert isinstance(step, Act)
+                        assert action is not None
+                        try:
+                            value = action(payment)
+                            if inspect.isawaitable(value):
+                                value = await value
+                            reply = Acted(value=value)
+                        except BaseException as error:  # released, then re-raised by the plan
+                            reply = Acted(error=error)
+                except LedgerError as failed:  # rolled back; what it means is the plan's to say
+                    if connection is not None:
+                        await self._abandon(connection)
+                        connection = None
+                    step = plan.throw(failed)
+                    continue
                 step = plan.send(reply)
         except StopIteration as done:
             return cast(T, done.value)
-        except LedgerError:
-            if failed is None or failed.error is None:
-                raise
-            raise failed.error from None  # the action's error; the lease frees its claim
         finally:
             if connection is not None:
-                await connection.rollback()
-                await driver.done(connection)
+                await self._abandon(connection)
+
+    async def _abandon(self, connection: AsyncConnection) -> None:
+        """Roll back and give back even when cancelled, or the transaction (and its lock) stays
+        open; shielded from cancellation, but for no longer than the ledger's timeout."""
+        import anyio  # httpx depends on anyio; loaded only by async users
+
+        with anyio.move_on_after(self.timeout, shield=True):
+            await connection.rollback()
+            await self._driver.done(connection)
 
 
 def _needs_lookup(fulfil: object, lookup: object) -> None:
@@ -341,3 +400,9 @@ def _needs_lookup(fulfil: object, lookup: object) -> None:
             "reconcile(fulfil=...) needs lookup= to find each order, so a missed payment is "
             "fulfilled only if it matches its order's amount and currency"
         )
+
+
+def _check_limit(limit: object) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ConfigurationError(f"max_discrepancies must be a positive int, not {limit!r}")
+    return limit

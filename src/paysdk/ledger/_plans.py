@@ -2,7 +2,8 @@
 
 Like :mod:`paysdk._core`, each operation is a *plan*: a generator yielding steps that a driver
 carries out (:class:`Begin` a write transaction, run a :class:`Query`, :class:`Commit`, or
-:class:`Act`: run the merchant's action outside any transaction) and returns the result.
+:class:`Act`: run the merchant's action outside any transaction) and returns the result. A step
+that fails is rolled back and its LedgerError thrown into the plan, which decides what it means.
 ``Ledger`` and ``AsyncLedger`` run the same plans, so sync and async share every decision.
 """
 
@@ -20,7 +21,7 @@ from .._core import Expected, check_payment
 from .._errors import ConfigurationError
 from .._models import VerifiedPayment
 from . import _sql
-from ._errors import LeaseLostError, UnverifiedPaymentError
+from ._errors import LeaseLostError, LedgerError, UnverifiedPaymentError
 
 __all__ = [
     "Act",
@@ -41,7 +42,10 @@ _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0
 
 @dataclasses.dataclass(frozen=True)
 class Begin:
-    """Start a write transaction (SQLite: ``BEGIN IMMEDIATE``)."""
+    """Start a transaction: a write one (SQLite: ``BEGIN IMMEDIATE``, taking the write lock),
+    or with ``write=False`` a read, which waits for no writer (SQLite: plain ``BEGIN``)."""
+
+    write: bool = True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -210,9 +214,12 @@ def fulfil_once(
     acted: Acted = yield Act()
     if acted.error is not None:
         problem = f"{type(acted.error).__name__}: {acted.error}"[:500]
-        yield Begin()
-        yield Query(_sql.release(table), (problem, reference, token))
-        yield Commit()
+        try:
+            yield Begin()
+            yield Query(_sql.release(table), (problem, reference, token))
+            yield Commit()
+        except LedgerError:  # the action's error wins, keeping its own cause; the lease frees it
+            raise acted.error  # noqa: B904 - "from" would replace the action's own __cause__
         raise acted.error
 
     yield Begin()
@@ -233,7 +240,7 @@ def rows_for(
     """The ledger rows of these references (those that have one), in one query."""
     if not references:
         return {}
-    yield Begin()
+    yield Begin(write=False)
     found: Rows = yield Query(*_sql.select_many(dialect, table, references))
     yield Commit()
     rows = (LedgerRow.from_db(row) for row in found.rows)
@@ -242,7 +249,7 @@ def rows_for(
 
 def fulfilled_after(table: str, after: str, limit: int) -> Plan[list[LedgerRow]]:
     """The next page of fulfilled rows, in reference order, after the reference ``after``."""
-    yield Begin()
+    yield Begin(write=False)
     found: Rows = yield Query(_sql.fulfilled_page(table), (after, limit))
     yield Commit()
     return [LedgerRow.from_db(row) for row in found.rows]

@@ -2,7 +2,9 @@
 
 Transactions run at READ COMMITTED: the claim is ``INSERT ... ON CONFLICT DO NOTHING`` then a
 compare-and-set ``UPDATE``, and PostgreSQL re-checks an UPDATE's condition against the row a
-concurrent transaction committed, so exactly one worker wins each claim.
+concurrent transaction committed, so exactly one worker wins each claim. Every wait is bounded
+by the ledger's timeout: connecting, each lock, a dead peer (TCP); a statement by twice it, and a
+transaction left idle by ten times.
 """
 
 from __future__ import annotations
@@ -39,9 +41,30 @@ def _trusted(sql: str) -> Any:
     return sql
 
 
+def _session(url: str, timeout: float) -> dict[str, Any]:
+    """libpq parameters that bound every wait by ``timeout``; options in the URL still apply."""
+    ms = max(1, round(timeout * 1000))
+    seconds = max(1, round(timeout))
+    options = (  # a statement may wait a whole lock_timeout: it gets twice, so a lock is named
+        f"-c lock_timeout={ms} -c statement_timeout={2 * ms} "
+        f"-c idle_in_transaction_session_timeout={10 * ms}"
+    )
+    given = _psycopg().conninfo.conninfo_to_dict(url).get("options")
+    return {
+        "connect_timeout": max(2, seconds),  # libpq's smallest
+        "options": f"{options} {given}" if given else options,  # the URL's own come last, win
+        "keepalives": 1,
+        "keepalives_idle": seconds,
+        "keepalives_interval": seconds,
+        "keepalives_count": 3,
+        "tcp_user_timeout": ms,
+    }
+
+
 class _PgConnection:
-    def __init__(self, raw: psycopg.Connection[Any]) -> None:
+    def __init__(self, raw: psycopg.Connection[Any], timeout: float) -> None:
         self.raw = raw
+        self.timeout = timeout
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         import psycopg
@@ -51,7 +74,7 @@ class _PgConnection:
             rows = cursor.fetchall() if cursor.description is not None else []
             return Rows(rows, cursor.rowcount)
         except psycopg.Error as exc:
-            raise _error(exc) from exc
+            raise _error(exc, self.timeout) from exc
 
     def commit(self) -> None:
         import psycopg
@@ -59,7 +82,7 @@ class _PgConnection:
         try:
             self.raw.commit()
         except psycopg.Error as exc:
-            raise _error(exc) from exc
+            raise _error(exc, self.timeout) from exc
 
     def rollback(self) -> None:
         """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
@@ -74,22 +97,23 @@ class PostgresDriver:
 
     dialect = POSTGRES
 
-    def __init__(self, url: str, *, connect_timeout: float) -> None:
+    def __init__(self, url: str, *, timeout: float) -> None:
         _psycopg()
         self.url = url
-        self.connect_timeout = connect_timeout
+        self.timeout = timeout
         self._idle: Idle[_PgConnection] = Idle()
 
-    def begin(self) -> Connection:
+    def begin(self, write: bool = True) -> Connection:
+        """A transaction at READ COMMITTED; reads and writes alike (row locks, not a file's)."""
         connection = self._idle.take()
         if connection is not None and not connection.raw.closed:
             return connection
         psycopg = _psycopg()
         try:
-            raw = psycopg.connect(self.url, connect_timeout=max(1, round(self.connect_timeout)))
+            raw = psycopg.connect(self.url, **_session(self.url, self.timeout))
         except psycopg.Error as exc:
-            raise _error(exc) from exc
-        return _PgConnection(raw)
+            raise _error(exc, self.timeout) from exc
+        return _PgConnection(raw, self.timeout)
 
     def done(self, connection: Connection) -> None:
         assert isinstance(connection, _PgConnection)
@@ -105,8 +129,9 @@ class PostgresDriver:
 
 
 class _AsyncPgConnection:
-    def __init__(self, raw: psycopg.AsyncConnection[Any]) -> None:
+    def __init__(self, raw: psycopg.AsyncConnection[Any], timeout: float) -> None:
         self.raw = raw
+        self.timeout = timeout
 
     async def execute(self, sql: str, params: Sequence[object]) -> Rows:
         import psycopg
@@ -116,7 +141,7 @@ class _AsyncPgConnection:
             rows = await cursor.fetchall() if cursor.description is not None else []
             return Rows(rows, cursor.rowcount)
         except psycopg.Error as exc:
-            raise _error(exc) from exc
+            raise _error(exc, self.timeout) from exc
 
     async def commit(self) -> None:
         import psycopg
@@ -124,7 +149,7 @@ class _AsyncPgConnection:
         try:
             await self.raw.commit()
         except psycopg.Error as exc:
-            raise _error(exc) from exc
+            raise _error(exc, self.timeout) from exc
 
     async def rollback(self) -> None:
         import psycopg
@@ -138,24 +163,24 @@ class AsyncPostgresDriver:
 
     dialect = POSTGRES
 
-    def __init__(self, url: str, *, connect_timeout: float) -> None:
+    def __init__(self, url: str, *, timeout: float) -> None:
         _psycopg()
         self.url = url
-        self.connect_timeout = connect_timeout
+        self.timeout = timeout
         self._idle: Idle[_AsyncPgConnection] = Idle()
 
-    async def begin(self) -> AsyncConnection:
+    async def begin(self, write: bool = True) -> AsyncConnection:
         connection = self._idle.take()
         if connection is not None and not connection.raw.closed:
             return connection
         psycopg = _psycopg()
         try:
             raw = await psycopg.AsyncConnection.connect(
-                self.url, connect_timeout=max(1, round(self.connect_timeout))
+                self.url, **_session(self.url, self.timeout)
             )
         except psycopg.Error as exc:
-            raise _error(exc) from exc
-        return _AsyncPgConnection(raw)
+            raise _error(exc, self.timeout) from exc
+        return _AsyncPgConnection(raw, self.timeout)
 
     async def done(self, connection: AsyncConnection) -> None:
         assert isinstance(connection, _AsyncPgConnection)
@@ -170,5 +195,19 @@ class AsyncPostgresDriver:
             await connection.raw.close()
 
 
-def _error(exc: Exception) -> LedgerError:
-    return LedgerError(f"the PostgreSQL ledger failed: {' '.join(str(exc).split())}")
+def _error(exc: Exception, timeout: float) -> LedgerError:
+    """The ledger's error for psycopg's; a timed-out wait says which wait, and for how long."""
+    import psycopg.errors
+
+    detail = " ".join(str(exc).split())
+    if isinstance(exc, psycopg.errors.LockNotAvailable):
+        return LedgerError(
+            f"the PostgreSQL ledger waited more than {timeout:g}s for a lock another "
+            f"transaction holds (the ledger's timeout): {detail}"
+        )
+    if isinstance(exc, psycopg.errors.QueryCanceled):
+        return LedgerError(
+            f"a PostgreSQL ledger statement took more than {2 * timeout:g}s (twice the "
+            f"ledger's timeout): {detail}"
+        )
+    return LedgerError(f"the PostgreSQL ledger failed: {detail}")

@@ -1,23 +1,32 @@
-"""The reconcile loops, sync and async: fetch a batch, look its rows up, feed :mod:`._report`.
+"""The reconcile shells, sync and async: carry out the steps of :func:`._report.reconcile`.
 
 Payments are streamed with ``iter_payments``, so memory does not grow with the service's list.
+A step's exception is thrown into the plan, which decides what it means.
 """
 
 from __future__ import annotations
 
-from collections.abc import (
-    AsyncIterator,
-    Awaitable,
-    Callable,
-    Iterator,
-)
-from typing import TYPE_CHECKING, Any, TypeVar
+import contextlib
+import itertools
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import TYPE_CHECKING, cast
 
-from .._errors import PaymentNotFoundError, PaymentVerificationError
 from .._listed_models import ListedPayment
 from .._models import VerifiedPayment
-from ._plans import FulfilResult
-from ._report import ReconcileReport, Reconciliation
+from . import _report
+from ._report import (
+    BATCH,
+    MAX_DISCREPANCIES,
+    Checked,
+    CloseList,
+    Fulfil,
+    FulfilledPage,
+    LookUp,
+    NextBatch,
+    ReconcileReport,
+    ReconcileStep,
+    Verify,
+)
 
 if TYPE_CHECKING:
     from .._client import AsyncClient, Client, Lookup
@@ -25,43 +34,8 @@ if TYPE_CHECKING:
 
 __all__ = ["reconcile", "reconcile_async"]
 
-T = TypeVar("T")
-BATCH = 500
-PAGE = 2000
 Progress = Callable[[int], object]
 """Called after each batch with the number of payments checked so far."""
-
-
-def _batches(payments: Iterator[ListedPayment], size: int) -> Iterator[list[ListedPayment]]:
-    batch: list[ListedPayment] = []
-    for payment in payments:
-        batch.append(payment)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-async def _abatches(
-    payments: AsyncIterator[ListedPayment], size: int
-) -> AsyncIterator[list[ListedPayment]]:
-    batch: list[ListedPayment] = []
-    async for payment in payments:
-        batch.append(payment)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
-def _fulfilment(result: FulfilResult[Any] | Exception) -> str:
-    """How handing a missed payment to ``fulfil`` went, as the report says it."""
-    if isinstance(result, FulfilResult):
-        return str(result.outcome)
-    kind = "refused" if isinstance(result, PaymentVerificationError) else "error"
-    return f"{kind}: {type(result).__name__}: {' '.join(str(result).split())}"
 
 
 def reconcile(
@@ -71,68 +45,108 @@ def reconcile(
     fulfil: Callable[[VerifiedPayment], object] | None,
     lookup: Lookup | None,
     progress: Progress | None,
+    max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:
-    state = Reconciliation()
-    with client.iter_payments() as payments:  # streamed: memory stays flat in the list
-        for batch in _batches(payments, batch_size):
-            rows = ledger.rows([payment.reference for payment in batch])
-            for missed in state.batch(batch, rows):
-                outcome: str | None = None
-                if fulfil is not None:
-                    try:
-                        verified = client.verify_callback(
-                            {"reference": missed.reference}, lookup=lookup
+    plan = _report.reconcile(
+        fulfilling=fulfil is not None,
+        batch_size=batch_size,
+        max_discrepancies=max_discrepancies,
+    )
+    try:
+        with contextlib.ExitStack() as listing:
+            payments: Iterator[ListedPayment] | None = None
+            step: ReconcileStep = next(plan)
+            while True:
+                reply: object = None
+                try:
+                    if isinstance(step, NextBatch):
+                        if payments is None:  # streamed: memory stays flat in the list
+                            payments = iter(listing.enter_context(client.iter_payments()))
+                        reply = list(itertools.islice(payments, step.size))
+                    elif isinstance(step, CloseList):
+                        listing.close()
+                    elif isinstance(step, LookUp):
+                        reply = ledger.rows(step.references)
+                    elif isinstance(step, Checked):
+                        if progress is not None:
+                            progress(step.listed)
+                    elif isinstance(step, Fulfil):
+                        assert fulfil is not None
+                        found = {"reference": step.reference}
+                        reply = ledger.fulfil_once(
+                            client.verify_callback(found, lookup=lookup), fulfil
                         )
-                        outcome = _fulfilment(ledger.fulfil_once(verified, fulfil))
-                    except Exception as error:  # reported in the discrepancy; the run goes on
-                        outcome = _fulfilment(error)
-                state.missed(missed, outcome)
-            if progress is not None:
-                progress(state.report.listed)
-    after = ""
-    while page := ledger.fulfilled_after(after, PAGE):
-        for row in state.unseen(page):
-            try:
-                state.unlisted(row, client.verify(row.reference))
-            except PaymentNotFoundError:
-                state.unlisted(row, None)
-        after = page[-1].reference
-    return state.report
+                    elif isinstance(step, FulfilledPage):
+                        reply = ledger.fulfilled_after(step.after, step.limit)
+                    else:
+                        assert isinstance(step, Verify)
+                        reply = client.verify(step.reference)
+                except Exception as error:  # the plan decides: reported, skipped, or raised
+                    step = plan.throw(error)
+                    continue
+                step = plan.send(reply)
+    except StopIteration as done:
+        return cast(ReconcileReport, done.value)
 
 
 async def reconcile_async(
     ledger: AsyncLedger,
     client: AsyncClient,
     *,
-    fulfil: Callable[[VerifiedPayment], Awaitable[object]] | None,
+    fulfil: Callable[[VerifiedPayment], object] | None,
     lookup: Lookup | None,
     progress: Progress | None,
+    max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:
-    state = Reconciliation()
-    async with client.iter_payments() as payments:
-        async for batch in _abatches(payments, batch_size):
-            rows = await ledger.rows([payment.reference for payment in batch])
-            for missed in state.batch(batch, rows):
-                outcome: str | None = None
-                if fulfil is not None:
-                    try:
-                        verified = await client.verify_callback(
-                            {"reference": missed.reference}, lookup=lookup
-                        )
-                        outcome = _fulfilment(await ledger.fulfil_once(verified, fulfil))
-                    except Exception as error:  # reported in the discrepancy; the run goes on
-                        outcome = _fulfilment(error)
-                state.missed(missed, outcome)
-            if progress is not None:
-                progress(state.report.listed)
-    after = ""
-    while page := await ledger.fulfilled_after(after, PAGE):
-        for row in state.unseen(page):
-            try:
-                state.unlisted(row, await client.verify(row.reference))
-            except PaymentNotFoundError:
-                state.unlisted(row, None)
-        after = page[-1].reference
-    return state.report
+    plan = _report.reconcile(
+        fulfilling=fulfil is not None,
+        batch_size=batch_size,
+        max_discrepancies=max_discrepancies,
+    )
+    try:
+        async with contextlib.AsyncExitStack() as listing:
+            payments: AsyncIterator[ListedPayment] | None = None
+            step: ReconcileStep = next(plan)
+            while True:
+                reply: object = None
+                try:
+                    if isinstance(step, NextBatch):
+                        if payments is None:
+                            payments = aiter(
+                                await listing.enter_async_context(client.iter_payments())
+                            )
+                        reply = [payment async for payment in _take(payments, step.size)]
+                    elif isinstance(step, CloseList):
+                        await listing.aclose()
+                    elif isinstance(step, LookUp):
+                        reply = await ledger.rows(step.references)
+                    elif isinstance(step, Checked):
+                        if progress is not None:
+                            progress(step.listed)
+                    elif isinstance(step, Fulfil):
+                        assert fulfil is not None
+                        found = {"reference": step.reference}
+                        verified = await client.verify_callback(found, lookup=lookup)
+                        reply = await ledger.fulfil_once(verified, fulfil)
+                    elif isinstance(step, FulfilledPage):
+                        reply = await ledger.fulfilled_after(step.after, step.limit)
+                    else:
+                        assert isinstance(step, Verify)
+                        reply = await client.verify(step.reference)
+                except Exception as error:  # the plan decides: reported, skipped, or raised
+                    step = plan.throw(error)
+                    continue
+                step = plan.send(reply)
+    except StopIteration as done:
+        return cast(ReconcileReport, done.value)
+
+
+async def _take(payments: AsyncIterator[ListedPayment], size: int) -> AsyncIterator[ListedPayment]:
+    """Up to ``size`` more payments of the stream, leaving the rest in it."""
+    for _ in range(size):
+        try:
+            yield await anext(payments)
+        except StopAsyncIteration:
+            return

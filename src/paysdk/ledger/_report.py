@@ -1,8 +1,10 @@
 """Reconciliation's decisions, I/O-free: compare the service's list with the ledger, batch by batch.
 
-:class:`Reconciliation` is fed batches of listed payments with their ledger rows, then pages of
-fulfilled rows, and builds the :class:`ReconcileReport`. The sync and async loops in
-:mod:`._reconcile` only fetch and feed, so both decide alike.
+:func:`reconcile` is a plan, as the ledger's are: it yields steps (the next batch of the list,
+its ledger rows, a missed payment to fulfil, a page of fulfilled rows, a payment to verify) and
+builds the :class:`ReconcileReport` from the answers, with :class:`Reconciliation` doing the
+comparing. The sync and async shells in :mod:`._reconcile` only carry the steps out, throwing a
+step's exception into the plan, so both decide alike.
 """
 
 from __future__ import annotations
@@ -12,13 +14,27 @@ import bisect
 import dataclasses
 import enum
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from typing import Any, TypeAlias
 
+from .._errors import PaymentNotFoundError, PaymentVerificationError
 from .._listed_models import ListedPayment
 from .._models import VerifiedPayment
-from ._plans import LedgerRow
+from ._plans import FulfilResult, LedgerRow
 
-__all__ = ["Discrepancy", "Kind", "ReconcileReport", "Reconciliation"]
+__all__ = [
+    "MAX_DISCREPANCIES",
+    "Discrepancy",
+    "Kind",
+    "ReconcileReport",
+    "Reconciliation",
+    "reconcile",
+]
+
+BATCH = 500
+"""Listed payments looked up in the ledger at a time: one query each."""
+PAGE = 2000
+"""Fulfilled rows read at a time, in the pass for those the list did not show."""
 
 
 class Kind(str, enum.Enum):
@@ -65,9 +81,18 @@ class Discrepancy:
         return {**dataclasses.asdict(self), "kind": str(self.kind)}
 
 
+MAX_DISCREPANCIES = 10_000
+"""How many discrepancies a report keeps by default; the counts stay exact beyond it."""
+
+
+def _no_counts() -> dict[str, int]:
+    return {str(kind): 0 for kind in Kind}
+
+
 @dataclasses.dataclass
 class ReconcileReport:
-    """What reconcile found: counts, and every payment that needs attention."""
+    """What reconcile found: exact counts, and the payments that need attention, up to a limit
+    (``max_discrepancies``) so a report's memory stays bounded; ``truncated`` if it was cut."""
 
     listed: int = 0
     """Payments the service listed."""
@@ -76,25 +101,42 @@ class ReconcileReport:
     fulfilled_ok: int = 0
     """Completed, fulfilled, same amount and currency: all is well."""
     discrepancies: list[Discrepancy] = dataclasses.field(default_factory=list[Discrepancy])
+    """The first ``max_discrepancies`` found."""
+    counts: dict[str, int] = dataclasses.field(default_factory=_no_counts)
+    """Discrepancies by kind, every one counted, kept in ``discrepancies`` or not."""
+    truncated: bool = False
+    """More were found than ``discrepancies`` keeps (see ``counts``)."""
+    unresolved_missed: int = 0
+    """Missed payments this run did not fulfil (or find fulfilled), kept or not."""
 
     def of_kind(self, kind: Kind) -> list[Discrepancy]:
         return [d for d in self.discrepancies if d.kind is kind]
 
     @property
-    def counts(self) -> dict[str, int]:
-        return {str(kind): len(self.of_kind(kind)) for kind in Kind}
-
-    @property
     def needs_attention(self) -> bool:
         """Any alarm, or any missed payment not fulfilled by this run."""
-        return any(d.kind in ALARMS or not d.resolved for d in self.discrepancies)
+        alarms = sum(self.counts[str(kind)] for kind in ALARMS)
+        return alarms > 0 or self.unresolved_missed > 0
+
+    def add(self, discrepancy: Discrepancy, limit: int) -> int | None:
+        """Count it; keep it if fewer than ``limit`` are kept. Its index in the list, if kept."""
+        self.counts[str(discrepancy.kind)] += 1
+        if discrepancy.kind is Kind.MISSED and not discrepancy.resolved:
+            self.unresolved_missed += 1
+        if len(self.discrepancies) >= limit:
+            self.truncated = True
+            return None
+        self.discrepancies.append(discrepancy)
+        return len(self.discrepancies) - 1
 
 
 class Reconciliation:
-    """The running comparison. Memory: one batch, plus 8 bytes per fulfilled payment listed."""
+    """The running comparison. Memory: one batch, at most ``max_discrepancies`` discrepancies,
+    and 8 bytes per fulfilled payment listed."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_discrepancies: int = MAX_DISCREPANCIES) -> None:
         self.report = ReconcileReport()
+        self._limit = max_discrepancies
         self._listed = _References()
 
     def batch(
@@ -117,15 +159,29 @@ class Reconciliation:
             elif found.kind is Kind.MISSED:
                 missed.append(payment)
             else:
-                report.discrepancies.append(found)
+                report.add(found, self._limit)
         return missed
 
     def missed(self, payment: ListedPayment, fulfilment: str | None) -> None:
         """Record a missed payment, and what handing it to ``fulfil`` did (if it was)."""
         self._listed.add(payment.reference)  # listed: never "not listed" later
-        self.report.discrepancies.append(
-            dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
+        found = dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
+        self.report.add(found, self._limit)
+
+    def to_fulfil(self) -> list[tuple[int, Discrepancy]]:
+        """The missed payments kept, with their places in the report, to hand to ``fulfil``
+        (those beyond ``max_discrepancies`` wait for the next run, still missed)."""
+        found = enumerate(self.report.discrepancies)
+        return [(index, d) for index, d in found if d.kind is Kind.MISSED and d.fulfilment is None]
+
+    def fulfilled(self, index: int, fulfilment: str) -> None:
+        """Record what handing the missed payment at ``index`` to ``fulfil`` did."""
+        discrepancies = self.report.discrepancies
+        discrepancies[index] = done = dataclasses.replace(
+            discrepancies[index], fulfilment=fulfilment
         )
+        if done.resolved:
+            self.report.unresolved_missed -= 1
 
     def unseen(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
         """Of a page of fulfilled rows, those the list did not show: to verify one by one."""
@@ -144,7 +200,7 @@ class Reconciliation:
         elif _differ(payment.amount, payment.currency, row):
             kind = Kind.MISMATCH
         if kind is not None:
-            self.report.discrepancies.append(
+            self.report.add(
                 Discrepancy(
                     kind,
                     row.reference,
@@ -152,7 +208,8 @@ class Reconciliation:
                     currency=None if payment is None else payment.currency,
                     fulfilled_amount=row.amount,
                     fulfilled_currency=row.currency,
-                )
+                ),
+                self._limit,
             )
 
     @staticmethod
@@ -206,3 +263,96 @@ class _References:
 
 def _digest(reference: str) -> int:
     return int.from_bytes(hashlib.blake2b(reference.encode(), digest_size=8).digest(), "big")
+
+
+@dataclasses.dataclass(frozen=True)
+class NextBatch:
+    """Read up to ``size`` more listed payments (opening the list first); answered with a list,
+    empty at its end."""
+
+    size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class CloseList:
+    """Close the list's stream: nothing more is read from it."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LookUp:
+    """The ledger's rows for these references, in one query; answered with a mapping."""
+
+    references: Sequence[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class Checked:
+    """Tell the caller's ``progress`` how many listed payments were checked so far."""
+
+    listed: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Fulfil:
+    """Verify a missed payment against its order and fulfil it once; answered with the result."""
+
+    reference: str
+
+
+@dataclasses.dataclass(frozen=True)
+class FulfilledPage:
+    """The next page of fulfilled rows after the reference ``after``; answered with a list."""
+
+    after: str
+    limit: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Verify:
+    """Verify one payment by reference; answered with the VerifiedPayment."""
+
+    reference: str
+
+
+ReconcileStep: TypeAlias = (
+    "NextBatch | CloseList | LookUp | Checked | Fulfil | FulfilledPage | Verify"
+)
+
+
+def reconcile(
+    *, fulfilling: bool, batch_size: int = BATCH, max_discrepancies: int = MAX_DISCREPANCIES
+) -> Generator[ReconcileStep, Any, ReconcileReport]:
+    """Compare the list with the ledger, then fulfil what was missed (the list closed first, so a
+    slow action never holds its stream open), then settle fulfilled rows the list did not show."""
+    state = Reconciliation(max_discrepancies)
+    while batch := (yield NextBatch(batch_size)):
+        rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])
+        for payment in state.batch(batch, rows):
+            state.missed(payment, None)
+        yield Checked(state.report.listed)
+    yield CloseList()
+    if fulfilling:
+        for index, discrepancy in state.to_fulfil():
+            try:
+                result: FulfilResult[Any] | Exception = yield Fulfil(discrepancy.reference)
+            except Exception as error:  # reported in the discrepancy; the run goes on
+                result = error
+            state.fulfilled(index, _fulfilment(result))
+    after = ""
+    while page := (yield FulfilledPage(after, PAGE)):
+        for row in state.unseen(page):
+            try:
+                verified: VerifiedPayment | None = yield Verify(row.reference)
+            except PaymentNotFoundError:  # the service has never heard of it
+                verified = None
+            state.unlisted(row, verified)
+        after = page[-1].reference
+    return state.report
+
+
+def _fulfilment(result: FulfilResult[Any] | Exception) -> str:
+    """How handing a missed payment to ``fulfil`` went, as the report says it."""
+    if isinstance(result, FulfilResult):
+        return str(result.outcome)
+    kind = "refused" if isinstance(result, PaymentVerificationError) else "error"
+    return f"{kind}: {type(result).__name__}: {' '.join(str(result).split())}"

@@ -68,10 +68,10 @@ class SQLiteDriver:
         self._wal = False
         self._wal_lock = threading.Lock()
 
-    def begin(self) -> Connection:
+    def begin(self, write: bool = True) -> Connection:
         connection = self._idle.take() or self._connect()
         try:
-            connection.raw.execute("BEGIN IMMEDIATE")
+            connection.raw.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # reads: no lock wait
         except sqlite3.Error as exc:
             connection.raw.close()
             raise _error(exc) from exc
@@ -120,8 +120,8 @@ class AsyncSQLiteDriver:
     def __init__(self, path: str, *, busy_timeout: float, create: bool = True) -> None:
         self.sync = SQLiteDriver(path, busy_timeout=busy_timeout, create=create)
 
-    async def begin(self) -> AsyncConnection:
-        return _InThread(await _in_thread(self.sync.begin))
+    async def begin(self, write: bool = True) -> AsyncConnection:
+        return _InThread(await _in_thread(lambda: self.sync.begin(write)))
 
     async def done(self, connection: AsyncConnection) -> None:
         assert isinstance(connection, _InThread)
