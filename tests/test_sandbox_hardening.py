@@ -17,9 +17,11 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 
 from paysdk.sandbox import Fault, Sandbox
+from paysdk.sandbox import _server as sandbox_server
 
 WAIT = 30.0
 """A generous bound on any single wait, so a regression fails instead of hanging the suite."""
@@ -368,3 +370,38 @@ def test_idle_timeout_must_be_a_positive_number() -> None:
     for bad in (0, -1, float("inf"), float("nan"), True, "5"):
         with pytest.raises(ValueError, match="idle_timeout must be"):
             Sandbox(idle_timeout=bad)  # type: ignore[arg-type]
+
+
+# --- the request log --------------------------------------------------------------------------
+
+
+def test_the_request_log_keeps_only_the_latest_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox left running for days must not grow its log for ever."""
+    assert sandbox_server.MAX_RECORDED_REQUESTS == 10_000
+    monkeypatch.setattr(sandbox_server, "MAX_RECORDED_REQUESTS", 5)
+    with Sandbox() as sandbox, httpx.Client(base_url=sandbox.base_url) as http:
+        for number in range(12):
+            http.get(f"/payment/ref-{number}")
+        paths = [request.path for request in sandbox.requests]
+        assert paths == [f"/payment/ref-{number}" for number in range(7, 12)]
+        listed = http.get("/_sandbox/requests", headers=auth(sandbox)).json()["data"]
+        assert [request["path"] for request in listed] == paths
+        sandbox.clear_requests()
+        assert sandbox.requests == []
+        http.get("/payments")
+        assert [request.path for request in sandbox.requests] == ["/payments"]
+
+
+def test_a_huge_header_is_recorded_cut(sandbox: Sandbox) -> None:
+    limit = sandbox_server.MAX_RECORDED_HEADER
+    assert limit == 1024
+    huge = "v" * 60_000
+    with httpx.Client(base_url=sandbox.base_url) as http:
+        assert http.get("/payments", headers={"X-Huge": huge, "X-Small": "s"}).status_code == 401
+    (request,) = sandbox.requests
+    assert request.headers["X-Huge"] == huge[:limit]
+    assert request.headers["X-Small"] == "s"
+
+
+def auth(sandbox: Sandbox) -> dict[str, str]:
+    return {"Authorization": f"Bearer {sandbox.secret_key}"}

@@ -13,6 +13,7 @@ import secrets
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, cast
@@ -44,6 +45,10 @@ DEFAULT_IDLE_TIMEOUT = 30.0
 MAX_JSON_DEPTH = 32
 """How deeply a control request's JSON body may nest (a seed record needs 4 levels)."""
 TOO_DEEP = f"the body is nested more than {MAX_JSON_DEPTH} levels deep"
+MAX_RECORDED_REQUESTS = 10_000
+"""How many requests the log keeps: past it, the oldest are dropped."""
+MAX_RECORDED_HEADER = 1024
+"""How many characters of each header name and value the log keeps: the rest is cut."""
 _REDACTED = "<redacted>"
 
 
@@ -61,6 +66,7 @@ class RecordedRequest:
     target: str
     """The raw request target: path and query."""
     headers: Mapping[str, str]
+    """Each name and value cut to :data:`MAX_RECORDED_HEADER` characters."""
     time: float
 
 
@@ -95,7 +101,7 @@ class Sandbox:
         self.log_requests = log_requests
         self._requested_port = port
         self._payments: dict[str, PaymentRecord] = {}
-        self._requests: list[RecordedRequest] = []
+        self._requests: deque[RecordedRequest] = deque(maxlen=MAX_RECORDED_REQUESTS)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: Server | None = None
@@ -209,7 +215,10 @@ class Sandbox:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """Requests to API paths so far (control endpoints are not recorded), oldest first."""
+        """Requests to API paths so far (control endpoints are not recorded), oldest first.
+
+        The last :data:`MAX_RECORDED_REQUESTS` only, so a long-running sandbox's log stays bounded.
+        """
         with self._lock:
             return list(self._requests)
 
@@ -241,7 +250,9 @@ class Sandbox:
                 handler.send(Answer.json(401, UNAUTHORIZED_BODY))
             return
         headers = {
-            name: (_REDACTED if name.lower() == "authorization" else value)
+            name[:MAX_RECORDED_HEADER]: (
+                _REDACTED if name.lower() == "authorization" else value[:MAX_RECORDED_HEADER]
+            )
             for name, value in handler.headers.items()
         }
         self._record(RecordedRequest(method, path, target, headers, time.time()))
