@@ -14,7 +14,7 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -364,6 +364,50 @@ def test_a_burst_of_200_connections_is_served(
         answers = list(pool.map(one, range(200)))
     assert all(answer.startswith(status_line(200)) for answer in answers)
     assert_no_traceback(capfd)
+
+
+def test_connections_past_the_cap_are_answered_503_at_once(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Idle connections holding every slot cannot make the next one wait: it gets a 503."""
+    assert Sandbox().max_connections == 256
+    with Sandbox(max_connections=2, log_requests=True) as sandbox:
+        server = sandbox._server
+        assert server is not None
+        idle = [socket.create_connection(("127.0.0.1", sandbox.port), timeout=WAIT) for _ in "ab"]
+        try:
+            eventually(lambda: len(server.connections) == 2)
+            for _ in range(3):  # refused again and again, each at once
+                started = time.monotonic()
+                answer = exchange(sandbox.port, list_request(sandbox))
+                assert time.monotonic() - started < 2.0
+                assert answer.startswith(status_line(503))
+                assert b"Connection: close\r\n" in answer
+                assert body_of(answer) == {
+                    "error": "Service Unavailable",
+                    "message": "the sandbox is serving its limit of 2 connections",
+                }
+        finally:
+            for conn in idle:
+                conn.close()
+        eventually(lambda: len(server.connections) == 0)
+        for _ in range(4):  # the slots are back: more than the cap, one after another
+            assert_still_serving(sandbox)
+    err = assert_no_traceback(capfd)
+    assert "refused: serving the most connections allowed" in err
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, "5"])
+def test_max_connections_must_be_a_positive_whole_number(bad: object) -> None:
+    with pytest.raises(ValueError, match="max_connections must be"):
+        Sandbox(max_connections=bad)  # type: ignore[arg-type]
+
+
+def eventually(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true in time"
+        time.sleep(0.01)
 
 
 def test_idle_timeout_must_be_a_positive_number() -> None:

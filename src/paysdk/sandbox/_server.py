@@ -28,7 +28,7 @@ from ._answers import (
 )
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
 from ._faults import Fault, FaultBook
-from ._http import Handler, Server
+from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
 from ._records import PaymentRecord, SeedError
 from ._seed import default_payments
 
@@ -87,14 +87,21 @@ class Sandbox:
         payments: Iterable[PaymentRecord] | None = None,
         log_requests: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         """``idle_timeout``: seconds a connection may take to send a whole request (idle time
-        included) before the sandbox closes it; also the limit for each write of an answer."""
+        included) before the sandbox closes it; also the limit for each write of an answer.
+        ``max_connections``: how many connections are served at once; one more is answered 503."""
         if isinstance(idle_timeout, bool) or not isinstance(idle_timeout, (int, float)):
             raise ValueError("idle_timeout must be a number of seconds")
         if not (math.isfinite(idle_timeout) and idle_timeout > 0):
             raise ValueError("idle_timeout must be a positive, finite number of seconds")
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int):
+            raise ValueError("max_connections must be a whole number")
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         self.idle_timeout: float = float(idle_timeout)
+        self.max_connections: int = max_connections
         self.secret_key: str = secret_key if secret_key is not None else generate_secret_key()
         self.host = host
         self.faults: FaultBook = FaultBook()
@@ -116,7 +123,8 @@ class Sandbox:
         if self._server is not None:
             raise RuntimeError("the sandbox is already running")
         self._stopping.clear()
-        self._server = Server((self.host, self._requested_port), self)
+        address = (self.host, self._requested_port)
+        self._server = Server(address, self, max_connections=self.max_connections)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.02},  # how long stop() may wait
