@@ -81,7 +81,8 @@ def api_route(path: str) -> ApiRoute | None:
 
 
 def fault_path(path: str) -> str:
-    """``path`` with a verify reference re-encoded the way paysdk encodes it, for fault matching."""
+    """``path`` with a verify reference re-encoded the way paysdk encodes it, for fault matching
+    in ``FaultBook``, which the sandbox and the in-memory fake both ask."""
     route = api_route(path)
     if route is None or route.reference is None:
         return path
