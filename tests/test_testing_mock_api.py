@@ -137,6 +137,17 @@ def _probe(base_url: str, key: str, probes: list[tuple[str, str, bool]]) -> list
     return answers
 
 
+def test_removing_a_payment_is_the_same_in_the_fake_and_the_sandbox() -> None:
+    """Removing a reference that is not there is no error in either (no raw KeyError)."""
+    with MockPaymentAPI(payments=default_payments()) as api, Sandbox() as sandbox:
+        for service in (api, sandbox):
+            service.remove_payment("order-1042")
+            service.remove_payment("order-1042")
+            service.remove_payment("never-added")
+            assert service.get_payment("order-1042") is None
+        assert api.payments == sandbox.payments
+
+
 def test_a_base_url_with_a_path_prefix(api: MockPaymentAPI) -> None:
     with MockPaymentAPI(base_url="https://pay.example.test/v1/") as prefixed:
         prefixed.add_payment("order-5")

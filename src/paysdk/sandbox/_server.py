@@ -198,8 +198,9 @@ class Sandbox:
             self._requests.clear()
 
     def remove_payment(self, reference: str) -> None:
+        """Remove the payment for ``reference``; one that is not there is already removed."""
         with self._lock:
-            del self._payments[reference]
+            self._payments.pop(reference, None)
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
         with self._lock:

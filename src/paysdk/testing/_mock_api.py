@@ -221,6 +221,7 @@ class MockPaymentAPI:
         return record
 
     def remove_payment(self, reference: str) -> None:
+        """Remove the payment for ``reference``; one that is not there is already removed."""
         with self._lock:
             self._payments.pop(reference, None)
 
