@@ -26,6 +26,7 @@ __all__ = [
     "authorized",
     "fault_path",
     "newest_first",
+    "verify_envelope",
 ]
 
 NOT_FOUND_BODY: Mapping[str, Any] = {
@@ -100,6 +101,11 @@ def newest_first(records: Iterable[PaymentRecord]) -> list[PaymentRecord]:
     return sorted(records, key=lambda record: record.created_at, reverse=True)
 
 
+def verify_envelope(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Verify's 200 body around a payment's verify shape, as the service wraps it."""
+    return {"status": True, "message": "Verification successful", "data": data}
+
+
 def answer_api(
     method: str,
     path: str,
@@ -126,5 +132,4 @@ def answer_api(
     record = find(route.reference)
     if record is None:
         return Answer.json(404, NOT_FOUND_BODY)
-    envelope = {"status": True, "message": "Verification successful", "data": record.verify_shape()}
-    return Answer.json(200, envelope)
+    return Answer.json(200, verify_envelope(record.verify_shape()))
