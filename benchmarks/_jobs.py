@@ -184,22 +184,16 @@ async def _raw_aiohttp(base_url: str, key: str, concurrency: int) -> AsyncIterat
 
 
 def _paysdk_client(
-    base_url: str, key: str, backend: Literal["httpx", "aiohttp"] | None
+    base_url: str, key: str, backend: Literal["httpx", "aiohttp"]
 ) -> paysdk.AsyncClient:
     import paysdk
 
-    if backend is None:
-        return paysdk.AsyncClient(secret_key=key, base_url=base_url)
-    return paysdk.AsyncClient(
-        secret_key=key,
-        base_url=base_url,
-        http_backend=backend,
-    )
+    return paysdk.AsyncClient(secret_key=key, base_url=base_url, http_backend=backend)
 
 
 @contextlib.asynccontextmanager
 async def _paysdk(base_url: str, key: str, concurrency: int) -> AsyncIterator[Run]:
-    async with _paysdk_client(base_url, key, None) as sdk:
+    async with _paysdk_client(base_url, key, "httpx") as sdk:
         yield _pool(sdk.verify, concurrency)
 
 
@@ -267,16 +261,7 @@ def sync_verify(base_url: str, key: str, calls: int, rounds: int) -> dict[str, A
             response.raise_for_status()
             return json.loads(response.content)
 
-        get_raw()  # connect both and warm up
-        sdk.verify(REFERENCE)
-        cpu: tuple[list[float], list[float]] = ([], [])
-        start = ready()
-        result = paired(
-            timed(get_raw, calls, cpu=cpu[0]),
-            timed(lambda: sdk.verify(REFERENCE), calls, cpu=cpu[1]),
-            rounds,
-        )
-    return {"seconds": time.perf_counter() - start, **_rounds(result, cpu)}
+        return _raw_against_paysdk(get_raw, sdk, calls, rounds)
 
 
 def overhead(calls: int, rounds: int) -> dict[str, Any]:
@@ -300,15 +285,23 @@ def overhead(calls: int, rounds: int) -> dict[str, Any]:
         def get_raw() -> object:
             return json.loads(raw.get(url, headers=headers).content)
 
-        get_raw()  # warm both up
-        sdk.verify(REFERENCE)
-        cpu: tuple[list[float], list[float]] = ([], [])
-        start = ready()
-        result = paired(
-            timed(get_raw, calls, cpu=cpu[0]),
-            timed(lambda: sdk.verify(REFERENCE), calls, cpu=cpu[1]),
-            rounds,
-        )
+        return _raw_against_paysdk(get_raw, sdk, calls, rounds)
+
+
+def _raw_against_paysdk(
+    get_raw: Callable[[], object], sdk: paysdk.Client, calls: int, rounds: int
+) -> dict[str, Any]:
+    """Warm both up (connecting them), then ``rounds`` paired timings of ``calls`` verifies
+    each, raw first in even rounds; the job's report of wall and CPU seconds per round."""
+    get_raw()
+    sdk.verify(REFERENCE)
+    cpu: tuple[list[float], list[float]] = ([], [])
+    start = ready()
+    result = paired(
+        timed(get_raw, calls, cpu=cpu[0]),
+        timed(lambda: sdk.verify(REFERENCE), calls, cpu=cpu[1]),
+        rounds,
+    )
     return {"seconds": time.perf_counter() - start, **_rounds(result, cpu)}
 
 

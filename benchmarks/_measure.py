@@ -100,7 +100,8 @@ def peak_rss(usage: resource.struct_rusage) -> int:
 
 
 class JobFailed(Exception):
-    """A child job exited with an error; the message is the last line it wrote to stderr."""
+    """A child job failed: it exited with an error (the message is the last line it wrote to
+    stderr), ran past its timeout, or printed no report the parent could read."""
 
 
 @dataclass(frozen=True)
@@ -116,22 +117,40 @@ class JobResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def run_job(name: str, **params: Any) -> JobResult:
-    """Run :mod:`benchmarks._jobs` ``name`` in a fresh interpreter and return what it reported."""
+def run_job(name: str, *, job_timeout: float = JOB_TIMEOUT, **params: Any) -> JobResult:
+    """Run :mod:`benchmarks._jobs` ``name`` in a fresh interpreter and return what it reported.
+
+    Whatever goes wrong with the child is :class:`JobFailed`, so its row shows FAILED and the
+    run goes on.
+    """
     command = [sys.executable, "-m", "benchmarks._jobs", name, json.dumps(params)]
-    done = subprocess.run(  # noqa: S603 - our own interpreter and module
-        command, capture_output=True, text=True, cwd=ROOT, timeout=JOB_TIMEOUT, check=False
-    )
+    try:
+        done = subprocess.run(  # noqa: S603 - our own interpreter and module
+            command, capture_output=True, text=True, cwd=ROOT, timeout=job_timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        raise JobFailed(f"{name}: did not finish within {job_timeout:g}s") from None
     if done.returncode != 0:
         lines = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
         raise JobFailed(f"{name}: {lines[-1]}")
-    report = json.loads(done.stdout.strip().splitlines()[-1])
-    return JobResult(
-        seconds=report.pop("seconds"),
-        peak_rss_bytes=report.pop("peak_rss_bytes"),
-        ready_rss_bytes=report.pop("ready_rss_bytes"),
-        details=report,
-    )
+    return JobResult(**_report(name, done.stdout))
+
+
+def _report(name: str, stdout: str) -> dict[str, Any]:
+    """The fields of a :class:`JobResult` from the last line a job printed."""
+    lines = stdout.strip().splitlines()
+    if not lines:
+        raise JobFailed(f"{name}: printed no report")
+    try:
+        report = json.loads(lines[-1])
+        return {
+            "seconds": float(report.pop("seconds")),
+            "peak_rss_bytes": int(report.pop("peak_rss_bytes")),
+            "ready_rss_bytes": int(report.pop("ready_rss_bytes")),
+            "details": report,
+        }
+    except (ValueError, TypeError, KeyError, AttributeError):
+        raise JobFailed(f"{name}: printed no report, but {lines[-1][:200]!r}") from None
 
 
 def command_seconds(code: str, cpu: list[float] | None = None) -> float:

@@ -35,6 +35,7 @@ from urllib.parse import unquote
 from typing_extensions import Self
 
 from paysdk.sandbox import COMPLETED_REFERENCE, default_payments
+from paysdk.sandbox._answers import verify_envelope
 
 from ._measure import ROOT, peak_rss
 
@@ -49,7 +50,7 @@ def _verify_template() -> tuple[bytes, bytes]:
     """Verify's 200 body split around the JSON string of the reference."""
     (record,) = [r for r in default_payments() if r.reference == COMPLETED_REFERENCE]
     data = {**record.verify_shape(), "reference": _REFERENCE}
-    body = json.dumps({"status": True, "message": "Verification successful", "data": data})
+    body = json.dumps(verify_envelope(data))
     before, after = body.encode().split(json.dumps(_REFERENCE).encode())
     return before, after
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import socket
+import sys
+import time
 
 import pytest
 
@@ -43,6 +46,36 @@ def test_a_failing_job_raises_with_the_childs_error() -> None:
         port = probe.getsockname()[1]
     with pytest.raises(JobFailed, match=r"list-json: httpx\.ConnectError"):
         run_job("list-json", base_url=f"http://127.0.0.1:{port}", key="sk_unused")
+
+
+def test_a_job_that_hangs_fails_at_its_timeout() -> None:
+    with socket.socket() as silent:  # accepts connections (the kernel does), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        started = time.monotonic()
+        with pytest.raises(JobFailed, match=r"^list-json: did not finish within 1\.5s$"):
+            run_job(
+                "list-json", job_timeout=1.5, base_url=f"http://127.0.0.1:{port}", key="sk_unused"
+            )
+        assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    ("program", "message"),
+    [
+        ("true", r"^parse: printed no report$"),  # exits 0, prints nothing
+        ("echo", r"^parse: printed no report, but '-m benchmarks\._jobs parse "),  # not JSON
+    ],
+)
+def test_a_job_without_a_report_fails_with_a_clear_message(
+    monkeypatch: pytest.MonkeyPatch, program: str, message: str
+) -> None:
+    executable = shutil.which(program)
+    assert executable is not None
+    monkeypatch.setattr(sys, "executable", executable)  # the "interpreter" run_job starts
+    with pytest.raises(JobFailed, match=message):
+        run_job("parse", count=1, rounds=1)
 
 
 @pytest.mark.parametrize(

@@ -11,6 +11,8 @@ import pytest
 
 import paysdk
 from benchmarks._server import BLOCK, BenchServer, ListBody, verify_body
+from paysdk.sandbox import COMPLETED_REFERENCE, default_payments
+from paysdk.sandbox._answers import answer_api
 
 KEY = "sk_bench_test_0123"
 
@@ -61,6 +63,21 @@ def test_verify_body_echoes_any_reference_as_json() -> None:
     body = json.loads(verify_body('a "quoted" \\ reference'))
     assert body["data"]["reference"] == 'a "quoted" \\ reference'
     assert body["status"] is True
+
+
+def test_verify_body_is_the_sandboxs_answer_byte_for_byte() -> None:
+    """Both wrap the payment in the one envelope of ``sandbox._answers``."""
+    (record,) = [r for r in default_payments() if r.reference == COMPLETED_REFERENCE]
+    answer = answer_api(
+        "GET",
+        f"/payment/{COMPLETED_REFERENCE}",
+        f"Bearer {KEY}",
+        secret_key=KEY,
+        find=lambda reference: record,
+        listing=lambda: [record],
+    )
+    assert answer.status == 200
+    assert answer.body == verify_body(COMPLETED_REFERENCE)
 
 
 def test_a_long_list_is_streamed_without_the_server_holding_it(server: BenchServer) -> None:

@@ -7,7 +7,8 @@ import pytest
 
 import paysdk
 from paysdk import _core
-from paysdk.integrations.responses import callback_response
+from paysdk.integrations.responses import CallbackResponse, callback_response, fulfilment_response
+from paysdk.ledger import FulfilResult, Outcome
 from tests.conftest import BASE_URL, NOT_FOUND_BODY
 
 REQUEST = _core.Send("GET", f"{BASE_URL}/payment/r", {}, httpx.Timeout(5))
@@ -44,3 +45,17 @@ def test_no_answer_is_answered_retry_later() -> None:
 def test_the_rest_of_the_table(error: paysdk.PaySDKError, status: int, word: str) -> None:
     response = callback_response(error)
     assert (response.status_code, response.status) == (status, word)
+
+
+@pytest.mark.parametrize(
+    ("outcome", "answer"),
+    [
+        (Outcome.FULFILLED, None),
+        (Outcome.ALREADY_FULFILLED, CallbackResponse(200, "already_fulfilled")),
+        (Outcome.IN_PROGRESS, CallbackResponse(503, "in_progress")),
+    ],
+)
+def test_a_fulfilment_is_answered_by_its_outcome(
+    outcome: Outcome, answer: CallbackResponse | None
+) -> None:
+    assert fulfilment_response(FulfilResult(outcome, "order-1")) == answer

@@ -13,10 +13,12 @@ import socket
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from paysdk.cli import main, parse_since
+from paysdk.ledger import Ledger
 from paysdk.sandbox import (
     COMPLETED_REFERENCE,
     FAILED_REFERENCE,
@@ -318,18 +320,44 @@ def test_without_verbose_nothing_but_the_output_is_printed(sandbox: Sandbox, run
     assert (code, err) == (0, "")
 
 
-def test_the_final_error_says_how_many_attempts_were_made(sandbox: Sandbox, run: Run) -> None:
+def test_the_final_error_says_how_many_attempts_were_made(
+    sandbox: Sandbox, run: Run, tmp_path: Path
+) -> None:
     sandbox.inject(Fault.server_error(), path="/payments", times=None)
     code, _, err = run("list", "--max-retries", "1")
     assert code == 1
     assert err.startswith("paysdk: error: ")
     assert err.endswith(" (2 attempts)\n")
+    # reconcile streams the list (iter_payments): the count is the error's, not the log's
+    ledger = tmp_path / "ledger.db"
+    Ledger(ledger).create_table()
+    code, _, err = run("reconcile", "--ledger", str(ledger), "--max-retries", "2")
+    assert code == 1
+    assert err.startswith("paysdk: error: ")
+    assert err.endswith(" (3 attempts)\n")
     code, _, err = run("verify", UNKNOWN_REFERENCE)
     assert (code, err.endswith(" (1 attempt)\n")) == (1, True)
     sandbox.inject(Fault(disconnect="before_response"), times=None)
     code, _, err = run("verify", COMPLETED_REFERENCE, "--max-retries", "0")
     assert code == 3
     assert err.endswith(" (1 attempt)\n")
+
+
+def test_verbose_shows_each_attempt_of_a_streamed_call(
+    sandbox: Sandbox, run: Run, tmp_path: Path
+) -> None:
+    ledger = tmp_path / "ledger.db"
+    Ledger(ledger).create_table()
+    sandbox.inject(Fault.server_error(), path="/payments", times=None)
+    code, _, err = run("reconcile", "--ledger", str(ledger), "--max-retries", "1", "--verbose")
+    assert code == 1
+    lines = err.splitlines()
+    assert lines[0] == f"paysdk: attempt 1: GET {sandbox.base_url}/payments -> 500"
+    assert lines[1].startswith(f"paysdk: GET {sandbox.base_url}/payments failed (ServerError); ")
+    assert lines[2] == f"paysdk: attempt 2: GET {sandbox.base_url}/payments -> 500"
+    assert lines[3].startswith("paysdk: error: ")
+    assert lines[3].endswith(" (2 attempts)")
+    assert len(lines) == 4
 
 
 def test_a_reader_that_stops_early_is_not_an_unreachable_service(sandbox: Sandbox) -> None:

@@ -18,6 +18,8 @@ from paysdk.sandbox import (
     callback_url,
     send_callback,
 )
+from paysdk.sandbox._callback import MAX_CALLBACK_BODY
+from tests.hostile import HostileServer, gzip_bomb, large_body, trickle_body, trickle_head
 
 VERIFY = f"/payment/{COMPLETED_REFERENCE}"
 
@@ -244,6 +246,36 @@ def test_send_callback_to_nowhere_or_too_slow_raises(sandbox: Sandbox) -> None:
     sandbox.stop()
     with pytest.raises(CallbackDeliveryError, match="failed"):
         send_callback(url, "x", timeout=1)
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [trickle_body(interval=0.05), trickle_head(interval=0.05)],
+    ids=["trickled-body", "trickled-head"],
+)
+def test_a_trickling_handler_cannot_hold_send_callback_past_its_timeout(
+    hostile: HostileServer, behaviour: Any
+) -> None:
+    """Each byte arrives well within a per-read timeout; the whole call is bounded all the same."""
+    hostile.script(behaviour)
+    started = time.monotonic()
+    with pytest.raises(CallbackDeliveryError, match=r"timed out after 0\.5s"):
+        send_callback(f"{hostile.base_url}/callback", "x", timeout=0.5)
+    assert time.monotonic() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [large_body(50 << 20), large_body(50 << 20, chunked=True), gzip_bomb(200 << 20)],
+    ids=["50MiB", "50MiB-chunked", "gzip-200MiB"],
+)
+def test_a_huge_callback_answer_is_kept_cut(hostile: HostileServer, behaviour: Any) -> None:
+    hostile.script(behaviour)
+    started = time.monotonic()
+    result = send_callback(f"{hostile.base_url}/callback", "x", timeout=10)
+    assert (result.status_code, result.ok) == (200, True)
+    assert result.body == "{" + " " * (MAX_CALLBACK_BODY - 1)  # padding after the first byte
+    assert time.monotonic() - started < 5.0
 
 
 @pytest.mark.parametrize("url", ["ftp://host/cb", "/callback", "localhost:8000/cb"])

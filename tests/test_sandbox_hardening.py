@@ -14,12 +14,14 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
+import httpx
 import pytest
 
 from paysdk.sandbox import Fault, Sandbox
+from paysdk.sandbox import _server as sandbox_server
 
 WAIT = 30.0
 """A generous bound on any single wait, so a regression fails instead of hanging the suite."""
@@ -364,7 +366,86 @@ def test_a_burst_of_200_connections_is_served(
     assert_no_traceback(capfd)
 
 
+def test_connections_past_the_cap_are_answered_503_at_once(
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """Idle connections holding every slot cannot make the next one wait: it gets a 503."""
+    assert Sandbox().max_connections == 256
+    with Sandbox(max_connections=2, log_requests=True) as sandbox:
+        server = sandbox._server
+        assert server is not None
+        idle = [socket.create_connection(("127.0.0.1", sandbox.port), timeout=WAIT) for _ in "ab"]
+        try:
+            eventually(lambda: len(server.connections) == 2)
+            for _ in range(3):  # refused again and again, each at once
+                started = time.monotonic()
+                answer = exchange(sandbox.port, list_request(sandbox))
+                assert time.monotonic() - started < 2.0
+                assert answer.startswith(status_line(503))
+                assert b"Connection: close\r\n" in answer
+                assert body_of(answer) == {
+                    "error": "Service Unavailable",
+                    "message": "the sandbox is serving its limit of 2 connections",
+                }
+        finally:
+            for conn in idle:
+                conn.close()
+        eventually(lambda: len(server.connections) == 0)
+        for _ in range(4):  # the slots are back: more than the cap, one after another
+            assert_still_serving(sandbox)
+    err = assert_no_traceback(capfd)
+    assert "refused: serving the most connections allowed" in err
+
+
+@pytest.mark.parametrize("bad", [0, -1, True, 2.5, "5"])
+def test_max_connections_must_be_a_positive_whole_number(bad: object) -> None:
+    with pytest.raises(ValueError, match="max_connections must be"):
+        Sandbox(max_connections=bad)  # type: ignore[arg-type]
+
+
+def eventually(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true in time"
+        time.sleep(0.01)
+
+
 def test_idle_timeout_must_be_a_positive_number() -> None:
     for bad in (0, -1, float("inf"), float("nan"), True, "5"):
         with pytest.raises(ValueError, match="idle_timeout must be"):
             Sandbox(idle_timeout=bad)  # type: ignore[arg-type]
+
+
+# --- the request log --------------------------------------------------------------------------
+
+
+def test_the_request_log_keeps_only_the_latest_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A sandbox left running for days must not grow its log for ever."""
+    assert sandbox_server.MAX_RECORDED_REQUESTS == 10_000
+    monkeypatch.setattr(sandbox_server, "MAX_RECORDED_REQUESTS", 5)
+    with Sandbox() as sandbox, httpx.Client(base_url=sandbox.base_url) as http:
+        for number in range(12):
+            http.get(f"/payment/ref-{number}")
+        paths = [request.path for request in sandbox.requests]
+        assert paths == [f"/payment/ref-{number}" for number in range(7, 12)]
+        listed = http.get("/_sandbox/requests", headers=auth(sandbox)).json()["data"]
+        assert [request["path"] for request in listed] == paths
+        sandbox.clear_requests()
+        assert sandbox.requests == []
+        http.get("/payments")
+        assert [request.path for request in sandbox.requests] == ["/payments"]
+
+
+def test_a_huge_header_is_recorded_cut(sandbox: Sandbox) -> None:
+    limit = sandbox_server.MAX_RECORDED_HEADER
+    assert limit == 1024
+    huge = "v" * 60_000
+    with httpx.Client(base_url=sandbox.base_url) as http:
+        assert http.get("/payments", headers={"X-Huge": huge, "X-Small": "s"}).status_code == 401
+    (request,) = sandbox.requests
+    assert request.headers["X-Huge"] == huge[:limit]
+    assert request.headers["X-Small"] == "s"
+
+
+def auth(sandbox: Sandbox) -> dict[str, str]:
+    return {"Authorization": f"Bearer {sandbox.secret_key}"}

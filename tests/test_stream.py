@@ -175,6 +175,26 @@ async def test_a_cut_after_payments_went_out_is_raised_not_retried(
     assert isinstance(caught.value.__cause__, httpx.ReadError)
 
 
+@pytest.mark.parametrize("failure", ["cut", "invalid"])
+async def test_an_error_raised_mid_stream_counts_the_attempts_before_it(
+    make_client: MakeClient, respx_mock: respx.MockRouter, failure: str
+) -> None:
+    """``attempts`` on an error the stream raises unretried includes the retries before it."""
+    head = BODY[: BODY.index(b'"order-3"')]
+    invalid = [listed_payment("order-0"), listed_payment("order-1", amount="100")]
+    second = (
+        httpx.Response(200, stream=CutAfter(head))
+        if failure == "cut"
+        else httpx.Response(200, json={"data": invalid})
+    )
+    route = respx_mock.get(f"{BASE_URL}/payments")
+    route.side_effect = [httpx.Response(503), second]
+    with pytest.raises(paysdk.PaySDKError) as caught:
+        await collect(make_client())
+    assert route.call_count == 2
+    assert caught.value.attempts == 2
+
+
 async def test_a_cut_before_any_payment_is_retried(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:

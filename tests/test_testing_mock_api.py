@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
+from urllib.parse import quote
 
 import httpx
 import pytest
@@ -96,24 +97,55 @@ PROBES = [
 ]
 
 
+FAULTED = ["a/b", "a b", "order-1042"]
+"""References with a fault waiting (once): by path on the sandbox, by reference on the fake."""
+FAULT_PROBES = [
+    ("GET", "/payment/a%2fb", True),  # percent-encoded otherwise than paysdk does
+    ("GET", "/payment/a%20b", True),
+    ("GET", "/payment/order%2D1042", True),
+    ("GET", "/payment/order-1042", True),  # the fault was used once: the payment again
+]
+
+
 def test_the_fake_answers_byte_for_byte_as_the_sandbox() -> None:
     seed = [*default_payments(), payment_record(reference="a/b")]
     key = "sk_test_same"
+    fault = Fault(status=418, body="faulted")
     with Sandbox(secret_key=key, payments=seed) as sandbox:
-        expected = _probe(sandbox.base_url, key)
+        expected = _probe(sandbox.base_url, key, PROBES)
+        for reference in FAULTED:
+            sandbox.inject(fault, path="/payment/" + quote(reference, safe=""))
+        expected += _probe(sandbox.base_url, key, FAULT_PROBES)
     with MockPaymentAPI(secret_key=key, payments=seed) as api:
-        assert _probe(api.base_url, key) == expected
-    assert [status for status, _ in expected] == [200, 404, 200, 200, 404, 401, 401, 405, 404]
+        answers = _probe(api.base_url, key, PROBES)
+        for reference in FAULTED:
+            api.inject(fault, reference=reference)
+        answers += _probe(api.base_url, key, FAULT_PROBES)
+        assert answers == expected
+    statuses = [status for status, _ in expected]
+    assert statuses[: len(PROBES)] == [200, 404, 200, 200, 404, 401, 401, 405, 404]
+    assert statuses[len(PROBES) :] == [418, 418, 418, 200]
 
 
-def _probe(base_url: str, key: str) -> list[tuple[int, bytes]]:
+def _probe(base_url: str, key: str, probes: list[tuple[str, str, bool]]) -> list[tuple[int, bytes]]:
     answers = []
     with httpx.Client(base_url=base_url, trust_env=False) as http:
-        for method, path, with_key in PROBES:
+        for method, path, with_key in probes:
             headers = {"Authorization": f"Bearer {key}"} if with_key else {}
             response = http.request(method, path, headers=headers)
             answers.append((response.status_code, response.content))
     return answers
+
+
+def test_removing_a_payment_is_the_same_in_the_fake_and_the_sandbox() -> None:
+    """Removing a reference that is not there is no error in either (no raw KeyError)."""
+    with MockPaymentAPI(payments=default_payments()) as api, Sandbox() as sandbox:
+        for service in (api, sandbox):
+            service.remove_payment("order-1042")
+            service.remove_payment("order-1042")
+            service.remove_payment("never-added")
+            assert service.get_payment("order-1042") is None
+        assert api.payments == sandbox.payments
 
 
 def test_a_base_url_with_a_path_prefix(api: MockPaymentAPI) -> None:

@@ -1,9 +1,9 @@
 """How the ``paysdk`` command reports: one-line errors in its own words, attempts, closed pipes.
 
 The library's messages speak Python (``pass secret_key=...``); the command rewords them with
-its flags. Attempts and retries are read from the records the ``paysdk`` logger already writes
-(``paysdk._core.call`` logs each request sent at DEBUG and each retry at INFO), so the core does
-not need to know a command line exists.
+its flags. How many attempts a failed call made is the error's own ``attempts``; ``--verbose``
+shows the records the ``paysdk`` logger already writes (each request sent at DEBUG, each retry at
+INFO), so the core does not need to know a command line exists.
 """
 
 from __future__ import annotations
@@ -14,6 +14,8 @@ import re
 import sys
 from collections.abc import Generator
 from contextlib import contextmanager
+
+from ._errors import PaySDKError
 
 PROG = "paysdk"
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
@@ -53,13 +55,17 @@ def broken_pipe() -> int:
     return EXIT_BROKEN_PIPE
 
 
-class Attempts(logging.Handler):
-    """Counts the requests a command sends; with ``verbose``, shows each one and each retry."""
+def attempts_made(error: PaySDKError) -> str:
+    """``(3 attempts)``: for the end of an error from the service, from the error itself."""
+    return f"({error.attempts} attempt{'' if error.attempts == 1 else 's'})"
 
-    def __init__(self, *, verbose: bool) -> None:
+
+class VerboseLog(logging.Handler):
+    """``--verbose``: shows each request a command sends and each retry, on stderr."""
+
+    def __init__(self) -> None:
         super().__init__(logging.DEBUG)
-        self.verbose = verbose
-        self.count = 0
+        self.sent = 0
 
     @contextmanager
     def watching(self) -> Generator[None, None, None]:
@@ -78,12 +84,7 @@ class Attempts(logging.Handler):
         if record.name != "paysdk":
             return
         if record.levelno == logging.DEBUG:  # one per request sent: "GET url -> 200"
-            self.count += 1
-            if self.verbose:
-                print(f"{PROG}: attempt {self.count}: {record.getMessage()}", file=sys.stderr)
-        elif self.verbose:  # "GET url failed (ServerError); retry 1 of 2 in 0.52s"
+            self.sent += 1
+            print(f"{PROG}: attempt {self.sent}: {record.getMessage()}", file=sys.stderr)
+        else:  # "GET url failed (ServerError); retry 1 of 2 in 0.52s"
             print(f"{PROG}: {record.getMessage()}", file=sys.stderr)
-
-    def summary(self) -> str:
-        """``(3 attempts)``: for the end of an error from the service."""
-        return f"({self.count} attempt{'' if self.count == 1 else 's'})"

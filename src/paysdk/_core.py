@@ -79,6 +79,7 @@ __all__ = [
 log = logging.getLogger("paysdk")
 
 T = TypeVar("T")
+E = TypeVar("E", bound=PaySDKError)
 if TYPE_CHECKING:  # for type checkers only, like ``_steps.Step``
     from ._listed_models import ListedPayment
     from ._steps import Outcome, Step
@@ -188,9 +189,14 @@ class _Attempts:
         budget = left if request.budget is None else min(request.budget, left)
         return request._replace(budget=budget)
 
+    def counted(self, error: E) -> E:
+        """``error``, saying how many attempts the call made (this one included)."""
+        error.attempts = self.retries_done + 1
+        return error
+
     def wait(self, request: Send, error: PaySDKError) -> Sleep:
         """The wait before the next attempt, or ``error`` raised when none should follow."""
-        error.attempts = self.retries_done + 1
+        self.counted(error)
         wait = self.policy.delay(self.retries_done, error)
         deadline = self.config.deadline
         if (
@@ -267,6 +273,9 @@ def _call(
                 return map_response(request, outcome, success, reference)
             except APIError as exc:
                 error = exc
+            except PaySDKError as exc:  # an answer that is not what was asked: not retried
+                attempts.counted(exc)
+                raise
         else:
             log.debug("%s -> %s", request, outcome.kind)
             error = failure_error(request, outcome, reference)
@@ -315,18 +324,25 @@ def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemP
         opened = yield sent
         error: PaySDKError
         if isinstance(opened, Opened):
+            log.debug("%s -> %s", request, opened.status_code)
             parser = ListStream(max_item_bytes=request.max_body)
-            emitted = yield from _stream_items(sent, opened, parser, attempts)
+            try:
+                emitted = yield from _stream_items(sent, opened, parser, attempts)
+            except PaySDKError as exc:  # a body that is not a list: not retried
+                attempts.counted(exc)
+                raise
             if emitted is None:
                 return
             error, count = emitted
-            if count:
-                raise error
+            if count:  # payments went out: a retry would repeat them
+                raise attempts.counted(error)
         else:
             outcome = _as_answer(opened)
             if isinstance(outcome, Answer):
+                log.debug("%s -> %s", request, outcome.status_code)
                 error = error_for(request, outcome, None)
             else:
+                log.debug("%s -> %s", request, outcome.kind)
                 error = failure_error(request, outcome)
         yield attempts.wait(request, error)
 

@@ -18,12 +18,19 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from types import FrameType
 
 import paysdk
 from paysdk._cli_reconcile import add_reconcile_command
-from paysdk._cli_report import PROG, Attempts, broken_pipe, in_cli_words, print_error
+from paysdk._cli_report import (
+    PROG,
+    VerboseLog,
+    attempts_made,
+    broken_pipe,
+    in_cli_words,
+    print_error,
+)
 from paysdk._config import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._listed_models import wire_timestamp
 
@@ -43,9 +50,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     command: Callable[[argparse.Namespace], int] = args.command
-    attempts = Attempts(verbose=getattr(args, "verbose", False))
+    verbose = getattr(args, "verbose", False)
     try:
-        with attempts.watching():
+        with VerboseLog().watching() if verbose else nullcontext():
             code = command(args)
             sys.stdout.flush()  # a closed pipe shows here, not at exit
             return code
@@ -56,11 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (paysdk.InvalidReferenceError, ValueError) as exc:
         return print_error(exc, EXIT_USAGE)
     except paysdk.APIConnectionError as exc:
-        return print_error(f"{exc} {attempts.summary()}", EXIT_UNREACHABLE)
+        return print_error(f"{exc} {attempts_made(exc)}", EXIT_UNREACHABLE)
     except ConnectionError as exc:
         return print_error(exc, EXIT_UNREACHABLE)
     except paysdk.APIError as exc:
-        return print_error(f"{exc} {attempts.summary()}", EXIT_FAILURE)
+        return print_error(f"{exc} {attempts_made(exc)}", EXIT_FAILURE)
     except paysdk.PaySDKError as exc:
         return print_error(exc, EXIT_FAILURE)
     except KeyboardInterrupt:

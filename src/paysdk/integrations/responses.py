@@ -68,9 +68,9 @@ def callback_response(error: PaySDKError) -> CallbackResponse:
 
 def fulfilment_response(result: FulfilResult[Any]) -> CallbackResponse | None:
     """The answer to a verified callback the ledger did not fulfil now; None if it did."""
-    if result.outcome.value == "already_fulfilled":
+    if result.already_fulfilled:
         return CallbackResponse(200, "already_fulfilled")
-    if result.outcome.value == "in_progress":
+    if result.in_progress:
         return CallbackResponse(503, "in_progress")
     return None
 

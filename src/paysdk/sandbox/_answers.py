@@ -26,6 +26,7 @@ __all__ = [
     "authorized",
     "fault_path",
     "newest_first",
+    "verify_envelope",
 ]
 
 NOT_FOUND_BODY: Mapping[str, Any] = {
@@ -81,7 +82,8 @@ def api_route(path: str) -> ApiRoute | None:
 
 
 def fault_path(path: str) -> str:
-    """``path`` with a verify reference re-encoded the way paysdk encodes it, for fault matching."""
+    """``path`` with a verify reference re-encoded the way paysdk encodes it, for fault matching
+    in ``FaultBook``, which the sandbox and the in-memory fake both ask."""
     route = api_route(path)
     if route is None or route.reference is None:
         return path
@@ -97,6 +99,11 @@ def authorized(header: str | None, secret_key: str) -> bool:
 def newest_first(records: Iterable[PaymentRecord]) -> list[PaymentRecord]:
     """The order ``GET /payments`` lists payments in."""
     return sorted(records, key=lambda record: record.created_at, reverse=True)
+
+
+def verify_envelope(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Verify's 200 body around a payment's verify shape, as the service wraps it."""
+    return {"status": True, "message": "Verification successful", "data": data}
 
 
 def answer_api(
@@ -125,5 +132,4 @@ def answer_api(
     record = find(route.reference)
     if record is None:
         return Answer.json(404, NOT_FOUND_BODY)
-    envelope = {"status": True, "message": "Verification successful", "data": record.verify_shape()}
-    return Answer.json(200, envelope)
+    return Answer.json(200, verify_envelope(record.verify_shape()))

@@ -1,19 +1,27 @@
 """Send the service's payment callback: ``GET <callback URL>?reference=<reference>``.
 
 Used by the sandbox (``Sandbox.send_callback``) and by ``paysdk trigger-callback`` so a merchant
-can exercise their handler locally the way the service would.
+can exercise their handler locally the way the service would. The whole call is bounded by its
+timeout (socket deadlines, as the client's own attempts are) and the answer's body by
+:data:`MAX_CALLBACK_BODY`, so a handler that trickles or floods cannot hold the caller.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import time
 from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 
+from .._deadline import attempt_deadline, bound_sockets
+from .._decoding import ACCEPT_ENCODING, DecodingError, decoded
+
 __all__ = ["CallbackDeliveryError", "CallbackResult", "callback_url", "send_callback"]
 
 DEFAULT_CALLBACK_TIMEOUT = 10.0
+MAX_CALLBACK_BODY = 64 * 1024
+"""How many bytes of the handler's answer are kept: the rest is not read."""
 
 
 class CallbackDeliveryError(ConnectionError):
@@ -56,16 +64,41 @@ def send_callback(
 ) -> CallbackResult:
     """GET the callback URL for ``reference`` and return the handler's answer.
 
-    Raises ``ValueError`` for a URL that is not http(s) and :class:`CallbackDeliveryError` when
-    the handler cannot be reached. Proxy settings from the environment are ignored, since the
-    handler is usually on this machine.
+    The whole call, body included, ends within ``timeout`` seconds; the body kept is at most
+    :data:`MAX_CALLBACK_BODY` bytes. Raises ``ValueError`` for a URL that is not http(s) and
+    :class:`CallbackDeliveryError` when the handler cannot be reached or does not answer whole in
+    time. Proxy settings from the environment are ignored, since the handler is usually on this
+    machine.
     """
     target = callback_url(url, reference)
+    headers = {"User-Agent": "paysdk-sandbox-callback", "Accept-Encoding": ACCEPT_ENCODING}
+    deadline = time.monotonic() + timeout
     try:
         with httpx.Client(timeout=timeout, trust_env=False) as http:
-            response = http.get(target, headers={"User-Agent": "paysdk-sandbox-callback"})
+            bound_sockets(http)
+            with (
+                attempt_deadline(deadline),
+                http.stream("GET", target, headers=headers) as response,
+            ):
+                body = _head_of_body(response)
     except httpx.TimeoutException:
         raise CallbackDeliveryError(f"callback to {target} timed out after {timeout}s") from None
     except httpx.HTTPError as exc:
         raise CallbackDeliveryError(f"callback to {target} failed: {exc}") from None
-    return CallbackResult(url=target, status_code=response.status_code, body=response.text)
+    except DecodingError as exc:
+        raise CallbackDeliveryError(f"callback to {target}: undecodable answer: {exc}") from None
+    text = body.decode(response.encoding or "utf-8", errors="replace")
+    return CallbackResult(url=target, status_code=response.status_code, body=text)
+
+
+def _head_of_body(response: httpx.Response) -> bytes:
+    """The first :data:`MAX_CALLBACK_BODY` decoded bytes of the body; the rest is left unread."""
+    pieces: list[bytes] = []
+    kept = 0
+    encoding = response.headers.get("content-encoding")
+    for piece in decoded(encoding, response.iter_raw()):
+        pieces.append(piece[: MAX_CALLBACK_BODY - kept])
+        kept += len(pieces[-1])
+        if kept >= MAX_CALLBACK_BODY:
+            break
+    return b"".join(pieces)

@@ -14,6 +14,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
+from ._answers import fault_path
+
 __all__ = ["MAX_DELAY", "MAX_TIMES", "Disconnect", "Fault", "FaultBook"]
 
 MAX_DELAY = 600.0
@@ -157,12 +159,15 @@ class FaultBook:
         """Apply ``fault`` to the next ``times`` requests (``None``: until cleared) to ``path``.
 
         ``path`` is a raw request path such as ``/payments``; one ending in ``*`` is a prefix
-        (``/payment/*``); ``None`` means every API path.
+        (``/payment/*``); ``None`` means every API path. A verify path names its reference
+        however it is percent-encoded: ``/payment/a%2fb`` and ``/payment/a%2Fb`` are one path.
         """
         if path is not None and not (isinstance(path, str) and path.startswith("/")):
             raise ValueError("path must be None or start with '/'")
         if times is not None and (type(times) is not int or not 1 <= times <= MAX_TIMES):
             raise ValueError(f"times must be an integer from 1 to {MAX_TIMES} or None")
+        if path is not None and not path.endswith("*"):
+            path = fault_path(path)
         with self._lock:
             self._rules.append(_Rule(fault, path, times))
 
@@ -175,8 +180,15 @@ class FaultBook:
             return len(self._rules)
 
     def take(self, path: str) -> Fault | None:
-        """The fault for a request to ``path``, if any, counting it as used once."""
+        """The fault for a request to raw ``path``, if any, counting it as used once.
+
+        The sandbox and the in-memory fake both ask here, so a fault matches the same requests
+        in both: a verify reference is compared as paysdk encodes it (:func:`fault_path`).
+        """
         with self._lock:
+            if not self._rules:
+                return None
+            path = fault_path(path)
             for rule in self._rules:
                 if rule.matches(path):
                     if rule.remaining is not None:

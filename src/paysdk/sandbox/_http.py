@@ -2,8 +2,10 @@
 
 Bounded everywhere a client could hold it: the request body (1 MiB, 413 beyond), the time a
 request may take to arrive and a connection may sit idle (``Sandbox(idle_timeout=...)``), the
-listen backlog (a burst of connections waits in the kernel's queue, not in SYN retries). A client
-that hangs up is logged as one line, never a traceback.
+connections served at once (``Sandbox(max_connections=...)``; one more is answered 503 and closed
+by the accept loop, which never waits), the listen backlog (a burst of connections waits in the
+kernel's queue, not in SYN retries). A client that hangs up is logged as one line, never a
+traceback.
 """
 
 from __future__ import annotations
@@ -24,10 +26,12 @@ if TYPE_CHECKING:
 
     from ._server import Sandbox
 
-__all__ = ["MAX_BODY", "Answer", "Handler", "Server"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Answer", "Handler", "Server"]
 
 MAX_BODY = 1 << 20
 """The largest request body the sandbox reads (1 MiB); a larger Content-Length is answered 413."""
+DEFAULT_MAX_CONNECTIONS = 256
+"""How many connections the sandbox serves at once (a thread each) unless told otherwise."""
 
 
 _TIMEOUT_BODY = b'{"error": "Request Timeout", "message": "the request did not arrive in time"}'
@@ -37,19 +41,72 @@ _REQUEST_TIMEOUT = (
 )
 
 
+def _busy_answer(max_connections: int) -> bytes:
+    body = (
+        b'{"error": "Service Unavailable", "message": "the sandbox is serving its limit of %d '
+        b'connections"}' % max_connections
+    )
+    return (
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\nConnection: close\r\n\r\n%b" % (len(body), body)
+    )
+
+
 class Server(http.server.ThreadingHTTPServer):
-    """Knows its :class:`Sandbox` and its open connections, so ``stop`` can cut them."""
+    """Knows its :class:`Sandbox` and its open connections, so ``stop`` can cut them.
+
+    Serves at most ``max_connections`` at once, a thread each; a connection past that is
+    answered 503 and closed at once, without a thread, so the accept loop never waits.
+    """
 
     daemon_threads = True
     request_queue_size = 128  # the listen backlog; the stdlib's 5 drops SYNs in a burst
 
-    def __init__(self, address: tuple[str, int], sandbox: Sandbox) -> None:
+    def __init__(
+        self,
+        address: tuple[str, int],
+        sandbox: Sandbox,
+        *,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.sandbox = sandbox
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self._busy = _busy_answer(max_connections)
         super().__init__(address, Handler)
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self._refuse(request)
+            host, port = client_address[:2]
+            self.sandbox._log(f"{host}:{port} refused: serving the most connections allowed")
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:  # no thread was started to give the slot back
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def _refuse(self, connection: socket.socket) -> None:
+        """Answer 503 without waiting: the answer fits the new socket's send buffer, and what
+        the client already sent is drained so the close does not reset the connection."""
+        with contextlib.suppress(OSError):
+            connection.setblocking(False)
+            connection.send(self._busy)
+            connection.shutdown(socket.SHUT_WR)
+            for _ in range(4):  # what has arrived, up to 256 KiB; BlockingIOError once none
+                if not connection.recv(65536):
+                    break
+        connection.close()
 
     def close_connections(self) -> None:
         with self.connections_lock:

@@ -13,6 +13,7 @@ import secrets
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, cast
@@ -27,7 +28,7 @@ from ._answers import (
 )
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
 from ._faults import Fault, FaultBook
-from ._http import Handler, Server
+from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
 from ._records import PaymentRecord, SeedError
 from ._seed import default_payments
 
@@ -44,6 +45,10 @@ DEFAULT_IDLE_TIMEOUT = 30.0
 MAX_JSON_DEPTH = 32
 """How deeply a control request's JSON body may nest (a seed record needs 4 levels)."""
 TOO_DEEP = f"the body is nested more than {MAX_JSON_DEPTH} levels deep"
+MAX_RECORDED_REQUESTS = 10_000
+"""How many requests the log keeps: past it, the oldest are dropped."""
+MAX_RECORDED_HEADER = 1024
+"""How many characters of each header name and value the log keeps: the rest is cut."""
 _REDACTED = "<redacted>"
 
 
@@ -61,6 +66,7 @@ class RecordedRequest:
     target: str
     """The raw request target: path and query."""
     headers: Mapping[str, str]
+    """Each name and value cut to :data:`MAX_RECORDED_HEADER` characters."""
     time: float
 
 
@@ -81,21 +87,28 @@ class Sandbox:
         payments: Iterable[PaymentRecord] | None = None,
         log_requests: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
         """``idle_timeout``: seconds a connection may take to send a whole request (idle time
-        included) before the sandbox closes it; also the limit for each write of an answer."""
+        included) before the sandbox closes it; also the limit for each write of an answer.
+        ``max_connections``: how many connections are served at once; one more is answered 503."""
         if isinstance(idle_timeout, bool) or not isinstance(idle_timeout, (int, float)):
             raise ValueError("idle_timeout must be a number of seconds")
         if not (math.isfinite(idle_timeout) and idle_timeout > 0):
             raise ValueError("idle_timeout must be a positive, finite number of seconds")
+        if isinstance(max_connections, bool) or not isinstance(max_connections, int):
+            raise ValueError("max_connections must be a whole number")
+        if max_connections < 1:
+            raise ValueError("max_connections must be at least 1")
         self.idle_timeout: float = float(idle_timeout)
+        self.max_connections: int = max_connections
         self.secret_key: str = secret_key if secret_key is not None else generate_secret_key()
         self.host = host
         self.faults: FaultBook = FaultBook()
         self.log_requests = log_requests
         self._requested_port = port
         self._payments: dict[str, PaymentRecord] = {}
-        self._requests: list[RecordedRequest] = []
+        self._requests: deque[RecordedRequest] = deque(maxlen=MAX_RECORDED_REQUESTS)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: Server | None = None
@@ -110,7 +123,8 @@ class Sandbox:
         if self._server is not None:
             raise RuntimeError("the sandbox is already running")
         self._stopping.clear()
-        self._server = Server((self.host, self._requested_port), self)
+        address = (self.host, self._requested_port)
+        self._server = Server(address, self, max_connections=self.max_connections)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.02},  # how long stop() may wait
@@ -184,8 +198,9 @@ class Sandbox:
             self._requests.clear()
 
     def remove_payment(self, reference: str) -> None:
+        """Remove the payment for ``reference``; one that is not there is already removed."""
         with self._lock:
-            del self._payments[reference]
+            self._payments.pop(reference, None)
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
         with self._lock:
@@ -209,7 +224,10 @@ class Sandbox:
 
     @property
     def requests(self) -> list[RecordedRequest]:
-        """Requests to API paths so far (control endpoints are not recorded), oldest first."""
+        """Requests to API paths so far (control endpoints are not recorded), oldest first.
+
+        The last :data:`MAX_RECORDED_REQUESTS` only, so a long-running sandbox's log stays bounded.
+        """
         with self._lock:
             return list(self._requests)
 
@@ -241,7 +259,9 @@ class Sandbox:
                 handler.send(Answer.json(401, UNAUTHORIZED_BODY))
             return
         headers = {
-            name: (_REDACTED if name.lower() == "authorization" else value)
+            name[:MAX_RECORDED_HEADER]: (
+                _REDACTED if name.lower() == "authorization" else value[:MAX_RECORDED_HEADER]
+            )
             for name, value in handler.headers.items()
         }
         self._record(RecordedRequest(method, path, target, headers, time.time()))

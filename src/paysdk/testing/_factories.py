@@ -7,7 +7,6 @@ list shape, so the two views of a payment always agree. Needs nothing beyond pay
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import itertools
 import json
@@ -152,14 +151,6 @@ def as_verified(record: PaymentRecord) -> VerifiedPayment:
 def as_listed(record: PaymentRecord) -> ListedPayment:
     """``record`` in the list shape, parsed from JSON exactly as the client parses it."""
     return ListedPayment.model_validate_json(_json(record.list_shape()))
-
-
-def with_fields(record: PaymentRecord, **changes: Any) -> PaymentRecord:
-    """``record`` with some :class:`PaymentRecord` fields changed (checked again)."""
-    try:
-        return dataclasses.replace(record, **changes)
-    except (SeedError, TypeError) as exc:
-        raise ConfigurationError(f"not a valid payment: {exc}") from None
 
 
 def _json(shape: Mapping[str, Any]) -> str:

@@ -29,7 +29,7 @@ from .._config import (
 from .._core import reference_problem
 from .._errors import ConfigurationError
 from .._types import TimeoutTypes
-from ..sandbox._answers import Answer, answer_api, api_route, authorized, fault_path, newest_first
+from ..sandbox._answers import Answer, answer_api, api_route, authorized, newest_first
 from ..sandbox._faults import Fault, FaultBook
 from ..sandbox._records import PaymentRecord
 from ._factories import PaymentFields, payment_record
@@ -221,6 +221,7 @@ class MockPaymentAPI:
         return record
 
     def remove_payment(self, reference: str) -> None:
+        """Remove the payment for ``reference``; one that is not there is already removed."""
         with self._lock:
             self._payments.pop(reference, None)
 
@@ -311,7 +312,7 @@ class MockPaymentAPI:
         )
         with self._lock:
             self._calls.append(call)
-        fault = self._faults.take(fault_path(path)) if path else None
+        fault = self._faults.take(path) if path else None
         if fault is not None:
             _fail_transport(fault, request)
             if fault.status is not None:
