@@ -188,6 +188,7 @@ class ListStream:
         if after >= len(text) and not final:  # a number may go on in the next chunk
             self._pos, self._waiting = pos, True
             return None, None
+        self._check_size(after - pos)  # one that arrived whole, within a single chunk
         if text.find("\\u", pos, after) != -1:
             _refuse_lone_surrogates(value)
         return value, after
