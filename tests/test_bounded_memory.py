@@ -16,27 +16,35 @@ from tests.conftest import SECRET
 from tests.hostile import Behaviour, HostileServer, endless_chunked, gzip_bomb, large_body
 
 CHILD = """
-import json, sys, paysdk
+import asyncio, json, sys, paysdk
 
 def peak_kib():
     with open("/proc/self/status") as status:
         return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
 
-base_url, key = sys.argv[1:]
-client = paysdk.Client(secret_key=key, base_url=base_url, max_retries=0, timeout=60)
-try:
-    client.verify("warm-up")
-except paysdk.PaySDKError:
-    pass
-before = peak_kib()
-try:
-    client.verify("order-1042")
-    outcome = "returned"
-except paysdk.PaySDKError as exc:
-    outcome = type(exc).__name__
-print(json.dumps({"outcome": outcome, "grown_kib": peak_kib() - before}))
-"""
+async def main(backend, base_url, key):
+    options = {"secret_key": key, "base_url": base_url, "max_retries": 0, "timeout": 60}
+    if backend == "sync":
+        client = paysdk.Client(**options)
+        async def verify(reference):
+            return client.verify(reference)
+    else:
+        client = paysdk.AsyncClient(**options, http_backend=backend)
+        verify = client.verify
+    try:
+        await verify("warm-up")
+    except paysdk.PaySDKError:
+        pass
+    before = peak_kib()
+    try:
+        await verify("order-1042")
+        outcome = "returned"
+    except paysdk.PaySDKError as exc:
+        outcome = type(exc).__name__
+    print(json.dumps({"outcome": outcome, "grown_kib": peak_kib() - before}))
 
+asyncio.run(main(*sys.argv[1:]))
+"""
 
 @pytest.mark.parametrize(
     ("behaviour", "what"),
@@ -47,17 +55,19 @@ print(json.dumps({"outcome": outcome, "grown_kib": peak_kib() - before}))
     ],
     ids=["200MB", "endless", "gzip-bomb"],
 )
+@pytest.mark.parametrize("backend", ["sync", "httpx", "aiohttp"])
 def test_a_huge_answer_costs_the_client_about_its_cap(
-    hostile: HostileServer, behaviour: Behaviour, what: str
+    hostile: HostileServer, behaviour: Behaviour, what: str, backend: str
 ) -> None:
     hostile.script(endless_chunked(), behaviour)  # the warm-up meets a body too, then the case
     result = subprocess.run(
-        [sys.executable, "-c", CHILD, hostile.base_url, SECRET],
+        [sys.executable, "-c", CHILD, backend, hostile.base_url, SECRET],
         capture_output=True,
         text=True,
         timeout=300,
         check=True,
     )
     figures = json.loads(result.stdout)
+    what = f"{what} ({backend})"
     assert figures["outcome"] == "ResponseTooLargeError", what
     assert figures["grown_kib"] < 40 * 1024, f"{what} grew the client by {figures['grown_kib']} KiB"
