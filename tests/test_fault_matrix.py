@@ -136,6 +136,9 @@ PROXY_PAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
 HTML = {"Content-Type": "text/html"}
 TRUNCATED = b'{"status": true, "message": "Verification successful", "data": {}}'
 
+SLOW_HEAD = head(200, {"Content-Length": "2", "X-Padding": "x" * 200}) + b"{}"
+"""About 13 s of answer at a byte every 0.05 s: far past any slack a bounded call is given."""
+
 CASES = [
     # --- no answer, or half of one: APIConnectionError, retried ----------------------------
     Case("reset after the request", [reset()], APIConnectionError, 3),
@@ -167,7 +170,8 @@ CASES = [
     # --- an attempt is bounded as a whole, however the server keeps it alive ----------------
     Case("body trickled a byte at a time", [trickle_body(interval=0.05)], APITimeoutError, 1,
          options={"timeout": 0.5, "max_retries": 0}, within=0.5),
-    Case("head trickled a byte at a time", [trickle_head(interval=0.05)], APITimeoutError, 2,
+    Case("head trickled a byte at a time", [trickle_head(SLOW_HEAD, interval=0.05)],
+         APITimeoutError, 2,
          options={"timeout": 0.5, "max_retries": 1}, within=1.0),
     Case("a call deadline across retries", [stall()], APITimeoutError, 2,
          options={"timeout": 0.2, "max_retries": 10, "deadline": 1.0}, within=1.0),
@@ -250,8 +254,7 @@ async def test_an_attempt_through_the_environments_proxy_is_bounded_as_a_whole(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HTTP_PROXY", hostile.base_url)
     monkeypatch.setenv("http_proxy", hostile.base_url)
-    slow_head = head(200, {"Content-Length": "2", "X-Padding": "x" * 200}) + b"{}"  # ~13 s
-    hostile.script(trickle_head(slow_head, interval=0.05))
+    hostile.script(trickle_head(SLOW_HEAD, interval=0.05))
     client = make_loopback_client(
         base_url="http://api.pay.test/v1", allow_insecure_http=True, timeout=0.5, max_retries=0
     )
