@@ -46,6 +46,7 @@ async def main(backend, base_url, key):
 asyncio.run(main(*sys.argv[1:]))
 """
 
+
 @pytest.mark.parametrize(
     ("behaviour", "what"),
     [

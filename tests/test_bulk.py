@@ -86,6 +86,7 @@ def test_sync_never_has_more_than_concurrency_in_flight_nor_reads_ahead(
     assert [r.reference for r in firsts] == [f"order-{n}" for n in range(20)]
     assert most <= 4
     assert pulled <= 20 + 4  # an endless input is read only as far as the window
+    assert pulled == 20 + 4 - 1  # exactly: the 20 taken, and 3 more in flight with the 20th
 
 
 async def test_async_window_is_bounded_for_an_endless_input(

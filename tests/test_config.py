@@ -171,6 +171,12 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
     assert {"paysdk._core", "paysdk._senders", "paysdk._models"} <= set(with_client)
     assert "paysdk._listed_models" not in with_client  # a verify-only process never builds it
     assert "paysdk._async_senders" not in with_client
+    event_loop = subprocess.run(
+        [sys.executable, "-c", f"import sys, paysdk; paysdk.Client(secret_key={SECRET!r}, "
+         f"base_url={BASE_URL!r}); print('asyncio' in sys.modules)"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert event_loop.stdout.strip() == "False"  # a sync client never loads asyncio
 
 
 def test_every_exported_name_resolves_once_and_dir_lists_them() -> None:

@@ -80,6 +80,7 @@ def _api_error(status: int, headers: dict[str, str] | None = None) -> paysdk.API
         ({"Retry-After": "soon"}, 0.5),  # unreadable: ordinary backoff
         ({"Retry-After": "-5"}, 0.5),
         ({"Retry-After": "120"}, None),  # longer than we wait: raise for the caller
+        ({"Retry-After": "60"}, 60.0),  # exactly the longest wait: still waited
         ({"Retry-After": "1e309"}, 0.5),
         ({"Retry-After": "inf"}, 0.5),
         ({"Retry-After": "nan"}, 0.5),

@@ -384,7 +384,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
         await self.close()
 
     async def _sleep(self, seconds: float) -> None:
-        import anyio  # httpx depends on it; imported here so sync users never load it
+        import anyio  # httpx's own dependency: loaded by httpx already, named here for the sleep
 
         await anyio.sleep(seconds)
 
