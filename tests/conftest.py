@@ -122,6 +122,12 @@ class EitherClient:
     def is_async(self) -> bool:
         return isinstance(self.client, paysdk.AsyncClient)
 
+    async def drain(self, **options: Any) -> list[paysdk.ListedPayment]:
+        """Every payment ``iter_payments(**options)`` yields, whichever the client."""
+        if isinstance(self.client, paysdk.AsyncClient):
+            return [payment async for payment in self.client.iter_payments(**options)]
+        return list(self.client.iter_payments(**options))
+
     def __getattr__(self, name: str) -> Callable[..., Awaitable[Any]]:
         method = getattr(self.client, name)
 

@@ -178,21 +178,14 @@ async def test_awkward_references_reach_only_their_own_verify_path(
     assert segments[2] == quote(reference, safe="")
 
 
-async def stream(client: EitherClient, **options: Any) -> list[paysdk.ListedPayment]:
-    payments: Any = client.client.iter_payments(**options)
-    if client.is_async:
-        return [payment async for payment in payments]
-    return list(payments)
-
-
 async def test_iter_payments_streams_what_list_payments_returns(
     sandbox: Sandbox, connect: MakeClient
 ) -> None:
     for n in range(300):
         sandbox.add_payment(f"bulk-{n}", amount=n + 1, currency="NGN")
     client = connect()
-    assert await stream(client) == await client.list_payments()
-    assert len(await stream(client, max_response_bytes=4096)) == len(sandbox.payments)
+    assert await client.drain() == await client.list_payments()
+    assert len(await client.drain(max_response_bytes=4096)) == len(sandbox.payments)
 
 
 async def test_iter_payments_retries_before_the_first_payment(
@@ -201,7 +194,7 @@ async def test_iter_payments_retries_before_the_first_payment(
     sandbox.inject(Fault.list_unavailable(), path="/payments")
     sandbox.inject(Fault.from_json({"disconnect": "before_response"}), path="/payments")
     client = connect(max_retries=2)
-    assert len(await stream(client)) == len(sandbox.payments)
+    assert len(await client.drain()) == len(sandbox.payments)
     assert attempts(sandbox) == ["/payments"] * 3
     assert len(client.sleeps) == 2
 
@@ -210,13 +203,13 @@ async def test_iter_payments_raises_the_documented_errors(
     sandbox: Sandbox, connect: MakeClient
 ) -> None:
     with pytest.raises(paysdk.AuthenticationError):
-        await stream(connect(secret_key="sk_wrong"))
+        await connect(secret_key="sk_wrong").drain()
     sandbox.inject(Fault.html_502(), path="/payments")
     with pytest.raises(paysdk.ServerError):
-        await stream(connect(max_retries=0))
+        await connect(max_retries=0).drain()
     sandbox.inject(Fault(delay=2), path="/payments")
     with pytest.raises(paysdk.APITimeoutError):
-        await stream(connect(timeout=0.1, max_retries=0))
+        await connect(timeout=0.1, max_retries=0).drain()
 
 
 async def test_verify_many_over_loopback(sandbox: Sandbox, connect: MakeClient) -> None:

@@ -84,19 +84,12 @@ def test_a_payment_over_the_item_cap_is_refused_while_streaming() -> None:
 # --- through the clients ------------------------------------------------------------------------
 
 
-async def collect(client: Any, **options: Any) -> list[paysdk.ListedPayment]:
-    payments = client.client.iter_payments(**options)
-    if client.is_async:
-        return [payment async for payment in payments]
-    return list(payments)
-
-
 async def test_iter_payments_yields_what_list_payments_returns(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:
     respx_mock.get(f"{BASE_URL}/payments").respond(200, content=BODY)
     client = make_client()
-    streamed = await collect(client)
+    streamed = await client.drain()
     assert streamed == await client.list_payments()
     assert len(streamed) == 50
 
@@ -111,7 +104,7 @@ async def test_failures_before_the_first_payment_are_retried(
         httpx.Response(200, content=BODY),
     ]
     client = make_client()
-    assert len(await collect(client)) == 50
+    assert len(await client.drain()) == 50
     assert route.call_count == 3
     assert len(client.sleeps) == 2
 
@@ -121,7 +114,7 @@ async def test_errors_are_the_same_typed_errors_as_list_payments(
 ) -> None:
     respx_mock.get(f"{BASE_URL}/payments").respond(401, json={"error": "Unauthorized"})
     with pytest.raises(paysdk.AuthenticationError):
-        await collect(make_client())
+        await make_client().drain()
 
 
 async def test_a_bad_payment_is_a_validation_error_naming_its_place(
@@ -130,7 +123,7 @@ async def test_a_bad_payment_is_a_validation_error_naming_its_place(
     items = [listed_payment("order-0"), listed_payment("order-1", amount="100")]
     respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
     with pytest.raises(paysdk.ResponseValidationError) as caught:
-        await collect(make_client())
+        await make_client().drain()
     assert "data.1.amount" in str(caught.value)
     assert caught.value.errors[0]["loc"] == ("data", 1, "amount")
 
@@ -190,7 +183,7 @@ async def test_an_error_raised_mid_stream_counts_the_attempts_before_it(
     route = respx_mock.get(f"{BASE_URL}/payments")
     route.side_effect = [httpx.Response(503), second]
     with pytest.raises(paysdk.PaySDKError) as caught:
-        await collect(make_client())
+        await make_client().drain()
     assert route.call_count == 2
     assert caught.value.attempts == 2
 
@@ -203,7 +196,7 @@ async def test_a_cut_before_any_payment_is_retried(
         httpx.Response(200, stream=CutAfter(b'{"data": [{"id": ')),
         httpx.Response(200, content=BODY),
     ]
-    assert len(await collect(make_client())) == 50
+    assert len(await make_client().drain()) == 50
     assert route.call_count == 2
 
 
@@ -244,7 +237,7 @@ async def test_iter_payments_on_a_closed_client(make_client: MakeClient) -> None
     client = make_client()
     await client.close()
     with pytest.raises(paysdk.ClientClosedError):
-        await collect(client)
+        await client.drain()
 
 
 def test_each_payment_must_arrive_within_the_budget_of_the_last() -> None:

@@ -16,7 +16,7 @@ import respx
 
 import paysdk
 from paysdk import _core
-from tests.conftest import BASE_URL, EitherClient, MakeClient, listed_payment, make_config
+from tests.conftest import BASE_URL, MakeClient, listed_payment, make_config
 from tests.hostile import Connection, HostileServer, Request, corrupt_gzip, head, trickle_head
 
 pytestmark = pytest.mark.anyio
@@ -26,12 +26,6 @@ SLACK = 1.5
 
 PADDED = json.dumps({"data": [listed_payment(metadata={"pad": "x" * 10_000})]}).encode()
 """A list of one payment of about 10 KB."""
-
-
-async def drain(client: EitherClient) -> list[paysdk.ListedPayment]:
-    if isinstance(client.client, paysdk.AsyncClient):
-        return [payment async for payment in client.client.iter_payments()]
-    return list(client.client.iter_payments())
 
 
 class InPieces(httpx.SyncByteStream, httpx.AsyncByteStream):
@@ -62,7 +56,7 @@ async def test_a_payment_over_the_item_cap_is_refused_however_it_arrives(
     else:
         route.side_effect = lambda request: httpx.Response(200, stream=InPieces(PADDED))
     with pytest.raises(paysdk.ResponseValidationError, match="larger than the 2,000 bytes"):
-        await drain(make_client(max_response_bytes=2_000))
+        await make_client(max_response_bytes=2_000).drain()
 
 
 async def test_the_item_cap_holds_over_a_real_socket_on_every_backend(
@@ -78,7 +72,7 @@ async def test_the_item_cap_holds_over_a_real_socket_on_every_backend(
         base_url=hostile.base_url, max_response_bytes=2_000, max_retries=0
     )
     with pytest.raises(paysdk.ResponseValidationError, match="larger than the 2,000 bytes"):
-        await drain(client)
+        await client.drain()
 
 
 async def test_the_default_item_cap_is_a_mebibyte(
@@ -89,7 +83,7 @@ async def test_the_default_item_cap_is_a_mebibyte(
         200, stream=InPieces(body)
     )
     with pytest.raises(paysdk.ResponseValidationError, match="1,048,576 bytes"):
-        await drain(make_client())
+        await make_client().drain()
 
 
 async def test_list_payments_takes_more_than_a_mebibyte_by_default(
@@ -119,7 +113,7 @@ async def test_a_trickled_head_is_cut_at_the_attempt_budget(
     client = make_loopback_client(base_url=hostile.base_url, timeout=0.5, max_retries=0)
     started = time.monotonic()
     with pytest.raises(paysdk.APITimeoutError):
-        await drain(client)
+        await client.drain()
     assert time.monotonic() - started < 0.5 + SLACK
 
 
@@ -137,7 +131,7 @@ async def test_a_stall_after_the_first_payment_ends_at_the_call_deadline(
     client = make_loopback_client(base_url=hostile.base_url, timeout=5, deadline=1, max_retries=0)
     started = time.monotonic()
     with pytest.raises(paysdk.APITimeoutError, match="after 1 payment"):
-        await drain(client)
+        await client.drain()
     assert time.monotonic() - started < 1 + SLACK
 
 
@@ -146,7 +140,7 @@ async def test_a_corrupt_gzip_stream_is_a_validation_error_and_not_retried(
 ) -> None:
     hostile.script(corrupt_gzip(200))
     with pytest.raises(paysdk.ResponseValidationError):
-        await drain(make_loopback_client(base_url=hostile.base_url, max_retries=2))
+        await make_loopback_client(base_url=hostile.base_url, max_retries=2).drain()
     assert hostile.attempts == 1
 
 
@@ -178,5 +172,5 @@ async def test_a_stream_cut_before_its_first_payment_is_closed_before_the_retry(
         httpx.Response(200, stream=Cut()),
         httpx.Response(200, content=good),
     ]
-    assert len(await drain(make_client())) == 1
+    assert len(await make_client().drain()) == 1
     assert closed == ["cut"]
