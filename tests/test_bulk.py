@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -164,3 +165,26 @@ async def test_a_bad_reference_or_none_gets_its_own_result_and_the_run_goes_on(
         assert [r.ok for r in results] == [False, True, False, False, True]
         bad = [results[0], results[2], results[3]]
         assert all(isinstance(r.error, paysdk.InvalidReferenceError) for r in bad)
+
+
+def test_closing_the_sync_window_cuts_the_waits_between_retries_short(
+    respx_mock: respx.MockRouter,
+) -> None:
+    route = respx_mock.get(url__startswith=f"{BASE_URL}/payment/").respond(
+        503, headers={"Retry-After": "30"}
+    )
+    got: list[paysdk.VerifyResult] = []
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client:
+        results = client.verify_many(["order-0", "order-1"], concurrency=2)
+        waiting = threading.Thread(target=lambda: got.append(next(results)))
+        waiting.start()
+        deadline = time.monotonic() + 5
+        while route.call_count < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)  # both calls answered 503, and now wait 30 s to retry
+        started = time.monotonic()
+        results.close()
+        assert time.monotonic() - started < 2
+        waiting.join(5)
+    assert route.call_count == 2  # no retry was sent after the close
+    (result,) = got
+    assert isinstance(result.error, paysdk.ClientClosedError)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -18,7 +19,7 @@ from typing import Any
 
 from typing_extensions import Self
 
-from ._errors import ConfigurationError, PaySDKError
+from ._errors import ClientClosedError, ConfigurationError, PaySDKError
 from ._models import VerifiedPayment
 
 __all__ = ["AsyncBulk", "SyncBulk", "VerifyResult"]
@@ -60,13 +61,20 @@ def _check_concurrency(concurrency: object) -> int:
     return concurrency
 
 
+Sleep = Callable[[float], None]
+
+
 class SyncBulk:
-    """:class:`VerifyResult` s in input order; ``close()`` (or ``with``) to stop early."""
+    """:class:`VerifyResult` s in input order; ``close()`` (or ``with``) to stop early.
+
+    ``verify(reference, sleep)`` waits between retries with ``sleep``, which ``close()`` cuts
+    short: closing waits for the attempts in flight, never for their backoff.
+    """
 
     def __init__(
         self,
         references: Iterable[str],
-        verify: Callable[[str], VerifiedPayment],
+        verify: Callable[[str, Sleep], VerifiedPayment],
         concurrency: int,
     ) -> None:
         self._concurrency = _check_concurrency(concurrency)
@@ -74,6 +82,7 @@ class SyncBulk:
         self._verify = verify
         self._pool: ThreadPoolExecutor | None = None
         self._window: deque[tuple[Any, Future[VerifiedPayment]]] = deque()
+        self._closing = threading.Event()
 
     def __iter__(self) -> Iterator[VerifyResult]:
         return self
@@ -85,7 +94,8 @@ class SyncBulk:
             reference: Any = next(self._references, _END)
             if reference is _END:
                 break
-            self._window.append((reference, self._pool.submit(self._verify, reference)))
+            future = self._pool.submit(self._verify, reference, self._sleep)
+            self._window.append((reference, future))
         if not self._window:
             self.close()
             raise StopIteration
@@ -95,7 +105,12 @@ class SyncBulk:
         except PaySDKError as exc:
             return VerifyResult(reference, error=exc)
 
+    def _sleep(self, seconds: float) -> None:
+        if self._closing.wait(seconds):
+            raise ClientClosedError("verify_many was closed while this call waited to retry")
+
     def close(self) -> None:
+        self._closing.set()
         for _, future in self._window:
             future.cancel()
         self._window.clear()

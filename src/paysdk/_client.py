@@ -200,7 +200,12 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
         from ._bulk import SyncBulk
 
         config = self._options(options)
-        return SyncBulk(references, lambda ref: self._run(_core.verify(config, ref)), concurrency)
+        send = self._sender.send
+        return SyncBulk(
+            references,
+            lambda ref, sleep: _drive.run(_core.verify(config, ref), send, sleep),
+            concurrency,
+        )
 
     def confirm(
         self,
