@@ -449,3 +449,17 @@ def test_a_huge_header_is_recorded_cut(sandbox: Sandbox) -> None:
 
 def auth(sandbox: Sandbox) -> dict[str, str]:
     return {"Authorization": f"Bearer {sandbox.secret_key}"}
+
+
+def test_what_the_log_keeps_of_one_request_is_bounded_as_a_whole(sandbox: Sandbox) -> None:
+    budget = sandbox_server.MAX_RECORDED_HEADERS_SIZE
+    many = {f"X-Pad-{n:02d}": "v" * 4000 for n in range(60)}  # 240,000 characters of headers
+    long_path = "/payments/" + "p" * 10_000
+    with httpx.Client(base_url=sandbox.base_url) as http:
+        http.get("/payments", headers=many)
+        http.get(long_path)
+    first, second = sandbox.requests
+    assert sum(len(name) + len(value) for name, value in first.headers.items()) <= budget
+    assert "X-Pad-00" in first.headers and "X-Pad-59" not in first.headers
+    assert len(second.path) == len(second.target) == sandbox_server.MAX_RECORDED_TARGET
+    assert second.path == long_path[: sandbox_server.MAX_RECORDED_TARGET]

@@ -49,7 +49,27 @@ MAX_RECORDED_REQUESTS = 10_000
 """How many requests the log keeps: past it, the oldest are dropped."""
 MAX_RECORDED_HEADER = 1024
 """How many characters of each header name and value the log keeps: the rest is cut."""
+MAX_RECORDED_HEADERS_SIZE = 8 * 1024
+"""How many characters of headers, all told, the log keeps of one request; then no more of
+them, so a full log holds at most about 100 MB whatever clients send (100 headers of 64 KiB
+each are allowed in a request)."""
+MAX_RECORDED_TARGET = 2048
+"""How many characters of a request's target (and path) the log keeps."""
 _REDACTED = "<redacted>"
+
+
+def _recorded_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """What the log keeps of a request's headers: each cut, all within one budget."""
+    kept: dict[str, str] = {}
+    room = MAX_RECORDED_HEADERS_SIZE
+    for name, value in headers:
+        name = name[:MAX_RECORDED_HEADER]
+        value = _REDACTED if name.lower() == "authorization" else value[:MAX_RECORDED_HEADER]
+        room -= len(name) + len(value)
+        if room < 0:
+            break
+        kept[name] = value
+    return kept
 
 
 def generate_secret_key() -> str:
@@ -66,7 +86,8 @@ class RecordedRequest:
     target: str
     """The raw request target: path and query."""
     headers: Mapping[str, str]
-    """Each name and value cut to :data:`MAX_RECORDED_HEADER` characters."""
+    """Each name and value cut to :data:`MAX_RECORDED_HEADER` characters, and no more of them
+    than fit in :data:`MAX_RECORDED_HEADERS_SIZE`."""
     time: float
 
 
@@ -258,13 +279,14 @@ class Sandbox:
             else:
                 handler.send(Answer.json(401, UNAUTHORIZED_BODY))
             return
-        headers = {
-            name[:MAX_RECORDED_HEADER]: (
-                _REDACTED if name.lower() == "authorization" else value[:MAX_RECORDED_HEADER]
-            )
-            for name, value in handler.headers.items()
-        }
-        self._record(RecordedRequest(method, path, target, headers, time.time()))
+        recorded = RecordedRequest(
+            method,
+            path[:MAX_RECORDED_TARGET],
+            target[:MAX_RECORDED_TARGET],
+            _recorded_headers(handler.headers.items()),
+            time.time(),
+        )
+        self._record(recorded)
         fault = self.faults.take(path)
         if fault is None:
             handler.send(self._answer_api(method, path, authorization))
