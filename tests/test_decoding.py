@@ -122,3 +122,9 @@ def test_a_body_that_inflates_to_nothing_still_meets_its_deadline() -> None:
     outcome = reader.take(b"a-file-name-that-never-ends")
     assert isinstance(outcome, Failure)
     assert outcome.kind == "timeout"
+
+
+def test_a_chunk_that_inflates_to_nothing_hands_control_back_as_an_empty_piece() -> None:
+    body = gzip.compress(b'{"data": []}')
+    pieces = list(decoded("gzip", [body[:5], body[5:]]))  # half a gzip header, then the rest
+    assert pieces == [b"", b'{"data": []}']

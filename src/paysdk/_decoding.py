@@ -79,12 +79,7 @@ def decoded(content_encoding: str | None, raw: Iterable[bytes]) -> Iterator[byte
     """
     decoder = ContentDecoder(content_encoding)
     for chunk in raw:
-        inflated = False
-        for piece in decoder.decode(chunk):
-            inflated = True
-            yield piece
-        if not inflated:
-            yield b""
+        yield from _pieces(decoder, chunk)
     tail = decoder.flush()
     if tail:
         yield tail
@@ -94,12 +89,18 @@ async def adecoded(content_encoding: str | None, raw: AsyncIterable[bytes]) -> A
     """The async twin of :func:`decoded`, ``b""`` for chunks that inflate to nothing included."""
     decoder = ContentDecoder(content_encoding)
     async for chunk in raw:
-        inflated = False
-        for piece in decoder.decode(chunk):
-            inflated = True
+        for piece in _pieces(decoder, chunk):
             yield piece
-        if not inflated:
-            yield b""
     tail = decoder.flush()
     if tail:
         yield tail
+
+
+def _pieces(decoder: ContentDecoder, chunk: bytes) -> Iterator[bytes]:
+    """What one raw chunk decodes to, or ``b""`` alone if it decodes to nothing yet."""
+    inflated = False
+    for piece in decoder.decode(chunk):
+        inflated = True
+        yield piece
+    if not inflated:
+        yield b""
