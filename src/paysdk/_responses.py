@@ -55,7 +55,17 @@ def parse_list(content: bytes) -> list[ListedPayment]:
     if len(content) < _PAUSE_GC_ABOVE:
         return _list_envelope().validate_json(content)["data"]
     with gc_paused():  # building 10**5 objects that hold no cycles: collections only slow it
+        return _parse_large_list(content)
+
+
+def _parse_large_list(content: bytes) -> list[ListedPayment]:
+    """Batch by batch where the body allows it (see ``_list_batches``), else whole."""
+    from ._list_batches import validate_in_batches  # a verify-only process never cuts a list
+
+    payments = validate_in_batches(content, _listed_payments().validate_json)
+    if payments is None:
         return _list_envelope().validate_json(content)["data"]
+    return payments
 
 
 @functools.cache
@@ -69,6 +79,13 @@ def _list_envelope() -> Validator[ListEnvelope]:
     from ._listed_models import ListEnvelope  # a verify-only process never builds the list shape
 
     return _validator(ListEnvelope)
+
+
+@functools.cache
+def _listed_payments() -> Validator[list[ListedPayment]]:
+    from ._listed_models import ListedPayment
+
+    return _validator(list[ListedPayment])
 
 
 class Validator(Protocol[T_co]):

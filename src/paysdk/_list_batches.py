@@ -1,0 +1,102 @@
+"""Validating a large ``{"data": [...]}`` body a batch of whole payments at a time.
+
+pydantic's ``validate_json`` first builds a tree of the whole document, then the models. For a
+45 MB body that tree is over a hundred megabytes of fresh memory, touched once: paging it in
+costs more than the parse. Validated about 64 KiB at a time, the tree stays in memory that is
+already mapped and in cache: a 100,000-payment list parses ~15% faster, with a lower peak
+(docs/performance.md).
+
+Where a batch ends is guessed, then proven by the parse. A server writes every payment with its
+keys in the same order, so a new payment is ``}``, ``,`` and then the first payment's opening
+(``{"id"``, say): a batch ends at the first such separator past its size. A nested object that
+opens the same way (a product with its own ``id``) can fool that guess, but never silently: a
+batch cut inside a payment is not valid JSON. That batch is then cut again where the braces
+since its start balance as well. After a few such misses, or at any other error, the caller
+parses the body whole as before (same result, same error at the same location).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Final, TypeVar
+
+from pydantic import ValidationError
+
+T = TypeVar("T")
+
+BATCH_BYTES: Final = 64 * 1024
+"""About this much of the body per batch: measured fastest between 32 and 256 KiB."""
+MAX_MISSES: Final = 4
+"""Batches that may end inside a payment before the body is parsed whole instead."""
+
+_SPACE: Final = rb"[ \t\r\n]*"
+_HEAD: Final = re.compile(rb"%s\{%s\"data\"%s:%s\[%s" % ((_SPACE,) * 5))
+_OPENING: Final = re.compile(rb"\{%s\"[^\"\\]{0,64}\"" % _SPACE)
+_TAIL: Final = re.compile(rb"%s\]%s\}%s\Z" % ((_SPACE,) * 3))
+_TAIL_WINDOW: Final = 4096
+"""How far from the end the closing ``]}`` is looked for: more trailing space parses whole."""
+
+
+def validate_in_batches(
+    body: bytes, validate: Callable[[bytes], list[T]], batch_bytes: int = BATCH_BYTES
+) -> list[T] | None:
+    """The list's elements, ``validate`` (a JSON array's bytes -> its items) run batch by
+    batch; ``None`` when the body has to be parsed whole: it is not plainly
+    ``{"data": [{...}, ...]}``, or a batch failed (the whole parse says how, and where)."""
+    span = _data_span(body)
+    if span is None:
+        return None
+    start, end = span
+    if start == end:
+        return []
+    opening = _OPENING.match(body, start, end)
+    if opening is None:
+        return None
+    between = re.compile(rb"\}%s,%s(?=%s)" % (_SPACE, _SPACE, re.escape(opening.group())))
+    items: list[T] = []
+    misses = 0
+    while start < end:
+        stop, next_start = _cut(body, start, end, between, batch_bytes, balanced=misses > 0)
+        try:
+            items += validate(b"[" + body[start:stop] + b"]")
+        except ValidationError as exc:
+            misses += 1
+            if stop == end or misses > MAX_MISSES or not _cut_short(exc):
+                return None
+            continue  # the same batch, cut where the braces balance too
+        start = next_start
+    return items
+
+
+def _data_span(body: bytes) -> tuple[int, int] | None:
+    """Where the elements of ``data`` start and end."""
+    head = _HEAD.match(body)
+    tail = _TAIL.search(body, max(len(body) - _TAIL_WINDOW, 0))
+    if head is None or tail is None:
+        return None
+    return head.end(), max(head.end(), tail.start())  # ``[ ]``: both took the space
+
+
+def _cut(
+    body: bytes, start: int, end: int, between: re.Pattern[bytes], size: int, *, balanced: bool
+) -> tuple[int, int]:
+    """Where the batch from ``start`` ends (just after the ``}`` of a separator about ``size``
+    bytes on, or at ``end``), and where the next one starts (that separator's ``{``)."""
+    found = between.search(body, start + size, end) if end - start > size else None
+    depth, counted = 0, start
+    while found is not None:
+        stop, next_start = found.start() + 1, found.end()
+        if not balanced:
+            return stop, next_start
+        depth += body.count(b"{", counted, stop) - body.count(b"}", counted, stop)
+        counted = stop
+        if depth == 0:
+            return stop, next_start
+        found = between.search(body, found.end(), end)
+    return end, end
+
+
+def _cut_short(exc: ValidationError) -> bool:
+    """Whether a batch failed only for ending inside a value: it is not valid JSON."""
+    return exc.error_count() == 1 and exc.errors(include_url=False)[0]["type"] == "json_invalid"
