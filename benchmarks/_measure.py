@@ -51,16 +51,19 @@ class Paired:
 
 def paired(baseline: Callable[[], float], candidate: Callable[[], float], rounds: int) -> Paired:
     """Run both ``rounds`` times, alternating which goes first; each call returns its seconds."""
-    base: list[float] = []
-    cand: list[float] = []
-    for round_ in range(rounds):
-        if round_ % 2 == 0:
-            base.append(baseline())
-            cand.append(candidate())
-        else:
-            cand.append(candidate())
-            base.append(baseline())
+    base, cand = rotated((baseline, candidate), rounds)
     return Paired(base, cand)
+
+
+def rotated(runs: Sequence[Callable[[], float]], rounds: int) -> list[list[float]]:
+    """Run each ``rounds`` times, each round starting one further along (A B C, B C A, ...);
+    the seconds each call returned, run by run."""
+    seconds: list[list[float]] = [[] for _ in runs]
+    for round_ in range(rounds):
+        for step in range(len(runs)):
+            which = (round_ + step) % len(runs)
+            seconds[which].append(runs[which]())
+    return seconds
 
 
 def timed(

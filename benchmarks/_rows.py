@@ -6,6 +6,7 @@ yet, a server error) is reported as FAILED in its row and the run goes on with t
 
 from __future__ import annotations
 
+import functools
 import statistics
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
@@ -19,6 +20,7 @@ from ._measure import (
     command_seconds,
     compile_paysdk,
     paired,
+    rotated,
     run_job,
 )
 from ._results import MB, Goal, Result, failed, mb, seconds_text
@@ -236,15 +238,16 @@ def _pair_results(
     labels: tuple[str, str],
     goal: Goal | None,
     wall: Paired | None,
-    cpu: Paired,
+    cpu: Paired | None = None,
     calls: int = 1,
+    roles: tuple[str, str] = ("baseline", "paysdk"),
 ) -> list[Result]:
     """The wall-time result (judged against ``goal``) and the CPU-time one (context)."""
     results = []
     for clock, pair in (("wall", wall), ("CPU", cpu)):
         if pair is None:
             continue
-        _print_pair(f"{labels[0]} ({clock})", f"{labels[1]} ({clock})", pair, calls)
+        _print_pair(f"{labels[0]} ({clock})", f"{labels[1]} ({clock})", pair, calls, roles)
         base = seconds_text(statistics.median(pair.baseline) / calls)
         cand = seconds_text(statistics.median(pair.candidate) / calls)
         if clock == "wall":
@@ -254,12 +257,18 @@ def _pair_results(
     return results
 
 
-def _print_pair(baseline: str, candidate: str, pair: Paired, calls: int = 1) -> None:
+def _print_pair(
+    baseline: str,
+    candidate: str,
+    pair: Paired,
+    calls: int = 1,
+    roles: tuple[str, str] = ("baseline", "paysdk"),
+) -> None:
     base = statistics.median(pair.baseline) / calls
     cand = statistics.median(pair.candidate) / calls
     each = " per call" if calls > 1 else ""
-    print(f"  baseline  {baseline:<34} {seconds_text(base):>10}{each} (median)")
-    print(f"  paysdk    {candidate:<34} {seconds_text(cand):>10}{each} (median)")
+    print(f"  {roles[0]:<9} {baseline:<34} {seconds_text(base):>10}{each} (median)")
+    print(f"  {roles[1]:<9} {candidate:<34} {seconds_text(cand):>10}{each} (median)")
     print("  ratios by round: " + " ".join(f"{r:.2f}" for r in pair.ratios))
 
 
@@ -362,15 +371,59 @@ def async_verify(bench: Bench) -> list[Result]:
 
 IMPORT_BASELINE: Final = "import httpx; from pydantic import BaseModel"
 IMPORT_PAYSDK: Final = "import paysdk; paysdk.Client; paysdk.AsyncClient; paysdk.VerifiedPayment"
+IMPORT_ONE_MODEL: Final = (
+    "import httpx\nfrom pydantic import BaseModel\n"
+    "class Payment(BaseModel, defer_build=True):\n    reference: str\n"
+)
+"""The floor under any library with a pydantic model: defining one (its schema deferred, as
+paysdk's are) imports ``pydantic.fields`` and what it imports, which the baseline never does."""
 
 
 def import_time(bench: Bench) -> list[Result]:
-    """A fresh ``python -c`` importing paysdk against one importing httpx and pydantic."""
+    """A fresh ``python -c`` importing paysdk against one importing httpx and pydantic, and
+    against one that also defines a single pydantic model: how much is paysdk's own."""
     pairs = bench.sizes.import_pairs
     row = "4. import"
-    print(f"\n{row}: python -c, {pairs} pair(s) alternating, after one warm-up run of each")
+    print(f"\n{row}: python -c, {pairs} round(s) rotating, after one warm-up run of each")
     measure = "import paysdk vs httpx + pydantic"
-    return _commands(row, measure, IMPORT_BASELINE, IMPORT_PAYSDK, pairs, Goal("<=", 1.10))
+    commands = (IMPORT_BASELINE, IMPORT_ONE_MODEL, IMPORT_PAYSDK)
+    cpu: list[list[float]] = [[], [], []]
+    try:
+        _warm(*commands)
+        base, model, sdk = rotated(
+            [functools.partial(command_seconds, code, cpu[n]) for n, code in enumerate(commands)],
+            pairs,
+        )
+    except subprocess.CalledProcessError as exc:
+        return [failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")]
+    httpx_only, one_model = "python -c import httpx...", "... + one pydantic model"
+    sdk_label = "python -c import paysdk..."
+    return [
+        *_pair_results(
+            row,
+            measure,
+            (httpx_only, sdk_label),
+            Goal("<=", 1.10),
+            Paired(base, sdk),
+            Paired(*cpu[::2]),
+        ),
+        *_pair_results(
+            row,
+            "one pydantic model vs httpx + pydantic",
+            (httpx_only, one_model),
+            None,
+            Paired(base, model),
+            roles=("baseline", "floor"),
+        ),
+        *_pair_results(
+            row,
+            "import paysdk vs one pydantic model",
+            (one_model, sdk_label),
+            None,
+            Paired(model, sdk),
+            roles=("floor", "paysdk"),
+        ),
+    ]
 
 
 def first_verify(bench: Bench) -> list[Result]:
@@ -400,9 +453,7 @@ def _commands(
 ) -> list[Result]:
     cpu: tuple[list[float], list[float]] = ([], [])
     try:
-        compile_paysdk()  # as pip does on install; PYTHONDONTWRITEBYTECODE may be set here
-        command_seconds(baseline)  # warm the disk cache and the bytecode of both
-        command_seconds(candidate)
+        _warm(baseline, candidate)
         wall = paired(
             lambda: command_seconds(baseline, cpu[0]),
             lambda: command_seconds(candidate, cpu[1]),
@@ -412,6 +463,12 @@ def _commands(
         return [failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")]
     labels = (f"python -c {baseline.splitlines()[0][:14]}...", "python -c import paysdk...")
     return _pair_results(row, measure, labels, goal, wall, Paired(*cpu))
+
+
+def _warm(*commands: str) -> None:
+    compile_paysdk()  # as pip does on install; PYTHONDONTWRITEBYTECODE may be set here
+    for code in commands:  # warm the disk cache and the bytecode of each
+        command_seconds(code)
 
 
 # --- 5. one sync verify -----------------------------------------------------------------------

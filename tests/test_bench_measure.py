@@ -6,10 +6,11 @@ import shutil
 import socket
 import sys
 import time
+from collections.abc import Callable
 
 import pytest
 
-from benchmarks._measure import JobFailed, Paired, paired, run_job
+from benchmarks._measure import JobFailed, Paired, paired, rotated, run_job
 from benchmarks._results import Goal, Result, failed, table
 
 
@@ -31,6 +32,22 @@ def test_paired_alternates_which_side_goes_first_and_takes_the_median_ratio() ->
     assert result.ratios == [2.0, 1.5, 3.0, 1.0]
     assert result.ratio == 1.75
     assert Paired([2.0, 1.0, 9.0], [1.0, 1.0, 1.0]).speedup == 2.0
+
+
+def test_rotated_starts_each_round_one_further_along_and_keeps_each_runs_seconds() -> None:
+    order: list[str] = []
+
+    def run(name: str, seconds: float) -> Callable[[], float]:
+        def timed() -> float:
+            order.append(name)
+            return seconds + len(order) / 100
+
+        return timed
+
+    result = rotated([run("A", 1), run("B", 2), run("C", 3)], 4)
+    assert "".join(order) == "ABC" + "BCA" + "CAB" + "ABC"
+    expected = [[1.01, 1.06, 1.08, 1.1], [2.02, 2.04, 2.09, 2.11], [3.03, 3.05, 3.07, 3.12]]
+    assert result == [pytest.approx(seconds) for seconds in expected]
 
 
 def test_a_job_reports_its_seconds_and_the_memory_it_held() -> None:

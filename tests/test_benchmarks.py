@@ -37,7 +37,12 @@ MEASURES = {
         "verify_many vs default httpx",
         "raw aiohttp vs default httpx",
     ],
-    "import": ["import paysdk vs httpx + pydantic", "import paysdk vs httpx + pydantic, CPU time"],
+    "import": [
+        "import paysdk vs httpx + pydantic",
+        "import paysdk vs httpx + pydantic, CPU time",
+        "one pydantic model vs httpx + pydantic",
+        "import paysdk vs one pydantic model",
+    ],
     "first-verify": [
         "paysdk verify vs httpx get + json.loads",
         "paysdk verify vs httpx get + json.loads, CPU time",
