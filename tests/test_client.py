@@ -490,17 +490,28 @@ async def test_with_options_shares_connections_and_changes_defaults(
     assert not client.client._http.is_closed
 
 
-async def test_per_call_timeout_reaches_the_transport(
-    client: EitherClient, respx_mock: respx.Router
+async def test_the_configured_and_per_call_timeouts_reach_the_transport(
+    make_client: MakeClient, respx_mock: respx.Router
 ) -> None:
+    # paysdk's own httpx client is made with the configured timeout and its requests leave it
+    # out (httpx would build a Timeout per request); a per-call or cloned one is still sent.
     route = respx_mock.get(VERIFY_URL).respond(200, json=verify_body())
+    client = make_client(timeout=httpx.Timeout(7.5, connect=2.0))
 
+    await client.verify("order-1042")
     await client.verify("order-1042", timeout=1.5)
     await client.verify("order-1042", timeout=httpx.Timeout(4.0, connect=1.0))
+    await EitherClient(client.client.with_options(timeout=3.0)).verify("order-1042")
+    await client.verify("order-1042")
 
     timeouts = [call.request.extensions["timeout"] for call in route.calls]
-    assert timeouts[0] == httpx.Timeout(1.5).as_dict()
-    assert timeouts[1] == httpx.Timeout(4.0, connect=1.0).as_dict()
+    assert timeouts == [
+        httpx.Timeout(7.5, connect=2.0).as_dict(),
+        httpx.Timeout(1.5).as_dict(),
+        httpx.Timeout(4.0, connect=1.0).as_dict(),
+        httpx.Timeout(3.0).as_dict(),
+        httpx.Timeout(7.5, connect=2.0).as_dict(),
+    ]
 
 
 # --- secrets -----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
 import httpx
@@ -17,7 +17,7 @@ from anyio import move_on_after
 
 from ._decoding import adecoded
 from ._errors import EventLoopError
-from ._senders import HeaderTrim, closed_error
+from ._senders import HttpxDefaults, RequestBuilder, closed_error
 from ._steps import (
     Answer,
     BodyReader,
@@ -131,13 +131,11 @@ class AsyncStream:
 class AsyncHttpxSender:
     """Sends with an ``httpx.AsyncClient``, each attempt inside one cancel scope."""
 
-    def __init__(
-        self, http: httpx.AsyncClient, *, defaults: Mapping[str, str] | None = None
-    ) -> None:
+    def __init__(self, http: httpx.AsyncClient, *, defaults: HttpxDefaults | None = None) -> None:
         """``defaults``: as for :class:`SyncHttpxSender`."""
         self.http = http
         self.loop: asyncio.AbstractEventLoop | None = None
-        self._headers = HeaderTrim(defaults)
+        self._requests = RequestBuilder(defaults)
 
     @property
     def is_closed(self) -> bool:
@@ -151,15 +149,7 @@ class AsyncHttpxSender:
 
     async def _attempt(self, request: Send, started: float) -> Answer | Failure | AsyncStream:
         try:
-            response = await self.http.send(
-                self.http.build_request(
-                    request.method,
-                    request.url,
-                    headers=self._headers(request.headers),
-                    timeout=request.timeout,
-                ),
-                stream=True,
-            )
+            response = await self.http.send(self._requests.build(self.http, request), stream=True)
         except Exception as exc:
             return self._failure(exc)
         if request.opens(response.status_code):

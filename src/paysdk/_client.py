@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from ._listed_models import ListedPayment
     from ._models import VerifiedPayment
     from ._raw import AsyncRawClient, RawClient
-    from ._senders import SyncHttpxSender
+    from ._senders import HttpxDefaults, SyncHttpxSender
     from ._steps import Send
 
 __all__ = ["AsyncClient", "Client"]
@@ -143,6 +143,9 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
             f"max_retries={config.max_retries} secret_key=<hidden>>"
         )
 
+    def _httpx_defaults(self) -> HttpxDefaults:
+        return _senders.HttpxDefaults(self._config.headers, self._config.timeout)
+
     def _options(self, options: CallOptions) -> Config:
         if self._sender.is_closed:
             raise _senders.closed_error(type(self).__name__)
@@ -159,9 +162,9 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
         if http_client is not None:
             self._sender = _senders.SyncHttpxSender(http_client)
         else:
-            defaults = self._config.headers  # sent by the client itself, not given per request
+            defaults = self._httpx_defaults()  # sent by the client itself, not per request
             self._sender = _senders.SyncHttpxSender(
-                httpx.Client(headers=defaults), defaults=defaults
+                httpx.Client(headers=defaults.headers, timeout=defaults.timeout), defaults=defaults
             )
 
     @property
@@ -292,9 +295,10 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
             if http_client is not None:
                 self._sender = AsyncHttpxSender(http_client)
             else:
-                defaults = self._config.headers
+                defaults = self._httpx_defaults()
                 self._sender = AsyncHttpxSender(
-                    httpx.AsyncClient(headers=defaults), defaults=defaults
+                    httpx.AsyncClient(headers=defaults.headers, timeout=defaults.timeout),
+                    defaults=defaults,
                 )
 
     @property

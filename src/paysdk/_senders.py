@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator, Mapping
+from typing import NamedTuple
 
 import httpx
 
@@ -28,7 +29,7 @@ from ._steps import (
     stream_failure,
 )
 
-__all__ = ["SyncHttpxSender", "SyncStream", "closed_error"]
+__all__ = ["HttpxDefaults", "RequestBuilder", "SyncHttpxSender", "SyncStream", "closed_error"]
 
 
 def closed_error(what: str) -> ClientClosedError:
@@ -58,27 +59,45 @@ def raw_body(response: httpx.Response) -> tuple[str | None, Iterator[bytes]]:
     return response.headers.get("content-encoding"), response.iter_raw()
 
 
-class HeaderTrim:
-    """A request's headers less those its client already sends by default, as httpx would merge
-    them anyway: httpx spends microseconds on every header it is given, per request.
+class HttpxDefaults(NamedTuple):
+    """What the ``httpx`` client paysdk makes is built with, and so sends on every request."""
 
-    The client paysdk makes is given the config's fixed headers once (``defaults``); then a
-    request carries little more than ``Authorization``. The last answer is kept, since every
-    call without per-call options has the same headers.
+    headers: Mapping[str, str]
+    timeout: httpx.Timeout
+
+
+class RequestBuilder:
+    """The ``httpx.Request`` for a :class:`Send`, less what its client sends by default anyway.
+
+    httpx spends microseconds on every header it is given and on every timeout (it builds a new
+    ``Timeout`` from it), per request. The client paysdk makes is given the config's fixed
+    headers and timeout once (``defaults``); then a request carries little more than
+    ``Authorization``. The last headers are kept, since every call without per-call options
+    has the same ones.
     """
 
-    __slots__ = ("_defaults", "_last")
+    __slots__ = ("_headers", "_last", "_timeout")
 
-    def __init__(self, defaults: Mapping[str, str] | None) -> None:
-        self._defaults = {k.lower(): v for k, v in (defaults or {}).items()}
+    def __init__(self, defaults: HttpxDefaults | None) -> None:
+        self._headers = {k.lower(): v for k, v in (defaults.headers if defaults else {}).items()}
+        self._timeout = defaults.timeout if defaults else None
         self._last: tuple[Mapping[str, str] | None, Mapping[str, str]] = (None, {})
 
-    def __call__(self, headers: Mapping[str, str]) -> Mapping[str, str]:
+    def build(self, http: httpx.Client | httpx.AsyncClient, request: Send) -> httpx.Request:
+        timeout = request.timeout
+        return http.build_request(
+            request.method,
+            request.url,
+            headers=self._trim(request.headers),
+            timeout=httpx.USE_CLIENT_DEFAULT if timeout is self._timeout else timeout,
+        )
+
+    def _trim(self, headers: Mapping[str, str]) -> Mapping[str, str]:
         last_in, last_out = self._last  # one tuple, read and written whole: safe across threads
         if headers is last_in:
             return last_out
         kept = httpx.Headers(  # still an httpx.Headers: the key stays masked in any repr
-            [(k, v) for k, v in headers.items() if self._defaults.get(k.lower()) != v]
+            [(k, v) for k, v in headers.items() if self._headers.get(k.lower()) != v]
         )
         self._last = (headers, kept)
         return kept
@@ -115,11 +134,11 @@ class SyncStream:
 class SyncHttpxSender:
     """Sends with an ``httpx.Client``; the one paysdk makes has deadline-bound sockets."""
 
-    def __init__(self, http: httpx.Client, *, defaults: Mapping[str, str] | None = None) -> None:
-        """``defaults``: the headers ``http`` (made by paysdk) already sends; ``None`` for a
-        client the merchant gave, whose sockets and headers paysdk leaves as they are."""
+    def __init__(self, http: httpx.Client, *, defaults: HttpxDefaults | None = None) -> None:
+        """``defaults``: what ``http`` (made by paysdk) was made with; ``None`` for a client the
+        merchant gave, whose sockets, headers and timeout paysdk leaves as they are."""
         self.http = http
-        self._headers = HeaderTrim(defaults)
+        self._requests = RequestBuilder(defaults)
         if defaults is not None:
             bound_sockets(http)
 
@@ -132,15 +151,7 @@ class SyncHttpxSender:
         deadline = _deadline_of(request.budget, started)
         with attempt_deadline(deadline):
             try:
-                response = self.http.send(
-                    self.http.build_request(
-                        request.method,
-                        request.url,
-                        headers=self._headers(request.headers),
-                        timeout=request.timeout,
-                    ),
-                    stream=True,
-                )
+                response = self.http.send(self._requests.build(self.http, request), stream=True)
             except Exception as exc:
                 return self._failure(exc)
             if request.opens(response.status_code):
