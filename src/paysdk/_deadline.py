@@ -47,7 +47,7 @@ def _clip(timeout: float | None, error: type[Exception]) -> float | None:
     left = at - time.monotonic()
     if left <= 0:
         raise error("the attempt's deadline passed")
-    return left if timeout is None else min(timeout, left)
+    return left if timeout is None or timeout > left else timeout
 
 
 @functools.cache
@@ -63,7 +63,8 @@ def _deadline_backend() -> type[Any]:
             return self._inner.read(max_bytes, _clip(timeout, httpcore.ReadTimeout))
 
         def write(self, buffer: bytes, timeout: float | None = None) -> None:
-            self._inner.write(buffer, _clip(timeout, httpcore.WriteTimeout))
+            if buffer:  # h11 ends every request with an empty write, which sends nothing
+                self._inner.write(buffer, _clip(timeout, httpcore.WriteTimeout))
 
         def close(self) -> None:
             self._inner.close()
