@@ -183,3 +183,40 @@ def test_batches_agree_with_the_whole_parse_on_any_strings(
     body = _body(payments, **layout)
     result = validate_in_batches(body, _validate_batch, batch_bytes=batch_bytes)
     assert result is None or result == _whole(body)
+
+
+_BODY = _body(
+    [
+        listed_payment(f"o-{n}", products=[{"id": "p", "name": "}, {"}, {"id": "q", "name": "a"}])
+        for n in range(12)
+    ],
+    separators=(",", ":"),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(_BODY)), st.sampled_from(list(b'{}[],:" \\0'))),
+        min_size=1,
+        max_size=3,
+    ),
+    delete=st.booleans(),
+    batch_bytes=st.integers(1, 2000),
+)
+def test_a_damaged_body_gives_what_the_whole_parse_gives_or_is_left_to_it(
+    edits: list[tuple[int, int]], delete: bool, batch_bytes: int
+) -> None:
+    body = bytearray(_BODY)
+    for at, byte in edits:
+        if delete and at < len(body):
+            del body[at]
+        else:
+            body[at:at] = bytes([byte])
+    result = validate_in_batches(bytes(body), _validate_batch, batch_bytes=batch_bytes)
+    try:
+        whole = _whole(bytes(body))
+    except ValidationError:
+        assert result is None
+    else:
+        assert result is None or result == whole
