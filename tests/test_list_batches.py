@@ -15,22 +15,26 @@ from paysdk import ListedPayment, _core, _responses
 from paysdk._list_batches import BATCH_BYTES, MAX_MISSES, validate_in_batches
 from tests.conftest import listed_payment
 
-_validate_batch = _responses._listed_payments().validate_json
+_ENVELOPE = _responses._list_envelope()
+
+
+def _validate_batch(batch: bytes) -> list[ListedPayment]:
+    return _ENVELOPE.validate_json(batch)["data"]
 
 
 def _whole(body: bytes) -> list[ListedPayment]:
-    return _responses._list_envelope().validate_json(body)["data"]
+    return _ENVELOPE.validate_json(body)["data"]
 
 
 class _Batches:
-    """The validator, recording the size of every batch it was given."""
+    """The validator, recording the size of every batch it was given (``{"data":[...]}``)."""
 
     def __init__(self) -> None:
         self.sizes: list[int] = []
         self.failed = 0
 
-    def validate_json(self, batch: bytes) -> list[ListedPayment]:
-        return self(batch)
+    def validate_json(self, batch: bytes) -> dict[str, list[ListedPayment]]:
+        return {"data": self(batch)}
 
     def __call__(self, batch: bytes) -> list[ListedPayment]:
         self.sizes.append(len(batch))
@@ -73,7 +77,7 @@ def test_parse_list_cuts_a_body_over_a_megabyte_and_gets_what_the_whole_parse_ge
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     batches = _Batches()
-    monkeypatch.setattr(_responses, "_listed_payments", lambda: batches)
+    monkeypatch.setattr(_responses, "_list_envelope", lambda: batches)
     body = _body(_payments(4000))
     assert len(body) > 1024 * 1024
     assert _core.parse_list(body) == _whole(body)
@@ -220,3 +224,38 @@ def test_a_damaged_body_gives_what_the_whole_parse_gives_or_is_left_to_it(
         assert result is None
     else:
         assert result is None or result == whole
+
+
+@pytest.mark.parametrize("depth", [190, 198, 199, 200, 210])
+def test_a_batch_nests_its_payments_as_deep_as_the_body_does(depth: int) -> None:
+    # pydantic's JSON parser stops at a nesting limit: a payment just under it inside the body
+    # must not pass because its batch held it one level higher.
+    deep = listed_payment("deep", note=json.loads("[" * depth + "]" * depth))
+    body = _body([*_payments(300), deep])
+    result = validate_in_batches(body, _validate_batch, batch_bytes=4096)
+    try:
+        whole = _whole(body)
+    except ValidationError:
+        assert result is None
+    else:
+        assert result == whole
+
+
+def test_a_body_that_cannot_be_cut_is_left_to_the_whole_parse_without_a_copy() -> None:
+    # The first payment opens with a key no other does: no separator is ever found.
+    body = _body([{"aaa": 1, **listed_payment("first")}, *_payments(300)])
+    batches = _Batches()
+    assert validate_in_batches(body, batches, batch_bytes=4096) is None
+    assert batches.sizes == []
+    assert _core.parse_list(body) == _whole(body)
+
+
+@pytest.mark.parametrize("tail", [b" " * 4096, b"]" + b" " * 4095, b"] }x", b"}]"])
+def test_an_end_that_is_not_the_closing_brackets_is_left_to_the_whole_parse(tail: bytes) -> None:
+    body = _body(_payments(20))[:-2] + tail
+    assert validate_in_batches(body, _validate_batch, batch_bytes=16) is None
+
+
+def test_much_space_before_the_closing_brackets_is_still_plain() -> None:
+    body = _body(_payments(20))[:-2] + b" \n\t\r" * 2000 + b"]}"
+    assert validate_in_batches(body, _validate_batch, batch_bytes=16) == _whole(body)

@@ -12,7 +12,9 @@ keys in the same order, so a new payment is ``}``, ``,`` and then the first paym
 opens the same way (a product with its own ``id``) can fool that guess, but never silently: a
 batch cut inside a payment is not valid JSON. That batch is then cut again where the braces
 since its start balance as well. After a few such misses, or at any other error, the caller
-parses the body whole as before (same result, same error at the same location).
+parses the body whole as before (same result, same error at the same location). Each batch is
+wrapped as ``{"data":[...]}``, so its payments sit as deep as in the body: the parser's nesting
+limit falls on the same payments either way.
 """
 
 from __future__ import annotations
@@ -31,19 +33,21 @@ MAX_MISSES: Final = 4
 """Batches that may end inside a payment before the body is parsed whole instead."""
 
 _SPACE: Final = rb"[ \t\r\n]*"
+_SPACES: Final = b" \t\r\n"
 _HEAD: Final = re.compile(rb"%s\{%s\"data\"%s:%s\[%s" % ((_SPACE,) * 5))
 _OPENING: Final = re.compile(rb"\{%s\"[^\"\\]{0,64}\"" % _SPACE)
-_TAIL: Final = re.compile(rb"%s\]%s\}%s\Z" % ((_SPACE,) * 3))
 _TAIL_WINDOW: Final = 4096
 """How far from the end the closing ``]}`` is looked for: more trailing space parses whole."""
+_WRAP: Final = (b'{"data":[', b"]}")
 
 
 def validate_in_batches(
     body: bytes, validate: Callable[[bytes], list[T]], batch_bytes: int = BATCH_BYTES
 ) -> list[T] | None:
-    """The list's elements, ``validate`` (a JSON array's bytes -> its items) run batch by
-    batch; ``None`` when the body has to be parsed whole: it is not plainly
-    ``{"data": [{...}, ...]}``, or a batch failed (the whole parse says how, and where)."""
+    """The list's elements, ``validate`` (``{"data": [...]}``'s bytes -> its elements) run
+    batch by batch; ``None`` when the body is better parsed whole: it is not plainly
+    ``{"data": [{...}, ...]}``, it cannot be cut, or a batch failed (the whole parse then says
+    how, and where)."""
     span = _data_span(body)
     if span is None:
         return None
@@ -58,8 +62,10 @@ def validate_in_batches(
     misses = 0
     while start < end:
         stop, next_start = _cut(body, start, end, between, batch_bytes, balanced=misses > 0)
+        if stop == end and not items and end - start > batch_bytes:
+            return None  # one batch of it all: the whole parse does the same with less copying
         try:
-            items += validate(b"[" + body[start:stop] + b"]")
+            items += validate(_WRAP[0] + body[start:stop] + _WRAP[1])
         except ValidationError as exc:
             misses += 1
             if stop == end or misses > MAX_MISSES or not _cut_short(exc):
@@ -72,10 +78,23 @@ def validate_in_batches(
 def _data_span(body: bytes) -> tuple[int, int] | None:
     """Where the elements of ``data`` start and end."""
     head = _HEAD.match(body)
-    tail = _TAIL.search(body, max(len(body) - _TAIL_WINDOW, 0))
-    if head is None or tail is None:
+    end = _data_end(body)
+    if head is None or end is None:
         return None
-    return head.end(), max(head.end(), tail.start())  # ``[ ]``: both took the space
+    return head.end(), max(head.end(), end)  # ``[ ]``: the head took the space already
+
+
+def _data_end(body: bytes) -> int | None:
+    """Where the last element ends: before space, ``]``, space, ``}`` and space at the end."""
+    window = body[-_TAIL_WINDOW:]
+    window = window.rstrip(_SPACES)
+    if not window.endswith(b"}"):
+        return None
+    window = window[:-1].rstrip(_SPACES)
+    if not window.endswith(b"]"):
+        return None
+    window = window[:-1].rstrip(_SPACES)
+    return len(body) - min(len(body), _TAIL_WINDOW) + len(window)
 
 
 def _cut(

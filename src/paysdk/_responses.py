@@ -62,9 +62,10 @@ def _parse_large_list(content: bytes) -> list[ListedPayment]:
     """Batch by batch where the body allows it (see ``_list_batches``), else whole."""
     from ._list_batches import validate_in_batches  # a verify-only process never cuts a list
 
-    payments = validate_in_batches(content, _listed_payments().validate_json)
+    envelope = _list_envelope()
+    payments = validate_in_batches(content, lambda batch: envelope.validate_json(batch)["data"])
     if payments is None:
-        return _list_envelope().validate_json(content)["data"]
+        return envelope.validate_json(content)["data"]
     return payments
 
 
@@ -79,13 +80,6 @@ def _list_envelope() -> Validator[ListEnvelope]:
     from ._listed_models import ListEnvelope  # a verify-only process never builds the list shape
 
     return _validator(ListEnvelope)
-
-
-@functools.cache
-def _listed_payments() -> Validator[list[ListedPayment]]:
-    from ._listed_models import ListedPayment
-
-    return _validator(list[ListedPayment])
 
 
 class Validator(Protocol[T_co]):
