@@ -490,6 +490,24 @@ async def test_with_options_shares_connections_and_changes_defaults(
     assert not client.client._http.is_closed
 
 
+async def test_a_timeout_changed_after_it_was_given_changes_nothing(
+    make_client: MakeClient, respx_mock: respx.Router
+) -> None:
+    # The checked timeout is copied, as httpx copies its own: the client, its requests and
+    # client.timeout all keep what was given when the client was made.
+    route = respx_mock.get(VERIFY_URL).respond(200, json=verify_body())
+    given = httpx.Timeout(7.5)
+    client = make_client(timeout=given)
+    given.read = 0.5
+
+    await client.verify("order-1042")
+    await client.verify("order-1042", timeout=given)
+
+    sent = [call.request.extensions["timeout"] for call in route.calls]
+    assert sent == [httpx.Timeout(7.5).as_dict(), httpx.Timeout(7.5, read=0.5).as_dict()]
+    assert client.client.timeout == httpx.Timeout(7.5)
+
+
 async def test_the_configured_and_per_call_timeouts_reach_the_transport(
     make_client: MakeClient, respx_mock: respx.Router
 ) -> None:

@@ -225,7 +225,7 @@ def check_timeout(timeout: object) -> httpx.Timeout:
         for phase, seconds in phases.items():
             if seconds is not None:
                 _check_seconds(seconds, f"the {phase} timeout")
-        return timeout
+        return httpx.Timeout(**phases)  # a copy: what was checked cannot change after
     if timeout is None:
         return httpx.Timeout(None)
     return httpx.Timeout(_check_seconds(timeout, "timeout"))

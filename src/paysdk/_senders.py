@@ -79,7 +79,8 @@ class RequestBuilder:
     __slots__ = ("_headers", "_last", "_timeout")
 
     def __init__(self, defaults: HttpxDefaults | None) -> None:
-        self._headers = {k.lower(): v for k, v in (defaults.headers if defaults else {}).items()}
+        headers: Mapping[str, str] = defaults.headers if defaults else {}
+        self._headers = {k.lower(): v for k, v in headers.items()}
         self._timeout = defaults.timeout if defaults else None
         self._last: tuple[Mapping[str, str] | None, Mapping[str, str]] = (None, {})
 
