@@ -9,6 +9,7 @@ little, where a single ratio of two totals would take the whole disturbance.
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import resource
 import statistics
@@ -51,17 +52,18 @@ class Paired:
 
 def paired(baseline: Callable[[], float], candidate: Callable[[], float], rounds: int) -> Paired:
     """Run both ``rounds`` times, alternating which goes first; each call returns its seconds."""
-    base, cand = rotated((baseline, candidate), rounds)
+    base, cand = interleaved((baseline, candidate), rounds)
     return Paired(base, cand)
 
 
-def rotated(runs: Sequence[Callable[[], float]], rounds: int) -> list[list[float]]:
-    """Run each ``rounds`` times, each round starting one further along (A B C, B C A, ...);
-    the seconds each call returned, run by run."""
+def interleaved(runs: Sequence[Callable[[], float]], rounds: int) -> list[list[float]]:
+    """Run each ``rounds`` times, each round in the next of every order of the runs (A B, B A;
+    A B C, A C B, B A C, ...), so over whole cycles each runs before each other as often as
+    after; the seconds each call returned, run by run."""
+    orders = list(itertools.permutations(range(len(runs))))
     seconds: list[list[float]] = [[] for _ in runs]
     for round_ in range(rounds):
-        for step in range(len(runs)):
-            which = (round_ + step) % len(runs)
+        for which in orders[round_ % len(orders)]:
             seconds[which].append(runs[which]())
     return seconds
 

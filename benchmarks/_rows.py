@@ -19,8 +19,8 @@ from ._measure import (
     Paired,
     command_seconds,
     compile_paysdk,
+    interleaved,
     paired,
-    rotated,
     run_job,
 )
 from ._results import MB, Goal, Result, failed, mb, seconds_text
@@ -53,7 +53,7 @@ FULL: Final = Sizes(
     async_requests=3_000,
     async_rounds=3,
     concurrency=50,
-    import_pairs=20,
+    import_pairs=24,  # a multiple of 6: each order of the import row's three commands as often
     verify_calls=50,
     verify_rounds=81,
 )
@@ -384,13 +384,13 @@ def import_time(bench: Bench) -> list[Result]:
     against one that also defines a single pydantic model: how much is paysdk's own."""
     pairs = bench.sizes.import_pairs
     row = "4. import"
-    print(f"\n{row}: python -c, {pairs} round(s) rotating, after one warm-up run of each")
+    print(f"\n{row}: python -c, {pairs} round(s) in turn, after one warm-up run of each")
     measure = "import paysdk vs httpx + pydantic"
     commands = (IMPORT_BASELINE, IMPORT_ONE_MODEL, IMPORT_PAYSDK)
     cpu: list[list[float]] = [[], [], []]
     try:
         _warm(*commands)
-        base, model, sdk = rotated(
+        base, model, sdk = interleaved(
             [functools.partial(command_seconds, code, cpu[n]) for n, code in enumerate(commands)],
             pairs,
         )

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from benchmarks._measure import JobFailed, Paired, paired, rotated, run_job
+from benchmarks._measure import JobFailed, Paired, interleaved, paired, run_job
 from benchmarks._results import Goal, Result, failed, table
 
 
@@ -34,7 +34,7 @@ def test_paired_alternates_which_side_goes_first_and_takes_the_median_ratio() ->
     assert Paired([2.0, 1.0, 9.0], [1.0, 1.0, 1.0]).speedup == 2.0
 
 
-def test_rotated_starts_each_round_one_further_along_and_keeps_each_runs_seconds() -> None:
+def test_interleaved_runs_each_round_in_the_next_order_and_keeps_each_runs_seconds() -> None:
     order: list[str] = []
 
     def run(name: str, seconds: float) -> Callable[[], float]:
@@ -44,10 +44,12 @@ def test_rotated_starts_each_round_one_further_along_and_keeps_each_runs_seconds
 
         return timed
 
-    result = rotated([run("A", 1), run("B", 2), run("C", 3)], 4)
-    assert "".join(order) == "ABC" + "BCA" + "CAB" + "ABC"
-    expected = [[1.01, 1.06, 1.08, 1.1], [2.02, 2.04, 2.09, 2.11], [3.03, 3.05, 3.07, 3.12]]
-    assert result == [pytest.approx(seconds) for seconds in expected]
+    result = interleaved([run("A", 1), run("B", 2), run("C", 3)], 7)
+    assert " ".join("".join(order[n : n + 3]) for n in range(0, 21, 3)) == (
+        "ABC ACB BAC BCA CAB CBA ABC"
+    )
+    assert result[0][:3] == pytest.approx([1.01, 1.04, 1.08])
+    assert [len(seconds) for seconds in result] == [7, 7, 7]
 
 
 def test_a_job_reports_its_seconds_and_the_memory_it_held() -> None:
