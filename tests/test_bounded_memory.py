@@ -6,21 +6,14 @@ body is far past the verify cap (1 MiB): without the cap, the first would cost 2
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 from tests.conftest import SECRET
 from tests.hostile import Behaviour, HostileServer, endless_chunked, gzip_bomb, large_body
+from tests.memory_child import run_child
 
 CHILD = """
 import asyncio, json, sys, paysdk
-
-def peak_kib():
-    with open("/proc/self/status") as status:
-        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
 
 async def main(backend, base_url, key):
     options = {"secret_key": key, "base_url": base_url, "max_retries": 0, "timeout": 60}
@@ -61,14 +54,7 @@ def test_a_huge_answer_costs_the_client_about_its_cap(
     hostile: HostileServer, behaviour: Behaviour, what: str, backend: str
 ) -> None:
     hostile.script(endless_chunked(), behaviour)  # the warm-up meets a body too, then the case
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD, backend, hostile.base_url, SECRET],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    figures = json.loads(result.stdout)
+    figures = run_child(CHILD, backend, hostile.base_url, SECRET, timeout=300)
     what = f"{what} ({backend})"
     assert figures["outcome"] == "ResponseTooLargeError", what
     assert figures["grown_kib"] < 40 * 1024, f"{what} grew the client by {figures['grown_kib']} KiB"

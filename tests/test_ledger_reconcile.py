@@ -13,6 +13,7 @@ import pytest
 import paysdk
 from paysdk.ledger import AsyncLedger, Discrepancy, Kind, Ledger
 from paysdk.sandbox import PaymentRecord, Sandbox, wire_timestamp
+from tests.memory_child import run_child
 from tests.merchant import Shop
 
 pytestmark = pytest.mark.anyio
@@ -274,10 +275,6 @@ def test_a_fulfilled_payment_the_list_missed_is_settled_by_verify(
 RECONCILE_CHILD = """
 import json, sys, paysdk
 
-def peak_kib():  # VmHWM: this process image's own peak (ru_maxrss keeps the forking parent's)
-    with open("/proc/self/status") as status:
-        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
-
 base_url, key, ledger_url = sys.argv[1:]
 with paysdk.Client(secret_key=key, base_url=base_url, timeout=120) as client:
     client.verify("pay-000000")  # imports, models and a connection settle first
@@ -294,10 +291,6 @@ def test_reconciling_a_long_list_that_is_in_order_keeps_memory_flat(
 ) -> None:
     """Every payment fulfilled as the service says: nothing to report, and the 100,000-payment
     list is streamed, so the child's memory grows by a few megabytes, not by the list."""
-    import json
-    import subprocess
-    import sys
-
     url = f"sqlite:///{tmp_path / 'ledger.db'}"
     seed_rows(
         url,
@@ -307,14 +300,9 @@ def test_reconciling_a_long_list_that_is_in_order_keeps_memory_flat(
             if r.status == "COMPLETED"
         ],
     )
-    result = subprocess.run(
-        [sys.executable, "-c", RECONCILE_CHILD, big_service.base_url, big_service.secret_key, url],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        check=True,
+    figures = run_child(
+        RECONCILE_CHILD, big_service.base_url, big_service.secret_key, url, timeout=600
     )
-    figures = json.loads(result.stdout)
     assert (figures["listed"], figures["attention"]) == (SCALE, False)
     assert figures["grown"] < 40 * 1024, f"reconcile grew by {figures['grown']} KiB"
 

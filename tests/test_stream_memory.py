@@ -7,24 +7,19 @@ needs several hundred megabytes, so a stream that held the list would fail it by
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from paysdk.sandbox import PaymentRecord, Sandbox
+from tests.memory_child import run_child
 
 COUNT = 200_000
 
 CHILD = """
 import json, sys, paysdk
-
-def peak_kib():  # VmHWM: this process image's own peak (ru_maxrss keeps the forking parent's)
-    with open("/proc/self/status") as status:
-        return next(int(l.split()[1]) for l in status if l.startswith("VmHWM:"))
 
 base_url, key, mode = sys.argv[1:]
 client = paysdk.Client(secret_key=key, base_url=base_url, max_retries=0, timeout=120)
@@ -48,20 +43,12 @@ def big_sandbox() -> Iterator[Sandbox]:
     assert time.perf_counter() - start < 600  # a hang guard, not a timing claim
 
 
-def run_child(sandbox: Sandbox, mode: str) -> dict[str, int]:
-    result = subprocess.run(
-        [sys.executable, "-c", CHILD, sandbox.base_url, sandbox.secret_key, mode],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
-    )
-    figures: dict[str, int] = json.loads(result.stdout)
-    return figures
+def run_mode(sandbox: Sandbox, mode: str) -> dict[str, Any]:
+    return run_child(CHILD, sandbox.base_url, sandbox.secret_key, mode, timeout=300)
 
 
 def test_iter_payments_memory_stays_flat(big_sandbox: Sandbox) -> None:
-    figures = run_child(big_sandbox, "iter")
+    figures = run_mode(big_sandbox, "iter")
     assert figures["count"] == COUNT
     grown_mib = (figures["peak_kib"] - figures["before_kib"]) / 1024
     assert grown_mib < 40, f"iter_payments grew by {grown_mib:.0f} MiB for {COUNT} payments"
@@ -69,6 +56,6 @@ def test_iter_payments_memory_stays_flat(big_sandbox: Sandbox) -> None:
 
 def test_list_payments_of_the_same_body_does_not(big_sandbox: Sandbox) -> None:
     """The control: the same list read whole grows by far more than the stream's bound."""
-    figures = run_child(big_sandbox, "list")
+    figures = run_mode(big_sandbox, "list")
     assert figures["count"] == COUNT
     assert (figures["peak_kib"] - figures["before_kib"]) / 1024 > 200
