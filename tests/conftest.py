@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 import respx
 
@@ -94,6 +95,29 @@ def make_config(**overrides: Any) -> Config:
 
 NOT_FOUND_BODY = {"success": False, "error": "Error in request", "message": "reference not found"}
 LIST_UNAVAILABLE_BODY = {"error": "Connection Error"}
+
+
+class CutAfter(httpx.SyncByteStream, httpx.AsyncByteStream):
+    """A body that sends ``head`` then fails as a dropped connection would; ``closed`` counts
+    the times it was closed."""
+
+    def __init__(self, head: bytes) -> None:
+        self.head = head
+        self.closed = 0
+
+    def __iter__(self) -> Iterator[bytes]:
+        yield self.head
+        raise httpx.ReadError("connection reset by peer")
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        yield self.head
+        raise httpx.ReadError("connection reset by peer")
+
+    def close(self) -> None:
+        self.closed += 1
+
+    async def aclose(self) -> None:
+        self.closed += 1
 
 
 class EitherClient:

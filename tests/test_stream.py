@@ -16,6 +16,7 @@ from paysdk._stream import ListStream
 from tests.conftest import (
     BASE_URL,
     LIST_UNAVAILABLE_BODY,
+    CutAfter,
     MakeClient,
     listed_payment,
     make_config,
@@ -126,21 +127,6 @@ async def test_a_bad_payment_is_a_validation_error_naming_its_place(
         await make_client().drain()
     assert "data.1.amount" in str(caught.value)
     assert caught.value.errors[0]["loc"] == ("data", 1, "amount")
-
-
-class CutAfter(httpx.SyncByteStream, httpx.AsyncByteStream):
-    """A body that sends ``head`` then fails as a dropped connection would."""
-
-    def __init__(self, head: bytes) -> None:
-        self.head = head
-
-    def __iter__(self) -> Any:
-        yield self.head
-        raise httpx.ReadError("connection reset by peer")
-
-    async def __aiter__(self) -> Any:
-        yield self.head
-        raise httpx.ReadError("connection reset by peer")
 
 
 async def test_a_cut_after_payments_went_out_is_raised_not_retried(

@@ -16,7 +16,7 @@ import respx
 
 import paysdk
 from paysdk import _core
-from tests.conftest import BASE_URL, MakeClient, listed_payment, make_config
+from tests.conftest import BASE_URL, CutAfter, MakeClient, listed_payment, make_config
 from tests.hostile import Connection, HostileServer, Request, corrupt_gzip, head, trickle_head
 
 pytestmark = pytest.mark.anyio
@@ -150,27 +150,11 @@ async def test_a_corrupt_gzip_stream_is_a_validation_error_and_not_retried(
 async def test_a_stream_cut_before_its_first_payment_is_closed_before_the_retry(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:
-    closed: list[str] = []
-
-    class Cut(httpx.SyncByteStream, httpx.AsyncByteStream):
-        def __iter__(self) -> Iterator[bytes]:
-            yield b'{"data": [{"id": '
-            raise httpx.ReadError("reset")
-
-        async def __aiter__(self) -> AsyncIterator[bytes]:
-            yield b'{"data": [{"id": '
-            raise httpx.ReadError("reset")
-
-        def close(self) -> None:
-            closed.append("cut")
-
-        async def aclose(self) -> None:
-            closed.append("cut")
-
+    cut = CutAfter(b'{"data": [{"id": ')
     good = json.dumps({"data": [listed_payment()]}).encode()
     respx_mock.get(f"{BASE_URL}/payments").side_effect = [
-        httpx.Response(200, stream=Cut()),
+        httpx.Response(200, stream=cut),
         httpx.Response(200, content=good),
     ]
     assert len(await make_client().drain()) == 1
-    assert closed == ["cut"]
+    assert cut.closed == 1
