@@ -1,0 +1,33 @@
+"""The httpx request each step becomes (the senders' behaviour is in test_client and over real
+sockets in test_fault_matrix)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from paysdk._core import verify_request
+from paysdk._senders import HttpxDefaults, RequestBuilder
+from tests.conftest import make_config
+
+
+def test_paysdk_s_own_client_is_handed_only_what_differs_from_its_defaults() -> None:
+    # httpx spends microseconds per header and per timeout it is given: a request that uses
+    # the client's defaults hands it neither, one that differs hands it what differs.
+    config = make_config()
+    given: list[dict[str, Any]] = []
+
+    class Recorder:
+        def build_request(self, *args: Any, **kwargs: Any) -> Any:
+            given.append(kwargs)
+
+    builder = RequestBuilder(HttpxDefaults(config.headers, config.timeout))
+    builder.build(Recorder(), verify_request(config, "order-1"))  # type: ignore[arg-type]
+    later = config.with_options({"timeout": 2.0, "extra_headers": {"X-Trace": "1"}})
+    builder.build(Recorder(), verify_request(later, "order-1"))  # type: ignore[arg-type]
+
+    assert given[0]["timeout"] is httpx.USE_CLIENT_DEFAULT
+    assert list(given[0]["headers"].keys()) == ["authorization"]
+    assert given[1]["timeout"] == httpx.Timeout(2.0)
+    assert sorted(given[1]["headers"].keys()) == ["authorization", "x-trace"]
