@@ -374,6 +374,27 @@ def test_missed_payments_are_fulfilled_only_once_the_list_is_closed(
     assert missed(report)
 
 
+def test_alarms_that_fill_the_report_never_keep_missed_payments_from_being_fulfilled(
+    shop_service: Sandbox, tmp_path: Any
+) -> None:
+    # The first listed payment is an alarm (fulfilled for another amount) and the report keeps
+    # one discrepancy: the missed payments after it are still fulfilled, one per run here.
+    shop = shop_for(shop_service)
+    key, base = shop_service.secret_key, shop_service.base_url
+    url = f"sqlite:///{tmp_path / 'l.db'}"
+    with paysdk.Client(secret_key=key, base_url=base) as c, Ledger(url) as ledger:
+        first, *rest = [p.reference for p in c.list_payments() if p.succeeded]
+        seed_rows(url, [(first, "fulfilled", 1, "NGN")])
+        runs = [
+            ledger.reconcile(c, fulfil=shop.fulfil, lookup=shop.lookup, max_discrepancies=1)
+            for _ in rest
+        ]
+    assert [[d.reference for d in run.discrepancies] for run in runs] == [[first]] * len(rest)
+    assert [run.unresolved_missed for run in runs] == list(range(len(rest) - 1, -1, -1))
+    assert sorted(shop.fulfilled) == sorted(rest)
+    assert shop.deliveries == len(rest)
+
+
 def test_a_report_keeps_at_most_max_discrepancies_and_counts_them_all(
     shop_service: Sandbox, tmp_path: Any
 ) -> None:

@@ -131,13 +131,14 @@ class ReconcileReport:
 
 
 class Reconciliation:
-    """The running comparison. Memory: one batch, at most ``max_discrepancies`` discrepancies,
-    and 8 bytes per fulfilled payment listed."""
+    """The running comparison. Memory: one batch, at most ``max_discrepancies`` discrepancies
+    and as many missed payments to fulfil, and 8 bytes per fulfilled payment listed."""
 
     def __init__(self, max_discrepancies: int = MAX_DISCREPANCIES) -> None:
         self.report = ReconcileReport()
         self._limit = max_discrepancies
         self._listed = _References()
+        self._to_fulfil: list[tuple[int | None, Discrepancy]] = []
 
     def batch(
         self, listed: Iterable[ListedPayment], rows: Mapping[str, LedgerRow]
@@ -162,24 +163,26 @@ class Reconciliation:
                 report.add(found, self._limit)
         return missed
 
-    def missed(self, payment: ListedPayment, fulfilment: str | None) -> None:
-        """Record a missed payment, and what handing it to ``fulfil`` did (if it was)."""
+    def missed(self, payment: ListedPayment) -> None:
+        """Record a missed payment, and keep it to hand to ``fulfil`` (see :meth:`to_fulfil`)."""
         self._listed.add(payment.reference)  # listed: never "not listed" later
-        found = dataclasses.replace(_listed(Kind.MISSED, payment), fulfilment=fulfilment)
-        self.report.add(found, self._limit)
+        found = _listed(Kind.MISSED, payment)
+        index = self.report.add(found, self._limit)
+        if len(self._to_fulfil) < self._limit:
+            self._to_fulfil.append((index, found))
 
-    def to_fulfil(self) -> list[tuple[int, Discrepancy]]:
-        """The missed payments kept, with their places in the report, to hand to ``fulfil``
-        (those beyond ``max_discrepancies`` wait for the next run, still missed)."""
-        found = enumerate(self.report.discrepancies)
-        return [(index, d) for index, d in found if d.kind is Kind.MISSED and d.fulfilment is None]
+    def to_fulfil(self) -> list[tuple[int | None, Discrepancy]]:
+        """The first ``max_discrepancies`` missed payments, to hand to ``fulfil``, each with
+        its place in the report (``None``: not kept there). Kept apart from the report, so
+        alarms that fill it never keep a missed payment from being fulfilled; those beyond
+        wait for the next run, still missed."""
+        return self._to_fulfil
 
-    def fulfilled(self, index: int, fulfilment: str) -> None:
-        """Record what handing the missed payment at ``index`` to ``fulfil`` did."""
-        discrepancies = self.report.discrepancies
-        discrepancies[index] = done = dataclasses.replace(
-            discrepancies[index], fulfilment=fulfilment
-        )
+    def fulfilled(self, index: int | None, missed: Discrepancy, fulfilment: str) -> None:
+        """Record what handing a missed payment to ``fulfil`` did."""
+        done = dataclasses.replace(missed, fulfilment=fulfilment)
+        if index is not None:
+            self.report.discrepancies[index] = done
         if done.resolved:
             self.report.unresolved_missed -= 1
 
@@ -328,7 +331,7 @@ def reconcile(
     while batch := (yield NextBatch(batch_size)):
         rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])
         for payment in state.batch(batch, rows):
-            state.missed(payment, None)
+            state.missed(payment)
         yield Checked(state.report.listed)
     yield CloseList()
     if fulfilling:
@@ -337,7 +340,7 @@ def reconcile(
                 result: FulfilResult[Any] | Exception = yield Fulfil(discrepancy.reference)
             except Exception as error:  # reported in the discrepancy; the run goes on
                 result = error
-            state.fulfilled(index, _fulfilment(result))
+            state.fulfilled(index, discrepancy, _fulfilment(result))
     after = ""
     while page := (yield FulfilledPage(after, PAGE)):
         for row in state.unseen(page):
