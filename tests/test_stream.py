@@ -304,6 +304,37 @@ def test_a_lone_surrogate_is_refused_as_list_payments_refuses_it() -> None:
     assert parse_in_chunks(good, 5) == ["caf\u00e9 \U0001f600"]  # escapes and pairs are fine
 
 
+@pytest.mark.parametrize("filler", ["},", '\\"]'], ids=["braces-and-commas", "escapes"])
+def test_a_large_payment_full_of_closers_costs_linear_time_in_tiny_chunks(
+    monkeypatch: pytest.MonkeyPatch, filler: str
+) -> None:
+    """Every chunk could close the unfinished value here (its string is full of ``}`` and
+    ``,``): it is retried only once the chunks held add up to what was tried, so the parses
+    cost at most twice the value, however it is cut."""
+    import paysdk._stream as stream_module
+
+    big = json.dumps({"data": [listed_payment(description=filler * 300_000)]}).encode()
+    parsed_chars = 0
+    real = stream_module._DECODER
+
+    class Counting(json.JSONDecoder):
+        def raw_decode(self, s: str, idx: int = 0) -> tuple[Any, int]:
+            nonlocal parsed_chars
+            parsed_chars += len(s) - idx
+            return real.raw_decode(s, idx)
+
+    monkeypatch.setattr(stream_module, "_DECODER", Counting())
+    stream = ListStream(max_item_bytes=1 << 22)
+    parsed = [
+        p.reference
+        for start in range(0, len(big), 1024)
+        for p in stream.feed(big[start : start + 1024])
+    ]
+    parsed += [p.reference for p in stream.close()]
+    assert parsed == ["order-1042"]
+    assert parsed_chars < 3 * len(big)  # one parse per chunk: about len(big) ** 2 / 2048
+
+
 def test_a_large_payment_in_tiny_chunks_is_parsed_once_it_closes() -> None:
     """Chunks that cannot close the unfinished value are only kept: the element is parsed when
     a chunk could end it, not once per chunk."""

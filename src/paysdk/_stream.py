@@ -52,10 +52,14 @@ class ListStream:
         self._key: str | None = None
         self._seen_data = False
         self._waiting = False
-        """The last parse stopped inside a value, which only a closing ``}``, ``]`` or ``,``
-        can complete: chunks without one are only kept, not parsed again (no quadratic cost)."""
+        """The last parse stopped inside a value (``_tried`` characters of it). Chunks are then
+        only kept until one could close it (a ``}``, ``]`` or ``,``, perhaps inside a string)
+        and they add up to as much again: each retry parses at most twice what is new since the
+        last, so a value in any number of chunks costs linear time, not quadratic."""
+        self._tried = 0
         self._held: list[str] = []
         self._held_size = 0
+        self._held_closer = False
 
     @property
     def where(self) -> tuple[str | int, ...]:
@@ -67,11 +71,14 @@ class ListStream:
             text = self._decoder.decode(chunk)
         except UnicodeDecodeError:
             raise ValueError("a body that is not UTF-8 text") from None
-        if self._waiting and not _CLOSERS.search(text):
+        if self._waiting:
             self._held.append(text)
             self._held_size += len(text)
-            self._check_size(len(self._text) - self._pos + self._held_size)
-            return []
+            self._held_closer = self._held_closer or _CLOSERS.search(text) is not None
+            if not self._held_closer or self._held_size < self._tried:
+                self._check_size(len(self._text) - self._pos + self._held_size)
+                return []
+            text = ""
         self._take_held(text)
         items = self._parse(final=False)
         self._check_size(len(self._text) - self._pos)
@@ -82,6 +89,7 @@ class ListStream:
             text = "".join(self._held) + text
             self._held.clear()
             self._held_size = 0
+            self._held_closer = False
         self._text = self._text[self._pos :] + text if self._pos else self._text + text
         self._pos = 0
 
@@ -181,17 +189,19 @@ class ListStream:
         except json.JSONDecodeError:
             if final:
                 raise ValueError("a body that is cut short or is not JSON") from None
-            self._pos, self._waiting = pos, True
-            return None, None
+            return self._wait(text, pos)
         except RecursionError:
             raise ValueError("a body nested too deeply") from None
         if after >= len(text) and not final:  # a number may go on in the next chunk
-            self._pos, self._waiting = pos, True
-            return None, None
+            return self._wait(text, pos)
         self._check_size(after - pos)  # one that arrived whole, within a single chunk
         if text.find("\\u", pos, after) != -1:
             _refuse_lone_surrogates(value)
         return value, after
+
+    def _wait(self, text: str, pos: int) -> tuple[None, None]:
+        self._pos, self._waiting, self._tried = pos, True, len(text) - pos
+        return None, None
 
 
 def _refuse_lone_surrogates(value: object) -> None:
