@@ -265,3 +265,23 @@ def test_parsing_interns_keys_but_not_values() -> None:
     assert first.currency == second.currency == "NGN"
     assert first.currency is not second.currency
     assert first.status == second.status == "PENDING"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from("aZ09_.~- /%\t\u200b"), min_size=0, max_size=300))
+def test_a_plain_reference_passes_every_rule_the_fast_path_skips(reference: str) -> None:
+    # verify and reference_problem take plain references in one regex step: it must agree
+    # with the rules in full, which the fast path would otherwise silently outrun.
+    from paysdk import _core as core
+
+    fast = core.reference_problem(reference)
+    plain = core._is_plain(reference)
+    original = core._is_plain
+    try:
+        core._is_plain = lambda _: False  # type: ignore[assignment]
+        full = core.reference_problem(reference)
+    finally:
+        core._is_plain = original
+    assert fast == full
+    if plain:
+        assert full is None

@@ -90,8 +90,6 @@ if TYPE_CHECKING:  # for type checkers only, like ``_steps.Step``
 
 MAX_REFERENCE_LENGTH: Final = 256
 _PLAIN_REFERENCE: Final = re.compile(rf"[A-Za-z0-9_.~-]{{1,{MAX_REFERENCE_LENGTH}}}")
-"""A reference of only these characters (and not ``.`` or ``..``) passes every rule of
-:func:`reference_problem` and is its own path segment: the common case, checked in one step."""
 _INVISIBLE: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 """Unicode categories refused in references: controls, bidi/zero-width formats, separators."""
 
@@ -105,6 +103,8 @@ def reference_problem(reference: object) -> str | None:
     The one place the rules live; verify raises InvalidReferenceError and callback parsing
     raises InvalidCallbackError with the same words.
     """
+    if isinstance(reference, str) and _is_plain(reference):
+        return None
     if not isinstance(reference, str):
         return f"a reference must be a str, not {type(reference).__name__}"
     if not reference.strip():
@@ -121,6 +121,12 @@ def reference_problem(reference: object) -> str | None:
     return None
 
 
+def _is_plain(reference: str) -> bool:
+    """Only unreserved URL characters, and not ``.`` or ``..``: a reference that passes every
+    rule and is its own path segment. The common case, checked in one step."""
+    return _PLAIN_REFERENCE.fullmatch(reference) is not None and reference not in (".", "..")
+
+
 def check_reference(reference: object) -> str:
     problem = reference_problem(reference)
     if problem is not None:
@@ -133,11 +139,7 @@ def check_reference(reference: object) -> str:
 
 
 def verify_request(config: Config, reference: str) -> Send:
-    plain = (
-        isinstance(reference, str)
-        and _PLAIN_REFERENCE.fullmatch(reference) is not None
-        and reference not in (".", "..")
-    )
+    plain = isinstance(reference, str) and _is_plain(reference)  # passes every rule
     segment = reference if plain else quote(check_reference(reference), safe="")
     return _get(config, f"/payment/{segment}", config.max_bytes(VERIFY_MAX_BYTES))
 
