@@ -17,7 +17,7 @@ from anyio import move_on_after
 
 from ._decoding import adecoded
 from ._errors import EventLoopError
-from ._senders import HttpxDefaults, RequestBuilder, closed_error
+from ._senders import HttpxDefaults, RequestBuilder, body_source, closed_error
 from ._steps import (
     Answer,
     BodyReader,
@@ -61,9 +61,8 @@ async def async_body(response: httpx.Response) -> AsyncIterator[bytes]:
 
 def async_raw_body(response: httpx.Response) -> tuple[str | None, AsyncIterator[bytes]]:
     """The async twin of ``_senders.raw_body``."""
-    if response.is_stream_consumed:
-        return None, _once(response.content)
-    return response.headers.get("content-encoding"), response.aiter_raw()
+    encoding, read = body_source(response)
+    return encoding, _once(read) if read is not None else response.aiter_raw()
 
 
 async def _once(content: bytes) -> AsyncIterator[bytes]:

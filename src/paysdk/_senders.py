@@ -29,7 +29,14 @@ from ._steps import (
     stream_failure,
 )
 
-__all__ = ["HttpxDefaults", "RequestBuilder", "SyncHttpxSender", "SyncStream", "closed_error"]
+__all__ = [
+    "HttpxDefaults",
+    "RequestBuilder",
+    "SyncHttpxSender",
+    "SyncStream",
+    "body_source",
+    "closed_error",
+]
 
 
 def closed_error(what: str) -> ClientClosedError:
@@ -48,15 +55,21 @@ def sync_body(response: httpx.Response) -> Iterator[bytes]:
     return decoded(encoding, chunks)
 
 
-def raw_body(response: httpx.Response) -> tuple[str | None, Iterator[bytes]]:
-    """The body's Content-Encoding and its raw chunks as they arrive.
+def body_source(response: httpx.Response) -> tuple[str | None, bytes | None]:
+    """The body's Content-Encoding, or the body itself if it was read already.
 
     A transport or event hook may have read the body already (httpx's ``MockTransport`` does);
-    then its bytes are decoded and whole: no encoding, one chunk.
+    then its bytes are decoded and whole: no encoding, one chunk. Both shells read through this.
     """
     if response.is_stream_consumed:
-        return None, iter((response.content,))
-    return response.headers.get("content-encoding"), response.iter_raw()
+        return None, response.content
+    return response.headers.get("content-encoding"), None
+
+
+def raw_body(response: httpx.Response) -> tuple[str | None, Iterator[bytes]]:
+    """The body's Content-Encoding and its raw chunks as they arrive."""
+    encoding, read = body_source(response)
+    return encoding, iter((read,)) if read is not None else response.iter_raw()
 
 
 class HttpxDefaults(NamedTuple):

@@ -15,7 +15,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import httpx
 
 from .._deadline import attempt_deadline, bound_sockets
-from .._decoding import ACCEPT_ENCODING, DecodingError, decoded
+from .._decoding import ACCEPT_ENCODING, DecodingError
+from .._senders import sync_body
 
 __all__ = ["CallbackDeliveryError", "CallbackResult", "callback_url", "send_callback"]
 
@@ -95,8 +96,7 @@ def _head_of_body(response: httpx.Response) -> bytes:
     """The first :data:`MAX_CALLBACK_BODY` decoded bytes of the body; the rest is left unread."""
     pieces: list[bytes] = []
     kept = 0
-    encoding = response.headers.get("content-encoding")
-    for piece in decoded(encoding, response.iter_raw()):
+    for piece in sync_body(response):
         pieces.append(piece[: MAX_CALLBACK_BODY - kept])
         kept += len(pieces[-1])
         if kept >= MAX_CALLBACK_BODY:
