@@ -151,15 +151,23 @@ def stream_failure(
     answer's status, so it is reported as what it is, not as a connection failure.
     ``otherwise`` reads the transport's own exceptions (httpx's by default)."""
     if isinstance(exc, DecodingError):
-        encoding = opened.headers.get("content-encoding", "none")
-        return Failure(
-            "undecodable",
-            f"the body could not be decoded (Content-Encoding: {encoding}): {exc}",
-            status_code=opened.status_code,
-            headers=opened.headers,
-            cause=exc,
-        )
+        return undecodable(opened.status_code, opened.headers, exc)
     return otherwise(exc)
+
+
+def undecodable(
+    status_code: int, headers: Mapping[str, str], exc: Exception, content: bytes = b""
+) -> Failure:
+    """An answer whose body will not decode: reported with its status, not as a lost line."""
+    encoding = headers.get("content-encoding", "none")
+    return Failure(
+        "undecodable",
+        f"the body could not be decoded (Content-Encoding: {encoding}): {exc}",
+        status_code=status_code,
+        headers=headers,
+        content=content,
+        cause=exc,
+    )
 
 
 def read_timed_out(budget: float | None) -> Failure:
@@ -286,12 +294,4 @@ class BodyReader:
         )
 
     def _undecodable(self, exc: Exception) -> Failure:
-        return Failure(
-            "undecodable",
-            f"the body could not be decoded (Content-Encoding: "
-            f"{self.headers.get('content-encoding', 'none')}): {exc}",
-            status_code=self.status_code,
-            headers=self.headers,
-            content=self._content(),
-            cause=exc,
-        )
+        return undecodable(self.status_code, self.headers, exc, self._content())
