@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import httpx
@@ -13,6 +14,7 @@ from hypothesis import strategies as st
 
 import paysdk
 from paysdk._stream import ListStream
+from paysdk.sandbox import PaymentRecord, Sandbox
 from tests.conftest import (
     BASE_URL,
     LIST_UNAVAILABLE_BODY,
@@ -224,6 +226,36 @@ async def test_iter_payments_on_a_closed_client(make_client: MakeClient) -> None
     await client.close()
     with pytest.raises(paysdk.ClientClosedError):
         await client.drain()
+
+
+@pytest.fixture(scope="module")
+def long_list() -> Iterator[Sandbox]:
+    """A list far longer than one read of the socket (about 2.5 MB)."""
+    with Sandbox(payments=(PaymentRecord(f"long-{n}", amount=n + 1) for n in range(5000))) as sb:
+        yield sb
+
+
+async def test_closing_the_client_mid_iteration_is_a_closed_client_error(
+    long_list: Sandbox, make_loopback_client: MakeClient
+) -> None:
+    # Closing the client under a running iteration cuts its connection; the read that fails is
+    # then reported as what happened (the client was closed), not as a lost connection.
+    client = make_loopback_client(base_url=long_list.base_url, secret_key=long_list.secret_key)
+    payments: Any = client.client.iter_payments()
+    first = await payments.__anext__() if client.is_async else next(payments)
+    assert first.reference.startswith("long-")
+    await client.close()
+
+    async def the_rest() -> None:
+        if client.is_async:
+            async for _ in payments:
+                pass
+        else:
+            for _ in payments:
+                pass
+
+    with pytest.raises(paysdk.ClientClosedError):
+        await the_rest()
 
 
 def test_each_payment_must_arrive_within_the_budget_of_the_last() -> None:

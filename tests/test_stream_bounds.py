@@ -6,6 +6,7 @@ client, over respx or a hostile loopback server, so a shell that drops a bound i
 
 from __future__ import annotations
 
+import gzip
 import json
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -142,6 +143,27 @@ async def test_a_corrupt_gzip_stream_is_a_validation_error_and_not_retried(
     with pytest.raises(paysdk.ResponseValidationError):
         await make_loopback_client(base_url=hostile.base_url, max_retries=2).drain()
     assert hostile.attempts == 1
+
+
+async def test_a_stream_whose_first_chunk_inflates_to_nothing_is_read_to_its_end(
+    hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    # The first chunk is only the gzip header: it inflates to no bytes at all, which is not the
+    # end of the body. Every backend reads on.
+    payments = [listed_payment(f"order-{n}") for n in range(50)]
+    packed = gzip.compress(json.dumps({"data": payments}).encode())
+
+    def behave(conn: Connection, request: Request) -> bool:
+        conn.send(head(200, {"Content-Encoding": "gzip", "Transfer-Encoding": "chunked"}))
+        for piece in (packed[:10], packed[10:]):
+            conn.send(b"%x\r\n%b\r\n" % (len(piece), piece))
+            conn.pause(0.2)
+        conn.send(b"0\r\n\r\n")
+        return True
+
+    hostile.script(behave)
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    assert [p.reference for p in await client.drain()] == [p["reference"] for p in payments]
 
 
 # --- streams are closed --------------------------------------------------------------------------
