@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -369,6 +369,41 @@ def test_missed_payments_are_fulfilled_only_once_the_list_is_closed(
     key, url = shop_service.secret_key, shop_service.base_url
     with WatchedClient(secret_key=key, base_url=url) as c, Ledger(tmp_path / "l.db") as ledger:
         report = ledger.reconcile(c, fulfil=fulfil, lookup=shop.lookup)
+    assert seen_open
+    assert set(seen_open) == {0}
+    assert missed(report)
+
+
+async def test_the_async_twin_fulfils_only_once_the_list_is_closed(
+    shop_service: Sandbox, tmp_path: Any
+) -> None:
+    shop, open_lists, seen_open = shop_for(shop_service), list[int](), list[int]()
+
+    class WatchedClient(paysdk.AsyncClient):
+        def iter_payments(self, **options: Any) -> Any:
+            stream = super().iter_payments(**options)
+
+            @contextlib.asynccontextmanager
+            async def watched() -> AsyncIterator[Any]:
+                async with stream as payments:
+                    open_lists.append(1)
+                    try:
+                        yield payments
+                    finally:
+                        open_lists.pop()
+
+            return watched()
+
+    def fulfil(payment: paysdk.VerifiedPayment) -> bool:
+        seen_open.append(len(open_lists))  # a slow action must not hold the list's stream
+        return shop.fulfil(payment)
+
+    key, url = shop_service.secret_key, shop_service.base_url
+    async with (
+        WatchedClient(secret_key=key, base_url=url) as c,
+        AsyncLedger(tmp_path / "l.db") as ledger,
+    ):
+        report = await ledger.reconcile(c, fulfil=fulfil, lookup=shop.lookup)
     assert seen_open
     assert set(seen_open) == {0}
     assert missed(report)
