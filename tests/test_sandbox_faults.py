@@ -56,6 +56,17 @@ def test_faults_match_exact_paths_prefixes_or_everything(
     assert http.get("/payments").status_code == 200
 
 
+def test_a_verify_path_names_its_reference_however_it_is_percent_encoded(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    sandbox.inject(Fault.server_error(503), path="/payment/a%2fb", times=None)
+    assert http.get("/payment/a%2Fb").status_code == 503
+    sandbox.clear_faults()
+    sandbox.inject(Fault.server_error(503), path="/payment/a%2Fb", times=None)
+    assert http.get("/payment/a%2fb").status_code == 503
+    assert http.get("/payment/a%2fc").status_code == 404  # another reference: no fault
+
+
 def test_html_502_from_a_proxy(sandbox: Sandbox, http: httpx.Client) -> None:
     sandbox.inject(Fault.html_502())
     response = http.get(VERIFY)
