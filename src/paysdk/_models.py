@@ -32,7 +32,7 @@ class _WireModel(BaseModel):
         frozen=True,
         populate_by_name=True,
         defer_build=True,
-        cache_strings="keys",
+        cache_strings="none",
     )
 
 
