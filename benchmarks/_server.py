@@ -34,8 +34,8 @@ from urllib.parse import unquote
 
 from typing_extensions import Self
 
+from paysdk._service.answers import verify_envelope
 from paysdk.sandbox import COMPLETED_REFERENCE, default_payments
-from paysdk.sandbox._answers import verify_envelope
 
 from ._measure import ROOT, peak_rss
 

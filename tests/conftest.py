@@ -12,7 +12,9 @@ import pytest
 import respx
 
 import paysdk
-from paysdk._config import Config
+from paysdk._client.configure import create_config
+from paysdk._core import Answer, Config, Failure
+from paysdk._transport.httpx_common import failure_from_httpx
 from paysdk.sandbox import Sandbox
 from tests.hostile import HostileServer
 from tests.merchant import SHOP_ORDERS, Shop, add_service_payments
@@ -90,7 +92,17 @@ def make_config(**overrides: Any) -> Config:
         "default_headers": None,
         "allow_insecure_http": False,
     }
-    return Config.create(**(options | overrides))
+    return create_config(**(options | overrides))
+
+
+def answered(response: httpx.Response) -> Answer:
+    """What a shell reports back for ``response``: for driving a plan by hand."""
+    return Answer(response.status_code, response.headers, response.content)
+
+
+def failed(error: httpx.HTTPError) -> Failure:
+    """What a shell reports back when httpx raises ``error``: for driving a plan by hand."""
+    return failure_from_httpx(error)
 
 
 NOT_FOUND_BODY = {"success": False, "error": "Error in request", "message": "reference not found"}

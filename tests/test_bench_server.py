@@ -11,8 +11,8 @@ import pytest
 
 import paysdk
 from benchmarks._server import BLOCK, BenchServer, ListBody, verify_body
+from paysdk._service.answers import answer_api
 from paysdk.sandbox import COMPLETED_REFERENCE, default_payments
-from paysdk.sandbox._answers import answer_api
 
 KEY = "sk_bench_test_0123"
 

@@ -9,13 +9,13 @@ import paysdk
 from paysdk import _core
 from paysdk.integrations.responses import CallbackResponse, callback_response, fulfilment_response
 from paysdk.ledger import FulfilResult, Outcome
-from tests.conftest import BASE_URL, NOT_FOUND_BODY
+from tests.conftest import BASE_URL, NOT_FOUND_BODY, answered
 
-REQUEST = _core.Send("GET", f"{BASE_URL}/payment/r", {}, httpx.Timeout(5))
+REQUEST = _core.Send("GET", f"{BASE_URL}/payment/r", {}, _core.Timeout(5, 5, 5, 5))
 
 
 def _api_error(status: int, body: object = None) -> paysdk.PaySDKError:
-    return _core.error_for(REQUEST, httpx.Response(status, json=body), "r")
+    return _core.error_for(REQUEST, answered(httpx.Response(status, json=body)), "r")
 
 
 @pytest.mark.parametrize("status", [408, 409, 425, 429, 500, 502, 503, 504])

@@ -20,8 +20,8 @@ from werkzeug.wrappers import Request as WerkzeugRequest
 
 import paysdk
 from paysdk import InvalidCallbackError, parse_callback
-from paysdk._callbacks import MAX_QUERY_LENGTH
 from paysdk._core import MAX_REFERENCE_LENGTH, reference_problem
+from paysdk._core.callbacks import MAX_QUERY_LENGTH
 
 
 def wsgi_environ(query: str) -> dict[str, Any]:
@@ -210,7 +210,7 @@ def test_importing_paysdk_loads_no_web_framework() -> None:
     )
     loaded = json.loads(result.stdout)
     frameworks = {"django", "flask", "werkzeug", "starlette", "fastapi"}
-    assert "paysdk._callbacks" in loaded
+    assert "paysdk._core.callbacks" in loaded
     assert [name for name in loaded if name.split(".")[0] in frameworks] == []
 
 

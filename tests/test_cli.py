@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from paysdk.cli import main, parse_since
+from paysdk.cli import main
+from paysdk.cli._main import parse_since
 from paysdk.ledger import Ledger
 from paysdk.sandbox import (
     COMPLETED_REFERENCE,

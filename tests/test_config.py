@@ -164,13 +164,23 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
     assert _modules_after("import paysdk") == ["paysdk", "paysdk._version"]
     assert _modules_after(
         "import paysdk; paysdk.Client; paysdk.AsyncClient; paysdk.VerifiedPayment"
-    ) == ["paysdk", "paysdk._client", "paysdk._models", "paysdk._types", "paysdk._version"]
+    ) == [
+        "paysdk",
+        "paysdk._client",
+        "paysdk._client.clients",
+        "paysdk._client.options",
+        "paysdk._models",
+        "paysdk._models.verified",
+        "paysdk._version",
+    ]
     with_client = _modules_after(
         f"import paysdk; paysdk.Client(secret_key={SECRET!r}, base_url={BASE_URL!r})"
     )
-    assert {"paysdk._core", "paysdk._senders", "paysdk._models"} <= set(with_client)
-    assert "paysdk._listed_models" not in with_client  # a verify-only process never builds it
-    assert "paysdk._async_senders" not in with_client
+    assert {"paysdk._core", "paysdk._transport.httpx_sync", "paysdk._models.verified"} <= set(
+        with_client
+    )
+    assert "paysdk._models.listed" not in with_client  # a verify-only process never builds it
+    assert "paysdk._transport.httpx_async" not in with_client
     event_loop = subprocess.run(
         [sys.executable, "-c", f"import sys, paysdk; paysdk.Client(secret_key={SECRET!r}, "
          f"base_url={BASE_URL!r}); print('asyncio' in sys.modules)"],

@@ -15,7 +15,15 @@ from hypothesis import strategies as st
 
 import paysdk
 from paysdk import _core
-from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, make_config, verify_body
+from tests.conftest import (
+    BASE_URL,
+    NOT_FOUND_BODY,
+    SECRET,
+    answered,
+    failed,
+    make_config,
+    verify_body,
+)
 
 CONFIG = make_config()
 
@@ -29,12 +37,12 @@ def test_a_plan_is_a_conversation_of_sends_and_sleeps() -> None:
     assert first.headers["Authorization"] == f"Bearer {SECRET}"
     assert SECRET not in repr(first)
 
-    wait = plan.send(httpx.Response(503))
+    wait = plan.send(answered(httpx.Response(503)))
     assert isinstance(wait, _core.Sleep)
     assert plan.send(None) == first
 
     with pytest.raises(StopIteration) as done:
-        plan.send(httpx.Response(200, json=verify_body()))
+        plan.send(answered(httpx.Response(200, json=verify_body())))
     assert done.value.value.reference == "order-1042"
 
 
@@ -42,14 +50,14 @@ def test_a_plan_raises_the_error_when_retries_run_out() -> None:
     plan = _core.list_payments(make_config(max_retries=0))
     next(plan)
     with pytest.raises(paysdk.APIConnectionError):
-        plan.send(httpx.ConnectError("refused"))
+        plan.send(failed(httpx.ConnectError("refused")))
 
 
 def test_confirm_checks_what_verify_returns() -> None:
     plan = _core.confirm(CONFIG, "order-1042", _core.Expected(amount=999, currency="NGN"))
     next(plan)
     with pytest.raises(paysdk.PaymentMismatchError) as caught:
-        plan.send(httpx.Response(200, json=verify_body()))
+        plan.send(answered(httpx.Response(200, json=verify_body())))
     assert caught.value.mismatches == {"amount": (999, 250000)}
 
 
@@ -65,7 +73,7 @@ def test_backoff_doubles_and_is_capped() -> None:
 
 def _api_error(status: int, headers: dict[str, str] | None = None) -> paysdk.APIError:
     request = _core.list_request(CONFIG)
-    return _core.error_for(request, httpx.Response(status, headers=headers), None)
+    return _core.error_for(request, answered(httpx.Response(status, headers=headers)), None)
 
 
 @pytest.mark.parametrize(
@@ -108,12 +116,12 @@ def test_which_statuses_are_retried(status: int, retried: bool) -> None:
 def test_list_unavailable_is_retried_but_payment_not_found_is_not() -> None:
     listing = _core.list_request(CONFIG)
     body = json.dumps({"error": "Connection Error"}).encode()
-    unavailable = _core.error_for(listing, httpx.Response(404, content=body), None)
+    unavailable = _core.error_for(listing, answered(httpx.Response(404, content=body)), None)
     assert isinstance(unavailable, paysdk.ListUnavailableError)
     assert _core.is_retryable(unavailable)
 
     verifying = _core.verify_request(CONFIG, "x")
-    missing = _core.error_for(verifying, httpx.Response(404, json=NOT_FOUND_BODY), "x")
+    missing = _core.error_for(verifying, answered(httpx.Response(404, json=NOT_FOUND_BODY)), "x")
     assert isinstance(missing, paysdk.PaymentNotFoundError)
     assert not _core.is_retryable(missing)
 
@@ -145,7 +153,7 @@ def test_any_answer_maps_to_a_model_or_a_paysdk_error(
     parse = _core.parse_verify if reference else _core.parse_list
     error: paysdk.APIError | None = None
     try:
-        response = httpx.Response(status, content=content)
+        response = answered(httpx.Response(status, content=content))
         _core.map_response(request, response, lambda answer: parse(answer.content), reference)
     except paysdk.APIError as raised:
         error = raised
@@ -255,7 +263,7 @@ def test_the_payment_currency_is_compared_without_case_or_padding() -> None:
 def test_parsing_interns_no_strings() -> None:
     # Interning every short string (pydantic's default) costs ~8% of a 100,000-payment parse
     # and saves little: a list's values rarely repeat. Equal strings stay distinct objects.
-    from paysdk._responses import parse_list
+    from paysdk._core.responses import parse_list
 
     payments = [
         {
@@ -281,16 +289,16 @@ def test_parsing_interns_no_strings() -> None:
 def test_a_plain_reference_passes_every_rule_the_fast_path_skips(reference: str) -> None:
     # verify and reference_problem take plain references in one regex step: it must agree
     # with the rules in full, which the fast path would otherwise silently outrun.
-    from paysdk import _core as core
+    from paysdk._core import references
 
-    fast = core.reference_problem(reference)
-    plain = core._is_plain(reference)
-    original = core._is_plain
+    fast = references.reference_problem(reference)
+    plain = references.is_plain(reference)
+    original = references.is_plain
     try:
-        core._is_plain = lambda _: False  # type: ignore[assignment]
-        full = core.reference_problem(reference)
+        references.is_plain = lambda _: False  # type: ignore[assignment]
+        full = references.reference_problem(reference)
     finally:
-        core._is_plain = original
+        references.is_plain = original
     assert fast == full
     if plain:
         assert full is None

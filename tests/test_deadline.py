@@ -9,7 +9,7 @@ from typing import Any
 import httpcore
 import pytest
 
-from paysdk._deadline import _deadline_backend, attempt_deadline
+from paysdk._transport.deadline import _deadline_backend, attempt_deadline
 
 
 class _Recorded(httpcore.NetworkStream):

@@ -9,8 +9,9 @@ import zlib
 import pytest
 
 from paysdk import _core
-from paysdk._decoding import STEP, ContentDecoder, DecodingError, decoded
-from paysdk._steps import Answer, BodyReader, Failure
+from paysdk._core.body import BodyReader
+from paysdk._core.steps import Answer, Failure
+from paysdk._parsing.decoding import STEP, ContentDecoder, DecodingError, decoded
 from tests.conftest import make_config
 
 TEXT = b'{"data": []}' + b" " * 300_000

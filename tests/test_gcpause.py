@@ -10,7 +10,7 @@ from collections.abc import Iterator
 import pytest
 
 from paysdk import _core
-from paysdk._gcpause import gc_paused
+from paysdk._parsing.gcpause import gc_paused
 from tests.conftest import listed_payment
 
 

@@ -24,6 +24,7 @@ from tests.conftest import (
     BASE_URL,
     SECRET,
     MakeClient,
+    answered,
     listed_payment,
     make_config,
     verify_body,
@@ -288,7 +289,7 @@ def test_a_call_deadline_stops_retries_that_would_pass_it() -> None:
     assert isinstance(first, _core.Send)
     assert first.budget == 3.0  # the attempt may not outlive the call
     waits = []
-    step: Any = plan.send(httpx.Response(503))
+    step: Any = plan.send(answered(httpx.Response(503)))
     while isinstance(step, _core.Sleep):
         waits.append(step.seconds)
         now[0] += step.seconds + 0.4
@@ -298,10 +299,10 @@ def test_a_call_deadline_stops_retries_that_would_pass_it() -> None:
         assert step.budget <= 3.0 - now[0] + 1e-9
         if len(waits) == 2:
             break
-        step = plan.send(httpx.Response(503))
+        step = plan.send(answered(httpx.Response(503)))
     assert waits == [0.5, 1.0]
     with pytest.raises(paysdk.ServerError) as caught:  # a third wait (2 s) would pass 3 s
-        plan.send(httpx.Response(503))
+        plan.send(answered(httpx.Response(503)))
     assert caught.value.attempts == 3
 
 
@@ -389,7 +390,7 @@ async def test_a_body_of_exactly_the_cap_is_taken_and_one_byte_more_is_not(
 def test_the_aiohttp_backend_reads_the_environments_proxy_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from paysdk._aiohttp import _env_proxy
+    from paysdk._transport.aiohttp_sender import _env_proxy
 
     monkeypatch.setenv("HTTPS_PROXY", "http://user:pw@proxy.internal:3128")
     monkeypatch.delenv("NO_PROXY", raising=False)

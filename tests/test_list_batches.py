@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from paysdk import ListedPayment, _core, _responses
-from paysdk._list_batches import BATCH_BYTES, MAX_MISSES, validate_in_batches
+from paysdk import ListedPayment, _core
+from paysdk._core import responses as _responses
+from paysdk._parsing.batches import BATCH_BYTES, MAX_MISSES, validate_in_batches
 from tests.conftest import listed_payment
 
 _ENVELOPE = _responses._list_envelope()

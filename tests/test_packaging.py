@@ -104,7 +104,7 @@ def test_the_wheel_ships_the_package_its_type_marker_and_its_licence(wheel: Path
     assert "paysdk/py.typed" in names
     assert "paysdk/__init__.py" in names
     assert "paysdk/sandbox/__init__.py" in names
-    assert "paysdk/sandbox/seed.json" in names
+    assert "paysdk/_service/seed.json" in names
     assert not [name for name in names if name.startswith("tests/")]
     assert [name for name in names if name.endswith(".dist-info/licenses/LICENSE")]
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import httpx
 
+from paysdk._client.configure import apply_options
 from paysdk._core import verify_request
-from paysdk._senders import HttpxDefaults, RequestBuilder
+from paysdk._transport.httpx_common import HttpxDefaults, RequestBuilder
 from tests.conftest import make_config
 
 
@@ -24,7 +25,7 @@ def test_paysdk_s_own_client_is_handed_only_what_differs_from_its_defaults() -> 
 
     builder = RequestBuilder(HttpxDefaults(config.headers, config.timeout))
     builder.build(Recorder(), verify_request(config, "order-1"))  # type: ignore[arg-type]
-    later = config.with_options({"timeout": 2.0, "extra_headers": {"X-Trace": "1"}})
+    later = apply_options(config, {"timeout": 2.0, "extra_headers": {"X-Trace": "1"}})
     builder.build(Recorder(), verify_request(later, "order-1"))  # type: ignore[arg-type]
 
     assert given[0]["timeout"] is httpx.USE_CLIENT_DEFAULT

@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import paysdk
-from paysdk._stream import ListStream
+from paysdk._parsing.stream import ListStream
 from paysdk.sandbox import PaymentRecord, Sandbox
 from tests.conftest import (
     BASE_URL,
@@ -343,7 +343,7 @@ def test_a_large_payment_full_of_closers_costs_linear_time_in_tiny_chunks(
     """Every chunk could close the unfinished value here (its string is full of ``}`` and
     ``,``): it is retried only once the chunks held add up to what was tried, so the parses
     cost at most twice the value, however it is cut."""
-    import paysdk._stream as stream_module
+    import paysdk._parsing.stream as stream_module
 
     big = json.dumps({"data": [listed_payment(description=filler * 300_000)]}).encode()
     parsed_chars = 0

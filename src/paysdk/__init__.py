@@ -16,10 +16,11 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from ._bulk import VerifyResult
-    from ._callbacks import parse_callback
-    from ._client import AsyncClient, Client
-    from ._confirm import Expected
+    from ._client.bulk import VerifyResult
+    from ._client.clients import AsyncClient, Client
+    from ._client.raw import RawResponse
+    from ._core.callbacks import parse_callback
+    from ._core.confirm import Expected
     from ._errors import (
         APIConnectionError,
         APIError,
@@ -44,14 +45,13 @@ if TYPE_CHECKING:
         ServerError,
         UnknownOrderError,
     )
-    from ._listed_models import ListedPayment, PaymentStatus
-    from ._models import Authorization, Customer, Product, VerifiedPayment
-    from ._raw import RawResponse
+    from ._models.listed import ListedPayment, PaymentStatus
+    from ._models.verified import Authorization, Customer, Product, VerifiedPayment
     from .ledger import AsyncLedger, Ledger, LedgerError
 
 _LAZY = {
-    "AsyncClient": "_client",
-    "Client": "_client",
+    "AsyncClient": "_client.clients",
+    "Client": "_client.clients",
     "APIConnectionError": "_errors",
     "APIError": "_errors",
     "APITimeoutError": "_errors",
@@ -74,19 +74,19 @@ _LAZY = {
     "ResponseValidationError": "_errors",
     "ServerError": "_errors",
     "UnknownOrderError": "_errors",
-    "Authorization": "_models",
-    "Customer": "_models",
-    "ListedPayment": "_listed_models",
-    "PaymentStatus": "_listed_models",
-    "Product": "_models",
-    "VerifiedPayment": "_models",
-    "Expected": "_confirm",
-    "parse_callback": "_callbacks",
+    "Authorization": "_models.verified",
+    "Customer": "_models.verified",
+    "ListedPayment": "_models.listed",
+    "PaymentStatus": "_models.listed",
+    "Product": "_models.verified",
+    "VerifiedPayment": "_models.verified",
+    "Expected": "_core.confirm",
+    "parse_callback": "_core.callbacks",
     "AsyncLedger": "ledger",
     "Ledger": "ledger",
     "LedgerError": "ledger",
-    "RawResponse": "_raw",
-    "VerifyResult": "_bulk",
+    "RawResponse": "_client.raw",
+    "VerifyResult": "_client.bulk",
 }
 """Every name is loaded on first use, its module with it: ``import paysdk`` costs next to
 nothing, ``paysdk.Client`` loads the client's class (its engine comes with the first client

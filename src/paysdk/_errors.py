@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
-    from ._models import VerifiedPayment
+    from ._models.verified import VerifiedPayment
 
 __all__ = [
     "APIConnectionError",
@@ -313,6 +313,13 @@ class PaymentMismatchError(PaymentVerificationError):
     @property
     def actual(self) -> dict[str, object]:
         return {field: pair[1] for field, pair in self.mismatches.items()}
+
+
+def closed_error(what: str) -> ClientClosedError:
+    """The error for using a closed ``what`` (``Client``, ``AsyncClient``...) or a copy of it."""
+    return ClientClosedError(
+        f"this {what} is closed (or the client it was copied from is); make a new one"
+    )
 
 
 def json_or_none(content: bytes) -> Any:

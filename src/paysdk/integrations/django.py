@@ -27,9 +27,9 @@ try:
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
 
-from .._client import AsyncClient, Client, Lookup
+from .._client.clients import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
-from .._models import VerifiedPayment
+from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, FulfilResult, Ledger
 from .responses import callback_response, fulfilment_response
 

@@ -25,9 +25,9 @@ try:
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "flask", _missing) from _missing
 
-from .._client import Client, Lookup
+from .._client.clients import Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
-from .._models import VerifiedPayment
+from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
 from .responses import callback_response, fulfilment_response
 

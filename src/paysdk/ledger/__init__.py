@@ -11,11 +11,12 @@ only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sq
 from ._errors import LeaseLostError, LedgerError, UnverifiedPaymentError
 from ._ledger import AsyncLedger, Ledger
 from ._plans import FulfilResult, LedgerRow, Outcome
-from ._report import Discrepancy, Kind, ReconcileReport
+from ._report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
 from ._sql import DEFAULT_TABLE
 
 __all__ = [
     "DEFAULT_TABLE",
+    "MAX_DISCREPANCIES",
     "AsyncLedger",
     "Discrepancy",
     "FulfilResult",

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from typing_extensions import Self
 
-from .._confirm import refuse_awaitable
+from .._core.confirm import refuse_awaitable
 from .._errors import ConfigurationError
-from .._models import VerifiedPayment
+from .._models.verified import VerifiedPayment
 from . import _plans, _reconcile, _sql
 from ._driver import AsyncConnection, AsyncDriver, Connection, Driver
 from ._errors import LedgerError
@@ -23,7 +23,7 @@ from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerRow, Plan, Qu
 from ._report import MAX_DISCREPANCIES, ReconcileReport
 
 if TYPE_CHECKING:
-    from .._client import AsyncClient, Client, Lookup
+    from .._client.clients import AsyncClient, Client, Lookup
 
 __all__ = ["AsyncLedger", "Ledger"]
 

@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeAlias, TypeVar
 
 from .._core import Expected, check_payment
 from .._errors import ConfigurationError
-from .._models import VerifiedPayment
+from .._models.verified import VerifiedPayment
 from . import _sql
 from ._errors import LeaseLostError, LedgerError, UnverifiedPaymentError
 

@@ -11,8 +11,8 @@ import itertools
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import TYPE_CHECKING, cast
 
-from .._listed_models import ListedPayment
-from .._models import VerifiedPayment
+from .._models.listed import ListedPayment
+from .._models.verified import VerifiedPayment
 from . import _report
 from ._report import (
     BATCH,
@@ -29,7 +29,7 @@ from ._report import (
 )
 
 if TYPE_CHECKING:
-    from .._client import AsyncClient, Client, Lookup
+    from .._client.clients import AsyncClient, Client, Lookup
     from ._ledger import AsyncLedger, Ledger
 
 __all__ = ["reconcile", "reconcile_async"]

@@ -18,8 +18,8 @@ from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
 from .._errors import PaymentNotFoundError, PaymentVerificationError
-from .._listed_models import ListedPayment
-from .._models import VerifiedPayment
+from .._models.listed import ListedPayment
+from .._models.verified import VerifiedPayment
 from ._plans import FulfilResult, LedgerRow
 
 __all__ = [

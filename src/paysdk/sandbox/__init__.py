@@ -16,11 +16,10 @@ process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imp
 
 from __future__ import annotations
 
-from ._answers import NOT_FOUND_BODY, UNAUTHORIZED_BODY
-from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
-from ._faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
-from ._records import COMPLETED, FAILED, PaymentRecord, SeedError, wire_timestamp
-from ._seed import (
+from .._service.answers import NOT_FOUND_BODY, UNAUTHORIZED_BODY
+from .._service.faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
+from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError, wire_timestamp
+from .._service.seed import (
     COMPLETED_REFERENCE,
     FAILED_REFERENCE,
     NON_CARD_REFERENCE,
@@ -29,6 +28,7 @@ from ._seed import (
     load_seed,
     parse_seed,
 )
+from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
 from ._server import RecordedRequest, Sandbox
 
 __all__ = [

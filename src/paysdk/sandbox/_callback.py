@@ -14,9 +14,9 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 
-from .._deadline import attempt_deadline, bound_sockets
-from .._decoding import ACCEPT_ENCODING, DecodingError
-from .._senders import sync_body
+from .._parsing.decoding import ACCEPT_ENCODING, DecodingError
+from .._transport.deadline import attempt_deadline, bound_sockets
+from .._transport.httpx_common import sync_body
 
 __all__ = ["CallbackDeliveryError", "CallbackResult", "callback_url", "send_callback"]
 

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, cast
 
-from ._answers import Answer
+from .._service.answers import Answer
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer

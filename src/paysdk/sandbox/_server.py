@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, cast
 
-from ._answers import (
+from .._service.answers import (
     NOT_FOUND_BODY,
     UNAUTHORIZED_BODY,
     Answer,
@@ -26,11 +26,11 @@ from ._answers import (
     authorized,
     newest_first,
 )
+from .._service.faults import Fault, FaultBook
+from .._service.records import PaymentRecord, SeedError
+from .._service.seed import default_payments
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
-from ._faults import Fault, FaultBook
 from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
-from ._records import PaymentRecord, SeedError
-from ._seed import default_payments
 
 __all__ = [
     "NOT_FOUND_BODY",

@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigurationError
 
 if TYPE_CHECKING:
-    from ..sandbox._faults import Fault
-    from ..sandbox._records import PaymentRecord
+    from .._service.faults import Fault
+    from .._service.records import PaymentRecord
     from ._callbacks import CallbackSender, Interface
     from ._factories import (
         PaymentFields,
@@ -51,8 +51,8 @@ __all__ = [
 _HOMES = {
     "CallbackSender": "._callbacks",
     "Interface": "._callbacks",
-    "Fault": "..sandbox._faults",
-    "PaymentRecord": "..sandbox._records",
+    "Fault": ".._service.faults",
+    "PaymentRecord": ".._service.records",
     "MockPaymentAPI": "._mock_api",
     "RecordedCall": "._mock_api",
     **dict.fromkeys(

@@ -17,9 +17,9 @@ from typing import Any, Final, Literal
 from typing_extensions import TypedDict, Unpack
 
 from .._errors import ConfigurationError
-from .._listed_models import ListedPayment
-from .._models import VerifiedPayment
-from ..sandbox._records import COMPLETED, FAILED, PaymentRecord, SeedError
+from .._models.listed import ListedPayment
+from .._models.verified import VerifiedPayment
+from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError
 
 __all__ = [
     "PaymentFields",

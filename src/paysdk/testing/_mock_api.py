@@ -1,6 +1,6 @@
 """``MockPaymentAPI``: the payment service in memory, on respx, answering as the sandbox does.
 
-It answers through the sandbox's own rules (:func:`paysdk.sandbox._answers.answer_api`), so a
+It answers through the sandbox's own rules (:func:`paysdk._service.answers.answer_api`), so a
 test against the fake and a test against the sandbox see the same bodies; only the transport
 differs (no sockets, no threads). It uses its own ``respx.MockRouter``, never respx's global
 one, so nothing it sets up outlives :meth:`MockPaymentAPI.stop`.
@@ -19,19 +19,15 @@ import httpx
 import respx
 from typing_extensions import Self, TypedDict, Unpack
 
-from .._client import AsyncClient, Client
-from .._config import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_TIMEOUT,
-    check_base_url,
-    check_secret_key,
-)
+from .._client import configure
+from .._client.clients import AsyncClient, Client
+from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secret_key
+from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
-from .._types import TimeoutTypes
-from ..sandbox._answers import Answer, answer_api, api_route, authorized, newest_first
-from ..sandbox._faults import Fault, FaultBook
-from ..sandbox._records import PaymentRecord
+from .._service.answers import Answer, answer_api, api_route, authorized, newest_first
+from .._service.faults import Fault, FaultBook
+from .._service.records import PaymentRecord
 from ._factories import PaymentFields, payment_record
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "RecordedCall"]
@@ -40,6 +36,8 @@ DEFAULT_BASE_URL = "https://api.paysdk.test"
 """A host that cannot exist (``.test`` is reserved), so a request the fake misses fails loudly."""
 DEFAULT_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - a fixed test key, on purpose
 REDACTED = "<redacted>"
+DEFAULT_TIMEOUT = configure.as_httpx_timeout(configure.DEFAULT_TIMEOUT)
+"""A client's default timeout, as the ``timeout`` argument takes it."""
 
 Endpoint = Literal["verify", "list"]
 

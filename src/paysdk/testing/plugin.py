@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .._client import Client
+    from .._client.clients import Client
     from ..sandbox import Sandbox
     from ._callbacks import CallbackSender
     from ._mock_api import MockPaymentAPI
 
-ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name (as in paysdk._config)
+ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name (as in paysdk._client.configure)
 ENV_BASE_URL = "PAYSDK_BASE_URL"
 
 

@@ -1,0 +1,185 @@
+"""``verify_many``: many verifies at bounded concurrency, results in input order.
+
+Both runners keep a window of at most ``concurrency`` calls: the next reference is taken from
+the input only when the oldest result has been handed out, so neither tasks nor results pile up
+however many references come (a generator of 10**6 is fine). Each result carries the payment or
+the :class:`PaySDKError` for that one reference; anything else is a bug and is raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import threading
+from collections import deque
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from types import TracebackType
+from typing import Any
+
+from typing_extensions import Self
+
+from .._errors import ClientClosedError, ConfigurationError, PaySDKError
+from .._models.verified import VerifiedPayment
+
+__all__ = ["AsyncBulk", "SyncBulk", "VerifyResult"]
+
+MAX_CONCURRENCY = 1000
+_END = object()
+"""The end of the input: ``None`` is a (bad) reference like any other, and gets its result."""
+
+
+@dataclasses.dataclass(frozen=True)
+class VerifyResult:
+    """One reference's outcome: ``payment`` if it was verified, else the ``error`` it met."""
+
+    reference: str
+    payment: VerifiedPayment | None = None
+    error: PaySDKError | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def unwrap(self) -> VerifiedPayment:
+        """The payment, or the error raised."""
+        if self.error is not None:
+            raise self.error
+        assert self.payment is not None
+        return self.payment
+
+
+def _check_concurrency(concurrency: object) -> int:
+    if (
+        isinstance(concurrency, bool)
+        or not isinstance(concurrency, int)
+        or not 1 <= concurrency <= MAX_CONCURRENCY
+    ):
+        raise ConfigurationError(
+            f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}, got {concurrency!r}"
+        )
+    return concurrency
+
+
+Sleep = Callable[[float], None]
+
+
+class SyncBulk:
+    """:class:`VerifyResult` s in input order; ``close()`` (or ``with``) to stop early.
+
+    ``verify(reference, sleep)`` waits between retries with ``sleep``, which ``close()`` cuts
+    short: closing waits for the attempts in flight, never for their backoff.
+    """
+
+    def __init__(
+        self,
+        references: Iterable[str],
+        verify: Callable[[str, Sleep], VerifiedPayment],
+        concurrency: int,
+    ) -> None:
+        self._concurrency = _check_concurrency(concurrency)
+        self._references = iter(references)
+        self._verify = verify
+        self._pool: ThreadPoolExecutor | None = None
+        self._window: deque[tuple[Any, Future[VerifiedPayment]]] = deque()
+        self._closing = threading.Event()
+
+    def __iter__(self) -> Iterator[VerifyResult]:
+        return self
+
+    def __next__(self) -> VerifyResult:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(self._concurrency, thread_name_prefix="paysdk")
+        while len(self._window) < self._concurrency:
+            reference: Any = next(self._references, _END)
+            if reference is _END:
+                break
+            future = self._pool.submit(self._verify, reference, self._sleep)
+            self._window.append((reference, future))
+        if not self._window:
+            self.close()
+            raise StopIteration
+        reference, future = self._window.popleft()
+        try:
+            return VerifyResult(reference, payment=future.result())
+        except PaySDKError as exc:
+            return VerifyResult(reference, error=exc)
+
+    def _sleep(self, seconds: float) -> None:
+        if self._closing.wait(seconds):
+            raise ClientClosedError("verify_many was closed while this call waited to retry")
+
+    def close(self) -> None:
+        self._closing.set()
+        for _, future in self._window:
+            future.cancel()
+        self._window.clear()
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+class AsyncBulk:
+    """``async for`` :class:`VerifyResult` s in input order; ``aclose()`` or ``async with``."""
+
+    def __init__(
+        self,
+        references: Iterable[str],
+        verify: Callable[[str], Awaitable[VerifiedPayment]],
+        concurrency: int,
+    ) -> None:
+        self._concurrency = _check_concurrency(concurrency)
+        self._references = iter(references)
+        self._verify = verify
+        self._window: deque[tuple[Any, asyncio.Task[VerifyResult]]] = deque()
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> VerifyResult:
+        while len(self._window) < self._concurrency:
+            reference: Any = next(self._references, _END)
+            if reference is _END:
+                break
+            task = asyncio.ensure_future(self._result(reference))
+            self._window.append((reference, task))
+        if not self._window:
+            raise StopAsyncIteration
+        _, task = self._window.popleft()
+        return await task
+
+    async def _result(self, reference: Any) -> VerifyResult:
+        """One reference's result: never raises a paysdk error, so a task left behind by an
+        early ``break`` has nothing unretrieved to complain about."""
+        try:
+            return VerifyResult(reference, payment=await self._verify(reference))
+        except PaySDKError as exc:
+            return VerifyResult(reference, error=exc)
+
+    async def aclose(self) -> None:
+        tasks = [task for _, task in self._window]
+        self._window.clear()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,429 @@
+"""``Client`` and ``AsyncClient``: thin shells that send and sleep, and leave the rest to ``_core``.
+
+Each public method builds a plan in :mod:`paysdk._core` and runs it; the shells differ only in
+how they send a request and how they wait, so a behaviour fixed in the core is fixed for both.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Mapping
+from inspect import isawaitable
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+
+import httpx
+from typing_extensions import Self, Unpack
+
+from .options import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes
+
+if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_engine)
+    from .. import _core, _errors
+    from .._core.config import Config
+    from .._core.plans import Plan
+    from .._core.steps import Send
+    from .._models.listed import ListedPayment
+    from .._models.verified import VerifiedPayment
+    from .._transport import drive as _drive
+    from .._transport import httpx_common as _httpx
+    from .._transport import httpx_sync as _senders
+    from .._transport.async_streams import AsyncSender
+    from .._transport.httpx_common import HttpxDefaults
+    from .._transport.httpx_sync import SyncHttpxSender
+    from . import configure as _configure
+    from . import logs as _logs
+    from . import raw as _raw
+    from .bulk import AsyncBulk, SyncBulk
+    from .raw import AsyncRawClient, RawClient
+
+__all__ = ["AsyncClient", "Client"]
+
+T = TypeVar("T")
+HttpClientT = TypeVar("HttpClientT", httpx.Client, httpx.AsyncClient)
+SenderT = TypeVar("SenderT", "SyncHttpxSender", "AsyncSender")
+HttpBackend = Literal["httpx", "aiohttp"]
+
+Lookup = Callable[[str], object]
+"""Finds what the merchant expects for a reference: an ``Expected``, any object or mapping with
+``amount`` and ``currency`` (such as the merchant's order), or ``None`` for an unknown order."""
+
+
+def _load_engine() -> None:
+    """Import what clients run on, once, when the first one is made.
+
+    ``import paysdk`` and the names it exports stay cheap for a program that only imports it
+    (a CLI's ``--help``, a web app's start-up, a type checker's plugin); the core, the senders
+    and the models then load with the first client, not with each call.
+    """
+    global _core, _errors, _drive, _httpx, _senders, _configure, _logs, _raw
+    from .. import _core, _errors
+    from .._transport import drive as _drive
+    from .._transport import httpx_common as _httpx
+    from .._transport import httpx_sync as _senders
+    from . import configure as _configure
+    from . import logs as _logs
+    from . import raw as _raw
+
+
+class _BaseClient(Generic[HttpClientT, SenderT]):
+    """What both clients share: configuration, options and their presentation."""
+
+    _config: Config
+    _sender: SenderT
+    _owns_http: bool
+    _http_client_type: type[HttpClientT]
+    _backends: tuple[str, ...] = ("httpx",)
+
+    def __init__(
+        self,
+        *,
+        secret_key: str | None = None,
+        base_url: str | None = None,
+        timeout: TimeoutTypes | NotGiven = NOT_GIVEN,
+        max_retries: int | NotGiven = NOT_GIVEN,
+        default_headers: Mapping[str, str] | None = None,
+        http_client: HttpClientT | None = None,
+        allow_insecure_http: bool = False,
+        max_response_bytes: int | None = None,
+        deadline: float | None = None,
+        http_backend: HttpBackend = "httpx",
+    ) -> None:
+        """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
+        PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2."""
+        _load_engine()
+        self._config = _configure.create_config(
+            secret_key=secret_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            allow_insecure_http=allow_insecure_http,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
+        )
+        if http_backend not in self._backends:
+            raise _errors.ConfigurationError(
+                f"{type(self).__name__} takes http_backend "
+                + " or ".join(repr(name) for name in self._backends)
+                + f", not {http_backend!r}"
+            )
+        wanted = self._http_client_type
+        if http_client is not None and not isinstance(http_client, wanted):
+            raise _errors.ConfigurationError(
+                f"{type(self).__name__} needs http_client to be an {wanted.__module__}."
+                f"{wanted.__name__}, not {type(http_client).__name__}"
+            )
+        if http_client is not None and http_backend != "httpx":
+            raise _errors.ConfigurationError(
+                "http_client is an httpx client: it needs http_backend='httpx'"
+            )
+        self._owns_http = http_client is None
+        self._connect(http_client, http_backend)
+        _logs.configure_logging()
+
+    def _connect(self, http_client: HttpClientT | None, backend: HttpBackend) -> None:
+        raise NotImplementedError
+
+    @property
+    def base_url(self) -> str:
+        return self._config.base_url
+
+    @property
+    def timeout(self) -> httpx.Timeout:
+        return _configure.as_httpx_timeout(self._config.timeout)
+
+    @property
+    def max_retries(self) -> int:
+        return self._config.max_retries
+
+    def with_options(self, **options: Unpack[CallOptions]) -> Self:
+        """A client sharing this one's connections, with other defaults (timeout, retries...).
+
+        The copy lives as long as this client: closing this one closes the copy's connections.
+        """
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._config = _configure.apply_options(self._config, options)
+        clone._owns_http = False
+        return clone
+
+    def __repr__(self) -> str:
+        config = getattr(self, "_config", None)  # None if the constructor refused its arguments
+        if config is None:
+            return f"<paysdk.{type(self).__name__} (not configured)>"
+        return (
+            f"<paysdk.{type(self).__name__} base_url={config.base_url!r} "
+            f"max_retries={config.max_retries} secret_key=<hidden>>"
+        )
+
+    def _httpx_defaults(self) -> HttpxDefaults:
+        return _httpx.HttpxDefaults(self._config.headers, self._config.timeout)
+
+    def _options(self, options: CallOptions) -> Config:
+        if self._sender.is_closed:
+            raise _errors.closed_error(type(self).__name__)
+        return _configure.apply_options(self._config, options)
+
+
+class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
+    """The synchronous client. Reuse one per process: it keeps connections open."""
+
+    _http_client_type = httpx.Client
+    _sender: SyncHttpxSender
+
+    def _connect(self, http_client: httpx.Client | None, backend: HttpBackend) -> None:
+        if http_client is not None:
+            self._sender = _senders.SyncHttpxSender(http_client)
+        else:
+            defaults = self._httpx_defaults()  # sent by the client itself, not per request
+            self._sender = _senders.SyncHttpxSender(
+                httpx.Client(
+                    headers=defaults.headers, timeout=_httpx.httpx_timeout(defaults.timeout)
+                ),
+                defaults=defaults,
+            )
+
+    @property
+    def _http(self) -> httpx.Client:
+        return self._sender.http
+
+    def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
+        """The payment with this reference, as the service describes it now."""
+        return self._run(_core.verify(self._options(options), reference))
+
+    def list_payments(self, **options: Unpack[CallOptions]) -> list[ListedPayment]:
+        """Every payment the service lists for this merchant, read whole (see ``iter_payments``)."""
+        return self._run(_core.list_payments(self._options(options)))
+
+    def iter_payments(self, **options: Unpack[CallOptions]) -> _drive.ItemIterator[ListedPayment]:
+        """Every listed payment, one at a time as the body streams in: memory stays flat.
+
+        Use it in a ``with`` block (or ``close()`` it) if you may stop early. A failure before
+        the first payment is retried; after it, the error says how many payments came first.
+        """
+        plan = _core.iter_payments(self._options(options))
+        return _drive.ItemIterator(plan, self._sender.send, self._sleep)
+
+    def verify_many(
+        self,
+        references: Iterable[str],
+        *,
+        concurrency: int = 8,
+        **options: Unpack[CallOptions],
+    ) -> SyncBulk:
+        """Verify many references on ``concurrency`` threads; results come in input order.
+
+        Each result holds the payment or the typed error for that reference; at most
+        ``concurrency`` calls are in flight and as many results wait, whatever the input's size.
+        """
+        from .bulk import SyncBulk
+
+        config = self._options(options)
+        send = self._sender.send
+        return SyncBulk(
+            references,
+            lambda ref, sleep: _drive.run(_core.verify(config, ref), send, sleep),
+            concurrency,
+        )
+
+    def confirm(
+        self,
+        reference: str,
+        *,
+        amount: int | None = None,
+        currency: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> VerifiedPayment:
+        """Verify, and return the payment only if it succeeded with this amount and currency.
+
+        Raises PaymentFailedError or PaymentMismatchError (with expected and actual values).
+        """
+        expected = _core.Expected(amount=amount, currency=currency)
+        return self._run(_core.confirm(self._options(options), reference, expected))
+
+    def verify_callback(
+        self,
+        source: object,
+        *,
+        amount: int | None = None,
+        currency: str | None = None,
+        lookup: Lookup | None = None,
+        **options: Unpack[CallOptions],
+    ) -> VerifiedPayment:
+        """Turn a callback request into a payment the service confirms, never trusting the caller.
+
+        ``source`` is anything :func:`paysdk.parse_callback` reads. Give the expected ``amount``
+        and ``currency``, or a ``lookup`` that finds them from the reference (your order table).
+        """
+        reference = _core.parse_callback(source)
+        found = lookup(reference) if lookup is not None else None
+        expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
+        return self._run(_core.confirm(self._options(options), reference, expected))
+
+    @property
+    def with_raw_response(self) -> RawClient:
+        """The same calls, answering with the raw response (status, headers, elapsed...)."""
+        return _raw.RawClient(self._options, self._run)
+
+    def close(self) -> None:
+        """Close the connections, unless the http_client was given (then it is yours to close)."""
+        if self._owns_http:
+            self._sender.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _sleep(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def _run(self, plan: Plan[T]) -> T:
+        return _drive.run(plan, self._sender.send, self._sleep)
+
+
+class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
+    """The asynchronous client: the same methods as :class:`Client`, awaitable.
+
+    ``http_backend="aiohttp"`` (with the ``aiohttp`` extra) sends through aiohttp instead of
+    httpx: the same behaviour, several times the throughput under concurrency. One
+    ``AsyncClient`` belongs to one event loop.
+    """
+
+    _http_client_type = httpx.AsyncClient
+    _backends = ("httpx", "aiohttp")
+    _sender: AsyncSender
+
+    def _connect(self, http_client: httpx.AsyncClient | None, backend: HttpBackend) -> None:
+        if backend == "aiohttp":
+            from .._transport.aiohttp_sender import (
+                AiohttpSender,  # the extra, loaded only when asked for
+            )
+
+            self._sender = AiohttpSender(self._config.base_url)
+        else:
+            from .._transport.httpx_async import AsyncHttpxSender
+
+            if http_client is not None:
+                self._sender = AsyncHttpxSender(http_client)
+            else:
+                defaults = self._httpx_defaults()
+                self._sender = AsyncHttpxSender(
+                    httpx.AsyncClient(
+                        headers=defaults.headers, timeout=_httpx.httpx_timeout(defaults.timeout)
+                    ),
+                    defaults=defaults,
+                )
+
+    @property
+    def _http(self) -> httpx.AsyncClient:
+        http = getattr(self._sender, "http", None)
+        if not isinstance(http, httpx.AsyncClient):
+            raise AttributeError("an aiohttp-backed AsyncClient has no httpx client")
+        return http
+
+    async def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
+        """The payment with this reference, as the service describes it now."""
+        return await self._run(_core.verify(self._options(options), reference))
+
+    async def list_payments(self, **options: Unpack[CallOptions]) -> list[ListedPayment]:
+        """Every payment the service lists for this merchant, read whole (see ``iter_payments``)."""
+        return await self._run(_core.list_payments(self._options(options)))
+
+    def iter_payments(
+        self, **options: Unpack[CallOptions]
+    ) -> _drive.AsyncItemIterator[ListedPayment]:
+        """Every listed payment as the body streams in: ``async for p in iter_payments()``."""
+        plan = _core.iter_payments(self._options(options))
+        return _drive.AsyncItemIterator(plan, self._send, self._sleep)
+
+    def verify_many(
+        self,
+        references: Iterable[str],
+        *,
+        concurrency: int = 50,
+        **options: Unpack[CallOptions],
+    ) -> AsyncBulk:
+        """Verify many references, ``concurrency`` at a time: ``async for result in ...``.
+
+        Results come in input order, each the payment or the typed error for that reference;
+        at most ``concurrency`` calls are in flight and as many results wait.
+        """
+        from .bulk import AsyncBulk
+
+        config = self._options(options)
+        return AsyncBulk(references, lambda ref: self._run(_core.verify(config, ref)), concurrency)
+
+    async def confirm(
+        self,
+        reference: str,
+        *,
+        amount: int | None = None,
+        currency: str | None = None,
+        **options: Unpack[CallOptions],
+    ) -> VerifiedPayment:
+        """Verify, and return the payment only if it succeeded with this amount and currency."""
+        expected = _core.Expected(amount=amount, currency=currency)
+        return await self._run(_core.confirm(self._options(options), reference, expected))
+
+    async def verify_callback(
+        self,
+        source: object,
+        *,
+        amount: int | None = None,
+        currency: str | None = None,
+        lookup: Lookup | None = None,
+        **options: Unpack[CallOptions],
+    ) -> VerifiedPayment:
+        """Turn a callback request into a confirmed payment; ``lookup`` may be async."""
+        reference = _core.parse_callback(source)
+        found = lookup(reference) if lookup is not None else None
+        if isawaitable(found):
+            found = await found
+        expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
+        return await self._run(_core.confirm(self._options(options), reference, expected))
+
+    @property
+    def with_raw_response(self) -> AsyncRawClient:
+        """The same calls, answering with the raw response (status, headers, elapsed...)."""
+        return _raw.AsyncRawClient(self._options, self._run)
+
+    async def close(self) -> None:
+        """Close the connections, unless the http_client was given (then it is yours to close)."""
+        if self._owns_http:
+            await self._sender.close()
+
+    aclose = close
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    async def _sleep(self, seconds: float) -> None:
+        import anyio  # httpx's own dependency: loaded by httpx already, named here for the sleep
+
+        await anyio.sleep(seconds)
+
+    async def _run(self, plan: Plan[T]) -> T:
+        return await _drive.arun(plan, self._send, self._sleep)
+
+    async def _send(self, request: Send) -> Any:
+        if self._sender.is_closed:
+            raise _errors.closed_error(type(self).__name__)
+        from .._transport.async_streams import bind_loop
+
+        bind_loop(self._sender)
+        return await self._sender.send(request)

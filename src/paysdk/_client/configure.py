@@ -1,0 +1,269 @@
+"""A client's configuration, read from arguments or the environment and checked before any request.
+
+The core's :class:`~paysdk._core.config.Config` is a plain value; making one from what a caller
+gives, and applying per-call options to it, is done here, at the edge.
+
+Every check raises :class:`ConfigurationError` with a message that says what to change and never
+contains the secret key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Mapping
+from typing import TypeVar
+from urllib.parse import urlsplit
+
+import httpx
+
+from .._core.config import Config, Timeout
+from .._errors import ConfigurationError
+from .._parsing.decoding import ACCEPT_ENCODING
+from .._version import __version__
+from .options import CallOptions, NotGiven, TimeoutTypes
+
+ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name, not a key
+ENV_BASE_URL = "PAYSDK_BASE_URL"
+ENV_TIMEOUT = "PAYSDK_TIMEOUT"
+ENV_MAX_RETRIES = "PAYSDK_MAX_RETRIES"
+ENV_LOG = "PAYSDK_LOG"
+
+DEFAULT_TIMEOUT = Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0)
+DEFAULT_MAX_RETRIES = 2
+MAX_RETRIES_LIMIT = 10
+MAX_TIMEOUT = 86400.0
+"""A day: longer is a mistake (and sockets cannot take infinite or huge values)."""
+
+MAX_BYTES_LIMIT = 2**40
+
+
+_PYTHON = ".".join(str(part) for part in sys.version_info[:3])
+USER_AGENT = f"paysdk/{__version__} Python/{_PYTHON} httpx/{httpx.__version__}"
+
+T = TypeVar("T")
+
+_RESERVED_HEADERS = frozenset({"authorization", "host", "content-length"})
+
+
+def create_config(
+    *,
+    secret_key: str | None,
+    base_url: str | None,
+    timeout: TimeoutTypes | NotGiven,
+    max_retries: int | NotGiven,
+    default_headers: Mapping[str, str] | None,
+    allow_insecure_http: bool,
+    max_response_bytes: int | None = None,
+    deadline: float | None = None,
+) -> Config:
+    """A client's configuration from its arguments, the environment where one is left out, and
+    the defaults; every value checked before any request."""
+    key = secret_key if secret_key is not None else os.environ.get(ENV_SECRET_KEY)
+    url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
+    headers = {
+        "Accept": "application/json",
+        "Accept-Encoding": ACCEPT_ENCODING,  # what paysdk inflates in bounded steps
+        "User-Agent": USER_AGENT,
+    }
+    headers.update(check_headers(default_headers or {}, what="default_headers"))
+    given: object = timeout
+    if isinstance(given, NotGiven):
+        given = _from_env(ENV_TIMEOUT, float, DEFAULT_TIMEOUT)
+    retries = (
+        _from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
+        if isinstance(max_retries, NotGiven)
+        else max_retries
+    )
+    return Config(
+        secret_key=check_secret_key(key),
+        base_url=check_base_url(url, allow_insecure_http=allow_insecure_http),
+        timeout=check_timeout(given),
+        max_retries=check_max_retries(retries),
+        headers=headers,
+        max_response_bytes=check_max_bytes(max_response_bytes),
+        deadline=check_deadline(deadline),
+    )
+
+
+def apply_options(config: Config, options: CallOptions) -> Config:
+    """``config`` with per-call options applied; the input is checked like the original."""
+    if not options:
+        return config
+    unknown = set(options) - set(CallOptions.__annotations__)
+    if unknown:
+        raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    if "timeout" in options:
+        config = dataclasses.replace(config, timeout=check_timeout(options["timeout"]))
+    if "max_retries" in options:
+        config = dataclasses.replace(config, max_retries=check_max_retries(options["max_retries"]))
+    if "extra_headers" in options:
+        extra = check_headers(options["extra_headers"], what="extra_headers")
+        config = dataclasses.replace(config, headers={**config.headers, **extra})
+    if "max_response_bytes" in options:
+        limit = check_max_bytes(options["max_response_bytes"])
+        config = dataclasses.replace(config, max_response_bytes=limit)
+    if "deadline" in options:
+        config = dataclasses.replace(config, deadline=check_deadline(options["deadline"]))
+    return config
+
+
+def as_httpx_timeout(timeout: Timeout) -> httpx.Timeout:
+    """paysdk's own timeout as the ``httpx.Timeout`` the public API shows."""
+    return httpx.Timeout(**timeout._asdict())
+
+
+def _from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
+    value = os.environ.get(name)
+    if value is None or not value.strip():
+        return default
+    try:
+        return kind(value.strip())
+    except ValueError:
+        raise ConfigurationError(
+            f"{name}={value!r} is not a valid {'number of seconds' if kind is float else 'count'}"
+        ) from None
+
+
+def check_secret_key(key: object) -> str:
+    hint = f"pass secret_key=... or set {ENV_SECRET_KEY}"
+    if key is None:
+        raise ConfigurationError(f"no secret key: {hint}")
+    if not isinstance(key, str):
+        raise ConfigurationError(f"the secret key must be a str, not {type(key).__name__}")
+    if not key.strip():
+        raise ConfigurationError(f"the secret key is empty: {hint}")
+    if key != key.strip():
+        raise ConfigurationError(
+            "the secret key has leading or trailing whitespace; check how it is loaded"
+        )
+    if not all("\x21" <= ch <= "\x7e" for ch in key):
+        raise ConfigurationError(
+            "the secret key contains characters that cannot be sent in a header "
+            "(spaces, control or non-ASCII characters)"
+        )
+    return key
+
+
+def check_base_url(url: object, *, allow_insecure_http: bool) -> str:
+    if url is None:
+        raise ConfigurationError(f"no base URL: pass base_url=... or set {ENV_BASE_URL}")
+    if not isinstance(url, str):
+        raise ConfigurationError(f"base_url must be a str, not {type(url).__name__}")
+    text = url.strip()
+    try:
+        parts = urlsplit(text)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+    except ValueError as exc:
+        raise ConfigurationError(f"base_url {text!r} is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not host:
+        raise ConfigurationError(
+            f"base_url {text!r} must be an absolute http:// or https:// URL with a host"
+        )
+    if parts.username is not None or parts.password is not None:
+        raise ConfigurationError("base_url must not contain credentials; use secret_key")
+    if parts.query or parts.fragment:
+        raise ConfigurationError(f"base_url {text!r} must not have a query or fragment")
+    if parts.scheme == "http" and not allow_insecure_http and not is_loopback(host):
+        raise ConfigurationError(
+            f"refusing to send the secret key over plain http:// to {host!r}; use https:// "
+            "or pass allow_insecure_http=True if this network is trusted"
+        )
+    try:  # what httpx and the resolver will make of it: IDNA hosts, stray characters
+        httpx.URL(text).host.encode("idna")
+    except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError and IDNAError are ValueErrors
+        raise ConfigurationError(f"base_url {text!r} is not a valid URL: {exc}") from None
+    return text.rstrip("/")
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
+        return True
+    try:
+        import ipaddress  # only for an http:// base URL
+
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_timeout(timeout: object) -> Timeout:
+    """Seconds, an ``httpx.Timeout`` or ``None``, as paysdk's own :class:`Timeout`."""
+    if isinstance(timeout, Timeout):
+        phases = timeout._asdict()
+    elif isinstance(timeout, httpx.Timeout):
+        phases = timeout.as_dict()
+    elif timeout is None:
+        return Timeout(None, None, None, None)
+    else:
+        seconds = _check_seconds(timeout, "timeout")
+        return Timeout(seconds, seconds, seconds, seconds)
+    for phase, seconds in phases.items():
+        if seconds is not None:
+            _check_seconds(seconds, f"the {phase} timeout")
+    return Timeout(**phases)  # a copy: what was checked cannot change after
+
+
+def _check_seconds(seconds: object, what: str) -> float:
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise ConfigurationError(
+            f"{what} must be seconds, an httpx.Timeout or None, not {type(seconds).__name__}"
+        )
+    if not 0 < seconds <= MAX_TIMEOUT:  # also rejects NaN and infinity
+        raise ConfigurationError(
+            f"{what} must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds, got {seconds!r}; "
+            "use None for no limit"
+        )
+    return float(seconds)
+
+
+def check_max_retries(max_retries: object) -> int:
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int):
+        raise ConfigurationError(f"max_retries must be an int, not {type(max_retries).__name__}")
+    if not 0 <= max_retries <= MAX_RETRIES_LIMIT:
+        raise ConfigurationError(
+            f"max_retries must be between 0 and {MAX_RETRIES_LIMIT}, got {max_retries}"
+        )
+    return max_retries
+
+
+def check_max_bytes(limit: object) -> int | None:
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_BYTES_LIMIT:
+        raise ConfigurationError(
+            f"max_response_bytes must be a whole number of bytes above 0, or None, got {limit!r}"
+        )
+    return limit
+
+
+def check_deadline(deadline: object) -> float | None:
+    if deadline is None:
+        return None
+    return _check_seconds(deadline, "deadline")
+
+
+def check_headers(headers: Mapping[str, str], *, what: str) -> dict[str, str]:
+    if not isinstance(headers, Mapping):
+        raise ConfigurationError(f"{what} must be a mapping of str to str")
+    checked: dict[str, str] = {}
+    for name, value in headers.items():
+        if not isinstance(name, str) or not isinstance(value, str):
+            raise ConfigurationError(f"{what} must map str to str")
+        if name.lower() in _RESERVED_HEADERS:
+            raise ConfigurationError(
+                f"{what} must not set {name!r}; paysdk sets it (the key goes in secret_key)"
+            )
+        if not name or not all("\x21" <= ch <= "\x7e" and ch != ":" for ch in name):
+            raise ConfigurationError(f"{what} has an invalid header name {name!r}")
+        if value != value.strip(" \t") or not all(
+            ch == "\t" or "\x20" <= ch <= "\x7e" for ch in value
+        ):
+            raise ConfigurationError(
+                f"{what}[{name!r}] has characters that cannot be sent in a header "
+                "(control or non-ASCII characters, or spaces at either end)"
+            )
+        checked[name] = value
+    return checked

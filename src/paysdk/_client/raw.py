@@ -1,0 +1,130 @@
+"""``client.with_raw_response``: the same calls, answering with what came over the wire.
+
+For merchants who need the service's own ``status`` and ``message``, a response header (a
+request id) or the time taken: ``raw = client.with_raw_response.verify(ref)``, then
+``raw.parse()`` for the model, validated exactly as the plain call would.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+
+from typing_extensions import Unpack
+
+from .. import _core
+from .._core.steps import Answer
+from .._errors import json_or_none, scrubbed_json
+from .._models.verified import VerifiedPayment
+from .options import CallOptions
+
+T = TypeVar("T")
+
+if TYPE_CHECKING:
+    from .._core.config import Config
+    from .._core.plans import Plan
+    from .._models.listed import ListedPayment
+
+    Options = Callable[[CallOptions], Config]
+    """The client's ``_options``: its config with per-call options applied (refused once closed)."""
+    Run = Callable[[Plan[Answer]], T]
+    AsyncRun = Callable[[Plan[Answer]], Awaitable[T]]
+
+__all__ = ["AsyncRawClient", "RawClient", "RawResponse"]
+
+
+class RawResponse(Generic[T]):
+    """A successful answer as received; ``parse()`` gives the model, or raises as the call would."""
+
+    def __init__(
+        self, answer: Answer, parse: Callable[[Answer], T], scrub: Callable[[str], str]
+    ) -> None:
+        self.status_code: int = answer.status_code
+        self.headers: Mapping[str, str] = answer.headers
+        self.content: bytes = answer.content
+        self.elapsed: dt.timedelta = dt.timedelta(seconds=answer.elapsed)
+        self._answer = answer
+        self._parse = parse
+        self._scrub = scrub
+
+    @property
+    def _envelope(self) -> dict[str, Any]:
+        body = scrubbed_json(json_or_none(self.content), self._scrub)  # as on exceptions
+        return cast("dict[str, Any]", body) if isinstance(body, dict) else {}
+
+    @property
+    def status(self) -> object:
+        """The envelope's ``status`` (verify sends ``true``); ``None`` if absent."""
+        return self._envelope.get("status")
+
+    @property
+    def message(self) -> object:
+        """The envelope's ``message`` (verify sends "Verification successful")."""
+        return self._envelope.get("message")
+
+    def parse(self) -> T:
+        return self._parse(self._answer)
+
+    def __repr__(self) -> str:
+        return f"<RawResponse [{self.status_code}] {len(self.content)} bytes>"
+
+
+def _verify_plan(
+    config: Config, reference: str
+) -> tuple[Plan[Answer], Callable[[Answer], VerifiedPayment], Callable[[str], str]]:
+    request = _core.verify_request(config, reference)
+
+    def parse(answer: Answer) -> VerifiedPayment:
+        return _core.map_response(request, answer, _core.verified(reference), reference)
+
+    return _core.call_raw(config, request, reference=reference), parse, request.scrub
+
+
+def _list_plan(
+    config: Config,
+) -> tuple[Plan[Answer], Callable[[Answer], list[ListedPayment]], Callable[[str], str]]:
+    request = _core.list_request(config)
+
+    def parse(answer: Answer) -> list[ListedPayment]:
+        return _core.map_response(request, answer, lambda a: _core.parse_list(a.content), None)
+
+    return _core.call_raw(config, request), parse, request.scrub
+
+
+class RawClient:
+    """``Client.with_raw_response``."""
+
+    def __init__(self, options: Options, run: Run[Answer]) -> None:
+        self._options = options
+        self._run = run
+
+    def verify(
+        self, reference: str, **options: Unpack[CallOptions]
+    ) -> RawResponse[VerifiedPayment]:
+        plan, parse, scrub = _verify_plan(self._options(options), reference)
+        return RawResponse(self._run(plan), parse, scrub)
+
+    def list_payments(self, **options: Unpack[CallOptions]) -> RawResponse[list[ListedPayment]]:
+        plan, parse, scrub = _list_plan(self._options(options))
+        return RawResponse(self._run(plan), parse, scrub)
+
+
+class AsyncRawClient:
+    """``AsyncClient.with_raw_response``."""
+
+    def __init__(self, options: Options, run: AsyncRun[Answer]) -> None:
+        self._options = options
+        self._run = run
+
+    async def verify(
+        self, reference: str, **options: Unpack[CallOptions]
+    ) -> RawResponse[VerifiedPayment]:
+        plan, parse, scrub = _verify_plan(self._options(options), reference)
+        return RawResponse(await self._run(plan), parse, scrub)
+
+    async def list_payments(
+        self, **options: Unpack[CallOptions]
+    ) -> RawResponse[list[ListedPayment]]:
+        plan, parse, scrub = _list_plan(self._options(options))
+        return RawResponse(await self._run(plan), parse, scrub)

@@ -1,0 +1,72 @@
+"""The I/O-free core: what to send, what an answer means, and whether to try again.
+
+Each API call is a *plan* (:mod:`.plans`): a generator that yields steps (:mod:`.steps`: send,
+sleep, read, emit) and is sent back what came of each. It returns the parsed model or raises a
+:mod:`paysdk` exception. The transports only carry the steps out, so every shell (sync, async,
+aiohttp) shares every decision made here, in the sans-I/O style of h11: nothing in this package
+opens a socket, sleeps, or imports an HTTP library, and tests drive it by hand.
+
+What the shells and the products use is re-exported here; each module says what it holds.
+"""
+
+from .attempts import Attempts
+from .body import BodyReader
+from .callbacks import parse_callback
+from .config import Config, Timeout
+from .confirm import Expected, check_payment, expected_for, refuse_awaitable
+from .plans import (
+    call,
+    call_raw,
+    check_answered,
+    confirm,
+    iter_payments,
+    list_payments,
+    verified,
+    verify,
+)
+from .references import MAX_REFERENCE_LENGTH, check_reference, reference_problem
+from .requests import list_request, verify_request
+from .responses import error_for, failure_error, map_response, parse_list, parse_verify
+from .retry import RETRYABLE_STATUS, RetryPolicy, is_retryable, retry_after
+from .steps import Answer, Emit, Failure, Opened, Read, Send, Sleep
+
+__all__ = [
+    "MAX_REFERENCE_LENGTH",
+    "RETRYABLE_STATUS",
+    "Answer",
+    "Attempts",
+    "BodyReader",
+    "Config",
+    "Emit",
+    "Expected",
+    "Failure",
+    "Opened",
+    "Read",
+    "RetryPolicy",
+    "Send",
+    "Sleep",
+    "Timeout",
+    "call",
+    "call_raw",
+    "check_answered",
+    "check_payment",
+    "check_reference",
+    "confirm",
+    "error_for",
+    "expected_for",
+    "failure_error",
+    "is_retryable",
+    "iter_payments",
+    "list_payments",
+    "list_request",
+    "map_response",
+    "parse_callback",
+    "parse_list",
+    "parse_verify",
+    "reference_problem",
+    "refuse_awaitable",
+    "retry_after",
+    "verified",
+    "verify",
+    "verify_request",
+]

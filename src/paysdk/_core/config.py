@@ -1,0 +1,87 @@
+"""What a call is made with: the client's settings as one immutable value, and paysdk's own timeout.
+
+The core only reads these. Making a :class:`Config` from what a caller gives (arguments, the
+environment, per-call options) and checking it is the client's job (``paysdk._client.configure``);
+turning :class:`Timeout` into httpx's or aiohttp's is each transport's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Mapping
+from typing import NamedTuple
+
+__all__ = [
+    "ITEM_MAX_BYTES",
+    "LIST_MAX_BYTES",
+    "VERIFY_MAX_BYTES",
+    "Config",
+    "SecretHeaders",
+    "Timeout",
+]
+
+VERIFY_MAX_BYTES = 1024 * 1024
+"""A verify answer is a few kilobytes; a megabyte is room enough and costs nothing."""
+LIST_MAX_BYTES = 64 * 1024 * 1024
+"""``list_payments`` holds the whole list at once: past this, ``iter_payments`` streams it."""
+ITEM_MAX_BYTES = 1024 * 1024
+"""``iter_payments`` holds one payment at a time: none may be larger than this."""
+
+
+class Timeout(NamedTuple):
+    """Seconds each phase of an attempt may take; ``None``: no limit. httpx's four phases."""
+
+    connect: float | None
+    read: float | None
+    write: float | None
+    pool: float | None
+
+
+class SecretHeaders(dict[str, str]):
+    """Request headers that hold the secret key: their repr hides it, should a log or a
+    traceback that prints local variables show them."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return repr({k: "[secure]" if k.lower() == "authorization" else v for k, v in self.items()})
+
+    @property
+    def secret_key(self) -> str:
+        """The key the ``Authorization`` header carries (``""`` if none)."""
+        auth = self.get("Authorization") or self.get("authorization") or ""
+        return auth.removeprefix("Bearer ")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    """Everything a call needs to build its requests. Immutable; variants are made with
+    ``dataclasses.replace``."""
+
+    secret_key: str = dataclasses.field(repr=False)
+    base_url: str
+    timeout: Timeout
+    max_retries: int
+    headers: Mapping[str, str] = dataclasses.field(repr=False)
+    """Headers sent with every request, not counting Authorization."""
+    max_response_bytes: int | None = None
+    """A cap on every answer's decoded body; ``None``: each endpoint's own default."""
+    deadline: float | None = None
+    """Seconds a whole call may take, retries and waits included; ``None``: attempts bound it."""
+
+    @functools.cached_property
+    def request_headers(self) -> SecretHeaders:
+        """The headers of every request, built once per config."""
+        return SecretHeaders({**self.headers, "Authorization": f"Bearer {self.secret_key}"})
+
+    @functools.cached_property
+    def attempt_budget(self) -> float | None:
+        """One attempt's whole-time bound: the longest of the timeout's phases, or ``None`` if
+        any phase has no limit."""
+        phases = tuple(self.timeout)
+        return None if None in phases else max(phase for phase in phases if phase is not None)
+
+    def max_bytes(self, default: int) -> int:
+        """The body cap of an endpoint whose own is ``default``."""
+        return default if self.max_response_bytes is None else self.max_response_bytes

@@ -1,0 +1,127 @@
+"""Whether a payment may be fulfilled: what the merchant expects, and the check against it."""
+
+from __future__ import annotations
+
+import dataclasses
+import decimal
+import inspect
+from collections.abc import Mapping
+from typing import Any, TypeGuard
+
+from .._errors import (
+    ConfigurationError,
+    PaymentFailedError,
+    PaymentMismatchError,
+    UnknownOrderError,
+)
+from .._models.verified import VerifiedPayment
+
+
+@dataclasses.dataclass(frozen=True)
+class Expected:
+    """What the merchant expects a payment to be: its order's amount and currency.
+
+    ``amount`` is in the unit the service reports, as an int (a whole ``Decimal``, as an ORM
+    may hold it, is taken as that int); ``currency`` is compared without regard to case.
+    ``None`` means "do not check this": give it only on purpose.
+    """
+
+    amount: int | None = None
+    currency: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "amount", _whole_amount(self.amount))
+        if self.currency is not None and (
+            not isinstance(self.currency, str) or not self.currency.strip()
+        ):
+            raise ConfigurationError("the expected currency must be a non-empty str")
+
+
+def _whole_amount(amount: object) -> int | None:
+    if amount is None or (isinstance(amount, int) and not isinstance(amount, bool)):
+        return amount
+    if (
+        isinstance(amount, decimal.Decimal)
+        and amount.is_finite()
+        and amount == amount.to_integral()
+    ):
+        return int(amount)
+    raise ConfigurationError(
+        f"the expected amount must be a whole number (int), not {amount!r}; "
+        "money in floats or fractions cannot be compared exactly"
+    )
+
+
+def refuse_awaitable(value: object, message: str) -> None:
+    """Raise ConfigurationError(message) if sync code was handed an awaitable it cannot await."""
+    if inspect.isawaitable(value):
+        if inspect.iscoroutine(value):
+            value.close()  # never awaited: close it so Python does not warn later
+        raise ConfigurationError(message)
+
+
+def expected_for(
+    reference: str, amount: int | None, currency: str | None, looked_up: bool, found: object
+) -> Expected:
+    """What a callback's payment must match: the given values, or what ``lookup`` found.
+
+    ``found`` may be an ``Expected``, or a mapping or object (such as the merchant's order)
+    with both ``amount`` and ``currency``; ``None`` means the merchant has no such order.
+    """
+    if not looked_up:
+        return Expected(amount=amount, currency=currency)
+    if amount is not None or currency is not None:
+        raise ConfigurationError("give either lookup or amount/currency, not both")
+    refuse_awaitable(found, "lookup returned an awaitable: an async lookup needs AsyncClient")
+    if found is None:
+        raise UnknownOrderError(
+            f"no order has the reference {reference!r}; the callback is not acted on",
+            reference=reference,
+        )
+    if isinstance(found, Expected):
+        return found
+    # Whatever the order holds is checked below and by Expected itself: Any until then.
+    values: dict[str, Any]
+    if _is_order_mapping(found):
+        values = {field: found.get(field) for field in ("amount", "currency")}
+    else:
+        values = {field: getattr(found, field, None) for field in ("amount", "currency")}
+    missing = [field for field, value in values.items() if value is None]
+    if missing:
+        raise ConfigurationError(
+            "lookup must return an order with both amount and currency, paysdk.Expected (to "
+            f"leave one unchecked on purpose) or None; its {type(found).__name__} has no "
+            + " and no ".join(missing)
+        )
+    return Expected(amount=values["amount"], currency=values["currency"])
+
+
+def _is_order_mapping(found: object) -> TypeGuard[Mapping[str, Any]]:
+    """An order given as a mapping (a dict, a row): its fields are looked up by name."""
+    return isinstance(found, Mapping)
+
+
+def check_payment(
+    payment: VerifiedPayment, expected: Expected, *, require_success: bool = True
+) -> VerifiedPayment:
+    """Return ``payment`` if it can be fulfilled, else raise why it cannot."""
+    mismatches: dict[str, tuple[object, object]] = {}
+    if require_success and not payment.succeeded:
+        raise PaymentFailedError(f"payment {payment.reference!r} did not succeed", payment=payment)
+    if expected.amount is not None and payment.amount != expected.amount:
+        mismatches["amount"] = (expected.amount, payment.amount)
+    if expected.currency is not None and (
+        payment.currency.strip().upper() != expected.currency.strip().upper()
+    ):
+        mismatches["currency"] = (expected.currency, payment.currency)
+    if mismatches:
+        detail = ", ".join(
+            f"{field} expected {want!r} but the service says {got!r}"
+            for field, (want, got) in mismatches.items()
+        )
+        raise PaymentMismatchError(
+            f"payment {payment.reference!r} does not match: {detail}",
+            payment=payment,
+            mismatches=mismatches,
+        )
+    return payment

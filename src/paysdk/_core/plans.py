@@ -1,0 +1,260 @@
+"""The I/O-free heart of paysdk: what to send, what an answer means, and whether to try again.
+
+Each API call is a *plan*: a generator that yields steps (:mod:`paysdk._core.steps`: send, sleep,
+read, emit) and is sent back what came of each (an :class:`Answer`, a :class:`Failure`...). It
+returns the parsed model or raises a :mod:`paysdk` exception. The clients only carry the steps
+out, so every shell (sync, async, aiohttp) shares every decision made here, in the sans-I/O style
+of h11: this module never opens a socket or sleeps, and tests drive it by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Generator
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+from pydantic import ValidationError
+
+from .._errors import (
+    APIConnectionError,
+    APIError,
+    PaymentMismatchError,
+    PaySDKError,
+    ResponseValidationError,
+)
+from .._models.verified import VerifiedPayment
+from .._parsing.stream import ListStream
+from .attempts import Attempts, attempts_for
+from .config import Config
+from .confirm import Expected, check_payment
+from .requests import list_request, verify_request
+from .responses import (
+    error_for,
+    failure_error,
+    info_of,
+    invalid_body,
+    map_response,
+    parse_list,
+    parse_verify,
+)
+from .retry import RetryPolicy
+from .steps import Answer, Emit, Failure, Opened, Read, Send
+
+__all__ = [
+    "ItemPlan",
+    "Plan",
+    "call",
+    "call_raw",
+    "check_answered",
+    "confirm",
+    "iter_payments",
+    "list_payments",
+    "verified",
+    "verify",
+]
+
+log = logging.getLogger("paysdk")
+
+T = TypeVar("T")
+if TYPE_CHECKING:  # for type checkers only, like ``steps.Step``
+    from .._models.listed import ListedPayment
+    from .steps import Step, StepResult
+
+    Plan: TypeAlias = Generator[Step[Any], StepResult, T]
+    ItemPlan: TypeAlias = Generator[Step[T], StepResult, None]
+"""A plan that hands items to the caller as it goes (``Emit``) and returns nothing."""
+
+
+def _as_answer(outcome: StepResult) -> Answer | Failure:
+    if isinstance(outcome, (Answer, Failure)):
+        return outcome
+    raise TypeError(f"a plan must be sent an answer or a failure, got {outcome!r}")
+
+
+def call(
+    config: Config,
+    request: Send,
+    parse: Callable[[bytes], T],
+    *,
+    reference: str | None = None,
+    policy: RetryPolicy | None = None,
+) -> Plan[T]:
+    """Send ``request`` until it gives a model, an error not worth retrying, or retries run out."""
+    return _call(config, request, lambda answer: parse(answer.content), reference, policy)
+
+
+def call_raw(config: Config, request: Send, *, reference: str | None = None) -> Plan[Answer]:
+    """Like :func:`call`, with the successful :class:`Answer` itself as the result, unparsed."""
+    return _call(config, request, lambda answer: answer, reference, None)
+
+
+def _call(
+    config: Config,
+    request: Send,
+    success: Callable[[Answer], T],
+    reference: str | None,
+    policy: RetryPolicy | None,
+) -> Plan[T]:
+    attempts = attempts_for(config, policy)
+    while True:
+        outcome = _as_answer((yield attempts.send(request)))
+        error: PaySDKError
+        if isinstance(outcome, Answer):
+            log.debug("%s -> %s", request, outcome.status_code)
+            try:
+                return map_response(request, outcome, success, reference)
+            except APIError as exc:
+                error = exc
+            except PaySDKError as exc:  # an answer that is not what was asked: not retried
+                attempts.counted(exc)
+                raise
+        else:
+            log.debug("%s -> %s", request, outcome.kind)
+            error = failure_error(request, outcome, reference)
+        yield attempts.wait(request, error)
+
+
+def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
+    request = verify_request(config, reference)  # checks the reference before any step
+    return _call(config, request, verified(reference), reference, None)
+
+
+def verified(reference: str) -> Callable[[Answer], VerifiedPayment]:
+    """Reads verify's answer: the payment, refused if it is not the one asked for."""
+
+    def parse(answer: Answer) -> VerifiedPayment:
+        return check_answered(parse_verify(answer.content), reference)
+
+    return parse
+
+
+def check_answered(payment: VerifiedPayment, reference: str) -> VerifiedPayment:
+    """``payment``, refused if it is not the one asked for (a confused proxy, say)."""
+    if payment.reference != reference:
+        raise PaymentMismatchError(
+            f"asked for payment {reference!r}, the service answered with {payment.reference!r}",
+            payment=payment,
+            mismatches={"reference": (reference, payment.reference)},
+        )
+    return payment
+
+
+def list_payments(config: Config) -> Plan[list[ListedPayment]]:
+    return call(config, list_request(config), parse_list)
+
+
+def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemPlan[ListedPayment]:
+    """Stream the list: payments are emitted as their bytes arrive, one element held at a time.
+
+    Failures before the first payment is emitted are retried like any call's; after it, a
+    retry would repeat payments already handed out, so the error is raised, saying how many.
+    """
+    request = list_request(config, stream=True)
+    attempts = attempts_for(config, policy)
+    while True:
+        sent = attempts.send(request)
+        opened = yield sent
+        error: PaySDKError
+        if isinstance(opened, Opened):
+            log.debug("%s -> %s", request, opened.status_code)
+            parser = ListStream(max_item_bytes=request.max_body)
+            try:
+                emitted = yield from _stream_items(sent, opened, parser, attempts)
+            except PaySDKError as exc:  # a body that is not a list: not retried
+                attempts.counted(exc)
+                raise
+            if emitted is None:
+                return
+            error, count = emitted
+            if count:  # payments went out: a retry would repeat them
+                raise attempts.counted(error)
+        else:
+            outcome = _as_answer(opened)
+            if isinstance(outcome, Answer):
+                log.debug("%s -> %s", request, outcome.status_code)
+                error = error_for(request, outcome, None)
+            else:
+                log.debug("%s -> %s", request, outcome.kind)
+                error = failure_error(request, outcome)
+        yield attempts.wait(request, error)
+
+
+def _stream_items(
+    request: Send, opened: Opened, parser: ListStream, attempts: Attempts
+) -> Generator[Step[ListedPayment], StepResult, tuple[PaySDKError, int] | None]:
+    """Read and emit until the body ends (``None``) or fails (the error and how many went out).
+
+    Each payment must arrive within the attempt's budget of the one before, counting only the
+    time spent waiting for bytes (not the caller's own time between payments): a server that
+    trickles bytes cannot hold the iteration. A ``deadline`` bounds the whole iteration.
+    """
+    emitted = 0
+    answer = Answer(opened.status_code, opened.headers, b"")
+    clock = attempts.policy.monotonic
+    deadline = attempts.config.deadline
+    progressed = clock()
+    while True:
+        budget, why = request.budget, f"no payment arrived within {request.budget or 0:g}s"
+        if budget is not None:
+            budget -= clock() - progressed
+        if deadline is not None:
+            left = deadline - (clock() - attempts.started)
+            if budget is None or left < budget:
+                budget, why = left, f"the call's deadline of {deadline:g}s passed"
+        chunk = (yield Read(budget)) if budget is None or budget > 0 else Failure("timeout", why)
+        if isinstance(chunk, Failure):
+            error = failure_error(request, chunk)
+            if emitted:
+                error = _cut_after(error, emitted)
+            return error, emitted
+        if not isinstance(chunk, bytes):
+            raise TypeError(f"a Read must be answered with bytes or a Failure, got {chunk!r}")
+        try:
+            items = parser.feed(chunk) if chunk else parser.close()
+        except ValidationError as exc:
+            raise invalid_body(request, answer, exc, where=parser.where) from None
+        except ValueError as exc:  # ListStream's own: not JSON, or a payment too large
+            raise _stream_error(request, answer, str(exc), emitted) from None
+        if items:
+            emitted += len(items)
+            yield Emit(items)
+            progressed = clock()  # the caller's time with the payments is not the server's
+        if not chunk:
+            return None
+
+
+def _cut_after(error: PaySDKError, emitted: int) -> PaySDKError:
+    if isinstance(error, APIConnectionError):
+        cut = type(error)(
+            f"{error.message}, after {emitted} payment(s) were already yielded; "
+            "iterate again to start over",
+            method=error.method,
+            url=error.url,
+        )
+        cut.__cause__ = error.__cause__
+        return cut
+    return error
+
+
+def _stream_error(request: Send, answer: Answer, problem: str, emitted: int) -> APIError:
+    return ResponseValidationError(
+        f"the service answered with {request.scrub(problem)} (after {emitted} payment(s))",
+        **info_of(request, answer),
+    )
+
+
+# --- confirming a payment ---------------------------------------------------------------------
+
+
+def confirm(
+    config: Config, reference: str, expected: Expected, *, require_success: bool = True
+) -> Plan[VerifiedPayment]:
+    """Verify, then check the payment succeeded and matches what the merchant expects."""
+    return _checked(verify(config, reference), expected, require_success)
+
+
+def _checked(
+    plan: Plan[VerifiedPayment], expected: Expected, require_success: bool
+) -> Plan[VerifiedPayment]:
+    payment = yield from plan
+    return check_payment(payment, expected, require_success=require_success)

@@ -1,0 +1,125 @@
+"""What a plan asks a shell to do, and what the shell reports back: the sans-I/O vocabulary.
+
+A plan (see :mod:`paysdk._core`) yields :class:`Send`, :class:`Sleep` and, while it streams a
+body, :class:`Read` and :class:`Emit` steps. A shell carries each out with its own I/O and
+sends back an :class:`Answer` (a status, headers and a body read within its cap), an
+:class:`Opened` stream, a chunk of bytes, or a :class:`Failure`. How a body is gathered within
+its cap and deadline is :mod:`paysdk._core.body`'s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypeAlias, TypeVar
+
+from .config import Timeout
+
+T = TypeVar("T")
+
+
+class Send(NamedTuple):
+    """Send this request and report back what came of it.
+
+    ``budget`` bounds the whole attempt in seconds, connect to last byte (``None``: no bound
+    beyond the per-phase ``timeout``). ``max_body`` caps a successful answer's decoded body.
+    With ``stream``, a successful answer's body is not read: the shell reports it
+    :class:`Opened` and serves :class:`Read` steps from it.
+
+    The steps and outcomes are named tuples: one is made per attempt, and a tuple is built and
+    imported in a fraction of a frozen dataclass's time.
+    """
+
+    method: str
+    url: str
+    headers: Mapping[str, str]  # holds the secret key: left out of the repr
+    timeout: Timeout
+    budget: float | None = None
+    max_body: int = 1024 * 1024
+    stream: bool = False
+
+    def __repr__(self) -> str:
+        return (
+            f"Send(method={self.method!r}, url={self.url!r}, timeout={self.timeout!r}, "
+            f"budget={self.budget!r}, max_body={self.max_body!r}, stream={self.stream!r})"
+        )
+
+    def __str__(self) -> str:
+        return f"{self.method} {self.url}"
+
+    def opens(self, status: int) -> bool:
+        """Whether an answer of ``status`` is left open as a stream rather than read whole."""
+        return self.stream and 200 <= status < 300
+
+    def scrub(self, text: str) -> str:
+        """``text`` with this request's secret key blotted out, for anything written about it."""
+        auth = self.headers.get("Authorization") or self.headers.get("authorization") or ""
+        key = auth.removeprefix("Bearer ")
+        if len(key) < 4 or key not in text:
+            return text
+        return text.replace(key, "<secret key>")
+
+
+class Sleep(NamedTuple):
+    """Wait this many seconds, then carry on with the plan."""
+
+    seconds: float
+
+
+class Read(NamedTuple):
+    """Read the next chunk of the open stream's decoded body within ``budget`` seconds."""
+
+    budget: float | None
+
+
+class Emit(Generic[T]):
+    """Hand these items to the caller, then carry on."""
+
+    __slots__ = ("items",)
+
+    def __init__(self, items: Sequence[T]) -> None:
+        self.items = items
+
+    def __repr__(self) -> str:
+        return f"Emit(items={self.items!r})"
+
+
+class Answer(NamedTuple):
+    """A complete answer: status, headers and the decoded body (cut at its cap if an error)."""
+
+    status_code: int
+    headers: Mapping[str, str]
+    content: bytes
+    elapsed: float = 0.0
+
+
+class Opened(NamedTuple):
+    """A successful answer whose body is left open to be read by :class:`Read` steps."""
+
+    status_code: int
+    headers: Mapping[str, str]
+
+
+FailureKind: TypeAlias = Literal["connect", "timeout", "too_large", "undecodable", "closed"]
+
+
+class Failure(NamedTuple):
+    """An attempt that brought no usable answer, in words the core turns into an exception.
+
+    ``status_code`` and ``headers`` are set where the answer had begun (a body too large or
+    not decodable); ``content`` holds what was read of it.
+    """
+
+    kind: FailureKind
+    detail: str
+    status_code: int | None = None
+    headers: Mapping[str, str] | None = None
+    content: bytes = b""
+    cause: BaseException | None = None
+
+
+if TYPE_CHECKING:  # for type checkers only: building these at import costs every user time
+    Step: TypeAlias = Send | Sleep | Read | Emit[T]
+    StepResult: TypeAlias = Answer | Opened | Failure | bytes | None
+"""What a shell sends back into a plan: what came of a Send (an answer, an opened stream or a
+failure), of a Read (a chunk of the body, ``b""`` at its end, or a failure), or of a Sleep or
+an Emit (``None``)."""

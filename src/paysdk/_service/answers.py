@@ -1,0 +1,135 @@
+"""What the service answers to an API request, without any I/O: the one place the rules live.
+
+The sandbox's HTTP server and the in-memory fake of :mod:`paysdk.testing` both answer through
+:func:`answer_api`, so the two cannot drift apart: same routes, same 401 and 404 bodies, same
+percent-decoding of the reference.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import json
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Literal
+from urllib.parse import quote, unquote
+
+from .records import PaymentRecord
+
+__all__ = [
+    "NOT_FOUND_BODY",
+    "UNAUTHORIZED_BODY",
+    "Answer",
+    "ApiRoute",
+    "answer_api",
+    "api_route",
+    "authorized",
+    "fault_path",
+    "newest_first",
+    "verify_envelope",
+]
+
+NOT_FOUND_BODY: Mapping[str, Any] = {
+    "success": False,
+    "error": "Error in request",
+    "message": "reference not found",
+}
+UNAUTHORIZED_BODY: Mapping[str, Any] = {
+    "success": False,
+    "error": "Unauthorized",
+    "message": "invalid or missing secret key",
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Answer:
+    """An HTTP answer: status, body bytes and headers."""
+
+    status: int
+    body: bytes
+    headers: Mapping[str, str]
+
+    @classmethod
+    def json(cls, status: int, body: object, **headers: str) -> Answer:
+        content = json.dumps(body).encode()
+        return cls(status, content, {"Content-Type": "application/json", **headers})
+
+    @classmethod
+    def error(cls, status: int, error: str, message: str) -> Answer:
+        return cls.json(status, {"error": error, "message": message})
+
+
+@dataclasses.dataclass(frozen=True)
+class ApiRoute:
+    """Which endpoint a raw path names, and for verify the reference, percent-decoded once."""
+
+    endpoint: Literal["verify", "list"]
+    reference: str | None = None
+
+
+def api_route(path: str) -> ApiRoute | None:
+    """The endpoint of a raw (still percent-encoded) path, or ``None`` for no route.
+
+    The path is split on ``/`` first and only then is the reference segment decoded, so
+    ``/payment/a%2Fb`` looks up ``a/b`` and ``/payment/..%2Fpayments`` never lists.
+    """
+    if path == "/payments":
+        return ApiRoute("list")
+    segments = path.split("/")
+    if len(segments) == 3 and segments[1] == "payment" and segments[2]:
+        return ApiRoute("verify", unquote(segments[2]))
+    return None
+
+
+def fault_path(path: str) -> str:
+    """``path`` with a verify reference re-encoded the way paysdk encodes it, for fault matching
+    in ``FaultBook``, which the sandbox and the in-memory fake both ask."""
+    route = api_route(path)
+    if route is None or route.reference is None:
+        return path
+    return "/payment/" + quote(route.reference, safe="")
+
+
+def authorized(header: str | None, secret_key: str) -> bool:
+    """Whether an ``Authorization`` header is ``Bearer <secret_key>``, compared in constant time."""
+    scheme, _, token = (header or "").partition(" ")
+    return scheme.lower() == "bearer" and hmac.compare_digest(token.encode(), secret_key.encode())
+
+
+def newest_first(records: Iterable[PaymentRecord]) -> list[PaymentRecord]:
+    """The order ``GET /payments`` lists payments in."""
+    return sorted(records, key=lambda record: record.created_at, reverse=True)
+
+
+def verify_envelope(data: Mapping[str, Any]) -> dict[str, Any]:
+    """Verify's 200 body around a payment's verify shape, as the service wraps it."""
+    return {"status": True, "message": "Verification successful", "data": data}
+
+
+def answer_api(
+    method: str,
+    path: str,
+    authorization: str | None,
+    *,
+    secret_key: str,
+    find: Callable[[str], PaymentRecord | None],
+    listing: Callable[[], Iterable[PaymentRecord]],
+) -> Answer:
+    """The service's answer to ``method path`` (a raw path, no query), faults aside.
+
+    ``find`` looks a payment up by reference; ``listing`` gives every payment, newest first.
+    """
+    route = api_route(path)
+    if route is None:
+        return Answer.json(404, {"error": "Not Found", "message": f"no route for {path}"})
+    if method != "GET":
+        body = {"error": "Method Not Allowed", "message": f"{method} is not allowed here"}
+        return Answer.json(405, body, Allow="GET")
+    if not authorized(authorization, secret_key):
+        return Answer.json(401, UNAUTHORIZED_BODY)
+    if route.reference is None:
+        return Answer.json(200, {"data": [record.list_shape() for record in listing()]})
+    record = find(route.reference)
+    if record is None:
+        return Answer.json(404, NOT_FOUND_BODY)
+    return Answer.json(200, verify_envelope(record.verify_shape()))

@@ -1,0 +1,199 @@
+"""Fault injection: make the sandbox fail the way real networks and proxies do, N times.
+
+A :class:`Fault` says *what* goes wrong (a delay, a different answer, a cut connection); the
+:class:`FaultBook` says *where* (a path, a path prefix, or every API path) and *how many times*,
+so "fail twice, then succeed" is one line in a test.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import threading
+from collections.abc import Mapping
+from typing import Any, Literal, get_args
+
+from .answers import fault_path
+
+__all__ = ["MAX_DELAY", "MAX_TIMES", "Disconnect", "Fault", "FaultBook"]
+
+MAX_DELAY = 600.0
+"""The longest ``delay`` a fault takes, in seconds (a timeout test needs far less)."""
+MAX_TIMES = 1_000_000
+"""The largest ``times`` a fault takes; ``None`` means until cleared."""
+
+Disconnect = Literal["before_response", "mid_body", "truncated"]
+"""How to cut the connection: before any byte of the answer; after the headers and half the body;
+or after the whole body, having declared a longer Content-Length."""
+
+_JSON = "application/json"
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+
+
+@dataclasses.dataclass(frozen=True)
+class Fault:
+    """What goes wrong on one request. Without ``status`` the real answer is (delayed or) cut."""
+
+    delay: float = 0.0
+    """Seconds to wait before sending anything (to provoke client timeouts)."""
+    status: int | None = None
+    """Answer with this status, ``body`` and ``headers`` instead of the real answer."""
+    body: str = ""
+    headers: Mapping[str, str] = dataclasses.field(default_factory=dict[str, str])
+    disconnect: Disconnect | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.delay, bool) or not isinstance(self.delay, (int, float)):
+            raise ValueError("delay must be a number of seconds")
+        if self.delay < 0:
+            raise ValueError("delay must not be negative")
+        if not self.delay <= MAX_DELAY:  # also refuses inf and nan, which compare False
+            raise ValueError(f"delay must be at most {MAX_DELAY:g} seconds")
+        if self.status is not None and (
+            type(self.status) is not int or not 100 <= self.status <= 599
+        ):
+            raise ValueError("status must be an HTTP status code (100-599)")
+        if not isinstance(self.body, str):
+            raise ValueError("body must be a string")
+        try:
+            self.body.encode()
+        except UnicodeEncodeError:
+            raise ValueError("body must be text UTF-8 can encode (no lone surrogates)") from None
+        if not isinstance(self.headers, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in self.headers.items()
+        ):
+            raise ValueError("headers must map strings to strings")
+        for name, value in self.headers.items():
+            if not _TOKEN.fullmatch(name):
+                raise ValueError(f"header name {name!r} is not an HTTP token")
+            if not _FIELD_VALUE.fullmatch(value):
+                raise ValueError(f"header {name} must be Latin-1 text without control characters")
+        if self.disconnect is not None and self.disconnect not in get_args(Disconnect):
+            raise ValueError(f"disconnect must be one of {', '.join(get_args(Disconnect))}")
+
+    # Presets for the failures a client meets in practice.
+
+    @classmethod
+    def json(cls, status: int, body: object, headers: Mapping[str, str] | None = None) -> Fault:
+        """Answer ``status`` with ``body`` as JSON."""
+        return cls(
+            status=status, body=json.dumps(body), headers={"Content-Type": _JSON, **(headers or {})}
+        )
+
+    @classmethod
+    def html_502(cls) -> Fault:
+        """A load balancer's HTML error page instead of the service's JSON."""
+        page = (
+            "<html><head><title>502 Bad Gateway</title></head>"
+            "<body><h1>502 Bad Gateway</h1></body></html>"
+        )
+        return cls(status=502, body=page, headers={"Content-Type": "text/html"})
+
+    @classmethod
+    def rate_limited(cls, retry_after: int = 1) -> Fault:
+        """429 with a ``Retry-After`` in seconds."""
+        body = {"error": "Too Many Requests", "message": "slow down"}
+        return cls.json(429, body, {"Retry-After": str(retry_after)})
+
+    @classmethod
+    def server_error(cls, status: int = 500) -> Fault:
+        return cls.json(status, {"error": "Internal Server Error"})
+
+    @classmethod
+    def timeout(cls, seconds: float = MAX_DELAY) -> Fault:
+        """No answer for ``seconds`` (the longest delay a fault takes, by default): the client's
+        timeout fires first."""
+        return cls(delay=seconds)
+
+    @classmethod
+    def connection_reset(cls) -> Fault:
+        """The connection is cut before any byte of the answer."""
+        return cls(disconnect="before_response")
+
+    @classmethod
+    def list_unavailable(cls) -> Fault:
+        """The list endpoint's documented failure: 404 ``{"error": "Connection Error"}``."""
+        return cls.json(404, {"error": "Connection Error"})
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> Fault:
+        """A fault from the JSON body of ``POST /_sandbox/faults`` (without path and times).
+
+        A ``body`` that is not a string is sent as JSON, with a JSON Content-Type by default.
+        """
+        fields = dict(obj)
+        unknown = sorted(set(fields) - {f.name for f in dataclasses.fields(cls)})
+        if unknown:
+            raise ValueError(f"unknown fault field(s): {', '.join(unknown)}")
+        body = fields.get("body", "")
+        if not isinstance(body, str):
+            fields["body"] = json.dumps(body)
+            fields["headers"] = {"Content-Type": _JSON, **(fields.get("headers") or {})}
+        return cls(**fields)
+
+
+@dataclasses.dataclass
+class _Rule:
+    fault: Fault
+    path: str | None
+    remaining: int | None
+
+    def matches(self, path: str) -> bool:
+        if self.path is None:
+            return True
+        if self.path.endswith("*"):
+            return path.startswith(self.path[:-1])
+        return path == self.path
+
+
+class FaultBook:
+    """The faults waiting to happen, in the order they were added. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._rules: list[_Rule] = []
+        self._lock = threading.Lock()
+
+    def add(self, fault: Fault, *, path: str | None = None, times: int | None = 1) -> None:
+        """Apply ``fault`` to the next ``times`` requests (``None``: until cleared) to ``path``.
+
+        ``path`` is a raw request path such as ``/payments``; one ending in ``*`` is a prefix
+        (``/payment/*``); ``None`` means every API path. A verify path names its reference
+        however it is percent-encoded: ``/payment/a%2fb`` and ``/payment/a%2Fb`` are one path.
+        """
+        if path is not None and not (isinstance(path, str) and path.startswith("/")):
+            raise ValueError("path must be None or start with '/'")
+        if times is not None and (type(times) is not int or not 1 <= times <= MAX_TIMES):
+            raise ValueError(f"times must be an integer from 1 to {MAX_TIMES} or None")
+        if path is not None and not path.endswith("*"):
+            path = fault_path(path)
+        with self._lock:
+            self._rules.append(_Rule(fault, path, times))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._rules.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._rules)
+
+    def take(self, path: str) -> Fault | None:
+        """The fault for a request to raw ``path``, if any, counting it as used once.
+
+        The sandbox and the in-memory fake both ask here, so a fault matches the same requests
+        in both: a verify reference is compared as paysdk encodes it (:func:`fault_path`).
+        """
+        with self._lock:
+            if not self._rules:
+                return None
+            path = fault_path(path)
+            for rule in self._rules:
+                if rule.matches(path):
+                    if rule.remaining is not None:
+                        rule.remaining -= 1
+                        if rule.remaining == 0:
+                            self._rules.remove(rule)
+                    return rule.fault
+        return None

@@ -1,0 +1,232 @@
+"""One internal record per sandbox payment, rendered into the verify and the list wire shapes.
+
+Deriving both shapes from a single record is what makes the two endpoints agree, as they do on
+the real service: the same reference, amount, fee, currency, customer and products, and
+``success`` (verify) and ``customer_paid`` (list) both meaning ``status == "COMPLETED"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, NoReturn, TypeGuard
+
+from .._models.listed import wire_timestamp
+
+__all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError", "wire_timestamp"]
+
+COMPLETED = "COMPLETED"
+FAILED = "FAILED"
+
+_CUSTOMER_FIELDS = ("name", "email", "phone")
+_PRODUCT_FIELDS: Mapping[str, type] = {"name": str, "amount": int, "description": str}
+_AUTHORIZATION_PATTERNS: Mapping[str, str] = {
+    "card_type": r"[a-z][a-z0-9 _-]*",
+    "first_six": r"\d{6}",
+    "last_four": r"\d{4}",
+    "expiry": r"(0[1-9]|1[0-2])/\d{2}",
+}
+_DEFAULT_CUSTOMER: Mapping[str, str] = {
+    "name": "Sandbox Customer",
+    "email": "customer@example.com",
+    "phone": "+2348000000000",
+}
+
+
+class SeedError(ValueError):
+    """A payment record (from a seed file or ``add_payment``) is invalid; the message says why."""
+
+
+def _now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc)
+
+
+@dataclasses.dataclass(frozen=True)
+class PaymentRecord:
+    """A payment as the sandbox stores it. Only ``reference`` is required; the rest has defaults.
+
+    ``authorization`` holds the card details of a card payment and is ``None`` for any other
+    payment method. An empty ``transaction_id`` or ``id`` is derived from the reference, so a
+    seed renders the same way on every run.
+    """
+
+    reference: str
+    amount: int = 10_000
+    currency: str = "NGN"
+    status: str = COMPLETED
+    fee: int = 0
+    customer: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(_DEFAULT_CUSTOMER))
+    products: Sequence[Mapping[str, Any]] = ()
+    metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict[str, Any])
+    authorization: Mapping[str, str] | None = None
+    transaction_id: str = ""
+    id: str = ""
+    created_at: dt.datetime = dataclasses.field(default_factory=_now)
+    updated_at: dt.datetime | None = None
+    """``None`` means the same as ``created_at``."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.reference, str) or not self.reference:
+            _fail("reference", "a non-empty string")
+        for name in ("amount", "fee"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                _fail(name, "a non-negative integer")
+        for name in ("currency", "status", "transaction_id", "id"):
+            if not isinstance(getattr(self, name), str):
+                _fail(name, "a string")
+        for name in ("currency", "status"):
+            if not getattr(self, name):
+                _fail(name, "non-empty")
+        for name in ("created_at", "updated_at"):
+            value = getattr(self, name)
+            if name == "updated_at" and value is None:
+                continue
+            if not isinstance(value, dt.datetime) or value.tzinfo is None:
+                _fail(name, "a timezone-aware datetime")
+        if not isinstance(self.metadata, Mapping):
+            _fail("metadata", "an object")
+        set_ = object.__setattr__  # the dataclass is frozen: normalise once, here
+        set_(self, "customer", _string_object(self.customer, "customer", _CUSTOMER_FIELDS))
+        set_(self, "products", tuple(_product(p, i) for i, p in enumerate(_array(self.products))))
+        set_(self, "metadata", dict(self.metadata))
+        if self.authorization is not None:
+            set_(self, "authorization", _authorization(self.authorization))
+        if not self.transaction_id:
+            digest = hashlib.sha256(self.reference.encode()).hexdigest()
+            set_(self, "transaction_id", f"txn_{digest[:20]}")
+        if not self.id:
+            set_(
+                self, "id", str(uuid.uuid5(uuid.NAMESPACE_URL, f"paysdk-sandbox:{self.reference}"))
+            )
+
+    @property
+    def succeeded(self) -> bool:
+        return self.status == COMPLETED
+
+    @classmethod
+    def from_json(cls, obj: object) -> PaymentRecord:
+        """A record from its JSON form (the seed-file format); raises :class:`SeedError`."""
+        if not _is_object(obj):
+            raise SeedError(f"a payment record must be a JSON object, not {type(obj).__name__}")
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(obj) - known)
+        if unknown:
+            raise SeedError(
+                f"unknown field(s) {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
+        if "reference" not in obj:
+            raise SeedError("missing field reference")
+        fields = dict(obj)
+        for name in ("created_at", "updated_at"):
+            if fields.get(name) is not None:
+                fields[name] = _parse_timestamp(fields[name], name)
+        return cls(**fields)
+
+    def to_json(self) -> dict[str, Any]:
+        """The seed-file form of this record; ``from_json`` reads it back unchanged."""
+        return {
+            **self._shared_fields(),
+            "status": self.status,
+            "metadata": dict(self.metadata),
+            "authorization": None if self.authorization is None else dict(self.authorization),
+            "transaction_id": self.transaction_id,
+            "id": self.id,
+            "created_at": wire_timestamp(self.created_at),
+            "updated_at": None if self.updated_at is None else wire_timestamp(self.updated_at),
+        }
+
+    def verify_shape(self) -> dict[str, Any]:
+        """The ``data`` object of ``GET /payment/{reference}``."""
+        data: dict[str, Any] = {
+            **self._shared_fields(),
+            "transaction_id": self.transaction_id,
+            "success": self.succeeded,
+            "metadata": dict(self.metadata),
+        }
+        if self.authorization is not None:
+            data["authorization"] = dict(self.authorization)
+        return data
+
+    def list_shape(self) -> dict[str, Any]:
+        """One element of the ``data`` array of ``GET /payments``."""
+        return {
+            "id": self.id,
+            **self._shared_fields(),
+            "status": self.status,
+            "customer_paid": self.succeeded,
+            "created_at": wire_timestamp(self.created_at),
+            "updated_at": wire_timestamp(self.updated_at or self.created_at),
+        }
+
+    def _shared_fields(self) -> dict[str, Any]:
+        return {
+            "reference": self.reference,
+            "amount": self.amount,
+            "fee": self.fee,
+            "currency": self.currency,
+            "customer": dict(self.customer),
+            "products": [dict(product) for product in self.products],
+        }
+
+
+def _fail(field: str, expected: str) -> NoReturn:
+    raise SeedError(f"{field} must be {expected}")
+
+
+def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
+    """A JSON object's keys are strings; what its values are is checked field by field."""
+    return isinstance(value, Mapping)
+
+
+def _array(value: object) -> Sequence[object]:
+    if not _is_array(value):
+        _fail("products", "an array")
+    return value
+
+
+def _is_array(value: object) -> TypeGuard[Sequence[object]]:
+    return isinstance(value, Sequence) and not isinstance(value, str)
+
+
+def _string_object(value: object, field: str, names: Sequence[str]) -> dict[str, str]:
+    if not _is_object(value) or set(value) != set(names):
+        _fail(field, f"an object with exactly the fields {', '.join(names)}")
+    for name in names:
+        if not isinstance(value[name], str):
+            _fail(f"{field}.{name}", "a string")
+    return {name: value[name] for name in names}
+
+
+def _product(value: object, index: int) -> dict[str, Any]:
+    where = f"products[{index}]"
+    if not _is_object(value) or set(value) != set(_PRODUCT_FIELDS):
+        _fail(where, f"an object with exactly the fields {', '.join(_PRODUCT_FIELDS)}")
+    for name, kind in _PRODUCT_FIELDS.items():
+        if type(value[name]) is not kind:
+            _fail(f"{where}.{name}", f"of type {kind.__name__}")
+    return {name: value[name] for name in _PRODUCT_FIELDS}
+
+
+def _authorization(value: object) -> dict[str, str]:
+    card = _string_object(value, "authorization", tuple(_AUTHORIZATION_PATTERNS))
+    for name, pattern in _AUTHORIZATION_PATTERNS.items():
+        if re.fullmatch(pattern, card[name]) is None:
+            _fail(f"authorization.{name}", f"a string matching {pattern}")
+    return card
+
+
+def _parse_timestamp(value: object, field: str) -> dt.datetime:
+    if not isinstance(value, str):
+        _fail(field, "an ISO 8601 string")
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        _fail(field, f"an ISO 8601 timestamp, not {value!r}")
+    if parsed.tzinfo is None:
+        _fail(field, "a timestamp with a timezone (e.g. a trailing Z)")
+    return parsed

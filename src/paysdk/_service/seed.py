@@ -1,0 +1,71 @@
+"""The payments a sandbox starts with: the bundled ``seed.json`` or a JSON file of your own.
+
+The well-known references below are in the bundled seed so demos and tests can rely on them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from importlib import resources
+from typing import cast
+
+from .records import PaymentRecord, SeedError
+
+__all__ = [
+    "COMPLETED_REFERENCE",
+    "FAILED_REFERENCE",
+    "NON_CARD_REFERENCE",
+    "UNKNOWN_REFERENCE",
+    "default_payments",
+    "load_seed",
+    "parse_seed",
+]
+
+COMPLETED_REFERENCE = "order-1042"
+"""A successful card payment: 2500000 NGN."""
+FAILED_REFERENCE = "order-1043"
+"""A failed card payment: 4999 USD."""
+NON_CARD_REFERENCE = "order-1044"
+"""A successful payment that was not made by card (no ``authorization``): 85000 GHS."""
+UNKNOWN_REFERENCE = "order-0000"
+"""A reference that no seed payment has: verify answers the documented 404."""
+
+
+def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
+    """Payments from the JSON text of a seed: an array of records. Raises :class:`SeedError`."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise SeedError(f"{source}: not valid JSON: {exc}") from None
+    if not isinstance(data, list):
+        raise SeedError(f"{source}: expected a JSON array of payment records")
+    items = cast("list[object]", data)
+    payments: list[PaymentRecord] = []
+    seen: set[str] = set()
+    for index, item in enumerate(items):
+        try:
+            record = PaymentRecord.from_json(item)
+        except SeedError as exc:
+            raise SeedError(f"{source}: record {index}: {exc}") from None
+        if record.reference in seen:
+            raise SeedError(f"{source}: record {index}: duplicate reference {record.reference!r}")
+        seen.add(record.reference)
+        payments.append(record)
+    return payments
+
+
+def load_seed(path: str | os.PathLike[str]) -> list[PaymentRecord]:
+    """Payments from a seed file. Raises :class:`SeedError` (also for an unreadable file)."""
+    try:
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SeedError(f"cannot read seed file {os.fspath(path)!r}: {exc}") from None
+    return parse_seed(text, source=os.fspath(path))
+
+
+def default_payments() -> list[PaymentRecord]:
+    """The bundled seed: eight payments, card and not, completed and failed, five currencies."""
+    text = resources.files("paysdk._service").joinpath("seed.json").read_text(encoding="utf-8")
+    return parse_seed(text, source="bundled seed.json")

@@ -1,0 +1,95 @@
+"""The async httpx sender: each attempt inside one cancel scope, bodies through ``BodyReader``.
+
+Like the sync sender, bodies go through :class:`BodyReader` (the same caps); an attempt is bounded
+as a whole by one cancel scope. Imported with the first httpx ``AsyncClient``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+
+import httpx
+from anyio import move_on_after
+
+from .._core.body import BodyReader, attempt_timed_out
+from .._core.steps import Answer, Failure, Opened, Send
+from .._errors import closed_error
+from .._parsing.decoding import adecoded
+from .async_streams import AsyncStream
+from .httpx_common import HttpxDefaults, RequestBuilder, body_source, failure_from_httpx
+
+__all__ = ["AsyncHttpxSender", "httpx_stream"]
+
+
+async def async_body(response: httpx.Response) -> AsyncIterator[bytes]:
+    """The decoded body, inflated in bounded steps as it arrives (for streams)."""
+    encoding, chunks = async_raw_body(response)
+    async for piece in adecoded(encoding, chunks):
+        yield piece
+
+
+def async_raw_body(response: httpx.Response) -> tuple[str | None, AsyncIterator[bytes]]:
+    """The async twin of ``httpx_common.raw_body``."""
+    encoding, read = body_source(response)
+    return encoding, _once(read) if read is not None else response.aiter_raw()
+
+
+async def _once(content: bytes) -> AsyncIterator[bytes]:
+    yield content
+
+
+def httpx_stream(response: httpx.Response, closed: Callable[[], bool]) -> AsyncStream:
+    """A successful httpx answer left open for ``iter_payments``."""
+    opened = Opened(response.status_code, response.headers)
+    return AsyncStream(opened, async_body(response), response.aclose, closed, failure_from_httpx)
+
+
+class AsyncHttpxSender:
+    """Sends with an ``httpx.AsyncClient``, each attempt inside one cancel scope."""
+
+    def __init__(self, http: httpx.AsyncClient, *, defaults: HttpxDefaults | None = None) -> None:
+        """``defaults``: as for :class:`SyncHttpxSender`."""
+        self.http = http
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._requests = RequestBuilder(defaults)
+
+    @property
+    def is_closed(self) -> bool:
+        return self.http.is_closed
+
+    async def send(self, request: Send) -> Answer | Failure | AsyncStream:
+        started = time.monotonic()
+        with move_on_after(request.budget):  # only its own cancel scope is a timeout
+            return await self._attempt(request, started)
+        return attempt_timed_out(request.budget)
+
+    async def _attempt(self, request: Send, started: float) -> Answer | Failure | AsyncStream:
+        try:
+            response = await self.http.send(self._requests.build(self.http, request), stream=True)
+        except Exception as exc:
+            return self._failure(exc)
+        if request.opens(response.status_code):
+            return httpx_stream(response, lambda: self.http.is_closed)
+        encoding, chunks = async_raw_body(response)
+        reader = BodyReader(
+            request, response.status_code, response.headers, started, encoding=encoding
+        )
+        try:
+            async for raw in chunks:
+                if (done := reader.take(raw)) is not None:
+                    return done
+            return reader.finish()
+        except Exception as exc:
+            return self._failure(exc)
+        finally:
+            await response.aclose()
+
+    def _failure(self, exc: Exception) -> Failure:
+        if self.http.is_closed:
+            raise closed_error("AsyncClient") from None
+        return failure_from_httpx(exc)
+
+    async def close(self) -> None:
+        await self.http.aclose()

@@ -1,0 +1,112 @@
+"""What both httpx senders share: the request they build, how they read a body, and what an
+httpx exception stands for. The edge where paysdk's own values meet httpx's."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterator, Mapping
+from typing import NamedTuple
+
+import httpx
+
+from .._core.config import Timeout
+from .._core.steps import Failure, Send
+from .._parsing.decoding import decoded
+
+__all__ = [
+    "HttpxDefaults",
+    "RequestBuilder",
+    "body_source",
+    "failure_from_httpx",
+    "httpx_timeout",
+    "raw_body",
+    "sync_body",
+]
+
+
+def failure_from_httpx(exc: Exception) -> Failure:
+    """The :class:`Failure` an httpx (or transport) exception stands for."""
+    if isinstance(exc, httpx.TimeoutException):
+        return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
+    if isinstance(exc, httpx.DecodingError):
+        return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
+    detail = str(exc) or type(exc).__name__
+    if not isinstance(exc, httpx.HTTPError):
+        detail = f"{type(exc).__name__}: {detail}"
+    return Failure("connect", detail, cause=exc)
+
+
+@functools.lru_cache(maxsize=64)
+def httpx_timeout(timeout: Timeout) -> httpx.Timeout:
+    """paysdk's timeout as httpx's (cached: a client's calls use one or a few)."""
+    return httpx.Timeout(**timeout._asdict())
+
+
+def sync_body(response: httpx.Response) -> Iterator[bytes]:
+    """The decoded body, inflated in bounded steps as it arrives (for streams)."""
+    encoding, chunks = raw_body(response)
+    return decoded(encoding, chunks)
+
+
+def body_source(response: httpx.Response) -> tuple[str | None, bytes | None]:
+    """The body's Content-Encoding, or the body itself if it was read already.
+
+    A transport or event hook may have read the body already (httpx's ``MockTransport`` does);
+    then its bytes are decoded and whole: no encoding, one chunk. Both shells read through this.
+    """
+    if response.is_stream_consumed:
+        return None, response.content
+    return response.headers.get("content-encoding"), None
+
+
+def raw_body(response: httpx.Response) -> tuple[str | None, Iterator[bytes]]:
+    """The body's Content-Encoding and its raw chunks as they arrive."""
+    encoding, read = body_source(response)
+    return encoding, iter((read,)) if read is not None else response.iter_raw()
+
+
+class HttpxDefaults(NamedTuple):
+    """What the ``httpx`` client paysdk makes is built with, and so sends on every request."""
+
+    headers: Mapping[str, str]
+    timeout: Timeout
+
+
+class RequestBuilder:
+    """The ``httpx.Request`` for a :class:`Send`, less what its client sends by default anyway.
+
+    httpx spends microseconds on every header it is given and on every timeout (it builds a new
+    ``Timeout`` from it), per request. The client paysdk makes is given the config's fixed
+    headers and timeout once (``defaults``); then a request carries little more than
+    ``Authorization``. The last headers are kept, since every call without per-call options
+    has the same ones.
+    """
+
+    __slots__ = ("_headers", "_last", "_timeout")
+
+    def __init__(self, defaults: HttpxDefaults | None) -> None:
+        headers: Mapping[str, str] = defaults.headers if defaults else {}
+        self._headers = {k.lower(): v for k, v in headers.items()}
+        self._timeout = defaults.timeout if defaults else None
+        self._last: tuple[Mapping[str, str] | None, Mapping[str, str]] = (None, {})
+
+    def build(self, http: httpx.Client | httpx.AsyncClient, request: Send) -> httpx.Request:
+        timeout = request.timeout
+        return http.build_request(
+            request.method,
+            request.url,
+            headers=self._trim(request.headers),
+            timeout=httpx.USE_CLIENT_DEFAULT
+            if timeout == self._timeout
+            else httpx_timeout(timeout),
+        )
+
+    def _trim(self, headers: Mapping[str, str]) -> Mapping[str, str]:
+        last_in, last_out = self._last  # one tuple, read and written whole: safe across threads
+        if headers is last_in:
+            return last_out
+        kept = httpx.Headers(  # still an httpx.Headers: the key stays masked in any repr
+            [(k, v) for k, v in headers.items() if self._headers.get(k.lower()) != v]
+        )
+        self._last = (headers, kept)
+        return kept

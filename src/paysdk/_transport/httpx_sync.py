@@ -1,0 +1,102 @@
+"""The sync httpx sender: carry out a :class:`Send` or :class:`Read` step, report what came of it.
+
+Bodies are streamed through :class:`BodyReader`, so no answer is read past its cap, and each
+attempt is bounded as a whole: the sync sender by socket deadlines (``deadline``) and a check
+per chunk, the async one by a cancel scope. Whatever goes wrong below becomes a
+:class:`Failure`: no httpx, OS or runtime exception reaches the caller.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+import httpx
+
+from .._core.body import BodyReader, read_timed_out, stream_failure
+from .._core.steps import Answer, Failure, Opened, Read, Send
+from .._errors import closed_error
+from .deadline import attempt_deadline, bound_sockets
+from .httpx_common import HttpxDefaults, RequestBuilder, failure_from_httpx, raw_body, sync_body
+
+__all__ = ["SyncHttpxSender", "SyncStream"]
+
+
+def _deadline_of(budget: float | None, started: float) -> float | None:
+    return None if budget is None else started + budget
+
+
+class SyncStream:
+    """A successful answer left open for ``iter_payments``: one chunk per :class:`Read`."""
+
+    def __init__(self, response: httpx.Response, closed: Callable[[], bool]) -> None:
+        self.opened = Opened(response.status_code, response.headers)
+        self._response = response
+        self._chunks = sync_body(response)
+        self._closed = closed
+
+    def read(self, step: Read) -> bytes | Failure:
+        deadline = _deadline_of(step.budget, time.monotonic())
+        try:
+            with attempt_deadline(deadline):  # sockets of paysdk's own client; else the clock:
+                for piece in self._chunks:
+                    if piece:
+                        return piece
+                    if deadline is not None and time.monotonic() > deadline:
+                        return read_timed_out(step.budget)
+                return b""
+        except Exception as exc:
+            if self._closed():  # the client was closed under the iteration
+                raise closed_error("Client") from None
+            return stream_failure(self.opened, exc, failure_from_httpx)
+
+    def close(self) -> None:
+        self._response.close()
+
+
+class SyncHttpxSender:
+    """Sends with an ``httpx.Client``; the one paysdk makes has deadline-bound sockets."""
+
+    def __init__(self, http: httpx.Client, *, defaults: HttpxDefaults | None = None) -> None:
+        """``defaults``: what ``http`` (made by paysdk) was made with; ``None`` for a client the
+        merchant gave, whose sockets, headers and timeout paysdk leaves as they are."""
+        self.http = http
+        self._requests = RequestBuilder(defaults)
+        if defaults is not None:
+            bound_sockets(http)
+
+    @property
+    def is_closed(self) -> bool:
+        return self.http.is_closed
+
+    def send(self, request: Send) -> Answer | Failure | SyncStream:
+        started = time.monotonic()
+        deadline = _deadline_of(request.budget, started)
+        with attempt_deadline(deadline):
+            try:
+                response = self.http.send(self._requests.build(self.http, request), stream=True)
+            except Exception as exc:
+                return self._failure(exc)
+            if request.opens(response.status_code):
+                return SyncStream(response, lambda: self.http.is_closed)
+            encoding, chunks = raw_body(response)
+            reader = BodyReader(
+                request, response.status_code, response.headers, started, encoding=encoding
+            )
+            try:
+                for raw in chunks:
+                    if (done := reader.take(raw)) is not None:
+                        return done
+                return reader.finish()
+            except Exception as exc:
+                return self._failure(exc)
+            finally:
+                response.close()
+
+    def _failure(self, exc: Exception) -> Failure:
+        if self.http.is_closed:  # closed by another thread while this one waited or sent
+            raise closed_error("Client") from None
+        return failure_from_httpx(exc)
+
+    def close(self) -> None:
+        self.http.close()

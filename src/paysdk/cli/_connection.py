@@ -1,0 +1,47 @@
+"""The connection options every command that calls the service takes, and the client they make."""
+
+from __future__ import annotations
+
+import argparse
+
+import paysdk
+from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
+
+
+def connection_options() -> argparse.ArgumentParser:
+    """A parent parser with ``--secret-key``, ``--base-url``, ``--timeout`` and the rest."""
+    client = argparse.ArgumentParser(add_help=False)
+    group = client.add_argument_group("connection")
+    group.add_argument("--secret-key", help=f"secret key (default: ${ENV_SECRET_KEY})")
+    group.add_argument("--base-url", help=f"service address (default: ${ENV_BASE_URL})")
+    group.add_argument("--timeout", type=positive_float, default=30.0, help="seconds (30)")
+    group.add_argument("--max-retries", type=int, default=2, help="retries of transient errors")
+    group.add_argument(
+        "--allow-insecure-http", action="store_true", help="allow http:// to a non-local host"
+    )
+    group.add_argument(
+        "-v", "--verbose", action="store_true", help="show each attempt and retry on stderr"
+    )
+    return client
+
+
+def client_from(args: argparse.Namespace) -> paysdk.Client:
+    """The client the connection options describe."""
+    return paysdk.Client(
+        secret_key=args.secret_key,
+        base_url=args.base_url,
+        timeout=args.timeout,
+        max_retries=args.max_retries,
+        allow_insecure_http=args.allow_insecure_http,
+    )
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+    return value

@@ -1,0 +1,332 @@
+"""The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
+
+Exit codes: 0 success; 1 the service (or a callback handler) reported a failure, such as an
+unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time;
+141 standard output was closed early (``paysdk list | head``), as for any Unix tool.
+Errors are one line on stderr, never a traceback, and never contain the secret key; they name
+the command's flags and variables, not the library's keyword arguments.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import datetime as dt
+import signal
+import sys
+import threading
+from collections.abc import Callable, Generator, Sequence
+from contextlib import contextmanager, nullcontext
+from types import FrameType
+
+import paysdk
+from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
+from paysdk._models.listed import wire_timestamp
+from paysdk.cli._connection import client_from, connection_options, positive_float
+from paysdk.cli._reconcile import add_reconcile_command
+from paysdk.cli._report import (
+    PROG,
+    VerboseLog,
+    attempts_made,
+    broken_pipe,
+    in_cli_words,
+    print_error,
+    print_json,
+    print_table,
+)
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    command: Callable[[argparse.Namespace], int] = args.command
+    verbose = getattr(args, "verbose", False)
+    try:
+        with VerboseLog().watching() if verbose else nullcontext():
+            code = command(args)
+            sys.stdout.flush()  # a closed pipe shows here, not at exit
+            return code
+    except BrokenPipeError:
+        return broken_pipe()
+    except paysdk.ConfigurationError as exc:
+        return print_error(in_cli_words(str(exc)), EXIT_USAGE)
+    except (paysdk.InvalidReferenceError, ValueError) as exc:
+        return print_error(exc, EXIT_USAGE)
+    except paysdk.APIConnectionError as exc:
+        return print_error(f"{exc} {attempts_made(exc)}", EXIT_UNREACHABLE)
+    except ConnectionError as exc:
+        return print_error(exc, EXIT_UNREACHABLE)
+    except paysdk.APIError as exc:
+        return print_error(f"{exc} {attempts_made(exc)}", EXIT_FAILURE)
+    except paysdk.PaySDKError as exc:
+        return print_error(exc, EXIT_FAILURE)
+    except KeyboardInterrupt:
+        return 130
+
+
+# --- verify and list --------------------------------------------------------------------------
+
+
+def _verify(args: argparse.Namespace) -> int:
+    with client_from(args) as client:
+        payment = client.verify(args.reference)
+    if args.format == "json":
+        print_json(payment.model_dump(mode="json", exclude_unset=True))
+        return EXIT_OK
+    rows = [
+        ("reference", payment.reference),
+        ("success", "yes" if payment.succeeded else "no"),
+        ("amount", f"{payment.amount} {payment.currency}"),
+        ("fee", _text(payment.fee)),
+        ("transaction_id", _text(payment.transaction_id)),
+        ("customer", _customer(payment.customer)),
+        ("products", ", ".join(f"{p.name} ({p.amount})" for p in payment.products) or "-"),
+        ("card", _card(payment.authorization)),
+        ("metadata", ", ".join(f"{k}={v}" for k, v in payment.metadata.items()) or "-"),
+    ]
+    print_table([(f"{name}:", value) for name, value in rows], header=None)
+    return EXIT_OK
+
+
+def _confirm(args: argparse.Namespace) -> int:
+    with client_from(args) as client:
+        payment = client.confirm(args.reference, amount=args.amount, currency=args.currency)
+    print(f"confirmed: {payment.reference} paid {payment.amount} {payment.currency}")
+    return EXIT_OK
+
+
+def _customer(customer: paysdk.Customer | None) -> str:
+    if customer is None:
+        return "-"
+    email = customer.email and f"<{customer.email}>"
+    return " ".join(part for part in (customer.name, email, customer.phone) if part) or "-"
+
+
+def _card(card: paysdk.Authorization | None) -> str:
+    if card is None:
+        return "- (not a card payment)"
+    return f"{card.card_type} {card.first_six}...{card.last_four} expires {card.expiry}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Column:
+    name: str
+    value: Callable[[paysdk.ListedPayment], str]
+    in_table: bool = True
+    right: bool = False
+
+
+_COLUMNS = (
+    _Column("id", lambda p: _text(p.id), in_table=False),
+    _Column("reference", lambda p: p.reference),
+    _Column("status", lambda p: str(p.status)),
+    _Column("amount", lambda p: str(p.amount), right=True),
+    _Column("fee", lambda p: _text(p.fee), right=True),
+    _Column("currency", lambda p: p.currency),
+    _Column("customer_paid", lambda p: _text(p.customer_paid), in_table=False),
+    _Column("customer_email", lambda p: _text(p.customer and p.customer.email)),
+    _Column("created_at", lambda p: _timestamp(p.created_at)),
+    _Column("updated_at", lambda p: _timestamp(p.updated_at), in_table=False),
+)
+"""The list's columns: all of them in CSV, those ``in_table`` in the table for people."""
+
+
+def _list(args: argparse.Namespace) -> int:
+    with client_from(args) as client:
+        payments = client.list_payments()
+    if args.status is not None:
+        payments = [p for p in payments if str(p.status).upper() == args.status.upper()]
+    if args.since is not None:
+        payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
+    if args.format == "json":
+        print_json([p.model_dump(mode="json", exclude_unset=True) for p in payments])
+    elif args.format == "csv":
+        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer.writerow(column.name for column in _COLUMNS)
+        writer.writerows([column.value(p) for column in _COLUMNS] for p in payments)
+    elif not payments:
+        print("No payments.")
+    else:
+        columns = [column for column in _COLUMNS if column.in_table]
+        rows = [[column.value(p) for column in columns] for p in payments]
+        header = [column.name.replace("_", " ").upper() for column in columns]
+        print_table(rows, header=header, right=[column.right for column in columns])
+    return EXIT_OK
+
+
+def _text(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _timestamp(value: dt.datetime | None) -> str:
+    return "-" if value is None else wire_timestamp(value)
+
+
+def parse_since(text: str) -> dt.datetime:
+    """``--since``: a date (midnight UTC) or an ISO 8601 datetime (UTC unless it says)."""
+    try:
+        value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a date like 2026-01-01 or an ISO 8601 datetime, not {text!r}"
+        ) from None
+    return value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
+
+
+# --- sandbox and callbacks --------------------------------------------------------------------
+
+
+def _sandbox(args: argparse.Namespace) -> int:
+    from paysdk.sandbox import Sandbox, load_seed
+
+    payments = load_seed(args.seed) if args.seed is not None else None
+    sandbox = Sandbox(
+        secret_key=args.secret_key,
+        host=args.host,
+        port=args.port,
+        payments=payments,
+        log_requests=not args.quiet,
+    )
+    stop = threading.Event()
+    with _stop_on_signals(stop):
+        try:
+            sandbox.start()
+        except OSError as exc:
+            reason = exc.strerror or exc
+            return print_error(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_USAGE)
+        try:
+            references = ", ".join(p.reference for p in sandbox.payments)
+            print(f"paysdk sandbox listening on {sandbox.base_url}")
+            print(f"secret key: {sandbox.secret_key}")
+            print(f"{len(sandbox.payments)} payments: {references}")
+            print("\nPoint a client or the paysdk command at it:\n")
+            print(f"  export {ENV_BASE_URL}={sandbox.base_url}")
+            print(f"  export {ENV_SECRET_KEY}={sandbox.secret_key}")
+            print("\nPress Ctrl-C to stop.", flush=True)
+            stop.wait()
+        finally:
+            sandbox.stop()
+    print("sandbox stopped", file=sys.stderr)
+    return EXIT_OK
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Generator[None, None, None]:
+    """Set ``stop`` on Ctrl-C or SIGTERM (main thread only), restoring the old handlers after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _trigger_callback(args: argparse.Namespace) -> int:
+    from paysdk.sandbox import send_callback
+
+    result = send_callback(args.url, args.reference, timeout=args.timeout)
+    print(f"GET {result.url} -> {result.status_code}")
+    if result.body:
+        print(result.body)
+    return EXIT_OK if result.ok else EXIT_FAILURE
+
+
+# --- argument parsing -------------------------------------------------------------------------
+
+
+def _amount(text: str) -> int:
+    try:
+        return int(text.strip().replace("_", ""), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number such as 2500000, not {text!r}: amounts are integers in the "
+            "unit the service reports them in (paysdk never converts or rounds them)"
+        ) from None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog=PROG,
+        description="Verify and list payments, run a local sandbox, send a test callback.",
+        epilog="Exit codes: 0 ok, 1 failure reported by the service, 2 usage or configuration "
+        "error, 3 service unreachable or timed out.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {paysdk.__version__}")
+    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+
+    client = connection_options()
+
+    verify = commands.add_parser(
+        "verify", parents=[client], help="show one payment by its reference"
+    )
+    verify.add_argument("reference")
+    verify.add_argument("--json", dest="format", action="store_const", const="json")
+    verify.set_defaults(command=_verify, format="text")
+
+    confirm = commands.add_parser(
+        "confirm",
+        parents=[client],
+        help="exit 0 only if a payment succeeded with this amount and currency",
+    )
+    confirm.add_argument("reference")
+    confirm.add_argument(
+        "--amount",
+        type=_amount,
+        required=True,
+        help="expected amount: an integer in the unit the service reports, e.g. 2500000",
+    )
+    confirm.add_argument("--currency", required=True, help="expected currency, e.g. NGN")
+    confirm.set_defaults(command=_confirm)
+
+    list_ = commands.add_parser("list", parents=[client], help="list payments")
+    formats = list_.add_mutually_exclusive_group()
+    formats.add_argument("--json", dest="format", action="store_const", const="json")
+    formats.add_argument("--csv", dest="format", action="store_const", const="csv")
+    list_.add_argument("--status", help="only payments with this status, e.g. COMPLETED")
+    list_.add_argument(
+        "--since", type=parse_since, help="only payments created at or after this date/time (UTC)"
+    )
+    list_.set_defaults(command=_list, format="table")
+
+    sandbox = commands.add_parser("sandbox", help="run a local sandbox of the service")
+    sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    sandbox.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    sandbox.add_argument("--secret-key", help="key clients must send (default: generated)")
+    sandbox.add_argument("--seed", metavar="FILE", help="JSON file of payments to serve")
+    sandbox.add_argument("--quiet", action="store_true", help="do not log requests")
+    sandbox.set_defaults(command=_sandbox)
+
+    trigger = commands.add_parser(
+        "trigger-callback", help="send the payment callback to your handler, as the service does"
+    )
+    trigger.add_argument(
+        "url", help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback"
+    )
+    trigger.add_argument("--reference", required=True, help="the reference to send")
+    trigger.add_argument("--timeout", type=positive_float, default=10.0, help="seconds (10)")
+    trigger.set_defaults(command=_trigger_callback)
+    add_reconcile_command(commands, client)
+    return parser

@@ -1,0 +1,114 @@
+"""How the ``paysdk`` command reports: one-line errors in its own words, attempts, closed pipes.
+
+The library's messages speak Python (``pass secret_key=...``); the command rewords them with
+its flags. How many attempts a failed call made is the error's own ``attempts``; ``--verbose``
+shows the records the ``paysdk`` logger already writes (each request sent at DEBUG, each retry at
+INFO), so the core does not need to know a command line exists.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+from collections.abc import Generator, Sequence
+from contextlib import contextmanager
+
+from .._errors import PaySDKError
+
+PROG = "paysdk"
+EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
+
+_CLI_WORDS = [  # the library's keyword arguments, as the command spells them
+    (re.compile(r"\ballow_insecure_http=True\b"), "--allow-insecure-http"),
+    (re.compile(r"\b(secret_key|base_url|max_retries|timeout)(=\.\.\.)?(?=\W|$)"), None),
+    (re.compile(r"; use None for no limit"), ""),
+]
+
+
+def print_error(exc: BaseException | str, code: int) -> int:
+    """Print ``paysdk: error: ...`` as one line on stderr and return ``code``."""
+    message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
+    print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+def in_cli_words(message: str) -> str:
+    """A configuration error as the command's user meets it: flags, not keyword arguments."""
+    for pattern, replacement in _CLI_WORDS:
+        message = pattern.sub(
+            replacement if replacement is not None else lambda m: "--" + m[1].replace("_", "-"),
+            message,
+        )
+    return message
+
+
+def broken_pipe() -> int:
+    """Whoever read our output stopped (``| head``): exit quietly, as Unix tools do."""
+    try:  # Python flushes stdout again at exit; point it at /dev/null so that stays quiet
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):  # not a real file (captured in tests): nothing to silence
+        pass
+    return EXIT_BROKEN_PIPE
+
+
+def attempts_made(error: PaySDKError) -> str:
+    """``(3 attempts)``: for the end of an error from the service, from the error itself."""
+    return f"({error.attempts} attempt{'' if error.attempts == 1 else 's'})"
+
+
+class VerboseLog(logging.Handler):
+    """``--verbose``: shows each request a command sends and each retry, on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.sent = 0
+
+    @contextmanager
+    def watching(self) -> Generator[None, None, None]:
+        """Listen to the ``paysdk`` logger (at DEBUG) for the duration of a command."""
+        logger = logging.getLogger("paysdk")
+        level = logger.level
+        logger.addHandler(self)
+        logger.setLevel(logging.DEBUG)
+        try:
+            yield
+        finally:
+            logger.removeHandler(self)
+            logger.setLevel(level)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.name != "paysdk":
+            return
+        if record.levelno == logging.DEBUG:  # one per request sent: "GET url -> 200"
+            self.sent += 1
+            print(f"{PROG}: attempt {self.sent}: {record.getMessage()}", file=sys.stderr)
+        else:  # "GET url failed (ServerError); retry 1 of 2 in 0.52s"
+            print(f"{PROG}: {record.getMessage()}", file=sys.stderr)
+
+
+def print_json(data: object) -> None:
+    """``data`` as indented JSON on stdout."""
+    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+    sys.stdout.write("\n")
+
+
+def print_table(
+    rows: Sequence[Sequence[str]],
+    *,
+    header: Sequence[str] | None,
+    right: Sequence[bool] = (),
+) -> None:
+    """Rows as aligned columns two spaces apart; ``right`` marks right-aligned columns."""
+    lines = [list(header), *map(list, rows)] if header is not None else list(map(list, rows))
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    for line in lines:
+        cells = [
+            cell.rjust(width) if i < len(right) and right[i] else cell.ljust(width)
+            for i, (cell, width) in enumerate(zip(line, widths, strict=True))
+        ]
+        print("  ".join(cells).rstrip())
