@@ -24,9 +24,11 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 demo: $(RUNTIME_STAMP)
 	$(BIN)/python examples/quickstart.py
 
+# ruff, then the layering contracts of pyproject.toml's [tool.importlinter] (docs/design.md).
 lint: $(DEV_STAMP)
 	$(BIN)/ruff check src tests examples benchmarks
 	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/lint-imports
 
 # pyright finds the packages to check against through the `python` first on PATH.
 PYRIGHT := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pyright

@@ -37,7 +37,7 @@ from .._errors import (
     PaySDKError,
     UnknownOrderError,
 )
-from ..ledger._errors import LedgerError
+from ..ledger import LedgerError
 
 if TYPE_CHECKING:
     from ..ledger import FulfilResult

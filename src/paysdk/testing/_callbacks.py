@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import httpx
 from typing_extensions import Self
 
-from ..sandbox._callback import callback_url
+from .._service.callbacks import callback_url
 
 if TYPE_CHECKING:
     from anyio.from_thread import BlockingPortal
