@@ -171,6 +171,7 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
         "paysdk._client.options",
         "paysdk._models",
         "paysdk._models.verified",
+        "paysdk._models.wire",
         "paysdk._version",
     ]
     with_client = _modules_after(

@@ -46,7 +46,8 @@ if TYPE_CHECKING:
         UnknownOrderError,
     )
     from ._models.listed import ListedPayment, PaymentStatus
-    from ._models.verified import Authorization, Customer, Product, VerifiedPayment
+    from ._models.verified import Authorization, VerifiedPayment
+    from ._models.wire import Customer, Product
     from .ledger import AsyncLedger, Ledger, LedgerError
 
 _LAZY = {
@@ -75,10 +76,10 @@ _LAZY = {
     "ServerError": "_errors",
     "UnknownOrderError": "_errors",
     "Authorization": "_models.verified",
-    "Customer": "_models.verified",
+    "Customer": "_models.wire",
     "ListedPayment": "_models.listed",
     "PaymentStatus": "_models.listed",
-    "Product": "_models.verified",
+    "Product": "_models.wire",
     "VerifiedPayment": "_models.verified",
     "Expected": "_core.confirm",
     "parse_callback": "_core.callbacks",

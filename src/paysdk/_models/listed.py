@@ -1,57 +1,20 @@
 """The list endpoint's payment shape (``GET /payments``), apart from the verify shape.
 
 A process that only verifies (a callback handler) never builds these; the fields shared with
-:class:`~paysdk.VerifiedPayment` (customer, products, the liberal base) live in ``_models``.
+:class:`~paysdk.VerifiedPayment` (customer, products, the liberal base) live in ``wire``.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 from enum import Enum
-from typing import Annotated, Union
+from typing import Annotated
 
-from pydantic import (
-    AfterValidator,
-    Field,
-    GetPydanticSchema,
-    PlainSerializer,
-)
-from pydantic_core import core_schema
+from pydantic import Field
 from typing_extensions import TypedDict
 
-from .verified import Customer, Exact, Product, Products, _WireModel
+from .wire import Customer, Exact, Product, Products, UTCDateTime, _WireModel
 
-__all__ = ["ListEnvelope", "ListedPayment", "PaymentStatus", "UTCDateTime", "wire_timestamp"]
-
-
-def _as_utc(value: dt.datetime) -> dt.datetime:
-    if value.tzinfo is None:  # the service documents UTC; a missing offset still means UTC
-        return value.replace(tzinfo=dt.timezone.utc)
-    try:
-        return value.astimezone(dt.timezone.utc)
-    except OverflowError:  # e.g. 0001-01-01T00:00+01:00: pydantic reports ValueErrors only
-        raise ValueError("the timestamp is outside the range of dates") from None
-
-
-def wire_timestamp(value: dt.datetime) -> str:
-    """The service's timestamp text: UTC, microseconds, trailing ``Z``. The one place it is made."""
-    return _as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-_ExactlyUTC = Annotated[
-    dt.datetime, GetPydanticSchema(lambda _, __: core_schema.datetime_schema(tz_constraint=0))
-]
-"""What the service sends (``...Z``): parsed in pydantic's core, with no Python call."""
-
-UTCDateTime = Annotated[
-    Union[_ExactlyUTC, Annotated[dt.datetime, AfterValidator(_as_utc)]],  # noqa: UP007
-    Field(union_mode="left_to_right"),
-    PlainSerializer(wire_timestamp, return_type=str, when_used="json"),
-]
-"""A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``.
-
-A timestamp in UTC takes the fast path; any other offset, or none, is converted in Python.
-"""
+__all__ = ["ListEnvelope", "ListedPayment", "PaymentStatus"]
 
 
 class PaymentStatus(str, Enum):

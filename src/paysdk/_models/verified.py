@@ -1,6 +1,6 @@
-"""Pydantic models of the payment the verify endpoint describes, and what both shapes share.
+"""The payment the verify endpoint describes (``GET /payment/{reference}``).
 
-The list endpoint's shape, :class:`~paysdk.ListedPayment`, is in ``_listed_models``.
+What both shapes share is in ``wire``; the list endpoint's shape is in ``listed``.
 
 Field names are exactly the wire names. The models are liberal in what they accept: fields the
 spec leaves unclear are optional, unknown fields are kept (``model_extra``), and an unknown
@@ -11,41 +11,14 @@ rather than a payment that silently looks unpaid.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union
+from typing import Annotated, Any
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-)
+from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
-__all__ = ["Authorization", "Customer", "Product", "VerifiedPayment", "VerifyEnvelope"]
+from .wire import Customer, Exact, Metadata, Product, Products, _WireModel
 
-
-class _WireModel(BaseModel):
-    """Keeps every field the server sent, including ones this version does not know."""
-
-    model_config: ClassVar[ConfigDict] = ConfigDict(
-        extra="allow",
-        frozen=True,
-        populate_by_name=True,
-        defer_build=True,
-        cache_strings="none",
-    )
-
-
-class Customer(_WireModel):
-    name: str | None = None
-    email: str | None = None
-    phone: str | None = None
-
-
-class Product(_WireModel):
-    name: str | None = None
-    amount: int | None = None
-    description: str | None = None
+__all__ = ["Authorization", "VerifiedPayment", "VerifyEnvelope"]
 
 
 class Authorization(_WireModel):
@@ -55,26 +28,6 @@ class Authorization(_WireModel):
     first_six: str | None = None
     last_four: str | None = None
     expiry: str | None = None
-
-
-# ``null`` from the server means "nothing here", not a broken payment: it becomes empty. A union
-# tried left to right keeps the common case (a list, an object) in pydantic's core: only a
-# ``null`` costs a Python call.
-if TYPE_CHECKING:  # what the fields hold, whatever came over the wire
-    Products = list["Product"]
-    Metadata = dict[str, Any]
-else:
-    Products = Annotated[
-        Union[list["Product"], Annotated[None, AfterValidator(lambda _: [])]],  # noqa: UP007
-        Field(union_mode="left_to_right"),
-    ]
-    Metadata = Annotated[
-        Union[dict[str, Any], Annotated[None, AfterValidator(lambda _: {})]],  # noqa: UP007
-        Field(union_mode="left_to_right"),
-    ]
-
-Exact = Field(strict=True)
-"""For the fields fulfilment is decided on: ``"100"`` and ``true`` are no amount."""
 
 
 class VerifiedPayment(_WireModel):

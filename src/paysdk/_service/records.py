@@ -15,7 +15,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeGuard
 
-from .._models.listed import wire_timestamp
+from .._models.wire import wire_timestamp
 
 __all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError", "wire_timestamp"]
 

@@ -22,7 +22,7 @@ from types import FrameType
 
 import paysdk
 from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
-from paysdk._models.listed import wire_timestamp
+from paysdk._models.wire import wire_timestamp
 from paysdk.cli._connection import client_from, connection_options, positive_float
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (

@@ -1,0 +1,107 @@
+"""What both payment shapes are built from: the liberal base model, customer, product, timestamps.
+
+Field names are exactly the wire names. The models are liberal in what they accept: fields the
+spec leaves unclear are optional, unknown fields are kept (``model_extra``), and an unknown
+``status`` is kept as the plain string it was. What a merchant needs to decide on fulfilment
+(reference, amount, currency and the outcome) is required, so a body without it is an error
+rather than a payment that silently looks unpaid.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    GetPydanticSchema,
+    PlainSerializer,
+)
+from pydantic_core import core_schema
+
+__all__ = [
+    "Customer",
+    "Exact",
+    "Metadata",
+    "Product",
+    "Products",
+    "UTCDateTime",
+    "wire_timestamp",
+]
+
+
+class _WireModel(BaseModel):
+    """Keeps every field the server sent, including ones this version does not know."""
+
+    model_config: ClassVar[ConfigDict] = ConfigDict(
+        extra="allow",
+        frozen=True,
+        populate_by_name=True,
+        defer_build=True,
+        cache_strings="none",
+    )
+
+
+class Customer(_WireModel):
+    name: str | None = None
+    email: str | None = None
+    phone: str | None = None
+
+
+class Product(_WireModel):
+    name: str | None = None
+    amount: int | None = None
+    description: str | None = None
+
+
+# ``null`` from the server means "nothing here", not a broken payment: it becomes empty. A union
+# tried left to right keeps the common case (a list, an object) in pydantic's core: only a
+# ``null`` costs a Python call.
+if TYPE_CHECKING:  # what the fields hold, whatever came over the wire
+    Products = list["Product"]
+    Metadata = dict[str, Any]
+else:
+    Products = Annotated[
+        Union[list["Product"], Annotated[None, AfterValidator(lambda _: [])]],  # noqa: UP007
+        Field(union_mode="left_to_right"),
+    ]
+    Metadata = Annotated[
+        Union[dict[str, Any], Annotated[None, AfterValidator(lambda _: {})]],  # noqa: UP007
+        Field(union_mode="left_to_right"),
+    ]
+
+Exact = Field(strict=True)
+"""For the fields fulfilment is decided on: ``"100"`` and ``true`` are no amount."""
+
+
+def _as_utc(value: dt.datetime) -> dt.datetime:
+    if value.tzinfo is None:  # the service documents UTC; a missing offset still means UTC
+        return value.replace(tzinfo=dt.timezone.utc)
+    try:
+        return value.astimezone(dt.timezone.utc)
+    except OverflowError:  # e.g. 0001-01-01T00:00+01:00: pydantic reports ValueErrors only
+        raise ValueError("the timestamp is outside the range of dates") from None
+
+
+def wire_timestamp(value: dt.datetime) -> str:
+    """The service's timestamp text: UTC, microseconds, trailing ``Z``. The one place it is made."""
+    return _as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+_ExactlyUTC = Annotated[
+    dt.datetime, GetPydanticSchema(lambda _, __: core_schema.datetime_schema(tz_constraint=0))
+]
+"""What the service sends (``...Z``): parsed in pydantic's core, with no Python call."""
+
+UTCDateTime = Annotated[
+    Union[_ExactlyUTC, Annotated[dt.datetime, AfterValidator(_as_utc)]],  # noqa: UP007
+    Field(union_mode="left_to_right"),
+    PlainSerializer(wire_timestamp, return_type=str, when_used="json"),
+]
+"""A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``.
+
+A timestamp in UTC takes the fast path; any other offset, or none, is converted in Python.
+"""
