@@ -1,5 +1,5 @@
-"""paysdk's tests. tests.merchant holds shared assertions, so pytest rewrites them too."""
+"""paysdk's tests. tests.support.merchant holds shared assertions, so pytest rewrites them too."""
 
 import pytest
 
-pytest.register_assert_rewrite("tests.merchant")
+pytest.register_assert_rewrite("tests.support.merchant")

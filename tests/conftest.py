@@ -16,8 +16,8 @@ from paysdk._client.configure import create_config
 from paysdk._core import Answer, Config, Failure
 from paysdk._transport.httpx_common import failure_from_httpx
 from paysdk.sandbox import Sandbox
-from tests.hostile import HostileServer
-from tests.merchant import SHOP_ORDERS, Shop, add_service_payments
+from tests.support.hostile import HostileServer
+from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
 
 BASE_URL = "https://api.pay.test/v1"
 SECRET = "sk_test_Zq3Jv9WmX4pL7tR2"
@@ -223,12 +223,12 @@ def sandbox() -> Iterator[Sandbox]:
         yield running
 
 
-# --- callbacks (issue #4): the merchant of tests/merchant.py and a sandbox to verify against ---
+# --- callbacks: the merchant of tests/support/merchant.py and a sandbox to verify against ----
 
 
 @pytest.fixture(scope="module")
 def callback_service() -> Iterator[Sandbox]:
-    """A sandbox holding the payments behind tests.merchant.CALLBACK_CASES, one per module."""
+    """A sandbox holding the payments behind support.merchant.CALLBACK_CASES, one per module."""
     with Sandbox() as running:
         add_service_payments(running)
         yield running
@@ -244,11 +244,11 @@ def callback_sandbox(callback_service: Sandbox) -> Sandbox:
 
 @pytest.fixture
 def shop() -> Shop:
-    """The merchant's order table (tests.merchant.SHOP_ORDERS), nothing fulfilled yet."""
+    """The merchant's order table (tests.support.merchant.SHOP_ORDERS), nothing fulfilled yet."""
     return Shop(*SHOP_ORDERS)
 
 
-# --- hostile servers (issue #9): tests/hostile.py ---------------------------------------------
+# --- hostile servers: tests/support/hostile.py ------------------------------------------------
 
 
 @pytest.fixture
@@ -258,13 +258,13 @@ def hostile() -> Iterator[HostileServer]:
         yield server
 
 
-# --- the fulfilment ledger (issue #12): a real PostgreSQL server and SQLite files --------------
+# --- the fulfilment ledger: a real PostgreSQL server and SQLite files -------------------------
 
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A throwaway PostgreSQL cluster on 127.0.0.1 for the whole session (tests/postgres.py)."""
-    from tests.postgres import throwaway_cluster
+    """A throwaway PostgreSQL cluster on 127.0.0.1 for the session (tests/support/postgres.py)."""
+    from tests.support.postgres import throwaway_cluster
 
     with throwaway_cluster() as url:
         yield url
@@ -275,7 +275,7 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """Where a test's ledger lives: a fresh SQLite file, or a fresh database on the server."""
     if request.param == "sqlite":
         return f"sqlite:///{tmp_path / 'ledger.db'}"
-    from tests.postgres import fresh_database
+    from tests.support.postgres import fresh_database
 
     url: str = request.getfixturevalue("postgres_url")
     return fresh_database(url)

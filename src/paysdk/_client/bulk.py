@@ -61,7 +61,8 @@ def _check_concurrency(concurrency: object) -> int:
     return concurrency
 
 
-Sleep = Callable[[float], None]
+Sleeper = Callable[[float], None]
+"""How a worker waits before a retry: ``SyncBulk`` hands it one that ``close()`` cuts short."""
 
 
 class SyncBulk:
@@ -74,7 +75,7 @@ class SyncBulk:
     def __init__(
         self,
         references: Iterable[str],
-        verify: Callable[[str, Sleep], VerifiedPayment],
+        verify: Callable[[str, Sleeper], VerifiedPayment],
         concurrency: int,
     ) -> None:
         self._concurrency = _check_concurrency(concurrency)

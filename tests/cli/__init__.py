@@ -1,0 +1,1 @@
+"""paysdk.cli: the command line end to end."""

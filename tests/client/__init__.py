@@ -1,0 +1,1 @@
+"""Client and AsyncClient (paysdk._client) through their public surface."""

@@ -1,0 +1,448 @@
+"""The client's promises through its public surface: bounded answers, scrubbed keys, no foreign
+exception, null-tolerant optional fields, the raw response and the environment switches."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import logging
+import subprocess
+import sys
+import threading
+import time
+from typing import Any
+
+import httpx
+import pytest
+import respx
+
+import paysdk
+from paysdk import _core
+from paysdk._errors import BODY_PARSE_LIMIT, MAX_ERRORS_KEPT
+from tests.conftest import (
+    BASE_URL,
+    SECRET,
+    MakeClient,
+    answered,
+    listed_payment,
+    make_config,
+    verify_body,
+)
+
+pytestmark = pytest.mark.anyio
+
+VERIFY_URL = f"{BASE_URL}/payment/order-1042"
+
+
+# --- size caps -----------------------------------------------------------------------------------
+
+
+async def test_a_verify_body_past_its_cap_is_refused(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    body = verify_body(metadata={"pad": "x" * 2_000_000})
+    route = respx_mock.get(VERIFY_URL).respond(200, json=body)
+    with pytest.raises(paysdk.ResponseTooLargeError, match="1,048,576 bytes") as caught:
+        await make_client().verify("order-1042")
+    assert caught.value.limit == 1024 * 1024
+    assert caught.value.status_code == 200
+    assert len(caught.value.content) == 1024 * 1024
+    assert route.call_count == 1  # not retried: the same body would come again
+
+
+async def test_the_cap_is_a_setting_and_the_list_error_points_to_streaming(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    items = [listed_payment(f"order-{n}") for n in range(200)]
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
+    client = make_client(max_response_bytes=10_000)
+    with pytest.raises(paysdk.ResponseTooLargeError, match="iter_payments"):
+        await client.list_payments()
+    assert len(await client.list_payments(max_response_bytes=1_000_000)) == 200
+
+
+async def test_an_error_over_a_large_body_keeps_what_a_reader_needs_not_a_parse_of_it(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    # 30,000 payments, each with a bad amount: a parsed body and every error would be kept by
+    # the exception, many times the bytes' size. The bytes, the text and a sample are kept.
+    items = [listed_payment(f"order-{n}", amount="lots") for n in range(30_000)]
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
+    with pytest.raises(paysdk.ResponseValidationError, match="and 29,995 more") as caught:
+        await make_client().list_payments()
+    error = caught.value
+    assert len(error.content) > BODY_PARSE_LIMIT
+    assert error.body is None
+    assert error.text.startswith('{"data"')
+    assert len(error.errors) == MAX_ERRORS_KEPT
+    assert error.errors[0]["loc"] == ("data", 0, "amount")
+
+
+async def test_a_gzip_bomb_is_stopped_at_the_cap_of_decoded_bytes(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    bomb = gzip.compress(b'{"data": [' + b" " * 50_000_000 + b"]}")
+    respx_mock.get(f"{BASE_URL}/payments").respond(
+        200, content=bomb, headers={"Content-Encoding": "gzip"}
+    )
+    with pytest.raises(paysdk.ResponseTooLargeError):
+        await make_client(max_response_bytes=1_000_000).list_payments()
+
+
+async def test_an_error_body_is_cut_not_refused(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(403, content=b"<html>" + b"x" * 500_000)
+    with pytest.raises(paysdk.PermissionDeniedError) as caught:
+        await make_client().verify("order-1042")
+    assert len(caught.value.content) == 64 * 1024
+
+
+async def test_a_corrupt_content_encoding_says_so(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    corrupt = httpx.ByteStream(b"this is not gzip")
+    route = respx_mock.get(VERIFY_URL)
+    route.side_effect = lambda request: httpx.Response(
+        200, stream=corrupt, headers={"Content-Encoding": "gzip"}
+    )
+    # respx decodes while answering, so no status is known here: the real-socket fault
+    # matrix (tests/transport/test_hostile_servers.py) checks the case where the status came first
+    with pytest.raises(paysdk.APIConnectionError, match="could not be decoded") as caught:
+        await make_client(max_retries=0).verify("order-1042")
+    assert "could not reach" not in str(caught.value)
+    assert route.call_count == 1
+
+
+# --- the key in messages --------------------------------------------------------------------------
+
+
+async def test_a_server_echoing_the_key_does_not_get_it_into_messages(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    echoed = {"error": "bad header", "message": f"Authorization: Bearer {SECRET}"}
+    respx_mock.get(VERIFY_URL).respond(401, json=echoed)
+    with pytest.raises(paysdk.AuthenticationError) as caught:
+        await make_client().verify("order-1042")
+    error = caught.value
+    for written in (str(error), repr(error), error.message, error.text, repr(error.body)):
+        assert SECRET not in written
+    assert "<secret key>" in str(error)
+    assert SECRET.encode() in error.content  # the raw bytes stay as received
+
+
+async def test_a_non_json_echo_is_scrubbed_too(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, text=f"<p>Bearer {SECRET}</p>")
+    with pytest.raises(paysdk.ResponseValidationError) as caught:
+        await make_client().verify("order-1042")
+    assert SECRET not in str(caught.value)
+
+
+def test_request_headers_mask_the_key_in_any_repr() -> None:
+    config = make_config(timeout=5, max_retries=0)
+    request = _core.verify_request(config, "order-1")
+    assert SECRET not in repr(request.headers)
+    assert SECRET not in repr(request)
+    # A plan driven by hand may carry plain dict headers, whose own repr shows everything.
+    plain = request._replace(headers={"authorization": f"Bearer {SECRET}"})
+    assert SECRET not in repr(plain)
+    assert "url='https://" in repr(plain)
+
+
+# --- foreign exceptions ---------------------------------------------------------------------------
+
+
+def test_repr_of_a_client_whose_constructor_failed() -> None:
+    client = object.__new__(paysdk.Client)
+    with pytest.raises(paysdk.ConfigurationError):
+        client.__init__(secret_key=None, base_url=None)  # type: ignore[misc]
+    assert repr(client) == "<paysdk.Client (not configured)>"
+
+
+async def test_a_transport_raising_a_plain_oserror_is_a_connection_error(
+    make_client: MakeClient,
+) -> None:
+    class Broken(httpx.BaseTransport, httpx.AsyncBaseTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            raise OSError("no route to host")
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            raise OSError("no route to host")
+
+    probe = make_client()
+    http: Any = (
+        httpx.AsyncClient(transport=Broken())
+        if probe.is_async
+        else httpx.Client(transport=Broken())
+    )
+    client = make_client(http_client=http, max_retries=1)
+    with pytest.raises(paysdk.APIConnectionError, match="OSError: no route to host") as caught:
+        await client.verify("order-1042")
+    assert caught.value.attempts == 2
+    await http.aclose() if probe.is_async else http.close()
+
+
+def test_closing_a_client_while_another_thread_waits_to_retry() -> None:
+    calls = 0
+
+    def flaky(request: httpx.Request) -> httpx.Response:
+        nonlocal calls
+        calls += 1
+        return httpx.Response(503)
+
+    with respx.mock(base_url=BASE_URL) as mock:
+        mock.get("/payment/order-1042").side_effect = flaky
+        client = paysdk.Client(secret_key=SECRET, base_url=BASE_URL, max_retries=3)
+        client._sleep = lambda seconds: time.sleep(0.2)  # type: ignore[method-assign]
+        caught: list[BaseException] = []
+
+        def verify() -> None:
+            try:
+                client.verify("order-1042")
+            except BaseException as exc:
+                caught.append(exc)
+
+        worker = threading.Thread(target=verify)
+        worker.start()
+        time.sleep(0.05)
+        client.close()
+        worker.join(5)
+    assert len(caught) == 1
+    assert isinstance(caught[0], paysdk.ClientClosedError)
+
+
+def test_one_async_client_in_two_event_loops_is_a_paysdk_error() -> None:
+    with respx.mock(base_url=BASE_URL) as mock:
+        mock.get("/payment/order-1042").respond(200, json=verify_body())
+        client = paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL)
+        asyncio.run(client.verify("order-1042"))
+        with pytest.raises(paysdk.EventLoopError, match="one AsyncClient per event loop"):
+            asyncio.run(client.verify("order-1042"))
+        # the connections belong to the first loop, now closed: nothing is left to close
+
+
+# --- liberal with the server ----------------------------------------------------------------------
+
+
+async def test_null_optional_fields_are_taken_as_absent(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    body = verify_body(metadata=None, products=None, customer=None, fee=None, authorization=None)
+    respx_mock.get(VERIFY_URL).respond(200, json=body)
+    payment = await make_client().verify("order-1042")
+    assert (payment.metadata, payment.products, payment.customer) == ({}, [], None)
+    listed = listed_payment(products=None, id=None, customer_paid=None)
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": [listed]})
+    (only,) = await make_client().list_payments()
+    assert only.products == []
+
+
+async def test_decided_on_fields_stay_strict(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(amount=None))
+    with pytest.raises(paysdk.ResponseValidationError, match=r"data\.amount"):
+        await make_client().verify("order-1042")
+
+
+# --- raw responses, deadlines and the environment ----------------------------------------------
+
+
+async def test_with_raw_response_keeps_what_came_over_the_wire(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(), headers={"X-Request-Id": "req_123"})
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": [listed_payment()]})
+    client = make_client()
+    raw: Any = client.client.with_raw_response.verify("order-1042")
+    raw = await raw if client.is_async else raw
+    assert (raw.status_code, raw.headers["x-request-id"]) == (200, "req_123")
+    assert (raw.status, raw.message) == (True, "Verification successful")
+    assert raw.elapsed.total_seconds() >= 0
+    assert raw.parse().reference == "order-1042"
+    listed: Any = client.client.with_raw_response.list_payments()
+    listed = await listed if client.is_async else listed
+    assert [p.reference for p in listed.parse()] == ["order-1042"]
+
+
+async def test_raw_parse_validates_as_the_call_would(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body("order-9"))
+    client = make_client()
+    raw: Any = client.client.with_raw_response.verify("order-1042")
+    raw = await raw if client.is_async else raw
+    with pytest.raises(paysdk.PaymentMismatchError):
+        raw.parse()
+
+
+def test_a_call_deadline_stops_retries_that_would_pass_it() -> None:
+    now = [0.0]
+    policy = _core.RetryPolicy(max_retries=10, random=lambda: 0.0, monotonic=lambda: now[0])
+    config = make_config(timeout=5, max_retries=10, deadline=3.0)
+    request = _core.verify_request(config, "order-1")
+    plan = _core.call(config, request, _core.parse_verify, policy=policy)
+    first = next(plan)
+    assert isinstance(first, _core.Send)
+    assert first.budget == 3.0  # the attempt may not outlive the call
+    waits = []
+    step: Any = plan.send(answered(httpx.Response(503)))
+    while isinstance(step, _core.Sleep):
+        waits.append(step.seconds)
+        now[0] += step.seconds + 0.4
+        step = plan.send(None)
+        assert isinstance(step, _core.Send)
+        assert step.budget is not None
+        assert step.budget <= 3.0 - now[0] + 1e-9
+        if len(waits) == 2:
+            break
+        step = plan.send(answered(httpx.Response(503)))
+    assert waits == [0.5, 1.0]
+    with pytest.raises(paysdk.ServerError) as caught:  # a third wait (2 s) would pass 3 s
+        plan.send(answered(httpx.Response(503)))
+    assert caught.value.attempts == 3
+
+
+@pytest.mark.parametrize(
+    ("timeout", "budget"),
+    [(httpx.Timeout(30, connect=5), 30), (httpx.Timeout(2, read=7), 7), (None, None)],
+)
+def test_attempt_budget_is_the_longest_phase(timeout: Any, budget: float | None) -> None:
+    config = make_config(timeout=timeout, max_retries=0)
+    assert config.attempt_budget == budget
+    assert _core.verify_request(config, "order-1").budget == budget
+
+
+def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PAYSDK_TIMEOUT", "7.5")
+    monkeypatch.setenv("PAYSDK_MAX_RETRIES", "4")
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client:
+        assert (client.timeout.read, client.max_retries) == (7.5, 4)
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL, timeout=3, max_retries=0) as given:
+        assert (given.timeout.read, given.max_retries) == (3, 0)  # arguments win
+    monkeypatch.setenv("PAYSDK_MAX_RETRIES", "many")
+    with pytest.raises(paysdk.ConfigurationError, match="PAYSDK_MAX_RETRIES"):
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
+
+
+def test_paysdk_log_turns_the_logger_on_without_code() -> None:
+    code = (
+        "import paysdk, respx\n"
+        "with respx.mock:\n"
+        f"    respx.get('{BASE_URL}/payments').respond(503)\n"
+        f"    c = paysdk.Client(secret_key='{SECRET}', base_url='{BASE_URL}', max_retries=1)\n"
+        "    c._sleep = lambda s: None\n"
+        "    try: c.list_payments()\n"
+        "    except paysdk.ServerError: pass\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PAYSDK_LOG": "debug", "PATH": ""},
+        check=True,
+        timeout=60,
+    )
+    assert "DEBUG paysdk: GET" in result.stderr
+    assert "INFO paysdk:" in result.stderr and "retry 1 of 1" in result.stderr
+    assert SECRET not in result.stderr
+    assert logging.getLogger("paysdk").handlers == []  # this process was left alone
+
+
+def test_the_aiohttp_backend_without_aiohttp_names_the_extra() -> None:
+    code = (
+        "import sys; sys.modules['aiohttp'] = None\n"
+        "import paysdk\n"
+        "try:\n"
+        f"    paysdk.AsyncClient(secret_key='{SECRET}', base_url='{BASE_URL}', "
+        "http_backend='aiohttp')\n"
+        "except paysdk.ConfigurationError as exc:\n"
+        "    print(exc)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert "pip install 'python-paysdk[aiohttp]'" in result.stdout
+
+
+@pytest.mark.parametrize("backend", ["curl", ""])
+def test_an_unknown_backend_is_refused(backend: Any) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="'httpx' or 'aiohttp'"):
+        paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL, http_backend=backend)
+    with pytest.raises(paysdk.ConfigurationError, match="takes http_backend 'httpx'"):
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL, http_backend="aiohttp")
+
+
+async def test_a_body_of_exactly_the_cap_is_taken_and_one_byte_more_is_not(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    body = json.dumps(verify_body()).encode()
+    padded = body[:-1] + b" " * (10_000 - len(body)) + b"}"
+    respx_mock.get(VERIFY_URL).respond(200, content=padded)
+    assert (await make_client(max_response_bytes=10_000).verify("order-1042")).succeeded
+    with pytest.raises(paysdk.ResponseTooLargeError):
+        await make_client(max_response_bytes=9_999).verify("order-1042")
+
+
+def test_the_aiohttp_backend_reads_the_environments_proxy_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from paysdk._transport.aiohttp_sender import _env_proxy
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://user:pw@proxy.internal:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    proxy, auth = _env_proxy("https://api.example.com/v1")
+    assert str(proxy) == "http://proxy.internal:3128"
+    assert auth is not None and auth.login == "user"
+    monkeypatch.setenv("NO_PROXY", "api.example.com")
+    assert _env_proxy("https://api.example.com/v1") == (None, None)
+    assert _env_proxy("http://127.0.0.1:9") == (None, None)  # no http proxy is named
+
+
+async def test_a_key_echoed_across_the_excerpts_cut_leaves_no_part_of_itself(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    body = "<html>" + "y" * 180 + f" Bearer {SECRET}</html>"  # the key straddles 200 characters
+    respx_mock.get(VERIFY_URL).respond(401, text=body)
+    with pytest.raises(paysdk.AuthenticationError) as caught:
+        await make_client().verify("order-1042")
+    assert SECRET[:6] not in str(caught.value)
+
+
+async def test_a_key_the_server_json_escaped_is_scrubbed_from_the_parsed_body(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    escaped = "\\u0073" + SECRET[1:]  # "s" written as \u0073: the text holds no literal key
+    content = ('{"error": "bad key ' + escaped + '", "' + escaped + '": 1}').encode()
+    respx_mock.get(VERIFY_URL).respond(401, content=content)
+    with pytest.raises(paysdk.AuthenticationError) as caught:
+        await make_client().verify("order-1042")
+    assert SECRET not in repr(caught.value.body)
+    assert caught.value.body["error"] == "bad key <secret key>"
+    assert SECRET not in str(caught.value)
+
+
+def test_an_aiohttp_failure_keeps_no_frames_holding_the_key() -> None:
+    """A traceback printed with local variables (Sentry, rich) would show aiohttp's own copy of
+    the request headers; paysdk drops those frames from what it chains."""
+    import traceback
+
+    async def fail() -> BaseException:
+        async with paysdk.AsyncClient(
+            secret_key=SECRET, base_url="http://127.0.0.1:9", http_backend="aiohttp", max_retries=0
+        ) as client:
+            try:
+                await client.verify("order-1042")
+            except paysdk.APIConnectionError as exc:
+                return exc
+        raise AssertionError("no error")
+
+    error = asyncio.run(fail())
+    printed = "".join(
+        traceback.TracebackException.from_exception(error, capture_locals=True).format()
+    )
+    assert SECRET not in printed

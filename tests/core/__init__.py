@@ -1,0 +1,1 @@
+"""The I/O-free core (paysdk._core), driven by hand."""

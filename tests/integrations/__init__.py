@@ -1,0 +1,1 @@
+"""paysdk.integrations: the framework helpers through the real frameworks."""

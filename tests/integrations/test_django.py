@@ -1,0 +1,284 @@
+"""paysdk.integrations.django through Django's test clients, verifying against the sandbox."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import django
+import pytest
+from django.conf import settings
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.wsgi import WSGIHandler
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.response import HttpResponseBase
+from django.test import AsyncClient as DjangoAsyncClient
+from django.test import Client as DjangoClient
+from django.test import RequestFactory
+from django.urls import URLPattern, clear_url_caches, path
+
+import paysdk
+from paysdk.integrations import django as paysdk_django
+from paysdk.integrations.django import paysdk_callback
+from paysdk.sandbox import Fault, Sandbox
+from paysdk.testing import CallbackSender, MockPaymentAPI
+from tests.support.merchant import (
+    CALLBACK_CASES,
+    CallbackCase,
+    Order,
+    Shop,
+    assert_answered,
+    verify_requests,
+)
+
+if not settings.configured:
+    settings.configure(
+        DEBUG=False,
+        SECRET_KEY="django-tests-only",
+        ALLOWED_HOSTS=["testserver"],
+        ROOT_URLCONF=__name__,
+        INSTALLED_APPS=[],
+        MIDDLEWARE=[],
+        USE_TZ=True,
+    )
+    django.setup()
+
+urlpatterns: list[URLPattern] = []
+"""Filled by each test's ``routes`` fixture, since the views close over the test's shop."""
+
+PATH = "/payments/callback"
+
+
+def serve(*patterns: URLPattern) -> None:
+    urlpatterns[:] = patterns
+    clear_url_caches()
+
+
+def client_for(sandbox: Sandbox) -> paysdk.Client:
+    return paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url, max_retries=0)
+
+
+@pytest.fixture
+def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
+    with client_for(callback_sandbox) as client:
+        yield client
+
+
+@pytest.fixture
+def browser(client: paysdk.Client, shop: Shop) -> DjangoClient:
+    """Django's test client for a sync callback view that fulfils through ``shop``."""
+
+    def record_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> None:
+        shop.record_failure(error)
+
+    @paysdk_callback(client=client, lookup=shop.lookup, on_failed=record_failure)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    return DjangoClient()
+
+
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+def test_each_callback_is_answered_and_only_a_match_is_fulfilled(
+    browser: DjangoClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
+) -> None:
+    response = browser.get(f"{PATH}?{case.query}")
+    body = json.loads(response.content)
+    assert_answered(case, shop, callback_sandbox, status_code=response.status_code, body=body)
+
+
+def test_a_repeated_callback_is_fulfilled_once(browser: DjangoClient, shop: Shop) -> None:
+    answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+    assert [response.status_code for response in answers] == [200, 200]
+    assert shop.fulfilled == ["order-1042"]
+    assert shop.deliveries == 2
+
+
+def test_the_service_failing_asks_for_a_retry(
+    browser: DjangoClient, shop: Shop, callback_sandbox: Sandbox
+) -> None:
+    callback_sandbox.inject(Fault.server_error(502))
+    response = browser.get(f"{PATH}?reference=order-1042")
+    assert (response.status_code, json.loads(response.content)) == (503, {"status": "retry_later"})
+    assert shop.fulfilled == []
+
+
+def test_url_kwargs_reach_the_view_and_on_failed_may_answer(
+    client: paysdk.Client, shop: Shop
+) -> None:
+    def answer_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> HttpResponse:
+        return HttpResponse(f"failed {error.reference}", status=202)
+
+    @paysdk_callback(client=client, lookup=shop.lookup, on_failed=answer_failure)
+    def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment, shop_id: int
+    ) -> HttpResponseBase:
+        return JsonResponse({"shop": shop_id, "reference": payment.reference})
+
+    serve(path("shops/<int:shop_id>/callback", payment_callback))
+    browser = DjangoClient()
+    good = browser.get("/shops/7/callback?reference=order-1042")
+    assert json.loads(good.content) == {"shop": 7, "reference": "order-1042"}
+    failed = browser.get("/shops/7/callback?reference=order-1043")
+    assert (failed.status_code, failed.content) == (202, b"failed order-1043")
+
+
+def test_parse_callback_reads_a_django_request() -> None:
+    request = RequestFactory().get(PATH, {"reference": "order/1042 é"})
+    assert paysdk.parse_callback(request) == "order/1042 é"
+    repeated = RequestFactory().get(f"{PATH}?reference=a&reference=a")
+    with pytest.raises(paysdk.InvalidCallbackError, match="2 times"):
+        paysdk.parse_callback(repeated)
+
+
+def test_mixing_sync_and_async_is_refused(client: paysdk.Client, shop: Shop) -> None:
+    async def async_view(request: HttpRequest, payment: paysdk.VerifiedPayment) -> HttpResponse:
+        return HttpResponse()
+
+    with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
+        paysdk_callback(client=client, lookup=shop.lookup)(async_view)  # type: ignore[arg-type]
+
+
+# --- async views ------------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def async_client(callback_sandbox: Sandbox) -> AsyncIterator[paysdk.AsyncClient]:
+    async with paysdk.AsyncClient(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
+    ) as client:
+        yield client
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+async def test_an_async_view_with_an_async_client(
+    async_client: paysdk.AsyncClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
+) -> None:
+    async def lookup(reference: str) -> object:
+        return shop.lookup(reference)
+
+    async def record_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> None:
+        shop.record_failure(error)
+
+    @paysdk_callback(client=async_client, lookup=lookup, on_failed=record_failure)
+    async def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> HttpResponseBase:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    response = await DjangoAsyncClient().get(f"{PATH}?{case.query}")
+    assert response.status_code == case.status_code
+    assert json.loads(response.content) == {"status": case.status}
+    assert tuple(shop.fulfilled) == case.fulfilled
+    assert tuple(shop.failed) == case.failed
+    assert bool(verify_requests(callback_sandbox)) == case.asks_service
+
+
+# --- the testing kit's fixtures: a Django app's callback without a server -------------------
+
+
+def test_the_kit_sends_a_callback_through_django_wsgi(
+    paysdk_api: MockPaymentAPI, paysdk_client: paysdk.Client, paysdk_callback: CallbackSender
+) -> None:
+    orders = {"order-1": {"amount": 5000, "currency": "NGN"}}
+
+    # The fixture's name hides the decorator's here, so it is reached through its module.
+    @paysdk_django.paysdk_callback(client=paysdk_client, lookup=orders.get)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+        return JsonResponse({"status": "ok", "reference": payment.reference})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    response = paysdk_callback.send(WSGIHandler(), PATH, "order-1")
+    assert response.json() == {"status": "ok", "reference": "order-1"}
+    paysdk_api.add_payment("order-1", amount=1, currency="NGN")
+    assert paysdk_callback.send(WSGIHandler(), PATH, "order-1").status_code == 409
+
+
+def test_the_kit_sends_a_callback_through_django_asgi(
+    paysdk_api: MockPaymentAPI, paysdk_callback: CallbackSender
+) -> None:
+    orders = {"order-1": {"amount": 5000, "currency": "NGN"}}
+
+    @paysdk_django.paysdk_callback(client=paysdk_api.async_client(), lookup=orders.get)
+    async def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> JsonResponse:
+        return JsonResponse({"status": "ok"})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN", success=False)
+    response = paysdk_callback.send(ASGIHandler(), PATH, "order-1")
+    assert (response.status_code, response.json()) == (200, {"status": "failed"})
+    assert paysdk_api.verified_references() == ["order-1"]
+
+
+# --- with a fulfilment ledger ------------------------------------------------------------------
+
+
+def test_with_a_ledger_the_view_runs_once_per_payment(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    shop.orders["order-1044"] = Order("order-1044", amount=85000, currency="GHS")
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+            shop.fulfil(payment)
+            return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        browser = DjangoClient()
+        answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+        during: list[Any] = []  # another worker holds order-1044 while its callback comes
+        ledger.fulfil_once(
+            client.verify("order-1044"),
+            lambda p: during.append(browser.get(f"{PATH}?reference=order-1044")),
+        )
+
+    assert [(r.status_code, json.loads(r.content)) for r in answers] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+    assert [(r.status_code, json.loads(r.content)) for r in during] == [
+        (503, {"status": "in_progress"})
+    ]
+
+
+@pytest.mark.anyio
+async def test_with_an_async_ledger_an_async_view_runs_once(
+    async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path
+) -> None:
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+
+        @paysdk_callback(client=async_client, lookup=shop.lookup, ledger=ledger)
+        async def payment_callback(
+            request: HttpRequest, payment: paysdk.VerifiedPayment
+        ) -> HttpResponseBase:
+            shop.fulfil(payment)
+            return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        answers = [await DjangoAsyncClient().get(f"{PATH}?reference=order-1042") for _ in range(2)]
+
+    assert [json.loads(r.content) for r in answers] == [
+        {"status": "ok"},
+        {"status": "already_fulfilled"},
+    ]
+    assert shop.deliveries == 1
+
+
+def test_a_ledger_of_the_other_kind_is_refused(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    ledger = paysdk.AsyncLedger(tmp_path / "ledger.db")
+    with pytest.raises(paysdk.ConfigurationError, match="AsyncLedger"):
+        paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)  # type: ignore[call-overload]

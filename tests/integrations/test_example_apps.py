@@ -1,0 +1,112 @@
+"""End to end: the sandbox sends real callbacks over loopback to the example merchant apps."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import importlib.util
+import json
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from fastapi.testclient import TestClient
+from werkzeug.serving import make_server
+
+import paysdk
+from paysdk.sandbox import Sandbox
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def load_example(name: str, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> ModuleType:
+    """Import ``examples/<name>.py`` afresh, configured by PAYSDK_* for ``sandbox``."""
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", sandbox.secret_key)
+    monkeypatch.setenv("PAYSDK_BASE_URL", sandbox.base_url)
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@dataclasses.dataclass(frozen=True)
+class Merchant:
+    """A running example app: its module (ORDERS, FULFILLED) and its callback URL."""
+
+    example: ModuleType
+    callback_url: str
+
+    @property
+    def fulfilled(self) -> list[str]:
+        fulfilled: list[str] = self.example.FULFILLED
+        return fulfilled
+
+
+@pytest.fixture
+def flask_merchant(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[Merchant]:
+    """The Flask example app, served by a real WSGI server on a free loopback port."""
+    example = load_example("flask_callback", sandbox, monkeypatch)
+    server = make_server("127.0.0.1", 0, example.app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    yield Merchant(example, f"http://127.0.0.1:{server.server_port}/payments/callback")
+    server.shutdown()
+    thread.join()
+    example.client.close()
+
+
+def test_a_callback_sent_twice_is_fulfilled_once(
+    sandbox: Sandbox, flask_merchant: Merchant
+) -> None:
+    first = sandbox.send_callback(flask_merchant.callback_url, "order-1042")
+    second = sandbox.send_callback(flask_merchant.callback_url, "order-1042")
+    assert (first.status_code, second.status_code) == (200, 200)
+    assert flask_merchant.fulfilled == ["order-1042"]
+    verified = [request.path for request in sandbox.requests]
+    assert verified == ["/payment/order-1042", "/payment/order-1042"]
+
+
+def test_spoofed_callbacks_ship_nothing(sandbox: Sandbox, flask_merchant: Merchant) -> None:
+    sandbox.add_payment("order-9001", amount=1, currency="NGN")  # paid, but not an order
+    answers = {
+        reference: sandbox.send_callback(flask_merchant.callback_url, reference).status_code
+        for reference in ["order-1043", "order-9001", "order-0000"]
+    }
+    assert answers == {"order-1043": 200, "order-9001": 404, "order-0000": 404}
+    assert flask_merchant.fulfilled == []
+    assert [request.path for request in sandbox.requests] == ["/payment/order-1043"]
+
+
+def test_a_paid_order_with_the_wrong_amount_is_not_shipped(
+    sandbox: Sandbox, flask_merchant: Merchant
+) -> None:
+    sandbox.add_payment("order-1042", amount=100, currency="NGN")  # not the order's 2_500_000
+    answer = sandbox.send_callback(flask_merchant.callback_url, "order-1042")
+    assert (answer.status_code, json.loads(answer.body)) == (409, {"status": "mismatch"})
+    assert flask_merchant.fulfilled == []
+
+
+def test_the_fastapi_example_fulfils_once(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example = load_example("fastapi_callback", sandbox, monkeypatch)
+    with TestClient(example.app) as browser:
+        answers = [browser.get("/payments/callback?reference=order-1042") for _ in range(2)]
+        failed = browser.get("/payments/callback?reference=order-1043")
+    assert [answer.status_code for answer in answers] == [200, 200]
+    assert (failed.status_code, failed.json()) == (200, {"status": "failed"})
+    assert example.FULFILLED == ["order-1042"]
+
+
+def test_the_fastapi_example_closes_its_client_when_the_app_stops(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    example = load_example("fastapi_callback", sandbox, monkeypatch)
+    with TestClient(example.app) as browser:
+        assert browser.get("/payments/callback?reference=order-1042").status_code == 200
+    with pytest.raises(paysdk.ClientClosedError):
+        asyncio.run(example.client.verify("order-1042"))

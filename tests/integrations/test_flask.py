@@ -1,0 +1,149 @@
+"""paysdk.integrations.flask through Flask's test client, verifying against the sandbox."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import flask
+import pytest
+from flask.testing import FlaskClient
+from werkzeug.test import TestResponse
+
+import paysdk
+from paysdk.integrations.flask import verified_callback
+from paysdk.sandbox import Fault, Sandbox
+from tests.support.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered
+
+PATH = "/payments/callback"
+
+
+@pytest.fixture
+def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
+    with paysdk.Client(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
+    ) as client:
+        yield client
+
+
+@pytest.fixture
+def browser(client: paysdk.Client, shop: Shop) -> FlaskClient:
+    """A Flask app whose callback view fulfils through ``shop``, and its test client."""
+    app = flask.Flask(__name__)
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, on_failed=shop.record_failure)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    return app.test_client()
+
+
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+def test_each_callback_is_answered_and_only_a_match_is_fulfilled(
+    browser: FlaskClient, shop: Shop, callback_sandbox: Sandbox, case: CallbackCase
+) -> None:
+    response = browser.get(f"{PATH}?{case.query}")
+    body = response.get_json()
+    assert_answered(case, shop, callback_sandbox, status_code=response.status_code, body=body)
+
+
+def test_a_repeated_callback_is_fulfilled_once(browser: FlaskClient, shop: Shop) -> None:
+    answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+    assert [response.status_code for response in answers] == [200, 200]
+    assert shop.fulfilled == ["order-1042"]
+    assert shop.deliveries == 2
+
+
+def test_the_service_failing_asks_for_a_retry(
+    browser: FlaskClient, shop: Shop, callback_sandbox: Sandbox
+) -> None:
+    callback_sandbox.inject(Fault.server_error(500))
+    response = browser.get(f"{PATH}?reference=order-1042")
+    assert (response.status_code, response.get_json()) == (503, {"status": "retry_later"})
+    assert shop.fulfilled == []
+    retried = browser.get(f"{PATH}?reference=order-1042")
+    assert retried.status_code == 200
+    assert shop.fulfilled == ["order-1042"]
+
+
+def test_on_failed_may_answer_instead(client: paysdk.Client, shop: Shop) -> None:
+    app = flask.Flask(__name__)
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, on_failed=lambda error: ("noted", 202))
+    def payment_callback(payment: paysdk.VerifiedPayment) -> str:
+        raise AssertionError("a failed payment must not reach the view")
+
+    response = app.test_client().get(f"{PATH}?reference=order-1043")
+    assert (response.status_code, response.text) == (202, "noted")
+
+
+def test_url_values_reach_the_view(client: paysdk.Client, shop: Shop) -> None:
+    app = flask.Flask(__name__)
+
+    @app.get("/shops/<int:shop_id>/callback")
+    @verified_callback(client, lookup=shop.lookup)
+    def payment_callback(payment: paysdk.VerifiedPayment, shop_id: int) -> dict[str, object]:
+        return {"shop": shop_id, "reference": payment.reference}
+
+    response = app.test_client().get("/shops/7/callback?reference=order-1042")
+    assert response.get_json() == {"shop": 7, "reference": "order-1042"}
+
+
+def test_an_async_client_is_refused() -> None:
+    async_client = paysdk.AsyncClient(secret_key="sk_test_x", base_url="http://127.0.0.1:9")
+    with pytest.raises(paysdk.ConfigurationError, match=r"paysdk\.Client"):
+        verified_callback(async_client, lookup=dict[str, object]().get)  # type: ignore[arg-type]
+
+
+# --- with a fulfilment ledger ------------------------------------------------------------------
+
+
+def test_with_a_ledger_the_view_runs_once_and_a_duplicate_is_already_fulfilled(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    app = flask.Flask(__name__)
+    ledger = paysdk.Ledger(tmp_path / "ledger.db")
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    browser = app.test_client()
+    with ledger:
+        answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
+        mismatch = browser.get(f"{PATH}?reference=order-2002")
+        assert ledger.row("order-2002") is None  # a refused callback claims nothing
+
+    assert [(r.status_code, r.get_json()) for r in answers] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+    assert (mismatch.status_code, mismatch.get_json()) == (409, {"status": "mismatch"})
+
+
+def test_with_a_ledger_a_delivery_during_anothers_fulfilment_is_asked_to_retry(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    app = flask.Flask(__name__)
+    ledger = paysdk.Ledger(tmp_path / "ledger.db")
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    during: list[TestResponse] = []
+    with ledger:
+        ledger.fulfil_once(
+            client.verify("order-1042"),
+            lambda p: during.append(app.test_client().get(f"{PATH}?reference=order-1042")),
+        )
+    assert [(r.status_code, r.get_json()) for r in during] == [(503, {"status": "in_progress"})]
+    assert shop.deliveries == 0

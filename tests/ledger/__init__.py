@@ -1,0 +1,1 @@
+"""paysdk.ledger: fulfil once, reconcile."""

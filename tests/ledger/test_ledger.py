@@ -1,0 +1,490 @@
+"""The fulfilment ledger's behaviour, on SQLite and on a real PostgreSQL server, sync and async."""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
+from typing import Any
+
+import pytest
+
+import paysdk
+from paysdk.ledger import (
+    AsyncLedger,
+    FulfilResult,
+    LeaseLostError,
+    Ledger,
+    LedgerError,
+    LedgerRow,
+    Outcome,
+    UnverifiedPaymentError,
+)
+
+pytestmark = pytest.mark.anyio
+
+
+def paid(reference: str = "order-1", amount: int = 2500, currency: str = "NGN") -> Any:
+    return paysdk.VerifiedPayment(
+        reference=reference, amount=amount, currency=currency, success=True
+    )
+
+
+class Clock:
+    """A clock the test moves, shared by every ledger of a test (leases expire on demand)."""
+
+    def __init__(self) -> None:
+        self.now = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
+
+    def __call__(self) -> dt.datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += dt.timedelta(seconds=seconds)
+
+
+class EitherLedger:
+    """A Ledger or an AsyncLedger behind one awaitable surface; actions are written sync."""
+
+    def __init__(self, ledger: Ledger | AsyncLedger) -> None:
+        self.ledger = ledger
+
+    async def fulfil_once(
+        self, payment: Any, action: Callable[[paysdk.VerifiedPayment], Any]
+    ) -> FulfilResult[Any]:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.fulfil_once(payment, action)
+
+        async def async_action(payment: paysdk.VerifiedPayment) -> Any:
+            return action(payment)
+
+        return await self.ledger.fulfil_once(payment, async_action)
+
+    async def row(self, reference: str) -> LedgerRow | None:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.row(reference)
+        return await self.ledger.row(reference)
+
+
+MakeLedger = Callable[..., EitherLedger]
+
+
+@pytest.fixture(params=["sync", "async"])
+async def make_ledger(request: pytest.FixtureRequest, ledger_url: str) -> AsyncIterator[MakeLedger]:
+    """Ledgers on the test's database (SQLite or PostgreSQL), sync or async, closed after."""
+    made: list[Ledger | AsyncLedger] = []
+
+    def make(**options: Any) -> EitherLedger:
+        cls = AsyncLedger if request.param == "async" else Ledger
+        made.append(cls(ledger_url, **options))
+        return EitherLedger(made[-1])
+
+    yield make
+    for ledger in made:
+        if isinstance(ledger, AsyncLedger):
+            await ledger.close()
+        else:
+            ledger.close()
+
+
+async def test_fulfils_once_and_records_what_was_paid(make_ledger: MakeLedger) -> None:
+    ledger = make_ledger()
+    shipped: list[paysdk.VerifiedPayment] = []
+    first = await ledger.fulfil_once(paid(amount=2500, currency="NGN"), shipped.append)
+    again = await ledger.fulfil_once(paid(amount=2500, currency="NGN"), shipped.append)
+
+    assert (first.outcome, first.fulfilled_now) == (Outcome.FULFILLED, True)
+    assert (again.outcome, again.already_fulfilled) == (Outcome.ALREADY_FULFILLED, True)
+    assert [p.reference for p in shipped] == ["order-1"]
+    assert again.row is not None
+    assert (again.row.amount, again.row.currency, again.row.attempts) == (2500, "NGN", 1)
+    assert again.row.fulfilled_at is not None
+
+
+async def test_returns_what_the_action_returned(make_ledger: MakeLedger) -> None:
+    result = await make_ledger().fulfil_once(paid(), lambda payment: f"shipped {payment.amount}")
+    assert result.value == "shipped 2500"
+
+
+async def test_an_action_that_raises_records_nothing_and_can_be_retried(
+    make_ledger: MakeLedger,
+) -> None:
+    ledger = make_ledger()
+
+    def broken(payment: paysdk.VerifiedPayment) -> None:
+        raise RuntimeError("warehouse offline")
+
+    with pytest.raises(RuntimeError, match="warehouse offline"):
+        await ledger.fulfil_once(paid(), broken)
+    row = await ledger.row("order-1")
+    assert row is not None
+    assert (row.state, row.fulfilled, row.claim_token, row.fulfilled_at) == (
+        "released",
+        False,
+        None,
+        None,
+    )
+
+    retried = await ledger.fulfil_once(paid(), lambda payment: "ok")
+    assert retried.fulfilled_now
+    row = await ledger.row("order-1")
+    assert row is not None
+    assert (row.state, row.attempts) == ("fulfilled", 2)
+
+
+async def test_a_live_claim_is_in_progress_elsewhere(make_ledger: MakeLedger) -> None:
+    worker, other = make_ledger(), make_ledger()
+    seen: list[FulfilResult[Any]] = []
+
+    def slow_action(payment: paysdk.VerifiedPayment) -> None:
+        # While this worker holds the claim, the other sees it in progress (not fulfilled).
+        seen.append(_run_sync(other, payment))
+
+    if isinstance(worker.ledger, AsyncLedger):
+        # An async action cannot block on the other ledger: check from inside, awaited.
+        async def action(payment: paysdk.VerifiedPayment) -> None:
+            seen.append(await other.fulfil_once(payment, lambda p: "twice"))
+
+        await worker.ledger.fulfil_once(paid(), action)
+    else:
+        await worker.fulfil_once(paid(), slow_action)
+
+    assert [r.outcome for r in seen] == [Outcome.IN_PROGRESS]
+    assert seen[0].row is not None
+    assert seen[0].row.state == "claimed"
+    assert seen[0].row.lease_expires_at is not None
+
+
+def _run_sync(ledger: EitherLedger, payment: paysdk.VerifiedPayment) -> FulfilResult[Any]:
+    assert isinstance(ledger.ledger, Ledger)
+    return ledger.ledger.fulfil_once(payment, lambda p: "twice")
+
+
+async def test_an_expired_lease_is_taken_over_once_and_the_late_worker_cannot_finish(
+    make_ledger: MakeLedger,
+) -> None:
+    clock = Clock()
+    late, rescuer, third = (make_ledger(lease=60, clock=clock) for _ in range(3))
+    taken_over: list[FulfilResult[Any]] = []
+
+    def stuck(payment: paysdk.VerifiedPayment) -> None:
+        clock.advance(61)  # the worker hangs past its lease...
+        taken_over.append(_sync_or_fail(rescuer, payment))  # ...and another worker takes over
+        taken_over.append(_sync_or_fail(third, payment))  # which nobody can repeat
+
+    if isinstance(late.ledger, AsyncLedger):
+
+        async def stuck_async(payment: paysdk.VerifiedPayment) -> None:
+            clock.advance(61)
+            taken_over.append(await rescuer.fulfil_once(payment, lambda p: "rescued"))
+            taken_over.append(await third.fulfil_once(payment, lambda p: "rescued"))
+
+        with pytest.raises(LeaseLostError, match="lease"):
+            await late.ledger.fulfil_once(paid(), stuck_async)
+    else:
+        with pytest.raises(LeaseLostError, match="lease"):
+            await late.fulfil_once(paid(), stuck)
+
+    assert [r.outcome for r in taken_over] == [Outcome.FULFILLED, Outcome.ALREADY_FULFILLED]
+    row = await third.row("order-1")
+    assert row is not None
+    assert (row.state, row.attempts) == ("fulfilled", 2)
+
+
+def _sync_or_fail(ledger: EitherLedger, payment: paysdk.VerifiedPayment) -> FulfilResult[Any]:
+    assert isinstance(ledger.ledger, Ledger)
+    return ledger.ledger.fulfil_once(payment, lambda p: "rescued")
+
+
+@pytest.mark.parametrize(
+    "payment",
+    [
+        "order-1",
+        {"reference": "order-1", "amount": 2500, "currency": "NGN", "success": True},
+        paysdk.ListedPayment(
+            id="x", reference="order-1", amount=2500, currency="NGN", status="COMPLETED"
+        ),
+    ],
+    ids=["reference", "mapping", "listed-payment"],
+)
+async def test_only_a_verified_payment_can_be_fulfilled(
+    make_ledger: MakeLedger, payment: object
+) -> None:
+    ledger = make_ledger()
+    shipped: list[paysdk.VerifiedPayment] = []
+    with pytest.raises(UnverifiedPaymentError, match="VerifiedPayment"):
+        await ledger.fulfil_once(payment, shipped.append)
+    assert shipped == []
+    assert await ledger.row("order-1") is None
+
+
+async def test_a_failed_payment_is_never_fulfilled(make_ledger: MakeLedger) -> None:
+    ledger = make_ledger()
+    shipped: list[paysdk.VerifiedPayment] = []
+    failed = paid().model_copy(update={"success": False})
+    with pytest.raises(paysdk.PaymentFailedError):
+        await ledger.fulfil_once(failed, shipped.append)
+    assert shipped == []
+    assert await ledger.row("order-1") is None
+
+
+async def test_without_create_table_the_merchants_migration_owns_the_table(
+    make_ledger: MakeLedger,
+) -> None:
+    unmigrated = make_ledger(create_table=False, table="shop_fulfilments")
+    with pytest.raises(LedgerError, match=r"shop_fulfilments|no SQLite ledger"):
+        await unmigrated.fulfil_once(paid(), lambda p: None)
+
+    migrations = make_ledger(table="shop_fulfilments")  # creates it, as a migration would
+    assert await migrations.row("order-1") is None
+    assert (await unmigrated.fulfil_once(paid(), lambda p: None)).fulfilled_now
+
+
+def test_the_ledger_url_decides_the_backend(tmp_path: Any) -> None:
+    path = tmp_path / "orders.db"
+    for url in (f"sqlite:///{path}", str(path), path):
+        with Ledger(url) as ledger:
+            assert ledger.backend == "sqlite"
+    ledger = Ledger("postgresql://shop:s3cret-pw@db.internal:5432/shop")
+    assert ledger.backend == "postgresql"
+    assert "s3cret-pw" not in repr(ledger)
+    for url in (
+        "postgresql://db/shop?password=s3cret-pw",
+        "postgresql://shop@db:5432/shop?sslmode=require&password=s3cret-pw",
+        "postgres://shop:s3cret-pw@db1:5432,db2:5433/shop",
+    ):
+        shown = repr(Ledger(url))
+        assert "s3cret-pw" not in shown
+        assert "/shop" in shown
+    assert "'postgresql://db.internal:5432/shop'" in repr(ledger)
+
+
+@pytest.mark.parametrize(
+    ("url", "options", "message"),
+    [
+        ("mysql://shop@db/shop", {}, "unsupported ledger URL scheme"),
+        ("sqlite://", {}, "in-memory"),
+        (":memory:", {}, "in-memory"),
+        ("orders.db", {"lease": 0}, "lease"),
+        ("orders.db", {"lease": "5 minutes"}, "lease"),
+        ("orders.db", {"table": "orders; DROP TABLE orders"}, "table"),
+        ("orders.db", {"timeout": -1}, "timeout"),
+    ],
+)
+def test_bad_configuration_is_refused_before_any_database_is_touched(
+    url: str, options: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(paysdk.PaySDKError, match=message):
+        Ledger(url, **options)
+
+
+def test_postgres_without_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(paysdk.ConfigurationError, match=r"paysdk\[postgres\]"):
+        Ledger("postgresql://shop@localhost/shop")
+
+
+def test_an_async_action_on_the_sync_ledger_is_refused(tmp_path: Any) -> None:
+    async def action(payment: paysdk.VerifiedPayment) -> None: ...
+
+    with Ledger(tmp_path / "l.db") as ledger, pytest.raises(paysdk.ConfigurationError, match="As"):
+        ledger.fulfil_once(paid(), action)
+
+
+def test_an_unreachable_database_is_a_ledger_error(tmp_path: Any) -> None:
+    with Ledger(tmp_path / "no-dir" / "l.db") as ledger, pytest.raises(LedgerError, match="SQL"):
+        ledger.fulfil_once(paid(), print)
+    with (
+        Ledger("postgresql://nobody@127.0.0.1:1/none", timeout=2) as ledger,
+        pytest.raises(LedgerError, match="PostgreSQL"),
+    ):
+        ledger.fulfil_once(paid(), print)
+
+
+def test_import_paysdk_loads_no_database_driver() -> None:
+    code = (
+        "import sys, paysdk; "
+        "print(sorted(m for m in ('sqlite3', 'psycopg', 'paysdk.ledger') if m in sys.modules)); "
+        "paysdk.Ledger; print('paysdk.ledger' in sys.modules, 'psycopg' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[]", "True False"]
+
+
+def test_when_the_release_fails_too_the_actions_own_error_is_raised(tmp_path: Any) -> None:
+    import sqlite3
+
+    with Ledger(tmp_path / "l.db", timeout=0.1, lease=60) as ledger:
+        blocker = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+
+        def fails_while_the_database_is_locked(payment: paysdk.VerifiedPayment) -> None:
+            blocker.execute("BEGIN EXCLUSIVE")  # another process holds the write lock
+            raise RuntimeError("warehouse offline") from ConnectionError("warehouse API down")
+
+        with pytest.raises(RuntimeError, match="warehouse offline") as raised:
+            ledger.fulfil_once(paid(), fails_while_the_database_is_locked)
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        assert isinstance(raised.value.__context__, LedgerError)
+        assert isinstance(raised.value.__cause__, ConnectionError)  # the action's own, kept
+        assert str(raised.value.__cause__) == "warehouse API down"
+        row = ledger.row("order-1")
+        assert row is not None
+        assert row.state == "claimed"  # not fulfilled; free again once the lease ends
+
+
+def test_an_action_returning_a_coroutine_on_the_sync_ledger_is_refused_and_released(
+    ledger_url: str,
+) -> None:
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    def looks_sync(payment: paysdk.VerifiedPayment) -> Coroutine[Any, Any, None]:
+        async def ship() -> None:
+            shipped.append(payment)
+
+        return ship()
+
+    with Ledger(ledger_url) as ledger:
+        with pytest.raises(paysdk.ConfigurationError, match="AsyncLedger"):
+            ledger.fulfil_once(paid(), looks_sync)
+        row = ledger.row("order-1")
+        assert row is not None
+        assert (row.state, row.fulfilled) == ("released", False)  # the next delivery retries
+        assert shipped == []
+        assert ledger.fulfil_once(paid(), lambda payment: "shipped").fulfilled_now
+
+
+async def test_the_async_ledger_runs_a_plain_function_once(ledger_url: str) -> None:
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> str:
+        shipped.append(payment)
+        return "shipped"
+
+    async with AsyncLedger(ledger_url) as ledger:
+        first = await ledger.fulfil_once(paid(), ship)
+        again = await ledger.fulfil_once(paid(), ship)
+        row = await ledger.row("order-1")
+    assert (first.outcome, first.value) == (Outcome.FULFILLED, "shipped")
+    assert again.already_fulfilled
+    assert len(shipped) == 1
+    assert row is not None
+    assert row.fulfilled
+
+
+async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> None:
+    import sqlite3
+    import time
+
+    import anyio
+
+    path = tmp_path / "l.db"
+    async with AsyncLedger(path, timeout=5) as ledger:
+        await ledger.rows(["order-0"])  # the table exists
+        blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        blocker.execute("BEGIN IMMEDIATE")  # another process writes: the claim waits for it
+
+        async def unblock_soon() -> None:
+            await anyio.sleep(0.5)
+            blocker.execute("ROLLBACK")
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(unblock_soon)
+            with anyio.move_on_after(0.2) as waiting:  # cancelled while it waits for the lock
+                await ledger.fulfil_once(paid(), lambda payment: "shipped")
+        blocker.close()
+        assert waiting.cancelled_caught
+
+        async with AsyncLedger(path, timeout=1) as other:
+            started = time.monotonic()
+            assert (await other.fulfil_once(paid("order-2"), lambda payment: "ok")).fulfilled_now
+            assert time.monotonic() - started < 0.5  # no lock left behind by the cancelled call
+        assert await ledger.row("order-1") is None
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_postgres_lock_wait_is_bounded_by_the_timeout(postgres_url: str, kind: str) -> None:
+    import threading
+    import time
+
+    import psycopg
+
+    from tests.support.postgres import fresh_database
+
+    url = fresh_database(postgres_url)
+    with Ledger(url) as setup:
+        setup.create_table()
+    with psycopg.connect(url) as holder:  # another worker's claim, not committed yet
+        holder.execute(
+            "INSERT INTO paysdk_fulfilments (reference, state, attempts, amount, currency, "
+            "claimed_at) VALUES ('order-1', 'claimed', 1, 2500, 'NGN', now())"
+        )
+        watchdog = threading.Timer(8, holder.rollback)  # unbounded: fail, not hang
+        watchdog.start()
+        started = time.monotonic()
+        with pytest.raises(LedgerError, match=r"waited more than 1s for a lock") as raised:
+            await _fulfil_with_timeout(kind, url, 1)
+        assert time.monotonic() - started < 5
+        assert isinstance(raised.value.__cause__, psycopg.errors.LockNotAvailable)
+        watchdog.cancel()
+        holder.rollback()
+
+
+async def _fulfil_with_timeout(kind: str, url: str, timeout: float) -> None:
+    if kind == "sync":
+        with Ledger(url, timeout=timeout) as ledger:
+            ledger.fulfil_once(paid(), lambda payment: "shipped")
+    else:
+        async with AsyncLedger(url, timeout=timeout) as async_ledger:
+            await async_ledger.fulfil_once(paid(), lambda payment: "shipped")
+
+
+async def test_when_the_release_fails_too_the_async_actions_own_error_is_raised(
+    tmp_path: Any,
+) -> None:
+    import sqlite3
+
+    async with AsyncLedger(tmp_path / "l.db", timeout=0.1, lease=60) as ledger:
+        blocker = sqlite3.connect(tmp_path / "l.db", isolation_level=None)
+
+        async def fails_while_the_database_is_locked(payment: paysdk.VerifiedPayment) -> None:
+            blocker.execute("BEGIN EXCLUSIVE")
+            raise RuntimeError("warehouse offline") from ConnectionError("warehouse API down")
+
+        with pytest.raises(RuntimeError, match="warehouse offline") as raised:
+            await ledger.fulfil_once(paid(), fails_while_the_database_is_locked)
+        blocker.execute("ROLLBACK")
+        blocker.close()
+        assert isinstance(raised.value.__context__, LedgerError)
+        assert isinstance(raised.value.__cause__, ConnectionError)
+        row = await ledger.row("order-1")
+        assert row is not None
+        assert row.state == "claimed"
+
+
+async def test_lookups_read_beside_a_writer_without_waiting_for_its_lock(tmp_path: Any) -> None:
+    import sqlite3
+
+    path = tmp_path / "l.db"
+    with Ledger(path, timeout=0.2) as ledger:
+        assert ledger.fulfil_once(paid(), lambda payment: "shipped").fulfilled_now
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # another process is writing (WAL: readers go on)
+        try:
+            row = ledger.row("order-1")
+            page = ledger.fulfilled_after()
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+    assert row is not None
+    assert row.fulfilled
+    assert [r.reference for r in page] == ["order-1"]
+    async with AsyncLedger(path, timeout=0.2, create_table=False) as async_ledger:
+        writer = sqlite3.connect(path, isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")
+        try:
+            assert (await async_ledger.rows(["order-1"])).keys() == {"order-1"}
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()

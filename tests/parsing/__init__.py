@@ -1,0 +1,1 @@
+"""Parsing (paysdk._parsing): decoding, the streamed list, batches, the GC pause."""

@@ -1,0 +1,1 @@
+"""What surrounds the code: docs that run, the wheel, the release."""

@@ -1,0 +1,1 @@
+"""paysdk.sandbox: the local stand-in for the service."""

@@ -1,0 +1,299 @@
+"""Sandbox fault injection (in-process and over HTTP), the request log, and sending callbacks."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx
+import pytest
+
+from paysdk.sandbox import (
+    COMPLETED_REFERENCE,
+    CallbackDeliveryError,
+    Fault,
+    Sandbox,
+    callback_url,
+    send_callback,
+)
+from paysdk.sandbox._callback import MAX_CALLBACK_BODY
+from tests.support.hostile import HostileServer, gzip_bomb, large_body, trickle_body, trickle_head
+
+VERIFY = f"/payment/{COMPLETED_REFERENCE}"
+
+
+@pytest.fixture
+def http(sandbox: Sandbox) -> Iterator[httpx.Client]:
+    headers = {"Authorization": f"Bearer {sandbox.secret_key}"}
+    with httpx.Client(base_url=sandbox.base_url, headers=headers, trust_env=False) as client:
+        yield client
+
+
+def statuses(http: httpx.Client, path: str, count: int) -> list[int]:
+    return [http.get(path).status_code for _ in range(count)]
+
+
+def test_a_fault_is_used_the_given_number_of_times(sandbox: Sandbox, http: httpx.Client) -> None:
+    sandbox.inject(Fault.server_error(), path="/payments", times=2)
+    assert statuses(http, "/payments", 3) == [500, 500, 200]
+    assert len(sandbox.faults) == 0
+
+
+def test_faults_match_exact_paths_prefixes_or_everything(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    sandbox.inject(Fault.server_error(503), path="/payments", times=None)
+    assert http.get(VERIFY).status_code == 200
+    assert statuses(http, "/payments", 3) == [503, 503, 503]
+    sandbox.clear_faults()
+    sandbox.inject(Fault.server_error(), path="/payment/*", times=None)
+    assert (http.get(VERIFY).status_code, http.get("/payments").status_code) == (500, 200)
+    sandbox.clear_faults()
+    sandbox.inject(Fault.server_error(), times=2)
+    assert [http.get(VERIFY).status_code, http.get("/payments").status_code] == [500, 500]
+    assert http.get("/payments").status_code == 200
+
+
+def test_a_verify_path_names_its_reference_however_it_is_percent_encoded(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    sandbox.inject(Fault.server_error(503), path="/payment/a%2fb", times=None)
+    assert http.get("/payment/a%2Fb").status_code == 503
+    sandbox.clear_faults()
+    sandbox.inject(Fault.server_error(503), path="/payment/a%2Fb", times=None)
+    assert http.get("/payment/a%2fb").status_code == 503
+    assert http.get("/payment/a%2fc").status_code == 404  # another reference: no fault
+
+
+def test_html_502_from_a_proxy(sandbox: Sandbox, http: httpx.Client) -> None:
+    sandbox.inject(Fault.html_502())
+    response = http.get(VERIFY)
+    assert response.status_code == 502
+    assert response.headers["content-type"] == "text/html"
+    assert "<h1>502 Bad Gateway</h1>" in response.text
+
+
+def test_429_carries_retry_after(sandbox: Sandbox, http: httpx.Client) -> None:
+    sandbox.inject(Fault.rate_limited(retry_after=7))
+    response = http.get("/payments")
+    assert (response.status_code, response.headers["retry-after"]) == (429, "7")
+    assert response.json()["error"] == "Too Many Requests"
+
+
+def test_list_unavailable_is_the_documented_body(sandbox: Sandbox, http: httpx.Client) -> None:
+    sandbox.inject(Fault.list_unavailable(), path="/payments")
+    response = http.get("/payments")
+    assert (response.status_code, response.json()) == (404, {"error": "Connection Error"})
+
+
+def test_a_fault_answers_before_the_key_is_checked_like_a_proxy(sandbox: Sandbox) -> None:
+    sandbox.inject(Fault.html_502())
+    assert httpx.get(sandbox.base_url + "/payments", trust_env=False).status_code == 502
+
+
+def test_delay_provokes_a_timeout_and_stop_does_not_wait_it_out(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    sandbox.inject(Fault(delay=0.3))
+    started = time.monotonic()
+    assert http.get(VERIFY).status_code == 200
+    assert time.monotonic() - started >= 0.3
+    sandbox.inject(Fault(delay=30))
+    with pytest.raises(httpx.ReadTimeout):
+        http.get(VERIFY, timeout=0.1)
+    started = time.monotonic()
+    sandbox.stop()
+    assert time.monotonic() - started < 1
+
+
+@pytest.mark.parametrize(
+    ("disconnect", "message"),
+    [
+        ("before_response", "without sending a response"),
+        ("mid_body", "without sending complete message body"),
+        ("truncated", "without sending complete message body"),
+    ],
+)
+def test_cut_connections(
+    sandbox: Sandbox, http: httpx.Client, disconnect: Any, message: str
+) -> None:
+    sandbox.inject(Fault(disconnect=disconnect), path="/payments")
+    with pytest.raises(httpx.RemoteProtocolError, match=message):
+        http.get("/payments")
+    assert http.get("/payments").status_code == 200  # the next request is served again
+
+
+def test_a_cut_can_apply_to_a_replaced_answer(sandbox: Sandbox, http: httpx.Client) -> None:
+    sandbox.inject(Fault(status=200, body='{"data": [', disconnect="truncated"))
+    with pytest.raises(httpx.RemoteProtocolError):
+        http.get("/payments")
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"delay": -1}, "delay must not be negative"),
+        ({"delay": "1"}, "delay must be a number"),
+        ({"status": 99}, "status must be an HTTP status code"),
+        ({"headers": {"Retry-After": 1}}, "headers must map strings to strings"),
+        ({"disconnect": "later"}, "disconnect must be one of"),
+        ({"colour": "red"}, "unknown fault field"),
+    ],
+)
+def test_bad_faults_are_refused(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        Fault.from_json(fields)
+
+
+@pytest.mark.parametrize(("path", "times"), [("payments", 1), (None, 0), ("/x", -1)])
+def test_bad_fault_places_are_refused(sandbox: Sandbox, path: str | None, times: int) -> None:
+    with pytest.raises(ValueError, match=r"^(path|times) must"):
+        sandbox.inject(Fault(), path=path, times=times)
+
+
+# --- over HTTP --------------------------------------------------------------------------------
+
+
+def test_faults_over_http(sandbox: Sandbox, http: httpx.Client) -> None:
+    fault = {
+        "path": "/payments",
+        "times": 2,
+        "status": 429,
+        "headers": {"Retry-After": "2"},
+        "body": {"error": "Too Many Requests"},
+    }
+    created = http.post("/_sandbox/faults", json=[fault, {"path": VERIFY, "status": 502}])
+    assert (created.status_code, created.json()) == (201, {"faults": 2})
+    first = http.get("/payments")
+    assert (first.status_code, first.headers["retry-after"]) == (429, "2")
+    assert first.headers["content-type"] == "application/json"
+    assert first.json() == {"error": "Too Many Requests"}
+    assert http.delete("/_sandbox/faults").json() == {"faults": 0}
+    assert statuses(http, "/payments", 1) + statuses(http, VERIFY, 1) == [200, 200]
+
+
+@pytest.mark.parametrize("body", [b"not json", b"[]", b"[1]", b'{"status": 1000}', b'{"times": 0}'])
+def test_bad_faults_over_http_are_400(http: httpx.Client, body: bytes) -> None:
+    response = http.post("/_sandbox/faults", content=body)
+    assert response.status_code == 400
+    assert response.json()["error"] == "Bad Request"
+
+
+def test_control_endpoints_need_the_key(sandbox: Sandbox) -> None:
+    for method, path in [("POST", "faults"), ("DELETE", "faults"), ("GET", "requests")]:
+        response = httpx.request(
+            method, f"{sandbox.base_url}/_sandbox/{path}", json={}, trust_env=False
+        )
+        assert response.status_code == 401
+    assert len(sandbox.faults) == 0
+
+
+def test_control_endpoints_refuse_unknown_routes(http: httpx.Client) -> None:
+    assert http.get("/_sandbox/faults").status_code == 405
+    assert http.get("/_sandbox/nothing").status_code == 404
+
+
+def test_payments_can_be_added_over_http(http: httpx.Client) -> None:
+    record = {"reference": "remote-1", "amount": 42, "currency": "GHS", "status": "FAILED"}
+    created = http.post("/_sandbox/payments", json=record)
+    assert created.status_code == 201
+    assert http.get("/payment/remote-1").json()["data"] == created.json()["data"][0]
+    bad = http.post("/_sandbox/payments", json={"reference": "x", "amount": "many"})
+    assert bad.status_code == 400
+    assert "amount" in bad.json()["message"]
+
+
+# --- request log ------------------------------------------------------------------------------
+
+
+def test_the_request_log_counts_attempts_and_hides_the_key(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    http.get(f"{VERIFY}?x=1")
+    http.get("/payments")
+    http.post("/_sandbox/faults", json={"status": 500})  # control requests are not recorded
+    assert [(r.method, r.path, r.target) for r in sandbox.requests] == [
+        ("GET", VERIFY, f"{VERIFY}?x=1"),
+        ("GET", "/payments", "/payments"),
+    ]
+    assert sandbox.requests[0].headers["Authorization"] == "<redacted>"
+    logged = http.get("/_sandbox/requests").json()["data"]
+    assert [entry["path"] for entry in logged] == [VERIFY, "/payments"]
+    assert sandbox.secret_key not in repr(sandbox.requests) + repr(logged)
+    assert http.delete("/_sandbox/requests").status_code == 200
+    assert sandbox.requests == []
+
+
+# --- callbacks --------------------------------------------------------------------------------
+# The sandbox doubles as the merchant's handler here: it records every request, and a fault
+# makes /callback answer what a handler would.
+
+
+def test_send_callback_appends_an_encoded_reference(sandbox: Sandbox) -> None:
+    sandbox.inject(Fault(status=200, body="thanks"), path="/callback")
+    result = sandbox.send_callback(f"{sandbox.base_url}/callback?shop=1#frag", "a b&c/d?é")
+    assert (result.status_code, result.body, result.ok) == (200, "thanks", True)
+    (request,) = sandbox.requests
+    assert request.path == "/callback"
+    query = urlsplit(request.target).query
+    assert query == "shop=1&reference=a%20b%26c%2Fd%3F%C3%A9"
+    assert parse_qs(query) == {"shop": ["1"], "reference": ["a b&c/d?é"]}
+    assert "Authorization" not in request.headers  # the service sends no key to the merchant
+
+
+def test_send_callback_reports_the_handlers_failure(sandbox: Sandbox) -> None:
+    sandbox.inject(Fault(status=400, body="unknown order"), path="/callback")
+    result = send_callback(f"{sandbox.base_url}/callback", "x", timeout=2)
+    assert (result.status_code, result.body, result.ok) == (400, "unknown order", False)
+
+
+def test_send_callback_to_nowhere_or_too_slow_raises(sandbox: Sandbox) -> None:
+    sandbox.inject(Fault(delay=5), path="/callback")
+    with pytest.raises(CallbackDeliveryError, match="timed out"):
+        send_callback(f"{sandbox.base_url}/callback", "x", timeout=0.1)
+    url = f"{sandbox.base_url}/callback"
+    sandbox.stop()
+    with pytest.raises(CallbackDeliveryError, match="failed"):
+        send_callback(url, "x", timeout=1)
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [trickle_body(interval=0.05), trickle_head(interval=0.05)],
+    ids=["trickled-body", "trickled-head"],
+)
+def test_a_trickling_handler_cannot_hold_send_callback_past_its_timeout(
+    hostile: HostileServer, behaviour: Any
+) -> None:
+    """Each byte arrives well within a per-read timeout; the whole call is bounded all the same."""
+    hostile.script(behaviour)
+    started = time.monotonic()
+    with pytest.raises(CallbackDeliveryError, match=r"timed out after 0\.5s"):
+        send_callback(f"{hostile.base_url}/callback", "x", timeout=0.5)
+    assert time.monotonic() - started < 2.0
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [large_body(50 << 20), large_body(50 << 20, chunked=True), gzip_bomb(200 << 20)],
+    ids=["50MiB", "50MiB-chunked", "gzip-200MiB"],
+)
+def test_a_huge_callback_answer_is_kept_cut(hostile: HostileServer, behaviour: Any) -> None:
+    hostile.script(behaviour)
+    started = time.monotonic()
+    result = send_callback(f"{hostile.base_url}/callback", "x", timeout=10)
+    assert (result.status_code, result.ok) == (200, True)
+    assert result.body == "{" + " " * (MAX_CALLBACK_BODY - 1)  # padding after the first byte
+    assert time.monotonic() - started < 5.0
+
+
+@pytest.mark.parametrize("url", ["ftp://host/cb", "/callback", "localhost:8000/cb"])
+def test_callback_urls_must_be_absolute_http(url: str) -> None:
+    with pytest.raises(ValueError, match="absolute http"):
+        callback_url(url, "x")
+
+
+def test_callback_url_adds_a_path_when_there_is_none() -> None:
+    assert callback_url("http://127.0.0.1:9", "r-1") == "http://127.0.0.1:9/?reference=r-1"

@@ -1,0 +1,1 @@
+"""paysdk.testing: the merchant's testing kit."""

@@ -1,0 +1,1 @@
+"""The transports (paysdk._transport) over real loopback sockets and hostile servers."""

@@ -1,0 +1,298 @@
+"""Every client against a hostile loopback server (tests/support/hostile.py), verify and list.
+
+Each :class:`Case` scripts what the server does per request and says what the caller must get:
+the exact exception type (or a result), how many requests the server saw, and, where the server
+decides them, the waits between tries (recorded, not slept: see ``conftest.EitherClient``).
+Every case runs for sync, async and aiohttp-backed async, verify and list. To add one, add a
+``Case`` to ``CASES``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gzip
+import json
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import httpx
+import pytest
+
+import paysdk
+from paysdk import (
+    APIConnectionError,
+    APIError,
+    APITimeoutError,
+    AuthenticationError,
+    PaySDKError,
+    RateLimitError,
+    ResponseTooLargeError,
+    ResponseValidationError,
+    ServerError,
+)
+from tests.conftest import SECRET, EitherClient, MakeClient, listed_payment, verify_body
+from tests.support.hostile import (
+    Behaviour,
+    Connection,
+    HostileServer,
+    Request,
+    corrupt_gzip,
+    cut_body,
+    echo_authorization,
+    endless_chunked,
+    gzip_bomb,
+    head,
+    large_body,
+    raw,
+    reset,
+    respond,
+    respond_json,
+    stall,
+    trickle_body,
+    trickle_head,
+)
+
+pytestmark = pytest.mark.anyio
+
+REFERENCE = "order-1042"
+
+
+def ok() -> Behaviour:
+    """The documented 200 of whichever endpoint was asked."""
+    verify = respond_json(200, verify_body(REFERENCE))
+    listing = respond_json(200, {"data": [listed_payment(REFERENCE)]})
+
+    def behave(conn: Connection, request: Request) -> bool:
+        return (verify if request.path.startswith("/payment/") else listing)(conn, request)
+
+    return behave
+
+
+def gzip_then_junk() -> Behaviour:
+    """The endpoint's documented 200, gzipped, then 8 MiB more: bytes zlib would keep aside,
+    counted by no cap, for as long as the server sends them."""
+    documents = {
+        "verify": json.dumps(verify_body(REFERENCE)).encode(),
+        "list": json.dumps({"data": [listed_payment(REFERENCE)]}).encode(),
+    }
+
+    def behave(conn: Connection, request: Request) -> bool:
+        which = "verify" if request.path.startswith("/payment/") else "list"
+        body = gzip.compress(documents[which]) + b"\0" * (8 << 20)
+        return corrupt_gzip(200, body=body)(conn, request)
+
+    return behave
+
+
+def status(code: int, retry_after: str | None = None) -> Behaviour:
+    """A JSON error answer, with a Retry-After if given."""
+    headers = {} if retry_after is None else {"Retry-After": retry_after}
+    return respond_json(code, {"error": "hostile", "message": f"status {code}"}, headers)
+
+
+@dataclasses.dataclass(frozen=True)
+class Endpoint:
+    name: str
+    path: str
+
+    async def call(self, client: EitherClient) -> str:
+        """Call the endpoint; the reference of what it returned."""
+        if self.name == "verify":
+            return str((await client.verify(REFERENCE)).reference)
+        (payment,) = await client.list_payments()
+        return str(payment.reference)
+
+
+ENDPOINTS = [Endpoint("verify", f"/payment/{REFERENCE}"), Endpoint("list", "/payments")]
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    id: str
+    script: Sequence[Behaviour]
+    """The n-th request gets the n-th behaviour; the last one repeats."""
+    raises: type[PaySDKError] | None
+    """The exact exception type the call raises; ``None``: it returns the payment(s)."""
+    attempts: int
+    """How many requests the server must have seen."""
+    sleeps: Sequence[float] | None = None
+    """The waits between tries, where the server dictates them (Retry-After)."""
+    options: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Client options; ``max_retries`` is 2 unless given."""
+    within: float | None = None
+    """The budget the call must end within, in seconds (checked with a few seconds' slack for a
+    loaded machine: a bound on behaviour, a call that hung would blow it by far)."""
+
+
+SLACK = 3.0
+"""Seconds a bounded call may overrun its budget on a loaded machine (a hang is unbounded)."""
+SHORT = {"timeout": 0.2}
+"""Client options for cases that wait for a timeout."""
+CAP = {"max_response_bytes": 1_000_000}
+WAIT_250_MS = {"retry-after-ms": "250"}
+ELSEWHERE = {"Location": "http://127.0.0.1:9/payments"}
+PROXY_PAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
+HTML = {"Content-Type": "text/html"}
+TRUNCATED = b'{"status": true, "message": "Verification successful", "data": {}}'
+
+SLOW_HEAD = head(200, {"Content-Length": "2", "X-Padding": "x" * 200}) + b"{}"
+"""About 13 s of answer at a byte every 0.05 s: far past any slack a bounded call is given."""
+
+CASES = [
+    # --- no answer, or half of one: APIConnectionError, retried ----------------------------
+    Case("reset after the request", [reset()], APIConnectionError, 3),
+    Case("reset, reset, then 200", [reset(), reset(), ok()], None, 3),
+    Case("closed without a byte", [raw(b"")], APIConnectionError, 3),
+    Case("body shorter than Content-Length", [cut_body(TRUNCATED)], APIConnectionError, 3),
+    Case("chunked body cut", [cut_body(TRUNCATED, chunked=True)], APIConnectionError, 3),
+    Case("reset mid-body", [cut_body(TRUNCATED, reset=True)], APIConnectionError, 3),
+    Case("truncated, then 200", [cut_body(TRUNCATED), ok()], None, 2),
+    # --- bad status lines -----------------------------------------------------------------
+    Case("status not a number", [raw(b"HTTP/1.1 abc OK\r\n\r\n")], APIConnectionError, 3),
+    Case("not HTTP at all", [raw(b"SSH-2.0-OpenSSH_9.6\r\n")], APIConnectionError, 3),
+    Case("header without a colon", [raw(b"HTTP/1.1 200 OK\r\nbad\r\n\r\n")], APIConnectionError, 3),
+    # --- 429 and 503 loops honour Retry-After ---------------------------------------------
+    Case("429 for ever", [status(429, "2")], RateLimitError, 3, sleeps=[2.0, 2.0]),
+    Case("503 for ever", [status(503, "1")], ServerError, 3, sleeps=[1.0, 1.0]),
+    Case("503, 503, 200", [status(503, "1"), status(503, "3"), ok()], None, 3, sleeps=[1.0, 3.0]),
+    Case("429 then 200", [status(429, "0"), ok()], None, 2, sleeps=[0.0]),
+    Case("Retry-After beyond a minute", [status(429, "3600")], RateLimitError, 1, sleeps=[]),
+    Case("no retries asked", [status(503, "1")], ServerError, 1, options={"max_retries": 0}),
+    Case("retry-after-ms", [respond(503, headers=WAIT_250_MS)], ServerError, 3, sleeps=[0.25] * 2),
+    # --- answers that are not retried, or retried without a server's word ---------------------
+    Case("401", [status(401)], AuthenticationError, 1, sleeps=[]),
+    Case("302 is not followed", [respond(302, headers=ELSEWHERE)], APIError, 1),
+    Case("a proxy's HTML 502", [respond(502, PROXY_PAGE, HTML)], ServerError, 3),
+    # --- no answer in time ----------------------------------------------------------------
+    Case("stall before headers", [stall()], APITimeoutError, 2, options=SHORT | {"max_retries": 1}),
+    Case("stall, then 200", [stall(), ok()], None, 2, options=SHORT),
+    # --- an attempt is bounded as a whole, however the server keeps it alive ----------------
+    Case("body trickled a byte at a time", [trickle_body(interval=0.05)], APITimeoutError, 1,
+         options={"timeout": 0.5, "max_retries": 0}, within=0.5),
+    Case("head trickled a byte at a time", [trickle_head(SLOW_HEAD, interval=0.05)],
+         APITimeoutError, 2,
+         options={"timeout": 0.5, "max_retries": 1}, within=1.0),
+    Case("a call deadline across retries", [stall()], APITimeoutError, 2,
+         options={"timeout": 0.2, "max_retries": 10, "deadline": 1.0}, within=1.0),
+    # --- no answer is read past its cap ----------------------------------------------------
+    Case("endless chunked body", [endless_chunked()], ResponseTooLargeError, 1, options=CAP),
+    Case("a 200 MB body", [large_body(200_000_000)], ResponseTooLargeError, 1, options=CAP),
+    Case("a gzip bomb", [gzip_bomb(64 << 20)], ResponseTooLargeError, 1, options=CAP),
+    Case("an endless error body is cut", [endless_chunked(status=503)], ServerError, 3),
+    # --- say what happened -------------------------------------------------------------------
+    Case("corrupt gzip on a 200", [corrupt_gzip(200)], ResponseValidationError, 1),
+    Case("corrupt gzip on a 502", [corrupt_gzip(502)], ServerError, 3),
+    Case("bytes after a gzip body", [gzip_then_junk()], ResponseValidationError, 1),
+]  # fmt: skip
+
+
+@pytest.fixture(params=ENDPOINTS, ids=lambda endpoint: endpoint.name)
+def endpoint(request: pytest.FixtureRequest) -> Endpoint:
+    assert isinstance(request.param, Endpoint)
+    return request.param
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda case: case.id)
+async def test_fault(
+    case: Case, endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    hostile.script(*case.script)
+    options = {"max_retries": 2, **case.options}
+    client = make_loopback_client(base_url=hostile.base_url, **options)
+    started = time.monotonic()
+    if case.raises is None:
+        assert await endpoint.call(client) == REFERENCE
+    else:
+        with pytest.raises(case.raises) as caught:
+            await endpoint.call(client)
+        assert type(caught.value) is case.raises, repr(caught.value)
+    if case.within is not None:  # backoff waits are recorded, not slept: only attempts count
+        assert time.monotonic() - started < case.within + SLACK
+    assert hostile.attempts == case.attempts
+    assert {request.path for request in hostile.requests} == {endpoint.path}
+    if case.sleeps is not None:
+        assert client.sleeps == pytest.approx(case.sleeps)
+
+
+async def test_a_server_echoing_the_key_gets_it_into_no_message(
+    endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    hostile.script(echo_authorization(401))
+    client = make_loopback_client(base_url=hostile.base_url)
+    with pytest.raises(AuthenticationError) as caught:
+        await endpoint.call(client)
+    error = caught.value
+    key = SECRET
+    assert key.encode() in error.content  # the server really did echo it
+    for written in (str(error), repr(error), error.text, repr(error.body)):
+        assert key not in written
+
+
+async def test_the_environments_proxy_is_used_by_every_backend(
+    hostile: HostileServer, make_loopback_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HTTP_PROXY names a loopback "proxy" (the hostile server): every backend must send the
+    request there, in absolute form, as httpx does by default. The service's host is never
+    resolved or reached."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", hostile.base_url)
+    monkeypatch.setenv("http_proxy", hostile.base_url)
+    hostile.script(respond_json(200, verify_body(REFERENCE)))
+    client = make_loopback_client(base_url="http://api.pay.test/v1", allow_insecure_http=True)
+    assert (await client.verify(REFERENCE)).reference == REFERENCE
+    (request,) = hostile.requests
+    assert request.target == f"http://api.pay.test/v1/payment/{REFERENCE}"
+
+
+async def test_an_attempt_through_the_environments_proxy_is_bounded_as_a_whole(
+    hostile: HostileServer, make_loopback_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """httpx sends through a separate pool when a proxy is set: it must be deadline-bound too."""
+    for name in ("NO_PROXY", "no_proxy", "ALL_PROXY", "all_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTP_PROXY", hostile.base_url)
+    monkeypatch.setenv("http_proxy", hostile.base_url)
+    hostile.script(trickle_head(SLOW_HEAD, interval=0.05))
+    client = make_loopback_client(
+        base_url="http://api.pay.test/v1", allow_insecure_http=True, timeout=0.5, max_retries=0
+    )
+    started = time.monotonic()
+    with pytest.raises(APITimeoutError):
+        await client.verify(REFERENCE)
+    assert time.monotonic() - started < 0.5 + SLACK
+    assert len(hostile.requests) == 1
+
+
+def test_a_stream_whose_gzip_header_never_ends_meets_its_budget_on_an_injected_client(
+    hostile: HostileServer,
+) -> None:
+    """paysdk cannot bound an injected client's sockets: between raw chunks that inflate to
+    nothing (a gzip file name trickled for ever), the stream reader looks at its clock."""
+
+    def endless_file_name(conn: Connection, request: Request) -> bool:
+        headers = {"Content-Encoding": "gzip", "Content-Type": "application/json"}
+        conn.send(head(200, {**headers, "Connection": "close"}))
+        conn.send(b"\x1f\x8b\x08\x08\x00\x00\x00\x00\x00\xff")  # a gzip header with a file name
+        for _ in range(400):  # 20 s of file name, one byte at a time
+            conn.send(b"a")
+            conn.pause(0.05)
+        return False
+
+    hostile.script(endless_file_name)
+    with (
+        httpx.Client() as http,
+        paysdk.Client(
+            secret_key=SECRET,
+            base_url=hostile.base_url,
+            http_client=http,
+            allow_insecure_http=True,
+            timeout=0.5,
+            max_retries=0,
+        ) as client,
+    ):
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError):
+            list(client.iter_payments())
+    assert time.monotonic() - started < 0.5 + SLACK
