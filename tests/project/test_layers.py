@@ -1,0 +1,70 @@
+"""The import contracts (pyproject.toml's [tool.importlinter]) hold, and breaking one fails them.
+
+``make lint`` runs ``lint-imports`` on the package; these tests run it on a copy of the package
+with one forbidden import added, so a contract that stopped biting would be noticed.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(source: Path) -> subprocess.CompletedProcess[str]:
+    """``lint-imports`` with the project's contracts, on the package found under ``source``."""
+    env = {**os.environ, "PYTHONPATH": str(source)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=source,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def package_copy(tmp_path: Path) -> Path:
+    """A copy of ``src/`` to break on purpose."""
+    shutil.copytree(ROOT / "src", tmp_path / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path / "src"
+
+
+def _add_import(source: Path, module: str, statement: str) -> None:
+    path = source / "paysdk" / module
+    path.write_text(path.read_text(encoding="utf-8") + f"\n{statement}\n", encoding="utf-8")
+
+
+def test_the_package_keeps_every_contract(package_copy: Path) -> None:
+    result = _lint(package_copy)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "BROKEN" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "statement", "contract"),
+    [
+        ("_core/steps.py", "import httpx", "The core, parsing and the models import no HTTP"),
+        ("_core/plans.py", "from .._transport import drive", "Layers: each imports only"),
+        ("_models/wire.py", "from .._errors import PaySDKError", "The models import nothing"),
+        ("cli/_main.py", "from ..ledger import _plans", "Only paysdk.ledger imports its insides"),
+        ("testing/_factories.py", "from ..sandbox import _server", "Only paysdk.sandbox imports"),
+        ("_core/retry.py", "from . import plans", "No import cycles"),
+    ],
+)
+def test_breaking_a_contract_fails_the_lint(
+    package_copy: Path, module: str, statement: str, contract: str
+) -> None:
+    _add_import(package_copy, module, statement)
+    result = _lint(package_copy)
+    assert result.returncode != 0
+    broken = [line for line in result.stdout.splitlines() if " BROKEN" in line]
+    assert any(line.startswith(contract) for line in broken), result.stdout
