@@ -1,4 +1,4 @@
-"""paysdk's benchmarks: every row of issue 8's table as a ratio to its baseline, in one run.
+"""paysdk's benchmarks: every row of the performance table as a ratio to its baseline, in one run.
 
     python -m benchmarks [--quick] [--only ROW ...] [--list-count N]     (``make bench``)
 

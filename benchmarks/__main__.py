@@ -1,4 +1,4 @@
-"""``make bench``: every row of issue 8's table as a ratio to its baseline measured in this run.
+"""``make bench``: each row of the performance table as a ratio to its baseline, both in one run.
 
     python -m benchmarks [--quick] [--only ROW ...] [--list-count N]
 

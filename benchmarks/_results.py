@@ -11,7 +11,7 @@ MB: Final = 1024 * 1024
 
 @dataclass(frozen=True)
 class Goal:
-    """What issue 8 asks of a measure, such as ``<= 2.00x`` or ``< 100 MB``."""
+    """What a row's goal asks of a measure, such as ``<= 2.00x`` or ``< 100 MB``."""
 
     op: Literal["<=", ">=", "<"]
     limit: float

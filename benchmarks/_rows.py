@@ -1,4 +1,4 @@
-"""The rows of issue 8's table: each a function that measures, prints its detail, returns results.
+"""The performance table's rows: each a function that measures, prints its detail, returns results.
 
 A row runs alone with ``python -m benchmarks --only NAME``. A job that fails (a feature not there
 yet, a server error) is reported as FAILED in its row and the run goes on with the next one.
