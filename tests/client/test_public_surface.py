@@ -1,5 +1,5 @@
 """The client's promises through its public surface: bounded answers, scrubbed keys, no foreign
-exception, null-tolerant optional fields, the raw response and the environment switches."""
+exception, null-tolerant optional fields and the environment switches."""
 
 from __future__ import annotations
 
@@ -24,7 +24,6 @@ from tests.conftest import (
     BASE_URL,
     SECRET,
     MakeClient,
-    answered,
     listed_payment,
     make_config,
     verify_body,
@@ -248,62 +247,7 @@ async def test_decided_on_fields_stay_strict(
         await make_client().verify("order-1042")
 
 
-# --- raw responses, deadlines and the environment ----------------------------------------------
-
-
-async def test_with_raw_response_keeps_what_came_over_the_wire(
-    make_client: MakeClient, respx_mock: respx.MockRouter
-) -> None:
-    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(), headers={"X-Request-Id": "req_123"})
-    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": [listed_payment()]})
-    client = make_client()
-    raw: Any = client.client.with_raw_response.verify("order-1042")
-    raw = await raw if client.is_async else raw
-    assert (raw.status_code, raw.headers["x-request-id"]) == (200, "req_123")
-    assert (raw.status, raw.message) == (True, "Verification successful")
-    assert raw.elapsed.total_seconds() >= 0
-    assert raw.parse().reference == "order-1042"
-    listed: Any = client.client.with_raw_response.list_payments()
-    listed = await listed if client.is_async else listed
-    assert [p.reference for p in listed.parse()] == ["order-1042"]
-
-
-async def test_raw_parse_validates_as_the_call_would(
-    make_client: MakeClient, respx_mock: respx.MockRouter
-) -> None:
-    respx_mock.get(VERIFY_URL).respond(200, json=verify_body("order-9"))
-    client = make_client()
-    raw: Any = client.client.with_raw_response.verify("order-1042")
-    raw = await raw if client.is_async else raw
-    with pytest.raises(paysdk.PaymentMismatchError):
-        raw.parse()
-
-
-def test_a_call_deadline_stops_retries_that_would_pass_it() -> None:
-    now = [0.0]
-    policy = _core.RetryPolicy(max_retries=10, random=lambda: 0.0, monotonic=lambda: now[0])
-    config = make_config(timeout=5, max_retries=10, deadline=3.0)
-    request = _core.verify_request(config, "order-1")
-    plan = _core.call(config, request, _core.parse_verify, policy=policy)
-    first = next(plan)
-    assert isinstance(first, _core.Send)
-    assert first.budget == 3.0  # the attempt may not outlive the call
-    waits = []
-    step: Any = plan.send(answered(httpx.Response(503)))
-    while isinstance(step, _core.Sleep):
-        waits.append(step.seconds)
-        now[0] += step.seconds + 0.4
-        step = plan.send(None)
-        assert isinstance(step, _core.Send)
-        assert step.budget is not None
-        assert step.budget <= 3.0 - now[0] + 1e-9
-        if len(waits) == 2:
-            break
-        step = plan.send(answered(httpx.Response(503)))
-    assert waits == [0.5, 1.0]
-    with pytest.raises(paysdk.ServerError) as caught:  # a third wait (2 s) would pass 3 s
-        plan.send(answered(httpx.Response(503)))
-    assert caught.value.attempts == 3
+# --- attempt budgets and the environment --------------------------------------------------------
 
 
 @pytest.mark.parametrize(

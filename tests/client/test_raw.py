@@ -1,0 +1,43 @@
+"""with_raw_response (RawResponse, RawClient, AsyncRawClient): the wire answer, parsed on demand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import respx
+
+import paysdk
+from tests.conftest import BASE_URL, MakeClient, listed_payment, verify_body
+
+pytestmark = pytest.mark.anyio
+
+VERIFY_URL = f"{BASE_URL}/payment/order-1042"
+
+
+async def test_with_raw_response_keeps_what_came_over_the_wire(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(), headers={"X-Request-Id": "req_123"})
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": [listed_payment()]})
+    client = make_client()
+    raw: Any = client.client.with_raw_response.verify("order-1042")
+    raw = await raw if client.is_async else raw
+    assert (raw.status_code, raw.headers["x-request-id"]) == (200, "req_123")
+    assert (raw.status, raw.message) == (True, "Verification successful")
+    assert raw.elapsed.total_seconds() >= 0
+    assert raw.parse().reference == "order-1042"
+    listed: Any = client.client.with_raw_response.list_payments()
+    listed = await listed if client.is_async else listed
+    assert [p.reference for p in listed.parse()] == ["order-1042"]
+
+
+async def test_raw_parse_validates_as_the_call_would(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body("order-9"))
+    client = make_client()
+    raw: Any = client.client.with_raw_response.verify("order-1042")
+    raw = await raw if client.is_async else raw
+    with pytest.raises(paysdk.PaymentMismatchError):
+        raw.parse()

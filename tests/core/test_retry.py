@@ -1,0 +1,110 @@
+"""RetryPolicy, is_retryable and retry_after: which failures are tried again, and after how long."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import paysdk
+from paysdk import _core
+from tests.conftest import BASE_URL, NOT_FOUND_BODY, answered, make_config
+
+CONFIG = make_config()
+
+
+def test_backoff_doubles_and_is_capped() -> None:
+    error = paysdk.APIConnectionError("down", method="GET", url=BASE_URL)
+    no_jitter = _core.RetryPolicy(max_retries=10, random=lambda: 0.0)
+    full_jitter = _core.RetryPolicy(max_retries=10, random=lambda: 1.0)
+
+    assert [no_jitter.delay(n, error) for n in range(8)] == [0.5, 1, 2, 4, 8, 8, 8, 8]
+    assert [full_jitter.delay(n, error) for n in range(5)] == [0.375, 0.75, 1.5, 3, 6]
+    assert no_jitter.delay(10, error) is None
+
+
+def _api_error(status: int, headers: dict[str, str] | None = None) -> paysdk.APIError:
+    request = _core.list_request(CONFIG)
+    return _core.error_for(request, answered(httpx.Response(status, headers=headers)), None)
+
+
+@pytest.mark.parametrize(
+    ("headers", "expected"),
+    [
+        ({"Retry-After": "7"}, 7.0),
+        ({"Retry-After": "0"}, 0.0),
+        ({"Retry-After": "1.5"}, 1.5),
+        ({"retry-after-ms": "1200", "Retry-After": "9"}, 1.2),
+        ({"Retry-After": "Wed, 21 Oct 2026 07:28:30 GMT"}, 30.0),
+        ({"Retry-After": "Wed, 21 Oct 2026 07:27:00 GMT"}, 0.0),  # already past
+        ({"Retry-After": "soon"}, 0.5),  # unreadable: ordinary backoff
+        ({"Retry-After": "-5"}, 0.5),
+        ({"Retry-After": "120"}, None),  # longer than we wait: raise for the caller
+        ({"Retry-After": "60"}, 60.0),  # exactly the longest wait: still waited
+        ({"Retry-After": "1e309"}, 0.5),
+        ({"Retry-After": "inf"}, 0.5),
+        ({"Retry-After": "nan"}, 0.5),
+        ({"retry-after-ms": "inf", "Retry-After": "2"}, 2.0),
+        ({"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, None),
+    ],
+)
+def test_retry_after_forms(headers: dict[str, str], expected: float | None) -> None:
+    clock = 1_792_567_680.0  # Wed, 21 Oct 2026 07:28:00 GMT
+    policy = _core.RetryPolicy(max_retries=3, random=lambda: 0.0, clock=lambda: clock)
+    assert policy.delay(0, _api_error(429, headers)) == expected
+
+
+@pytest.mark.parametrize(
+    ("status", "retried"),
+    [
+        *[(status, True) for status in (408, 409, 425, 429, 500, 502, 599)],
+        *[(status, False) for status in (400, 401, 403, 404, 422)],
+    ],
+)
+def test_which_statuses_are_retried(status: int, retried: bool) -> None:
+    assert _core.is_retryable(_api_error(status)) is retried
+
+
+def test_list_unavailable_is_retried_but_payment_not_found_is_not() -> None:
+    listing = _core.list_request(CONFIG)
+    body = json.dumps({"error": "Connection Error"}).encode()
+    unavailable = _core.error_for(listing, answered(httpx.Response(404, content=body)), None)
+    assert isinstance(unavailable, paysdk.ListUnavailableError)
+    assert _core.is_retryable(unavailable)
+
+    verifying = _core.verify_request(CONFIG, "x")
+    missing = _core.error_for(verifying, answered(httpx.Response(404, json=NOT_FOUND_BODY)), "x")
+    assert isinstance(missing, paysdk.PaymentNotFoundError)
+    assert not _core.is_retryable(missing)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("Wed, 21 Oct 2026 07:28:30 -0000", 30.0), ("Fri, 31 Dec 9999 23:59:59 -0000", None)],
+)
+def test_a_retry_after_date_in_unknown_zone_is_utc_wherever_we_run(
+    monkeypatch: pytest.MonkeyPatch, value: str, expected: float | None
+) -> None:
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    time.tzset()
+    try:
+        policy = _core.RetryPolicy(max_retries=3, clock=lambda: 1_792_567_680.0)
+        assert policy.delay(0, _api_error(429, {"Retry-After": value})) == expected
+    finally:
+        monkeypatch.undo()
+        time.tzset()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=40))
+def test_any_retry_after_gives_a_wait_or_none(value: str) -> None:
+    try:
+        headers = httpx.Headers({"Retry-After": value})
+    except (UnicodeEncodeError, ValueError):
+        return  # not something a server could send
+    delay = _core.retry_after(headers)
+    assert delay is None or delay >= 0
