@@ -1,1 +1,1 @@
-"""The transports (paysdk._transport) over real loopback sockets and hostile servers."""
+"""The transports (paysdk._transport): the loops, the httpx and aiohttp senders, deadlines."""

@@ -1,5 +1,5 @@
 """The sync client's socket wrapper: each socket operation gets at most what is left of the
-attempt's deadline (the behaviour over real sockets is in test_fault_matrix)."""
+attempt's deadline (over real sockets: test_hostile_servers)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The httpx request each step becomes (the senders' behaviour is in test_client and over real
-sockets in test_fault_matrix)."""
+"""The httpx request each step becomes (the senders over respx: client/test_clients; over real
+sockets: test_hostile_servers)."""
 
 from __future__ import annotations
 
