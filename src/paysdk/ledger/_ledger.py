@@ -19,7 +19,7 @@ from .._models.verified import VerifiedPayment
 from . import _plans, _reconcile, _sql
 from ._driver import AsyncConnection, AsyncDriver, Connection, Driver
 from ._errors import LedgerError
-from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerRow, Plan, Query
+from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerPlan, LedgerRow, Query
 from ._report import MAX_DISCREPANCIES, ReconcileReport
 
 if TYPE_CHECKING:
@@ -104,7 +104,7 @@ class _BaseLedger:
         where = self._where if self.backend == "sqlite" else _server(self._where)
         return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
 
-    def _fulfil_plan(self, payment: object) -> Plan[FulfilResult[Any]]:
+    def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
         checked = _plans.check_payable(payment)
         return _plans.fulfil_once(self.table, checked, self.lease, self._clock)
 
@@ -196,14 +196,20 @@ class Ledger(_BaseLedger):
         self.close()
 
     def _run(
-        self, plan: Plan[T], action: Callable[[Any], object] | None = None, payment: object = None
+        self,
+        plan: LedgerPlan[T],
+        action: Callable[[Any], object] | None = None,
+        payment: object = None,
     ) -> T:
         if not self._ready:
             self.create_table()
         return self._run_plan(plan, action, payment)
 
     def _run_plan(
-        self, plan: Plan[T], action: Callable[[Any], object] | None = None, payment: object = None
+        self,
+        plan: LedgerPlan[T],
+        action: Callable[[Any], object] | None = None,
+        payment: object = None,
     ) -> T:
         driver, dialect = self._driver, self._driver.dialect
         connection: Connection | None = None
@@ -335,14 +341,20 @@ class AsyncLedger(_BaseLedger):
         await self.close()
 
     async def _run(
-        self, plan: Plan[T], action: Callable[[Any], Any] | None = None, payment: object = None
+        self,
+        plan: LedgerPlan[T],
+        action: Callable[[Any], Any] | None = None,
+        payment: object = None,
     ) -> T:
         if not self._ready:
             await self.create_table()
         return await self._run_plan(plan, action, payment)
 
     async def _run_plan(
-        self, plan: Plan[T], action: Callable[[Any], Any] | None = None, payment: object = None
+        self,
+        plan: LedgerPlan[T],
+        action: Callable[[Any], Any] | None = None,
+        payment: object = None,
     ) -> T:
         driver, dialect = self._driver, self._driver.dialect
         connection: AsyncConnection | None = None
