@@ -1,6 +1,7 @@
-"""The reconcile shells, sync and async: carry out the steps of :func:`._report.reconcile`.
+"""The reconcile shells, sync and async: carry out the reconcile plan's steps.
 
-Payments are streamed with ``iter_payments``, so memory does not grow with the service's list.
+The plan is :func:`._reconciliation.reconcile_plan`. Payments are streamed with
+``iter_payments``, so memory does not grow with the service's list.
 A step's exception is thrown into the plan, which decides what it means.
 """
 
@@ -13,20 +14,19 @@ from typing import TYPE_CHECKING, cast
 
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
-from . import _report
-from ._report import (
+from ._reconciliation import (
     BATCH,
-    MAX_DISCREPANCIES,
     Checked,
     CloseList,
     Fulfil,
     FulfilledPage,
     LookUp,
     NextBatch,
-    ReconcileReport,
     ReconcileStep,
     Verify,
+    reconcile_plan,
 )
+from ._report import MAX_DISCREPANCIES, ReconcileReport
 
 if TYPE_CHECKING:
     from .._client.clients import AsyncClient, Client, Lookup
@@ -48,7 +48,7 @@ def reconcile(
     max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:
-    plan = _report.reconcile(
+    plan = reconcile_plan(
         fulfilling=fulfil is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
@@ -100,7 +100,7 @@ async def reconcile_async(
     max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:
-    plan = _report.reconcile(
+    plan = reconcile_plan(
         fulfilling=fulfil is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
