@@ -30,6 +30,9 @@ DIRECTORIES = [
 RULES = [
     (r"\basync (def|with|for)\b", r"\1"),
     (r"\bawait ", ""),
+    (r"\benter_async_context\b", "enter_context"),
+    (r"\baclose\b", "close"),
+    (r"\baiter\b", "iter"),
     (r"\bAsync([A-Z]\w*)", r"\1"),  # AsyncLedger, AsyncExitStack, AsyncIterator...
     (r"\basync_([a-z]\w*)", r"\1"),  # a helper's async twin: async_take -> take
 ]

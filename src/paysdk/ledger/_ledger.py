@@ -1,7 +1,8 @@
 """``Ledger`` and ``AsyncLedger``: thin shells that run :mod:`._plans` on a database driver.
 
-Each runs the plans with its own runner, ``_sync/run.py`` or ``_async/run.py``: one source, the
-async one, from which ``scripts/unasync.py`` generates the sync.
+Each runs the plans with its own runner (``_sync/run.py``, ``_async/run.py``), and reconciles
+with its own loop (``_sync/reconcile.py``, ``_async/reconcile.py``): one source each, the async
+one, from which ``scripts/unasync.py`` generates the sync.
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from typing_extensions import Self
 
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
-from . import _plans, _reconcile, _sql
+from . import _plans, _sql
+from ._async import reconcile as async_reconcile
 from ._async import run as async_run
 from ._driver import AsyncDriver, Driver
 from ._plans import FulfilResult, LedgerPlan, LedgerRow
 from ._report import MAX_DISCREPANCIES, ReconcileReport
+from ._sync import reconcile as sync_reconcile
 from ._sync import run as sync_run
 
 if TYPE_CHECKING:
@@ -170,7 +173,7 @@ class Ledger(_BaseLedger):
         at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next run.
         """
         _needs_lookup(fulfil, lookup)
-        return _reconcile.reconcile(
+        return sync_reconcile.reconcile(
             self,
             client,
             fulfil=fulfil,
@@ -265,7 +268,7 @@ class AsyncLedger(_BaseLedger):
     ) -> ReconcileReport:
         """Compare the service's payments with the ledger; ``fulfil`` may be async here."""
         _needs_lookup(fulfil, lookup)
-        return await _reconcile.reconcile_async(
+        return await async_reconcile.reconcile(
             self,
             client,
             fulfil=fulfil,

@@ -3,8 +3,8 @@
 :func:`reconcile_plan` is a plan, as the ledger's are: it yields steps (the next batch of the
 list, its ledger rows, a missed payment to fulfil, a page of fulfilled rows, a payment to verify)
 and builds the :class:`~._report.ReconcileReport` from the answers, with :class:`Reconciliation`
-doing the comparing. The sync and async loops only carry the steps out, throwing a step's
-exception into the plan, so both decide alike.
+doing the comparing. The reconcile loops (``_async/reconcile.py`` and its generated sync twin)
+only carry the steps out, throwing a step's exception into the plan, so both decide alike.
 """
 
 from __future__ import annotations
