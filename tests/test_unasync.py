@@ -111,6 +111,8 @@ def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> N
         ("    async with AsyncExitStack() as stack:", "    with ExitStack() as stack:"),
         ("x = await stack.enter_async_context(cm)", "x = stack.enter_context(cm)"),
         ("await listing.aclose()", "listing.close()"),
+        ("    async def __anext__(self) -> T:", "    def __next__(self) -> T:"),
+        ("        return await anext(self._items)", "        return next(self._items)"),
         ("it = aiter(stream)", "it = iter(stream)"),
         ("p: AsyncIterator[int] | None = None", "p: Iterator[int] | None = None"),
         ("reply = await async_take(p, 5)", "reply = take(p, 5)"),
@@ -121,3 +123,14 @@ def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> N
 )
 def test_a_line_becomes_its_sync_twin(line: str, sync: str) -> None:
     assert unasync.unasync_line(line) == sync
+
+
+def test_an_async_generators_loop_of_yields_becomes_yield_from() -> None:
+    source = "    for item in items:\n        yield item\n    done = True\n"
+    generated = unasync.unasync_source("x.py", source)
+    assert generated.endswith("    yield from items\n    done = True\n")
+
+
+def test_a_loop_that_does_more_than_yield_stays_a_loop() -> None:
+    source = "for item in items:\n    yield item\n    seen += 1\n"
+    assert unasync.unasync_source("x.py", source).endswith(source)
