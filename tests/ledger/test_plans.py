@@ -9,19 +9,19 @@ import pytest
 
 import paysdk
 from paysdk.ledger import LeaseLostError, LedgerError, Outcome
-from paysdk.ledger._plans import Act, Acted, Begin, Commit, Plan, Query, Rows, fulfil_once
+from paysdk.ledger._plans import Act, Acted, Begin, Commit, LedgerPlan, Query, Rows, fulfil_once
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
 PAYMENT = paysdk.VerifiedPayment(reference="order-9", amount=700, currency="NGN", success=True)
 CLAIMED_ROW = ("order-9", "claimed", "someone-else", 1, NOW, 700, "NGN", None)
 
 
-def plan() -> Plan[Any]:
+def plan() -> LedgerPlan[Any]:
     return fulfil_once("ledger", PAYMENT, dt.timedelta(seconds=60), lambda: NOW)
 
 
 def drive(
-    steps: Plan[Any], answers: list[object], seen: list[object] | None = None
+    steps: LedgerPlan[Any], answers: list[object], seen: list[object] | None = None
 ) -> tuple[list[object], Any]:
     """Send ``answers`` to the queries and the action in turn; the steps seen and the result."""
     seen = [] if seen is None else seen

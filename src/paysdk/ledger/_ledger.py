@@ -1,4 +1,9 @@
-"""``Ledger`` and ``AsyncLedger``: thin shells that run :mod:`._plans` on a database driver."""
+"""``Ledger`` and ``AsyncLedger``: thin shells that run :mod:`._plans` on a database driver.
+
+Each runs the plans with its own runner (``_sync/run.py``, ``_async/run.py``), and reconciles
+with its own loop (``_sync/reconcile.py``, ``_async/reconcile.py``): one source each, the async
+one, from which ``scripts/unasync.py`` generates the sync.
+"""
 
 from __future__ import annotations
 
@@ -13,14 +18,16 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from typing_extensions import Self
 
-from .._core.confirm import refuse_awaitable
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
-from . import _plans, _reconcile, _sql
-from ._driver import AsyncConnection, AsyncDriver, Connection, Driver
-from ._errors import LedgerError
-from ._plans import Act, Acted, Begin, Commit, FulfilResult, LedgerRow, Plan, Query
+from . import _plans, _sql
+from ._async import reconcile as async_reconcile
+from ._async import run as async_run
+from ._driver import AsyncDriver, Driver
+from ._plans import FulfilResult, LedgerPlan, LedgerRow
 from ._report import MAX_DISCREPANCIES, ReconcileReport
+from ._sync import reconcile as sync_reconcile
+from ._sync import run as sync_run
 
 if TYPE_CHECKING:
     from .._client.clients import AsyncClient, Client, Lookup
@@ -30,7 +37,6 @@ __all__ = ["AsyncLedger", "Ledger"]
 T = TypeVar("T")
 DEFAULT_LEASE = dt.timedelta(minutes=5)
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
-_AWAITABLE_ACTION = "the action returned an awaitable: use paysdk.AsyncLedger"
 
 
 def _server(url: str) -> str:
@@ -104,7 +110,7 @@ class _BaseLedger:
         where = self._where if self.backend == "sqlite" else _server(self._where)
         return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
 
-    def _fulfil_plan(self, payment: object) -> Plan[FulfilResult[Any]]:
+    def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
         checked = _plans.check_payable(payment)
         return _plans.fulfil_once(self.table, checked, self.lease, self._clock)
 
@@ -167,7 +173,7 @@ class Ledger(_BaseLedger):
         at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next run.
         """
         _needs_lookup(fulfil, lookup)
-        return _reconcile.reconcile(
+        return sync_reconcile.reconcile(
             self,
             client,
             fulfil=fulfil,
@@ -178,7 +184,8 @@ class Ledger(_BaseLedger):
 
     def create_table(self) -> None:
         """Create the ledger's table if it does not exist (done on first use by default)."""
-        self._run_plan(_plans.ensure_schema(self._driver.dialect, self.table))
+        schema = _plans.ensure_schema(self._driver.dialect, self.table)
+        sync_run.run_plan(self._driver, schema, timeout=self.timeout)
         self._ready = True
 
     def close(self) -> None:
@@ -196,58 +203,14 @@ class Ledger(_BaseLedger):
         self.close()
 
     def _run(
-        self, plan: Plan[T], action: Callable[[Any], object] | None = None, payment: object = None
+        self,
+        plan: LedgerPlan[T],
+        action: Callable[[Any], object] | None = None,
+        payment: object = None,
     ) -> T:
         if not self._ready:
             self.create_table()
-        return self._run_plan(plan, action, payment)
-
-    def _run_plan(
-        self, plan: Plan[T], action: Callable[[Any], object] | None = None, payment: object = None
-    ) -> T:
-        driver, dialect = self._driver, self._driver.dialect
-        connection: Connection | None = None
-        try:
-            step = next(plan)
-            while True:
-                reply: object = None
-                try:
-                    if isinstance(step, Begin):
-                        connection = driver.begin(step.write)
-                    elif isinstance(step, Query):
-                        assert connection is not None
-                        reply = connection.execute(dialect.sql(step.sql), step.params)
-                    elif isinstance(step, Commit):
-                        assert connection is not None
-                        connection.commit()
-                        driver.done(connection)
-                        connection = None
-                    else:
-                        assert isinstance(step, Act)
-                        assert action is not None
-                        try:
-                            value = action(payment)
-                            refuse_awaitable(value, _AWAITABLE_ACTION)  # released, not marked done
-                            reply = Acted(value=value)
-                        except BaseException as error:  # released, then re-raised by the plan
-                            reply = Acted(error=error)
-                except LedgerError as failed:  # rolled back; what it means is the plan's to say
-                    if connection is not None:
-                        self._abandon(connection)
-                        connection = None
-                    step = plan.throw(failed)
-                    continue
-                step = plan.send(reply)
-        except StopIteration as done:
-            return cast(T, done.value)
-        finally:
-            if connection is not None:
-                self._abandon(connection)
-
-    def _abandon(self, connection: Connection) -> None:
-        """Roll back and give back a connection whose transaction did not commit."""
-        connection.rollback()
-        self._driver.done(connection)
+        return sync_run.run_plan(self._driver, plan, action, payment, timeout=self.timeout)
 
 
 class AsyncLedger(_BaseLedger):
@@ -305,7 +268,7 @@ class AsyncLedger(_BaseLedger):
     ) -> ReconcileReport:
         """Compare the service's payments with the ledger; ``fulfil`` may be async here."""
         _needs_lookup(fulfil, lookup)
-        return await _reconcile.reconcile_async(
+        return await async_reconcile.reconcile(
             self,
             client,
             fulfil=fulfil,
@@ -315,7 +278,8 @@ class AsyncLedger(_BaseLedger):
         )
 
     async def create_table(self) -> None:
-        await self._run_plan(_plans.ensure_schema(self._driver.dialect, self.table))
+        schema = _plans.ensure_schema(self._driver.dialect, self.table)
+        await async_run.run_plan(self._driver, schema, timeout=self.timeout)
         self._ready = True
 
     async def close(self) -> None:
@@ -335,63 +299,14 @@ class AsyncLedger(_BaseLedger):
         await self.close()
 
     async def _run(
-        self, plan: Plan[T], action: Callable[[Any], Any] | None = None, payment: object = None
+        self,
+        plan: LedgerPlan[T],
+        action: Callable[[Any], object] | None = None,
+        payment: object = None,
     ) -> T:
         if not self._ready:
             await self.create_table()
-        return await self._run_plan(plan, action, payment)
-
-    async def _run_plan(
-        self, plan: Plan[T], action: Callable[[Any], Any] | None = None, payment: object = None
-    ) -> T:
-        driver, dialect = self._driver, self._driver.dialect
-        connection: AsyncConnection | None = None
-        try:
-            step = next(plan)
-            while True:
-                reply: object = None
-                try:
-                    if isinstance(step, Begin):
-                        connection = await driver.begin(step.write)
-                    elif isinstance(step, Query):
-                        assert connection is not None
-                        reply = await connection.execute(dialect.sql(step.sql), step.params)
-                    elif isinstance(step, Commit):
-                        assert connection is not None
-                        await connection.commit()
-                        await driver.done(connection)
-                        connection = None
-                    else:
-                        assert isinstance(step, Act)
-                        assert action is not None
-                        try:
-                            value = action(payment)
-                            if inspect.isawaitable(value):
-                                value = await value
-                            reply = Acted(value=value)
-                        except BaseException as error:  # released, then re-raised by the plan
-                            reply = Acted(error=error)
-                except LedgerError as failed:  # rolled back; what it means is the plan's to say
-                    if connection is not None:
-                        await self._abandon(connection)
-                        connection = None
-                    step = plan.throw(failed)
-                    continue
-                step = plan.send(reply)
-        except StopIteration as done:
-            return cast(T, done.value)
-        finally:
-            if connection is not None:
-                await self._abandon(connection)
-
-    async def _abandon(self, connection: AsyncConnection) -> None:
-        """Roll back and give back even when cancelled, or the transaction (and its lock) stays
-        open; shielded from cancellation, but for no longer than the ledger's timeout."""
-        import anyio  # httpx depends on anyio; loaded only by async users
-
-        with anyio.move_on_after(self.timeout, shield=True):
-            await connection.rollback()
-            await self._driver.done(connection)
+        return await async_run.run_plan(self._driver, plan, action, payment, timeout=self.timeout)
 
 
 def _needs_lookup(fulfil: object, lookup: object) -> None:

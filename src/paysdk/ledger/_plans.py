@@ -80,8 +80,8 @@ class Acted:
     error: BaseException | None = None
 
 
-Step: TypeAlias = "Begin | Query | Commit | Act"
-Plan: TypeAlias = Generator[Step, Any, T]
+LedgerStep: TypeAlias = "Begin | Query | Commit | Act"
+LedgerPlan: TypeAlias = Generator[LedgerStep, Any, T]
 
 
 class Outcome(str, enum.Enum):
@@ -181,7 +181,7 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc)
 
 
-def ensure_schema(dialect: _sql.Dialect, table: str) -> Plan[None]:
+def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     yield Begin()
     for statement in dialect.schema(table):
         yield Query(statement)
@@ -190,7 +190,7 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> Plan[None]:
 
 def fulfil_once(
     table: str, payment: VerifiedPayment, lease: dt.timedelta, clock: Clock
-) -> Plan[FulfilResult[Any]]:
+) -> LedgerPlan[FulfilResult[Any]]:
     """Claim ``payment.reference``, run the action once, then record it done (or release it)."""
     reference = payment.reference
     token = secrets.token_hex(16)
@@ -236,7 +236,7 @@ def fulfil_once(
 
 def rows_for(
     dialect: _sql.Dialect, table: str, references: Sequence[str]
-) -> Plan[dict[str, LedgerRow]]:
+) -> LedgerPlan[dict[str, LedgerRow]]:
     """The ledger rows of these references (those that have one), in one query."""
     if not references:
         return {}
@@ -247,7 +247,7 @@ def rows_for(
     return {row.reference: row for row in rows}
 
 
-def fulfilled_after(table: str, after: str, limit: int) -> Plan[list[LedgerRow]]:
+def fulfilled_after(table: str, after: str, limit: int) -> LedgerPlan[list[LedgerRow]]:
     """The next page of fulfilled rows, in reference order, after the reference ``after``."""
     yield Begin(write=False)
     found: Rows = yield Query(_sql.fulfilled_page(table), (after, limit))

@@ -1,0 +1,111 @@
+"""Carrying plans out: the loop that runs a plan's steps with a sender.
+
+These are the only places a step is acted on. A call's plan is run to its result; an item plan
+(``iter_payments``) is run lazily as the caller iterates, holding at most one open stream, which
+is closed however the iteration ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncGenerator
+from types import TracebackType
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+from typing_extensions import Self
+
+from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
+
+if TYPE_CHECKING:
+    from ..._core.plans import ItemPlan, Plan
+    from ..._core.steps import StepResult
+    from .._twins import AsyncOpenStream, AsyncSendFunction, AsyncSleepFunction
+
+__all__ = ["AsyncItemIterator", "run"]
+
+T = TypeVar("T")
+
+
+async def run(plan: Plan[T], send: AsyncSendFunction, sleep: AsyncSleepFunction) -> T:
+    try:
+        step = next(plan)
+        while True:
+            if isinstance(step, Sleep):
+                await sleep(step.seconds)
+                step = plan.send(None)
+            elif isinstance(step, Send):
+                step = plan.send(await send(step))  # type: ignore[arg-type]
+            else:
+                raise TypeError(f"a call's plan asked for {step!r}")
+    except StopIteration as done:
+        return done.value  # type: ignore[no-any-return]
+
+
+async def _items(
+    plan: ItemPlan[T],
+    send: AsyncSendFunction,
+    sleep: AsyncSleepFunction,
+) -> AsyncGenerator[T, None]:
+    stream: AsyncOpenStream | None = None
+    try:
+        step = next(plan)
+        while True:
+            outcome: StepResult
+            if isinstance(step, Emit):
+                for item in step.items:
+                    yield item
+                outcome = None
+            elif isinstance(step, Read):
+                assert stream is not None
+                outcome = await stream.read(step)
+            elif isinstance(step, Sleep):
+                await sleep(step.seconds)
+                outcome = None
+            else:
+                if stream is not None:
+                    await stream.close()
+                    stream = None
+                sent = await send(step)
+                if isinstance(sent, (Answer, Failure)):
+                    outcome = sent
+                else:
+                    stream, outcome = sent, sent.opened
+            step = plan.send(outcome)
+    except StopIteration:
+        return
+    finally:
+        plan.close()
+        if stream is not None:
+            await stream.close()
+
+
+class AsyncItemIterator(Generic[T]):
+    """Items as they arrive; aclose it (or use ``async with``) to stop early and free the
+    connection."""
+
+    def __init__(
+        self,
+        plan: ItemPlan[T],
+        send: AsyncSendFunction,
+        sleep: AsyncSleepFunction,
+    ) -> None:
+        self._items = _items(plan, send, sleep)
+
+    def __aiter__(self) -> Self:
+        return self
+
+    async def __anext__(self) -> T:
+        return await anext(self._items)
+
+    async def aclose(self) -> None:
+        await self._items.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,39 @@
+"""The types the sync and async plan runners differ by, kept out of ``_async/``.
+
+``scripts/unasync.py`` makes ``_sync/drive.py`` from ``_async/drive.py`` by renaming: each
+``Async`` name here becomes its plain-named twin beside it. Nothing here loads asyncio or anyio.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
+
+from .._core.steps import Answer, Failure, Opened, Read, Send
+
+if TYPE_CHECKING:
+    from .async_streams import AsyncOpenStream
+
+__all__ = [
+    "AsyncOpenStream",
+    "AsyncSendFunction",
+    "AsyncSleepFunction",
+    "OpenStream",
+    "SendFunction",
+    "SleepFunction",
+]
+
+
+class OpenStream(Protocol):
+    """A sync sender's response still being read: what ``iter_payments`` reads a list from."""
+
+    opened: Opened
+
+    def read(self, step: Read) -> bytes | Failure: ...
+    def close(self) -> None: ...
+
+
+SendFunction = Callable[[Send], "Answer | Failure | OpenStream"]
+AsyncSendFunction = Callable[[Send], Awaitable["Answer | Failure | AsyncOpenStream"]]
+SleepFunction = Callable[[float], None]
+AsyncSleepFunction = Callable[[float], Awaitable[None]]

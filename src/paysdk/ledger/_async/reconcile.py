@@ -1,0 +1,100 @@
+"""The reconcile loop: carry out the steps of :func:`.._reconciliation.reconcile_plan`.
+
+Payments are streamed with ``iter_payments``, so memory does not grow with the service's list.
+A step's exception is thrown into the plan, which decides what it means.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+from ..._models.verified import VerifiedPayment
+from .._plans import FulfilResult, LedgerRow
+from .._reconciliation import (
+    BATCH,
+    Checked,
+    CloseList,
+    Fulfil,
+    FulfilledPage,
+    LookUp,
+    NextBatch,
+    ReconcileStep,
+    Verify,
+    reconcile_plan,
+)
+from .._report import MAX_DISCREPANCIES, ReconcileReport
+from .._twins import AsyncPayments, async_take
+
+if TYPE_CHECKING:
+    from ..._client.clients import AsyncClient, Lookup
+
+__all__ = ["AsyncLedgerView", "Progress", "reconcile"]
+
+Progress = Callable[[int], object]
+"""Called after each batch with the number of payments checked so far."""
+
+
+class AsyncLedgerView(Protocol):
+    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled rows."""
+
+    async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]: ...
+
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
+    ) -> FulfilResult[Any]: ...
+
+    async def fulfilled_after(self, after: str, limit: int) -> list[LedgerRow]: ...
+
+
+async def reconcile(
+    ledger: AsyncLedgerView,
+    client: AsyncClient,
+    *,
+    fulfil: Callable[[VerifiedPayment], object] | None,
+    lookup: Lookup | None,
+    progress: Progress | None,
+    max_discrepancies: int = MAX_DISCREPANCIES,
+    batch_size: int = BATCH,
+) -> ReconcileReport:
+    plan = reconcile_plan(
+        fulfilling=fulfil is not None,
+        batch_size=batch_size,
+        max_discrepancies=max_discrepancies,
+    )
+    try:
+        async with contextlib.AsyncExitStack() as listing:
+            payments: AsyncPayments | None = None
+            step: ReconcileStep = next(plan)
+            while True:
+                reply: object = None
+                try:
+                    if isinstance(step, NextBatch):
+                        if payments is None:  # streamed: memory stays flat in the list
+                            stream = await listing.enter_async_context(client.iter_payments())
+                            payments = aiter(stream)
+                        reply = await async_take(payments, step.size)
+                    elif isinstance(step, CloseList):
+                        await listing.aclose()
+                    elif isinstance(step, LookUp):
+                        reply = await ledger.rows(step.references)
+                    elif isinstance(step, Checked):
+                        if progress is not None:
+                            progress(step.listed)
+                    elif isinstance(step, Fulfil):
+                        assert fulfil is not None
+                        found = {"reference": step.reference}
+                        verified = await client.verify_callback(found, lookup=lookup)
+                        reply = await ledger.fulfil_once(verified, fulfil)
+                    elif isinstance(step, FulfilledPage):
+                        reply = await ledger.fulfilled_after(step.after, step.limit)
+                    else:
+                        assert isinstance(step, Verify)
+                        reply = await client.verify(step.reference)
+                except Exception as error:  # the plan decides: reported, skipped, or raised
+                    step = plan.throw(error)
+                    continue
+                step = plan.send(reply)
+    except StopIteration as done:
+        return cast(ReconcileReport, done.value)

@@ -1,0 +1,136 @@
+"""scripts/unasync.py: the generated sync code is what its async source makes, and --check says
+so only when it is true."""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCRIPT = ROOT / "scripts" / "unasync.py"
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("unasync_script", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+unasync = load_script()
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    """A copy of the repository's async sources and their generated twins, nothing else."""
+    for directory in unasync.DIRECTORIES:
+        source = ROOT / directory
+        for twin in (source, source.with_name("_sync")):
+            shutil.copytree(twin, tmp_path / twin.relative_to(ROOT))
+    return tmp_path
+
+
+def generated_files(root: Path) -> list[Path]:
+    return [
+        path
+        for directory in unasync.DIRECTORIES
+        for path in sorted((root / directory).with_name("_sync").glob("*.py"))
+    ]
+
+
+def test_the_repository_is_up_to_date() -> None:
+    done = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check"], capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+
+
+def test_every_generated_file_says_where_it_comes_from() -> None:
+    generated = generated_files(ROOT)
+    assert {path.name for path in generated} >= {"__init__.py", "run.py", "reconcile.py"}
+    for path in generated:
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+        assert first.startswith(f"# Generated from ../_async/{path.name} by scripts/unasync.py")
+
+
+def test_the_check_catches_an_edited_generated_file(
+    tree: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert unasync.check(tree) == []
+    edited = tree / "src/paysdk/ledger/_sync/run.py"
+    text = edited.read_text(encoding="utf-8")
+    edited.write_text(text.replace("connection.rollback()", "pass"), encoding="utf-8")
+
+    assert unasync.main(["--check"], root=tree) == 1
+    out = capsys.readouterr().out
+    assert "src/paysdk/ledger/_sync/run.py (as it is)" in out
+    assert "-        pass\n+        connection.rollback()\n" in out
+    assert edited.read_text(encoding="utf-8") != text  # a check changes nothing
+
+    assert unasync.main([], root=tree) == 0
+    assert edited.read_text(encoding="utf-8") == text
+    assert unasync.check(tree) == []
+
+
+def test_the_check_catches_a_source_edited_without_regenerating(tree: Path) -> None:
+    source = tree / "src/paysdk/ledger/_async/reconcile.py"
+    source.write_text(
+        source.read_text(encoding="utf-8").replace("await ledger.rows(", "await ledger.lookup("),
+        encoding="utf-8",
+    )
+    [problem] = unasync.check(tree)
+    assert "-                        reply = ledger.rows(step.references)" in problem
+    assert "+                        reply = ledger.lookup(step.references)" in problem
+
+
+def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> None:
+    sync = tree / "src/paysdk/ledger/_sync"
+    (sync / "reconcile.py").unlink()
+    (sync / "leftover.py").write_text("x = 1\n", encoding="utf-8")
+    problems = unasync.check(tree)
+    assert len(problems) == 2
+    assert all("/dev/null" in problem for problem in problems)
+
+    unasync.generate(tree)
+    assert (sync / "reconcile.py").exists()
+    assert not (sync / "leftover.py").exists()
+    assert unasync.check(tree) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "sync"),
+    [
+        ("async def f(self) -> None:", "def f(self) -> None:"),
+        ("    async with AsyncExitStack() as stack:", "    with ExitStack() as stack:"),
+        ("x = await stack.enter_async_context(cm)", "x = stack.enter_context(cm)"),
+        ("await listing.aclose()", "listing.close()"),
+        ("    async def __anext__(self) -> T:", "    def __next__(self) -> T:"),
+        ("        return await anext(self._items)", "        return next(self._items)"),
+        ("it = aiter(stream)", "it = iter(stream)"),
+        ("p: AsyncIterator[int] | None = None", "p: Iterator[int] | None = None"),
+        ("reply = await async_take(p, 5)", "reply = take(p, 5)"),
+        ("from .._driver import AsyncDriver", "from .._driver import Driver"),
+        ("from .._async import run  # a path stays", "from .._async import run  # a path stays"),
+        ("ledger.aclosed = enter_async_contexts", "ledger.aclosed = enter_async_contexts"),
+    ],
+)
+def test_a_line_becomes_its_sync_twin(line: str, sync: str) -> None:
+    assert unasync.unasync_line(line) == sync
+
+
+def test_an_async_generators_loop_of_yields_becomes_yield_from() -> None:
+    source = "    for item in items:\n        yield item\n    done = True\n"
+    generated = unasync.unasync_source("x.py", source)
+    assert generated.endswith("    yield from items\n    done = True\n")
+
+
+def test_a_loop_that_does_more_than_yield_stays_a_loop() -> None:
+    source = "for item in items:\n    yield item\n    seen += 1\n"
+    assert unasync.unasync_source("x.py", source).endswith(source)
