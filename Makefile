@@ -24,17 +24,19 @@ $(DEV_STAMP): pyproject.toml | $(BIN)/python
 demo: $(RUNTIME_STAMP)
 	$(BIN)/python examples/quickstart.py
 
-# ruff, then the layering contracts of pyproject.toml's [tool.importlinter] (docs/design.md).
+# ruff, the layering contracts of pyproject.toml's [tool.importlinter] (docs/design.md), and the
+# sync code generated from its async source (scripts/unasync.py) being up to date.
 lint: $(DEV_STAMP)
-	$(BIN)/ruff check src tests examples benchmarks
-	$(BIN)/ruff format --check src tests examples benchmarks
+	$(BIN)/ruff check src tests examples benchmarks scripts
+	$(BIN)/ruff format --check src tests examples benchmarks scripts
 	$(BIN)/lint-imports
+	$(BIN)/python scripts/unasync.py --check
 
 # pyright finds the packages to check against through the `python` first on PATH.
 PYRIGHT := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pyright
 
 typecheck: $(DEV_STAMP)
-	$(BIN)/mypy --strict src tests examples benchmarks
+	$(BIN)/mypy --strict src tests examples benchmarks scripts
 	$(PYRIGHT)
 	$(PYRIGHT) --verifytypes paysdk --ignoreexternal
 

@@ -53,7 +53,7 @@ def test_the_package_keeps_every_contract(package_copy: Path) -> None:
     ("module", "statement", "contract"),
     [
         ("_core/steps.py", "import httpx", "The core, parsing and the models import no HTTP"),
-        ("_core/plans.py", "from .._transport import drive", "Layers: each imports only"),
+        ("_core/plans.py", "from .._transport import deadline", "Layers: each imports only"),
         ("_models/wire.py", "from .._errors import PaySDKError", "The models import nothing"),
         ("cli/_main.py", "from ..ledger import _plans", "Only paysdk.ledger imports its insides"),
         ("testing/_factories.py", "from ..sandbox import _server", "Only paysdk.sandbox imports"),

@@ -1,4 +1,4 @@
-"""drive: the loops that carry plans out (run, arun, the item iterators), over fake senders."""
+"""The loops that carry plans out (_transport/_async/drive.py and its generated _sync twin)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import pytest
 
 from paysdk._core import Answer, Emit, Failure, Opened, Read, Send, Sleep, list_request
-from paysdk._transport.drive import AsyncItemIterator, ItemIterator, arun, run
+from paysdk._transport._async.drive import AsyncItemIterator
+from paysdk._transport._async.drive import run as arun
+from paysdk._transport._sync.drive import ItemIterator, run
 from tests.conftest import make_config
 
 if TYPE_CHECKING:

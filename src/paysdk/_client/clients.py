@@ -24,9 +24,10 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from .._core.steps import Send
     from .._models.listed import ListedPayment
     from .._models.verified import VerifiedPayment
-    from .._transport import drive as _drive
     from .._transport import httpx_common as _httpx
     from .._transport import httpx_sync as _senders
+    from .._transport._async import drive as _adrive
+    from .._transport._sync import drive as _drive
     from .._transport.async_streams import AsyncSender
     from .._transport.httpx_common import HttpxDefaults
     from .._transport.httpx_sync import SyncHttpxSender
@@ -55,11 +56,12 @@ def _load_engine() -> None:
     (a CLI's ``--help``, a web app's start-up, a type checker's plugin); the core, the senders
     and the models then load with the first client, not with each call.
     """
-    global _core, _errors, _drive, _httpx, _senders, _configure, _logs, _raw
+    global _core, _errors, _adrive, _drive, _httpx, _senders, _configure, _logs, _raw
     from .. import _core, _errors
-    from .._transport import drive as _drive
     from .._transport import httpx_common as _httpx
     from .._transport import httpx_sync as _senders
+    from .._transport._async import drive as _adrive
+    from .._transport._sync import drive as _drive
     from . import configure as _configure
     from . import logs as _logs
     from . import raw as _raw
@@ -338,10 +340,10 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
 
     def iter_payments(
         self, **options: Unpack[CallOptions]
-    ) -> _drive.AsyncItemIterator[ListedPayment]:
+    ) -> _adrive.AsyncItemIterator[ListedPayment]:
         """Every listed payment as the body streams in: ``async for p in iter_payments()``."""
         plan = _core.iter_payments(self._options(options))
-        return _drive.AsyncItemIterator(plan, self._send, self._sleep)
+        return _adrive.AsyncItemIterator(plan, self._send, self._sleep)
 
     def verify_many(
         self,
@@ -418,7 +420,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
         await anyio.sleep(seconds)
 
     async def _run(self, plan: Plan[T]) -> T:
-        return await _drive.arun(plan, self._send, self._sleep)
+        return await _adrive.run(plan, self._send, self._sleep)
 
     async def _send(self, request: Send) -> Any:
         if self._sender.is_closed:
