@@ -25,7 +25,6 @@ __all__ = [
     "api_route",
     "authorized",
     "fault_path",
-    "newest_first",
     "verify_envelope",
 ]
 
@@ -94,11 +93,6 @@ def authorized(header: str | None, secret_key: str) -> bool:
     """Whether an ``Authorization`` header is ``Bearer <secret_key>``, compared in constant time."""
     scheme, _, token = (header or "").partition(" ")
     return scheme.lower() == "bearer" and hmac.compare_digest(token.encode(), secret_key.encode())
-
-
-def newest_first(records: Iterable[PaymentRecord]) -> list[PaymentRecord]:
-    """The order ``GET /payments`` lists payments in."""
-    return sorted(records, key=lambda record: record.created_at, reverse=True)
 
 
 def verify_envelope(data: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,11 +24,11 @@ from .._service.answers import (
     Answer,
     answer_api,
     authorized,
-    newest_first,
 )
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord, SeedError
 from .._service.seed import default_payments
+from .._service.store import PaymentStore
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
 from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
 
@@ -128,9 +128,9 @@ class Sandbox:
         self.faults: FaultBook = FaultBook()
         self.log_requests = log_requests
         self._requested_port = port
-        self._payments: dict[str, PaymentRecord] = {}
+        self._payments = PaymentStore()
         self._requests: deque[RecordedRequest] = deque(maxlen=MAX_RECORDED_REQUESTS)
-        self._lock = threading.Lock()
+        self._requests_lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -204,9 +204,7 @@ class Sandbox:
             record = PaymentRecord(reference=payment, **fields)
         else:
             record = dataclasses.replace(payment, **fields) if fields else payment
-        with self._lock:
-            self._payments[record.reference] = record
-        return record
+        return self._payments.put(record)
 
     def reset(self) -> None:
         """Back to how it started: the payments it was made with, no faults, an empty log.
@@ -214,25 +212,20 @@ class Sandbox:
         Tests that share one running sandbox call this between tests; the port and key stay.
         """
         self.clear_faults()
-        with self._lock:
-            self._payments = {record.reference: record for record in self._initial}
-            self._requests.clear()
+        self._payments.reset(self._initial)
+        self.clear_requests()
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed."""
-        with self._lock:
-            self._payments.pop(reference, None)
+        self._payments.remove(reference)
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
-        with self._lock:
-            return self._payments.get(reference)
+        return self._payments.get(reference)
 
     @property
     def payments(self) -> list[PaymentRecord]:
         """Every payment, newest first (the order ``GET /payments`` uses)."""
-        with self._lock:
-            records = list(self._payments.values())
-        return newest_first(records)
+        return self._payments.newest_first()
 
     # --- faults, request log, callbacks -------------------------------------------------------
 
@@ -249,11 +242,11 @@ class Sandbox:
 
         The last :data:`MAX_RECORDED_REQUESTS` only, so a long-running sandbox's log stays bounded.
         """
-        with self._lock:
+        with self._requests_lock:
             return list(self._requests)
 
     def clear_requests(self) -> None:
-        with self._lock:
+        with self._requests_lock:
             self._requests.clear()
 
     def send_callback(
@@ -303,7 +296,7 @@ class Sandbox:
         handler.send(answer, fault.disconnect)
 
     def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
+        with self._requests_lock:
             self._requests.append(request)
 
     def _authorized(self, header: str | None) -> bool:

@@ -25,9 +25,10 @@ from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secre
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
-from .._service.answers import Answer, answer_api, api_route, authorized, newest_first
+from .._service.answers import Answer, answer_api, api_route, authorized
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
+from .._service.store import PaymentStore
 from ._factories import PaymentFields, payment_record
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "RecordedCall"]
@@ -86,7 +87,7 @@ class MockPaymentAPI:
         parts = urlsplit(self.base_url)
         self._base_path = parts.path.rstrip("/")
         self._lock = threading.Lock()
-        self._payments: dict[str, PaymentRecord] = {}
+        self._payments = PaymentStore()
         self._faults = FaultBook()
         self._calls: list[RecordedCall] = []
         self._waits: list[float] = []
@@ -214,24 +215,19 @@ class MockPaymentAPI:
             raise ConfigurationError(
                 f"add_payment takes a PaymentRecord or a reference, not {type(payment).__name__}"
             )
-        with self._lock:
-            self._payments[record.reference] = record
-        return record
+        return self._payments.put(record)
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed."""
-        with self._lock:
-            self._payments.pop(reference, None)
+        self._payments.remove(reference)
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
-        with self._lock:
-            return self._payments.get(reference)
+        return self._payments.get(reference)
 
     @property
     def payments(self) -> list[PaymentRecord]:
         """Every payment, newest first (the order the list endpoint uses)."""
-        with self._lock:
-            return newest_first(self._payments.values())
+        return self._payments.newest_first()
 
     # --- failures -----------------------------------------------------------------------------
 
@@ -287,8 +283,7 @@ class MockPaymentAPI:
         """No payments, no faults, no calls, no waits: as new (the clients stay usable)."""
         self.clear_faults()
         self.clear_calls()
-        with self._lock:
-            self._payments.clear()
+        self._payments.reset()
 
     # --- answering ----------------------------------------------------------------------------
 
