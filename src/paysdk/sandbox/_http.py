@@ -17,16 +17,14 @@ import socket
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .._service.answers import Answer
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-    from ._server import Sandbox
-
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Answer", "Handler", "Server"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Answer", "Handler", "Server", "Service"]
 
 MAX_BODY = 1 << 20
 """The largest request body the sandbox reads (1 MiB); a larger Content-Length is answered 413."""
@@ -52,8 +50,23 @@ def _busy_answer(max_connections: int) -> bytes:
     )
 
 
+class Service(Protocol):
+    """What the HTTP layer asks of the sandbox it serves (typed here, so it need not import it)."""
+
+    @property
+    def idle_timeout(self) -> float:
+        """Seconds a request may take to arrive whole; also the limit for each write."""
+        ...
+
+    def _handle(self, handler: Handler, body: bytes) -> None:
+        """Answer one request whose body was read, through ``handler.send``."""
+        ...
+
+    def _log(self, message: str) -> None: ...
+
+
 class Server(http.server.ThreadingHTTPServer):
-    """Knows its :class:`Sandbox` and its open connections, so ``stop`` can cut them.
+    """Knows the :class:`Service` it serves and its open connections, so ``stop`` can cut them.
 
     Serves at most ``max_connections`` at once, a thread each; a connection past that is
     answered 503 and closed at once, without a thread, so the accept loop never waits.
@@ -65,7 +78,7 @@ class Server(http.server.ThreadingHTTPServer):
     def __init__(
         self,
         address: tuple[str, int],
-        sandbox: Sandbox,
+        sandbox: Service,
         *,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
@@ -162,7 +175,7 @@ class _RequestReader(io.RawIOBase):
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
-    """Reads each HTTP request (bounded), asks the :class:`Sandbox`, and writes its answer."""
+    """Reads each HTTP request (bounded), asks the :class:`Service`, and writes its answer."""
 
     protocol_version = "HTTP/1.1"  # keep-alive, as clients with connection pools expect
     server_version = "paysdk-sandbox"
