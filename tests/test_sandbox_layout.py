@@ -1,13 +1,17 @@
-"""The sandbox's HTTP layer stands below the sandbox: it knows it only by the Service protocol."""
+"""How the stand-ins are put together: the sandbox's HTTP layer knows the sandbox only by the
+Service protocol, and no class name means two things in paysdk."""
 
 from __future__ import annotations
 
+import ast
 import threading
+from pathlib import Path
 
 import grimp
 import httpx
 
-from paysdk._service.answers import Answer
+import paysdk
+from paysdk._service.api import Reply
 from paysdk.sandbox._http import Handler, Server, Service
 
 
@@ -28,7 +32,7 @@ class Echo:
         self.logged: list[str] = []
 
     def _handle(self, handler: Handler, body: bytes) -> None:
-        handler.send(Answer.json(200, {"path": handler.path, "body": body.decode()}))
+        handler.send(Reply.json(200, {"path": handler.path, "body": body.decode()}))
 
     def _log(self, message: str) -> None:
         self.logged.append(message)
@@ -49,3 +53,14 @@ def test_the_server_serves_any_service() -> None:
         thread.join()
     assert response.json() == {"path": "/anything?x=1", "body": "hello"}
     assert any('"POST /anything?x=1 HTTP/1.1" 200' in line for line in echo.logged)
+
+
+def test_no_class_name_is_defined_twice_in_paysdk() -> None:
+    """One name, one concept: the stand-ins' ``Reply`` is not the core's ``Answer``."""
+    package = Path(paysdk.__file__).parent
+    homes: dict[str, list[str]] = {}
+    for module in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                homes.setdefault(node.name, []).append(str(module.relative_to(package)))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}

@@ -19,12 +19,12 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from .._service.answers import Answer
+from .._service.api import Reply
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Answer", "Handler", "Server", "Service"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Handler", "Reply", "Server", "Service"]
 
 MAX_BODY = 1 << 20
 """The largest request body the sandbox reads (1 MiB); a larger Content-Length is answered 413."""
@@ -228,7 +228,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # A sandbox bug: the client gets a 500 rather than silence, the log a traceback.
             self.close_connection = True
             message = f"the sandbox failed: {type(exc).__name__}"
-            self.send(Answer.error(500, "Internal Server Error", message))
+            self.send(Reply.error(500, "Internal Server Error", message))
             raise
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
@@ -243,27 +243,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return b""
         if not (declared.isascii() and declared.isdigit()):  # "²" is a digit to isdigit()
             self.close_connection = True
-            self.send(Answer.error(400, "Bad Request", "bad Content-Length"))
+            self.send(Reply.error(400, "Bad Request", "bad Content-Length"))
             return None
         if len(declared) > len(str(MAX_BODY)) or int(declared) > MAX_BODY:
             self.close_connection = True
             message = f"the body is larger than the sandbox reads ({MAX_BODY} bytes)"
-            self.send(Answer.error(413, "Content Too Large", message))
+            self.send(Reply.error(413, "Content Too Large", message))
             return None
         return self.rfile.read(int(declared))
 
-    def send(self, answer: Answer, disconnect: str | None = None) -> None:
-        """Write ``answer``; ``disconnect`` cuts it as :data:`paysdk.sandbox.Disconnect` says."""
+    def send(self, reply: Reply, disconnect: str | None = None) -> None:
+        """Write ``reply``; ``disconnect`` cuts it as :data:`paysdk.sandbox.Disconnect` says."""
         self._answered = True
-        body, declared = answer.body, len(answer.body)
+        body, declared = reply.body, len(reply.body)
         if disconnect == "mid_body":
             body = body[: len(body) // 2]
         elif disconnect == "truncated":
             declared += 64
-        self.send_response(answer.status)
-        if not any(name.lower() == "content-type" for name in answer.headers):
+        self.send_response(reply.status)
+        if not any(name.lower() == "content-type" for name in reply.headers):
             self.send_header("Content-Type", "text/plain; charset=utf-8")
-        for name, value in answer.headers.items():
+        for name, value in reply.headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(declared))
         self.end_headers()

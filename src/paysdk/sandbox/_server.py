@@ -18,10 +18,10 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, cast
 
-from .._service.answers import (
+from .._service.api import (
     NOT_FOUND_BODY,
     UNAUTHORIZED_BODY,
-    Answer,
+    Reply,
     answer_api,
     authorized,
 )
@@ -270,7 +270,7 @@ class Sandbox:
             if self._authorized(authorization):
                 handler.send(self._answer_control(method, path, body))
             else:
-                handler.send(Answer.json(401, UNAUTHORIZED_BODY))
+                handler.send(Reply.json(401, UNAUTHORIZED_BODY))
             return
         recorded = RecordedRequest(
             method,
@@ -290,10 +290,10 @@ class Sandbox:
         if fault.disconnect == "before_response":
             handler.close_connection = True
             return
-        answer = self._answer_api(method, path, authorization)
+        reply = self._answer_api(method, path, authorization)
         if fault.status is not None:
-            answer = Answer(fault.status, fault.body.encode(), fault.headers)
-        handler.send(answer, fault.disconnect)
+            reply = Reply(fault.status, fault.body.encode(), fault.headers)
+        handler.send(reply, fault.disconnect)
 
     def _record(self, request: RecordedRequest) -> None:
         with self._requests_lock:
@@ -302,7 +302,7 @@ class Sandbox:
     def _authorized(self, header: str | None) -> bool:
         return authorized(header, self.secret_key)
 
-    def _answer_api(self, method: str, path: str, authorization: str | None) -> Answer:
+    def _answer_api(self, method: str, path: str, authorization: str | None) -> Reply:
         return answer_api(
             method,
             path,
@@ -312,7 +312,7 @@ class Sandbox:
             listing=lambda: self.payments,
         )
 
-    def _answer_control(self, method: str, path: str, body: bytes) -> Answer:
+    def _answer_control(self, method: str, path: str, body: bytes) -> Reply:
         """``/_sandbox/faults``, ``/_sandbox/requests`` and ``/_sandbox/payments``."""
         resource = path[len(CONTROL_PREFIX) :]
         try:
@@ -322,24 +322,24 @@ class Sandbox:
                     path_ = options.pop("path", None)
                     times = options.pop("times", 1)
                     self.inject(Fault.from_json(options), path=path_, times=times)
-                return Answer.json(201, {"faults": len(self.faults)})
+                return Reply.json(201, {"faults": len(self.faults)})
             if (method, resource) == ("DELETE", "faults"):
                 self.clear_faults()
-                return Answer.json(200, {"faults": 0})
+                return Reply.json(200, {"faults": 0})
             if (method, resource) == ("GET", "requests"):
-                return Answer.json(200, {"data": [_request_json(r) for r in self.requests]})
+                return Reply.json(200, {"data": [_request_json(r) for r in self.requests]})
             if (method, resource) == ("DELETE", "requests"):
                 self.clear_requests()
-                return Answer.json(200, {"data": []})
+                return Reply.json(200, {"data": []})
             if (method, resource) == ("POST", "payments"):
                 records = [PaymentRecord.from_json(item) for item in _json_items(body)]
                 data = [self.add_payment(record).verify_shape() for record in records]
-                return Answer.json(201, {"data": data})
+                return Reply.json(201, {"data": data})
         except (SeedError, ValueError, TypeError) as exc:
-            return Answer.error(400, "Bad Request", str(exc))
+            return Reply.error(400, "Bad Request", str(exc))
         if resource in ("faults", "requests", "payments"):
-            return Answer.json(405, {"error": "Method Not Allowed"})
-        return Answer.json(404, {"error": "Not Found", "message": f"no route for {path}"})
+            return Reply.json(405, {"error": "Method Not Allowed"})
+        return Reply.json(404, {"error": "Not Found", "message": f"no route for {path}"})
 
 
 def _json_items(body: bytes) -> list[Mapping[str, Any]]:

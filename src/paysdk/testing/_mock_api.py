@@ -1,6 +1,6 @@
 """``MockPaymentAPI``: the payment service in memory, on respx, answering as the sandbox does.
 
-It answers through the sandbox's own rules (:func:`paysdk._service.answers.answer_api`), so a
+It answers through the sandbox's own rules (:func:`paysdk._service.api.answer_api`), so a
 test against the fake and a test against the sandbox see the same bodies; only the transport
 differs (no sockets, no threads). It uses its own ``respx.MockRouter``, never respx's global
 one, so nothing it sets up outlives :meth:`MockPaymentAPI.stop`.
@@ -25,7 +25,7 @@ from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secre
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
-from .._service.answers import Answer, answer_api, api_route, authorized
+from .._service.api import Reply, answer_api, api_route, authorized
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
 from .._service.store import PaymentStore
@@ -309,8 +309,8 @@ class MockPaymentAPI:
         if fault is not None:
             _fail_transport(fault, request)
             if fault.status is not None:
-                return _response(Answer(fault.status, fault.body.encode(), fault.headers))
-        answer = answer_api(
+                return _response(Reply(fault.status, fault.body.encode(), fault.headers))
+        reply = answer_api(
             request.method,
             path or raw_path,
             authorization,
@@ -318,7 +318,7 @@ class MockPaymentAPI:
             find=self.get_payment,
             listing=lambda: self.payments,
         )
-        return _response(answer)
+        return _response(reply)
 
 
 def _fail_transport(fault: Fault, request: httpx.Request) -> None:
@@ -337,8 +337,8 @@ def _fail_transport(fault: Fault, request: httpx.Request) -> None:
         )
 
 
-def _response(answer: Answer) -> httpx.Response:
-    return httpx.Response(answer.status, content=answer.body, headers=dict(answer.headers))
+def _response(reply: Reply) -> httpx.Response:
+    return httpx.Response(reply.status, content=reply.body, headers=dict(reply.headers))
 
 
 class MockClient(Client):
