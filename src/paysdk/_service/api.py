@@ -1,6 +1,5 @@
 """The service's API without any I/O: routes, the key check, bodies and the reply to a request.
 
-The one place the rules live.
 The sandbox's HTTP server and the in-memory fake of :mod:`paysdk.testing` both answer through
 :func:`answer_api`, so the two cannot drift apart: same routes, same 401 and 404 bodies, same
 percent-decoding of the reference.
