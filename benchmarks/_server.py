@@ -34,7 +34,7 @@ from urllib.parse import unquote
 
 from typing_extensions import Self
 
-from paysdk._service.answers import verify_envelope
+from paysdk._service.api import verify_envelope
 from paysdk.sandbox import COMPLETED_REFERENCE, default_payments
 
 from ._measure import ROOT, peak_rss

@@ -14,8 +14,11 @@ import respx
 import paysdk
 from paysdk._client.configure import create_config
 from paysdk._core import Answer, Config, Failure
+from paysdk._service.api import verify_envelope
 from paysdk._transport.httpx_common import failure_from_httpx
-from paysdk.sandbox import Sandbox
+from paysdk.sandbox import COMPLETED_REFERENCE, PaymentRecord, Sandbox, default_payments
+from paysdk.sandbox import NOT_FOUND_BODY as SERVICE_NOT_FOUND_BODY
+from paysdk.testing import payment_record
 from tests.support.hostile import HostileServer
 from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
 
@@ -37,49 +40,21 @@ def _no_routes_left_on_respx_global_router() -> Iterator[None]:
     assert not leaked, f"routes left on respx's global router: {leaked}"
 
 
-def verify_body(reference: str = "order-1042", **changes: Any) -> dict[str, Any]:
-    """A 200 body of verify for a successful card payment, as the spec describes it."""
-    data: dict[str, Any] = {
-        "reference": reference,
-        "transaction_id": "TRX-7f3c9a1e",
-        "amount": 250000,
-        "fee": 3750,
-        "currency": "NGN",
-        "success": True,
-        "customer": {"name": "Ada Obi", "email": "ada@example.com", "phone": "+2348012345678"},
-        "products": [
-            {"name": "Blue kettle", "amount": 200000, "description": "1.7 l, steel"},
-            {"name": "Delivery", "amount": 50000, "description": "Lagos mainland"},
-        ],
-        "metadata": {"order_id": "1042", "channel": "web"},
-        "authorization": {
-            "card_type": "visa",
-            "first_six": "408408",
-            "last_four": "4081",
-            "expiry": "09/28",
-        },
-    }
-    data.update(changes)
-    return {"status": True, "message": "Verification successful", "data": data}
+_SEEDED = next(r for r in default_payments() if r.reference == COMPLETED_REFERENCE)
+SAMPLE: PaymentRecord = payment_record(reference=_SEEDED.reference, created_at=_SEEDED.created_at)
+"""The payment behind the hand-made bodies below, so the suite keeps no payment of its own: the
+testing kit's default card payment (250000 NGN; its customer and card are the seed's), under the
+seed's completed reference and time."""
 
 
-def listed_payment(reference: str = "order-1042", **changes: Any) -> dict[str, Any]:
-    """One element of list's 200 body, as the spec describes it."""
-    item: dict[str, Any] = {
-        "id": "3f0e6a52-8f1c-4b7e-9a57-1c2d3e4f5a6b",
-        "reference": reference,
-        "amount": 250000,
-        "fee": 3750,
-        "status": "COMPLETED",
-        "customer_paid": True,
-        "currency": "NGN",
-        "customer": {"name": "Ada Obi", "email": "ada@example.com", "phone": "+2348012345678"},
-        "products": [{"name": "Blue kettle", "amount": 250000, "description": "1.7 l, steel"}],
-        "created_at": "2026-11-02T09:15:27.123456Z",
-        "updated_at": "2026-11-02T09:16:01.000001Z",
-    }
-    item.update(changes)
-    return item
+def verify_body(reference: str = COMPLETED_REFERENCE, **changes: Any) -> dict[str, Any]:
+    """A 200 body of verify for a successful card payment (:data:`SAMPLE`), as the spec has it."""
+    return verify_envelope({**SAMPLE.verify_shape(), "reference": reference, **changes})
+
+
+def listed_payment(reference: str = COMPLETED_REFERENCE, **changes: Any) -> dict[str, Any]:
+    """One element of list's 200 body (:data:`SAMPLE`), as the spec describes it."""
+    return {**SAMPLE.list_shape(), "reference": reference, **changes}
 
 
 def make_config(**overrides: Any) -> Config:
@@ -105,7 +80,7 @@ def failed(error: httpx.HTTPError) -> Failure:
     return failure_from_httpx(error)
 
 
-NOT_FOUND_BODY = {"success": False, "error": "Error in request", "message": "reference not found"}
+NOT_FOUND_BODY: dict[str, Any] = dict(SERVICE_NOT_FOUND_BODY)
 LIST_UNAVAILABLE_BODY = {"error": "Connection Error"}
 
 

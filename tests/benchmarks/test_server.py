@@ -11,7 +11,7 @@ import pytest
 
 import paysdk
 from benchmarks._server import BLOCK, BenchServer, ListBody, verify_body
-from paysdk._service.answers import answer_api
+from paysdk._service.api import answer_api
 from paysdk.sandbox import COMPLETED_REFERENCE, default_payments
 
 KEY = "sk_bench_test_0123"
@@ -66,9 +66,9 @@ def test_verify_body_echoes_any_reference_as_json() -> None:
 
 
 def test_verify_body_is_the_sandboxs_answer_byte_for_byte() -> None:
-    """Both wrap the payment in the one envelope of ``sandbox._answers``."""
+    """Both wrap the payment in the one envelope of ``paysdk._service.api``."""
     (record,) = [r for r in default_payments() if r.reference == COMPLETED_REFERENCE]
-    answer = answer_api(
+    reply = answer_api(
         "GET",
         f"/payment/{COMPLETED_REFERENCE}",
         f"Bearer {KEY}",
@@ -76,8 +76,8 @@ def test_verify_body_is_the_sandboxs_answer_byte_for_byte() -> None:
         find=lambda reference: record,
         listing=lambda: [record],
     )
-    assert answer.status == 200
-    assert answer.body == verify_body(COMPLETED_REFERENCE)
+    assert reply.status == 200
+    assert reply.body == verify_body(COMPLETED_REFERENCE)
 
 
 def test_a_long_list_is_streamed_without_the_server_holding_it(server: BenchServer) -> None:

@@ -17,6 +17,7 @@ from tests.conftest import (
     BASE_URL,
     LIST_UNAVAILABLE_BODY,
     NOT_FOUND_BODY,
+    SAMPLE,
     SECRET,
     EitherClient,
     MakeClient,
@@ -40,15 +41,15 @@ async def test_verify_parses_a_card_payment(client: EitherClient, respx_mock: re
 
     assert isinstance(payment, paysdk.VerifiedPayment)
     assert payment.reference == "order-1042"
-    assert payment.transaction_id == "TRX-7f3c9a1e"
+    assert payment.transaction_id == SAMPLE.transaction_id
     assert (payment.amount, payment.fee, payment.currency) == (250000, 3750, "NGN")
     assert payment.success is True
     assert payment.succeeded is True
     assert payment.customer == paysdk.Customer(
-        name="Ada Obi", email="ada@example.com", phone="+2348012345678"
+        name="Adaeze Okafor", email="adaeze.okafor@example.com", phone="+2348031234567"
     )
-    assert [p.name for p in payment.products] == ["Blue kettle", "Delivery"]
-    assert payment.products[0].amount == 200000
+    assert [p.name for p in payment.products] == ["Wireless headphones"]
+    assert payment.products[0].amount == 250000
     assert payment.metadata == {"order_id": "1042", "channel": "web"}
     assert payment.authorization == paysdk.Authorization(
         card_type="visa", first_six="408408", last_four="4081", expiry="09/28"

@@ -1,4 +1,5 @@
-"""The import contracts (pyproject.toml's [tool.importlinter]) hold, and breaking one fails them.
+"""The import contracts (pyproject.toml's [tool.importlinter]) hold, and breaking one fails them;
+and no class name stands for two things.
 
 ``make lint`` runs ``lint-imports`` on the package; these tests run it on a copy of the package
 with one forbidden import added, so a contract that stopped biting would be noticed.
@@ -6,6 +7,7 @@ with one forbidden import added, so a contract that stopped biting would be noti
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -13,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+import paysdk
 
 ROOT = Path(__file__).resolve().parents[2]
 LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
@@ -68,3 +72,14 @@ def test_breaking_a_contract_fails_the_lint(
     assert result.returncode != 0
     broken = [line for line in result.stdout.splitlines() if " BROKEN" in line]
     assert any(line.startswith(contract) for line in broken), result.stdout
+
+
+def test_no_class_name_is_defined_twice_in_paysdk() -> None:
+    """One name, one concept: no two classes of the package share a name."""
+    package = Path(paysdk.__file__).parent
+    homes: dict[str, list[str]] = {}
+    for module in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(module.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                homes.setdefault(node.name, []).append(str(module.relative_to(package)))
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}

@@ -11,9 +11,22 @@ import sys
 import pytest
 
 import paysdk
+from paysdk.sandbox import (
+    COMPLETED_REFERENCE,
+    FAILED_REFERENCE,
+    NON_CARD_REFERENCE,
+    PaymentRecord,
+    default_payments,
+)
 from paysdk.testing import listed_payment, payment_pair, payment_record, verified_payment
+from tests import conftest
 
 WIRE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+def seeded(reference: str) -> PaymentRecord:
+    (record,) = [r for r in default_payments() if r.reference == reference]
+    return record
 
 
 def test_a_default_verified_payment_is_a_paid_card_payment_with_a_fee() -> None:
@@ -132,3 +145,29 @@ def test_the_factories_need_no_respx() -> None:
         "ConfigurationError paysdk.testing.MockPaymentAPI needs respx: "
         "pip install 'python-paysdk[testing]'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("currency", "reference"),
+    [
+        ("NGN", COMPLETED_REFERENCE),
+        ("GHS", NON_CARD_REFERENCE),
+        ("KES", "order-1045"),
+        ("USD", FAILED_REFERENCE),
+        ("EUR", FAILED_REFERENCE),
+    ],
+)
+def test_a_payments_customer_and_card_are_the_seeds(currency: str, reference: str) -> None:
+    """The factories and the seed describe the same customers and card, from one source."""
+    record = payment_record(currency=currency)
+    assert record.customer == seeded(reference).customer
+    assert record.authorization == seeded(COMPLETED_REFERENCE).authorization
+
+
+def test_the_suites_sample_bodies_are_a_factorys_payment() -> None:
+    """tests/conftest.py keeps no payment of its own: its bodies render one factory payment."""
+    completed = seeded(COMPLETED_REFERENCE)
+    verified, listed = payment_pair(reference=completed.reference, created_at=completed.created_at)
+    assert paysdk.VerifiedPayment.model_validate(conftest.verify_body()["data"]) == verified
+    assert paysdk.ListedPayment.model_validate(conftest.listed_payment()) == listed
+    assert conftest.NOT_FOUND_BODY == paysdk.sandbox.NOT_FOUND_BODY

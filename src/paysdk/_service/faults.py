@@ -14,7 +14,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-from .answers import fault_path
+from .api import fault_path
 
 __all__ = ["MAX_DELAY", "MAX_TIMES", "Disconnect", "Fault", "FaultBook"]
 

@@ -16,7 +16,7 @@ process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imp
 
 from __future__ import annotations
 
-from .._service.answers import NOT_FOUND_BODY, UNAUTHORIZED_BODY
+from .._service.api import NOT_FOUND_BODY, UNAUTHORIZED_BODY
 from .._service.faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
 from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError, wire_timestamp
 from .._service.seed import (

@@ -17,16 +17,14 @@ import socket
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from .._service.answers import Answer
+from .._service.api import Reply
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-    from ._server import Sandbox
-
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Answer", "Handler", "Server"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Handler", "Reply", "Server", "Service"]
 
 MAX_BODY = 1 << 20
 """The largest request body the sandbox reads (1 MiB); a larger Content-Length is answered 413."""
@@ -52,8 +50,23 @@ def _busy_answer(max_connections: int) -> bytes:
     )
 
 
+class Service(Protocol):
+    """What the HTTP layer asks of the sandbox it serves (typed here, so it need not import it)."""
+
+    @property
+    def idle_timeout(self) -> float:
+        """Seconds a request may take to arrive whole; also the limit for each write."""
+        ...
+
+    def _handle(self, handler: Handler, body: bytes) -> None:
+        """Answer one request whose body was read, through ``handler.send``."""
+        ...
+
+    def _log(self, message: str) -> None: ...
+
+
 class Server(http.server.ThreadingHTTPServer):
-    """Knows its :class:`Sandbox` and its open connections, so ``stop`` can cut them.
+    """Knows the :class:`Service` it serves and its open connections, so ``stop`` can cut them.
 
     Serves at most ``max_connections`` at once, a thread each; a connection past that is
     answered 503 and closed at once, without a thread, so the accept loop never waits.
@@ -65,7 +78,7 @@ class Server(http.server.ThreadingHTTPServer):
     def __init__(
         self,
         address: tuple[str, int],
-        sandbox: Sandbox,
+        sandbox: Service,
         *,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
     ) -> None:
@@ -162,7 +175,7 @@ class _RequestReader(io.RawIOBase):
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
-    """Reads each HTTP request (bounded), asks the :class:`Sandbox`, and writes its answer."""
+    """Reads each HTTP request (bounded), asks the :class:`Service`, and writes its answer."""
 
     protocol_version = "HTTP/1.1"  # keep-alive, as clients with connection pools expect
     server_version = "paysdk-sandbox"
@@ -215,7 +228,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             # A sandbox bug: the client gets a 500 rather than silence, the log a traceback.
             self.close_connection = True
             message = f"the sandbox failed: {type(exc).__name__}"
-            self.send(Answer.error(500, "Internal Server Error", message))
+            self.send(Reply.error(500, "Internal Server Error", message))
             raise
 
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
@@ -230,27 +243,27 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return b""
         if not (declared.isascii() and declared.isdigit()):  # "²" is a digit to isdigit()
             self.close_connection = True
-            self.send(Answer.error(400, "Bad Request", "bad Content-Length"))
+            self.send(Reply.error(400, "Bad Request", "bad Content-Length"))
             return None
         if len(declared) > len(str(MAX_BODY)) or int(declared) > MAX_BODY:
             self.close_connection = True
             message = f"the body is larger than the sandbox reads ({MAX_BODY} bytes)"
-            self.send(Answer.error(413, "Content Too Large", message))
+            self.send(Reply.error(413, "Content Too Large", message))
             return None
         return self.rfile.read(int(declared))
 
-    def send(self, answer: Answer, disconnect: str | None = None) -> None:
-        """Write ``answer``; ``disconnect`` cuts it as :data:`paysdk.sandbox.Disconnect` says."""
+    def send(self, reply: Reply, disconnect: str | None = None) -> None:
+        """Write ``reply``; ``disconnect`` cuts it as :data:`paysdk.sandbox.Disconnect` says."""
         self._answered = True
-        body, declared = answer.body, len(answer.body)
+        body, declared = reply.body, len(reply.body)
         if disconnect == "mid_body":
             body = body[: len(body) // 2]
         elif disconnect == "truncated":
             declared += 64
-        self.send_response(answer.status)
-        if not any(name.lower() == "content-type" for name in answer.headers):
+        self.send_response(reply.status)
+        if not any(name.lower() == "content-type" for name in reply.headers):
             self.send_header("Content-Type", "text/plain; charset=utf-8")
-        for name, value in answer.headers.items():
+        for name, value in reply.headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(declared))
         self.end_headers()

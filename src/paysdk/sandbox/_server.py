@@ -18,17 +18,17 @@ from collections.abc import Iterable, Mapping
 from types import TracebackType
 from typing import Any, cast
 
-from .._service.answers import (
+from .._service.api import (
     NOT_FOUND_BODY,
     UNAUTHORIZED_BODY,
-    Answer,
+    Reply,
     answer_api,
     authorized,
-    newest_first,
 )
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord, SeedError
 from .._service.seed import default_payments
+from .._service.store import PaymentStore
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
 from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
 
@@ -128,9 +128,9 @@ class Sandbox:
         self.faults: FaultBook = FaultBook()
         self.log_requests = log_requests
         self._requested_port = port
-        self._payments: dict[str, PaymentRecord] = {}
+        self._payments = PaymentStore()
         self._requests: deque[RecordedRequest] = deque(maxlen=MAX_RECORDED_REQUESTS)
-        self._lock = threading.Lock()
+        self._requests_lock = threading.Lock()
         self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -204,9 +204,7 @@ class Sandbox:
             record = PaymentRecord(reference=payment, **fields)
         else:
             record = dataclasses.replace(payment, **fields) if fields else payment
-        with self._lock:
-            self._payments[record.reference] = record
-        return record
+        return self._payments.put(record)
 
     def reset(self) -> None:
         """Back to how it started: the payments it was made with, no faults, an empty log.
@@ -214,25 +212,20 @@ class Sandbox:
         Tests that share one running sandbox call this between tests; the port and key stay.
         """
         self.clear_faults()
-        with self._lock:
-            self._payments = {record.reference: record for record in self._initial}
-            self._requests.clear()
+        self._payments.reset(self._initial)
+        self.clear_requests()
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed."""
-        with self._lock:
-            self._payments.pop(reference, None)
+        self._payments.remove(reference)
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
-        with self._lock:
-            return self._payments.get(reference)
+        return self._payments.get(reference)
 
     @property
     def payments(self) -> list[PaymentRecord]:
         """Every payment, newest first (the order ``GET /payments`` uses)."""
-        with self._lock:
-            records = list(self._payments.values())
-        return newest_first(records)
+        return self._payments.newest_first()
 
     # --- faults, request log, callbacks -------------------------------------------------------
 
@@ -249,11 +242,11 @@ class Sandbox:
 
         The last :data:`MAX_RECORDED_REQUESTS` only, so a long-running sandbox's log stays bounded.
         """
-        with self._lock:
+        with self._requests_lock:
             return list(self._requests)
 
     def clear_requests(self) -> None:
-        with self._lock:
+        with self._requests_lock:
             self._requests.clear()
 
     def send_callback(
@@ -277,7 +270,7 @@ class Sandbox:
             if self._authorized(authorization):
                 handler.send(self._answer_control(method, path, body))
             else:
-                handler.send(Answer.json(401, UNAUTHORIZED_BODY))
+                handler.send(Reply.json(401, UNAUTHORIZED_BODY))
             return
         recorded = RecordedRequest(
             method,
@@ -297,19 +290,19 @@ class Sandbox:
         if fault.disconnect == "before_response":
             handler.close_connection = True
             return
-        answer = self._answer_api(method, path, authorization)
+        reply = self._answer_api(method, path, authorization)
         if fault.status is not None:
-            answer = Answer(fault.status, fault.body.encode(), fault.headers)
-        handler.send(answer, fault.disconnect)
+            reply = Reply(fault.status, fault.body.encode(), fault.headers)
+        handler.send(reply, fault.disconnect)
 
     def _record(self, request: RecordedRequest) -> None:
-        with self._lock:
+        with self._requests_lock:
             self._requests.append(request)
 
     def _authorized(self, header: str | None) -> bool:
         return authorized(header, self.secret_key)
 
-    def _answer_api(self, method: str, path: str, authorization: str | None) -> Answer:
+    def _answer_api(self, method: str, path: str, authorization: str | None) -> Reply:
         return answer_api(
             method,
             path,
@@ -319,7 +312,7 @@ class Sandbox:
             listing=lambda: self.payments,
         )
 
-    def _answer_control(self, method: str, path: str, body: bytes) -> Answer:
+    def _answer_control(self, method: str, path: str, body: bytes) -> Reply:
         """``/_sandbox/faults``, ``/_sandbox/requests`` and ``/_sandbox/payments``."""
         resource = path[len(CONTROL_PREFIX) :]
         try:
@@ -329,24 +322,24 @@ class Sandbox:
                     path_ = options.pop("path", None)
                     times = options.pop("times", 1)
                     self.inject(Fault.from_json(options), path=path_, times=times)
-                return Answer.json(201, {"faults": len(self.faults)})
+                return Reply.json(201, {"faults": len(self.faults)})
             if (method, resource) == ("DELETE", "faults"):
                 self.clear_faults()
-                return Answer.json(200, {"faults": 0})
+                return Reply.json(200, {"faults": 0})
             if (method, resource) == ("GET", "requests"):
-                return Answer.json(200, {"data": [_request_json(r) for r in self.requests]})
+                return Reply.json(200, {"data": [_request_json(r) for r in self.requests]})
             if (method, resource) == ("DELETE", "requests"):
                 self.clear_requests()
-                return Answer.json(200, {"data": []})
+                return Reply.json(200, {"data": []})
             if (method, resource) == ("POST", "payments"):
                 records = [PaymentRecord.from_json(item) for item in _json_items(body)]
                 data = [self.add_payment(record).verify_shape() for record in records]
-                return Answer.json(201, {"data": data})
+                return Reply.json(201, {"data": data})
         except (SeedError, ValueError, TypeError) as exc:
-            return Answer.error(400, "Bad Request", str(exc))
+            return Reply.error(400, "Bad Request", str(exc))
         if resource in ("faults", "requests", "payments"):
-            return Answer.json(405, {"error": "Method Not Allowed"})
-        return Answer.json(404, {"error": "Not Found", "message": f"no route for {path}"})
+            return Reply.json(405, {"error": "Method Not Allowed"})
+        return Reply.json(404, {"error": "Not Found", "message": f"no route for {path}"})
 
 
 def _json_items(body: bytes) -> list[Mapping[str, Any]]:

@@ -2,12 +2,15 @@
 
 Each factory builds one sandbox :class:`~paysdk.sandbox.PaymentRecord` (the same record the
 sandbox and :class:`~paysdk.testing.MockPaymentAPI` serve) and renders it into the verify or the
-list shape, so the two views of a payment always agree. Needs nothing beyond paysdk itself.
+list shape, so the two views of a payment always agree. Its card and (but for ZAR) its customers
+are the bundled seed's, so a factory's payment and the sandbox's describe the same people. Needs
+nothing beyond paysdk itself.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import itertools
 import json
 import re
@@ -20,6 +23,12 @@ from .._errors import ConfigurationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
 from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError
+from .._service.seed import (
+    COMPLETED_REFERENCE,
+    FAILED_REFERENCE,
+    NON_CARD_REFERENCE,
+    default_payments,
+)
 
 __all__ = [
     "PaymentFields",
@@ -37,35 +46,31 @@ FEE_RATE: Final = 0.015
 """The default fee of a successful payment: 1.5% of the amount. A failed payment costs none."""
 
 _references = itertools.count(10001)
-_CARD: Final[Mapping[str, str]] = {
-    "card_type": "visa",
-    "first_six": "408408",
-    "last_four": "4081",
-    "expiry": "09/28",
+_LOCAL_CUSTOMER_PAYMENTS: Final[Mapping[str, str]] = {  # currency: a seed payment by a local
+    "NGN": COMPLETED_REFERENCE,
+    "GHS": NON_CARD_REFERENCE,
+    "KES": "order-1045",
 }
-_CUSTOMERS: Final[Mapping[str, Mapping[str, str]]] = {  # a local customer per currency
-    "NGN": {
-        "name": "Adaeze Okafor",
-        "email": "adaeze.okafor@example.com",
-        "phone": "+2348031234567",
-    },
-    "GHS": {"name": "Kwame Mensah", "email": "kwame.mensah@example.com", "phone": "+233244123456"},
-    "KES": {
-        "name": "Wanjiru Kamau",
-        "email": "wanjiru.kamau@example.com",
-        "phone": "+254712345678",
-    },
-    "ZAR": {
-        "name": "Thandiwe Nkosi",
-        "email": "thandiwe.nkosi@example.com",
-        "phone": "+27821234567",
-    },
+_OTHER_CUSTOMER_PAYMENT: Final = FAILED_REFERENCE
+"""The seed payment whose customer pays in any other currency."""
+_ZAR_CUSTOMER: Final[Mapping[str, str]] = {  # not the seed's Thandi Nkosi; each is published
+    "name": "Thandiwe Nkosi",
+    "email": "thandiwe.nkosi@example.com",
+    "phone": "+27821234567",
 }
-_OTHER_CUSTOMER: Final[Mapping[str, str]] = {
-    "name": "Liam Carter",
-    "email": "liam.carter@example.com",
-    "phone": "+14155550123",
-}
+
+
+@functools.cache
+def _seed() -> Mapping[str, PaymentRecord]:
+    """The bundled seed by reference: the factories' customers and card are its own."""
+    return {record.reference: record for record in default_payments()}
+
+
+def _card() -> Mapping[str, str]:
+    """The card of a card payment: the seed's completed payment's."""
+    card = _seed()[COMPLETED_REFERENCE].authorization
+    assert card is not None  # the seed's completed payment is a card payment
+    return card
 
 
 class PaymentFields(TypedDict, total=False):
@@ -117,7 +122,7 @@ def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
             customer=fields.get("customer", _customer(currency)),
             products=fields.get("products", [_product(amount)]),
             metadata=fields.get("metadata", _metadata(reference, method, succeeded)),
-            authorization=fields.get("authorization", _CARD) if method == "card" else None,
+            authorization=fields.get("authorization", _card()) if method == "card" else None,
             transaction_id=fields.get("transaction_id", ""),
             id=fields.get("id", ""),
             created_at=created_at,
@@ -177,7 +182,7 @@ def _method(fields: PaymentFields) -> PaymentMethod:
         raise ConfigurationError(
             f"method must be 'card', 'bank_transfer' or 'mobile_money', not {method!r}"
         )
-    card_details = fields.get("authorization", _CARD)
+    card_details = fields["authorization"] if "authorization" in fields else _card()
     if method is None:
         return "card" if card_details is not None else "bank_transfer"
     if method != "card" and "authorization" in fields and card_details is not None:
@@ -194,7 +199,12 @@ def _aware(value: object, name: str) -> dt.datetime:
 
 
 def _customer(currency: object) -> dict[str, str]:
-    return dict(_CUSTOMERS.get(currency, _OTHER_CUSTOMER) if isinstance(currency, str) else {})
+    """A local customer for ``currency``: the seed's, but for ZAR."""
+    if not isinstance(currency, str):
+        return {}
+    if currency == "ZAR":
+        return dict(_ZAR_CUSTOMER)
+    return dict(_seed()[_LOCAL_CUSTOMER_PAYMENTS.get(currency, _OTHER_CUSTOMER_PAYMENT)].customer)
 
 
 def _fee(amount: object) -> int:

@@ -1,6 +1,6 @@
 """``MockPaymentAPI``: the payment service in memory, on respx, answering as the sandbox does.
 
-It answers through the sandbox's own rules (:func:`paysdk._service.answers.answer_api`), so a
+It answers through the sandbox's own rules (:func:`paysdk._service.api.answer_api`), so a
 test against the fake and a test against the sandbox see the same bodies; only the transport
 differs (no sockets, no threads). It uses its own ``respx.MockRouter``, never respx's global
 one, so nothing it sets up outlives :meth:`MockPaymentAPI.stop`.
@@ -25,9 +25,10 @@ from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secre
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
-from .._service.answers import Answer, answer_api, api_route, authorized, newest_first
+from .._service.api import Reply, answer_api, api_route, authorized
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
+from .._service.store import PaymentStore
 from ._factories import PaymentFields, payment_record
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "RecordedCall"]
@@ -86,7 +87,7 @@ class MockPaymentAPI:
         parts = urlsplit(self.base_url)
         self._base_path = parts.path.rstrip("/")
         self._lock = threading.Lock()
-        self._payments: dict[str, PaymentRecord] = {}
+        self._payments = PaymentStore()
         self._faults = FaultBook()
         self._calls: list[RecordedCall] = []
         self._waits: list[float] = []
@@ -214,24 +215,19 @@ class MockPaymentAPI:
             raise ConfigurationError(
                 f"add_payment takes a PaymentRecord or a reference, not {type(payment).__name__}"
             )
-        with self._lock:
-            self._payments[record.reference] = record
-        return record
+        return self._payments.put(record)
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed."""
-        with self._lock:
-            self._payments.pop(reference, None)
+        self._payments.remove(reference)
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
-        with self._lock:
-            return self._payments.get(reference)
+        return self._payments.get(reference)
 
     @property
     def payments(self) -> list[PaymentRecord]:
         """Every payment, newest first (the order the list endpoint uses)."""
-        with self._lock:
-            return newest_first(self._payments.values())
+        return self._payments.newest_first()
 
     # --- failures -----------------------------------------------------------------------------
 
@@ -287,8 +283,7 @@ class MockPaymentAPI:
         """No payments, no faults, no calls, no waits: as new (the clients stay usable)."""
         self.clear_faults()
         self.clear_calls()
-        with self._lock:
-            self._payments.clear()
+        self._payments.reset()
 
     # --- answering ----------------------------------------------------------------------------
 
@@ -314,8 +309,8 @@ class MockPaymentAPI:
         if fault is not None:
             _fail_transport(fault, request)
             if fault.status is not None:
-                return _response(Answer(fault.status, fault.body.encode(), fault.headers))
-        answer = answer_api(
+                return _response(Reply(fault.status, fault.body.encode(), fault.headers))
+        reply = answer_api(
             request.method,
             path or raw_path,
             authorization,
@@ -323,7 +318,7 @@ class MockPaymentAPI:
             find=self.get_payment,
             listing=lambda: self.payments,
         )
-        return _response(answer)
+        return _response(reply)
 
 
 def _fail_transport(fault: Fault, request: httpx.Request) -> None:
@@ -342,8 +337,8 @@ def _fail_transport(fault: Fault, request: httpx.Request) -> None:
         )
 
 
-def _response(answer: Answer) -> httpx.Response:
-    return httpx.Response(answer.status, content=answer.body, headers=dict(answer.headers))
+def _response(reply: Reply) -> httpx.Response:
+    return httpx.Response(reply.status, content=reply.body, headers=dict(reply.headers))
 
 
 class MockClient(Client):

@@ -1,4 +1,4 @@
-"""What the service answers to an API request, without any I/O: the one place the rules live.
+"""The service's API without any I/O: routes, the key check, bodies and the reply to a request.
 
 The sandbox's HTTP server and the in-memory fake of :mod:`paysdk.testing` both answer through
 :func:`answer_api`, so the two cannot drift apart: same routes, same 401 and 404 bodies, same
@@ -19,13 +19,12 @@ from .records import PaymentRecord
 __all__ = [
     "NOT_FOUND_BODY",
     "UNAUTHORIZED_BODY",
-    "Answer",
     "ApiRoute",
+    "Reply",
     "answer_api",
     "api_route",
     "authorized",
     "fault_path",
-    "newest_first",
     "verify_envelope",
 ]
 
@@ -42,20 +41,22 @@ UNAUTHORIZED_BODY: Mapping[str, Any] = {
 
 
 @dataclasses.dataclass(frozen=True)
-class Answer:
-    """An HTTP answer: status, body bytes and headers."""
+class Reply:
+    """What a stand-in of the service sends back to an HTTP request: status, body and headers.
+
+    Not :class:`paysdk._core.steps.Answer`, which is what the client receives."""
 
     status: int
     body: bytes
     headers: Mapping[str, str]
 
     @classmethod
-    def json(cls, status: int, body: object, **headers: str) -> Answer:
+    def json(cls, status: int, body: object, **headers: str) -> Reply:
         content = json.dumps(body).encode()
         return cls(status, content, {"Content-Type": "application/json", **headers})
 
     @classmethod
-    def error(cls, status: int, error: str, message: str) -> Answer:
+    def error(cls, status: int, error: str, message: str) -> Reply:
         return cls.json(status, {"error": error, "message": message})
 
 
@@ -96,11 +97,6 @@ def authorized(header: str | None, secret_key: str) -> bool:
     return scheme.lower() == "bearer" and hmac.compare_digest(token.encode(), secret_key.encode())
 
 
-def newest_first(records: Iterable[PaymentRecord]) -> list[PaymentRecord]:
-    """The order ``GET /payments`` lists payments in."""
-    return sorted(records, key=lambda record: record.created_at, reverse=True)
-
-
 def verify_envelope(data: Mapping[str, Any]) -> dict[str, Any]:
     """Verify's 200 body around a payment's verify shape, as the service wraps it."""
     return {"status": True, "message": "Verification successful", "data": data}
@@ -114,22 +110,22 @@ def answer_api(
     secret_key: str,
     find: Callable[[str], PaymentRecord | None],
     listing: Callable[[], Iterable[PaymentRecord]],
-) -> Answer:
+) -> Reply:
     """The service's answer to ``method path`` (a raw path, no query), faults aside.
 
     ``find`` looks a payment up by reference; ``listing`` gives every payment, newest first.
     """
     route = api_route(path)
     if route is None:
-        return Answer.json(404, {"error": "Not Found", "message": f"no route for {path}"})
+        return Reply.json(404, {"error": "Not Found", "message": f"no route for {path}"})
     if method != "GET":
         body = {"error": "Method Not Allowed", "message": f"{method} is not allowed here"}
-        return Answer.json(405, body, Allow="GET")
+        return Reply.json(405, body, Allow="GET")
     if not authorized(authorization, secret_key):
-        return Answer.json(401, UNAUTHORIZED_BODY)
+        return Reply.json(401, UNAUTHORIZED_BODY)
     if route.reference is None:
-        return Answer.json(200, {"data": [record.list_shape() for record in listing()]})
+        return Reply.json(200, {"data": [record.list_shape() for record in listing()]})
     record = find(route.reference)
     if record is None:
-        return Answer.json(404, NOT_FOUND_BODY)
-    return Answer.json(200, verify_envelope(record.verify_shape()))
+        return Reply.json(404, NOT_FOUND_BODY)
+    return Reply.json(200, verify_envelope(record.verify_shape()))

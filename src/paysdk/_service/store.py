@@ -1,0 +1,59 @@
+"""The payments a stand-in of the service holds: one store behind the sandbox and the fake.
+
+Handler threads read it while a test adds and removes payments, so every operation takes the
+store's lock, and what it hands out is a copy.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from .records import PaymentRecord
+
+__all__ = ["PaymentStore", "newest_first"]
+
+
+def newest_first(records: Iterable[PaymentRecord]) -> list[PaymentRecord]:
+    """The order ``GET /payments`` lists payments in."""
+    return sorted(records, key=lambda record: record.created_at, reverse=True)
+
+
+class PaymentStore:
+    """Payments by reference, thread-safe; a reference holds one payment, the last one put."""
+
+    def __init__(self, records: Iterable[PaymentRecord] = ()) -> None:
+        self._lock = threading.Lock()
+        self._payments: dict[str, PaymentRecord] = {}
+        self.reset(records)
+
+    def put(self, record: PaymentRecord) -> PaymentRecord:
+        """Add ``record``, replacing the payment with its reference if there is one."""
+        with self._lock:
+            self._payments[record.reference] = record
+        return record
+
+    def remove(self, reference: str) -> None:
+        """Remove the payment for ``reference``; one that is not there is already removed."""
+        with self._lock:
+            self._payments.pop(reference, None)
+
+    def get(self, reference: str) -> PaymentRecord | None:
+        with self._lock:
+            return self._payments.get(reference)
+
+    def newest_first(self) -> list[PaymentRecord]:
+        """Every payment, in the order the list endpoint uses."""
+        with self._lock:
+            records = list(self._payments.values())
+        return newest_first(records)
+
+    def reset(self, records: Iterable[PaymentRecord] = ()) -> None:
+        """Hold exactly ``records`` (none by default), the last of a reference winning."""
+        replacement = {record.reference: record for record in records}
+        with self._lock:
+            self._payments = replacement
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._payments)

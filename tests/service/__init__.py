@@ -1,0 +1,1 @@
+"""The service's side (paysdk._service): records, the store, the answering rules."""
