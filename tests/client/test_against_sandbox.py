@@ -237,3 +237,17 @@ async def test_a_closed_client_refuses_calls(connect: MakeClient) -> None:
     await client.close()
     with pytest.raises(paysdk.ClientClosedError):
         await client.verify(COMPLETED_REFERENCE)
+
+
+async def test_a_header_named_twice_in_any_case_is_sent_once_with_both_values(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    # HTTP folds a repeated header into one, values joined by ", ": every backend sends the
+    # merchant's user-agent beside paysdk's own, and an option beside the default it repeats.
+    client = connect(default_headers={"user-agent": "shop/1.4", "X-Trace": "0"})
+    await client.verify(COMPLETED_REFERENCE, extra_headers={"x-trace": "1"})
+    (request,) = sandbox.requests
+    sent = {name.lower(): value for name, value in request.headers.items()}
+    assert sent["user-agent"].startswith("paysdk/")
+    assert sent["user-agent"].endswith(", shop/1.4")
+    assert sent["x-trace"] == "0, 1"

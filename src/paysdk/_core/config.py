@@ -19,6 +19,7 @@ __all__ = [
     "Config",
     "SecretHeaders",
     "Timeout",
+    "secret_key_in",
 ]
 
 VERIFY_MAX_BYTES = 1024 * 1024
@@ -39,19 +40,38 @@ class Timeout(NamedTuple):
 
 
 class SecretHeaders(dict[str, str]):
-    """Request headers that hold the secret key: their repr hides it, should a log or a
-    traceback that prints local variables show them."""
+    """Request headers, one entry a name: names are lower-cased and the values of a name given
+    twice (``User-Agent`` and ``user-agent``) joined with ``", "``, as HTTP folds them and
+    httpx does. Looked up without regard to case. The repr hides the secret key, should a log
+    or a traceback that prints local variables show them."""
 
     __slots__ = ()
 
-    def __repr__(self) -> str:
-        return repr({k: "[secure]" if k.lower() == "authorization" else v for k, v in self.items()})
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        super().__init__()
+        for name, value in headers.items():
+            key = name.lower()
+            seen = dict.get(self, key)
+            dict.__setitem__(self, key, value if seen is None else f"{seen}, {value}")
 
-    @property
-    def secret_key(self) -> str:
-        """The key the ``Authorization`` header carries (``""`` if none)."""
-        auth = self.get("Authorization") or self.get("authorization") or ""
-        return auth.removeprefix("Bearer ")
+    def __getitem__(self, name: str) -> str:
+        return dict.__getitem__(self, name.lower())
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and dict.__contains__(self, name.lower())
+
+    def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
+        return dict.get(self, name.lower(), default)
+
+    def __repr__(self) -> str:
+        return repr({k: "[secure]" if k == "authorization" else v for k, v in self.items()})
+
+
+def secret_key_in(headers: Mapping[str, str]) -> str:
+    """The key an ``Authorization: Bearer`` header carries, whatever the name's case; ``""``
+    if there is none."""
+    auth = headers.get("authorization") or headers.get("Authorization") or ""
+    return auth.removeprefix("Bearer ")
 
 
 @dataclasses.dataclass(frozen=True)

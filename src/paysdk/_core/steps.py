@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypeAlias, TypeVar
 
-from .config import Timeout
+from .config import Timeout, secret_key_in
 
 T = TypeVar("T")
 
@@ -52,8 +52,7 @@ class Send(NamedTuple):
 
     def scrub(self, text: str) -> str:
         """``text`` with this request's secret key blotted out, for anything written about it."""
-        auth = self.headers.get("Authorization") or self.headers.get("authorization") or ""
-        key = auth.removeprefix("Bearer ")
+        key = secret_key_in(self.headers)
         if len(key) < 4 or key not in text:
             return text
         return text.replace(key, "<secret key>")

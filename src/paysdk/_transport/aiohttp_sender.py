@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .._core.body import BodyReader, attempt_timed_out
-from .._core.config import SecretHeaders
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import ConfigurationError
 from .._parsing.decoding import adecoded
@@ -112,7 +111,7 @@ class AiohttpSender:
             response = await session.request(
                 request.method,
                 yarl.URL(request.url, encoded=True),  # sent as the core encoded it, byte for byte
-                headers=SecretHeaders(request.headers),
+                headers=request.headers,  # the config's SecretHeaders: the key masked
                 allow_redirects=False,  # as httpx: a redirect is an answer, not followed
                 proxy=self._proxy,
                 proxy_auth=self._proxy_auth,
