@@ -42,7 +42,7 @@ def _no_routes_left_on_respx_global_router() -> Iterator[None]:
 
 _SEEDED = next(r for r in default_payments() if r.reference == COMPLETED_REFERENCE)
 SAMPLE: PaymentRecord = payment_record(reference=_SEEDED.reference, created_at=_SEEDED.created_at)
-"""The payment behind the hand-made bodies below, so the suite keeps no payment of its own: the
+"""The payment behind the bodies below, so the suite keeps no payment of its own: the
 testing kit's default card payment (250000 NGN; its customer and card are the seed's), under the
 seed's completed reference and time."""
 

@@ -190,6 +190,22 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
     assert event_loop.stdout.strip() == "False"  # a sync client never loads asyncio
 
 
+def test_a_callback_handler_s_names_load_only_their_own_part_of_the_core() -> None:
+    # parse_callback and Expected are all a hand-written callback handler may need before it
+    # makes a client: the plans, parsers and transports stay unloaded.
+    assert _modules_after("import paysdk; paysdk.parse_callback") == [
+        "paysdk",
+        "paysdk._core",
+        "paysdk._core.callbacks",
+        "paysdk._core.references",
+        "paysdk._errors",
+        "paysdk._version",
+    ]
+    expected = _modules_after("import paysdk; paysdk.Expected")
+    assert "paysdk._core.confirm" in expected
+    assert not {"paysdk._core.plans", "paysdk._parsing", "paysdk._transport"} & set(expected)
+
+
 def test_every_exported_name_resolves_once_and_dir_lists_them() -> None:
     for name in paysdk.__all__:
         value = getattr(paysdk, name)

@@ -123,14 +123,3 @@ def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> N
 )
 def test_a_line_becomes_its_sync_twin(line: str, sync: str) -> None:
     assert unasync.unasync_line(line) == sync
-
-
-def test_an_async_generators_loop_of_yields_becomes_yield_from() -> None:
-    source = "    for item in items:\n        yield item\n    done = True\n"
-    generated = unasync.unasync_source("x.py", source)
-    assert generated.endswith("    yield from items\n    done = True\n")
-
-
-def test_a_loop_that_does_more_than_yield_stays_a_loop() -> None:
-    source = "for item in items:\n    yield item\n    seen += 1\n"
-    assert unasync.unasync_source("x.py", source).endswith(source)

@@ -56,14 +56,14 @@ class AsyncStream:
         self.stream.close()
 
 
-Outcome: TypeAlias = Answer | Failure | list[bytes | Failure]
+Reported: TypeAlias = Answer | Failure | list[bytes | Failure]
 
 
 class Wire:
     """A fake sender and sleeper: each Send gets the next of ``outcomes`` (a list of chunks is
     a stream left open), and every send, read, sleep and close is written to ``events``."""
 
-    def __init__(self, *outcomes: Outcome) -> None:
+    def __init__(self, *outcomes: Reported) -> None:
         self.outcomes = list(outcomes)
         self.sent: list[Send] = []
         self.events: list[str] = []

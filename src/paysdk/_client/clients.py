@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from .._models.listed import ListedPayment
     from .._models.verified import VerifiedPayment
     from .._transport import httpx_common as _httpx
-    from .._transport import httpx_sync as _senders
+    from .._transport import httpx_sync as _httpx_sync
     from .._transport._async import drive as _adrive
     from .._transport._sync import drive as _drive
     from .._transport.async_streams import AsyncSender
@@ -56,11 +56,10 @@ def _load_engine() -> None:
     (a CLI's ``--help``, a web app's start-up, a type checker's plugin); the core, the senders
     and the models then load with the first client, not with each call.
     """
-    global _core, _errors, _adrive, _drive, _httpx, _senders, _configure, _logs, _raw
+    global _core, _errors, _drive, _httpx, _httpx_sync, _configure, _logs, _raw
     from .. import _core, _errors
     from .._transport import httpx_common as _httpx
-    from .._transport import httpx_sync as _senders
-    from .._transport._async import drive as _adrive
+    from .._transport import httpx_sync as _httpx_sync
     from .._transport._sync import drive as _drive
     from . import configure as _configure
     from . import logs as _logs
@@ -132,7 +131,7 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
 
     @property
     def timeout(self) -> httpx.Timeout:
-        return _configure.as_httpx_timeout(self._config.timeout)
+        return _httpx.httpx_timeout(self._config.timeout)
 
     @property
     def max_retries(self) -> int:
@@ -175,10 +174,10 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
 
     def _connect(self, http_client: httpx.Client | None, backend: HttpBackend) -> None:
         if http_client is not None:
-            self._sender = _senders.SyncHttpxSender(http_client)
+            self._sender = _httpx_sync.SyncHttpxSender(http_client)
         else:
             defaults = self._httpx_defaults()  # sent by the client itself, not per request
-            self._sender = _senders.SyncHttpxSender(
+            self._sender = _httpx_sync.SyncHttpxSender(
                 httpx.Client(
                     headers=defaults.headers, timeout=_httpx.httpx_timeout(defaults.timeout)
                 ),
@@ -303,6 +302,9 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
     _sender: AsyncSender
 
     def _connect(self, http_client: httpx.AsyncClient | None, backend: HttpBackend) -> None:
+        global _adrive  # the async loops: loaded with the first AsyncClient, not a sync one
+        from .._transport._async import drive as _adrive
+
         if backend == "aiohttp":
             from .._transport.aiohttp_sender import (
                 AiohttpSender,  # the extra, loaded only when asked for

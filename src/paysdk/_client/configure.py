@@ -109,11 +109,6 @@ def apply_options(config: Config, options: CallOptions) -> Config:
     return config
 
 
-def as_httpx_timeout(timeout: Timeout) -> httpx.Timeout:
-    """paysdk's own timeout as the ``httpx.Timeout`` the public API shows."""
-    return httpx.Timeout(**timeout._asdict())
-
-
 def _from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
     value = os.environ.get(name)
     if value is None or not value.strip():

@@ -6,29 +6,91 @@ sleep, read, emit) and is sent back what came of each. It returns the parsed mod
 aiohttp) shares every decision made here, in the sans-I/O style of h11: nothing in this package
 opens a socket, sleeps, or imports an HTTP library, and tests drive it by hand.
 
-What the shells and the products use is re-exported here; each module says what it holds.
+What the shells and the products use is named here and loaded on first use, its module with
+it (``paysdk.Expected`` needs only ``confirm``); each module says what it holds.
 """
 
-from .attempts import Attempts
-from .body import BodyReader
-from .callbacks import parse_callback
-from .config import Config, Timeout
-from .confirm import Expected, check_payment, expected_for, refuse_awaitable
-from .plans import (
-    call,
-    call_raw,
-    check_answered,
-    confirm,
-    iter_payments,
-    list_payments,
-    verified,
-    verify,
-)
-from .references import MAX_REFERENCE_LENGTH, check_reference, reference_problem
-from .requests import list_request, verify_request
-from .responses import error_for, failure_error, map_response, parse_list, parse_verify
-from .retry import RETRYABLE_STATUS, RetryPolicy, is_retryable, retry_after
-from .steps import Answer, Emit, Failure, Opened, Read, Send, Sleep
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .attempts import Attempts
+    from .body import BodyReader
+    from .callbacks import parse_callback
+    from .config import Config, Timeout
+    from .confirm import Expected, check_payment, expected_for, refuse_awaitable
+    from .plans import (
+        call,
+        call_raw,
+        check_answered,
+        confirm,
+        iter_payments,
+        list_payments,
+        verified,
+        verify,
+    )
+    from .references import MAX_REFERENCE_LENGTH, check_reference, reference_problem
+    from .requests import list_request, verify_request
+    from .responses import error_for, failure_error, map_response, parse_list, parse_verify
+    from .retry import RETRYABLE_STATUS, RetryPolicy, is_retryable, retry_after
+    from .steps import Answer, Emit, Failure, Opened, Read, Send, Sleep
+
+_HOMES = {
+    "Attempts": "attempts",
+    "BodyReader": "body",
+    "parse_callback": "callbacks",
+    "Config": "config",
+    "Timeout": "config",
+    "Expected": "confirm",
+    "check_payment": "confirm",
+    "expected_for": "confirm",
+    "refuse_awaitable": "confirm",
+    "call": "plans",
+    "call_raw": "plans",
+    "check_answered": "plans",
+    "confirm": "plans",
+    "iter_payments": "plans",
+    "list_payments": "plans",
+    "verified": "plans",
+    "verify": "plans",
+    "MAX_REFERENCE_LENGTH": "references",
+    "check_reference": "references",
+    "reference_problem": "references",
+    "list_request": "requests",
+    "verify_request": "requests",
+    "error_for": "responses",
+    "failure_error": "responses",
+    "map_response": "responses",
+    "parse_list": "responses",
+    "parse_verify": "responses",
+    "RETRYABLE_STATUS": "retry",
+    "RetryPolicy": "retry",
+    "is_retryable": "retry",
+    "retry_after": "retry",
+    "Answer": "steps",
+    "Emit": "steps",
+    "Failure": "steps",
+    "Opened": "steps",
+    "Read": "steps",
+    "Send": "steps",
+    "Sleep": "steps",
+}
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{home}", __name__), name)
+    globals()[name] = value  # found once: later lookups are plain module attributes
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})
+
 
 __all__ = [
     "MAX_REFERENCE_LENGTH",

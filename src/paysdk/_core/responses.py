@@ -57,7 +57,7 @@ def parse_list(content: bytes) -> list[ListedPayment]:
 
 
 def _parse_large_list(content: bytes) -> list[ListedPayment]:
-    """Batch by batch where the body allows it (see ``_list_batches``), else whole."""
+    """Batch by batch where the body allows it (see ``_parsing/batches.py``), else whole."""
     from .._parsing.batches import validate_in_batches  # a verify-only process never cuts a list
 
     envelope = _list_envelope()

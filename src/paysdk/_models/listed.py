@@ -6,15 +6,32 @@ A process that only verifies (a callback handler) never builds these; the fields
 
 from __future__ import annotations
 
+import datetime as dt
 from enum import Enum
-from typing import Annotated
+from typing import Annotated, Union
 
-from pydantic import Field
+from pydantic import AfterValidator, Field, GetPydanticSchema, PlainSerializer
+from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
-from .wire import Customer, Exact, Product, Products, UTCDateTime, _WireModel
+from .wire import Customer, Exact, Product, Products, WireModel, as_utc, wire_timestamp
 
-__all__ = ["ListEnvelope", "ListedPayment", "PaymentStatus"]
+__all__ = ["ListEnvelope", "ListedPayment", "PaymentStatus", "UTCDateTime"]
+
+_ExactlyUTC = Annotated[
+    dt.datetime, GetPydanticSchema(lambda _, __: core_schema.datetime_schema(tz_constraint=0))
+]
+"""What the service sends (``...Z``): parsed in pydantic's core, with no Python call."""
+
+UTCDateTime = Annotated[
+    Union[_ExactlyUTC, Annotated[dt.datetime, AfterValidator(as_utc)]],  # noqa: UP007
+    Field(union_mode="left_to_right"),
+    PlainSerializer(wire_timestamp, return_type=str, when_used="json"),
+]
+"""A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``.
+
+A timestamp in UTC takes the fast path; any other offset, or none, is converted in Python.
+"""
 
 
 class PaymentStatus(str, Enum):
@@ -27,7 +44,7 @@ class PaymentStatus(str, Enum):
         return self.value
 
 
-class ListedPayment(_WireModel):
+class ListedPayment(WireModel):
     """One payment as an element of ``GET /payments`` describes it."""
 
     id: str | None = None

@@ -1,12 +1,7 @@
 """The payment the verify endpoint describes (``GET /payment/{reference}``).
 
-What both shapes share is in ``wire``; the list endpoint's shape is in ``listed``.
-
-Field names are exactly the wire names. The models are liberal in what they accept: fields the
-spec leaves unclear are optional, unknown fields are kept (``model_extra``), and an unknown
-``status`` is kept as the plain string it was. What a merchant needs to decide on fulfilment
-(reference, amount, currency and the outcome) is required, so a body without it is an error
-rather than a payment that silently looks unpaid.
+What both shapes share, and how liberal they are with what the server sends, is in ``wire``;
+the list endpoint's shape is in ``listed``.
 """
 
 from __future__ import annotations
@@ -16,12 +11,12 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
-from .wire import Customer, Exact, Metadata, Product, Products, _WireModel
+from .wire import Customer, Exact, Metadata, Product, Products, WireModel
 
 __all__ = ["Authorization", "VerifiedPayment", "VerifyEnvelope"]
 
 
-class Authorization(_WireModel):
+class Authorization(WireModel):
     """Card details of a card payment (verify only)."""
 
     card_type: str | None = None
@@ -30,7 +25,7 @@ class Authorization(_WireModel):
     expiry: str | None = None
 
 
-class VerifiedPayment(_WireModel):
+class VerifiedPayment(WireModel):
     """One payment as ``GET /payment/{reference}`` describes it."""
 
     reference: Annotated[str, Exact]

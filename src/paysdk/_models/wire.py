@@ -17,10 +17,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
-    GetPydanticSchema,
-    PlainSerializer,
 )
-from pydantic_core import core_schema
 
 __all__ = [
     "Customer",
@@ -28,12 +25,13 @@ __all__ = [
     "Metadata",
     "Product",
     "Products",
-    "UTCDateTime",
+    "WireModel",
+    "as_utc",
     "wire_timestamp",
 ]
 
 
-class _WireModel(BaseModel):
+class WireModel(BaseModel):
     """Keeps every field the server sent, including ones this version does not know."""
 
     model_config: ClassVar[ConfigDict] = ConfigDict(
@@ -45,13 +43,13 @@ class _WireModel(BaseModel):
     )
 
 
-class Customer(_WireModel):
+class Customer(WireModel):
     name: str | None = None
     email: str | None = None
     phone: str | None = None
 
 
-class Product(_WireModel):
+class Product(WireModel):
     name: str | None = None
     amount: int | None = None
     description: str | None = None
@@ -77,7 +75,7 @@ Exact = Field(strict=True)
 """For the fields fulfilment is decided on: ``"100"`` and ``true`` are no amount."""
 
 
-def _as_utc(value: dt.datetime) -> dt.datetime:
+def as_utc(value: dt.datetime) -> dt.datetime:
     if value.tzinfo is None:  # the service documents UTC; a missing offset still means UTC
         return value.replace(tzinfo=dt.timezone.utc)
     try:
@@ -88,20 +86,4 @@ def _as_utc(value: dt.datetime) -> dt.datetime:
 
 def wire_timestamp(value: dt.datetime) -> str:
     """The service's timestamp text: UTC, microseconds, trailing ``Z``. The one place it is made."""
-    return _as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-_ExactlyUTC = Annotated[
-    dt.datetime, GetPydanticSchema(lambda _, __: core_schema.datetime_schema(tz_constraint=0))
-]
-"""What the service sends (``...Z``): parsed in pydantic's core, with no Python call."""
-
-UTCDateTime = Annotated[
-    Union[_ExactlyUTC, Annotated[dt.datetime, AfterValidator(_as_utc)]],  # noqa: UP007
-    Field(union_mode="left_to_right"),
-    PlainSerializer(wire_timestamp, return_type=str, when_used="json"),
-]
-"""A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``.
-
-A timestamp in UTC takes the fast path; any other offset, or none, is converted in Python.
-"""
+    return as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")

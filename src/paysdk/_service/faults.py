@@ -1,4 +1,4 @@
-"""Fault injection: make the sandbox fail the way real networks and proxies do, N times.
+"""Fault injection: make the sandbox or the in-memory fake fail as real networks and proxies do.
 
 A :class:`Fault` says *what* goes wrong (a delay, a different answer, a cut connection); the
 :class:`FaultBook` says *where* (a path, a path prefix, or every API path) and *how many times*,

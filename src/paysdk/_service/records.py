@@ -1,4 +1,4 @@
-"""One internal record per sandbox payment, rendered into the verify and the list wire shapes.
+"""One record per payment a stand-in of the service holds, rendered into the verify and list shapes.
 
 Deriving both shapes from a single record is what makes the two endpoints agree, as they do on
 the real service: the same reference, amount, fee, currency, customer and products, and
@@ -17,7 +17,7 @@ from typing import Any, NoReturn, TypeGuard
 
 from .._models.wire import wire_timestamp
 
-__all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError", "wire_timestamp"]
+__all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError"]
 
 COMPLETED = "COMPLETED"
 FAILED = "FAILED"
@@ -47,7 +47,8 @@ def _now() -> dt.datetime:
 
 @dataclasses.dataclass(frozen=True)
 class PaymentRecord:
-    """A payment as the sandbox stores it. Only ``reference`` is required; the rest has defaults.
+    """A payment as the sandbox and the in-memory fake store it. Only ``reference`` is required;
+    the rest has defaults.
 
     ``authorization`` holds the card details of a card payment and is ``None`` for any other
     payment method. An empty ``transaction_id`` or ``id`` is derived from the reference, so a

@@ -11,12 +11,7 @@ from collections.abc import Iterable
 
 from .records import PaymentRecord
 
-__all__ = ["PaymentStore", "newest_first"]
-
-
-def newest_first(records: Iterable[PaymentRecord]) -> list[PaymentRecord]:
-    """The order ``GET /payments`` lists payments in."""
-    return sorted(records, key=lambda record: record.created_at, reverse=True)
+__all__ = ["PaymentStore"]
 
 
 class PaymentStore:
@@ -43,10 +38,10 @@ class PaymentStore:
             return self._payments.get(reference)
 
     def newest_first(self) -> list[PaymentRecord]:
-        """Every payment, in the order the list endpoint uses."""
+        """Every payment, in the order the list endpoint uses: the newest first."""
         with self._lock:
             records = list(self._payments.values())
-        return newest_first(records)
+        return sorted(records, key=lambda record: record.created_at, reverse=True)
 
     def reset(self, records: Iterable[PaymentRecord] = ()) -> None:
         """Hold exactly ``records`` (none by default), the last of a reference winning."""

@@ -12,10 +12,9 @@ from typing import TYPE_CHECKING, Protocol
 from .._core.steps import Answer, Failure, Opened, Read, Send
 
 if TYPE_CHECKING:
-    from .async_streams import AsyncOpenStream
+    from .async_streams import AsyncOpenStream as AsyncOpenStream  # for type checkers only
 
 __all__ = [
-    "AsyncOpenStream",
     "AsyncSendFunction",
     "AsyncSleepFunction",
     "OpenStream",

@@ -85,7 +85,7 @@ class AiohttpSender:
         session = aiohttp.ClientSession(
             connector=aiohttp.TCPConnector(limit=100),
             cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
-            auto_decompress=False,  # paysdk inflates in bounded steps (_decoding)
+            auto_decompress=False,  # paysdk inflates in bounded steps (_parsing/decoding)
         )
         # aiohttp quietly resends a request whose kept-alive connection was dropped; paysdk's
         # own policy decides every retry, so both backends make the same attempts

@@ -3,7 +3,6 @@ httpx exception stands for. The edge where paysdk's own values meet httpx's."""
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
@@ -36,9 +35,9 @@ def failure_from_httpx(exc: Exception) -> Failure:
     return Failure("connect", detail, cause=exc)
 
 
-@functools.lru_cache(maxsize=64)
 def httpx_timeout(timeout: Timeout) -> httpx.Timeout:
-    """paysdk's timeout as httpx's (cached: a client's calls use one or a few)."""
+    """paysdk's timeout as httpx's: a new one each time, since an ``httpx.Timeout`` can be
+    changed by whoever holds it."""
     return httpx.Timeout(**timeout._asdict())
 
 

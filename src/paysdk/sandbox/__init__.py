@@ -16,9 +16,10 @@ process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imp
 
 from __future__ import annotations
 
+from .._models.wire import wire_timestamp
 from .._service.api import NOT_FOUND_BODY, UNAUTHORIZED_BODY
 from .._service.faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
-from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError, wire_timestamp
+from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError
 from .._service.seed import (
     COMPLETED_REFERENCE,
     FAILED_REFERENCE,

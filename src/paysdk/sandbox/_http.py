@@ -24,7 +24,7 @@ from .._service.api import Reply
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Handler", "Reply", "Server", "Service"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Handler", "Server", "Service"]
 
 MAX_BODY = 1 << 20
 """The largest request body the sandbox reads (1 MiB); a larger Content-Length is answered 413."""
@@ -58,11 +58,13 @@ class Service(Protocol):
         """Seconds a request may take to arrive whole; also the limit for each write."""
         ...
 
-    def _handle(self, handler: Handler, body: bytes) -> None:
+    def handle(self, handler: Handler, body: bytes) -> None:
         """Answer one request whose body was read, through ``handler.send``."""
         ...
 
-    def _log(self, message: str) -> None: ...
+    def log(self, message: str) -> None:
+        """Note what happened to a connection or a request."""
+        ...
 
 
 class Server(http.server.ThreadingHTTPServer):
@@ -95,7 +97,7 @@ class Server(http.server.ThreadingHTTPServer):
         if not self._slots.acquire(blocking=False):
             self._refuse(request)
             host, port = client_address[:2]
-            self.sandbox._log(f"{host}:{port} refused: serving the most connections allowed")
+            self.sandbox.log(f"{host}:{port} refused: serving the most connections allowed")
             return
         try:
             super().process_request(request, client_address)
@@ -133,7 +135,7 @@ class Server(http.server.ThreadingHTTPServer):
         error = sys.exc_info()[1]
         if isinstance(error, ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
             host, port = client_address[:2]
-            self.sandbox._log(f"{host}:{port} disconnected ({type(error).__name__})")
+            self.sandbox.log(f"{host}:{port} disconnected ({type(error).__name__})")
             return
         super().handle_error(request, client_address)
 
@@ -221,7 +223,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.connection.settimeout(self._owner.sandbox.idle_timeout)
         self._answered = False
         try:
-            self._owner.sandbox._handle(self, body)
+            self._owner.sandbox.handle(self, body)
         except Exception as exc:
             if isinstance(exc, (ConnectionError, TimeoutError)) or self._answered:
                 raise
@@ -234,7 +236,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
     def log_message(self, format: str, *args: Any) -> None:
-        self._owner.sandbox._log(format % args)
+        self._owner.sandbox.log(format % args)
 
     def _read_body(self) -> bytes | None:
         """The request body; ``None`` once a Content-Length it will not read was answered."""

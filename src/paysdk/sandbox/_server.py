@@ -19,7 +19,6 @@ from types import TracebackType
 from typing import Any, cast
 
 from .._service.api import (
-    NOT_FOUND_BODY,
     UNAUTHORIZED_BODY,
     Reply,
     answer_api,
@@ -33,8 +32,6 @@ from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
 from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
 
 __all__ = [
-    "NOT_FOUND_BODY",
-    "UNAUTHORIZED_BODY",
     "RecordedRequest",
     "Sandbox",
     "generate_secret_key",
@@ -145,7 +142,7 @@ class Sandbox:
             raise RuntimeError("the sandbox is already running")
         self._stopping.clear()
         address = (self.host, self._requested_port)
-        self._server = Server(address, self, max_connections=self.max_connections)
+        self._server = Server(address, _Served(self), max_connections=self.max_connections)
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.02},  # how long stop() may wait
@@ -340,6 +337,25 @@ class Sandbox:
         if resource in ("faults", "requests", "payments"):
             return Reply.json(405, {"error": "Method Not Allowed"})
         return Reply.json(404, {"error": "Not Found", "message": f"no route for {path}"})
+
+
+class _Served:
+    """A sandbox as its HTTP server sees it: the ``Service`` the server asks for each request."""
+
+    __slots__ = ("_sandbox",)
+
+    def __init__(self, sandbox: Sandbox) -> None:
+        self._sandbox = sandbox
+
+    @property
+    def idle_timeout(self) -> float:
+        return self._sandbox.idle_timeout
+
+    def handle(self, handler: Handler, body: bytes) -> None:
+        self._sandbox._handle(handler, body)
+
+    def log(self, message: str) -> None:
+        self._sandbox._log(message)
 
 
 def _json_items(body: bytes) -> list[Mapping[str, Any]]:

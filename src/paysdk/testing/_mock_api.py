@@ -29,6 +29,7 @@ from .._service.api import Reply, answer_api, api_route, authorized
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
 from .._service.store import PaymentStore
+from .._transport.httpx_common import httpx_timeout
 from ._factories import PaymentFields, payment_record
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "RecordedCall"]
@@ -37,7 +38,7 @@ DEFAULT_BASE_URL = "https://api.paysdk.test"
 """A host that cannot exist (``.test`` is reserved), so a request the fake misses fails loudly."""
 DEFAULT_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - a fixed test key, on purpose
 REDACTED = "<redacted>"
-DEFAULT_TIMEOUT = configure.as_httpx_timeout(configure.DEFAULT_TIMEOUT)
+DEFAULT_TIMEOUT = httpx_timeout(configure.DEFAULT_TIMEOUT)
 """A client's default timeout, as the ``timeout`` argument takes it."""
 
 Endpoint = Literal["verify", "list"]

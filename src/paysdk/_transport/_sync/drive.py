@@ -53,7 +53,8 @@ def _items(
         while True:
             outcome: StepResult
             if isinstance(step, Emit):
-                yield from step.items
+                for item in step.items:
+                    yield item
                 outcome = None
             elif isinstance(step, Read):
                 assert stream is not None

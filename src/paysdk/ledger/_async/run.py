@@ -67,9 +67,9 @@ async def run_plan(
 
 
 async def abandon(driver: AsyncDriver, connection: AsyncConnection, timeout: float) -> None:
-    """Roll back and give back a connection whose transaction did not commit, under
-    ``async_shield(timeout)``: a cancelled rollback would leave the transaction (and its lock) open.
-    """
+    """Roll back and give back a connection whose transaction did not commit, within the ledger's
+    timeout; an async ledger does it shielded from cancellation, since a rollback cut short
+    would leave the transaction (and its lock) open."""
     with async_shield(timeout):
         await connection.rollback()
         await driver.done(connection)

@@ -69,9 +69,9 @@ def run_plan(
 
 
 def abandon(driver: Driver, connection: Connection, timeout: float) -> None:
-    """Roll back and give back a connection whose transaction did not commit, under
-    ``shield(timeout)``: a cancelled rollback would leave the transaction (and its lock) open.
-    """
+    """Roll back and give back a connection whose transaction did not commit, within the ledger's
+    timeout; an async ledger does it shielded from cancellation, since a rollback cut short
+    would leave the transaction (and its lock) open."""
     with shield(timeout):
         connection.rollback()
         driver.done(connection)
