@@ -51,17 +51,17 @@ class SecretHeaders(dict[str, str]):
         super().__init__()
         for name, value in headers.items():
             key = name.lower()
-            seen = dict.get(self, key)
-            dict.__setitem__(self, key, value if seen is None else f"{seen}, {value}")
+            seen = super().get(key)
+            super().__setitem__(key, value if seen is None else f"{seen}, {value}")
 
     def __getitem__(self, name: str) -> str:
-        return dict.__getitem__(self, name.lower())
+        return super().__getitem__(name.lower())
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and dict.__contains__(self, name.lower())
+        return isinstance(name, str) and super().__contains__(name.lower())
 
     def get(self, name: str, default: str | None = None) -> str | None:  # type: ignore[override]
-        return dict.get(self, name.lower(), default)
+        return super().get(name.lower(), default)
 
     def __repr__(self) -> str:
         return repr({k: "[secure]" if k == "authorization" else v for k, v in self.items()})
