@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from ._client.clients import AsyncClient, Client
     from ._client.raw import RawResponse
     from ._core.callbacks import parse_callback
-    from ._core.confirm import Expected
+    from ._core.expected import Expected
     from ._errors import (
         APIConnectionError,
         APIError,
@@ -81,7 +81,7 @@ _LAZY = {
     "PaymentStatus": "_models.listed",
     "Product": "_models.wire",
     "VerifiedPayment": "_models.verified",
-    "Expected": "_core.confirm",
+    "Expected": "_core.expected",
     "parse_callback": "_core.callbacks",
     "AsyncLedger": "ledger",
     "Ledger": "ledger",

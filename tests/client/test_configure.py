@@ -202,7 +202,7 @@ def test_a_callback_handler_s_names_load_only_their_own_part_of_the_core() -> No
         "paysdk._version",
     ]
     expected = _modules_after("import paysdk; paysdk.Expected")
-    assert "paysdk._core.confirm" in expected
+    assert "paysdk._core.expected" in expected
     assert not {"paysdk._core.plans", "paysdk._parsing", "paysdk._transport"} & set(expected)
 
 

@@ -8,7 +8,9 @@ with one forbidden import added, so a contract that stopped biting would be noti
 from __future__ import annotations
 
 import ast
+import importlib
 import os
+import pkgutil
 import shutil
 import subprocess
 import sys
@@ -83,3 +85,12 @@ def test_no_class_name_is_defined_twice_in_paysdk() -> None:
             if isinstance(node, ast.ClassDef):
                 homes.setdefault(node.name, []).append(str(module.relative_to(package)))
     assert {name: where for name, where in homes.items() if len(where) > 1} == {}
+
+
+@pytest.mark.parametrize("package", ["paysdk", "paysdk._core", "paysdk.testing"])
+def test_no_name_a_package_loads_lazily_is_also_one_of_its_modules(package: str) -> None:
+    """Importing a submodule sets it on its package: an export of the same name would then be
+    the module, not what the package exports (``_core.confirm``, the plan)."""
+    module = importlib.import_module(package)
+    submodules = {info.name for info in pkgutil.iter_modules(module.__path__)}
+    assert submodules & set(module.__all__) == set()

@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .body import BodyReader
     from .callbacks import parse_callback
     from .config import Config, Timeout
-    from .confirm import Expected, check_payment, expected_for, refuse_awaitable
+    from .expected import Expected, check_payment, expected_for, refuse_awaitable
     from .plans import (
         call,
         call_raw,
@@ -43,10 +43,10 @@ _HOMES = {
     "parse_callback": "callbacks",
     "Config": "config",
     "Timeout": "config",
-    "Expected": "confirm",
-    "check_payment": "confirm",
-    "expected_for": "confirm",
-    "refuse_awaitable": "confirm",
+    "Expected": "expected",
+    "check_payment": "expected",
+    "expected_for": "expected",
+    "refuse_awaitable": "expected",
     "call": "plans",
     "call_raw": "plans",
     "check_answered": "plans",

@@ -26,7 +26,7 @@ from .._models.verified import VerifiedPayment
 from .._parsing.stream import ListStream
 from .attempts import Attempts, attempts_for
 from .config import Config
-from .confirm import Expected, check_payment
+from .expected import Expected, check_payment
 from .requests import list_request, verify_request
 from .responses import (
     error_for,

@@ -13,7 +13,7 @@ import itertools
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, TypeAlias
 
-from .._core.confirm import refuse_awaitable
+from .._core.expected import refuse_awaitable
 from .._models.listed import ListedPayment
 
 if TYPE_CHECKING:
