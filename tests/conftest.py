@@ -52,7 +52,7 @@ def verify_body(reference: str = COMPLETED_REFERENCE, **changes: Any) -> dict[st
     return verify_envelope({**SAMPLE.verify_shape(), "reference": reference, **changes})
 
 
-def listed_payment(reference: str = COMPLETED_REFERENCE, **changes: Any) -> dict[str, Any]:
+def listed_body(reference: str = COMPLETED_REFERENCE, **changes: Any) -> dict[str, Any]:
     """One element of list's 200 body (:data:`SAMPLE`), as the spec describes it."""
     return {**SAMPLE.list_shape(), "reference": reference, **changes}
 

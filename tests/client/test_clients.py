@@ -21,7 +21,7 @@ from tests.conftest import (
     SECRET,
     EitherClient,
     MakeClient,
-    listed_payment,
+    listed_body,
     verify_body,
 )
 
@@ -94,9 +94,9 @@ async def test_list_parses_payments_and_keeps_unknown_statuses(
     client: EitherClient, respx_mock: respx.Router
 ) -> None:
     items = [
-        listed_payment("order-1"),
-        listed_payment("order-2", status="FAILED", customer_paid=False),
-        listed_payment("order-3", status="PENDING_REVIEW"),
+        listed_body("order-1"),
+        listed_body("order-2", status="FAILED", customer_paid=False),
+        listed_body("order-3", status="PENDING_REVIEW"),
     ]
     respx_mock.get(LIST_URL).respond(200, json={"data": items})
 
@@ -114,7 +114,7 @@ async def test_list_parses_payments_and_keeps_unknown_statuses(
 
 
 def test_listed_payment_round_trips_to_the_wire_text() -> None:
-    item = listed_payment(status="PARTIALLY_REFUNDED", extra_field={"kept": True})
+    item = listed_body(status="PARTIALLY_REFUNDED", extra_field={"kept": True})
 
     payment = paysdk.ListedPayment.model_validate_json(json.dumps(item))
 
@@ -124,7 +124,7 @@ def test_listed_payment_round_trips_to_the_wire_text() -> None:
 
 def test_timestamps_with_an_offset_or_none_become_utc() -> None:
     payment = paysdk.ListedPayment.model_validate(
-        listed_payment(created_at="2026-11-02T10:15:27.5+01:00", updated_at="2026-11-02T09:00:00")
+        listed_body(created_at="2026-11-02T10:15:27.5+01:00", updated_at="2026-11-02T09:00:00")
     )
 
     assert payment.created_at == dt.datetime(2026, 11, 2, 9, 15, 27, 500000, tzinfo=dt.timezone.utc)
@@ -285,7 +285,7 @@ async def test_list_connection_error_then_success(
     respx_mock.get(LIST_URL).mock(
         side_effect=[
             httpx.Response(404, json=LIST_UNAVAILABLE_BODY),
-            httpx.Response(200, json={"data": [listed_payment()]}),
+            httpx.Response(200, json={"data": [listed_body()]}),
         ]
     )
     assert [p.reference for p in await client.list_payments()] == ["order-1042"]
@@ -365,7 +365,7 @@ async def test_a_list_element_of_the_wrong_shape_is_a_validation_error(
     client: EitherClient, respx_mock: respx.Router
 ) -> None:
     respx_mock.get(LIST_URL).respond(
-        200, json={"data": [listed_payment(), {"id": "x", "status": "COMPLETED"}]}
+        200, json={"data": [listed_body(), {"id": "x", "status": "COMPLETED"}]}
     )
     with pytest.raises(paysdk.ResponseValidationError, match=r"data\.1\.reference"):
         await client.list_payments()
@@ -581,7 +581,7 @@ def test_an_injected_http_client_is_used_and_left_open() -> None:
 
 async def test_an_injected_async_http_client_is_used() -> None:
     async def handler(request: httpx.Request) -> httpx.Response:
-        return httpx.Response(200, json={"data": [listed_payment()]})
+        return httpx.Response(200, json={"data": [listed_body()]})
 
     async with httpx.AsyncClient(transport=httpx.MockTransport(handler)) as http:
         client = paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL, http_client=http)
@@ -632,7 +632,7 @@ async def test_absurdly_nested_json_is_a_typed_error(
 async def test_a_timestamp_outside_the_range_of_dates_is_a_validation_error(
     client: EitherClient, respx_mock: respx.Router, timestamp: str
 ) -> None:
-    respx_mock.get(LIST_URL).respond(200, json={"data": [listed_payment(created_at=timestamp)]})
+    respx_mock.get(LIST_URL).respond(200, json={"data": [listed_body(created_at=timestamp)]})
     with pytest.raises(paysdk.ResponseValidationError, match="created_at"):
         await client.list_payments()
 

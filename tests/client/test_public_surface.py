@@ -24,7 +24,7 @@ from tests.conftest import (
     BASE_URL,
     SECRET,
     MakeClient,
-    listed_payment,
+    listed_body,
     make_config,
     verify_body,
 )
@@ -53,7 +53,7 @@ async def test_a_verify_body_past_its_cap_is_refused(
 async def test_the_cap_is_a_setting_and_the_list_error_points_to_streaming(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:
-    items = [listed_payment(f"order-{n}") for n in range(200)]
+    items = [listed_body(f"order-{n}") for n in range(200)]
     respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
     client = make_client(max_response_bytes=10_000)
     with pytest.raises(paysdk.ResponseTooLargeError, match="iter_payments"):
@@ -66,7 +66,7 @@ async def test_an_error_over_a_large_body_keeps_what_a_reader_needs_not_a_parse_
 ) -> None:
     # 30,000 payments, each with a bad amount: a parsed body and every error would be kept by
     # the exception, many times the bytes' size. The bytes, the text and a sample are kept.
-    items = [listed_payment(f"order-{n}", amount="lots") for n in range(30_000)]
+    items = [listed_body(f"order-{n}", amount="lots") for n in range(30_000)]
     respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
     with pytest.raises(paysdk.ResponseValidationError, match="and 29,995 more") as caught:
         await make_client().list_payments()
@@ -233,7 +233,7 @@ async def test_null_optional_fields_are_taken_as_absent(
     respx_mock.get(VERIFY_URL).respond(200, json=body)
     payment = await make_client().verify("order-1042")
     assert (payment.metadata, payment.products, payment.customer) == ({}, [], None)
-    listed = listed_payment(products=None, id=None, customer_paid=None)
+    listed = listed_body(products=None, id=None, customer_paid=None)
     respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": [listed]})
     (only,) = await make_client().list_payments()
     assert only.products == []

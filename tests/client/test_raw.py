@@ -8,7 +8,7 @@ import pytest
 import respx
 
 import paysdk
-from tests.conftest import BASE_URL, MakeClient, listed_payment, verify_body
+from tests.conftest import BASE_URL, MakeClient, listed_body, verify_body
 
 pytestmark = pytest.mark.anyio
 
@@ -19,7 +19,7 @@ async def test_with_raw_response_keeps_what_came_over_the_wire(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:
     respx_mock.get(VERIFY_URL).respond(200, json=verify_body(), headers={"X-Request-Id": "req_123"})
-    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": [listed_payment()]})
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": [listed_body()]})
     client = make_client()
     raw: Any = client.client.with_raw_response.verify("order-1042")
     raw = await raw if client.is_async else raw

@@ -14,7 +14,7 @@ from pydantic import ValidationError
 from paysdk import ListedPayment, _core
 from paysdk._core import responses as _responses
 from paysdk._parsing.batches import BATCH_BYTES, MAX_MISSES, validate_in_batches
-from tests.conftest import listed_payment
+from tests.conftest import listed_body
 
 _ENVELOPE = _responses._list_envelope()
 
@@ -51,7 +51,7 @@ def _body(payments: list[dict[str, Any]], **dumps: Any) -> bytes:
 
 
 def _payments(count: int, **changes: Any) -> list[dict[str, Any]]:
-    return [listed_payment(f"order-{n:05d}", **changes) for n in range(count)]
+    return [listed_body(f"order-{n:05d}", **changes) for n in range(count)]
 
 
 LAYOUTS = {
@@ -182,7 +182,7 @@ def test_batches_agree_with_the_whole_parse_on_any_strings(
     names: list[str], products: list[dict[str, str]], layout: Any, batch_bytes: int
 ) -> None:
     payments = [
-        listed_payment(f"o-{n}", customer={"name": name}, products=products)
+        listed_body(f"o-{n}", customer={"name": name}, products=products)
         for n, name in enumerate(names)
     ]
     body = _body(payments, **layout)
@@ -192,7 +192,7 @@ def test_batches_agree_with_the_whole_parse_on_any_strings(
 
 _BODY = _body(
     [
-        listed_payment(f"o-{n}", products=[{"id": "p", "name": "}, {"}, {"id": "q", "name": "a"}])
+        listed_body(f"o-{n}", products=[{"id": "p", "name": "}, {"}, {"id": "q", "name": "a"}])
         for n in range(12)
     ],
     separators=(",", ":"),
@@ -231,7 +231,7 @@ def test_a_damaged_body_gives_what_the_whole_parse_gives_or_is_left_to_it(
 def test_a_batch_nests_its_payments_as_deep_as_the_body_does(depth: int) -> None:
     # pydantic's JSON parser stops at a nesting limit: a payment just under it inside the body
     # must not pass because its batch held it one level higher.
-    deep = listed_payment("deep", note=json.loads("[" * depth + "]" * depth))
+    deep = listed_body("deep", note=json.loads("[" * depth + "]" * depth))
     body = _body([*_payments(300), deep])
     result = validate_in_batches(body, _validate_batch, batch_bytes=4096)
     try:
@@ -244,7 +244,7 @@ def test_a_batch_nests_its_payments_as_deep_as_the_body_does(depth: int) -> None
 
 def test_a_body_that_cannot_be_cut_is_left_to_the_whole_parse_without_a_copy() -> None:
     # The first payment opens with a key no other does: no separator is ever found.
-    body = _body([{"aaa": 1, **listed_payment("first")}, *_payments(300)])
+    body = _body([{"aaa": 1, **listed_body("first")}, *_payments(300)])
     batches = _Batches()
     assert validate_in_batches(body, batches, batch_bytes=4096) is None
     assert batches.sizes == []

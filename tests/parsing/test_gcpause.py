@@ -11,7 +11,7 @@ import pytest
 
 from paysdk import _core
 from paysdk._parsing.gcpause import gc_paused
-from tests.conftest import listed_payment
+from tests.conftest import listed_body
 
 
 @pytest.fixture(autouse=True)
@@ -79,8 +79,8 @@ def test_large_list_bodies_are_parsed_with_the_pause_and_small_ones_without(
         return real()
 
     monkeypatch.setitem(_core.parse_list.__globals__, "gc_paused", spy)
-    small = json.dumps({"data": [listed_payment()]}).encode()
-    large = json.dumps({"data": [listed_payment(f"o-{n}") for n in range(3000)]}).encode()
+    small = json.dumps({"data": [listed_body()]}).encode()
+    large = json.dumps({"data": [listed_body(f"o-{n}") for n in range(3000)]}).encode()
     assert len(_core.parse_list(small)) == 1
     assert paused == []
     assert len(_core.parse_list(large)) == 3000

@@ -20,14 +20,14 @@ from tests.conftest import (
     LIST_UNAVAILABLE_BODY,
     CutAfter,
     MakeClient,
-    listed_payment,
+    listed_body,
     make_config,
 )
 
 pytestmark = pytest.mark.anyio
 
 BODY = json.dumps(
-    {"data": [listed_payment(f"order-{n}") for n in range(50)], "page": {"next": None}}
+    {"data": [listed_body(f"order-{n}") for n in range(50)], "page": {"next": None}}
 ).encode()
 
 
@@ -49,9 +49,9 @@ def test_any_chunking_gives_every_payment_in_order(size: int) -> None:
 def test_white_space_other_fields_and_unicode_anywhere() -> None:
     body = (
         '\n{ "before" : {"a": [1, {"b": "]}"}]}, "data" :\t[ '
-        + json.dumps(listed_payment("café-€"), indent=2)
+        + json.dumps(listed_body("café-€"), indent=2)
         + " , "
-        + json.dumps(listed_payment("order-2"))
+        + json.dumps(listed_body("order-2"))
         + ' ] , "after": 12 }\n'
     ).encode()
     for size in (1, 2, 3, 5, len(body)):
@@ -67,7 +67,7 @@ def test_white_space_other_fields_and_unicode_anywhere() -> None:
         (b'{"items": []}', "data: Field required"),
         (b'{"data": {}}', "data: Input should be a valid list"),
         (b'{"data": []} trailing', "more after its closing brace"),
-        (b'{"data": [' + json.dumps(listed_payment()).encode() + b"]", "cut short"),
+        (b'{"data": [' + json.dumps(listed_body()).encode() + b"]", "cut short"),
         (b'{"data": [] "x": 1}', "not JSON"),
         (b'{"data": ["\xff"]}', "not UTF-8"),
         (b'{"data": [' + b"[" * 100_000 + b"]", "nested too deeply"),
@@ -79,7 +79,7 @@ def test_bodies_that_are_not_a_list_are_refused(body: bytes, problem: str) -> No
 
 
 def test_a_payment_over_the_item_cap_is_refused_while_streaming() -> None:
-    huge = json.dumps({"data": [listed_payment(metadata="x" * 10_000)]}).encode()
+    huge = json.dumps({"data": [listed_body(metadata="x" * 10_000)]}).encode()
     with pytest.raises(ValueError, match="larger than the 2,000 bytes allowed"):
         parse_in_chunks(huge, 512, max_item_bytes=2_000)
 
@@ -123,7 +123,7 @@ async def test_errors_are_the_same_typed_errors_as_list_payments(
 async def test_a_bad_payment_is_a_validation_error_naming_its_place(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:
-    items = [listed_payment("order-0"), listed_payment("order-1", amount="100")]
+    items = [listed_body("order-0"), listed_body("order-1", amount="100")]
     respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
     with pytest.raises(paysdk.ResponseValidationError) as caught:
         await make_client().drain()
@@ -162,7 +162,7 @@ async def test_an_error_raised_mid_stream_counts_the_attempts_before_it(
 ) -> None:
     """``attempts`` on an error the stream raises unretried includes the retries before it."""
     head = BODY[: BODY.index(b'"order-3"')]
-    invalid = [listed_payment("order-0"), listed_payment("order-1", amount="100")]
+    invalid = [listed_body("order-0"), listed_body("order-1", amount="100")]
     second = (
         httpx.Response(200, stream=CutAfter(head))
         if failure == "cut"
@@ -328,11 +328,11 @@ def test_a_deadline_bounds_the_whole_iteration() -> None:
 
 
 def test_a_lone_surrogate_is_refused_as_list_payments_refuses_it() -> None:
-    body = json.dumps({"data": [listed_payment(reference="x\ud800y")]}).encode()
+    body = json.dumps({"data": [listed_body(reference="x\ud800y")]}).encode()
     assert b"\\ud800" in body
     with pytest.raises(ValueError, match="lone surrogate"):
         parse_in_chunks(body, 64)
-    good = json.dumps({"data": [listed_payment(reference="caf\u00e9 \U0001f600")]}).encode()
+    good = json.dumps({"data": [listed_body(reference="caf\u00e9 \U0001f600")]}).encode()
     assert parse_in_chunks(good, 5) == ["caf\u00e9 \U0001f600"]  # escapes and pairs are fine
 
 
@@ -345,7 +345,7 @@ def test_a_large_payment_full_of_closers_costs_linear_time_in_tiny_chunks(
     cost at most twice the value, however it is cut."""
     import paysdk._parsing.stream as stream_module
 
-    big = json.dumps({"data": [listed_payment(description=filler * 300_000)]}).encode()
+    big = json.dumps({"data": [listed_body(description=filler * 300_000)]}).encode()
     parsed_chars = 0
     real = stream_module._DECODER
 
@@ -370,7 +370,7 @@ def test_a_large_payment_full_of_closers_costs_linear_time_in_tiny_chunks(
 def test_a_large_payment_in_tiny_chunks_is_parsed_once_it_closes() -> None:
     """Chunks that cannot close the unfinished value are only kept: the element is parsed when
     a chunk could end it, not once per chunk."""
-    big = json.dumps({"data": [listed_payment(description="z" * 200_000)]}).encode()
+    big = json.dumps({"data": [listed_body(description="z" * 200_000)]}).encode()
     stream = ListStream(max_item_bytes=1 << 20)
     parsed: list[str] = []
     attempts = 0

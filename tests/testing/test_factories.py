@@ -169,5 +169,5 @@ def test_the_suites_sample_bodies_are_a_factorys_payment() -> None:
     completed = seeded(COMPLETED_REFERENCE)
     verified, listed = payment_pair(reference=completed.reference, created_at=completed.created_at)
     assert paysdk.VerifiedPayment.model_validate(conftest.verify_body()["data"]) == verified
-    assert paysdk.ListedPayment.model_validate(conftest.listed_payment()) == listed
+    assert paysdk.ListedPayment.model_validate(conftest.listed_body()) == listed
     assert conftest.NOT_FOUND_BODY == paysdk.sandbox.NOT_FOUND_BODY

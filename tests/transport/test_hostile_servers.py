@@ -31,7 +31,7 @@ from paysdk import (
     ResponseValidationError,
     ServerError,
 )
-from tests.conftest import SECRET, EitherClient, MakeClient, listed_payment, verify_body
+from tests.conftest import SECRET, EitherClient, MakeClient, listed_body, verify_body
 from tests.support.hostile import (
     Behaviour,
     Connection,
@@ -61,7 +61,7 @@ REFERENCE = "order-1042"
 def ok() -> Behaviour:
     """The documented 200 of whichever endpoint was asked."""
     verify = respond_json(200, verify_body(REFERENCE))
-    listing = respond_json(200, {"data": [listed_payment(REFERENCE)]})
+    listing = respond_json(200, {"data": [listed_body(REFERENCE)]})
 
     def behave(conn: Connection, request: Request) -> bool:
         return (verify if request.path.startswith("/payment/") else listing)(conn, request)
@@ -74,7 +74,7 @@ def gzip_then_junk() -> Behaviour:
     counted by no cap, for as long as the server sends them."""
     documents = {
         "verify": json.dumps(verify_body(REFERENCE)).encode(),
-        "list": json.dumps({"data": [listed_payment(REFERENCE)]}).encode(),
+        "list": json.dumps({"data": [listed_body(REFERENCE)]}).encode(),
     }
 
     def behave(conn: Connection, request: Request) -> bool:

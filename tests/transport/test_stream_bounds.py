@@ -17,7 +17,7 @@ import respx
 
 import paysdk
 from paysdk import _core
-from tests.conftest import BASE_URL, CutAfter, MakeClient, listed_payment, make_config
+from tests.conftest import BASE_URL, CutAfter, MakeClient, listed_body, make_config
 from tests.support.hostile import (
     Connection,
     HostileServer,
@@ -32,7 +32,7 @@ pytestmark = pytest.mark.anyio
 SLACK = 1.5
 """Seconds a bounded call may overrun its budget on a busy machine."""
 
-PADDED = json.dumps({"data": [listed_payment(metadata={"pad": "x" * 10_000})]}).encode()
+PADDED = json.dumps({"data": [listed_body(metadata={"pad": "x" * 10_000})]}).encode()
 """A list of one payment of about 10 KB."""
 
 
@@ -86,7 +86,7 @@ async def test_the_item_cap_holds_over_a_real_socket_on_every_backend(
 async def test_the_default_item_cap_is_a_mebibyte(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:
-    body = json.dumps({"data": [listed_payment(metadata={"pad": "x" * 1_100_000})]}).encode()
+    body = json.dumps({"data": [listed_body(metadata={"pad": "x" * 1_100_000})]}).encode()
     respx_mock.get(f"{BASE_URL}/payments").side_effect = lambda request: httpx.Response(
         200, stream=InPieces(body)
     )
@@ -97,7 +97,7 @@ async def test_the_default_item_cap_is_a_mebibyte(
 async def test_list_payments_takes_more_than_a_mebibyte_by_default(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:
-    items = [listed_payment(f"order-{n}") for n in range(4000)]
+    items = [listed_body(f"order-{n}") for n in range(4000)]
     respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
     assert len(await make_client().list_payments()) == 4000
 
@@ -129,7 +129,7 @@ async def test_a_stall_after_the_first_payment_ends_at_the_call_deadline(
     hostile: HostileServer, make_loopback_client: MakeClient
 ) -> None:
     def stall_after_first(conn: Connection, request: Request) -> bool:
-        piece = b'{"data": [' + json.dumps(listed_payment("order-0")).encode() + b","
+        piece = b'{"data": [' + json.dumps(listed_body("order-0")).encode() + b","
         headers = {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
         conn.send(head(200, headers) + b"%x\r\n%b\r\n" % (len(piece), piece))
         conn.hold()
@@ -157,7 +157,7 @@ async def test_a_stream_whose_first_chunk_inflates_to_nothing_is_read_to_its_end
 ) -> None:
     # The first chunk is only the gzip header: it inflates to no bytes at all, which is not the
     # end of the body. Every backend reads on.
-    payments = [listed_payment(f"order-{n}") for n in range(50)]
+    payments = [listed_body(f"order-{n}") for n in range(50)]
     packed = gzip.compress(json.dumps({"data": payments}).encode())
 
     def behave(conn: Connection, request: Request) -> bool:
@@ -180,7 +180,7 @@ async def test_a_stream_cut_before_its_first_payment_is_closed_before_the_retry(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:
     cut = CutAfter(b'{"data": [{"id": ')
-    good = json.dumps({"data": [listed_payment()]}).encode()
+    good = json.dumps({"data": [listed_body()]}).encode()
     respx_mock.get(f"{BASE_URL}/payments").side_effect = [
         httpx.Response(200, stream=cut),
         httpx.Response(200, content=good),
