@@ -11,8 +11,9 @@ The sandbox (``paysdk.sandbox``), the command line (``paysdk.cli``), the framewo
 imported only when used.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ._lazy import lazy_names
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -51,63 +52,50 @@ if TYPE_CHECKING:
     from .ledger import AsyncLedger, Ledger, LedgerError
 
 _LAZY = {
-    "AsyncClient": "_client.clients",
-    "Client": "_client.clients",
-    "APIConnectionError": "_errors",
-    "APIError": "_errors",
-    "APITimeoutError": "_errors",
-    "AuthenticationError": "_errors",
-    "ClientClosedError": "_errors",
-    "ConfigurationError": "_errors",
-    "EventLoopError": "_errors",
-    "InvalidCallbackError": "_errors",
-    "InvalidReferenceError": "_errors",
-    "ListUnavailableError": "_errors",
-    "NotFoundError": "_errors",
-    "PaymentFailedError": "_errors",
-    "PaymentMismatchError": "_errors",
-    "PaymentNotFoundError": "_errors",
-    "PaymentVerificationError": "_errors",
-    "PaySDKError": "_errors",
-    "PermissionDeniedError": "_errors",
-    "RateLimitError": "_errors",
-    "ResponseTooLargeError": "_errors",
-    "ResponseValidationError": "_errors",
-    "ServerError": "_errors",
-    "UnknownOrderError": "_errors",
-    "Authorization": "_models.verified",
-    "Customer": "_models.wire",
-    "ListedPayment": "_models.listed",
-    "PaymentStatus": "_models.listed",
-    "Product": "_models.wire",
-    "VerifiedPayment": "_models.verified",
-    "Expected": "_core.expected",
-    "parse_callback": "_core.callbacks",
-    "AsyncLedger": "ledger",
-    "Ledger": "ledger",
-    "LedgerError": "ledger",
-    "RawResponse": "_client.raw",
-    "VerifyResult": "_client.bulk",
+    "AsyncClient": "._client.clients",
+    "Client": "._client.clients",
+    "APIConnectionError": "._errors",
+    "APIError": "._errors",
+    "APITimeoutError": "._errors",
+    "AuthenticationError": "._errors",
+    "ClientClosedError": "._errors",
+    "ConfigurationError": "._errors",
+    "EventLoopError": "._errors",
+    "InvalidCallbackError": "._errors",
+    "InvalidReferenceError": "._errors",
+    "ListUnavailableError": "._errors",
+    "NotFoundError": "._errors",
+    "PaymentFailedError": "._errors",
+    "PaymentMismatchError": "._errors",
+    "PaymentNotFoundError": "._errors",
+    "PaymentVerificationError": "._errors",
+    "PaySDKError": "._errors",
+    "PermissionDeniedError": "._errors",
+    "RateLimitError": "._errors",
+    "ResponseTooLargeError": "._errors",
+    "ResponseValidationError": "._errors",
+    "ServerError": "._errors",
+    "UnknownOrderError": "._errors",
+    "Authorization": "._models.verified",
+    "Customer": "._models.wire",
+    "ListedPayment": "._models.listed",
+    "PaymentStatus": "._models.listed",
+    "Product": "._models.wire",
+    "VerifiedPayment": "._models.verified",
+    "Expected": "._core.expected",
+    "parse_callback": "._core.callbacks",
+    "AsyncLedger": ".ledger",
+    "Ledger": ".ledger",
+    "LedgerError": ".ledger",
+    "RawResponse": "._client.raw",
+    "VerifyResult": "._client.bulk",
 }
 """Every name is loaded on first use, its module with it: ``import paysdk`` costs next to
 nothing, ``paysdk.Client`` loads the client's class (its engine comes with the first client
 made), ``paysdk.VerifiedPayment`` the models, and most users never load sqlite3 or threads."""
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'paysdk' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value  # found once: later lookups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
-
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 __all__ = [
     "APIConnectionError",

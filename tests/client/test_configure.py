@@ -161,7 +161,7 @@ def _modules_after(code: str) -> list[str]:
 
 
 def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client() -> None:
-    assert _modules_after("import paysdk") == ["paysdk", "paysdk._version"]
+    assert _modules_after("import paysdk") == ["paysdk", "paysdk._lazy", "paysdk._version"]
     assert _modules_after(
         "import paysdk; paysdk.Client; paysdk.AsyncClient; paysdk.VerifiedPayment"
     ) == [
@@ -169,6 +169,7 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
         "paysdk._client",
         "paysdk._client.clients",
         "paysdk._client.options",
+        "paysdk._lazy",
         "paysdk._models",
         "paysdk._models.verified",
         "paysdk._models.wire",
@@ -199,6 +200,7 @@ def test_a_callback_handler_s_names_load_only_their_own_part_of_the_core() -> No
         "paysdk._core.callbacks",
         "paysdk._core.references",
         "paysdk._errors",
+        "paysdk._lazy",
         "paysdk._version",
     ]
     expected = _modules_after("import paysdk; paysdk.Expected")

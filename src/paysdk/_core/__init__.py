@@ -12,8 +12,9 @@ it (``paysdk.Expected`` needs only ``confirm``); each module says what it holds.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .attempts import Attempts
@@ -38,59 +39,48 @@ if TYPE_CHECKING:
     from .steps import Answer, Emit, Failure, Opened, Read, Send, Sleep
 
 _HOMES = {
-    "Attempts": "attempts",
-    "BodyReader": "body",
-    "parse_callback": "callbacks",
-    "Config": "config",
-    "Timeout": "config",
-    "Expected": "expected",
-    "check_payment": "expected",
-    "expected_for": "expected",
-    "refuse_awaitable": "expected",
-    "call": "plans",
-    "call_raw": "plans",
-    "check_answered": "plans",
-    "confirm": "plans",
-    "iter_payments": "plans",
-    "list_payments": "plans",
-    "verified": "plans",
-    "verify": "plans",
-    "MAX_REFERENCE_LENGTH": "references",
-    "check_reference": "references",
-    "reference_problem": "references",
-    "list_request": "requests",
-    "verify_request": "requests",
-    "error_for": "responses",
-    "failure_error": "responses",
-    "map_response": "responses",
-    "parse_list": "responses",
-    "parse_verify": "responses",
-    "RETRYABLE_STATUS": "retry",
-    "RetryPolicy": "retry",
-    "is_retryable": "retry",
-    "retry_after": "retry",
-    "Answer": "steps",
-    "Emit": "steps",
-    "Failure": "steps",
-    "Opened": "steps",
-    "Read": "steps",
-    "Send": "steps",
-    "Sleep": "steps",
+    "Attempts": ".attempts",
+    "BodyReader": ".body",
+    "parse_callback": ".callbacks",
+    "Config": ".config",
+    "Timeout": ".config",
+    "Expected": ".expected",
+    "check_payment": ".expected",
+    "expected_for": ".expected",
+    "refuse_awaitable": ".expected",
+    "call": ".plans",
+    "call_raw": ".plans",
+    "check_answered": ".plans",
+    "confirm": ".plans",
+    "iter_payments": ".plans",
+    "list_payments": ".plans",
+    "verified": ".plans",
+    "verify": ".plans",
+    "MAX_REFERENCE_LENGTH": ".references",
+    "check_reference": ".references",
+    "reference_problem": ".references",
+    "list_request": ".requests",
+    "verify_request": ".requests",
+    "error_for": ".responses",
+    "failure_error": ".responses",
+    "map_response": ".responses",
+    "parse_list": ".responses",
+    "parse_verify": ".responses",
+    "RETRYABLE_STATUS": ".retry",
+    "RetryPolicy": ".retry",
+    "is_retryable": ".retry",
+    "retry_after": ".retry",
+    "Answer": ".steps",
+    "Emit": ".steps",
+    "Failure": ".steps",
+    "Opened": ".steps",
+    "Read": ".steps",
+    "Send": ".steps",
+    "Sleep": ".steps",
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{home}", __name__), name)
-    globals()[name] = value  # found once: later lookups are plain module attributes
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
-
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)
 
 __all__ = [
     "MAX_REFERENCE_LENGTH",

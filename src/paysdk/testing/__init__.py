@@ -14,10 +14,10 @@ name here is imported on first use, so the plugin costs nothing until a fixture 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
+from .._lazy import lazy_names
 
 if TYPE_CHECKING:
     from .._service.faults import Fault
@@ -69,22 +69,15 @@ _HOMES = {
 }
 
 
+_load, __dir__ = lazy_names(__name__, _HOMES)
+
+
 def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     try:
-        module = importlib.import_module(home, __name__)
+        return _load(name)
     except ModuleNotFoundError as exc:
         if exc.name != "respx":
             raise
         raise ConfigurationError(
             f"paysdk.testing.{name} needs respx: pip install 'python-paysdk[testing]'"
         ) from None
-    value = getattr(module, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])

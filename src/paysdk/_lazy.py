@@ -1,0 +1,37 @@
+"""Names a package loads on first use: its ``__getattr__`` and ``__dir__``, written once."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+__all__ = ["lazy_names"]
+
+
+def lazy_names(
+    package: str, homes: Mapping[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+    """``package``'s ``__getattr__`` and ``__dir__`` for the names in ``homes``.
+
+    Args:
+        package: the package's ``__name__``.
+        homes: each name and the module it lives in, relative to the package (``".plans"``).
+
+    A name's module is imported the first time the name is asked for; the name is then a plain
+    attribute of the package, so later lookups cost nothing.
+    """
+
+    def __getattr__(name: str) -> Any:
+        home = homes.get(name)
+        if home is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(home, package), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted({*vars(sys.modules[package]), *homes})
+
+    return __getattr__, __dir__
