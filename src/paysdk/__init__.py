@@ -11,7 +11,7 @@ The sandbox (``paysdk.sandbox``), the command line (``paysdk.cli``), the framewo
 imported only when used.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._lazy import lazy_names
 from ._version import __version__
@@ -95,7 +95,16 @@ nothing, ``paysdk.Client`` loads the client's class (its engine comes with the f
 made), ``paysdk.VerifiedPayment`` the models, and most users never load sqlite3 or threads."""
 
 
-__getattr__, __dir__ = lazy_names(__name__, _LAZY)
+_load, _names = lazy_names(__name__, _LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    return _load(name)
+
+
+def __dir__() -> list[str]:
+    return _names()
+
 
 __all__ = [
     "APIConnectionError",

@@ -12,7 +12,7 @@ it (``paysdk.Expected`` needs only ``confirm``); each module says what it holds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .._lazy import lazy_names
 
@@ -80,7 +80,16 @@ _HOMES = {
 }
 
 
-__getattr__, __dir__ = lazy_names(__name__, _HOMES)
+_load, _names = lazy_names(__name__, _HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    return _load(name)
+
+
+def __dir__() -> list[str]:
+    return _names()
+
 
 __all__ = [
     "MAX_REFERENCE_LENGTH",

@@ -69,7 +69,7 @@ _HOMES = {
 }
 
 
-_load, __dir__ = lazy_names(__name__, _HOMES)
+_load, _names = lazy_names(__name__, _HOMES)
 
 
 def __getattr__(name: str) -> Any:
@@ -81,3 +81,7 @@ def __getattr__(name: str) -> Any:
         raise ConfigurationError(
             f"paysdk.testing.{name} needs respx: pip install 'python-paysdk[testing]'"
         ) from None
+
+
+def __dir__() -> list[str]:
+    return _names()
