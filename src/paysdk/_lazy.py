@@ -20,7 +20,8 @@ def lazy_names(
         homes: each name and the module it lives in, relative to the package (``".plans"``).
 
     A name's module is imported the first time the name is asked for; the name is then a plain
-    attribute of the package, so later lookups cost nothing.
+    attribute of the package, so later lookups cost nothing. ``dir()`` lists the package's public
+    names (``__all__`` and ``homes``), not what its module imports to work.
     """
 
     def __getattr__(name: str) -> Any:
@@ -32,6 +33,6 @@ def lazy_names(
         return value
 
     def __dir__() -> list[str]:
-        return sorted({*vars(sys.modules[package]), *homes})
+        return sorted({*homes, *getattr(sys.modules[package], "__all__", ())})
 
     return __getattr__, __dir__
