@@ -1,0 +1,54 @@
+"""The core's settings value: Config, paysdk's own Timeout, and the headers that hold the key."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from paysdk import _core
+from paysdk._core.config import SecretHeaders, secret_key_in
+from tests.conftest import SECRET, make_config
+
+
+def test_a_header_named_twice_in_any_case_is_one_entry_with_both_values() -> None:
+    headers = SecretHeaders({"User-Agent": "paysdk/1", "X-Trace": "0", "user-agent": "shop/1.4"})
+    assert dict(headers) == {"user-agent": "paysdk/1, shop/1.4", "x-trace": "0"}
+
+
+def test_secret_headers_are_looked_up_in_any_case() -> None:
+    headers = SecretHeaders({"Authorization": f"Bearer {SECRET}"})
+    assert headers["AUTHORIZATION"] == headers["authorization"] == f"Bearer {SECRET}"
+    assert headers.get("Authorization") == f"Bearer {SECRET}"
+    assert headers.get("X-Missing", "none") == "none"
+    assert "Authorization" in headers
+    assert 1 not in headers  # type: ignore[comparison-overlap]
+
+
+@pytest.mark.parametrize("name", ["Authorization", "authorization"])
+def test_the_key_is_read_from_headers_in_either_case(name: str) -> None:
+    assert secret_key_in({name: f"Bearer {SECRET}"}) == SECRET
+    assert secret_key_in(SecretHeaders({name: f"Bearer {SECRET}"})) == SECRET
+    assert secret_key_in({"Accept": "application/json"}) == ""
+
+
+def test_request_headers_mask_the_key_in_any_repr() -> None:
+    config = make_config(timeout=5, max_retries=0)
+    request = _core.verify_request(config, "order-1")
+    assert SECRET not in repr(request.headers)
+    assert SECRET not in repr(request)
+    # A plan driven by hand may carry plain dict headers, whose own repr shows everything.
+    plain = request._replace(headers={"authorization": f"Bearer {SECRET}"})
+    assert SECRET not in repr(plain)
+    assert "url='https://" in repr(plain)
+
+
+@pytest.mark.parametrize(
+    ("timeout", "budget"),
+    [(httpx.Timeout(30, connect=5), 30), (httpx.Timeout(2, read=7), 7), (None, None)],
+)
+def test_attempt_budget_is_the_longest_phase(timeout: Any, budget: float | None) -> None:
+    config = make_config(timeout=timeout, max_retries=0)
+    assert config.attempt_budget == budget
+    assert _core.verify_request(config, "order-1").budget == budget
