@@ -14,7 +14,8 @@
     │   ├── ResponseValidationError   a 2xx body that is not the documented shape
     │   └── ResponseTooLargeError     a 2xx body past max_response_bytes (not read further)
     ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
-    │   └── APITimeoutError           no answer in time (retried)
+    │   ├── APITimeoutError           no answer in time (retried)
+    │   └── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
     ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
 ├── EventLoopError                an AsyncClient used from an event loop other than its own
     ├── PaymentVerificationError      the payment exists but must not be fulfilled
@@ -45,6 +46,7 @@ __all__ = [
     "APIError",
     "APITimeoutError",
     "AuthenticationError",
+    "CertificateVerificationError",
     "ClientClosedError",
     "ConfigurationError",
     "EventLoopError",
@@ -255,6 +257,12 @@ class APIConnectionError(PaySDKError):
 
 class APITimeoutError(APIConnectionError):
     """The service did not answer within the timeout."""
+
+
+class CertificateVerificationError(APIConnectionError):
+    """The service's TLS certificate could not be verified: an unknown CA, a wrong host name or
+    an expired certificate. Not retried, since trying again cannot change the certificate; trust
+    a private CA with ``verify=`` or ``SSL_CERT_FILE``."""
 
 
 class ClientClosedError(PaySDKError, RuntimeError):

@@ -308,22 +308,6 @@ async def test_a_body_of_exactly_the_cap_is_taken_and_one_byte_more_is_not(
         await make_client(max_response_bytes=9_999).verify("order-1042")
 
 
-def test_the_aiohttp_backend_reads_the_environments_proxy_once(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from paysdk._transport.aiohttp_sender import _env_proxy
-
-    monkeypatch.setenv("HTTPS_PROXY", "http://user:pw@proxy.internal:3128")
-    monkeypatch.delenv("NO_PROXY", raising=False)
-    monkeypatch.delenv("no_proxy", raising=False)
-    proxy, auth = _env_proxy("https://api.example.com/v1")
-    assert str(proxy) == "http://proxy.internal:3128"
-    assert auth is not None and auth.login == "user"
-    monkeypatch.setenv("NO_PROXY", "api.example.com")
-    assert _env_proxy("https://api.example.com/v1") == (None, None)
-    assert _env_proxy("http://127.0.0.1:9") == (None, None)  # no http proxy is named
-
-
 async def test_a_key_echoed_across_the_excerpts_cut_leaves_no_part_of_itself(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 import httpx
 from typing_extensions import Self, Unpack
 
-from .options import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes
+from .options import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes, VerifyTypes
 
 if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_engine)
     from .. import _core, _errors
@@ -31,6 +31,7 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from .._transport.async_streams import AsyncSender
     from .._transport.httpx_common import HttpxDefaults
     from .._transport.httpx_sync import SyncHttpxSender
+    from .._transport.network import Network
     from . import configure as _configure
     from . import logs as _logs
     from . import raw as _raw
@@ -88,10 +89,26 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
         max_response_bytes: int | None = None,
         deadline: float | None = None,
         http_backend: HttpBackend = "httpx",
+        verify: VerifyTypes = True,
+        proxy: str | None = None,
+        app_info: str | None = None,
     ) -> None:
         """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
-        PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2."""
+        PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2.
+
+        ``verify``: an ``ssl.SSLContext`` or a CA bundle's path to check the service's
+        certificate with (default: httpx's trust, or ``SSL_CERT_FILE``); ``False`` only for a
+        loopback ``base_url``. ``proxy``: a proxy URL for every request (default: the
+        environment's ``HTTPS_PROXY``/``NO_PROXY``...). ``app_info``: your application's name
+        and version (``"myshop/1.4"``), added to the User-Agent.
+        """
         _load_engine()
+        if http_backend not in self._backends:
+            raise _errors.ConfigurationError(
+                f"{type(self).__name__} takes http_backend "
+                + " or ".join(repr(name) for name in self._backends)
+                + f", not {http_backend!r}"
+            )
         self._config = _configure.create_config(
             secret_key=secret_key,
             base_url=base_url,
@@ -101,13 +118,11 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
             allow_insecure_http=allow_insecure_http,
             max_response_bytes=max_response_bytes,
             deadline=deadline,
+            agent=_configure.user_agent(
+                self._backend_name(http_backend), _configure.check_app_info(app_info)
+            ),
+            verifies_tls=verify is not False,
         )
-        if http_backend not in self._backends:
-            raise _errors.ConfigurationError(
-                f"{type(self).__name__} takes http_backend "
-                + " or ".join(repr(name) for name in self._backends)
-                + f", not {http_backend!r}"
-            )
         wanted = self._http_client_type
         if http_client is not None and not isinstance(http_client, wanted):
             raise _errors.ConfigurationError(
@@ -118,11 +133,24 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
             raise _errors.ConfigurationError(
                 "http_client is an httpx client: it needs http_backend='httpx'"
             )
+        if http_client is not None and (verify is not True or proxy is not None):
+            raise _errors.ConfigurationError(
+                "verify= and proxy= configure the connections paysdk makes; a given "
+                "http_client keeps its own: set them on it instead"
+            )
+        network = _configure.create_network(
+            verify=verify, proxy=proxy, base_url=self._config.base_url
+        )
         self._owns_http = http_client is None
-        self._connect(http_client, http_backend)
+        self._connect(http_client, http_backend, network)
         _logs.configure_logging()
 
-    def _connect(self, http_client: HttpClientT | None, backend: HttpBackend) -> None:
+    def _backend_name(self, backend: HttpBackend) -> str:
+        return _httpx.BACKEND
+
+    def _connect(
+        self, http_client: HttpClientT | None, backend: HttpBackend, network: Network
+    ) -> None:
         raise NotImplementedError
 
     @property
@@ -140,7 +168,9 @@ class _BaseClient(Generic[HttpClientT, SenderT]):
     def with_options(self, **options: Unpack[CallOptions]) -> Self:
         """A client sharing this one's connections, with other defaults (timeout, retries...).
 
-        The copy lives as long as this client: closing this one closes the copy's connections.
+        ``secret_key`` and ``base_url`` give a client for another merchant account: many
+        accounts, one connection pool. The copy lives as long as this client: closing this one
+        closes the copy's connections.
         """
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
@@ -172,16 +202,15 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
     _http_client_type = httpx.Client
     _sender: SyncHttpxSender
 
-    def _connect(self, http_client: httpx.Client | None, backend: HttpBackend) -> None:
+    def _connect(
+        self, http_client: httpx.Client | None, backend: HttpBackend, network: Network
+    ) -> None:
         if http_client is not None:
             self._sender = _httpx_sync.SyncHttpxSender(http_client)
         else:
             defaults = self._httpx_defaults()  # sent by the client itself, not per request
             self._sender = _httpx_sync.SyncHttpxSender(
-                httpx.Client(
-                    headers=defaults.headers, timeout=_httpx.httpx_timeout(defaults.timeout)
-                ),
-                defaults=defaults,
+                _httpx_sync.own_client(network, defaults), defaults=defaults
             )
 
     @property
@@ -301,28 +330,32 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
     _backends = ("httpx", "aiohttp")
     _sender: AsyncSender
 
-    def _connect(self, http_client: httpx.AsyncClient | None, backend: HttpBackend) -> None:
+    def _backend_name(self, backend: HttpBackend) -> str:
+        if backend == "aiohttp":  # the extra, loaded only when asked for
+            from .._transport import aiohttp_sender
+
+            return aiohttp_sender.backend()
+        return _httpx.BACKEND
+
+    def _connect(
+        self, http_client: httpx.AsyncClient | None, backend: HttpBackend, network: Network
+    ) -> None:
         global _adrive  # the async loops: loaded with the first AsyncClient, not a sync one
         from .._transport._async import drive as _adrive
 
         if backend == "aiohttp":
-            from .._transport.aiohttp_sender import (
-                AiohttpSender,  # the extra, loaded only when asked for
-            )
+            from .._transport.aiohttp_sender import AiohttpSender
 
-            self._sender = AiohttpSender(self._config.base_url)
+            self._sender = AiohttpSender(network)
         else:
-            from .._transport.httpx_async import AsyncHttpxSender
+            from .._transport.httpx_async import AsyncHttpxSender, own_async_client
 
             if http_client is not None:
                 self._sender = AsyncHttpxSender(http_client)
             else:
                 defaults = self._httpx_defaults()
                 self._sender = AsyncHttpxSender(
-                    httpx.AsyncClient(
-                        headers=defaults.headers, timeout=_httpx.httpx_timeout(defaults.timeout)
-                    ),
-                    defaults=defaults,
+                    own_async_client(network, defaults), defaults=defaults
                 )
 
     @property
@@ -399,7 +432,10 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
         return _raw.AsyncRawClient(self._options, self._run)
 
     async def close(self) -> None:
-        """Close the connections, unless the http_client was given (then it is yours to close)."""
+        """Close the connections, unless the http_client was given (then it is yours to close).
+
+        Safe from any event loop: the connections are closed in the loop they belong to.
+        """
         if self._owns_http:
             await self._sender.close()
 
@@ -427,7 +463,5 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
     async def _send(self, request: Send) -> Any:
         if self._sender.is_closed:
             raise _errors.closed_error(type(self).__name__)
-        from .._transport.async_streams import bind_loop
-
-        bind_loop(self._sender)
+        self._sender.binding.check()
         return await self._sender.send(request)

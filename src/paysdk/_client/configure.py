@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import ssl
 import sys
 from collections.abc import Mapping
-from typing import TypeVar
+from typing import TypeVar, cast
 from urllib.parse import urlsplit
 
 import httpx
@@ -21,6 +22,8 @@ import httpx
 from .._core.config import Config, Timeout
 from .._errors import ConfigurationError
 from .._parsing.decoding import ACCEPT_ENCODING
+from .._transport.network import Network, Proxy, parse_proxy
+from .._transport.tls import ssl_context
 from .._version import __version__
 from .options import CallOptions, NotGiven, TimeoutTypes
 
@@ -40,7 +43,79 @@ MAX_BYTES_LIMIT = 2**40
 
 
 _PYTHON = ".".join(str(part) for part in sys.version_info[:3])
-USER_AGENT = f"paysdk/{__version__} Python/{_PYTHON} httpx/{httpx.__version__}"
+
+
+def user_agent(backend: str, app_info: str | None = None) -> str:
+    """``paysdk/<version> Python/<version> <backend>/<version>``, then the application's own
+    name and version if it gave them (``app_info="myshop/1.4"``)."""
+    agent = f"paysdk/{__version__} Python/{_PYTHON} {backend}"
+    return agent if app_info is None else f"{agent} {app_info}"
+
+
+def check_app_info(app_info: object) -> str | None:
+    """``app_info`` as it will end the User-Agent: visible ASCII and inner spaces only."""
+    if app_info is None:
+        return None
+    if not isinstance(app_info, str):
+        raise ConfigurationError(f"app_info must be a str, not {type(app_info).__name__}")
+    text = app_info.strip()
+    if not text or not all("\x20" <= ch <= "\x7e" for ch in text):
+        raise ConfigurationError(
+            f"app_info {app_info!r} must be visible ASCII, such as 'myshop/1.4': it is sent "
+            "in the User-Agent header, which cannot carry control or non-ASCII characters"
+        )
+    return text
+
+
+def create_network(*, verify: object, proxy: object, base_url: str) -> Network:
+    """How requests reach the service: the TLS context from ``verify``, and ``proxy`` or the
+    environment's; checked before any request."""
+    if isinstance(verify, (ssl.SSLContext, bool)):
+        given: ssl.SSLContext | str | bool = verify
+    elif isinstance(verify, (str, os.PathLike)):
+        path: str | bytes = os.fspath(cast("str | os.PathLike[str]", verify))
+        if not isinstance(path, str) or not os.path.exists(path):
+            raise ConfigurationError(
+                f"verify={path!r} names no CA bundle: give the path of a PEM file (or of a "
+                "directory of hashed certificates), an ssl.SSLContext, or True"
+            )
+        given = path
+    else:
+        raise ConfigurationError(
+            "verify must be True, an ssl.SSLContext or the path of a CA bundle, "
+            f"not {type(verify).__name__}"
+        )
+    check_tls_verified(base_url, verifies=verify is not False)
+    try:
+        context = ssl_context(given)
+    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file that is no bundle
+        raise ConfigurationError(
+            f"verify={given!r} cannot be loaded as a CA bundle: {exc}"
+        ) from None
+    chosen: Proxy | None = None
+    if proxy is not None:
+        if not isinstance(proxy, str):
+            raise ConfigurationError(f"proxy must be a URL (str), not {type(proxy).__name__}")
+        try:
+            chosen = parse_proxy(proxy)
+        except ValueError as exc:
+            raise ConfigurationError(f"proxy: {exc}") from None
+    try:
+        return Network(context, chosen)
+    except ValueError as exc:  # the environment names a proxy that cannot be used
+        raise ConfigurationError(str(exc)) from None
+
+
+def check_tls_verified(base_url: str, *, verifies: bool) -> None:
+    """Refuse an unverified TLS connection to anything but this machine."""
+    host = urlsplit(base_url).hostname or ""
+    if not verifies and not is_loopback(host):
+        raise ConfigurationError(
+            f"verify=False would send the secret key to {host!r} without checking who answers; "
+            "it is allowed for a loopback base_url only. Trust the service's certificate "
+            "authority with verify='/path/to/ca-bundle.pem' (or SSL_CERT_FILE) instead"
+        )
+
 
 T = TypeVar("T")
 
@@ -57,15 +132,18 @@ def create_config(
     allow_insecure_http: bool,
     max_response_bytes: int | None = None,
     deadline: float | None = None,
+    agent: str | None = None,
+    verifies_tls: bool = True,
 ) -> Config:
     """A client's configuration from its arguments, the environment where one is left out, and
-    the defaults; every value checked before any request."""
+    the defaults; every value checked before any request. ``agent``: the User-Agent
+    (:func:`user_agent`); ``verifies_tls``: whether ``verify=`` checks certificates."""
     key = secret_key if secret_key is not None else os.environ.get(ENV_SECRET_KEY)
     url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
     headers = {
         "Accept": "application/json",
         "Accept-Encoding": ACCEPT_ENCODING,  # what paysdk inflates in bounded steps
-        "User-Agent": USER_AGENT,
+        "User-Agent": agent or user_agent(f"httpx/{httpx.__version__}"),
     }
     headers.update(check_headers(default_headers or {}, what="default_headers"))
     given: object = timeout
@@ -84,6 +162,8 @@ def create_config(
         headers=headers,
         max_response_bytes=check_max_bytes(max_response_bytes),
         deadline=check_deadline(deadline),
+        allow_insecure_http=allow_insecure_http,
+        verifies_tls=verifies_tls,
     )
 
 
@@ -94,6 +174,12 @@ def apply_options(config: Config, options: CallOptions) -> Config:
     unknown = set(options) - set(CallOptions.__annotations__)
     if unknown:
         raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
+    if "secret_key" in options:
+        config = dataclasses.replace(config, secret_key=check_secret_key(options["secret_key"]))
+    if "base_url" in options:
+        url = check_base_url(options["base_url"], allow_insecure_http=config.allow_insecure_http)
+        check_tls_verified(url, verifies=config.verifies_tls)
+        config = dataclasses.replace(config, base_url=url)
     if "timeout" in options:
         config = dataclasses.replace(config, timeout=check_timeout(options["timeout"]))
     if "max_retries" in options:

@@ -7,9 +7,15 @@ its signature only needs these.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeAlias, TypedDict
+from typing import TYPE_CHECKING, TypeAlias, TypedDict
 
 import httpx
+
+if TYPE_CHECKING:
+    import os
+    import ssl
+
+__all__ = ["NOT_GIVEN", "CallOptions", "NotGiven", "TimeoutTypes", "VerifyTypes"]
 
 
 class NotGiven:
@@ -28,9 +34,20 @@ TimeoutTypes: TypeAlias = float | int | httpx.Timeout | None
 """Seconds for every phase, an ``httpx.Timeout`` for each phase, or ``None`` for no limit."""
 
 
-class CallOptions(TypedDict, total=False):
-    """Per-call overrides accepted by every client method and by ``with_options``."""
+VerifyTypes: TypeAlias = "ssl.SSLContext | str | os.PathLike[str] | bool"
+"""What ``verify=`` takes: an ``ssl.SSLContext``, the path of a CA bundle (a PEM file, or a
+directory of hashed certificates), ``True`` for the default trust, or ``False`` (loopback only)."""
 
+
+class CallOptions(TypedDict, total=False):
+    """Per-call overrides accepted by every client method and by ``with_options``.
+
+    ``secret_key`` and ``base_url`` make the call for another merchant account over the same
+    connections: a platform holding many accounts needs one client, not one per key.
+    """
+
+    secret_key: str
+    base_url: str
     timeout: TimeoutTypes
     max_retries: int
     extra_headers: Mapping[str, str]

@@ -30,11 +30,11 @@ ERROR_BODY_LIMIT: Final = 64 * 1024
 def stream_failure(
     opened: Opened,
     exc: Exception,
-    otherwise: Callable[[Exception], Failure],
-) -> Failure:
+    otherwise: Callable[[Exception], Failure | None],
+) -> Failure | None:
     """What stopped the read of an open stream's body; a body that will not decode keeps the
     answer's status, so it is reported as what it is, not as a connection failure.
-    ``otherwise`` reads the transport's own exceptions."""
+    ``otherwise`` reads the transport's own exceptions (``None``: not a transport failure)."""
     if isinstance(exc, DecodingError):
         return undecodable(opened.status_code, opened.headers, exc)
     return otherwise(exc)

@@ -89,6 +89,10 @@ class Config:
     """A cap on every answer's decoded body; ``None``: each endpoint's own default."""
     deadline: float | None = None
     """Seconds a whole call may take, retries and waits included; ``None``: attempts bound it."""
+    allow_insecure_http: bool = False
+    """Whether an ``http://`` base URL may name a host other than loopback."""
+    verifies_tls: bool = True
+    """Whether the service's certificate is checked; if not, only a loopback base URL will do."""
 
     @functools.cached_property
     def request_headers(self) -> SecretHeaders:

@@ -18,6 +18,7 @@ from .._errors import (
     APIError,
     APITimeoutError,
     AuthenticationError,
+    CertificateVerificationError,
     ListUnavailableError,
     NotFoundError,
     PaymentNotFoundError,
@@ -205,6 +206,13 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     error: PaySDKError
     if failure.kind == "timeout":
         error = APITimeoutError(detail, **where)
+    elif failure.kind == "certificate":
+        error = CertificateVerificationError(
+            f"could not verify the service's TLS certificate: {detail}; if the service uses a "
+            "private certificate authority, trust it with verify='/path/to/ca-bundle.pem' or "
+            "SSL_CERT_FILE",
+            **where,
+        )
     elif failure.kind == "too_large" and failure.status_code is not None:
         error = ResponseTooLargeError(
             f"{detail}; raise it with max_response_bytes=..."

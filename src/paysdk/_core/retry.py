@@ -11,7 +11,13 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from .._errors import APIConnectionError, APIError, ListUnavailableError, PaySDKError
+from .._errors import (
+    APIConnectionError,
+    APIError,
+    CertificateVerificationError,
+    ListUnavailableError,
+    PaySDKError,
+)
 
 RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 
@@ -21,7 +27,8 @@ class RetryPolicy:
     """When and how long to wait before trying a failed call again.
 
     Every request paysdk makes is a GET, so retrying can never pay or fulfil twice. Retried:
-    no answer or a timeout, 408, 409, 425, 429, any 5xx, and list's "Connection Error" 404.
+    no answer or a timeout (but not a certificate that failed verification), 408, 409, 425,
+    429, any 5xx, and list's "Connection Error" 404.
     Backoff doubles from ``initial_delay`` up to ``max_delay`` with up to 25% jitter. A
     ``Retry-After`` (or ``retry-after-ms``) the server sends is obeyed exactly; one longer than
     ``max_retry_after`` is not waited out: the error is raised for the caller to decide.
@@ -48,6 +55,8 @@ class RetryPolicy:
 
 
 def is_retryable(error: PaySDKError) -> bool:
+    if isinstance(error, CertificateVerificationError):  # the next try meets the same certificate
+        return False
     if isinstance(error, (APIConnectionError, ListUnavailableError)):
         return True
     if isinstance(error, APIError):

@@ -98,7 +98,9 @@ class Opened(NamedTuple):
     headers: Mapping[str, str]
 
 
-FailureKind: TypeAlias = Literal["connect", "timeout", "too_large", "undecodable", "closed"]
+FailureKind: TypeAlias = Literal[
+    "connect", "timeout", "certificate", "too_large", "undecodable", "closed"
+]
 
 
 class Failure(NamedTuple):

@@ -2,8 +2,9 @@
 
 A second shell around the same core: it carries out the same :class:`Send` and :class:`Read`
 steps, gathers bodies through the same :class:`BodyReader` (so the same size caps apply), bounds
-each attempt by its budget, and reports every failure as a :class:`Failure`. Retries, errors and
-parsing are the core's, unchanged. Imported only when asked for; needs the ``aiohttp`` extra.
+each attempt by its budget, and reports every network or service failure as a :class:`Failure`
+(any other exception is a bug, and goes to the caller unchanged). Retries, errors and parsing
+are the core's, unchanged. Imported only when asked for; needs the ``aiohttp`` extra.
 """
 
 from __future__ import annotations
@@ -16,8 +17,11 @@ from typing import TYPE_CHECKING
 from .._core.body import BodyReader, attempt_timed_out
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import ConfigurationError
-from .._parsing.decoding import adecoded
-from .async_streams import AsyncStream
+from .._parsing.decoding import DecodingError, adecoded
+from .async_streams import AsyncStream, LoopBinding
+from .forks import PerProcess
+from .network import Network, Proxy
+from .tls import certificate_error, certificate_problem
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
@@ -30,16 +34,44 @@ except ImportError:  # exercised by a test that hides aiohttp
     _installed = False
 else:
     _installed = True
+    FAILURES: tuple[type[BaseException], ...] = (
+        aiohttp.ClientError,  # connection, proxy, TLS, payload and protocol errors
+        asyncio.TimeoutError,
+        TimeoutError,
+        OSError,
+        DecodingError,  # paysdk's own bounded inflation
+    )
+    """What aiohttp raises when the network or the service fails; anything else is a bug."""
 
-__all__ = ["AiohttpSender"]
+__all__ = ["AiohttpSender", "backend"]
 
 EXTRA_HINT = "http_backend='aiohttp' needs aiohttp: pip install 'python-paysdk[aiohttp]'"
 
 
-def _failure(exc: BaseException) -> Failure:
+def backend() -> str:
+    """How the User-Agent names this backend; ``ConfigurationError`` without the extra, or with
+    an aiohttp whose internals paysdk relies on have changed."""
+    if not _installed:
+        raise ConfigurationError(EXTRA_HINT)
+    if "_retry_connection" not in getattr(aiohttp.ClientSession, "ATTRS", ()):
+        raise ConfigurationError(
+            f"aiohttp {aiohttp.__version__} has no ClientSession._retry_connection, which paysdk "
+            "turns off so that aiohttp does not resend requests behind paysdk's retry policy; "
+            "install an aiohttp paysdk supports: pip install 'python-paysdk[aiohttp]'"
+        )
+    return f"aiohttp/{aiohttp.__version__}"
+
+
+def _failure(exc: BaseException) -> Failure | None:
+    """The :class:`Failure` an aiohttp exception stands for; ``None`` for a bug."""
+    if not isinstance(exc, FAILURES):
+        return None
     _drop_frames(exc)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
+    refused = certificate_error(exc)
+    if refused is not None:
+        return Failure("certificate", certificate_problem(refused), cause=exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
 
@@ -67,15 +99,19 @@ def _stream(response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> Asy
 
 
 class AiohttpSender:
-    """Sends with one ``aiohttp.ClientSession``, opened on first use in the running loop."""
+    """Sends with one ``aiohttp.ClientSession`` per process, opened on first use in the
+    running loop, through the client's TLS context and proxy."""
 
-    def __init__(self, base_url: str) -> None:
-        if not _installed:
-            raise ConfigurationError(EXTRA_HINT)
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self._session: aiohttp.ClientSession | None = None
+    def __init__(self, network: Network) -> None:
+        """
+        Args:
+            network: the TLS context and the proxy (or the environment's) to use.
+        """
+        backend()  # refuses an aiohttp it cannot work with, before any request
+        self.binding = LoopBinding()
+        self._network = network
+        self._sessions = PerProcess(self._open)
         self._closed = False
-        self._proxy, self._proxy_auth = _env_proxy(base_url)
 
     @property
     def is_closed(self) -> bool:
@@ -83,15 +119,15 @@ class AiohttpSender:
 
     def _open(self) -> aiohttp.ClientSession:
         session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=100),
+            connector=aiohttp.TCPConnector(limit=100, ssl=self._network.ssl_context),
             cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
             auto_decompress=False,  # paysdk inflates in bounded steps (_parsing/decoding)
+            trust_env=False,  # the proxy is paysdk's choice (Network): looked up once, not per call
         )
         # aiohttp quietly resends a request whose kept-alive connection was dropped; paysdk's
-        # own policy decides every retry, so both backends make the same attempts
-        if hasattr(session, "_retry_connection"):
-            session._retry_connection = False
-        self._session = session
+        # own policy decides every retry, so both backends make the same attempts. backend()
+        # checked that the attribute exists.
+        session._retry_connection = False
         return session
 
     async def send(self, request: Send) -> Answer | Failure | AsyncStream:
@@ -104,17 +140,19 @@ class AiohttpSender:
         return attempt_timed_out(request.budget)
 
     async def _send(self, request: Send) -> Answer | Failure | AsyncStream:
-        session = self._session or self._open()
+        session = self._sessions.get()
         timeout = request.timeout
+        url = yarl.URL(request.url, encoded=True)  # sent as the core encoded it, byte for byte
+        proxy = self._network.proxy_for(url.scheme, url.raw_host or "")
         started = time.monotonic()
         try:
             response = await session.request(
                 request.method,
-                yarl.URL(request.url, encoded=True),  # sent as the core encoded it, byte for byte
+                url,
                 headers=request.headers,  # the config's SecretHeaders: the key masked
                 allow_redirects=False,  # as httpx: a redirect is an answer, not followed
-                proxy=self._proxy,
-                proxy_auth=self._proxy_auth,
+                proxy=None if proxy is None else proxy.url,
+                proxy_headers=_proxy_headers(proxy),
                 timeout=aiohttp.ClientTimeout(
                     total=None if request.stream else request.budget,  # Read steps bound a stream
                     sock_connect=timeout.connect,
@@ -122,32 +160,32 @@ class AiohttpSender:
                 ),
             )
         except Exception as exc:
-            return _failure(exc)
+            if (failure := _failure(exc)) is None:
+                raise
+            return failure
         if request.opens(response.status):
             return _stream(response, lambda: self._closed)
         try:
             return await _read(request, response, started)
         except Exception as exc:
-            return _failure(exc)
+            if (failure := _failure(exc)) is None:
+                raise
+            return failure
         finally:
             response.release()
 
     async def close(self) -> None:
         self._closed = True
-        if self._session is not None:
-            await self._session.close()
+        session = self._sessions.reset()
+        if session is not None:
+            await self.binding.close(session.close)
 
 
-def _env_proxy(base_url: str) -> tuple[yarl.URL | None, aiohttp.BasicAuth | None]:
-    """The proxy the environment names for the service (HTTPS_PROXY, NO_PROXY...), as httpx
-    reads it. Looked up once: aiohttp's own ``trust_env`` does it (and reads ~/.netrc) in a
-    worker thread on every request, which cost more than the request itself."""
-    from aiohttp.helpers import get_env_proxy_for_url
-
-    try:
-        return get_env_proxy_for_url(yarl.URL(base_url))
-    except LookupError:
-        return None, None
+def _proxy_headers(proxy: Proxy | None) -> dict[str, str] | None:
+    """The proxy's credentials as a ``Proxy-Authorization`` header: aiohttp's ``proxy_auth``
+    is deprecated."""
+    authorization = proxy.authorization if proxy is not None else None
+    return None if authorization is None else {"Proxy-Authorization": authorization}
 
 
 async def _read(

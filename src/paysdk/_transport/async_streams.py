@@ -14,14 +14,15 @@ from anyio import move_on_after
 from .._core.body import read_timed_out, stream_failure
 from .._core.steps import Answer, Failure, Opened, Read, Send
 from .._errors import EventLoopError, closed_error
+from .forks import PerProcess
 
-__all__ = ["AsyncOpenStream", "AsyncSender", "AsyncStream", "bind_loop"]
+__all__ = ["AsyncOpenStream", "AsyncSender", "AsyncStream", "LoopBinding"]
 
 
 class AsyncSender(Protocol):
     """What an async client needs of whatever sends for it (httpx or aiohttp)."""
 
-    loop: asyncio.AbstractEventLoop | None
+    binding: LoopBinding
 
     @property
     def is_closed(self) -> bool: ...
@@ -36,20 +37,69 @@ class AsyncOpenStream(Protocol):
     async def close(self) -> None: ...
 
 
-def bind_loop(sender: AsyncSender) -> None:
-    """Tie ``sender`` to the running event loop on first use; refuse any other loop after."""
-    try:
-        loop = asyncio.get_running_loop()
-    except RuntimeError:  # another async library (trio): no asyncio loop to hold on to
-        return
-    if sender.loop is None:
-        sender.loop = loop
-    elif loop is not sender.loop:
-        raise EventLoopError(
-            "this AsyncClient was first used in another event loop, and its connections "
-            "belong to it; make one AsyncClient per event loop (inside asyncio.run, or in "
-            "your app's lifespan)"
-        )
+class _Bound:
+    __slots__ = ("loop",)
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+
+class LoopBinding:
+    """The event loop an async sender's connections belong to: the first one it is used in,
+    in each process (a forked child is not a second loop: it starts afresh)."""
+
+    __slots__ = ("_bound",)
+
+    def __init__(self) -> None:
+        self._bound = PerProcess(_Bound)
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        bound = self._bound.current()
+        return bound.loop if bound is not None else None
+
+    def check(self) -> None:
+        """Tie the sender to the running loop on first use; refuse any other loop after."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # another async library (trio): no asyncio loop to hold on to
+            return
+        bound = self._bound.get()
+        if bound.loop is None:
+            bound.loop = loop
+        elif loop is not bound.loop:
+            raise EventLoopError(
+                "this AsyncClient was first used in another event loop, and its connections "
+                "belong to it; make one AsyncClient per event loop (inside asyncio.run, or in "
+                "your app's lifespan)"
+            )
+
+    async def close(self, close: Callable[[], Awaitable[None]]) -> None:
+        """Run ``close`` in the loop the connections belong to, whichever loop awaits this.
+
+        A loop still running (in another thread) closes them itself; one stopped but not
+        closed is run in a worker thread until they are; a closed loop took them with it, and
+        their sockets are released when the client is collected.
+        """
+        owner = self.loop
+        try:
+            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            current = None
+        if owner is None or current is None or owner is current:
+            await close()
+        elif owner.is_closed():
+            return
+        elif owner.is_running():
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_call(close), owner))
+        else:
+            from anyio import to_thread
+
+            await to_thread.run_sync(owner.run_until_complete, _call(close))
+
+
+async def _call(close: Callable[[], Awaitable[None]]) -> None:
+    await close()
 
 
 class AsyncStream:
@@ -62,10 +112,16 @@ class AsyncStream:
         pieces: AsyncIterator[bytes],
         close: Callable[[], Awaitable[None]],
         closed: Callable[[], bool],
-        failure: Callable[[Exception], Failure],
+        failure: Callable[[Exception], Failure | None],
     ) -> None:
-        """``pieces``: the decoded body (``b""`` for a chunk that inflated to nothing);
-        ``closed``: whether the client was closed; ``failure``: reads the backend's exceptions."""
+        """
+        Args:
+            opened: the answer's status and headers.
+            pieces: the decoded body (``b""`` for a chunk that inflated to nothing).
+            close: releases the answer's connection.
+            closed: whether the client was closed.
+            failure: reads the backend's exceptions; ``None`` for one that is a bug.
+        """
         self.opened = opened
         self._pieces = pieces
         self._close = close
@@ -82,7 +138,9 @@ class AsyncStream:
             except Exception as exc:
                 if self._closed():
                     raise closed_error("AsyncClient") from None
-                return stream_failure(self.opened, exc, self._failure)
+                if (failure := stream_failure(self.opened, exc, self._failure)) is None:
+                    raise
+                return failure
         return read_timed_out(step.budget)
 
     async def close(self) -> None:

@@ -1,10 +1,11 @@
 """A whole-attempt deadline for the sync client's own sockets.
 
 httpx's timeouts are per socket operation, so a server that sends a byte every half second never
-trips them. For the ``httpx.Client`` paysdk makes itself, each connect, read and write is given
-at most what is left of the current attempt's deadline (a context variable, so threads do not
-share it); past it the operation fails as a timeout. The async shells bound an attempt with a
-cancel scope instead, which needs none of this.
+trips them. The pools of the ``httpx.Client`` paysdk makes open their sockets through
+:func:`deadline_backend` (httpcore's public ``network_backend=``), so each connect, read and
+write is given at most what is left of the current attempt's deadline (a context variable, so
+threads do not share it); past it the operation fails as a timeout. The async shells bound an
+attempt with a cancel scope instead, which needs none of this.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ import functools
 import time
 from collections.abc import Iterable
 from contextvars import ContextVar, Token
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import httpx
+if TYPE_CHECKING:
+    import httpcore
 
 _deadline: ContextVar[float | None] = ContextVar("paysdk_attempt_deadline", default=None)
 
@@ -117,19 +119,10 @@ def _deadline_backend() -> type[Any]:
     return _Backend
 
 
-def bound_sockets(client: httpx.Client) -> bool:
-    """Make every connection pool of ``client`` honour attempt deadlines: its own and those of
-    its mounts (a proxy from the environment is one); False if one cannot be bound."""
-    transports = [client._transport, *client._mounts.values()]
-    return all(_bind_pool(getattr(t, "_pool", None)) for t in transports if t is not None)
-
-
-def _bind_pool(pool: object) -> bool:
+def deadline_backend() -> httpcore.NetworkBackend:
+    """A network backend for httpcore's pools whose sockets end each operation by the
+    attempt's deadline: httpcore's own sync backend, wrapped."""
     import httpcore
 
-    wrapper = _deadline_backend()
-    backend = getattr(pool, "_network_backend", None)
-    if not isinstance(backend, httpcore.NetworkBackend) or isinstance(backend, wrapper):
-        return isinstance(backend, wrapper)
-    pool._network_backend = wrapper(backend)  # type: ignore[attr-defined]
-    return True
+    backend: httpcore.NetworkBackend = _deadline_backend()(httpcore.SyncBackend())
+    return backend

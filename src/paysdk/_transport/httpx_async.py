@@ -6,7 +6,6 @@ as a whole by one cancel scope. Imported with the first httpx ``AsyncClient``.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -17,10 +16,29 @@ from .._core.body import BodyReader, attempt_timed_out
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import closed_error
 from .._parsing.decoding import adecoded
-from .async_streams import AsyncStream
-from .httpx_common import HttpxDefaults, RequestBuilder, body_source, failure_from_httpx
+from ._async.pool import AsyncPoolTransport
+from .async_streams import AsyncStream, LoopBinding
+from .httpx_common import (
+    HttpxDefaults,
+    RequestBuilder,
+    body_source,
+    failure_from_httpx,
+    httpx_timeout,
+)
+from .network import Network
 
-__all__ = ["AsyncHttpxSender", "httpx_stream"]
+__all__ = ["AsyncHttpxSender", "httpx_stream", "own_async_client"]
+
+
+def own_async_client(network: Network, defaults: HttpxDefaults) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` paysdk makes: its pools go through ``network``, belong to one
+    process, and it sends ``defaults`` itself rather than per request."""
+    return httpx.AsyncClient(
+        headers=defaults.headers,
+        timeout=httpx_timeout(defaults.timeout),
+        transport=AsyncPoolTransport(network),
+        trust_env=False,  # the transport follows the environment's proxies itself
+    )
 
 
 async def async_body(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -47,17 +65,23 @@ def httpx_stream(response: httpx.Response, closed: Callable[[], bool]) -> AsyncS
 
 
 class AsyncHttpxSender:
-    """Sends with an ``httpx.AsyncClient``, each attempt inside one cancel scope."""
+    """Sends with an ``httpx.AsyncClient``, each attempt inside one cancel scope; closes it in
+    the event loop its connections belong to."""
 
     def __init__(self, http: httpx.AsyncClient, *, defaults: HttpxDefaults | None = None) -> None:
-        """``defaults``: as for :class:`SyncHttpxSender`."""
+        """
+        Args:
+            http: the client to send with.
+            defaults: as for :class:`SyncHttpxSender`.
+        """
         self.http = http
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.binding = LoopBinding()
         self._requests = RequestBuilder(defaults)
+        self._closed = False
 
     @property
     def is_closed(self) -> bool:
-        return self.http.is_closed
+        return self._closed or self.http.is_closed
 
     async def send(self, request: Send) -> Answer | Failure | AsyncStream:
         started = time.monotonic()
@@ -69,9 +93,11 @@ class AsyncHttpxSender:
         try:
             response = await self.http.send(self._requests.build(self.http, request), stream=True)
         except Exception as exc:
-            return self._failure(exc)
+            if (failure := self._failure(exc)) is None:
+                raise
+            return failure
         if request.opens(response.status_code):
-            return httpx_stream(response, lambda: self.http.is_closed)
+            return httpx_stream(response, lambda: self.is_closed)
         encoding, chunks = async_raw_body(response)
         reader = BodyReader(
             request, response.status_code, response.headers, started, encoding=encoding
@@ -82,14 +108,18 @@ class AsyncHttpxSender:
                     return done
             return reader.finish()
         except Exception as exc:
-            return self._failure(exc)
+            if (failure := self._failure(exc)) is None:
+                raise
+            return failure
         finally:
             await response.aclose()
 
-    def _failure(self, exc: Exception) -> Failure:
-        if self.http.is_closed:
+    def _failure(self, exc: Exception) -> Failure | None:
+        """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""
+        if self.is_closed:
             raise closed_error("AsyncClient") from None
         return failure_from_httpx(exc)
 
     async def close(self) -> None:
-        await self.http.aclose()
+        self._closed = True
+        await self.binding.close(self.http.aclose)

@@ -6,15 +6,22 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
+import httpcore
 import httpx
 
 from .._core.config import Timeout
 from .._core.steps import Failure, Send
-from .._parsing.decoding import decoded
+from .._parsing.decoding import DecodingError, decoded
+from .tls import certificate_error, certificate_problem
 
 __all__ = [
+    "BACKEND",
+    "HTTPCORE_ERRORS",
+    "HTTPX_FAILURES",
+    "LIMITS",
     "HttpxDefaults",
     "RequestBuilder",
+    "as_httpx_error",
     "body_source",
     "failure_from_httpx",
     "httpx_timeout",
@@ -22,13 +29,54 @@ __all__ = [
     "sync_body",
 ]
 
+BACKEND = f"httpx/{httpx.__version__}"
+"""How the User-Agent names this backend."""
 
-def failure_from_httpx(exc: Exception) -> Failure:
-    """The :class:`Failure` an httpx (or transport) exception stands for."""
+LIMITS = httpx.Limits()
+"""The pools paysdk opens are sized as httpx sizes its own."""
+
+HTTPX_FAILURES: tuple[type[Exception], ...] = (
+    httpx.TransportError,  # connect, read, write, pool, proxy and protocol errors, timeouts
+    httpx.DecodingError,
+    DecodingError,  # paysdk's own bounded inflation
+    OSError,  # ssl.SSLError among them
+)
+"""What an httpx client raises when the network or the service fails. Anything else is a bug,
+here or in a library, and reaches the caller as it was raised: not retried, not called an
+outage."""
+
+HTTPCORE_ERRORS: tuple[type[Exception], ...] = (
+    httpcore.TimeoutException,
+    httpcore.NetworkError,
+    httpcore.ProtocolError,
+    httpcore.ProxyError,
+    httpcore.UnsupportedProtocol,
+)
+"""httpcore's failures, which paysdk's transport reports in httpx's words, as httpx's does."""
+
+
+def as_httpx_error(exc: Exception, request: httpx.Request) -> httpx.TransportError:
+    """httpx's exception of the same name as httpcore's ``exc`` (both libraries name them
+    alike): ``ConnectTimeout`` for ``ConnectTimeout``, and so on up the class tree."""
+    for kind in type(exc).__mro__:
+        mapped = getattr(httpx, kind.__name__, None)
+        if isinstance(mapped, type) and issubclass(mapped, httpx.TransportError):
+            return mapped(str(exc), request=request)
+    return httpx.TransportError(str(exc), request=request)
+
+
+def failure_from_httpx(exc: Exception) -> Failure | None:
+    """The :class:`Failure` an exception from httpx stands for; ``None`` for one that is not in
+    :data:`HTTPX_FAILURES`, which the sender lets through unchanged."""
+    if not isinstance(exc, HTTPX_FAILURES):
+        return None
     if isinstance(exc, httpx.TimeoutException):
         return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
-    if isinstance(exc, httpx.DecodingError):
+    if isinstance(exc, (httpx.DecodingError, DecodingError)):
         return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
+    refused = certificate_error(exc)
+    if refused is not None:
+        return Failure("certificate", certificate_problem(refused), cause=exc)
     detail = str(exc) or type(exc).__name__
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"

@@ -2,8 +2,8 @@
 
 Bodies are streamed through :class:`BodyReader`, so no answer is read past its cap, and each
 attempt is bounded as a whole: the sync sender by socket deadlines (``deadline``) and a check
-per chunk, the async one by a cancel scope. Whatever goes wrong below becomes a
-:class:`Failure`: no httpx, OS or runtime exception reaches the caller.
+per chunk, the async one by a cancel scope. A network or service failure becomes a
+:class:`Failure`; any other exception is a bug and goes to the caller unchanged.
 """
 
 from __future__ import annotations
@@ -16,14 +16,35 @@ import httpx
 from .._core.body import BodyReader, read_timed_out, stream_failure
 from .._core.steps import Answer, Failure, Opened, Read, Send
 from .._errors import closed_error
-from .deadline import attempt_deadline, bound_sockets
-from .httpx_common import HttpxDefaults, RequestBuilder, failure_from_httpx, raw_body, sync_body
+from ._sync.pool import PoolTransport
+from .deadline import attempt_deadline, deadline_backend
+from .httpx_common import (
+    HttpxDefaults,
+    RequestBuilder,
+    failure_from_httpx,
+    httpx_timeout,
+    raw_body,
+    sync_body,
+)
+from .network import Network
 
-__all__ = ["SyncHttpxSender", "SyncStream"]
+__all__ = ["SyncHttpxSender", "SyncStream", "own_client"]
 
 
 def _deadline_of(budget: float | None, started: float) -> float | None:
     return None if budget is None else started + budget
+
+
+def own_client(network: Network, defaults: HttpxDefaults) -> httpx.Client:
+    """The ``httpx.Client`` paysdk makes: its pools open deadline-bound sockets through
+    ``network``, and it sends ``defaults`` itself rather than per request."""
+    transport = PoolTransport(network, network_backend=deadline_backend())
+    return httpx.Client(
+        headers=defaults.headers,
+        timeout=httpx_timeout(defaults.timeout),
+        transport=transport,
+        trust_env=False,  # the transport follows the environment's proxies itself
+    )
 
 
 class SyncStream:
@@ -48,7 +69,9 @@ class SyncStream:
         except Exception as exc:
             if self._closed():  # the client was closed under the iteration
                 raise closed_error("Client") from None
-            return stream_failure(self.opened, exc, failure_from_httpx)
+            if (failure := stream_failure(self.opened, exc, failure_from_httpx)) is None:
+                raise
+            return failure
 
     def close(self) -> None:
         self._response.close()
@@ -58,12 +81,15 @@ class SyncHttpxSender:
     """Sends with an ``httpx.Client``; the one paysdk makes has deadline-bound sockets."""
 
     def __init__(self, http: httpx.Client, *, defaults: HttpxDefaults | None = None) -> None:
-        """``defaults``: what ``http`` (made by paysdk) was made with; ``None`` for a client the
-        merchant gave, whose sockets, headers and timeout paysdk leaves as they are."""
+        """
+        Args:
+            http: the client to send with.
+            defaults: what ``http`` (made by :func:`own_client`) was made with; ``None`` for a
+                client the merchant gave, whose sockets, headers and timeout paysdk leaves as
+                they are.
+        """
         self.http = http
         self._requests = RequestBuilder(defaults)
-        if defaults is not None:
-            bound_sockets(http)
 
     @property
     def is_closed(self) -> bool:
@@ -76,7 +102,9 @@ class SyncHttpxSender:
             try:
                 response = self.http.send(self._requests.build(self.http, request), stream=True)
             except Exception as exc:
-                return self._failure(exc)
+                if (failure := self._failure(exc)) is None:
+                    raise
+                return failure
             if request.opens(response.status_code):
                 return SyncStream(response, lambda: self.http.is_closed)
             encoding, chunks = raw_body(response)
@@ -89,11 +117,14 @@ class SyncHttpxSender:
                         return done
                 return reader.finish()
             except Exception as exc:
-                return self._failure(exc)
+                if (failure := self._failure(exc)) is None:
+                    raise
+                return failure
             finally:
                 response.close()
 
-    def _failure(self, exc: Exception) -> Failure:
+    def _failure(self, exc: Exception) -> Failure | None:
+        """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""
         if self.http.is_closed:  # closed by another thread while this one waited or sent
             raise closed_error("Client") from None
         return failure_from_httpx(exc)

@@ -15,8 +15,11 @@ import httpx
 
 from .._parsing.decoding import ACCEPT_ENCODING, DecodingError
 from .._service.callbacks import callback_url
-from .._transport.deadline import attempt_deadline, bound_sockets
+from .._transport._sync.pool import PoolTransport
+from .._transport.deadline import attempt_deadline, deadline_backend
 from .._transport.httpx_common import sync_body
+from .._transport.network import Network
+from .._transport.tls import ssl_context
 
 __all__ = ["CallbackDeliveryError", "CallbackResult", "callback_url", "send_callback"]
 
@@ -57,13 +60,14 @@ def send_callback(
     headers = {"User-Agent": "paysdk-sandbox-callback", "Accept-Encoding": ACCEPT_ENCODING}
     deadline = time.monotonic() + timeout
     try:
-        with httpx.Client(timeout=timeout, trust_env=False) as http:
-            bound_sockets(http)
-            with (
-                attempt_deadline(deadline),
-                http.stream("GET", target, headers=headers) as response,
-            ):
-                body = _head_of_body(response)
+        network = Network(ssl_context(True), None, trust_env=False)
+        transport = PoolTransport(network, network_backend=deadline_backend())
+        with (
+            httpx.Client(timeout=timeout, transport=transport, trust_env=False) as http,
+            attempt_deadline(deadline),
+            http.stream("GET", target, headers=headers) as response,
+        ):
+            body = _head_of_body(response)
     except httpx.TimeoutException:
         raise CallbackDeliveryError(f"callback to {target} timed out after {timeout}s") from None
     except httpx.HTTPError as exc:

@@ -1,0 +1,78 @@
+"""Connections belong to the process that opened them: a forked child opens its own.
+
+A server that forks workers after the client was used (gunicorn ``--preload``, celery prefork,
+uwsgi, ``multiprocessing``) gives each child a copy of the parent's open sockets. Two processes
+reading one socket take each other's answers, so each value here (a connection pool, a session,
+an event-loop binding) is made again in a child, and the inherited one is left alone: not used,
+and never closed, since closing it in the child could cut or unregister the parent's sockets.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Generic, TypeVar
+
+__all__ = ["PerProcess", "abandon"]
+
+T = TypeVar("T")
+
+_abandoned: list[object] = []
+_abandoned_lock = threading.Lock()
+
+
+class PerProcess(Generic[T]):
+    """A value made on first use in each process: ``make()`` again after a fork.
+
+    The check is one ``os.getpid()`` per use; the value and the process it belongs to are read
+    and written as one tuple, so threads never see one without the other.
+    """
+
+    __slots__ = ("_make", "_state")
+
+    def __init__(self, make: Callable[[], T]) -> None:
+        self._make = make
+        self._state: tuple[int, T] | None = None
+
+    def get(self) -> T:
+        """This process's value, made now if there is none yet."""
+        state, pid = self._state, os.getpid()
+        if state is not None and state[0] == pid:
+            return state[1]
+        if state is not None:
+            abandon(state[1])
+        value = self._make()
+        self._state = (pid, value)
+        return value
+
+    def current(self) -> T | None:
+        """This process's value if it has one: what there is to close."""
+        state = self._state
+        return state[1] if state is not None and state[0] == os.getpid() else None
+
+    def reset(self) -> T | None:
+        """Forget this process's value (it was closed) and return it; a later ``get`` makes
+        a new one."""
+        value = self.current()
+        if value is not None:
+            self._state = None
+        return value
+
+
+def abandon(inherited: object) -> None:
+    """Keep what a child inherited alive and untouched until the process ends.
+
+    Garbage-collecting an inherited aiohttp connector or event loop closes its transports, which
+    removes the parent's sockets from the epoll instance parent and child share: the parent's
+    next call then waits forever. So the object gets a reference that is never given back, which
+    spares it even the collection that runs when the interpreter exits.
+    """
+    with _abandoned_lock:
+        _abandoned.append(inherited)
+    try:
+        import ctypes
+
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(inherited))
+    except (ImportError, AttributeError):  # no CPython C API (PyPy): the list keeps it
+        pass

@@ -1,0 +1,118 @@
+"""How a client reaches the service: the TLS context and the proxy, for every backend alike.
+
+A proxy given as ``proxy=`` carries every request. Without one, the environment's
+``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` are read as httpx reads them,
+through the standard library (``urllib.request.getproxies`` and ``proxy_bypass``). A request to
+an ``https://`` service only asks the proxy for a tunnel (``CONNECT``): the proxy never sees the
+secret key or the payment.
+"""
+
+from __future__ import annotations
+
+import base64
+import ssl
+import urllib.request
+from typing import NamedTuple
+from urllib.parse import unquote, urlsplit
+
+__all__ = ["Network", "Proxy", "parse_proxy"]
+
+PROXY_SCHEMES = ("http", "https")
+
+
+class Proxy(NamedTuple):
+    """A proxy's address and its credentials, kept apart so the address can be shown."""
+
+    url: str
+    """``scheme://host:port``, without credentials."""
+    auth: tuple[str, str] | None = None
+
+    def __repr__(self) -> str:
+        return f"Proxy({self.url!r}{', auth=<hidden>' if self.auth else ''})"
+
+    @property
+    def authorization(self) -> str | None:
+        """The ``Proxy-Authorization`` header's value, if the proxy takes credentials."""
+        if self.auth is None:
+            return None
+        token = base64.b64encode(":".join(self.auth).encode()).decode("ascii")
+        return f"Basic {token}"
+
+
+def parse_proxy(url: str) -> Proxy:
+    """A proxy URL (``http://user:password@proxy:3128``) as a :class:`Proxy`.
+
+    Raises:
+        ValueError: the URL is not an http:// or https:// URL with a host.
+    """
+    parts = urlsplit(url.strip() if "://" in url else f"http://{url.strip()}")
+    try:
+        port = parts.port
+    except ValueError as exc:
+        raise ValueError(f"the proxy URL's port is not a number: {exc}") from None
+    if parts.scheme not in PROXY_SCHEMES or not parts.hostname:
+        raise ValueError("a proxy URL must be http:// or https:// with a host")
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    address = f"{parts.scheme}://{host}:{port or (443 if parts.scheme == 'https' else 80)}"
+    auth = None
+    if parts.username is not None:
+        auth = (unquote(parts.username), unquote(parts.password or ""))
+    return Proxy(address, auth)
+
+
+class Network:
+    """The TLS context and the proxy a client's requests go through; shared by ``with_options``
+    copies, whatever their ``base_url``. The environment is read once, when the client is made,
+    as httpx reads it."""
+
+    __slots__ = ("_environment", "_routes", "proxy", "ssl_context", "verifies")
+
+    def __init__(
+        self, ssl_context: ssl.SSLContext, proxy: Proxy | None, *, trust_env: bool = True
+    ) -> None:
+        """
+        Args:
+            ssl_context: what the service's certificate is verified with.
+            proxy: the proxy for every request; ``None`` to follow the environment.
+            trust_env: whether the environment's proxies are followed (without ``proxy``).
+        """
+        self.ssl_context = ssl_context
+        self.proxy = proxy
+        self.verifies = ssl_context.verify_mode != ssl.CERT_NONE
+        self._environment = environment_proxies() if proxy is None and trust_env else {}
+        self._routes: dict[tuple[str, str], Proxy | None] = {}
+
+    def __repr__(self) -> str:
+        return f"Network(proxy={self.proxy!r}, verifies={self.verifies})"
+
+    def proxy_for(self, scheme: str, host: str) -> Proxy | None:
+        """The proxy a request to ``scheme://host`` goes through, or ``None`` to go direct."""
+        if self.proxy is not None:
+            return self.proxy
+        try:
+            return self._routes[scheme, host]
+        except KeyError:
+            route = self._routes[scheme, host] = self._from_environment(scheme, host)
+            return route
+
+    def _from_environment(self, scheme: str, host: str) -> Proxy | None:
+        proxy = self._environment.get(scheme) or self._environment.get("all")
+        if proxy is None or urllib.request.proxy_bypass(host):
+            return None
+        return proxy
+
+
+def environment_proxies() -> dict[str, Proxy]:
+    """The proxies the environment names, by the scheme they carry (``all`` for any).
+
+    Raises:
+        ValueError: one names a proxy paysdk cannot use (``socks5://``, say); httpx refuses it too.
+    """
+    proxies: dict[str, Proxy] = {}
+    for scheme, url in urllib.request.getproxies().items():
+        if scheme in ("http", "https", "all") and url:
+            try:
+                proxies[scheme] = parse_proxy(url)
+            except ValueError as exc:
+                raise ValueError(f"the environment's {scheme.upper()}_PROXY: {exc}") from None
+    return proxies

@@ -1,0 +1,55 @@
+"""TLS for every backend: one ``ssl.SSLContext`` made from ``verify=``, and what a certificate
+failure looks like whichever library met it."""
+
+from __future__ import annotations
+
+import ssl
+from pathlib import Path
+
+__all__ = ["certificate_error", "certificate_problem", "ssl_context"]
+
+
+def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
+    """The context every backend verifies the service with: ``verify`` itself, one that trusts
+    the CA bundle at that path (a file, or a directory of hashed certificates), the default
+    trust (``True``), or none (``False``).
+
+    ``True`` trusts what httpx trusts: the file or directory ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``
+    names, else certifi's bundle. So the aiohttp backend trusts exactly what the httpx ones do.
+    """
+    if isinstance(verify, ssl.SSLContext):
+        return verify
+    if verify is True:
+        import httpx
+
+        return httpx.create_ssl_context(verify=True, trust_env=True)
+    if verify is False:
+        context = ssl.create_default_context()
+        context.check_hostname = False
+        context.verify_mode = ssl.CERT_NONE
+        return context
+    path = Path(verify)
+    if path.is_dir():
+        return ssl.create_default_context(capath=str(path))
+    return ssl.create_default_context(cafile=str(path))
+
+
+def certificate_error(exc: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate failure behind ``exc``, if one is: searched along its causes, and in
+    aiohttp's ``certificate_error`` attribute."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return current
+        held = getattr(current, "certificate_error", None)
+        if isinstance(held, ssl.SSLCertVerificationError):
+            return held
+        current = current.__cause__ or current.__context__
+    return None
+
+
+def certificate_problem(error: ssl.SSLCertVerificationError) -> str:
+    """What is wrong with the certificate, in OpenSSL's words."""
+    return error.verify_message or error.reason or str(error)
