@@ -77,7 +77,9 @@ def answered(response: httpx.Response) -> Answer:
 
 def failed(error: httpx.HTTPError) -> Failure:
     """What a shell reports back when httpx raises ``error``: for driving a plan by hand."""
-    return failure_from_httpx(error)
+    failure = failure_from_httpx(error)
+    assert failure is not None, f"{error!r} is a network failure"
+    return failure
 
 
 NOT_FOUND_BODY: dict[str, Any] = dict(SERVICE_NOT_FOUND_BODY)
