@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import ast
+import ssl
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -215,3 +217,60 @@ def test_every_exported_name_resolves_once_and_dir_lists_them() -> None:
     assert dir(paysdk) == sorted(paysdk.__all__)  # not what the module imports to work
     with pytest.raises(AttributeError, match="no attribute 'Nope'"):
         paysdk.Nope  # noqa: B018
+
+
+# --- verify= and proxy=: checked when the client is made ------------------------------------
+
+
+def _made(**options: Any) -> paysdk.Client:
+    options.setdefault("secret_key", SECRET)
+    options.setdefault("base_url", "https://api.pay.test/v1")
+    return paysdk.Client(**options)
+
+
+@pytest.mark.parametrize(
+    ("verify", "message"),
+    [
+        ("/nowhere/ca-bundle.pem", "names no CA bundle"),
+        (1, "verify must be True"),
+        (b"/etc/ssl", "verify must be True"),
+    ],
+)
+def test_a_verify_that_cannot_be_a_trust_store_is_refused(verify: object, message: str) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match=message):
+        _made(verify=verify)
+
+
+def test_a_file_that_is_no_ca_bundle_is_refused(tmp_path: Path) -> None:
+    bundle = tmp_path / "ca.pem"
+    bundle.write_text("not a certificate")
+    with pytest.raises(paysdk.ConfigurationError, match="cannot be loaded as a CA bundle"):
+        _made(verify=bundle)
+
+
+def test_verify_false_is_refused_but_for_a_loopback_service() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="loopback") as caught:
+        _made(verify=False)
+    assert SECRET not in str(caught.value)
+    _made(verify=False, base_url="https://127.0.0.1:8443").close()
+    _made(verify=False, base_url="https://localhost:8443").close()
+
+
+def test_verify_and_proxy_belong_to_the_connections_paysdk_makes() -> None:
+    with httpx.Client() as http, pytest.raises(paysdk.ConfigurationError, match="http_client"):
+        _made(http_client=http, proxy="http://proxy.corp:3128")
+    with httpx.Client() as http, pytest.raises(paysdk.ConfigurationError, match="http_client"):
+        _made(http_client=http, verify=ssl.create_default_context())
+
+
+@pytest.mark.parametrize("proxy", ["socks5://proxy:1080", "http://:3128", 3128])
+def test_a_proxy_paysdk_cannot_use_is_refused_when_the_client_is_made(proxy: object) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="proxy"):
+        _made(proxy=proxy)
+
+
+def test_the_proxys_password_is_never_shown() -> None:
+    client = _made(proxy="http://ops:hunter2-secret@proxy.corp:3128")
+    network = client._sender.http._transport._network  # type: ignore[attr-defined]
+    assert "hunter2" not in repr(client) + repr(network)
+    client.close()
