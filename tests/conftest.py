@@ -22,6 +22,7 @@ from paysdk.sandbox import NOT_FOUND_BODY as SERVICE_NOT_FOUND_BODY
 from paysdk.testing import payment_record
 from tests.support.hostile import HostileServer
 from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
+from tests.support.proxy import PROXY_VARIABLES, ForwardProxy
 
 if TYPE_CHECKING:
     import trustme
@@ -237,7 +238,7 @@ def hostile() -> Iterator[HostileServer]:
         yield server
 
 
-# --- TLS: tests/support/tls.py ---------------------------------------------------------------
+# --- TLS and proxies: tests/support/tls.py, tests/support/proxy.py ----------------------------
 
 
 @pytest.fixture(scope="session")
@@ -280,6 +281,22 @@ def tls_sandbox(tls_server_context: ssl.SSLContext) -> Iterator[Sandbox]:
     ``https://127.0.0.1:PORT``."""
     with Sandbox(ssl_context=tls_server_context) as running:
         yield running
+
+
+@pytest.fixture
+def forward_proxy() -> Iterator[ForwardProxy]:
+    """A running forward proxy on 127.0.0.1 that needs no credentials (tests/support/proxy.py);
+    ``ForwardProxy(credentials=(user, password))`` makes one that does."""
+    with ForwardProxy() as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def clean_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No proxy variable in the environment (either case), so a test sets exactly the ones it
+    means to."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
 
 
 # --- the fulfilment ledger: a real PostgreSQL server and SQLite files -------------------------

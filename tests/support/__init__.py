@@ -1,2 +1,2 @@
-"""Helpers the tests share: hostile servers, TLS certificates, a stand-in merchant, PostgreSQL,
-child processes."""
+"""Helpers the tests share: hostile servers, TLS certificates, a forward proxy, a stand-in
+merchant, PostgreSQL, child processes."""
