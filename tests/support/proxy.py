@@ -134,7 +134,7 @@ class ForwardProxy:
     ) -> None:
         self.credentials = credentials
         self.timeout = timeout
-        self._expected = None if credentials is None else ":".join(credentials).encode()
+        self._accepted = _encodings(credentials)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._requests: list[ProxiedRequest] = []
@@ -442,7 +442,7 @@ class ForwardProxy:
     # --- sockets and credentials --------------------------------------------------------------
 
     def _authorized(self, headers: Headers) -> bool:
-        if self._expected is None:
+        if self._accepted is None:
             return True
         scheme, _, token = headers.get("Proxy-Authorization", "").partition(" ")
         if scheme.lower() != "basic":
@@ -451,7 +451,7 @@ class ForwardProxy:
             given = base64.b64decode(token.strip(), validate=True)
         except (binascii.Error, ValueError):
             return False
-        return hmac.compare_digest(given, self._expected)
+        return any(hmac.compare_digest(given, accepted) for accepted in self._accepted)
 
     def _connect(self, host: str, port: int) -> socket.socket | None:
         """A connection to the origin, tracked so ``stop()`` can cut it; None if there is none."""
@@ -490,6 +490,18 @@ def _error(status: int, reason: str, message: str) -> bytes:
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return head.encode() + body
+
+
+def _encodings(credentials: tuple[str, str] | None) -> tuple[bytes, ...] | None:
+    """``user:password`` as a client may encode it for Basic: UTF-8 (httpx) or Latin-1 (aiohttp's
+    default); None when no credentials are needed."""
+    if credentials is None:
+        return None
+    joined = ":".join(credentials)
+    encoded = [joined.encode()]
+    with contextlib.suppress(UnicodeEncodeError):
+        encoded.append(joined.encode("latin-1"))
+    return tuple(encoded)
 
 
 def _number(text: str) -> int | None:

@@ -1,7 +1,8 @@
 """The forward proxy kit (tests/support/proxy.py) tunnels, forwards, asks for credentials and
 records what it saw, as documented.
 
-Driven with plain httpx and raw sockets, never paysdk, so a client bug cannot hide a kit bug.
+Driven with plain httpx, aiohttp and raw sockets, never paysdk, so a client bug cannot hide a
+kit bug.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import socket
 import ssl
 from collections.abc import Iterator
 
+import aiohttp
 import httpx
 import pytest
 
@@ -254,6 +256,28 @@ def test_with_credentials_both_ways_work(
     assert "Authorization" not in connect.headers
     assert forwarded.headers["proxy-authorization"] == expected
     assert "Proxy-Authorization" not in sandbox.requests[0].headers  # not passed on
+
+
+@pytest.mark.anyio
+async def test_aiohttp_tunnels_and_forwards_through_the_proxy_with_credentials(
+    guarded: ForwardProxy,
+    sandbox: Sandbox,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+) -> None:
+    """aiohttp encodes Basic credentials as Latin-1 (httpx: UTF-8): the proxy takes either."""
+    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=WAIT)) as session:
+        for origin in (tls_sandbox, sandbox):
+            async with session.get(
+                f"{origin.base_url}{VERIFY}",
+                proxy=guarded.url_with_credentials,
+                ssl=tls_client_context,
+                headers={"Authorization": f"Bearer {origin.secret_key}"},
+            ) as answer:
+                assert answer.status == 200
+                assert (await answer.json())["data"]["reference"] == COMPLETED_REFERENCE
+    assert (guarded.tunnels, guarded.forwarded, guarded.refused) == (1, 1, 0)
+    assert "Authorization" not in guarded.requests[0].headers
 
 
 def test_a_proxy_without_credentials_has_no_url_with_credentials(
