@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import inspect
+import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 import pytest
@@ -21,6 +22,10 @@ from paysdk.sandbox import NOT_FOUND_BODY as SERVICE_NOT_FOUND_BODY
 from paysdk.testing import payment_record
 from tests.support.hostile import HostileServer
 from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
+from tests.support.proxy import PROXY_VARIABLES, ForwardProxy
+
+if TYPE_CHECKING:
+    import trustme
 
 BASE_URL = "https://api.pay.test/v1"
 SECRET = "sk_test_Zq3Jv9WmX4pL7tR2"
@@ -233,6 +238,67 @@ def hostile() -> Iterator[HostileServer]:
     """A hostile HTTP server on a free loopback port; ``hostile.script(...)`` says what it does."""
     with HostileServer() as server:
         yield server
+
+
+# --- TLS and proxies: tests/support/tls.py, tests/support/proxy.py ----------------------------
+
+
+@pytest.fixture(scope="session")
+def tls_ca() -> trustme.CA:
+    """A throwaway certificate authority for the session (trustme): only these tests trust it."""
+    import trustme
+
+    return trustme.CA()
+
+
+@pytest.fixture(scope="session")
+def tls_server_context(tls_ca: trustme.CA) -> ssl.SSLContext:
+    """A server-side context with ``tls_ca``'s certificate for 127.0.0.1, ::1 and localhost;
+    shared by the session, so read it, never change it."""
+    from tests.support.tls import server_context
+
+    return server_context(tls_ca)
+
+
+@pytest.fixture
+def tls_client_context(tls_ca: trustme.CA) -> ssl.SSLContext:
+    """A client context that trusts ``tls_ca`` and nothing else; each test's own to change."""
+    from tests.support.tls import client_context
+
+    return client_context(tls_ca)
+
+
+@pytest.fixture(scope="session")
+def tls_ca_bundle(tls_ca: trustme.CA, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The path of a PEM file holding ``tls_ca``'s certificate: for ``verify="<path>"`` and
+    ``SSL_CERT_FILE``."""
+    from tests.support.tls import write_bundle
+
+    return str(write_bundle(tls_ca, tmp_path_factory.mktemp("tls") / "ca.pem"))
+
+
+@pytest.fixture
+def tls_sandbox(tls_server_context: ssl.SSLContext) -> Iterator[Sandbox]:
+    """A running sandbox serving HTTPS with ``tls_ca``'s certificate: ``base_url`` is
+    ``https://127.0.0.1:PORT``."""
+    with Sandbox(ssl_context=tls_server_context) as running:
+        yield running
+
+
+@pytest.fixture
+def forward_proxy() -> Iterator[ForwardProxy]:
+    """A running forward proxy on 127.0.0.1 that needs no credentials (tests/support/proxy.py);
+    ``ForwardProxy(credentials=(user, password))`` makes one that does."""
+    with ForwardProxy() as proxy:
+        yield proxy
+
+
+@pytest.fixture
+def clean_proxy_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No proxy variable in the environment (either case), so a test sets exactly the ones it
+    means to."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
 
 
 # --- the fulfilment ledger: a real PostgreSQL server and SQLite files -------------------------

@@ -1,1 +1,2 @@
-"""Helpers the tests share: hostile servers, a stand-in merchant, PostgreSQL, child processes."""
+"""Helpers the tests share: hostile servers, TLS certificates, a forward proxy, a stand-in
+merchant, PostgreSQL, child processes."""

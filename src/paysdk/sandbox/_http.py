@@ -6,6 +6,10 @@ connections served at once (``Sandbox(max_connections=...)``; one more is answer
 by the accept loop, which never waits), the listen backlog (a burst of connections waits in the
 kernel's queue, not in SYN retries). A client that hangs up is logged as one line, never a
 traceback.
+
+With an ``ssl.SSLContext`` it serves HTTPS: the accept loop only wraps each socket, and the TLS
+handshake runs in the connection's own thread within the idle timeout, so a client that never
+handshakes, or does not trust the certificate, holds up no one else (one log line, no traceback).
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import contextlib
 import http.server
 import io
 import socket
+import ssl
 import sys
 import threading
 import time
@@ -71,7 +76,9 @@ class Server(http.server.ThreadingHTTPServer):
     """Knows the :class:`Service` it serves and its open connections, so ``stop`` can cut them.
 
     Serves at most ``max_connections`` at once, a thread each; a connection past that is
-    answered 503 and closed at once, without a thread, so the accept loop never waits.
+    answered 503 and closed at once, without a thread, so the accept loop never waits. With
+    ``ssl_context`` (a server-side context) it serves HTTPS; a connection past the limit is then
+    closed unanswered, since a 503 would need a handshake the accept loop must not wait for.
     """
 
     daemon_threads = True
@@ -83,10 +90,12 @@ class Server(http.server.ThreadingHTTPServer):
         sandbox: Service,
         *,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
         if ":" in address[0]:
             self.address_family = socket.AF_INET6
         self.sandbox = sandbox
+        self.ssl_context = ssl_context
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_connections)
@@ -99,10 +108,17 @@ class Server(http.server.ThreadingHTTPServer):
             host, port = client_address[:2]
             self.sandbox.log(f"{host}:{port} refused: serving the most connections allowed")
             return
+        connection: socket.socket = request
         try:
-            super().process_request(request, client_address)
+            if self.ssl_context is not None:  # no I/O: Handler.handle does the handshake
+                connection = self.ssl_context.wrap_socket(
+                    request, server_side=True, do_handshake_on_connect=False
+                )
+            super().process_request(connection, client_address)
         except BaseException:  # no thread was started to give the slot back
             self._slots.release()
+            if connection is not request:  # the wrap took the socket: closing ``request`` won't
+                connection.close()
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
@@ -113,10 +129,12 @@ class Server(http.server.ThreadingHTTPServer):
 
     def _refuse(self, connection: socket.socket) -> None:
         """Answer 503 without waiting: the answer fits the new socket's send buffer, and what
-        the client already sent is drained so the close does not reset the connection."""
+        the client already sent is drained so the close does not reset the connection. Over TLS
+        there is no answer, only the close: a 503 would need a handshake first."""
         with contextlib.suppress(OSError):
             connection.setblocking(False)
-            connection.send(self._busy)
+            if self.ssl_context is None:
+                connection.send(self._busy)
             connection.shutdown(socket.SHUT_WR)
             for _ in range(4):  # what has arrived, up to 256 KiB; BlockingIOError once none
                 if not connection.recv(65536):
@@ -128,12 +146,16 @@ class Server(http.server.ThreadingHTTPServer):
             connections = list(self.connections)
         for connection in connections:
             with contextlib.suppress(OSError):  # already closed by the peer
-                connection.shutdown(socket.SHUT_RDWR)
+                # The socket's own shutdown: an SSLSocket's would also drop its TLS state under
+                # the handler thread still reading it; this only ends that read (EOF).
+                socket.socket.shutdown(connection, socket.SHUT_RDWR)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
-        """A client that hung up is one log line; anything else is a sandbox bug: a traceback."""
+        """A client that hung up (or broke TLS) is one log line; anything else is a sandbox bug:
+        a traceback."""
         error = sys.exc_info()[1]
-        if isinstance(error, ConnectionError):  # BrokenPipe, ConnectionReset, ConnectionAborted
+        # BrokenPipe, ConnectionReset, ConnectionAborted; a TLS record or alert the client sent
+        if isinstance(error, (ConnectionError, ssl.SSLError)):
             host, port = client_address[:2]
             self.sandbox.log(f"{host}:{port} disconnected ({type(error).__name__})")
             return
@@ -197,9 +219,33 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._reader = _RequestReader(self.connection)
         self.rfile = io.BufferedReader(self._reader)
         self._answered = False
-        self.connection.settimeout(self._owner.sandbox.idle_timeout)  # for writes
+        self.connection.settimeout(self._owner.sandbox.idle_timeout)  # writes, TLS handshake
         with self._owner.connections_lock:
             self._owner.connections.add(self.connection)
+
+    def handle(self) -> None:
+        if self._handshake():
+            super().handle()
+
+    def _handshake(self) -> bool:
+        """Finish a TLS connection's handshake here, in its own thread, within the idle timeout
+        (set in ``setup``; the whole handshake, not each read). True when there is none to do.
+
+        A client that fails it (it does not trust the certificate, speaks plain HTTP, hangs up,
+        or is cut by ``stop()``) is one log line.
+        """
+        connection = self.connection
+        if not isinstance(connection, ssl.SSLSocket):
+            return True
+        try:
+            connection.do_handshake()
+        except OSError as exc:  # SSLError, TimeoutError, ConnectionError, EOF
+            self.close_connection = True
+            host, port = self.client_address[:2]
+            reason = getattr(exc, "reason", None) or type(exc).__name__
+            self._owner.sandbox.log(f"{host}:{port} TLS handshake failed ({reason})")
+            return False
+        return True
 
     def finish(self) -> None:
         with self._owner.connections_lock:

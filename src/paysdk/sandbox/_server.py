@@ -10,6 +10,7 @@ import dataclasses
 import json
 import math
 import secrets
+import ssl
 import sys
 import threading
 import time
@@ -92,8 +93,24 @@ class Sandbox:
     """A local stand-in for the payment service, on a real port, for demos and tests.
 
     ``with Sandbox() as sb:`` starts it on a free loopback port in a background thread;
-    ``sb.base_url`` and ``sb.secret_key`` are what a client needs. Seeded with
-    :func:`default_payments` unless ``payments`` is given.
+    ``sb.base_url`` and ``sb.secret_key`` are what a client needs.
+
+    Args:
+        secret_key: the key clients must send as ``Authorization: Bearer <key>``; one is
+            generated with :mod:`secrets` when not given.
+        host: the address to listen on (``127.0.0.1``); also the host in ``base_url``.
+        port: the port to listen on; 0 picks a free one.
+        payments: what it holds at the start; :func:`default_payments` when not given.
+        log_requests: write each request and each connection trouble to stderr, a line each.
+        idle_timeout: seconds a connection may take to send a whole request (idle time
+            included), and to finish a TLS handshake, before the sandbox closes it; also the
+            limit for each write of an answer.
+        max_connections: how many connections are served at once; one more is answered 503
+            (over TLS: closed unanswered).
+        ssl_context: a server-side context (``ssl.PROTOCOL_TLS_SERVER``, its certificate
+            loaded) to serve HTTPS with: ``base_url`` then starts with ``https://``. Give the
+            certificate the sandbox's host as a name (an IP address SAN for ``127.0.0.1``),
+            as clients check it against ``base_url``.
     """
 
     def __init__(
@@ -106,10 +123,8 @@ class Sandbox:
         log_requests: bool = False,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        """``idle_timeout``: seconds a connection may take to send a whole request (idle time
-        included) before the sandbox closes it; also the limit for each write of an answer.
-        ``max_connections``: how many connections are served at once; one more is answered 503."""
         if isinstance(idle_timeout, bool) or not isinstance(idle_timeout, (int, float)):
             raise ValueError("idle_timeout must be a number of seconds")
         if not (math.isfinite(idle_timeout) and idle_timeout > 0):
@@ -118,6 +133,11 @@ class Sandbox:
             raise ValueError("max_connections must be a whole number")
         if max_connections < 1:
             raise ValueError("max_connections must be at least 1")
+        if ssl_context is not None and not isinstance(ssl_context, ssl.SSLContext):
+            raise ValueError("ssl_context must be an ssl.SSLContext")
+        if ssl_context is not None and ssl_context.protocol == ssl.PROTOCOL_TLS_CLIENT:
+            raise ValueError("ssl_context must be a server-side context (PROTOCOL_TLS_SERVER)")
+        self.ssl_context: ssl.SSLContext | None = ssl_context
         self.idle_timeout: float = float(idle_timeout)
         self.max_connections: int = max_connections
         self.secret_key: str = secret_key if secret_key is not None else generate_secret_key()
@@ -142,7 +162,12 @@ class Sandbox:
             raise RuntimeError("the sandbox is already running")
         self._stopping.clear()
         address = (self.host, self._requested_port)
-        self._server = Server(address, _Served(self), max_connections=self.max_connections)
+        self._server = Server(
+            address,
+            _Served(self),
+            max_connections=self.max_connections,
+            ssl_context=self.ssl_context,
+        )
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": 0.02},  # how long stop() may wait
@@ -188,7 +213,8 @@ class Sandbox:
     @property
     def base_url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        scheme = "http" if self.ssl_context is None else "https"
+        return f"{scheme}://{host}:{self.port}"
 
     # --- payments -----------------------------------------------------------------------------
 
