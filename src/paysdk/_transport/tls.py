@@ -36,20 +36,22 @@ def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
 
 def certificate_error(exc: BaseException) -> ssl.SSLCertVerificationError | None:
     """The certificate failure behind ``exc``, if one is: searched along its causes, and in
-    aiohttp's ``certificate_error`` attribute."""
+    aiohttp's ``certificate_error`` attribute first: aiohttp's wrapper is an
+    ``SSLCertVerificationError`` too, but without OpenSSL's ``verify_message`` and ``reason``."""
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
         seen.add(id(current))
-        if isinstance(current, ssl.SSLCertVerificationError):
-            return current
         held = getattr(current, "certificate_error", None)
         if isinstance(held, ssl.SSLCertVerificationError):
             return held
+        if isinstance(current, ssl.SSLCertVerificationError):
+            return current
         current = current.__cause__ or current.__context__
     return None
 
 
 def certificate_problem(error: ssl.SSLCertVerificationError) -> str:
     """What is wrong with the certificate, in OpenSSL's words."""
-    return error.verify_message or error.reason or str(error)
+    # getattr: OpenSSL sets both on the errors it raises; a subclass made in Python has neither
+    return getattr(error, "verify_message", None) or getattr(error, "reason", None) or str(error)

@@ -1,0 +1,235 @@
+"""paysdk's clients behind a real forward proxy (tests/support/proxy.py): ``proxy=`` or the
+environment's ``HTTPS_PROXY``, with and without credentials, to the TLS sandbox and to a plain
+http:// one on loopback.
+
+Each test runs on every backend (sync, async over httpx, async over aiohttp) through conftest's
+``make_loopback_client``. Every test starts with no proxy variable set (``clean_proxy_env``).
+"""
+
+from __future__ import annotations
+
+import base64
+import ssl
+import traceback
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+
+import paysdk
+from paysdk.sandbox import COMPLETED_REFERENCE, RecordedRequest, Sandbox
+from tests.conftest import EitherClient, MakeClient
+from tests.support.proxy import ForwardProxy, ProxiedRequest
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_proxy_env")]
+
+VERIFY = f"/payment/{COMPLETED_REFERENCE}"
+USER, PASSWORD = "merchant", "p@ss:w/rd-Zk41"  # characters a URL's userinfo must percent-encode
+
+
+@pytest.fixture
+def guarded() -> Iterator[ForwardProxy]:
+    """A proxy that answers 407 unless given :data:`USER` and :data:`PASSWORD`."""
+    with ForwardProxy(credentials=(USER, PASSWORD)) as proxy:
+        yield proxy
+
+
+def connect(make: MakeClient, sandbox: Sandbox, **options: object) -> EitherClient:
+    """A client of ``make``'s kind for ``sandbox``: its URL and key, and ``options``."""
+    return make(base_url=sandbox.base_url, secret_key=sandbox.secret_key, **options)
+
+
+def headers_of(request: RecordedRequest) -> dict[str, str]:
+    """The headers the sandbox recorded for ``request``, by lower-case name."""
+    return {name.lower(): value for name, value in request.headers.items()}
+
+
+def assert_only_tunnels(requests: list[ProxiedRequest], sandbox: Sandbox) -> None:
+    """The proxy was asked for tunnels to ``sandbox`` and nothing else, and was shown neither
+    an Authorization header nor the secret key: those went inside, encrypted."""
+    assert requests
+    for request in requests:
+        assert (request.method, request.target) == ("CONNECT", f"127.0.0.1:{sandbox.port}")
+        assert request.outcome == "tunnelled"
+        assert "Authorization" not in request.headers
+        seen = [request.target, *(f"{name}: {value}" for name, value in request.headers.pairs)]
+        assert not any(sandbox.secret_key in text for text in seen)
+
+
+# --- tunnels to the TLS sandbox ---------------------------------------------------------------
+
+
+async def test_https_through_proxy_is_a_tunnel_the_proxy_cannot_read(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """``proxy=`` carries HTTPS as a CONNECT tunnel: the call succeeds, the proxy sees only
+    ``CONNECT 127.0.0.1:PORT``, and the sandbox sees the request with its key."""
+    client = connect(
+        make_loopback_client, tls_sandbox, verify=tls_client_context, proxy=forward_proxy.url
+    )
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert forward_proxy.tunnels >= 1
+    assert (forward_proxy.forwarded, forward_proxy.refused) == (0, 0)
+    assert_only_tunnels(forward_proxy.requests, tls_sandbox)
+    (request,) = tls_sandbox.requests
+    assert request.path == VERIFY
+    assert headers_of(request)["authorization"] == "<redacted>"  # sent, and right: a 200
+
+
+async def test_one_tunnel_carries_a_clients_successive_calls(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """The tunnelled TLS connection is kept alive and reused: three calls, one CONNECT."""
+    client = connect(
+        make_loopback_client, tls_sandbox, verify=tls_client_context, proxy=forward_proxy.url
+    )
+    await client.verify(COMPLETED_REFERENCE)
+    await client.verify(COMPLETED_REFERENCE)
+    assert len(await client.list_payments()) == len(tls_sandbox.payments)
+    assert forward_proxy.tunnels == 1
+    assert len(forward_proxy.requests) == 1
+    assert [r.path for r in tls_sandbox.requests] == [VERIFY, VERIFY, "/payments"]
+
+
+async def test_the_environments_https_proxy_is_followed_and_no_proxy_bypasses_it(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without ``proxy=``, ``HTTPS_PROXY`` leads to the proxy (a tunnel, as with ``proxy=``);
+    with ``NO_PROXY`` naming the host, the client goes direct and the proxy sees nothing."""
+    monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
+    proxied = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    assert (await proxied.verify(COMPLETED_REFERENCE)).succeeded
+    assert forward_proxy.tunnels == 1
+    assert_only_tunnels(forward_proxy.requests, tls_sandbox)
+
+    forward_proxy.clear()
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    direct = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    assert (await direct.verify(COMPLETED_REFERENCE)).succeeded
+    assert forward_proxy.requests == []
+    assert [r.path for r in tls_sandbox.requests] == [VERIFY, VERIFY]
+
+
+async def test_the_environment_is_read_when_the_client_is_made(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``HTTPS_PROXY`` set after a client is made does not reroute that client."""
+    client = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert forward_proxy.requests == []
+    assert len(tls_sandbox.requests) == 1
+
+
+# --- a proxy that wants credentials -----------------------------------------------------------
+
+
+async def test_credentials_in_the_proxy_url_are_sent_to_the_proxy_only(
+    guarded: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """``proxy="http://user:pass@host:port"``: the CONNECT carries them as Proxy-Authorization
+    (Basic), the tunnel opens and the call succeeds; the service is never shown them."""
+    client = connect(
+        make_loopback_client,
+        tls_sandbox,
+        verify=tls_client_context,
+        proxy=guarded.url_with_credentials,
+    )
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert (guarded.tunnels, guarded.refused) == (1, 0)
+    assert_only_tunnels(guarded.requests, tls_sandbox)
+    (connect_request,) = guarded.requests
+    scheme, _, token = connect_request.headers["Proxy-Authorization"].partition(" ")
+    assert scheme == "Basic"
+    assert base64.b64decode(token).decode() == f"{USER}:{PASSWORD}"
+    (request,) = tls_sandbox.requests
+    assert "proxy-authorization" not in headers_of(request)
+    assert PASSWORD not in repr(client.client)
+    assert quote(PASSWORD, safe="") not in repr(client.client)
+
+
+@pytest.mark.parametrize("password", [None, "hunter2-Qx7"], ids=["without", "wrong"])
+async def test_a_proxy_refusing_the_tunnel_is_a_connection_error_that_hides_the_password(
+    password: str | None,
+    guarded: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """A 407 to the CONNECT (no credentials, or the wrong ones) is APIConnectionError, neither
+    a certificate error nor the HTTP library's own exception; no password is in the error (its
+    traceback and causes printed) or the client's repr, and the sandbox is never reached."""
+    proxy = (
+        guarded.url if password is None else f"http://{USER}:{password}@127.0.0.1:{guarded.port}"
+    )
+    client = connect(
+        make_loopback_client, tls_sandbox, verify=tls_client_context, proxy=proxy, max_retries=0
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    error = caught.value
+    assert type(error) is paysdk.APIConnectionError
+    assert "407" in str(error)
+    assert (guarded.refused, guarded.tunnels, len(guarded.requests)) == (1, 0, 1)
+    assert tls_sandbox.requests == []
+    shown = "".join(traceback.format_exception(error)) + repr(error) + repr(client.client)
+    secrets = [PASSWORD, quote(PASSWORD, safe=""), tls_sandbox.secret_key]
+    assert not [secret for secret in [*secrets, password or PASSWORD] if secret in shown]
+
+
+# --- forwarding plain http:// ----------------------------------------------------------------
+
+
+async def test_plain_http_to_a_loopback_sandbox_is_forwarded(
+    forward_proxy: ForwardProxy, sandbox: Sandbox, make_loopback_client: MakeClient
+) -> None:
+    """An http:// base_url (loopback only) goes through the proxy as an absolute-form request,
+    which the proxy reads whole: key included, which is why plain http is refused elsewhere."""
+    client = connect(make_loopback_client, sandbox, proxy=forward_proxy.url)
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert (forward_proxy.tunnels, forward_proxy.forwarded) == (0, 1)
+    (forwarded,) = forward_proxy.requests
+    assert (forwarded.method, forwarded.target) == ("GET", f"{sandbox.base_url}{VERIFY}")
+    assert forwarded.outcome == "forwarded"
+    assert [r.path for r in sandbox.requests] == [VERIFY]
+
+
+# --- a certificate that fails verification inside a tunnel ------------------------------------
+
+
+async def test_an_untrusted_certificate_inside_a_tunnel_is_a_certificate_error(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The proxy opens the tunnel; the service's certificate, met inside it, is not trusted:
+    CertificateVerificationError naming the problem, not a proxy failure, and not retried."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    client = connect(make_loopback_client, tls_sandbox, proxy=forward_proxy.url, max_retries=2)
+    with pytest.raises(paysdk.CertificateVerificationError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    assert "unable to get local issuer certificate" in str(caught.value)
+    assert caught.value.attempts == 1
+    assert client.sleeps == []
+    assert forward_proxy.tunnels == 1  # the proxy did its part, once
+    assert_only_tunnels(forward_proxy.requests, tls_sandbox)
+    assert tls_sandbox.requests == []

@@ -1,0 +1,201 @@
+"""paysdk's clients over real TLS: ``verify=`` as a CA bundle path, an ``ssl.SSLContext``,
+``SSL_CERT_FILE`` or ``False``, and a certificate that fails verification.
+
+Each test runs on every backend (sync, async over httpx, async over aiohttp) through conftest's
+``make_loopback_client``, against a sandbox serving HTTPS with the session's throwaway CA
+(trustme). No proxy variable is set (``clean_proxy_env``), so every connection is direct.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ssl
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import trustme
+
+import paysdk
+from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+from tests.conftest import EitherClient, MakeClient
+from tests.support.tls import SERVER_NAMES
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_proxy_env")]
+
+VERIFY = f"/payment/{COMPLETED_REFERENCE}"
+WAIT = 30.0
+"""A generous bound on waiting for the sandbox's log, so a regression fails instead of hanging."""
+
+
+@pytest.fixture
+def default_trust(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Neither ``SSL_CERT_FILE`` nor ``SSL_CERT_DIR``: ``verify=True`` trusts certifi's bundle,
+    which holds no test CA."""
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+
+
+@pytest.fixture
+def logging_tls_sandbox(tls_server_context: ssl.SSLContext) -> Iterator[Sandbox]:
+    """A TLS sandbox that logs each request and each failed handshake to stderr, a line each."""
+    with Sandbox(ssl_context=tls_server_context, log_requests=True) as running:
+        yield running
+
+
+def connect(make: MakeClient, sandbox: Sandbox, **options: object) -> EitherClient:
+    """A client of ``make``'s kind for ``sandbox``: its URL and key, and ``options``."""
+    return make(base_url=sandbox.base_url, secret_key=sandbox.secret_key, **options)
+
+
+def serving(certificate: trustme.LeafCert) -> ssl.SSLContext:
+    """A server-side context presenting ``certificate``."""
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    certificate.configure_cert(context)
+    return context
+
+
+def handshake_failures(capfd: pytest.CaptureFixture[str]) -> list[str]:
+    """The sandbox's "TLS handshake failed" lines once there is one (or :data:`WAIT` passed),
+    and a moment more for any other: the sandbox logs after the client has hung up."""
+    printed = ""
+    deadline = time.monotonic() + WAIT
+    while "TLS handshake failed" not in printed and time.monotonic() < deadline:
+        time.sleep(0.01)
+        printed += capfd.readouterr().err
+    time.sleep(0.05)
+    printed += capfd.readouterr().err
+    assert "Traceback" not in printed
+    return [line for line in printed.splitlines() if "TLS handshake failed" in line]
+
+
+async def assert_verifies_and_lists(client: EitherClient, sandbox: Sandbox) -> None:
+    """``client`` verifies a payment, lists every payment and streams them, over TLS."""
+    payment = await client.verify(COMPLETED_REFERENCE)
+    assert payment.reference == COMPLETED_REFERENCE
+    assert payment.succeeded
+    references = [record.reference for record in sandbox.payments]
+    assert [listed.reference for listed in await client.list_payments()] == references
+    assert [listed.reference for listed in await client.drain()] == references
+    assert [request.path for request in sandbox.requests] == [VERIFY, "/payments", "/payments"]
+
+
+# --- trusting the service's CA ----------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("default_trust")
+async def test_a_ca_bundle_path_verifies_lists_and_streams_payments(
+    tls_sandbox: Sandbox, tls_ca_bundle: str, make_loopback_client: MakeClient
+) -> None:
+    """``verify="<path of a PEM bundle>"`` trusts that CA: every call succeeds over HTTPS."""
+    client = connect(make_loopback_client, tls_sandbox, verify=tls_ca_bundle)
+    await assert_verifies_and_lists(client, tls_sandbox)
+
+
+@pytest.mark.usefixtures("default_trust")
+async def test_a_ca_bundle_given_as_a_path_object_is_trusted_too(
+    tls_sandbox: Sandbox, tls_ca_bundle: str, make_loopback_client: MakeClient
+) -> None:
+    """``verify=`` takes any ``os.PathLike`` as well as a str."""
+    client = connect(make_loopback_client, tls_sandbox, verify=Path(tls_ca_bundle))
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+
+
+@pytest.mark.usefixtures("default_trust")
+async def test_an_ssl_context_verifies_lists_and_streams_payments(
+    tls_sandbox: Sandbox, tls_client_context: ssl.SSLContext, make_loopback_client: MakeClient
+) -> None:
+    """``verify=<ssl.SSLContext>`` is used as given: one trusting the test CA alone suffices."""
+    client = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    await assert_verifies_and_lists(client, tls_sandbox)
+
+
+@pytest.mark.usefixtures("default_trust")
+async def test_ssl_cert_file_is_the_default_trust_on_every_backend(
+    tls_sandbox: Sandbox,
+    tls_ca_bundle: str,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With the default ``verify``, ``SSL_CERT_FILE`` names what is trusted, as httpx has it:
+    the aiohttp backend trusts exactly the same."""
+    monkeypatch.setenv("SSL_CERT_FILE", tls_ca_bundle)
+    client = connect(make_loopback_client, tls_sandbox)
+    await assert_verifies_and_lists(client, tls_sandbox)
+
+
+async def test_verify_false_reaches_a_loopback_tls_sandbox(
+    tls_sandbox: Sandbox, make_loopback_client: MakeClient
+) -> None:
+    """``verify=False`` (allowed for a loopback base_url only) checks no certificate."""
+    client = connect(make_loopback_client, tls_sandbox, verify=False)
+    await assert_verifies_and_lists(client, tls_sandbox)
+
+
+# --- a certificate that fails verification ----------------------------------------------------
+
+
+@pytest.mark.usefixtures("default_trust")
+async def test_an_untrusted_certificate_is_refused_once_and_says_why(
+    logging_tls_sandbox: Sandbox,
+    make_loopback_client: MakeClient,
+    capfd: pytest.CaptureFixture[str],
+) -> None:
+    """The default trust does not know the test CA: CertificateVerificationError naming the
+    problem, after one handshake (not retried, although two retries are allowed)."""
+    client = connect(make_loopback_client, logging_tls_sandbox, max_retries=2)
+    with pytest.raises(paysdk.CertificateVerificationError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    error = caught.value
+    assert "unable to get local issuer certificate" in str(error)
+    assert "verify=" in str(error)  # how to trust a private CA
+    assert error.attempts == 1
+    assert client.sleeps == []
+    # One handshake, failed; its reason varies (asyncio's TLS hangs up without an alert).
+    (failed,) = handshake_failures(capfd)
+    assert failed.startswith("sandbox: 127.0.0.1:")
+    assert logging_tls_sandbox.requests == []  # the key was never sent
+    assert logging_tls_sandbox.secret_key not in str(error) + repr(error)
+
+
+@pytest.mark.parametrize(
+    ("host", "problem"),
+    [("127.0.0.1", "IP address mismatch"), ("localhost", "Hostname mismatch")],
+)
+async def test_a_certificate_for_another_name_is_refused(
+    host: str,
+    problem: str,
+    tls_ca: trustme.CA,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """A certificate from a trusted CA, but for ``service.test``, not the host connected to:
+    CertificateVerificationError naming the mismatch, not retried."""
+    context = serving(tls_ca.issue_cert("service.test"))
+    with Sandbox(ssl_context=context, host=host) as elsewhere:
+        client = connect(make_loopback_client, elsewhere, verify=tls_client_context, max_retries=2)
+        with pytest.raises(paysdk.CertificateVerificationError, match=problem) as caught:
+            await client.verify(COMPLETED_REFERENCE)
+        assert caught.value.attempts == 1
+        assert client.sleeps == []
+        assert elsewhere.requests == []
+
+
+async def test_an_expired_certificate_is_refused(
+    tls_ca: trustme.CA, tls_client_context: ssl.SSLContext, make_loopback_client: MakeClient
+) -> None:
+    """A certificate from a trusted CA for the right name, but past its end: refused as
+    expired, not retried."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    expired = tls_ca.issue_cert(
+        *SERVER_NAMES,
+        not_before=now - datetime.timedelta(days=30),
+        not_after=now - datetime.timedelta(days=1),
+    )
+    with Sandbox(ssl_context=serving(expired)) as stale:
+        client = connect(make_loopback_client, stale, verify=tls_client_context, max_retries=2)
+        with pytest.raises(paysdk.CertificateVerificationError, match="certificate has expired"):
+            await client.verify(COMPLETED_REFERENCE)
+        assert client.sleeps == []
+        assert stale.requests == []
