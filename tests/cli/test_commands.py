@@ -14,7 +14,9 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
 from paysdk.cli import main
@@ -187,6 +189,109 @@ def test_unreachable_service_exits_3(sandbox: Sandbox, run: Run) -> None:
     assert run("verify", COMPLETED_REFERENCE, "--timeout", "0.1", "--max-retries", "0")[0] == 3
 
 
+INTERNAL = "paysdk: internal error (a bug in paysdk or a library it uses, not the service): "
+
+BUGS = [
+    TypeError("'NoneType' object is not callable"),
+    ValueError("too many values to unpack (expected 2)"),  # no usage error: the input was fine
+]
+"""Exceptions no HTTP library documents as a network failure (an OSError is one)."""
+
+
+def send_then_raise(monkeypatch: pytest.MonkeyPatch, bug: Exception) -> list[httpx.Request]:
+    """``httpx.Client.send`` sends the request (the server sees it), then raises ``bug``, as a
+    bug in paysdk or httpx would; the requests it was given are returned, as they come."""
+    sent: list[httpx.Request] = []
+    send = httpx.Client.send
+
+    def buggy(self: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
+        sent.append(request)
+        send(self, request, **kwargs).close()
+        raise bug
+
+    monkeypatch.setattr(httpx.Client, "send", buggy)
+    return sent
+
+
+def assert_internal_error(err: str, bug: Exception) -> None:
+    """The traceback, then one line saying it is a bug; not a usage error, not unreachable."""
+    lines = err.splitlines()
+    assert lines[0] == "Traceback (most recent call last):"
+    assert lines[-2] == f"{type(bug).__name__}: {bug}"
+    assert lines[-1] == f"{INTERNAL}{type(bug).__name__}: {bug}; please report it"
+    for other in ("paysdk: error:", "could not reach", "unreachable", "usage:", "retry"):
+        assert other not in err
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: type(bug).__name__)
+@pytest.mark.parametrize(
+    "argv",
+    [("verify", COMPLETED_REFERENCE), ("list", "--verbose")],
+    ids=["verify", "list --verbose"],
+)
+def test_a_bug_inside_a_call_is_an_internal_error_after_one_request(
+    sandbox: Sandbox,
+    run: Run,
+    monkeypatch: pytest.MonkeyPatch,
+    bug: Exception,
+    argv: tuple[str, ...],
+) -> None:
+    sent = send_then_raise(monkeypatch, bug)
+    code, out, err = run(*argv)  # two retries allowed by default
+    assert (code, out) == (70, "")
+    assert_internal_error(err, bug)
+    assert len(sent) == 1
+    assert len(sandbox.requests) == 1
+
+
+@pytest.mark.parametrize("bug", BUGS, ids=lambda bug: type(bug).__name__)
+def test_a_bug_while_sending_a_callback_is_an_internal_error(
+    sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch, bug: Exception
+) -> None:
+    sandbox.inject(Fault(status=200, body="OK"), path="/cb")
+    sent = send_then_raise(monkeypatch, bug)
+    code, out, err = run("trigger-callback", f"{sandbox.base_url}/cb", "--reference", "x")
+    assert (code, out) == (70, "")
+    assert_internal_error(err, bug)
+    assert len(sent) == 1
+
+
+def test_a_connection_error_outside_any_call_is_an_internal_error(
+    sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Raised by the command's own code after the service answered: not an unreachable service."""
+    bug = ConnectionError("raised while printing")
+
+    def card(card: object) -> str:
+        raise bug
+
+    monkeypatch.setattr("paysdk.cli._main._card", card)
+    code, out, err = run("verify", COMPLETED_REFERENCE)
+    assert (code, out) == (70, "")
+    assert_internal_error(err, bug)
+    assert len(sandbox.requests) == 1
+
+
+def test_a_socket_error_while_sending_a_callback_is_unreachable(
+    sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An OSError from the socket is a network failure, for a callback as for a client call."""
+    sandbox.inject(Fault(status=200, body="OK"), path="/cb")
+    send_then_raise(monkeypatch, ConnectionResetError(104, "Connection reset by peer"))
+    code, out, err = run("trigger-callback", f"{sandbox.base_url}/cb", "--reference", "x")
+    assert (code, out) == (3, "")
+    assert err.startswith("paysdk: error: callback to ")
+    assert err.endswith("Connection reset by peer\n")
+    assert err.count("\n") == 1
+
+
+def test_an_exception_without_a_message_is_named(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
+    send_then_raise(monkeypatch, TypeError())
+    code, _, err = run("verify", COMPLETED_REFERENCE)
+    assert code == 70
+    assert err.splitlines()[-1] == f"{INTERNAL}TypeError; please report it"
+
+
 def test_trigger_callback(sandbox: Sandbox, run: Run) -> None:
     sandbox.inject(Fault(status=200, body="OK"), path="/cb")
     code, out, _ = run("trigger-callback", f"{sandbox.base_url}/cb", "--reference", "a&b")
@@ -253,6 +358,16 @@ def test_the_sandbox_command_serves_until_signalled(stop_signal: signal.Signals)
 def test_the_sandbox_command_rejects_a_bad_seed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sandbox", "--seed", "/nonexistent/seed.json"]) == 2
     assert "cannot read seed file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("port", ["65536", "-1", "http"])
+def test_the_sandbox_command_refuses_a_port_out_of_range(
+    capsys: pytest.CaptureFixture[str], port: str
+) -> None:
+    assert main(["sandbox", "--port", port]) == 2
+    assert f"argument --port: expected a port from 0 to 65535, not {port!r}" in (
+        capsys.readouterr().err
+    )
 
 
 def test_the_sandbox_command_reports_a_busy_port(capsys: pytest.CaptureFixture[str]) -> None:

@@ -116,8 +116,11 @@ def test_the_metadata_names_the_distribution_and_declares_each_extra(wheel: Path
     assert meta["License-Expression"] == "MIT"
     requires = meta.get_all("Requires-Dist") or []
     assert {r.split(">")[0].split("<")[0] for r in requires if "extra ==" not in r} == {
+        "anyio",
+        "httpcore",
         "httpx",
         "pydantic",
+        "pydantic-core",
         "typing-extensions",
     }
     assert set(meta.get_all("Provides-Extra") or []) >= set(HELPERS)

@@ -2,9 +2,11 @@
 
 Exit codes: 0 success; 1 the service (or a callback handler) reported a failure, such as an
 unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time;
-141 standard output was closed early (``paysdk list | head``), as for any Unix tool.
-Errors are one line on stderr, never a traceback, and never contain the secret key; they name
-the command's flags and variables, not the library's keyword arguments.
+70 an internal error, a bug in paysdk or a library it uses (EX_SOFTWARE); 141 standard output
+was closed early (``paysdk list | head``), as for any Unix tool.
+Errors are one line on stderr and never contain the secret key; they name the command's flags
+and variables, not the library's keyword arguments. Only an internal error comes with its
+traceback (no local variables), to be reported: it is not the service's failure nor the user's.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from paysdk.cli._report import (
     broken_pipe,
     in_cli_words,
     print_error,
+    print_internal_error,
     print_json,
     print_table,
 )
@@ -42,6 +45,7 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug, in paysdk or in a library it uses
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,18 +66,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         return broken_pipe()
     except paysdk.ConfigurationError as exc:
         return print_error(in_cli_words(str(exc)), EXIT_USAGE)
-    except (paysdk.InvalidReferenceError, ValueError) as exc:
+    except paysdk.InvalidReferenceError as exc:
         return print_error(exc, EXIT_USAGE)
     except paysdk.APIConnectionError as exc:
         return print_error(f"{exc} {attempts_made(exc)}", EXIT_UNREACHABLE)
-    except ConnectionError as exc:
-        return print_error(exc, EXIT_UNREACHABLE)
     except paysdk.APIError as exc:
         return print_error(f"{exc} {attempts_made(exc)}", EXIT_FAILURE)
     except paysdk.PaySDKError as exc:
         return print_error(exc, EXIT_FAILURE)
     except KeyboardInterrupt:
         return 130
+    except Exception as exc:  # not paysdk's word on the service or the input: a bug
+        return print_internal_error(exc, EXIT_INTERNAL)
 
 
 # --- verify and list --------------------------------------------------------------------------
@@ -193,9 +197,12 @@ def parse_since(text: str) -> dt.datetime:
 
 
 def _sandbox(args: argparse.Namespace) -> int:
-    from paysdk.sandbox import Sandbox, load_seed
+    from paysdk.sandbox import Sandbox, SeedError, load_seed
 
-    payments = load_seed(args.seed) if args.seed is not None else None
+    try:
+        payments = load_seed(args.seed) if args.seed is not None else None
+    except SeedError as exc:  # the user's file: unreadable, or not a seed
+        return print_error(exc, EXIT_USAGE)
     sandbox = Sandbox(
         secret_key=args.secret_key,
         host=args.host,
@@ -245,9 +252,16 @@ def _stop_on_signals(stop: threading.Event) -> Generator[None, None, None]:
 
 
 def _trigger_callback(args: argparse.Namespace) -> int:
-    from paysdk.sandbox import send_callback
+    from paysdk.sandbox import CallbackDeliveryError, callback_url, send_callback
 
-    result = send_callback(args.url, args.reference, timeout=args.timeout)
+    try:
+        callback_url(args.url, args.reference)  # the user's URL, checked before anything is sent
+    except ValueError as exc:
+        return print_error(exc, EXIT_USAGE)
+    try:
+        result = send_callback(args.url, args.reference, timeout=args.timeout)
+    except CallbackDeliveryError as exc:
+        return print_error(exc, EXIT_UNREACHABLE)
     print(f"GET {result.url} -> {result.status_code}")
     if result.body:
         print(result.body)
@@ -267,12 +281,24 @@ def _amount(text: str) -> int:
         ) from None
 
 
+def _port(text: str) -> int:
+    """``--port``: a TCP port number, 0 for a free one."""
+    try:
+        port = int(text, 10)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, not {text!r}")
+    return port
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Verify and list payments, run a local sandbox, send a test callback.",
         epilog="Exit codes: 0 ok, 1 failure reported by the service, 2 usage or configuration "
-        "error, 3 service unreachable or timed out.",
+        "error, 3 service unreachable or timed out, 70 internal error (a bug in paysdk or a "
+        "library it uses: please report it).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {paysdk.__version__}")
     commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
@@ -313,7 +339,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sandbox = commands.add_parser("sandbox", help="run a local sandbox of the service")
     sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    sandbox.add_argument("--port", type=int, default=0, help="port (default: a free one)")
+    sandbox.add_argument("--port", type=_port, default=0, help="port (default: a free one)")
     sandbox.add_argument("--secret-key", help="key clients must send (default: generated)")
     sandbox.add_argument("--seed", metavar="FILE", help="JSON file of payments to serve")
     sandbox.add_argument("--quiet", action="store_true", help="do not log requests")

@@ -3,7 +3,8 @@
 Exit codes: 0 nothing needs attention; 4 something does (a missed payment, or an alarm: fulfilled
 but not completed, not listed, or for another amount or currency); and as for every command,
 1 the service or the ledger's database failed, 2 a usage or configuration error, 3 the service
-could not be reached. Progress goes to stderr, and only when stderr is a terminal.
+could not be reached, 70 an internal error (a bug). Progress goes to stderr, and only when stderr
+is a terminal.
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         parents=[client],
         help="compare the service's payments with a fulfilment ledger",
         epilog="Exit codes: 0 nothing needs attention, 4 something does, 1 the service or the "
-        "ledger failed, 2 usage or configuration error, 3 service unreachable.",
+        "ledger failed, 2 usage or configuration error, 3 service unreachable, 70 internal "
+        "error (a bug in paysdk or a library it uses: please report it).",
     )
     reconcile.add_argument(
         "--ledger", required=True, help="sqlite:///path.db, a path, or postgresql://..."

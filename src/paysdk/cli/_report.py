@@ -1,4 +1,5 @@
-"""How the ``paysdk`` command reports: one-line errors in its own words, attempts, closed pipes.
+"""How the ``paysdk`` command reports: one-line errors in its own words, attempts, closed pipes,
+and a bug as a bug.
 
 The library's messages speak Python (``pass secret_key=...``); the command rewords them with
 its flags. How many attempts a failed call made is the error's own ``attempts``; ``--verbose``
@@ -13,6 +14,7 @@ import logging
 import os
 import re
 import sys
+import traceback
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 
@@ -32,6 +34,23 @@ def print_error(exc: BaseException | str, code: int) -> int:
     """Print ``paysdk: error: ...`` as one line on stderr and return ``code``."""
     message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
     print(f"{PROG}: error: {message}", file=sys.stderr)
+    return code
+
+
+def print_internal_error(exc: BaseException, code: int) -> int:
+    """Print ``exc``'s traceback, then one line calling it a bug, on stderr; return ``code``.
+
+    An exception that is not paysdk's is neither the service's failure nor the user's mistake:
+    the traceback (no local variables) is what a report needs.
+    """
+    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    said = " ".join(str(exc).split())
+    what = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+    print(
+        f"{PROG}: internal error (a bug in paysdk or a library it uses, not the service): "
+        f"{what}; please report it",
+        file=sys.stderr,
+    )
     return code
 
 

@@ -70,7 +70,7 @@ def send_callback(
             body = _head_of_body(response)
     except httpx.TimeoutException:
         raise CallbackDeliveryError(f"callback to {target} timed out after {timeout}s") from None
-    except httpx.HTTPError as exc:
+    except (httpx.HTTPError, OSError) as exc:  # OSError: a socket's, as the client senders take it
         raise CallbackDeliveryError(f"callback to {target} failed: {exc}") from None
     except DecodingError as exc:
         raise CallbackDeliveryError(f"callback to {target}: undecodable answer: {exc}") from None
