@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 import threading
+import weakref
 from collections.abc import Callable
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 __all__ = ["PerProcess", "abandon"]
 
@@ -20,6 +21,8 @@ T = TypeVar("T")
 
 _abandoned: list[object] = []
 _abandoned_lock = threading.Lock()
+_holding: weakref.WeakSet[PerProcess[Any]] = weakref.WeakSet()
+"""Every :class:`PerProcess` that made a value: a forked child abandons them all at once."""
 
 
 class PerProcess(Generic[T]):
@@ -29,7 +32,7 @@ class PerProcess(Generic[T]):
     and written as one tuple, so threads never see one without the other.
     """
 
-    __slots__ = ("_make", "_state")
+    __slots__ = ("__weakref__", "_make", "_state")
 
     def __init__(self, make: Callable[[], T]) -> None:
         self._make = make
@@ -44,6 +47,7 @@ class PerProcess(Generic[T]):
             abandon(state[1])
         value = self._make()
         self._state = (pid, value)
+        _holding.add(self)
         return value
 
     def current(self) -> T | None:
@@ -58,6 +62,23 @@ class PerProcess(Generic[T]):
         if value is not None:
             self._state = None
         return value
+
+
+def _forked() -> None:
+    """In a forked child, before anything else runs: abandon every value the parent made, so
+    none is collected here even if the child never uses it (a worker that exits without a call
+    would otherwise close the parent's sockets in its last collection)."""
+    global _abandoned_lock
+    _abandoned_lock = threading.Lock()  # another thread of the parent may have held it
+    for holder in list(_holding):
+        state = holder._state
+        if state is not None:
+            holder._state = None
+            abandon(state[1])
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
+    os.register_at_fork(after_in_child=_forked)
 
 
 def abandon(inherited: object) -> None:
