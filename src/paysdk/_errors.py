@@ -113,6 +113,23 @@ class UnknownOrderError(InvalidCallbackError):
         self.reference = reference
 
 
+REQUEST_ID_HEADERS = ("x-request-id", "X-Request-Id", "request-id", "Request-Id")
+"""Looked up in this order; each transport's headers are case-insensitive, a plain dict is not."""
+MAX_REQUEST_ID = 200
+"""A request id longer than this is cut: it is a label, and it goes into messages and logs."""
+
+
+def request_id_of(headers: Mapping[str, str]) -> str | None:
+    """The id the service gave an answer (``X-Request-Id``, else ``Request-Id``), made safe to
+    print on one line; ``None`` if there is none."""
+    for name in REQUEST_ID_HEADERS:
+        value = headers.get(name)
+        if value:
+            printable = "".join(ch if " " <= ch <= "~" else "?" for ch in value.strip())
+            return printable[:MAX_REQUEST_ID] or None
+    return None
+
+
 MAX_ERRORS_KEPT = 100
 """A list of a million payments with a bad field in each need not be kept a million times."""
 BODY_PARSE_LIMIT = 1024 * 1024
@@ -131,10 +148,13 @@ class APIError(PaySDKError):
         body: ``text`` parsed as JSON where it was JSON (and at most ``BODY_PARSE_LIMIT``
             bytes: a parse costs many times its input), else ``None``.
         method, url: what was requested (never the request headers, which hold the key).
+        request_id: the answer's ``X-Request-Id`` (or ``Request-Id``): what the service's
+            support desk asks for; ``None`` if it sent none.
     """
 
     status_code: int
     headers: Mapping[str, str]
+    request_id: str | None
     content: bytes
     text: str
     body: Any
@@ -155,6 +175,7 @@ class APIError(PaySDKError):
         super().__init__(message)
         self.status_code = status_code
         self.headers = headers
+        self.request_id = request_id_of(headers)
         self.content = content
         self.method = method
         self.url = url
@@ -164,7 +185,10 @@ class APIError(PaySDKError):
         self.body = scrubbed_json(body, scrub) if scrub is not None else body
 
     def __str__(self) -> str:
-        return f"{self.message} (HTTP {self.status_code} from {self.method} {self.url})"
+        where = f"HTTP {self.status_code} from {self.method} {self.url}"
+        if self.request_id is not None:
+            where += f", request id {self.request_id}"
+        return f"{self.message} ({where})"
 
 
 class AuthenticationError(APIError):

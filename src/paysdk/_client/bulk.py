@@ -31,11 +31,16 @@ _END = object()
 
 @dataclasses.dataclass(frozen=True)
 class VerifyResult:
-    """One reference's outcome: ``payment`` if it was verified, else the ``error`` it met."""
+    """One reference's outcome: ``payment`` if it was verified, else the ``error`` it met.
+
+    ``request_id`` is the last answer's ``X-Request-Id`` (or ``Request-Id``), if the service
+    sent one: for an error that was an answer, it is ``error.request_id``.
+    """
 
     reference: str
     payment: VerifiedPayment | None = None
     error: PaySDKError | None = None
+    request_id: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -49,6 +54,15 @@ class VerifyResult:
         return self.payment
 
 
+def _verified(reference: str, identified: Identified) -> VerifyResult:
+    payment, request_id = identified
+    return VerifyResult(reference, payment=payment, request_id=request_id)
+
+
+def _failed(reference: str, error: PaySDKError) -> VerifyResult:
+    return VerifyResult(reference, error=error, request_id=getattr(error, "request_id", None))
+
+
 def _check_concurrency(concurrency: object) -> int:
     if (
         isinstance(concurrency, bool)
@@ -60,6 +74,9 @@ def _check_concurrency(concurrency: object) -> int:
         )
     return concurrency
 
+
+Identified = tuple[VerifiedPayment, "str | None"]
+"""A verified payment and the request id of the answer that brought it."""
 
 Sleeper = Callable[[float], None]
 """How a worker waits before a retry: ``SyncBulk`` hands it one that ``close()`` cuts short."""
@@ -75,14 +92,14 @@ class SyncBulk:
     def __init__(
         self,
         references: Iterable[str],
-        verify: Callable[[str, Sleeper], VerifiedPayment],
+        verify: Callable[[str, Sleeper], Identified],
         concurrency: int,
     ) -> None:
         self._concurrency = _check_concurrency(concurrency)
         self._references = iter(references)
         self._verify = verify
         self._pool: ThreadPoolExecutor | None = None
-        self._window: deque[tuple[Any, Future[VerifiedPayment]]] = deque()
+        self._window: deque[tuple[Any, Future[Identified]]] = deque()
         self._closing = threading.Event()
 
     def __iter__(self) -> Iterator[VerifyResult]:
@@ -102,9 +119,9 @@ class SyncBulk:
             raise StopIteration
         reference, future = self._window.popleft()
         try:
-            return VerifyResult(reference, payment=future.result())
+            return _verified(reference, future.result())
         except PaySDKError as exc:
-            return VerifyResult(reference, error=exc)
+            return _failed(reference, exc)
 
     def _sleep(self, seconds: float) -> None:
         if self._closing.wait(seconds):
@@ -136,7 +153,7 @@ class AsyncBulk:
     def __init__(
         self,
         references: Iterable[str],
-        verify: Callable[[str], Awaitable[VerifiedPayment]],
+        verify: Callable[[str], Awaitable[Identified]],
         concurrency: int,
     ) -> None:
         self._concurrency = _check_concurrency(concurrency)
@@ -163,9 +180,9 @@ class AsyncBulk:
         """One reference's result: never raises a paysdk error, so a task left behind by an
         early ``break`` has nothing unretrieved to complain about."""
         try:
-            return VerifyResult(reference, payment=await self._verify(reference))
+            return _verified(reference, await self._verify(reference))
         except PaySDKError as exc:
-            return VerifyResult(reference, error=exc)
+            return _failed(reference, exc)
 
     async def aclose(self) -> None:
         tasks = [task for _, task in self._window]

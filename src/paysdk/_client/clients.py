@@ -252,7 +252,7 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
         send = self._sender.send
         return SyncBulk(
             references,
-            lambda ref, sleep: _drive.run(_core.verify(config, ref), send, sleep),
+            lambda ref, sleep: _drive.run(_core.verify_identified(config, ref), send, sleep),
             concurrency,
         )
 
@@ -395,7 +395,9 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
         from .bulk import AsyncBulk
 
         config = self._options(options)
-        return AsyncBulk(references, lambda ref: self._run(_core.verify(config, ref)), concurrency)
+        return AsyncBulk(
+            references, lambda ref: self._run(_core.verify_identified(config, ref)), concurrency
+        )
 
     async def confirm(
         self,

@@ -15,7 +15,7 @@ from typing_extensions import Unpack
 
 from .. import _core
 from .._core.steps import Answer
-from .._errors import json_or_none, scrubbed_json
+from .._errors import json_or_none, request_id_of, scrubbed_json
 from .._models.verified import VerifiedPayment
 from .options import CallOptions
 
@@ -44,6 +44,8 @@ class RawResponse(Generic[T]):
         self.headers: Mapping[str, str] = answer.headers
         self.content: bytes = answer.content
         self.elapsed: dt.timedelta = dt.timedelta(seconds=answer.elapsed)
+        self.request_id: str | None = request_id_of(answer.headers)
+        """The answer's ``X-Request-Id`` (or ``Request-Id``), if the service sent one."""
         self._answer = answer
         self._parse = parse
         self._scrub = scrub

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
         list_payments,
         verified,
         verify,
+        verify_identified,
     )
     from .references import MAX_REFERENCE_LENGTH, check_reference, reference_problem
     from .requests import list_request, verify_request
@@ -56,6 +57,7 @@ _HOMES = {
     "list_payments": ".plans",
     "verified": ".plans",
     "verify": ".plans",
+    "verify_identified": ".plans",
     "MAX_REFERENCE_LENGTH": ".references",
     "check_reference": ".references",
     "reference_problem": ".references",
@@ -129,5 +131,6 @@ __all__ = [
     "retry_after",
     "verified",
     "verify",
+    "verify_identified",
     "verify_request",
 ]

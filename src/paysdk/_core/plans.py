@@ -9,7 +9,6 @@ of h11: this module never opens a socket or sleeps, and tests drive it by hand.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
@@ -21,6 +20,7 @@ from .._errors import (
     PaymentMismatchError,
     PaySDKError,
     ResponseValidationError,
+    request_id_of,
 )
 from .._models.verified import VerifiedPayment
 from .._parsing.stream import ListStream
@@ -51,9 +51,9 @@ __all__ = [
     "list_payments",
     "verified",
     "verify",
+    "verify_identified",
 ]
 
-log = logging.getLogger("paysdk")
 
 T = TypeVar("T")
 if TYPE_CHECKING:  # for type checkers only, like ``steps.Step``
@@ -95,12 +95,12 @@ def _call(
     reference: str | None,
     policy: RetryPolicy | None,
 ) -> Plan[T]:
-    attempts = attempts_for(config, policy)
+    attempts = attempts_for(config, policy, reference)
     while True:
         outcome = _as_answer((yield attempts.send(request)))
+        attempts.log_outcome(request, outcome)
         error: PaySDKError
         if isinstance(outcome, Answer):
-            log.debug("%s -> %s", request, outcome.status_code)
             try:
                 return map_response(request, outcome, success, reference)
             except APIError as exc:
@@ -109,7 +109,6 @@ def _call(
                 attempts.counted(exc)
                 raise
         else:
-            log.debug("%s -> %s", request, outcome.kind)
             error = failure_error(request, outcome, reference)
         yield attempts.wait(request, error)
 
@@ -117,6 +116,19 @@ def _call(
 def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
     request = verify_request(config, reference)  # checks the reference before any step
     return _call(config, request, verified(reference), reference, None)
+
+
+def verify_identified(config: Config, reference: str) -> Plan[tuple[VerifiedPayment, str | None]]:
+    """:func:`verify`, with the request id of the answer that brought the payment."""
+    request = verify_request(config, reference)
+    parse = verified(reference)
+    return _call(
+        config,
+        request,
+        lambda answer: (parse(answer), request_id_of(answer.headers)),
+        reference,
+        None,
+    )
 
 
 def verified(reference: str) -> Callable[[Answer], VerifiedPayment]:
@@ -156,7 +168,7 @@ def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemP
         opened = yield sent
         error: PaySDKError
         if isinstance(opened, Opened):
-            log.debug("%s -> %s", request, opened.status_code)
+            attempts.log_outcome(request, opened)
             parser = ListStream(max_item_bytes=request.max_body)
             try:
                 emitted = yield from _stream_items(sent, opened, parser, attempts)
@@ -170,11 +182,10 @@ def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemP
                 raise attempts.counted(error)
         else:
             outcome = _as_answer(opened)
+            attempts.log_outcome(request, outcome)
             if isinstance(outcome, Answer):
-                log.debug("%s -> %s", request, outcome.status_code)
                 error = error_for(request, outcome, None)
             else:
-                log.debug("%s -> %s", request, outcome.kind)
                 error = failure_error(request, outcome)
         yield attempts.wait(request, error)
 
