@@ -35,8 +35,10 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from . import configure as _configure
     from . import logs as _logs
     from . import raw as _raw
+    from . import tracing as _tracing
     from .bulk import AsyncBulk, SyncBulk
     from .raw import AsyncRawClient, RawClient
+    from .tracing import CallSpan
 
 __all__ = ["AsyncClient", "Client"]
 
@@ -57,7 +59,7 @@ def _load_engine() -> None:
     (a CLI's ``--help``, a web app's start-up, a type checker's plugin); the core, the senders
     and the models then load with the first client, not with each call.
     """
-    global _core, _errors, _drive, _httpx, _httpx_sync, _configure, _logs, _raw
+    global _core, _errors, _drive, _httpx, _httpx_sync, _configure, _logs, _raw, _tracing
     from .. import _core, _errors
     from .._transport import httpx_common as _httpx
     from .._transport import httpx_sync as _httpx_sync
@@ -65,6 +67,7 @@ def _load_engine() -> None:
     from . import configure as _configure
     from . import logs as _logs
     from . import raw as _raw
+    from . import tracing as _tracing
 
 
 class _BaseClient(Generic[HttpClientT, SenderT]):
@@ -219,11 +222,14 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
 
     def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
         """The payment with this reference, as the service describes it now."""
-        return self._run(_core.verify(self._options(options), reference))
+        plan = _core.verify(self._options(options), reference)
+        return self._run(plan, _tracing.call_span("verify", reference))
 
     def list_payments(self, **options: Unpack[CallOptions]) -> list[ListedPayment]:
         """Every payment the service lists for this merchant, read whole (see ``iter_payments``)."""
-        return self._run(_core.list_payments(self._options(options)))
+        return self._run(
+            _core.list_payments(self._options(options)), _tracing.call_span("list_payments")
+        )
 
     def iter_payments(self, **options: Unpack[CallOptions]) -> _drive.ItemIterator[ListedPayment]:
         """Every listed payment, one at a time as the body streams in: memory stays flat.
@@ -232,7 +238,11 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
         the first payment is retried; after it, the error says how many payments came first.
         """
         plan = _core.iter_payments(self._options(options))
-        return _drive.ItemIterator(plan, self._sender.send, self._sleep)
+        span = _tracing.call_span("iter_payments", lazy=True)
+        if span is None:
+            return _drive.ItemIterator(plan, self._sender.send, self._sleep)
+        send, sleep = span.sending(self._sender.send), span.sleeping(self._sleep)
+        return _drive.ItemIterator(plan, send, sleep, span.end)
 
     def verify_many(
         self,
@@ -252,7 +262,9 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
         send = self._sender.send
         return SyncBulk(
             references,
-            lambda ref, sleep: _drive.run(_core.verify_identified(config, ref), send, sleep),
+            lambda ref, sleep: self._run(
+                _core.verify_identified(config, ref), _tracing.call_span("verify", ref), sleep, send
+            ),
             concurrency,
         )
 
@@ -269,7 +281,8 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
         Raises PaymentFailedError or PaymentMismatchError (with expected and actual values).
         """
         expected = _core.Expected(amount=amount, currency=currency)
-        return self._run(_core.confirm(self._options(options), reference, expected))
+        plan = _core.confirm(self._options(options), reference, expected)
+        return self._run(plan, _tracing.call_span("confirm", reference))
 
     def verify_callback(
         self,
@@ -285,10 +298,19 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
         ``source`` is anything :func:`paysdk.parse_callback` reads. Give the expected ``amount``
         and ``currency``, or a ``lookup`` that finds them from the reference (your order table).
         """
-        reference = _core.parse_callback(source)
-        found = lookup(reference) if lookup is not None else None
-        expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
-        return self._run(_core.confirm(self._options(options), reference, expected))
+        span = _tracing.call_span("verify_callback")
+        try:  # a refused callback is the span's outcome too
+            reference = _core.parse_callback(source)
+            if span is not None:
+                span.describe(reference)
+            found = lookup(reference) if lookup is not None else None
+            expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
+            plan = _core.confirm(self._options(options), reference, expected)
+        except BaseException as exc:
+            if span is not None:
+                span.end(exc)
+            raise
+        return self._run(plan, span)
 
     @property
     def with_raw_response(self) -> RawClient:
@@ -314,8 +336,24 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
     def _sleep(self, seconds: float) -> None:
         time.sleep(seconds)
 
-    def _run(self, plan: Plan[T]) -> T:
-        return _drive.run(plan, self._sender.send, self._sleep)
+    def _run(
+        self,
+        plan: Plan[T],
+        span: CallSpan | None = None,
+        sleep: Callable[[float], None] | None = None,
+        send: Callable[[Send], Any] | None = None,
+    ) -> T:
+        sleep = sleep or self._sleep
+        send = send or self._sender.send
+        if span is None:
+            return _drive.run(plan, send, sleep)
+        try:
+            result = _drive.run(plan, span.sending(send), span.sleeping(sleep))
+        except BaseException as exc:
+            span.end(exc)
+            raise
+        span.end()
+        return result
 
 
 class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
@@ -367,18 +405,25 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
 
     async def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
         """The payment with this reference, as the service describes it now."""
-        return await self._run(_core.verify(self._options(options), reference))
+        plan = _core.verify(self._options(options), reference)
+        return await self._run(plan, _tracing.call_span("verify", reference))
 
     async def list_payments(self, **options: Unpack[CallOptions]) -> list[ListedPayment]:
         """Every payment the service lists for this merchant, read whole (see ``iter_payments``)."""
-        return await self._run(_core.list_payments(self._options(options)))
+        return await self._run(
+            _core.list_payments(self._options(options)), _tracing.call_span("list_payments")
+        )
 
     def iter_payments(
         self, **options: Unpack[CallOptions]
     ) -> _adrive.AsyncItemIterator[ListedPayment]:
         """Every listed payment as the body streams in: ``async for p in iter_payments()``."""
         plan = _core.iter_payments(self._options(options))
-        return _adrive.AsyncItemIterator(plan, self._send, self._sleep)
+        span = _tracing.call_span("iter_payments", lazy=True)
+        if span is None:
+            return _adrive.AsyncItemIterator(plan, self._send, self._sleep)
+        send, sleep = span.async_sending(self._send), span.sleeping(self._sleep)
+        return _adrive.AsyncItemIterator(plan, send, sleep, span.end)
 
     def verify_many(
         self,
@@ -396,7 +441,11 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
 
         config = self._options(options)
         return AsyncBulk(
-            references, lambda ref: self._run(_core.verify_identified(config, ref)), concurrency
+            references,
+            lambda ref: self._run(
+                _core.verify_identified(config, ref), _tracing.call_span("verify", ref)
+            ),
+            concurrency,
         )
 
     async def confirm(
@@ -409,7 +458,8 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
     ) -> VerifiedPayment:
         """Verify, and return the payment only if it succeeded with this amount and currency."""
         expected = _core.Expected(amount=amount, currency=currency)
-        return await self._run(_core.confirm(self._options(options), reference, expected))
+        plan = _core.confirm(self._options(options), reference, expected)
+        return await self._run(plan, _tracing.call_span("confirm", reference))
 
     async def verify_callback(
         self,
@@ -421,12 +471,21 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
         **options: Unpack[CallOptions],
     ) -> VerifiedPayment:
         """Turn a callback request into a confirmed payment; ``lookup`` may be async."""
-        reference = _core.parse_callback(source)
-        found = lookup(reference) if lookup is not None else None
-        if isawaitable(found):
-            found = await found
-        expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
-        return await self._run(_core.confirm(self._options(options), reference, expected))
+        span = _tracing.call_span("verify_callback")
+        try:  # a refused callback is the span's outcome too
+            reference = _core.parse_callback(source)
+            if span is not None:
+                span.describe(reference)
+            found = lookup(reference) if lookup is not None else None
+            if isawaitable(found):
+                found = await found
+            expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
+            plan = _core.confirm(self._options(options), reference, expected)
+        except BaseException as exc:
+            if span is not None:
+                span.end(exc)
+            raise
+        return await self._run(plan, span)
 
     @property
     def with_raw_response(self) -> AsyncRawClient:
@@ -459,8 +518,18 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
 
         await anyio.sleep(seconds)
 
-    async def _run(self, plan: Plan[T]) -> T:
-        return await _adrive.run(plan, self._send, self._sleep)
+    async def _run(self, plan: Plan[T], span: CallSpan | None = None) -> T:
+        if span is None:
+            return await _adrive.run(plan, self._send, self._sleep)
+        try:
+            result = await _adrive.run(
+                plan, span.async_sending(self._send), span.sleeping(self._sleep)
+            )
+        except BaseException as exc:
+            span.end(exc)
+            raise
+        span.end()
+        return result
 
     async def _send(self, request: Send) -> Any:
         if self._sender.is_closed:

@@ -20,6 +20,7 @@ __all__ = [
     "OpenStream",
     "SendFunction",
     "SleepFunction",
+    "WhenEnded",
 ]
 
 
@@ -35,4 +36,7 @@ class OpenStream(Protocol):
 SendFunction = Callable[[Send], "Answer | Failure | OpenStream"]
 AsyncSendFunction = Callable[[Send], Awaitable["Answer | Failure | AsyncOpenStream"]]
 SleepFunction = Callable[[float], None]
+WhenEnded = Callable[["BaseException | None"], object]
+"""Told how an iteration ended: ``None`` (it ran out), ``GeneratorExit`` (stopped early), or
+what it raised."""
 AsyncSleepFunction = Callable[[float], Awaitable[None]]

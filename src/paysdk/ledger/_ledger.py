@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from typing_extensions import Self
 
+from .._client.tracing import CallSpan, call_span
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _plans, _sql
@@ -63,6 +64,16 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
         f"unsupported ledger URL scheme {name!r}: use sqlite:///path.db, a path, "
         "or postgresql://user@host/db"
     )
+
+
+def _ended(span: CallSpan | None, error: BaseException | None, result: Any = None) -> None:
+    """End ``fulfil_once``'s span, with the fulfilment's outcome when it has one."""
+    if span is None:
+        return
+    if isinstance(result, FulfilResult):
+        span.end(error, **{"paysdk.fulfilment.outcome": result.outcome.value})
+    else:
+        span.end(error)
 
 
 class _BaseLedger:
@@ -144,7 +155,15 @@ class Ledger(_BaseLedger):
         """
         if inspect.iscoroutinefunction(action):
             raise ConfigurationError("an async action needs paysdk.AsyncLedger")
-        return cast("FulfilResult[T]", self._run(self._fulfil_plan(payment), action, payment))
+        plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
+        span = call_span("fulfil_once", payment.reference)
+        try:
+            result = self._run(plan, action, payment)
+        except BaseException as exc:
+            _ended(span, exc)
+            raise
+        _ended(span, None, result)
+        return cast("FulfilResult[T]", result)
 
     def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
         """The ledger's rows for these references (those that have one)."""
@@ -245,8 +264,15 @@ class AsyncLedger(_BaseLedger):
         """Run ``action(payment)``, awaiting what it returns if awaitable, unless this reference
         was fulfilled or is being fulfilled. A plain function runs on the event loop: keep it quick.
         """
-        plan = self._fulfil_plan(payment)
-        return await self._run(plan, action, payment)
+        plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
+        span = call_span("fulfil_once", payment.reference)
+        try:
+            result = await self._run(plan, action, payment)
+        except BaseException as exc:
+            _ended(span, exc)
+            raise
+        _ended(span, None, result)
+        return result
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
         return await self._run(_plans.rows_for(self._driver.dialect, self.table, references))

@@ -18,7 +18,7 @@ from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
 if TYPE_CHECKING:
     from ..._core.plans import ItemPlan, Plan
     from ..._core.steps import StepResult
-    from .._twins import AsyncOpenStream, AsyncSendFunction, AsyncSleepFunction
+    from .._twins import AsyncOpenStream, AsyncSendFunction, AsyncSleepFunction, WhenEnded
 
 __all__ = ["AsyncItemIterator", "run"]
 
@@ -44,8 +44,10 @@ async def _items(
     plan: ItemPlan[T],
     send: AsyncSendFunction,
     sleep: AsyncSleepFunction,
+    done: WhenEnded | None,
 ) -> AsyncGenerator[T, None]:
     stream: AsyncOpenStream | None = None
+    ended: BaseException | None = None
     try:
         step = next(plan)
         while True:
@@ -72,10 +74,15 @@ async def _items(
             step = plan.send(outcome)
     except StopIteration:
         return
+    except BaseException as exc:  # GeneratorExit too: the caller stopped early
+        ended = exc
+        raise
     finally:
         plan.close()
         if stream is not None:
             await stream.close()
+        if done is not None:
+            done(ended)
 
 
 class AsyncItemIterator(Generic[T]):
@@ -87,8 +94,17 @@ class AsyncItemIterator(Generic[T]):
         plan: ItemPlan[T],
         send: AsyncSendFunction,
         sleep: AsyncSleepFunction,
+        done: WhenEnded | None = None,
     ) -> None:
-        self._items = _items(plan, send, sleep)
+        """
+        Args:
+            plan: the item plan to carry out.
+            send: sends a request step.
+            sleep: waits before a retry.
+            done: told how the iteration ended (``None``: it ran out; ``GeneratorExit``: it
+                was stopped early; else what it raised), once it has begun.
+        """
+        self._items = _items(plan, send, sleep, done)
 
     def __aiter__(self) -> Self:
         return self

@@ -20,7 +20,7 @@ from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
 if TYPE_CHECKING:
     from ..._core.plans import ItemPlan, Plan
     from ..._core.steps import StepResult
-    from .._twins import OpenStream, SendFunction, SleepFunction
+    from .._twins import OpenStream, SendFunction, SleepFunction, WhenEnded
 
 __all__ = ["ItemIterator", "run"]
 
@@ -46,8 +46,10 @@ def _items(
     plan: ItemPlan[T],
     send: SendFunction,
     sleep: SleepFunction,
+    done: WhenEnded | None,
 ) -> Generator[T, None]:
     stream: OpenStream | None = None
+    ended: BaseException | None = None
     try:
         step = next(plan)
         while True:
@@ -74,10 +76,15 @@ def _items(
             step = plan.send(outcome)
     except StopIteration:
         return
+    except BaseException as exc:  # GeneratorExit too: the caller stopped early
+        ended = exc
+        raise
     finally:
         plan.close()
         if stream is not None:
             stream.close()
+        if done is not None:
+            done(ended)
 
 
 class ItemIterator(Generic[T]):
@@ -89,8 +96,17 @@ class ItemIterator(Generic[T]):
         plan: ItemPlan[T],
         send: SendFunction,
         sleep: SleepFunction,
+        done: WhenEnded | None = None,
     ) -> None:
-        self._items = _items(plan, send, sleep)
+        """
+        Args:
+            plan: the item plan to carry out.
+            send: sends a request step.
+            sleep: waits before a retry.
+            done: told how the iteration ended (``None``: it ran out; ``GeneratorExit``: it
+                was stopped early; else what it raised), once it has begun.
+        """
+        self._items = _items(plan, send, sleep, done)
 
     def __iter__(self) -> Self:
         return self

@@ -1,0 +1,168 @@
+"""OpenTelemetry spans for paysdk's calls: one span a call, retries as its events.
+
+Each call (``paysdk.verify``, ``paysdk.list_payments``, ``paysdk.iter_payments``,
+``paysdk.confirm``, ``paysdk.verify_callback``; ``paysdk.fulfil_once`` in the ledger) is one
+span, current while each request is sent, so the HTTP spans of httpx's or aiohttp's
+instrumentation nest under it. It records how many attempts the call made, the last answer's
+status and request id, each retry's reason and wait, and how the call ended.
+
+paysdk imports no part of OpenTelemetry itself: it traces once the application has loaded
+``opentelemetry.trace`` (to configure an SDK, an instrumentation, or through
+``opentelemetry-instrument``). An application that has not pays one dictionary lookup a call.
+The ``otel`` extra installs opentelemetry-api, which is all a library should depend on.
+"""
+
+from __future__ import annotations
+
+import functools
+import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from .._core.steps import Answer, Failure, Opened, Send
+from .._errors import request_id_of
+from .._version import __version__
+
+if TYPE_CHECKING:
+    from types import ModuleType
+
+__all__ = ["CallSpan", "call_span"]
+
+R = TypeVar("R")
+
+TRACE_MODULE = "opentelemetry.trace"
+
+
+def call_span(name: str, reference: str | None = None, *, lazy: bool = False) -> CallSpan | None:
+    """The span of one call named ``paysdk.<name>``, or ``None`` when nothing would record it.
+
+    Args:
+        name: the call, as its method is named.
+        reference: the payment's reference, where the call has one.
+        lazy: start the span with the first request rather than now (``iter_payments``, which
+            may never be iterated).
+    """
+    trace = sys.modules.get(TRACE_MODULE)
+    if trace is None:
+        return None
+    span = CallSpan(trace, f"paysdk.{name}", reference)
+    if not lazy:
+        span.start()
+        if not span.recording:
+            return None
+    return span
+
+
+@functools.lru_cache(maxsize=4)
+def _tracer(trace: ModuleType) -> Any:
+    return trace.get_tracer("paysdk", __version__)
+
+
+def _error_type(error: BaseException) -> str:
+    """``error.type``: the class, as a caller would name it (``paysdk.PaymentNotFoundError``,
+    ``builtins.TypeError``)."""
+    kind = type(error)
+    module = "paysdk" if kind.__module__.startswith("paysdk.") else kind.__module__
+    return f"{module}.{kind.__qualname__}"
+
+
+class CallSpan:
+    """One call's span: started once, fed what each attempt brought, ended once."""
+
+    __slots__ = ("_last", "_name", "_reference", "_span", "_trace", "attempts")
+
+    def __init__(self, trace: ModuleType, name: str, reference: str | None) -> None:
+        self._trace = trace
+        self._name = name
+        self._reference = reference
+        self._span: Any = None
+        self._last = ""
+        self.attempts = 0
+
+    @property
+    def recording(self) -> bool:
+        return self._span is not None and bool(self._span.is_recording())
+
+    def start(self) -> None:
+        if self._span is None:
+            attributes = {} if self._reference is None else {"paysdk.reference": self._reference}
+            self._span = _tracer(self._trace).start_span(self._name, attributes=attributes)
+
+    def describe(self, reference: str) -> None:
+        """Name the payment once it is known (a callback's, read from its request)."""
+        self._reference = reference
+        if self._span is not None:
+            self._span.set_attribute("paysdk.reference", reference)
+
+    def _current(self) -> Any:
+        self.start()
+        return self._trace.use_span(self._span, end_on_exit=False)
+
+    def _sent(self, result: object) -> None:
+        self.attempts += 1
+        span = self._span
+        if isinstance(result, Failure):
+            self._last = result.kind
+            return
+        opened = result if isinstance(result, (Answer, Opened)) else getattr(result, "opened", None)
+        if isinstance(opened, (Answer, Opened)):
+            self._last = f"HTTP {opened.status_code}"
+            span.set_attribute("http.response.status_code", opened.status_code)
+            request_id = request_id_of(opened.headers)
+            if request_id is not None:
+                span.set_attribute("paysdk.request_id", request_id)
+
+    def _waiting(self, seconds: float) -> None:
+        if self._span is not None:
+            self._span.add_event(
+                "retry", {"paysdk.retry.reason": self._last, "paysdk.retry.wait_s": seconds}
+            )
+
+    def sending(self, send: Callable[[Send], R]) -> Callable[[Send], R]:
+        """``send``, with this span current while it runs and what it brought recorded."""
+
+        def traced(request: Send) -> R:
+            with self._current():
+                result = send(request)
+            self._sent(result)
+            return result
+
+        return traced
+
+    def async_sending(self, send: Callable[[Send], Awaitable[R]]) -> Callable[[Send], Awaitable[R]]:
+        """The async twin of :meth:`sending`."""
+
+        async def traced(request: Send) -> R:
+            with self._current():
+                result = await send(request)
+            self._sent(result)
+            return result
+
+        return traced
+
+    def sleeping(self, sleep: Callable[[float], R]) -> Callable[[float], R]:
+        """``sleep`` (sync or async), each wait recorded as a ``retry`` event first."""
+
+        def traced(seconds: float) -> R:
+            self._waiting(seconds)
+            return sleep(seconds)
+
+        return traced
+
+    def end(self, error: BaseException | None = None, **attributes: str | bool | int) -> None:
+        """End the span: ``error`` is what the call raised (``GeneratorExit``: an iteration the
+        caller stopped early, which is no error); ``attributes`` are added first."""
+        span = self._span
+        if span is None:
+            return
+        self._span = None
+        span.set_attribute("paysdk.attempts", self.attempts)
+        for key, value in attributes.items():
+            span.set_attribute(key, value)
+        if isinstance(error, GeneratorExit):
+            span.set_attribute("paysdk.stopped_early", True)
+        elif error is not None:
+            span.set_attribute("error.type", _error_type(error))
+            status = self._trace.Status(self._trace.StatusCode.ERROR, type(error).__name__)
+            span.set_status(status)
+        span.end()
