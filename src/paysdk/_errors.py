@@ -123,10 +123,9 @@ def request_id_of(headers: Mapping[str, str]) -> str | None:
     """The id the service gave an answer (``X-Request-Id``, else ``Request-Id``), made safe to
     print on one line; ``None`` if there is none."""
     for name in REQUEST_ID_HEADERS:
-        value = headers.get(name)
+        value = (headers.get(name) or "").strip()  # a blank id is none: try the next header
         if value:
-            printable = "".join(ch if " " <= ch <= "~" else "?" for ch in value.strip())
-            return printable[:MAX_REQUEST_ID] or None
+            return "".join(ch if " " <= ch <= "~" else "?" for ch in value[:MAX_REQUEST_ID])
     return None
 
 

@@ -422,14 +422,19 @@ def test_verbose_shows_each_attempt_and_retry(sandbox: Sandbox, run: Run) -> Non
     assert (code, len(json.loads(out))) == (0, 8)
     lines = err.splitlines()
     url = re.escape(f"{sandbox.base_url}/payments")
-    assert re.fullmatch(rf"paysdk: attempt 1: GET {url} -> 500 in \d+ ms", lines[0])
+    first, second = (request.request_id for request in sandbox.requests)
+    assert re.fullmatch(
+        rf"paysdk: attempt 1: GET {url} -> 500 in \d+ ms \(request id {first}\)", lines[0]
+    )
     assert re.fullmatch(
         rf"paysdk: GET {re.escape(sandbox.base_url)}/payments failed \(ServerError\); "
         r"retry 1 of 2 in \d+\.\d\ds",
         lines[1],
     )
     assert len(lines) == 3
-    assert re.fullmatch(rf"paysdk: attempt 2: GET {url} -> 200 in \d+ ms", lines[2])
+    assert re.fullmatch(
+        rf"paysdk: attempt 2: GET {url} -> 200 in \d+ ms \(request id {second}\)", lines[2]
+    )
 
 
 def test_without_verbose_nothing_but_the_output_is_printed(sandbox: Sandbox, run: Run) -> None:
@@ -471,9 +476,14 @@ def test_verbose_shows_each_attempt_of_a_streamed_call(
     assert code == 1
     lines = err.splitlines()
     url = re.escape(f"{sandbox.base_url}/payments")
-    assert re.fullmatch(rf"paysdk: attempt 1: GET {url} -> 500 in \d+ ms", lines[0])
+    first, second = (request.request_id for request in sandbox.requests)
+    assert re.fullmatch(
+        rf"paysdk: attempt 1: GET {url} -> 500 in \d+ ms \(request id {first}\)", lines[0]
+    )
     assert lines[1].startswith(f"paysdk: GET {sandbox.base_url}/payments failed (ServerError); ")
-    assert re.fullmatch(rf"paysdk: attempt 2: GET {url} -> 500 in \d+ ms", lines[2])
+    assert re.fullmatch(
+        rf"paysdk: attempt 2: GET {url} -> 500 in \d+ ms \(request id {second}\)", lines[2]
+    )
     assert lines[3].startswith("paysdk: error: ")
     assert lines[3].endswith(" (2 attempts)")
     assert len(lines) == 4

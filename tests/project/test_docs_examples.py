@@ -129,12 +129,14 @@ def docs_sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
 def logging_restored() -> Iterator[None]:
     root = logging.getLogger()
     handlers, level = root.handlers[:], root.level
-    paysdk_levels = {name: logging.getLogger(name).level for name in ("paysdk", "paysdk.callbacks")}
+    paysdk_loggers = [logging.getLogger(name) for name in ("paysdk", "paysdk.callbacks")]
+    paysdk_state = [(logger, logger.handlers[:], logger.level) for logger in paysdk_loggers]
     yield
     root.handlers[:] = handlers
     root.setLevel(level)
-    for name, old in paysdk_levels.items():
-        logging.getLogger(name).setLevel(old)
+    for logger, old_handlers, old_level in paysdk_state:
+        logger.handlers[:] = old_handlers
+        logger.setLevel(old_level)
 
 
 @pytest.mark.parametrize("chain", chains(), ids=lambda chain: chain[0].id)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -224,6 +225,44 @@ def test_the_request_log_counts_attempts_and_hides_the_key(
     assert sandbox.secret_key not in repr(sandbox.requests) + repr(logged)
     assert http.delete("/_sandbox/requests").status_code == 200
     assert sandbox.requests == []
+
+
+def test_every_api_answer_carries_a_request_id_the_log_keeps(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    sandbox.inject(Fault.server_error(), path="/payments")
+    answers = [
+        http.get(VERIFY),
+        http.get("/payment/order-0000"),
+        http.get("/payments"),  # the fault's 500
+        http.post("/payments"),
+        http.get("/nowhere"),
+        http.get("/payments", headers={"Authorization": "Bearer sk_wrong"}),
+    ]
+    assert [answer.status_code for answer in answers] == [200, 404, 500, 405, 404, 401]
+    sent = [answer.headers["X-Request-Id"] for answer in answers]
+    assert all(re.fullmatch(r"req_[0-9a-f]{24}", request_id) for request_id in sent)
+    assert len(set(sent)) == len(sent)
+    assert [request.request_id for request in sandbox.requests] == sent
+    control = http.get("/_sandbox/requests")  # not an API answer: no id, and not recorded
+    assert "X-Request-Id" not in control.headers
+    assert [entry["request_id"] for entry in control.json()["data"]] == sent
+
+
+def test_a_fault_may_name_its_own_request_id_and_a_cut_before_answering_has_none(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    sandbox.inject(Fault.json(503, {"error": "maintenance"}, {"x-request-id": "req_from_fault"}))
+    assert http.get("/payments").headers.get_list("X-Request-Id") == ["req_from_fault"]
+    sandbox.inject(Fault.connection_reset())
+    with pytest.raises(httpx.RemoteProtocolError):
+        http.get("/payments")
+    sandbox.inject(Fault(disconnect="mid_body"))
+    with http.stream("GET", "/payments") as cut:  # the headers came, the body is cut
+        sent = cut.headers["X-Request-Id"]
+        with pytest.raises(httpx.RemoteProtocolError):
+            cut.read()
+    assert [request.request_id for request in sandbox.requests] == ["req_from_fault", None, sent]
 
 
 # --- callbacks --------------------------------------------------------------------------------

@@ -258,6 +258,27 @@ def test_calls_are_recorded_and_the_key_never_shows(api: MockPaymentAPI) -> None
     assert api.secret_key not in shown
 
 
+async def test_each_answer_carries_the_request_id_its_call_keeps(
+    api: MockPaymentAPI, client: Either
+) -> None:
+    api.add_payment("order-1")
+    raw: Any = client.client.with_raw_response.verify("order-1")
+    raw = await raw if inspect.isawaitable(raw) else raw
+    assert raw.request_id is not None
+    assert raw.request_id == api.calls[-1].request_id
+    with pytest.raises(paysdk.PaymentNotFoundError) as missing:
+        await client.call("verify", "order-0000")
+    assert missing.value.request_id == api.calls[-1].request_id
+    api.inject(Fault.connection_reset())
+    api.inject(Fault.server_error(503))
+    assert (await client.call("verify", "order-1")).succeeded
+    cut, failed, answered = api.calls[-3:]
+    assert cut.request_id is None  # no answer came
+    assert failed.request_id is not None
+    assert answered.request_id is not None
+    assert len({call.request_id for call in api.calls}) == len(api.calls)
+
+
 def test_add_payment_forms(api: MockPaymentAPI) -> None:
     record = api.add_payment()
     assert api.get_payment(record.reference) == record

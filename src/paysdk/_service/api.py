@@ -2,7 +2,8 @@
 
 The sandbox's HTTP server and the in-memory fake of :mod:`paysdk.testing` both answer through
 :func:`answer_api`, so the two cannot drift apart: same routes, same 401 and 404 bodies, same
-percent-decoding of the reference.
+percent-decoding of the reference. Both stamp each API answer, faults included, with an
+``X-Request-Id`` (:func:`new_request_id`, :meth:`Reply.with_request_id`), as the service does.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import hmac
 import json
+import secrets
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Literal
 from urllib.parse import quote, unquote
@@ -18,6 +20,7 @@ from .records import PaymentRecord
 
 __all__ = [
     "NOT_FOUND_BODY",
+    "REQUEST_ID_HEADER",
     "UNAUTHORIZED_BODY",
     "ApiRoute",
     "Reply",
@@ -25,6 +28,8 @@ __all__ = [
     "api_route",
     "authorized",
     "fault_path",
+    "header_value",
+    "new_request_id",
     "verify_envelope",
 ]
 
@@ -38,6 +43,19 @@ UNAUTHORIZED_BODY: Mapping[str, Any] = {
     "error": "Unauthorized",
     "message": "invalid or missing secret key",
 }
+REQUEST_ID_HEADER = "X-Request-Id"
+"""The header naming the answer to one request, which a merchant quotes to the service's support."""
+
+
+def new_request_id() -> str:
+    """A fresh id for one answer, shaped like the service's: ``req_`` and 24 hex digits."""
+    return f"req_{secrets.token_hex(12)}"
+
+
+def header_value(headers: Mapping[str, str], name: str) -> str | None:
+    """The value of header ``name`` in ``headers``, whatever the case of either."""
+    wanted = name.lower()
+    return next((value for key, value in headers.items() if key.lower() == wanted), None)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -58,6 +76,13 @@ class Reply:
     @classmethod
     def error(cls, status: int, error: str, message: str) -> Reply:
         return cls.json(status, {"error": error, "message": message})
+
+    def with_request_id(self, request_id: str) -> Reply:
+        """This reply with ``X-Request-Id: request_id``; one whose headers name an
+        ``X-Request-Id`` already (a fault's may) keeps its own."""
+        if header_value(self.headers, REQUEST_ID_HEADER) is not None:
+            return self
+        return dataclasses.replace(self, headers={**self.headers, REQUEST_ID_HEADER: request_id})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -14,9 +14,9 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
-from .api import fault_path
+from .api import REQUEST_ID_HEADER, fault_path, header_value
 
-__all__ = ["MAX_DELAY", "MAX_TIMES", "Disconnect", "Fault", "FaultBook"]
+__all__ = ["MAX_DELAY", "MAX_TIMES", "Disconnect", "Fault", "FaultBook", "answer_request_id"]
 
 MAX_DELAY = 600.0
 """The longest ``delay`` a fault takes, in seconds (a timeout test needs far less)."""
@@ -132,6 +132,18 @@ class Fault:
             fields["body"] = json.dumps(body)
             fields["headers"] = {"Content-Type": _JSON, **(fields.get("headers") or {})}
         return cls(**fields)
+
+
+def answer_request_id(fault: Fault | None, request_id: str) -> str | None:
+    """The ``X-Request-Id`` the answer to a request carries when ``fault`` applies to it:
+    ``request_id`` (stamped on by the sandbox or the fake), the fault's own if its headers name
+    one, or ``None`` if it cuts the connection before any answer."""
+    if fault is None:
+        return request_id
+    if fault.disconnect == "before_response":
+        return None
+    own = header_value(fault.headers, REQUEST_ID_HEADER) if fault.status is not None else None
+    return request_id if own is None else own
 
 
 @dataclasses.dataclass

@@ -24,8 +24,9 @@ from .._service.api import (
     Reply,
     answer_api,
     authorized,
+    new_request_id,
 )
-from .._service.faults import Fault, FaultBook
+from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord, SeedError
 from .._service.seed import default_payments
 from .._service.store import PaymentStore
@@ -87,6 +88,9 @@ class RecordedRequest:
     """Each name and value cut to :data:`MAX_RECORDED_HEADER` characters, and no more of them
     than fit in :data:`MAX_RECORDED_HEADERS_SIZE`."""
     time: float
+    request_id: str | None = None
+    """The ``X-Request-Id`` of the answer, to compare with what a client reports; ``None`` when
+    a fault cut the connection before answering."""
 
 
 class Sandbox:
@@ -295,17 +299,19 @@ class Sandbox:
             else:
                 handler.send(Reply.json(401, UNAUTHORIZED_BODY))
             return
+        fault = self.faults.take(path)
+        request_id = new_request_id()
         recorded = RecordedRequest(
             method,
             path[:MAX_RECORDED_TARGET],
             target[:MAX_RECORDED_TARGET],
             _recorded_headers(handler.headers.items()),
             time.time(),
+            answer_request_id(fault, request_id),
         )
         self._record(recorded)
-        fault = self.faults.take(path)
         if fault is None:
-            handler.send(self._answer_api(method, path, authorization))
+            handler.send(self._answer_api(method, path, authorization).with_request_id(request_id))
             return
         if fault.delay and self._stopping.wait(fault.delay):
             handler.close_connection = True
@@ -316,7 +322,7 @@ class Sandbox:
         reply = self._answer_api(method, path, authorization)
         if fault.status is not None:
             reply = Reply(fault.status, fault.body.encode(), fault.headers)
-        handler.send(reply, fault.disconnect)
+        handler.send(reply.with_request_id(request_id), fault.disconnect)
 
     def _record(self, request: RecordedRequest) -> None:
         with self._requests_lock:

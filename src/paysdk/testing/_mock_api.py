@@ -25,8 +25,8 @@ from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secre
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
-from .._service.api import Reply, answer_api, api_route, authorized
-from .._service.faults import Fault, FaultBook
+from .._service.api import Reply, answer_api, api_route, authorized, new_request_id
+from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord
 from .._service.store import PaymentStore
 from .._transport.httpx_common import httpx_timeout
@@ -59,6 +59,9 @@ class RecordedCall:
     """The request headers, with the ``Authorization`` value replaced by ``<redacted>``."""
     authorized: bool
     """Whether the call carried ``Authorization: Bearer <the fake's key>``."""
+    request_id: str | None = None
+    """The ``X-Request-Id`` of the answer, to compare with what a client reports; ``None`` when
+    a fault failed the call before any answer (a timeout, a cut connection)."""
 
 
 class MockPaymentAPI:
@@ -293,6 +296,9 @@ class MockPaymentAPI:
         path = raw_path[len(self._base_path) :] if raw_path.startswith(self._base_path) else ""
         route = api_route(path)
         authorization = request.headers.get("Authorization")
+        fault = self._faults.take(path) if path else None
+        failure = None if fault is None else _transport_error(fault, request)
+        request_id = new_request_id()
         call = RecordedCall(
             method=request.method,
             path=path or raw_path,
@@ -303,39 +309,41 @@ class MockPaymentAPI:
                 for name, value in request.headers.items()
             },
             authorized=authorized(authorization, self.secret_key),
+            request_id=None if failure is not None else answer_request_id(fault, request_id),
         )
         with self._lock:
             self._calls.append(call)
-        fault = self._faults.take(path) if path else None
-        if fault is not None:
-            _fail_transport(fault, request)
-            if fault.status is not None:
-                return _response(Reply(fault.status, fault.body.encode(), fault.headers))
-        reply = answer_api(
-            request.method,
-            path or raw_path,
-            authorization,
-            secret_key=self.secret_key,
-            find=self.get_payment,
-            listing=lambda: self.payments,
-        )
-        return _response(reply)
+        if failure is not None:
+            raise failure
+        if fault is not None and fault.status is not None:
+            reply = Reply(fault.status, fault.body.encode(), fault.headers)
+        else:
+            reply = answer_api(
+                request.method,
+                path or raw_path,
+                authorization,
+                secret_key=self.secret_key,
+                find=self.get_payment,
+                listing=lambda: self.payments,
+            )
+        return _response(reply.with_request_id(request_id))
 
 
-def _fail_transport(fault: Fault, request: httpx.Request) -> None:
-    """Raise what httpx raises when the sandbox applies ``fault`` over a real connection."""
+def _transport_error(fault: Fault, request: httpx.Request) -> httpx.TransportError | None:
+    """What httpx raises when the sandbox applies ``fault`` over a real connection, if anything."""
     timeouts = cast("Mapping[str, float | None]", request.extensions.get("timeout") or {})
     read_timeout = timeouts.get("read")
     if fault.delay and read_timeout is not None and fault.delay >= read_timeout:
-        raise httpx.ReadTimeout("The read operation timed out", request=request)
+        return httpx.ReadTimeout("The read operation timed out", request=request)
     if fault.disconnect == "before_response":
-        raise httpx.RemoteProtocolError(
+        return httpx.RemoteProtocolError(
             "Server disconnected without sending a response.", request=request
         )
     if fault.disconnect is not None:
-        raise httpx.RemoteProtocolError(
+        return httpx.RemoteProtocolError(
             "peer closed connection without sending complete message body", request=request
         )
+    return None
 
 
 def _response(reply: Reply) -> httpx.Response:
