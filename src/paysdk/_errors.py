@@ -119,12 +119,16 @@ MAX_REQUEST_ID = 200
 """A request id longer than this is cut: it is a label, and it goes into messages and logs."""
 
 
-def request_id_of(headers: Mapping[str, str]) -> str | None:
+def request_id_of(
+    headers: Mapping[str, str], scrub: Callable[[str], str] | None = None
+) -> str | None:
     """The id the service gave an answer (``X-Request-Id``, else ``Request-Id``), made safe to
-    print on one line; ``None`` if there is none."""
+    print on one line; ``None`` if there is none. ``scrub`` blots out the secret key, should a
+    server echo it there, before the id is cut."""
     for name in REQUEST_ID_HEADERS:
         value = (headers.get(name) or "").strip()  # a blank id is none: try the next header
         if value:
+            value = scrub(value) if scrub is not None else value
             return "".join(ch if " " <= ch <= "~" else "?" for ch in value[:MAX_REQUEST_ID])
     return None
 
@@ -174,7 +178,7 @@ class APIError(PaySDKError):
         super().__init__(message)
         self.status_code = status_code
         self.headers = headers
-        self.request_id = request_id_of(headers)
+        self.request_id = request_id_of(headers, scrub)
         self.content = content
         self.method = method
         self.url = url

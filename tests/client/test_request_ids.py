@@ -4,6 +4,7 @@ over loopback)."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 from urllib.parse import quote
 
@@ -173,3 +174,22 @@ async def test_verify_many_results_carry_the_request_id_of_their_last_answer(
     assert all(r.request_id is not None for r in got[:4])
     assert isinstance(got[4].error, paysdk.APIConnectionError)
     assert got[4].request_id is None  # no answer came
+
+
+@pytest.mark.anyio
+async def test_a_key_echoed_in_the_request_id_is_blotted_out_wherever_the_id_shows(
+    sandbox: Sandbox, connect: MakeClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A server that puts the key it was sent in X-Request-Id gets it into no error, log line or
+    bulk result: the id is scrubbed, as a body is, before it is shown."""
+    caplog.set_level(logging.DEBUG, logger="paysdk")
+    echoed = {"X-Request-Id": f"req-{sandbox.secret_key}"}
+    sandbox.inject(Fault.json(404, {"error": "nope"}, echoed), times=None)
+    client = connect(max_retries=0)
+    with pytest.raises(paysdk.APIError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    assert caught.value.request_id == "req-<secret key>"
+    results: Any = client.client.verify_many([COMPLETED_REFERENCE], concurrency=1)
+    got = [r async for r in results] if client.is_async else list(results)
+    assert [r.request_id for r in got] == ["req-<secret key>"]
+    assert sandbox.secret_key not in str(caught.value) + caplog.text

@@ -44,7 +44,7 @@ class RawResponse(Generic[T]):
         self.headers: Mapping[str, str] = answer.headers
         self.content: bytes = answer.content
         self.elapsed: dt.timedelta = dt.timedelta(seconds=answer.elapsed)
-        self.request_id: str | None = request_id_of(answer.headers)
+        self.request_id: str | None = request_id_of(answer.headers, scrub)
         """The answer's ``X-Request-Id`` (or ``Request-Id``), if the service sent one."""
         self._answer = answer
         self._parse = parse

@@ -98,7 +98,7 @@ class CallSpan:
         self.start()
         return self._trace.use_span(self._span, end_on_exit=False)
 
-    def _sent(self, result: object) -> None:
+    def _sent(self, request: Send, result: object) -> None:
         self.attempts += 1
         span = self._span
         if isinstance(result, Failure):
@@ -108,7 +108,7 @@ class CallSpan:
         if isinstance(opened, (Answer, Opened)):
             self._last = f"HTTP {opened.status_code}"
             span.set_attribute("http.response.status_code", opened.status_code)
-            request_id = request_id_of(opened.headers)
+            request_id = request_id_of(opened.headers, request.scrub)
             if request_id is not None:
                 span.set_attribute("paysdk.request_id", request_id)
 
@@ -124,7 +124,7 @@ class CallSpan:
         def traced(request: Send) -> R:
             with self._current():
                 result = send(request)
-            self._sent(result)
+            self._sent(request, result)
             return result
 
         return traced
@@ -135,7 +135,7 @@ class CallSpan:
         async def traced(request: Send) -> R:
             with self._current():
                 result = await send(request)
-            self._sent(result)
+            self._sent(request, result)
             return result
 
         return traced

@@ -117,7 +117,7 @@ class Attempts:
         if isinstance(outcome, Failure):
             status, request_id, said = None, None, outcome.kind
         else:
-            status, request_id = outcome.status_code, request_id_of(outcome.headers)
+            status, request_id = outcome.status_code, request_id_of(outcome.headers, request.scrub)
             said = str(status)
         elapsed_ms = round((self.policy.monotonic() - self.attempt_started) * 1000.0, 1)
         log.debug(

@@ -125,7 +125,7 @@ def verify_identified(config: Config, reference: str) -> Plan[tuple[VerifiedPaym
     return _call(
         config,
         request,
-        lambda answer: (parse(answer), request_id_of(answer.headers)),
+        lambda answer: (parse(answer), request_id_of(answer.headers, request.scrub)),
         reference,
         None,
     )
