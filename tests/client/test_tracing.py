@@ -1,0 +1,425 @@
+"""paysdk's OpenTelemetry spans over loopback against the sandbox, on every backend.
+
+The spans go to an in-memory exporter on a provider of this module's own, which paysdk's tracer
+is pointed at for each test (monkeypatched): the process-wide provider is never set, so no
+other test records spans. Each test runs sync, async and async over aiohttp through conftest's
+``make_loopback_client`` (which records backoff waits instead of sleeping).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from opentelemetry import trace
+from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrumentor
+from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind, StatusCode
+
+import paysdk
+from paysdk._client import tracing
+from paysdk.ledger import AsyncLedger, Ledger, Outcome
+from paysdk.sandbox import (
+    COMPLETED_REFERENCE,
+    NOT_FOUND_BODY,
+    UNKNOWN_REFERENCE,
+    Fault,
+    Sandbox,
+)
+from tests.conftest import EitherClient, MakeClient
+
+pytestmark = pytest.mark.anyio
+
+KEY = "sk_test_0tel-Never-In-A-Span-7Qx"
+"""The sandbox's key: distinctive, so a span that carried it would be found."""
+
+
+@pytest.fixture(scope="module")
+def provider() -> Iterator[tuple[TracerProvider, InMemorySpanExporter]]:
+    """This module's tracer provider and the exporter that keeps what it records."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    yield provider, exporter
+    provider.shutdown()
+
+
+@pytest.fixture
+def spans(
+    provider: tuple[TracerProvider, InMemorySpanExporter], monkeypatch: pytest.MonkeyPatch
+) -> Iterator[InMemorySpanExporter]:
+    """The exporter, empty, with paysdk's calls traced on this module's provider."""
+    tracer_provider, exporter = provider
+    tracer = tracer_provider.get_tracer("paysdk", paysdk.__version__)
+    monkeypatch.setattr(tracing, "_tracer", lambda _trace: tracer)
+    exporter.clear()
+    yield exporter
+    exporter.clear()
+
+
+@pytest.fixture
+def sandbox() -> Iterator[Sandbox]:
+    """A running sandbox whose key is :data:`KEY`."""
+    with Sandbox(secret_key=KEY) as running:
+        yield running
+
+
+@pytest.fixture
+def connect(sandbox: Sandbox, make_loopback_client: MakeClient) -> MakeClient:
+    """``connect(**options)``: a sync, async or aiohttp-backed client pointed at the sandbox."""
+
+    def make(**options: object) -> EitherClient:
+        options.setdefault("secret_key", KEY)
+        return make_loopback_client(base_url=sandbox.base_url, **options)
+
+    return make
+
+
+def paysdk_spans(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
+    return [span for span in exporter.get_finished_spans() if span.name.startswith("paysdk.")]
+
+
+def only(exporter: InMemorySpanExporter, name: str) -> ReadableSpan:
+    """The one finished paysdk span, which must be named ``name``."""
+    finished = paysdk_spans(exporter)
+    assert [span.name for span in finished] == [name]
+    return finished[0]
+
+
+def attributes(span: ReadableSpan) -> dict[str, Any]:
+    return dict(span.attributes or {})
+
+
+def retries(span: ReadableSpan) -> list[tuple[Any, Any]]:
+    return [
+        (
+            dict(event.attributes or {})["paysdk.retry.reason"],
+            (event.attributes or {})["paysdk.retry.wait_s"],
+        )
+        for event in span.events
+        if event.name == "retry"
+    ]
+
+
+def assert_no_key(exporter: InMemorySpanExporter) -> None:
+    """No span, attribute or event of any finished span holds the key."""
+    for span in exporter.get_finished_spans():
+        texts = [span.name, *map(str, attributes(span).items())]
+        for event in span.events:
+            texts += [event.name, *map(str, dict(event.attributes or {}).items())]
+        if span.status.description:
+            texts.append(span.status.description)
+        assert not [text for text in texts if KEY in text], span.name
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (bound, then released)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port
+
+
+async def test_a_verify_is_one_span_with_its_reference_attempts_and_status(
+    connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """A plain verify: one ``paysdk.verify`` span, one attempt, the answer's status, no error."""
+    await connect().verify(COMPLETED_REFERENCE)
+    span = only(spans, "paysdk.verify")
+    assert attributes(span) == {
+        "paysdk.reference": COMPLETED_REFERENCE,
+        "paysdk.attempts": 1,
+        "http.response.status_code": 200,
+    }
+    assert span.status.status_code is StatusCode.UNSET
+    assert span.kind is SpanKind.INTERNAL
+    assert span.instrumentation_scope is not None
+    assert span.instrumentation_scope.name == "paysdk"
+    assert span.events == ()
+    assert_no_key(spans)
+
+
+async def test_retries_are_events_with_their_reason_and_the_wait(
+    sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """Two 500s then the payment: three attempts, two ``retry`` events with the waits slept."""
+    sandbox.inject(Fault.server_error(), path=f"/payment/{COMPLETED_REFERENCE}", times=2)
+    client = connect(max_retries=2)
+    await client.verify(COMPLETED_REFERENCE)
+    span = only(spans, "paysdk.verify")
+    assert attributes(span)["paysdk.attempts"] == 3
+    assert attributes(span)["http.response.status_code"] == 200
+    assert len(client.sleeps) == 2
+    assert retries(span) == [("HTTP 500", wait) for wait in client.sleeps]
+    assert span.status.status_code is StatusCode.UNSET
+
+
+async def test_a_failed_call_is_an_error_span_with_its_type_and_request_id(
+    sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """A 404 ends the span in ERROR with ``error.type``, the status and the X-Request-Id."""
+    headers = {"X-Request-Id": "req_otel_404"}
+    sandbox.inject(
+        Fault.json(404, dict(NOT_FOUND_BODY), headers), path=f"/payment/{UNKNOWN_REFERENCE}"
+    )
+    with pytest.raises(paysdk.PaymentNotFoundError):
+        await connect().verify(UNKNOWN_REFERENCE)
+    span = only(spans, "paysdk.verify")
+    assert attributes(span) == {
+        "paysdk.reference": UNKNOWN_REFERENCE,
+        "paysdk.attempts": 1,
+        "http.response.status_code": 404,
+        "paysdk.request_id": "req_otel_404",
+        "error.type": "paysdk.PaymentNotFoundError",
+    }
+    assert span.status.status_code is StatusCode.ERROR
+    assert_no_key(spans)
+
+
+async def test_a_refused_connection_is_retried_then_an_error_span(
+    make_loopback_client: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """Nothing listening: every attempt counted, each retry a ``connect`` event, then
+    ``paysdk.APIConnectionError`` with no status."""
+    client = make_loopback_client(
+        secret_key=KEY, base_url=f"http://127.0.0.1:{closed_port()}", max_retries=2
+    )
+    with pytest.raises(paysdk.APIConnectionError):
+        await client.verify(COMPLETED_REFERENCE)
+    span = only(spans, "paysdk.verify")
+    assert attributes(span)["paysdk.attempts"] == 3
+    assert attributes(span)["error.type"] == "paysdk.APIConnectionError"
+    assert "http.response.status_code" not in attributes(span)
+    assert retries(span) == [("connect", wait) for wait in client.sleeps]
+    assert len(client.sleeps) == 2
+    assert span.status.status_code is StatusCode.ERROR
+
+
+async def first_then_close(client: EitherClient) -> paysdk.ListedPayment:
+    """The first payment ``iter_payments`` yields, the iteration then closed."""
+    if isinstance(client.client, paysdk.AsyncClient):
+        iterator = client.client.iter_payments()
+        first = await iterator.__anext__()
+        await iterator.aclose()
+        return first
+    with client.client.iter_payments() as payments:
+        return next(payments)
+
+
+async def test_iter_payments_stopped_early_is_marked_so_and_ended(
+    sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """Closing ``iter_payments`` after its first payment ends its span, stopped early, no error."""
+    first = await first_then_close(connect())
+    assert first.reference == sandbox.payments[0].reference
+    span = only(spans, "paysdk.iter_payments")
+    assert attributes(span) == {
+        "paysdk.attempts": 1,
+        "http.response.status_code": 200,
+        "paysdk.stopped_early": True,
+    }
+    assert span.status.status_code is StatusCode.UNSET
+
+
+def test_a_sync_iteration_left_by_break_is_stopped_early(
+    sandbox: Sandbox, spans: InMemorySpanExporter
+) -> None:
+    """``break`` out of a sync ``for`` over ``iter_payments``: the span ends, stopped early, as
+    the iterator goes."""
+    with paysdk.Client(secret_key=KEY, base_url=sandbox.base_url) as client:
+        for _payment in client.iter_payments():
+            break
+        span = only(spans, "paysdk.iter_payments")
+    assert attributes(span)["paysdk.stopped_early"] is True
+
+
+async def test_iter_payments_not_iterated_records_nothing(
+    connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """An ``iter_payments`` never iterated sends nothing and starts no span."""
+    connect().client.iter_payments()
+    assert paysdk_spans(spans) == []
+
+
+async def test_iter_payments_run_out_is_not_stopped_early(
+    sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """An iteration read to its end: one span, ended, with no ``paysdk.stopped_early``."""
+    assert len(await connect().drain()) == len(sandbox.payments)
+    span = only(spans, "paysdk.iter_payments")
+    assert attributes(span) == {"paysdk.attempts": 1, "http.response.status_code": 200}
+    assert span.status.status_code is StatusCode.UNSET
+
+
+async def test_list_payments_is_one_span(connect: MakeClient, spans: InMemorySpanExporter) -> None:
+    """``list_payments``: a ``paysdk.list_payments`` span with no reference."""
+    await connect().list_payments()
+    span = only(spans, "paysdk.list_payments")
+    assert attributes(span) == {"paysdk.attempts": 1, "http.response.status_code": 200}
+
+
+async def test_confirm_and_its_refusal_are_spans(
+    connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """``confirm``: a span per call; one whose amount differs ends in ERROR with its type."""
+    client = connect()
+    await client.confirm(COMPLETED_REFERENCE, amount=2_500_000, currency="NGN")
+    with pytest.raises(paysdk.PaymentMismatchError):
+        await client.confirm(COMPLETED_REFERENCE, amount=1, currency="NGN")
+    good, mismatched = paysdk_spans(spans)
+    assert (good.name, mismatched.name) == ("paysdk.confirm", "paysdk.confirm")
+    assert attributes(good) == {
+        "paysdk.reference": COMPLETED_REFERENCE,
+        "paysdk.attempts": 1,
+        "http.response.status_code": 200,
+    }
+    assert good.status.status_code is StatusCode.UNSET
+    assert attributes(mismatched)["error.type"] == "paysdk.PaymentMismatchError"
+    assert mismatched.status.status_code is StatusCode.ERROR
+    assert_no_key(spans)
+
+
+async def test_verify_callback_is_a_span_named_by_the_callback_s_reference(
+    connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """A callback confirmed: a ``paysdk.verify_callback`` span with the reference it named."""
+    url = f"https://shop.example/callback?reference={COMPLETED_REFERENCE}"
+    await connect().verify_callback(url, amount=2_500_000, currency="NGN")
+    span = only(spans, "paysdk.verify_callback")
+    assert attributes(span) == {
+        "paysdk.reference": COMPLETED_REFERENCE,
+        "paysdk.attempts": 1,
+        "http.response.status_code": 200,
+    }
+
+
+async def test_a_callback_refused_before_any_request_is_an_error_span(
+    sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """A callback for an order the lookup does not know: an ERROR span with no attempt."""
+    url = "https://shop.example/callback?reference=order-made-up"
+    with pytest.raises(paysdk.UnknownOrderError):
+        await connect().verify_callback(url, lookup=lambda reference: None)
+    span = only(spans, "paysdk.verify_callback")
+    assert attributes(span) == {
+        "paysdk.reference": "order-made-up",
+        "paysdk.attempts": 0,
+        "error.type": "paysdk.UnknownOrderError",
+    }
+    assert span.status.status_code is StatusCode.ERROR
+    assert sandbox.requests == []
+
+
+def paid(reference: str = "order-1") -> paysdk.VerifiedPayment:
+    return paysdk.VerifiedPayment(reference=reference, amount=2500, currency="NGN", success=True)
+
+
+def test_a_ledger_fulfilment_is_a_span_with_its_outcome(
+    tmp_path: Path, spans: InMemorySpanExporter
+) -> None:
+    """``Ledger.fulfil_once``: a ``paysdk.fulfil_once`` span whose outcome is ``fulfilled``,
+    then ``already_fulfilled``."""
+    shipped: list[paysdk.VerifiedPayment] = []
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.fulfil_once(paid(), shipped.append)
+        ledger.fulfil_once(paid(), shipped.append)
+    assert len(shipped) == 1
+    first, again = paysdk_spans(spans)
+    assert attributes(first) == {
+        "paysdk.reference": "order-1",
+        "paysdk.attempts": 0,
+        "paysdk.fulfilment.outcome": Outcome.FULFILLED.value,
+    }
+    assert attributes(again)["paysdk.fulfilment.outcome"] == Outcome.ALREADY_FULFILLED.value
+    assert {first.name, again.name} == {"paysdk.fulfil_once"}
+
+
+async def test_an_async_ledger_fulfilment_is_a_span_with_its_outcome(
+    tmp_path: Path, spans: InMemorySpanExporter
+) -> None:
+    """``AsyncLedger.fulfil_once``: the same spans as the sync ledger's; an action that raises
+    ends its span in ERROR with its type."""
+
+    async def ship(payment: paysdk.VerifiedPayment) -> str:
+        return payment.reference
+
+    async def fail(payment: paysdk.VerifiedPayment) -> None:
+        raise LookupError(payment.reference)
+
+    async with AsyncLedger(tmp_path / "ledger.db") as ledger:
+        with pytest.raises(LookupError):
+            await ledger.fulfil_once(paid(), fail)
+        await ledger.fulfil_once(paid(), ship)
+        await ledger.fulfil_once(paid(), ship)
+    failed, first, again = paysdk_spans(spans)
+    assert attributes(failed)["error.type"] == "builtins.LookupError"
+    assert failed.status.status_code is StatusCode.ERROR
+    assert attributes(first)["paysdk.fulfilment.outcome"] == "fulfilled"
+    assert attributes(again)["paysdk.fulfilment.outcome"] == "already_fulfilled"
+
+
+@pytest.fixture
+def instrumented(
+    provider: tuple[TracerProvider, InMemorySpanExporter], spans: InMemorySpanExporter
+) -> Iterator[InMemorySpanExporter]:
+    """httpx (sync and async) and aiohttp instrumented on this module's provider; undone after."""
+    tracer_provider, _ = provider
+    httpx_instrumentor, aiohttp_instrumentor = (
+        HTTPXClientInstrumentor(),
+        AioHttpClientInstrumentor(),
+    )
+    httpx_instrumentor.instrument(tracer_provider=tracer_provider)
+    aiohttp_instrumentor.instrument(tracer_provider=tracer_provider)
+    try:
+        yield spans
+    finally:
+        httpx_instrumentor.uninstrument()
+        aiohttp_instrumentor.uninstrument()
+
+
+async def test_http_spans_nest_under_the_call_s_span(
+    request: pytest.FixtureRequest,
+    sandbox: Sandbox,
+    make_loopback_client: MakeClient,
+    instrumented: InMemorySpanExporter,
+) -> None:
+    """Each HTTP client span of a retried verify is a child of the ``paysdk.verify`` span, in
+    its trace; none of them holds the key. On httpx the requests go through an
+    ``http_client=`` of the application's (the instrumentation hooks httpx's own transports)."""
+    sandbox.inject(Fault.server_error(), path=f"/payment/{COMPLETED_REFERENCE}", times=1)
+    options: dict[str, Any] = {"secret_key": KEY, "base_url": sandbox.base_url, "max_retries": 1}
+    backend = request.node.callspec.params["make_loopback_client"]
+    async with contextlib.AsyncExitStack() as stack:
+        if backend == "async":
+            options["http_client"] = await stack.enter_async_context(httpx.AsyncClient())
+        elif backend == "sync":
+            options["http_client"] = stack.enter_context(httpx.Client())
+        client = make_loopback_client(**options)
+        await client.verify(COMPLETED_REFERENCE)
+    finished = instrumented.get_finished_spans()
+    (call,) = [span for span in finished if span.name == "paysdk.verify"]
+    http_spans = [span for span in finished if span.kind is SpanKind.CLIENT]
+    assert len(http_spans) == 2
+    assert call.context is not None
+    for span in http_spans:
+        assert span.parent is not None
+        assert span.parent.span_id == call.context.span_id
+        assert span.context is not None
+        assert span.context.trace_id == call.context.trace_id
+    assert_no_key(instrumented)
+
+
+async def test_no_span_is_current_after_a_call(
+    connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """The call's span is current only while it sends: none is left current after it."""
+    await connect().verify(COMPLETED_REFERENCE)
+    assert not trace.get_current_span().get_span_context().is_valid
