@@ -36,8 +36,7 @@ RULES = [
     (r"\baiter\b", "iter"),
     (r"\banext\b", "next"),
     (r"\b__a(enter|exit|iter|next)__\b", r"__\1__"),
-    (r"\bhandle_async_request\b", "handle_request"),  # httpx's and httpcore's transports
-    (r"\bAsyncByteStream\b", "SyncByteStream"),  # httpx's sync stream is not "ByteStream"
+    (r"\bhandle_async_request\b", "handle_request"),  # httpcore's pools and httpx's transports
     (r"\bAsync([A-Z]\w*)", r"\1"),  # AsyncLedger, AsyncExitStack, AsyncIterator...
     (r"\basync_([a-z]\w*)", r"\1"),  # a helper's async twin: async_take -> take
 ]

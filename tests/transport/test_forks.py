@@ -30,7 +30,7 @@ import pytest
 
 import paysdk
 import tests
-from paysdk._transport._async.pool import AsyncPoolTransport
+from paysdk._transport._async.pool import AsyncPoolTransport, AsyncRoutes
 from paysdk._transport.aiohttp_sender import AiohttpSender
 from paysdk._transport.httpx_async import AsyncHttpxSender
 from paysdk.sandbox import (
@@ -211,7 +211,9 @@ def held(client: paysdk.AsyncClient) -> object:
     assert isinstance(sender, AsyncHttpxSender)
     transport = sender.http._transport
     assert isinstance(transport, AsyncPoolTransport)
-    return transport._pools.current()
+    routes = transport._pool
+    assert isinstance(routes, AsyncRoutes)
+    return routes._pools.current()
 
 
 @pytest.mark.parametrize("backend", ["httpx", "aiohttp"])

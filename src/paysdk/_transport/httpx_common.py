@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-import httpcore
 import httpx
 
 from .._core.config import Timeout
@@ -16,12 +15,10 @@ from .tls import certificate_error, certificate_problem
 
 __all__ = [
     "BACKEND",
-    "HTTPCORE_ERRORS",
     "HTTPX_FAILURES",
     "LIMITS",
     "HttpxDefaults",
     "RequestBuilder",
-    "as_httpx_error",
     "body_source",
     "failure_from_httpx",
     "httpx_timeout",
@@ -44,25 +41,6 @@ HTTPX_FAILURES: tuple[type[Exception], ...] = (
 """What an httpx client raises when the network or the service fails. Anything else is a bug,
 here or in a library, and reaches the caller as it was raised: not retried, not called an
 outage."""
-
-HTTPCORE_ERRORS: tuple[type[Exception], ...] = (
-    httpcore.TimeoutException,
-    httpcore.NetworkError,
-    httpcore.ProtocolError,
-    httpcore.ProxyError,
-    httpcore.UnsupportedProtocol,
-)
-"""httpcore's failures, which paysdk's transport reports in httpx's words, as httpx's does."""
-
-
-def as_httpx_error(exc: Exception, request: httpx.Request) -> httpx.TransportError:
-    """httpx's exception of the same name as httpcore's ``exc`` (both libraries name them
-    alike): ``ConnectTimeout`` for ``ConnectTimeout``, and so on up the class tree."""
-    for kind in type(exc).__mro__:
-        mapped = getattr(httpx, kind.__name__, None)
-        if isinstance(mapped, type) and issubclass(mapped, httpx.TransportError):
-            return mapped(str(exc), request=request)
-    return httpx.TransportError(str(exc), request=request)
 
 
 def failure_from_httpx(exc: Exception) -> Failure | None:

@@ -1,26 +1,30 @@
-"""The httpx transport of the clients paysdk makes, on httpcore's public connection pools.
+"""The httpx transport of the clients paysdk makes: httpx's own, sending through httpcore's
+public connection pools that paysdk opens.
 
-httpx's own transport offers no way to give its pool a network backend, and none to route each
-request through a proxy paysdk chose; this one is built from the public parts instead:
-``httpcore.AsyncConnectionPool`` and ``httpcore.AsyncHTTPProxy`` with paysdk's TLS context, its
-network backend (the sync twin's bounds every socket operation by the attempt's deadline), and
-pools that belong to one process (:mod:`paysdk._transport.forks`).
+``AsyncPoolTransport`` is an ``httpx.AsyncHTTPTransport``, so whatever wraps httpx's transports
+(OpenTelemetry's httpx instrumentation, say) sees paysdk's requests too, and httpx turns
+httpcore's failures into its own exceptions as ever. What it sends through is an
+:class:`AsyncRoutes`: for each request, this process's pool for its route (direct, or by a
+proxy), ``httpcore.AsyncConnectionPool`` or ``httpcore.AsyncHTTPProxy`` with paysdk's TLS context
+and network backend (the sync twin's bounds every socket operation by the attempt's deadline).
 """
 
 from __future__ import annotations
 
+import inspect
 import threading
-from collections.abc import AsyncIterator
+from types import TracebackType
 from typing import Any
 
 import httpcore
 import httpx
 
+from ..._errors import ConfigurationError
 from ..forks import PerProcess
-from ..httpx_common import HTTPCORE_ERRORS, LIMITS, as_httpx_error
+from ..httpx_common import LIMITS
 from ..network import Network, Proxy
 
-__all__ = ["AsyncPoolTransport"]
+__all__ = ["AsyncPoolTransport", "AsyncRoutes"]
 
 
 class AsyncPools:
@@ -31,24 +35,20 @@ class AsyncPools:
         self.by_proxy: dict[Proxy | None, httpcore.AsyncConnectionPool] = {}
 
 
-class AsyncPoolTransport(httpx.AsyncBaseTransport):
-    """Sends each request through the pool its route needs: direct, or by a proxy."""
+class AsyncRoutes:
+    """What the transport sends through, in httpcore's terms: each request goes to this
+    process's pool for its route."""
 
     def __init__(
-        self, network: Network, *, network_backend: httpcore.AsyncNetworkBackend | None = None
+        self, network: Network, network_backend: httpcore.AsyncNetworkBackend | None = None
     ) -> None:
-        """
-        Args:
-            network: the TLS context and the proxy (or the environment's) to use.
-            network_backend: what opens sockets; ``None`` for httpcore's own.
-        """
         self._network = network
         self._backend = network_backend
         self._pools = PerProcess(AsyncPools)
 
-    def _pool(self, url: httpx.URL) -> httpcore.AsyncConnectionPool:
+    def _pool(self, url: httpcore.URL) -> httpcore.AsyncConnectionPool:
         pools = self._pools.get()
-        proxy = self._network.proxy_for(url.scheme, url.host)
+        proxy = self._network.proxy_for(url.scheme.decode("ascii"), url.host.decode("ascii"))
         pool = pools.by_proxy.get(proxy)
         if pool is None:
             with pools.lock:
@@ -75,48 +75,49 @@ class AsyncPoolTransport(httpx.AsyncBaseTransport):
             **limits,
         )
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        url = request.url
-        sent = httpcore.Request(
-            method=request.method,
-            url=httpcore.URL(
-                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
-            ),
-            headers=request.headers.raw,
-            content=request.stream,
-            extensions=request.extensions,
-        )
-        try:
-            answer = await self._pool(url).handle_async_request(sent)
-        except HTTPCORE_ERRORS as exc:
-            raise as_httpx_error(exc, request) from exc
-        extensions: dict[str, Any] = dict(answer.extensions)  # pyright: ignore[reportUnknownMemberType, reportUnknownArgumentType]
-        return httpx.Response(
-            status_code=answer.status,
-            headers=answer.headers,
-            stream=AsyncAnswerBody(answer.stream, request),
-            extensions=extensions,
-        )
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        return await self._pool(request.url).handle_async_request(request)
 
     async def aclose(self) -> None:
         pools = self._pools.reset()
         for pool in pools.by_proxy.values() if pools is not None else ():
             await pool.aclose()
 
+    async def __aenter__(self) -> AsyncRoutes:
+        return self
 
-class AsyncAnswerBody(httpx.AsyncByteStream):
-    """An answer's body as httpx reads it, with httpcore's failures in httpx's words."""
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None = None,
+        exc_value: BaseException | None = None,
+        traceback: TracebackType | None = None,
+    ) -> None:
+        await self.aclose()
 
-    def __init__(self, stream: Any, request: httpx.Request) -> None:
-        self._stream = stream
-        self._request = request
 
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        try:
-            async for part in self._stream:
-                yield part
-        except HTTPCORE_ERRORS as exc:
-            raise as_httpx_error(exc, self._request) from exc
+class AsyncPoolTransport(httpx.AsyncHTTPTransport):
+    """httpx's transport, sending through :class:`AsyncRoutes` instead of a pool of its own."""
 
-    async def aclose(self) -> None:
-        await self._stream.aclose()
+    def __init__(
+        self, network: Network, *, network_backend: httpcore.AsyncNetworkBackend | None = None
+    ) -> None:
+        """httpx's ``__init__`` is not called: it would open a pool (and a TLS context) that
+        nothing uses.
+
+        Args:
+            network: the TLS context and the proxy (or the environment's) to use.
+            network_backend: what opens sockets; ``None`` for httpcore's own.
+        """
+        check_sends_through_pool(httpx.AsyncHTTPTransport.handle_async_request)
+        self._pool = AsyncRoutes(network, network_backend)  # type: ignore[assignment]
+
+
+def check_sends_through_pool(method: object) -> None:
+    """Refuse, when a client is made, an httpx whose transport no longer sends through its
+    ``_pool``: paysdk's routes, proxies and deadline-bound sockets would be passed by."""
+    code = getattr(inspect.unwrap(method), "__code__", None)  # type: ignore[arg-type]
+    if code is None or "_pool" not in code.co_names:
+        raise ConfigurationError(
+            f"httpx {httpx.__version__}'s transport does not send through its connection pool "
+            "as paysdk expects; install an httpx paysdk supports: pip install python-paysdk"
+        )
