@@ -345,6 +345,26 @@ def test_a_ledger_fulfilment_is_a_span_with_its_outcome(
     assert {first.name, again.name} == {"paysdk.fulfil_once"}
 
 
+def test_spans_made_by_the_fulfilment_action_nest_under_fulfil_once(
+    tmp_path: Path, spans: InMemorySpanExporter, provider: tuple[TracerProvider, Any]
+) -> None:
+    """The action runs with ``paysdk.fulfil_once`` current, so what it traces (the warehouse
+    call that ships the order) shows as part of the fulfilment."""
+    tracer = provider[0].get_tracer("shop")
+
+    def ship(payment: paysdk.VerifiedPayment) -> None:
+        with tracer.start_as_current_span("warehouse.ship"):
+            pass
+
+    with Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.fulfil_once(paid(), ship)
+    finished = spans.get_finished_spans()
+    (fulfil,) = [span for span in finished if span.name == "paysdk.fulfil_once"]
+    (shipping,) = [span for span in finished if span.name == "warehouse.ship"]
+    assert fulfil.context is not None and shipping.parent is not None
+    assert shipping.parent.span_id == fulfil.context.span_id
+
+
 async def test_an_async_ledger_fulfilment_is_a_span_with_its_outcome(
     tmp_path: Path, spans: InMemorySpanExporter
 ) -> None:

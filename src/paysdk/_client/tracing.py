@@ -94,7 +94,9 @@ class CallSpan:
         if self._span is not None:
             self._span.set_attribute("paysdk.reference", reference)
 
-    def _current(self) -> Any:
+    def current(self) -> Any:
+        """A context manager making this span current (started if it was not): spans made
+        inside it, the HTTP instrumentations' or the application's own, are its children."""
         self.start()
         return self._trace.use_span(self._span, end_on_exit=False)
 
@@ -122,7 +124,7 @@ class CallSpan:
         """``send``, with this span current while it runs and what it brought recorded."""
 
         def traced(request: Send) -> R:
-            with self._current():
+            with self.current():
                 result = send(request)
             self._sent(request, result)
             return result
@@ -133,7 +135,7 @@ class CallSpan:
         """The async twin of :meth:`sending`."""
 
         async def traced(request: Send) -> R:
-            with self._current():
+            with self.current():
                 result = await send(request)
             self._sent(request, result)
             return result

@@ -7,6 +7,7 @@ one, from which ``scripts/unasync.py`` generates the sync.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import inspect
 import os
@@ -158,7 +159,8 @@ class Ledger(_BaseLedger):
         plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
         span = call_span("fulfil_once", payment.reference)
         try:
-            result = self._run(plan, action, payment)
+            with span.current() if span is not None else contextlib.nullcontext():
+                result = self._run(plan, action, payment)  # the action's own spans nest
         except BaseException as exc:
             _ended(span, exc)
             raise
@@ -267,7 +269,8 @@ class AsyncLedger(_BaseLedger):
         plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
         span = call_span("fulfil_once", payment.reference)
         try:
-            result = await self._run(plan, action, payment)
+            with span.current() if span is not None else contextlib.nullcontext():
+                result = await self._run(plan, action, payment)  # the action's own spans nest
         except BaseException as exc:
             _ended(span, exc)
             raise
