@@ -15,7 +15,8 @@
     │   └── ResponseTooLargeError     a 2xx body past max_response_bytes (not read further)
     ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
     │   ├── APITimeoutError           no answer in time (retried)
-    │   └── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
+    │   ├── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
+    │   └── ProxyAuthenticationError  the proxy refused its credentials, 407 (not retried)
     ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
 ├── EventLoopError                an AsyncClient used from an event loop other than its own
     ├── PaymentVerificationError      the payment exists but must not be fulfilled
@@ -60,6 +61,7 @@ __all__ = [
     "PaymentNotFoundError",
     "PaymentVerificationError",
     "PermissionDeniedError",
+    "ProxyAuthenticationError",
     "RateLimitError",
     "ResponseTooLargeError",
     "ResponseValidationError",
@@ -290,6 +292,12 @@ class CertificateVerificationError(APIConnectionError):
     """The service's TLS certificate could not be verified: an unknown CA, a wrong host name or
     an expired certificate. Not retried, since trying again cannot change the certificate; trust
     a private CA with ``verify=`` or ``SSL_CERT_FILE``."""
+
+
+class ProxyAuthenticationError(APIConnectionError):
+    """The proxy refused to open a tunnel to the service without the right credentials (407).
+    Not retried: the next attempt would bring the same ones; fix them in ``proxy=`` or
+    ``HTTPS_PROXY``."""
 
 
 class ClientClosedError(PaySDKError, RuntimeError):

@@ -173,20 +173,23 @@ async def test_a_proxy_refusing_the_tunnel_is_a_connection_error_that_hides_the_
     tls_client_context: ssl.SSLContext,
     make_loopback_client: MakeClient,
 ) -> None:
-    """A 407 to the CONNECT (no credentials, or the wrong ones) is APIConnectionError, neither
-    a certificate error nor the HTTP library's own exception; no password is in the error (its
-    traceback and causes printed) or the client's repr, and the sandbox is never reached."""
+    """A 407 to the CONNECT (no credentials, or the wrong ones) is ProxyAuthenticationError (an
+    APIConnectionError), neither a certificate error nor the HTTP library's own exception, and
+    is not retried, since the next attempt would send the same credentials; no password is in
+    the error (its traceback and causes printed) or the client's repr, and the sandbox is never
+    reached."""
     proxy = (
         guarded.url if password is None else f"http://{USER}:{password}@127.0.0.1:{guarded.port}"
     )
     client = connect(
-        make_loopback_client, tls_sandbox, verify=tls_client_context, proxy=proxy, max_retries=0
+        make_loopback_client, tls_sandbox, verify=tls_client_context, proxy=proxy, max_retries=2
     )
     with pytest.raises(paysdk.APIConnectionError) as caught:
         await client.verify(COMPLETED_REFERENCE)
     error = caught.value
-    assert type(error) is paysdk.APIConnectionError
+    assert type(error) is paysdk.ProxyAuthenticationError
     assert "407" in str(error)
+    assert (error.attempts, client.sleeps) == (1, [])
     assert (guarded.refused, guarded.tunnels, len(guarded.requests)) == (1, 0, 1)
     assert tls_sandbox.requests == []
     shown = "".join(traceback.format_exception(error)) + repr(error) + repr(client.client)

@@ -24,6 +24,7 @@ from .._errors import (
     PaymentNotFoundError,
     PaySDKError,
     PermissionDeniedError,
+    ProxyAuthenticationError,
     RateLimitError,
     ResponseTooLargeError,
     ResponseValidationError,
@@ -211,6 +212,12 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
             f"could not verify the service's TLS certificate: {detail}; if the service uses a "
             "private certificate authority, trust it with verify='/path/to/ca-bundle.pem' or "
             "SSL_CERT_FILE",
+            **where,
+        )
+    elif failure.kind == "proxy_auth":
+        error = ProxyAuthenticationError(
+            f"the proxy refused to open a tunnel to the service: {detail}; check the credentials "
+            "in proxy= or HTTPS_PROXY (http://user:password@proxy:port)",
             **where,
         )
     elif failure.kind == "too_large" and failure.status_code is not None:

@@ -99,7 +99,7 @@ class Opened(NamedTuple):
 
 
 FailureKind: TypeAlias = Literal[
-    "connect", "timeout", "certificate", "too_large", "undecodable", "closed"
+    "connect", "timeout", "certificate", "proxy_auth", "too_large", "undecodable", "closed"
 ]
 
 

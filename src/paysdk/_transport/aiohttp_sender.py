@@ -72,6 +72,8 @@ def _failure(exc: BaseException) -> Failure | None:
     refused = certificate_error(exc)
     if refused is not None:
         return Failure("certificate", certificate_problem(refused), cause=exc)
+    if isinstance(exc, aiohttp.ClientHttpProxyError) and exc.status == 407:
+        return Failure("proxy_auth", f"407 {exc.message}", cause=exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
 

@@ -55,6 +55,8 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
     refused = certificate_error(exc)
     if refused is not None:
         return Failure("certificate", certificate_problem(refused), cause=exc)
+    if isinstance(exc, httpx.ProxyError) and str(exc).startswith("407"):  # httpcore: "407 ..."
+        return Failure("proxy_auth", str(exc), cause=exc)
     detail = str(exc) or type(exc).__name__
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
