@@ -169,6 +169,7 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
     ) == [
         "paysdk",
         "paysdk._client",
+        "paysdk._client.base",
         "paysdk._client.clients",
         "paysdk._client.options",
         "paysdk._lazy",

@@ -7,19 +7,19 @@ how they send a request and how they wait, so a behaviour fixed in the core is f
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from inspect import isawaitable
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 from typing_extensions import Self, Unpack
 
-from .options import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes, VerifyTypes
+from .base import BaseClient, HttpBackend, Lookup, load_engine
+from .options import CallOptions
 
 if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_engine)
     from .. import _core, _errors
-    from .._core.config import Config
     from .._core.plans import Plan
     from .._core.steps import Send
     from .._models.listed import ListedPayment
@@ -29,27 +29,17 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from .._transport._async import drive as _adrive
     from .._transport._sync import drive as _drive
     from .._transport.async_streams import AsyncSender
-    from .._transport.httpx_common import HttpxDefaults
     from .._transport.httpx_sync import SyncHttpxSender
     from .._transport.network import Network
-    from . import configure as _configure
-    from . import logs as _logs
     from . import raw as _raw
     from . import tracing as _tracing
     from .bulk import AsyncBulk, SyncBulk
     from .raw import AsyncRawClient, RawClient
     from .tracing import CallSpan
 
-__all__ = ["AsyncClient", "Client"]
+__all__ = ["AsyncClient", "Client", "Lookup"]
 
 T = TypeVar("T")
-HttpClientT = TypeVar("HttpClientT", httpx.Client, httpx.AsyncClient)
-SenderT = TypeVar("SenderT", "SyncHttpxSender", "AsyncSender")
-HttpBackend = Literal["httpx", "aiohttp"]
-
-Lookup = Callable[[str], object]
-"""Finds what the merchant expects for a reference: an ``Expected``, any object or mapping with
-``amount`` and ``currency`` (such as the merchant's order), or ``None`` for an unknown order."""
 
 
 def _load_engine() -> None:
@@ -59,148 +49,20 @@ def _load_engine() -> None:
     (a CLI's ``--help``, a web app's start-up, a type checker's plugin); the core, the senders
     and the models then load with the first client, not with each call.
     """
-    global _core, _errors, _drive, _httpx, _httpx_sync, _configure, _logs, _raw, _tracing
+    global _core, _errors, _drive, _httpx, _httpx_sync, _raw, _tracing
+    load_engine()
     from .. import _core, _errors
     from .._transport import httpx_common as _httpx
     from .._transport import httpx_sync as _httpx_sync
     from .._transport._sync import drive as _drive
-    from . import configure as _configure
-    from . import logs as _logs
     from . import raw as _raw
     from . import tracing as _tracing
 
 
-class _BaseClient(Generic[HttpClientT, SenderT]):
-    """What both clients share: configuration, options and their presentation."""
-
-    _config: Config
-    _sender: SenderT
-    _owns_http: bool
-    _http_client_type: type[HttpClientT]
-    _backends: tuple[str, ...] = ("httpx",)
-
-    def __init__(
-        self,
-        *,
-        secret_key: str | None = None,
-        base_url: str | None = None,
-        timeout: TimeoutTypes | NotGiven = NOT_GIVEN,
-        max_retries: int | NotGiven = NOT_GIVEN,
-        default_headers: Mapping[str, str] | None = None,
-        http_client: HttpClientT | None = None,
-        allow_insecure_http: bool = False,
-        max_response_bytes: int | None = None,
-        deadline: float | None = None,
-        http_backend: HttpBackend = "httpx",
-        verify: VerifyTypes = True,
-        proxy: str | None = None,
-        app_info: str | None = None,
-    ) -> None:
-        """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
-        PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2.
-
-        ``verify``: an ``ssl.SSLContext`` or a CA bundle's path to check the service's
-        certificate with (default: httpx's trust, or ``SSL_CERT_FILE``); ``False`` only for a
-        loopback ``base_url``. ``proxy``: a proxy URL for every request (default: the
-        environment's ``HTTPS_PROXY``/``NO_PROXY``...). ``app_info``: your application's name
-        and version (``"myshop/1.4"``), added to the User-Agent.
-        """
-        _load_engine()
-        if http_backend not in self._backends:
-            raise _errors.ConfigurationError(
-                f"{type(self).__name__} takes http_backend "
-                + " or ".join(repr(name) for name in self._backends)
-                + f", not {http_backend!r}"
-            )
-        self._config = _configure.create_config(
-            secret_key=secret_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            allow_insecure_http=allow_insecure_http,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-            agent=_configure.user_agent(
-                self._backend_name(http_backend), _configure.check_app_info(app_info)
-            ),
-            verifies_tls=verify is not False,
-        )
-        wanted = self._http_client_type
-        if http_client is not None and not isinstance(http_client, wanted):
-            raise _errors.ConfigurationError(
-                f"{type(self).__name__} needs http_client to be an {wanted.__module__}."
-                f"{wanted.__name__}, not {type(http_client).__name__}"
-            )
-        if http_client is not None and http_backend != "httpx":
-            raise _errors.ConfigurationError(
-                "http_client is an httpx client: it needs http_backend='httpx'"
-            )
-        if http_client is not None and (verify is not True or proxy is not None):
-            raise _errors.ConfigurationError(
-                "verify= and proxy= configure the connections paysdk makes; a given "
-                "http_client keeps its own: set them on it instead"
-            )
-        network = _configure.create_network(
-            verify=verify, proxy=proxy, base_url=self._config.base_url
-        )
-        self._owns_http = http_client is None
-        self._connect(http_client, http_backend, network)
-        _logs.configure_logging()
-
-    def _backend_name(self, backend: HttpBackend) -> str:
-        return _httpx.BACKEND
-
-    def _connect(
-        self, http_client: HttpClientT | None, backend: HttpBackend, network: Network
-    ) -> None:
-        raise NotImplementedError
-
-    @property
-    def base_url(self) -> str:
-        return self._config.base_url
-
-    @property
-    def timeout(self) -> httpx.Timeout:
-        return _httpx.httpx_timeout(self._config.timeout)
-
-    @property
-    def max_retries(self) -> int:
-        return self._config.max_retries
-
-    def with_options(self, **options: Unpack[CallOptions]) -> Self:
-        """A client sharing this one's connections, with other defaults (timeout, retries...).
-
-        ``secret_key`` and ``base_url`` give a client for another merchant account: many
-        accounts, one connection pool. The copy lives as long as this client: closing this one
-        closes the copy's connections.
-        """
-        clone = object.__new__(type(self))
-        clone.__dict__.update(self.__dict__)
-        clone._config = _configure.apply_options(self._config, options)
-        clone._owns_http = False
-        return clone
-
-    def __repr__(self) -> str:
-        config = getattr(self, "_config", None)  # None if the constructor refused its arguments
-        if config is None:
-            return f"<paysdk.{type(self).__name__} (not configured)>"
-        return (
-            f"<paysdk.{type(self).__name__} base_url={config.base_url!r} "
-            f"max_retries={config.max_retries} secret_key=<hidden>>"
-        )
-
-    def _httpx_defaults(self) -> HttpxDefaults:
-        return _httpx.HttpxDefaults(self._config.headers, self._config.timeout)
-
-    def _options(self, options: CallOptions) -> Config:
-        if self._sender.is_closed:
-            raise _errors.closed_error(type(self).__name__)
-        return _configure.apply_options(self._config, options)
-
-
-class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
+class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
     """The synchronous client. Reuse one per process: it keeps connections open."""
+
+    _load = staticmethod(_load_engine)
 
     _http_client_type = httpx.Client
     _sender: SyncHttpxSender
@@ -356,7 +218,7 @@ class Client(_BaseClient[httpx.Client, "SyncHttpxSender"]):
         return result
 
 
-class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
+class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
     """The asynchronous client: the same methods as :class:`Client`, awaitable.
 
     ``http_backend="aiohttp"`` (with the ``aiohttp`` extra) sends through aiohttp instead of
@@ -365,6 +227,7 @@ class AsyncClient(_BaseClient[httpx.AsyncClient, "AsyncSender"]):
     """
 
     _http_client_type = httpx.AsyncClient
+    _load = staticmethod(_load_engine)
     _backends = ("httpx", "aiohttp")
     _sender: AsyncSender
 

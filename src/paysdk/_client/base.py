@@ -1,0 +1,175 @@
+"""What ``Client`` and ``AsyncClient`` share: their configuration, checked when they are made,
+per-call options, and how they present themselves. The calls themselves are in ``clients``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+
+import httpx
+from typing_extensions import Self, Unpack
+
+from .options import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes, VerifyTypes
+
+if TYPE_CHECKING:  # loaded with the first client made (see load_engine)
+    from .. import _errors
+    from .._core.config import Config
+    from .._transport import httpx_common as _httpx
+    from .._transport.async_streams import AsyncSender
+    from .._transport.httpx_common import HttpxDefaults
+    from .._transport.httpx_sync import SyncHttpxSender
+    from .._transport.network import Network
+    from . import configure as _configure
+    from . import logs as _logs
+
+__all__ = ["BaseClient", "HttpBackend", "Lookup", "load_engine"]
+
+HttpClientT = TypeVar("HttpClientT", httpx.Client, httpx.AsyncClient)
+SenderT = TypeVar("SenderT", "SyncHttpxSender", "AsyncSender")
+HttpBackend = Literal["httpx", "aiohttp"]
+
+Lookup = Callable[[str], object]
+"""Finds what the merchant expects for a reference: an ``Expected``, any object or mapping with
+``amount`` and ``currency`` (such as the merchant's order), or ``None`` for an unknown order."""
+
+
+def load_engine() -> None:
+    """Import what making a client needs, once, with the first client made: ``import paysdk``
+    stays cheap for a program that only imports it."""
+    global _errors, _httpx, _configure, _logs
+    from .. import _errors
+    from .._transport import httpx_common as _httpx
+    from . import configure as _configure
+    from . import logs as _logs
+
+
+class BaseClient(Generic[HttpClientT, SenderT]):
+    """What both clients share: configuration, options and their presentation."""
+
+    _config: Config
+    _sender: SenderT
+    _owns_http: bool
+    _http_client_type: type[HttpClientT]
+    _backends: tuple[str, ...] = ("httpx",)
+    _load: Callable[[], None] = staticmethod(load_engine)
+    """Imports what the client runs on (its subclass's calls need more than this module)."""
+
+    def __init__(
+        self,
+        *,
+        secret_key: str | None = None,
+        base_url: str | None = None,
+        timeout: TimeoutTypes | NotGiven = NOT_GIVEN,
+        max_retries: int | NotGiven = NOT_GIVEN,
+        default_headers: Mapping[str, str] | None = None,
+        http_client: HttpClientT | None = None,
+        allow_insecure_http: bool = False,
+        max_response_bytes: int | None = None,
+        deadline: float | None = None,
+        http_backend: HttpBackend = "httpx",
+        verify: VerifyTypes = True,
+        proxy: str | None = None,
+        app_info: str | None = None,
+    ) -> None:
+        """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
+        PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2.
+
+        ``verify``: an ``ssl.SSLContext`` or a CA bundle's path to check the service's
+        certificate with (default: httpx's trust, or ``SSL_CERT_FILE``); ``False`` only for a
+        loopback ``base_url``. ``proxy``: a proxy URL for every request (default: the
+        environment's ``HTTPS_PROXY``/``NO_PROXY``...). ``app_info``: your application's name
+        and version (``"myshop/1.4"``), added to the User-Agent.
+        """
+        self._load()
+        if http_backend not in self._backends:
+            raise _errors.ConfigurationError(
+                f"{type(self).__name__} takes http_backend "
+                + " or ".join(repr(name) for name in self._backends)
+                + f", not {http_backend!r}"
+            )
+        self._config = _configure.create_config(
+            secret_key=secret_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            default_headers=default_headers,
+            allow_insecure_http=allow_insecure_http,
+            max_response_bytes=max_response_bytes,
+            deadline=deadline,
+            agent=_configure.user_agent(
+                self._backend_name(http_backend), _configure.check_app_info(app_info)
+            ),
+            verifies_tls=verify is not False,
+        )
+        wanted = self._http_client_type
+        if http_client is not None and not isinstance(http_client, wanted):
+            raise _errors.ConfigurationError(
+                f"{type(self).__name__} needs http_client to be an {wanted.__module__}."
+                f"{wanted.__name__}, not {type(http_client).__name__}"
+            )
+        if http_client is not None and http_backend != "httpx":
+            raise _errors.ConfigurationError(
+                "http_client is an httpx client: it needs http_backend='httpx'"
+            )
+        if http_client is not None and (verify is not True or proxy is not None):
+            raise _errors.ConfigurationError(
+                "verify= and proxy= configure the connections paysdk makes; a given "
+                "http_client keeps its own: set them on it instead"
+            )
+        network = _configure.create_network(
+            verify=verify, proxy=proxy, base_url=self._config.base_url
+        )
+        self._owns_http = http_client is None
+        self._connect(http_client, http_backend, network)
+        _logs.configure_logging()
+
+    def _backend_name(self, backend: HttpBackend) -> str:
+        return _httpx.BACKEND
+
+    def _connect(
+        self, http_client: HttpClientT | None, backend: HttpBackend, network: Network
+    ) -> None:
+        raise NotImplementedError
+
+    @property
+    def base_url(self) -> str:
+        return self._config.base_url
+
+    @property
+    def timeout(self) -> httpx.Timeout:
+        return _httpx.httpx_timeout(self._config.timeout)
+
+    @property
+    def max_retries(self) -> int:
+        return self._config.max_retries
+
+    def with_options(self, **options: Unpack[CallOptions]) -> Self:
+        """A client sharing this one's connections, with other defaults (timeout, retries...).
+
+        ``secret_key`` and ``base_url`` give a client for another merchant account: many
+        accounts, one connection pool. The copy lives as long as this client: closing this one
+        closes the copy's connections.
+        """
+        clone = object.__new__(type(self))
+        clone.__dict__.update(self.__dict__)
+        clone._config = _configure.apply_options(self._config, options)
+        clone._owns_http = False
+        return clone
+
+    def __repr__(self) -> str:
+        config = getattr(self, "_config", None)  # None if the constructor refused its arguments
+        if config is None:
+            return f"<paysdk.{type(self).__name__} (not configured)>"
+        return (
+            f"<paysdk.{type(self).__name__} base_url={config.base_url!r} "
+            f"max_retries={config.max_retries} secret_key=<hidden>>"
+        )
+
+    def _httpx_defaults(self) -> HttpxDefaults:
+        return _httpx.HttpxDefaults(self._config.headers, self._config.timeout)
+
+    def _options(self, options: CallOptions) -> Config:
+        if self._sender.is_closed:
+            raise _errors.closed_error(type(self).__name__)
+        return _configure.apply_options(self._config, options)
