@@ -161,17 +161,13 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
         and ``currency``, or a ``lookup`` that finds them from the reference (your order table).
         """
         span = _tracing.call_span("verify_callback")
-        try:  # a refused callback is the span's outcome too
+        with _tracing.spanning(span, until_raised=True):  # a refused callback is its outcome too
             reference = _core.parse_callback(source)
             if span is not None:
                 span.describe(reference)
             found = lookup(reference) if lookup is not None else None
             expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
             plan = _core.confirm(self._options(options), reference, expected)
-        except BaseException as exc:
-            if span is not None:
-                span.end(exc)
-            raise
         return self._run(plan, span)
 
     @property
@@ -209,13 +205,8 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
         send = send or self._sender.send
         if span is None:
             return _drive.run(plan, send, sleep)
-        try:
-            result = _drive.run(plan, span.sending(send), span.sleeping(sleep))
-        except BaseException as exc:
-            span.end(exc)
-            raise
-        span.end()
-        return result
+        with _tracing.spanning(span):
+            return _drive.run(plan, span.sending(send), span.sleeping(sleep))
 
 
 class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
@@ -335,7 +326,7 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
     ) -> VerifiedPayment:
         """Turn a callback request into a confirmed payment; ``lookup`` may be async."""
         span = _tracing.call_span("verify_callback")
-        try:  # a refused callback is the span's outcome too
+        with _tracing.spanning(span, until_raised=True):  # a refused callback is its outcome too
             reference = _core.parse_callback(source)
             if span is not None:
                 span.describe(reference)
@@ -344,10 +335,6 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
                 found = await found
             expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
             plan = _core.confirm(self._options(options), reference, expected)
-        except BaseException as exc:
-            if span is not None:
-                span.end(exc)
-            raise
         return await self._run(plan, span)
 
     @property
@@ -384,15 +371,9 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
     async def _run(self, plan: Plan[T], span: CallSpan | None = None) -> T:
         if span is None:
             return await _adrive.run(plan, self._send, self._sleep)
-        try:
-            result = await _adrive.run(
-                plan, span.async_sending(self._send), span.sleeping(self._sleep)
-            )
-        except BaseException as exc:
-            span.end(exc)
-            raise
-        span.end()
-        return result
+        with _tracing.spanning(span):
+            send, sleep = span.async_sending(self._send), span.sleeping(self._sleep)
+            return await _adrive.run(plan, send, sleep)
 
     async def _send(self, request: Send) -> Any:
         if self._sender.is_closed:

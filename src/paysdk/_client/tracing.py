@@ -14,9 +14,10 @@ The ``otel`` extra installs opentelemetry-api, which is all a library should dep
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.steps import Answer, Failure, Opened, Send
@@ -26,7 +27,7 @@ from .._version import __version__
 if TYPE_CHECKING:
     from types import ModuleType
 
-__all__ = ["CallSpan", "call_span"]
+__all__ = ["CallSpan", "call_span", "spanning"]
 
 R = TypeVar("R")
 
@@ -51,6 +52,26 @@ def call_span(name: str, reference: str | None = None, *, lazy: bool = False) ->
         if not span.recording:
             return None
     return span
+
+
+@contextlib.contextmanager
+def spanning(span: CallSpan | None, *, until_raised: bool = False) -> Generator[None, None, None]:
+    """End ``span`` (if there is one) as the block ends, with what it raised if it did.
+
+    Args:
+        span: the call's span, or ``None`` when nothing records it.
+        until_raised: end it only if the block raises: the call goes on after the block.
+    """
+    if span is None:
+        yield
+        return
+    try:
+        yield
+    except BaseException as exc:
+        span.end(exc)
+        raise
+    if not until_raised:
+        span.end()
 
 
 @functools.lru_cache(maxsize=4)
@@ -151,16 +172,19 @@ class CallSpan:
 
         return traced
 
-    def end(self, error: BaseException | None = None, **attributes: str | bool | int) -> None:
+    def add(self, name: str, value: str | bool | int) -> None:
+        """An attribute the call learnt on its way (the fulfilment's outcome)."""
+        if self._span is not None:
+            self._span.set_attribute(name, value)
+
+    def end(self, error: BaseException | None = None) -> None:
         """End the span: ``error`` is what the call raised (``GeneratorExit``: an iteration the
-        caller stopped early, which is no error); ``attributes`` are added first."""
+        caller stopped early, which is no error)."""
         span = self._span
         if span is None:
             return
         self._span = None
         span.set_attribute("paysdk.attempts", self.attempts)
-        for key, value in attributes.items():
-            span.set_attribute(key, value)
         if isinstance(error, GeneratorExit):
             span.set_attribute("paysdk.stopped_early", True)
         elif error is not None:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from typing_extensions import Self
 
-from .._client.tracing import CallSpan, call_span
+from .._client.tracing import CallSpan, call_span, spanning
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _plans, _sql
@@ -67,14 +67,14 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
     )
 
 
-def _ended(span: CallSpan | None, error: BaseException | None, result: Any = None) -> None:
-    """End ``fulfil_once``'s span, with the fulfilment's outcome when it has one."""
-    if span is None:
-        return
-    if isinstance(result, FulfilResult):
-        span.end(error, **{"paysdk.fulfilment.outcome": result.outcome.value})
-    else:
-        span.end(error)
+def _current(span: CallSpan | None) -> contextlib.AbstractContextManager[object]:
+    """``span`` made current, so what the action traces nests under it."""
+    return span.current() if span is not None else contextlib.nullcontext()
+
+
+def _outcome(span: CallSpan | None, result: FulfilResult[Any]) -> None:
+    if span is not None:
+        span.add("paysdk.fulfilment.outcome", result.outcome.value)
 
 
 class _BaseLedger:
@@ -158,13 +158,9 @@ class Ledger(_BaseLedger):
             raise ConfigurationError("an async action needs paysdk.AsyncLedger")
         plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
         span = call_span("fulfil_once", payment.reference)
-        try:
-            with span.current() if span is not None else contextlib.nullcontext():
-                result = self._run(plan, action, payment)  # the action's own spans nest
-        except BaseException as exc:
-            _ended(span, exc)
-            raise
-        _ended(span, None, result)
+        with spanning(span), _current(span):  # the action's own spans nest under it
+            result = self._run(plan, action, payment)
+            _outcome(span, result)
         return cast("FulfilResult[T]", result)
 
     def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
@@ -268,13 +264,9 @@ class AsyncLedger(_BaseLedger):
         """
         plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
         span = call_span("fulfil_once", payment.reference)
-        try:
-            with span.current() if span is not None else contextlib.nullcontext():
-                result = await self._run(plan, action, payment)  # the action's own spans nest
-        except BaseException as exc:
-            _ended(span, exc)
-            raise
-        _ended(span, None, result)
+        with spanning(span), _current(span):  # the action's own spans nest under it
+            result = await self._run(plan, action, payment)
+            _outcome(span, result)
         return result
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
