@@ -101,8 +101,6 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
         """
         plan = _core.iter_payments(self._options(options))
         span = _tracing.call_span("iter_payments", lazy=True)
-        if span is None:
-            return _drive.ItemIterator(plan, self._sender.send, self._sleep)
         send, sleep = span.sending(self._sender.send), span.sleeping(self._sleep)
         return _drive.ItemIterator(plan, send, sleep, span.end)
 
@@ -161,10 +159,9 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
         and ``currency``, or a ``lookup`` that finds them from the reference (your order table).
         """
         span = _tracing.call_span("verify_callback")
-        with _tracing.spanning(span, until_raised=True):  # a refused callback is its outcome too
+        with span.if_raised():  # a refused callback is the span's outcome too
             reference = _core.parse_callback(source)
-            if span is not None:
-                span.describe(reference)
+            span.describe(reference)
             found = lookup(reference) if lookup is not None else None
             expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
             plan = _core.confirm(self._options(options), reference, expected)
@@ -201,11 +198,12 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
         sleep: Callable[[float], None] | None = None,
         send: Callable[[Send], Any] | None = None,
     ) -> T:
-        sleep = sleep or self._sleep
-        send = send or self._sender.send
-        if span is None:
-            return _drive.run(plan, send, sleep)
-        with _tracing.spanning(span):
+        span, sleep, send = (
+            span or _tracing.UNTRACED,
+            sleep or self._sleep,
+            send or self._sender.send,
+        )
+        with span:
             return _drive.run(plan, span.sending(send), span.sleeping(sleep))
 
 
@@ -274,8 +272,6 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
         """Every listed payment as the body streams in: ``async for p in iter_payments()``."""
         plan = _core.iter_payments(self._options(options))
         span = _tracing.call_span("iter_payments", lazy=True)
-        if span is None:
-            return _adrive.AsyncItemIterator(plan, self._send, self._sleep)
         send, sleep = span.async_sending(self._send), span.sleeping(self._sleep)
         return _adrive.AsyncItemIterator(plan, send, sleep, span.end)
 
@@ -326,10 +322,9 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
     ) -> VerifiedPayment:
         """Turn a callback request into a confirmed payment; ``lookup`` may be async."""
         span = _tracing.call_span("verify_callback")
-        with _tracing.spanning(span, until_raised=True):  # a refused callback is its outcome too
+        with span.if_raised():  # a refused callback is the span's outcome too
             reference = _core.parse_callback(source)
-            if span is not None:
-                span.describe(reference)
+            span.describe(reference)
             found = lookup(reference) if lookup is not None else None
             if isawaitable(found):
                 found = await found
@@ -369,9 +364,8 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
         await anyio.sleep(seconds)
 
     async def _run(self, plan: Plan[T], span: CallSpan | None = None) -> T:
-        if span is None:
-            return await _adrive.run(plan, self._send, self._sleep)
-        with _tracing.spanning(span):
+        span = span or _tracing.UNTRACED
+        with span:
             send, sleep = span.async_sending(self._send), span.sleeping(self._sleep)
             return await _adrive.run(plan, send, sleep)
 

@@ -17,7 +17,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import sys
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable
+from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.steps import Answer, Failure, Opened, Send
@@ -27,15 +28,16 @@ from .._version import __version__
 if TYPE_CHECKING:
     from types import ModuleType
 
-__all__ = ["CallSpan", "call_span", "spanning"]
+__all__ = ["UNTRACED", "CallSpan", "call_span"]
 
 R = TypeVar("R")
 
 TRACE_MODULE = "opentelemetry.trace"
 
 
-def call_span(name: str, reference: str | None = None, *, lazy: bool = False) -> CallSpan | None:
-    """The span of one call named ``paysdk.<name>``, or ``None`` when nothing would record it.
+def call_span(name: str, reference: str | None = None, *, lazy: bool = False) -> CallSpan:
+    """The span of one call named ``paysdk.<name>``; :data:`UNTRACED` when nothing would
+    record it, so callers need no check.
 
     Args:
         name: the call, as its method is named.
@@ -45,33 +47,13 @@ def call_span(name: str, reference: str | None = None, *, lazy: bool = False) ->
     """
     trace = sys.modules.get(TRACE_MODULE)
     if trace is None:
-        return None
+        return UNTRACED
     span = CallSpan(trace, f"paysdk.{name}", reference)
     if not lazy:
         span.start()
         if not span.recording:
-            return None
+            return UNTRACED
     return span
-
-
-@contextlib.contextmanager
-def spanning(span: CallSpan | None, *, until_raised: bool = False) -> Generator[None, None, None]:
-    """End ``span`` (if there is one) as the block ends, with what it raised if it did.
-
-    Args:
-        span: the call's span, or ``None`` when nothing records it.
-        until_raised: end it only if the block raises: the call goes on after the block.
-    """
-    if span is None:
-        yield
-        return
-    try:
-        yield
-    except BaseException as exc:
-        span.end(exc)
-        raise
-    if not until_raised:
-        span.end()
 
 
 @functools.lru_cache(maxsize=4)
@@ -88,7 +70,11 @@ def _error_type(error: BaseException) -> str:
 
 
 class CallSpan:
-    """One call's span: started once, fed what each attempt brought, ended once."""
+    """One call's span: started once, fed what each attempt brought, ended once.
+
+    ``with span:`` ends it as the block ends, with what the block raised; ``with
+    span.if_raised():`` only if the block raises (the call goes on after it).
+    """
 
     __slots__ = ("_last", "_name", "_reference", "_span", "_trace", "attempts")
 
@@ -172,6 +158,26 @@ class CallSpan:
 
         return traced
 
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.end(exc)
+
+    @contextlib.contextmanager
+    def if_raised(self) -> Any:
+        """End the span only if the block raises."""
+        try:
+            yield
+        except BaseException as exc:
+            self.end(exc)
+            raise
+
     def add(self, name: str, value: str | bool | int) -> None:
         """An attribute the call learnt on its way (the fulfilment's outcome)."""
         if self._span is not None:
@@ -192,3 +198,43 @@ class CallSpan:
             status = self._trace.Status(self._trace.StatusCode.ERROR, type(error).__name__)
             span.set_status(status)
         span.end()
+
+
+class Untraced(CallSpan):
+    """What a call runs with when nothing records spans: every method leaves things as they
+    are, at the cost of a method call."""
+
+    def __init__(self) -> None:
+        self.attempts = 0
+
+    @property
+    def recording(self) -> bool:
+        return False
+
+    def start(self) -> None:
+        return None
+
+    def describe(self, reference: str) -> None:
+        return None
+
+    def current(self) -> Any:
+        return contextlib.nullcontext()
+
+    def sending(self, send: Callable[[Send], R]) -> Callable[[Send], R]:
+        return send
+
+    def async_sending(self, send: Callable[[Send], Awaitable[R]]) -> Callable[[Send], Awaitable[R]]:
+        return send
+
+    def sleeping(self, sleep: Callable[[float], R]) -> Callable[[float], R]:
+        return sleep
+
+    def add(self, name: str, value: str | bool | int) -> None:
+        return None
+
+    def end(self, error: BaseException | None = None) -> None:
+        return None
+
+
+UNTRACED = Untraced()
+"""The one span that records nothing."""

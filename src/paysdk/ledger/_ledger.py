@@ -7,7 +7,6 @@ one, from which ``scripts/unasync.py`` generates the sync.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import inspect
 import os
@@ -19,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
 
 from typing_extensions import Self
 
-from .._client.tracing import CallSpan, call_span, spanning
+from .._client.tracing import call_span
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _plans, _sql
@@ -65,16 +64,6 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
         f"unsupported ledger URL scheme {name!r}: use sqlite:///path.db, a path, "
         "or postgresql://user@host/db"
     )
-
-
-def _current(span: CallSpan | None) -> contextlib.AbstractContextManager[object]:
-    """``span`` made current, so what the action traces nests under it."""
-    return span.current() if span is not None else contextlib.nullcontext()
-
-
-def _outcome(span: CallSpan | None, result: FulfilResult[Any]) -> None:
-    if span is not None:
-        span.add("paysdk.fulfilment.outcome", result.outcome.value)
 
 
 class _BaseLedger:
@@ -158,9 +147,9 @@ class Ledger(_BaseLedger):
             raise ConfigurationError("an async action needs paysdk.AsyncLedger")
         plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
         span = call_span("fulfil_once", payment.reference)
-        with spanning(span), _current(span):  # the action's own spans nest under it
+        with span, span.current():  # what the action traces nests under the fulfilment
             result = self._run(plan, action, payment)
-            _outcome(span, result)
+            span.add("paysdk.fulfilment.outcome", result.outcome.value)
         return cast("FulfilResult[T]", result)
 
     def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
@@ -264,9 +253,9 @@ class AsyncLedger(_BaseLedger):
         """
         plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
         span = call_span("fulfil_once", payment.reference)
-        with spanning(span), _current(span):  # the action's own spans nest under it
+        with span, span.current():  # what the action traces nests under the fulfilment
             result = await self._run(plan, action, payment)
-            _outcome(span, result)
+            span.add("paysdk.fulfilment.outcome", result.outcome.value)
         return result
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
