@@ -106,3 +106,20 @@ def test_an_httpx_whose_transport_no_longer_sends_through_its_pool_is_refused(
     monkeypatch.setattr(httpx.HTTPTransport, "handle_request", elsewhere)
     with pytest.raises(paysdk.ConfigurationError, match="does not send through"):
         paysdk.Client(secret_key="sk_test_123456", base_url="https://api.example.com")
+
+
+def test_the_routes_remembered_stay_bounded_however_many_hosts_are_called(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Per-call ``base_url`` lets a platform call any number of hosts: the route cache starts
+    again past its bound instead of growing with them, and still answers right."""
+    from paysdk._transport.network import MAX_ROUTES
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("NO_PROXY", "shop-7.example.com")
+    network = _network()
+    for number in range(MAX_ROUTES * 3):
+        network.proxy_for("https", f"shop-{number}.example.com")
+        assert len(network._routes) <= MAX_ROUTES
+    assert network.proxy_for("https", "shop-7.example.com") is None
+    assert network.proxy_for("https", "shop-8.example.com") == Proxy("http://proxy.corp:3128")

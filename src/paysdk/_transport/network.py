@@ -18,6 +18,9 @@ from urllib.parse import unquote, urlsplit
 __all__ = ["Network", "Proxy", "parse_proxy"]
 
 PROXY_SCHEMES = ("http", "https")
+MAX_ROUTES = 256
+"""Routes remembered per client: hosts come from ``base_url`` (per call, too), so a platform
+calling many hosts cannot grow the cache without end; past this it starts again."""
 
 
 class Proxy(NamedTuple):
@@ -92,6 +95,8 @@ class Network:
         try:
             return self._routes[scheme, host]
         except KeyError:
+            if len(self._routes) >= MAX_ROUTES:
+                self._routes.clear()
             route = self._routes[scheme, host] = self._from_environment(scheme, host)
             return route
 
