@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 from fastapi import Depends, FastAPI
 from fastapi.testclient import TestClient
+from starlette.requests import Request
 
 import paysdk
 from paysdk.integrations.fastapi import VerifiedCallback, install
@@ -85,6 +87,15 @@ def test_the_service_failing_asks_for_a_retry(
     assert shop.fulfilled == []
 
 
+def test_fastapi_reads_the_request_parameter_as_the_request_class(shop: Shop) -> None:
+    """What FastAPI inspects, a callable instance's signature, holds the class, not a string: a
+    string annotation there cannot be resolved by FastAPI before 0.124 (it answers 422)."""
+    client = paysdk.AsyncClient(secret_key="sk_test_x", base_url="http://127.0.0.1:1")
+    signature = inspect.signature(VerifiedCallback(client, lookup=shop.lookup))
+    assert signature.parameters["request"].annotation is Request
+    assert signature.return_annotation is paysdk.VerifiedPayment
+
+
 def test_a_client_of_another_kind_is_refused(shop: Shop) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
         VerifiedCallback(object(), lookup=shop.lookup)  # type: ignore[arg-type]
@@ -113,7 +124,6 @@ def test_an_app_without_install_is_told_to_call_it(callback_sandbox: Sandbox, sh
 
 def test_a_plain_starlette_app_answers_the_same_body(callback_sandbox: Sandbox, shop: Shop) -> None:
     from starlette.applications import Starlette
-    from starlette.requests import Request
     from starlette.responses import JSONResponse
     from starlette.routing import Route
 

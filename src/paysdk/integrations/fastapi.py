@@ -19,8 +19,10 @@ fulfilled elsewhere 503, without reaching the endpoint. ``fulfil`` is async with
 ``AsyncLedger``; with a ``Ledger`` it is sync and runs in a worker thread.
 """
 
-from __future__ import annotations
-
+# No ``from __future__ import annotations`` here: FastAPI reads the annotations of
+# ``VerifiedCallback.__call__`` at run time, and before 0.124 it cannot resolve a string one on a
+# callable instance (it answers 422 or raises PydanticUndefinedAnnotation): ``Request`` must be
+# the class itself.
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import cast
