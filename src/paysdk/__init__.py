@@ -14,6 +14,10 @@ imported only when used.
 from typing import TYPE_CHECKING, Any
 
 from ._lazy import lazy_names
+
+# Loaded with the package, before the application can freeze objects, so that it tells what the
+# interpreter froze itself from what the application freezes later (gcpause's docstring).
+from ._parsing import gcpause as _gcpause  # noqa: F401
 from ._version import __version__
 
 if TYPE_CHECKING:

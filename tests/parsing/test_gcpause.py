@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import json
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -130,3 +132,34 @@ def test_objects_the_application_froze_stay_frozen() -> None:
         assert made
     finally:
         gc.unfreeze()
+
+
+FROZEN_BEFORE_IMPORT = """
+import gc
+kept = [[n] for n in range(300)]
+gc.freeze()  # before paysdk, as CPython 3.12.0 and 3.12.1 freeze tuples of their own at start
+import paysdk
+from paysdk._parsing.gcpause import gc_paused
+
+
+class Node:
+    pass
+
+
+with gc_paused():
+    made = [Node() for _ in range(5000)]
+oldest = {id(obj) for obj in gc.get_objects(generation=2)}
+assert all(id(node) in oldest for node in made), "the survivors were not promoted"
+assert gc.get_count()[0] < 700, gc.get_count()
+gc.freeze()  # the application's own, once loaded: kept through the next pause
+frozen = gc.get_freeze_count()
+with gc_paused():
+    more = [Node() for _ in range(100)]
+assert gc.get_freeze_count() == frozen, (gc.get_freeze_count(), frozen)
+"""
+
+
+def test_objects_frozen_before_paysdk_was_imported_are_the_interpreters() -> None:
+    """Frozen at start (by the interpreter itself on 3.12.0 and 3.12.1), they do not stop the
+    survivors' promotion; what the application freezes after importing paysdk stays frozen."""
+    subprocess.run([sys.executable, "-c", FROZEN_BEFORE_IMPORT], check=True, timeout=60)

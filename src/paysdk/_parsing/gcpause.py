@@ -10,21 +10,25 @@ against the youngest generation, so the first allocation after it would scan eve
 (about a million objects for 10**5 payments) at once, only to find them all alive. When the
 last pause ends, the objects it made are therefore moved straight to the oldest generation
 (``gc.freeze()`` then ``gc.unfreeze()``: no scan, and the young counter starts again at zero),
-where a model list that is kept would have ended up after two collections anyway. An
-application that froze objects itself (``gc.get_freeze_count() > 0``, as pre-forking servers
-do) keeps them frozen: then the pause ends with the plain ``gc.enable()``.
+where a model list that is kept would have ended up after two collections anyway.
+
+An application that froze objects itself (as pre-forking servers do, once the app is loaded)
+keeps them frozen: then the pause ends with the plain ``gc.enable()``. What was frozen before
+paysdk was imported (``paysdk/__init__.py`` loads this module) is the interpreter's own, not the
+application's: CPython 3.12.0 and 3.12.1 start with a few hundred immortal tuples frozen.
 """
 
 from __future__ import annotations
 
 import gc
-import threading
+from _thread import allocate_lock  # threading's Lock, without importing threading with paysdk
 from collections.abc import Generator
 from contextlib import contextmanager
 
-_lock = threading.Lock()
+_lock = allocate_lock()
 _pauses = 0
 _was_enabled = False
+_frozen_by_the_interpreter = gc.get_freeze_count()
 
 
 @contextmanager
@@ -47,6 +51,9 @@ def gc_paused() -> Generator[None, None, None]:
 
 def _promote_survivors() -> None:
     """Move every tracked object to the oldest generation without scanning it."""
-    if gc.get_freeze_count() == 0:  # never thaw what the application froze
-        gc.freeze()
-        gc.unfreeze()
+    global _frozen_by_the_interpreter
+    if gc.get_freeze_count() > _frozen_by_the_interpreter:
+        return  # the application froze objects: never thaw them
+    gc.freeze()
+    gc.unfreeze()  # the interpreter's own frozen objects too: they are merely scanned again
+    _frozen_by_the_interpreter = 0
