@@ -453,7 +453,8 @@ def test_the_final_error_says_how_many_attempts_were_made(
     assert err.endswith(" (2 attempts)\n")
     # reconcile streams the list (iter_payments): the count is the error's, not the log's
     ledger = tmp_path / "ledger.db"
-    Ledger(ledger).create_table()
+    with Ledger(ledger) as made:
+        made.create_table()
     code, _, err = run("reconcile", "--ledger", str(ledger), "--max-retries", "2")
     assert code == 1
     assert err.startswith("paysdk: error: ")
@@ -470,7 +471,8 @@ def test_verbose_shows_each_attempt_of_a_streamed_call(
     sandbox: Sandbox, run: Run, tmp_path: Path
 ) -> None:
     ledger = tmp_path / "ledger.db"
-    Ledger(ledger).create_table()
+    with Ledger(ledger) as made:
+        made.create_table()
     sandbox.inject(Fault.server_error(), path="/payments", times=None)
     code, _, err = run("reconcile", "--ledger", str(ledger), "--max-retries", "1", "--verbose")
     assert code == 1

@@ -90,7 +90,8 @@ def test_nothing_to_do_exits_0(
 ) -> None:
     for record in sandbox.payments:
         sandbox.remove_payment(record.reference)
-    Ledger(tmp_path / "l.db").create_table()
+    with Ledger(tmp_path / "l.db") as made:
+        made.create_table()
     code, out, _ = run(capsys, "reconcile", "--ledger", str(tmp_path / "l.db"), *_env(sandbox))
     assert code == 0
     assert out.splitlines()[-1] == "nothing needs attention"
