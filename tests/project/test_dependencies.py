@@ -91,7 +91,30 @@ def extra_of(module: str) -> str | None:
 
 
 MODULES = sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py"))
-DISTRIBUTIONS = importlib.metadata.packages_distributions()
+
+
+def packages_distributions() -> dict[str, list[str]]:
+    """Each importable top-level name, with the distributions that install it.
+
+    From each distribution's ``top_level.txt`` or, without one (wheels built by hatchling and
+    others have none), its installed files: Python 3.11's ``packages_distributions`` does both,
+    3.10's reads ``top_level.txt`` alone.
+    """
+    found: dict[str, list[str]] = {}
+    for distribution in importlib.metadata.distributions():
+        names = set((distribution.read_text("top_level.txt") or "").split())
+        if not names:
+            names = {
+                file.parts[0] if len(file.parts) > 1 else file.stem
+                for file in distribution.files or []
+                if file.suffix == ".py"
+            }
+        for name in names:
+            found.setdefault(name, []).append(distribution.metadata["Name"])
+    return found
+
+
+DISTRIBUTIONS = packages_distributions()
 
 
 @pytest.mark.parametrize("module", MODULES)

@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 import paysdk
+from tests.support.pytester import import_all_of_paysdk
 
 pytest_plugins = ["pytester"]
+import_all_of_paysdk()  # before any in-process run: tests/support/pytester.py says why
 
 PAGE = (Path(__file__).resolve().parents[2] / "docs" / "testing.md").read_text(encoding="utf-8")
 BLOCKS = re.findall(r"```python\n(.*?)```", PAGE, flags=re.DOTALL)

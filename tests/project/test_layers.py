@@ -11,6 +11,7 @@ import ast
 import importlib
 import os
 import pkgutil
+import re
 import shutil
 import subprocess
 import sys
@@ -25,9 +26,10 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
 
 def _lint(source: Path) -> subprocess.CompletedProcess[str]:
-    """``lint-imports`` with the project's contracts, on the package found under ``source``."""
+    """``lint-imports`` with the project's contracts, on the package found under ``source``;
+    its output without the colours that some import-linter releases write even to a pipe."""
     env = {**os.environ, "PYTHONPATH": str(source)}
-    return subprocess.run(
+    result = subprocess.run(
         [str(LINT_IMPORTS), "--config", str(ROOT / "pyproject.toml"), "--no-cache"],
         capture_output=True,
         text=True,
@@ -35,6 +37,8 @@ def _lint(source: Path) -> subprocess.CompletedProcess[str]:
         cwd=source,
         timeout=120,
     )
+    result.stdout = re.sub(r"\x1b\[[0-9;]*m", "", result.stdout)
+    return result
 
 
 @pytest.fixture

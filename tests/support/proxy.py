@@ -2,8 +2,10 @@
 
 ::
 
-    with ForwardProxy() as proxy, httpx.Client(proxy=proxy.url, verify=context) as http:
-        http.get(f"{tls_sandbox.base_url}/payments")       # CONNECT 127.0.0.1:PORT, then TLS
+    with ForwardProxy() as proxy:
+        proxied = httpx.HTTPTransport(proxy=httpx.Proxy(proxy.url), verify=context)
+        with httpx.Client(transport=proxied) as http:
+            http.get(f"{tls_sandbox.base_url}/payments")   # CONNECT 127.0.0.1:PORT, then TLS
     assert proxy.tunnels == 1
     (connect,) = proxy.requests
     assert connect.method == "CONNECT" and "Authorization" not in connect.headers

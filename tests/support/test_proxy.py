@@ -27,13 +27,17 @@ VERIFY = f"/payment/{COMPLETED_REFERENCE}"
 USER, PASSWORD = "merchant", "p@ss:w/rd é"  # characters a URL's userinfo must percent-encode
 
 
+def proxied(proxy: str, verify: ssl.SSLContext | bool = False) -> httpx.HTTPTransport:
+    """httpx's transport through ``proxy`` (a ``Proxy``: httpx 0.25 takes no URL string there)."""
+    return httpx.HTTPTransport(proxy=httpx.Proxy(proxy), verify=verify)
+
+
 def through(proxy: str, sandbox: Sandbox, verify: ssl.SSLContext | bool = False) -> httpx.Client:
     """A client for ``sandbox`` through ``proxy``, sending its key; the environment ignored."""
     headers = {"Authorization": f"Bearer {sandbox.secret_key}"}
     return httpx.Client(
         base_url=sandbox.base_url,
-        proxy=proxy,
-        verify=verify,
+        transport=proxied(proxy, verify),
         headers=headers,
         trust_env=False,
         timeout=WAIT,
@@ -174,7 +178,7 @@ def test_an_answer_without_a_content_length_is_relayed_until_the_origin_closes(
     forward_proxy: ForwardProxy, hostile: HostileServer, answer: bytes, body: bytes
 ) -> None:
     hostile.script(raw(answer), respond(200, b"next"))
-    with httpx.Client(proxy=forward_proxy.url, trust_env=False, timeout=WAIT) as http:
+    with httpx.Client(transport=proxied(forward_proxy.url), trust_env=False, timeout=WAIT) as http:
         first = http.get(f"{hostile.base_url}/one")
         second = http.get(f"{hostile.base_url}/two")  # a fresh connection to the proxy
     assert (first.content, first.headers["Connection"]) == (body, "close")

@@ -13,7 +13,10 @@ import textwrap
 
 import pytest
 
+from tests.support.pytester import import_all_of_paysdk
+
 pytest_plugins = ["pytester"]
+import_all_of_paysdk()  # before any in-process run: tests/support/pytester.py says why
 
 ORDERS = """
 ORDERS = {
@@ -206,6 +209,11 @@ def test_service_down(app, paysdk_api, paysdk_callback):
     response = paysdk_callback.send(app, CALLBACK, "order-1")
     assert (response.status_code, response.json()) == (503, {"status": "retry_later"})
     assert app.state.fulfilled == []
+
+
+@pytest.fixture
+def anyio_backend():
+    return "asyncio"
 
 
 @pytest.mark.anyio

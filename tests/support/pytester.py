@@ -1,0 +1,23 @@
+"""Merchants' test files run in-process by pytester, over one copy of paysdk.
+
+An in-process run puts ``sys.modules`` back as it found it, forgetting each module first imported
+during the run, while the names ``paysdk`` resolves lazily (``paysdk.Client``) stay cached on the
+package. A later run would then import a second ``Client`` class, whose instances the framework
+helpers' ``isinstance`` checks refuse. Importing every module of paysdk first keeps one copy.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+import paysdk
+
+__all__ = ["import_all_of_paysdk"]
+
+
+def import_all_of_paysdk() -> None:
+    """Import each module of the package (but ``__main__`` ones, which run a program)."""
+    for module in pkgutil.walk_packages(paysdk.__path__, "paysdk."):
+        if not module.name.endswith(".__main__"):
+            importlib.import_module(module.name)
