@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test lint typecheck unit docs dist bench clean postgres
+.PHONY: demo test matrix lint typecheck unit docs dist bench clean postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,8 +63,13 @@ dist: $(DEV_STAMP)
 
 test: lint typecheck unit docs dist
 
+# The suite on every supported Python, at the lowest and newest declared versions, one job after
+# another (scripts/matrix.py; `make test` is the 3.11 job). CI runs it after `make test`.
+matrix: $(DEV_STAMP) postgres
+	$(BIN)/python scripts/matrix.py
+
 bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) dist build site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .matrix dist build site .pytest_cache .mypy_cache .ruff_cache

@@ -1,0 +1,123 @@
+"""scripts/matrix.py (``make matrix``): which versions each job must prove, the classifiers that
+say so, and jobs that cannot start failing with their reason."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "matrix.py"
+
+
+def load_script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("matrix_script", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+matrix = load_script()
+PROJECT = matrix.load_project()
+
+
+def names(requirements: list[Requirement]) -> set[str]:
+    return {requirement.name.lower() for requirement in requirements}
+
+
+def test_the_suites_requirements_expand_the_extras_and_follow_markers() -> None:
+    on_310 = names(matrix.requirements(PROJECT, ["tests"], "3.10.13"))
+    on_312 = names(matrix.requirements(PROJECT, ["tests"], "3.12.1"))
+    assert {"httpx", "pydantic", "aiohttp", "django", "starlette", "psycopg", "pytest"} <= on_312
+    assert "python-paysdk" not in on_312  # its extras are expanded, not required again
+    assert {"tomli", "pymdown-extensions"} <= on_310 - on_312  # python_version < '3.11'
+
+
+def test_every_requirement_of_the_suite_declares_the_floor_the_lowest_job_proves() -> None:
+    for version in ("3.10.13", "3.15.0"):
+        for requirement in matrix.requirements(PROJECT, ["tests"], version):
+            assert matrix.floor(requirement) is not None, requirement
+
+
+def test_a_floor_is_proven_only_by_that_very_version() -> None:
+    wanted = [Requirement("httpx>=0.25,<1"), Requirement("Flask>=2.3.3"), Requirement("tomli")]
+    installed = {"httpx": "0.25.0", "flask": "3.0.0", "tomli": "2.0.0"}
+    assert matrix.unproven_floors(wanted, installed) == [
+        "Flask>=2.3.3: the lowest resolution installed 3.0.0, not 2.3.3; 2.3.3 cannot be"
+        " installed with the rest, so the floor is 3.0.0",
+        "tomli: declares no minimum, so none is tested",
+    ]
+    assert matrix.unproven_floors([Requirement("pytest>=8")], {}) == ["pytest>=8: not installed"]
+
+
+def test_the_classifiers_name_exactly_the_pythons_the_matrix_runs() -> None:
+    tested = {job.python for job in matrix.JOBS} | {matrix.MAKE_TEST_PYTHON}
+    prefix = "Programming Language :: Python :: 3."
+    classified = {
+        text.removeprefix("Programming Language :: Python :: ")
+        for text in PROJECT["classifiers"]
+        if text.startswith(prefix)
+    }
+    assert classified == tested
+    lowest = min(tested, key=lambda version: tuple(map(int, version.split("."))))
+    assert PROJECT["requires-python"] == f">={lowest}"
+    assert [job.name for job in matrix.JOBS if job.resolution == matrix.LOWEST] == [
+        f"{lowest}-lowest"
+    ]
+
+
+def test_make_test_on_another_python_adds_a_job_for_its_own() -> None:
+    assert matrix.jobs_for(matrix.MAKE_TEST_PYTHON) == matrix.JOBS
+    added = set(matrix.jobs_for("3.12")) - set(matrix.JOBS)
+    assert [job.name for job in added] == [f"{matrix.MAKE_TEST_PYTHON}-newest"]
+
+
+def test_a_job_without_its_interpreter_fails_with_the_reason(tmp_path: Path) -> None:
+    empty = tmp_path / "bin"  # PATH: no python3.10 on it
+    empty.mkdir()
+    env = {**os.environ, "PYENV_ROOT": str(tmp_path / "no-pyenv"), "PATH": str(empty)}
+    result = subprocess.run(
+        [sys.executable, str(SCRIPT), "--job", "3.10-lowest", "--work", str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    reason = f"cannot start: no Python 3.10: none under {tmp_path / 'no-pyenv' / 'versions'}"
+    assert reason in result.stdout
+    assert "3.10-lowest  Python ?" in result.stdout.split("matrix summary:")[1]
+
+
+def test_a_chroot_that_cannot_be_built_fails_both_of_its_jobs_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+
+    def failing_run(argv: list[str], *, step: str, **_: object) -> str:
+        calls.append(step)
+        raise matrix.StepFailed(f"{step} exited with 1: E: no route to the mirror")
+
+    monkeypatch.setattr(matrix, "run", failing_run)
+    monkeypatch.setattr(matrix.shutil, "which", lambda name: f"/usr/sbin/{name}")
+    sid = matrix.Sid(tmp_path / "sid")
+    sid_jobs = [job for job in matrix.JOBS if job.in_sid]
+    outcomes = [matrix.run_job(job, sid, tmp_path) for job in sid_jobs]
+    reason = (
+        "cannot start: the sid chroot cannot be built: debootstrap sid exited with 1:"
+        " E: no route to the mirror"
+    )
+    assert [outcome.failure for outcome in outcomes] == [reason, reason]
+    assert calls == ["debootstrap sid"]  # tried once, not again for the second job
+    sid.teardown()
+    assert not (tmp_path / "sid").exists()
