@@ -16,8 +16,10 @@ $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 	touch $@
 
+# uv installs the dev tools several times faster than pip; the dev extra then pins uv itself.
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet uv
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
 	touch $@ $(RUNTIME_STAMP)
 
 # The demo imports paysdk and the standard library only: no dev toolchain to wait for.
