@@ -15,7 +15,8 @@ where a model list that is kept would have ended up after two collections anyway
 An application that froze objects itself (as pre-forking servers do, once the app is loaded)
 keeps them frozen: then the pause ends with the plain ``gc.enable()``. What was frozen before
 paysdk was imported (``paysdk/__init__.py`` loads this module) is the interpreter's own, not the
-application's: CPython 3.12.0 and 3.12.1 start with a few hundred immortal tuples frozen.
+application's: CPython 3.12.0 and 3.12.1 start with a few hundred immortal tuples frozen, and
+freeze them again at each collection.
 """
 
 from __future__ import annotations
@@ -51,9 +52,7 @@ def gc_paused() -> Generator[None, None, None]:
 
 def _promote_survivors() -> None:
     """Move every tracked object to the oldest generation without scanning it."""
-    global _frozen_by_the_interpreter
     if gc.get_freeze_count() > _frozen_by_the_interpreter:
-        return  # the application froze objects: never thaw them
+        return  # the application froze objects (``gc.freeze()`` takes the whole heap): keep them
     gc.freeze()
-    gc.unfreeze()  # the interpreter's own frozen objects too: they are merely scanned again
-    _frozen_by_the_interpreter = 0
+    gc.unfreeze()  # the interpreter's own too: they are merely scanned again, or frozen again
