@@ -435,7 +435,7 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
 
 def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
     sid.build(log)
-    package = f"python{job.python}"
+    package = f"python{job.python}-venv"  # with ensurepip, which the tests use: Debian splits it
     try:
         sid.chroot(
             ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package],
