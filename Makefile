@@ -49,13 +49,17 @@ unit: $(DEV_STAMP) postgres
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-# The ledger's tests start a throwaway PostgreSQL server from Debian's postgresql package.
+# The ledger's tests start a throwaway PostgreSQL server from Debian's postgresql package, and a
+# throwaway PgBouncer (Debian's pgbouncer) in front of it, and run workers with their clocks
+# moved by libfaketime (Debian's faketime).
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 postgres:
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
-	  echo "installing PostgreSQL (apt-get) for the ledger's tests"; \
+	@{ ls /usr/lib/postgresql/*/bin/initdb && ls /usr/sbin/pgbouncer && command -v faketime; } \
+	  >/dev/null 2>&1 || { \
+	  echo "installing PostgreSQL, PgBouncer and faketime (apt-get) for the ledger's tests"; \
 	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends postgresql; }
+	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
+	    postgresql pgbouncer faketime; }
 
 # What would be uploaded: a wheel and an sdist in dist/, checked as PyPI will render them.
 dist: $(DEV_STAMP)

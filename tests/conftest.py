@@ -322,3 +322,24 @@ def ledger_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
 
     url: str = request.getfixturevalue("postgres_url")
     return fresh_database(url)
+
+
+@pytest.fixture(scope="session", params=["transaction", "session"])
+def pgbouncer_url(request: pytest.FixtureRequest, postgres_url: str) -> Iterator[str]:
+    """A throwaway PgBouncer in front of ``postgres_url``, with its default settings, in
+    transaction pool mode (4 server connections, fewer than the race's workers) and in session
+    mode: for each, its URL of the ``postgres`` database (tests/support/postgres.py)."""
+    from tests.support.postgres import throwaway_pgbouncer
+
+    mode: str = request.param
+    settings = {"default_pool_size": 4} if mode == "transaction" else {}
+    with throwaway_pgbouncer(postgres_url, mode, settings) as url:
+        yield url
+
+
+@pytest.fixture
+def pooled_ledger_url(pgbouncer_url: str, postgres_url: str) -> str:
+    """A fresh database on the server, reached through ``pgbouncer_url``."""
+    from tests.support.postgres import fresh_database, through
+
+    return through(pgbouncer_url, fresh_database(postgres_url))

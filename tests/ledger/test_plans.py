@@ -10,6 +10,7 @@ import pytest
 import paysdk
 from paysdk.ledger import LeaseLostError, LedgerError, Outcome
 from paysdk.ledger._plans import Act, Acted, Begin, Commit, LedgerPlan, Query, Rows, fulfil_once
+from paysdk.ledger._sql import POSTGRES, SQLITE
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
 PAYMENT = paysdk.VerifiedPayment(reference="order-9", amount=700, currency="NGN", success=True)
@@ -17,7 +18,7 @@ CLAIMED_ROW = ("order-9", "claimed", "someone-else", 1, NOW, 700, "NGN", None)
 
 
 def plan() -> LedgerPlan[Any]:
-    return fulfil_once("ledger", PAYMENT, dt.timedelta(seconds=60), lambda: NOW)
+    return fulfil_once(POSTGRES, "ledger", PAYMENT, dt.timedelta(seconds=60))
 
 
 def drive(
@@ -88,3 +89,16 @@ def test_a_failed_release_leaves_the_actions_error_to_raise_with_its_own_cause()
         steps.throw(LedgerError("the SQLite ledger failed: database is locked"))
     assert raised.value.__cause__ is cause
     assert isinstance(raised.value.__context__, LedgerError)
+
+
+@pytest.mark.parametrize("dialect", [POSTGRES, SQLITE], ids=["postgres", "sqlite"])
+def test_the_database_clock_starts_checks_and_ends_each_lease(dialect: Any) -> None:
+    steps = fulfil_once(dialect, "ledger", PAYMENT, dt.timedelta(minutes=5))
+    seen, _ = drive(steps, [Rows([], 0), Rows([], 1), Acted(value=None), Rows([], 1)])
+    claim, take_over, done = (step for step in seen if isinstance(step, Query))
+    for query in (claim, take_over, done):  # no time of the worker's is sent, only the lease
+        assert dialect.now in query.sql
+        assert not any(isinstance(value, dt.datetime) for value in query.params)
+    assert 300.0 in claim.params
+    assert 300.0 in take_over.params
+    assert f"lease_expires_at <= {dialect.now}" in take_over.sql

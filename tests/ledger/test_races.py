@@ -2,8 +2,8 @@
 
 Each worker is a process (tests/support/ledger_worker.py, forked from a forkserver) verifying
 against a real sandbox on loopback and fulfilling through a ledger on a SQLite file or a real
-PostgreSQL server. Every action appends a line to a shared file: the test counts how often each
-one ran.
+PostgreSQL server, directly or through PgBouncer. Every action appends a line to a shared file:
+the test counts how often each one ran.
 """
 
 from __future__ import annotations
@@ -109,8 +109,27 @@ def effects_of(path: Path) -> collections.Counter[tuple[str, str]]:
 def test_sixteen_processes_deliver_the_same_fifty_callbacks_and_each_ships_once(
     race_service: Sandbox, ledger_url: str, tmp_path: Path, workers: Workers
 ) -> None:
-    effects = tmp_path / "effects.log"
-    everyone = workers.start(WORKERS, job(race_service, ledger_url, effects, *REFERENCES))
+    race(race_service, ledger_url, tmp_path / "effects.log", workers)
+
+
+def test_through_pgbouncer_sixteen_processes_deliver_fifty_callbacks_and_each_ships_once(
+    race_service: Sandbox, pooled_ledger_url: str, tmp_path: Path, workers: Workers
+) -> None:
+    """The same race through PgBouncer with its default settings, in transaction mode (16
+    workers share 4 server connections, a transaction on whichever is free) and session mode."""
+    race(race_service, pooled_ledger_url, tmp_path / "effects.log", workers)
+
+
+def race(sandbox: Sandbox, ledger_url: str, effects: Path, workers: Workers) -> None:
+    """Sixteen processes deliver the same fifty callbacks at once: each ships once, no error.
+
+    Args:
+        sandbox: the service the workers verify against.
+        ledger_url: the ledger they share.
+        effects: the file each action appends a line to.
+        workers: starts the processes.
+    """
+    everyone = workers.start(WORKERS, job(sandbox, ledger_url, effects, *REFERENCES))
     outcomes = workers.finish(everyone)
 
     assert effects_of(effects) == {("done", reference): 1 for reference in REFERENCES}

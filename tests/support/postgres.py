@@ -1,8 +1,9 @@
-"""A throwaway PostgreSQL cluster for the ledger's tests: a real server on 127.0.0.1.
+"""A throwaway PostgreSQL cluster for the ledger's tests: a real server on 127.0.0.1, and a
+throwaway PgBouncer in front of it.
 
-``initdb`` and ``pg_ctl`` come from Debian's postgresql package (``make test`` installs it when
-missing). PostgreSQL refuses to run as root, so as root they run as the ``postgres`` user, with
-the data and socket directories in a temporary directory that user owns.
+``initdb`` and ``pg_ctl`` come from Debian's postgresql package, ``pgbouncer`` from Debian's
+pgbouncer (``make test`` installs both when missing). Neither will run as root, so as root they
+run as the ``postgres`` user, with their files in a temporary directory that user owns.
 """
 
 from __future__ import annotations
@@ -14,11 +15,13 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+import time
+import urllib.parse
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["fresh_database", "postgres_bin", "throwaway_cluster"]
+__all__ = ["fresh_database", "postgres_bin", "through", "throwaway_cluster", "throwaway_pgbouncer"]
 
 
 def postgres_bin() -> Path:
@@ -81,3 +84,98 @@ def fresh_database(url: str) -> str:
     with psycopg.connect(url, autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")  # a generated, safe name
     return url.rsplit("/", 1)[0] + f"/{name}"
+
+
+@contextmanager
+def throwaway_pgbouncer(
+    server_url: str, pool_mode: str, settings: Mapping[str, str | int] | None = None
+) -> Iterator[str]:
+    """Start PgBouncer on a free loopback port in front of the server at ``server_url``, with
+    its defaults but for ``pool_mode`` (``transaction`` or ``session``) and ``settings``; yield
+    its URL (the same database, user and password as ``server_url``); stop it, delete its files.
+
+    Every database name is passed through to the server (``* = ...``), so a URL of
+    :func:`fresh_database` works through it too (see :func:`through`). As root, it runs as the
+    ``postgres`` user, as the server does.
+
+    Args:
+        server_url: the URL of a database on the server, as :func:`throwaway_cluster` yields.
+        pool_mode: PgBouncer's ``pool_mode``.
+        settings: more of ``pgbouncer.ini``'s ``[pgbouncer]`` section, by name.
+    """
+    binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
+    if not os.path.exists(binary):
+        raise RuntimeError("PgBouncer is not installed: `make test` installs it (apt-get)")
+    server = urllib.parse.urlsplit(server_url)
+    root = Path(tempfile.mkdtemp(prefix="paysdk-pgbouncer-"))
+    port = _free_port()
+    ini = {
+        "listen_addr": "127.0.0.1",
+        "listen_port": port,
+        "unix_socket_dir": "",
+        "auth_type": "trust",  # the user must still be in auth_file
+        "auth_file": root / "userlist.txt",
+        "logfile": root / "pgbouncer.log",
+        "pool_mode": pool_mode,
+        **(settings or {}),
+    }
+    lines = ["[databases]", f"* = host={server.hostname} port={server.port}", "[pgbouncer]"]
+    (root / "pgbouncer.ini").write_text(
+        "\n".join([*lines, *(f"{k} = {v}" for k, v in ini.items())])
+    )
+    (root / "userlist.txt").write_text(f'"{server.username}" ""\n')
+    uid: int | None = None
+    gid: int | None = None
+    groups: list[int] | None = None
+    if os.geteuid() == 0:  # PgBouncer refuses to run as root
+        account = pwd.getpwnam("postgres")
+        for path in (root, *root.iterdir()):
+            os.chown(path, account.pw_uid, account.pw_gid)
+        uid, gid, groups = account.pw_uid, account.pw_gid, []
+    process = subprocess.Popen(
+        [binary, str(root / "pgbouncer.ini")],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        user=uid,
+        group=gid,
+        extra_groups=groups,
+    )
+    try:
+        _wait_for_port(port, process, root / "pgbouncer.log")
+        yield through(f"postgresql://127.0.0.1:{port}", server_url)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def through(pooler_url: str, database_url: str) -> str:
+    """``database_url`` (its user, password and database) reached at the pooler's host and port.
+
+    Args:
+        pooler_url: a URL of the pooler; only its host and port are used.
+        database_url: a URL of a database on the server behind it.
+    """
+    database = urllib.parse.urlsplit(database_url)
+    user, at, _ = database.netloc.rpartition("@")
+    pooler = urllib.parse.urlsplit(pooler_url).netloc.rpartition("@")[2]
+    return database._replace(netloc=f"{user}{at}{pooler}").geturl()
+
+
+def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> None:
+    """Return once ``process`` listens on ``port``; raise, with its log, if it exits first."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            details = log.read_text() if log.exists() else ""
+            raise RuntimeError(f"pgbouncer exited with {process.returncode}: {details}")
+        with socket.socket() as probe:
+            if probe.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.02)
+    raise RuntimeError(f"pgbouncer did not listen on port {port} within 10s")

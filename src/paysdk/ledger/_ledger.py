@@ -80,9 +80,9 @@ class _BaseLedger:
         table: str = _sql.DEFAULT_TABLE,
         create_table: bool = True,
         timeout: float = 30.0,
-        clock: Callable[[], dt.datetime] = _plans.utc_now,
     ) -> None:
-        """``lease``: how long a claim holds before another worker may take it over (seconds).
+        """``lease``: how long a claim holds before another worker may take it over (seconds),
+        by the database's clock.
 
         ``create_table=False`` when your migrations own the table (see docs/fulfilment.md).
         ``timeout``: the longest one database wait may take, in seconds: a lock (both), or on
@@ -101,7 +101,6 @@ class _BaseLedger:
         self.timeout: float = float(timeout)
         self._create_table = create_table
         self._ready = not create_table
-        self._clock = clock
         self._driver = self._open_driver()
 
     def _open_driver(self) -> Any:
@@ -113,7 +112,7 @@ class _BaseLedger:
 
     def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
         checked = _plans.check_payable(payment)
-        return _plans.fulfil_once(self.table, checked, self.lease, self._clock)
+        return _plans.fulfil_once(self._driver.dialect, self.table, checked, self.lease)
 
 
 class Ledger(_BaseLedger):

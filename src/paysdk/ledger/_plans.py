@@ -14,7 +14,7 @@ import datetime as dt
 import enum
 import re
 import secrets
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Generator, Sequence
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from .._core import Expected, check_payment
@@ -35,7 +35,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-Clock = Callable[[], dt.datetime]
 
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
 
@@ -177,10 +176,6 @@ def check_payable(payment: object) -> VerifiedPayment:
     return check_payment(payment, Expected())
 
 
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.timezone.utc)
-
-
 def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     yield Begin()
     for statement in dialect.schema(table):
@@ -189,19 +184,28 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
 
 
 def fulfil_once(
-    table: str, payment: VerifiedPayment, lease: dt.timedelta, clock: Clock
+    dialect: _sql.Dialect, table: str, payment: VerifiedPayment, lease: dt.timedelta
 ) -> LedgerPlan[FulfilResult[Any]]:
-    """Claim ``payment.reference``, run the action once, then record it done (or release it)."""
+    """Claim ``payment.reference``, run the action once, then record it done (or release it).
+
+    When a lease starts and whether it has expired are the database's to say (its clock, in the
+    SQL), so a worker's clock running ahead or behind never takes a live claim or keeps a dead one.
+
+    Args:
+        dialect: the database's: its SQL, and its clock.
+        table: the ledger's table.
+        payment: the verified payment to fulfil.
+        lease: how long a claim holds before another worker may take it over.
+    """
     reference = payment.reference
     token = secrets.token_hex(16)
-    now = clock()
-    claim = (token, now + lease, payment.amount, payment.currency, now)
+    claim = (token, lease.total_seconds(), payment.amount, payment.currency)
 
     yield Begin()
-    inserted: Rows = yield Query(_sql.insert_claim(table), (reference, *claim))
+    inserted: Rows = yield Query(_sql.insert_claim(dialect, table), (reference, *claim))
     claimed = inserted.rowcount == 1
     if not claimed:
-        updated: Rows = yield Query(_sql.take_over(table), (*claim, reference, now))
+        updated: Rows = yield Query(_sql.take_over(dialect, table), (*claim, reference))
         claimed = updated.rowcount == 1
     if not claimed:
         found: Rows = yield Query(_sql.select_one(table), (reference,))
@@ -223,7 +227,7 @@ def fulfil_once(
         raise acted.error
 
     yield Begin()
-    done: Rows = yield Query(_sql.mark_fulfilled(table), (clock(), reference, token))
+    done: Rows = yield Query(_sql.mark_fulfilled(dialect, table), (reference, token))
     yield Commit()
     if done.rowcount != 1:
         raise LeaseLostError(

@@ -5,11 +5,18 @@ compare-and-set ``UPDATE``, and PostgreSQL re-checks an UPDATE's condition again
 concurrent transaction committed, so exactly one worker wins each claim. Every wait is bounded
 by the ledger's timeout: connecting, each lock, a dead peer (TCP); a statement by twice it, and a
 transaction left idle by ten times.
+
+It works through a connection pooler (PgBouncer, in transaction or session mode): the ledger
+sends no startup parameter of its own (no ``options``: a pooler refuses what it cannot track),
+sets the server's timeouts per transaction with ``SET LOCAL`` in the round trip of its ``BEGIN``,
+and never prepares a statement on the server (a pooler may run the next transaction on another
+server connection, where it does not exist).
 """
 
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -41,30 +48,76 @@ def _trusted(sql: str) -> Any:
     return sql
 
 
-def _session(url: str, timeout: float) -> dict[str, Any]:
-    """libpq parameters that bound every wait by ``timeout``; options in the URL still apply."""
-    ms = max(1, round(timeout * 1000))
+def _client_settings(timeout: float) -> dict[str, Any]:
+    """psycopg's and libpq's own settings, none of them sent to the server: connecting and a
+    dead peer bounded by ``timeout``, transactions begun by the ledger, nothing prepared."""
     seconds = max(1, round(timeout))
-    options = (  # a statement may wait a whole lock_timeout: it gets twice, so a lock is named
-        f"-c lock_timeout={ms} -c statement_timeout={2 * ms} "
-        f"-c idle_in_transaction_session_timeout={10 * ms}"
-    )
-    given = _psycopg().conninfo.conninfo_to_dict(url).get("options")
     return {
         "connect_timeout": max(2, seconds),  # libpq's smallest
-        "options": f"{options} {given}" if given else options,  # the URL's own come last, win
         "keepalives": 1,
         "keepalives_idle": seconds,
         "keepalives_interval": seconds,
         "keepalives_count": 3,
-        "tcp_user_timeout": ms,
+        "tcp_user_timeout": max(1, round(timeout * 1000)),
+        "autocommit": True,  # so BEGIN and the timeouts go in one round trip (see _opening)
+        "prepare_threshold": None,  # a pooler may run the next statement on another connection
     }
+
+
+def _opening(timeout: float, options: str) -> str:
+    """``BEGIN`` and this transaction's timeouts, as one simple query: one round trip.
+
+    ``SET LOCAL`` lasts until the transaction ends, so a pooled server connection is left as it
+    was found. A statement may wait a whole lock_timeout: it gets twice, so a lock wait is the one
+    named. A timeout the connection's own ``options`` (the URL's, or ``PGOPTIONS``) set wins.
+
+    Args:
+        timeout: the ledger's timeout, in seconds.
+        options: the libpq ``options`` the connection was opened with (``-c name=value ...``).
+    """
+    ms = max(1, round(timeout * 1000))
+    wanted = {
+        "lock_timeout": ms,
+        "statement_timeout": 2 * ms,
+        "idle_in_transaction_session_timeout": 10 * ms,
+    }
+    given = _options_set(options)
+    settings = [
+        f"SET LOCAL {name} = {value}" for name, value in wanted.items() if name not in given
+    ]
+    return "; ".join(["BEGIN", *settings])
+
+
+def _options_set(options: str) -> set[str]:
+    """The settings libpq ``options`` set: ``-c name=value``, ``-cname=value``, ``--name=value``,
+    separated by spaces (a backslash escapes the next character), as PostgreSQL reads them.
+
+    Args:
+        options: the ``options`` connection parameter, possibly empty.
+    """
+    words = [re.sub(r"\\(.)", r"\1", word) for word in re.findall(r"(?:\\.|\S)+", options)]
+    settings = []
+    for index, word in enumerate(words):
+        if word == "-c" and index + 1 < len(words):
+            settings.append(words[index + 1])
+        elif word.startswith(("-c", "--")) and len(word) > 2:
+            settings.append(word[2:])
+    return {setting.partition("=")[0].lower().replace("-", "_") for setting in settings}
 
 
 class _PgConnection:
     def __init__(self, raw: psycopg.Connection[Any], timeout: float) -> None:
         self.raw = raw
         self.timeout = timeout
+        self.opening = _opening(timeout, raw.info.options or "")
+
+    def begin(self) -> None:
+        import psycopg
+
+        try:
+            self.raw.execute(_trusted(self.opening))
+        except psycopg.Error as exc:
+            raise _error(exc, self.timeout) from exc
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         import psycopg
@@ -106,11 +159,19 @@ class PostgresDriver:
     def begin(self, write: bool = True) -> Connection:
         """A transaction at READ COMMITTED; reads and writes alike (row locks, not a file's)."""
         connection = self._idle.take()
-        if connection is not None and not connection.raw.closed:
-            return connection
+        if connection is None or connection.raw.closed:
+            connection = self._connect()
+        try:
+            connection.begin()
+        except LedgerError:
+            connection.raw.close()
+            raise
+        return connection
+
+    def _connect(self) -> _PgConnection:
         psycopg = _psycopg()
         try:
-            raw = psycopg.connect(self.url, **_session(self.url, self.timeout))
+            raw = psycopg.connect(self.url, **_client_settings(self.timeout))
         except psycopg.Error as exc:
             raise _error(exc, self.timeout) from exc
         return _PgConnection(raw, self.timeout)
@@ -132,6 +193,15 @@ class _AsyncPgConnection:
     def __init__(self, raw: psycopg.AsyncConnection[Any], timeout: float) -> None:
         self.raw = raw
         self.timeout = timeout
+        self.opening = _opening(timeout, raw.info.options or "")
+
+    async def begin(self) -> None:
+        import psycopg
+
+        try:
+            await self.raw.execute(_trusted(self.opening))
+        except psycopg.Error as exc:
+            raise _error(exc, self.timeout) from exc
 
     async def execute(self, sql: str, params: Sequence[object]) -> Rows:
         import psycopg
@@ -171,13 +241,19 @@ class AsyncPostgresDriver:
 
     async def begin(self, write: bool = True) -> AsyncConnection:
         connection = self._idle.take()
-        if connection is not None and not connection.raw.closed:
-            return connection
+        if connection is None or connection.raw.closed:
+            connection = await self._connect()
+        try:
+            await connection.begin()
+        except LedgerError:
+            await connection.raw.close()
+            raise
+        return connection
+
+    async def _connect(self) -> _AsyncPgConnection:
         psycopg = _psycopg()
         try:
-            raw = await psycopg.AsyncConnection.connect(
-                self.url, **_session(self.url, self.timeout)
-            )
+            raw = await psycopg.AsyncConnection.connect(self.url, **_client_settings(self.timeout))
         except psycopg.Error as exc:
             raise _error(exc, self.timeout) from exc
         return _AsyncPgConnection(raw, self.timeout)

@@ -3,6 +3,10 @@
 Statements use ``?`` placeholders; :class:`Dialect` turns them into the driver's own style.
 Timestamps are timezone-aware UTC datetimes in Python: ``timestamptz`` on PostgreSQL, and on
 SQLite ISO 8601 text of fixed width (``2026-11-23T13:00:00.000000Z``), which sorts as time does.
+
+"Now" is the database's clock, never a worker's: the statements that start, check and end a
+lease read it in SQL (:attr:`Dialect.now`), so workers whose clocks disagree still agree on
+whether a claim is live. On SQLite, one file on one machine, that is the machine's own clock.
 """
 
 from __future__ import annotations
@@ -34,11 +38,15 @@ ROW = "reference, state, claim_token, attempts, lease_expires_at, amount, curren
 
 @dataclasses.dataclass(frozen=True)
 class Dialect:
-    """What differs between the databases: placeholders, the timestamp type, schema locking."""
+    """What differs between the databases: placeholders, timestamps and the clock, schema locks."""
 
     name: str
     placeholder: str
     timestamp_type: str
+    now: str
+    """The database's current time, as the timestamp columns hold it."""
+    later: str
+    """The database's current time plus ``?`` seconds (a float parameter), likewise."""
     schema_lock: str | None = None
     """Run before ``CREATE TABLE IF NOT EXISTS``: PostgreSQL can fail two concurrent ones."""
     arrays: bool = False
@@ -53,7 +61,14 @@ class Dialect:
         return [*([self.schema_lock] if self.schema_lock else []), create]
 
 
-SQLITE = Dialect("sqlite", "?", "TEXT")
+SQLITE = Dialect(
+    "sqlite",
+    "?",
+    "TEXT",
+    # SQLite's 'now' (UTC, fixed within a statement) has milliseconds: padded to the fixed width.
+    now="(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')",
+    later="(strftime('%Y-%m-%dT%H:%M:%f', 'now', printf('%+.3f seconds', ?)) || '000Z')",
+)
 POSTGRES = Dialect(
     "postgresql",
     "%s",
@@ -61,37 +76,60 @@ POSTGRES = Dialect(
     # A constant key ("paysdk" as 8 bytes) held until commit: one schema creator at a time.
     schema_lock="SELECT pg_advisory_xact_lock(8097880697034779491)",
     arrays=True,
+    # The server's clock when the statement reads it (now() would be when its transaction began,
+    # before any lock wait): a takeover re-checked after a wait sees the time after it.
+    now="clock_timestamp()",
+    later="(clock_timestamp() + ? * interval '1 second')",
 )
 
 
-def insert_claim(table: str) -> str:
-    """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row."""
+def insert_claim(dialect: Dialect, table: str) -> str:
+    """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row.
+
+    Parameters: reference, claim token, lease (seconds), amount, currency.
+
+    Args:
+        dialect: the database's; its clock starts the lease.
+        table: the ledger's table.
+    """
     return (
         f"INSERT INTO {table} (reference, state, claim_token, attempts, lease_expires_at, "
-        "amount, currency, claimed_at) VALUES (?, 'claimed', ?, 1, ?, ?, ?, ?) "
-        "ON CONFLICT (reference) DO NOTHING"
+        f"amount, currency, claimed_at) VALUES (?, 'claimed', ?, 1, {dialect.later}, ?, ?, "
+        f"{dialect.now}) ON CONFLICT (reference) DO NOTHING"
     )
 
 
-def take_over(table: str) -> str:
+def take_over(dialect: Dialect, table: str) -> str:
     """Claim a released row or one whose lease expired: a compare-and-set, so one worker wins.
 
     On PostgreSQL a concurrent UPDATE of the same row waits, then re-checks the WHERE clause
     against the committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time.
+    Parameters: claim token, lease (seconds), amount, currency, reference.
+
+    Args:
+        dialect: the database's; its clock says whether a lease expired, and starts the new one.
+        table: the ledger's table.
     """
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
-        "lease_expires_at = ?, amount = ?, currency = ?, claimed_at = ? "
+        f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, claimed_at = {dialect.now} "
         "WHERE reference = ? AND (state = 'released' "
-        "OR (state = 'claimed' AND lease_expires_at <= ?))"
+        f"OR (state = 'claimed' AND lease_expires_at <= {dialect.now}))"
     )
 
 
-def mark_fulfilled(table: str) -> str:
-    """Done, but only by the claim's owner: a worker whose lease was taken over matches 0 rows."""
+def mark_fulfilled(dialect: Dialect, table: str) -> str:
+    """Done, but only by the claim's owner: a worker whose lease was taken over matches 0 rows.
+
+    Parameters: reference, claim token.
+
+    Args:
+        dialect: the database's; its clock dates the fulfilment.
+        table: the ledger's table.
+    """
     return (
         f"UPDATE {table} SET state = 'fulfilled', claim_token = NULL, lease_expires_at = NULL, "
-        "fulfilled_at = ?, last_error = NULL WHERE reference = ? AND claim_token = ?"
+        f"fulfilled_at = {dialect.now}, last_error = NULL WHERE reference = ? AND claim_token = ?"
     )
 
 

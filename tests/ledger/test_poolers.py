@@ -1,0 +1,141 @@
+"""The PostgreSQL ledger through a real PgBouncer, in transaction and in session pool mode.
+
+A pooler refuses a startup parameter it cannot track (``options``), and in transaction mode runs
+each transaction on whichever server connection is free, where a statement prepared on another
+does not exist. The throwaway PgBouncer of tests/support/postgres.py keeps its default settings
+unless a test says otherwise. (Sixteen processes racing through it: tests/ledger/test_races.py.)
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+
+import paysdk
+from paysdk.ledger import AsyncLedger, Ledger, LedgerError
+from tests.support.postgres import fresh_database, through, throwaway_pgbouncer
+
+pytestmark = pytest.mark.anyio
+
+
+def paid(reference: str) -> paysdk.VerifiedPayment:
+    return paysdk.VerifiedPayment(reference=reference, amount=2500, currency="NGN", success=True)
+
+
+async def fulfil_each(kind: str, url: str, references: list[str], **options: Any) -> list[str]:
+    """Fulfil each reference twice on one ledger (so statements repeat); the outcomes.
+
+    Args:
+        kind: ``"sync"`` for a Ledger, ``"async"`` for an AsyncLedger.
+        url: the ledger's URL.
+        references: the payments' references, each fulfilled twice in turn.
+        **options: the ledger's options (``timeout=``...).
+    """
+    seen: list[str] = []
+    if kind == "sync":
+        with Ledger(url, **options) as ledger:
+            for reference in references * 2:
+                seen.append(str(ledger.fulfil_once(paid(reference), lambda p: None).outcome))
+    else:
+        async with AsyncLedger(url, **options) as async_ledger:
+            for reference in references * 2:
+                result = await async_ledger.fulfil_once(paid(reference), lambda p: None)
+                seen.append(str(result.outcome))
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_the_ledger_works_through_pgbouncer_with_its_default_settings(
+    pooled_ledger_url: str, kind: str
+) -> None:
+    # PgBouncer's defaults refuse a connection that sends a startup parameter such as options.
+    references = [f"order-{n}" for n in range(3)]
+    outcomes = await fulfil_each(kind, pooled_ledger_url, references)
+    assert outcomes == ["fulfilled"] * 3 + ["already_fulfilled"] * 3
+
+
+@pytest.fixture
+def forgetful_pgbouncer(postgres_url: str) -> Iterator[str]:
+    """A PgBouncer in transaction mode whose server connections forget every prepared statement
+    between transactions (``DISCARD ALL`` after each), as a connection another client used last
+    would not know it; it ignores an ``options`` startup parameter rather than refusing it."""
+    settings: dict[str, str | int] = {
+        "server_reset_query": "DISCARD ALL",
+        "server_reset_query_always": 1,
+        "ignore_startup_parameters": "options",
+    }
+    with throwaway_pgbouncer(postgres_url, "transaction", settings) as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_the_ledger_prepares_no_statement_on_the_server(
+    forgetful_pgbouncer: str, postgres_url: str, kind: str
+) -> None:
+    # psycopg prepares a statement the 6th time it runs: 20 claims would use one prepared.
+    url = through(forgetful_pgbouncer, fresh_database(postgres_url))
+    references = [f"order-{n}" for n in range(10)]
+    outcomes = await fulfil_each(kind, url, references)
+    assert outcomes == ["fulfilled"] * 10 + ["already_fulfilled"] * 10
+
+
+@pytest.fixture
+def one_server_connection(postgres_url: str) -> Iterator[str]:
+    """A PgBouncer in transaction mode with one server connection, which every client shares."""
+    with throwaway_pgbouncer(postgres_url, "transaction", {"default_pool_size": 1}) as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_through_pgbouncer_a_lock_wait_is_bounded_and_the_timeouts_stay_in_the_transaction(
+    one_server_connection: str, postgres_url: str, kind: str
+) -> None:
+    direct = fresh_database(postgres_url)
+    pooled = through(one_server_connection, direct)
+    with Ledger(pooled) as setup:
+        setup.create_table()
+    with psycopg.connect(direct) as holder:  # another worker's claim, not committed yet
+        holder.execute(
+            "INSERT INTO paysdk_fulfilments (reference, state, attempts, amount, currency, "
+            "claimed_at) VALUES ('order-1', 'claimed', 1, 2500, 'NGN', now())"
+        )
+        watchdog = threading.Timer(8, holder.rollback)  # unbounded: fail, not hang
+        watchdog.start()
+        started = time.monotonic()
+        with pytest.raises(LedgerError, match=r"waited more than 1s for a lock"):
+            await fulfil_each(kind, pooled, ["order-1"], timeout=1)
+        assert time.monotonic() - started < 5
+        watchdog.cancel()
+        holder.rollback()
+    # The one server connection the ledger used is left with the server's own settings.
+    with psycopg.connect(pooled, autocommit=True) as other_client:
+        shown = [other_client.execute(f"SHOW {name}").fetchone() for name in TIMEOUTS]
+    assert shown == [("0",)] * 3
+
+
+TIMEOUTS = ("lock_timeout", "statement_timeout", "idle_in_transaction_session_timeout")
+
+
+def test_a_timeout_the_url_sets_wins_over_the_ledgers(postgres_url: str) -> None:
+    direct = fresh_database(postgres_url)
+    with Ledger(direct) as setup:
+        setup.create_table()
+    url = f"{direct}?options=-c%20lock_timeout%3D200"
+    with psycopg.connect(direct) as holder:
+        holder.execute(
+            "INSERT INTO paysdk_fulfilments (reference, state, attempts, amount, currency, "
+            "claimed_at) VALUES ('order-1', 'claimed', 1, 2500, 'NGN', now())"
+        )
+        watchdog = threading.Timer(8, holder.rollback)
+        watchdog.start()
+        started = time.monotonic()
+        with Ledger(url, timeout=30) as ledger, pytest.raises(LedgerError, match="lock"):
+            ledger.fulfil_once(paid("order-1"), lambda p: None)
+        assert time.monotonic() - started < 5  # the URL's 200 ms, not the ledger's 30 s
+        watchdog.cancel()
+        holder.rollback()
