@@ -262,7 +262,8 @@ class Sid:
         return sorted((point for point in points if point.startswith(inside)), reverse=True)
 
     def build(self, log: Path) -> None:
-        """Bootstrap sid with PostgreSQL (the ledger's tests), then copy the project in."""
+        """Bootstrap sid with what the ledger's tests run (PostgreSQL, PgBouncer, faketime), then
+        copy the project in."""
         if self.failure:
             raise CannotStart(self.failure)
         if self.ready:
@@ -300,7 +301,7 @@ class Sid:
                 *sudo,
                 "debootstrap",
                 "--variant=minbase",
-                "--include=ca-certificates,postgresql",
+                "--include=ca-certificates,postgresql,pgbouncer,faketime",
                 "sid",
                 str(self.root),
                 SID_MIRROR,
