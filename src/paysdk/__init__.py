@@ -17,8 +17,10 @@ from ._lazy import lazy_names
 
 # Loaded with the package, before the application can freeze objects, so that it tells what the
 # interpreter froze itself from what the application freezes later (gcpause's docstring).
-from ._parsing import gcpause as _gcpause  # noqa: F401
+from ._parsing import gcpause as _gcpause
 from ._version import __version__
+
+del _gcpause
 
 if TYPE_CHECKING:
     from ._client.bulk import VerifyResult

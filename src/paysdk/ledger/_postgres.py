@@ -96,7 +96,7 @@ def _options_set(options: str) -> set[str]:
         options: the ``options`` connection parameter, possibly empty.
     """
     words = [re.sub(r"\\(.)", r"\1", word) for word in re.findall(r"(?:\\.|\S)+", options)]
-    settings = []
+    settings: list[str] = []
     for index, word in enumerate(words):
         if word == "-c" and index + 1 < len(words):
             settings.append(words[index + 1])
