@@ -71,6 +71,7 @@ def test_json_and_csv_carry_the_same_report(
         "not_completed": 1,
         "not_listed": 0,
         "mismatch": 0,
+        "unknown": 0,
     }
     assert [(d["kind"], d["reference"]) for d in report["discrepancies"]] == [
         ("missed", "order-1042"),
@@ -157,3 +158,22 @@ def test_a_cut_list_says_so_and_still_counts_everything(
     code, out, err = run(capsys, "reconcile", "--ledger", url, "--max-discrepancies", "1", "--json")
     assert (code, json.loads(out)["truncated"]) == (4, True)
     assert err.startswith("the list was cut")
+
+
+def test_a_payment_whose_outcome_is_unknown_is_listed_for_a_person(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    from tests.support.ledger_worker import abandon_claim
+
+    abandon_claim(str(ledger_path), COMPLETED_REFERENCE, lease=0.1)  # its worker died mid-action
+    time.sleep(0.3)  # its lease runs out: whether it shipped is unknown
+    code, out, _ = run(capsys, "reconcile", "--ledger", str(ledger_path), "--json")
+    report = json.loads(out)
+    assert code == 4
+    assert report["summary"]["unknown"] == 1
+    assert report["summary"]["missed"] == 0
+    assert ("unknown", COMPLETED_REFERENCE) in [
+        (d["kind"], d["reference"]) for d in report["discrepancies"]
+    ]

@@ -13,13 +13,13 @@ import paysdk
 from paysdk.ledger import (
     AsyncLedger,
     FulfilResult,
-    LeaseLostError,
     Ledger,
     LedgerError,
     LedgerRow,
     Outcome,
     UnverifiedPaymentError,
 )
+from tests.support.ledger_worker import abandon_claim
 
 pytestmark = pytest.mark.anyio
 
@@ -147,7 +147,7 @@ def _run_sync(ledger: EitherLedger, payment: paysdk.VerifiedPayment) -> FulfilRe
     return ledger.ledger.fulfil_once(payment, lambda p: "twice")
 
 
-async def test_an_expired_lease_is_taken_over_once_and_the_late_worker_cannot_finish(
+async def test_a_claim_whose_lease_ran_out_is_held_as_unknown_and_the_late_worker_records_it(
     make_ledger: MakeLedger,
 ) -> None:
     import time
@@ -155,31 +155,58 @@ async def test_an_expired_lease_is_taken_over_once_and_the_late_worker_cannot_fi
     import anyio
 
     # Leases run on the database's clock: this one really expires, a short while in.
-    late, rescuer, third = (make_ledger(lease=0.3) for _ in range(3))
-    taken_over: list[FulfilResult[Any]] = []
+    late, other, third = (make_ledger(lease=0.3) for _ in range(3))
+    seen: list[FulfilResult[Any]] = []
 
-    def stuck(payment: paysdk.VerifiedPayment) -> None:
-        time.sleep(0.5)  # the worker hangs past its lease...
-        taken_over.append(_sync_or_fail(rescuer, payment))  # ...and another worker takes over
-        taken_over.append(_sync_or_fail(third, payment))  # which nobody can repeat
+    def stuck(payment: paysdk.VerifiedPayment) -> str:
+        time.sleep(0.5)  # the worker hangs past its lease: whether it shipped is unknown...
+        seen.append(_sync_or_fail(other, payment))  # ...so nobody else runs the action
+        return "shipped late"
 
     if isinstance(late.ledger, AsyncLedger):
 
-        async def stuck_async(payment: paysdk.VerifiedPayment) -> None:
+        async def stuck_async(payment: paysdk.VerifiedPayment) -> str:
             await anyio.sleep(0.5)
-            taken_over.append(await rescuer.fulfil_once(payment, lambda p: "rescued"))
-            taken_over.append(await third.fulfil_once(payment, lambda p: "rescued"))
+            seen.append(await other.fulfil_once(payment, lambda p: "rescued"))
+            return "shipped late"
 
-        with pytest.raises(LeaseLostError, match="lease"):
-            await late.ledger.fulfil_once(paid(), stuck_async)
+        result = await late.ledger.fulfil_once(paid(), stuck_async)
     else:
-        with pytest.raises(LeaseLostError, match="lease"):
-            await late.fulfil_once(paid(), stuck)
+        result = await late.fulfil_once(paid(), stuck)
 
-    assert [r.outcome for r in taken_over] == [Outcome.FULFILLED, Outcome.ALREADY_FULFILLED]
+    assert [r.outcome for r in seen] == [Outcome.UNKNOWN]
+    assert seen[0].row is not None
+    assert seen[0].row.state == "unknown"
+    assert (result.outcome, result.value) == (Outcome.FULFILLED, "shipped late")  # recorded
+    again = await third.fulfil_once(paid(), lambda p: "twice")
+    assert again.outcome is Outcome.ALREADY_FULFILLED
     row = await third.row("order-1")
     assert row is not None
-    assert (row.state, row.attempts) == ("fulfilled", 2)
+    assert (row.state, row.attempts) == ("fulfilled", 1)
+
+
+async def test_a_person_resolves_an_unknown_outcome_either_way(ledger_url: str) -> None:
+    import anyio
+
+    shipped: list[paysdk.VerifiedPayment] = []
+    for reference in ("order-1", "order-2"):
+        abandon_claim(ledger_url, reference, lease=0.2)
+    await anyio.sleep(0.4)  # both leases run out, unrecorded
+    async with AsyncLedger(ledger_url) as ledger:
+        assert (await ledger.fulfil_once(paid("order-1"), shipped.append)).unknown
+
+        ran = await ledger.resolve("order-1", ran=True)  # the warehouse says it shipped
+        assert (ran.state, ran.fulfilled) == ("fulfilled", True)
+        with pytest.raises(LedgerError, match="no claim of unknown outcome"):
+            await ledger.resolve("order-1", ran=False)
+        assert (await ledger.fulfil_once(paid("order-1"), shipped.append)).already_fulfilled
+    with Ledger(ledger_url) as sync_ledger:
+        released = sync_ledger.resolve("order-2", ran=False)  # it did not ship: run it
+        assert released.state == "released"
+        assert sync_ledger.fulfil_once(paid("order-2"), shipped.append).fulfilled_now
+        with pytest.raises(LedgerError, match="no row"):
+            sync_ledger.resolve("order-3", ran=True)
+    assert [p.reference for p in shipped] == ["order-2"]
 
 
 def _sync_or_fail(ledger: EitherLedger, payment: paysdk.VerifiedPayment) -> FulfilResult[Any]:

@@ -8,8 +8,18 @@ from typing import Any
 import pytest
 
 import paysdk
-from paysdk.ledger import LeaseLostError, LedgerError, Outcome
-from paysdk.ledger._plans import Act, Acted, Begin, Commit, LedgerPlan, Query, Rows, fulfil_once
+from paysdk.ledger import LeaseLostError, LedgerError, Outcome, UnrecordedFulfilmentError
+from paysdk.ledger._plans import (
+    Act,
+    Acted,
+    Begin,
+    Commit,
+    LedgerPlan,
+    Pause,
+    Query,
+    Rows,
+    fulfil_once,
+)
 from paysdk.ledger._sql import POSTGRES, SQLITE
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
@@ -17,21 +27,50 @@ PAYMENT = paysdk.VerifiedPayment(reference="order-9", amount=700, currency="NGN"
 CLAIMED_ROW = ("order-9", "claimed", "someone-else", 1, NOW, 700, "NGN", None)
 
 
-def plan() -> LedgerPlan[Any]:
-    return fulfil_once(POSTGRES, "ledger", PAYMENT, dt.timedelta(seconds=60))
+class FakeClock:
+    """A monotonic clock that moves only when a plan pauses (or a test says so)."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def plan(clock: FakeClock | None = None, record_for: float = 60) -> LedgerPlan[Any]:
+    return fulfil_once(
+        POSTGRES,
+        "ledger",
+        PAYMENT,
+        dt.timedelta(seconds=60),
+        record_for=record_for,
+        monotonic=clock or FakeClock(),
+    )
 
 
 def drive(
-    steps: LedgerPlan[Any], answers: list[object], seen: list[object] | None = None
+    steps: LedgerPlan[Any],
+    answers: list[object],
+    seen: list[object] | None = None,
+    clock: FakeClock | None = None,
 ) -> tuple[list[object], Any]:
-    """Send ``answers`` to the queries and the action in turn; the steps seen and the result."""
+    """Send ``answers`` to the queries and the action in turn (a LedgerError among them is
+    thrown in, as a driver throws a failed step's); the steps seen and the result. A Pause
+    moves ``clock`` on by its seconds."""
     seen = [] if seen is None else seen
     reply: object = None
+    throw: LedgerError | None = None
     try:
         while True:
-            step = steps.send(reply)
+            step = steps.throw(throw) if throw is not None else steps.send(reply)
             seen.append(step)
-            reply = answers.pop(0) if isinstance(step, (Query, Act)) else None
+            reply, throw = None, None
+            if isinstance(step, Pause) and clock is not None:
+                clock.now += step.seconds
+            if isinstance(step, (Query, Act)):
+                reply = answers.pop(0)
+                if isinstance(reply, LedgerError):
+                    reply, throw = None, reply
     except StopIteration as done:
         return seen, done.value
 
@@ -69,17 +108,70 @@ def test_an_action_that_raises_releases_the_claim_then_raises() -> None:
     assert release.params[0] == "RuntimeError: warehouse offline"
 
 
-def test_finishing_after_the_lease_was_taken_over_is_lease_lost() -> None:
-    with pytest.raises(LeaseLostError, match="lease") as raised:
+def test_finishing_after_the_claim_was_resolved_by_hand_is_lease_lost() -> None:
+    with pytest.raises(LeaseLostError, match="resolved by hand") as raised:
         drive(plan(), [Rows([], 0), Rows([], 1), Acted(value=None), Rows([], 0)])
     assert raised.value.reference == "order-9"
+
+
+def test_a_claim_whose_lease_ran_out_unrecorded_is_unknown_and_not_run() -> None:
+    unknown_row = ("order-9", "unknown", "someone-else", 1, NOW, 700, "NGN", None)
+    steps, result = drive(plan(), [Rows([], 0), Rows([], 0), Rows([unknown_row], 1)])
+    assert kinds(steps) == ["Begin", "INSERT", "UPDATE", "SELECT", "Commit"]  # no Act
+    assert (result.outcome, result.unknown) == (Outcome.UNKNOWN, True)
+    take_over = steps[2]
+    assert isinstance(take_over, Query)
+    assert "lease_expires_at" not in take_over.sql.split("WHERE")[1]  # only released rows
+
+
+RESTART = LedgerError("the PostgreSQL ledger failed: terminating connection")
+
+
+def test_recording_an_action_that_ran_is_retried_until_the_database_answers() -> None:
+    clock = FakeClock()
+    answers: list[object] = [Rows([], 1), Acted(value="shipped"), RESTART, RESTART, Rows([], 1)]
+    steps, result = drive(plan(clock), answers, clock=clock)
+    assert (result.outcome, result.value) == (Outcome.FULFILLED, "shipped")
+    assert kinds(steps)[3:] == [
+        "Act", "Begin", "UPDATE", "Pause", "Begin", "UPDATE", "Pause", "Begin", "UPDATE", "Commit",
+    ]  # fmt: skip
+    pauses = [step.seconds for step in steps if isinstance(step, Pause)]
+    assert pauses == [0.05, 0.1]  # doubling
+    marks = [step for step in steps if isinstance(step, Query) and "fulfilled" in step.sql]
+    assert len({(mark.sql, tuple(mark.params)) for mark in marks}) == 1  # the same statement
+
+
+def test_recording_that_fails_for_the_whole_budget_says_the_action_ran() -> None:
+    clock = FakeClock()
+    steps = plan(clock, record_for=5)
+    answers: list[object] = [Rows([], 1), Acted(value="shipped"), *[RESTART] * 100]
+    seen: list[object] = []
+    with pytest.raises(UnrecordedFulfilmentError, match="ran, but recording") as raised:
+        drive(steps, answers, seen, clock=clock)
+    assert isinstance(raised.value, LedgerError)
+    assert (raised.value.reference, raised.value.value) == ("order-9", "shipped")
+    assert raised.value.__cause__ is RESTART
+    assert clock.now - 1000.0 == pytest.approx(5)  # gave up when the budget was spent...
+    pauses = [step.seconds for step in seen if isinstance(step, Pause)]
+    assert max(pauses) == 1.0  # ...with pauses capped at a second
+    assert kinds(seen).count("Act") == 1
+    assert not any(isinstance(step, Query) and "released" in step.sql for step in seen)
+
+
+def test_a_failed_release_is_retried_too() -> None:
+    clock = FakeClock()
+    answers: list[object] = [Rows([], 1), Acted(error=RuntimeError("down")), RESTART, Rows([], 1)]
+    seen: list[object] = []
+    with pytest.raises(RuntimeError, match="down"):
+        drive(plan(clock), answers, seen, clock=clock)
+    assert kinds(seen)[-3:] == ["Begin", "UPDATE", "Commit"]
 
 
 def test_a_failed_release_leaves_the_actions_error_to_raise_with_its_own_cause() -> None:
     cause = ConnectionError("warehouse API down")
     error = RuntimeError("warehouse offline")
     error.__cause__ = cause
-    steps = plan()
+    steps = plan(record_for=0)  # no retry: the first failure is final
     drive_until_release = [Rows([], 1), Acted(error=error)]
     step = next(steps)
     while not isinstance(step, Query) or "released" not in step.sql:
@@ -93,7 +185,7 @@ def test_a_failed_release_leaves_the_actions_error_to_raise_with_its_own_cause()
 
 @pytest.mark.parametrize("dialect", [POSTGRES, SQLITE], ids=["postgres", "sqlite"])
 def test_the_database_clock_starts_checks_and_ends_each_lease(dialect: Any) -> None:
-    steps = fulfil_once(dialect, "ledger", PAYMENT, dt.timedelta(minutes=5))
+    steps = fulfil_once(dialect, "ledger", PAYMENT, dt.timedelta(minutes=5), record_for=1)
     seen, _ = drive(steps, [Rows([], 0), Rows([], 1), Acted(value=None), Rows([], 1)])
     claim, take_over, done = (step for step in seen if isinstance(step, Query))
     for query in (claim, take_over, done):  # no time of the worker's is sent, only the lease
@@ -101,4 +193,4 @@ def test_the_database_clock_starts_checks_and_ends_each_lease(dialect: Any) -> N
         assert not any(isinstance(value, dt.datetime) for value in query.params)
     assert 300.0 in claim.params
     assert 300.0 in take_over.params
-    assert f"lease_expires_at <= {dialect.now}" in take_over.sql
+    assert "state = 'released'" in take_over.sql

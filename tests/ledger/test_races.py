@@ -9,13 +9,9 @@ the test counts how often each one ran.
 from __future__ import annotations
 
 import collections
-import multiprocessing
-import multiprocessing.context
 import signal
 import time
-from collections.abc import Iterator, Sequence
-from multiprocessing.process import BaseProcess
-from multiprocessing.queues import Queue
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +20,7 @@ import pytest
 import paysdk
 from paysdk.ledger import Ledger, Outcome
 from paysdk.sandbox import Sandbox
-from tests.support.ledger_worker import Job, deliver
+from tests.support.ledger_worker import Job, Workers
 
 REFERENCES = [f"race-{n:03d}" for n in range(50)]
 WORKERS = 16
@@ -36,62 +32,6 @@ def race_service() -> Iterator[Sandbox]:
         for reference in [*REFERENCES, "killed-1"]:
             sandbox.add_payment(reference, amount=1000, currency="NGN")
         yield sandbox
-
-
-@pytest.fixture(scope="module")
-def forkserver() -> multiprocessing.context.ForkServerContext:
-    """Workers fork from a clean process that imported paysdk once: fast, and thread-free."""
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["paysdk", "paysdk.ledger", "tests.support.ledger_worker"])
-    return context
-
-
-class Workers:
-    """Worker processes that start together at a barrier; killed if a test leaves any behind."""
-
-    def __init__(self, context: multiprocessing.context.ForkServerContext) -> None:
-        self.context = context
-        self.results: Queue[dict[str, int]] = context.Queue()
-        self.processes: list[BaseProcess] = []
-        self.barriers: list[object] = []  # alive until the workers end: they share it
-
-    def start(self, count: int, job: Job) -> list[BaseProcess]:
-        barrier = self.context.Barrier(count)
-        self.barriers.append(barrier)
-        started: list[BaseProcess] = [
-            self.context.Process(target=deliver, args=(job, barrier, self.results))
-            for _ in range(count)
-        ]
-        for process in started:
-            process.start()
-        self.processes.extend(started)
-        return started
-
-    def finish(self, processes: Sequence[BaseProcess]) -> collections.Counter[str]:
-        """Wait for these workers; the sum of the outcomes they saw."""
-        total: collections.Counter[str] = collections.Counter()
-        for _ in processes:
-            total.update(self.results.get(timeout=120))
-        for process in processes:
-            process.join(timeout=60)
-            assert process.exitcode == 0
-        return total
-
-    def kill_all(self) -> None:
-        for process in self.processes:
-            if process.is_alive():
-                process.kill()
-            process.join()
-            process.close()
-        self.results.close()
-        self.results.join_thread()
-
-
-@pytest.fixture
-def workers(forkserver: multiprocessing.context.ForkServerContext) -> Iterator[Workers]:
-    spawned = Workers(forkserver)
-    yield spawned
-    spawned.kill_all()
 
 
 def job(sandbox: Sandbox, ledger_url: str, effects: Path, *references: str, **options: Any) -> Job:
@@ -142,17 +82,17 @@ def race(sandbox: Sandbox, ledger_url: str, effects: Path, workers: Workers) -> 
     assert all(row.fulfilled and row.attempts == 1 for row in rows.values())
 
 
-def test_a_worker_killed_mid_action_is_fulfilled_once_after_its_lease(
+def test_a_worker_killed_mid_action_is_held_after_its_lease_until_a_person_resolves_it(
     race_service: Sandbox, ledger_url: str, tmp_path: Path, workers: Workers
 ) -> None:
     effects = tmp_path / "effects.log"
     (hung,) = workers.start(
-        1, job(race_service, ledger_url, effects, "killed-1", hang=True, lease=4)
+        1, job(race_service, ledger_url, effects, "killed-1", hang=True, lease=2)
     )
     while effects_of(effects)[("started", "killed-1")] == 0:
         assert hung.is_alive(), "the worker exited before it started the action"
         time.sleep(0.02)
-    hung.kill()  # SIGKILL: no cleanup, no release; its claim stays until the lease ends
+    hung.kill()  # SIGKILL: no cleanup, no release; whether it shipped is unknown
     hung.join()
     assert hung.exitcode == -signal.SIGKILL
 
@@ -162,7 +102,16 @@ def test_a_worker_killed_mid_action_is_fulfilled_once_after_its_lease(
     with Ledger(ledger_url) as ledger:
         assert ledger.fulfil_once(payment, print).outcome is Outcome.IN_PROGRESS  # lease holds
 
-    # Deliveries keep coming (as retries of a 503 would) until the lease lets one take over.
+    # Deliveries keep coming (as retries of a 503 would): once the lease ends they find the
+    # outcome unknown, and none runs the action.
+    waiting = workers.start(4, job(race_service, ledger_url, effects, "killed-1", until_done=True))
+    seen = workers.finish(waiting)
+    assert seen["unknown"] == 4  # each stopped at unknown, after some 503s while it was live
+    assert set(seen) <= {"in_progress", "unknown"}
+    assert effects_of(effects) == {("started", "killed-1"): 1}
+
+    with Ledger(ledger_url) as ledger:  # a person checks the warehouse: it never shipped
+        ledger.resolve("killed-1", ran=False)
     rescuers = workers.start(4, job(race_service, ledger_url, effects, "killed-1", until_done=True))
     outcomes = workers.finish(rescuers)
 

@@ -125,6 +125,7 @@ def test_reconciling_100000_payments_reports_exactly_what_needs_attention(
         "not_completed": 10_000,
         "not_listed": 7,
         "mismatch": 10_000 + 100,
+        "unknown": 0,
     }
     assert report.needs_attention
     assert progress[-1] == SCALE

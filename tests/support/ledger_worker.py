@@ -4,20 +4,27 @@ Each worker waits at a start barrier (so all begin at once), then delivers each 
 handler would: verify against the sandbox, then ``fulfil_once``. The action appends one line to
 the effects file (``O_APPEND``: whole lines from many processes), so the test counts how often
 each action really ran. ``hang`` claims a reference and never finishes: the test kills it.
+:func:`deliver_through_outages` fulfils without the sandbox, retrying what the database's
+outages interrupt, as the service would retry a 503.
 """
 
 from __future__ import annotations
 
 import collections
 import dataclasses
+import multiprocessing.context
 import os
 import random
 import time
+from collections.abc import Callable, Sequence
+from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
 
 import paysdk
-from paysdk.ledger import Outcome
+from paysdk.ledger import LedgerError, Outcome, UnrecordedFulfilmentError
+
+Deliver = Callable[["Job", Barrier, "Queue[dict[str, int]]"], None]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,6 +36,7 @@ class Job:
     references: tuple[str, ...]
     lease: float = 60
     hang: bool = False
+    action_seconds: float = 0.005
     until_done: bool = False
     """Retry what is in progress elsewhere, as the service would retry a 503."""
 
@@ -49,7 +57,7 @@ def deliver(job: Job, start: Barrier, results: Queue[dict[str, int]]) -> None:
         if job.hang:
             _effect(job.effects, f"started {payment.reference} {os.getpid()}")
             time.sleep(3600)
-        time.sleep(0.005)  # long enough for others to arrive while it runs
+        time.sleep(job.action_seconds)  # long enough for others to arrive while it runs
         _effect(job.effects, f"done {payment.reference} {os.getpid()}")
         return payment.reference
 
@@ -71,3 +79,116 @@ def deliver(job: Job, start: Barrier, results: Queue[dict[str, int]]) -> None:
                     break
                 time.sleep(0.2)
     results.put(dict(outcomes))
+
+
+def deliver_through_outages(job: Job, start: Barrier, results: Queue[dict[str, int]]) -> None:
+    """Fulfil every reference of ``job`` (built by hand: no sandbox) until it is settled: a
+    LedgerError (the database is away) or an in-progress claim is tried again, as the service
+    retries a 503. Puts the outcomes and errors seen."""
+
+    def ship(payment: paysdk.VerifiedPayment) -> str:
+        time.sleep(job.action_seconds)
+        _effect(job.effects, f"done {payment.reference} {os.getpid()}")
+        return payment.reference
+
+    references = list(job.references)
+    random.shuffle(references)
+    seen: collections.Counter[str] = collections.Counter()
+    ledger = paysdk.Ledger(job.ledger, lease=job.lease, timeout=5)
+    start.wait()
+    deadline = time.monotonic() + 60
+    with ledger:
+        for reference in references:
+            payment = paysdk.VerifiedPayment(
+                reference=reference, amount=1000, currency="NGN", success=True
+            )
+            while time.monotonic() < deadline:
+                try:
+                    outcome = ledger.fulfil_once(payment, ship).outcome
+                except UnrecordedFulfilmentError:
+                    seen["unrecorded"] += 1
+                    break
+                except LedgerError:
+                    seen["ledger_error"] += 1
+                    time.sleep(0.05)
+                    continue
+                seen[str(outcome)] += 1
+                if outcome is not Outcome.IN_PROGRESS:
+                    break
+                time.sleep(0.05)
+    results.put(dict(seen))
+
+
+class Workers:
+    """Worker processes that start together at a barrier; killed if a test leaves any behind."""
+
+    def __init__(self, context: multiprocessing.context.ForkServerContext) -> None:
+        self.context = context
+        self.results: Queue[dict[str, int]] = context.Queue()
+        self.processes: list[BaseProcess] = []
+        self.barriers: list[object] = []  # alive until the workers end: they share it
+
+    def start(self, count: int, job: Job, target: Deliver = deliver) -> list[BaseProcess]:
+        """Start ``count`` workers running ``target(job, ...)``, released together.
+
+        Args:
+            count: how many processes.
+            job: what each delivers.
+            target: the function each runs (:func:`deliver` unless told).
+        """
+        barrier = self.context.Barrier(count)
+        self.barriers.append(barrier)
+        started: list[BaseProcess] = [
+            self.context.Process(target=target, args=(job, barrier, self.results))
+            for _ in range(count)
+        ]
+        for process in started:
+            process.start()
+        self.processes.extend(started)
+        return started
+
+    def finish(self, processes: Sequence[BaseProcess]) -> collections.Counter[str]:
+        """Wait for these workers; the sum of the outcomes they saw.
+
+        Args:
+            processes: workers :meth:`start` started.
+        """
+        total: collections.Counter[str] = collections.Counter()
+        for _ in processes:
+            total.update(self.results.get(timeout=120))
+        for process in processes:
+            process.join(timeout=60)
+            assert process.exitcode == 0
+        return total
+
+    def kill_all(self) -> None:
+        for process in self.processes:
+            if process.is_alive():
+                process.kill()
+            process.join()
+            process.close()
+        self.results.close()
+        self.results.join_thread()
+
+
+def abandon_claim(url: str, reference: str, lease: float) -> None:
+    """Claim ``reference`` and stop before its action, as a worker killed mid-action leaves it.
+
+    Args:
+        url: the ledger's URL.
+        reference: the payment to claim.
+        lease: the claim's lease, in seconds.
+    """
+    from paysdk.ledger._plans import Act, LedgerPlan
+    from paysdk.ledger._sync.run import run_plan
+
+    def until_the_action(plan: LedgerPlan[object]) -> LedgerPlan[None]:
+        step = next(plan)
+        while not isinstance(step, Act):
+            step = plan.send((yield step))
+        plan.close()
+
+    payment = paysdk.VerifiedPayment(reference=reference, amount=1000, currency="NGN", success=True)
+    with paysdk.Ledger(url, lease=lease) as ledger:
+        ledger.create_table()
+        run_plan(ledger._driver, until_the_action(ledger._fulfil_plan(payment)), timeout=5)

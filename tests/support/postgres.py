@@ -17,11 +17,20 @@ import subprocess
 import tempfile
 import time
 import urllib.parse
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["fresh_database", "postgres_bin", "through", "throwaway_cluster", "throwaway_pgbouncer"]
+__all__ = [
+    "Cluster",
+    "fresh_database",
+    "postgres_bin",
+    "restartable_cluster",
+    "through",
+    "throwaway_cluster",
+    "throwaway_pgbouncer",
+]
 
 
 def postgres_bin() -> Path:
@@ -43,9 +52,36 @@ def _free_port() -> int:
         return port
 
 
+@dataclass(frozen=True)
+class Cluster:
+    """A running throwaway cluster: its URL, and how to restart it."""
+
+    url: str
+    pg_ctl: Sequence[str]
+    """``pg_ctl -D <data>``, run as the ``postgres`` user when root."""
+    log: Path
+    """The server's log (pg_ctl must send it there: a server writing to a pipe holds it open)."""
+
+    def restart(self) -> None:
+        """``pg_ctl restart -m fast``: every connection is cut, and the server back when this
+        returns (with the options it was started with)."""
+        subprocess.run(
+            [*self.pg_ctl, "-l", str(self.log), "-w", "-m", "fast", "restart"],
+            check=True,
+            capture_output=True,
+        )
+
+
 @contextmanager
 def throwaway_cluster() -> Iterator[str]:
     """Start a fresh cluster; yield its URL; stop it and delete every file of it."""
+    with restartable_cluster() as cluster:
+        yield cluster.url
+
+
+@contextmanager
+def restartable_cluster() -> Iterator[Cluster]:
+    """Start a fresh cluster; yield it; stop it and delete every file of it."""
     bin_dir = postgres_bin()
     as_user: list[str] = []
     root = Path(tempfile.mkdtemp(prefix="paysdk-pg-"))
@@ -57,16 +93,16 @@ def throwaway_cluster() -> Iterator[str]:
     port = _free_port()
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off"
     initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"]
-    pg_ctl = [str(bin_dir / "pg_ctl"), "-D", str(data)]
+    pg_ctl = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data)]
     try:
         subprocess.run([*as_user, *initdb, "--no-sync"], check=True, capture_output=True)
         start = [*pg_ctl, "-l", str(log), "-w", "-o", options, "start"]
-        subprocess.run([*as_user, *start], check=True, capture_output=True)
+        subprocess.run(start, check=True, capture_output=True)
         try:
-            yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+            yield Cluster(f"postgresql://postgres@127.0.0.1:{port}/postgres", pg_ctl, log)
         finally:
             stop = [*pg_ctl, "-m", "immediate", "stop"]
-            subprocess.run([*as_user, *stop], check=False, capture_output=True)
+            subprocess.run(stop, check=False, capture_output=True)
     except subprocess.CalledProcessError as exc:
         details = log.read_text() if log.exists() else ""
         raise RuntimeError(f"{exc.cmd[len(as_user)]} failed: {exc.stderr!r} {details}") from exc

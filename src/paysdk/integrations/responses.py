@@ -15,7 +15,8 @@ any other PaySDKError         500     ``error``             fix the configuratio
 
 With a fulfilment ledger (``ledger=``), a verified callback is fulfilled once; the others are
 answered by :func:`fulfilment_response`: 200 ``already_fulfilled`` for a duplicate, 503
-``in_progress`` while another worker is fulfilling it (asking the service to come back).
+``in_progress`` while another worker is fulfilling it (asking the service to come back), and 503
+``unknown`` while a claim whose outcome is unknown waits for a person to resolve it.
 
 A failed payment is answered 200: retrying cannot change it, and nothing is fulfilled. Every
 non-2xx asks the service to try again (if it retries), which is only useful for 503 and 500.
@@ -72,6 +73,8 @@ def fulfilment_response(result: FulfilResult[Any]) -> CallbackResponse | None:
         return CallbackResponse(200, "already_fulfilled")
     if result.in_progress:
         return CallbackResponse(503, "in_progress")
+    if result.unknown:  # held for a person's decision: a later delivery may find it released
+        return CallbackResponse(503, "unknown")
     return None
 
 

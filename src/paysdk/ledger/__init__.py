@@ -8,7 +8,12 @@ See docs/fulfilment.md for the schema, the lease and reconciliation as a cron jo
 only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sqlite3 or psycopg.
 """
 
-from ._errors import LeaseLostError, LedgerError, UnverifiedPaymentError
+from ._errors import (
+    LeaseLostError,
+    LedgerError,
+    UnrecordedFulfilmentError,
+    UnverifiedPaymentError,
+)
 from ._ledger import AsyncLedger, Ledger
 from ._plans import FulfilResult, LedgerRow, Outcome
 from ._report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
@@ -27,5 +32,6 @@ __all__ = [
     "LedgerRow",
     "Outcome",
     "ReconcileReport",
+    "UnrecordedFulfilmentError",
     "UnverifiedPaymentError",
 ]

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from .._errors import PaySDKError
 
-__all__ = ["LeaseLostError", "LedgerError", "UnverifiedPaymentError"]
+__all__ = [
+    "LeaseLostError",
+    "LedgerError",
+    "UnrecordedFulfilmentError",
+    "UnverifiedPaymentError",
+]
 
 
 class LedgerError(PaySDKError):
@@ -15,10 +20,9 @@ class LedgerError(PaySDKError):
 
 
 class LeaseLostError(LedgerError):
-    """The action finished after its lease expired and another worker had claimed it since.
+    """The action finished, but its claim had been resolved by hand meanwhile (``resolve``).
 
-    The action ran here, and may run (or have run) there too: give actions a lease longer than
-    they can take.
+    The action ran here; its completion was not recorded over the person's decision.
     """
 
     reference: str
@@ -30,3 +34,21 @@ class LeaseLostError(LedgerError):
 
 class UnverifiedPaymentError(PaySDKError, TypeError):
     """``fulfil_once`` was given something other than a :class:`paysdk.VerifiedPayment`."""
+
+
+class UnrecordedFulfilmentError(LedgerError):
+    """The action **ran**, but its completion could not be recorded: the database stayed
+    unreachable (or failing) for the whole recording budget.
+
+    The payment is not run again: its claim stays until its lease ends, then reads as
+    ``unknown`` and waits for a person (``reconcile`` lists it; ``Ledger.resolve`` settles it).
+    ``value`` is what the action returned; the database's last error is the ``__cause__``.
+    """
+
+    reference: str
+    value: object
+
+    def __init__(self, message: str, *, reference: str, value: object = None) -> None:
+        super().__init__(message)
+        self.reference = reference
+        self.value = value

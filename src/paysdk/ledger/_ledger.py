@@ -110,9 +110,23 @@ class _BaseLedger:
         where = self._where if self.backend == "sqlite" else _server(self._where)
         return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
 
+    @property
+    def record_for(self) -> float:
+        """How long, in seconds, to keep trying to record what an action did once it ran:
+        twice the ledger's timeout (60 s by default), so a database restart or failover of a
+        few seconds never leaves an action that ran unrecorded."""
+        return 2 * self.timeout
+
     def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
         checked = _plans.check_payable(payment)
-        return _plans.fulfil_once(self._driver.dialect, self.table, checked, self.lease)
+        return _plans.fulfil_once(
+            self._driver.dialect, self.table, checked, self.lease, record_for=self.record_for
+        )
+
+    def _resolve_plan(self, reference: str, ran: object) -> LedgerPlan[LedgerRow]:
+        if not isinstance(ran, bool):
+            raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
+        return _plans.resolve(self._driver.dialect, self.table, reference, ran=ran)
 
 
 class Ledger(_BaseLedger):
@@ -160,7 +174,23 @@ class Ledger(_BaseLedger):
 
     def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
         """A page of fulfilled rows in reference order: iterate with the last one's reference."""
-        return self._run(_plans.fulfilled_after(self.table, after, limit))
+        return self._run(_plans.fulfilled_after(self._driver.dialect, self.table, after, limit))
+
+    def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
+        """Settle a payment whose outcome is ``unknown``, once a person checked what happened.
+
+        Args:
+            reference: the payment's reference (reconcile lists it as ``unknown``).
+            ran: ``True`` if the action did run (the payment is recorded fulfilled), ``False``
+                if it did not (the claim is released: the next delivery or reconcile runs it).
+
+        Returns:
+            The payment's row as it now is.
+
+        Raises:
+            LedgerError: it is not in the ``unknown`` state (or the database failed).
+        """
+        return self._run(self._resolve_plan(reference, ran))
 
     def reconcile(
         self,
@@ -264,7 +294,20 @@ class AsyncLedger(_BaseLedger):
         return (await self.rows([reference])).get(reference)
 
     async def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
-        return await self._run(_plans.fulfilled_after(self.table, after, limit))
+        plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit)
+        return await self._run(plan)
+
+    async def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
+        """Settle a payment whose outcome is ``unknown``; see :meth:`Ledger.resolve`.
+
+        Args:
+            reference: the payment's reference.
+            ran: whether the action did run.
+
+        Returns:
+            The payment's row as it now is.
+        """
+        return await self._run(self._resolve_plan(reference, ran))
 
     async def reconcile(
         self,

@@ -1,9 +1,10 @@
 """The ledger's decisions, I/O-free: claim, lease, run the action once, record or release.
 
 Like :mod:`paysdk._core`, each operation is a *plan*: a generator yielding steps that a driver
-carries out (:class:`Begin` a write transaction, run a :class:`Query`, :class:`Commit`, or
-:class:`Act`: run the merchant's action outside any transaction) and returns the result. A step
-that fails is rolled back and its LedgerError thrown into the plan, which decides what it means.
+carries out (:class:`Begin` a write transaction, run a :class:`Query`, :class:`Commit`,
+:class:`Pause` before trying again, or :class:`Act`: run the merchant's action outside any
+transaction) and returns the result. A step that fails is rolled back and its LedgerError thrown
+into the plan, which decides what it means (retrying the record of an action that ran, say).
 ``Ledger`` and ``AsyncLedger`` run the same plans, so sync and async share every decision.
 """
 
@@ -14,14 +15,20 @@ import datetime as dt
 import enum
 import re
 import secrets
-from collections.abc import Generator, Sequence
+import time
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, Generic, TypeAlias, TypeVar
 
 from .._core import Expected, check_payment
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _sql
-from ._errors import LeaseLostError, LedgerError, UnverifiedPaymentError
+from ._errors import (
+    LeaseLostError,
+    LedgerError,
+    UnrecordedFulfilmentError,
+    UnverifiedPaymentError,
+)
 
 __all__ = [
     "Act",
@@ -30,6 +37,7 @@ __all__ = [
     "FulfilResult",
     "LedgerRow",
     "Outcome",
+    "Pause",
     "Query",
     "Rows",
 ]
@@ -66,6 +74,13 @@ class Act:
 
 
 @dataclasses.dataclass(frozen=True)
+class Pause:
+    """Wait this many seconds, no transaction open, before trying a failed write again."""
+
+    seconds: float
+
+
+@dataclasses.dataclass(frozen=True)
 class Rows:
     rows: list[tuple[Any, ...]]
     rowcount: int
@@ -79,7 +94,7 @@ class Acted:
     error: BaseException | None = None
 
 
-LedgerStep: TypeAlias = "Begin | Query | Commit | Act"
+LedgerStep: TypeAlias = "Begin | Query | Commit | Act | Pause"
 LedgerPlan: TypeAlias = Generator[LedgerStep, Any, T]
 
 
@@ -92,6 +107,9 @@ class Outcome(str, enum.Enum):
     """An earlier call fulfilled this reference; the action did not run."""
     IN_PROGRESS = "in_progress"
     """Another worker holds a live claim on it; the action did not run. Try again later."""
+    UNKNOWN = "unknown"
+    """A claim on it outlived its lease unrecorded: whether its action ran is unknown, so it
+    is not run again until someone decides (:meth:`~paysdk.Ledger.resolve`)."""
 
     def __str__(self) -> str:
         return self.value
@@ -103,7 +121,9 @@ class LedgerRow:
 
     reference: str
     state: str
-    """``claimed``, ``fulfilled`` or ``released`` (an action failed; retryable)."""
+    """``claimed``, ``fulfilled``, ``released`` (an action failed; retryable) or ``unknown``: a
+    claim whose lease ran out before its completion was recorded (by the database's clock), held
+    until someone resolves it."""
     claim_token: str | None
     attempts: int
     lease_expires_at: dt.datetime | None
@@ -146,6 +166,10 @@ class FulfilResult(Generic[T]):
     def in_progress(self) -> bool:
         return self.outcome is Outcome.IN_PROGRESS
 
+    @property
+    def unknown(self) -> bool:
+        return self.outcome is Outcome.UNKNOWN
+
 
 def check_table(table: object) -> str:
     if not isinstance(table, str) or _TABLE_NAME.fullmatch(table) is None:
@@ -184,18 +208,34 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
 
 
 def fulfil_once(
-    dialect: _sql.Dialect, table: str, payment: VerifiedPayment, lease: dt.timedelta
+    dialect: _sql.Dialect,
+    table: str,
+    payment: VerifiedPayment,
+    lease: dt.timedelta,
+    *,
+    record_for: float,
+    monotonic: Callable[[], float] = time.monotonic,
 ) -> LedgerPlan[FulfilResult[Any]]:
     """Claim ``payment.reference``, run the action once, then record it done (or release it).
 
     When a lease starts and whether it has expired are the database's to say (its clock, in the
     SQL), so a worker's clock running ahead or behind never takes a live claim or keeps a dead one.
+    A claim whose lease ran out unrecorded is never taken over: its outcome is unknown.
 
     Args:
         dialect: the database's: its SQL, and its clock.
         table: the ledger's table.
         payment: the verified payment to fulfil.
-        lease: how long a claim holds before another worker may take it over.
+        lease: how long a claim holds before it counts as unknown.
+        record_for: for how many seconds to keep trying to record what the action did.
+        monotonic: the clock that measures ``record_for``.
+
+    Returns:
+        What happened, and what the action returned if it ran.
+
+    Raises:
+        UnrecordedFulfilmentError: the action ran, and its completion could not be recorded.
+        LeaseLostError: the action ran, and someone resolved the claim meanwhile.
     """
     reference = payment.reference
     token = secrets.token_hex(16)
@@ -208,34 +248,118 @@ def fulfil_once(
         updated: Rows = yield Query(_sql.take_over(dialect, table), (*claim, reference))
         claimed = updated.rowcount == 1
     if not claimed:
-        found: Rows = yield Query(_sql.select_one(table), (reference,))
+        found: Rows = yield Query(_sql.select_one(dialect, table), (reference,))
         yield Commit()
         row = LedgerRow.from_db(found.rows[0])
-        outcome = Outcome.ALREADY_FULFILLED if row.fulfilled else Outcome.IN_PROGRESS
-        return FulfilResult(outcome, reference, row=row)
+        return FulfilResult(_OUTCOMES.get(row.state, Outcome.IN_PROGRESS), reference, row=row)
     yield Commit()
 
     acted: Acted = yield Act()
     if acted.error is not None:
         problem = f"{type(acted.error).__name__}: {acted.error}"[:500]
+        release = Query(_sql.release(table), (problem, reference, token))
         try:
-            yield Begin()
-            yield Query(_sql.release(table), (problem, reference, token))
-            yield Commit()
-        except LedgerError:  # the action's error wins, keeping its own cause; the lease frees it
+            yield from write_retrying(release, record_for, monotonic)
+        except LedgerError:  # the action's error wins, keeping its own cause
             raise acted.error  # noqa: B904 - "from" would replace the action's own __cause__
         raise acted.error
 
-    yield Begin()
-    done: Rows = yield Query(_sql.mark_fulfilled(dialect, table), (reference, token))
-    yield Commit()
-    if done.rowcount != 1:
+    done = Query(_sql.mark_fulfilled(dialect, table), (reference, token))
+    try:
+        marked = yield from write_retrying(done, record_for, monotonic)
+    except LedgerError as failed:
+        raise UnrecordedFulfilmentError(
+            f"the action for {reference!r} ran, but recording its completion failed for "
+            f"{record_for:g}s ({failed}); it will not run again: once its lease ends the ledger "
+            "holds it as 'unknown' until you resolve it (reconcile lists it)",
+            reference=reference,
+            value=acted.value,
+        ) from failed
+    if marked.rowcount != 1:
         raise LeaseLostError(
-            f"the action for {reference!r} finished after its lease of {lease} expired and "
-            "another worker claimed it; make the lease longer than the action can take",
+            f"the action for {reference!r} finished, but its claim was resolved by hand "
+            "meanwhile; its completion was not recorded",
             reference=reference,
         )
     return FulfilResult(Outcome.FULFILLED, reference, value=acted.value)
+
+
+_OUTCOMES = {
+    "fulfilled": Outcome.ALREADY_FULFILLED,
+    "claimed": Outcome.IN_PROGRESS,
+    "unknown": Outcome.UNKNOWN,
+}
+
+FIRST_PAUSE = 0.05
+"""Seconds before the first retry of a failed write; each pause doubles, up to MAX_PAUSE."""
+MAX_PAUSE = 1.0
+
+
+def write_retrying(
+    query: Query, budget: float, monotonic: Callable[[], float] = time.monotonic
+) -> LedgerPlan[Rows]:
+    """Run ``query`` in a write transaction of its own, trying again after a failure (the driver
+    drops a broken connection and opens another) until it commits or ``budget`` seconds passed.
+
+    Only for a write that may run twice: the statement must match what it already did (the
+    claim's token stays on the row it marks), since a commit whose answer was lost may have
+    happened.
+
+    Args:
+        query: the statement to run.
+        budget: seconds from the first try after which a failure is final.
+        monotonic: the clock that measures ``budget``.
+
+    Returns:
+        The statement's rows, once committed.
+
+    Raises:
+        LedgerError: the last failure, once ``budget`` is spent.
+    """
+    deadline = monotonic() + budget
+    pause = FIRST_PAUSE
+    while True:
+        try:
+            yield Begin()
+            rows: Rows = yield query
+            yield Commit()
+            return rows
+        except LedgerError:
+            left = deadline - monotonic()
+            if left <= 0:
+                raise
+        yield Pause(min(pause, left))
+        pause = min(2 * pause, MAX_PAUSE)
+
+
+def resolve(
+    dialect: _sql.Dialect, table: str, reference: str, *, ran: bool
+) -> LedgerPlan[LedgerRow]:
+    """Settle a claim whose outcome is unknown, as a person decided after checking.
+
+    Args:
+        dialect: the database's; its clock says whether the claim's lease ran out.
+        table: the ledger's table.
+        reference: the payment's reference.
+        ran: whether the action did run: ``True`` records it fulfilled, ``False`` releases it
+            so that the next delivery (or reconcile) runs it.
+
+    Returns:
+        The row as it now is.
+
+    Raises:
+        LedgerError: the reference has no row in the ``unknown`` state.
+    """
+    yield Begin()
+    settled: Rows = yield Query(_sql.resolve(dialect, table, ran=ran), (reference,))
+    found: Rows = yield Query(_sql.select_one(dialect, table), (reference,))
+    yield Commit()
+    if settled.rowcount != 1:
+        state = LedgerRow.from_db(found.rows[0]).state if found.rows else "no row"
+        raise LedgerError(
+            f"{reference!r} has no claim of unknown outcome to resolve (its state: {state})"
+        )
+    return LedgerRow.from_db(found.rows[0])
 
 
 def rows_for(
@@ -251,10 +375,12 @@ def rows_for(
     return {row.reference: row for row in rows}
 
 
-def fulfilled_after(table: str, after: str, limit: int) -> LedgerPlan[list[LedgerRow]]:
+def fulfilled_after(
+    dialect: _sql.Dialect, table: str, after: str, limit: int
+) -> LedgerPlan[list[LedgerRow]]:
     """The next page of fulfilled rows, in reference order, after the reference ``after``."""
     yield Begin(write=False)
-    found: Rows = yield Query(_sql.fulfilled_page(table), (after, limit))
+    found: Rows = yield Query(_sql.fulfilled_page(dialect, table), (after, limit))
     yield Commit()
     return [LedgerRow.from_db(row) for row in found.rows]
 

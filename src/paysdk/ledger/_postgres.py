@@ -157,10 +157,33 @@ class PostgresDriver:
         self._idle: Idle[_PgConnection] = Idle()
 
     def begin(self, write: bool = True) -> Connection:
-        """A transaction at READ COMMITTED; reads and writes alike (row locks, not a file's)."""
+        """A transaction at READ COMMITTED; reads and writes alike (row locks, not a file's).
+
+        An idle connection the server dropped (a restart, a failover, a pooler's restart) is
+        closed, with every other idle one, and a new connection opened in its place at once.
+
+        Args:
+            write: unused: PostgreSQL locks rows, not the database.
+
+        Returns:
+            The connection, its transaction begun.
+
+        Raises:
+            LedgerError: no connection could be opened, or its transaction begun.
+        """
         connection = self._idle.take()
-        if connection is None or connection.raw.closed:
-            connection = self._connect()
+        if connection is not None and not connection.raw.closed:
+            try:
+                connection.begin()
+                return connection
+            except LedgerError:
+                broken = connection.raw.broken  # before close(), which makes it closed cleanly
+                connection.raw.close()
+                if not broken:
+                    raise
+                for stale in self._idle.drain():  # the server went away: so did they all
+                    stale.raw.close()
+        connection = self._connect()  # a new one, whether none was idle or the idle one died
         try:
             connection.begin()
         except LedgerError:
@@ -241,8 +264,18 @@ class AsyncPostgresDriver:
 
     async def begin(self, write: bool = True) -> AsyncConnection:
         connection = self._idle.take()
-        if connection is None or connection.raw.closed:
-            connection = await self._connect()
+        if connection is not None and not connection.raw.closed:
+            try:
+                await connection.begin()
+                return connection
+            except LedgerError:
+                broken = connection.raw.broken
+                await connection.raw.close()
+                if not broken:
+                    raise
+                for stale in self._idle.drain():
+                    await stale.raw.close()
+        connection = await self._connect()
         try:
             await connection.begin()
         except LedgerError:

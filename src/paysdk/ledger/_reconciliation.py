@@ -68,6 +68,12 @@ class Reconciliation:
             if payment.succeeded:
                 report.completed += 1
             found = self._compare(payment, row if fulfilled else None)
+            if row is not None and row.state == "unknown":  # held: never fulfilled by reconcile
+                found = dataclasses.replace(
+                    _listed(Kind.UNKNOWN, payment),
+                    fulfilled_amount=row.amount,
+                    fulfilled_currency=row.currency,
+                )
             if found is None:
                 report.fulfilled_ok += 1 if payment.succeeded else 0
             elif found.kind is Kind.MISSED:

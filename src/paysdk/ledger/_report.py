@@ -22,12 +22,15 @@ class Kind(str, enum.Enum):
     """Fulfilled, but the service does not list it at all: an alarm."""
     MISMATCH = "mismatch"
     """Fulfilled, but for another amount or currency than the service now lists."""
+    UNKNOWN = "unknown"
+    """Claimed, and the claim's lease ran out before its completion was recorded: whether the
+    action ran is unknown, so nothing runs it again. A person checks, then ``resolve`` says."""
 
     def __str__(self) -> str:
         return self.value
 
 
-ALARMS = frozenset({Kind.NOT_COMPLETED, Kind.NOT_LISTED, Kind.MISMATCH})
+ALARMS = frozenset({Kind.NOT_COMPLETED, Kind.NOT_LISTED, Kind.MISMATCH, Kind.UNKNOWN})
 
 
 @dataclasses.dataclass(frozen=True)

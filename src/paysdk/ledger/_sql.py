@@ -7,6 +7,7 @@ SQLite ISO 8601 text of fixed width (``2026-11-23T13:00:00.000000Z``), which sor
 "Now" is the database's clock, never a worker's: the statements that start, check and end a
 lease read it in SQL (:attr:`Dialect.now`), so workers whose clocks disagree still agree on
 whether a claim is live. On SQLite, one file on one machine, that is the machine's own clock.
+A claim whose lease ran out is read as ``unknown`` (:func:`row`): nobody takes it over.
 """
 
 from __future__ import annotations
@@ -31,9 +32,6 @@ _COLUMNS = """(
     last_error TEXT
 )"""
 """``reference`` is the unique key: one row per payment, whatever the number of workers."""
-
-ROW = "reference, state, claim_token, attempts, lease_expires_at, amount, currency, fulfilled_at"
-"""The columns :class:`~paysdk.ledger.LedgerRow` is read from, in order."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,6 +81,23 @@ POSTGRES = Dialect(
 )
 
 
+def row(dialect: Dialect) -> str:
+    """The columns :class:`~paysdk.ledger.LedgerRow` is read from, in order; a claim whose lease
+    ran out by the database's clock reads as state ``unknown``.
+
+    Args:
+        dialect: the database's; its clock says whether a lease ran out.
+    """
+    state = (
+        f"CASE WHEN state = 'claimed' AND lease_expires_at <= {dialect.now} THEN 'unknown' "
+        "ELSE state END"
+    )
+    return (
+        f"reference, {state}, claim_token, attempts, lease_expires_at, amount, currency, "
+        "fulfilled_at"
+    )
+
+
 def insert_claim(dialect: Dialect, table: str) -> str:
     """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row.
 
@@ -100,26 +115,29 @@ def insert_claim(dialect: Dialect, table: str) -> str:
 
 
 def take_over(dialect: Dialect, table: str) -> str:
-    """Claim a released row or one whose lease expired: a compare-and-set, so one worker wins.
+    """Claim a released row: a compare-and-set, so one worker wins.
 
-    On PostgreSQL a concurrent UPDATE of the same row waits, then re-checks the WHERE clause
-    against the committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time.
+    Never a claim whose lease ran out: its action may have run, unrecorded (its worker lost the
+    database, or died after the action), so it waits for :func:`resolve`. On PostgreSQL a
+    concurrent UPDATE of the same row waits, then re-checks the WHERE clause against the
+    committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time.
     Parameters: claim token, lease (seconds), amount, currency, reference.
 
     Args:
-        dialect: the database's; its clock says whether a lease expired, and starts the new one.
+        dialect: the database's; its clock starts the new lease.
         table: the ledger's table.
     """
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
         f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, claimed_at = {dialect.now} "
-        "WHERE reference = ? AND (state = 'released' "
-        f"OR (state = 'claimed' AND lease_expires_at <= {dialect.now}))"
+        "WHERE reference = ? AND state = 'released'"
     )
 
 
 def mark_fulfilled(dialect: Dialect, table: str) -> str:
-    """Done, but only by the claim's owner: a worker whose lease was taken over matches 0 rows.
+    """Done, but only by the claim's owner, even after its lease ran out; 0 rows if the claim
+    was resolved by hand meanwhile. The token stays, so sending it again after a commit whose
+    answer was lost matches the row it already marked (and keeps its first ``fulfilled_at``).
 
     Parameters: reference, claim token.
 
@@ -128,8 +146,31 @@ def mark_fulfilled(dialect: Dialect, table: str) -> str:
         table: the ledger's table.
     """
     return (
-        f"UPDATE {table} SET state = 'fulfilled', claim_token = NULL, lease_expires_at = NULL, "
-        f"fulfilled_at = {dialect.now}, last_error = NULL WHERE reference = ? AND claim_token = ?"
+        f"UPDATE {table} SET state = 'fulfilled', lease_expires_at = NULL, "
+        f"fulfilled_at = COALESCE(fulfilled_at, {dialect.now}), last_error = NULL "
+        "WHERE reference = ? AND claim_token = ?"
+    )
+
+
+def resolve(dialect: Dialect, table: str, *, ran: bool) -> str:
+    """Settle a claim whose lease ran out unrecorded, as a person decided: fulfilled (the action
+    ran) or released (it did not: the next delivery runs it). Parameter: reference.
+
+    Args:
+        dialect: the database's; its clock says whether the lease ran out.
+        table: the ledger's table.
+        ran: whether the action ran.
+    """
+    settle = (
+        f"state = 'fulfilled', fulfilled_at = {dialect.now}, lease_expires_at = NULL, "
+        "last_error = 'resolved by hand: the action ran'"
+        if ran
+        else "state = 'released', claim_token = NULL, lease_expires_at = NULL, "
+        "last_error = 'resolved by hand: the action did not run'"
+    )
+    return (
+        f"UPDATE {table} SET {settle} WHERE reference = ? AND state = 'claimed' "
+        f"AND lease_expires_at <= {dialect.now}"
     )
 
 
@@ -141,8 +182,8 @@ def release(table: str) -> str:
     )
 
 
-def select_one(table: str) -> str:
-    return f"SELECT {ROW} FROM {table} WHERE reference = ?"
+def select_one(dialect: Dialect, table: str) -> str:
+    return f"SELECT {row(dialect)} FROM {table} WHERE reference = ?"
 
 
 def select_many(
@@ -150,14 +191,14 @@ def select_many(
 ) -> tuple[str, Sequence[object]]:
     """The rows of these references: one array parameter where the database takes one."""
     if dialect.arrays:
-        return f"SELECT {ROW} FROM {table} WHERE reference = ANY(?)", [list(references)]
+        return f"SELECT {row(dialect)} FROM {table} WHERE reference = ANY(?)", [list(references)]
     marks = ", ".join("?" * len(references))
-    return f"SELECT {ROW} FROM {table} WHERE reference IN ({marks})", references
+    return f"SELECT {row(dialect)} FROM {table} WHERE reference IN ({marks})", references
 
 
-def fulfilled_page(table: str) -> str:
+def fulfilled_page(dialect: Dialect, table: str) -> str:
     """Fulfilled rows in reference order after a given one: keyset pages of constant memory."""
     return (
-        f"SELECT {ROW} FROM {table} WHERE state = 'fulfilled' AND reference > ? "
+        f"SELECT {row(dialect)} FROM {table} WHERE state = 'fulfilled' AND reference > ? "
         "ORDER BY reference LIMIT ?"
     )

@@ -32,21 +32,23 @@ def _param(value: object) -> object:
 
 
 class _SQLiteConnection:
-    def __init__(self, raw: sqlite3.Connection) -> None:
+    def __init__(self, raw: sqlite3.Connection, path: str, busy_timeout: float) -> None:
         self.raw = raw
+        self.path = path
+        self.busy_timeout = busy_timeout
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         try:
             cursor = self.raw.execute(sql, [_param(value) for value in params])
             return Rows(cursor.fetchall(), cursor.rowcount)
         except sqlite3.Error as exc:
-            raise _error(exc) from exc
+            raise _error(exc, self.path, self.busy_timeout) from exc
 
     def commit(self) -> None:
         try:
             self.raw.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise _error(exc) from exc
+            raise _error(exc, self.path, self.busy_timeout) from exc
 
     def rollback(self) -> None:
         """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
@@ -74,7 +76,7 @@ class SQLiteDriver:
             connection.raw.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # reads: no lock wait
         except sqlite3.Error as exc:
             connection.raw.close()
-            raise _error(exc) from exc
+            raise _error(exc, self.path, self.busy_timeout) from exc
         return connection
 
     def done(self, connection: Connection) -> None:
@@ -100,16 +102,16 @@ class SQLiteDriver:
                 check_same_thread=False,  # the async twin uses it from worker threads
             )
         except sqlite3.Error as exc:
-            raise LedgerError(f"cannot open the SQLite ledger {self.path!r}: {exc}") from exc
+            raise _error(exc, self.path, self.busy_timeout) from exc
         if not self._wal:
             with self._wal_lock:
                 try:
                     raw.execute("PRAGMA journal_mode=WAL")  # persistent: once per file is enough
                 except sqlite3.Error as exc:
                     raw.close()
-                    raise _error(exc) from exc
+                    raise _error(exc, self.path, self.busy_timeout) from exc
                 self._wal = True
-        return _SQLiteConnection(raw)
+        return _SQLiteConnection(raw, self.path, self.busy_timeout)
 
 
 class AsyncSQLiteDriver:
@@ -151,8 +153,35 @@ async def _in_thread(function: Callable[[], T]) -> T:
     return await anyio.to_thread.run_sync(function)
 
 
-def _error(exc: sqlite3.Error) -> LedgerError:
-    return LedgerError(f"the SQLite ledger failed: {exc}")
+def _error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
+    """The ledger's error for sqlite3's, naming the file and saying what is wrong in words.
+
+    Args:
+        exc: what sqlite3 raised.
+        path: the ledger's file.
+        timeout: the ledger's timeout (SQLite's busy timeout), in seconds.
+    """
+    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message says it too
+    text = str(exc)
+    directory = os.path.dirname(os.path.abspath(path))
+    if name.startswith("SQLITE_READONLY") or "readonly database" in text:
+        problem = (
+            "is read-only for this process: it cannot write the file, or create its journal "
+            f"({os.path.basename(path)}-wal, -shm) in {directory!r}; check the permissions "
+            "(and immutable attribute, or read-only mount) of the file and its directory"
+        )
+    elif name.startswith("SQLITE_BUSY") or "database is locked" in text:
+        problem = (
+            f"stayed locked by another connection for more than {timeout:g}s (the ledger's "
+            "timeout): a long transaction elsewhere holds its write lock"
+        )
+    elif not os.path.isdir(directory):
+        problem = f"cannot be opened: its directory {directory!r} does not exist"
+    elif name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+        problem = "cannot be opened: check that the path is a file this process may open"
+    else:
+        return LedgerError(f"the SQLite ledger {path!r} failed: {text}")
+    return LedgerError(f"the SQLite ledger {path!r} {problem} ({text})")
 
 
 def sqlite_path(path: str | os.PathLike[str]) -> str:

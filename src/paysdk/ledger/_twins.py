@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import itertools
+import time
 from collections.abc import AsyncIterator, Iterator
 from typing import TYPE_CHECKING, TypeAlias
 
@@ -24,9 +25,11 @@ __all__ = [
     "Payments",
     "async_result_of",
     "async_shield",
+    "async_sleep",
     "async_take",
     "result_of",
     "shield",
+    "sleep",
     "take",
 ]
 
@@ -60,6 +63,26 @@ def async_shield(timeout: float) -> anyio.CancelScope:
     import anyio  # httpx depends on anyio; loaded only by async users
 
     return anyio.move_on_after(timeout, shield=True)
+
+
+def sleep(seconds: float) -> None:
+    """Wait, blocking the thread: a plan's Pause before it tries a failed write again.
+
+    Args:
+        seconds: how long.
+    """
+    time.sleep(seconds)
+
+
+async def async_sleep(seconds: float) -> None:
+    """Wait without blocking the event loop: a plan's Pause before it tries a write again.
+
+    Args:
+        seconds: how long.
+    """
+    import anyio
+
+    await anyio.sleep(seconds)
 
 
 def take(payments: Payments, size: int) -> list[ListedPayment]:

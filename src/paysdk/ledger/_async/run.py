@@ -11,8 +11,8 @@ from typing import Any, TypeVar, cast
 
 from .._driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
-from .._plans import Act, Acted, Begin, Commit, LedgerPlan, Query
-from .._twins import async_result_of, async_shield
+from .._plans import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query
+from .._twins import async_result_of, async_shield, async_sleep
 
 __all__ = ["abandon", "run_plan"]
 
@@ -45,6 +45,8 @@ async def run_plan(
                     await connection.commit()
                     await driver.done(connection)
                     connection = None
+                elif isinstance(step, Pause):
+                    await async_sleep(step.seconds)
                 else:
                     assert isinstance(step, Act)
                     assert action is not None

@@ -13,8 +13,8 @@ from typing import Any, TypeVar, cast
 
 from .._driver import Connection, Driver
 from .._errors import LedgerError
-from .._plans import Act, Acted, Begin, Commit, LedgerPlan, Query
-from .._twins import result_of, shield
+from .._plans import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query
+from .._twins import result_of, shield, sleep
 
 __all__ = ["abandon", "run_plan"]
 
@@ -47,6 +47,8 @@ def run_plan(
                     connection.commit()
                     driver.done(connection)
                     connection = None
+                elif isinstance(step, Pause):
+                    sleep(step.seconds)
                 else:
                     assert isinstance(step, Act)
                     assert action is not None
