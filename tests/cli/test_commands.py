@@ -124,7 +124,18 @@ def test_list_filters(run: Run) -> None:
     ]  # fmt: skip
     _, out, _ = run("list", "--since", "2026-11-06T07:05:33.250001+00:00", "--json")
     assert len(json.loads(out)) == 2
-    assert run("list", "--status", "REFUNDED")[1] == "No payments.\n"
+    _, out, _ = run("list", "--status", "Completed", "--csv")
+    assert {row["status"] for row in csv.DictReader(io.StringIO(out))} == {"COMPLETED"}
+
+
+@pytest.mark.parametrize("status", ["PAID", "refunded", ""])
+def test_an_unknown_status_is_a_usage_error_that_lists_the_known_ones(
+    run: Run, status: str
+) -> None:
+    code, out, err = run("list", "--status", status)
+    assert (code, out) == (2, "")
+    assert "usage: paysdk list" in err
+    assert f"unknown status {status!r}: expected one of COMPLETED, FAILED" in err
 
 
 def test_list_json_keeps_the_wire_shape(sandbox: Sandbox, run: Run) -> None:

@@ -151,7 +151,7 @@ def _list(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         payments = client.list_payments()
     if args.status is not None:
-        payments = [p for p in payments if str(p.status).upper() == args.status.upper()]
+        payments = [p for p in payments if str(p.status).upper() == args.status]
     if args.since is not None:
         payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
     if args.format == "json":
@@ -180,6 +180,16 @@ def _text(value: object) -> str:
 
 def _timestamp(value: dt.datetime | None) -> str:
     return "-" if value is None else wire_timestamp(value)
+
+
+def parse_status(text: str) -> str:
+    """``--status``: one of the statuses paysdk knows (:class:`paysdk.PaymentStatus`), any case."""
+    known = [status.value for status in paysdk.PaymentStatus]
+    if text.strip().upper() not in known:
+        raise argparse.ArgumentTypeError(
+            f"unknown status {text!r}: expected one of {', '.join(known)} (any case)"
+        )
+    return text.strip().upper()
 
 
 def parse_since(text: str) -> dt.datetime:
@@ -331,7 +341,13 @@ def _parser() -> argparse.ArgumentParser:
     formats = list_.add_mutually_exclusive_group()
     formats.add_argument("--json", dest="format", action="store_const", const="json")
     formats.add_argument("--csv", dest="format", action="store_const", const="csv")
-    list_.add_argument("--status", help="only payments with this status, e.g. COMPLETED")
+    list_.add_argument(
+        "--status",
+        type=parse_status,
+        help="only payments with this status: "
+        + ", ".join(status.value for status in paysdk.PaymentStatus)
+        + " (any case)",
+    )
     list_.add_argument(
         "--since", type=parse_since, help="only payments created at or after this date/time (UTC)"
     )
