@@ -414,6 +414,35 @@ def test_configuration_errors_name_the_flags_not_python_arguments(
     assert "=True" not in err
 
 
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        (
+            "PAYSDK_BASE_URL",
+            "ftp://pay.example.com",
+            "PAYSDK_BASE_URL 'ftp://pay.example.com' must",
+        ),
+        ("PAYSDK_BASE_URL", "https://u:p@pay.example.com", "PAYSDK_BASE_URL must not contain"),
+        ("PAYSDK_SECRET_KEY", " sk_padded ", "the secret key from PAYSDK_SECRET_KEY has leading"),
+    ],
+)
+def test_a_bad_value_from_the_environment_names_the_variable_not_the_flag(
+    run: Run, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, says: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    code, out, err = run("list")
+    assert (code, out) == (2, "")
+    assert says in err
+    assert "--base-url '" not in err
+    assert "from --secret-key" not in err
+
+
+def test_a_bad_value_from_a_flag_names_the_flag(run: Run) -> None:
+    code, _, err = run("list", "--secret-key", "sk_\u00e9")
+    assert code == 2
+    assert "the secret key from --secret-key contains characters" in err
+
+
 @pytest.mark.parametrize("amount", ["25000.00", "2.5e6", "2,500,000", "NGN2500000"])
 def test_a_non_integer_amount_is_a_usage_error_that_states_the_unit(run: Run, amount: str) -> None:
     code, out, err = run("confirm", COMPLETED_REFERENCE, "--amount", amount, "--currency", "NGN")

@@ -36,6 +36,11 @@ def client_from(args: argparse.Namespace) -> paysdk.Client:
     )
 
 
+def source_of(args: argparse.Namespace, flag: str, variable: str) -> str:
+    """Where a connection option's value came from: ``flag`` if it was given, else ``variable``."""
+    return flag if getattr(args, flag[2:].replace("-", "_"), None) is not None else variable
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a positive number of seconds."""
     try:

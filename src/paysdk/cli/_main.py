@@ -25,7 +25,7 @@ from types import FrameType
 import paysdk
 from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.wire import wire_timestamp
-from paysdk.cli._connection import client_from, connection_options, positive_float
+from paysdk.cli._connection import client_from, connection_options, positive_float, source_of
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
     PROG,
@@ -65,7 +65,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return broken_pipe()
     except paysdk.ConfigurationError as exc:
-        return print_error(in_cli_words(str(exc)), EXIT_USAGE)
+        return print_error(_configuration_error(exc, args), EXIT_USAGE)
     except paysdk.InvalidReferenceError as exc:
         return print_error(exc, EXIT_USAGE)
     except paysdk.APIConnectionError as exc:
@@ -78,6 +78,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except Exception as exc:  # not paysdk's word on the service or the input: a bug
         return print_internal_error(exc, EXIT_INTERNAL)
+
+
+def _configuration_error(exc: paysdk.ConfigurationError, args: argparse.Namespace) -> str:
+    """The error in the command's words, naming the flag or variable each value came from."""
+    if "base_url" not in vars(args):  # not a command with the connection options
+        return in_cli_words(str(exc))
+    return in_cli_words(
+        str(exc),
+        base_url_from=source_of(args, "--base-url", ENV_BASE_URL),
+        secret_key_from=source_of(args, "--secret-key", ENV_SECRET_KEY),
+    )
 
 
 # --- verify and list --------------------------------------------------------------------------
