@@ -173,6 +173,23 @@ def test_usage_errors_exit_2(run: Run, argv: tuple[str, ...]) -> None:
     assert "usage: paysdk" in err
 
 
+@pytest.mark.parametrize(
+    ("argv", "unknown"),
+    [
+        (("verify", "--jsn", COMPLETED_REFERENCE), "--jsn"),
+        (("list", "--stats", "FAILED"), "--stats FAILED"),
+        (("reconcile", "--ledger", "l.db", "extra"), "extra"),
+    ],
+)
+def test_a_subcommands_unknown_argument_shows_the_subcommands_usage(
+    run: Run, argv: tuple[str, ...], unknown: str
+) -> None:
+    code, out, err = run(*argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"usage: paysdk {argv[0]} ")
+    assert f"paysdk {argv[0]}: error: unrecognized arguments: {unknown}\n" in err
+
+
 def test_configuration_errors_exit_2(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PAYSDK_SECRET_KEY")
     code, _, err = run("list")

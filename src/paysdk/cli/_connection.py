@@ -7,10 +7,12 @@ import argparse
 import paysdk
 from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 
+from ._command import Command
 
-def connection_options() -> argparse.ArgumentParser:
+
+def connection_options() -> Command:
     """A parent parser with ``--secret-key``, ``--base-url``, ``--timeout`` and the rest."""
-    client = argparse.ArgumentParser(add_help=False)
+    client = Command(add_help=False)
     group = client.add_argument_group("connection")
     group.add_argument("--secret-key", help=f"secret key (default: ${ENV_SECRET_KEY})")
     group.add_argument("--base-url", help=f"service address (default: ${ENV_BASE_URL})")

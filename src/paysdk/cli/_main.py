@@ -25,6 +25,7 @@ from types import FrameType
 import paysdk
 from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.wire import wire_timestamp
+from paysdk.cli._command import Command
 from paysdk.cli._connection import client_from, connection_options, positive_float, source_of
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
@@ -322,7 +323,9 @@ def _parser() -> argparse.ArgumentParser:
         "library it uses: please report it).",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {paysdk.__version__}")
-    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        title="commands", required=True, metavar="COMMAND", parser_class=Command
+    )
 
     client = connection_options()
 
