@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -20,7 +21,7 @@ import httpx
 import pytest
 
 from paysdk.cli import main
-from paysdk.cli._main import parse_since
+from paysdk.cli._main import build_parser, parse_since
 from paysdk.ledger import Ledger
 from paysdk.sandbox import (
     COMPLETED_REFERENCE,
@@ -188,6 +189,22 @@ def test_a_subcommands_unknown_argument_shows_the_subcommands_usage(
     assert (code, out) == (2, "")
     assert err.startswith(f"usage: paysdk {argv[0]} ")
     assert f"paysdk {argv[0]}: error: unrecognized arguments: {unknown}\n" in err
+
+
+def test_every_command_and_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    assert all(action.help for action in parser._actions)
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = {action.dest: action.help for action in commands._choices_actions}
+    assert set(listed) == set(commands.choices)
+    assert main(["--help"]) == 0
+    words = " ".join(capsys.readouterr().out.split())
+    for name, command in commands.choices.items():
+        help_ = listed[name]
+        assert help_, f"paysdk {name} has no help"
+        assert f" {name} {help_} " in words  # paysdk --help shows it
+        for action in command._actions:
+            assert action.help, f"paysdk {name} {'/'.join(action.option_strings) or action.dest}"
 
 
 def test_configuration_errors_exit_2(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:

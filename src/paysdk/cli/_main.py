@@ -51,7 +51,7 @@ EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug, in paysdk or in a library
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    parser = _parser()
+    parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
@@ -314,7 +314,8 @@ def _port(text: str) -> int:
     return port
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``paysdk`` parser, every command and option with its help."""
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Verify and list payments, run a local sandbox, send a test callback.",
@@ -324,7 +325,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {paysdk.__version__}")
     commands = parser.add_subparsers(
-        title="commands", required=True, metavar="COMMAND", parser_class=Command
+        title="commands",
+        required=True,
+        metavar="COMMAND",
+        parser_class=Command,
+        help="run 'paysdk COMMAND --help' for a command's options",
     )
 
     client = connection_options()
@@ -332,8 +337,14 @@ def _parser() -> argparse.ArgumentParser:
     verify = commands.add_parser(
         "verify", parents=[client], help="show one payment by its reference"
     )
-    verify.add_argument("reference")
-    verify.add_argument("--json", dest="format", action="store_const", const="json")
+    verify.add_argument("reference", help="the payment's reference, e.g. order-1042")
+    verify.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="print the payment as the service sent it, as JSON",
+    )
     verify.set_defaults(command=_verify, format="text")
 
     confirm = commands.add_parser(
@@ -341,7 +352,7 @@ def _parser() -> argparse.ArgumentParser:
         parents=[client],
         help="exit 0 only if a payment succeeded with this amount and currency",
     )
-    confirm.add_argument("reference")
+    confirm.add_argument("reference", help="the payment's reference, e.g. order-1042")
     confirm.add_argument(
         "--amount",
         type=_amount,
@@ -353,8 +364,16 @@ def _parser() -> argparse.ArgumentParser:
 
     list_ = commands.add_parser("list", parents=[client], help="list payments")
     formats = list_.add_mutually_exclusive_group()
-    formats.add_argument("--json", dest="format", action="store_const", const="json")
-    formats.add_argument("--csv", dest="format", action="store_const", const="csv")
+    formats.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="print the payments as the service sent them, as JSON",
+    )
+    formats.add_argument(
+        "--csv", dest="format", action="store_const", const="csv", help="print CSV, every column"
+    )
     list_.add_argument(
         "--status",
         type=parse_status,

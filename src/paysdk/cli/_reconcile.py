@@ -58,8 +58,20 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         help="list at most N payments (all are counted); default %(default)s",
     )
     formats = reconcile.add_mutually_exclusive_group()
-    formats.add_argument("--json", dest="format", action="store_const", const="json")
-    formats.add_argument("--csv", dest="format", action="store_const", const="csv")
+    formats.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="print the summary and the payments as JSON",
+    )
+    formats.add_argument(
+        "--csv",
+        dest="format",
+        action="store_const",
+        const="csv",
+        help="print the payments as CSV (the summary is not included)",
+    )
     reconcile.set_defaults(command=_reconcile, format="table")
 
 
