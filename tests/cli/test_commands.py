@@ -20,6 +20,7 @@ from typing import Any
 import httpx
 import pytest
 
+from paysdk.cli import _exits as exits
 from paysdk.cli import main
 from paysdk.cli._main import build_parser, parse_since
 from paysdk.ledger import Ledger
@@ -205,6 +206,18 @@ def test_every_command_and_option_has_help(capsys: pytest.CaptureFixture[str]) -
         assert f" {name} {help_} " in words  # paysdk --help shows it
         for action in command._actions:
             assert action.help, f"paysdk {name} {'/'.join(action.option_strings) or action.dest}"
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("reconcile", "--help")])
+def test_the_help_lists_every_exit_code(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    codes = {value for name, value in vars(exits).items() if name.startswith("EXIT_")}
+    assert codes == set(exits.MEANINGS) >= {0, 1, 2, 3, 4, 70, 141}
+    assert main(argv) == 0
+    words = " ".join(capsys.readouterr().out.split())
+    for code, meaning in exits.MEANINGS.items():
+        assert f" {code} {meaning}" in words
 
 
 def test_configuration_errors_exit_2(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:

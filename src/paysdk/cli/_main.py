@@ -1,9 +1,6 @@
 """The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
 
-Exit codes: 0 success; 1 the service (or a callback handler) reported a failure, such as an
-unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time;
-70 an internal error, a bug in paysdk or a library it uses (EX_SOFTWARE); 141 standard output
-was closed early (``paysdk list | head``), as for any Unix tool.
+The exit codes, and what each means, are listed once, in ``_exits``.
 Errors are one line on stderr and never contain the secret key; they name the command's flags
 and variables, not the library's keyword arguments. Only an internal error comes with its
 traceback (no local variables), to be reported: it is not the service's failure nor the user's.
@@ -27,6 +24,15 @@ from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.wire import wire_timestamp
 from paysdk.cli._command import Command
 from paysdk.cli._connection import client_from, connection_options, positive_float, source_of
+from paysdk.cli._exits import (
+    EXIT_FAILURE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    exit_codes_help,
+)
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
     PROG,
@@ -41,12 +47,6 @@ from paysdk.cli._report import (
 )
 
 __all__ = ["main"]
-
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug, in paysdk or in a library it uses
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -76,7 +76,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except paysdk.PaySDKError as exc:
         return print_error(exc, EXIT_FAILURE)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # not paysdk's word on the service or the input: a bug
         return print_internal_error(exc, EXIT_INTERNAL)
 
@@ -319,9 +319,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Verify and list payments, run a local sandbox, send a test callback.",
-        epilog="Exit codes: 0 ok, 1 failure reported by the service, 2 usage or configuration "
-        "error, 3 service unreachable or timed out, 70 internal error (a bug in paysdk or a "
-        "library it uses: please report it).",
+        epilog=exit_codes_help(),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {paysdk.__version__}")
     commands = parser.add_subparsers(

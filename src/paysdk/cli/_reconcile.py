@@ -1,10 +1,9 @@
 """``paysdk reconcile --ledger URL``: what the service lists against what the ledger fulfilled.
 
-Exit codes: 0 nothing needs attention; 4 something does (a missed payment, or an alarm: fulfilled
-but not completed, not listed, or for another amount or currency); and as for every command,
-1 the service or the ledger's database failed, 2 a usage or configuration error, 3 the service
-could not be reached, 70 an internal error (a bug). Progress goes to stderr, and only when stderr
-is a terminal.
+It exits 0 when nothing needs attention and 4 (``EXIT_ATTENTION``) when something does (a missed
+payment, or an alarm: fulfilled but not completed, not listed, or for another amount or
+currency); the other codes are every command's (``_exits``). Progress goes to stderr, and only
+when stderr is a terminal.
 """
 
 from __future__ import annotations
@@ -16,14 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..ledger import DEFAULT_TABLE, MAX_DISCREPANCIES
 from ._connection import client_from
+from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
 from ._report import print_json, print_table
 
 if TYPE_CHECKING:
     from ..ledger import Discrepancy, ReconcileReport
 
-__all__ = ["EXIT_ATTENTION", "add_reconcile_command"]
-
-EXIT_ATTENTION = 4
+__all__ = ["add_reconcile_command"]
 
 _COLUMNS = (
     "kind",
@@ -42,9 +40,7 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         "reconcile",
         parents=[client],
         help="compare the service's payments with a fulfilment ledger",
-        epilog="Exit codes: 0 nothing needs attention, 4 something does, 1 the service or the "
-        "ledger failed, 2 usage or configuration error, 3 service unreachable, 70 internal "
-        "error (a bug in paysdk or a library it uses: please report it).",
+        epilog=exit_codes_help(),
     )
     reconcile.add_argument(
         "--ledger", required=True, help="sqlite:///path.db, a path, or postgresql://..."
@@ -95,7 +91,7 @@ def _reconcile(args: argparse.Namespace) -> int:
     {"json": _print_json, "csv": _print_csv}.get(args.format, _print_table)(report)
     if report.truncated and args.format != "table":
         sys.stderr.write(_cut(report) + "\n")
-    return EXIT_ATTENTION if report.needs_attention else 0
+    return EXIT_ATTENTION if report.needs_attention else EXIT_OK
 
 
 class _Progress:

@@ -19,9 +19,9 @@ from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 
 from .._errors import PaySDKError
+from ._exits import EXIT_BROKEN_PIPE
 
 PROG = "paysdk"
-EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
 
 _CLI_WORDS = [  # the library's keyword arguments, as the command spells them
     (re.compile(r"\ballow_insecure_http=True\b"), "--allow-insecure-http"),
