@@ -10,18 +10,22 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
 from ..ledger import DEFAULT_TABLE, MAX_DISCREPANCIES
 from ._connection import client_from
-from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
-from ._report import print_json, print_table
+from ._exits import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, exit_codes_help
+from ._report import print_error, print_json, print_table
 
 if TYPE_CHECKING:
     from ..ledger import Discrepancy, ReconcileReport
 
 __all__ = ["add_reconcile_command"]
+
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)  # as the ledger reads --ledger
 
 _COLUMNS = (
     "kind",
@@ -74,6 +78,13 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
 def _reconcile(args: argparse.Namespace) -> int:
     from ..ledger import Kind, Ledger
 
+    missing = _missing_sqlite_file(args.ledger)
+    if missing is not None:  # a typo, most likely: say so, rather than as a database failure
+        return print_error(
+            f"--ledger: the ledger {missing!r} does not exist (reconcile reads a ledger, "
+            "never creates one)",
+            EXIT_USAGE,
+        )
     progress = _Progress() if sys.stderr.isatty() else None
     with (
         Ledger(args.ledger, table=args.table, create_table=False) as ledger,
@@ -92,6 +103,19 @@ def _reconcile(args: argparse.Namespace) -> int:
     if report.truncated and args.format != "table":
         sys.stderr.write(_cut(report) + "\n")
     return EXIT_ATTENTION if report.needs_attention else EXIT_OK
+
+
+def _missing_sqlite_file(ledger: str) -> str | None:
+    """The file a SQLite ledger URL or path names, if there is none (else ``None``)."""
+    if _SCHEME.match(ledger) is None:
+        path = ledger
+    elif ledger.lower().startswith("sqlite:///"):
+        path = ledger[len("sqlite:///") :]
+    else:  # another database, or a URL the ledger itself will refuse
+        return None
+    if path in ("", ":memory:") or os.path.exists(path):  # the ledger says what is wrong
+        return None
+    return path
 
 
 class _Progress:
