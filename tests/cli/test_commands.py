@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import csv
 import io
 import json
@@ -19,8 +20,9 @@ from typing import Any
 import httpx
 import pytest
 
+from paysdk.cli import _exits as exits
 from paysdk.cli import main
-from paysdk.cli._main import parse_since
+from paysdk.cli._main import build_parser, parse_since
 from paysdk.ledger import Ledger
 from paysdk.sandbox import (
     COMPLETED_REFERENCE,
@@ -124,7 +126,18 @@ def test_list_filters(run: Run) -> None:
     ]  # fmt: skip
     _, out, _ = run("list", "--since", "2026-11-06T07:05:33.250001+00:00", "--json")
     assert len(json.loads(out)) == 2
-    assert run("list", "--status", "REFUNDED")[1] == "No payments.\n"
+    _, out, _ = run("list", "--status", "Completed", "--csv")
+    assert {row["status"] for row in csv.DictReader(io.StringIO(out))} == {"COMPLETED"}
+
+
+@pytest.mark.parametrize("status", ["PAID", "refunded", ""])
+def test_an_unknown_status_is_a_usage_error_that_lists_the_known_ones(
+    run: Run, status: str
+) -> None:
+    code, out, err = run("list", "--status", status)
+    assert (code, out) == (2, "")
+    assert "usage: paysdk list" in err
+    assert f"unknown status {status!r}: expected one of COMPLETED, FAILED" in err
 
 
 def test_list_json_keeps_the_wire_shape(sandbox: Sandbox, run: Run) -> None:
@@ -160,6 +173,51 @@ def test_usage_errors_exit_2(run: Run, argv: tuple[str, ...]) -> None:
     code, out, err = run(*argv)
     assert (code, out) == (2, "")
     assert "usage: paysdk" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "unknown"),
+    [
+        (("verify", "--jsn", COMPLETED_REFERENCE), "--jsn"),
+        (("list", "--stats", "FAILED"), "--stats FAILED"),
+        (("reconcile", "--ledger", "l.db", "extra"), "extra"),
+    ],
+)
+def test_a_subcommands_unknown_argument_shows_the_subcommands_usage(
+    run: Run, argv: tuple[str, ...], unknown: str
+) -> None:
+    code, out, err = run(*argv)
+    assert (code, out) == (2, "")
+    assert err.startswith(f"usage: paysdk {argv[0]} ")
+    assert f"paysdk {argv[0]}: error: unrecognized arguments: {unknown}\n" in err
+
+
+def test_every_command_and_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    parser = build_parser()
+    assert all(action.help for action in parser._actions)
+    [commands] = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    listed = {action.dest: action.help for action in commands._choices_actions}
+    assert set(listed) == set(commands.choices)
+    assert main(["--help"]) == 0
+    words = " ".join(capsys.readouterr().out.split())
+    for name, command in commands.choices.items():
+        help_ = listed[name]
+        assert help_, f"paysdk {name} has no help"
+        assert f" {name} {help_} " in words  # paysdk --help shows it
+        for action in command._actions:
+            assert action.help, f"paysdk {name} {'/'.join(action.option_strings) or action.dest}"
+
+
+@pytest.mark.parametrize("argv", [("--help",), ("reconcile", "--help")])
+def test_the_help_lists_every_exit_code(
+    capsys: pytest.CaptureFixture[str], argv: tuple[str, ...]
+) -> None:
+    codes = {value for name, value in vars(exits).items() if name.startswith("EXIT_")}
+    assert codes == set(exits.MEANINGS) >= {0, 1, 2, 3, 4, 70, 141}
+    assert main(argv) == 0
+    words = " ".join(capsys.readouterr().out.split())
+    for code, meaning in exits.MEANINGS.items():
+        assert f" {code} {meaning}" in words
 
 
 def test_configuration_errors_exit_2(run: Run, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -401,6 +459,35 @@ def test_configuration_errors_name_the_flags_not_python_arguments(
     assert not re.search(r"\b(secret_key|base_url|max_retries|allow_insecure_http)\b", err)
     assert "None" not in err
     assert "=True" not in err
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        (
+            "PAYSDK_BASE_URL",
+            "ftp://pay.example.com",
+            "PAYSDK_BASE_URL 'ftp://pay.example.com' must",
+        ),
+        ("PAYSDK_BASE_URL", "https://u:p@pay.example.com", "PAYSDK_BASE_URL must not contain"),
+        ("PAYSDK_SECRET_KEY", " sk_padded ", "the secret key from PAYSDK_SECRET_KEY has leading"),
+    ],
+)
+def test_a_bad_value_from_the_environment_names_the_variable_not_the_flag(
+    run: Run, monkeypatch: pytest.MonkeyPatch, variable: str, value: str, says: str
+) -> None:
+    monkeypatch.setenv(variable, value)
+    code, out, err = run("list")
+    assert (code, out) == (2, "")
+    assert says in err
+    assert "--base-url '" not in err
+    assert "from --secret-key" not in err
+
+
+def test_a_bad_value_from_a_flag_names_the_flag(run: Run) -> None:
+    code, _, err = run("list", "--secret-key", "sk_\u00e9")
+    assert code == 2
+    assert "the secret key from --secret-key contains characters" in err
 
 
 @pytest.mark.parametrize("amount", ["25000.00", "2.5e6", "2,500,000", "NGN2500000"])

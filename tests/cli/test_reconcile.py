@@ -123,7 +123,9 @@ def test_progress_goes_to_a_terminals_stderr_only(
     ("ledger", "code", "message"),
     [
         ("mysql://db/shop", 2, "unsupported ledger URL scheme"),
-        ("{tmp}/typo.db", 1, "there is no SQLite ledger at"),
+        ("{tmp}/typo.db", 2, "--ledger: the ledger '{tmp}/typo.db' does not exist"),
+        ("sqlite:///{tmp}/typo.db", 2, "the ledger '{tmp}/typo.db' does not exist (reconcile"),
+        ("/no/such/dir/l.db", 2, "the ledger '/no/such/dir/l.db' does not exist"),
         ("{tmp}/empty.db", 1, "no such table: paysdk_fulfilments"),
     ],
 )
@@ -139,7 +141,7 @@ def test_a_bad_ledger_is_one_line_on_stderr(
     argv = ["reconcile", "--ledger", ledger.format(tmp=tmp_path), *_env(sandbox)]
     exit_code, out, err = run(capsys, *argv)
     assert (exit_code, out) == (code, "")
-    assert message in err
+    assert message.format(tmp=tmp_path) in err
     assert err.count("\n") == 1
     assert not (tmp_path / "typo.db").exists()
 

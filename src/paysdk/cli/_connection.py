@@ -7,10 +7,12 @@ import argparse
 import paysdk
 from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 
+from ._command import Command
 
-def connection_options() -> argparse.ArgumentParser:
+
+def connection_options() -> Command:
     """A parent parser with ``--secret-key``, ``--base-url``, ``--timeout`` and the rest."""
-    client = argparse.ArgumentParser(add_help=False)
+    client = Command(add_help=False)
     group = client.add_argument_group("connection")
     group.add_argument("--secret-key", help=f"secret key (default: ${ENV_SECRET_KEY})")
     group.add_argument("--base-url", help=f"service address (default: ${ENV_BASE_URL})")
@@ -34,6 +36,11 @@ def client_from(args: argparse.Namespace) -> paysdk.Client:
         max_retries=args.max_retries,
         allow_insecure_http=args.allow_insecure_http,
     )
+
+
+def source_of(args: argparse.Namespace, flag: str, variable: str) -> str:
+    """Where a connection option's value came from: ``flag`` if it was given, else ``variable``."""
+    return flag if getattr(args, flag[2:].replace("-", "_"), None) is not None else variable
 
 
 def positive_float(text: str) -> float:

@@ -1,9 +1,6 @@
 """The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
 
-Exit codes: 0 success; 1 the service (or a callback handler) reported a failure, such as an
-unknown reference; 2 a usage or configuration error; 3 the service could not be reached in time;
-70 an internal error, a bug in paysdk or a library it uses (EX_SOFTWARE); 141 standard output
-was closed early (``paysdk list | head``), as for any Unix tool.
+The exit codes, and what each means, are listed once, in ``_exits``.
 Errors are one line on stderr and never contain the secret key; they name the command's flags
 and variables, not the library's keyword arguments. Only an internal error comes with its
 traceback (no local variables), to be reported: it is not the service's failure nor the user's.
@@ -25,7 +22,17 @@ from types import FrameType
 import paysdk
 from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.wire import wire_timestamp
-from paysdk.cli._connection import client_from, connection_options, positive_float
+from paysdk.cli._command import Command
+from paysdk.cli._connection import client_from, connection_options, positive_float, source_of
+from paysdk.cli._exits import (
+    EXIT_FAILURE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    exit_codes_help,
+)
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
     PROG,
@@ -41,16 +48,10 @@ from paysdk.cli._report import (
 
 __all__ = ["main"]
 
-EXIT_OK = 0
-EXIT_FAILURE = 1
-EXIT_USAGE = 2
-EXIT_UNREACHABLE = 3
-EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug, in paysdk or in a library it uses
-
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
-    parser = _parser()
+    parser = build_parser()
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
@@ -65,7 +66,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return broken_pipe()
     except paysdk.ConfigurationError as exc:
-        return print_error(in_cli_words(str(exc)), EXIT_USAGE)
+        return print_error(_configuration_error(exc, args), EXIT_USAGE)
     except paysdk.InvalidReferenceError as exc:
         return print_error(exc, EXIT_USAGE)
     except paysdk.APIConnectionError as exc:
@@ -75,9 +76,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except paysdk.PaySDKError as exc:
         return print_error(exc, EXIT_FAILURE)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as exc:  # not paysdk's word on the service or the input: a bug
         return print_internal_error(exc, EXIT_INTERNAL)
+
+
+def _configuration_error(exc: paysdk.ConfigurationError, args: argparse.Namespace) -> str:
+    """The error in the command's words, naming the flag or variable each value came from."""
+    if "base_url" not in vars(args):  # not a command with the connection options
+        return in_cli_words(str(exc))
+    return in_cli_words(
+        str(exc),
+        base_url_from=source_of(args, "--base-url", ENV_BASE_URL),
+        secret_key_from=source_of(args, "--secret-key", ENV_SECRET_KEY),
+    )
 
 
 # --- verify and list --------------------------------------------------------------------------
@@ -151,7 +163,7 @@ def _list(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         payments = client.list_payments()
     if args.status is not None:
-        payments = [p for p in payments if str(p.status).upper() == args.status.upper()]
+        payments = [p for p in payments if str(p.status).upper() == args.status]
     if args.since is not None:
         payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
     if args.format == "json":
@@ -180,6 +192,16 @@ def _text(value: object) -> str:
 
 def _timestamp(value: dt.datetime | None) -> str:
     return "-" if value is None else wire_timestamp(value)
+
+
+def parse_status(text: str) -> str:
+    """``--status``: one of the statuses paysdk knows (:class:`paysdk.PaymentStatus`), any case."""
+    known = [status.value for status in paysdk.PaymentStatus]
+    if text.strip().upper() not in known:
+        raise argparse.ArgumentTypeError(
+            f"unknown status {text!r}: expected one of {', '.join(known)} (any case)"
+        )
+    return text.strip().upper()
 
 
 def parse_since(text: str) -> dt.datetime:
@@ -292,24 +314,35 @@ def _port(text: str) -> int:
     return port
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The ``paysdk`` parser, every command and option with its help."""
     parser = argparse.ArgumentParser(
         prog=PROG,
         description="Verify and list payments, run a local sandbox, send a test callback.",
-        epilog="Exit codes: 0 ok, 1 failure reported by the service, 2 usage or configuration "
-        "error, 3 service unreachable or timed out, 70 internal error (a bug in paysdk or a "
-        "library it uses: please report it).",
+        epilog=exit_codes_help(),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {paysdk.__version__}")
-    commands = parser.add_subparsers(title="commands", required=True, metavar="COMMAND")
+    commands = parser.add_subparsers(
+        title="commands",
+        required=True,
+        metavar="COMMAND",
+        parser_class=Command,
+        help="run 'paysdk COMMAND --help' for a command's options",
+    )
 
     client = connection_options()
 
     verify = commands.add_parser(
         "verify", parents=[client], help="show one payment by its reference"
     )
-    verify.add_argument("reference")
-    verify.add_argument("--json", dest="format", action="store_const", const="json")
+    verify.add_argument("reference", help="the payment's reference, e.g. order-1042")
+    verify.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="print the payment as the service sent it, as JSON",
+    )
     verify.set_defaults(command=_verify, format="text")
 
     confirm = commands.add_parser(
@@ -317,7 +350,7 @@ def _parser() -> argparse.ArgumentParser:
         parents=[client],
         help="exit 0 only if a payment succeeded with this amount and currency",
     )
-    confirm.add_argument("reference")
+    confirm.add_argument("reference", help="the payment's reference, e.g. order-1042")
     confirm.add_argument(
         "--amount",
         type=_amount,
@@ -329,9 +362,23 @@ def _parser() -> argparse.ArgumentParser:
 
     list_ = commands.add_parser("list", parents=[client], help="list payments")
     formats = list_.add_mutually_exclusive_group()
-    formats.add_argument("--json", dest="format", action="store_const", const="json")
-    formats.add_argument("--csv", dest="format", action="store_const", const="csv")
-    list_.add_argument("--status", help="only payments with this status, e.g. COMPLETED")
+    formats.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="print the payments as the service sent them, as JSON",
+    )
+    formats.add_argument(
+        "--csv", dest="format", action="store_const", const="csv", help="print CSV, every column"
+    )
+    list_.add_argument(
+        "--status",
+        type=parse_status,
+        help="only payments with this status: "
+        + ", ".join(status.value for status in paysdk.PaymentStatus)
+        + " (any case)",
+    )
     list_.add_argument(
         "--since", type=parse_since, help="only payments created at or after this date/time (UTC)"
     )

@@ -1,29 +1,31 @@
 """``paysdk reconcile --ledger URL``: what the service lists against what the ledger fulfilled.
 
-Exit codes: 0 nothing needs attention; 4 something does (a missed payment, or an alarm: fulfilled
-but not completed, not listed, or for another amount or currency); and as for every command,
-1 the service or the ledger's database failed, 2 a usage or configuration error, 3 the service
-could not be reached, 70 an internal error (a bug). Progress goes to stderr, and only when stderr
-is a terminal.
+It exits 0 when nothing needs attention and 4 (``EXIT_ATTENTION``) when something does (a missed
+payment, or an alarm: fulfilled but not completed, not listed, or for another amount or
+currency); the other codes are every command's (``_exits``). Progress goes to stderr, and only
+when stderr is a terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import os
+import re
 import sys
 from typing import TYPE_CHECKING, Any
 
 from ..ledger import DEFAULT_TABLE, MAX_DISCREPANCIES
 from ._connection import client_from
-from ._report import print_json, print_table
+from ._exits import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, exit_codes_help
+from ._report import print_error, print_json, print_table
 
 if TYPE_CHECKING:
     from ..ledger import Discrepancy, ReconcileReport
 
-__all__ = ["EXIT_ATTENTION", "add_reconcile_command"]
+__all__ = ["add_reconcile_command"]
 
-EXIT_ATTENTION = 4
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)  # as the ledger reads --ledger
 
 _COLUMNS = (
     "kind",
@@ -42,9 +44,7 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         "reconcile",
         parents=[client],
         help="compare the service's payments with a fulfilment ledger",
-        epilog="Exit codes: 0 nothing needs attention, 4 something does, 1 the service or the "
-        "ledger failed, 2 usage or configuration error, 3 service unreachable, 70 internal "
-        "error (a bug in paysdk or a library it uses: please report it).",
+        epilog=exit_codes_help(),
     )
     reconcile.add_argument(
         "--ledger", required=True, help="sqlite:///path.db, a path, or postgresql://..."
@@ -58,14 +58,33 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         help="list at most N payments (all are counted); default %(default)s",
     )
     formats = reconcile.add_mutually_exclusive_group()
-    formats.add_argument("--json", dest="format", action="store_const", const="json")
-    formats.add_argument("--csv", dest="format", action="store_const", const="csv")
+    formats.add_argument(
+        "--json",
+        dest="format",
+        action="store_const",
+        const="json",
+        help="print the summary and the payments as JSON",
+    )
+    formats.add_argument(
+        "--csv",
+        dest="format",
+        action="store_const",
+        const="csv",
+        help="print the payments as CSV (the summary is not included)",
+    )
     reconcile.set_defaults(command=_reconcile, format="table")
 
 
 def _reconcile(args: argparse.Namespace) -> int:
     from ..ledger import Kind, Ledger
 
+    missing = _missing_sqlite_file(args.ledger)
+    if missing is not None:  # a typo, most likely: say so, rather than as a database failure
+        return print_error(
+            f"--ledger: the ledger {missing!r} does not exist (reconcile reads a ledger, "
+            "never creates one)",
+            EXIT_USAGE,
+        )
     progress = _Progress() if sys.stderr.isatty() else None
     with (
         Ledger(args.ledger, table=args.table, create_table=False) as ledger,
@@ -83,7 +102,20 @@ def _reconcile(args: argparse.Namespace) -> int:
     {"json": _print_json, "csv": _print_csv}.get(args.format, _print_table)(report)
     if report.truncated and args.format != "table":
         sys.stderr.write(_cut(report) + "\n")
-    return EXIT_ATTENTION if report.needs_attention else 0
+    return EXIT_ATTENTION if report.needs_attention else EXIT_OK
+
+
+def _missing_sqlite_file(ledger: str) -> str | None:
+    """The file a SQLite ledger URL or path names, if there is none (else ``None``)."""
+    if _SCHEME.match(ledger) is None:
+        path = ledger
+    elif ledger.lower().startswith("sqlite:///"):
+        path = ledger[len("sqlite:///") :]
+    else:  # another database, or a URL the ledger itself will refuse
+        return None
+    if path in ("", ":memory:") or os.path.exists(path):  # the ledger says what is wrong
+        return None
+    return path
 
 
 class _Progress:

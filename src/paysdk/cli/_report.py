@@ -19,9 +19,9 @@ from collections.abc import Generator, Sequence
 from contextlib import contextmanager
 
 from .._errors import PaySDKError
+from ._exits import EXIT_BROKEN_PIPE
 
 PROG = "paysdk"
-EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
 
 _CLI_WORDS = [  # the library's keyword arguments, as the command spells them
     (re.compile(r"\ballow_insecure_http=True\b"), "--allow-insecure-http"),
@@ -54,8 +54,21 @@ def print_internal_error(exc: BaseException, code: int) -> int:
     return code
 
 
-def in_cli_words(message: str) -> str:
-    """A configuration error as the command's user meets it: flags, not keyword arguments."""
+_BASE_URL_VALUE = re.compile(r"\bbase_url\b(?!=)")  # the value given, not "pass base_url=..."
+_SECRET_KEY_VALUE = re.compile(r"^the secret key\b")  # "the secret key has ...", "... is empty"
+
+
+def in_cli_words(
+    message: str, *, base_url_from: str = "--base-url", secret_key_from: str | None = None
+) -> str:
+    """A configuration error as the command's user meets it: flags, not keyword arguments.
+
+    ``base_url_from`` and ``secret_key_from`` name where a value came from (its flag, or the
+    environment variable when the flag was not given), so an error about the value names it.
+    """
+    message = _BASE_URL_VALUE.sub(base_url_from, message)
+    if secret_key_from is not None:
+        message = _SECRET_KEY_VALUE.sub(f"the secret key from {secret_key_from}", message)
     for pattern, replacement in _CLI_WORDS:
         message = pattern.sub(
             replacement if replacement is not None else lambda m: "--" + m[1].replace("_", "-"),
