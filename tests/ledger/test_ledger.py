@@ -277,6 +277,16 @@ def test_the_ledger_url_decides_the_backend(tmp_path: Any) -> None:
     assert "'postgresql://db.internal:5432/shop'" in repr(ledger)
 
 
+def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
+    path = tmp_path / "orders.db"
+    for url in (f"sqlite:///{path}", str(path), path):
+        assert paysdk.ledger.sqlite_file(url) == str(path)
+    for url in ("postgresql://shop@db/shop", "sqlite://", ":memory:"):
+        assert paysdk.ledger.sqlite_file(url) is None
+    with pytest.raises(paysdk.ConfigurationError, match="unsupported ledger URL scheme"):
+        paysdk.ledger.sqlite_file("mysql://shop@db/shop")
+
+
 @pytest.mark.parametrize(
     ("url", "options", "message"),
     [

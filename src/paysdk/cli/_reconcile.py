@@ -11,11 +11,11 @@ from __future__ import annotations
 import argparse
 import csv
 import os
-import re
 import sys
 from typing import TYPE_CHECKING, Any
 
-from ..ledger import DEFAULT_TABLE, MAX_DISCREPANCIES
+from .._errors import ConfigurationError
+from ..ledger import DEFAULT_TABLE, MAX_DISCREPANCIES, sqlite_file
 from ._connection import client_from
 from ._exits import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, exit_codes_help
 from ._report import print_error, print_json, print_table
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 __all__ = ["add_reconcile_command"]
 
-_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*://", re.IGNORECASE)  # as the ledger reads --ledger
 
 _COLUMNS = (
     "kind",
@@ -107,15 +106,11 @@ def _reconcile(args: argparse.Namespace) -> int:
 
 def _missing_sqlite_file(ledger: str) -> str | None:
     """The file a SQLite ledger URL or path names, if there is none (else ``None``)."""
-    if _SCHEME.match(ledger) is None:
-        path = ledger
-    elif ledger.lower().startswith("sqlite:///"):
-        path = ledger[len("sqlite:///") :]
-    else:  # another database, or a URL the ledger itself will refuse
+    try:
+        path = sqlite_file(ledger)
+    except ConfigurationError:  # a URL the ledger refuses: it says so when opened
         return None
-    if path in ("", ":memory:") or os.path.exists(path):  # the ledger says what is wrong
-        return None
-    return path
+    return None if path is None or os.path.exists(path) else path
 
 
 class _Progress:

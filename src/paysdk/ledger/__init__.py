@@ -14,7 +14,7 @@ from ._errors import (
     UnrecordedFulfilmentError,
     UnverifiedPaymentError,
 )
-from ._ledger import AsyncLedger, Ledger
+from ._ledger import AsyncLedger, Ledger, sqlite_file
 from ._plans import FulfilResult, LedgerRow, Outcome
 from ._report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
 from ._sql import DEFAULT_TABLE
@@ -34,4 +34,5 @@ __all__ = [
     "ReconcileReport",
     "UnrecordedFulfilmentError",
     "UnverifiedPaymentError",
+    "sqlite_file",
 ]

@@ -66,6 +66,19 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
     )
 
 
+def sqlite_file(url: str | os.PathLike[str]) -> str | None:
+    """The file a SQLite ledger's URL or path names; ``None`` for a server or an in-memory one.
+
+    Args:
+        url: what ``Ledger`` takes: ``sqlite:///path.db``, a path, or ``postgresql://...``.
+
+    Raises:
+        ConfigurationError: the URL names a database the ledger does not support.
+    """
+    kind, target = _target(url)
+    return target if kind == "sqlite" and target not in ("", ":memory:") else None
+
+
 class _BaseLedger:
     """What both ledgers share: the URL, the table, the lease, and their presentation."""
 
