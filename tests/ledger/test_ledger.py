@@ -432,30 +432,21 @@ async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> Non
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
 async def test_a_postgres_lock_wait_is_bounded_by_the_timeout(postgres_url: str, kind: str) -> None:
-    import threading
     import time
 
     import psycopg
 
-    from tests.support.postgres import fresh_database
+    from tests.support.postgres import an_uncommitted_claim, fresh_database
 
     url = fresh_database(postgres_url)
     with Ledger(url) as setup:
         setup.create_table()
-    with psycopg.connect(url) as holder:  # another worker's claim, not committed yet
-        holder.execute(
-            "INSERT INTO paysdk_fulfilments (reference, state, attempts, amount, currency, "
-            "claimed_at) VALUES ('order-1', 'claimed', 1, 2500, 'NGN', now())"
-        )
-        watchdog = threading.Timer(8, holder.rollback)  # unbounded: fail, not hang
-        watchdog.start()
+    with an_uncommitted_claim(url, "order-1"):
         started = time.monotonic()
         with pytest.raises(LedgerError, match=r"waited more than 1s for a lock") as raised:
             await _fulfil_with_timeout(kind, url, 1)
         assert time.monotonic() - started < 5
         assert isinstance(raised.value.__cause__, psycopg.errors.LockNotAvailable)
-        watchdog.cancel()
-        holder.rollback()
 
 
 async def _fulfil_with_timeout(kind: str, url: str, timeout: float) -> None:

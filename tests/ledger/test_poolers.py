@@ -18,7 +18,12 @@ import pytest
 
 import paysdk
 from paysdk.ledger import AsyncLedger, Ledger, LedgerError
-from tests.support.postgres import fresh_database, through, throwaway_pgbouncer
+from tests.support.postgres import (
+    an_uncommitted_claim,
+    fresh_database,
+    through,
+    throwaway_pgbouncer,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -99,19 +104,11 @@ async def test_through_pgbouncer_a_lock_wait_is_bounded_and_the_timeouts_stay_in
     pooled = through(one_server_connection, direct)
     with Ledger(pooled) as setup:
         setup.create_table()
-    with psycopg.connect(direct) as holder:  # another worker's claim, not committed yet
-        holder.execute(
-            "INSERT INTO paysdk_fulfilments (reference, state, attempts, amount, currency, "
-            "claimed_at) VALUES ('order-1', 'claimed', 1, 2500, 'NGN', now())"
-        )
-        watchdog = threading.Timer(8, holder.rollback)  # unbounded: fail, not hang
-        watchdog.start()
+    with an_uncommitted_claim(direct, "order-1"):
         started = time.monotonic()
         with pytest.raises(LedgerError, match=r"waited more than 1s for a lock"):
             await fulfil_each(kind, pooled, ["order-1"], timeout=1)
         assert time.monotonic() - started < 5
-        watchdog.cancel()
-        holder.rollback()
     # The one server connection the ledger used is left with the server's own settings.
     with psycopg.connect(pooled, autocommit=True) as other_client:
         shown = [other_client.execute(f"SHOW {name}").fetchone() for name in TIMEOUTS]

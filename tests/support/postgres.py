@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.parse
 from collections.abc import Iterator, Mapping, Sequence
@@ -215,3 +216,29 @@ def _wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path) -> No
                 return
         time.sleep(0.02)
     raise RuntimeError(f"pgbouncer did not listen on port {port} within 10s")
+
+
+@contextmanager
+def an_uncommitted_claim(url: str, reference: str = "order-1") -> Iterator[None]:
+    """Another worker's claim on ``reference``, inserted and not committed while the block runs:
+    its row lock is held. Rolled back after 8 s at most, so an unbounded wait fails, not hangs.
+
+    Args:
+        url: the database (directly, not through a pooler) whose ledger table holds the claim.
+        reference: the payment claimed.
+    """
+    import psycopg
+
+    with psycopg.connect(url) as holder:
+        holder.execute(
+            "INSERT INTO paysdk_fulfilments (reference, state, attempts, amount, currency, "
+            "claimed_at) VALUES (%s, 'claimed', 1, 2500, 'NGN', now())",
+            (reference,),
+        )
+        watchdog = threading.Timer(8, holder.rollback)
+        watchdog.start()
+        try:
+            yield
+        finally:
+            watchdog.cancel()
+            holder.rollback()
