@@ -3,30 +3,18 @@ say so, and jobs that cannot start failing with their reason."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from packaging.requirements import Requirement
 
-ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "scripts" / "matrix.py"
+from tests.support.scripts import SCRIPTS, load_script
 
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("matrix_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-matrix = load_script()
+SCRIPT = SCRIPTS / "matrix.py"
+matrix = load_script("matrix")
 PROJECT = matrix.load_project()
 
 

@@ -3,28 +3,20 @@ so only when it is true."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
+
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "unasync.py"
 
 
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("unasync_script", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-unasync = load_script()
+unasync = load_script("unasync")
 
 
 @pytest.fixture
