@@ -21,20 +21,9 @@ from paysdk.sandbox import (
     Fault,
     Sandbox,
 )
-from tests.conftest import EitherClient, MakeClient
+from tests.conftest import MakeClient
 
 pytestmark = pytest.mark.anyio
-
-
-@pytest.fixture
-def connect(sandbox: Sandbox, make_loopback_client: MakeClient) -> MakeClient:
-    """``connect(**options)``: a sync, async or aiohttp-backed client pointed at the sandbox."""
-
-    def make(**options: object) -> EitherClient:
-        options.setdefault("secret_key", sandbox.secret_key)
-        return make_loopback_client(base_url=sandbox.base_url, **options)
-
-    return make
 
 
 def attempts(sandbox: Sandbox) -> list[str]:

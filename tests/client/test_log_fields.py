@@ -16,7 +16,7 @@ from pythonjsonlogger.json import JsonFormatter
 import paysdk
 from paysdk._core.attempts import LOG_FIELDS
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
-from tests.conftest import EitherClient, MakeClient
+from tests.conftest import MakeClient
 
 pytestmark = pytest.mark.anyio
 
@@ -29,16 +29,6 @@ def sandbox() -> Iterator[Sandbox]:
     """The sandbox with the seed, under :data:`KEY`."""
     with Sandbox(secret_key=KEY) as running:
         yield running
-
-
-@pytest.fixture
-def connect(sandbox: Sandbox, make_loopback_client: MakeClient) -> MakeClient:
-    """``connect(**options)``: a sync, async or aiohttp-backed client pointed at the sandbox."""
-
-    def make(**options: object) -> EitherClient:
-        return make_loopback_client(secret_key=KEY, base_url=sandbox.base_url, **options)
-
-    return make
 
 
 def paysdk_records(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:

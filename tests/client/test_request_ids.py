@@ -21,7 +21,7 @@ from paysdk.sandbox import (
     Fault,
     Sandbox,
 )
-from tests.conftest import EitherClient, MakeClient
+from tests.conftest import MakeClient
 
 # --- request_id_of ----------------------------------------------------------------------------
 
@@ -97,17 +97,6 @@ def test_an_api_error_shows_its_request_id_only_when_there_is_one() -> None:
 
 
 # --- over loopback: the id the sandbox sent ---------------------------------------------------
-
-
-@pytest.fixture
-def connect(sandbox: Sandbox, make_loopback_client: MakeClient) -> MakeClient:
-    """``connect(**options)``: a sync, async or aiohttp-backed client pointed at the sandbox."""
-
-    def make(**options: object) -> EitherClient:
-        options.setdefault("secret_key", sandbox.secret_key)
-        return make_loopback_client(base_url=sandbox.base_url, **options)
-
-    return make
 
 
 def sent_ids(sandbox: Sandbox) -> list[str | None]:

@@ -70,17 +70,6 @@ def sandbox() -> Iterator[Sandbox]:
         yield running
 
 
-@pytest.fixture
-def connect(sandbox: Sandbox, make_loopback_client: MakeClient) -> MakeClient:
-    """``connect(**options)``: a sync, async or aiohttp-backed client pointed at the sandbox."""
-
-    def make(**options: object) -> EitherClient:
-        options.setdefault("secret_key", KEY)
-        return make_loopback_client(base_url=sandbox.base_url, **options)
-
-    return make
-
-
 def paysdk_spans(exporter: InMemorySpanExporter) -> list[ReadableSpan]:
     return [span for span in exporter.get_finished_spans() if span.name.startswith("paysdk.")]
 
