@@ -24,7 +24,7 @@ from paysdk.ledger._sql import POSTGRES, SQLITE
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
 PAYMENT = paysdk.VerifiedPayment(reference="order-9", amount=700, currency="NGN", success=True)
-CLAIMED_ROW = ("order-9", "claimed", "someone-else", 1, NOW, 700, "NGN", None)
+CLAIMED_ROW = ("order-9", "claimed", "someone-else", 1, NOW, 700, "NGN", None, None)
 
 
 class FakeClock:
@@ -115,7 +115,7 @@ def test_finishing_after_the_claim_was_resolved_by_hand_is_lease_lost() -> None:
 
 
 def test_a_claim_whose_lease_ran_out_unrecorded_is_unknown_and_not_run() -> None:
-    unknown_row = ("order-9", "unknown", "someone-else", 1, NOW, 700, "NGN", None)
+    unknown_row = ("order-9", "unknown", "someone-else", 1, NOW, 700, "NGN", None, None)
     steps, result = drive(plan(), [Rows([], 0), Rows([], 0), Rows([unknown_row], 1)])
     assert kinds(steps) == ["Begin", "INSERT", "UPDATE", "SELECT", "Commit"]  # no Act
     assert (result.outcome, result.unknown) == (Outcome.UNKNOWN, True)

@@ -107,6 +107,13 @@ class _BaseLedger:
             from ._sqlite import sqlite_path
 
             self._where = sqlite_path(self._where)
+        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+
+    def _settle(
+        self, *, lease: float | dt.timedelta, table: str, create_table: bool, timeout: float
+    ) -> None:
+        """Check and keep what every ledger takes, then open its driver (``_open_driver``): the
+        one step a ledger on another connection (Django's, SQLAlchemy's) shares with this one."""
         self.lease: dt.timedelta = _plans.check_lease(lease)
         self.table: str = _plans.check_table(table)
         if not isinstance(timeout, (int, float)) or not timeout > 0:

@@ -130,12 +130,22 @@ class LedgerRow:
     amount: int
     currency: str
     fulfilled_at: dt.datetime | None
+    reason: str | None = None
+    """Why the payment was refused or ignored, in the words of whoever decided it."""
 
     @classmethod
     def from_db(cls, row: Sequence[Any]) -> LedgerRow:
-        reference, state, token, attempts, lease, amount, currency, fulfilled = row
+        reference, state, token, attempts, lease, amount, currency, fulfilled, reason = row
         return cls(
-            reference, state, token, attempts, _time(lease), amount, currency, _time(fulfilled)
+            reference,
+            state,
+            token,
+            attempts,
+            _time(lease),
+            amount,
+            currency,
+            _time(fulfilled),
+            reason,
         )
 
     @property

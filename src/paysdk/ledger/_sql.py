@@ -29,9 +29,11 @@ _COLUMNS = """(
     currency TEXT NOT NULL,
     claimed_at {ts} NOT NULL,
     fulfilled_at {ts},
-    last_error TEXT
+    last_error TEXT,
+    reason TEXT
 )"""
-"""``reference`` is the unique key: one row per payment, whatever the number of workers."""
+"""``reference`` is the unique key: one row per payment, whatever the number of workers.
+``reason`` says why a payment was refused or ignored, as whoever decided it wrote it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +96,7 @@ def row(dialect: Dialect) -> str:
     )
     return (
         f"reference, {state}, claim_token, attempts, lease_expires_at, amount, currency, "
-        "fulfilled_at"
+        "fulfilled_at, reason"
     )
 
 
