@@ -1,34 +1,34 @@
-"""Every failure a caller can meet, as one tree rooted at :class:`PaySDKError`.
+"""Every failure a caller can meet, as one tree rooted at ``PaySDKError``.
 
-::
-
-    PaySDKError
-    ├── APIError                      the service answered, but not with what was asked for
-    │   ├── AuthenticationError       401: missing or wrong secret key
-    │   ├── PermissionDeniedError     403
-    │   ├── NotFoundError             404 with no documented body (often a wrong base_url)
-    │   │   └── PaymentNotFoundError  verify's documented 404: the reference is unknown
-    │   ├── ListUnavailableError      list's documented 404 {"error": "Connection Error"} (retried)
-    │   ├── RateLimitError            429 (retried, honouring Retry-After)
-    │   ├── ServerError               5xx (retried)
-    │   ├── ResponseValidationError   a 2xx body that is not the documented shape
-    │   └── ResponseTooLargeError     a 2xx body past max_response_bytes (not read further)
-    ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
-    │   ├── APITimeoutError           no answer in time (retried)
-    │   ├── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
-    │   └── ProxyAuthenticationError  the proxy refused its credentials, 407 (not retried)
-    ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
+```text
+PaySDKError
+├── APIError                      the service answered, but not with what was asked for
+│   ├── AuthenticationError       401: missing or wrong secret key
+│   ├── PermissionDeniedError     403
+│   ├── NotFoundError             404 with no documented body (often a wrong base_url)
+│   │   └── PaymentNotFoundError  verify's documented 404: the reference is unknown
+│   ├── ListUnavailableError      list's documented 404 {"error": "Connection Error"} (retried)
+│   ├── RateLimitError            429 (retried, honouring Retry-After)
+│   ├── ServerError               5xx (retried)
+│   ├── ResponseValidationError   a 2xx body that is not the documented shape
+│   └── ResponseTooLargeError     a 2xx body past max_response_bytes (not read further)
+├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
+│   ├── APITimeoutError           no answer in time (retried)
+│   ├── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
+│   └── ProxyAuthenticationError  the proxy refused its credentials, 407 (not retried)
+├── ClientClosedError             the client, or the one a with_options copy shares, is closed
 ├── EventLoopError                an AsyncClient used from an event loop other than its own
-    ├── PaymentVerificationError      the payment exists but must not be fulfilled
-    │   ├── PaymentFailedError        the service says it did not succeed
-    │   └── PaymentMismatchError      amount or currency differ from what the merchant expected
-    └── (also ValueError, raised before any request is sent)
-        ├── ConfigurationError        bad secret key, base_url, timeout, ...
-        ├── InvalidReferenceError     a reference that cannot be a payment reference
-        └── InvalidCallbackError      a callback request with no usable ``reference``
-            └── UnknownOrderError     a callback for a reference the merchant never issued
+├── PaymentVerificationError      the payment exists but must not be fulfilled
+│   ├── PaymentFailedError        the service says it did not succeed
+│   └── PaymentMismatchError      amount or currency differ from what the merchant expected
+└── (also ValueError, raised before any request is sent)
+    ├── ConfigurationError        bad secret key, base_url, timeout, ...
+    ├── InvalidReferenceError     a reference that cannot be a payment reference
+    └── InvalidCallbackError      a callback request with no usable ``reference``
+        └── UnknownOrderError     a callback for a reference the merchant never issued
+```
 
-Nothing is lost: an :class:`APIError` keeps the status code, the response headers, the raw body
+Nothing is lost: an ``APIError`` keeps the status code, the response headers, the raw body
 bytes and, where it was JSON, the parsed body. No message, ``text`` or ``body`` ever contains the
 secret key (a server that echoes it has it blotted out); only the raw ``content`` is as received.
 """

@@ -3,7 +3,7 @@
 Both runners keep a window of at most ``concurrency`` calls: the next reference is taken from
 the input only when the oldest result has been handed out, so neither tasks nor results pile up
 however many references come (a generator of 10**6 is fine). Each result carries the payment or
-the :class:`PaySDKError` for that one reference; anything else is a bug and is raised.
+the ``PaySDKError`` for that one reference; anything else is a bug and is raised.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ Sleeper = Callable[[float], None]
 
 
 class SyncBulk:
-    """:class:`VerifyResult` s in input order; ``close()`` (or ``with``) to stop early.
+    """``VerifyResult`` s in input order; ``close()`` (or ``with``) to stop early.
 
     ``verify(reference, sleep)`` waits between retries with ``sleep``, which ``close()`` cuts
     short: closing waits for the attempts in flight, never for their backoff.
@@ -148,7 +148,7 @@ class SyncBulk:
 
 
 class AsyncBulk:
-    """``async for`` :class:`VerifyResult` s in input order; ``aclose()`` or ``async with``."""
+    """``async for`` ``VerifyResult`` s in input order; ``aclose()`` or ``async with``."""
 
     def __init__(
         self,

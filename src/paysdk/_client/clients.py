@@ -1,6 +1,6 @@
 """``Client`` and ``AsyncClient``: thin shells that send and sleep, and leave the rest to ``_core``.
 
-Each public method builds a plan in :mod:`paysdk._core` and runs it; the shells differ only in
+Each public method builds a plan in ``paysdk._core`` and runs it; the shells differ only in
 how they send a request and how they wait, so a behaviour fixed in the core is fixed for both.
 """
 
@@ -155,7 +155,7 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
     ) -> VerifiedPayment:
         """Turn a callback request into a payment the service confirms, never trusting the caller.
 
-        ``source`` is anything :func:`paysdk.parse_callback` reads. Give the expected ``amount``
+        ``source`` is anything ``paysdk.parse_callback`` reads. Give the expected ``amount``
         and ``currency``, or a ``lookup`` that finds them from the reference (your order table).
         """
         span = _tracing.call_span("verify_callback")
@@ -208,7 +208,7 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
 
 
 class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
-    """The asynchronous client: the same methods as :class:`Client`, awaitable.
+    """The asynchronous client: the same methods as ``Client``, awaitable.
 
     ``http_backend="aiohttp"`` (with the ``aiohttp`` extra) sends through aiohttp instead of
     httpx: the same behaviour, several times the throughput under concurrency. One

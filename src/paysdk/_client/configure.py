@@ -1,9 +1,9 @@
 """A client's configuration, read from arguments or the environment and checked before any request.
 
-The core's :class:`~paysdk._core.config.Config` is a plain value; making one from what a caller
+The core's ``Config`` is a plain value; making one from what a caller
 gives, and applying per-call options to it, is done here, at the edge.
 
-Every check raises :class:`ConfigurationError` with a message that says what to change and never
+Every check raises ``ConfigurationError`` with a message that says what to change and never
 contains the secret key.
 """
 
@@ -137,7 +137,7 @@ def create_config(
 ) -> Config:
     """A client's configuration from its arguments, the environment where one is left out, and
     the defaults; every value checked before any request. ``agent``: the User-Agent
-    (:func:`user_agent`); ``verifies_tls``: whether ``verify=`` checks certificates."""
+    (``user_agent``); ``verifies_tls``: whether ``verify=`` checks certificates."""
     key = secret_key if secret_key is not None else os.environ.get(ENV_SECRET_KEY)
     url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
     headers = {
@@ -271,7 +271,7 @@ def is_loopback(host: str) -> bool:
 
 
 def check_timeout(timeout: object) -> Timeout:
-    """Seconds, an ``httpx.Timeout`` or ``None``, as paysdk's own :class:`Timeout`."""
+    """Seconds, an ``httpx.Timeout`` or ``None``, as paysdk's own ``Timeout``."""
     if isinstance(timeout, Timeout):
         phases = timeout._asdict()
     elif isinstance(timeout, httpx.Timeout):

@@ -36,7 +36,7 @@ TRACE_MODULE = "opentelemetry.trace"
 
 
 def call_span(name: str, reference: str | None = None, *, lazy: bool = False) -> CallSpan:
-    """The span of one call named ``paysdk.<name>``; :data:`UNTRACED` when nothing would
+    """The span of one call named ``paysdk.<name>``; ``UNTRACED`` when nothing would
     record it, so callers need no check.
 
     Args:
@@ -139,7 +139,7 @@ class CallSpan:
         return traced
 
     def async_sending(self, send: Callable[[Send], Awaitable[R]]) -> Callable[[Send], Awaitable[R]]:
-        """The async twin of :meth:`sending`."""
+        """The async twin of ``sending``."""
 
         async def traced(request: Send) -> R:
             with self.current():

@@ -1,8 +1,8 @@
 """The I/O-free core: what to send, what an answer means, and whether to try again.
 
-Each API call is a *plan* (:mod:`.plans`): a generator that yields steps (:mod:`.steps`: send,
+Each API call is a *plan* (``plans``): a generator that yields steps (``steps``: send,
 sleep, read, emit) and is sent back what came of each. It returns the parsed model or raises a
-:mod:`paysdk` exception. The transports only carry the steps out, so every shell (sync, async,
+``paysdk`` exception. The transports only carry the steps out, so every shell (sync, async,
 aiohttp) shares every decision made here, in the sans-I/O style of h11: nothing in this package
 opens a socket, sleeps, or imports an HTTP library, and tests drive it by hand.
 

@@ -1,7 +1,7 @@
 """A call's attempts: how many were made, what is left of its deadline, the wait before the
 next one (the retry policy decides, this applies it), and the log line for each.
 
-Each line carries its facts as ``extra`` fields (:data:`LOG_FIELDS`), so a JSON log pipeline
+Each line carries its facts as ``extra`` fields (``LOG_FIELDS``), so a JSON log pipeline
 can filter by reference, attempt, status, time or request id without parsing sentences.
 """
 

@@ -1,6 +1,6 @@
 """Gathering one answer's body, I/O-free: bounded inflation, the size cap, the attempt deadline.
 
-:class:`BodyReader` is the one place a body is gathered, so every shell enforces the same cap
+``BodyReader`` is the one place a body is gathered, so every shell enforces the same cap
 and deadline whatever it reads with; the failures below are how a shell reports a body that
 could not be had.
 """
@@ -67,14 +67,16 @@ class BodyReader:
     """Gathers one answer's body from its raw chunks: inflates them in bounded steps, refuses
     more than ``limit`` decoded bytes or anything past ``deadline``, and says when to stop.
 
-    Every shell reads a body the same way, only its loop differs::
+    Every shell reads a body the same way, only its loop differs:
 
-        for raw in chunks:
-            if (done := reader.take(raw)) is not None:
-                return done
-        return reader.finish()
+    ```python
+    for raw in chunks:
+        if (done := reader.take(raw)) is not None:
+            return done
+    return reader.finish()
+    ```
 
-    A successful answer over its cap is a :class:`Failure`; an error answer is only cut, since
+    A successful answer over its cap is a ``Failure``; an error answer is only cut, since
     its status says what went wrong and a short excerpt is all a message needs.
     """
 

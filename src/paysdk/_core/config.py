@@ -1,8 +1,8 @@
 """What a call is made with: the client's settings as one immutable value, and paysdk's own timeout.
 
-The core only reads these. Making a :class:`Config` from what a caller gives (arguments, the
+The core only reads these. Making a ``Config`` from what a caller gives (arguments, the
 environment, per-call options) and checking it is the client's job (``paysdk._client.configure``);
-turning :class:`Timeout` into httpx's or aiohttp's is each transport's.
+turning ``Timeout`` into httpx's or aiohttp's is each transport's.
 """
 
 from __future__ import annotations

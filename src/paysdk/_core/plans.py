@@ -1,8 +1,8 @@
 """The I/O-free heart of paysdk: what to send, what an answer means, and whether to try again.
 
-Each API call is a *plan*: a generator that yields steps (:mod:`paysdk._core.steps`: send, sleep,
-read, emit) and is sent back what came of each (an :class:`Answer`, a :class:`Failure`...). It
-returns the parsed model or raises a :mod:`paysdk` exception. The clients only carry the steps
+Each API call is a *plan*: a generator that yields steps (``paysdk._core.steps``: send, sleep,
+read, emit) and is sent back what came of each (an ``Answer``, a ``Failure``...). It
+returns the parsed model or raises a ``paysdk`` exception. The clients only carry the steps
 out, so every shell (sync, async, aiohttp) shares every decision made here, in the sans-I/O style
 of h11: this module never opens a socket or sleeps, and tests drive it by hand.
 """
@@ -84,7 +84,7 @@ def call(
 
 
 def call_raw(config: Config, request: Send, *, reference: str | None = None) -> Plan[Answer]:
-    """Like :func:`call`, with the successful :class:`Answer` itself as the result, unparsed."""
+    """Like ``call``, with the successful ``Answer`` itself as the result, unparsed."""
     return _call(config, request, lambda answer: answer, reference, None)
 
 
@@ -119,7 +119,7 @@ def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
 
 
 def verify_identified(config: Config, reference: str) -> Plan[tuple[VerifiedPayment, str | None]]:
-    """:func:`verify`, with the request id of the answer that brought the payment."""
+    """``verify``, with the request id of the answer that brought the payment."""
     request = verify_request(config, reference)
     parse = verified(reference)
     return _call(

@@ -1,6 +1,6 @@
 """What an answer means: the model a successful body carries, or the exception a failure is.
 
-I/O-free, like the rest of the core: these take the :class:`Answer` or :class:`Failure` a shell
+I/O-free, like the rest of the core: these take the ``Answer`` or ``Failure`` a shell
 reported and never touch a socket. Anything quoted from a body is scrubbed of the secret key.
 """
 

@@ -1,10 +1,10 @@
 """What a plan asks a shell to do, and what the shell reports back: the sans-I/O vocabulary.
 
-A plan (see :mod:`paysdk._core`) yields :class:`Send`, :class:`Sleep` and, while it streams a
-body, :class:`Read` and :class:`Emit` steps. A shell carries each out with its own I/O and
-sends back an :class:`Answer` (a status, headers and a body read within its cap), an
-:class:`Opened` stream, a chunk of bytes, or a :class:`Failure`. How a body is gathered within
-its cap and deadline is :mod:`paysdk._core.body`'s.
+A plan (see ``paysdk._core``) yields ``Send``, ``Sleep`` and, while it streams a
+body, ``Read`` and ``Emit`` steps. A shell carries each out with its own I/O and
+sends back an ``Answer`` (a status, headers and a body read within its cap), an
+``Opened`` stream, a chunk of bytes, or a ``Failure``. How a body is gathered within
+its cap and deadline is ``paysdk._core.body``'s.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class Send(NamedTuple):
     ``budget`` bounds the whole attempt in seconds, connect to last byte (``None``: no bound
     beyond the per-phase ``timeout``). ``max_body`` caps a successful answer's decoded body.
     With ``stream``, a successful answer's body is not read: the shell reports it
-    :class:`Opened` and serves :class:`Read` steps from it.
+    ``Opened`` and serves ``Read`` steps from it.
 
     The steps and outcomes are named tuples: one is made per attempt, and a tuple is built and
     imported in a fraction of a frozen dataclass's time.
@@ -92,7 +92,7 @@ class Answer(NamedTuple):
 
 
 class Opened(NamedTuple):
-    """A successful answer whose body is left open to be read by :class:`Read` steps."""
+    """A successful answer whose body is left open to be read by ``Read`` steps."""
 
     status_code: int
     headers: Mapping[str, str]

@@ -1,7 +1,7 @@
 """The list endpoint's payment shape (``GET /payments``), apart from the verify shape.
 
 A process that only verifies (a callback handler) never builds these; the fields shared with
-:class:`~paysdk.VerifiedPayment` (customer, products, the liberal base) live in ``wire``.
+``VerifiedPayment`` (customer, products, the liberal base) live in ``wire``.
 """
 
 from __future__ import annotations

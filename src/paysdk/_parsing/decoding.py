@@ -86,7 +86,7 @@ def decoded(content_encoding: str | None, raw: Iterable[bytes]) -> Iterator[byte
 
 
 async def adecoded(content_encoding: str | None, raw: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
-    """The async twin of :func:`decoded`, ``b""`` for chunks that inflate to nothing included."""
+    """The async twin of ``decoded``, ``b""`` for chunks that inflate to nothing included."""
     decoder = ContentDecoder(content_encoding)
     async for chunk in raw:
         for piece in _pieces(decoder, chunk):

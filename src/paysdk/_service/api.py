@@ -1,9 +1,9 @@
 """The service's API without any I/O: routes, the key check, bodies and the reply to a request.
 
-The sandbox's HTTP server and the in-memory fake of :mod:`paysdk.testing` both answer through
-:func:`answer_api`, so the two cannot drift apart: same routes, same 401 and 404 bodies, same
+The sandbox's HTTP server and the in-memory fake of ``paysdk.testing`` both answer through
+``answer_api``, so the two cannot drift apart: same routes, same 401 and 404 bodies, same
 percent-decoding of the reference. Both stamp each API answer, faults included, with an
-``X-Request-Id`` (:func:`new_request_id`, :meth:`Reply.with_request_id`), as the service does.
+``X-Request-Id`` (``new_request_id``, ``Reply.with_request_id``), as the service does.
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ def header_value(headers: Mapping[str, str], name: str) -> str | None:
 class Reply:
     """What a stand-in of the service sends back to an HTTP request: status, body and headers.
 
-    Not :class:`paysdk._core.steps.Answer`, which is what the client receives."""
+    Not ``paysdk._core.steps.Answer``, which is what the client receives."""
 
     status: int
     body: bytes

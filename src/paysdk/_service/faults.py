@@ -1,7 +1,7 @@
 """Fault injection: make the sandbox or the in-memory fake fail as real networks and proxies do.
 
-A :class:`Fault` says *what* goes wrong (a delay, a different answer, a cut connection); the
-:class:`FaultBook` says *where* (a path, a path prefix, or every API path) and *how many times*,
+A ``Fault`` says *what* goes wrong (a delay, a different answer, a cut connection); the
+``FaultBook`` says *where* (a path, a path prefix, or every API path) and *how many times*,
 so "fail twice, then succeed" is one line in a test.
 """
 
@@ -195,7 +195,7 @@ class FaultBook:
         """The fault for a request to raw ``path``, if any, counting it as used once.
 
         The sandbox and the in-memory fake both ask here, so a fault matches the same requests
-        in both: a verify reference is compared as paysdk encodes it (:func:`fault_path`).
+        in both: a verify reference is compared as paysdk encodes it (``fault_path``).
         """
         with self._lock:
             if not self._rules:

@@ -111,7 +111,7 @@ class PaymentRecord:
 
     @classmethod
     def from_json(cls, obj: object) -> PaymentRecord:
-        """A record from its JSON form (the seed-file format); raises :class:`SeedError`."""
+        """A record from its JSON form (the seed-file format); raises ``SeedError``."""
         if not _is_object(obj):
             raise SeedError(f"a payment record must be a JSON object, not {type(obj).__name__}")
         known = {f.name for f in dataclasses.fields(cls)}

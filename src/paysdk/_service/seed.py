@@ -33,7 +33,7 @@ UNKNOWN_REFERENCE = "order-0000"
 
 
 def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
-    """Payments from the JSON text of a seed: an array of records. Raises :class:`SeedError`."""
+    """Payments from the JSON text of a seed: an array of records. Raises ``SeedError``."""
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -56,7 +56,7 @@ def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
 
 
 def load_seed(path: str | os.PathLike[str]) -> list[PaymentRecord]:
-    """Payments from a seed file. Raises :class:`SeedError` (also for an unreadable file)."""
+    """Payments from a seed file. Raises ``SeedError`` (also for an unreadable file)."""
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()

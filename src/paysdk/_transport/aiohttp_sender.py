@@ -1,8 +1,8 @@
 """The aiohttp sender: ``AsyncClient(http_backend="aiohttp")``, for throughput under concurrency.
 
-A second shell around the same core: it carries out the same :class:`Send` and :class:`Read`
-steps, gathers bodies through the same :class:`BodyReader` (so the same size caps apply), bounds
-each attempt by its budget, and reports every network or service failure as a :class:`Failure`
+A second shell around the same core: it carries out the same ``Send`` and ``Read``
+steps, gathers bodies through the same ``BodyReader`` (so the same size caps apply), bounds
+each attempt by its budget, and reports every network or service failure as a ``Failure``
 (any other exception is a bug, and goes to the caller unchanged). Retries, errors and parsing
 are the core's, unchanged. Imported only when asked for; needs the ``aiohttp`` extra.
 """
@@ -63,7 +63,7 @@ def backend() -> str:
 
 
 def _failure(exc: BaseException) -> Failure | None:
-    """The :class:`Failure` an aiohttp exception stands for; ``None`` for a bug."""
+    """The ``Failure`` an aiohttp exception stands for; ``None`` for a bug."""
     if not isinstance(exc, FAILURES):
         return None
     _drop_frames(exc)

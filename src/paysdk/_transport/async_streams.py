@@ -104,7 +104,7 @@ async def _call(close: Callable[[], Awaitable[None]]) -> None:
 
 class AsyncStream:
     """A successful answer left open for ``iter_payments``, for either async backend: one
-    decoded piece per :class:`Read`, each within the step's budget (one cancel scope)."""
+    decoded piece per ``Read``, each within the step's budget (one cancel scope)."""
 
     def __init__(
         self,

@@ -2,7 +2,7 @@
 
 httpx's timeouts are per socket operation, so a server that sends a byte every half second never
 trips them. The pools of the ``httpx.Client`` paysdk makes open their sockets through
-:func:`deadline_backend` (httpcore's public ``network_backend=``), so each connect, read and
+``deadline_backend`` (httpcore's public ``network_backend=``), so each connect, read and
 write is given at most what is left of the current attempt's deadline (a context variable, so
 threads do not share it); past it the operation fails as a timeout. The async shells bound an
 attempt with a cancel scope instead, which needs none of this.

@@ -22,7 +22,7 @@ T = TypeVar("T")
 _abandoned: list[object] = []
 _abandoned_lock = threading.Lock()
 _holding: weakref.WeakSet[PerProcess[Any]] = weakref.WeakSet()
-"""Every :class:`PerProcess` that made a value: a forked child abandons them all at once."""
+"""Every ``PerProcess`` that made a value: a forked child abandons them all at once."""
 
 
 class PerProcess(Generic[T]):

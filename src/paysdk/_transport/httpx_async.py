@@ -1,6 +1,6 @@
 """The async httpx sender: each attempt inside one cancel scope, bodies through ``BodyReader``.
 
-Like the sync sender, bodies go through :class:`BodyReader` (the same caps); an attempt is bounded
+Like the sync sender, bodies go through ``BodyReader`` (the same caps); an attempt is bounded
 as a whole by one cancel scope. Imported with the first httpx ``AsyncClient``.
 """
 
@@ -72,7 +72,7 @@ class AsyncHttpxSender:
         """
         Args:
             http: the client to send with.
-            defaults: as for :class:`SyncHttpxSender`.
+            defaults: as for ``SyncHttpxSender``.
         """
         self.http = http
         self.binding = LoopBinding()

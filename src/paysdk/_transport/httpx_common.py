@@ -44,8 +44,8 @@ outage."""
 
 
 def failure_from_httpx(exc: Exception) -> Failure | None:
-    """The :class:`Failure` an exception from httpx stands for; ``None`` for one that is not in
-    :data:`HTTPX_FAILURES`, which the sender lets through unchanged."""
+    """The ``Failure`` an exception from httpx stands for; ``None`` for one that is not in
+    ``HTTPX_FAILURES``, which the sender lets through unchanged."""
     if not isinstance(exc, HTTPX_FAILURES):
         return None
     if isinstance(exc, httpx.TimeoutException):
@@ -100,7 +100,7 @@ class HttpxDefaults(NamedTuple):
 
 
 class RequestBuilder:
-    """The ``httpx.Request`` for a :class:`Send`, less what its client sends by default anyway.
+    """The ``httpx.Request`` for a ``Send``, less what its client sends by default anyway.
 
     httpx spends microseconds on every header it is given and on every timeout (it builds a new
     ``Timeout`` from it), per request. The client paysdk makes is given the config's fixed

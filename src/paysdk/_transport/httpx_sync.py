@@ -1,9 +1,9 @@
-"""The sync httpx sender: carry out a :class:`Send` or :class:`Read` step, report what came of it.
+"""The sync httpx sender: carry out a ``Send`` or ``Read`` step, report what came of it.
 
-Bodies are streamed through :class:`BodyReader`, so no answer is read past its cap, and each
+Bodies are streamed through ``BodyReader``, so no answer is read past its cap, and each
 attempt is bounded as a whole: the sync sender by socket deadlines (``deadline``) and a check
 per chunk, the async one by a cancel scope. A network or service failure becomes a
-:class:`Failure`; any other exception is a bug and goes to the caller unchanged.
+``Failure``; any other exception is a bug and goes to the caller unchanged.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def own_client(network: Network, defaults: HttpxDefaults) -> httpx.Client:
 
 
 class SyncStream:
-    """A successful answer left open for ``iter_payments``: one chunk per :class:`Read`."""
+    """A successful answer left open for ``iter_payments``: one chunk per ``Read``."""
 
     def __init__(self, response: httpx.Response, closed: Callable[[], bool]) -> None:
         self.opened = Opened(response.status_code, response.headers)
@@ -84,7 +84,7 @@ class SyncHttpxSender:
         """
         Args:
             http: the client to send with.
-            defaults: what ``http`` (made by :func:`own_client`) was made with; ``None`` for a
+            defaults: what ``http`` (made by ``own_client``) was made with; ``None`` for a
                 client the merchant gave, whose sockets, headers and timeout paysdk leaves as
                 they are.
         """

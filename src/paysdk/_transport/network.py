@@ -43,7 +43,7 @@ class Proxy(NamedTuple):
 
 
 def parse_proxy(url: str) -> Proxy:
-    """A proxy URL (``http://user:password@proxy:3128``) as a :class:`Proxy`.
+    """A proxy URL (``http://user:password@proxy:3128``) as a ``Proxy``.
 
     Raises:
         ValueError: the URL is not an http:// or https:// URL with a host.

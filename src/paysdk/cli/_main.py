@@ -195,7 +195,7 @@ def _timestamp(value: dt.datetime | None) -> str:
 
 
 def parse_status(text: str) -> str:
-    """``--status``: one of the statuses paysdk knows (:class:`paysdk.PaymentStatus`), any case."""
+    """``--status``: one of the statuses paysdk knows (``paysdk.PaymentStatus``), any case."""
     known = [status.value for status in paysdk.PaymentStatus]
     if text.strip().upper() not in known:
         raise argparse.ArgumentTypeError(

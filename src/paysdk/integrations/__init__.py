@@ -2,5 +2,6 @@
 
 Import the one for your framework: ``paysdk.integrations.django``, ``.flask`` or ``.fastapi``
 (Starlette and FastAPI). Each answers a bad callback with the status from
-:func:`paysdk.integrations.responses.callback_response`, the one place that mapping lives.
+[`callback_response`][paysdk.integrations.responses.callback_response], the one place that
+mapping lives.
 """

@@ -5,7 +5,7 @@
         fulfil(payment.reference)  # idempotent: the callback may come twice
         return JsonResponse({"status": "ok"})
 
-A bad callback never reaches the view: it is answered as :mod:`.responses` describes. With an
+A bad callback never reaches the view: it is answered as ``responses`` describes. With an
 ``AsyncClient`` the view must be ``async def`` (and ``lookup`` and ``on_failed`` may be async).
 With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
 once per payment, as the ledger's action: a duplicate is answered 200 ``already_fulfilled``,

@@ -9,9 +9,10 @@
         await fulfil(payment.reference)  # idempotent: the callback may come twice
         return {"status": "ok"}
 
-A bad callback raises :class:`CallbackRefused`, which the handler ``install`` adds answers with
-the status and ``{"status": ...}`` body :mod:`.responses` describes: one body shape for the
-service whatever the framework. Only Starlette is imported (the ``fastapi`` extra installs it).
+A bad callback raises [`CallbackRefused`][paysdk.integrations.fastapi.CallbackRefused], which
+the handler ``install`` adds answers with the status and ``{"status": ...}`` body ``responses``
+describes: one body shape for the service whatever the framework. Only Starlette is imported
+(the ``fastapi`` extra installs it).
 
 With ``ledger=`` and ``fulfil=`` the dependency fulfils the payment once, through the ledger,
 before the endpoint runs: a duplicate is answered 200 ``already_fulfilled`` and one being
@@ -63,7 +64,8 @@ class CallbackRefused(HTTPException):
 
 
 def install(app: Starlette) -> None:
-    """Answer every :class:`CallbackRefused` with its JSON body (FastAPI apps are Starlette's)."""
+    """Answer every [`CallbackRefused`][paysdk.integrations.fastapi.CallbackRefused] with its
+    JSON body (FastAPI apps are Starlette's)."""
     app.add_exception_handler(CallbackRefused, _answer_refused)
 
 
@@ -77,7 +79,8 @@ class VerifiedCallback:
     """``Depends(VerifiedCallback(client, lookup=...))``: the callback's verified payment.
 
     Prefer an ``AsyncClient``; a sync ``Client`` (and its ``lookup``) runs in a worker thread.
-    The app must have been passed to :func:`install`, so a refused callback gets the same body
+    The app must have been passed to [`install`][paysdk.integrations.fastapi.install], so a
+    refused callback gets the same body
     as with the other frameworks' helpers; without it every callback is a ConfigurationError.
     """
 

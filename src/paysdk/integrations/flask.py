@@ -6,7 +6,7 @@
         fulfil(payment.reference)  # idempotent: the callback may come twice
         return {"status": "ok"}
 
-A bad callback never reaches the view: it is answered as :mod:`.responses` describes. With
+A bad callback never reaches the view: it is answered as ``responses`` describes. With
 ``ledger=paysdk.Ledger(...)`` the view runs once per payment, as the ledger's action: a
 duplicate is answered 200 ``already_fulfilled``, one being fulfilled elsewhere 503.
 """

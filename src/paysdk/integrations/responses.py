@@ -1,22 +1,21 @@
 """What to answer the service when a callback cannot be fulfilled: one mapping for every framework.
 
-============================  ======  ====================  ================================
-Error                         Status  Body ``status``       Why
-============================  ======  ====================  ================================
-InvalidCallbackError          400     ``invalid_callback``  no single, well-formed reference
-UnknownOrderError             404     ``unknown_order``     not your order: likely spoofed
-PaymentNotFoundError          404     ``unknown_payment``   the service does not know it
-PaymentFailedError            200     ``failed``            a final, legitimate outcome
-PaymentMismatchError          409     ``mismatch``          paid, but not for this order
-anything paysdk retries      503     ``retry_later``       could not verify it just now
-LedgerError                   503     ``retry_later``       could not record the fulfilment
-any other PaySDKError         500     ``error``             fix the configuration or key
-============================  ======  ====================  ================================
+| Error | Status | Body ``status`` | Why |
+| --- | --- | --- | --- |
+| InvalidCallbackError | 400 | ``invalid_callback`` | no single, well-formed reference |
+| UnknownOrderError | 404 | ``unknown_order`` | not your order: likely spoofed |
+| PaymentNotFoundError | 404 | ``unknown_payment`` | the service does not know it |
+| PaymentFailedError | 200 | ``failed`` | a final, legitimate outcome |
+| PaymentMismatchError | 409 | ``mismatch`` | paid, but not for this order |
+| anything paysdk retries | 503 | ``retry_later`` | could not verify it just now |
+| LedgerError | 503 | ``retry_later`` | could not record the fulfilment |
+| any other PaySDKError | 500 | ``error`` | fix the configuration or key |
 
 With a fulfilment ledger (``ledger=``), a verified callback is fulfilled once; the others are
-answered by :func:`fulfilment_response`: 200 ``already_fulfilled`` for a duplicate, 503
-``in_progress`` while another worker is fulfilling it (asking the service to come back), and 503
-``unknown`` while a claim whose outcome is unknown waits for a person to resolve it.
+answered by [`fulfilment_response`][paysdk.integrations.responses.fulfilment_response]: 200
+``already_fulfilled`` for a duplicate, 503 ``in_progress`` while another worker is fulfilling it
+(asking the service to come back), and 503 ``unknown`` while a claim whose outcome is unknown
+waits for a person to resolve it.
 
 A failed payment is answered 200: retrying cannot change it, and nothing is fulfilled. Every
 non-2xx asks the service to try again (if it retries), which is only useful for 503 and 500.

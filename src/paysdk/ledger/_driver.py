@@ -1,7 +1,7 @@
 """What a ledger backend must do: open a transaction (write or read), run a statement, commit.
 
-Drivers hold no decisions (those live in :mod:`._plans`); they only carry out steps. Each
-driver turns its database's errors into :class:`~paysdk.ledger.LedgerError`.
+Drivers hold no decisions (those live in ``_plans``); they only carry out steps. Each
+driver turns its database's errors into ``LedgerError``.
 """
 
 from __future__ import annotations

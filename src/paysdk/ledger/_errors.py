@@ -1,4 +1,4 @@
-"""The ledger's exceptions: part of the one :class:`paysdk.PaySDKError` tree."""
+"""The ledger's exceptions: part of the one ``paysdk.PaySDKError`` tree."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ class LeaseLostError(LedgerError):
 
 
 class UnverifiedPaymentError(PaySDKError, TypeError):
-    """``fulfil_once`` was given something other than a :class:`paysdk.VerifiedPayment`."""
+    """``fulfil_once`` was given something other than a ``paysdk.VerifiedPayment``."""
 
 
 class UnrecordedFulfilmentError(LedgerError):

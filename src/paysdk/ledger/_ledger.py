@@ -1,4 +1,4 @@
-"""``Ledger`` and ``AsyncLedger``: thin shells that run :mod:`._plans` on a database driver.
+"""``Ledger`` and ``AsyncLedger``: thin shells that run ``_plans`` on a database driver.
 
 Each runs the plans with its own runner (``_sync/run.py``, ``_async/run.py``), and reconciles
 with its own loop (``_sync/reconcile.py``, ``_async/reconcile.py``): one source each, the async
@@ -174,7 +174,7 @@ class Ledger(_BaseLedger):
 
         If ``action`` raises, nothing is recorded as fulfilled, the claim is released (the next
         delivery retries) and the exception propagates. An action that returns an awaitable is
-        refused the same way (ConfigurationError): only :class:`AsyncLedger` can await it.
+        refused the same way (ConfigurationError): only ``AsyncLedger`` can await it.
         """
         if inspect.iscoroutinefunction(action):
             raise ConfigurationError("an async action needs paysdk.AsyncLedger")
@@ -221,10 +221,10 @@ class Ledger(_BaseLedger):
         progress: Callable[[int], object] | None = None,
         max_discrepancies: int = MAX_DISCREPANCIES,
     ) -> ReconcileReport:
-        """Compare the service's payments with the ledger; see :class:`ReconcileReport`.
+        """Compare the service's payments with the ledger; see ``ReconcileReport``.
 
         With ``fulfil`` (and the ``lookup`` that finds each order), a missed payment is
-        verified against its order and fulfilled through :meth:`fulfil_once`. The report keeps
+        verified against its order and fulfilled through ``fulfil_once``. The report keeps
         at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next run.
         """
         _needs_lookup(fulfil, lookup)
@@ -269,7 +269,7 @@ class Ledger(_BaseLedger):
 
 
 class AsyncLedger(_BaseLedger):
-    """The asynchronous twin of :class:`Ledger`: the same plans, awaited; actions may be async."""
+    """The asynchronous twin of ``Ledger``: the same plans, awaited; actions may be async."""
 
     _driver: AsyncDriver
 
@@ -318,7 +318,7 @@ class AsyncLedger(_BaseLedger):
         return await self._run(plan)
 
     async def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
-        """Settle a payment whose outcome is ``unknown``; see :meth:`Ledger.resolve`.
+        """Settle a payment whose outcome is ``unknown``; see ``Ledger.resolve``.
 
         Args:
             reference: the payment's reference.

@@ -1,8 +1,8 @@
 """The ledger's decisions, I/O-free: claim, lease, run the action once, record or release.
 
-Like :mod:`paysdk._core`, each operation is a *plan*: a generator yielding steps that a driver
-carries out (:class:`Begin` a write transaction, run a :class:`Query`, :class:`Commit`,
-:class:`Pause` before trying again, or :class:`Act`: run the merchant's action outside any
+Like ``paysdk._core``, each operation is a *plan*: a generator yielding steps that a driver
+carries out (``Begin`` a write transaction, run a ``Query``, ``Commit``,
+``Pause`` before trying again, or ``Act``: run the merchant's action outside any
 transaction) and returns the result. A step that fails is rolled back and its LedgerError thrown
 into the plan, which decides what it means (retrying the record of an action that ran, say).
 ``Ledger`` and ``AsyncLedger`` run the same plans, so sync and async share every decision.
@@ -109,7 +109,7 @@ class Outcome(str, enum.Enum):
     """Another worker holds a live claim on it; the action did not run. Try again later."""
     UNKNOWN = "unknown"
     """A claim on it outlived its lease unrecorded: whether its action ran is unknown, so it
-    is not run again until someone decides (:meth:`~paysdk.Ledger.resolve`)."""
+    is not run again until someone decides (``resolve``)."""
 
     def __str__(self) -> str:
         return self.value

@@ -1,8 +1,8 @@
 """Reconciliation's decisions, I/O-free: compare the service's list with the ledger, batch by batch.
 
-:func:`reconcile_plan` is a plan, as the ledger's are: it yields steps (the next batch of the
+``reconcile_plan`` is a plan, as the ledger's are: it yields steps (the next batch of the
 list, its ledger rows, a missed payment to fulfil, a page of fulfilled rows, a payment to verify)
-and builds the :class:`~._report.ReconcileReport` from the answers, with :class:`Reconciliation`
+and builds the ``ReconcileReport`` from the answers, with ``Reconciliation``
 doing the comparing. The reconcile loops (``_async/reconcile.py`` and its generated sync twin)
 only carry the steps out, throwing a step's exception into the plan, so both decide alike.
 """
@@ -83,7 +83,7 @@ class Reconciliation:
         return missed
 
     def missed(self, payment: ListedPayment) -> None:
-        """Record a missed payment, and keep it to hand to ``fulfil`` (see :meth:`to_fulfil`)."""
+        """Record a missed payment, and keep it to hand to ``fulfil`` (see ``to_fulfil``)."""
         self._listed.add(payment.reference)  # listed: never "not listed" later
         found = _listed(Kind.MISSED, payment)
         index = self.report.add(found, self._limit)

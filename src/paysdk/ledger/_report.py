@@ -1,6 +1,6 @@
 """What reconcile reports: exact counts, and the payments that need attention (up to a limit).
 
-The comparing that fills a report is :mod:`._reconciliation`'s plan.
+The comparing that fills a report is ``_reconciliation``'s plan.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
 """The ledger's schema and statements, for SQLite and PostgreSQL: the one place SQL is written.
 
-Statements use ``?`` placeholders; :class:`Dialect` turns them into the driver's own style.
+Statements use ``?`` placeholders; ``Dialect`` turns them into the driver's own style.
 Timestamps are timezone-aware UTC datetimes in Python: ``timestamptz`` on PostgreSQL, and on
 SQLite ISO 8601 text of fixed width (``2026-11-23T13:00:00.000000Z``), which sorts as time does.
 
 "Now" is the database's clock, never a worker's: the statements that start, check and end a
-lease read it in SQL (:attr:`Dialect.now`), so workers whose clocks disagree still agree on
+lease read it in SQL (``Dialect.now``), so workers whose clocks disagree still agree on
 whether a claim is live. On SQLite, one file on one machine, that is the machine's own clock.
-A claim whose lease ran out is read as ``unknown`` (:func:`row`): nobody takes it over.
+A claim whose lease ran out is read as ``unknown`` (``row``): nobody takes it over.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ POSTGRES = Dialect(
 
 
 def row(dialect: Dialect) -> str:
-    """The columns :class:`~paysdk.ledger.LedgerRow` is read from, in order; a claim whose lease
+    """The columns ``LedgerRow`` is read from, in order; a claim whose lease
     ran out by the database's clock reads as state ``unknown``.
 
     Args:
@@ -120,7 +120,7 @@ def take_over(dialect: Dialect, table: str) -> str:
     """Claim a released row: a compare-and-set, so one worker wins.
 
     Never a claim whose lease ran out: its action may have run, unrecorded (its worker lost the
-    database, or died after the action), so it waits for :func:`resolve`. On PostgreSQL a
+    database, or died after the action), so it waits for ``resolve``. On PostgreSQL a
     concurrent UPDATE of the same row waits, then re-checks the WHERE clause against the
     committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time.
     Parameters: claim token, lease (seconds), amount, currency, reference.

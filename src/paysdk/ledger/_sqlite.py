@@ -115,7 +115,7 @@ class SQLiteDriver:
 
 
 class AsyncSQLiteDriver:
-    """:class:`SQLiteDriver` from async code: each call runs in a worker thread (anyio)."""
+    """``SQLiteDriver`` from async code: each call runs in a worker thread (anyio)."""
 
     dialect = SQLITE
 

@@ -1,15 +1,16 @@
 """A local sandbox of the payment service: real HTTP on loopback, seeded payments, faults.
 
-::
+```python
+from paysdk.sandbox import Sandbox, COMPLETED_REFERENCE
 
-    from paysdk.sandbox import Sandbox, COMPLETED_REFERENCE
-
-    with Sandbox() as sb:
-        with paysdk.Client(secret_key=sb.secret_key, base_url=sb.base_url) as client:
-            client.verify(COMPLETED_REFERENCE)
+with Sandbox() as sb:
+    with paysdk.Client(secret_key=sb.secret_key, base_url=sb.base_url) as client:
+        client.verify(COMPLETED_REFERENCE)
+```
 
 It answers ``GET /payment/{reference}`` and ``GET /payments`` exactly as the specification
-describes, can fail on demand (:class:`Fault`), records requests, and sends callbacks. Also a
+describes, can fail on demand ([`Fault`][paysdk.sandbox.Fault]), records requests, and sends
+callbacks. Also a
 process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imported by
 ``import paysdk``.
 """

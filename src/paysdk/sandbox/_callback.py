@@ -3,7 +3,7 @@
 Used by the sandbox (``Sandbox.send_callback``) and by ``paysdk trigger-callback`` so a merchant
 can exercise their handler locally the way the service would. The whole call is bounded by its
 timeout (socket deadlines, as the client's own attempts are) and the answer's body by
-:data:`MAX_CALLBACK_BODY`, so a handler that trickles or floods cannot hold the caller.
+``MAX_CALLBACK_BODY``, so a handler that trickles or floods cannot hold the caller.
 """
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def send_callback(
     """GET the callback URL for ``reference`` and return the handler's answer.
 
     The whole call, body included, ends within ``timeout`` seconds; the body kept is at most
-    :data:`MAX_CALLBACK_BODY` bytes. Raises ``ValueError`` for a URL that is not http(s) and
-    :class:`CallbackDeliveryError` when the handler cannot be reached or does not answer whole in
+    ``MAX_CALLBACK_BODY`` bytes. Raises ``ValueError`` for a URL that is not http(s) and
+    ``CallbackDeliveryError`` when the handler cannot be reached or does not answer whole in
     time. Proxy settings from the environment are ignored, since the handler is usually on this
     machine.
     """
@@ -79,7 +79,7 @@ def send_callback(
 
 
 def _head_of_body(response: httpx.Response) -> bytes:
-    """The first :data:`MAX_CALLBACK_BODY` decoded bytes of the body; the rest is left unread."""
+    """The first ``MAX_CALLBACK_BODY`` decoded bytes of the body; the rest is left unread."""
     pieces: list[bytes] = []
     kept = 0
     for piece in sync_body(response):

@@ -73,7 +73,7 @@ class Service(Protocol):
 
 
 class Server(http.server.ThreadingHTTPServer):
-    """Knows the :class:`Service` it serves and its open connections, so ``stop`` can cut them.
+    """Knows the ``Service`` it serves and its open connections, so ``stop`` can cut them.
 
     Serves at most ``max_connections`` at once, a thread each; a connection past that is
     answered 503 and closed at once, without a thread, so the accept loop never waits. With
@@ -199,7 +199,7 @@ class _RequestReader(io.RawIOBase):
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
-    """Reads each HTTP request (bounded), asks the :class:`Service`, and writes its answer."""
+    """Reads each HTTP request (bounded), asks the ``Service``, and writes its answer."""
 
     protocol_version = "HTTP/1.1"  # keep-alive, as clients with connection pools expect
     server_version = "paysdk-sandbox"
@@ -301,7 +301,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         return self.rfile.read(int(declared))
 
     def send(self, reply: Reply, disconnect: str | None = None) -> None:
-        """Write ``reply``; ``disconnect`` cuts it as :data:`paysdk.sandbox.Disconnect` says."""
+        """Write ``reply``; ``disconnect`` cuts it as ``paysdk.sandbox.Disconnect`` says."""
         self._answered = True
         body, declared = reply.body, len(reply.body)
         if disconnect == "mid_body":

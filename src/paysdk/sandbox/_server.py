@@ -85,8 +85,8 @@ class RecordedRequest:
     target: str
     """The raw request target: path and query."""
     headers: Mapping[str, str]
-    """Each name and value cut to :data:`MAX_RECORDED_HEADER` characters, and no more of them
-    than fit in :data:`MAX_RECORDED_HEADERS_SIZE`."""
+    """Each name and value cut to ``MAX_RECORDED_HEADER`` characters, and no more of them
+    than fit in ``MAX_RECORDED_HEADERS_SIZE``."""
     time: float
     request_id: str | None = None
     """The ``X-Request-Id`` of the answer, to compare with what a client reports; ``None`` when
@@ -101,10 +101,10 @@ class Sandbox:
 
     Args:
         secret_key: the key clients must send as ``Authorization: Bearer <key>``; one is
-            generated with :mod:`secrets` when not given.
+            generated with ``secrets`` when not given.
         host: the address to listen on (``127.0.0.1``); also the host in ``base_url``.
         port: the port to listen on; 0 picks a free one.
-        payments: what it holds at the start; :func:`default_payments` when not given.
+        payments: what it holds at the start; ``default_payments`` when not given.
         log_requests: write each request and each connection trouble to stderr, a line each.
         idle_timeout: seconds a connection may take to send a whole request (idle time
             included), and to finish a TLS handshake, before the sandbox closes it; also the
@@ -223,7 +223,7 @@ class Sandbox:
     # --- payments -----------------------------------------------------------------------------
 
     def add_payment(self, payment: PaymentRecord | str, /, **fields: Any) -> PaymentRecord:
-        """Add (or replace) a payment: a record, or a reference plus :class:`PaymentRecord` fields.
+        """Add (or replace) a payment: a record, or a reference plus ``PaymentRecord`` fields.
 
         ``sb.add_payment("order-7", amount=500, currency="USD", status="FAILED")``
         """
@@ -257,7 +257,7 @@ class Sandbox:
     # --- faults, request log, callbacks -------------------------------------------------------
 
     def inject(self, fault: Fault, *, path: str | None = None, times: int | None = 1) -> None:
-        """Apply ``fault`` to the next ``times`` requests to ``path`` (see :class:`FaultBook`)."""
+        """Apply ``fault`` to the next ``times`` requests to ``path`` (see ``FaultBook``)."""
         self.faults.add(fault, path=path, times=times)
 
     def clear_faults(self) -> None:
@@ -267,7 +267,7 @@ class Sandbox:
     def requests(self) -> list[RecordedRequest]:
         """Requests to API paths so far (control endpoints are not recorded), oldest first.
 
-        The last :data:`MAX_RECORDED_REQUESTS` only, so a long-running sandbox's log stays bounded.
+        The last ``MAX_RECORDED_REQUESTS`` only, so a long-running sandbox's log stays bounded.
         """
         with self._requests_lock:
             return list(self._requests)

@@ -36,7 +36,7 @@ class CallbackSender:
 
     ``send`` works from a plain (sync) test for both kinds of app: an ASGI app runs on an event
     loop this sender keeps for its life (so an app's ``AsyncClient`` sees one loop), closed by
-    :meth:`close`. In an async test, ``await sender.asend(...)`` uses the test's own loop.
+    ``close``. In an async test, ``await sender.asend(...)`` uses the test's own loop.
     """
 
     def __init__(self) -> None:
@@ -62,7 +62,7 @@ class CallbackSender:
     async def asend(
         self, app: object, url: str, reference: str, *, interface: Interface = "auto"
     ) -> httpx.Response:
-        """:meth:`send` for async tests; an ASGI app runs on the caller's event loop."""
+        """``send`` for async tests; an ASGI app runs on the caller's event loop."""
         target = _target(url, reference)
         if _is_asgi(app, interface):
             return await _asend(app, target)

@@ -1,7 +1,7 @@
 """Realistic, self-consistent payments for tests, as the models the client itself parses.
 
-Each factory builds one sandbox :class:`~paysdk.sandbox.PaymentRecord` (the same record the
-sandbox and :class:`~paysdk.testing.MockPaymentAPI` serve) and renders it into the verify or the
+Each factory builds one sandbox ``PaymentRecord`` (the same record the
+sandbox and ``MockPaymentAPI`` serve) and renders it into the verify or the
 list shape, so the two views of a payment always agree. Its card and (but for ZAR) its customers
 are the bundled seed's, so a factory's payment and the sandbox's describe the same people. Needs
 nothing beyond paysdk itself.

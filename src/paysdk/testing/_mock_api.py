@@ -1,9 +1,9 @@
 """``MockPaymentAPI``: the payment service in memory, on respx, answering as the sandbox does.
 
-It answers through the sandbox's own rules (:func:`paysdk._service.api.answer_api`), so a
+It answers through the sandbox's own rules (``paysdk._service.api.answer_api``), so a
 test against the fake and a test against the sandbox see the same bodies; only the transport
 differs (no sockets, no threads). It uses its own ``respx.MockRouter``, never respx's global
-one, so nothing it sets up outlives :meth:`MockPaymentAPI.stop`.
+one, so nothing it sets up outlives ``MockPaymentAPI.stop``.
 """
 
 from __future__ import annotations
@@ -67,12 +67,12 @@ class RecordedCall:
 class MockPaymentAPI:
     """The service's verify and list endpoints in memory, for fast tests of code using paysdk.
 
-    ::
-
-        with MockPaymentAPI() as api:
-            api.add_payment(reference="order-7", amount=5000, currency="USD")
-            with api.client() as client:
-                assert client.verify("order-7").succeeded
+    ```python
+    with MockPaymentAPI() as api:
+        api.add_payment(reference="order-7", amount=5000, currency="USD")
+        with api.client() as client:
+            assert client.verify("order-7").succeeded
+    ```
 
     While running, every httpx request to ``base_url`` (from any ``paysdk.Client`` or
     ``AsyncClient``, also ones your code makes) is answered here. Requests to other hosts are
@@ -118,7 +118,7 @@ class MockPaymentAPI:
         return self
 
     def stop(self) -> None:
-        """Stop answering and close the sync clients :meth:`client` made. Safe to call twice."""
+        """Stop answering and close the sync clients ``client`` made. Safe to call twice."""
         for client in self._clients:
             client.close()
         self._clients.clear()
@@ -153,8 +153,8 @@ class MockPaymentAPI:
     ) -> Client:
         """A ``paysdk.Client`` pointed at the fake with its key (or ``secret_key``).
 
-        Its retries do not sleep: each wait is appended to :attr:`waits` instead, so a test of
-        retry behaviour is instant and can still check the waits. Closed by :meth:`stop`.
+        Its retries do not sleep: each wait is appended to ``waits`` instead, so a test of
+        retry behaviour is instant and can still check the waits. Closed by ``stop``.
         """
         client = MockClient(
             self._waits,
@@ -176,7 +176,7 @@ class MockPaymentAPI:
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         default_headers: Mapping[str, str] | None = None,
     ) -> AsyncClient:
-        """A ``paysdk.AsyncClient`` like :meth:`client`; close it yourself (``async with``)."""
+        """A ``paysdk.AsyncClient`` like ``client``; close it yourself (``async with``)."""
         client = MockAsyncClient(
             self._waits,
             secret_key=self.secret_key if secret_key is None else secret_key,
@@ -190,7 +190,7 @@ class MockPaymentAPI:
 
     @property
     def waits(self) -> list[float]:
-        """Seconds the clients from :meth:`client` / :meth:`async_client` would have slept."""
+        """Seconds the clients from ``client`` / ``async_client`` would have slept."""
         with self._lock:
             return list(self._waits)
 
@@ -199,7 +199,7 @@ class MockPaymentAPI:
     def add_payment(
         self, payment: PaymentRecord | str | None = None, /, **fields: Unpack[PaymentFields]
     ) -> PaymentRecord:
-        """Add (or replace) a payment: a record, or fields for :func:`payment_record`.
+        """Add (or replace) a payment: a record, or fields for ``payment_record``.
 
         ``api.add_payment("order-7", amount=500, success=False)``; a bare
         ``api.add_payment()`` adds a realistic successful card payment. Returns the record.
@@ -246,7 +246,7 @@ class MockPaymentAPI:
         """Fail the next ``times`` calls (``None``: until cleared) with ``fault``.
 
         Only verify calls for ``reference``, or only calls to one ``endpoint``, if given. Any
-        sandbox :class:`~paysdk.sandbox.Fault`: ``Fault.timeout()``, ``Fault.connection_reset()``,
+        sandbox ``Fault``: ``Fault.timeout()``, ``Fault.connection_reset()``,
         ``Fault.server_error(503)``, ``Fault.rate_limited(retry_after=2)``, ``Fault.html_502()``.
         """
         if reference is not None and endpoint not in (None, "verify"):

@@ -1,6 +1,6 @@
 """paysdk's pytest plugin, registered by the ``pytest11`` entry point when paysdk is installed.
 
-Fixtures: ``paysdk_api`` (the in-memory fake, :class:`~paysdk.testing.MockPaymentAPI`),
+Fixtures: ``paysdk_api`` (the in-memory fake, [`MockPaymentAPI`][paysdk.testing.MockPaymentAPI]),
 ``paysdk_client`` (a ``paysdk.Client`` wired to it), ``paysdk_sandbox`` (the real loopback
 sandbox, one per session, reset before each test) and ``paysdk_callback`` (sends the service's
 callback to your WSGI or ASGI app in-process). This module imports only pytest: respx, the fake

@@ -4,7 +4,7 @@ public connection pools that paysdk opens.
 ``AsyncPoolTransport`` is an ``httpx.AsyncHTTPTransport``, so whatever wraps httpx's transports
 (OpenTelemetry's httpx instrumentation, say) sees paysdk's requests too, and httpx turns
 httpcore's failures into its own exceptions as ever. What it sends through is an
-:class:`AsyncRoutes`: for each request, this process's pool for its route (direct, or by a
+``AsyncRoutes``: for each request, this process's pool for its route (direct, or by a
 proxy), ``httpcore.AsyncConnectionPool`` or ``httpcore.AsyncHTTPProxy`` with paysdk's TLS context
 and network backend (the sync twin's bounds every socket operation by the attempt's deadline).
 """
@@ -96,7 +96,7 @@ class AsyncRoutes:
 
 
 class AsyncPoolTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport, sending through :class:`AsyncRoutes` instead of a pool of its own."""
+    """httpx's transport, sending through ``AsyncRoutes`` instead of a pool of its own."""
 
     def __init__(
         self, network: Network, *, network_backend: httpcore.AsyncNetworkBackend | None = None

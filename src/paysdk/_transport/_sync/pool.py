@@ -6,7 +6,7 @@ public connection pools that paysdk opens.
 ``PoolTransport`` is an ``httpx.HTTPTransport``, so whatever wraps httpx's transports
 (OpenTelemetry's httpx instrumentation, say) sees paysdk's requests too, and httpx turns
 httpcore's failures into its own exceptions as ever. What it sends through is an
-:class:`Routes`: for each request, this process's pool for its route (direct, or by a
+``Routes``: for each request, this process's pool for its route (direct, or by a
 proxy), ``httpcore.ConnectionPool`` or ``httpcore.HTTPProxy`` with paysdk's TLS context
 and network backend (the sync twin's bounds every socket operation by the attempt's deadline).
 """
@@ -98,7 +98,7 @@ class Routes:
 
 
 class PoolTransport(httpx.HTTPTransport):
-    """httpx's transport, sending through :class:`Routes` instead of a pool of its own."""
+    """httpx's transport, sending through ``Routes`` instead of a pool of its own."""
 
     def __init__(
         self, network: Network, *, network_backend: httpcore.NetworkBackend | None = None

@@ -1,4 +1,4 @@
-"""The reconcile loop: carry out the steps of :func:`.._reconciliation.reconcile_plan`.
+"""The reconcile loop: carry out the steps of ``_reconciliation.reconcile_plan``.
 
 Payments are streamed with ``iter_payments``, so memory does not grow with the service's list.
 A step's exception is thrown into the plan, which decides what it means.
