@@ -39,6 +39,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from ._lazy import publish
+
 if TYPE_CHECKING:
     from ._models.verified import VerifiedPayment
 
@@ -84,6 +86,15 @@ class PaySDKError(Exception):
     def __init__(self, message: str) -> None:
         super().__init__(message)
         self.message = message
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled with its attributes and rebuilt without __init__, whose keyword-only arguments
+        # (status_code=, reference=...) the exception's args do not hold.
+        return (_unpickle, (type(self), self.args), self.__dict__)
+
+
+def _unpickle(cls: type[PaySDKError], args: tuple[Any, ...]) -> PaySDKError:
+    return cls.__new__(cls, *args)
 
 
 class ConfigurationError(PaySDKError, ValueError):
@@ -397,3 +408,6 @@ def body_excerpt(content: bytes) -> str:
     excerpt = text[:_BODY_EXCERPT].encode("unicode_escape").decode("ascii")
     truncated = len(text) > _BODY_EXCERPT or len(content) > _BODY_EXCERPT * 4
     return excerpt + ("..." if truncated else "")
+
+
+publish("paysdk", *(globals()[name] for name in __all__))

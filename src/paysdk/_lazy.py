@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_names"]
+__all__ = ["lazy_names", "public_dir", "publish"]
 
 
 def lazy_names(
@@ -29,6 +30,8 @@ def lazy_names(
         if home is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(home, package), name)
+        if getattr(value, "__module__", "").startswith(f"{package}._"):
+            publish(package, value)
         setattr(sys.modules[package], name, value)
         return value
 
@@ -36,3 +39,33 @@ def lazy_names(
         return sorted({*homes, *getattr(sys.modules[package], "__all__", ())})
 
     return __getattr__, __dir__
+
+
+def publish(package: str, *names: object) -> None:
+    """Give each class and function its public module as ``__module__``.
+
+    Tracebacks, reprs and pickles then name ``paysdk.ConfigurationError``, the name users import,
+    rather than the private module that defines it. Pickle finds the object again there (on first
+    use, for a package that loads its names lazily). Other objects (type aliases, constants) are
+    left alone.
+
+    Args:
+        package: the public module the objects are imported from (``"paysdk"``).
+        *names: the classes and functions that module exports.
+    """
+    for value in names:
+        if isinstance(value, type) or inspect.isfunction(value):
+            value.__module__ = package
+
+
+def public_dir(module: str) -> Callable[[], list[str]]:
+    """A module ``__dir__`` listing its ``__all__`` only, not what it imports to work.
+
+    Args:
+        module: the module's ``__name__``.
+    """
+
+    def __dir__() -> list[str]:
+        return sorted(getattr(sys.modules[module], "__all__", ()))
+
+    return __dir__

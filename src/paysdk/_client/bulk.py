@@ -20,6 +20,7 @@ from typing import Any
 from typing_extensions import Self
 
 from .._errors import ClientClosedError, ConfigurationError, PaySDKError
+from .._lazy import publish
 from .._models.verified import VerifiedPayment
 
 __all__ = ["AsyncBulk", "SyncBulk", "VerifyResult"]
@@ -201,3 +202,6 @@ class AsyncBulk:
         tb: TracebackType | None,
     ) -> None:
         await self.aclose()
+
+
+publish("paysdk", VerifyResult)

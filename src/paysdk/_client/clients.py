@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 from typing_extensions import Self, Unpack
 
+from .._lazy import publish
 from .base import BaseClient, HttpBackend, Lookup, load_engine
 from .options import CallOptions
 
@@ -374,3 +375,6 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
             raise _errors.closed_error(type(self).__name__)
         self._sender.binding.check()
         return await self._sender.send(request)
+
+
+publish("paysdk", Client, AsyncClient)

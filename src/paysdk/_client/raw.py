@@ -16,6 +16,7 @@ from typing_extensions import Unpack
 from .. import _core
 from .._core.steps import Answer
 from .._errors import json_or_none, request_id_of, scrubbed_json
+from .._lazy import publish
 from .._models.verified import VerifiedPayment
 from .options import CallOptions
 
@@ -130,3 +131,6 @@ class AsyncRawClient:
     ) -> RawResponse[list[ListedPayment]]:
         plan, parse, scrub = _list_plan(self._options(options))
         return RawResponse(await self._run(plan), parse, scrub)
+
+
+publish("paysdk", RawResponse)

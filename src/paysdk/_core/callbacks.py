@@ -13,6 +13,7 @@ from typing import Final, TypeGuard
 from urllib.parse import parse_qs, urlsplit
 
 from .._errors import InvalidCallbackError
+from .._lazy import publish
 from .references import reference_problem
 
 __all__ = ["MAX_QUERY_LENGTH", "parse_callback"]
@@ -195,3 +196,6 @@ def _single_reference(values: list[object]) -> str:
 def _excerpt(text: str) -> str:
     """A short, escaped view of attacker-controlled text, safe to log."""
     return repr(text[:_EXCERPT]) + ("..." if len(text) > _EXCERPT else "")
+
+
+publish("paysdk", parse_callback)

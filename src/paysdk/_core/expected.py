@@ -14,6 +14,7 @@ from .._errors import (
     PaymentMismatchError,
     UnknownOrderError,
 )
+from .._lazy import publish
 from .._models.verified import VerifiedPayment
 
 
@@ -125,3 +126,6 @@ def check_payment(
             mismatches=mismatches,
         )
     return payment
+
+
+publish("paysdk", Expected)

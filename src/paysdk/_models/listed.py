@@ -14,6 +14,7 @@ from pydantic import AfterValidator, Field, GetPydanticSchema, PlainSerializer
 from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
+from .._lazy import publish
 from .wire import Customer, Exact, Product, Products, WireModel, as_utc, wire_timestamp
 
 __all__ = ["ListEnvelope", "ListedPayment", "PaymentStatus", "UTCDateTime"]
@@ -69,3 +70,6 @@ class ListEnvelope(TypedDict):
     """The 200 body of list: ``{data: [...]}``."""
 
     data: list[ListedPayment]
+
+
+publish("paysdk", ListedPayment, PaymentStatus)

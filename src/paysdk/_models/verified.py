@@ -11,6 +11,7 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
+from .._lazy import publish
 from .wire import Customer, Exact, Metadata, Product, Products, WireModel
 
 __all__ = ["Authorization", "VerifiedPayment", "VerifyEnvelope"]
@@ -56,3 +57,6 @@ class VerifyEnvelope(TypedDict):
     status: NotRequired[bool | None]
     message: NotRequired[str | None]
     data: VerifiedPayment
+
+
+publish("paysdk", Authorization, VerifiedPayment)

@@ -19,6 +19,8 @@ from pydantic import (
     Field,
 )
 
+from .._lazy import publish
+
 __all__ = [
     "Customer",
     "Exact",
@@ -87,3 +89,6 @@ def as_utc(value: dt.datetime) -> dt.datetime:
 def wire_timestamp(value: dt.datetime) -> str:
     """The service's timestamp text: UTC, microseconds, trailing ``Z``. The one place it is made."""
     return as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+publish("paysdk", Customer, Product)

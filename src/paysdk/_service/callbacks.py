@@ -6,6 +6,8 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import httpx
 
+from .._lazy import publish
+
 __all__ = ["callback_url"]
 
 
@@ -25,3 +27,6 @@ def callback_url(url: str, reference: str) -> str:
     except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
         raise ValueError(f"callback URL {url!r} is not a valid URL: {exc}") from None
     return target
+
+
+publish("paysdk.sandbox", callback_url)

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any, Literal, get_args
 
+from .._lazy import publish
 from .api import REQUEST_ID_HEADER, fault_path, header_value
 
 __all__ = ["MAX_DELAY", "MAX_TIMES", "Disconnect", "Fault", "FaultBook", "answer_request_id"]
@@ -209,3 +210,6 @@ class FaultBook:
                             self._rules.remove(rule)
                     return rule.fault
         return None
+
+
+publish("paysdk.sandbox", Fault, FaultBook)

@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeGuard
 
+from .._lazy import publish
 from .._models.wire import wire_timestamp
 
 __all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError"]
@@ -231,3 +232,6 @@ def _parse_timestamp(value: object, field: str) -> dt.datetime:
     if parsed.tzinfo is None:
         _fail(field, "a timestamp with a timezone (e.g. a trailing Z)")
     return parsed
+
+
+publish("paysdk.sandbox", PaymentRecord, SeedError)

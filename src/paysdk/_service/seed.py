@@ -10,6 +10,7 @@ import os
 from importlib import resources
 from typing import cast
 
+from .._lazy import publish
 from .records import PaymentRecord, SeedError
 
 __all__ = [
@@ -69,3 +70,6 @@ def default_payments() -> list[PaymentRecord]:
     """The bundled seed: eight payments, card and not, completed and failed, five currencies."""
     text = resources.files("paysdk._service").joinpath("seed.json").read_text(encoding="utf-8")
     return parse_seed(text, source="bundled seed.json")
+
+
+publish("paysdk.sandbox", default_payments, load_seed, parse_seed)

@@ -8,6 +8,7 @@ See docs/fulfilment.md for the schema, the lease and reconciliation as a cron jo
 only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sqlite3 or psycopg.
 """
 
+from .._lazy import public_dir, publish
 from ._errors import (
     LeaseLostError,
     LedgerError,
@@ -36,3 +37,6 @@ __all__ = [
     "UnverifiedPaymentError",
     "sqlite_file",
 ]
+
+publish(__name__, *(globals()[name] for name in __all__))
+__dir__ = public_dir(__name__)

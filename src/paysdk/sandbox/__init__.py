@@ -17,6 +17,7 @@ process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imp
 
 from __future__ import annotations
 
+from .._lazy import public_dir, publish
 from .._models.wire import wire_timestamp
 from .._service.api import NOT_FOUND_BODY, UNAUTHORIZED_BODY
 from .._service.faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
@@ -60,3 +61,6 @@ __all__ = [
     "send_callback",
     "wire_timestamp",
 ]
+
+publish(__name__, *(globals()[name] for name in __all__))
+__dir__ = public_dir(__name__)
