@@ -23,8 +23,10 @@ from ._version import __version__
 del _gcpause
 
 if TYPE_CHECKING:
+    from ._client.base import HttpBackend, Lookup
     from ._client.bulk import VerifyResult
     from ._client.clients import AsyncClient, Client
+    from ._client.options import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes, VerifyTypes
     from ._client.raw import RawResponse
     from ._core.callbacks import parse_callback
     from ._core.expected import Expected
@@ -62,6 +64,13 @@ if TYPE_CHECKING:
 _LAZY = {
     "AsyncClient": "._client.clients",
     "Client": "._client.clients",
+    "CallOptions": "._client.options",
+    "HttpBackend": "._client.base",
+    "Lookup": "._client.base",
+    "NOT_GIVEN": "._client.options",
+    "NotGiven": "._client.options",
+    "TimeoutTypes": "._client.options",
+    "VerifyTypes": "._client.options",
     "APIConnectionError": "._errors",
     "APIError": "._errors",
     "APITimeoutError": "._errors",
@@ -117,6 +126,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "NOT_GIVEN",
     "APIConnectionError",
     "APIError",
     "APITimeoutError",
@@ -124,6 +134,7 @@ __all__ = [
     "AsyncLedger",
     "AuthenticationError",
     "Authorization",
+    "CallOptions",
     "CertificateVerificationError",
     "Client",
     "ClientClosedError",
@@ -131,13 +142,16 @@ __all__ = [
     "Customer",
     "EventLoopError",
     "Expected",
+    "HttpBackend",
     "InvalidCallbackError",
     "InvalidReferenceError",
     "Ledger",
     "LedgerError",
     "ListUnavailableError",
     "ListedPayment",
+    "Lookup",
     "NotFoundError",
+    "NotGiven",
     "PaySDKError",
     "PaymentFailedError",
     "PaymentMismatchError",
@@ -152,9 +166,11 @@ __all__ = [
     "ResponseTooLargeError",
     "ResponseValidationError",
     "ServerError",
+    "TimeoutTypes",
     "UnknownOrderError",
     "VerifiedPayment",
     "VerifyResult",
+    "VerifyTypes",
     "__version__",
     "parse_callback",
 ]

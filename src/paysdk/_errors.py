@@ -84,6 +84,11 @@ class PaySDKError(Exception):
     attempts: int = 1
 
     def __init__(self, message: str) -> None:
+        """Raised by paysdk; your code catches it (or raises it in a test's fake).
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+        """
         super().__init__(message)
         self.message = message
 
@@ -122,6 +127,12 @@ class UnknownOrderError(InvalidCallbackError):
     reference: str
 
     def __init__(self, message: str, *, reference: str) -> None:
+        """Raised by ``verify_callback`` and the framework helpers before any request.
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            reference: the reference the callback named.
+        """
         super().__init__(message)
         self.reference = reference
 
@@ -188,6 +199,18 @@ class APIError(PaySDKError):
         url: str,
         scrub: Callable[[str], str] | None = None,
     ) -> None:
+        """Raised by paysdk from an answer; the attributes below keep all of it.
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            status_code: the HTTP status.
+            headers: the response headers.
+            content: the body's bytes (an error body is cut at 64 KiB).
+            method: the request's method.
+            url: the request's URL.
+            scrub: blots the secret key out of text the service echoed; ``None``: nothing to
+                blot out.
+        """
         super().__init__(message)
         self.status_code = status_code
         self.headers = headers
@@ -225,6 +248,14 @@ class PaymentNotFoundError(NotFoundError):
     reference: str
 
     def __init__(self, message: str, *, reference: str, **kwargs: Any) -> None:
+        """Raised by ``verify`` for the service's documented 404.
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            reference: the reference no payment has.
+            **kwargs: what [`APIError`][paysdk.APIError] takes: ``status_code``, ``headers``,
+                ``content``, ``method``, ``url``, ``scrub``.
+        """
         super().__init__(message, **kwargs)
         self.reference = reference
 
@@ -243,6 +274,14 @@ class RateLimitError(APIError):
     retry_after: float | None
 
     def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: Any) -> None:
+        """Raised once the retries are used up (or ``Retry-After`` is too long to wait).
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            retry_after: the server's ``Retry-After`` in seconds; ``None`` if it gave none.
+            **kwargs: what [`APIError`][paysdk.APIError] takes: ``status_code``, ``headers``,
+                ``content``, ``method``, ``url``, ``scrub``.
+        """
         super().__init__(message, **kwargs)
         self.retry_after = retry_after
 
@@ -263,6 +302,14 @@ class ResponseValidationError(APIError):
     def __init__(
         self, message: str, *, errors: list[dict[str, Any]] | None = None, **kwargs: Any
     ) -> None:
+        """Raised by paysdk for a 2xx body it cannot read as documented.
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            errors: what was wrong where (pydantic's error dicts); ``None``: none listed.
+            **kwargs: what [`APIError`][paysdk.APIError] takes: ``status_code``, ``headers``,
+                ``content``, ``method``, ``url``, ``scrub``.
+        """
         super().__init__(message, **kwargs)
         self.errors = errors or []
 
@@ -276,6 +323,14 @@ class ResponseTooLargeError(APIError):
     limit: int
 
     def __init__(self, message: str, *, limit: int, **kwargs: Any) -> None:
+        """Raised by paysdk once the body passes ``max_response_bytes``.
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            limit: the cap in bytes.
+            **kwargs: what [`APIError`][paysdk.APIError] takes: ``status_code``, ``headers``,
+                ``content``, ``method``, ``url``, ``scrub``.
+        """
         super().__init__(message, **kwargs)
         self.limit = limit
 
@@ -287,6 +342,13 @@ class APIConnectionError(PaySDKError):
     url: str
 
     def __init__(self, message: str, *, method: str, url: str) -> None:
+        """Raised by paysdk once the retries are used up (at once for TLS and proxy failures).
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            method: the request's method.
+            url: the request's URL.
+        """
         super().__init__(message)
         self.method = method
         self.url = url
@@ -329,11 +391,18 @@ class PaymentVerificationError(PaySDKError):
     payment: VerifiedPayment
 
     def __init__(self, message: str, *, payment: VerifiedPayment) -> None:
+        """Raised by ``confirm``, ``verify_callback`` and the framework helpers.
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            payment: the payment as the service describes it.
+        """
         super().__init__(message)
         self.payment = payment
 
     @property
     def reference(self) -> str:
+        """The payment's reference."""
         return self.payment.reference
 
 
@@ -357,15 +426,24 @@ class PaymentMismatchError(PaymentVerificationError):
         payment: VerifiedPayment,
         mismatches: dict[str, tuple[object, object]],
     ) -> None:
+        """Raised by ``confirm``, ``verify_callback`` and the framework helpers.
+
+        Args:
+            message: what went wrong and, where the caller can fix it, what to change.
+            payment: the payment as the service describes it.
+            mismatches: each differing field and its ``(expected, actual)`` values.
+        """
         super().__init__(message, payment=payment)
         self.mismatches = mismatches
 
     @property
     def expected(self) -> dict[str, object]:
+        """Each differing field and the value the merchant expected."""
         return {field: pair[0] for field, pair in self.mismatches.items()}
 
     @property
     def actual(self) -> dict[str, object]:
+        """Each differing field and the value the service reported."""
         return {field: pair[1] for field, pair in self.mismatches.items()}
 
 

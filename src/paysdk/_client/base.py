@@ -28,6 +28,8 @@ __all__ = ["BaseClient", "HttpBackend", "Lookup", "load_engine"]
 HttpClientT = TypeVar("HttpClientT", httpx.Client, httpx.AsyncClient)
 SenderT = TypeVar("SenderT", "SyncHttpxSender", "AsyncSender")
 HttpBackend = Literal["httpx", "aiohttp"]
+"""What ``AsyncClient(http_backend=)`` sends with: ``"httpx"``, or ``"aiohttp"`` (the ``aiohttp``
+extra), several times httpx's throughput under concurrency."""
 
 Lookup = Callable[[str], object]
 """Finds what the merchant expects for a reference: an ``Expected``, any object or mapping with
@@ -75,11 +77,36 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
         PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2.
 
-        ``verify``: an ``ssl.SSLContext`` or a CA bundle's path to check the service's
-        certificate with (default: httpx's trust, or ``SSL_CERT_FILE``); ``False`` only for a
-        loopback ``base_url``. ``proxy``: a proxy URL for every request (default: the
-        environment's ``HTTPS_PROXY``/``NO_PROXY``...). ``app_info``: your application's name
-        and version (``"myshop/1.4"``), added to the User-Agent.
+        Args:
+            secret_key: the merchant's secret key, sent as ``Authorization: Bearer ...``
+                (default: ``$PAYSDK_SECRET_KEY``). It never appears in a repr, log or error.
+            base_url: the service's URL, a path prefix included (default:
+                ``$PAYSDK_BASE_URL``).
+            timeout: seconds for each request as a whole, an ``httpx.Timeout``, or ``None`` for
+                no limit ([`TimeoutTypes`][paysdk.TimeoutTypes]).
+            max_retries: how many times a retryable failure is tried again (0 to 10).
+            default_headers: headers sent with every request.
+            http_client: your own ``httpx.Client`` (``httpx.AsyncClient`` for ``AsyncClient``):
+                paysdk sends through it and does not close it.
+            allow_insecure_http: allow a plain ``http://`` ``base_url`` that is not loopback.
+            max_response_bytes: the largest successful body read, decoded (default: 1 MiB for
+                verify, 64 MiB for a list); ``None`` for those defaults.
+            deadline: seconds a whole call may take, retries and waits included; ``None``: no
+                limit beyond the attempts'.
+            http_backend: ``"httpx"``, or ``"aiohttp"`` for ``AsyncClient`` only
+                ([`HttpBackend`][paysdk.HttpBackend]).
+            verify: an ``ssl.SSLContext`` or a CA bundle's path to check the service's
+                certificate with (default: httpx's trust, or ``SSL_CERT_FILE``); ``False`` only
+                for a loopback ``base_url`` ([`VerifyTypes`][paysdk.VerifyTypes]).
+            proxy: a proxy URL for every request (default: the environment's
+                ``HTTPS_PROXY``/``NO_PROXY``...).
+            app_info: your application's name and version (``"myshop/1.4"``), added to the
+                User-Agent.
+
+        Raises:
+            ConfigurationError: a setting that cannot work (no secret key, a malformed
+                ``base_url``, a negative timeout, ``http_client`` with ``verify``...), before any
+                request; the message says what to change.
         """
         self._load()
         if http_backend not in self._backends:
@@ -134,14 +161,17 @@ class BaseClient(Generic[HttpClientT, SenderT]):
 
     @property
     def base_url(self) -> str:
+        """The service's URL that requests go to, as checked when the client was made."""
         return self._config.base_url
 
     @property
     def timeout(self) -> httpx.Timeout:
+        """The timeout of each request, as an ``httpx.Timeout``."""
         return _httpx.httpx_timeout(self._config.timeout)
 
     @property
     def max_retries(self) -> int:
+        """How many times a retryable failure is tried again."""
         return self._config.max_retries
 
     def with_options(self, **options: Unpack[CallOptions]) -> Self:
@@ -150,6 +180,15 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         ``secret_key`` and ``base_url`` give a client for another merchant account: many
         accounts, one connection pool. The copy lives as long as this client: closing this one
         closes the copy's connections.
+
+        Args:
+            **options: the defaults to change ([`CallOptions`][paysdk.CallOptions]).
+
+        Returns:
+            A client of the same class, with those defaults.
+
+        Raises:
+            ConfigurationError: an option that cannot work, as the constructor would say.
         """
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)

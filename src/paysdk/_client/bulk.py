@@ -36,6 +36,12 @@ class VerifyResult:
 
     ``request_id`` is the last answer's ``X-Request-Id`` (or ``Request-Id``), if the service
     sent one: for an error that was an answer, it is ``error.request_id``.
+
+    Attributes:
+        reference: the reference, as it was given.
+        payment: the verified payment; ``None`` if the call failed.
+        error: the paysdk exception the call met; ``None`` if it succeeded.
+        request_id: the last answer's request id, if the service sent one.
     """
 
     reference: str
@@ -45,10 +51,15 @@ class VerifyResult:
 
     @property
     def ok(self) -> bool:
+        """Whether the reference was verified (``payment`` is set)."""
         return self.error is None
 
     def unwrap(self) -> VerifiedPayment:
-        """The payment, or the error raised."""
+        """The payment, or the error raised.
+
+        Raises:
+            PaySDKError: the error this reference met (its own subclass).
+        """
         if self.error is not None:
             raise self.error
         assert self.payment is not None

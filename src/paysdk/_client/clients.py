@@ -28,7 +28,9 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from .._transport import httpx_common as _httpx
     from .._transport import httpx_sync as _httpx_sync
     from .._transport._async import drive as _adrive
+    from .._transport._async.drive import AsyncItemIterator
     from .._transport._sync import drive as _drive
+    from .._transport._sync.drive import ItemIterator
     from .._transport.async_streams import AsyncSender
     from .._transport.httpx_sync import SyncHttpxSender
     from .._transport.network import Network
@@ -84,21 +86,73 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
         return self._sender.http
 
     def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
-        """The payment with this reference, as the service describes it now."""
+        """The payment with this reference, as the service describes it now.
+
+        Args:
+            reference: the payment's reference (your order id, as you gave it to the service).
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            The payment; check ``succeeded`` (or use ``confirm``) before fulfilling it.
+
+        Raises:
+            InvalidReferenceError: ``reference`` cannot be a payment reference (before any
+                request).
+            PaymentNotFoundError: the service does not know the reference.
+            APIError: the service answered with an error: a subclass says which
+                ([`AuthenticationError`][paysdk.AuthenticationError] for a wrong key,
+                [`ServerError`][paysdk.ServerError] and
+                [`RateLimitError`][paysdk.RateLimitError] after the retries...).
+            APIConnectionError: no answer (refused, reset, TLS), after the retries;
+                [`APITimeoutError`][paysdk.APITimeoutError] for none in time.
+            ConfigurationError: an override in ``options`` that cannot work.
+            ClientClosedError: the client is closed.
+        """
         plan = _core.verify(self._options(options), reference)
         return self._run(plan, _tracing.call_span("verify", reference))
 
     def list_payments(self, **options: Unpack[CallOptions]) -> list[ListedPayment]:
-        """Every payment the service lists for this merchant, read whole (see ``iter_payments``)."""
+        """Every payment the service lists for this merchant, read whole (see ``iter_payments``).
+
+        Args:
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            The listed payments, in the service's order.
+
+        Raises:
+            ListUnavailableError: the service's list is unavailable (after the retries).
+            ResponseTooLargeError: the list is past ``max_response_bytes``: use
+                ``iter_payments``.
+            APIError: the service answered with an error: a subclass says which
+                ([`AuthenticationError`][paysdk.AuthenticationError] for a wrong key,
+                [`ServerError`][paysdk.ServerError] and
+                [`RateLimitError`][paysdk.RateLimitError] after the retries...).
+            APIConnectionError: no answer (refused, reset, TLS), after the retries;
+                [`APITimeoutError`][paysdk.APITimeoutError] for none in time.
+            ConfigurationError: an override in ``options`` that cannot work.
+            ClientClosedError: the client is closed.
+        """
         return self._run(
             _core.list_payments(self._options(options)), _tracing.call_span("list_payments")
         )
 
-    def iter_payments(self, **options: Unpack[CallOptions]) -> _drive.ItemIterator[ListedPayment]:
+    def iter_payments(self, **options: Unpack[CallOptions]) -> ItemIterator[ListedPayment]:
         """Every listed payment, one at a time as the body streams in: memory stays flat.
 
         Use it in a ``with`` block (or ``close()`` it) if you may stop early. A failure before
         the first payment is retried; after it, the error says how many payments came first.
+
+        Args:
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            An iterator of [`ListedPayment`][paysdk.ListedPayment]s, also a context manager;
+            nothing is sent until the first ``next()``. Iterating raises what
+            ``list_payments`` raises.
         """
         plan = _core.iter_payments(self._options(options))
         span = _tracing.call_span("iter_payments", lazy=True)
@@ -116,6 +170,21 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
 
         Each result holds the payment or the typed error for that reference; at most
         ``concurrency`` calls are in flight and as many results wait, whatever the input's size.
+
+        Args:
+            references: the references to verify; read lazily, so it may be a generator.
+            concurrency: how many calls may be in flight at once.
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            An iterator of [`VerifyResult`][paysdk.VerifyResult]s in input order; ``close()`` it
+            (or use ``with``) to stop early.
+
+        Raises:
+            ConfigurationError: ``concurrency`` is not a positive int, or an override cannot
+                work. Each reference's own failure is in its result, not raised.
+            ClientClosedError: the client is closed.
         """
         from .bulk import SyncBulk
 
@@ -139,7 +208,26 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
     ) -> VerifiedPayment:
         """Verify, and return the payment only if it succeeded with this amount and currency.
 
-        Raises PaymentFailedError or PaymentMismatchError (with expected and actual values).
+        Args:
+            reference: the payment's reference.
+            amount: the amount expected, in the unit the service reports; ``None``: not checked.
+            currency: the currency expected (any case); ``None``: not checked.
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            The payment, succeeded and matching.
+
+        Raises:
+            PaymentFailedError: the service says the payment did not succeed.
+            PaymentMismatchError: its amount or currency differ (``expected`` and ``actual``
+                say how).
+            InvalidReferenceError: ``reference`` cannot be a payment reference.
+            PaymentNotFoundError: the service does not know the reference.
+            ConfigurationError: ``amount`` is not a whole number, ``currency`` is empty, or an
+                override cannot work.
+            APIError: another error answer (see ``verify``).
+            APIConnectionError: no answer, after the retries.
         """
         expected = _core.Expected(amount=amount, currency=currency)
         plan = _core.confirm(self._options(options), reference, expected)
@@ -156,8 +244,34 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
     ) -> VerifiedPayment:
         """Turn a callback request into a payment the service confirms, never trusting the caller.
 
-        ``source`` is anything ``paysdk.parse_callback`` reads. Give the expected ``amount``
-        and ``currency``, or a ``lookup`` that finds them from the reference (your order table).
+        Give the expected ``amount`` and ``currency``, or a ``lookup`` that finds them from the
+        reference (your order table).
+
+        Args:
+            source: the callback: a request of any framework, a query string, a mapping or a
+                reference (whatever [`parse_callback`][paysdk.parse_callback] reads).
+            amount: the amount expected; give it with ``currency``, or give ``lookup``.
+            currency: the currency expected.
+            lookup: finds what to expect from the reference ([`Lookup`][paysdk.Lookup]): your
+                order, a mapping, an [`Expected`][paysdk.Expected], or ``None`` for no such
+                order.
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            The payment, succeeded and matching what was expected.
+
+        Raises:
+            InvalidCallbackError: the request holds no single, well-formed reference.
+            UnknownOrderError: ``lookup`` found no order for the reference.
+            PaymentFailedError: the service says the payment did not succeed.
+            PaymentMismatchError: its amount or currency differ from the order's.
+            PaymentNotFoundError: the service does not know the reference.
+            ConfigurationError: both ``lookup`` and ``amount``/``currency`` given, or the
+                order ``lookup`` returned has no amount or currency. An async
+                ``lookup`` needs ``AsyncClient``.
+            APIError: another error answer (see ``verify``).
+            APIConnectionError: no answer, after the retries.
         """
         span = _tracing.call_span("verify_callback")
         with span.if_raised():  # a refused callback is the span's outcome too
@@ -257,20 +371,75 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
         return http
 
     async def verify(self, reference: str, **options: Unpack[CallOptions]) -> VerifiedPayment:
-        """The payment with this reference, as the service describes it now."""
+        """The payment with this reference, as the service describes it now.
+
+        Args:
+            reference: the payment's reference (your order id, as you gave it to the service).
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            The payment; check ``succeeded`` (or use ``confirm``) before fulfilling it.
+
+        Raises:
+            InvalidReferenceError: ``reference`` cannot be a payment reference (before any
+                request).
+            PaymentNotFoundError: the service does not know the reference.
+            APIError: the service answered with an error: a subclass says which
+                ([`AuthenticationError`][paysdk.AuthenticationError] for a wrong key,
+                [`ServerError`][paysdk.ServerError] and
+                [`RateLimitError`][paysdk.RateLimitError] after the retries...).
+            APIConnectionError: no answer (refused, reset, TLS), after the retries;
+                [`APITimeoutError`][paysdk.APITimeoutError] for none in time.
+            ConfigurationError: an override in ``options`` that cannot work.
+            ClientClosedError: the client is closed.
+            EventLoopError: the client is used from an event loop other than its own.
+        """
         plan = _core.verify(self._options(options), reference)
         return await self._run(plan, _tracing.call_span("verify", reference))
 
     async def list_payments(self, **options: Unpack[CallOptions]) -> list[ListedPayment]:
-        """Every payment the service lists for this merchant, read whole (see ``iter_payments``)."""
+        """Every payment the service lists for this merchant, read whole (see ``iter_payments``).
+
+        Args:
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            The listed payments, in the service's order.
+
+        Raises:
+            ListUnavailableError: the service's list is unavailable (after the retries).
+            ResponseTooLargeError: the list is past ``max_response_bytes``: use
+                ``iter_payments``.
+            APIError: the service answered with an error: a subclass says which
+                ([`AuthenticationError`][paysdk.AuthenticationError] for a wrong key,
+                [`ServerError`][paysdk.ServerError] and
+                [`RateLimitError`][paysdk.RateLimitError] after the retries...).
+            APIConnectionError: no answer (refused, reset, TLS), after the retries;
+                [`APITimeoutError`][paysdk.APITimeoutError] for none in time.
+            ConfigurationError: an override in ``options`` that cannot work.
+            ClientClosedError: the client is closed.
+            EventLoopError: the client is used from an event loop other than its own.
+        """
         return await self._run(
             _core.list_payments(self._options(options)), _tracing.call_span("list_payments")
         )
 
-    def iter_payments(
-        self, **options: Unpack[CallOptions]
-    ) -> _adrive.AsyncItemIterator[ListedPayment]:
-        """Every listed payment as the body streams in: ``async for p in iter_payments()``."""
+    def iter_payments(self, **options: Unpack[CallOptions]) -> AsyncItemIterator[ListedPayment]:
+        """Every listed payment as the body streams in: ``async for p in iter_payments()``.
+
+        Use it in an ``async with`` block (or ``await aclose()``) if you may stop early.
+
+        Args:
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            An async iterator of [`ListedPayment`][paysdk.ListedPayment]s, also an async context
+            manager; nothing is sent until the first item is asked for. Iterating raises what
+            ``list_payments`` raises.
+        """
         plan = _core.iter_payments(self._options(options))
         span = _tracing.call_span("iter_payments", lazy=True)
         send, sleep = span.async_sending(self._send), span.sleeping(self._sleep)
@@ -287,6 +456,21 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
 
         Results come in input order, each the payment or the typed error for that reference;
         at most ``concurrency`` calls are in flight and as many results wait.
+
+        Args:
+            references: the references to verify (any iterable, read lazily).
+            concurrency: how many calls may be in flight at once.
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            An async iterator of [`VerifyResult`][paysdk.VerifyResult]s in input order;
+            ``aclose()`` it (or use ``async with``) to stop early.
+
+        Raises:
+            ConfigurationError: ``concurrency`` is not a positive int, or an override cannot
+                work. Each reference's own failure is in its result, not raised.
+            ClientClosedError: the client is closed.
         """
         from .bulk import AsyncBulk
 
@@ -307,7 +491,30 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
         currency: str | None = None,
         **options: Unpack[CallOptions],
     ) -> VerifiedPayment:
-        """Verify, and return the payment only if it succeeded with this amount and currency."""
+        """Verify, and return the payment only if it succeeded with this amount and currency.
+
+        Args:
+            reference: the payment's reference.
+            amount: the amount expected, in the unit the service reports; ``None``: not checked.
+            currency: the currency expected (any case); ``None``: not checked.
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            The payment, succeeded and matching.
+
+        Raises:
+            PaymentFailedError: the service says the payment did not succeed.
+            PaymentMismatchError: its amount or currency differ (``expected`` and ``actual``
+                say how).
+            InvalidReferenceError: ``reference`` cannot be a payment reference.
+            PaymentNotFoundError: the service does not know the reference.
+            ConfigurationError: ``amount`` is not a whole number, ``currency`` is empty, or an
+                override cannot work.
+            APIError: another error answer (see ``verify``).
+            APIConnectionError: no answer, after the retries.
+            EventLoopError: the client is used from an event loop other than its own.
+        """
         expected = _core.Expected(amount=amount, currency=currency)
         plan = _core.confirm(self._options(options), reference, expected)
         return await self._run(plan, _tracing.call_span("confirm", reference))
@@ -321,7 +528,35 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
         lookup: Lookup | None = None,
         **options: Unpack[CallOptions],
     ) -> VerifiedPayment:
-        """Turn a callback request into a confirmed payment; ``lookup`` may be async."""
+        """Turn a callback request into a confirmed payment; ``lookup`` may be async.
+
+        Args:
+            source: the callback: a request of any framework, a query string, a mapping or a
+                reference (whatever [`parse_callback`][paysdk.parse_callback] reads).
+            amount: the amount expected; give it with ``currency``, or give ``lookup``.
+            currency: the currency expected.
+            lookup: finds what to expect from the reference ([`Lookup`][paysdk.Lookup]): your
+                order, a mapping, an [`Expected`][paysdk.Expected], or ``None`` for no such
+                order. It may
+                be async.
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
+                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+
+        Returns:
+            The payment, succeeded and matching what was expected.
+
+        Raises:
+            InvalidCallbackError: the request holds no single, well-formed reference.
+            UnknownOrderError: ``lookup`` found no order for the reference.
+            PaymentFailedError: the service says the payment did not succeed.
+            PaymentMismatchError: its amount or currency differ from the order's.
+            PaymentNotFoundError: the service does not know the reference.
+            ConfigurationError: both ``lookup`` and ``amount``/``currency`` given, or the
+                order ``lookup`` returned has no amount or currency.
+            APIError: another error answer (see ``verify``).
+            APIConnectionError: no answer, after the retries.
+            EventLoopError: the client is used from an event loop other than its own.
+        """
         span = _tracing.call_span("verify_callback")
         with span.if_raised():  # a refused callback is the span's outcome too
             reference = _core.parse_callback(source)

@@ -29,6 +29,8 @@ class NotGiven:
 
 
 NOT_GIVEN = NotGiven()
+"""The default of an argument the environment may fill in: not given, so ``PAYSDK_TIMEOUT`` (or
+the built-in default) applies, where ``None`` would mean "no limit"."""
 
 TimeoutTypes: TypeAlias = float | int | httpx.Timeout | None
 """Seconds for every phase, an ``httpx.Timeout`` for each phase, or ``None`` for no limit."""
@@ -42,8 +44,18 @@ directory of hashed certificates), ``True`` for the default trust, or ``False`` 
 class CallOptions(TypedDict, total=False):
     """Per-call overrides accepted by every client method and by ``with_options``.
 
-    ``secret_key`` and ``base_url`` make the call for another merchant account over the same
-    connections: a platform holding many accounts needs one client, not one per key.
+    Each is optional and means what the client's argument of the same name means, for this call
+    only. ``secret_key`` and ``base_url`` make the call for another merchant account over the
+    same connections: a platform holding many accounts needs one client, not one per key.
+
+    Attributes:
+        secret_key: the merchant's secret key for this call.
+        base_url: the service's URL for this call.
+        timeout: seconds (or an ``httpx.Timeout``) for each request; ``None``: no limit.
+        max_retries: how many times a retryable failure is tried again.
+        extra_headers: headers added to each request (never ``Authorization``).
+        max_response_bytes: the largest body read; ``None``: no cap.
+        deadline: seconds for the whole call, retries and waits included; ``None``: no limit.
     """
 
     secret_key: str

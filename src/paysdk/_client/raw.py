@@ -36,11 +36,25 @@ __all__ = ["AsyncRawClient", "RawClient", "RawResponse"]
 
 
 class RawResponse(Generic[T]):
-    """A successful answer as received; ``parse()`` gives the model, or raises as the call would."""
+    """A successful answer as received; ``parse()`` gives the model, or raises as the call would.
+
+    Attributes:
+        status_code: the HTTP status.
+        headers: the response headers (a case-insensitive mapping).
+        content: the body's bytes, decoded from any gzip or deflate.
+        elapsed: how long the attempt took, from sending to the whole body.
+    """
 
     def __init__(
         self, answer: Answer, parse: Callable[[Answer], T], scrub: Callable[[str], str]
     ) -> None:
+        """Made by the ``with_raw_response`` calls, not by your code.
+
+        Args:
+            answer: the answer as the transport received it.
+            parse: turns the answer into the call's model (or raises as the call would).
+            scrub: blots the secret key out of text the service echoed.
+        """
         self.status_code: int = answer.status_code
         self.headers: Mapping[str, str] = answer.headers
         self.content: bytes = answer.content
@@ -67,6 +81,12 @@ class RawResponse(Generic[T]):
         return self._envelope.get("message")
 
     def parse(self) -> T:
+        """The model the plain call returns, parsed from this answer.
+
+        Raises:
+            ResponseValidationError: the body is not the documented shape.
+            PaymentNotFoundError: a verify answer saying the reference is unknown.
+        """
         return self._parse(self._answer)
 
     def __repr__(self) -> str:

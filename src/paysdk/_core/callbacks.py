@@ -40,6 +40,16 @@ def parse_callback(source: object) -> str:
 
     Missing, empty, repeated, over-long or control-character references are all refused, and
     nothing but InvalidCallbackError escapes, whatever ``source`` holds.
+
+    Args:
+        source: a Django, Flask/Werkzeug or Starlette/FastAPI request, a URL or query string
+            (``str`` or ``bytes``), or a mapping of query parameters.
+
+    Returns:
+        The reference, decoded.
+
+    Raises:
+        InvalidCallbackError: no single, well-formed reference, or a ``source`` it cannot read.
     """
     return _single_reference(_reference_values(source))
 

@@ -25,6 +25,13 @@ class Expected:
     ``amount`` is in the unit the service reports, as an int (a whole ``Decimal``, as an ORM
     may hold it, is taken as that int); ``currency`` is compared without regard to case.
     ``None`` means "do not check this": give it only on purpose.
+
+    Attributes:
+        amount: the order's amount, in the unit the service reports; ``None``: not checked.
+        currency: the order's currency code (any case); ``None``: not checked.
+
+    Raises:
+        ConfigurationError: an amount that is not a whole number, or an empty currency.
     """
 
     amount: int | None = None

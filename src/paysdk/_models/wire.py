@@ -87,7 +87,11 @@ def as_utc(value: dt.datetime) -> dt.datetime:
 
 
 def wire_timestamp(value: dt.datetime) -> str:
-    """The service's timestamp text: UTC, microseconds, trailing ``Z``. The one place it is made."""
+    """The service's timestamp text: UTC, microseconds, trailing ``Z``. The one place it is made.
+
+    Args:
+        value: a timezone-aware datetime (a naive one is taken as UTC).
+    """
     return as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 

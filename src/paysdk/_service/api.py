@@ -38,11 +38,13 @@ NOT_FOUND_BODY: Mapping[str, Any] = {
     "error": "Error in request",
     "message": "reference not found",
 }
+"""Verify's documented 404 body: no payment has the reference."""
 UNAUTHORIZED_BODY: Mapping[str, Any] = {
     "success": False,
     "error": "Unauthorized",
     "message": "invalid or missing secret key",
 }
+"""The 401 body for a missing or wrong secret key."""
 REQUEST_ID_HEADER = "X-Request-Id"
 """The header naming the answer to one request, which a merchant quotes to the service's support."""
 

@@ -15,6 +15,13 @@ def callback_url(url: str, reference: str) -> str:
     """``url`` with ``reference=<reference>`` appended to its query, percent-encoded.
 
     Any existing query is kept; a fragment is dropped (it is never sent over HTTP).
+
+    Args:
+        url: the merchant's callback URL, absolute http(s).
+        reference: the payment's reference.
+
+    Raises:
+        ValueError: ``url`` is not an absolute, valid http(s) URL.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:

@@ -35,15 +35,23 @@ _FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
 
 @dataclasses.dataclass(frozen=True)
 class Fault:
-    """What goes wrong on one request. Without ``status`` the real answer is (delayed or) cut."""
+    """What goes wrong on one request. Without ``status`` the real answer is (delayed or) cut.
+
+    Raises:
+        ValueError: a field out of range: a negative or too long delay, a status outside
+            100-599, headers that are not HTTP text, an unknown ``disconnect``.
+    """
 
     delay: float = 0.0
     """Seconds to wait before sending anything (to provoke client timeouts)."""
     status: int | None = None
     """Answer with this status, ``body`` and ``headers`` instead of the real answer."""
     body: str = ""
+    """The body of the answer given instead (with ``status``)."""
     headers: Mapping[str, str] = dataclasses.field(default_factory=dict[str, str])
+    """The headers of the answer given instead (with ``status``)."""
     disconnect: Disconnect | None = None
+    """Where to cut the connection ([`Disconnect`][paysdk.sandbox.Disconnect]); ``None``: no cut."""
 
     def __post_init__(self) -> None:
         if isinstance(self.delay, bool) or not isinstance(self.delay, (int, float)):
@@ -78,7 +86,13 @@ class Fault:
 
     @classmethod
     def json(cls, status: int, body: object, headers: Mapping[str, str] | None = None) -> Fault:
-        """Answer ``status`` with ``body`` as JSON."""
+        """Answer ``status`` with ``body`` as JSON.
+
+        Args:
+            status: the HTTP status.
+            body: anything ``json.dumps`` takes.
+            headers: more headers (``Content-Type`` is JSON's unless given).
+        """
         return cls(
             status=status, body=json.dumps(body), headers={"Content-Type": _JSON, **(headers or {})}
         )
@@ -94,18 +108,31 @@ class Fault:
 
     @classmethod
     def rate_limited(cls, retry_after: int = 1) -> Fault:
-        """429 with a ``Retry-After`` in seconds."""
+        """429 with a ``Retry-After`` in seconds.
+
+        Args:
+            retry_after: the ``Retry-After`` header's seconds.
+        """
         body = {"error": "Too Many Requests", "message": "slow down"}
         return cls.json(429, body, {"Retry-After": str(retry_after)})
 
     @classmethod
     def server_error(cls, status: int = 500) -> Fault:
+        """A 5xx with the service's JSON error body.
+
+        Args:
+            status: the HTTP status.
+        """
         return cls.json(status, {"error": "Internal Server Error"})
 
     @classmethod
     def timeout(cls, seconds: float = MAX_DELAY) -> Fault:
         """No answer for ``seconds`` (the longest delay a fault takes, by default): the client's
-        timeout fires first."""
+        timeout fires first.
+
+        Args:
+            seconds: how long to wait before answering.
+        """
         return cls(delay=seconds)
 
     @classmethod
@@ -123,6 +150,12 @@ class Fault:
         """A fault from the JSON body of ``POST /_sandbox/faults`` (without path and times).
 
         A ``body`` that is not a string is sent as JSON, with a JSON Content-Type by default.
+
+        Args:
+            obj: the fault's fields by name, as JSON decodes them.
+
+        Raises:
+            ValueError: an unknown field, or a field out of range.
         """
         fields = dict(obj)
         unknown = sorted(set(fields) - {f.name for f in dataclasses.fields(cls)})
@@ -174,6 +207,14 @@ class FaultBook:
         ``path`` is a raw request path such as ``/payments``; one ending in ``*`` is a prefix
         (``/payment/*``); ``None`` means every API path. A verify path names its reference
         however it is percent-encoded: ``/payment/a%2fb`` and ``/payment/a%2Fb`` are one path.
+
+        Args:
+            fault: what goes wrong.
+            path: the requests' path, a prefix ending in ``*``, or ``None`` for every API path.
+            times: how many requests it applies to; ``None``: until cleared.
+
+        Raises:
+            ValueError: a path not starting with ``/``, or ``times`` out of range.
         """
         if path is not None and not (isinstance(path, str) and path.startswith("/")):
             raise ValueError("path must be None or start with '/'")
@@ -185,6 +226,7 @@ class FaultBook:
             self._rules.append(_Rule(fault, path, times))
 
     def clear(self) -> None:
+        """Forget every fault waiting to happen."""
         with self._lock:
             self._rules.clear()
 
@@ -197,6 +239,12 @@ class FaultBook:
 
         The sandbox and the in-memory fake both ask here, so a fault matches the same requests
         in both: a verify reference is compared as paysdk encodes it (``fault_path``).
+
+        Args:
+            path: the request's path, as received.
+
+        Returns:
+            The first fault that applies to it; ``None`` if none does.
         """
         with self._lock:
             if not self._rules:

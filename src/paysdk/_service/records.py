@@ -21,7 +21,9 @@ from .._models.wire import wire_timestamp
 __all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError"]
 
 COMPLETED = "COMPLETED"
+"""The status of a successful payment."""
 FAILED = "FAILED"
+"""The status of a failed payment."""
 
 _CUSTOMER_FIELDS = ("name", "email", "phone")
 _PRODUCT_FIELDS: Mapping[str, type] = {"name": str, "amount": int, "description": str}
@@ -54,20 +56,35 @@ class PaymentRecord:
     ``authorization`` holds the card details of a card payment and is ``None`` for any other
     payment method. An empty ``transaction_id`` or ``id`` is derived from the reference, so a
     seed renders the same way on every run.
+
+    Raises:
+        SeedError: a field of the wrong type or out of range (the message names it).
     """
 
     reference: str
+    """The payment's reference (the merchant's order id)."""
     amount: int = 10_000
+    """The amount, in the currency's minor unit as the service reports it."""
     currency: str = "NGN"
+    """The currency code."""
     status: str = COMPLETED
+    """The service's status: ``COMPLETED``, ``FAILED``, or any other it may send."""
     fee: int = 0
+    """The service's fee, in the same unit as ``amount``."""
     customer: Mapping[str, str] = dataclasses.field(default_factory=lambda: dict(_DEFAULT_CUSTOMER))
+    """The customer's fields (a sample customer by default)."""
     products: Sequence[Mapping[str, Any]] = ()
+    """The products paid for, as the service describes them."""
     metadata: Mapping[str, Any] = dataclasses.field(default_factory=dict[str, Any])
+    """The merchant's metadata, as given when the payment was made."""
     authorization: Mapping[str, str] | None = None
+    """The card details of a card payment; ``None`` for any other method."""
     transaction_id: str = ""
+    """The service's transaction id; ``""``: derived from the reference."""
     id: str = ""
+    """The service's payment id; ``""``: derived from the reference."""
     created_at: dt.datetime = dataclasses.field(default_factory=_now)
+    """When the payment was made (timezone-aware); now by default."""
     updated_at: dt.datetime | None = None
     """``None`` means the same as ``created_at``."""
 
@@ -108,11 +125,19 @@ class PaymentRecord:
 
     @property
     def succeeded(self) -> bool:
+        """Whether its status is ``COMPLETED``."""
         return self.status == COMPLETED
 
     @classmethod
     def from_json(cls, obj: object) -> PaymentRecord:
-        """A record from its JSON form (the seed-file format); raises ``SeedError``."""
+        """A record from its JSON form (the seed-file format).
+
+        Args:
+            obj: a JSON object: the record's fields by name, timestamps as ISO 8601 text.
+
+        Raises:
+            SeedError: not an object, an unknown or missing field, or a field out of range.
+        """
         if not _is_object(obj):
             raise SeedError(f"a payment record must be a JSON object, not {type(obj).__name__}")
         known = {f.name for f in dataclasses.fields(cls)}

@@ -34,7 +34,15 @@ UNKNOWN_REFERENCE = "order-0000"
 
 
 def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
-    """Payments from the JSON text of a seed: an array of records. Raises ``SeedError``."""
+    """Payments from the JSON text of a seed: an array of records.
+
+    Args:
+        text: the seed's JSON text.
+        source: what to call the seed in messages (its file name).
+
+    Raises:
+        SeedError: not JSON, not an array, an invalid record or a repeated reference.
+    """
     try:
         data = json.loads(text)
     except ValueError as exc:
@@ -57,7 +65,14 @@ def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
 
 
 def load_seed(path: str | os.PathLike[str]) -> list[PaymentRecord]:
-    """Payments from a seed file. Raises ``SeedError`` (also for an unreadable file)."""
+    """Payments from a seed file.
+
+    Args:
+        path: the seed file: a JSON array of payment records.
+
+    Raises:
+        SeedError: the file cannot be read, or its text is not a valid seed.
+    """
     try:
         with open(path, encoding="utf-8") as file:
             text = file.read()

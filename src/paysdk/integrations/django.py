@@ -76,6 +76,22 @@ def paysdk_callback(
 
     ``lookup(reference)`` finds the merchant's order (an object or mapping with ``amount`` and
     ``currency``, or ``paysdk.Expected``) or returns ``None`` for a reference never issued.
+
+    Args:
+        client: a ``paysdk.Client`` for a sync view, an ``AsyncClient`` for an async one.
+        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]): an
+            object or mapping with ``amount`` and ``currency``, a ``paysdk.Expected``, or
+            ``None`` for a reference never issued.
+        on_failed: called with the request and the ``PaymentFailedError`` of a failed payment
+            (to record it); may return the response to send instead.
+        ledger: fulfil each payment once through it: a ``Ledger`` with a ``Client``, an
+            ``AsyncLedger`` with an ``AsyncClient``.
+
+    Returns:
+        The decorator.
+
+    Raises:
+        ConfigurationError: a client that is neither, or a ledger that does not match it.
     """
     if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
         return functools.partial(_decorate_async, client, lookup, on_failed, ledger)

@@ -55,6 +55,11 @@ class CallbackRefused(HTTPException):
     """A callback that will not be fulfilled; ``install``'s handler answers it as ``.answer``."""
 
     def __init__(self, answer: CallbackResponse) -> None:
+        """Raised by ``VerifiedCallback``.
+
+        Args:
+            answer: the status and body to answer the service with.
+        """
         super().__init__(answer.status_code, detail=answer.status)
         self.answer = answer
 
@@ -65,7 +70,11 @@ class CallbackRefused(HTTPException):
 
 def install(app: Starlette) -> None:
     """Answer every [`CallbackRefused`][paysdk.integrations.fastapi.CallbackRefused] with its
-    JSON body (FastAPI apps are Starlette's)."""
+    JSON body (FastAPI apps are Starlette's).
+
+    Args:
+        app: the FastAPI or Starlette app.
+    """
     app.add_exception_handler(CallbackRefused, _answer_refused)
 
 
@@ -82,6 +91,21 @@ class VerifiedCallback:
     The app must have been passed to [`install`][paysdk.integrations.fastapi.install], so a
     refused callback gets the same body
     as with the other frameworks' helpers; without it every callback is a ConfigurationError.
+
+    Args:
+        client: a ``paysdk.AsyncClient`` (or a ``Client``, run in a worker thread).
+        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]): an
+            object or mapping with ``amount`` and ``currency``, a ``paysdk.Expected``, or
+            ``None`` for a reference never issued.
+        on_failed: called (and awaited, if async) with the ``PaymentFailedError`` of a failed
+            payment, to record it.
+        ledger: an ``AsyncLedger`` (or ``Ledger``) to fulfil each payment once through; give
+            ``fulfil`` with it.
+        fulfil: the action ``ledger`` runs once per payment.
+
+    Raises:
+        ConfigurationError: a client or ledger of another kind, or only one of ``ledger`` and
+            ``fulfil``.
     """
 
     def __init__(

@@ -52,6 +52,22 @@ def verified_callback(
 
     ``lookup(reference)`` finds the merchant's order (an object or mapping with ``amount`` and
     ``currency``, or ``paysdk.Expected``) or returns ``None`` for a reference never issued.
+
+    Args:
+        client: the ``paysdk.Client`` that verifies the callback.
+        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]): an
+            object or mapping with ``amount`` and ``currency``, a ``paysdk.Expected``, or
+            ``None`` for a reference never issued.
+        on_failed: called with the ``PaymentFailedError`` of a failed payment (to record it);
+            may return the response to send instead.
+        ledger: a ``paysdk.Ledger`` to fulfil each payment once through.
+
+    Returns:
+        The decorator.
+
+    Raises:
+        ConfigurationError: ``client`` is not a ``paysdk.Client``, or ``ledger`` not a
+            ``paysdk.Ledger``.
     """
     if not isinstance(client, Client):
         raise ConfigurationError("verified_callback needs a paysdk.Client")

@@ -52,22 +52,33 @@ class CallbackResponse:
     """The HTTP status and small JSON body to answer a callback that was not fulfilled."""
 
     status_code: int
+    """The HTTP status to answer with."""
     status: str
+    """The body's ``status``: ``invalid_callback``, ``unknown_order``, ``retry_later``..."""
 
     @property
     def body(self) -> dict[str, str]:
+        """The JSON body: ``{"status": status}``."""
         return {"status": self.status}
 
 
 def callback_response(error: PaySDKError) -> CallbackResponse:
-    """The answer to a callback that raised ``error``; also logs it (never the secret key)."""
+    """The answer to a callback that raised ``error``; also logs it (never the secret key).
+
+    Args:
+        error: what verifying or fulfilling the callback raised.
+    """
     response, level = _classify(error)
     log.log(level, "callback answered %d (%s): %s", response.status_code, response.status, error)
     return response
 
 
 def fulfilment_response(result: FulfilResult[Any]) -> CallbackResponse | None:
-    """The answer to a verified callback the ledger did not fulfil now; None if it did."""
+    """The answer to a verified callback the ledger did not fulfil now; None if it did.
+
+    Args:
+        result: what ``fulfil_once`` did.
+    """
     if result.already_fulfilled:
         return CallbackResponse(200, "already_fulfilled")
     if result.in_progress:

@@ -28,6 +28,12 @@ class LeaseLostError(LedgerError):
     reference: str
 
     def __init__(self, message: str, *, reference: str) -> None:
+        """Raised by ``fulfil_once`` after the action ran.
+
+        Args:
+            message: what happened.
+            reference: the payment's reference.
+        """
         super().__init__(message)
         self.reference = reference
 
@@ -49,6 +55,13 @@ class UnrecordedFulfilmentError(LedgerError):
     value: object
 
     def __init__(self, message: str, *, reference: str, value: object = None) -> None:
+        """Raised by ``fulfil_once`` after the action ran.
+
+        Args:
+            message: what happened.
+            reference: the payment's reference.
+            value: what the action returned.
+        """
         super().__init__(message)
         self.reference = reference
         self.value = value

@@ -94,13 +94,22 @@ class _BaseLedger:
         create_table: bool = True,
         timeout: float = 30.0,
     ) -> None:
-        """``lease``: how long a claim holds before another worker may take it over (seconds),
-        by the database's clock.
+        """Open a ledger on SQLite or PostgreSQL; the table is created on first use.
 
-        ``create_table=False`` when your migrations own the table (see docs/fulfilment.md).
-        ``timeout``: the longest one database wait may take, in seconds: a lock (both), or on
-        PostgreSQL connecting, a dead peer, a statement (twice it): beyond it, LedgerError, so a
-        stuck worker or database fails a call instead of hanging it.
+        Args:
+            url: ``sqlite:///path``, a file path, or ``postgresql://user@host/db``.
+            lease: how long a claim holds before another worker may take it over (seconds or a
+                ``timedelta``), by the database's clock.
+            table: the table's name (``schema.name`` allowed).
+            create_table: ``False`` when your migrations own the table (see
+                docs/fulfilment.md).
+            timeout: the longest one database wait may take, in seconds: a lock (both), or on
+                PostgreSQL connecting, a dead peer, a statement (twice it): beyond it,
+                LedgerError, so a stuck worker or database fails a call instead of hanging it.
+
+        Raises:
+            ConfigurationError: a URL of no supported database, a bad lease, table name or
+                timeout, or PostgreSQL without the ``postgres`` extra.
         """
         self.backend, self._where = _target(url)
         if self.backend == "sqlite":
@@ -175,6 +184,21 @@ class Ledger(_BaseLedger):
         If ``action`` raises, nothing is recorded as fulfilled, the claim is released (the next
         delivery retries) and the exception propagates. An action that returns an awaitable is
         refused the same way (ConfigurationError): only ``AsyncLedger`` can await it.
+
+        Args:
+            payment: the verified payment (from ``verify_callback``, ``confirm``...).
+            action: what fulfilling it means (ship the order...); called with the payment.
+
+        Returns:
+            Whether it ran here (and what it returned), was already fulfilled, or is being
+            fulfilled by another worker.
+
+        Raises:
+            UnverifiedPaymentError: ``payment`` is not a ``VerifiedPayment``.
+            ConfigurationError: ``action`` is async.
+            UnrecordedFulfilmentError: the action ran but could not be recorded.
+            LeaseLostError: the action ran, but a person resolved its claim meanwhile.
+            LedgerError: the database failed or refused (the cause is chained).
         """
         if inspect.iscoroutinefunction(action):
             raise ConfigurationError("an async action needs paysdk.AsyncLedger")
@@ -186,14 +210,46 @@ class Ledger(_BaseLedger):
         return cast("FulfilResult[T]", result)
 
     def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
-        """The ledger's rows for these references (those that have one)."""
+        """The ledger's rows for these references (those that have one).
+
+        Args:
+            references: the payments' references.
+
+        Returns:
+            Each reference that has a row, with its row.
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         return self._run(_plans.rows_for(self._driver.dialect, self.table, references))
 
     def row(self, reference: str) -> LedgerRow | None:
+        """The ledger's row for one reference.
+
+        Args:
+            reference: the payment's reference.
+
+        Returns:
+            Its row; ``None`` if the ledger has none.
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         return self.rows([reference]).get(reference)
 
     def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
-        """A page of fulfilled rows in reference order: iterate with the last one's reference."""
+        """A page of fulfilled rows in reference order: iterate with the last one's reference.
+
+        Args:
+            after: the last reference of the previous page (``""`` for the first page).
+            limit: the most rows a page holds.
+
+        Returns:
+            Up to ``limit`` fulfilled rows whose reference sorts after ``after``.
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         return self._run(_plans.fulfilled_after(self._driver.dialect, self.table, after, limit))
 
     def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
@@ -226,6 +282,24 @@ class Ledger(_BaseLedger):
         With ``fulfil`` (and the ``lookup`` that finds each order), a missed payment is
         verified against its order and fulfilled through ``fulfil_once``. The report keeps
         at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next run.
+
+        Args:
+            client: the client that lists and verifies the payments.
+            fulfil: the action for a missed payment; ``None``: only report it.
+            lookup: finds each missed payment's order ([`Lookup`][paysdk.Lookup]); needed
+                with ``fulfil``.
+            progress: called with the number of payments compared so far.
+            max_discrepancies: the most discrepancies the report keeps.
+
+        Returns:
+            The [`ReconcileReport`][paysdk.ledger.ReconcileReport].
+
+        Raises:
+            ConfigurationError: ``fulfil`` without ``lookup``, or ``max_discrepancies`` not a
+                positive int.
+            APIError: the service failed to list or verify (after the retries).
+            APIConnectionError: no answer from the service (after the retries).
+            LedgerError: the database failed or refused (the cause is chained).
         """
         _needs_lookup(fulfil, lookup)
         return sync_reconcile.reconcile(
@@ -238,12 +312,17 @@ class Ledger(_BaseLedger):
         )
 
     def create_table(self) -> None:
-        """Create the ledger's table if it does not exist (done on first use by default)."""
+        """Create the ledger's table if it does not exist (done on first use by default).
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         schema = _plans.ensure_schema(self._driver.dialect, self.table)
         sync_run.run_plan(self._driver, schema, timeout=self.timeout)
         self._ready = True
 
     def close(self) -> None:
+        """Close the ledger's database connections."""
         self._driver.close()
 
     def __enter__(self) -> Self:
@@ -299,6 +378,20 @@ class AsyncLedger(_BaseLedger):
     ) -> FulfilResult[Any]:
         """Run ``action(payment)``, awaiting what it returns if awaitable, unless this reference
         was fulfilled or is being fulfilled. A plain function runs on the event loop: keep it quick.
+
+        Args:
+            payment: the verified payment.
+            action: what fulfilling it means; a coroutine function or a plain one.
+
+        Returns:
+            Whether it ran here (and what it returned), was already fulfilled, or is being
+            fulfilled by another worker.
+
+        Raises:
+            UnverifiedPaymentError: ``payment`` is not a ``VerifiedPayment``.
+            UnrecordedFulfilmentError: the action ran but could not be recorded.
+            LeaseLostError: the action ran, but a person resolved its claim meanwhile.
+            LedgerError: the database failed or refused (the cause is chained).
         """
         plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
         span = call_span("fulfil_once", payment.reference)
@@ -308,12 +401,46 @@ class AsyncLedger(_BaseLedger):
         return result
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
+        """The ledger's rows for these references (those that have one).
+
+        Args:
+            references: the payments' references.
+
+        Returns:
+            Each reference that has a row, with its row.
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         return await self._run(_plans.rows_for(self._driver.dialect, self.table, references))
 
     async def row(self, reference: str) -> LedgerRow | None:
+        """The ledger's row for one reference.
+
+        Args:
+            reference: the payment's reference.
+
+        Returns:
+            Its row; ``None`` if the ledger has none.
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         return (await self.rows([reference])).get(reference)
 
     async def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
+        """A page of fulfilled rows in reference order: iterate with the last one's reference.
+
+        Args:
+            after: the last reference of the previous page (``""`` for the first page).
+            limit: the most rows a page holds.
+
+        Returns:
+            Up to ``limit`` fulfilled rows whose reference sorts after ``after``.
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit)
         return await self._run(plan)
 
@@ -326,6 +453,9 @@ class AsyncLedger(_BaseLedger):
 
         Returns:
             The payment's row as it now is.
+
+        Raises:
+            LedgerError: it is not in the ``unknown`` state (or the database failed).
         """
         return await self._run(self._resolve_plan(reference, ran))
 
@@ -338,7 +468,26 @@ class AsyncLedger(_BaseLedger):
         progress: Callable[[int], object] | None = None,
         max_discrepancies: int = MAX_DISCREPANCIES,
     ) -> ReconcileReport:
-        """Compare the service's payments with the ledger; ``fulfil`` may be async here."""
+        """Compare the service's payments with the ledger; ``fulfil`` may be async here.
+
+        Args:
+            client: the async client that lists and verifies the payments.
+            fulfil: the action for a missed payment (may be async); ``None``: only report it.
+            lookup: finds each missed payment's order ([`Lookup`][paysdk.Lookup]); needed
+                with ``fulfil``.
+            progress: called with the number of payments compared so far.
+            max_discrepancies: the most discrepancies the report keeps.
+
+        Returns:
+            The [`ReconcileReport`][paysdk.ledger.ReconcileReport].
+
+        Raises:
+            ConfigurationError: ``fulfil`` without ``lookup``, or ``max_discrepancies`` not a
+                positive int.
+            APIError: the service failed to list or verify (after the retries).
+            APIConnectionError: no answer from the service (after the retries).
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         _needs_lookup(fulfil, lookup)
         return await async_reconcile.reconcile(
             self,
@@ -350,11 +499,17 @@ class AsyncLedger(_BaseLedger):
         )
 
     async def create_table(self) -> None:
+        """Create the ledger's table if it does not exist (done on first use by default).
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         schema = _plans.ensure_schema(self._driver.dialect, self.table)
         await async_run.run_plan(self._driver, schema, timeout=self.timeout)
         self._ready = True
 
     async def close(self) -> None:
+        """Close the ledger's database connections."""
         await self._driver.close()
 
     aclose = close

@@ -120,21 +120,33 @@ class LedgerRow:
     """One reference's row in the ledger."""
 
     reference: str
+    """The payment's reference."""
     state: str
     """``claimed``, ``fulfilled``, ``released`` (an action failed; retryable) or ``unknown``: a
     claim whose lease ran out before its completion was recorded (by the database's clock), held
     until someone resolves it."""
     claim_token: str | None
+    """The current claim's token; ``None`` when nobody holds one."""
     attempts: int
+    """How many times an action was started for it."""
     lease_expires_at: dt.datetime | None
+    """When the current claim's lease ends (UTC); ``None`` without a claim."""
     amount: int
+    """The payment's amount, as verified."""
     currency: str
+    """The payment's currency, as verified."""
     fulfilled_at: dt.datetime | None
+    """When its fulfilment was recorded (UTC); ``None`` until then."""
     reason: str | None = None
     """Why the payment was refused or ignored, in the words of whoever decided it."""
 
     @classmethod
     def from_db(cls, row: Sequence[Any]) -> LedgerRow:
+        """A row as the database driver returns it.
+
+        Args:
+            row: the table's columns, in the order the ledger selects them.
+        """
         reference, state, token, attempts, lease, amount, currency, fulfilled, reason = row
         return cls(
             reference,
@@ -150,6 +162,7 @@ class LedgerRow:
 
     @property
     def fulfilled(self) -> bool:
+        """Whether its fulfilment was recorded."""
         return self.state == "fulfilled"
 
 
@@ -158,7 +171,9 @@ class FulfilResult(Generic[T]):
     """What ``fulfil_once`` did for one payment, and what the action returned if it ran."""
 
     outcome: Outcome
+    """What happened: fulfilled now, already fulfilled, in progress elsewhere, or unknown."""
     reference: str
+    """The payment's reference."""
     value: T | None = None
     """The action's return value, when ``outcome`` is FULFILLED."""
     row: LedgerRow | None = None
@@ -166,18 +181,22 @@ class FulfilResult(Generic[T]):
 
     @property
     def fulfilled_now(self) -> bool:
+        """The action ran here, and its completion was recorded."""
         return self.outcome is Outcome.FULFILLED
 
     @property
     def already_fulfilled(self) -> bool:
+        """An earlier delivery fulfilled it; the action did not run."""
         return self.outcome is Outcome.ALREADY_FULFILLED
 
     @property
     def in_progress(self) -> bool:
+        """Another worker holds the claim; the action did not run."""
         return self.outcome is Outcome.IN_PROGRESS
 
     @property
     def unknown(self) -> bool:
+        """A claim whose outcome is unknown waits for a person (``resolve``)."""
         return self.outcome is Outcome.UNKNOWN
 
 

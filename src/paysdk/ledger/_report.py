@@ -38,13 +38,19 @@ class Discrepancy:
     """One payment that needs attention, with both sides' view of it."""
 
     kind: Kind
+    """What is wrong."""
     reference: str
+    """The payment's reference."""
     status: str | None = None
     """The service's listed status; ``None`` when it does not list the payment."""
     amount: int | None = None
+    """The service's amount; ``None`` when it does not list the payment."""
     currency: str | None = None
+    """The service's currency; ``None`` when it does not list the payment."""
     fulfilled_amount: int | None = None
+    """The amount the ledger recorded; ``None`` when it has no row."""
     fulfilled_currency: str | None = None
+    """The currency the ledger recorded; ``None`` when it has no row."""
     fulfilment: str | None = None
     """For a missed payment given to ``fulfil``: ``fulfilled``, ``already_fulfilled``,
     ``in_progress``, or why not (``refused: PaymentMismatchError: ...``, ``error: ...``)."""
@@ -55,6 +61,7 @@ class Discrepancy:
         return self.fulfilment in ("fulfilled", "already_fulfilled")
 
     def as_dict(self) -> dict[str, object]:
+        """Its fields as plain values, for JSON."""
         return {**dataclasses.asdict(self), "kind": str(self.kind)}
 
 
@@ -87,6 +94,11 @@ class ReconcileReport:
     """Missed payments this run did not fulfil (or find fulfilled), kept or not."""
 
     def of_kind(self, kind: Kind) -> list[Discrepancy]:
+        """The kept discrepancies of one kind.
+
+        Args:
+            kind: the kind wanted.
+        """
         return [d for d in self.discrepancies if d.kind is kind]
 
     @property
@@ -96,7 +108,15 @@ class ReconcileReport:
         return alarms > 0 or self.unresolved_missed > 0
 
     def add(self, discrepancy: Discrepancy, limit: int) -> int | None:
-        """Count it; keep it if fewer than ``limit`` are kept. Its index in the list, if kept."""
+        """Count it; keep it if fewer than ``limit`` are kept.
+
+        Args:
+            discrepancy: what was found.
+            limit: the most discrepancies the report keeps.
+
+        Returns:
+            Its index in ``discrepancies``; ``None`` if it was only counted.
+        """
         self.counts[str(discrepancy.kind)] += 1
         if discrepancy.kind is Kind.MISSED and not discrepancy.resolved:
             self.unresolved_missed += 1

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 __all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "Dialect"]
 
 DEFAULT_TABLE = "paysdk_fulfilments"
+"""The ledger's table unless ``table=`` names another."""
 
 _COLUMNS = """(
     reference TEXT PRIMARY KEY,

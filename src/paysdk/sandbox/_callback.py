@@ -37,11 +37,15 @@ class CallbackResult:
     """What the merchant's handler answered."""
 
     url: str
+    """The URL requested: the callback URL with ``reference=`` added."""
     status_code: int
+    """The handler's HTTP status."""
     body: str
+    """The start of the handler's body, decoded (at most ``MAX_CALLBACK_BODY`` bytes)."""
 
     @property
     def ok(self) -> bool:
+        """Whether the handler answered 2xx."""
         return 200 <= self.status_code < 300
 
 
@@ -51,10 +55,20 @@ def send_callback(
     """GET the callback URL for ``reference`` and return the handler's answer.
 
     The whole call, body included, ends within ``timeout`` seconds; the body kept is at most
-    ``MAX_CALLBACK_BODY`` bytes. Raises ``ValueError`` for a URL that is not http(s) and
-    ``CallbackDeliveryError`` when the handler cannot be reached or does not answer whole in
-    time. Proxy settings from the environment are ignored, since the handler is usually on this
-    machine.
+    ``MAX_CALLBACK_BODY`` bytes. Proxy settings from the environment are ignored, since the
+    handler is usually on this machine.
+
+    Args:
+        url: the merchant's callback URL, absolute http(s).
+        reference: the payment's reference, added as ``?reference=``.
+        timeout: seconds for the whole call, body included.
+
+    Returns:
+        What the handler answered.
+
+    Raises:
+        ValueError: ``url`` is not an absolute, valid http(s) URL.
+        CallbackDeliveryError: the handler cannot be reached or does not answer whole in time.
     """
     target = callback_url(url, reference)
     headers = {"User-Agent": "paysdk-sandbox-callback", "Accept-Encoding": ACCEPT_ENCODING}

@@ -80,6 +80,7 @@ class RecordedRequest:
     """One request to an API path, as the sandbox saw it. The Authorization value is redacted."""
 
     method: str
+    """The request's method."""
     path: str
     """The raw path, still percent-encoded, without the query."""
     target: str
@@ -88,6 +89,7 @@ class RecordedRequest:
     """Each name and value cut to ``MAX_RECORDED_HEADER`` characters, and no more of them
     than fit in ``MAX_RECORDED_HEADERS_SIZE``."""
     time: float
+    """When it arrived, as ``time.time()``."""
     request_id: str | None = None
     """The ``X-Request-Id`` of the answer, to compare with what a client reports; ``None`` when
     a fault cut the connection before answering."""
@@ -226,6 +228,16 @@ class Sandbox:
         """Add (or replace) a payment: a record, or a reference plus ``PaymentRecord`` fields.
 
         ``sb.add_payment("order-7", amount=500, currency="USD", status="FAILED")``
+
+        Args:
+            payment: a record, or the reference of a new one.
+            **fields: [`PaymentRecord`][paysdk.sandbox.PaymentRecord] fields, set on the record.
+
+        Returns:
+            The record as stored.
+
+        Raises:
+            SeedError: a field of the wrong type or out of range.
         """
         if isinstance(payment, str):
             record = PaymentRecord(reference=payment, **fields)
@@ -243,10 +255,19 @@ class Sandbox:
         self.clear_requests()
 
     def remove_payment(self, reference: str) -> None:
-        """Remove the payment for ``reference``; one that is not there is already removed."""
+        """Remove the payment for ``reference``; one that is not there is already removed.
+
+        Args:
+            reference: the payment's reference.
+        """
         self._payments.remove(reference)
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
+        """The payment's record; ``None`` if the sandbox holds none for it.
+
+        Args:
+            reference: the payment's reference.
+        """
         return self._payments.get(reference)
 
     @property
@@ -257,10 +278,21 @@ class Sandbox:
     # --- faults, request log, callbacks -------------------------------------------------------
 
     def inject(self, fault: Fault, *, path: str | None = None, times: int | None = 1) -> None:
-        """Apply ``fault`` to the next ``times`` requests to ``path`` (see ``FaultBook``)."""
+        """Apply ``fault`` to the next ``times`` requests to ``path``.
+
+        Args:
+            fault: what goes wrong.
+            path: the requests' path (``/payments``), a prefix ending in ``*``
+                (``/payment/*``), or ``None`` for every API path.
+            times: how many requests it applies to; ``None``: until cleared.
+
+        Raises:
+            ValueError: a path not starting with ``/``, or ``times`` out of range.
+        """
         self.faults.add(fault, path=path, times=times)
 
     def clear_faults(self) -> None:
+        """Forget every fault waiting to happen."""
         self.faults.clear()
 
     @property
@@ -273,13 +305,27 @@ class Sandbox:
             return list(self._requests)
 
     def clear_requests(self) -> None:
+        """Empty the request log."""
         with self._requests_lock:
             self._requests.clear()
 
     def send_callback(
         self, url: str, reference: str, *, timeout: float = DEFAULT_CALLBACK_TIMEOUT
     ) -> CallbackResult:
-        """Do what the service does after a payment: GET ``url?reference=<reference>``."""
+        """Do what the service does after a payment: GET ``url?reference=<reference>``.
+
+        Args:
+            url: the merchant's callback URL, absolute http(s).
+            reference: the payment's reference.
+            timeout: seconds for the whole call, body included.
+
+        Returns:
+            What the handler answered.
+
+        Raises:
+            ValueError: ``url`` is not an absolute, valid http(s) URL.
+            CallbackDeliveryError: the handler cannot be reached or does not answer in time.
+        """
         return send_callback(url, reference, timeout=timeout)
 
     # --- answering (called from handler threads) ----------------------------------------------

@@ -51,6 +51,16 @@ class CallbackSender:
         ``url`` is the callback path (``"/payments/callback"``, a query may follow) or an
         absolute URL; the percent-encoded ``reference`` is appended to its query. Exceptions the
         app raises are not turned into a 500: they propagate, so a crash fails the test.
+
+        Args:
+            app: the WSGI app (Django, Flask) or ASGI app (Starlette, FastAPI, Django's ASGI).
+            url: the callback's path or absolute URL.
+            reference: the payment's reference.
+            interface: ``"wsgi"``, ``"asgi"``, or ``"auto"`` to tell from the app
+                ([`Interface`][paysdk.testing.Interface]).
+
+        Returns:
+            The app's answer.
         """
         target = _target(url, reference)
         if _is_asgi(app, interface):
@@ -62,7 +72,17 @@ class CallbackSender:
     async def asend(
         self, app: object, url: str, reference: str, *, interface: Interface = "auto"
     ) -> httpx.Response:
-        """``send`` for async tests; an ASGI app runs on the caller's event loop."""
+        """``send`` for async tests; an ASGI app runs on the caller's event loop.
+
+        Args:
+            app: the WSGI or ASGI app.
+            url: the callback's path or absolute URL.
+            reference: the payment's reference.
+            interface: ``"wsgi"``, ``"asgi"``, or ``"auto"`` to tell from the app.
+
+        Returns:
+            The app's answer.
+        """
         target = _target(url, reference)
         if _is_asgi(app, interface):
             return await _asend(app, target)

@@ -100,7 +100,16 @@ class PaymentFields(TypedDict, total=False):
 
 
 def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
-    """One payment as the sandbox and the fake store it; a fresh ``order-NNNNN`` by default."""
+    """One payment as the sandbox and the fake store it; a fresh ``order-NNNNN`` by default.
+
+    Args:
+        **fields: [`PaymentFields`][paysdk.testing.PaymentFields]: what to set; the rest is
+            made up to match.
+
+    Raises:
+        ConfigurationError: fields that contradict each other (``success`` and ``status``) or
+            are out of range.
+    """
     reference = fields["reference"] if "reference" in fields else f"order-{next(_references)}"
     status = _status(fields)
     succeeded = status == COMPLETED
@@ -133,17 +142,32 @@ def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
 
 
 def verified_payment(**fields: Unpack[PaymentFields]) -> VerifiedPayment:
-    """A payment as ``client.verify`` returns it: a successful card payment unless told so."""
+    """A payment as ``client.verify`` returns it: a successful card payment unless told so.
+
+    Args:
+        **fields: [`PaymentFields`][paysdk.testing.PaymentFields]: what to set; the rest is
+            made up to match.
+    """
     return as_verified(payment_record(**fields))
 
 
 def listed_payment(**fields: Unpack[PaymentFields]) -> ListedPayment:
-    """A payment as an element of ``client.list_payments()``: ``COMPLETED`` unless told so."""
+    """A payment as an element of ``client.list_payments()``: ``COMPLETED`` unless told so.
+
+    Args:
+        **fields: [`PaymentFields`][paysdk.testing.PaymentFields]: what to set; the rest is
+            made up to match.
+    """
     return as_listed(payment_record(**fields))
 
 
 def payment_pair(**fields: Unpack[PaymentFields]) -> tuple[VerifiedPayment, ListedPayment]:
-    """The verify and the list view of the same payment."""
+    """The verify and the list view of the same payment.
+
+    Args:
+        **fields: [`PaymentFields`][paysdk.testing.PaymentFields]: what to set; the rest is
+            made up to match.
+    """
     record = payment_record(**fields)
     return as_verified(record), as_listed(record)
 

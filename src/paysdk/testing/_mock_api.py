@@ -49,6 +49,7 @@ class RecordedCall:
     """A request the fake got. Its ``Authorization`` value is not kept: see ``authorized``."""
 
     method: str
+    """The request's method."""
     path: str
     """The raw path below the base URL, still percent-encoded, without the query."""
     endpoint: Endpoint | None
@@ -77,6 +78,14 @@ class MockPaymentAPI:
     While running, every httpx request to ``base_url`` (from any ``paysdk.Client`` or
     ``AsyncClient``, also ones your code makes) is answered here. Requests to other hosts are
     left to other respx routers, and refused by respx if none answers them.
+
+    Args:
+        secret_key: the key clients must send (a fixed test key by default).
+        base_url: the URL it answers at (a made-up host by default).
+        payments: what it holds at the start.
+
+    Raises:
+        ConfigurationError: a malformed ``secret_key`` or ``base_url``.
     """
 
     def __init__(
@@ -128,6 +137,7 @@ class MockPaymentAPI:
 
     @property
     def running(self) -> bool:
+        """Whether it is answering requests (between ``start`` and ``stop``)."""
         return self._running
 
     def __enter__(self) -> Self:
@@ -155,6 +165,13 @@ class MockPaymentAPI:
 
         Its retries do not sleep: each wait is appended to ``waits`` instead, so a test of
         retry behaviour is instant and can still check the waits. Closed by ``stop``.
+
+        Args:
+            secret_key: the key the client sends; the fake's own by default (another one gets
+                401s).
+            max_retries: as for ``paysdk.Client``.
+            timeout: as for ``paysdk.Client``.
+            default_headers: headers sent with every request.
         """
         client = MockClient(
             self._waits,
@@ -176,7 +193,15 @@ class MockPaymentAPI:
         timeout: TimeoutTypes = DEFAULT_TIMEOUT,
         default_headers: Mapping[str, str] | None = None,
     ) -> AsyncClient:
-        """A ``paysdk.AsyncClient`` like ``client``; close it yourself (``async with``)."""
+        """A ``paysdk.AsyncClient`` like ``client``; close it yourself (``async with``).
+
+        Args:
+            secret_key: the key the client sends; the fake's own by default (another one gets
+                401s).
+            max_retries: as for ``paysdk.Client``.
+            timeout: as for ``paysdk.Client``.
+            default_headers: headers sent with every request.
+        """
         client = MockAsyncClient(
             self._waits,
             secret_key=self.secret_key if secret_key is None else secret_key,
@@ -202,7 +227,19 @@ class MockPaymentAPI:
         """Add (or replace) a payment: a record, or fields for ``payment_record``.
 
         ``api.add_payment("order-7", amount=500, success=False)``; a bare
-        ``api.add_payment()`` adds a realistic successful card payment. Returns the record.
+        ``api.add_payment()`` adds a realistic successful card payment.
+
+        Args:
+            payment: a record, the reference of a new one, or ``None`` for a made-up one.
+            **fields: [`PaymentFields`][paysdk.testing.PaymentFields] for the new record (not
+                with a record).
+
+        Returns:
+            The record as stored.
+
+        Raises:
+            ConfigurationError: a record and fields both, the reference twice, or fields out of
+                range.
         """
         if isinstance(payment, PaymentRecord):
             if fields:
@@ -222,10 +259,19 @@ class MockPaymentAPI:
         return self._payments.put(record)
 
     def remove_payment(self, reference: str) -> None:
-        """Remove the payment for ``reference``; one that is not there is already removed."""
+        """Remove the payment for ``reference``; one that is not there is already removed.
+
+        Args:
+            reference: the payment's reference.
+        """
         self._payments.remove(reference)
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
+        """The payment's record; ``None`` if the fake holds none for it.
+
+        Args:
+            reference: the payment's reference.
+        """
         return self._payments.get(reference)
 
     @property
@@ -248,6 +294,17 @@ class MockPaymentAPI:
         Only verify calls for ``reference``, or only calls to one ``endpoint``, if given. Any
         sandbox ``Fault``: ``Fault.timeout()``, ``Fault.connection_reset()``,
         ``Fault.server_error(503)``, ``Fault.rate_limited(retry_after=2)``, ``Fault.html_502()``.
+
+        Args:
+            fault: what goes wrong ([`Fault`][paysdk.sandbox.Fault]).
+            times: how many calls it fails; ``None``: until cleared.
+            reference: only verify calls for this reference.
+            endpoint: only calls to ``"verify"`` or ``"list"``.
+
+        Raises:
+            ConfigurationError: a reference with ``endpoint="list"``, an unknown endpoint, or a
+                malformed reference.
+            ValueError: ``times`` out of range.
         """
         if reference is not None and endpoint not in (None, "verify"):
             raise ConfigurationError("a reference names a verify call; leave endpoint out")
@@ -263,6 +320,7 @@ class MockPaymentAPI:
         self._faults.add(fault, path=path, times=times)
 
     def clear_faults(self) -> None:
+        """Forget every fault waiting to happen."""
         self._faults.clear()
 
     # --- calls --------------------------------------------------------------------------------

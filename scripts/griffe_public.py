@@ -1,0 +1,136 @@
+"""A griffe extension for the API reference (mkdocs.yml): show readers only public names.
+
+paysdk's public classes are built on private ones (``Client`` on ``BaseClient``, ``Ledger`` on
+``_BaseLedger``), and some defaults are private constants (``_sql.DEFAULT_TABLE``). Left as they
+are, the reference would print ``Bases: _BaseLedger`` and ``table: str = _sql.DEFAULT_TABLE``, and
+would leave out every method the private base defines. So, once the package is loaded:
+
+- a private base is dropped from the bases, and what the class inherits from it becomes the
+  class's own members (documented with it, as users call them);
+- a default or value that names a private object is replaced by that object's value when it is
+  a plain constant (``'paysdk_fulfilments'``), else by ``...`` (the docstring says what it is).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import griffe
+
+__all__ = ["PublicNames"]
+
+PACKAGE = "paysdk"
+PUBLIC_MODULES = (
+    "paysdk",
+    "paysdk.ledger",
+    "paysdk.sandbox",
+    "paysdk.testing",
+    "paysdk.integrations.django",
+    "paysdk.integrations.fastapi",
+    "paysdk.integrations.flask",
+    "paysdk.integrations.responses",
+)
+
+
+class PublicNames(griffe.Extension):
+    """Hides private bases, defaults and values from the rendered reference."""
+
+    def on_package(self, *, pkg: griffe.Module, loader: griffe.GriffeLoader, **kwargs: Any) -> None:
+        if pkg.path != PACKAGE:
+            return
+        public = exported_paths(loader)
+        for obj in walk(pkg):
+            if isinstance(obj, griffe.Class):
+                adopt_private_bases(obj, public)
+            if isinstance(obj, griffe.Function):
+                for parameter in obj.parameters:
+                    parameter.default = public_value(parameter.default, public, loader)
+            if isinstance(obj, griffe.Attribute):
+                obj.value = public_value(obj.value, public, loader)
+
+
+def walk(obj: griffe.Object) -> Iterator[griffe.Object]:
+    """``obj`` and everything defined in it (aliases, which point elsewhere, are skipped)."""
+    yield obj
+    for member in list(obj.members.values()):
+        if not member.is_alias:
+            yield from walk(member)  # type: ignore[arg-type]
+
+
+def exported_paths(loader: griffe.GriffeLoader) -> set[str]:
+    """The canonical path of everything a public module exports."""
+    paths: set[str] = set()
+    for name in PUBLIC_MODULES:
+        try:
+            module = loader.modules_collection[name]
+        except KeyError:
+            continue
+        for member_name, member in module.members.items():
+            if module.exports is not None and member_name not in module.exports:
+                continue
+            try:
+                paths.add(member.final_target.path if member.is_alias else member.path)
+            except griffe.AliasResolutionError:
+                continue
+    return paths
+
+
+def is_private(path: str, public: set[str]) -> bool:
+    """Whether ``path`` is a paysdk object that no public module exports."""
+    return path.split(".")[0] == PACKAGE and path not in public and path not in PUBLIC_MODULES
+
+
+def expression_path(expr: str | griffe.Expr) -> str | None:
+    """What a base, default or value names: ``BaseClient[...]`` names ``BaseClient``."""
+    if isinstance(expr, griffe.ExprSubscript):
+        expr = expr.left
+    if isinstance(expr, griffe.ExprName | griffe.ExprAttribute):
+        return expr.canonical_path
+    return None
+
+
+def adopt_private_bases(cls: griffe.Class, public: set[str]) -> None:
+    """Drop ``cls``'s private bases, making what it inherits from them its own members."""
+    private = [
+        base
+        for base in cls.bases
+        if (path := expression_path(base)) is not None and is_private(path, public)
+    ]
+    if not private:
+        return
+    for name, inherited in cls.inherited_members.items():
+        origin = inherited.final_target.parent
+        if origin is not None and is_private(origin.path, public) and name not in cls.members:
+            cls.set_member(name, griffe.Alias(name, inherited.final_target, parent=cls))
+    cls.bases = [base for base in cls.bases if base not in private]
+
+
+def public_value(
+    value: str | griffe.Expr | None, public: set[str], loader: griffe.GriffeLoader
+) -> str | griffe.Expr | None:
+    """``value``, or what to show instead where it names a private object."""
+    if not isinstance(value, griffe.Expr):
+        return value
+    names = [
+        part
+        for part in value.iterate(flat=True)
+        if isinstance(part, griffe.ExprName) and is_private(part.canonical_path, public)
+    ]
+    if not names:
+        return value
+    return constant(expression_path(value), loader) or "..."
+
+
+def constant(path: str | None, loader: griffe.GriffeLoader) -> str | None:
+    """The literal value of the constant at ``path`` (``'paysdk_fulfilments'``), if it is one."""
+    if path is None:
+        return None
+    try:
+        target = loader.modules_collection[path]
+    except (KeyError, griffe.AliasResolutionError):
+        return None
+    if isinstance(target, griffe.Alias):
+        target = target.final_target
+    value = target.value if isinstance(target, griffe.Attribute) else None
+    return value if isinstance(value, str) else None
