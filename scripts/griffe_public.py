@@ -8,11 +8,14 @@ would leave out every method the private base defines. So, once the package is l
 - a private base is dropped from the bases, and what the class inherits from it becomes the
   class's own members (documented with it, as users call them);
 - a default or value that names a private object is replaced by that object's value when it is
-  a plain constant (``'paysdk_fulfilments'``), else by ``...`` (the docstring says what it is).
+  a plain constant (``'paysdk_fulfilments'``), else by ``...`` (the docstring says what it is);
+- a private name in an annotation (a type variable, a type paysdk returns but does not export)
+  is shown as plain text, not as a reference whose hover title names its private module.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from typing import Any
 
@@ -43,11 +46,16 @@ class PublicNames(griffe.Extension):
         for obj in walk(pkg):
             if isinstance(obj, griffe.Class):
                 adopt_private_bases(obj, public)
+                obj.bases = [plain_private_names(base, public) or base for base in obj.bases]
             if isinstance(obj, griffe.Function):
-                for parameter in obj.parameters:
-                    parameter.default = public_value(parameter.default, public, loader)
+                for function in [obj, *(obj.overloads or [])]:
+                    for parameter in function.parameters:
+                        parameter.default = public_value(parameter.default, public, loader)
+                        parameter.annotation = plain_private_names(parameter.annotation, public)
+                    function.returns = plain_private_names(function.returns, public)
             if isinstance(obj, griffe.Attribute):
                 obj.value = public_value(obj.value, public, loader)
+                obj.annotation = plain_private_names(obj.annotation, public)
 
 
 def walk(obj: griffe.Object) -> Iterator[griffe.Object]:
@@ -134,3 +142,19 @@ def constant(path: str | None, loader: griffe.GriffeLoader) -> str | None:
         target = target.final_target
     value = target.value if isinstance(target, griffe.Attribute) else None
     return value if isinstance(value, str) else None
+
+
+def plain_private_names(
+    expr: str | griffe.Expr | None, public: set[str]
+) -> str | griffe.Expr | None:
+    """``expr`` with each name of a private object made plain text (no reference, no title)."""
+    if isinstance(expr, griffe.ExprName):
+        return expr.name if is_private(expr.canonical_path, public) else expr
+    if isinstance(expr, griffe.Expr):
+        for field in dataclasses.fields(expr):
+            value = getattr(expr, field.name)
+            if isinstance(value, list):
+                setattr(expr, field.name, [plain_private_names(item, public) for item in value])
+            elif isinstance(value, griffe.Expr):
+                setattr(expr, field.name, plain_private_names(value, public))
+    return expr

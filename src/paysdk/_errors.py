@@ -174,7 +174,8 @@ class APIError(PaySDKError):
         content: the raw body bytes, exactly as received (an error body is kept up to 64 KiB).
         body: ``text`` parsed as JSON where it was JSON (and at most ``BODY_PARSE_LIMIT``
             bytes: a parse costs many times its input), else ``None``.
-        method, url: what was requested (never the request headers, which hold the key).
+        method: the request's method.
+        url: the request's URL (never the request headers, which hold the key).
         request_id: the answer's ``X-Request-Id`` (or ``Request-Id``): what the service's
             support desk asks for; ``None`` if it sent none.
     """

@@ -86,3 +86,49 @@ def test_pages_load_nothing_from_the_web(site: Path) -> None:
         external = re.findall(r"<(?:script|link|img)[^>]*(?:src|href)=\"(https?:)?//[^\"]*", text)
         assert not external, (html, external)
         assert "fonts.googleapis.com" not in text
+
+
+# A private module path (``paysdk._errors.APIError``, ``_sql.DEFAULT_TABLE``) or a private base
+# class, anywhere in the page: its text, its links and anchors, and its hover titles.
+PRIVATE_NAME = re.compile(r"(?<![\w/])_[A-Za-z]\w*\.[A-Za-z_]|Bases:\s*(?:<[^>]*>\s*)*_\w")
+# What reStructuredText markup looks like once Markdown has rendered it as text.
+RAW_ROLE = re.compile(r":(?:class|func|meth|attr|mod|data|exc|obj):(?:`|<code>)")
+
+
+def test_the_api_reference_names_no_private_module_or_base(site: Path) -> None:
+    reference = page(site, "reference")
+    found = sorted({match.group() for match in PRIVATE_NAME.finditer(reference)})
+    assert not found, found
+
+
+def test_the_private_name_check_finds_what_the_reference_once_showed() -> None:
+    for html in [
+        'Bases: <code><span title="x">_BaseLedger</span></code>',
+        "table: str = _sql.DEFAULT_TABLE",
+        'title="APIError (paysdk._errors.APIError)"',
+        "-&gt; _drive.ItemIterator[ListedPayment]",
+    ]:
+        assert PRIVATE_NAME.search(html), html
+    assert not PRIVATE_NAME.search("POST /_sandbox/faults and __cause__ and paysdk.Client")
+
+
+def test_no_page_shows_restructuredtext_roles(site: Path) -> None:
+    for html in site.glob("*.html"):
+        text = html.read_text(encoding="utf-8")
+        assert not RAW_ROLE.findall(text), html.name
+
+
+def test_the_reference_shows_what_signatures_use_and_what_private_bases_define(site: Path) -> None:
+    reference = page(site, "reference")
+    for anchor in [
+        "paysdk.CallOptions",
+        "paysdk.Lookup",
+        "paysdk.TimeoutTypes",
+        "paysdk.VerifyTypes",
+        "paysdk.Client.with_options",  # defined by the clients' private base
+        "paysdk.ledger.Ledger.resolve",  # likewise, the ledgers'
+        "paysdk.ledger.DEFAULT_TABLE",
+    ]:
+        assert f'id="{anchor}"' in reference, anchor
+    assert 'href="#paysdk.CallOptions"' in reference  # linked from the methods' signatures
+    assert "paysdk_fulfilments" in reference  # the table's default shown as its value
