@@ -51,15 +51,16 @@ docs: $(DEV_STAMP)
 
 # The ledger's tests start a throwaway PostgreSQL server from Debian's postgresql package, and a
 # throwaway PgBouncer (Debian's pgbouncer) in front of it, and run workers with their clocks
-# moved by libfaketime (Debian's faketime).
+# moved by libfaketime (Debian's faketime). The docs' tests render pages in Debian's chromium
+# (driven by playwright; screenshots in .docs-check/).
 SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
 postgres:
-	@{ ls /usr/lib/postgresql/*/bin/initdb && ls /usr/sbin/pgbouncer && command -v faketime; } \
-	  >/dev/null 2>&1 || { \
-	  echo "installing PostgreSQL, PgBouncer and faketime (apt-get) for the ledger's tests"; \
+	@{ ls /usr/lib/postgresql/*/bin/initdb && ls /usr/sbin/pgbouncer && command -v faketime \
+	  && command -v chromium; } >/dev/null 2>&1 || { \
+	  echo "installing PostgreSQL, PgBouncer, faketime and chromium (apt-get) for the tests"; \
 	  $(SUDO) apt-get update -qq && \
 	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
-	    postgresql pgbouncer faketime; }
+	    postgresql pgbouncer faketime chromium; }
 
 # What would be uploaded: a wheel and an sdist in dist/, checked as PyPI will render them.
 dist: $(DEV_STAMP)
@@ -78,4 +79,4 @@ bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks
 
 clean:
-	rm -rf $(VENV) .matrix dist build site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .matrix dist build site .docs-check .pytest_cache .mypy_cache .ruff_cache

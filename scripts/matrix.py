@@ -263,8 +263,8 @@ class Sid:
         return sorted((point for point in points if point.startswith(inside)), reverse=True)
 
     def build(self, log: Path) -> None:
-        """Bootstrap sid with what the tests run (PostgreSQL, PgBouncer, faketime, chattr and
-        make), then copy the project in."""
+        """Bootstrap sid with what the tests run (PostgreSQL, PgBouncer, faketime, chattr, make
+        and chromium), then copy the project in."""
         if self.failure:
             raise CannotStart(self.failure)
         if self.ready:
@@ -302,7 +302,7 @@ class Sid:
                 *sudo,
                 "debootstrap",
                 "--variant=minbase",
-                "--include=ca-certificates,postgresql,pgbouncer,faketime,e2fsprogs,make",
+                "--include=ca-certificates,postgresql,pgbouncer,faketime,e2fsprogs,make,chromium",
                 "sid",
                 str(self.root),
                 SID_MIRROR,
