@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import griffe
 
@@ -152,9 +152,10 @@ def plain_private_names(
         return expr.name if is_private(expr.canonical_path, public) else expr
     if isinstance(expr, griffe.Expr):
         for field in dataclasses.fields(expr):
-            value = getattr(expr, field.name)
+            value: object = getattr(expr, field.name)
             if isinstance(value, list):
-                setattr(expr, field.name, [plain_private_names(item, public) for item in value])
+                items = cast("list[str | griffe.Expr]", value)
+                setattr(expr, field.name, [plain_private_names(item, public) for item in items])
             elif isinstance(value, griffe.Expr):
                 setattr(expr, field.name, plain_private_names(value, public))
     return expr
