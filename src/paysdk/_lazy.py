@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["lazy_names", "public_dir", "publish"]
+__all__ = ["lazy_names", "publish"]
 
 
 def lazy_names(
@@ -56,16 +56,3 @@ def publish(package: str, *names: object) -> None:
     for value in names:
         if isinstance(value, type) or inspect.isfunction(value):
             value.__module__ = package
-
-
-def public_dir(module: str) -> Callable[[], list[str]]:
-    """A module ``__dir__`` listing its ``__all__`` only, not what it imports to work.
-
-    Args:
-        module: the module's ``__name__``.
-    """
-
-    def __dir__() -> list[str]:
-        return sorted(getattr(sys.modules[module], "__all__", ()))
-
-    return __dir__

@@ -8,7 +8,7 @@ See docs/fulfilment.md for the schema, the lease and reconciliation as a cron jo
 only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sqlite3 or psycopg.
 """
 
-from .._lazy import public_dir, publish
+from .._lazy import publish
 from ._errors import (
     LeaseLostError,
     LedgerError,
@@ -39,4 +39,8 @@ __all__ = [
 ]
 
 publish(__name__, *(globals()[name] for name in __all__))
-__dir__ = public_dir(__name__)
+
+
+def __dir__() -> list[str]:
+    """The public names only, not the modules and helpers this package imports to work."""
+    return sorted(__all__)

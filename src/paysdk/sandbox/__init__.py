@@ -17,7 +17,7 @@ process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imp
 
 from __future__ import annotations
 
-from .._lazy import public_dir, publish
+from .._lazy import publish
 from .._models.wire import wire_timestamp
 from .._service.api import NOT_FOUND_BODY, UNAUTHORIZED_BODY
 from .._service.faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
@@ -63,4 +63,8 @@ __all__ = [
 ]
 
 publish(__name__, *(globals()[name] for name in __all__))
-__dir__ = public_dir(__name__)
+
+
+def __dir__() -> list[str]:
+    """The public names only, not the modules and helpers this package imports to work."""
+    return sorted(__all__)
