@@ -8,6 +8,8 @@ from pathlib import Path
 
 import griffe
 
+from tests.support.scripts import load_script
+
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "src" / "paysdk").rglob("*.py"))
 
@@ -39,21 +41,14 @@ def test_the_check_finds_each_kind_of_markup() -> None:
 
 # --- every public callable documents its arguments, as the API reference shows them -------------
 
-PUBLIC_MODULES = [
-    "paysdk",
-    "paysdk.ledger",
-    "paysdk.sandbox",
-    "paysdk.testing",
-    "paysdk.integrations.django",
-    "paysdk.integrations.fastapi",
-    "paysdk.integrations.flask",
-    "paysdk.integrations.responses",
-]
+GRIFFE_PUBLIC = load_script("griffe_public")
+PUBLIC_MODULES: list[str] = list(GRIFFE_PUBLIC.PUBLIC_MODULES)
+"""The modules the reference documents, as the docs' griffe extension knows them."""
 
 
 def load_public_api() -> griffe.GriffeLoader:
     """paysdk as the reference sees it: griffe, Google-style docstrings, mkdocs.yml's extension."""
-    extensions = griffe.load_extensions(str(ROOT / "scripts" / "griffe_public.py") + ":PublicNames")
+    extensions = griffe.load_extensions(GRIFFE_PUBLIC.PublicNames)
     loader = griffe.GriffeLoader(
         search_paths=[str(ROOT / "src")],
         docstring_parser="google",
