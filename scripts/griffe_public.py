@@ -7,8 +7,9 @@ would leave out every method the private base defines. So, once the package is l
 
 - a private base is dropped from the bases, and what the class inherits from it becomes the
   class's own members (documented with it, as users call them);
-- a default or value that names a private object is replaced by that object's value when it is
-  a plain constant (``'paysdk_fulfilments'``), else by ``...`` (the docstring says what it is);
+- a default or value that names a private object is replaced by that object's value when that
+  names nothing private (``'paysdk_fulfilments'``), else by ``...`` (the docstring says what it
+  is);
 - a private name in an annotation (a type variable, a type paysdk returns but does not export)
   is shown as plain text, not as a reference whose hover title names its private module.
 """
@@ -118,20 +119,22 @@ def public_value(
     value: str | griffe.Expr | None, public: set[str], loader: griffe.GriffeLoader
 ) -> str | griffe.Expr | None:
     """``value``, or what to show instead where it names a private object."""
-    if not isinstance(value, griffe.Expr):
+    if not names_private(value, public):
         return value
-    names = [
-        part
+    shown = constant(expression_path(value), loader) if isinstance(value, griffe.Expr) else None
+    return shown if shown is not None and not names_private(shown, public) else "..."
+
+
+def names_private(value: str | griffe.Expr | None, public: set[str]) -> bool:
+    """Whether ``value`` names a private object anywhere in it."""
+    return isinstance(value, griffe.Expr) and any(
+        isinstance(part, griffe.ExprName) and is_private(part.canonical_path, public)
         for part in value.iterate(flat=True)
-        if isinstance(part, griffe.ExprName) and is_private(part.canonical_path, public)
-    ]
-    if not names:
-        return value
-    return constant(expression_path(value), loader) or "..."
+    )
 
 
-def constant(path: str | None, loader: griffe.GriffeLoader) -> str | None:
-    """The literal value of the constant at ``path`` (``'paysdk_fulfilments'``), if it is one."""
+def constant(path: str | None, loader: griffe.GriffeLoader) -> str | griffe.Expr | None:
+    """The value of the constant at ``path`` (``'paysdk_fulfilments'``, ``timedelta(...)``)."""
     if path is None:
         return None
     try:
@@ -140,8 +143,7 @@ def constant(path: str | None, loader: griffe.GriffeLoader) -> str | None:
         return None
     if isinstance(target, griffe.Alias):
         target = target.final_target
-    value = target.value if isinstance(target, griffe.Attribute) else None
-    return value if isinstance(value, str) else None
+    return target.value if isinstance(target, griffe.Attribute) else None
 
 
 def plain_private_names(

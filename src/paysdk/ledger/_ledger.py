@@ -99,7 +99,7 @@ class _BaseLedger:
         Args:
             url: ``sqlite:///path``, a file path, or ``postgresql://user@host/db``.
             lease: how long a claim holds before another worker may take it over (seconds or a
-                ``timedelta``), by the database's clock.
+                ``timedelta``; 5 minutes by default), by the database's clock.
             table: the table's name (``schema.name`` allowed).
             create_table: ``False`` when your migrations own the table (see
                 docs/fulfilment.md).
