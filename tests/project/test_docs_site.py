@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from tests.support.make import dry_run
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -113,18 +114,8 @@ def test_search_works_opened_from_disk(site: Path) -> None:
 
 
 def test_make_docs_serve_serves_the_site_on_loopback(tmp_path: Path) -> None:
-    for name in ("Makefile", "pyproject.toml"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}  # not a sub-make
-    done = subprocess.run(
-        ["make", "--dry-run", "--no-print-directory", "docs-serve"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert re.search(r"mkdocs serve .*--dev-addr 127\.0\.0\.1:8000", done.stdout.splitlines()[-1])
+    serve = dry_run("docs-serve", tmp_path)[-1]
+    assert re.search(r"mkdocs serve .*--dev-addr 127\.0\.0\.1:8000", serve)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make docs-serve" in readme
     assert "http://127.0.0.1:8000" in readme

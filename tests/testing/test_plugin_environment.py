@@ -58,6 +58,14 @@ import shop  # imported before any test module, as a conftest that builds the ap
 """
 
 
+def run_shop(pytester: pytest.Pytester, tests: str, setting: str | None) -> pytest.RunResult:
+    """Run the shop's tests in-process, with ``paysdk_environment = setting`` if one is given."""
+    pytester.makepyfile(shop=SHOP, test_shop=tests)
+    if setting is not None:
+        pytester.makeini(f"[pytest]\npaysdk_environment = {setting}\n")
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider")
+
+
 @pytest.fixture
 def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """No PAYSDK_* variables, as on a merchant's machine."""
@@ -74,10 +82,8 @@ def test_the_plugin_repeats_the_fakes_defaults() -> None:
 def test_with_no_configuration_a_module_level_client_uses_the_fake(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makepyfile(shop=SHOP, test_shop=SHOP_TESTS_ON_THE_FAKE)
     pytester.makeconftest(CONFTEST_IMPORTS_THE_SHOP)
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1)
+    run_shop(pytester, SHOP_TESTS_ON_THE_FAKE, None).assert_outcomes(passed=1)
     assert "PAYSDK_BASE_URL" not in os.environ  # put back as the run found it
 
 
@@ -85,10 +91,7 @@ def test_with_no_configuration_a_module_level_client_uses_the_fake(
 def test_the_sandbox_setting_points_module_level_clients_at_the_sessions_sandbox(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makepyfile(shop=SHOP, test_shop=SHOP_TESTS_ON_THE_SANDBOX)
-    pytester.makeini("[pytest]\npaysdk_environment = sandbox\n")
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=1)
+    run_shop(pytester, SHOP_TESTS_ON_THE_SANDBOX, "sandbox").assert_outcomes(passed=1)
     assert "PAYSDK_SECRET_KEY" not in os.environ
 
 
@@ -113,9 +116,7 @@ def test_env():
 def test_none_leaves_the_environment_alone_and_the_import_fails_as_without_the_plugin(
     pytester: pytest.Pytester,
 ) -> None:
-    pytester.makepyfile(shop=SHOP, test_shop=SHOP_TESTS_ON_THE_FAKE)
-    pytester.makeini("[pytest]\npaysdk_environment = none\n")
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result = run_shop(pytester, SHOP_TESTS_ON_THE_FAKE, "none")
     result.assert_outcomes(errors=1)
     result.stdout.fnmatch_lines(["*ConfigurationError*PAYSDK_SECRET_KEY*"])
 
