@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test matrix lint typecheck unit docs dist bench clean postgres
+.PHONY: demo test matrix lint typecheck unit docs docs-serve dist bench clean postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,8 +46,13 @@ unit: $(DEV_STAMP) postgres
 	$(BIN)/pytest -q
 
 # The documentation site, into site/; --strict turns broken links and references into errors.
+# Its search works opened from disk (site/index.html) as well as served.
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The site at http://127.0.0.1:8000, rebuilt as the pages change; this machine only.
+docs-serve: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000
 
 # The ledger's tests start a throwaway PostgreSQL server from Debian's postgresql package, and a
 # throwaway PgBouncer (Debian's pgbouncer) in front of it, and run workers with their clocks

@@ -6,6 +6,9 @@ import asyncio
 import dataclasses
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,3 +113,49 @@ def test_the_fastapi_example_closes_its_client_when_the_app_stops(
         assert browser.get("/payments/callback?reference=order-1042").status_code == 200
     with pytest.raises(paysdk.ClientClosedError):
         asyncio.run(example.client.verify("order-1042"))
+
+
+DJANGO_EXAMPLE_AT_WORK = """
+import importlib.util, json, sys
+
+import django
+from django.test import Client
+
+spec = importlib.util.spec_from_file_location("django_callback", sys.argv[1])
+example = importlib.util.module_from_spec(spec)
+sys.modules["django_callback"] = example  # its settings name it as the URLconf
+spec.loader.exec_module(example)
+django.setup()
+browser = Client()
+answers = [browser.get("/payments/callback?reference=" + ref) for ref in sys.argv[2:]]
+print(json.dumps([[a.status_code, json.loads(a.content)] for a in answers]))
+print(json.dumps(example.FULFILLED))
+example.client.close()
+"""
+
+
+def test_the_django_example_fulfils_a_paid_order_once(sandbox: Sandbox) -> None:
+    """In a process of its own: the example configures Django's settings, once per process."""
+    env = os.environ | {
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+        "PAYSDK_BASE_URL": sandbox.base_url,
+    }
+    references = ["order-1042", "order-1042", "order-1043", "order-0000"]
+    example = str(EXAMPLES / "django_callback.py")
+    done = subprocess.run(
+        [sys.executable, "-c", DJANGO_EXAMPLE_AT_WORK, example, *references],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answers, fulfilled = (json.loads(line) for line in done.stdout.splitlines())
+    assert answers == [
+        [200, {"status": "ok"}],
+        [200, {"status": "ok"}],
+        [200, {"status": "failed"}],
+        [404, {"status": "unknown_order"}],
+    ]
+    assert fulfilled == ["order-1042"]
