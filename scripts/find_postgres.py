@@ -181,7 +181,7 @@ def _apt_install() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Print where each tool is and return 0, or say what is missing and return 1."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description="Find what the ledger's tests run.")
     parser.add_argument(
         "--install", action="store_true", help="on Debian or Ubuntu, apt-get what is missing"
     )

@@ -328,3 +328,61 @@ def test_a_corrupt_state_file_is_an_error_naming_it(cli: Paysdk, port: int, tmp_
         assert done.returncode == 2
         assert f"the state file {str(state)!r}: not valid JSON" in done.stderr
     assert not cli.pid_file(port).exists()
+
+
+# --- the walkthrough of docs/sandbox.md -------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def walkthrough() -> str:
+    """The shell block of docs/sandbox.md's "A callback loop in one command"."""
+    page = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
+    section = page.split("## A callback loop in one command\n", 1)[1]
+    return section.split("```sh\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_walkthrough_of_the_docs_runs_as_written(
+    cli: Paysdk, port: int, tmp_path: Path
+) -> None:
+    app_port = free_port()
+    script = (
+        walkthrough()
+        .replace("8321", str(port))
+        .replace("8000", str(app_port))
+        .replace(".paysdk-sandbox.json", str(tmp_path / "state.json"))
+    )
+    wait_for_app = (
+        f"for _ in $(seq 600); do (exec 3<>/dev/tcp/127.0.0.1/{app_port}) 2>/dev/null && break;"
+        " sleep 0.1; done"
+    )
+    lines = [
+        line + ("\n" + wait_for_app if line.endswith("&") else "") for line in script.splitlines()
+    ]
+    bin_dir = tmp_path / "bin"  # `python` and `paysdk` as the docs mean them: this Python's
+    bin_dir.mkdir()
+    for name, command in [("python", ""), ("paysdk", " -m paysdk")]:
+        (bin_dir / name).write_text(f'#!/bin/sh\nexec "{sys.executable}"{command} "$@"\n')
+        (bin_dir / name).chmod(0o755)
+    env = {**cli.env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    preamble = ["set -e", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"]
+    done = subprocess.run(
+        ["bash", "-c", "\n".join([*preamble, *lines])],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    ours = [line for line in done.stdout.splitlines() if not line.startswith(" * ")]  # Flask's
+    callback = f"callback: GET http://127.0.0.1:{app_port}/payments/callback?reference="
+    assert ours[:6] == [
+        f"paid: order-1042 2500000 NGN (COMPLETED) at http://127.0.0.1:{port}",
+        f"{callback}order-1042 -> 200",
+        '{"status":"ok"}',
+        f"paid: order-1043 4999 USD (FAILED) at http://127.0.0.1:{port}",
+        f"{callback}order-1043 -> 200",
+        '{"status":"failed"}',
+    ]
+    assert ours[6].startswith(f"port {port}: running, pid ")
+    assert f"stopped the sandbox on port {port}" in done.stderr
+    assert not listening(port)
+    saved = json.loads((tmp_path / "state.json").read_text())
+    assert {"order-1042", "order-1043"} <= {record["reference"] for record in saved}

@@ -12,18 +12,16 @@ import json
 import math
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, Protocol, cast
 
 from .._service.api import Reply
-from .._service.faults import Fault
+from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord, SeedError
-from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackDeliveryError
+from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackDeliveryError, CallbackResult
+from ._requests import RecordedRequest
 from ._state import StateFileError
 
-if TYPE_CHECKING:
-    from ._server import RecordedRequest, Sandbox
-
-__all__ = ["CONTROL_PREFIX", "MAX_CALLBACK_TIMEOUT", "answer_control"]
+__all__ = ["CONTROL_PREFIX", "MAX_CALLBACK_TIMEOUT", "Controlled", "answer_control"]
 
 CONTROL_PREFIX = "/_sandbox/"
 MAX_JSON_DEPTH = 32
@@ -34,7 +32,37 @@ MAX_CALLBACK_TIMEOUT = 60.0
 _RESOURCES = ("faults", "requests", "payments", "pay", "status")
 
 
-def answer_control(sandbox: Sandbox, method: str, path: str, body: bytes) -> Reply:
+class Controlled(Protocol):
+    """What the control endpoints use of a sandbox (:class:`~paysdk.sandbox.Sandbox`)."""
+
+    faults: FaultBook
+
+    @property
+    def requests(self) -> list[RecordedRequest]: ...
+
+    @property
+    def payments(self) -> list[PaymentRecord]: ...
+
+    def inject(self, fault: Fault, *, path: str | None = None, times: int | None = 1) -> None: ...
+
+    def clear_faults(self) -> None: ...
+
+    def clear_requests(self) -> None: ...
+
+    def add_payment(self, payment: PaymentRecord | str, /, **fields: Any) -> PaymentRecord: ...
+
+    def pay(
+        self,
+        payment: PaymentRecord | str,
+        /,
+        *,
+        callback: str,
+        timeout: float = DEFAULT_CALLBACK_TIMEOUT,
+        **fields: Any,
+    ) -> CallbackResult: ...
+
+
+def answer_control(sandbox: Controlled, method: str, path: str, body: bytes) -> Reply:
     """The answer to an authorized control request."""
     resource = path[len(CONTROL_PREFIX) :]
     try:
@@ -70,7 +98,7 @@ def answer_control(sandbox: Sandbox, method: str, path: str, body: bytes) -> Rep
     return Reply.json(404, {"error": "Not Found", "message": f"no route for {path}"})
 
 
-def _pay(sandbox: Sandbox, body: bytes) -> Reply:
+def _pay(sandbox: Controlled, body: bytes) -> Reply:
     """``{"payment": {record}, "callback": URL, "timeout": seconds}``: :meth:`Sandbox.pay`.
 
     201 with the payment and, under ``callback``, the handler's answer (``status_code``, ``body``)
