@@ -7,7 +7,8 @@ Where each is looked for, in order:
 - ``initdb`` and ``pg_ctl``: the directory of an ``initdb`` on PATH; ``pg_config --bindir``
   (``pg_config`` on PATH); Debian's ``/usr/lib/postgresql/<newest>/bin``; Homebrew's
   ``postgresql@N`` kegs, which it does not link onto PATH.
-- ``pgbouncer`` and ``faketime``: PATH, then ``/usr/sbin`` and ``/usr/local/sbin``.
+- ``pgbouncer`` and ``faketime``: PATH, then ``/usr/sbin`` (Debian's pgbouncer),
+  ``/usr/local/sbin``, ``/usr/bin``, ``/usr/local/bin`` and ``/opt/homebrew/bin``.
 
 Usage: ``python scripts/find_postgres.py [--install]``: prints where each tool is; exits 1,
 saying what to install, when one is missing (after installing it with apt-get on Debian or Ubuntu
@@ -58,7 +59,13 @@ class Fallbacks:
         "/opt/homebrew/opt/postgresql@*/bin",
         "/usr/local/opt/postgresql@*/bin",
     )
-    system_dirs: Sequence[str] = ("/usr/sbin", "/usr/local/sbin")
+    system_dirs: Sequence[str] = (
+        "/usr/sbin",
+        "/usr/local/sbin",
+        "/usr/bin",
+        "/usr/local/bin",
+        "/opt/homebrew/bin",
+    )
 
 
 FALLBACKS = Fallbacks()
