@@ -107,6 +107,6 @@ def unrecorded_refusal(reference: str, error: PaySDKError) -> None:
 
 
 def _excerpt(body: bytes) -> str:
-    text = body.decode("utf-8", "replace")
+    text = body.decode("utf-8", "replace").strip()
     short = text[:EXCERPT] + ("..." if len(text) > EXCERPT else "")
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in short) or "(empty body)"
