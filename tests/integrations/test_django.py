@@ -27,11 +27,14 @@ from paysdk.testing import CallbackSender, MockPaymentAPI
 from tests.support.fulfilment_rule import (
     REFERENCE,
     VIEW_ANSWERS,
+    Deliver,
     ViewAnswer,
     Views,
     answer_ids,
     assert_recorded,
     assert_state_after_first,
+    check_a_raising_view_is_released,
+    check_the_rule,
     ledger_rows,
 )
 from tests.support.merchant import (
@@ -327,20 +330,22 @@ def serve_async_ledger_view(
     return DjangoAsyncClient(raise_request_exception=False)
 
 
+def delivery(browser: DjangoClient) -> Deliver:
+    def deliver() -> tuple[int, bytes]:
+        response = browser.get(f"{PATH}?reference={REFERENCE}")
+        return response.status_code, response.content
+
+    return deliver
+
+
 @pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
 def test_a_views_answer_is_recorded_by_the_fulfilment_rule(
     client: paysdk.Client, shop: Shop, tmp_path: Path, answer: ViewAnswer
 ) -> None:
     views = Views(answer)
     with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
-        browser = serve_ledger_view(client, shop, ledger, views)
-        first = browser.get(f"{PATH}?reference={REFERENCE}")
-        assert_state_after_first(answer, ledger.row(REFERENCE))
-        retry = browser.get(f"{PATH}?reference={REFERENCE}")
-        row = ledger.row(REFERENCE)
-    assert_recorded(
-        answer, (first.status_code, first.content), (retry.status_code, retry.content), row, views
-    )
+        deliver = delivery(serve_ledger_view(client, shop, ledger, views))
+        check_the_rule(answer, views, deliver, lambda: ledger.row(REFERENCE))
 
 
 @pytest.mark.anyio
@@ -365,16 +370,8 @@ def test_a_view_that_raises_leaves_the_payment_unfulfilled(
 ) -> None:
     views = Views(RuntimeError("the warehouse API is down"))
     with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
-        browser = serve_ledger_view(client, shop, ledger, views)
-        first = browser.get(f"{PATH}?reference={REFERENCE}")
-        released = ledger.row(REFERENCE)
-        retry = browser.get(f"{PATH}?reference={REFERENCE}")
-        row = ledger.row(REFERENCE)
-    assert first.status_code == 500
-    assert released is not None and released.state == "released"
-    assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "ok"})
-    assert row is not None and row.state == "fulfilled"
-    assert views.runs == 2
+        deliver = delivery(serve_ledger_view(client, shop, ledger, views))
+        check_a_raising_view_is_released(views, deliver, lambda: ledger.row(REFERENCE))
 
 
 @pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])

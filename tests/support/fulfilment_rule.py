@@ -10,6 +10,7 @@ import contextlib
 import dataclasses
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 from paysdk.ledger import DEFAULT_TABLE, LedgerRow
@@ -99,6 +100,34 @@ def assert_state_after_first(answer: ViewAnswer, row: LedgerRow | None) -> None:
         assert answer.body["status"] in row.reason
     else:
         assert row.reason is None
+
+
+Deliver = Callable[[], tuple[int, bytes]]
+"""Sends the service's callback for REFERENCE to the app: its status and body."""
+RowNow = Callable[[], LedgerRow | None]
+"""Reads REFERENCE's ledger row."""
+
+
+def check_the_rule(answer: ViewAnswer, views: Views, deliver: Deliver, row: RowNow) -> None:
+    """Deliver twice: the view answers ``answer``, then 200 ``ok`` if the retry runs it."""
+    first = deliver()
+    assert_state_after_first(answer, row())
+    retry = deliver()
+    assert_recorded(answer, first, retry, row(), views)
+
+
+def check_a_raising_view_is_released(views: Views, deliver: Deliver, row: RowNow) -> None:
+    """The view raises on the first delivery: the framework's 500, the claim released, and
+    the retry runs the view again and fulfils the payment."""
+    first = deliver()
+    released = row()
+    retry = deliver()
+    fulfilled = row()
+    assert first[0] == 500
+    assert released is not None and released.state == "released"
+    assert (retry[0], json.loads(retry[1])) == (200, {"status": "ok"})
+    assert fulfilled is not None and fulfilled.state == "fulfilled"
+    assert views.runs == 2
 
 
 def ledger_rows(path: Path) -> list[tuple[str, str, str | None]]:
