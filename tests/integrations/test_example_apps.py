@@ -50,8 +50,11 @@ class Merchant:
 
 
 @pytest.fixture
-def flask_merchant(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[Merchant]:
+def flask_merchant(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[Merchant]:
     """The Flask example app, served by a real WSGI server on a free loopback port."""
+    monkeypatch.setenv("LEDGER_URL", f"sqlite:///{tmp_path / 'fulfilments.db'}")
     example = load_example("flask_callback", sandbox, monkeypatch)
     server = make_server("127.0.0.1", 0, example.app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
@@ -60,6 +63,7 @@ def flask_merchant(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterato
     server.shutdown()
     thread.join()
     example.client.close()
+    example.ledger.close()
 
 
 def test_a_callback_sent_twice_is_fulfilled_once(
@@ -90,6 +94,38 @@ def test_a_paid_order_with_the_wrong_amount_is_not_shipped(
     sandbox.add_payment("order-1042", amount=100, currency="NGN")  # not the order's 2_500_000
     answer = sandbox.send_callback(flask_merchant.callback_url, "order-1042")
     assert (answer.status_code, json.loads(answer.body)) == (409, {"status": "mismatch"})
+    assert flask_merchant.fulfilled == []
+
+
+def test_a_view_answering_5xx_is_not_recorded_and_the_retry_ships_it(
+    sandbox: Sandbox, flask_merchant: Merchant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(flask_merchant.example, "WAREHOUSE_OPEN", False)
+    closed = sandbox.send_callback(flask_merchant.callback_url, "order-1042")
+    row = flask_merchant.example.ledger.row("order-1042")
+    monkeypatch.setattr(flask_merchant.example, "WAREHOUSE_OPEN", True)
+    retried = [sandbox.send_callback(flask_merchant.callback_url, "order-1042") for _ in range(2)]
+    assert (closed.status_code, json.loads(closed.body)) == (503, {"status": "warehouse_closed"})
+    assert row is not None and row.state == "released"
+    assert [(answer.status_code, json.loads(answer.body)) for answer in retried] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert flask_merchant.fulfilled == ["order-1042"]
+
+
+def test_refusals_are_recorded_in_the_ledger_with_why(
+    sandbox: Sandbox, flask_merchant: Merchant
+) -> None:
+    flask_merchant.example.OUT_OF_STOCK.add("order-1042")
+    out_of_stock = sandbox.send_callback(flask_merchant.callback_url, "order-1042")
+    failed = sandbox.send_callback(flask_merchant.callback_url, "order-1043")
+    rows = flask_merchant.example.ledger.rows(["order-1042", "order-1043"])
+    assert (out_of_stock.status_code, failed.status_code) == (409, 200)
+    assert {ref: (row.state, row.reason) for ref, row in rows.items()} == {
+        "order-1042": ("refused", 'the callback view answered 409: {"status":"out_of_stock"}'),
+        "order-1043": ("refused", "the service reports the payment failed"),
+    }
     assert flask_merchant.fulfilled == []
 
 

@@ -70,7 +70,7 @@ def test_the_api_reference_is_generated_from_the_docstrings(site: Path) -> None:
         "paysdk.Client.verify_callback",
         "paysdk.AsyncClient",
         "paysdk.PaymentMismatchError",
-        "paysdk.integrations.fastapi.install",
+        "paysdk.integrations.fastapi.verified_callback",
         "paysdk.sandbox.Sandbox",
     ]:
         assert f'id="{anchor}"' in reference
