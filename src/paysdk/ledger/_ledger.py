@@ -268,9 +268,12 @@ class Ledger(_BaseLedger):
     ) -> ReconcileReport:
         """Compare the service's payments with the ledger; see :class:`ReconcileReport`.
 
-        With ``fulfil`` (and the ``lookup`` that finds each order), a missed payment is
-        verified against its order and fulfilled through :meth:`fulfil_once`. The report keeps
-        at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next run.
+        A completed payment refused or ignored in the ledger is reported as such, not missed.
+        ``lookup`` (the merchant's order by reference) tells reconcile which payments are
+        yours: one with no row and no order is reported as not ours, not missed. With
+        ``fulfil`` (which needs ``lookup``), a missed payment is verified against its order and
+        fulfilled through :meth:`fulfil_once`. The report keeps at most ``max_discrepancies``
+        (counting all); missed ones beyond wait for the next run.
         """
         _needs_lookup(fulfil, lookup)
         return sync_reconcile.reconcile(

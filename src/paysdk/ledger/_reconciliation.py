@@ -16,6 +16,7 @@ import hashlib
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
+from .._core import expected_for
 from .._errors import PaymentNotFoundError, PaymentVerificationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
@@ -27,6 +28,7 @@ __all__ = [
     "PAGE",
     "Checked",
     "CloseList",
+    "FindOrder",
     "Fulfil",
     "FulfilledPage",
     "LookUp",
@@ -68,6 +70,10 @@ class Reconciliation:
             if payment.succeeded:
                 report.completed += 1
             found = self._compare(payment, row if fulfilled else None)
+            if found is not None and row is not None and row.state in _DECIDED:
+                found = dataclasses.replace(
+                    _listed(_DECIDED[row.state], payment), reason=row.reason
+                )
             if row is not None and row.state == "unknown":  # held: never fulfilled by reconcile
                 found = dataclasses.replace(
                     _listed(Kind.UNKNOWN, payment),
@@ -82,13 +88,29 @@ class Reconciliation:
                 report.add(found, self._limit)
         return missed
 
-    def missed(self, payment: ListedPayment) -> None:
-        """Record a missed payment, and keep it to hand to ``fulfil`` (see :meth:`to_fulfil`)."""
+    def missed(self, payment: ListedPayment, reason: str | None = None) -> None:
+        """Record a missed payment, and keep it to hand to ``fulfil`` (see :meth:`to_fulfil`);
+        ``reason``: what ``lookup`` found wrong with its order, if it was asked."""
         self._listed.add(payment.reference)  # listed: never "not listed" later
-        found = _listed(Kind.MISSED, payment)
+        found = dataclasses.replace(_listed(Kind.MISSED, payment), reason=reason)
         index = self.report.add(found, self._limit)
         if len(self._to_fulfil) < self._limit:
             self._to_fulfil.append((index, found))
+
+    def ordered(self, payment: ListedPayment, order: object) -> None:
+        """A completed payment with no ledger row, and what ``lookup`` found for it: no order
+        (``None``) makes it not ours; an order makes it missed, with how the two differ if they
+        do. An exception ``lookup`` raised keeps it missed, saying so: never silently not ours.
+
+        Raises:
+            ConfigurationError: ``lookup`` returned something that is neither an order nor None.
+        """
+        if order is None:
+            self.report.add(_listed(Kind.FOREIGN, payment), self._limit)
+        elif isinstance(order, Exception):
+            self.missed(payment, f"lookup failed: {_said(order)}")
+        else:
+            self.missed(payment, _differs_from(payment, order))
 
     def to_fulfil(self) -> list[tuple[int | None, Discrepancy]]:
         """The first ``max_discrepancies`` missed payments, to hand to ``fulfil``, each with
@@ -153,6 +175,28 @@ def _listed(kind: Kind, payment: ListedPayment) -> Discrepancy:
     return Discrepancy(
         kind, payment.reference, str(payment.status), payment.amount, payment.currency
     )
+
+
+_DECIDED = {"refused": Kind.REFUSED, "ignored": Kind.IGNORED}
+"""Ledger states a person or a handler decided on, and how a completed payment in one is shown."""
+
+
+def _differs_from(payment: ListedPayment, order: object) -> str | None:
+    """How the order ``lookup`` found differs from the payment, or ``None`` if it matches."""
+    expected = expected_for(payment.reference, None, None, True, order)
+    wrong = [
+        f"{name} {want}"
+        for name, want, got in (
+            ("amount", expected.amount, payment.amount),
+            ("currency", expected.currency, payment.currency),
+        )
+        if want is not None and str(want).upper() != str(got).upper()
+    ]
+    return f"the order expects {' and '.join(wrong)}" if wrong else None
+
+
+def _said(error: Exception) -> str:
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
 def _differ(amount: int, currency: str, row: LedgerRow) -> bool:
@@ -222,6 +266,14 @@ class Fulfil:
 
 
 @dataclasses.dataclass(frozen=True)
+class FindOrder:
+    """Ask the merchant's ``lookup`` for this reference's order; answered with what it returned
+    (``None``: no such order), or with the exception it raised."""
+
+    reference: str
+
+
+@dataclasses.dataclass(frozen=True)
 class FulfilledPage:
     """The next page of fulfilled rows after the reference ``after``; answered with a list."""
 
@@ -237,20 +289,34 @@ class Verify:
 
 
 ReconcileStep: TypeAlias = (
-    "NextBatch | CloseList | LookUp | Checked | Fulfil | FulfilledPage | Verify"
+    "NextBatch | CloseList | LookUp | Checked | FindOrder | Fulfil | FulfilledPage | Verify"
 )
 
 
 def reconcile_plan(
-    *, fulfilling: bool, batch_size: int = BATCH, max_discrepancies: int = MAX_DISCREPANCIES
+    *,
+    fulfilling: bool,
+    looking_up: bool = False,
+    batch_size: int = BATCH,
+    max_discrepancies: int = MAX_DISCREPANCIES,
 ) -> Generator[ReconcileStep, Any, ReconcileReport]:
     """Compare the list with the ledger, then fulfil what was missed (the list closed first, so a
-    slow action never holds its stream open), then settle fulfilled rows the list did not show."""
+    slow action never holds its stream open), then settle fulfilled rows the list did not show.
+
+    ``looking_up``: a completed payment the ledger has no row for is looked up
+    (:class:`FindOrder`): no order makes it not ours rather than missed."""
     state = Reconciliation(max_discrepancies)
     while batch := (yield NextBatch(batch_size)):
         rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])
         for payment in state.batch(batch, rows):
-            state.missed(payment)
+            if looking_up and payment.reference not in rows:
+                try:
+                    order: object = yield FindOrder(payment.reference)
+                except Exception as error:  # the merchant's code failed: still missed
+                    order = error
+                state.ordered(payment, order)
+            else:
+                state.missed(payment)
         yield Checked(state.report.listed)
     yield CloseList()
     if fulfilling:

@@ -16,6 +16,7 @@ from .._reconciliation import (
     BATCH,
     Checked,
     CloseList,
+    FindOrder,
     Fulfil,
     FulfilledPage,
     LookUp,
@@ -25,7 +26,7 @@ from .._reconciliation import (
     reconcile_plan,
 )
 from .._report import MAX_DISCREPANCIES, ReconcileReport
-from .._twins import AsyncPayments, async_take
+from .._twins import AsyncPayments, async_order_of, async_take
 
 if TYPE_CHECKING:
     from ..._client.clients import AsyncClient, Lookup
@@ -60,6 +61,7 @@ async def reconcile(
 ) -> ReconcileReport:
     plan = reconcile_plan(
         fulfilling=fulfil is not None,
+        looking_up=lookup is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
     )
@@ -82,6 +84,9 @@ async def reconcile(
                     elif isinstance(step, Checked):
                         if progress is not None:
                             progress(step.listed)
+                    elif isinstance(step, FindOrder):
+                        assert lookup is not None
+                        reply = await async_order_of(lookup(step.reference))
                     elif isinstance(step, Fulfil):
                         assert fulfil is not None
                         found = {"reference": step.reference}

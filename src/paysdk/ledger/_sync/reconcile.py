@@ -18,6 +18,7 @@ from .._reconciliation import (
     BATCH,
     Checked,
     CloseList,
+    FindOrder,
     Fulfil,
     FulfilledPage,
     LookUp,
@@ -27,7 +28,7 @@ from .._reconciliation import (
     reconcile_plan,
 )
 from .._report import MAX_DISCREPANCIES, ReconcileReport
-from .._twins import Payments, take
+from .._twins import Payments, order_of, take
 
 if TYPE_CHECKING:
     from ..._client.clients import Client, Lookup
@@ -62,6 +63,7 @@ def reconcile(
 ) -> ReconcileReport:
     plan = reconcile_plan(
         fulfilling=fulfil is not None,
+        looking_up=lookup is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
     )
@@ -84,6 +86,9 @@ def reconcile(
                     elif isinstance(step, Checked):
                         if progress is not None:
                             progress(step.listed)
+                    elif isinstance(step, FindOrder):
+                        assert lookup is not None
+                        reply = order_of(lookup(step.reference))
                     elif isinstance(step, Fulfil):
                         assert fulfil is not None
                         found = {"reference": step.reference}
