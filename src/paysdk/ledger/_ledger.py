@@ -148,6 +148,12 @@ class _BaseLedger:
             raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
         return _plans.resolve(self._driver.dialect, self.table, reference, ran=ran)
 
+    def _rows_plan(self, after: str, limit: object, state: object) -> LedgerPlan[list[LedgerRow]]:
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ConfigurationError(f"limit must be a positive int, not {limit!r}")
+        checked = _plans.check_state(state)
+        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked)
+
     def _set_aside_plan(
         self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
     ) -> LedgerPlan[LedgerRow]:
@@ -201,6 +207,23 @@ class Ledger(_BaseLedger):
     def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
         """A page of fulfilled rows in reference order: iterate with the last one's reference."""
         return self._run(_plans.fulfilled_after(self._driver.dialect, self.table, after, limit))
+
+    def rows_after(
+        self, after: str = "", limit: int = 500, *, state: str | None = None
+    ) -> list[LedgerRow]:
+        """A page of rows in reference order, of one state or all: iterate with the last one's
+        reference, in constant memory.
+
+        Args:
+            after: the last reference of the previous page (``""`` for the first).
+            limit: the most rows to return.
+            state: ``claimed``, ``fulfilled``, ``released``, ``refused``, ``ignored`` or
+                ``unknown``; ``None`` for every row.
+
+        Raises:
+            ConfigurationError: an unknown state, or a limit that is not a positive int.
+        """
+        return self._run(self._rows_plan(after, limit, state))
 
     def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
         """Settle a payment whose outcome is ``unknown``, once a person checked what happened.
@@ -364,6 +387,12 @@ class AsyncLedger(_BaseLedger):
     async def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
         plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit)
         return await self._run(plan)
+
+    async def rows_after(
+        self, after: str = "", limit: int = 500, *, state: str | None = None
+    ) -> list[LedgerRow]:
+        """A page of rows in reference order, of one state or all; see :meth:`Ledger.rows_after`."""
+        return await self._run(self._rows_plan(after, limit, state))
 
     async def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
         """Settle a payment whose outcome is ``unknown``; see :meth:`Ledger.resolve`.

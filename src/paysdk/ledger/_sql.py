@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "Dialect"]
+__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "STATES", "Dialect"]
 
 DEFAULT_TABLE = "paysdk_fulfilments"
 
@@ -230,3 +230,31 @@ def fulfilled_page(dialect: Dialect, table: str) -> str:
         f"SELECT {row(dialect)} FROM {table} WHERE state = 'fulfilled' AND reference > ? "
         "ORDER BY reference LIMIT ?"
     )
+
+
+STATES = ("claimed", "fulfilled", "released", "refused", "ignored", "unknown")
+"""Every state a row reads as (:func:`row`): ``unknown`` is a claim whose lease ran out."""
+
+
+def rows_page(
+    dialect: Dialect, table: str, state: str | None, after: str, limit: int
+) -> tuple[str, Sequence[object]]:
+    """Rows in reference order after a given one, of one state or all: keyset pages of constant
+    memory. ``claimed`` and ``unknown`` are told apart by the lease, by the database's clock.
+
+    Args:
+        dialect: the database's; its clock tells a live claim from one whose lease ran out.
+        table: the ledger's table.
+        state: one of :data:`STATES`, or ``None`` for every row.
+        after: the last reference of the previous page (``""`` for the first).
+        limit: the most rows to return.
+    """
+    where, params = "reference > ?", [after]
+    if state == "claimed":
+        where += f" AND state = 'claimed' AND lease_expires_at > {dialect.now}"
+    elif state == "unknown":
+        where += f" AND state = 'claimed' AND lease_expires_at <= {dialect.now}"
+    elif state is not None:
+        where, params = where + " AND state = ?", [after, state]
+    sql = f"SELECT {row(dialect)} FROM {table} WHERE {where} ORDER BY reference LIMIT ?"
+    return sql, [*params, limit]
