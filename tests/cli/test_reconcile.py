@@ -48,12 +48,14 @@ def test_the_table_lists_what_needs_attention_and_exits_4(
     lines = out.splitlines()
     assert lines[0].split() == [
         "KIND", "REFERENCE", "STATUS", "AMOUNT", "CURRENCY", "FULFILLED", "AMOUNT",
-        "FULFILLED", "CURRENCY",
+        "FULFILLED", "CURRENCY", "REASON",
     ]  # fmt: skip
-    assert lines[1].split() == ["missed", "order-1042", "COMPLETED", "2500000", "NGN", "-", "-"]
-    assert lines[2].split() == ["not_completed", "order-1043", "FAILED", *["4999", "USD"] * 2]
+    assert lines[1].split() == [
+        "missed", "order-1042", "COMPLETED", "2500000", "NGN", "-", "-", "-",
+    ]  # fmt: skip
+    assert lines[2].split() == ["not_completed", "order-1043", "FAILED", *["4999", "USD"] * 2, "-"]
     assert lines[-2].startswith("8 listed, 6 completed, 5 fulfilled as paid; 1 missed")
-    assert lines[-1] == "needs attention"
+    assert lines[-1] == "needs attention: 1 missed, 1 alarms"
 
 
 def test_json_and_csv_carry_the_same_report(
@@ -72,6 +74,9 @@ def test_json_and_csv_carry_the_same_report(
         "not_listed": 0,
         "mismatch": 0,
         "unknown": 0,
+        "refused": 0,
+        "ignored": 0,
+        "not_ours": 0,
     }
     assert [(d["kind"], d["reference"]) for d in report["discrepancies"]] == [
         ("missed", "order-1042"),
@@ -95,7 +100,7 @@ def test_nothing_to_do_exits_0(
         made.create_table()
     code, out, _ = run(capsys, "reconcile", "--ledger", str(tmp_path / "l.db"), *_env(sandbox))
     assert code == 0
-    assert out.splitlines()[-1] == "nothing needs attention"
+    assert out.splitlines()[-1] == "all clear: nothing needs attention"
 
 
 def _env(sandbox: Sandbox) -> list[str]:
@@ -124,7 +129,7 @@ def test_progress_goes_to_a_terminals_stderr_only(
     [
         ("mysql://db/shop", 2, "unsupported ledger URL scheme"),
         ("{tmp}/typo.db", 2, "--ledger: the ledger '{tmp}/typo.db' does not exist"),
-        ("sqlite:///{tmp}/typo.db", 2, "the ledger '{tmp}/typo.db' does not exist (reconcile"),
+        ("sqlite:///{tmp}/typo.db", 2, "the ledger '{tmp}/typo.db' does not exist (paysdk never"),
         ("/no/such/dir/l.db", 2, "the ledger '/no/such/dir/l.db' does not exist"),
         ("{tmp}/empty.db", 1, "no such table: paysdk_fulfilments"),
     ],

@@ -26,7 +26,8 @@ async def test_pages_walk_every_row_in_reference_order_and_filter_by_state(
     abandon_claim(ledger_url, "order-c", lease=60)  # a worker on it now
     await asyncio.sleep(0.3)
 
-    pages, after = [], ""
+    pages: list[list[str]] = []
+    after = ""
     while page := await ledger.rows_after(after, 3):
         pages.append([row.reference for row in page])
         after = page[-1].reference

@@ -33,6 +33,7 @@ from paysdk.cli._exits import (
     EXIT_USAGE,
     exit_codes_help,
 )
+from paysdk.cli._ledger import add_ledger_command
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
     PROG,
@@ -402,4 +403,5 @@ def build_parser() -> argparse.ArgumentParser:
     trigger.add_argument("--timeout", type=positive_float, default=10.0, help="seconds (10)")
     trigger.set_defaults(command=_trigger_callback)
     add_reconcile_command(commands, client)
+    add_ledger_command(commands)
     return parser
