@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,10 +17,11 @@ from paysdk.ledger import Ledger
 from paysdk.sandbox import COMPLETED_REFERENCE, FAILED_REFERENCE, Sandbox
 
 
-@pytest.fixture
-def ledger_path(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A ledger where every completed payment but order-1042 is fulfilled, and order-1043
-    (failed at the service) is too: one missed payment and one alarm."""
+@contextlib.contextmanager
+def new_ledger(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, paysdk.Client, Ledger]]:
+    """The sandbox in the environment, and a new ledger with a client of it, to seed."""
     monkeypatch.setenv("PAYSDK_BASE_URL", sandbox.base_url)
     monkeypatch.setenv("PAYSDK_SECRET_KEY", sandbox.secret_key)
     path = tmp_path / "ledger.db"
@@ -26,6 +29,14 @@ def ledger_path(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as client,
         Ledger(path) as ledger,
     ):
+        yield path, client, ledger
+
+
+@pytest.fixture
+def ledger_path(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ledger where every completed payment but order-1042 is fulfilled, and order-1043
+    (failed at the service) is too: one missed payment and one alarm."""
+    with new_ledger(sandbox, tmp_path, monkeypatch) as (path, client, ledger):
         for record in sandbox.payments:
             if record.succeeded and record.reference != COMPLETED_REFERENCE:
                 ledger.fulfil_once(client.verify(record.reference), lambda p: None)

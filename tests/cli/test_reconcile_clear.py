@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-import paysdk
-from paysdk.cli import main
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Sandbox
 from tests.cli import shop
+from tests.cli.test_reconcile import new_ledger, run
 
 LOOKUP = "tests.cli.shop:find_order"
 
@@ -34,24 +33,12 @@ def ledger_path(
         ("shop-missed", 500),
     ]:
         sandbox.add_payment(reference, amount=amount, currency="NGN", status="COMPLETED")
-    monkeypatch.setenv("PAYSDK_BASE_URL", sandbox.base_url)
-    monkeypatch.setenv("PAYSDK_SECRET_KEY", sandbox.secret_key)
-    path = tmp_path / "ledger.db"
-    with (
-        paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as client,
-        Ledger(path) as ledger,
-    ):
+    with new_ledger(sandbox, tmp_path, monkeypatch) as (path, client, ledger):
         ledger.fulfil_once(client.verify("shop-paid"), lambda payment: None)
         ledger.refuse(client.verify("shop-underpaid"), "paid 100 of 900 NGN: answered 409")
     shop.shipped.clear()
     yield path
     shop.shipped.clear()
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    code = main(argv)
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_only_the_missed_payment_fails_the_run_and_fulfilling_it_clears_it(

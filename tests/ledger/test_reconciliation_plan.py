@@ -17,6 +17,7 @@ from paysdk.ledger._reconciliation import (
     LookUp,
     NextBatch,
     ReconcileStep,
+    Verify,
     reconcile_plan,
 )
 
@@ -38,11 +39,15 @@ def run(
     payments: list[paysdk.ListedPayment],
     rows: Mapping[str, LedgerRow],
     lookup: Orders | None = None,
+    fulfilled: tuple[str, ...] = (),
+    verified: Mapping[str, paysdk.VerifiedPayment] | None = None,
 ) -> tuple[ReconcileReport, list[str]]:
-    """Drive the plan over one batch; returns its report and the references it looked up."""
+    """Drive the plan over one batch, then one page of ``fulfilled`` references (verify answers
+    from ``verified``); returns its report and the references it looked up or verified."""
     plan = reconcile_plan(fulfilling=False, looking_up=lookup is not None)
     asked: list[str] = []
     batches = [payments, []]
+    pages = [list(fulfilled), []]
     step: ReconcileStep = next(plan)
     try:
         while True:
@@ -60,7 +65,10 @@ def run(
                     step = plan.throw(error)
                     continue
             elif isinstance(step, FulfilledPage):
-                reply = []
+                reply = pages.pop(0)
+            elif isinstance(step, Verify):
+                asked.append(step.reference)
+                reply = (verified or {})[step.reference]
             else:
                 assert isinstance(step, (Checked, CloseList)), step
             step = plan.send(reply)
@@ -144,3 +152,20 @@ def test_without_lookup_no_order_is_asked_for() -> None:
     report, asked = run([listed("mine")], {})
     assert asked == []
     assert kinds(report) == {"mine": (Kind.MISSED, None)}
+
+
+def test_the_fulfilled_pass_reads_references_and_fetches_only_unseen_rows_still_fulfilled() -> None:
+    paid = paysdk.VerifiedPayment(reference="late", amount=700, currency="NGN", success=True)
+    report, asked = run(
+        [listed("seen")],
+        {
+            "seen": row("seen", "fulfilled"),
+            "late": row("late", "fulfilled"),  # fulfilled after the list was read
+            "gone": row("gone", "released"),  # resolved by hand since its page was read
+        },
+        fulfilled=("gone", "late", "seen"),
+        verified={"late": paid},
+    )
+    assert asked == ["late"]  # "seen" was listed; "gone" is no longer fulfilled
+    assert report.discrepancies == []
+    assert report.fulfilled_ok == 1

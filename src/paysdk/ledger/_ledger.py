@@ -208,6 +208,10 @@ class Ledger(_BaseLedger):
         """A page of fulfilled rows in reference order: iterate with the last one's reference."""
         return self._run(_plans.fulfilled_after(self._driver.dialect, self.table, after, limit))
 
+    def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
+        """The references alone of a page of fulfilled rows, in order (reconcile's last pass)."""
+        return self._run(_plans.fulfilled_references_after(self.table, after, limit))
+
     def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None
     ) -> list[LedgerRow]:
@@ -387,6 +391,10 @@ class AsyncLedger(_BaseLedger):
     async def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
         plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit)
         return await self._run(plan)
+
+    async def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
+        """The references alone of a page of fulfilled rows, in order (reconcile's last pass)."""
+        return await self._run(_plans.fulfilled_references_after(self.table, after, limit))
 
     async def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None

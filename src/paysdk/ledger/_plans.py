@@ -468,6 +468,14 @@ def rows_after(
     return [LedgerRow.from_db(row) for row in found.rows]
 
 
+def fulfilled_references_after(table: str, after: str, limit: int) -> LedgerPlan[list[str]]:
+    """The references of the next page of fulfilled rows, in order, after ``after``."""
+    yield Begin(write=False)
+    found: Rows = yield Query(_sql.fulfilled_references_page(table), (after, limit))
+    yield Commit()
+    return [str(row[0]) for row in found.rows]
+
+
 def _time(value: object) -> dt.datetime | None:
     """A timestamp as either database returns it: a datetime, or SQLite's ISO text."""
     if value is None or isinstance(value, dt.datetime):

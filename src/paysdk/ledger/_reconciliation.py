@@ -131,9 +131,9 @@ class Reconciliation:
         if done.resolved:
             self.report.unresolved_missed -= 1
 
-    def unseen(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
-        """Of a page of fulfilled rows, those the list did not show: to verify one by one."""
-        return [row for row in rows if row.reference not in self._listed]
+    def unseen(self, references: Iterable[str]) -> list[str]:
+        """Of a page of fulfilled references, those the list did not show: to verify one by one."""
+        return [reference for reference in references if reference not in self._listed]
 
     def unlisted(self, row: LedgerRow, payment: VerifiedPayment | None) -> None:
         """A fulfilled row the list did not show, and what verify says of it (None: unknown).
@@ -286,7 +286,8 @@ class FindOrder:
 
 @dataclasses.dataclass(frozen=True)
 class FulfilledPage:
-    """The next page of fulfilled rows after the reference ``after``; answered with a list."""
+    """The references of the next page of fulfilled rows after the reference ``after``;
+    answered with a list of them (only references: the pass reads every fulfilled row)."""
 
     after: str
     limit: int
@@ -339,13 +340,18 @@ def reconcile_plan(
             state.fulfilled(index, discrepancy, _fulfilment(result))
     after = ""
     while page := (yield FulfilledPage(after, PAGE)):
-        for row in state.unseen(page):
+        unseen = state.unseen(page)
+        found: Mapping[str, LedgerRow] = (yield LookUp(unseen)) if unseen else {}
+        for reference in unseen:  # each still fulfilled: its full row, one query a page
+            row = found.get(reference)
+            if row is None or not row.fulfilled:
+                continue
             try:
                 verified: VerifiedPayment | None = yield Verify(row.reference)
             except PaymentNotFoundError:  # the service has never heard of it
                 verified = None
             state.unlisted(row, verified)
-        after = page[-1].reference
+        after = page[-1]
     return state.report
 
 

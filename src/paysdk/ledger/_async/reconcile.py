@@ -38,7 +38,7 @@ Progress = Callable[[int], object]
 
 
 class AsyncLedgerView(Protocol):
-    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled rows."""
+    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]: ...
 
@@ -46,7 +46,7 @@ class AsyncLedgerView(Protocol):
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
-    async def fulfilled_after(self, after: str, limit: int) -> list[LedgerRow]: ...
+    async def fulfilled_references_after(self, after: str, limit: int) -> list[str]: ...
 
 
 async def reconcile(
@@ -93,7 +93,7 @@ async def reconcile(
                         verified = await client.verify_callback(found, lookup=lookup)
                         reply = await ledger.fulfil_once(verified, fulfil)
                     elif isinstance(step, FulfilledPage):
-                        reply = await ledger.fulfilled_after(step.after, step.limit)
+                        reply = await ledger.fulfilled_references_after(step.after, step.limit)
                     else:
                         assert isinstance(step, Verify)
                         reply = await client.verify(step.reference)

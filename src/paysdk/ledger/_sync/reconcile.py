@@ -40,7 +40,7 @@ Progress = Callable[[int], object]
 
 
 class LedgerView(Protocol):
-    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled rows."""
+    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
     def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]: ...
 
@@ -48,7 +48,7 @@ class LedgerView(Protocol):
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
-    def fulfilled_after(self, after: str, limit: int) -> list[LedgerRow]: ...
+    def fulfilled_references_after(self, after: str, limit: int) -> list[str]: ...
 
 
 def reconcile(
@@ -95,7 +95,7 @@ def reconcile(
                         verified = client.verify_callback(found, lookup=lookup)
                         reply = ledger.fulfil_once(verified, fulfil)
                     elif isinstance(step, FulfilledPage):
-                        reply = ledger.fulfilled_after(step.after, step.limit)
+                        reply = ledger.fulfilled_references_after(step.after, step.limit)
                     else:
                         assert isinstance(step, Verify)
                         reply = client.verify(step.reference)
