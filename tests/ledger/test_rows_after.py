@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 import paysdk
-from paysdk.ledger._sql import STATES
+from paysdk.ledger import STATES
 from tests.support.either_ledger import MakeLedger, paid
 from tests.support.ledger_worker import abandon_claim
 

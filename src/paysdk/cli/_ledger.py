@@ -31,7 +31,7 @@ _COLUMNS = ("reference", "state", "amount", "currency", "attempts", "fulfilled_a
 
 def add_ledger_command(commands: Any) -> None:
     """Register ``ledger`` and its subcommands on the ``paysdk`` parser's subcommands."""
-    from ..ledger._sql import STATES
+    from ..ledger import STATES
 
     ledger = commands.add_parser(
         "ledger",
@@ -98,7 +98,7 @@ def add_ledger_command(commands: Any) -> None:
 
 
 def _state(text: str) -> str:
-    from ..ledger._sql import STATES
+    from ..ledger import STATES
 
     if text not in STATES:
         raise argparse.ArgumentTypeError(

@@ -170,7 +170,7 @@ def _print_table(report: ReconcileReport) -> None:
 
 def _verdict(report: ReconcileReport) -> str:
     """The last line: what needs attention, or that all is clear (what was set aside is not)."""
-    from ..ledger._report import ALARMS
+    from ..ledger import ALARMS
 
     if not report.needs_attention:
         return "all clear: nothing needs attention"

@@ -415,7 +415,7 @@ class AsyncLedger(_BaseLedger):
         return await self._run(self._resolve_plan(reference, ran))
 
     async def refuse(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
-        """Record that you declined a payment; see [`Ledger.refuse`][paysdk.Ledger.refuse].
+        """Record that you declined a payment; see [`Ledger.refuse`][paysdk.ledger.Ledger.refuse].
 
         Args:
             payment: the verified payment, or its reference.
@@ -427,7 +427,7 @@ class AsyncLedger(_BaseLedger):
         return await self._run(self._set_aside_plan(payment, "refused", reason))
 
     async def ignore(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
-        """Record that a payment is not yours; see [`Ledger.ignore`][paysdk.Ledger.ignore].
+        """Record that a payment is not yours; see [`Ledger.ignore`][paysdk.ledger.Ledger.ignore].
 
         Args:
             payment: the verified payment, or its reference.
