@@ -205,3 +205,20 @@ def test_lookup_is_imported_from_the_current_directory(
     )
     assert code == 0  # every rowless payment is another shop's here
     assert out.splitlines()[-1] == "all clear: nothing needs attention"
+
+
+def test_every_ledger_action_and_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from paysdk.cli._main import build_parser
+
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    ledger = commands.choices["ledger"]
+    [actions] = [a for a in ledger._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(actions.choices) == {"list", "refuse", "ignore", "resolve"}
+    for name, action in actions.choices.items():
+        for option in action._actions:
+            assert option.help, f"paysdk ledger {name} {option.option_strings or option.dest}"
+        code, out, _ = run(capsys, "ledger", name, "--help")
+        assert code == 0
+        assert "Exit codes: 0 ok;" in " ".join(out.split())
