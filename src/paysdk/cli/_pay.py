@@ -1,7 +1,7 @@
 """``paysdk pay`` and ``paysdk trigger-callback``: a merchant's callback handler, exercised locally.
 
 ``pay`` asks a running sandbox to record a payment and send its callback (``POST /_sandbox/pay``,
-which is :meth:`Sandbox.pay <paysdk.sandbox.Sandbox.pay>`), so the callback comes from the
+which is ``paysdk.sandbox.Sandbox.pay``), so the callback comes from the
 sandbox as it would from the service, and the handler's verify finds the payment there. It exits
 0 when the handler answered 2xx, 1 (``EXIT_FAILURE``) when it answered anything else and 3
 (``EXIT_UNREACHABLE``) when it, or the sandbox, could not be reached.

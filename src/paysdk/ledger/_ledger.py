@@ -265,7 +265,18 @@ class Ledger(_BaseLedger):
         return self._run(_plans.fulfilled_after(self._driver.dialect, self.table, after, limit))
 
     def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
-        """The references alone of a page of fulfilled rows, in order (reconcile's last pass)."""
+        """The references alone of a page of fulfilled rows, in order (reconcile's last pass).
+
+        Args:
+            after: the last reference of the previous page (``""`` for the first page).
+            limit: the most references a page holds.
+
+        Returns:
+            Up to ``limit`` references of fulfilled rows that sort after ``after``.
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         return self._run(_plans.fulfilled_references_after(self.table, after, limit))
 
     def rows_after(
@@ -280,8 +291,12 @@ class Ledger(_BaseLedger):
             state: ``claimed``, ``fulfilled``, ``released``, ``refused``, ``ignored`` or
                 ``unknown``; ``None`` for every row.
 
+        Returns:
+            Up to ``limit`` rows whose reference sorts after ``after``.
+
         Raises:
             ConfigurationError: an unknown state, or a limit that is not a positive int.
+            LedgerError: the database failed or refused (the cause is chained).
         """
         return self._run(self._rows_plan(after, limit, state))
 
@@ -324,7 +339,8 @@ class Ledger(_BaseLedger):
 
     def ignore(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
         """Record that a payment is not yours to fulfil (another shop's, a test), with why, so
-        reconcile stops reporting it as missed; otherwise as :meth:`refuse`.
+        reconcile stops reporting it as missed; otherwise as
+        [`refuse`][paysdk.ledger.Ledger.refuse].
 
         Args:
             payment: the verified payment, or its reference.
@@ -520,13 +536,38 @@ class AsyncLedger(_BaseLedger):
         return await self._run(plan)
 
     async def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
-        """The references alone of a page of fulfilled rows, in order (reconcile's last pass)."""
+        """The references alone of a page of fulfilled rows, in order (reconcile's last pass).
+
+        Args:
+            after: the last reference of the previous page (``""`` for the first page).
+            limit: the most references a page holds.
+
+        Returns:
+            Up to ``limit`` references of fulfilled rows that sort after ``after``.
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         return await self._run(_plans.fulfilled_references_after(self.table, after, limit))
 
     async def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None
     ) -> list[LedgerRow]:
-        """A page of rows in reference order, of one state or all; see :meth:`Ledger.rows_after`."""
+        """A page of rows in reference order, of one state or all; see
+        [`Ledger.rows_after`][paysdk.ledger.Ledger.rows_after].
+
+        Args:
+            after: the last reference of the previous page (``""`` for the first).
+            limit: the most rows to return.
+            state: one of the ledger's states, or ``None`` for every row.
+
+        Returns:
+            Up to ``limit`` rows whose reference sorts after ``after``.
+
+        Raises:
+            ConfigurationError: an unknown state, or a limit that is not a positive int.
+            LedgerError: the database failed or refused (the cause is chained).
+        """
         return await self._run(self._rows_plan(after, limit, state))
 
     async def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
@@ -553,6 +594,11 @@ class AsyncLedger(_BaseLedger):
 
         Returns:
             The payment's row as it now is.
+
+        Raises:
+            InvalidReferenceError: the reference is not one the service could have issued.
+            ConfigurationError: the reason is empty or longer than 1000 characters.
+            LedgerError: the database failed.
         """
         return await self._run(self._set_aside_plan(payment, "refused", reason))
 
@@ -565,6 +611,11 @@ class AsyncLedger(_BaseLedger):
 
         Returns:
             The payment's row as it now is.
+
+        Raises:
+            InvalidReferenceError: the reference is not one the service could have issued.
+            ConfigurationError: the reason is empty or longer than 1000 characters.
+            LedgerError: the database failed.
         """
         return await self._run(self._set_aside_plan(payment, "ignored", reason))
 

@@ -393,7 +393,7 @@ def resolve(
 
 
 SetAside = Literal["refused", "ignored"]
-"""What :func:`set_aside` records: a payment the merchant declined, or one not theirs."""
+"""What ``set_aside`` records: a payment the merchant declined, or one not theirs."""
 
 MAX_REASON_LENGTH = 1000
 
@@ -430,7 +430,7 @@ def set_aside(
     Args:
         dialect: the database's; its clock dates a new row.
         table: the ledger's table.
-        target: the reference, amount and currency to record (:func:`set_aside_target`).
+        target: the reference, amount and currency to record (``set_aside_target``).
         state: ``"refused"`` or ``"ignored"``.
         reason: why, for whoever reads the ledger or reconcile's report.
 

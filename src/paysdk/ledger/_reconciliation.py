@@ -316,7 +316,7 @@ def reconcile_plan(
     slow action never holds its stream open), then settle fulfilled rows the list did not show.
 
     ``looking_up``: a completed payment the ledger has no row for is looked up
-    (:class:`FindOrder`): no order makes it not ours rather than missed."""
+    (``FindOrder``): no order makes it not ours rather than missed."""
     state = Reconciliation(max_discrepancies)
     while batch := (yield NextBatch(batch_size)):
         rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])

@@ -243,7 +243,7 @@ def fulfilled_page(dialect: Dialect, table: str) -> str:
 
 
 STATES = ("claimed", "fulfilled", "released", "refused", "ignored", "unknown")
-"""Every state a row reads as (:func:`row`): ``unknown`` is a claim whose lease ran out."""
+"""Every state a row reads as (``row``): ``unknown`` is a claim whose lease ran out."""
 
 
 def rows_page(
@@ -255,7 +255,7 @@ def rows_page(
     Args:
         dialect: the database's; its clock tells a live claim from one whose lease ran out.
         table: the ledger's table.
-        state: one of :data:`STATES`, or ``None`` for every row.
+        state: one of ``STATES``, or ``None`` for every row.
         after: the last reference of the previous page (``""`` for the first).
         limit: the most rows to return.
     """

@@ -33,7 +33,7 @@ _RESOURCES = ("faults", "requests", "payments", "pay", "status")
 
 
 class Controlled(Protocol):
-    """What the control endpoints use of a sandbox (:class:`~paysdk.sandbox.Sandbox`)."""
+    """What the control endpoints use of a sandbox (``paysdk.sandbox.Sandbox``)."""
 
     faults: FaultBook
 
@@ -99,7 +99,7 @@ def answer_control(sandbox: Controlled, method: str, path: str, body: bytes) -> 
 
 
 def _pay(sandbox: Controlled, body: bytes) -> Reply:
-    """``{"payment": {record}, "callback": URL, "timeout": seconds}``: :meth:`Sandbox.pay`.
+    """``{"payment": {record}, "callback": URL, "timeout": seconds}``: ``Sandbox.pay``.
 
     201 with the payment and, under ``callback``, the handler's answer (``status_code``, ``body``)
     or why it could not be delivered (``error``).

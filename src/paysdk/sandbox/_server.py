@@ -84,7 +84,8 @@ class Sandbox:
             as clients check it against ``base_url``.
         state_file: a JSON file (the seed format) that remembers the payments between runs:
             read here when it exists (in place of ``payments``), and rewritten atomically after
-            each change. A file that cannot be read or parsed raises :class:`StateFileError`.
+            each change. A file that cannot be read or parsed raises
+            [`StateFileError`][paysdk.sandbox.StateFileError].
     """
 
     def __init__(
@@ -237,10 +238,11 @@ class Sandbox:
         ``status="FAILED"`` for a payment that failed.
 
         Args:
-            payment: a record, or a reference plus :class:`PaymentRecord` fields (``fields``).
+            payment: a record, or a reference plus ``PaymentRecord`` fields (``fields``).
             callback: the merchant's callback URL, checked before the payment is recorded.
             timeout: seconds the whole callback may take.
-            **fields: :class:`PaymentRecord` fields, as :meth:`add_payment` takes them.
+            **fields: [`PaymentRecord`][paysdk.sandbox.PaymentRecord] fields, as
+                [`add_payment`][paysdk.sandbox.Sandbox.add_payment] takes them.
 
         Raises:
             ValueError: the callback URL is not http(s).
