@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test matrix lint typecheck unit docs docs-serve dist bench clean postgres
+.PHONY: demo test matrix lint typecheck unit docs docs-check docs-serve dist bench clean postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +50,13 @@ unit: $(DEV_STAMP) postgres
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
+# The configuration and reference pages as headless Chromium renders them (scripts/docs_check.py):
+# no raw reStructuredText, no private name, no table name broken over two lines, no code block cut
+# off; screenshots in .docs-check/. The browser is Debian's chromium, which apt-get installs where
+# it is missing on Debian or Ubuntu; elsewhere set CHROMIUM to a Chromium or Chrome binary.
+docs-check: docs
+	$(BIN)/python scripts/docs_check.py --install site
+
 # The site at http://127.0.0.1:8000, rebuilt as the pages change; this machine only.
 docs-serve: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000
@@ -67,7 +74,7 @@ dist: $(DEV_STAMP)
 	$(BIN)/python -m build --outdir dist . > /dev/null
 	$(BIN)/twine check --strict dist/*
 
-test: lint typecheck unit docs dist
+test: lint typecheck unit docs docs-check dist
 
 # The suite on every supported Python, at the lowest and newest declared versions, one job after
 # another (scripts/matrix.py; `make test` is the 3.11 job). CI runs it after `make test`.

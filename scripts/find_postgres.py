@@ -35,6 +35,7 @@ __all__ = [
     "Fallbacks",
     "MissingTools",
     "Tools",
+    "apt_install",
     "find_tools",
     "install_hint",
     "is_debian",
@@ -176,13 +177,21 @@ def install_hint() -> str:
     )
 
 
-def _apt_install() -> None:
-    """``apt-get install`` the Debian packages, through sudo unless root."""
+def apt_install(packages: Sequence[str] = DEBIAN_PACKAGES) -> None:
+    """``apt-get install`` Debian packages, through sudo unless root.
+
+    Args:
+        packages: the packages (the ledger's tests' tools unless told otherwise).
+
+    Raises:
+        OSError: apt-get (or sudo) cannot be run.
+        subprocess.CalledProcessError: apt-get failed.
+    """
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    print("installing PostgreSQL, PgBouncer and faketime (apt-get)", file=sys.stderr)
+    print(f"installing {', '.join(packages)} (apt-get)", file=sys.stderr)
     subprocess.run([*sudo, "apt-get", "update", "-qq"], check=True, env=env)
-    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *DEBIAN_PACKAGES]
+    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]
     subprocess.run([*sudo, *install], check=True, env=env)
 
 
@@ -200,7 +209,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {missing}", file=sys.stderr)
             return 1
         try:
-            _apt_install()
+            apt_install()
         except (OSError, subprocess.CalledProcessError) as exc:
             print(f"error: apt-get failed ({exc}): {missing}", file=sys.stderr)
             return 1

@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
 
 from tests.support.make import dry_run
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,11 +134,10 @@ def test_the_callback_page_shows_the_example_files_themselves(site: Path) -> Non
     assert "CALLBACK_PATH" in page(site, "examples")
 
 
-# A private module path (``paysdk._errors.APIError``, ``_sql.DEFAULT_TABLE``) or a private base
-# class, anywhere in the page: its text, its links and anchors, and its hover titles.
-PRIVATE_NAME = re.compile(r"(?<![\w/])_[A-Za-z]\w*\.[A-Za-z_]|Bases:\s*(?:<[^>]*>\s*)*_\w")
-# What reStructuredText markup looks like once Markdown has rendered it as text.
-RAW_ROLE = re.compile(r":(?:class|func|meth|attr|mod|data|exc|obj):(?:`|<code>)")
+# The patterns `make docs-check` looks for in the rendered pages, here in the built HTML.
+DOCS_CHECK = load_script("docs_check")
+PRIVATE_NAME: re.Pattern[str] = DOCS_CHECK.PRIVATE_NAME
+RAW_ROLE: re.Pattern[str] = DOCS_CHECK.RAW_ROLE
 
 
 def test_the_api_reference_names_no_private_module_or_base(site: Path) -> None:
@@ -180,69 +177,3 @@ def test_the_reference_shows_what_signatures_use_and_what_private_bases_define(s
         assert f'id="{anchor}"' in reference, anchor
     assert 'href="#paysdk.CallOptions"' in reference  # linked from the methods' signatures
     assert "paysdk_fulfilments" in reference  # the table's default shown as its value
-
-
-# --- the pages as a browser renders them (Debian's chromium, driven by playwright) ---------------
-
-SCREENSHOTS = ROOT / ".docs-check"
-"""Where the rendering tests leave their screenshots, to look at (git ignores it)."""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium is not None, "no chromium on PATH: `make postgres` installs Debian's"
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-def rendered(browser: Browser, site: Path, name: str, width: int = 1280) -> Page:
-    view = browser.new_page(viewport={"width": width, "height": 900})
-    view.goto((site / f"{name}.html").as_uri())
-    return view
-
-
-@pytest.mark.parametrize("width", [1280, 800])
-def test_no_name_in_the_configuration_table_wraps(browser: Browser, site: Path, width: int) -> None:
-    view = rendered(browser, site, "configuration", width)
-    SCREENSHOTS.mkdir(exist_ok=True)
-    view.screenshot(path=str(SCREENSHOTS / f"configuration-{width}.png"), full_page=True)
-    # Each name is one box: a name broken across two lines has a client rect per line.
-    lines = view.eval_on_selector_all(
-        "table td:first-child code",
-        "codes => codes.map(code => [code.textContent, code.getClientRects().length])",
-    )
-    assert len(lines) >= 10
-    wrapped = [name for name, boxes in lines if boxes != 1]
-    assert not wrapped, wrapped
-    view.close()
-
-
-@pytest.mark.parametrize("name", ["configuration", "reference"])
-def test_code_blocks_show_every_line_whole(browser: Browser, site: Path, name: str) -> None:
-    view = rendered(browser, site, name, 800)
-    hidden = view.eval_on_selector_all(
-        "pre > code",
-        "codes => codes.filter(code => code.scrollWidth > code.clientWidth + 1)"
-        ".map(code => code.textContent.slice(0, 60))",
-    )
-    assert not hidden, hidden
-    view.close()
-
-
-def test_the_rendered_reference_shows_no_markup_or_private_names(
-    browser: Browser, site: Path
-) -> None:
-    view = rendered(browser, site, "reference")
-    text = view.inner_text("article")
-    assert re.search(r":(?:class|func|meth|attr|mod|data):", text) is None
-    assert re.search(r"^\s*::\s*$", text, re.MULTILINE) is None
-    assert PRIVATE_NAME.search(text) is None
-    assert "Bases: BaseClient" not in text
-    SCREENSHOTS.mkdir(exist_ok=True)
-    for anchor in ["paysdk.Client", "paysdk.CallOptions", "paysdk.ledger.Ledger"]:
-        view.locator(f'[id="{anchor}"]').scroll_into_view_if_needed()
-        view.screenshot(path=str(SCREENSHOTS / f"reference-{anchor}.png"))
-    view.close()
