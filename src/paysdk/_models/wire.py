@@ -91,6 +91,9 @@ def wire_timestamp(value: dt.datetime) -> str:
 
     Args:
         value: a timezone-aware datetime (a naive one is taken as UTC).
+
+    Returns:
+        The timestamp as the service writes it (``2024-05-01T12:00:00.000000Z``).
     """
     return as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 

@@ -20,6 +20,9 @@ def callback_url(url: str, reference: str) -> str:
         url: the merchant's callback URL, absolute http(s).
         reference: the payment's reference.
 
+    Returns:
+        The URL the callback is sent to.
+
     Raises:
         ValueError: ``url`` is not an absolute, valid http(s) URL.
     """

@@ -92,6 +92,9 @@ class Fault:
             status: the HTTP status.
             body: anything ``json.dumps`` takes.
             headers: more headers (``Content-Type`` is JSON's unless given).
+
+        Returns:
+            The fault.
         """
         return cls(
             status=status, body=json.dumps(body), headers={"Content-Type": _JSON, **(headers or {})}
@@ -112,6 +115,9 @@ class Fault:
 
         Args:
             retry_after: the ``Retry-After`` header's seconds.
+
+        Returns:
+            The fault.
         """
         body = {"error": "Too Many Requests", "message": "slow down"}
         return cls.json(429, body, {"Retry-After": str(retry_after)})
@@ -122,6 +128,9 @@ class Fault:
 
         Args:
             status: the HTTP status.
+
+        Returns:
+            The fault.
         """
         return cls.json(status, {"error": "Internal Server Error"})
 
@@ -132,6 +141,9 @@ class Fault:
 
         Args:
             seconds: how long to wait before answering.
+
+        Returns:
+            The fault.
         """
         return cls(delay=seconds)
 
@@ -153,6 +165,9 @@ class Fault:
 
         Args:
             obj: the fault's fields by name, as JSON decodes them.
+
+        Returns:
+            The fault.
 
         Raises:
             ValueError: an unknown field, or a field out of range.

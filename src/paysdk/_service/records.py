@@ -135,6 +135,9 @@ class PaymentRecord:
         Args:
             obj: a JSON object: the record's fields by name, timestamps as ISO 8601 text.
 
+        Returns:
+            The record.
+
         Raises:
             SeedError: not an object, an unknown or missing field, or a field out of range.
         """

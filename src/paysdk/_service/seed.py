@@ -40,6 +40,9 @@ def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
         text: the seed's JSON text.
         source: what to call the seed in messages (its file name).
 
+    Returns:
+        The seed's payments, in its order.
+
     Raises:
         SeedError: not JSON, not an array, an invalid record or a repeated reference.
     """
@@ -69,6 +72,9 @@ def load_seed(path: str | os.PathLike[str]) -> list[PaymentRecord]:
 
     Args:
         path: the seed file: a JSON array of payment records.
+
+    Returns:
+        The file's payments, in its order.
 
     Raises:
         SeedError: the file cannot be read, or its text is not a valid seed.

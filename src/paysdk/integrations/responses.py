@@ -71,6 +71,9 @@ def callback_response(error: PaySDKError) -> CallbackResponse:
 
     Args:
         error: what verifying or fulfilling the callback raised.
+
+    Returns:
+        The status and ``{"status": ...}`` body to answer with.
     """
     response, level = _classify(error)
     log.log(level, "callback answered %d (%s): %s", response.status_code, response.status, error)
@@ -82,6 +85,9 @@ def fulfilment_response(result: FulfilResult[Any]) -> CallbackResponse | None:
 
     Args:
         result: what ``fulfil_once`` did.
+
+    Returns:
+        The status and body to answer with; ``None`` if the ledger fulfilled it now.
     """
     if result.already_fulfilled:
         return CallbackResponse(200, "already_fulfilled")

@@ -72,6 +72,9 @@ def sqlite_file(url: str | os.PathLike[str]) -> str | None:
     Args:
         url: what ``Ledger`` takes: ``sqlite:///path.db``, a path, or ``postgresql://...``.
 
+    Returns:
+        The database file's path; ``None`` for a server or an in-memory database.
+
     Raises:
         ConfigurationError: the URL names a database the ledger does not support.
     """

@@ -147,6 +147,9 @@ class LedgerRow:
 
         Args:
             row: the table's columns, in the order the ledger selects them.
+
+        Returns:
+            The row.
         """
         reference, state, token, attempts, lease, amount, currency, fulfilled, reason = row
         return cls(

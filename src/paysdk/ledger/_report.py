@@ -113,6 +113,9 @@ class ReconcileReport:
 
         Args:
             kind: the kind wanted.
+
+        Returns:
+            Those of ``kind``, in the order found.
         """
         return [d for d in self.discrepancies if d.kind is kind]
 

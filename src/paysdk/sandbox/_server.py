@@ -244,6 +244,9 @@ class Sandbox:
             **fields: [`PaymentRecord`][paysdk.sandbox.PaymentRecord] fields, as
                 [`add_payment`][paysdk.sandbox.Sandbox.add_payment] takes them.
 
+        Returns:
+            The handler's answer: the URL requested, its status and the start of its body.
+
         Raises:
             ValueError: the callback URL is not http(s).
             CallbackDeliveryError: the payment was recorded, but its handler could not be
@@ -278,6 +281,9 @@ class Sandbox:
 
         Args:
             reference: the payment's reference.
+
+        Returns:
+            The payment's record; ``None`` if the sandbox holds none for it.
         """
         return self._payments.get(reference)
 

@@ -106,6 +106,9 @@ def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
         **fields: [`PaymentFields`][paysdk.testing.PaymentFields]: what to set; the rest is
             made up to match.
 
+    Returns:
+        The record.
+
     Raises:
         ConfigurationError: fields that contradict each other (``success`` and ``status``) or
             are out of range.
@@ -147,6 +150,9 @@ def verified_payment(**fields: Unpack[PaymentFields]) -> VerifiedPayment:
     Args:
         **fields: [`PaymentFields`][paysdk.testing.PaymentFields]: what to set; the rest is
             made up to match.
+
+    Returns:
+        The verified payment.
     """
     return as_verified(payment_record(**fields))
 
@@ -157,6 +163,9 @@ def listed_payment(**fields: Unpack[PaymentFields]) -> ListedPayment:
     Args:
         **fields: [`PaymentFields`][paysdk.testing.PaymentFields]: what to set; the rest is
             made up to match.
+
+    Returns:
+        The listed payment.
     """
     return as_listed(payment_record(**fields))
 
@@ -167,6 +176,9 @@ def payment_pair(**fields: Unpack[PaymentFields]) -> tuple[VerifiedPayment, List
     Args:
         **fields: [`PaymentFields`][paysdk.testing.PaymentFields]: what to set; the rest is
             made up to match.
+
+    Returns:
+        The verified payment and the listed one.
     """
     record = payment_record(**fields)
     return as_verified(record), as_listed(record)

@@ -172,6 +172,9 @@ class MockPaymentAPI:
             max_retries: as for ``paysdk.Client``.
             timeout: as for ``paysdk.Client``.
             default_headers: headers sent with every request.
+
+        Returns:
+            The client, which ``stop`` closes.
         """
         client = MockClient(
             self._waits,
@@ -201,6 +204,9 @@ class MockPaymentAPI:
             max_retries: as for ``paysdk.Client``.
             timeout: as for ``paysdk.Client``.
             default_headers: headers sent with every request.
+
+        Returns:
+            The client, which you close.
         """
         client = MockAsyncClient(
             self._waits,
@@ -271,6 +277,9 @@ class MockPaymentAPI:
 
         Args:
             reference: the payment's reference.
+
+        Returns:
+            The payment's record; ``None`` if the fake holds none for it.
         """
         return self._payments.get(reference)
 
