@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Iterator
+import subprocess
+import sys
 from pathlib import Path
 
 import griffe
@@ -42,103 +44,122 @@ def test_the_check_finds_each_kind_of_markup() -> None:
 # --- every public callable documents its arguments, as the API reference shows them -------------
 
 GRIFFE_PUBLIC = load_script("griffe_public")
+GRIFFE_SECTIONS = load_script("griffe_sections")
 PUBLIC_MODULES: list[str] = list(GRIFFE_PUBLIC.PUBLIC_MODULES)
 """The modules the reference documents, as the docs' griffe extension knows them."""
 
 
-def load_public_api() -> griffe.GriffeLoader:
-    """paysdk as the reference sees it: griffe, Google-style docstrings, mkdocs.yml's extension."""
-    extensions = griffe.load_extensions(GRIFFE_PUBLIC.PublicNames)
+def load_public_api(
+    search_path: Path = ROOT / "src", extensions: tuple[type[griffe.Extension], ...] = ()
+) -> griffe.GriffeLoader:
+    """paysdk as the reference sees it: griffe, Google-style docstrings, mkdocs.yml's extensions
+    (the section check's left out unless given: the tests call it themselves)."""
     loader = griffe.GriffeLoader(
-        search_paths=[str(ROOT / "src")],
+        search_paths=[str(search_path)],
         docstring_parser="google",
-        extensions=extensions,
+        extensions=griffe.load_extensions(GRIFFE_PUBLIC.PublicNames, *extensions),
     )
-    for module in PUBLIC_MODULES:
-        loader.load(module)
+    loader.load("paysdk")
     loader.resolve_aliases(implicit=True, external=False)
     return loader
 
 
-def final(member: griffe.Object | griffe.Alias) -> griffe.Object:
-    """What ``member`` stands for: itself, or an alias's target."""
-    return member.final_target if isinstance(member, griffe.Alias) else member
-
-
-def public_callables(
-    loader: griffe.GriffeLoader,
-) -> Iterator[tuple[str, griffe.Function, griffe.Object]]:
-    """Each public function and method, with the object whose docstring documents its arguments
-    (a constructor's: its class's docstring or its own)."""
-    seen: set[str] = set()
-    for module_path in PUBLIC_MODULES:
-        module = loader.modules_collection[module_path]
-        for name, member in module.members.items():
-            if name.startswith("_") or (module.exports is not None and name not in module.exports):
-                continue
-            target = final(member)
-            if target.path in seen:
-                continue
-            seen.add(target.path)
-            shown = f"{module_path}.{name}"
-            if isinstance(target, griffe.Function):
-                yield shown, target, target
-            elif isinstance(target, griffe.Class):
-                for attr, method in target.all_members.items():
-                    method = final(method)
-                    if not isinstance(method, griffe.Function) or method.path in seen:
-                        continue
-                    seen.add(method.path)
-                    if attr == "__init__":  # documented by the class that defines it
-                        yield f"{shown}()", method, final(method.parent or target)
-                    elif not attr.startswith("_") and not method.labels & {"property"}:
-                        yield f"{shown}.{attr}", method, method
-
-
-def documented_arguments(*owners: griffe.Object) -> set[str]:
-    names: set[str] = set()
-    for owner in owners:
-        if owner.docstring is None:
-            continue
-        for section in owner.docstring.parsed:
-            if isinstance(section, griffe.DocstringSectionParameters):
-                names |= {parameter.name.lstrip("*") for parameter in section.value}
-    return names
-
-
-def documented_attributes(cls: griffe.Class) -> set[str]:
-    names = {
-        name
-        for name, member in cls.all_members.items()
-        if member.is_attribute and member.docstring is not None
-    }
-    if cls.docstring is not None:
-        for section in cls.docstring.parsed:
-            if isinstance(section, griffe.DocstringSectionAttributes):
-                names |= {attribute.name for attribute in section.value}
-    return names
-
-
-def argument_problems() -> list[str]:
-    problems: list[str] = []
-    for shown, function, owner in public_callables(load_public_api()):
-        wanted = [
-            parameter.name
-            for parameter in function.parameters
-            if parameter.name not in {"self", "cls"}
-        ]
-        documented = documented_arguments(owner, function)
-        missing = [name for name in wanted if name not in documented]
-        if isinstance(owner, griffe.Class) and missing:
-            missing = [name for name in missing if name not in documented_attributes(owner)]
-        unknown = sorted(documented - set(wanted))
-        if missing:
-            problems.append(f"{shown}: no Args entry for {', '.join(missing)}")
-        if unknown:
-            problems.append(f"{shown}: Args names {', '.join(unknown)}, which it does not take")
-    return problems
-
-
-def test_every_public_callable_documents_each_of_its_arguments() -> None:
-    problems = argument_problems()
+def test_every_public_callable_documents_each_argument_and_what_it_returns() -> None:
+    problems: list[str] = GRIFFE_SECTIONS.section_problems(load_public_api())
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems)
+
+
+def test_the_check_sees_the_callables_the_public_modules_export() -> None:
+    shown = {name for name, _, _ in GRIFFE_SECTIONS.public_callables(load_public_api())}
+    for name in [
+        "paysdk.Client.verify",
+        "paysdk.Expected()",
+        "paysdk.Ledger.rows_after",  # the ledgers' methods, from their private base too
+        "paysdk.Ledger.resolve",
+        "paysdk.ledger.ReconcileReport.of_kind",
+        "paysdk.sandbox.Sandbox.pay",
+        "paysdk.integrations.fastapi.verified_callback",
+    ]:
+        assert name in shown, name
+
+
+BROKEN = {
+    "__init__.py": "from ._impl import fetch, total, whole\n__all__ = ['fetch', 'total', 'whole']",
+    "_impl.py": '''
+def fetch(reference: str, timeout: float = 5.0) -> str:
+    """Fetch one payment.
+
+    Args:
+        reference: the payment's reference.
+        retries: how often to try.
+    """
+    return reference
+
+
+def total(amounts: list[int]) -> int:
+    """Add the amounts; a Returns section is missing."""
+    return sum(amounts)
+
+
+def whole(amounts: list[int]) -> int:
+    """Add the amounts.
+
+    Args:
+        amounts: in cents.
+
+    Returns:
+        Their sum.
+    """
+    return sum(amounts)
+''',
+}
+
+
+MKDOCS_YML = """
+site_name: broken
+plugins:
+  - mkdocstrings:
+      handlers:
+        python:
+          paths: [src]
+          options:
+            extensions:
+              - {scripts}/griffe_public.py:PublicNames
+              - {scripts}/griffe_sections.py:MissingSections
+            docstring_style: google
+"""
+
+
+def test_a_missing_section_fails_the_strict_docs_build(tmp_path: Path) -> None:
+    """mkdocstrings passes the extension's warnings to mkdocs, which --strict makes a failure."""
+    package = tmp_path / "src" / "paysdk"
+    package.mkdir(parents=True)
+    for name, text in BROKEN.items():
+        (package / name).write_text(text, encoding="utf-8")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "index.md").write_text("::: paysdk\n", encoding="utf-8")
+    config = MKDOCS_YML.format(scripts=ROOT / "scripts")
+    (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict"],
+        cwd=tmp_path,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode != 0, done.stderr
+    warned = [line for line in done.stderr.splitlines() if line.startswith("WARNING")]
+    assert any("paysdk.fetch" in w and "no Args entry for timeout" in w for w in warned), warned
+    assert any("paysdk.fetch" in w and "Args names retries" in w for w in warned), warned
+    assert any("paysdk.fetch" in w and "no Returns section" in w for w in warned), warned
+    assert any("paysdk.total" in w and "no Returns section" in w for w in warned), warned
+    assert not any("paysdk.whole" in w for w in warned), warned
+    assert "Aborted with" in done.stdout + done.stderr
+
+
+def test_the_docs_build_runs_the_section_check() -> None:
+    mkdocs = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    assert "scripts/griffe_sections.py:MissingSections" in mkdocs
+    assert "strict: true" in mkdocs
