@@ -1,7 +1,8 @@
 """``make docs-check``: the rendered pages are checked for what a reader would see broken.
 
 The browser run itself is ``make docs-check`` (Debian's chromium, which the matrix's chroots do
-not install); here, that ``make test`` runs it, and that its checks find each kind of breakage.
+not install); here, that ``make test`` runs it, that its checks find each kind of breakage, and
+that ``make docs``, which it runs first, fails on a warning.
 """
 
 from __future__ import annotations
@@ -99,3 +100,11 @@ def test_chromium_may_be_named(docs_check: ModuleType, monkeypatch: pytest.Monke
 
 def test_a_site_without_the_pages_is_refused(docs_check: ModuleType, tmp_path: Path) -> None:
     assert docs_check.main([str(tmp_path)]) == 1
+
+
+def test_make_docs_fails_on_a_warning(tmp_path: Path) -> None:
+    """``--quiet`` would hide warnings from ``--strict`` too, and a build that warned would pass."""
+    build = next(line for line in dry_run("docs", tmp_path) if "mkdocs build" in line)
+    assert "--strict" in build.split()
+    assert "--quiet" not in build.split()
+    assert "-q" not in build.split()
