@@ -67,22 +67,27 @@ def walk(obj: griffe.Object) -> Iterator[griffe.Object]:
             yield from walk(member)  # type: ignore[arg-type]
 
 
-def exported_paths(loader: griffe.GriffeLoader) -> set[str]:
-    """The canonical path of everything a public module exports."""
-    paths: set[str] = set()
-    for name in PUBLIC_MODULES:
+def exported(loader: griffe.GriffeLoader) -> Iterator[tuple[str, str, griffe.Object]]:
+    """Each public module's path, with each name it exports and what that name stands for
+    (an alias's target); a name whose import griffe cannot follow is skipped."""
+    for module_path in PUBLIC_MODULES:
         try:
-            module = loader.modules_collection[name]
+            module = loader.modules_collection[module_path]
         except KeyError:
             continue
-        for member_name, member in module.members.items():
-            if module.exports is not None and member_name not in module.exports:
+        for name, member in module.members.items():
+            if module.exports is not None and name not in module.exports:
                 continue
             try:
-                paths.add(member.final_target.path if member.is_alias else member.path)
+                target = member.final_target if isinstance(member, griffe.Alias) else member
             except griffe.AliasResolutionError:
                 continue
-    return paths
+            yield module_path, name, target
+
+
+def exported_paths(loader: griffe.GriffeLoader) -> set[str]:
+    """The canonical path of everything a public module exports."""
+    return {target.path for _, _, target in exported(loader)}
 
 
 def is_private(path: str, public: set[str]) -> bool:

@@ -19,7 +19,7 @@ import griffe
 
 # griffe loads an extension from its path alone: its sibling is found through sys.path.
 sys.path.append(str(Path(__file__).resolve().parent))
-from griffe_public import PACKAGE, PUBLIC_MODULES
+from griffe_public import PACKAGE, exported
 
 __all__ = ["MissingSections", "public_callables", "section_problems"]
 
@@ -45,26 +45,15 @@ def public_callables(
     """Each public function and method, as the reference shows it, with the object whose
     docstring documents its arguments (a constructor's: the class that defines it)."""
     seen: set[str] = set()
-    for module_path in PUBLIC_MODULES:
-        try:
-            module = loader.modules_collection[module_path]
-        except KeyError:
+    for module_path, name, target in exported(loader):
+        if name.startswith("_") or target.path in seen:
             continue
-        for name, member in module.members.items():
-            if name.startswith("_") or (module.exports is not None and name not in module.exports):
-                continue
-            try:
-                target = final(member)
-            except griffe.AliasResolutionError:
-                continue
-            if target.path in seen:
-                continue
-            seen.add(target.path)
-            shown = f"{module_path}.{name}"
-            if isinstance(target, griffe.Function):
-                yield shown, target, target
-            elif isinstance(target, griffe.Class):
-                yield from _methods(shown, target, seen)
+        seen.add(target.path)
+        shown = f"{module_path}.{name}"
+        if isinstance(target, griffe.Function):
+            yield shown, target, target
+        elif isinstance(target, griffe.Class):
+            yield from _methods(shown, target, seen)
 
 
 def _methods(

@@ -3,33 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from tests.support.make import dry_run
+from tests.support.mkdocs import build_site
 from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-
-# mkdocs in a process whose sockets refuse to connect: the build must not fetch anything.
-OFFLINE_BUILD = """
-import socket, sys
-
-def refuse(*args, **kwargs):
-    raise OSError("the docs build tried to use the network")
-
-socket.socket.connect = socket.socket.connect_ex = refuse
-socket.create_connection = socket.getaddrinfo = refuse
-
-from mkdocs.__main__ import cli
-
-cli(["build", "--strict", "--site-dir", sys.argv[1]])
-"""
 
 PAGES = [
     "payments", "configuration", "errors", "callbacks", "fulfilment", "testing", "examples",
@@ -40,15 +23,7 @@ PAGES = [
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("site")
-    done = subprocess.run(
-        [sys.executable, "-c", OFFLINE_BUILD, str(out)],
-        cwd=ROOT,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = build_site(ROOT, out)
     assert done.returncode == 0, done.stderr
     assert "WARNING" not in done.stderr
     return out

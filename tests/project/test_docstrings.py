@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import griffe
 
+from tests.support.mkdocs import build_site
 from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -140,15 +138,7 @@ def test_a_missing_section_fails_the_strict_docs_build(tmp_path: Path) -> None:
     (tmp_path / "docs" / "index.md").write_text("::: paysdk\n", encoding="utf-8")
     config = MKDOCS_YML.format(scripts=ROOT / "scripts")
     (tmp_path / "mkdocs.yml").write_text(config, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict"],
-        cwd=tmp_path,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    done = build_site(tmp_path, tmp_path / "site")
     assert done.returncode != 0, done.stderr
     warned = [line for line in done.stderr.splitlines() if line.startswith("WARNING")]
     assert any("paysdk.fetch" in w and "no Args entry for timeout" in w for w in warned), warned
