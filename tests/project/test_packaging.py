@@ -90,8 +90,11 @@ def metadata(wheel: Path) -> email.message.Message:
 def run_in(
     venv: Path, *argv: str, cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """``argv`` with the venv's ``bin`` first on PATH and no PAYSDK_* but those in ``env``."""
-    environ = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    """``argv`` with the venv's ``bin`` first on PATH, no PAYSDK_* but those in ``env``, and no
+    PYTHONPATH (which could name this checkout's ``src``)."""
+    environ = {
+        k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_") and k != "PYTHONPATH"
+    }
     environ["PATH"] = f"{venv / 'bin'}{os.pathsep}{environ.get('PATH', '')}"
     environ.update(env or {})
     return subprocess.run(
