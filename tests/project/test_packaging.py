@@ -9,6 +9,7 @@ import cleanly in the dev venv, where ``make`` installed exactly those extras.
 
 from __future__ import annotations
 
+import email.message
 import email.parser
 import os
 import signal
