@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, overload
 
-from ._extras import missing_extra
+from .._extras import missing_extra
 
 try:
     from django.http import HttpRequest, JsonResponse
@@ -27,11 +27,11 @@ try:
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
 
-from .._client.clients import AsyncClient, Client, Lookup
-from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
-from .._models.verified import VerifiedPayment
-from ..ledger import AsyncLedger, FulfilResult, Ledger
-from .responses import callback_response, fulfilment_response
+from ..._client.clients import AsyncClient, Client, Lookup
+from ..._errors import ConfigurationError, PaymentFailedError, PaySDKError
+from ..._models.verified import VerifiedPayment
+from ...ledger import AsyncLedger, FulfilResult, Ledger
+from ..responses import callback_response, fulfilment_response
 
 __all__ = ["paysdk_callback"]
 
