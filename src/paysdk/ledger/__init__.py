@@ -6,8 +6,13 @@
 
 See docs/fulfilment.md for the schema, the lease and reconciliation as a cron job. Imported
 only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sqlite3 or psycopg.
+``DjangoLedger`` (the ledger on a Django app's own database; ``paysdk.integrations.django``
+exports it too) is loaded on first use, with Django.
 """
 
+from typing import TYPE_CHECKING, Any
+
+from .._lazy import lazy_names
 from ._errors import (
     LeaseLostError,
     LedgerError,
@@ -18,6 +23,20 @@ from ._ledger import AsyncLedger, Ledger, sqlite_file
 from ._plans import FulfilResult, LedgerRow, Outcome
 from ._report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
 from ._sql import DEFAULT_TABLE
+
+if TYPE_CHECKING:
+    from ._django import DjangoLedger as DjangoLedger
+
+_load, _names = lazy_names(__name__, {"DjangoLedger": "._django"})
+
+
+def __getattr__(name: str) -> Any:
+    return _load(name)
+
+
+def __dir__() -> list[str]:
+    return _names()
+
 
 __all__ = [
     "DEFAULT_TABLE",

@@ -10,6 +10,10 @@ A bad callback never reaches the view: it is answered as :mod:`.responses` descr
 With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
 once per payment, as the ledger's action: a duplicate is answered 200 ``already_fulfilled``,
 one being fulfilled elsewhere 503.
+
+It is a Django app too: in ``INSTALLED_APPS``, ``manage.py migrate`` creates the ledger's table in
+the app's own database, ``DjangoLedger`` fulfils through Django's connection, and the admin shows
+the table read-only (docs/fulfilment.md).
 """
 
 from __future__ import annotations
@@ -30,10 +34,10 @@ except ModuleNotFoundError as _missing:
 from ..._client.clients import AsyncClient, Client, Lookup
 from ..._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from ..._models.verified import VerifiedPayment
-from ...ledger import AsyncLedger, FulfilResult, Ledger
+from ...ledger import AsyncLedger, DjangoLedger, FulfilResult, Ledger
 from ..responses import callback_response, fulfilment_response
 
-__all__ = ["paysdk_callback"]
+__all__ = ["DjangoLedger", "paysdk_callback"]
 
 P = ParamSpec("P")
 OnFailed = Callable[[HttpRequest, PaymentFailedError], object]

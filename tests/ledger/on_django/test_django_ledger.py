@@ -1,0 +1,206 @@
+"""``DjangoLedger``: the ledger on Django's own connection, on SQLite and a real PostgreSQL,
+each migrated by ``manage.py migrate``'s machinery (conftest.py).
+
+The ledger's behaviour tests (tests/ledger/test_ledger.py) run here again on ``DjangoLedger``
+through their ``make_ledger`` fixture; the rest is what only a Django ledger has: the migrated
+table, the merchant's transactions, Django's errors, and the table shared with ``paysdk.Ledger``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import connections, transaction
+
+import paysdk
+from paysdk.integrations.django import DjangoLedger
+from paysdk.integrations.django.models import Fulfilment
+from paysdk.ledger import Ledger, LedgerError, Outcome
+from tests.ledger import test_ledger as shared
+from tests.ledger.test_ledger import EitherLedger, paid
+from tests.support.django_site import url_of
+from tests.support.ledger_worker import abandon_claim
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def make_ledger(
+    using: str, monkeypatch: pytest.MonkeyPatch
+) -> AsyncIterator[shared.MakeLedger]:
+    """DjangoLedgers on the test's migrated database, for the shared behaviour tests.
+
+    Those tests are async (to cover AsyncLedger too) and call this sync ledger from the event
+    loop's thread, which Django refuses unless told (a Django app calls it from sync views).
+    There Django keeps a connection per task: it is closed here, in the test's own task.
+    """
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    def make(**options: Any) -> EitherLedger:
+        return EitherLedger(DjangoLedger(using, **options))
+
+    yield make
+    connections[using].close()
+
+
+test_fulfils_once_and_records_what_was_paid = shared.test_fulfils_once_and_records_what_was_paid
+test_returns_what_the_action_returned = shared.test_returns_what_the_action_returned
+test_an_action_that_raises_records_nothing_and_can_be_retried = (
+    shared.test_an_action_that_raises_records_nothing_and_can_be_retried
+)
+test_a_live_claim_is_in_progress_elsewhere = shared.test_a_live_claim_is_in_progress_elsewhere
+test_a_claim_whose_lease_ran_out_is_held_as_unknown_and_the_late_worker_records_it = (
+    shared.test_a_claim_whose_lease_ran_out_is_held_as_unknown_and_the_late_worker_records_it
+)
+test_only_a_verified_payment_can_be_fulfilled = shared.test_only_a_verified_payment_can_be_fulfilled
+test_a_failed_payment_is_never_fulfilled = shared.test_a_failed_payment_is_never_fulfilled
+
+
+def columns(alias: str, table: str) -> list[tuple[str, str, bool, bool]]:
+    """Each column of ``table``: name, declared type, nullable, part of the primary key."""
+    with connections[alias].cursor() as cursor:
+        if connections[alias].vendor == "sqlite":
+            cursor.execute(
+                'SELECT name, upper(type), "notnull", pk FROM pragma_table_info(%s)', [table]
+            )
+            # SQLite lets a TEXT primary key hold NULL unless told NOT NULL (as Django's is); the
+            # ledger never writes one, and PostgreSQL's primary keys are never NULL: compared alike.
+            return [
+                (name, kind, not (notnull or pk), bool(pk)) for name, kind, notnull, pk in cursor
+            ]
+        cursor.execute(
+            "SELECT c.column_name, upper(c.data_type), c.is_nullable = 'YES', "
+            "EXISTS (SELECT 1 FROM information_schema.key_column_usage k JOIN "
+            "information_schema.table_constraints t USING (constraint_name, table_name) "
+            "WHERE t.constraint_type = 'PRIMARY KEY' AND k.table_name = c.table_name "
+            "AND k.column_name = c.column_name) FROM information_schema.columns c "
+            "WHERE c.table_name = %s ORDER BY c.ordinal_position",
+            [table],
+        )
+        return list(cursor.fetchall())
+
+
+def test_migrate_creates_the_table_the_ledger_would_create_itself(using: str) -> None:
+    with Ledger(url_of(using), table="made_by_the_ledger") as ledger:
+        ledger.create_table()
+    assert columns(using, "paysdk_fulfilments") == columns(using, "made_by_the_ledger")
+    if connections[using].vendor == "sqlite":
+        kinds = {name: kind for name, kind, *_ in columns(using, "paysdk_fulfilments")}
+        assert kinds["claimed_at"] == kinds["lease_expires_at"] == "TEXT"
+
+
+def test_the_model_and_its_migration_agree(django_sqlite: str) -> None:
+    call_command("makemigrations", "paysdk", check=True, dry_run=True, verbosity=0)
+
+
+def test_djangoledger_and_ledger_share_the_table_and_a_person_resolves_unknown(
+    using: str,
+) -> None:
+    url = url_of(using)
+    for reference in ("order-1", "order-2"):
+        abandon_claim(url, reference, lease=0.2)  # a worker on paysdk.Ledger died mid-action
+    time.sleep(0.4)
+    ledger = DjangoLedger(using)
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    assert ledger.fulfil_once(paid("order-1"), shipped.append).outcome is Outcome.UNKNOWN
+    assert ledger.resolve("order-1", ran=True).state == "fulfilled"
+    assert ledger.resolve("order-2", ran=False).state == "released"
+    with pytest.raises(LedgerError, match="no claim of unknown outcome"):
+        ledger.resolve("order-1", ran=False)
+    assert ledger.fulfil_once(paid("order-2"), shipped.append).fulfilled_now
+    assert [payment.reference for payment in shipped] == ["order-2"]
+
+    with Ledger(url) as other:  # the URL ledger reads what the Django one wrote, and vice versa
+        assert other.fulfil_once(paid("order-2"), shipped.append).already_fulfilled
+        assert other.rows(["order-1", "order-2"]) == ledger.rows(["order-1", "order-2"])
+
+
+def test_the_model_reads_the_ledgers_timestamps_and_writes_them_in_its_form(using: str) -> None:
+    DjangoLedger(using).fulfil_once(paid("order-1"), lambda payment: None)
+    row = DjangoLedger(using).row("order-1")
+    model = Fulfilment.objects.using(using).get(reference="order-1")
+    assert row is not None and row.fulfilled_at is not None
+    assert model.fulfilled_at == row.fulfilled_at
+    assert model.fulfilled_at.utcoffset() == dt.timedelta(0)
+    assert model.claimed_at <= model.fulfilled_at
+
+    later = model.fulfilled_at + dt.timedelta(hours=1)
+    Fulfilment.objects.using(using).filter(reference="order-1").update(fulfilled_at=later)
+    assert DjangoLedger(using).rows(["order-1"])["order-1"].fulfilled_at == later
+    if connections[using].vendor == "sqlite":  # the ledger's text, which sorts as time does
+        with connections[using].cursor() as cursor:
+            cursor.execute("SELECT fulfilled_at FROM paysdk_fulfilments")
+            assert cursor.fetchone() == (later.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),)
+    found = Fulfilment.objects.using(using).filter(fulfilled_at__gt=later - dt.timedelta(seconds=1))
+    assert [fulfilment.reference for fulfilment in found] == ["order-1"]
+
+
+def test_inside_the_merchants_transaction_it_refuses_before_any_statement(using: str) -> None:
+    ledger = DjangoLedger(using)
+    shipped: list[paysdk.VerifiedPayment] = []
+    with transaction.atomic(using=using):
+        with pytest.raises(paysdk.ConfigurationError, match=r"inside transaction\.atomic"):
+            ledger.fulfil_once(paid(), shipped.append)
+        with pytest.raises(paysdk.ConfigurationError, match="non_atomic_requests"):
+            ledger.row("order-1")
+        Fulfilment.objects.using(using).count()  # the merchant's transaction is still usable
+    assert shipped == []
+    assert ledger.row("order-1") is None
+    connections[using].set_autocommit(False)
+    try:
+        with pytest.raises(paysdk.ConfigurationError, match="autocommit"):
+            ledger.fulfil_once(paid(), shipped.append)
+    finally:
+        connections[using].rollback()
+        connections[using].set_autocommit(True)
+    assert ledger.fulfil_once(paid(), shipped.append).fulfilled_now
+
+
+def test_a_missing_table_says_to_migrate(using: str) -> None:
+    ledger = DjangoLedger(using, table="never_migrated")
+    with pytest.raises(LedgerError, match=r"never_migrated.*manage\.py migrate") as raised:
+        ledger.fulfil_once(paid(), lambda payment: None)
+    assert raised.value.__cause__ is not None  # Django's error, for the details
+    assert DjangoLedger(using).row("order-1") is None
+
+
+def test_a_lock_held_past_the_timeout_is_a_ledger_error_that_says_so(using: str) -> None:
+    ledger = DjangoLedger(using, timeout=0.3)
+    if connections[using].vendor == "sqlite":
+        holder = sqlite3.connect(connections[using].settings_dict["NAME"], isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(LedgerError, match=r"locked .* more than 0\.3s.*'default'"):
+                ledger.fulfil_once(paid(), lambda payment: None)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+    else:
+        from tests.support.postgres import an_uncommitted_claim
+
+        with (
+            an_uncommitted_claim(url_of(using)),
+            pytest.raises(LedgerError, match=r"waited more than 0\.3s for a lock.*'postgres'"),
+        ):
+            ledger.fulfil_once(paid(), lambda payment: None)
+    assert ledger.fulfil_once(paid(), lambda payment: "after").value == "after"  # not broken
+
+
+def test_bad_settings_are_refused_before_any_database_is_touched() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="one of Django's DATABASES"):
+        DjangoLedger("nowhere")
+    with pytest.raises(paysdk.ConfigurationError, match="lease"):
+        DjangoLedger(lease=0)
+    with pytest.raises(paysdk.ConfigurationError, match="table"):
+        DjangoLedger(table="x; DROP TABLE y")
+    assert repr(DjangoLedger()) == (
+        "<paysdk.DjangoLedger sqlite using='default' table='paysdk_fulfilments'>"
+    )
+    assert paysdk.ledger.DjangoLedger is DjangoLedger
