@@ -9,6 +9,7 @@ table, the merchant's transactions, Django's errors, and the table shared with `
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 import time
 from collections.abc import AsyncIterator
@@ -17,15 +18,20 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.db import connections, transaction
+from django.http import HttpRequest, JsonResponse
+from django.test import Client as DjangoClient
+from django.urls import path
 
 import paysdk
-from paysdk.integrations.django import DjangoLedger
+from paysdk.integrations.django import DjangoLedger, paysdk_callback
 from paysdk.integrations.django.models import Fulfilment
 from paysdk.ledger import Ledger, LedgerError, Outcome
+from paysdk.sandbox import Sandbox
 from tests.ledger import test_ledger as shared
 from tests.ledger.test_ledger import EitherLedger, paid
-from tests.support.django_site import url_of
+from tests.support.django_site import serve, url_of
 from tests.support.ledger_worker import abandon_claim
+from tests.support.merchant import Shop
 
 pytestmark = pytest.mark.anyio
 
@@ -204,3 +210,42 @@ def test_bad_settings_are_refused_before_any_database_is_touched() -> None:
         "<paysdk.DjangoLedger sqlite using='default' table='paysdk_fulfilments'>"
     )
     assert paysdk.ledger.DjangoLedger is DjangoLedger
+
+
+def test_a_callback_view_fulfils_once_on_the_apps_database_and_atomic_requests_are_refused(
+    using: str, callback_sandbox: Sandbox, shop: Shop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper's view, fulfilled through DjangoLedger; under ATOMIC_REQUESTS the view must be
+    non-atomic, or the ledger refuses (a 500 naming the fix) and nothing ships."""
+    client = paysdk.Client(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
+    )
+    ledger = DjangoLedger(using)
+
+    @paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)
+    def in_the_request_transaction(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> JsonResponse:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    @transaction.non_atomic_requests(using=using)
+    @paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    monkeypatch.setitem(connections[using].settings_dict, "ATOMIC_REQUESTS", True)
+    serve(path("atomic", in_the_request_transaction), path("callback", payment_callback))
+    browser = DjangoClient()
+    with client:
+        refused = browser.get("/atomic?reference=order-1042")
+        answers = [browser.get("/callback?reference=order-1042") for _ in range(2)]
+
+    assert (refused.status_code, json.loads(refused.content)) == (500, {"status": "error"})
+    assert [(r.status_code, json.loads(r.content)) for r in answers] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+    assert Fulfilment.objects.using(using).get(reference="order-1042").state == "fulfilled"
