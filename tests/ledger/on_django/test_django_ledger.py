@@ -249,3 +249,22 @@ def test_a_callback_view_fulfils_once_on_the_apps_database_and_atomic_requests_a
     ]
     assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
     assert Fulfilment.objects.using(using).get(reference="order-1042").state == "fulfilled"
+
+
+def test_its_timeouts_last_only_for_its_own_transactions(using: str) -> None:
+    """The ledger's lock wait bounds its transactions; Django's connection keeps its own."""
+    setting = (
+        "PRAGMA busy_timeout" if connections[using].vendor == "sqlite" else "SHOW lock_timeout"
+    )
+
+    def current() -> object:
+        with connections[using].cursor() as cursor:
+            cursor.execute(setting)
+            return cursor.fetchone()[0]
+
+    djangos = current()
+    seen: list[object] = []
+    DjangoLedger(using, timeout=7).fulfil_once(paid(), lambda payment: seen.append(current()))
+    assert seen == [djangos]  # the action runs on Django's connection as Django set it
+    assert current() == djangos
+    assert djangos in (5000, "0")  # sqlite3's default busy timeout; PostgreSQL's: none
