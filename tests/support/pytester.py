@@ -4,10 +4,14 @@ An in-process run puts ``sys.modules`` back as it found it, forgetting each modu
 during the run, while the names ``paysdk`` resolves lazily (``paysdk.Client``) stay cached on the
 package. A later run would then import a second ``Client`` class, whose instances the framework
 helpers' ``isinstance`` checks refuse. Importing every module of paysdk first keeps one copy.
+The same goes for the web frameworks the helpers build on: a helper holds the classes of the
+Starlette modules it imports, so the rest of Starlette (its routing) and FastAPI are imported
+first too, or a later run's app would mix two copies of Starlette.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pkgutil
 
@@ -20,6 +24,7 @@ DJANGO_LOADS = tuple(
 )
 """The Django app's models, admin and migrations: only a configured Django can import them (its
 app registry does, at ``django.setup()``)."""
+FRAMEWORKS = ("fastapi", "starlette.applications", "starlette.routing", "flask", "django.http")
 
 
 def import_all_of_paysdk() -> None:
@@ -29,3 +34,6 @@ def import_all_of_paysdk() -> None:
         if module.name.endswith(".__main__") or module.name.startswith(DJANGO_LOADS):
             continue
         importlib.import_module(module.name)
+    for framework in FRAMEWORKS:
+        with contextlib.suppress(ModuleNotFoundError):  # a job without that extra
+            importlib.import_module(framework)

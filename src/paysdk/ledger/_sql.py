@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "Dialect"]
+__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "STATES", "Dialect"]
 
 DEFAULT_TABLE = "paysdk_fulfilments"
 
@@ -125,8 +125,16 @@ def insert_claim(dialect: Dialect, table: str) -> str:
     )
 
 
+SET_ASIDE = ("released", "refused", "ignored")
+"""The states of a payment nobody is fulfilling and nobody fulfilled: a later delivery whose
+checks pass takes it over, and a refusal or an ignore may be written over them."""
+_SET_ASIDE_SQL = "(" + ", ".join(f"'{state}'" for state in SET_ASIDE) + ")"
+
+
 def take_over(dialect: Dialect, table: str) -> str:
-    """Claim a released row: a compare-and-set, so one worker wins.
+    """Claim a released, refused or ignored row: a compare-and-set, so one worker wins. A
+    refusal or an ignore records why the payment was not fulfilled then; a later delivery whose
+    checks pass (the order now exists, say) fulfils it.
 
     Never a claim whose lease ran out: its action may have run, unrecorded (its worker lost the
     database, or died after the action), so it waits for :func:`resolve`. On PostgreSQL a
@@ -141,7 +149,25 @@ def take_over(dialect: Dialect, table: str) -> str:
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
         f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, claimed_at = {dialect.now} "
-        "WHERE reference = ? AND state = 'released'"
+        f"WHERE reference = ? AND state IN {_SET_ASIDE_SQL}"
+    )
+
+
+def set_aside(dialect: Dialect, table: str) -> str:
+    """Record a payment as refused or ignored, with why, unless it is fulfilled or claimed:
+    a refusal never undoes a fulfilment nor races a worker fulfilling it.
+
+    Parameters: reference, state (``refused`` or ``ignored``), amount, currency, reason.
+
+    Args:
+        dialect: the database's; its clock dates the row it inserts.
+        table: the ledger's table.
+    """
+    return (
+        f"INSERT INTO {table} AS ledger (reference, state, attempts, amount, currency, "
+        f"claimed_at, reason) VALUES (?, ?, 0, ?, ?, {dialect.now}, ?) "
+        "ON CONFLICT (reference) DO UPDATE SET state = excluded.state, reason = excluded.reason "
+        f"WHERE ledger.state IN {_SET_ASIDE_SQL}"
     )
 
 
@@ -207,9 +233,46 @@ def select_many(
     return f"SELECT {row(dialect)} FROM {table} WHERE reference IN ({marks})", references
 
 
+def fulfilled_references_page(table: str) -> str:
+    """The references alone of fulfilled rows after a given one, in order: reconcile's pass for
+    fulfilled payments the list did not show reads a million of them, and needs only these."""
+    return (
+        f"SELECT reference FROM {table} WHERE state = 'fulfilled' AND reference > ? "
+        "ORDER BY reference LIMIT ?"
+    )
+
+
 def fulfilled_page(dialect: Dialect, table: str) -> str:
     """Fulfilled rows in reference order after a given one: keyset pages of constant memory."""
     return (
         f"SELECT {row(dialect)} FROM {table} WHERE state = 'fulfilled' AND reference > ? "
         "ORDER BY reference LIMIT ?"
     )
+
+
+STATES = ("claimed", "fulfilled", "released", "refused", "ignored", "unknown")
+"""Every state a row reads as (:func:`row`): ``unknown`` is a claim whose lease ran out."""
+
+
+def rows_page(
+    dialect: Dialect, table: str, state: str | None, after: str, limit: int
+) -> tuple[str, Sequence[object]]:
+    """Rows in reference order after a given one, of one state or all: keyset pages of constant
+    memory. ``claimed`` and ``unknown`` are told apart by the lease, by the database's clock.
+
+    Args:
+        dialect: the database's; its clock tells a live claim from one whose lease ran out.
+        table: the ledger's table.
+        state: one of :data:`STATES`, or ``None`` for every row.
+        after: the last reference of the previous page (``""`` for the first).
+        limit: the most rows to return.
+    """
+    where, params = "reference > ?", [after]
+    if state == "claimed":
+        where += f" AND state = 'claimed' AND lease_expires_at > {dialect.now}"
+    elif state == "unknown":
+        where += f" AND state = 'claimed' AND lease_expires_at <= {dialect.now}"
+    elif state is not None:
+        where, params = where + " AND state = ?", [after, state]
+    sql = f"SELECT {row(dialect)} FROM {table} WHERE {where} ORDER BY reference LIMIT ?"
+    return sql, [*params, limit]

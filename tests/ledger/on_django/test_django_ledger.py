@@ -1,8 +1,8 @@
 """``DjangoLedger``: the ledger on Django's own connection, on SQLite and a real PostgreSQL,
 each migrated by ``manage.py migrate``'s machinery (conftest.py).
 
-The ledger's behaviour tests (tests/ledger/test_ledger.py) run here again on ``DjangoLedger``
-through their ``make_ledger`` fixture; the rest is what only a Django ledger has: the migrated
+The ledger's behaviour tests (tests/ledger/test_ledger.py, test_set_aside.py, test_rows_after.py)
+run here again on ``DjangoLedger`` through their ``make_ledger`` and ``ledger_url`` fixtures; the rest is what only a Django ledger has: the migrated
 table, the merchant's transactions, Django's errors, and the table shared with ``paysdk.Ledger``.
 """
 
@@ -18,19 +18,28 @@ from typing import Any
 import pytest
 from django.core.management import call_command
 from django.db import connections, transaction
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.test import Client as DjangoClient
 from django.urls import path
 
 import paysdk
-from paysdk.integrations.django import DjangoLedger, paysdk_callback
+from paysdk.integrations.django import DjangoLedger, verified_callback
 from paysdk.integrations.django.models import Fulfilment
 from paysdk.ledger import Ledger, LedgerError, Outcome
 from paysdk.sandbox import Sandbox
 from tests.ledger import test_ledger as shared
-from tests.ledger.test_ledger import EitherLedger, paid
+from tests.ledger import test_rows_after, test_set_aside
+from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.django_site import serve, url_of
 from tests.support.ledger_worker import abandon_claim
+from tests.support.fulfilment_rule import (
+    REFERENCE,
+    VIEW_ANSWERS,
+    ViewAnswer,
+    Views,
+    answer_ids,
+    check_the_rule,
+)
 from tests.support.merchant import Shop
 
 pytestmark = pytest.mark.anyio
@@ -39,7 +48,7 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture
 async def make_ledger(
     using: str, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[shared.MakeLedger]:
+) -> AsyncIterator[MakeLedger]:
     """DjangoLedgers on the test's migrated database, for the shared behaviour tests.
 
     Those tests are async (to cover AsyncLedger too) and call this sync ledger from the event
@@ -55,6 +64,13 @@ async def make_ledger(
     connections[using].close()
 
 
+@pytest.fixture
+def ledger_url(using: str) -> str:
+    """The URL of the test's migrated database, for what the shared tests do on ``paysdk.Ledger``
+    beside the ledger under test (a worker that died mid-action)."""
+    return url_of(using)
+
+
 test_fulfils_once_and_records_what_was_paid = shared.test_fulfils_once_and_records_what_was_paid
 test_returns_what_the_action_returned = shared.test_returns_what_the_action_returned
 test_an_action_that_raises_records_nothing_and_can_be_retried = (
@@ -66,6 +82,22 @@ test_a_claim_whose_lease_ran_out_is_held_as_unknown_and_the_late_worker_records_
 )
 test_only_a_verified_payment_can_be_fulfilled = shared.test_only_a_verified_payment_can_be_fulfilled
 test_a_failed_payment_is_never_fulfilled = shared.test_a_failed_payment_is_never_fulfilled
+test_a_refusal_is_recorded_with_its_reason_and_what_was_paid = (
+    test_set_aside.test_a_refusal_is_recorded_with_its_reason_and_what_was_paid
+)
+test_a_bare_reference_can_be_ignored_and_the_reason_rewritten = (
+    test_set_aside.test_a_bare_reference_can_be_ignored_and_the_reason_rewritten
+)
+test_a_fulfilled_payment_stays_fulfilled = test_set_aside.test_a_fulfilled_payment_stays_fulfilled
+test_a_refused_payment_is_fulfilled_by_a_later_delivery_that_passes_its_checks = (
+    test_set_aside.test_a_refused_payment_is_fulfilled_by_a_later_delivery_that_passes_its_checks
+)
+test_pages_walk_every_row_in_reference_order_and_filter_by_state = (
+    test_rows_after.test_pages_walk_every_row_in_reference_order_and_filter_by_state
+)
+test_an_unknown_state_is_a_configuration_error_that_lists_them = (
+    test_rows_after.test_an_unknown_state_is_a_configuration_error_that_lists_them
+)
 
 
 def columns(alias: str, table: str) -> list[tuple[str, str, bool, bool]]:
@@ -222,7 +254,7 @@ def test_a_callback_view_fulfils_once_on_the_apps_database_and_atomic_requests_a
     )
     ledger = DjangoLedger(using)
 
-    @paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
     def in_the_request_transaction(
         request: HttpRequest, payment: paysdk.VerifiedPayment
     ) -> JsonResponse:
@@ -230,7 +262,7 @@ def test_a_callback_view_fulfils_once_on_the_apps_database_and_atomic_requests_a
         return JsonResponse({"status": "ok"})
 
     @transaction.non_atomic_requests(using=using)
-    @paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
     def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
         shop.fulfil(payment)
         return JsonResponse({"status": "ok"})
@@ -249,6 +281,39 @@ def test_a_callback_view_fulfils_once_on_the_apps_database_and_atomic_requests_a
     ]
     assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
     assert Fulfilment.objects.using(using).get(reference="order-1042").state == "fulfilled"
+
+
+@pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
+def test_the_views_answer_is_recorded_in_the_apps_database_by_the_fulfilment_rule(
+    using: str, callback_sandbox: Sandbox, shop: Shop, answer: ViewAnswer
+) -> None:
+    """Through Django's test client: a 4xx is recorded refused with its reason, a 5xx leaves the
+    payment released for the retry, a success fulfils it; a mismatched payment is refused."""
+    ledger = DjangoLedger(using)
+    views = Views(answer)
+    client = paysdk.Client(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
+    )
+
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> HttpResponse:
+        given = views.next()
+        return HttpResponse(given.content, status=given.status_code)
+
+    serve(path("callback", payment_callback))
+    browser = DjangoClient()
+
+    def deliver() -> tuple[int, bytes]:
+        response = browser.get(f"/callback?reference={REFERENCE}")
+        return response.status_code, response.content
+
+    with client:
+        check_the_rule(answer, views, deliver, lambda: ledger.row(REFERENCE))
+        mismatch = browser.get("/callback?reference=order-2001")
+    assert (mismatch.status_code, json.loads(mismatch.content)) == (409, {"status": "mismatch"})
+    refused = Fulfilment.objects.using(using).get(reference="order-2001")
+    assert refused.state == "refused"
+    assert refused.reason is not None and "amount" in refused.reason
 
 
 def test_its_timeouts_last_only_for_its_own_transactions(using: str) -> None:
