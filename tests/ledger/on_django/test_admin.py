@@ -17,8 +17,8 @@ from django.utils import timezone
 from paysdk.integrations.django import DjangoLedger
 from paysdk.integrations.django.admin import FulfilmentAdmin, with_current_state
 from paysdk.integrations.django.models import Fulfilment
-from tests.support.either_ledger import paid
 from tests.support.django_site import serve, url_of
+from tests.support.either_ledger import paid
 from tests.support.ledger_worker import abandon_claim
 
 REFERENCES = {
@@ -88,8 +88,8 @@ def test_the_changelist_filters_each_state(browser: DjangoClient) -> None:
         assert shown(html) == {reference}, state
         assert re.search(r'class="field-state_now">' + state + "<", html), state
     for state in ("refused", "ignored"):  # set aside, with the reason why
-        page = browser.get("/admin/paysdk/fulfilment/", {"state": state}).content.decode()
-        assert re.search(r'class="field-reason">' + state + " by the fraud rules<", page), state
+        listed = browser.get("/admin/paysdk/fulfilment/", {"state": state}).content.decode()
+        assert re.search(r'class="field-reason">' + state + " by the fraud rules<", listed), state
 
 
 def test_the_admin_is_read_only(browser: DjangoClient) -> None:

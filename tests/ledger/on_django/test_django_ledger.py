@@ -2,8 +2,9 @@
 each migrated by ``manage.py migrate``'s machinery (conftest.py).
 
 The ledger's behaviour tests (tests/ledger/test_ledger.py, test_set_aside.py, test_rows_after.py)
-run here again on ``DjangoLedger`` through their ``make_ledger`` and ``ledger_url`` fixtures; the rest is what only a Django ledger has: the migrated
-table, the merchant's transactions, Django's errors, and the table shared with ``paysdk.Ledger``.
+run here again on ``DjangoLedger`` through their ``make_ledger`` and ``ledger_url`` fixtures; the
+rest is what only a Django ledger has: the migrated table, the merchant's transactions, Django's
+errors, the table shared with ``paysdk.Ledger``, and ``verified_callback``'s fulfilment rule.
 """
 
 from __future__ import annotations
@@ -29,9 +30,8 @@ from paysdk.ledger import Ledger, LedgerError, Outcome
 from paysdk.sandbox import Sandbox
 from tests.ledger import test_ledger as shared
 from tests.ledger import test_rows_after, test_set_aside
-from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.django_site import serve, url_of
-from tests.support.ledger_worker import abandon_claim
+from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.fulfilment_rule import (
     REFERENCE,
     VIEW_ANSWERS,
@@ -40,15 +40,14 @@ from tests.support.fulfilment_rule import (
     answer_ids,
     check_the_rule,
 )
+from tests.support.ledger_worker import abandon_claim
 from tests.support.merchant import Shop
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
-async def make_ledger(
-    using: str, monkeypatch: pytest.MonkeyPatch
-) -> AsyncIterator[MakeLedger]:
+async def make_ledger(using: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[MakeLedger]:
     """DjangoLedgers on the test's migrated database, for the shared behaviour tests.
 
     Those tests are async (to cover AsyncLedger too) and call this sync ledger from the event
