@@ -6,7 +6,7 @@ whose lease ran out by the database's clock is ``unknown``, which the stored ``s
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.apps import apps
 from django.contrib import admin
@@ -17,6 +17,12 @@ from django.http import HttpRequest
 
 from ...ledger import DjangoLedger
 from .models import Fulfilment
+
+if TYPE_CHECKING:  # the types django-stubs declares these options with
+    from django.contrib.admin.options import _ListDisplayT, _ListFilterT
+    from django.db.models.query import _OrderByFieldName
+    from django.utils.datastructures import _ListOrTuple
+    from django.utils.functional import _StrOrPromise
 
 __all__ = ["FulfilmentAdmin", "StateFilter"]
 
@@ -42,8 +48,8 @@ def with_current_state(queryset: QuerySet[Fulfilment]) -> QuerySet[Fulfilment]:
 class StateFilter(admin.SimpleListFilter):
     """Filter by the state the ledger reads, ``unknown`` included."""
 
-    title = "state"
-    parameter_name = "state"
+    title: _StrOrPromise | None = "state"
+    parameter_name: str | None = "state"
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> tuple[tuple[str, str], ...]:
         return STATES
@@ -64,7 +70,7 @@ else:  # not generic at run time
 class FulfilmentAdmin(_ModelAdmin):
     """The ledger's rows, read-only: the ledger alone writes them (``resolve`` settles one)."""
 
-    list_display = (
+    list_display: _ListDisplayT[Fulfilment] = (
         "reference",
         "state_now",
         "amount",
@@ -73,9 +79,9 @@ class FulfilmentAdmin(_ModelAdmin):
         "fulfilled_at",
         "reason",
     )
-    list_filter = (StateFilter,)
-    search_fields = ("reference",)
-    ordering = ("-claimed_at",)
+    list_filter: ClassVar[_ListOrTuple[_ListFilterT]] = (StateFilter,)
+    search_fields: ClassVar[_ListOrTuple[str]] = ("reference",)
+    ordering: ClassVar[_ListOrTuple[_OrderByFieldName] | None] = ("-claimed_at",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Fulfilment]:
         return with_current_state(super().get_queryset(request))

@@ -3,7 +3,12 @@ migration, and a read-only admin of it."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from django.apps import AppConfig
+
+if TYPE_CHECKING:  # the types django-stubs declares these settings with
+    from django.utils.functional import _Getter, _StrOrPromise
 
 __all__ = ["PaysdkConfig"]
 
@@ -14,5 +19,5 @@ class PaysdkConfig(AppConfig):
 
     name = "paysdk.integrations.django"
     label = "paysdk"
-    verbose_name = "Payments (paysdk)"
-    default_auto_field = "django.db.models.BigAutoField"
+    verbose_name: _StrOrPromise = "Payments (paysdk)"
+    default_auto_field: str | _Getter[str] = "django.db.models.BigAutoField"

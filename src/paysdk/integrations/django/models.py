@@ -10,7 +10,7 @@ representation, while the model (and the admin) still see aware datetimes.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
@@ -22,7 +22,13 @@ from ...ledger import DEFAULT_TABLE
 __all__ = ["Fulfilment", "LedgerTimestampField"]
 
 
-class LedgerTimestampField(models.DateTimeField):  # type: ignore[type-arg]
+if TYPE_CHECKING:  # each field says what it holds (below)
+    _DateTimeField = models.DateTimeField[Any, Any]
+else:  # not generic at run time
+    _DateTimeField = models.DateTimeField
+
+
+class LedgerTimestampField(_DateTimeField):
     """A ``DateTimeField`` stored as the ledger stores time.
 
     On SQLite, Django's ``DateTimeField`` is a ``datetime`` column (NUMERIC affinity) written as
@@ -58,11 +64,15 @@ class Fulfilment(models.Model):
     state: models.TextField[str, str] = models.TextField()
     claim_token: models.TextField[str | None, str | None] = models.TextField(null=True)
     attempts: models.IntegerField[int, int] = models.IntegerField()
-    lease_expires_at = LedgerTimestampField(null=True)
+    lease_expires_at: models.DateTimeField[dt.datetime | None, dt.datetime | None] = (
+        LedgerTimestampField(null=True)
+    )
     amount: models.BigIntegerField[int, int] = models.BigIntegerField()
     currency: models.TextField[str, str] = models.TextField()
-    claimed_at = LedgerTimestampField()
-    fulfilled_at = LedgerTimestampField(null=True)
+    claimed_at: models.DateTimeField[dt.datetime, dt.datetime] = LedgerTimestampField()
+    fulfilled_at: models.DateTimeField[dt.datetime | None, dt.datetime | None] = (
+        LedgerTimestampField(null=True)
+    )
     last_error: models.TextField[str | None, str | None] = models.TextField(null=True)
     reason: models.TextField[str | None, str | None] = models.TextField(null=True)
 

@@ -3,17 +3,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, ClassVar
+
 from django.db import migrations, models
 
 import paysdk.integrations.django.models
 
+if TYPE_CHECKING:
+    from django.db.migrations.operations.base import Operation
+
 
 class Migration(migrations.Migration):
-    initial = True
+    initial: ClassVar[bool | None] = True
 
-    dependencies = ()
+    dependencies: ClassVar[Sequence[tuple[str, str]]] = ()
 
-    operations = (
+    operations: ClassVar[Sequence[Operation]] = (
         migrations.CreateModel(
             name="Fulfilment",
             fields=[
