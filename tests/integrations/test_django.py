@@ -8,9 +8,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
-import django
 import pytest
-from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -18,12 +16,13 @@ from django.http.response import HttpResponseBase
 from django.test import AsyncClient as DjangoAsyncClient
 from django.test import Client as DjangoClient
 from django.test import RequestFactory
-from django.urls import URLPattern, clear_url_caches, path
+from django.urls import path
 
 import paysdk
 from paysdk.integrations.django import verified_callback
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import CallbackSender, MockPaymentAPI
+from tests.support.django_site import configure, serve
 from tests.support.fulfilment_rule import (
     REFERENCE,
     VIEW_ANSWERS,
@@ -47,27 +46,9 @@ from tests.support.merchant import (
     verify_requests,
 )
 
-if not settings.configured:
-    settings.configure(
-        DEBUG=False,
-        SECRET_KEY="django-tests-only",
-        ALLOWED_HOSTS=["testserver"],
-        ROOT_URLCONF=__name__,
-        INSTALLED_APPS=[],
-        MIDDLEWARE=[],
-        USE_TZ=True,
-    )
-    django.setup()
-
-urlpatterns: list[URLPattern] = []
-"""Filled by each test's ``routes`` fixture, since the views close over the test's shop."""
+configure()
 
 PATH = "/payments/callback"
-
-
-def serve(*patterns: URLPattern) -> None:
-    urlpatterns[:] = patterns
-    clear_url_caches()
 
 
 def client_for(sandbox: Sandbox) -> paysdk.Client:

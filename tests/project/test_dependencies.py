@@ -32,7 +32,8 @@ PROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(enco
 
 OPTIONAL = {
     "_transport/aiohttp_sender.py": "aiohttp",
-    "integrations/django.py": "django",
+    "integrations/django": "django",
+    "ledger/_django": "django",
     "integrations/flask.py": "flask",
     "integrations/fastapi.py": "fastapi",
     "ledger/_postgres": "postgres",

@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
+from typing import Any
 
 import paysdk
 from paysdk.ledger import LedgerError, Outcome, UnrecordedFulfilmentError
@@ -39,6 +40,20 @@ class Job:
     action_seconds: float = 0.005
     until_done: bool = False
     """Retry what is in progress elsewhere, as the service would retry a 503."""
+    django: dict[str, Any] | None = None
+    """Fulfil through ``DjangoLedger`` on Django configured with this ``DATABASES["default"]``
+    (tests/support/django_site.py), rather than ``paysdk.Ledger(ledger)``."""
+
+
+def open_ledger(job: Job) -> paysdk.Ledger:
+    """The job's ledger: on its URL, or on Django's connection to its database."""
+    if job.django is None:
+        return paysdk.Ledger(job.ledger, lease=job.lease)
+    from paysdk.integrations.django import DjangoLedger
+    from tests.support.django_site import configure
+
+    configure({"default": job.django})
+    return DjangoLedger(lease=job.lease)
 
 
 def _effect(path: str, line: str) -> None:
@@ -65,7 +80,7 @@ def deliver(job: Job, start: Barrier, results: Queue[dict[str, int]]) -> None:
     random.shuffle(references)
     outcomes: collections.Counter[str] = collections.Counter()
     client = paysdk.Client(secret_key=job.secret_key, base_url=job.base_url)
-    ledger = paysdk.Ledger(job.ledger, lease=job.lease)
+    ledger = open_ledger(job)
     start.wait()
     with client, ledger:
         for reference in references:

@@ -19,14 +19,21 @@ import paysdk
 
 __all__ = ["import_all_of_paysdk"]
 
+DJANGO_LOADS = tuple(
+    f"paysdk.integrations.django.{name}" for name in ("models", "admin", "migrations")
+)
+"""The Django app's models, admin and migrations: only a configured Django can import them (its
+app registry does, at ``django.setup()``)."""
 FRAMEWORKS = ("fastapi", "starlette.applications", "starlette.routing", "flask", "django.http")
 
 
 def import_all_of_paysdk() -> None:
-    """Import each module of the package (but ``__main__`` ones, which run a program)."""
+    """Import each module of the package (but ``__main__`` ones, which run a program, and
+    :data:`DJANGO_LOADS`)."""
     for module in pkgutil.walk_packages(paysdk.__path__, "paysdk."):
-        if not module.name.endswith(".__main__"):
-            importlib.import_module(module.name)
+        if module.name.endswith(".__main__") or module.name.startswith(DJANGO_LOADS):
+            continue
+        importlib.import_module(module.name)
     for framework in FRAMEWORKS:
         with contextlib.suppress(ModuleNotFoundError):  # a job without that extra
             importlib.import_module(framework)

@@ -67,6 +67,16 @@ def _client_settings(timeout: float) -> dict[str, Any]:
 def _opening(timeout: float, options: str) -> str:
     """``BEGIN`` and this transaction's timeouts, as one simple query: one round trip.
 
+    Args:
+        timeout: the ledger's timeout, in seconds.
+        options: the libpq ``options`` the connection was opened with (``-c name=value ...``).
+    """
+    return "; ".join(["BEGIN", *local_timeouts(timeout, options)])
+
+
+def local_timeouts(timeout: float, options: str) -> list[str]:
+    """The ``SET LOCAL`` statements that bound a transaction's waits by the ledger's timeout.
+
     ``SET LOCAL`` lasts until the transaction ends, so a pooled server connection is left as it
     was found. A statement may wait a whole lock_timeout: it gets twice, so a lock wait is the one
     named. A timeout the connection's own ``options`` (the URL's, or ``PGOPTIONS``) set wins.
@@ -82,10 +92,7 @@ def _opening(timeout: float, options: str) -> str:
         "idle_in_transaction_session_timeout": 10 * ms,
     }
     given = _options_set(options)
-    settings = [
-        f"SET LOCAL {name} = {value}" for name, value in wanted.items() if name not in given
-    ]
-    return "; ".join(["BEGIN", *settings])
+    return [f"SET LOCAL {name} = {value}" for name, value in wanted.items() if name not in given]
 
 
 def _options_set(options: str) -> set[str]:
@@ -117,7 +124,7 @@ class _PgConnection:
         try:
             self.raw.execute(_trusted(self.opening))
         except psycopg.Error as exc:
-            raise _error(exc, self.timeout) from exc
+            raise postgres_error(exc, self.timeout) from exc
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         import psycopg
@@ -127,7 +134,7 @@ class _PgConnection:
             rows = cursor.fetchall() if cursor.description is not None else []
             return Rows(rows, cursor.rowcount)
         except psycopg.Error as exc:
-            raise _error(exc, self.timeout) from exc
+            raise postgres_error(exc, self.timeout) from exc
 
     def commit(self) -> None:
         import psycopg
@@ -135,7 +142,7 @@ class _PgConnection:
         try:
             self.raw.commit()
         except psycopg.Error as exc:
-            raise _error(exc, self.timeout) from exc
+            raise postgres_error(exc, self.timeout) from exc
 
     def rollback(self) -> None:
         """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
@@ -196,7 +203,7 @@ class PostgresDriver:
         try:
             raw = psycopg.connect(self.url, **_client_settings(self.timeout))
         except psycopg.Error as exc:
-            raise _error(exc, self.timeout) from exc
+            raise postgres_error(exc, self.timeout) from exc
         return _PgConnection(raw, self.timeout)
 
     def done(self, connection: Connection) -> None:
@@ -224,7 +231,7 @@ class _AsyncPgConnection:
         try:
             await self.raw.execute(_trusted(self.opening))
         except psycopg.Error as exc:
-            raise _error(exc, self.timeout) from exc
+            raise postgres_error(exc, self.timeout) from exc
 
     async def execute(self, sql: str, params: Sequence[object]) -> Rows:
         import psycopg
@@ -234,7 +241,7 @@ class _AsyncPgConnection:
             rows = await cursor.fetchall() if cursor.description is not None else []
             return Rows(rows, cursor.rowcount)
         except psycopg.Error as exc:
-            raise _error(exc, self.timeout) from exc
+            raise postgres_error(exc, self.timeout) from exc
 
     async def commit(self) -> None:
         import psycopg
@@ -242,7 +249,7 @@ class _AsyncPgConnection:
         try:
             await self.raw.commit()
         except psycopg.Error as exc:
-            raise _error(exc, self.timeout) from exc
+            raise postgres_error(exc, self.timeout) from exc
 
     async def rollback(self) -> None:
         import psycopg
@@ -288,7 +295,7 @@ class AsyncPostgresDriver:
         try:
             raw = await psycopg.AsyncConnection.connect(self.url, **_client_settings(self.timeout))
         except psycopg.Error as exc:
-            raise _error(exc, self.timeout) from exc
+            raise postgres_error(exc, self.timeout) from exc
         return _AsyncPgConnection(raw, self.timeout)
 
     async def done(self, connection: AsyncConnection) -> None:
@@ -304,7 +311,7 @@ class AsyncPostgresDriver:
             await connection.raw.close()
 
 
-def _error(exc: Exception, timeout: float) -> LedgerError:
+def postgres_error(exc: Exception, timeout: float) -> LedgerError:
     """The ledger's error for psycopg's; a timed-out wait says which wait, and for how long."""
     import psycopg.errors
 

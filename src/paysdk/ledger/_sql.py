@@ -84,20 +84,29 @@ POSTGRES = Dialect(
 )
 
 
-def row(dialect: Dialect) -> str:
-    """The columns ``LedgerRow`` is read from, in order; a claim whose lease
-    ran out by the database's clock reads as state ``unknown``.
+def current_state(dialect: Dialect) -> str:
+    """A row's state as the ledger reads it: a claim whose lease ran out by the database's clock
+    is ``unknown``; any other state is as stored.
 
     Args:
         dialect: the database's; its clock says whether a lease ran out.
     """
-    state = (
+    return (
         f"CASE WHEN state = 'claimed' AND lease_expires_at <= {dialect.now} THEN 'unknown' "
         "ELSE state END"
     )
+
+
+def row(dialect: Dialect) -> str:
+    """The columns [`LedgerRow`][paysdk.ledger.LedgerRow] is read from, in order; the state is
+    `current_state`'s.
+
+    Args:
+        dialect: the database's; its clock says whether a lease ran out.
+    """
     return (
-        f"reference, {state}, claim_token, attempts, lease_expires_at, amount, currency, "
-        "fulfilled_at, reason"
+        f"reference, {current_state(dialect)}, claim_token, attempts, lease_expires_at, amount, "
+        "currency, fulfilled_at, reason"
     )
 
 

@@ -27,7 +27,7 @@ __all__ = ["AsyncSQLiteDriver", "SQLiteDriver"]
 T = TypeVar("T")
 
 
-def _param(value: object) -> object:
+def sqlite_param(value: object) -> object:
     return wire_timestamp(value) if isinstance(value, dt.datetime) else value
 
 
@@ -39,16 +39,16 @@ class _SQLiteConnection:
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         try:
-            cursor = self.raw.execute(sql, [_param(value) for value in params])
+            cursor = self.raw.execute(sql, [sqlite_param(value) for value in params])
             return Rows(cursor.fetchall(), cursor.rowcount)
         except sqlite3.Error as exc:
-            raise _error(exc, self.path, self.busy_timeout) from exc
+            raise sqlite_error(exc, self.path, self.busy_timeout) from exc
 
     def commit(self) -> None:
         try:
             self.raw.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise _error(exc, self.path, self.busy_timeout) from exc
+            raise sqlite_error(exc, self.path, self.busy_timeout) from exc
 
     def rollback(self) -> None:
         """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
@@ -76,7 +76,7 @@ class SQLiteDriver:
             connection.raw.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # reads: no lock wait
         except sqlite3.Error as exc:
             connection.raw.close()
-            raise _error(exc, self.path, self.busy_timeout) from exc
+            raise sqlite_error(exc, self.path, self.busy_timeout) from exc
         return connection
 
     def done(self, connection: Connection) -> None:
@@ -102,14 +102,14 @@ class SQLiteDriver:
                 check_same_thread=False,  # the async twin uses it from worker threads
             )
         except sqlite3.Error as exc:
-            raise _error(exc, self.path, self.busy_timeout) from exc
+            raise sqlite_error(exc, self.path, self.busy_timeout) from exc
         if not self._wal:
             with self._wal_lock:
                 try:
                     raw.execute("PRAGMA journal_mode=WAL")  # persistent: once per file is enough
                 except sqlite3.Error as exc:
                     raw.close()
-                    raise _error(exc, self.path, self.busy_timeout) from exc
+                    raise sqlite_error(exc, self.path, self.busy_timeout) from exc
                 self._wal = True
         return _SQLiteConnection(raw, self.path, self.busy_timeout)
 
@@ -153,7 +153,7 @@ async def _in_thread(function: Callable[[], T]) -> T:
     return await anyio.to_thread.run_sync(function)
 
 
-def _error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
+def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
     """The ledger's error for sqlite3's, naming the file and saying what is wrong in words.
 
     Args:

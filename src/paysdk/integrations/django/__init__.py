@@ -11,6 +11,10 @@ A bad callback never reaches the view: it is answered as
 With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
 once per payment, as the ledger's action, and only a success is recorded as fulfilled: see the
 fulfilment rule in docs/callbacks.md.
+
+It is a Django app too: in ``INSTALLED_APPS``, ``manage.py migrate`` creates the ledger's table in
+the app's own database, ``DjangoLedger`` fulfils through Django's connection, and the admin shows
+the table read-only (docs/fulfilment.md).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Concatenate, ParamSpec, cast, overload
 
-from ._extras import missing_extra
+from .._extras import missing_extra
 
 try:
     from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -28,15 +32,19 @@ try:
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
 
-from .._client.clients import AsyncClient, Client, Lookup
-from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
-from .._models.verified import VerifiedPayment
-from ..ledger import AsyncLedger, FulfilResult, Ledger
-from ._callback import NotFulfilled, check_answer, failed_payment, refusal_of
-from ._record import arecord_refusal, record_refusal
-from .responses import callback_response, fulfilment_response
+from ..._client.clients import AsyncClient, Client, Lookup
+from ..._errors import ConfigurationError, PaymentFailedError, PaySDKError
+from ..._lazy import publish
+from ..._models.verified import VerifiedPayment
+from ...ledger import AsyncLedger, FulfilResult, Ledger
+from ...ledger._django import DjangoLedger
+from .._callback import NotFulfilled, check_answer, failed_payment, refusal_of
+from .._record import arecord_refusal, record_refusal
+from ..responses import callback_response, fulfilment_response
 
-__all__ = ["verified_callback"]
+__all__ = ["DjangoLedger", "verified_callback"]
+
+publish(__name__, DjangoLedger)
 
 P = ParamSpec("P")
 OnFailed = Callable[[HttpRequest, PaymentFailedError], object]

@@ -1,0 +1,84 @@
+"""The ledger's table, for migrations and the admin: every read and write of the ledger goes
+through [`DjangoLedger`][paysdk.integrations.django.DjangoLedger] (its SQL), never through this
+model.
+
+The columns are exactly those the ledger creates itself. Timestamps are ``timestamptz`` on
+PostgreSQL; on SQLite they are the ledger's ``TEXT`` of fixed width (UTC ISO 8601, ``...Z``),
+which its SQL compares with SQLite's clock as text: `LedgerTimestampField` keeps that
+representation, while the model (and the admin) still see aware datetimes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import TYPE_CHECKING, Any
+
+from django.db import models
+from django.db.backends.base.base import BaseDatabaseWrapper
+from django.utils import timezone
+
+from ..._models.wire import wire_timestamp
+from ...ledger import DEFAULT_TABLE
+
+__all__ = ["Fulfilment", "LedgerTimestampField"]
+
+
+if TYPE_CHECKING:  # each field says what it holds (below)
+    _DateTimeField = models.DateTimeField[Any, Any]
+else:  # not generic at run time
+    _DateTimeField = models.DateTimeField
+
+
+class LedgerTimestampField(_DateTimeField):
+    """A ``DateTimeField`` stored as the ledger stores time.
+
+    On SQLite, Django's ``DateTimeField`` is a ``datetime`` column (NUMERIC affinity) written as
+    ``2026-11-23 13:00:00.000000``: beside the ledger's ``2026-11-23T13:00:00.000000Z`` that
+    compares wrongly as text, so on SQLite this field is a ``text`` column written in the
+    ledger's form. Reading needs nothing: Django's SQLite converter parses either form. On
+    every other database it is Django's ``DateTimeField`` (``timestamp with time zone``).
+    """
+
+    def db_type(self, connection: BaseDatabaseWrapper) -> str | None:
+        if connection.vendor == "sqlite":
+            return "text"
+        return super().db_type(connection)
+
+    def get_db_prep_value(
+        self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
+    ) -> Any:
+        if connection.vendor != "sqlite":
+            return super().get_db_prep_value(value, connection, prepared)
+        if not prepared:
+            value = self.get_prep_value(value)
+        if isinstance(value, dt.datetime):
+            if timezone.is_naive(value):
+                value = timezone.make_aware(value, dt.timezone.utc)
+            return wire_timestamp(value)
+        return value
+
+
+class Fulfilment(models.Model):
+    """One payment's row in the ledger (see docs/fulfilment.md, "The schema")."""
+
+    reference: models.TextField[str, str] = models.TextField(primary_key=True)
+    state: models.TextField[str, str] = models.TextField()
+    claim_token: models.TextField[str | None, str | None] = models.TextField(null=True)
+    attempts: models.IntegerField[int, int] = models.IntegerField()
+    lease_expires_at: models.DateTimeField[dt.datetime | None, dt.datetime | None] = (
+        LedgerTimestampField(null=True)
+    )
+    amount: models.BigIntegerField[int, int] = models.BigIntegerField()
+    currency: models.TextField[str, str] = models.TextField()
+    claimed_at: models.DateTimeField[dt.datetime, dt.datetime] = LedgerTimestampField()
+    fulfilled_at: models.DateTimeField[dt.datetime | None, dt.datetime | None] = (
+        LedgerTimestampField(null=True)
+    )
+    last_error: models.TextField[str | None, str | None] = models.TextField(null=True)
+    reason: models.TextField[str | None, str | None] = models.TextField(null=True)
+
+    class Meta:
+        db_table = DEFAULT_TABLE
+
+    def __str__(self) -> str:
+        return str(self.reference)

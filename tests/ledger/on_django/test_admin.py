@@ -1,0 +1,108 @@
+"""The ledger's read-only admin, through Django's test client: each state its filter shows, the
+expired claim (``unknown`` only by the database's clock) included."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import time
+
+import pytest
+from django.contrib import admin
+from django.contrib.auth.models import User
+from django.test import Client as DjangoClient
+from django.urls import path
+from django.utils import timezone
+
+from paysdk.integrations.django import DjangoLedger
+from paysdk.integrations.django.admin import FulfilmentAdmin, with_current_state
+from paysdk.integrations.django.models import Fulfilment
+from tests.support.django_site import serve, url_of
+from tests.support.either_ledger import paid
+from tests.support.ledger_worker import abandon_claim
+
+REFERENCES = {
+    "fulfilled": "order-shipped",
+    "claimed": "order-shipping",
+    "released": "order-failed",
+    "unknown": "order-lost",
+    "refused": "order-refused",
+    "ignored": "order-ignored",
+}
+
+
+def fill(using: str) -> None:
+    """One payment in each state, made as the ledger makes them where it does."""
+    ledger = DjangoLedger(using)
+    ledger.fulfil_once(paid(REFERENCES["fulfilled"]), lambda payment: None)
+
+    def broken(payment: object) -> None:
+        raise RuntimeError("warehouse offline")
+
+    with pytest.raises(RuntimeError):
+        ledger.fulfil_once(paid(REFERENCES["released"]), broken)
+    abandon_claim(url_of(using), REFERENCES["claimed"], lease=600)
+    abandon_claim(url_of(using), REFERENCES["unknown"], lease=0.2)
+    ledger.refuse(paid(REFERENCES["refused"]), "refused by the fraud rules")  # as a view's 4xx
+    ledger.ignore(REFERENCES["ignored"], "ignored by the fraud rules")  # a person, by reference
+    time.sleep(0.4)  # the abandoned short lease runs out
+
+
+def test_the_state_the_ledger_reads_on_either_database(using: str) -> None:
+    fill(using)
+    rows = with_current_state(Fulfilment.objects.using(using).all())
+    assert {row.reference: row.current_state for row in rows} == {  # type: ignore[attr-defined]
+        reference: state for state, reference in REFERENCES.items()
+    }
+    assert {
+        r.reference: r.state for r in DjangoLedger(using).rows(list(REFERENCES.values())).values()
+    } == {reference: state for state, reference in REFERENCES.items()}
+
+
+def shown(html: str) -> set[str]:
+    """The references the changelist lists."""
+    return set(re.findall(r'class="field-reference">(?:<a [^>]*>)?([^<]+)<', html))
+
+
+@pytest.fixture
+def browser(django_sqlite: str) -> DjangoClient:
+    """Django's test client, logged in to the admin as a superuser; the ledger filled anew."""
+    Fulfilment.objects.all().delete()
+    fill(django_sqlite)
+    serve(path("admin/", admin.site.urls))
+    client = DjangoClient()
+    user = User.objects.filter(username="ops").first()
+    client.force_login(user or User.objects.create_superuser("ops", "ops@example.com", "x"))
+    return client
+
+
+def test_the_changelist_filters_each_state(browser: DjangoClient) -> None:
+    assert isinstance(admin.site._registry[Fulfilment], FulfilmentAdmin)
+    everything = browser.get("/admin/paysdk/fulfilment/")
+    assert everything.status_code == 200
+    assert shown(everything.content.decode()) == set(REFERENCES.values())
+    for state, reference in REFERENCES.items():
+        page = browser.get("/admin/paysdk/fulfilment/", {"state": state})
+        assert page.status_code == 200
+        html = page.content.decode()
+        assert shown(html) == {reference}, state
+        assert re.search(r'class="field-state_now">' + state + "<", html), state
+    for state in ("refused", "ignored"):  # set aside, with the reason why
+        listed = browser.get("/admin/paysdk/fulfilment/", {"state": state}).content.decode()
+        assert re.search(r'class="field-reason">' + state + " by the fraud rules<", listed), state
+
+
+def test_the_admin_is_read_only(browser: DjangoClient) -> None:
+    shipped = REFERENCES["fulfilled"]
+    assert browser.get("/admin/paysdk/fulfilment/add/").status_code == 403
+    detail = browser.get(f"/admin/paysdk/fulfilment/{shipped}/change/")
+    assert detail.status_code == 200
+    assert 'name="_save"' not in detail.content.decode()
+    assert shipped in detail.content.decode()
+    refused = browser.post(f"/admin/paysdk/fulfilment/{shipped}/change/", {"state": "released"})
+    assert refused.status_code == 403
+    assert browser.post(f"/admin/paysdk/fulfilment/{shipped}/delete/").status_code == 403
+    row = Fulfilment.objects.get(reference=shipped)
+    assert row.state == "fulfilled"
+    assert row.fulfilled_at is not None
+    assert row.fulfilled_at > timezone.now() - dt.timedelta(minutes=1)

@@ -1,0 +1,334 @@
+"""``DjangoLedger``: the ledger on Django's own connection, on SQLite and a real PostgreSQL,
+each migrated by ``manage.py migrate``'s machinery (conftest.py).
+
+The ledger's behaviour tests (tests/ledger/test_ledger.py, test_set_aside.py, test_rows_after.py)
+run here again on ``DjangoLedger`` through their ``make_ledger`` and ``ledger_url`` fixtures; the
+rest is what only a Django ledger has: the migrated table, the merchant's transactions, Django's
+errors, the table shared with ``paysdk.Ledger``, and ``verified_callback``'s fulfilment rule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import sqlite3
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from django.core.management import call_command
+from django.db import connections, transaction
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.test import Client as DjangoClient
+from django.urls import path
+
+import paysdk
+from paysdk.integrations.django import DjangoLedger, verified_callback
+from paysdk.integrations.django.models import Fulfilment
+from paysdk.ledger import Ledger, LedgerError, Outcome
+from paysdk.sandbox import Sandbox
+from tests.ledger import test_ledger as shared
+from tests.ledger import test_rows_after, test_set_aside
+from tests.support.django_site import serve, url_of
+from tests.support.either_ledger import EitherLedger, MakeLedger, paid
+from tests.support.fulfilment_rule import (
+    REFERENCE,
+    VIEW_ANSWERS,
+    ViewAnswer,
+    Views,
+    answer_ids,
+    check_the_rule,
+)
+from tests.support.ledger_worker import abandon_claim
+from tests.support.merchant import Shop
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def make_ledger(using: str, monkeypatch: pytest.MonkeyPatch) -> AsyncIterator[MakeLedger]:
+    """DjangoLedgers on the test's migrated database, for the shared behaviour tests.
+
+    Those tests are async (to cover AsyncLedger too) and call this sync ledger from the event
+    loop's thread, which Django refuses unless told (a Django app calls it from sync views).
+    There Django keeps a connection per task: it is closed here, in the test's own task.
+    """
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+    def make(**options: Any) -> EitherLedger:
+        return EitherLedger(DjangoLedger(using, **options))
+
+    yield make
+    connections[using].close()
+
+
+@pytest.fixture
+def ledger_url(using: str) -> str:
+    """The URL of the test's migrated database, for what the shared tests do on ``paysdk.Ledger``
+    beside the ledger under test (a worker that died mid-action)."""
+    return url_of(using)
+
+
+test_fulfils_once_and_records_what_was_paid = shared.test_fulfils_once_and_records_what_was_paid
+test_returns_what_the_action_returned = shared.test_returns_what_the_action_returned
+test_an_action_that_raises_records_nothing_and_can_be_retried = (
+    shared.test_an_action_that_raises_records_nothing_and_can_be_retried
+)
+test_a_live_claim_is_in_progress_elsewhere = shared.test_a_live_claim_is_in_progress_elsewhere
+test_a_claim_whose_lease_ran_out_is_held_as_unknown_and_the_late_worker_records_it = (
+    shared.test_a_claim_whose_lease_ran_out_is_held_as_unknown_and_the_late_worker_records_it
+)
+test_only_a_verified_payment_can_be_fulfilled = shared.test_only_a_verified_payment_can_be_fulfilled
+test_a_failed_payment_is_never_fulfilled = shared.test_a_failed_payment_is_never_fulfilled
+test_a_refusal_is_recorded_with_its_reason_and_what_was_paid = (
+    test_set_aside.test_a_refusal_is_recorded_with_its_reason_and_what_was_paid
+)
+test_a_bare_reference_can_be_ignored_and_the_reason_rewritten = (
+    test_set_aside.test_a_bare_reference_can_be_ignored_and_the_reason_rewritten
+)
+test_a_fulfilled_payment_stays_fulfilled = test_set_aside.test_a_fulfilled_payment_stays_fulfilled
+test_a_refused_payment_is_fulfilled_by_a_later_delivery_that_passes_its_checks = (
+    test_set_aside.test_a_refused_payment_is_fulfilled_by_a_later_delivery_that_passes_its_checks
+)
+test_pages_walk_every_row_in_reference_order_and_filter_by_state = (
+    test_rows_after.test_pages_walk_every_row_in_reference_order_and_filter_by_state
+)
+test_an_unknown_state_is_a_configuration_error_that_lists_them = (
+    test_rows_after.test_an_unknown_state_is_a_configuration_error_that_lists_them
+)
+
+
+def columns(alias: str, table: str) -> list[tuple[str, str, bool, bool]]:
+    """Each column of ``table``: name, declared type, nullable, part of the primary key."""
+    with connections[alias].cursor() as cursor:
+        if connections[alias].vendor == "sqlite":
+            cursor.execute(
+                'SELECT name, upper(type), "notnull", pk FROM pragma_table_info(%s)', [table]
+            )
+            # SQLite lets a TEXT primary key hold NULL unless told NOT NULL (as Django's is); the
+            # ledger never writes one, and PostgreSQL's primary keys are never NULL: compared alike.
+            return [
+                (name, kind, not (notnull or pk), bool(pk)) for name, kind, notnull, pk in cursor
+            ]
+        cursor.execute(
+            "SELECT c.column_name, upper(c.data_type), c.is_nullable = 'YES', "
+            "EXISTS (SELECT 1 FROM information_schema.key_column_usage k JOIN "
+            "information_schema.table_constraints t USING (constraint_name, table_name) "
+            "WHERE t.constraint_type = 'PRIMARY KEY' AND k.table_name = c.table_name "
+            "AND k.column_name = c.column_name) FROM information_schema.columns c "
+            "WHERE c.table_name = %s ORDER BY c.ordinal_position",
+            [table],
+        )
+        return list(cursor.fetchall())
+
+
+def test_migrate_creates_the_table_the_ledger_would_create_itself(using: str) -> None:
+    with Ledger(url_of(using), table="made_by_the_ledger") as ledger:
+        ledger.create_table()
+    assert columns(using, "paysdk_fulfilments") == columns(using, "made_by_the_ledger")
+    if connections[using].vendor == "sqlite":
+        kinds = {name: kind for name, kind, *_ in columns(using, "paysdk_fulfilments")}
+        assert kinds["claimed_at"] == kinds["lease_expires_at"] == "TEXT"
+
+
+def test_the_model_and_its_migration_agree(django_sqlite: str) -> None:
+    call_command("makemigrations", "paysdk", check=True, dry_run=True, verbosity=0)
+
+
+def test_djangoledger_and_ledger_share_the_table_and_a_person_resolves_unknown(
+    using: str,
+) -> None:
+    url = url_of(using)
+    for reference in ("order-1", "order-2"):
+        abandon_claim(url, reference, lease=0.2)  # a worker on paysdk.Ledger died mid-action
+    time.sleep(0.4)
+    ledger = DjangoLedger(using)
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    assert ledger.fulfil_once(paid("order-1"), shipped.append).outcome is Outcome.UNKNOWN
+    assert ledger.resolve("order-1", ran=True).state == "fulfilled"
+    assert ledger.resolve("order-2", ran=False).state == "released"
+    with pytest.raises(LedgerError, match="no claim of unknown outcome"):
+        ledger.resolve("order-1", ran=False)
+    assert ledger.fulfil_once(paid("order-2"), shipped.append).fulfilled_now
+    assert [payment.reference for payment in shipped] == ["order-2"]
+
+    with Ledger(url) as other:  # the URL ledger reads what the Django one wrote, and vice versa
+        assert other.fulfil_once(paid("order-2"), shipped.append).already_fulfilled
+        assert other.rows(["order-1", "order-2"]) == ledger.rows(["order-1", "order-2"])
+
+
+def test_the_model_reads_the_ledgers_timestamps_and_writes_them_in_its_form(using: str) -> None:
+    DjangoLedger(using).fulfil_once(paid("order-1"), lambda payment: None)
+    row = DjangoLedger(using).row("order-1")
+    model = Fulfilment.objects.using(using).get(reference="order-1")
+    assert row is not None and row.fulfilled_at is not None
+    assert model.fulfilled_at == row.fulfilled_at
+    assert model.fulfilled_at.utcoffset() == dt.timedelta(0)
+    assert model.claimed_at <= model.fulfilled_at
+
+    later = model.fulfilled_at + dt.timedelta(hours=1)
+    Fulfilment.objects.using(using).filter(reference="order-1").update(fulfilled_at=later)
+    assert DjangoLedger(using).rows(["order-1"])["order-1"].fulfilled_at == later
+    if connections[using].vendor == "sqlite":  # the ledger's text, which sorts as time does
+        with connections[using].cursor() as cursor:
+            cursor.execute("SELECT fulfilled_at FROM paysdk_fulfilments")
+            assert cursor.fetchone() == (later.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),)
+    found = Fulfilment.objects.using(using).filter(fulfilled_at__gt=later - dt.timedelta(seconds=1))
+    assert [fulfilment.reference for fulfilment in found] == ["order-1"]
+
+
+def test_inside_the_merchants_transaction_it_refuses_before_any_statement(using: str) -> None:
+    ledger = DjangoLedger(using)
+    shipped: list[paysdk.VerifiedPayment] = []
+    with transaction.atomic(using=using):
+        with pytest.raises(paysdk.ConfigurationError, match=r"inside transaction\.atomic"):
+            ledger.fulfil_once(paid(), shipped.append)
+        with pytest.raises(paysdk.ConfigurationError, match="non_atomic_requests"):
+            ledger.row("order-1")
+        Fulfilment.objects.using(using).count()  # the merchant's transaction is still usable
+    assert shipped == []
+    assert ledger.row("order-1") is None
+    connections[using].set_autocommit(False)
+    try:
+        with pytest.raises(paysdk.ConfigurationError, match="autocommit"):
+            ledger.fulfil_once(paid(), shipped.append)
+    finally:
+        connections[using].rollback()
+        connections[using].set_autocommit(True)
+    assert ledger.fulfil_once(paid(), shipped.append).fulfilled_now
+
+
+def test_a_missing_table_says_to_migrate(using: str) -> None:
+    ledger = DjangoLedger(using, table="never_migrated")
+    with pytest.raises(LedgerError, match=r"never_migrated.*manage\.py migrate") as raised:
+        ledger.fulfil_once(paid(), lambda payment: None)
+    assert raised.value.__cause__ is not None  # Django's error, for the details
+    assert DjangoLedger(using).row("order-1") is None
+
+
+def test_a_lock_held_past_the_timeout_is_a_ledger_error_that_says_so(using: str) -> None:
+    ledger = DjangoLedger(using, timeout=0.3)
+    if connections[using].vendor == "sqlite":
+        holder = sqlite3.connect(connections[using].settings_dict["NAME"], isolation_level=None)
+        holder.execute("BEGIN IMMEDIATE")
+        try:
+            with pytest.raises(LedgerError, match=r"locked .* more than 0\.3s.*'default'"):
+                ledger.fulfil_once(paid(), lambda payment: None)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+    else:
+        from tests.support.postgres import an_uncommitted_claim
+
+        with (
+            an_uncommitted_claim(url_of(using)),
+            pytest.raises(LedgerError, match=r"waited more than 0\.3s for a lock.*'postgres'"),
+        ):
+            ledger.fulfil_once(paid(), lambda payment: None)
+    assert ledger.fulfil_once(paid(), lambda payment: "after").value == "after"  # not broken
+
+
+def test_bad_settings_are_refused_before_any_database_is_touched() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="one of Django's DATABASES"):
+        DjangoLedger("nowhere")
+    with pytest.raises(paysdk.ConfigurationError, match="lease"):
+        DjangoLedger(lease=0)
+    with pytest.raises(paysdk.ConfigurationError, match="table"):
+        DjangoLedger(table="x; DROP TABLE y")
+    assert repr(DjangoLedger()) == (
+        "<paysdk.DjangoLedger sqlite using='default' table='paysdk_fulfilments'>"
+    )
+    assert DjangoLedger.__module__ == "paysdk.integrations.django"
+
+
+def test_a_callback_view_fulfils_once_on_the_apps_database_and_atomic_requests_are_refused(
+    using: str, callback_sandbox: Sandbox, shop: Shop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The helper's view, fulfilled through DjangoLedger; under ATOMIC_REQUESTS the view must be
+    non-atomic, or the ledger refuses (a 500 naming the fix) and nothing ships."""
+    client = paysdk.Client(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
+    )
+    ledger = DjangoLedger(using)
+
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def in_the_request_transaction(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> JsonResponse:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    @transaction.non_atomic_requests(using=using)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    monkeypatch.setitem(connections[using].settings_dict, "ATOMIC_REQUESTS", True)
+    serve(path("atomic", in_the_request_transaction), path("callback", payment_callback))
+    browser = DjangoClient()
+    with client:
+        refused = browser.get("/atomic?reference=order-1042")
+        answers = [browser.get("/callback?reference=order-1042") for _ in range(2)]
+
+    assert (refused.status_code, json.loads(refused.content)) == (500, {"status": "error"})
+    assert [(r.status_code, json.loads(r.content)) for r in answers] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+    assert Fulfilment.objects.using(using).get(reference="order-1042").state == "fulfilled"
+
+
+@pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
+def test_the_views_answer_is_recorded_in_the_apps_database_by_the_fulfilment_rule(
+    using: str, callback_sandbox: Sandbox, shop: Shop, answer: ViewAnswer
+) -> None:
+    """Through Django's test client: a 4xx is recorded refused with its reason, a 5xx leaves the
+    payment released for the retry, a success fulfils it; a mismatched payment is refused."""
+    ledger = DjangoLedger(using)
+    views = Views(answer)
+    client = paysdk.Client(
+        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
+    )
+
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> HttpResponse:
+        given = views.next()
+        return HttpResponse(given.content, status=given.status_code)
+
+    serve(path("callback", payment_callback))
+    browser = DjangoClient()
+
+    def deliver() -> tuple[int, bytes]:
+        response = browser.get(f"/callback?reference={REFERENCE}")
+        return response.status_code, response.content
+
+    with client:
+        check_the_rule(answer, views, deliver, lambda: ledger.row(REFERENCE))
+        mismatch = browser.get("/callback?reference=order-2001")
+    assert (mismatch.status_code, json.loads(mismatch.content)) == (409, {"status": "mismatch"})
+    refused = Fulfilment.objects.using(using).get(reference="order-2001")
+    assert refused.state == "refused"
+    assert refused.reason is not None and "amount" in refused.reason
+
+
+def test_its_timeouts_last_only_for_its_own_transactions(using: str) -> None:
+    """The ledger's lock wait bounds its transactions; Django's connection keeps its own."""
+    setting = (
+        "PRAGMA busy_timeout" if connections[using].vendor == "sqlite" else "SHOW lock_timeout"
+    )
+
+    def current() -> object:
+        with connections[using].cursor() as cursor:
+            cursor.execute(setting)
+            return cursor.fetchone()[0]
+
+    djangos = current()
+    seen: list[object] = []
+    DjangoLedger(using, timeout=7).fulfil_once(paid(), lambda payment: seen.append(current()))
+    assert seen == [djangos]  # the action runs on Django's connection as Django set it
+    assert current() == djangos
+    assert djangos in (5000, "0")  # sqlite3's default busy timeout; PostgreSQL's: none

@@ -1,0 +1,126 @@
+"""The one Django configuration of a test process: Django's settings are the process's, so
+every Django test (the callback helper's, the ledger app's, a race's worker) configures it here.
+
+The site serves whatever ``serve`` was last given (a test's callback view, or the admin), and
+installs the admin stack and paysdk's app. Its databases: ``default``, a SQLite file, and
+``postgres``, whose server a test fills in (:func:`use_postgres`) before its first use.
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+import urllib.parse
+from pathlib import Path
+from typing import Any
+
+import django
+from django.conf import settings
+from django.urls import URLPattern, URLResolver, clear_url_caches
+
+__all__ = [
+    "configure",
+    "postgres_settings",
+    "serve",
+    "sqlite_settings",
+    "url_of",
+    "urlpatterns",
+]
+
+urlpatterns: list[URLPattern | URLResolver] = []
+"""Filled by :func:`serve`: the views close over each test's own objects."""
+
+APPS = [
+    "django.contrib.contenttypes",
+    "django.contrib.auth",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.admin",
+    "paysdk.integrations.django",
+]
+
+
+def sqlite_settings(path: Path | str, test_path: Path | str | None = None) -> dict[str, Any]:
+    """``DATABASES`` settings of a SQLite file (and of the file its test database is)."""
+    return {
+        "ENGINE": "django.db.backends.sqlite3",
+        "NAME": str(path),
+        "TEST": {"NAME": str(test_path)} if test_path is not None else {},
+    }
+
+
+def postgres_settings(url: str) -> dict[str, Any]:
+    """``DATABASES`` settings of the database at ``url`` (``postgresql://user@host:port/name``)."""
+    parts = urllib.parse.urlsplit(url)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": parts.path.lstrip("/"),
+        "USER": parts.username or "",
+        "PASSWORD": parts.password or "",
+        "HOST": parts.hostname or "",
+        "PORT": str(parts.port or ""),
+    }
+
+
+def configure(databases: dict[str, dict[str, Any]] | None = None) -> None:
+    """Configure Django for this process, once; later calls change nothing.
+
+    Args:
+        databases: ``DATABASES``; by default a SQLite ``default`` in a directory of the process's
+            own and a ``postgres`` alias whose server is not known yet.
+    """
+    if settings.configured:
+        return
+    if databases is None:
+        home = Path(tempfile.mkdtemp(prefix="paysdk-django-"))
+        atexit.register(shutil.rmtree, home, True)
+        databases = {
+            "default": sqlite_settings(home / "site.db", home / "test-site.db"),
+            "postgres": postgres_settings("postgresql://postgres@127.0.0.1/paysdk_django"),
+        }
+    settings.configure(
+        DEBUG=False,
+        SECRET_KEY="django-tests-only",
+        ALLOWED_HOSTS=["testserver"],
+        ROOT_URLCONF=__name__,
+        INSTALLED_APPS=APPS,
+        MIDDLEWARE=[
+            "django.contrib.sessions.middleware.SessionMiddleware",
+            "django.contrib.auth.middleware.AuthenticationMiddleware",
+            "django.contrib.messages.middleware.MessageMiddleware",
+        ],
+        TEMPLATES=[
+            {
+                "BACKEND": "django.template.backends.django.DjangoTemplates",
+                "APP_DIRS": True,
+                "OPTIONS": {
+                    "context_processors": [
+                        "django.template.context_processors.request",
+                        "django.contrib.auth.context_processors.auth",
+                        "django.contrib.messages.context_processors.messages",
+                    ]
+                },
+            }
+        ],
+        DATABASES=databases,
+        USE_TZ=True,
+    )
+    django.setup()
+
+
+def serve(*patterns: URLPattern | URLResolver) -> None:
+    """Serve these URL patterns, and only these, from now on."""
+    urlpatterns[:] = patterns
+    clear_url_caches()
+
+
+def url_of(alias: str) -> str:
+    """The URL ``paysdk.Ledger`` opens the database of Django's ``alias`` with."""
+    from django.db import connections
+
+    given = connections[alias].settings_dict
+    if connections[alias].vendor == "sqlite":
+        return f"sqlite:///{given['NAME']}"
+    user = urllib.parse.quote(given["USER"])
+    return f"postgresql://{user}@{given['HOST']}:{given['PORT']}/{given['NAME']}"
