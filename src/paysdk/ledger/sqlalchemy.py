@@ -1,0 +1,175 @@
+"""The fulfilment ledger in the app's own database, through its SQLAlchemy engine.
+
+    from paysdk.ledger.sqlalchemy import SQLAlchemyLedger, ledger_table
+
+    ledger = SQLAlchemyLedger(engine)           # Flask; AsyncSQLAlchemyLedger(async_engine)
+    ledger_table(Base.metadata)                 # the table in the app's own metadata
+
+The same claims, leases and reconciliation as :class:`paysdk.Ledger` (the very same plans), on
+connections from the app's engine: SQLite (``sqlite:///``, ``sqlite+aiosqlite:///``) or
+PostgreSQL through psycopg 3 (``postgresql+psycopg://``). Needs the ``sqlalchemy`` extra
+(``pip install 'python-paysdk[sqlalchemy]'``); see docs/fulfilment.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from typing import TYPE_CHECKING
+
+try:
+    import sqlalchemy
+except ModuleNotFoundError as missing:  # pragma: no cover - the extra installs it
+    raise ModuleNotFoundError(
+        "paysdk.ledger.sqlalchemy needs 'sqlalchemy', which is not installed: "
+        "pip install 'python-paysdk[sqlalchemy]'",
+        name=missing.name,
+    ) from None
+
+from .._errors import ConfigurationError
+from . import _alchemy, _plans
+from ._async.alchemy import AsyncSQLAlchemyDriver
+from ._driver import AsyncDriver, Driver
+from ._ledger import DEFAULT_LEASE, AsyncLedger, Ledger
+from ._sql import DEFAULT_TABLE, Dialect
+from ._sync.alchemy import SQLAlchemyDriver
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+__all__ = ["AsyncSQLAlchemyLedger", "SQLAlchemyLedger", "ledger_table"]
+
+
+class SQLAlchemyLedger(Ledger):
+    """A :class:`paysdk.Ledger` whose transactions run on connections from a SQLAlchemy
+    ``Engine``: the app's own database and pool (Flask, or any sync app).
+
+    Each transaction checks a connection out of the engine's pool and gives it back once it
+    ended; :meth:`close` leaves the engine, which is the app's, as it is.
+    """
+
+    def __init__(
+        self,
+        engine: sqlalchemy.Engine,
+        *,
+        lease: float | dt.timedelta = DEFAULT_LEASE,
+        table: str = DEFAULT_TABLE,
+        create_table: bool = True,
+        timeout: float = 30.0,
+    ) -> None:
+        """Args:
+            engine: the app's engine, on ``sqlite:///`` or ``postgresql+psycopg://``.
+            lease: how long a claim holds before it reads as unknown (seconds or timedelta).
+            table: the ledger's table (a plain or ``schema.table`` name).
+            create_table: create the table on first use; ``False`` when the app's metadata
+                (:func:`ledger_table`) or migrations own it.
+            timeout: the longest one database wait may take, in seconds: a lock (both), a
+                statement on PostgreSQL (twice it); beyond it, LedgerError.
+
+        Raises:
+            ConfigurationError: ``engine`` is not an Engine on a database the ledger supports.
+        """
+        if not isinstance(engine, sqlalchemy.Engine):
+            raise ConfigurationError(
+                f"SQLAlchemyLedger needs a sqlalchemy Engine, not {type(engine).__name__}"
+                + (": use AsyncSQLAlchemyLedger" if _is_async(engine) else "")
+            )
+        self.engine = engine
+        self._dialect = _engine_dialect(engine.url, engine.dialect)
+        self.backend = self._dialect.name
+        self._where = _alchemy.where(engine.url)
+        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+
+    def _open_driver(self) -> Driver:
+        return SQLAlchemyDriver(
+            self.engine, self._dialect, database=self._where, timeout=self.timeout
+        )
+
+
+class AsyncSQLAlchemyLedger(AsyncLedger):
+    """A :class:`paysdk.AsyncLedger` on connections from a SQLAlchemy ``AsyncEngine``
+    (``postgresql+psycopg://`` or ``sqlite+aiosqlite:///``): FastAPI, or any async app."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        *,
+        lease: float | dt.timedelta = DEFAULT_LEASE,
+        table: str = DEFAULT_TABLE,
+        create_table: bool = True,
+        timeout: float = 30.0,
+    ) -> None:
+        """Args:
+            engine: the app's AsyncEngine (``create_async_engine``).
+            lease: how long a claim holds before it reads as unknown (seconds or timedelta).
+            table: the ledger's table (a plain or ``schema.table`` name).
+            create_table: create the table on first use; ``False`` when the app owns it.
+            timeout: the longest one database wait may take, in seconds.
+
+        Raises:
+            ConfigurationError: ``engine`` is not an AsyncEngine on a supported database.
+        """
+        if not _is_async(engine):
+            raise ConfigurationError(
+                f"AsyncSQLAlchemyLedger needs a sqlalchemy AsyncEngine, not {type(engine).__name__}"
+                + (": use SQLAlchemyLedger" if isinstance(engine, sqlalchemy.Engine) else "")
+            )
+        self.engine = engine
+        self._dialect = _engine_dialect(engine.url, engine.dialect)
+        self.backend = self._dialect.name
+        self._where = _alchemy.where(engine.url)
+        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+
+    def _open_driver(self) -> AsyncDriver:
+        return AsyncSQLAlchemyDriver(
+            self.engine, self._dialect, database=self._where, timeout=self.timeout
+        )
+
+
+def _is_async(engine: object) -> bool:
+    """Whether ``engine`` is an AsyncEngine; without loading SQLAlchemy's asyncio extension
+    (and greenlet), which an AsyncEngine has loaded already."""
+    extension = sys.modules.get("sqlalchemy.ext.asyncio")
+    return extension is not None and isinstance(engine, extension.AsyncEngine)
+
+
+def _engine_dialect(url: sqlalchemy.URL, dialect: sqlalchemy.Dialect) -> Dialect:
+    return _alchemy.dialect_of(url, dialect.name, str(dialect.driver))
+
+
+def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sqlalchemy.Table:
+    """The ledger's table as SQLAlchemy ``Table`` metadata, column for column what the ledger
+    creates itself: add it to the app's metadata for ``create_all`` or Alembic's autogenerate.
+
+    Timestamps are ``TIMESTAMP WITH TIME ZONE`` on PostgreSQL and, on SQLite, ``TEXT`` holding
+    UTC ISO 8601 of fixed width, as the ledger writes them.
+
+    Args:
+        metadata: the app's ``MetaData`` (``Base.metadata`` with the ORM).
+        name: the table's name, as given to the ledger's ``table=`` (``schema.table`` too).
+
+    Returns:
+        The table, added to ``metadata``.
+
+    Raises:
+        ConfigurationError: ``name`` is not a plain or ``schema.table`` identifier.
+    """
+    schema, _, table = _plans.check_table(name).rpartition(".")
+    timestamp = sqlalchemy.DateTime(timezone=True).with_variant(sqlalchemy.Text(), "sqlite")
+    text = sqlalchemy.Text
+    return sqlalchemy.Table(
+        table,
+        metadata,
+        sqlalchemy.Column("reference", text, primary_key=True),
+        sqlalchemy.Column("state", text, nullable=False),
+        sqlalchemy.Column("claim_token", text),
+        sqlalchemy.Column("attempts", sqlalchemy.Integer, nullable=False),
+        sqlalchemy.Column("lease_expires_at", timestamp),
+        sqlalchemy.Column("amount", sqlalchemy.BigInteger, nullable=False),
+        sqlalchemy.Column("currency", text, nullable=False),
+        sqlalchemy.Column("claimed_at", timestamp, nullable=False),
+        sqlalchemy.Column("fulfilled_at", timestamp),
+        sqlalchemy.Column("last_error", text),
+        sqlalchemy.Column("reason", text),
+        schema=schema or None,
+    )
