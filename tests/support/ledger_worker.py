@@ -39,6 +39,22 @@ class Job:
     action_seconds: float = 0.005
     until_done: bool = False
     """Retry what is in progress elsewhere, as the service would retry a 503."""
+    engine: bool = False
+    """Fulfil through a SQLAlchemyLedger on the worker's own Engine, not a Ledger on the URL."""
+
+
+def open_ledger(job: Job) -> paysdk.Ledger:
+    """The worker's ledger: on ``job.ledger``'s URL, or on an Engine of its own on that database."""
+    if not job.engine:
+        return paysdk.Ledger(job.ledger, lease=job.lease)
+    import sqlalchemy
+
+    from paysdk.ledger.sqlalchemy import SQLAlchemyLedger
+    from tests.support.engines import engine_url
+
+    return SQLAlchemyLedger(
+        sqlalchemy.create_engine(engine_url(job.ledger, "sync")), lease=job.lease
+    )
 
 
 def _effect(path: str, line: str) -> None:
@@ -65,7 +81,7 @@ def deliver(job: Job, start: Barrier, results: Queue[dict[str, int]]) -> None:
     random.shuffle(references)
     outcomes: collections.Counter[str] = collections.Counter()
     client = paysdk.Client(secret_key=job.secret_key, base_url=job.base_url)
-    ledger = paysdk.Ledger(job.ledger, lease=job.lease)
+    ledger = open_ledger(job)
     start.wait()
     with client, ledger:
         for reference in references:

@@ -1,0 +1,44 @@
+"""SQLAlchemy engines on the ledger tests' databases: a SQLite file or a fresh PostgreSQL database,
+reached through an ``Engine`` (``"sync"``) or an ``AsyncEngine`` (``"async"``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import sqlalchemy
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+
+def engine_url(ledger_url: str, kind: str) -> str:
+    """The SQLAlchemy URL of the database a ledger URL names, for an engine of ``kind``.
+
+    Args:
+        ledger_url: ``sqlite:///path`` or ``postgresql://...``, as ``paysdk.Ledger`` takes.
+        kind: ``"sync"`` (sqlite3, psycopg) or ``"async"`` (aiosqlite, psycopg's async).
+    """
+    scheme, rest = ledger_url.split("://", 1)
+    if scheme == "sqlite":
+        return f"sqlite+aiosqlite://{rest}" if kind == "async" else ledger_url
+    return f"postgresql+psycopg://{rest}"
+
+
+def make_engine(ledger_url: str, kind: str) -> sqlalchemy.Engine | AsyncEngine:
+    """An engine of ``kind`` on the database ``ledger_url`` names (dispose of it after)."""
+    if kind == "async":
+        from sqlalchemy.ext.asyncio import create_async_engine
+
+        return create_async_engine(engine_url(ledger_url, kind))
+    import sqlalchemy
+
+    return sqlalchemy.create_engine(engine_url(ledger_url, kind))
+
+
+async def dispose(engine: sqlalchemy.Engine | AsyncEngine) -> None:
+    """Close the engine's pooled connections, sync or async."""
+    import sqlalchemy
+
+    if isinstance(engine, sqlalchemy.Engine):
+        engine.dispose()
+    else:
+        await engine.dispose()
