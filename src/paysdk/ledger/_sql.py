@@ -20,7 +20,7 @@ __all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "Dialect"]
 DEFAULT_TABLE = "paysdk_fulfilments"
 
 _COLUMNS = """(
-    reference TEXT PRIMARY KEY,
+    reference TEXT NOT NULL PRIMARY KEY,
     state TEXT NOT NULL,
     claim_token TEXT,
     attempts INTEGER NOT NULL,

@@ -1,0 +1,376 @@
+"""The ledger on the app's own SQLAlchemy engine: a SQLite file and a real PostgreSQL server,
+through an Engine and an AsyncEngine (tests/support/engines.py), with the table made by the
+app's ``create_all`` or by the ledger itself. (Processes racing: tests/ledger/test_races.py.)
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import psycopg
+import pytest
+import sqlalchemy
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+import paysdk
+from paysdk.ledger import LedgerError, Outcome
+from paysdk.ledger.sqlalchemy import AsyncSQLAlchemyLedger, SQLAlchemyLedger, ledger_table
+from paysdk.sandbox import Sandbox
+from tests.support.engines import dispose, engine_url, make_engine
+from tests.support.ledger_worker import abandon_claim
+from tests.support.merchant import Order, Shop
+from tests.support.postgres import fresh_database, through, throwaway_pgbouncer
+
+pytestmark = pytest.mark.anyio
+
+Either = SQLAlchemyLedger | AsyncSQLAlchemyLedger
+
+
+def paid(reference: str, amount: int = 2500) -> paysdk.VerifiedPayment:
+    return paysdk.VerifiedPayment(reference=reference, amount=amount, currency="NGN", success=True)
+
+
+async def call(ledger: Either, method: str, *args: Any, **kwargs: Any) -> Any:
+    """``ledger.method(...)``, awaited when the ledger is async: one test body for both."""
+    result = getattr(ledger, method)(*args, **kwargs)
+    return await result if inspect.isawaitable(result) else result
+
+
+def open_ledger(engine: sqlalchemy.Engine | AsyncEngine, **options: Any) -> Either:
+    if isinstance(engine, AsyncEngine):
+        return AsyncSQLAlchemyLedger(engine, **options)
+    return SQLAlchemyLedger(engine, **options)
+
+
+async def create_all(
+    engine: sqlalchemy.Engine | AsyncEngine, metadata: sqlalchemy.MetaData
+) -> None:
+    """The app's ``metadata.create_all``, as a sync or an async app runs it."""
+    if isinstance(engine, AsyncEngine):
+        async with engine.begin() as connection:
+            await connection.run_sync(metadata.create_all)
+    else:
+        metadata.create_all(engine)
+
+
+async def run_sql(engine: sqlalchemy.Engine | AsyncEngine, sql: str) -> None:
+    """One statement of the app's own, committed."""
+    if isinstance(engine, AsyncEngine):
+        async with engine.begin() as connection:
+            await connection.exec_driver_sql(sql)
+    else:
+        with engine.begin() as connection:
+            connection.exec_driver_sql(sql)
+
+
+@pytest.fixture(params=["sync", "async"])
+async def engine(request: pytest.FixtureRequest, ledger_url: str) -> AsyncIterator[Any]:
+    """An Engine or an AsyncEngine on the test's SQLite file or PostgreSQL database."""
+    made = make_engine(ledger_url, request.param)
+    yield made
+    await dispose(made)
+
+
+async def test_on_the_apps_create_all_table_each_payment_is_fulfilled_once(engine: Any) -> None:
+    metadata = sqlalchemy.MetaData()
+    ledger_table(metadata)
+    await create_all(engine, metadata)
+    ledger = open_ledger(engine, create_table=False)
+    shipped: list[str] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> int:
+        shipped.append(payment.reference)
+        return 7
+
+    first = await call(ledger, "fulfil_once", paid("order-1"), ship)
+    again = await call(ledger, "fulfil_once", paid("order-1"), ship)
+
+    assert (first.outcome, first.value, again.outcome) == (
+        Outcome.FULFILLED,
+        7,
+        Outcome.ALREADY_FULFILLED,
+    )
+    assert shipped == ["order-1"]
+    row = await call(ledger, "row", "order-1")
+    assert (row.state, row.amount, row.currency, row.attempts) == ("fulfilled", 2500, "NGN", 1)
+    assert row.fulfilled_at is not None and row.fulfilled_at.utcoffset() is not None
+    assert [r.reference for r in await call(ledger, "fulfilled_after")] == ["order-1"]
+    await call(ledger, "close")
+
+
+async def test_an_action_that_raises_releases_its_claim_for_the_next_delivery(engine: Any) -> None:
+    ledger = open_ledger(engine)  # the ledger creates its table on first use
+
+    def out_of_stock(payment: paysdk.VerifiedPayment) -> None:
+        raise RuntimeError("out of stock")
+
+    with pytest.raises(RuntimeError, match="out of stock"):
+        await call(ledger, "fulfil_once", paid("order-1"), out_of_stock)
+    released = await call(ledger, "row", "order-1")
+    assert (released.state, released.claim_token) == ("released", None)
+
+    retried = await call(ledger, "fulfil_once", paid("order-1"), lambda p: "shipped")
+    assert retried.outcome is Outcome.FULFILLED
+    assert (await call(ledger, "row", "order-1")).attempts == 2
+
+
+async def test_a_claim_outliving_its_lease_waits_for_resolve(engine: Any, ledger_url: str) -> None:
+    abandon_claim(ledger_url, "order-1", lease=0.2)  # a worker died mid-action
+    ledger = open_ledger(engine)
+    await anyio.sleep(0.4)
+    ran: list[str] = []
+
+    held = await call(ledger, "fulfil_once", paid("order-1"), ran.append)
+    resolved = await call(ledger, "resolve", "order-1", ran=False)
+    shipped = await call(ledger, "fulfil_once", paid("order-1"), lambda p: ran.append("now"))
+
+    assert held.outcome is Outcome.UNKNOWN
+    assert resolved.state == "released"
+    assert shipped.outcome is Outcome.FULFILLED and ran == ["now"]
+    with pytest.raises(LedgerError, match="unknown"):
+        await call(ledger, "resolve", "order-1", ran=True)
+
+
+@pytest.fixture
+def shop_service() -> Iterator[Sandbox]:
+    with Sandbox() as sandbox:
+        sandbox.add_payment("shop-1", amount=700, currency="NGN")
+        sandbox.add_payment("shop-2", amount=100, currency="NGN")  # the order says 900
+        yield sandbox
+
+
+async def test_reconcile_fulfils_what_callbacks_missed_once(
+    engine: Any, shop_service: Sandbox
+) -> None:
+    orders = [Order(r.reference, r.amount, r.currency) for r in shop_service.payments]
+    shop = Shop(*[o for o in orders if o.reference != "shop-2"], Order("shop-2", 900, "NGN"))
+    completed = {r.reference for r in shop_service.payments if r.succeeded}
+    ledger = open_ledger(engine)
+    key, base = shop_service.secret_key, shop_service.base_url
+    if isinstance(ledger, AsyncSQLAlchemyLedger):
+        async with paysdk.AsyncClient(secret_key=key, base_url=base) as aclient:
+            first = await ledger.reconcile(aclient, fulfil=shop.fulfil, lookup=shop.lookup)
+            second = await ledger.reconcile(aclient, fulfil=shop.fulfil, lookup=shop.lookup)
+    else:
+        with paysdk.Client(secret_key=key, base_url=base) as client:
+            first = ledger.reconcile(client, fulfil=shop.fulfil, lookup=shop.lookup)
+            second = ledger.reconcile(client, fulfil=shop.fulfil, lookup=shop.lookup)
+
+    assert sorted(shop.fulfilled) == sorted(completed - {"shop-2"})
+    assert shop.deliveries == len(shop.fulfilled)  # each exactly once, over both runs
+    assert {d.reference for d in first.discrepancies} == completed
+    assert [d.reference for d in second.discrepancies] == ["shop-2"]  # refused: wrong amount
+    assert second.fulfilled_ok == len(shop.fulfilled)
+
+
+async def test_a_dropped_table_is_a_ledger_error_and_the_action_does_not_run(
+    engine: Any,
+) -> None:
+    ledger = open_ledger(engine)
+    await call(ledger, "create_table")
+    await run_sql(engine, "DROP TABLE paysdk_fulfilments")
+    ran: list[str] = []
+
+    with pytest.raises(LedgerError, match="paysdk_fulfilments") as caught:
+        await call(ledger, "fulfil_once", paid("order-1"), ran.append)
+
+    assert ran == []
+    assert isinstance(caught.value.__cause__, sqlalchemy.exc.DBAPIError)
+
+
+async def test_connections_go_back_to_the_pool_as_the_app_left_them(
+    engine: Any, ledger_url: str
+) -> None:
+    """Out of any transaction, with the app's own lock and busy timeouts and prepare threshold,
+    after a fulfilment, a failed action and a failed statement alike."""
+    ledger = open_ledger(engine, timeout=3)
+    await call(ledger, "fulfil_once", paid("order-1"), lambda p: None)
+    with pytest.raises(ZeroDivisionError):
+        await call(ledger, "fulfil_once", paid("order-2"), lambda p: 1 / 0)
+    await run_sql(engine, "DROP TABLE paysdk_fulfilments")
+    with pytest.raises(LedgerError):
+        await call(ledger, "fulfil_once", paid("order-3"), lambda p: None)
+
+    sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
+    pool = sync_engine.pool
+    assert isinstance(pool, sqlalchemy.QueuePool) and pool.checkedout() == 0
+    if ledger.backend == "sqlite":
+        shown = await settings(engine, "PRAGMA busy_timeout", "sqlite")
+        assert shown == 5000  # sqlite3's default for the engine's connections, not the ledger's
+    else:
+        assert await settings(engine, "SHOW lock_timeout", "postgresql") == ("0", 5, False)
+        with psycopg.connect(ledger_url, autocommit=True) as admin:
+            states = admin.execute(
+                "SELECT state FROM pg_stat_activity WHERE datname = current_database() "
+                "AND pid <> pg_backend_pid()"
+            ).fetchall()
+        assert states and {state for (state,) in states} == {"idle"}
+
+
+async def settings(engine: Any, sql: str, backend: str) -> object:
+    """What a connection from the engine's pool shows: the setting ``sql`` reads, and on
+    PostgreSQL psycopg's prepare threshold and autocommit."""
+    if isinstance(engine, AsyncEngine):
+        async with engine.connect() as connection:
+            value = (await connection.exec_driver_sql(sql)).scalar()
+            raw: Any = (await connection.get_raw_connection()).driver_connection
+    else:
+        with engine.connect() as connection:
+            value = connection.exec_driver_sql(sql).scalar()
+            raw = connection.connection.driver_connection
+    if backend == "sqlite":
+        return value
+    return value, raw.prepare_threshold, raw.autocommit
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_connection_the_server_dropped_is_discarded_and_another_used(
+    postgres_url: str, kind: str
+) -> None:
+    url = fresh_database(postgres_url)
+    engine = make_engine(url, kind)
+    ledger = open_ledger(engine)
+    await call(ledger, "fulfil_once", paid("order-1"), lambda p: None)
+    with psycopg.connect(url, autocommit=True) as admin:  # the pooled connection dies
+        admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+    result = await call(ledger, "fulfil_once", paid("order-2"), lambda p: "shipped")
+
+    assert result.outcome is Outcome.FULFILLED
+    await dispose(engine)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_server_that_is_down_is_a_ledger_error(tmp_path: Path, kind: str) -> None:
+    from tests.support.postgres import restartable_cluster
+
+    with restartable_cluster() as cluster:
+        engine = make_engine(cluster.url, kind)
+        ledger = open_ledger(engine, timeout=2)
+        await call(ledger, "create_table")
+        cluster.stop()
+        with pytest.raises(LedgerError, match="the PostgreSQL ledger failed: connection"):
+            await call(ledger, "fulfil_once", paid("order-1"), lambda p: None)
+        await dispose(engine)
+
+
+@pytest.fixture
+def forgetful_pgbouncer(postgres_url: str) -> Iterator[str]:
+    """PgBouncer in transaction mode whose server connections forget every prepared statement
+    between transactions (``DISCARD ALL`` after each)."""
+    settings: dict[str, str | int] = {
+        "server_reset_query": "DISCARD ALL",
+        "server_reset_query_always": 1,
+    }
+    with throwaway_pgbouncer(postgres_url, "transaction", settings) as url:
+        yield url
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_through_pgbouncer_the_ledger_prepares_no_statement(
+    forgetful_pgbouncer: str, postgres_url: str, kind: str
+) -> None:
+    # psycopg prepares a statement the 6th time it runs: 20 claims would use one prepared.
+    engine = make_engine(through(forgetful_pgbouncer, fresh_database(postgres_url)), kind)
+    ledger = open_ledger(engine)
+    outcomes = [
+        (await call(ledger, "fulfil_once", paid(f"order-{n % 10}"), lambda p: None)).outcome
+        for n in range(20)
+    ]
+    assert outcomes == [Outcome.FULFILLED] * 10 + [Outcome.ALREADY_FULFILLED] * 10
+    await dispose(engine)
+
+
+# --- the table as the app's metadata --------------------------------------------------------
+
+
+def test_ledger_table_is_column_for_column_the_table_the_ledger_creates(ledger_url: str) -> None:
+    engine = sqlalchemy.create_engine(engine_url(ledger_url, "sync"))
+    metadata = sqlalchemy.MetaData()
+    ledger_table(metadata)
+    metadata.create_all(engine)
+    SQLAlchemyLedger(engine, table="made_by_ledger").create_table()
+    inspector = sqlalchemy.inspect(engine)
+
+    def columns(table: str) -> list[tuple[str, str, bool]]:
+        return [
+            (c["name"], str(c["type"].compile(engine.dialect)), c["nullable"])
+            for c in inspector.get_columns(table)
+        ]
+
+    assert columns("paysdk_fulfilments") == columns("made_by_ledger")
+    assert inspector.get_pk_constraint("paysdk_fulfilments")["constrained_columns"] == ["reference"]
+    timestamps = {kind for name, kind, _ in columns("paysdk_fulfilments") if name.endswith("_at")}
+    assert timestamps == {"TEXT" if engine.dialect.name == "sqlite" else "TIMESTAMP WITH TIME ZONE"}
+    engine.dispose()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_table_in_the_apps_own_schema_works(postgres_url: str, kind: str) -> None:
+    engine = make_engine(fresh_database(postgres_url), kind)
+    await run_sql(engine, "CREATE SCHEMA shop")
+    metadata = sqlalchemy.MetaData()
+    table = ledger_table(metadata, "shop.payments_done")
+    await create_all(engine, metadata)
+    ledger = open_ledger(engine, table="shop.payments_done", create_table=False)
+
+    result = await call(ledger, "fulfil_once", paid("order-1"), lambda p: "shipped")
+
+    assert (table.schema, table.name, result.outcome) == (
+        "shop",
+        "payments_done",
+        Outcome.FULFILLED,
+    )
+    await dispose(engine)
+
+
+def test_ledger_table_refuses_a_name_the_ledger_would() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="table must be a plain SQL name"):
+        ledger_table(sqlalchemy.MetaData(), "orders; DROP TABLE users")
+
+
+# --- what the ledger refuses before any I/O -------------------------------------------------
+
+
+def test_an_engine_on_another_database_or_driver_is_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    # Engines of other dialects, made with sqlite3 as their DBAPI module: none connects.
+    mysql = sqlalchemy.create_engine("mysql+pymysql://shop@127.0.0.1/shop", module=sqlite3)
+    with pytest.raises(paysdk.ConfigurationError, match=r"not 'mysql' \(mysql\+pymysql\)"):
+        SQLAlchemyLedger(mysql)
+    pg8000 = sqlalchemy.create_engine("postgresql+pg8000://shop@127.0.0.1/shop", module=sqlite3)
+    with pytest.raises(
+        paysdk.ConfigurationError, match=r"postgresql\+psycopg://, not postgresql\+pg8000://"
+    ):
+        SQLAlchemyLedger(pg8000)
+    with pytest.raises(paysdk.ConfigurationError, match="in-memory"):
+        SQLAlchemyLedger(sqlalchemy.create_engine("sqlite://"))
+
+
+async def test_each_ledger_takes_its_own_kind_of_engine(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'shop.db'}"
+    engine, async_engine = make_engine(url, "sync"), make_engine(url, "async")
+    with pytest.raises(paysdk.ConfigurationError, match="use AsyncSQLAlchemyLedger"):
+        SQLAlchemyLedger(async_engine)  # type: ignore[arg-type]
+    with pytest.raises(paysdk.ConfigurationError, match="use SQLAlchemyLedger"):
+        AsyncSQLAlchemyLedger(engine)  # type: ignore[arg-type]
+    with pytest.raises(paysdk.ConfigurationError, match="not str"):
+        SQLAlchemyLedger(url)  # type: ignore[arg-type]
+    await dispose(async_engine)
+
+
+def test_the_repr_names_the_database_never_the_password() -> None:
+    engine = sqlalchemy.create_engine("postgresql+psycopg://shop:s3cret@db.internal:5433/orders")
+    shown = repr(SQLAlchemyLedger(engine, table="shop.done"))
+    assert shown == (
+        "<paysdk.SQLAlchemyLedger postgresql 'postgresql+psycopg://db.internal:5433/orders' "
+        "table='shop.done'>"
+    )
