@@ -211,6 +211,18 @@ async def test_connections_go_back_to_the_pool_as_the_app_left_them(
         assert states and {state for (state,) in states} == {"idle"}
 
 
+def test_a_pool_that_gives_no_connection_in_time_is_a_ledger_error(tmp_path: Path) -> None:
+    engine = sqlalchemy.create_engine(
+        f"sqlite:///{tmp_path / 'shop.db'}", pool_size=1, max_overflow=0, pool_timeout=0.2
+    )
+    ledger = SQLAlchemyLedger(engine)
+    ledger.create_table()
+    with engine.connect(), pytest.raises(LedgerError, match="pool gave no connection in time"):
+        ledger.fulfil_once(paid("order-1"), lambda p: None)  # the app holds the only one
+    assert ledger.fulfil_once(paid("order-1"), lambda p: None).fulfilled_now
+    engine.dispose()
+
+
 async def settings(engine: Any, sql: str, backend: str) -> object:
     """What a connection from the engine's pool shows: the setting ``sql`` reads, and on
     PostgreSQL psycopg's prepare threshold and autocommit."""
