@@ -1,4 +1,5 @@
-"""The ledger tests' worker processes: forked from a forkserver, started together."""
+"""The ledger tests' shared fixtures: worker processes (forked from a forkserver, started
+together), the shop's sandbox, and a PgBouncer that forgets prepared statements."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from paysdk.sandbox import Sandbox
 from tests.support.ledger_worker import Workers
+from tests.support.postgres import throwaway_pgbouncer
 
 
 @pytest.fixture(scope="module")
@@ -24,3 +27,26 @@ def workers(forkserver: multiprocessing.context.ForkServerContext) -> Iterator[W
     spawned = Workers(forkserver)
     yield spawned
     spawned.kill_all()
+
+
+@pytest.fixture
+def shop_service() -> Iterator[Sandbox]:
+    """The bundled seed (order-1042 paid; order-1043 failed) and two payments for this shop."""
+    with Sandbox() as sandbox:
+        sandbox.add_payment("shop-1", amount=700, currency="NGN")
+        sandbox.add_payment("shop-2", amount=100, currency="NGN")  # the order says 900
+        yield sandbox
+
+
+@pytest.fixture
+def forgetful_pgbouncer(postgres_url: str) -> Iterator[str]:
+    """A PgBouncer in transaction mode whose server connections forget every prepared statement
+    between transactions (``DISCARD ALL`` after each), as a connection another client used last
+    would not know it; it ignores an ``options`` startup parameter rather than refusing it."""
+    settings: dict[str, str | int] = {
+        "server_reset_query": "DISCARD ALL",
+        "server_reset_query_always": 1,
+        "ignore_startup_parameters": "options",
+    }
+    with throwaway_pgbouncer(postgres_url, "transaction", settings) as url:
+        yield url

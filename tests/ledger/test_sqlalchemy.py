@@ -6,7 +6,7 @@ app's ``create_all`` or by the ledger itself. (Processes racing: tests/ledger/te
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from paysdk.sandbox import Sandbox
 from tests.support.engines import dispose, engine_url, make_engine
 from tests.support.ledger_worker import abandon_claim
 from tests.support.merchant import Order, Shop
-from tests.support.postgres import fresh_database, through, throwaway_pgbouncer
+from tests.support.postgres import fresh_database, through
 
 pytestmark = pytest.mark.anyio
 
@@ -133,14 +133,6 @@ async def test_a_claim_outliving_its_lease_waits_for_resolve(engine: Any, ledger
     assert shipped.outcome is Outcome.FULFILLED and ran == ["now"]
     with pytest.raises(LedgerError, match="unknown"):
         await call(ledger, "resolve", "order-1", ran=True)
-
-
-@pytest.fixture
-def shop_service() -> Iterator[Sandbox]:
-    with Sandbox() as sandbox:
-        sandbox.add_payment("shop-1", amount=700, currency="NGN")
-        sandbox.add_payment("shop-2", amount=100, currency="NGN")  # the order says 900
-        yield sandbox
 
 
 async def test_reconcile_fulfils_what_callbacks_missed_once(
@@ -271,18 +263,6 @@ async def test_a_server_that_is_down_is_a_ledger_error(tmp_path: Path, kind: str
         with pytest.raises(LedgerError, match="the PostgreSQL ledger failed: connection"):
             await call(ledger, "fulfil_once", paid("order-1"), lambda p: None)
         await dispose(engine)
-
-
-@pytest.fixture
-def forgetful_pgbouncer(postgres_url: str) -> Iterator[str]:
-    """PgBouncer in transaction mode whose server connections forget every prepared statement
-    between transactions (``DISCARD ALL`` after each)."""
-    settings: dict[str, str | int] = {
-        "server_reset_query": "DISCARD ALL",
-        "server_reset_query_always": 1,
-    }
-    with throwaway_pgbouncer(postgres_url, "transaction", settings) as url:
-        yield url
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])

@@ -24,14 +24,18 @@ def engine_url(ledger_url: str, kind: str) -> str:
 
 
 def make_engine(ledger_url: str, kind: str) -> sqlalchemy.Engine | AsyncEngine:
-    """An engine of ``kind`` on the database ``ledger_url`` names (dispose of it after)."""
+    """An engine of ``kind`` on the database ``ledger_url`` names (dispose of it after), always
+    with a pool that keeps connections (early SQLAlchemy 2.0 releases gave aiosqlite none)."""
+    import sqlalchemy.pool
+
     if kind == "async":
         from sqlalchemy.ext.asyncio import create_async_engine
 
-        return create_async_engine(engine_url(ledger_url, kind))
-    import sqlalchemy
-
-    return sqlalchemy.create_engine(engine_url(ledger_url, kind))
+        queue = sqlalchemy.pool.AsyncAdaptedQueuePool
+        return create_async_engine(engine_url(ledger_url, kind), poolclass=queue)
+    return sqlalchemy.create_engine(
+        engine_url(ledger_url, kind), poolclass=sqlalchemy.pool.QueuePool
+    )
 
 
 async def dispose(engine: sqlalchemy.Engine | AsyncEngine) -> None:

@@ -75,9 +75,8 @@ class SQLAlchemyLedger(Ledger):
                 + (": use AsyncSQLAlchemyLedger" if _is_async(engine) else "")
             )
         self.engine = engine
-        self._dialect = _engine_dialect(engine.url, engine.dialect)
+        self._dialect, self._where = _engine_parts(engine.url, engine.dialect)
         self.backend = self._dialect.name
-        self._where = _alchemy.where(engine.url)
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
 
     def _open_driver(self) -> Driver:
@@ -115,9 +114,8 @@ class AsyncSQLAlchemyLedger(AsyncLedger):
                 + (": use SQLAlchemyLedger" if isinstance(engine, sqlalchemy.Engine) else "")
             )
         self.engine = engine
-        self._dialect = _engine_dialect(engine.url, engine.dialect)
+        self._dialect, self._where = _engine_parts(engine.url, engine.dialect)
         self.backend = self._dialect.name
-        self._where = _alchemy.where(engine.url)
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
 
     def _open_driver(self) -> AsyncDriver:
@@ -133,8 +131,9 @@ def _is_async(engine: object) -> bool:
     return extension is not None and isinstance(engine, extension.AsyncEngine)
 
 
-def _engine_dialect(url: sqlalchemy.URL, dialect: sqlalchemy.Dialect) -> Dialect:
-    return _alchemy.dialect_of(url, dialect.name, str(dialect.driver))
+def _engine_parts(url: sqlalchemy.URL, dialect: sqlalchemy.Dialect) -> tuple[Dialect, str]:
+    """The ledger's SQL for an engine's database, and how messages name that database."""
+    return _alchemy.dialect_of(url, dialect.name, str(dialect.driver)), _alchemy.where(url)
 
 
 def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sqlalchemy.Table:
