@@ -61,12 +61,13 @@ def test_through_pgbouncer_sixteen_processes_deliver_fifty_callbacks_and_each_sh
     race(race_service, pooled_ledger_url, tmp_path / "effects.log", workers)
 
 
+@pytest.mark.parametrize("engine", ["sync", "async"])
 def test_sixteen_processes_each_with_its_own_sqlalchemy_engine_ship_each_callback_once(
-    race_service: Sandbox, ledger_url: str, tmp_path: Path, workers: Workers
+    race_service: Sandbox, ledger_url: str, tmp_path: Path, workers: Workers, engine: str
 ) -> None:
-    """The race again, each worker fulfilling through a SQLAlchemyLedger on an Engine of its
-    own on the same SQLite file or PostgreSQL database."""
-    race(race_service, ledger_url, tmp_path / "effects.log", workers, engine=True)
+    """The race again, each worker fulfilling through a SQLAlchemy ledger on an Engine (or an
+    AsyncEngine) of its own on the same SQLite file or PostgreSQL database."""
+    race(race_service, ledger_url, tmp_path / "effects.log", workers, engine=engine)
 
 
 def test_through_pgbouncer_sqlalchemy_engines_ship_each_callback_once(
@@ -77,7 +78,7 @@ def test_through_pgbouncer_sqlalchemy_engines_ship_each_callback_once(
     transaction may run on another."""
     with throwaway_pgbouncer(postgres_url, "transaction", {"default_pool_size": 4}) as pooler:
         url = through(pooler, fresh_database(postgres_url))
-        race(race_service, url, tmp_path / "effects.log", workers, engine=True)
+        race(race_service, url, tmp_path / "effects.log", workers, engine="sync")
 
 
 def race(
@@ -90,7 +91,7 @@ def race(
         ledger_url: the ledger they share.
         effects: the file each action appends a line to.
         workers: starts the processes.
-        **options: the workers' Job's options (``engine=True``...).
+        **options: the workers' Job's options (``engine="sync"``...).
     """
     everyone = workers.start(WORKERS, job(sandbox, ledger_url, effects, *REFERENCES, **options))
     outcomes = workers.finish(everyone)
