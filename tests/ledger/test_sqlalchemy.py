@@ -304,6 +304,24 @@ def test_ledger_table_is_column_for_column_the_table_the_ledger_creates(ledger_u
     engine.dispose()
 
 
+def test_alembic_autogenerate_finds_nothing_to_change_in_the_ledgers_own_table(
+    ledger_url: str,
+) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.migration import MigrationContext
+
+    engine = sqlalchemy.create_engine(engine_url(ledger_url, "sync"))
+    SQLAlchemyLedger(engine).create_table()
+    metadata = sqlalchemy.MetaData()
+    ledger_table(metadata)
+    with engine.connect() as connection:
+        context = MigrationContext.configure(connection, opts={"compare_type": True})
+        assert compare_metadata(context, metadata) == []
+        ledger_table(metadata, "paysdk_other")  # and a table it lacks is one to add
+        assert [change[0] for change in compare_metadata(context, metadata)] == ["add_table"]
+    engine.dispose()
+
+
 @pytest.mark.parametrize("kind", ["sync", "async"])
 async def test_a_table_in_the_apps_own_schema_works(postgres_url: str, kind: str) -> None:
     engine = make_engine(fresh_database(postgres_url), kind)
