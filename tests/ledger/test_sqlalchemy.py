@@ -203,6 +203,30 @@ async def test_connections_go_back_to_the_pool_as_the_app_left_them(
         assert states and {state for (state,) in states} == {"idle"}
 
 
+def test_an_app_whose_listener_begins_each_transaction_still_gets_the_write_lock_first(
+    tmp_path: Path,
+) -> None:
+    """SQLAlchemy's recipe for SQLite transactions: the driver's own turned off, and a "begin"
+    listener that says BEGIN (deferred). The ledger's claim needs BEGIN IMMEDIATE all the same."""
+    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'shop.db'}")
+    began: list[str] = []
+
+    @sqlalchemy.event.listens_for(engine, "connect")
+    def on_connect(dbapi_connection: Any, record: object) -> None:
+        dbapi_connection.isolation_level = None
+
+    @sqlalchemy.event.listens_for(engine, "begin")
+    def on_begin(connection: sqlalchemy.Connection) -> None:
+        began.append("BEGIN")
+        connection.exec_driver_sql("BEGIN")
+
+    ledger = SQLAlchemyLedger(engine)
+    assert ledger.fulfil_once(paid("order-1"), lambda p: "shipped").fulfilled_now
+    assert ledger.fulfil_once(paid("order-1"), lambda p: "again").already_fulfilled
+    assert began  # the listener did run
+    engine.dispose()
+
+
 def test_a_pool_that_gives_no_connection_in_time_is_a_ledger_error(tmp_path: Path) -> None:
     engine = sqlalchemy.create_engine(
         f"sqlite:///{tmp_path / 'shop.db'}", pool_size=1, max_overflow=0, pool_timeout=0.2

@@ -123,6 +123,8 @@ class SQLAlchemyTransaction:
             busy = self.connection.exec_driver_sql("PRAGMA busy_timeout", (), BARE)
             self.shops_setting = busy.scalar()
             self._bare(f"PRAGMA busy_timeout = {round(self.driver.timeout * 1000)}")
+            if in_transaction(SQLITE, self.raw):  # the app's "begin" listener said BEGIN
+                self._bare("ROLLBACK")  # (SQLAlchemy's pysqlite recipe): ours is IMMEDIATE
             self._bare("BEGIN IMMEDIATE" if write else "BEGIN")
         else:
             self.shops_setting = self.raw.prepare_threshold
