@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test matrix lint typecheck unit docs dist bench clean postgres
+.PHONY: demo test matrix lint typecheck unit docs docs-serve dist bench clean postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -46,20 +46,20 @@ unit: $(DEV_STAMP) postgres
 	$(BIN)/pytest -q
 
 # The documentation site, into site/; --strict turns broken links and references into errors.
+# Its search works opened from disk (site/index.html) as well as served.
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-# The ledger's tests start a throwaway PostgreSQL server from Debian's postgresql package, and a
-# throwaway PgBouncer (Debian's pgbouncer) in front of it, and run workers with their clocks
-# moved by libfaketime (Debian's faketime).
-SUDO := $(if $(filter 0,$(shell id -u)),,sudo)
+# The site at http://127.0.0.1:8000, rebuilt as the pages change; this machine only.
+docs-serve: $(DEV_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000
+
+# The ledger's tests start a throwaway PostgreSQL server, a throwaway PgBouncer in front of it,
+# and workers with their clocks moved by libfaketime. scripts/find_postgres.py finds them (PATH,
+# pg_config --bindir, Debian's and Homebrew's directories); missing ones it installs with apt-get
+# on Debian or Ubuntu, and elsewhere it says what to install (brew, dnf) and fails.
 postgres:
-	@{ ls /usr/lib/postgresql/*/bin/initdb && ls /usr/sbin/pgbouncer && command -v faketime; } \
-	  >/dev/null 2>&1 || { \
-	  echo "installing PostgreSQL, PgBouncer and faketime (apt-get) for the ledger's tests"; \
-	  $(SUDO) apt-get update -qq && \
-	  DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq --no-install-recommends \
-	    postgresql pgbouncer faketime; }
+	@$(PYTHON) scripts/find_postgres.py --install >/dev/null
 
 # What would be uploaded: a wheel and an sdist in dist/, checked as PyPI will render them.
 dist: $(DEV_STAMP)

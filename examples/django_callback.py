@@ -12,7 +12,7 @@ from django.http import HttpRequest, JsonResponse
 from django.urls import path
 
 import paysdk
-from paysdk.integrations.django import paysdk_callback
+from paysdk.integrations.django import verified_callback
 
 settings.configure(
     ROOT_URLCONF=__name__, ALLOWED_HOSTS=["127.0.0.1"], SECRET_KEY=os.urandom(32).hex()
@@ -26,7 +26,7 @@ LOCK = threading.Lock()  # the callback may arrive twice, even at once: fulfil o
 client = paysdk.Client()  # reads PAYSDK_SECRET_KEY and PAYSDK_BASE_URL
 
 
-@paysdk_callback(client=client, lookup=ORDERS.get)  # unknown, failed or mismatched payments stop
+@verified_callback(client, lookup=ORDERS.get)  # unknown, failed or mismatched payments stop
 def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
     with LOCK:
         if payment.reference not in FULFILLED:

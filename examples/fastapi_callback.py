@@ -8,12 +8,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator
-from typing import Annotated
 
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 
 import paysdk
-from paysdk.integrations.fastapi import VerifiedCallback, install
+from paysdk.integrations.fastapi import verified_callback
 
 ORDERS = {  # the merchant's order table: what each reference must pay
     "order-1042": {"amount": 2_500_000, "currency": "NGN"},
@@ -21,7 +20,6 @@ ORDERS = {  # the merchant's order table: what each reference must pay
 }
 FULFILLED: list[str] = []
 client = paysdk.AsyncClient()  # reads PAYSDK_SECRET_KEY and PAYSDK_BASE_URL
-verified_callback = VerifiedCallback(client, lookup=ORDERS.get)
 
 
 @contextlib.asynccontextmanager
@@ -31,13 +29,11 @@ async def lifespan(app: FastAPI) -> AsyncIterator[None]:
 
 
 app = FastAPI(lifespan=lifespan)
-install(app)  # refused callbacks are answered {"status": ...}, as by the other helpers
 
 
 @app.get("/payments/callback")
-async def payment_callback(
-    payment: Annotated[paysdk.VerifiedPayment, Depends(verified_callback)],
-) -> dict[str, str]:
+@verified_callback(client, lookup=ORDERS.get)  # unknown, failed or mismatched payments stop here
+async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
     if payment.reference not in FULFILLED:  # the callback may arrive twice: fulfil once
         FULFILLED.append(payment.reference)  # ship the order here
     return {"status": "ok"}

@@ -1,4 +1,5 @@
-"""Flask: ship an order only once the service confirms a payment of its amount and currency.
+"""Flask: ship an order once, and only once the service confirms a payment of its amount and
+currency; the ledger records each payment as fulfilled only when the view succeeds.
 
 Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/flask_callback.py
 """
@@ -6,7 +7,6 @@ Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/flask_callback.py
 from __future__ import annotations
 
 import os
-import threading
 
 from flask import Flask
 
@@ -18,18 +18,25 @@ ORDERS = {  # the merchant's order table: what each reference must pay
     "order-1043": {"amount": 4_999, "currency": "USD"},
 }
 FULFILLED: list[str] = []
-LOCK = threading.Lock()  # the callback may arrive twice, even at once: fulfil once
+OUT_OF_STOCK: set[str] = set()  # orders the warehouse will never ship
+WAREHOUSE_OPEN = True  # while it is closed, nothing can ship now (but may later)
 client = paysdk.Client()  # reads PAYSDK_SECRET_KEY and PAYSDK_BASE_URL
+ledger = paysdk.Ledger(os.environ.get("LEDGER_URL", "sqlite:///fulfilments.db"))
 app = Flask(__name__)
 
 
 @app.get("/payments/callback")
-@verified_callback(client, lookup=ORDERS.get)  # unknown, failed or mismatched payments stop here
-def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
-    with LOCK:
-        if payment.reference not in FULFILLED:
-            FULFILLED.append(payment.reference)  # ship the order here
-    return {"status": "ok"}
+@verified_callback(client, lookup=ORDERS.get, ledger=ledger)  # bad callbacks stop here
+def payment_callback(payment: paysdk.VerifiedPayment) -> tuple[dict[str, str], int]:
+    # Runs once per payment, however often the callback comes. A 2xx answer is recorded as
+    # fulfilled; a 5xx (or an exception) is not, so the service's retry runs it again; a 4xx
+    # refuses the payment, and the ledger records why.
+    if payment.reference in OUT_OF_STOCK:
+        return {"status": "out_of_stock"}, 409
+    if not WAREHOUSE_OPEN:
+        return {"status": "warehouse_closed"}, 503
+    FULFILLED.append(payment.reference)  # ship the order here
+    return {"status": "ok"}, 200
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -20,16 +21,29 @@ from django.test import RequestFactory
 from django.urls import URLPattern, clear_url_caches, path
 
 import paysdk
-from paysdk.integrations import django as paysdk_django
-from paysdk.integrations.django import paysdk_callback
+from paysdk.integrations.django import verified_callback
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import CallbackSender, MockPaymentAPI
+from tests.support.fulfilment_rule import (
+    REFERENCE,
+    VIEW_ANSWERS,
+    Deliver,
+    ViewAnswer,
+    Views,
+    answer_ids,
+    assert_recorded,
+    assert_state_after_first,
+    check_a_raising_view_is_released,
+    check_the_rule,
+    ledger_rows,
+)
 from tests.support.merchant import (
     CALLBACK_CASES,
     CallbackCase,
     Order,
     Shop,
     assert_answered,
+    assert_refusal_recorded,
     verify_requests,
 )
 
@@ -73,7 +87,7 @@ def browser(client: paysdk.Client, shop: Shop) -> DjangoClient:
     def record_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> None:
         shop.record_failure(error)
 
-    @paysdk_callback(client=client, lookup=shop.lookup, on_failed=record_failure)
+    @verified_callback(client=client, lookup=shop.lookup, on_failed=record_failure)
     def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
         shop.fulfil(payment)
         return JsonResponse({"status": "ok"})
@@ -113,7 +127,7 @@ def test_url_kwargs_reach_the_view_and_on_failed_may_answer(
     def answer_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> HttpResponse:
         return HttpResponse(f"failed {error.reference}", status=202)
 
-    @paysdk_callback(client=client, lookup=shop.lookup, on_failed=answer_failure)
+    @verified_callback(client=client, lookup=shop.lookup, on_failed=answer_failure)
     def payment_callback(
         request: HttpRequest, payment: paysdk.VerifiedPayment, shop_id: int
     ) -> HttpResponseBase:
@@ -140,7 +154,7 @@ def test_mixing_sync_and_async_is_refused(client: paysdk.Client, shop: Shop) -> 
         return HttpResponse()
 
     with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
-        paysdk_callback(client=client, lookup=shop.lookup)(async_view)  # type: ignore[arg-type]
+        verified_callback(client, lookup=shop.lookup)(async_view)  # type: ignore[arg-type]
 
 
 # --- async views ------------------------------------------------------------------------------
@@ -165,7 +179,7 @@ async def test_an_async_view_with_an_async_client(
     async def record_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> None:
         shop.record_failure(error)
 
-    @paysdk_callback(client=async_client, lookup=lookup, on_failed=record_failure)
+    @verified_callback(client=async_client, lookup=lookup, on_failed=record_failure)
     async def payment_callback(
         request: HttpRequest, payment: paysdk.VerifiedPayment
     ) -> HttpResponseBase:
@@ -189,8 +203,7 @@ def test_the_kit_sends_a_callback_through_django_wsgi(
 ) -> None:
     orders = {"order-1": {"amount": 5000, "currency": "NGN"}}
 
-    # The fixture's name hides the decorator's here, so it is reached through its module.
-    @paysdk_django.paysdk_callback(client=paysdk_client, lookup=orders.get)
+    @verified_callback(client=paysdk_client, lookup=orders.get)
     def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
         return JsonResponse({"status": "ok", "reference": payment.reference})
 
@@ -207,7 +220,7 @@ def test_the_kit_sends_a_callback_through_django_asgi(
 ) -> None:
     orders = {"order-1": {"amount": 5000, "currency": "NGN"}}
 
-    @paysdk_django.paysdk_callback(client=paysdk_api.async_client(), lookup=orders.get)
+    @verified_callback(client=paysdk_api.async_client(), lookup=orders.get)
     async def payment_callback(
         request: HttpRequest, payment: paysdk.VerifiedPayment
     ) -> JsonResponse:
@@ -229,7 +242,7 @@ def test_with_a_ledger_the_view_runs_once_per_payment(
     shop.orders["order-1044"] = Order("order-1044", amount=85000, currency="GHS")
     with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
 
-        @paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)
+        @verified_callback(client=client, lookup=shop.lookup, ledger=ledger)
         def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
             shop.fulfil(payment)
             return JsonResponse({"status": "ok"})
@@ -259,7 +272,7 @@ async def test_with_an_async_ledger_an_async_view_runs_once(
 ) -> None:
     async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
 
-        @paysdk_callback(client=async_client, lookup=shop.lookup, ledger=ledger)
+        @verified_callback(client=async_client, lookup=shop.lookup, ledger=ledger)
         async def payment_callback(
             request: HttpRequest, payment: paysdk.VerifiedPayment
         ) -> HttpResponseBase:
@@ -281,4 +294,126 @@ def test_a_ledger_of_the_other_kind_is_refused(
 ) -> None:
     ledger = paysdk.AsyncLedger(tmp_path / "ledger.db")
     with pytest.raises(paysdk.ConfigurationError, match="AsyncLedger"):
-        paysdk_callback(client=client, lookup=shop.lookup, ledger=ledger)  # type: ignore[call-overload]
+        verified_callback(client, lookup=shop.lookup, ledger=ledger)  # type: ignore[call-overload]
+
+
+# --- the fulfilment rule: only a success is recorded as fulfilled ------------------------------
+
+
+def serve_ledger_view(
+    client: paysdk.Client, shop: Shop, ledger: paysdk.Ledger, views: Views
+) -> DjangoClient:
+    """A sync view answering what ``views`` says, through ``ledger``; its test client."""
+
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> HttpResponse:
+        answer = views.next()
+        return HttpResponse(answer.content, status=answer.status_code)
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    return DjangoClient(raise_request_exception=False)
+
+
+def serve_async_ledger_view(
+    client: paysdk.AsyncClient, shop: Shop, ledger: paysdk.AsyncLedger, views: Views
+) -> DjangoAsyncClient:
+    """An async view answering what ``views`` says, through ``ledger``; its test client."""
+
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    async def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> HttpResponseBase:
+        answer = views.next()
+        return HttpResponse(answer.content, status=answer.status_code)
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    return DjangoAsyncClient(raise_request_exception=False)
+
+
+def delivery(browser: DjangoClient) -> Deliver:
+    def deliver() -> tuple[int, bytes]:
+        response = browser.get(f"{PATH}?reference={REFERENCE}")
+        return response.status_code, response.content
+
+    return deliver
+
+
+@pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
+def test_a_views_answer_is_recorded_by_the_fulfilment_rule(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, answer: ViewAnswer
+) -> None:
+    views = Views(answer)
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        deliver = delivery(serve_ledger_view(client, shop, ledger, views))
+        check_the_rule(answer, views, deliver, lambda: ledger.row(REFERENCE))
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
+async def test_an_async_views_answer_is_recorded_by_the_fulfilment_rule(
+    async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path, answer: ViewAnswer
+) -> None:
+    views = Views(answer)
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+        browser = serve_async_ledger_view(async_client, shop, ledger, views)
+        first = await browser.get(f"{PATH}?reference={REFERENCE}")
+        assert_state_after_first(answer, await ledger.row(REFERENCE))
+        retry = await browser.get(f"{PATH}?reference={REFERENCE}")
+        row = await ledger.row(REFERENCE)
+    assert_recorded(
+        answer, (first.status_code, first.content), (retry.status_code, retry.content), row, views
+    )
+
+
+def test_a_view_that_raises_leaves_the_payment_unfulfilled(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    views = Views(RuntimeError("the warehouse API is down"))
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        deliver = delivery(serve_ledger_view(client, shop, ledger, views))
+        check_a_raising_view_is_released(views, deliver, lambda: ledger.row(REFERENCE))
+
+
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+def test_with_a_ledger_refusals_of_confirmed_payments_are_recorded(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, case: CallbackCase
+) -> None:
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.create_table()
+        response = serve_ledger_view(client, shop, ledger, Views()).get(f"{PATH}?{case.query}")
+    assert response.status_code == case.status_code
+    assert json.loads(response.content) == {"status": case.status}
+    rows = [row for row in ledger_rows(tmp_path / "ledger.db") if row[1] != "fulfilled"]
+    assert_refusal_recorded(case, rows)
+
+
+@pytest.mark.anyio
+async def test_an_async_view_records_refusals_and_survives_a_ledger_failing_to(
+    async_client: paysdk.AsyncClient,
+    shop: Shop,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+        browser = serve_async_ledger_view(async_client, shop, ledger, Views())
+        mismatch = await browser.get(f"{PATH}?reference=order-2001")
+        row = await ledger.row("order-2001")
+    unreachable = paysdk.AsyncLedger(tmp_path / "no-such-directory" / "ledger.db", timeout=1)
+    browser = serve_async_ledger_view(async_client, shop, unreachable, Views())
+    with caplog.at_level(logging.ERROR, logger="paysdk.callbacks"):
+        failed = await browser.get(f"{PATH}?reference=order-1043")
+    assert (mismatch.status_code, json.loads(mismatch.content)) == (409, {"status": "mismatch"})
+    assert row is not None and row.state == "refused"
+    assert (failed.status_code, json.loads(failed.content)) == (200, {"status": "failed"})
+    assert any("could not record the refusal of order-1043" in m for m in caplog.messages)
+
+
+def test_a_refusal_the_ledger_cannot_record_is_answered_as_usual(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    unreachable = paysdk.Ledger(tmp_path / "no-such-directory" / "ledger.db", timeout=1)
+    browser = serve_ledger_view(client, shop, unreachable, Views())
+    with caplog.at_level(logging.ERROR, logger="paysdk.callbacks"):
+        mismatch = browser.get(f"{PATH}?reference=order-2001")
+    assert (mismatch.status_code, json.loads(mismatch.content)) == (409, {"status": "mismatch"})
+    assert any("could not record the refusal of order-2001" in m for m in caplog.messages)

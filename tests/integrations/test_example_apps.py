@@ -6,6 +6,9 @@ import asyncio
 import dataclasses
 import importlib.util
 import json
+import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -47,8 +50,11 @@ class Merchant:
 
 
 @pytest.fixture
-def flask_merchant(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterator[Merchant]:
+def flask_merchant(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[Merchant]:
     """The Flask example app, served by a real WSGI server on a free loopback port."""
+    monkeypatch.setenv("LEDGER_URL", f"sqlite:///{tmp_path / 'fulfilments.db'}")
     example = load_example("flask_callback", sandbox, monkeypatch)
     server = make_server("127.0.0.1", 0, example.app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
@@ -57,6 +63,7 @@ def flask_merchant(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> Iterato
     server.shutdown()
     thread.join()
     example.client.close()
+    example.ledger.close()
 
 
 def test_a_callback_sent_twice_is_fulfilled_once(
@@ -90,6 +97,38 @@ def test_a_paid_order_with_the_wrong_amount_is_not_shipped(
     assert flask_merchant.fulfilled == []
 
 
+def test_a_view_answering_5xx_is_not_recorded_and_the_retry_ships_it(
+    sandbox: Sandbox, flask_merchant: Merchant, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(flask_merchant.example, "WAREHOUSE_OPEN", False)
+    closed = sandbox.send_callback(flask_merchant.callback_url, "order-1042")
+    row = flask_merchant.example.ledger.row("order-1042")
+    monkeypatch.setattr(flask_merchant.example, "WAREHOUSE_OPEN", True)
+    retried = [sandbox.send_callback(flask_merchant.callback_url, "order-1042") for _ in range(2)]
+    assert (closed.status_code, json.loads(closed.body)) == (503, {"status": "warehouse_closed"})
+    assert row is not None and row.state == "released"
+    assert [(answer.status_code, json.loads(answer.body)) for answer in retried] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert flask_merchant.fulfilled == ["order-1042"]
+
+
+def test_refusals_are_recorded_in_the_ledger_with_why(
+    sandbox: Sandbox, flask_merchant: Merchant
+) -> None:
+    flask_merchant.example.OUT_OF_STOCK.add("order-1042")
+    out_of_stock = sandbox.send_callback(flask_merchant.callback_url, "order-1042")
+    failed = sandbox.send_callback(flask_merchant.callback_url, "order-1043")
+    rows = flask_merchant.example.ledger.rows(["order-1042", "order-1043"])
+    assert (out_of_stock.status_code, failed.status_code) == (409, 200)
+    assert {ref: (row.state, row.reason) for ref, row in rows.items()} == {
+        "order-1042": ("refused", 'the callback view answered 409: {"status":"out_of_stock"}'),
+        "order-1043": ("refused", "the service reports the payment failed"),
+    }
+    assert flask_merchant.fulfilled == []
+
+
 def test_the_fastapi_example_fulfils_once(
     sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -110,3 +149,49 @@ def test_the_fastapi_example_closes_its_client_when_the_app_stops(
         assert browser.get("/payments/callback?reference=order-1042").status_code == 200
     with pytest.raises(paysdk.ClientClosedError):
         asyncio.run(example.client.verify("order-1042"))
+
+
+DJANGO_EXAMPLE_AT_WORK = """
+import importlib.util, json, sys
+
+import django
+from django.test import Client
+
+spec = importlib.util.spec_from_file_location("django_callback", sys.argv[1])
+example = importlib.util.module_from_spec(spec)
+sys.modules["django_callback"] = example  # its settings name it as the URLconf
+spec.loader.exec_module(example)
+django.setup()
+browser = Client()
+answers = [browser.get("/payments/callback?reference=" + ref) for ref in sys.argv[2:]]
+print(json.dumps([[a.status_code, json.loads(a.content)] for a in answers]))
+print(json.dumps(example.FULFILLED))
+example.client.close()
+"""
+
+
+def test_the_django_example_fulfils_a_paid_order_once(sandbox: Sandbox) -> None:
+    """In a process of its own: the example configures Django's settings, once per process."""
+    env = os.environ | {
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+        "PAYSDK_BASE_URL": sandbox.base_url,
+    }
+    references = ["order-1042", "order-1042", "order-1043", "order-0000"]
+    example = str(EXAMPLES / "django_callback.py")
+    done = subprocess.run(
+        [sys.executable, "-c", DJANGO_EXAMPLE_AT_WORK, example, *references],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    answers, fulfilled = (json.loads(line) for line in done.stdout.splitlines())
+    assert answers == [
+        [200, {"status": "ok"}],
+        [200, {"status": "ok"}],
+        [200, {"status": "failed"}],
+        [404, {"status": "unknown_order"}],
+    ]
+    assert fulfilled == ["order-1042"]

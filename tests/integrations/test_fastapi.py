@@ -2,20 +2,43 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
+import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
+from fastapi.responses import JSONResponse
 from fastapi.testclient import TestClient
 from starlette.requests import Request
 
 import paysdk
-from paysdk.integrations.fastapi import VerifiedCallback, install
+from paysdk.integrations.fastapi import verified_callback
+from paysdk.ledger import LedgerRow
 from paysdk.sandbox import Fault, Sandbox
-from tests.support.merchant import CALLBACK_CASES, CallbackCase, Order, Shop, assert_answered
+from tests.support.fulfilment_rule import (
+    REFERENCE,
+    VIEW_ANSWERS,
+    Deliver,
+    ViewAnswer,
+    Views,
+    answer_ids,
+    check_a_raising_view_is_released,
+    check_the_rule,
+    ledger_rows,
+)
+from tests.support.merchant import (
+    CALLBACK_CASES,
+    CallbackCase,
+    Order,
+    Shop,
+    assert_answered,
+    assert_refusal_recorded,
+)
 
 PATH = "/payments/callback"
 
@@ -26,18 +49,30 @@ def make_app(client: paysdk.Client | paysdk.AsyncClient, shop: Shop) -> FastAPI:
     async def record_failure(error: paysdk.PaymentFailedError) -> None:
         shop.record_failure(error)
 
-    verified_callback = VerifiedCallback(client, lookup=shop.lookup, on_failed=record_failure)
     app = FastAPI()
-    install(app)
 
     @app.get(PATH)
-    async def payment_callback(
-        payment: paysdk.VerifiedPayment = Depends(verified_callback),  # noqa: B008 (closure)
-    ) -> dict[str, str]:
+    @verified_callback(client, lookup=shop.lookup, on_failed=record_failure)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
         shop.fulfil(payment)
         return {"status": "ok"}
 
     return app
+
+
+def sandbox_client(sandbox: Sandbox, kind: str) -> paysdk.Client | paysdk.AsyncClient:
+    cls = paysdk.AsyncClient if kind == "async" else paysdk.Client
+    return cls(secret_key=sandbox.secret_key, base_url=sandbox.base_url, max_retries=0)
+
+
+def close(browser: TestClient, *closing: object) -> None:
+    """Close clients and ledgers, async ones on the test client's event loop."""
+    assert browser.portal is not None  # inside the test client's with block
+    for thing in closing:
+        if isinstance(thing, (paysdk.AsyncClient, paysdk.AsyncLedger)):
+            browser.portal.call(thing.close)
+        elif isinstance(thing, (paysdk.Client, paysdk.Ledger)):
+            thing.close()
 
 
 @pytest.fixture(params=["async", "sync"])
@@ -45,16 +80,10 @@ def browser(
     request: pytest.FixtureRequest, callback_sandbox: Sandbox, shop: Shop
 ) -> Iterator[TestClient]:
     """A TestClient (one event loop for its life) for an app using an AsyncClient or a Client."""
-    kind = paysdk.AsyncClient if request.param == "async" else paysdk.Client
-    client = kind(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
-    )
+    client = sandbox_client(callback_sandbox, request.param)
     with TestClient(make_app(client, shop)) as browser:
         yield browser
-        if isinstance(client, paysdk.AsyncClient):
-            browser.portal.call(client.close)
-    if isinstance(client, paysdk.Client):
-        client.close()
+        close(browser, client)
 
 
 @pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
@@ -87,61 +116,88 @@ def test_the_service_failing_asks_for_a_retry(
     assert shop.fulfilled == []
 
 
-def test_fastapi_reads_the_request_parameter_as_the_request_class(shop: Shop) -> None:
-    """What FastAPI inspects, a callable instance's signature, holds the class, not a string: a
-    string annotation there cannot be resolved by FastAPI before 0.124 (it answers 422)."""
+def test_fastapi_reads_the_endpoints_parameters_without_the_payment(shop: Shop) -> None:
+    """What FastAPI inspects: the endpoint's other parameters, resolved to classes, and the
+    request the helper needs; the return annotation stays the endpoint's."""
     client = paysdk.AsyncClient(secret_key="sk_test_x", base_url="http://127.0.0.1:1")
-    signature = inspect.signature(VerifiedCallback(client, lookup=shop.lookup))
-    assert signature.parameters["request"].annotation is Request
-    assert signature.return_annotation is paysdk.VerifiedPayment
+
+    async def endpoint(payment: paysdk.VerifiedPayment, shop_id: int) -> dict[str, str]:
+        return {}
+
+    signature = inspect.signature(verified_callback(client, lookup=shop.lookup)(endpoint))
+    assert [(p.name, p.annotation) for p in signature.parameters.values()] == [
+        ("shop_id", int),
+        ("paysdk_request", Request),
+    ]
+    assert signature.return_annotation == dict[str, str]
+
+
+def test_path_parameters_and_the_request_reach_a_sync_endpoint(
+    callback_sandbox: Sandbox, shop: Shop
+) -> None:
+    client = sandbox_client(callback_sandbox, "sync")
+    app = FastAPI()
+
+    @app.get("/shops/{shop_id}/callback")
+    @verified_callback(client=client, lookup=shop.lookup)
+    def payment_callback(
+        payment: paysdk.VerifiedPayment, shop_id: int, request: Request
+    ) -> dict[str, object]:
+        return {"shop": shop_id, "reference": payment.reference, "path": request.url.path}
+
+    with TestClient(app) as browser:
+        response = browser.get("/shops/7/callback?reference=order-1042")
+    client.close()
+    assert response.json() == {"shop": 7, "reference": "order-1042", "path": "/shops/7/callback"}
+
+
+def test_on_failed_may_answer_instead(callback_sandbox: Sandbox, shop: Shop) -> None:
+    client = sandbox_client(callback_sandbox, "sync")
+    app = FastAPI()
+
+    def answer_failure(error: paysdk.PaymentFailedError) -> JSONResponse:
+        return JSONResponse({"noted": error.reference}, status_code=202)
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, on_failed=answer_failure)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        raise AssertionError("a failed payment must not reach the endpoint")
+
+    with TestClient(app) as browser:
+        response = browser.get(f"{PATH}?reference=order-1043")
+    client.close()
+    assert (response.status_code, response.json()) == (202, {"noted": "order-1043"})
 
 
 def test_a_client_of_another_kind_is_refused(shop: Shop) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
-        VerifiedCallback(object(), lookup=shop.lookup)  # type: ignore[arg-type]
+        verified_callback(object(), lookup=shop.lookup)  # type: ignore[arg-type]
 
 
-def test_an_app_without_install_is_told_to_call_it(callback_sandbox: Sandbox, shop: Shop) -> None:
-    """Without the handler FastAPI would answer {"detail": ...}: refuse to, loudly."""
-    client = paysdk.AsyncClient(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
-    )
-    verified_callback = VerifiedCallback(client, lookup=shop.lookup)
-    app = FastAPI()
+def test_an_endpoint_without_a_payment_parameter_is_refused(shop: Shop) -> None:
+    client = paysdk.AsyncClient(secret_key="sk_test_x", base_url="http://127.0.0.1:1")
 
-    @app.get(PATH)
-    async def payment_callback(
-        payment: paysdk.VerifiedPayment = Depends(verified_callback),  # noqa: B008 (closure)
-    ) -> dict[str, str]:
-        return {"status": "ok"}
+    async def endpoint() -> None: ...
 
-    with TestClient(app) as browser:
-        with pytest.raises(paysdk.ConfigurationError, match=r"install\(app\)"):
-            browser.get(f"{PATH}?reference=order-1042")
-        browser.portal.call(client.close)
-    assert shop.fulfilled == []
+    with pytest.raises(paysdk.ConfigurationError, match="payment"):
+        verified_callback(client, lookup=shop.lookup)(endpoint)
 
 
 def test_a_plain_starlette_app_answers_the_same_body(callback_sandbox: Sandbox, shop: Shop) -> None:
     from starlette.applications import Starlette
-    from starlette.responses import JSONResponse
     from starlette.routing import Route
 
-    client = paysdk.AsyncClient(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
-    )
-    verified_callback = VerifiedCallback(client, lookup=shop.lookup)
+    client = sandbox_client(callback_sandbox, "async")
 
-    async def payment_callback(request: Request) -> JSONResponse:
-        payment = await verified_callback(request)
+    @verified_callback(client, lookup=shop.lookup)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> JSONResponse:
         shop.fulfil(payment)
         return JSONResponse({"status": "ok"})
 
     app = Starlette(routes=[Route(PATH, payment_callback)])
-    install(app)
     with TestClient(app) as browser:
         answers = [browser.get(f"{PATH}?reference={ref}") for ref in ("order-1042", "order-2001")]
-        browser.portal.call(client.close)
+        close(browser, client)
     assert [(a.status_code, a.json()) for a in answers] == [
         (200, {"status": "ok"}),
         (409, {"status": "mismatch"}),
@@ -151,32 +207,58 @@ def test_a_plain_starlette_app_answers_the_same_body(callback_sandbox: Sandbox, 
 # --- with a fulfilment ledger ------------------------------------------------------------------
 
 
+def open_ledger(kind: str, path: Path, **options: Any) -> paysdk.Ledger | paysdk.AsyncLedger:
+    return (paysdk.AsyncLedger if kind == "async" else paysdk.Ledger)(path, **options)
+
+
+def ledger_app(
+    client: paysdk.Client | paysdk.AsyncClient,
+    shop: Shop,
+    ledger: paysdk.Ledger | paysdk.AsyncLedger,
+    views: Views,
+) -> FastAPI:
+    """An app whose endpoint answers what ``views`` says (a plain dict for a 200 ``ok``)."""
+    app = FastAPI()
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> object:
+        answer = views.next()
+        if answer is VIEW_ANSWERS[0]:
+            return answer.body  # a value, not a response: a success
+        return JSONResponse(answer.body, status_code=answer.status_code)
+
+    return app
+
+
+def delivery(browser: TestClient) -> Deliver:
+    def deliver() -> tuple[int, bytes]:
+        response = browser.get(f"{PATH}?reference={REFERENCE}")
+        return response.status_code, response.content
+
+    return deliver
+
+
+def row_of(browser: TestClient, ledger: paysdk.Ledger | paysdk.AsyncLedger) -> LedgerRow | None:
+    assert browser.portal is not None  # inside the test client's with block
+    if isinstance(ledger, paysdk.AsyncLedger):
+        return browser.portal.call(ledger.row, REFERENCE)
+    return ledger.row(REFERENCE)
+
+
 @pytest.mark.parametrize("kind", ["async", "sync"])
-def test_with_a_ledger_fulfil_runs_once_before_the_endpoint(
+def test_with_a_ledger_the_endpoint_runs_once_per_payment(
     callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, kind: str
 ) -> None:
     shop.orders["order-1044"] = Order("order-1044", amount=85000, currency="GHS")
-    client = paysdk.AsyncClient(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
-    )
-    ledger: paysdk.Ledger | paysdk.AsyncLedger
-    if kind == "async":
-        ledger = paysdk.AsyncLedger(tmp_path / "ledger.db")
-
-        async def fulfil(payment: paysdk.VerifiedPayment) -> None:
-            shop.fulfil(payment)
-
-        verified = VerifiedCallback(client, lookup=shop.lookup, ledger=ledger, fulfil=fulfil)
-    else:
-        ledger = paysdk.Ledger(tmp_path / "ledger.db")
-        verified = VerifiedCallback(client, lookup=shop.lookup, ledger=ledger, fulfil=shop.fulfil)
+    client = sandbox_client(callback_sandbox, "async")
+    ledger = open_ledger(kind, tmp_path / "ledger.db")
     app = FastAPI()
-    install(app)
 
     @app.get(PATH)
-    async def payment_callback(
-        payment: paysdk.VerifiedPayment = Depends(verified),  # noqa: B008 (closure)
-    ) -> dict[str, str]:
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        shop.fulfil(payment)
         return {"status": "ok"}
 
     with TestClient(app) as browser:
@@ -189,11 +271,7 @@ def test_with_a_ledger_fulfil_runs_once_before_the_endpoint(
             other_worker.fulfil_once(
                 held, lambda p: during.append(browser.get(f"{PATH}?reference=order-1044"))
             )
-        browser.portal.call(client.close)
-        if isinstance(ledger, paysdk.AsyncLedger):
-            browser.portal.call(ledger.close)
-        else:
-            ledger.close()
+        close(browser, client, ledger)
 
     assert [(r.status_code, r.json()) for r in answers] == [
         (200, {"status": "ok"}),
@@ -203,8 +281,70 @@ def test_with_a_ledger_fulfil_runs_once_before_the_endpoint(
     assert [(r.status_code, r.json()) for r in during] == [(503, {"status": "in_progress"})]
 
 
-def test_a_ledger_needs_its_fulfil(shop: Shop, tmp_path: Path) -> None:
-    client = paysdk.Client(secret_key="sk_test_x", base_url="http://127.0.0.1:9")
-    with pytest.raises(paysdk.ConfigurationError, match="fulfil"):
-        VerifiedCallback(client, lookup=shop.lookup, ledger=paysdk.Ledger(tmp_path / "l.db"))
+@pytest.mark.parametrize("kind", ["async", "sync"])
+@pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
+def test_an_endpoints_answer_is_recorded_by_the_fulfilment_rule(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, answer: ViewAnswer, kind: str
+) -> None:
+    views = Views(answer)
+    client = sandbox_client(callback_sandbox, kind)
+    ledger = open_ledger(kind, tmp_path / "ledger.db")
+    with TestClient(ledger_app(client, shop, ledger, views)) as browser:
+        check_the_rule(answer, views, delivery(browser), lambda: row_of(browser, ledger))
+        close(browser, client, ledger)
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_an_endpoint_that_raises_leaves_the_payment_unfulfilled(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, kind: str
+) -> None:
+    views = Views(RuntimeError("the warehouse API is down"))
+    client = sandbox_client(callback_sandbox, kind)
+    ledger = open_ledger(kind, tmp_path / "ledger.db")
+    app = ledger_app(client, shop, ledger, views)
+    with TestClient(app, raise_server_exceptions=False) as browser:
+        row = functools.partial(row_of, browser, ledger)
+        check_a_raising_view_is_released(views, delivery(browser), row)
+        close(browser, client, ledger)
+
+
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+def test_with_a_ledger_refusals_of_confirmed_payments_are_recorded(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, case: CallbackCase
+) -> None:
+    client = sandbox_client(callback_sandbox, "async")
+    ledger = paysdk.AsyncLedger(tmp_path / "ledger.db")
+    with TestClient(ledger_app(client, shop, ledger, Views())) as browser:
+        browser.portal.call(ledger.create_table)
+        response = browser.get(f"{PATH}?{case.query}")
+        close(browser, client, ledger)
+    assert (response.status_code, response.json()) == (case.status_code, {"status": case.status})
+    rows = [row for row in ledger_rows(tmp_path / "ledger.db") if row[1] != "fulfilled"]
+    assert_refusal_recorded(case, rows)
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_a_refusal_the_ledger_cannot_record_is_answered_as_usual(
+    callback_sandbox: Sandbox,
+    shop: Shop,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+) -> None:
+    client = sandbox_client(callback_sandbox, kind)
+    unreachable = open_ledger(kind, tmp_path / "no-such-directory" / "ledger.db", timeout=1)
+    with (
+        TestClient(ledger_app(client, shop, unreachable, Views())) as browser,
+        caplog.at_level(logging.ERROR, logger="paysdk.callbacks"),
+    ):
+        failed = browser.get(f"{PATH}?reference=order-1043")
+        close(browser, client, unreachable)
+    assert (failed.status_code, json.loads(failed.content)) == (200, {"status": "failed"})
+    assert any("could not record the refusal of order-1043" in m for m in caplog.messages)
+
+
+def test_a_ledger_of_another_kind_is_refused(callback_sandbox: Sandbox, shop: Shop) -> None:
+    client = sandbox_client(callback_sandbox, "sync")
+    with pytest.raises(paysdk.ConfigurationError, match="Ledger"):
+        verified_callback(client, lookup=shop.lookup, ledger=object())  # type: ignore[arg-type]
     client.close()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +15,24 @@ from werkzeug.test import TestResponse
 import paysdk
 from paysdk.integrations.flask import verified_callback
 from paysdk.sandbox import Fault, Sandbox
-from tests.support.merchant import CALLBACK_CASES, CallbackCase, Shop, assert_answered
+from tests.support.fulfilment_rule import (
+    REFERENCE,
+    VIEW_ANSWERS,
+    Deliver,
+    ViewAnswer,
+    Views,
+    answer_ids,
+    check_a_raising_view_is_released,
+    check_the_rule,
+    ledger_rows,
+)
+from tests.support.merchant import (
+    CALLBACK_CASES,
+    CallbackCase,
+    Shop,
+    assert_answered,
+    assert_refusal_recorded,
+)
 
 PATH = "/payments/callback"
 
@@ -117,7 +136,8 @@ def test_with_a_ledger_the_view_runs_once_and_a_duplicate_is_already_fulfilled(
     with ledger:
         answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
         mismatch = browser.get(f"{PATH}?reference=order-2002")
-        assert ledger.row("order-2002") is None  # a refused callback claims nothing
+        refused = ledger.row("order-2002")  # recorded refused, never claimed
+        assert refused is not None and (refused.state, refused.attempts) == ("refused", 0)
 
     assert [(r.status_code, r.get_json()) for r in answers] == [
         (200, {"status": "ok"}),
@@ -147,3 +167,111 @@ def test_with_a_ledger_a_delivery_during_anothers_fulfilment_is_asked_to_retry(
         )
     assert [(r.status_code, r.get_json()) for r in during] == [(503, {"status": "in_progress"})]
     assert shop.deliveries == 0
+
+
+# --- the fulfilment rule: only a success is recorded as fulfilled ------------------------------
+
+
+def ledger_app(
+    client: paysdk.Client, shop: Shop, ledger: paysdk.Ledger, views: Views
+) -> flask.Flask:
+    """A Flask app whose callback view answers what ``views`` says, through ``ledger``."""
+    app = flask.Flask(__name__)
+
+    @app.get(PATH)
+    @verified_callback(client=client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> tuple[dict[str, str], int]:
+        answer = views.next()
+        return answer.body, answer.status_code
+
+    return app
+
+
+def delivery(browser: FlaskClient) -> Deliver:
+    def deliver() -> tuple[int, bytes]:
+        response = browser.get(f"{PATH}?reference={REFERENCE}")
+        return response.status_code, response.data
+
+    return deliver
+
+
+@pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
+def test_a_views_answer_is_recorded_by_the_fulfilment_rule(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, answer: ViewAnswer
+) -> None:
+    views = Views(answer)
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        deliver = delivery(ledger_app(client, shop, ledger, views).test_client())
+        check_the_rule(answer, views, deliver, lambda: ledger.row(REFERENCE))
+
+
+def test_a_view_that_raises_leaves_the_payment_unfulfilled(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    views = Views(RuntimeError("the warehouse API is down"))
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        deliver = delivery(ledger_app(client, shop, ledger, views).test_client())
+        check_a_raising_view_is_released(views, deliver, lambda: ledger.row(REFERENCE))
+
+
+@pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
+def test_with_a_ledger_refusals_of_confirmed_payments_are_recorded(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, case: CallbackCase
+) -> None:
+    views = Views()
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.create_table()
+        app = ledger_app(client, shop, ledger, views)
+        response = app.test_client().get(f"{PATH}?{case.query}")
+    assert (response.status_code, response.get_json()) == (
+        case.status_code,
+        {"status": case.status},
+    )
+    rows = [row for row in ledger_rows(tmp_path / "ledger.db") if row[1] != "fulfilled"]
+    assert_refusal_recorded(case, rows)
+
+
+def test_a_refusal_the_ledger_cannot_record_is_answered_as_usual(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    unreachable = paysdk.Ledger(tmp_path / "no-such-directory" / "ledger.db", timeout=1)
+    browser = ledger_app(client, shop, unreachable, Views()).test_client()
+    with caplog.at_level(logging.ERROR, logger="paysdk.callbacks"):
+        failed = browser.get(f"{PATH}?reference=order-1043")
+        mismatch = browser.get(f"{PATH}?reference=order-2001")
+    assert (failed.status_code, failed.get_json()) == (200, {"status": "failed"})
+    assert (mismatch.status_code, mismatch.get_json()) == (409, {"status": "mismatch"})
+    unrecorded = [r.getMessage() for r in caplog.records if "could not record" in r.getMessage()]
+    assert len(unrecorded) == 2
+    assert "order-1043" in unrecorded[0]
+
+
+def test_a_fulfilment_that_ran_but_was_not_recorded_is_not_run_again(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    """The view ran, then the ledger's database stayed locked: answered 200 ``unrecorded``
+    (no retry is invited), and a later delivery does not run the view again."""
+    path = tmp_path / "ledger.db"
+    holders: list[sqlite3.Connection] = []
+    app = flask.Flask(__name__)
+    with paysdk.Ledger(path, timeout=0.2) as ledger:
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            shop.fulfil(payment)
+            holder = sqlite3.connect(path, isolation_level=None)
+            holder.execute("BEGIN EXCLUSIVE")  # the ledger cannot record the fulfilment
+            holders.append(holder)
+            return {"status": "ok"}
+
+        browser = app.test_client()
+        first = browser.get(f"{PATH}?reference={REFERENCE}")
+        holders[0].rollback()
+        holders[0].close()
+        again = browser.get(f"{PATH}?reference={REFERENCE}")
+        row = ledger.row(REFERENCE)
+    assert (first.status_code, first.get_json()) == (200, {"status": "unrecorded"})
+    assert (again.status_code, again.get_json()) == (503, {"status": "in_progress"})
+    assert row is not None and row.state == "claimed"
+    assert shop.deliveries == 1

@@ -8,7 +8,7 @@ import pytest
 import paysdk
 from paysdk import _core
 from paysdk.integrations.responses import CallbackResponse, callback_response, fulfilment_response
-from paysdk.ledger import FulfilResult, Outcome
+from paysdk.ledger import FulfilResult, LedgerError, Outcome, UnrecordedFulfilmentError
 from tests.conftest import BASE_URL, NOT_FOUND_BODY, answered
 
 REQUEST = _core.Send("GET", f"{BASE_URL}/payment/r", {}, _core.Timeout(5, 5, 5, 5))
@@ -40,6 +40,8 @@ def test_no_answer_is_answered_retry_later() -> None:
         (_api_error(401), 500, "error"),
         (_api_error(400), 500, "error"),
         (paysdk.ConfigurationError("bad key"), 500, "error"),
+        (UnrecordedFulfilmentError("ran; not recorded", reference="r"), 200, "unrecorded"),
+        (LedgerError("the database is down"), 503, "retry_later"),
     ],
 )
 def test_the_rest_of_the_table(error: paysdk.PaySDKError, status: int, word: str) -> None:
@@ -53,6 +55,7 @@ def test_the_rest_of_the_table(error: paysdk.PaySDKError, status: int, word: str
         (Outcome.FULFILLED, None),
         (Outcome.ALREADY_FULFILLED, CallbackResponse(200, "already_fulfilled")),
         (Outcome.IN_PROGRESS, CallbackResponse(503, "in_progress")),
+        (Outcome.UNKNOWN, CallbackResponse(503, "unknown")),
     ],
 )
 def test_a_fulfilment_is_answered_by_its_outcome(

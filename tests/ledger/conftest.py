@@ -1,15 +1,19 @@
-"""The ledger tests' shared fixtures: worker processes (forked from a forkserver, started
-together), the shop's sandbox, and a PgBouncer that forgets prepared statements."""
+"""The ledger tests' shared fixtures: ledgers (sync and async on each database), worker
+processes (forked from a forkserver, started together), the shop's sandbox, and a PgBouncer
+that forgets prepared statements."""
 
 from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.context
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import pytest
 
+from paysdk.ledger import AsyncLedger, Ledger
 from paysdk.sandbox import Sandbox
+from tests.support.either_ledger import EitherLedger, MakeLedger
 from tests.support.ledger_worker import Workers
 from tests.support.postgres import throwaway_pgbouncer
 
@@ -27,6 +31,24 @@ def workers(forkserver: multiprocessing.context.ForkServerContext) -> Iterator[W
     spawned = Workers(forkserver)
     yield spawned
     spawned.kill_all()
+
+
+@pytest.fixture(params=["sync", "async"])
+async def make_ledger(request: pytest.FixtureRequest, ledger_url: str) -> AsyncIterator[MakeLedger]:
+    """Ledgers on the test's database (SQLite or PostgreSQL), sync or async, closed after."""
+    made: list[Ledger | AsyncLedger] = []
+
+    def make(**options: Any) -> EitherLedger:
+        cls = AsyncLedger if request.param == "async" else Ledger
+        made.append(cls(ledger_url, **options))
+        return EitherLedger(made[-1])
+
+    yield make
+    for ledger in made:
+        if isinstance(ledger, AsyncLedger):
+            await ledger.close()
+        else:
+            ledger.close()
 
 
 @pytest.fixture

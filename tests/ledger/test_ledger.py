@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
 import pytest
@@ -15,63 +15,13 @@ from paysdk.ledger import (
     FulfilResult,
     Ledger,
     LedgerError,
-    LedgerRow,
     Outcome,
     UnverifiedPaymentError,
 )
+from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.ledger_worker import abandon_claim
 
 pytestmark = pytest.mark.anyio
-
-
-def paid(reference: str = "order-1", amount: int = 2500, currency: str = "NGN") -> Any:
-    return paysdk.VerifiedPayment(
-        reference=reference, amount=amount, currency=currency, success=True
-    )
-
-
-class EitherLedger:
-    """A Ledger or an AsyncLedger behind one awaitable surface; actions are written sync."""
-
-    def __init__(self, ledger: Ledger | AsyncLedger) -> None:
-        self.ledger = ledger
-
-    async def fulfil_once(
-        self, payment: Any, action: Callable[[paysdk.VerifiedPayment], Any]
-    ) -> FulfilResult[Any]:
-        if isinstance(self.ledger, Ledger):
-            return self.ledger.fulfil_once(payment, action)
-
-        async def async_action(payment: paysdk.VerifiedPayment) -> Any:
-            return action(payment)
-
-        return await self.ledger.fulfil_once(payment, async_action)
-
-    async def row(self, reference: str) -> LedgerRow | None:
-        if isinstance(self.ledger, Ledger):
-            return self.ledger.row(reference)
-        return await self.ledger.row(reference)
-
-
-MakeLedger = Callable[..., EitherLedger]
-
-
-@pytest.fixture(params=["sync", "async"])
-async def make_ledger(request: pytest.FixtureRequest, ledger_url: str) -> AsyncIterator[MakeLedger]:
-    """Ledgers on the test's database (SQLite or PostgreSQL), sync or async, closed after."""
-    made: list[Ledger | AsyncLedger] = []
-
-    def make(**options: Any) -> EitherLedger:
-        cls = AsyncLedger if request.param == "async" else Ledger
-        made.append(cls(ledger_url, **options))
-        return EitherLedger(made[-1])
-
-    yield make
-    for ledger in made:
-        if isinstance(ledger, AsyncLedger):
-            await ledger.close()
-        else:
-            ledger.close()
 
 
 async def test_fulfils_once_and_records_what_was_paid(make_ledger: MakeLedger) -> None:

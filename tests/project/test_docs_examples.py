@@ -1,32 +1,37 @@
-"""Every Python code block in README.md and docs/*.md runs as written, against the sandbox.
+"""Every Python code block in README.md and docs/*.md runs exactly as written, as a file of its own.
 
-The convention, for whoever writes a page:
+The convention, for whoever writes a page (docs/design.md repeats it for contributors):
 
-- A ```` ```python ```` block runs on its own, in a fresh namespace (so it must import what it
-  uses), with ``PAYSDK_BASE_URL`` and ``PAYSDK_SECRET_KEY`` pointing at a fresh sandbox holding
-  the bundled seed (``order-1042`` succeeded, ``order-1043`` failed, ...).
-- ``<!-- docs-test: continue -->`` on the line before a block runs it after the Python block
-  before it on the same page, in that block's namespace: for a snippet that goes on from the
-  last one.
-- ``<!-- docs-test: skip: REASON -->`` on the line before a block leaves it out, for the reason
-  given (a framework's request, your own models). Prefer a block that runs.
+- A ```` ```python ```` block is a whole program: it is pasted into ``example.py`` in an empty
+  directory and run by ``python example.py``. Nothing is added to it, so it imports what it uses.
+- A block that reads ``PAYSDK_BASE_URL`` and ``PAYSDK_SECRET_KEY`` says so where a reader sees
+  it: the block names the variables (``paysdk.Client()  # reads PAYSDK_SECRET_KEY and
+  PAYSDK_BASE_URL``). Only those blocks run with the two set, to a fresh sandbox holding the
+  bundled seed (``order-1042`` succeeded, ``order-1043`` failed, ...); the others run with no
+  ``PAYSDK_*`` variable at all.
+- A block whose first line is ``# ...continuing the example above`` runs after the Python blocks
+  before it on the same page, in one file.
+- A block whose first line is ``# Fragment: REASON`` is part of a program the reader brings
+  (their framework's view, their order table): it is not run, and says why.
+- A block that is only ``--8<-- "examples/NAME.py"`` shows that file (pymdownx.snippets); the
+  example's own tests run it (``EXAMPLE_TESTS``).
 
-Other fences (``sh``, ``json``) are not run. Clients a block leaves open are closed afterwards,
-and the logging configuration a block changes is put back.
+Other fences (``sh``, ``json``, ``toml``) are not run. docs/testing.md's blocks are merchants'
+pytest modules: tests/project/test_docs_testing.py runs them.
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import logging
+import os
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-import paysdk
 from paysdk.sandbox import Sandbox
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,9 +43,18 @@ PAGES = [
     ROOT / "README.md",
     *sorted(page for page in (ROOT / "docs").glob("*.md") if page.name not in RUN_ELSEWHERE),
 ]
-MARKER = re.compile(r"<!--\s*docs-test:(.*?)-->")
-CONTINUE = re.compile(r"\s*continue\s*")
-SKIP = re.compile(r"\s*skip:\s*(\S.*?)\s*")
+EXAMPLE_TESTS = {
+    "examples/quickstart.py": "tests/sandbox/test_quickstart.py",
+    "examples/flask_callback.py": "tests/integrations/test_example_apps.py",
+    "examples/fastapi_callback.py": "tests/integrations/test_example_apps.py",
+    "examples/django_callback.py": "tests/integrations/test_example_apps.py",
+}
+"""Each example file the docs show, and the test that runs it."""
+CONTINUE = "# ...continuing the example above"
+FRAGMENT = re.compile(r"# Fragment: (\S.*)")
+SNIPPET = re.compile(r'--8<-- "([^"]+)"')
+NEEDS_SERVICE = re.compile(r"PAYSDK_(?:SECRET_KEY|BASE_URL)")
+FENCE = re.compile(r"^```python(?: [^\n]*)?\n(.*?)^```", flags=re.DOTALL | re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,38 +62,28 @@ class Block:
     page: str
     line: int
     code: str
-    mode: str  # "run", "continue" or "skip"
-    reason: str = ""
 
     @property
     def id(self) -> str:
         return f"{self.page}:{self.line}"
 
+    @property
+    def mode(self) -> str:
+        first = self.code.split("\n", 1)[0].strip()
+        if first == CONTINUE:
+            return "continue"
+        if FRAGMENT.fullmatch(first):
+            return "fragment"
+        if SNIPPET.fullmatch(self.code.strip()):
+            return "snippet"
+        return "run"
+
 
 def blocks_of(page: Path) -> Iterator[Block]:
-    """The page's Python blocks, each with the marker on the line before it (if any)."""
     name = page.relative_to(ROOT).as_posix()
-    lines = page.read_text(encoding="utf-8").splitlines()
-    index = 0
-    while index < len(lines):
-        if lines[index].strip() != "```python":
-            index += 1
-            continue
-        start = index
-        index += 1
-        while lines[index].strip() != "```":
-            index += 1
-        code = "\n".join(lines[start + 1 : index]) + "\n"
-        before = lines[start - 1] if start > 0 else ""
-        marker = MARKER.fullmatch(before.strip())
-        if marker is None:
-            yield Block(name, start + 1, code, "run")
-        elif CONTINUE.fullmatch(marker[1]):
-            yield Block(name, start + 1, code, "continue")
-        elif skip := SKIP.fullmatch(marker[1]):
-            yield Block(name, start + 1, code, "skip", skip[1])
-        else:
-            raise ValueError(f"{name}:{start}: unknown marker {before.strip()!r}")
+    text = page.read_text(encoding="utf-8")
+    for fence in FENCE.finditer(text):
+        yield Block(name, text.count("\n", 0, fence.start()) + 1, fence[1])
 
 
 BLOCKS = [block for page in PAGES for block in blocks_of(page)]
@@ -98,58 +102,55 @@ def chains() -> list[list[Block]]:
     return result
 
 
-def test_every_marker_stands_before_a_python_block() -> None:
-    for page in PAGES:
-        text = page.read_text(encoding="utf-8")
-        for marker in re.finditer(rf"^\s*{MARKER.pattern}\s*$", text, flags=re.MULTILINE):
-            after = text[marker.end() :]
-            assert after.startswith("\n```python\n"), f"{page.name}: {marker[0]} before no block"
-
-
-def test_what_is_skipped_says_why_and_most_blocks_run() -> None:
-    skipped = [block for block in BLOCKS if block.mode == "skip"]
-    assert all(len(block.reason) >= 10 for block in skipped)
-    running = [block for block in BLOCKS if block.mode != "skip"]
-    assert len(running) >= 2 * len(skipped)
+def test_fragments_say_why_and_most_blocks_run() -> None:
+    fragments = [block for block in BLOCKS if block.mode == "fragment"]
+    assert all(len(block.code.split("\n", 1)[0]) >= 25 for block in fragments)
+    running = [block for block in BLOCKS if block.mode in ("run", "continue")]
+    assert len(running) >= 3 * len(fragments)
     pages = {block.page for block in running}
     assert {"README.md", "docs/index.md", "docs/configuration.md", "docs/errors.md"} <= pages
-    assert {"docs/sandbox.md", "docs/callbacks.md"} <= pages
+    assert {"docs/sandbox.md", "docs/observability.md", "docs/fulfilment.md"} <= pages
 
 
-@pytest.fixture
-def docs_sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
-    """A fresh sandbox that ``paysdk.Client()`` finds through the environment."""
-    with Sandbox() as sandbox:
-        monkeypatch.setenv("PAYSDK_SECRET_KEY", sandbox.secret_key)
-        monkeypatch.setenv("PAYSDK_BASE_URL", sandbox.base_url)
-        yield sandbox
+def test_no_hidden_markers_decide_how_a_block_runs() -> None:
+    for page in [*PAGES, ROOT / "docs" / "testing.md"]:
+        assert "docs-test:" not in page.read_text(encoding="utf-8"), page.name
 
 
-@pytest.fixture
-def logging_restored() -> Iterator[None]:
-    root = logging.getLogger()
-    handlers, level = root.handlers[:], root.level
-    paysdk_loggers = [logging.getLogger(name) for name in ("paysdk", "paysdk.callbacks")]
-    paysdk_state = [(logger, logger.handlers[:], logger.level) for logger in paysdk_loggers]
-    yield
-    root.handlers[:] = handlers
-    root.setLevel(level)
-    for logger, old_handlers, old_level in paysdk_state:
-        logger.handlers[:] = old_handlers
-        logger.setLevel(old_level)
+def test_each_example_a_page_shows_is_run_by_its_test() -> None:
+    shown = {
+        SNIPPET.fullmatch(block.code.strip())[1]  # type: ignore[index]
+        for block in BLOCKS
+        if block.mode == "snippet"
+    }
+    assert shown, "the pages show no example file"
+    for example in shown:
+        assert (ROOT / example).is_file(), example
+        test = EXAMPLE_TESTS[example]
+        assert Path(example).stem in (ROOT / test).read_text(encoding="utf-8"), (example, test)
+
+
+def environment(sandbox: Sandbox | None) -> dict[str, str]:
+    """This process's environment without PAYSDK_* (but the sandbox's, if given)."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PAYSDK_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    if sandbox is not None:
+        env |= {"PAYSDK_SECRET_KEY": sandbox.secret_key, "PAYSDK_BASE_URL": sandbox.base_url}
+    return env
 
 
 @pytest.mark.parametrize("chain", chains(), ids=lambda chain: chain[0].id)
-@pytest.mark.usefixtures("docs_sandbox", "logging_restored")
-def test_a_documented_example_runs(chain: list[Block]) -> None:
-    namespace: dict[str, object] = {"__name__": "__docs__"}
-    try:
-        for block in chain:
-            code = compile(block.code, block.id, "exec")
-            exec(code, namespace)  # noqa: S102 - our own documentation
-    finally:
-        for value in namespace.values():
-            if isinstance(value, paysdk.Client):
-                value.close()
-            elif isinstance(value, paysdk.AsyncClient):
-                asyncio.run(value.close())
+def test_a_documented_example_runs_as_a_file(chain: list[Block], tmp_path: Path) -> None:
+    code = "\n".join(block.code for block in chain)
+    (tmp_path / "example.py").write_text(code, encoding="utf-8")
+    with Sandbox() as sandbox:
+        done = subprocess.run(
+            [sys.executable, "example.py"],
+            cwd=tmp_path,
+            env=environment(sandbox if NEEDS_SERVICE.search(code) else None),
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr

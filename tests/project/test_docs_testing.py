@@ -1,30 +1,47 @@
-"""docs/testing.md's Python examples run as written.
+"""docs/testing.md's Python examples run exactly as written, each pasted into a file of its own.
 
-Convention for the ```python blocks of that page: each block is self-contained and may assume
-only ``import paysdk``. A block that defines ``test_*`` functions is a pytest test module: it is
-written to a fresh directory (with ``import paysdk`` prepended) and run by pytest with paysdk's
-plugin, as a merchant would run it, and every test in it must pass. Any other block is run as a
-script with ``paysdk`` in its namespace.
+A block that defines ``test_*`` functions is a merchant's test module: it is written alone to a
+fresh directory and run there by ``python -m pytest``, in a process whose environment names no
+service (no ``PAYSDK_*`` variables), with paysdk installed and so its plugin registered; every test
+in it must pass. Any other block is a script, run by ``python example.py``. Nothing is added to
+either: a block imports what it uses.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-import paysdk
-from tests.support.pytester import import_all_of_paysdk
-
-pytest_plugins = ["pytester"]
-import_all_of_paysdk()  # before any in-process run: tests/support/pytester.py says why
-
-PAGE = (Path(__file__).resolve().parents[2] / "docs" / "testing.md").read_text(encoding="utf-8")
-BLOCKS = re.findall(r"```python\n(.*?)```", PAGE, flags=re.DOTALL)
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = (ROOT / "docs" / "testing.md").read_text(encoding="utf-8")
+BLOCKS = re.findall(r"^```python\n(.*?)^```", PAGE, flags=re.DOTALL | re.MULTILINE)
 TEST_FUNCTION = re.compile(r"^(?:async )?def (test_\w+)", flags=re.MULTILINE)
 TEST_BLOCKS = [block for block in BLOCKS if TEST_FUNCTION.search(block)]
 SCRIPT_BLOCKS = [block for block in BLOCKS if not TEST_FUNCTION.search(block)]
+
+
+def merchants_environment() -> dict[str, str]:
+    """This process's environment without PAYSDK_*, and the repository's paysdk importable."""
+    env = {name: value for name, value in os.environ.items() if not name.startswith("PAYSDK_")}
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT / "src"), env.get("PYTHONPATH")]))
+    return env
+
+
+def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        env=merchants_environment(),
+        capture_output=True,
+        text=True,
+        timeout=180,
+        check=False,
+    )
 
 
 def _first_line(block: str) -> str:
@@ -32,18 +49,21 @@ def _first_line(block: str) -> str:
 
 
 def test_the_page_has_examples_of_both_kinds() -> None:
-    assert len(TEST_BLOCKS) >= 6
+    assert len(TEST_BLOCKS) >= 7
     assert len(SCRIPT_BLOCKS) >= 2
 
 
 @pytest.mark.parametrize("block", SCRIPT_BLOCKS, ids=_first_line)
-def test_a_script_example_runs(block: str) -> None:
-    namespace: dict[str, object] = {"paysdk": paysdk, "__name__": "docs_testing"}
-    exec(compile(block, "docs/testing.md", "exec"), namespace)  # noqa: S102 - our own docs
+def test_a_script_example_runs_as_a_file(block: str, tmp_path: Path) -> None:
+    (tmp_path / "example.py").write_text(block, encoding="utf-8")
+    done = run(["example.py"], tmp_path)
+    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.parametrize("block", TEST_BLOCKS, ids=lambda block: TEST_FUNCTION.findall(block)[0])
-def test_a_pytest_example_passes(block: str, pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_example="import paysdk\n\n" + block)
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
-    result.assert_outcomes(passed=len(TEST_FUNCTION.findall(block)))
+def test_a_pytest_example_passes_in_a_project_of_its_own(block: str, tmp_path: Path) -> None:
+    (tmp_path / "test_example.py").write_text(block, encoding="utf-8")
+    done = run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "test_example.py"], tmp_path)
+    passed = len(TEST_FUNCTION.findall(block))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert re.search(rf"\b{passed} passed\b", done.stdout), done.stdout

@@ -3,6 +3,7 @@ say so, and jobs that cannot start failing with their reason."""
 
 from __future__ import annotations
 
+import importlib
 import os
 import subprocess
 import sys
@@ -15,7 +16,10 @@ from tests.support.scripts import SCRIPTS, load_script
 
 SCRIPT = SCRIPTS / "matrix.py"
 matrix = load_script("matrix")
-PROJECT = matrix.load_project()
+floors, sid_chroot, steps = (  # the modules the script imports, as it imports them
+    importlib.import_module(name) for name in ("matrix_floors", "matrix_sid", "matrix_steps")
+)
+PROJECT = floors.load_project()
 
 
 def names(requirements: list[Requirement]) -> set[str]:
@@ -23,8 +27,8 @@ def names(requirements: list[Requirement]) -> set[str]:
 
 
 def test_the_suites_requirements_expand_the_extras_and_follow_markers() -> None:
-    on_310 = names(matrix.requirements(PROJECT, ["tests"], "3.10.13"))
-    on_312 = names(matrix.requirements(PROJECT, ["tests"], "3.12.1"))
+    on_310 = names(floors.requirements(PROJECT, ["tests"], "3.10.13"))
+    on_312 = names(floors.requirements(PROJECT, ["tests"], "3.12.1"))
     assert {"httpx", "pydantic", "aiohttp", "django", "starlette", "psycopg", "pytest"} <= on_312
     assert "python-paysdk" not in on_312  # its extras are expanded, not required again
     assert {"tomli", "pymdown-extensions"} <= on_310 - on_312  # python_version < '3.11'
@@ -32,19 +36,19 @@ def test_the_suites_requirements_expand_the_extras_and_follow_markers() -> None:
 
 def test_every_requirement_of_the_suite_declares_the_floor_the_lowest_job_proves() -> None:
     for version in ("3.10.13", "3.15.0"):
-        for requirement in matrix.requirements(PROJECT, ["tests"], version):
-            assert matrix.floor(requirement) is not None, requirement
+        for requirement in floors.requirements(PROJECT, ["tests"], version):
+            assert floors.floor(requirement) is not None, requirement
 
 
 def test_a_floor_is_proven_only_by_that_very_version() -> None:
     wanted = [Requirement("httpx>=0.25,<1"), Requirement("Flask>=2.3.3"), Requirement("tomli")]
     installed = {"httpx": "0.25.0", "flask": "3.0.0", "tomli": "2.0.0"}
-    assert matrix.unproven_floors(wanted, installed) == [
+    assert floors.unproven_floors(wanted, installed) == [
         "Flask>=2.3.3: the lowest resolution installed 3.0.0, not 2.3.3; 2.3.3 cannot be"
         " installed with the rest, so the floor is 3.0.0",
         "tomli: declares no minimum, so none is tested",
     ]
-    assert matrix.unproven_floors([Requirement("pytest>=8")], {}) == ["pytest>=8: not installed"]
+    assert floors.unproven_floors([Requirement("pytest>=8")], {}) == ["pytest>=8: not installed"]
 
 
 def test_the_classifiers_name_exactly_the_pythons_the_matrix_runs() -> None:
@@ -94,11 +98,11 @@ def test_a_chroot_that_cannot_be_built_fails_both_of_its_jobs_with_the_reason(
 
     def failing_run(argv: list[str], *, step: str, **_: object) -> str:
         calls.append(step)
-        raise matrix.StepFailed(f"{step} exited with 1: E: no route to the mirror")
+        raise steps.StepFailed(f"{step} exited with 1: E: no route to the mirror")
 
-    monkeypatch.setattr(matrix, "run", failing_run)
-    monkeypatch.setattr(matrix.shutil, "which", lambda name: f"/usr/sbin/{name}")
-    sid = matrix.Sid(tmp_path / "sid")
+    monkeypatch.setattr(sid_chroot, "run", failing_run)
+    monkeypatch.setattr(sid_chroot.shutil, "which", lambda name: f"/usr/sbin/{name}")
+    sid = sid_chroot.Sid(tmp_path / "sid")
     sid_jobs = [job for job in matrix.JOBS if job.in_sid]
     outcomes = [matrix.run_job(job, sid, tmp_path) for job in sid_jobs]
     reason = (

@@ -99,7 +99,7 @@ def callback_paths(text: str) -> list[str]:
 
 
 def test_one_callback_path_everywhere() -> None:
-    sources = [*PAGES, *sorted((ROOT / "examples").glob("*.py")), ROOT / "src/paysdk/cli/_main.py"]
+    sources = [*PAGES, *sorted((ROOT / "examples").glob("*.py")), ROOT / "src/paysdk/cli/_pay.py"]
     found = {
         (source.name, path)
         for source in sources
@@ -107,5 +107,5 @@ def test_one_callback_path_everywhere() -> None:
     }
     assert {path for _, path in found} == {CALLBACK_PATH}, sorted(found)
     places = {name for name, _ in found}
-    assert {"README.md", "cli.md", "callbacks.md", "quickstart.py", "_main.py"} <= places
+    assert {"README.md", "cli.md", "callbacks.md", "quickstart.py", "_pay.py"} <= places
     assert {"django_callback.py", "flask_callback.py", "fastapi_callback.py"} <= places

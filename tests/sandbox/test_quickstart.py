@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support.make import dry_run
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart.py"
@@ -64,18 +65,8 @@ def test_the_readme_and_the_docs_answer_a_failed_payment_as_the_demo_does() -> N
 
 
 def test_make_demo_installs_the_package_alone_not_the_dev_tools(tmp_path: Path) -> None:
-    for name in ("Makefile", "pyproject.toml"):
-        shutil.copy(ROOT / name, tmp_path / name)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MAKE")}  # not a sub-make
-    done = subprocess.run(
-        ["make", "--dry-run", "--no-print-directory", "demo"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    installs = [line for line in done.stdout.splitlines() if "pip install" in line]
+    commands = dry_run("demo", tmp_path)
+    installs = [line for line in commands if "pip install" in line]
     assert installs[-1].endswith("pip install --quiet -e .")
     assert not [line for line in installs if "[" in line]  # no extras: dev, docs, frameworks
-    assert done.stdout.splitlines()[-1].endswith("python examples/quickstart.py")
+    assert commands[-1].endswith("python examples/quickstart.py")

@@ -75,14 +75,23 @@ class CallbackCase:
     fulfilled: tuple[str, ...] = ()
     failed: tuple[str, ...] = ()
     asks_service: bool = True
+    refusal: str | None = None
+    """With a ledger: a word of the reason the payment is recorded refused with (else no row)."""
 
 
 CALLBACK_CASES = [
     CallbackCase("good", "reference=order-1042", 200, "ok", fulfilled=("order-1042",)),
     CallbackCase("unknown-order", "reference=order-0000", 404, "unknown_order", asks_service=False),
-    CallbackCase("spoofed-failed", "reference=order-1043", 200, "failed", failed=("order-1043",)),
-    CallbackCase("amount-mismatch", "reference=order-2001", 409, "mismatch"),
-    CallbackCase("currency-mismatch", "reference=order-2002", 409, "mismatch"),
+    CallbackCase(
+        "spoofed-failed",
+        "reference=order-1043",
+        200,
+        "failed",
+        failed=("order-1043",),
+        refusal="failed",
+    ),
+    CallbackCase("amount-mismatch", "reference=order-2001", 409, "mismatch", refusal="amount"),
+    CallbackCase("currency-mismatch", "reference=order-2002", 409, "mismatch", refusal="currency"),
     CallbackCase("unknown-payment", "reference=order-3000", 404, "unknown_payment"),
     *[
         CallbackCase(name, query, 400, "invalid_callback", asks_service=False)
@@ -117,6 +126,18 @@ def assert_answered(
     assert tuple(shop.fulfilled) == case.fulfilled
     assert tuple(shop.failed) == case.failed
     assert bool(verify_requests(sandbox)) == case.asks_service
+
+
+def assert_refusal_recorded(case: CallbackCase, rows: list[tuple[str, str, str | None]]) -> None:
+    """Only a payment the service confirmed (failed or mismatched) is recorded refused, with why;
+    a made-up or unknown reference leaves no row."""
+    if case.refusal is None:
+        assert rows == []
+        return
+    [(reference, state, reason)] = rows
+    assert (f"reference={reference}", state) == (case.query, "refused")
+    assert reason is not None
+    assert case.refusal in reason
 
 
 def verify_requests(sandbox: Sandbox) -> list[str]:

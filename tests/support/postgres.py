@@ -1,14 +1,15 @@
 """A throwaway PostgreSQL cluster for the ledger's tests: a real server on 127.0.0.1, and a
 throwaway PgBouncer in front of it.
 
-``initdb`` and ``pg_ctl`` come from Debian's postgresql package, ``pgbouncer`` from Debian's
-pgbouncer (``make test`` installs both when missing). Neither will run as root, so as root they
-run as the ``postgres`` user, with their files in a temporary directory that user owns.
+``initdb``, ``pg_ctl`` and ``pgbouncer`` are found by ``scripts/find_postgres.py`` (PATH,
+``pg_config --bindir``, then Debian's and Homebrew's directories), the one place ``make test``
+looks for them too; a missing one fails the test with what to install, never skips it. Neither
+will run as root, so as root they run as the ``postgres`` user, with their files in a temporary
+directory that user owns.
 """
 
 from __future__ import annotations
 
-import glob
 import os
 import pwd
 import shutil
@@ -23,6 +24,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.scripts import load_script
+
+find_postgres = load_script("find_postgres")
+
 __all__ = [
     "Cluster",
     "fresh_database",
@@ -35,15 +40,21 @@ __all__ = [
 
 
 def postgres_bin() -> Path:
-    """The newest installed PostgreSQL's bin directory (Debian: /usr/lib/postgresql/N/bin)."""
-    found = sorted(
-        glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3])
-    )
-    if not found:
-        raise RuntimeError(
-            "PostgreSQL is not installed: `make test` installs it (apt-get install postgresql)"
-        )
-    return Path(found[-1]).parent
+    """The bin directory of the PostgreSQL ``scripts/find_postgres.py`` finds.
+
+    Raises:
+        RuntimeError: a tool the ledger's tests run is missing; the message says what to install.
+    """
+    return _tool("initdb").parent
+
+
+def _tool(name: str) -> Path:
+    """Where ``scripts/find_postgres.py`` finds the tool ``name``; its error, as a failure."""
+    try:
+        where: Path = getattr(find_postgres.find_tools(), name)
+    except find_postgres.MissingTools as missing:
+        raise RuntimeError(str(missing)) from None
+    return where
 
 
 def _free_port() -> int:
@@ -144,9 +155,7 @@ def throwaway_pgbouncer(
         pool_mode: PgBouncer's ``pool_mode``.
         settings: more of ``pgbouncer.ini``'s ``[pgbouncer]`` section, by name.
     """
-    binary = shutil.which("pgbouncer") or "/usr/sbin/pgbouncer"
-    if not os.path.exists(binary):
-        raise RuntimeError("PgBouncer is not installed: `make test` installs it (apt-get)")
+    binary = str(_tool("pgbouncer"))
     server = urllib.parse.urlsplit(server_url)
     root = Path(tempfile.mkdtemp(prefix="paysdk-pgbouncer-"))
     port = _free_port()

@@ -125,17 +125,16 @@ def test_against_the_real_sandbox(paysdk_sandbox, paysdk_callback):
 FASTAPI_SHOP = (
     '''
 """A FastAPI shop on paysdk.AsyncClient: fulfils an order once its callback is verified."""
-from fastapi import Depends, FastAPI
+from fastapi import FastAPI
 
 import paysdk
-from paysdk.integrations.fastapi import VerifiedCallback, install
+from paysdk.integrations.fastapi import verified_callback
 '''
     + ORDERS
     + """
 
 def create_app(client: paysdk.AsyncClient) -> FastAPI:
     app = FastAPI()
-    install(app)
     app.state.fulfilled, app.state.failed = [], []
 
     async def find_order(reference: str) -> dict | None:
@@ -144,10 +143,9 @@ def create_app(client: paysdk.AsyncClient) -> FastAPI:
     async def record_failure(error: paysdk.PaymentFailedError) -> None:
         app.state.failed.append(error.reference)
 
-    verified = VerifiedCallback(client, lookup=find_order, on_failed=record_failure)
-
     @app.get("/payments/callback")
-    async def payment_callback(payment: paysdk.VerifiedPayment = Depends(verified)) -> dict:
+    @verified_callback(client, lookup=find_order, on_failed=record_failure)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict:
         if payment.reference not in app.state.fulfilled:
             app.state.fulfilled.append(payment.reference)
         return {"status": "ok"}

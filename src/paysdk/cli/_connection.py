@@ -52,3 +52,14 @@ def positive_float(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
     return value
+
+
+def whole_amount(text: str) -> int:
+    """An argparse type: an amount, a whole number in the unit the service reports."""
+    try:
+        return int(text.strip().replace("_", ""), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a whole number such as 2500000, not {text!r}: amounts are integers in the "
+            "unit the service reports them in (paysdk never converts or rounds them)"
+        ) from None

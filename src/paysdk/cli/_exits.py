@@ -27,9 +27,12 @@ EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
 
 MEANINGS = {
     EXIT_OK: "ok",
-    EXIT_FAILURE: "the service, the callback handler or the ledger reported a failure",
+    EXIT_FAILURE: (
+        "the service, the ledger or the callback handler reported a failure (pay, "
+        "trigger-callback: an answer other than 2xx), or sandbox status found none running"
+    ),
     EXIT_USAGE: "usage or configuration error",
-    EXIT_UNREACHABLE: "the service or the handler could not be reached in time",
+    EXIT_UNREACHABLE: "the service, the sandbox or the callback handler was not reached in time",
     EXIT_ATTENTION: "reconcile found a payment that needs attention",
     EXIT_INTERNAL: "internal error (a bug in paysdk or a library it uses: please report it)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",

@@ -12,18 +12,15 @@ import argparse
 import csv
 import dataclasses
 import datetime as dt
-import signal
 import sys
-import threading
-from collections.abc import Callable, Generator, Sequence
-from contextlib import contextmanager, nullcontext
-from types import FrameType
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 import paysdk
 from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.wire import wire_timestamp
 from paysdk.cli._command import Command
-from paysdk.cli._connection import client_from, connection_options, positive_float, source_of
+from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
 from paysdk.cli._exits import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
@@ -33,6 +30,7 @@ from paysdk.cli._exits import (
     EXIT_USAGE,
     exit_codes_help,
 )
+from paysdk.cli._pay import add_callback_commands
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
     PROG,
@@ -45,6 +43,7 @@ from paysdk.cli._report import (
     print_json,
     print_table,
 )
+from paysdk.cli._sandbox import add_sandbox_commands
 
 __all__ = ["main"]
 
@@ -215,110 +214,14 @@ def parse_since(text: str) -> dt.datetime:
     return value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)
 
 
-# --- sandbox and callbacks --------------------------------------------------------------------
-
-
-def _sandbox(args: argparse.Namespace) -> int:
-    from paysdk.sandbox import Sandbox, SeedError, load_seed
-
-    try:
-        payments = load_seed(args.seed) if args.seed is not None else None
-    except SeedError as exc:  # the user's file: unreadable, or not a seed
-        return print_error(exc, EXIT_USAGE)
-    sandbox = Sandbox(
-        secret_key=args.secret_key,
-        host=args.host,
-        port=args.port,
-        payments=payments,
-        log_requests=not args.quiet,
-    )
-    stop = threading.Event()
-    with _stop_on_signals(stop):
-        try:
-            sandbox.start()
-        except OSError as exc:
-            reason = exc.strerror or exc
-            return print_error(f"cannot listen on {args.host}:{args.port}: {reason}", EXIT_USAGE)
-        try:
-            references = ", ".join(p.reference for p in sandbox.payments)
-            print(f"paysdk sandbox listening on {sandbox.base_url}")
-            print(f"secret key: {sandbox.secret_key}")
-            print(f"{len(sandbox.payments)} payments: {references}")
-            print("\nPoint a client or the paysdk command at it:\n")
-            print(f"  export {ENV_BASE_URL}={sandbox.base_url}")
-            print(f"  export {ENV_SECRET_KEY}={sandbox.secret_key}")
-            print("\nPress Ctrl-C to stop.", flush=True)
-            stop.wait()
-        finally:
-            sandbox.stop()
-    print("sandbox stopped", file=sys.stderr)
-    return EXIT_OK
-
-
-@contextmanager
-def _stop_on_signals(stop: threading.Event) -> Generator[None, None, None]:
-    """Set ``stop`` on Ctrl-C or SIGTERM (main thread only), restoring the old handlers after."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def handler(signum: int, frame: FrameType | None) -> None:
-        stop.set()
-
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-def _trigger_callback(args: argparse.Namespace) -> int:
-    from paysdk.sandbox import CallbackDeliveryError, callback_url, send_callback
-
-    try:
-        callback_url(args.url, args.reference)  # the user's URL, checked before anything is sent
-    except ValueError as exc:
-        return print_error(exc, EXIT_USAGE)
-    try:
-        result = send_callback(args.url, args.reference, timeout=args.timeout)
-    except CallbackDeliveryError as exc:
-        return print_error(exc, EXIT_UNREACHABLE)
-    print(f"GET {result.url} -> {result.status_code}")
-    if result.body:
-        print(result.body)
-    return EXIT_OK if result.ok else EXIT_FAILURE
-
-
 # --- argument parsing -------------------------------------------------------------------------
-
-
-def _amount(text: str) -> int:
-    try:
-        return int(text.strip().replace("_", ""), 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a whole number such as 2500000, not {text!r}: amounts are integers in the "
-            "unit the service reports them in (paysdk never converts or rounds them)"
-        ) from None
-
-
-def _port(text: str) -> int:
-    """``--port``: a TCP port number, 0 for a free one."""
-    try:
-        port = int(text, 10)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, not {text!r}")
-    return port
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``paysdk`` parser, every command and option with its help."""
     parser = argparse.ArgumentParser(
         prog=PROG,
-        description="Verify and list payments, run a local sandbox, send a test callback.",
+        description="Verify and list payments, run a local sandbox, pay in it, send callbacks.",
         epilog=exit_codes_help(),
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {paysdk.__version__}")
@@ -353,7 +256,7 @@ def build_parser() -> argparse.ArgumentParser:
     confirm.add_argument("reference", help="the payment's reference, e.g. order-1042")
     confirm.add_argument(
         "--amount",
-        type=_amount,
+        type=whole_amount,
         required=True,
         help="expected amount: an integer in the unit the service reports, e.g. 2500000",
     )
@@ -384,22 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     list_.set_defaults(command=_list, format="table")
 
-    sandbox = commands.add_parser("sandbox", help="run a local sandbox of the service")
-    sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
-    sandbox.add_argument("--port", type=_port, default=0, help="port (default: a free one)")
-    sandbox.add_argument("--secret-key", help="key clients must send (default: generated)")
-    sandbox.add_argument("--seed", metavar="FILE", help="JSON file of payments to serve")
-    sandbox.add_argument("--quiet", action="store_true", help="do not log requests")
-    sandbox.set_defaults(command=_sandbox)
-
-    trigger = commands.add_parser(
-        "trigger-callback", help="send the payment callback to your handler, as the service does"
-    )
-    trigger.add_argument(
-        "url", help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback"
-    )
-    trigger.add_argument("--reference", required=True, help="the reference to send")
-    trigger.add_argument("--timeout", type=positive_float, default=10.0, help="seconds (10)")
-    trigger.set_defaults(command=_trigger_callback)
+    add_sandbox_commands(commands)
+    add_callback_commands(commands, client)
     add_reconcile_command(commands, client)
     return parser

@@ -1,15 +1,15 @@
-"""Django: ``@paysdk_callback`` hands a view a verified payment that matches the merchant's order.
+"""Django: ``@verified_callback`` hands a view a verified payment that matches the merchant's order.
 
-    @paysdk_callback(client=client, lookup=find_order)
+    @verified_callback(client, lookup=find_order, ledger=ledger)
     def payment_callback(request, payment):
-        fulfil(payment.reference)  # idempotent: the callback may come twice
+        ship(payment.reference)  # runs once per payment with a ledger
         return JsonResponse({"status": "ok"})
 
 A bad callback never reaches the view: it is answered as :mod:`.responses` describes. With an
 ``AsyncClient`` the view must be ``async def`` (and ``lookup`` and ``on_failed`` may be async).
 With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
-once per payment, as the ledger's action: a duplicate is answered 200 ``already_fulfilled``,
-one being fulfilled elsewhere 503.
+once per payment, as the ledger's action, and only a success is recorded as fulfilled: see the
+fulfilment rule in docs/callbacks.md.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, overload
+from typing import Any, Concatenate, ParamSpec, cast, overload
 
 from ._extras import missing_extra
 
 try:
-    from django.http import HttpRequest, JsonResponse
+    from django.http import HttpRequest, HttpResponse, JsonResponse
     from django.http.response import HttpResponseBase
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
@@ -31,9 +31,11 @@ from .._client.clients import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, FulfilResult, Ledger
+from ._callback import NotFulfilled, check_answer, failed_payment, refusal_of
+from ._record import arecord_refusal, record_refusal
 from .responses import callback_response, fulfilment_response
 
-__all__ = ["paysdk_callback"]
+__all__ = ["verified_callback"]
 
 P = ParamSpec("P")
 OnFailed = Callable[[HttpRequest, PaymentFailedError], object]
@@ -44,38 +46,52 @@ AsyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], Awaitable[Htt
 
 
 @overload
-def paysdk_callback(
-    *,
+def verified_callback(
     client: Client,
+    *,
     lookup: Lookup,
-    on_failed: OnFailed | None = None,
     ledger: Ledger | None = None,
+    on_failed: OnFailed | None = None,
 ) -> Callable[[SyncView[P]], Callable[Concatenate[HttpRequest, P], HttpResponseBase]]: ...
 
 
 @overload
-def paysdk_callback(
-    *,
+def verified_callback(
     client: AsyncClient,
+    *,
     lookup: Lookup,
-    on_failed: OnFailed | None = None,
     ledger: AsyncLedger | None = None,
+    on_failed: OnFailed | None = None,
 ) -> Callable[
     [AsyncView[P]], Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]
 ]: ...
 
 
-def paysdk_callback(
-    *,
+def verified_callback(
     client: Client | AsyncClient,
+    *,
     lookup: Lookup,
-    on_failed: OnFailed | None = None,
     ledger: Ledger | AsyncLedger | None = None,
+    on_failed: OnFailed | None = None,
 ) -> Callable[..., Callable[..., object]]:
-    """Decorate a view taking ``(request, payment, ...)``; it runs only for a matching payment.
+    """Decorate a view taking ``(request, payment, **url_kwargs)``; it runs only for a payment
+    the service confirmed and that matches the order.
 
-    ``lookup(reference)`` finds the merchant's order (an object or mapping with ``amount`` and
-    ``currency``, or ``paysdk.Expected``) or returns ``None`` for a reference never issued.
+    Args:
+        client: a ``paysdk.Client`` for a sync view, an ``AsyncClient`` for an ``async def`` one.
+        lookup: ``lookup(reference)`` finds the merchant's order (an object or mapping with
+            ``amount`` and ``currency``, or ``paysdk.Expected``), or ``None`` for a reference
+            never issued.
+        ledger: fulfil each payment once through it (a ``Ledger`` with a ``Client``, an
+            ``AsyncLedger`` with an ``AsyncClient``); refusals are recorded in it too.
+        on_failed: called with ``(request, error)`` for a failed payment; may return the
+            response to send instead.
+
+    Returns:
+        The decorator.
+
+    Raises:
+        ConfigurationError: the client, the ledger and the view are not of one kind.
     """
     if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
         return functools.partial(_decorate_async, client, lookup, on_failed, ledger)
@@ -102,15 +118,20 @@ def _decorate_sync(
     ) -> HttpResponseBase:
         try:
             payment = client.verify_callback(request, lookup=lookup)
-        except PaymentFailedError as error:
-            answer = on_failed(request, error) if on_failed is not None else None
-            return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
         except PaySDKError as error:
-            return _error_response(error)
+            failed = failed_payment(error)
+            answer = on_failed(request, failed) if on_failed and failed else None
+            record_refusal(ledger, refusal_of(error))
+            return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
         if ledger is None:
             return view(request, payment, *args, **kwargs)
         try:
-            result = ledger.fulfil_once(payment, lambda paid: view(request, paid, *args, **kwargs))
+            result = ledger.fulfil_once(
+                payment, lambda paid: _checked(view(request, paid, *args, **kwargs))
+            )
+        except NotFulfilled as declined:
+            record_refusal(ledger, declined.refusal_for(payment))
+            return cast("HttpResponseBase", declined.response)
         except PaySDKError as error:
             return _error_response(error)
         return _fulfilled_response(result)
@@ -134,24 +155,35 @@ def _decorate_async(
     ) -> HttpResponseBase:
         try:
             payment = await client.verify_callback(request, lookup=lookup)
-        except PaymentFailedError as error:
-            answer = on_failed(request, error) if on_failed is not None else None
+        except PaySDKError as error:
+            failed = failed_payment(error)
+            answer = on_failed(request, failed) if on_failed and failed else None
             if inspect.isawaitable(answer):
                 answer = await answer
+            await arecord_refusal(ledger, refusal_of(error))
             return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
-        except PaySDKError as error:
-            return _error_response(error)
         if ledger is None:
             return await view(request, payment, *args, **kwargs)
+
+        async def run_view(paid: VerifiedPayment) -> HttpResponseBase:
+            return _checked(await view(request, paid, *args, **kwargs))
+
         try:
-            result = await ledger.fulfil_once(
-                payment, lambda paid: view(request, paid, *args, **kwargs)
-            )
+            result = await ledger.fulfil_once(payment, run_view)
+        except NotFulfilled as declined:
+            await arecord_refusal(ledger, declined.refusal_for(payment))
+            return cast("HttpResponseBase", declined.response)
         except PaySDKError as error:
             return _error_response(error)
         return _fulfilled_response(result)
 
     return callback_view
+
+
+def _checked(response: HttpResponseBase) -> HttpResponseBase:
+    """The view's response if it is a success; see :func:`._callback.check_answer`."""
+    body = response.content if isinstance(response, HttpResponse) else b""
+    return check_answer(response, response.status_code, lambda: body)
 
 
 def _fulfilled_response(result: FulfilResult[HttpResponseBase]) -> HttpResponseBase:

@@ -1,38 +1,33 @@
-"""FastAPI and Starlette: a dependency that yields a verified payment matching the merchant's order.
-
-    verified_callback = VerifiedCallback(client, lookup=find_order)
-    app = FastAPI()
-    install(app)  # refused callbacks are answered {"status": ...}, as with Django and Flask
+"""FastAPI and Starlette: ``@verified_callback`` hands an endpoint a verified payment that
+matches the merchant's order.
 
     @app.get("/payments/callback")
-    async def payment_callback(payment: VerifiedPayment = Depends(verified_callback)):
-        await fulfil(payment.reference)  # idempotent: the callback may come twice
+    @verified_callback(client, lookup=find_order, ledger=ledger)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        await ship(payment.reference)  # runs once per payment with a ledger
         return {"status": "ok"}
 
-A bad callback raises :class:`CallbackRefused`, which the handler ``install`` adds answers with
-the status and ``{"status": ...}`` body :mod:`.responses` describes: one body shape for the
-service whatever the framework. Only Starlette is imported (the ``fastapi`` extra installs it).
-
-With ``ledger=`` and ``fulfil=`` the dependency fulfils the payment once, through the ledger,
-before the endpoint runs: a duplicate is answered 200 ``already_fulfilled`` and one being
-fulfilled elsewhere 503, without reaching the endpoint. ``fulfil`` is async with an
-``AsyncLedger``; with a ``Ledger`` it is sync and runs in a worker thread.
+As in Django and Flask, the decorated endpoint is the fulfilment: a bad callback never reaches
+it and is answered as :mod:`.responses` describes, and with ``ledger=`` it runs once per payment,
+as the ledger's action, and only a success is recorded as fulfilled (see the fulfilment rule in
+docs/callbacks.md). The endpoint's first parameter is the payment; FastAPI fills the others as
+usual. Only Starlette is imported (the ``fastapi`` extra installs it).
 """
 
-# No ``from __future__ import annotations`` here: FastAPI reads the annotations of
-# ``VerifiedCallback.__call__`` at run time, and before 0.124 it cannot resolve a string one on a
-# callable instance (it answers 422 or raises PydanticUndefinedAnnotation): ``Request`` must be
-# the class itself.
+from __future__ import annotations
+
+import functools
 import inspect
-from collections.abc import Awaitable, Callable
-from typing import cast
+import typing
+from collections.abc import Callable
+from typing import Any
+
+import anyio.from_thread
 
 from ._extras import missing_extra
 
 try:
-    from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
-    from starlette.exceptions import HTTPException
     from starlette.requests import Request
     from starlette.responses import JSONResponse, Response
 except ModuleNotFoundError as _missing:
@@ -41,80 +36,120 @@ except ModuleNotFoundError as _missing:
 from .._client.clients import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
-from ..ledger import AsyncLedger, Ledger
-from .responses import CallbackResponse, callback_response, fulfilment_response
+from ..ledger import AsyncLedger, FulfilResult, Ledger
+from ._callback import NotFulfilled, Refusal, check_answer, failed_payment, refusal_of
+from ._record import arecord_refusal, record_refusal
+from .responses import callback_response, fulfilment_response
 
-__all__ = ["CallbackRefused", "VerifiedCallback", "install"]
+__all__ = ["verified_callback"]
 
 OnFailed = Callable[[PaymentFailedError], object]
-"""Called (and awaited, if async) with a failed payment, to record it."""
+"""Called (and awaited, if async) with a failed payment; may return the response to send instead."""
+
+Endpoint = Callable[..., Any]
+
+REQUEST = "paysdk_request"
+"""The parameter the wrapped endpoint gets the request by, unless it takes one itself."""
 
 
-class CallbackRefused(HTTPException):
-    """A callback that will not be fulfilled; ``install``'s handler answers it as ``.answer``."""
+def verified_callback(
+    client: AsyncClient | Client,
+    *,
+    lookup: Lookup,
+    ledger: AsyncLedger | Ledger | None = None,
+    on_failed: OnFailed | None = None,
+) -> Callable[[Endpoint], Endpoint]:
+    """Decorate an endpoint whose first parameter is the payment; it runs only for a payment the
+    service confirmed and that matches the order.
 
-    def __init__(self, answer: CallbackResponse) -> None:
-        super().__init__(answer.status_code, detail=answer.status)
-        self.answer = answer
+    Prefer an ``AsyncClient`` and an ``AsyncLedger``; a sync ``Client`` or ``Ledger`` (and a
+    ``def`` endpoint) runs in a worker thread. In a plain Starlette app, pass the decorated
+    endpoint to ``Route``; it must then return a response.
 
-    def response(self) -> JSONResponse:
-        """The answer for the service: the status and ``{"status": ...}`` body."""
-        return JSONResponse(self.answer.body, status_code=self.answer.status_code)
+    Args:
+        client: a ``paysdk.AsyncClient`` or a ``paysdk.Client``.
+        lookup: ``lookup(reference)`` finds the merchant's order (an object or mapping with
+            ``amount`` and ``currency``, or ``paysdk.Expected``), or ``None`` for a reference
+            never issued.
+        ledger: fulfil each payment once through this ``AsyncLedger`` or ``Ledger``; refusals
+            are recorded in it too.
+        on_failed: called with the error for a failed payment; may return the response to
+            send instead.
 
+    Returns:
+        The decorator.
 
-def install(app: Starlette) -> None:
-    """Answer every :class:`CallbackRefused` with its JSON body (FastAPI apps are Starlette's)."""
-    app.add_exception_handler(CallbackRefused, _answer_refused)
-
-
-async def _answer_refused(request: Request, exc: Exception) -> Response:
-    if not isinstance(exc, CallbackRefused):  # pragma: no cover - registered for it alone
-        raise exc
-    return exc.response()
-
-
-class VerifiedCallback:
-    """``Depends(VerifiedCallback(client, lookup=...))``: the callback's verified payment.
-
-    Prefer an ``AsyncClient``; a sync ``Client`` (and its ``lookup``) runs in a worker thread.
-    The app must have been passed to :func:`install`, so a refused callback gets the same body
-    as with the other frameworks' helpers; without it every callback is a ConfigurationError.
+    Raises:
+        ConfigurationError: the client or the ledger is of no kind paysdk makes, or the endpoint
+            takes no parameter for the payment.
     """
+    if not isinstance(client, (AsyncClient, Client)):
+        raise ConfigurationError("client must be a paysdk.AsyncClient or a paysdk.Client")
+    if ledger is not None and not isinstance(ledger, (AsyncLedger, Ledger)):
+        raise ConfigurationError("ledger must be a paysdk.AsyncLedger or a paysdk.Ledger")
+    return _Callback(client, lookup, ledger, on_failed).wrap
+
+
+class _Callback:
+    """One decorator's settings, and the I/O that carries out :mod:`._callback`'s decisions."""
 
     def __init__(
         self,
         client: AsyncClient | Client,
-        *,
         lookup: Lookup,
-        on_failed: OnFailed | None = None,
-        ledger: AsyncLedger | Ledger | None = None,
-        fulfil: Callable[[VerifiedPayment], object] | None = None,
+        ledger: AsyncLedger | Ledger | None,
+        on_failed: OnFailed | None,
     ) -> None:
-        if not isinstance(client, (AsyncClient, Client)):
-            raise ConfigurationError("client must be a paysdk.AsyncClient or a paysdk.Client")
-        if (ledger is None) != (fulfil is None):
-            raise ConfigurationError("give ledger= and fulfil= together (fulfil is its action)")
-        if ledger is not None and not isinstance(ledger, (AsyncLedger, Ledger)):
-            raise ConfigurationError("ledger must be a paysdk.AsyncLedger or a paysdk.Ledger")
         self.client = client
         self.lookup = lookup
-        self.on_failed = on_failed
         self.ledger = ledger
-        self.fulfil = fulfil
+        self.on_failed = on_failed
 
-    async def __call__(self, request: Request) -> VerifiedPayment:
-        _check_installed(request)
+    def wrap(self, endpoint: Endpoint) -> Endpoint:
+        signature, own_request = _signature(endpoint)
+
+        @functools.wraps(endpoint)
+        async def callback_endpoint(*args: Any, **kwargs: Any) -> Any:
+            if args:  # Starlette calls endpoint(request); FastAPI passes keywords
+                (request,) = args
+                if own_request is not None:
+                    kwargs[own_request] = request
+            else:
+                request = kwargs[own_request] if own_request else kwargs.pop(REQUEST)
+            return await self.answer(request, endpoint, kwargs)
+
+        callback_endpoint.__signature__ = signature  # type: ignore[attr-defined]
+        return callback_endpoint
+
+    async def answer(self, request: Request, endpoint: Endpoint, kwargs: dict[str, Any]) -> Any:
         try:
             payment = await self._verify(request)
-            return payment if self.ledger is None else await self._fulfil_once(payment)
-        except PaymentFailedError as error:
-            if self.on_failed is not None:
-                recorded = self.on_failed(error)
-                if inspect.isawaitable(recorded):
-                    await recorded
-            raise CallbackRefused(callback_response(error)) from None
         except PaySDKError as error:
-            raise CallbackRefused(callback_response(error)) from None
+            failed = failed_payment(error)
+            answer = self.on_failed(failed) if self.on_failed and failed else None
+            if inspect.isawaitable(answer):
+                answer = await answer
+            await self._refuse(refusal_of(error))
+            return answer if isinstance(answer, Response) else _error_response(error)
+
+        async def run(paid: VerifiedPayment) -> Any:
+            if inspect.iscoroutinefunction(endpoint):
+                return await endpoint(paid, **kwargs)
+            return await run_in_threadpool(functools.partial(endpoint, paid, **kwargs))
+
+        if self.ledger is None:
+            return await run(payment)
+        try:
+            result = await self._fulfil_once(payment, run)
+        except NotFulfilled as declined:
+            await self._refuse(declined.refusal_for(payment))
+            return declined.response
+        except PaySDKError as error:
+            return _error_response(error)
+        not_now = fulfilment_response(result)
+        if not_now is not None:
+            return JSONResponse(not_now.body, status_code=not_now.status_code)
+        return result.value
 
     async def _verify(self, request: Request) -> VerifiedPayment:
         if isinstance(self.client, AsyncClient):
@@ -124,28 +159,63 @@ class VerifiedCallback:
             lambda: client.verify_callback(request.scope, lookup=self.lookup)
         )
 
-    async def _fulfil_once(self, payment: VerifiedPayment) -> VerifiedPayment:
-        ledger, fulfil = self.ledger, self.fulfil
-        assert fulfil is not None
+    async def _fulfil_once(
+        self, payment: VerifiedPayment, run: Callable[[VerifiedPayment], typing.Awaitable[Any]]
+    ) -> FulfilResult[Any]:
+        async def checked(paid: VerifiedPayment) -> Any:
+            return _checked(await run(paid))
+
+        ledger = self.ledger
         if isinstance(ledger, AsyncLedger):
-            result = await ledger.fulfil_once(payment, cast("AsyncAction", fulfil))
-        else:
-            assert ledger is not None
-            result = await run_in_threadpool(lambda: ledger.fulfil_once(payment, fulfil))
-        not_now = fulfilment_response(result)
-        if not_now is not None:
-            raise CallbackRefused(not_now)
-        return payment
-
-
-AsyncAction = Callable[[VerifiedPayment], Awaitable[object]]
-
-
-def _check_installed(request: Request) -> None:
-    app: object = request.scope.get("app")
-    handlers: object = getattr(app, "exception_handlers", None)
-    if isinstance(handlers, dict) and CallbackRefused not in handlers:
-        raise ConfigurationError(
-            "call paysdk.integrations.fastapi.install(app) once where the app is made, so "
-            'refused callbacks are answered {"status": ...} like every other paysdk helper'
+            return await ledger.fulfil_once(payment, checked)
+        assert ledger is not None
+        return await run_in_threadpool(
+            lambda: ledger.fulfil_once(payment, lambda paid: anyio.from_thread.run(checked, paid))
         )
+
+    async def _refuse(self, refusal: Refusal | None) -> None:
+        if isinstance(self.ledger, AsyncLedger):
+            await arecord_refusal(self.ledger, refusal)
+        else:
+            await run_in_threadpool(record_refusal, self.ledger, refusal)
+
+
+def _signature(endpoint: Endpoint) -> tuple[inspect.Signature, str | None]:
+    """What FastAPI should read: the endpoint's parameters after the payment, with the request.
+
+    The annotations are resolved here, in the endpoint's module, since FastAPI would otherwise
+    resolve them in this one. Returns the signature and the endpoint's own request parameter.
+    """
+    if not callable(endpoint):
+        raise ConfigurationError(f"verified_callback decorates an endpoint, not {endpoint!r}")
+    signature = inspect.signature(endpoint)
+    hints = typing.get_type_hints(endpoint, include_extras=True)
+    parameters = [
+        parameter.replace(annotation=hints.get(parameter.name, parameter.annotation))
+        for parameter in signature.parameters.values()
+    ]
+    if not parameters:
+        raise ConfigurationError("the endpoint's first parameter must take the payment")
+    rest = parameters[1:]
+    own = next((p.name for p in rest if _is_request(p.annotation)), None)
+    if own is None:
+        injected = inspect.Parameter(REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request)
+        rest = sorted([*rest, injected], key=lambda p: p.kind)  # before any **kwargs
+    returns = hints.get("return", signature.return_annotation)
+    return signature.replace(parameters=rest, return_annotation=returns), own
+
+
+def _is_request(annotation: object) -> bool:
+    return isinstance(annotation, type) and issubclass(annotation, Request)
+
+
+def _checked(value: object) -> object:
+    """The endpoint's answer if it is a success; see :func:`._callback.check_answer`."""
+    if not isinstance(value, Response):
+        return check_answer(value, None, bytes)
+    return check_answer(value, value.status_code, lambda: bytes(getattr(value, "body", b"")))
+
+
+def _error_response(error: PaySDKError) -> JSONResponse:
+    response = callback_response(error)
+    return JSONResponse(response.body, status_code=response.status_code)

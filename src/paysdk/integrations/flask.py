@@ -1,14 +1,14 @@
 """Flask: ``@verified_callback`` hands a view a verified payment that matches the merchant's order.
 
     @app.get("/payments/callback")
-    @verified_callback(client, lookup=find_order)
+    @verified_callback(client, lookup=find_order, ledger=ledger)
     def payment_callback(payment):
-        fulfil(payment.reference)  # idempotent: the callback may come twice
+        ship(payment.reference)  # runs once per payment with a ledger
         return {"status": "ok"}
 
 A bad callback never reaches the view: it is answered as :mod:`.responses` describes. With
-``ledger=paysdk.Ledger(...)`` the view runs once per payment, as the ledger's action: a
-duplicate is answered 200 ``already_fulfilled``, one being fulfilled elsewhere 503.
+``ledger=paysdk.Ledger(...)`` the view runs once per payment, as the ledger's action, and only a
+success is recorded as fulfilled: see the fulfilment rule in docs/callbacks.md.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Concatenate, ParamSpec, cast
 from ._extras import missing_extra
 
 try:
-    from flask import request
+    from flask import make_response, request
     from flask.typing import ResponseReturnValue
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "flask", _missing) from _missing
@@ -29,6 +29,8 @@ from .._client.clients import Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
+from ._callback import NotFulfilled, check_answer, failed_payment, refusal_of
+from ._record import record_refusal
 from .responses import callback_response, fulfilment_response
 
 __all__ = ["verified_callback"]
@@ -42,16 +44,30 @@ def verified_callback(
     client: Client,
     *,
     lookup: Lookup,
-    on_failed: OnFailed | None = None,
     ledger: Ledger | None = None,
+    on_failed: OnFailed | None = None,
 ) -> Callable[
     [Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue]],
     Callable[P, ResponseReturnValue],
 ]:
-    """Decorate a view taking ``(payment, **url_values)``; it runs only for a matching payment.
+    """Decorate a view taking ``(payment, **url_values)``; it runs only for a payment the
+    service confirmed and that matches the order.
 
-    ``lookup(reference)`` finds the merchant's order (an object or mapping with ``amount`` and
-    ``currency``, or ``paysdk.Expected``) or returns ``None`` for a reference never issued.
+    Args:
+        client: a ``paysdk.Client``.
+        lookup: ``lookup(reference)`` finds the merchant's order (an object or mapping with
+            ``amount`` and ``currency``, or ``paysdk.Expected``), or ``None`` for a reference
+            never issued.
+        ledger: fulfil each payment once through this ``paysdk.Ledger``; refusals are recorded
+            in it too.
+        on_failed: called with the error for a failed payment; may return the response to
+            send instead.
+
+    Returns:
+        The decorator.
+
+    Raises:
+        ConfigurationError: the client is not a ``paysdk.Client`` or the ledger not a ``Ledger``.
     """
     if not isinstance(client, Client):
         raise ConfigurationError("verified_callback needs a paysdk.Client")
@@ -65,15 +81,20 @@ def verified_callback(
         def callback_view(*args: P.args, **kwargs: P.kwargs) -> ResponseReturnValue:
             try:
                 payment = client.verify_callback(request.query_string, lookup=lookup)
-            except PaymentFailedError as error:
-                answer = on_failed(error) if on_failed is not None else None
-                return answer if answer is not None else _error_response(error)
             except PaySDKError as error:
-                return _error_response(error)
+                failed = failed_payment(error)
+                answer = on_failed(failed) if on_failed and failed else None
+                record_refusal(ledger, refusal_of(error))
+                return answer if answer is not None else _error_response(error)
             if ledger is None:
                 return view(payment, *args, **kwargs)
             try:
-                result = ledger.fulfil_once(payment, lambda paid: view(paid, *args, **kwargs))
+                result = ledger.fulfil_once(
+                    payment, lambda paid: _checked(view(paid, *args, **kwargs))
+                )
+            except NotFulfilled as declined:
+                record_refusal(ledger, declined.refusal_for(payment))
+                return cast("ResponseReturnValue", declined.response)
             except PaySDKError as error:
                 return _error_response(error)
             not_now = fulfilment_response(result)
@@ -84,6 +105,16 @@ def verified_callback(
         return callback_view
 
     return decorate
+
+
+def _checked(answer: ResponseReturnValue) -> ResponseReturnValue:
+    """The view's answer, as a response, if it is a success; see :func:`._callback.check_answer`."""
+    response = make_response(answer)
+    return check_answer(
+        response,
+        response.status_code,
+        lambda: b"" if response.is_streamed else response.get_data(),
+    )
 
 
 def _error_response(error: PaySDKError) -> ResponseReturnValue:

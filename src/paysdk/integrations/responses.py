@@ -9,6 +9,7 @@ PaymentNotFoundError          404     ``unknown_payment``   the service does not
 PaymentFailedError            200     ``failed``            a final, legitimate outcome
 PaymentMismatchError          409     ``mismatch``          paid, but not for this order
 anything paysdk retries      503     ``retry_later``       could not verify it just now
+UnrecordedFulfilmentError     200     ``unrecorded``        it ran; held as unknown for a person
 LedgerError                   503     ``retry_later``       could not record the fulfilment
 any other PaySDKError         500     ``error``             fix the configuration or key
 ============================  ======  ====================  ================================
@@ -20,6 +21,9 @@ answered by :func:`fulfilment_response`: 200 ``already_fulfilled`` for a duplica
 
 A failed payment is answered 200: retrying cannot change it, and nothing is fulfilled. Every
 non-2xx asks the service to try again (if it retries), which is only useful for 503 and 500.
+A fulfilment that ran but could not be recorded is answered 200 too: a retry must not run it
+again (the ledger would answer it ``in_progress``, then ``unknown``); it is logged as an error
+and reconcile lists it until a person settles it with ``resolve``.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from .._errors import (
     PaySDKError,
     UnknownOrderError,
 )
-from ..ledger import LedgerError
+from ..ledger import LedgerError, UnrecordedFulfilmentError
 
 if TYPE_CHECKING:
     from ..ledger import FulfilResult
@@ -89,6 +93,8 @@ def _classify(error: PaySDKError) -> tuple[CallbackResponse, int]:
         return CallbackResponse(200, "failed"), logging.INFO
     if isinstance(error, PaymentMismatchError):
         return CallbackResponse(409, "mismatch"), logging.WARNING
+    if isinstance(error, UnrecordedFulfilmentError):  # it ran: a retry must not run it again
+        return CallbackResponse(200, "unrecorded"), logging.ERROR
     if isinstance(error, LedgerError):  # the ledger's database failed: nothing was recorded
         return CallbackResponse(503, "retry_later"), logging.ERROR
     if is_retryable(error):  # the SDK's own rule: what was worth retrying is worth it later

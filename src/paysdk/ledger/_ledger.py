@@ -148,6 +148,12 @@ class _BaseLedger:
             raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
         return _plans.resolve(self._driver.dialect, self.table, reference, ran=ran)
 
+    def _set_aside_plan(
+        self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
+    ) -> LedgerPlan[LedgerRow]:
+        target, checked = _plans.set_aside_target(payment), _plans.check_reason(reason)
+        return _plans.set_aside(self._driver.dialect, self.table, target, state, checked)
+
 
 class Ledger(_BaseLedger):
     """Fulfil each payment exactly once, across threads, processes and machines.
@@ -211,6 +217,45 @@ class Ledger(_BaseLedger):
             LedgerError: it is not in the ``unknown`` state (or the database failed).
         """
         return self._run(self._resolve_plan(reference, ran))
+
+    def refuse(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
+        """Record that you declined a payment (its amount does not match the order, it failed,
+        there is no such order), so reconcile reports it as refused rather than missed.
+
+        A fulfilled or claimed payment keeps its state; the returned row says which. A later
+        delivery whose checks pass still fulfils a refused payment.
+
+        Args:
+            payment: the verified payment, or its reference.
+            reason: why, as reconcile and ``paysdk ledger`` show it.
+
+        Returns:
+            The payment's row as it now is.
+
+        Raises:
+            InvalidReferenceError: the reference is not one the service could have issued.
+            ConfigurationError: the reason is empty or longer than 1000 characters.
+            LedgerError: the database failed.
+        """
+        return self._run(self._set_aside_plan(payment, "refused", reason))
+
+    def ignore(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
+        """Record that a payment is not yours to fulfil (another shop's, a test), with why, so
+        reconcile stops reporting it as missed; otherwise as :meth:`refuse`.
+
+        Args:
+            payment: the verified payment, or its reference.
+            reason: why, as reconcile and ``paysdk ledger`` show it.
+
+        Returns:
+            The payment's row as it now is.
+
+        Raises:
+            InvalidReferenceError: the reference is not one the service could have issued.
+            ConfigurationError: the reason is empty or longer than 1000 characters.
+            LedgerError: the database failed.
+        """
+        return self._run(self._set_aside_plan(payment, "ignored", reason))
 
     def reconcile(
         self,
@@ -328,6 +373,30 @@ class AsyncLedger(_BaseLedger):
             The payment's row as it now is.
         """
         return await self._run(self._resolve_plan(reference, ran))
+
+    async def refuse(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
+        """Record that you declined a payment; see [`Ledger.refuse`][paysdk.ledger.Ledger.refuse].
+
+        Args:
+            payment: the verified payment, or its reference.
+            reason: why.
+
+        Returns:
+            The payment's row as it now is.
+        """
+        return await self._run(self._set_aside_plan(payment, "refused", reason))
+
+    async def ignore(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
+        """Record that a payment is not yours; see [`Ledger.ignore`][paysdk.ledger.Ledger.ignore].
+
+        Args:
+            payment: the verified payment, or its reference.
+            reason: why.
+
+        Returns:
+            The payment's row as it now is.
+        """
+        return await self._run(self._set_aside_plan(payment, "ignored", reason))
 
     async def reconcile(
         self,

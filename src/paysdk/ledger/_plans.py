@@ -17,9 +17,9 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Generator, Sequence
-from typing import Any, Generic, TypeAlias, TypeVar
+from typing import Any, Generic, Literal, TypeAlias, TypeVar
 
-from .._core import Expected, check_payment
+from .._core import Expected, check_payment, check_reference
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _sql
@@ -121,9 +121,10 @@ class LedgerRow:
 
     reference: str
     state: str
-    """``claimed``, ``fulfilled``, ``released`` (an action failed; retryable) or ``unknown``: a
-    claim whose lease ran out before its completion was recorded (by the database's clock), held
-    until someone resolves it."""
+    """``claimed``, ``fulfilled``, ``released`` (an action failed; retryable), ``refused`` (the
+    merchant declined it: a mismatch, a failed payment, no such order), ``ignored`` (not the
+    merchant's to fulfil), or ``unknown``: a claim whose lease ran out before its completion was
+    recorded (by the database's clock), held until someone resolves it."""
     claim_token: str | None
     attempts: int
     lease_expires_at: dt.datetime | None
@@ -369,6 +370,59 @@ def resolve(
         raise LedgerError(
             f"{reference!r} has no claim of unknown outcome to resolve (its state: {state})"
         )
+    return LedgerRow.from_db(found.rows[0])
+
+
+SetAside = Literal["refused", "ignored"]
+"""What :func:`set_aside` records: a payment the merchant declined, or one not theirs."""
+
+MAX_REASON_LENGTH = 1000
+
+
+def check_reason(reason: object) -> str:
+    if not isinstance(reason, str) or not reason.strip():
+        raise ConfigurationError(f"a reason must be a non-empty string, not {reason!r}")
+    if len(reason) > MAX_REASON_LENGTH:
+        raise ConfigurationError(
+            f"a reason must be at most {MAX_REASON_LENGTH} characters, not {len(reason)}"
+        )
+    return reason
+
+
+def set_aside_target(payment: object) -> tuple[str, int, str]:
+    """The reference, amount and currency to record for a payment or a bare reference."""
+    if isinstance(payment, VerifiedPayment):
+        return payment.reference, payment.amount, payment.currency
+    return check_reference(payment), 0, ""
+
+
+def set_aside(
+    dialect: _sql.Dialect,
+    table: str,
+    target: tuple[str, int, str],
+    state: SetAside,
+    reason: str,
+) -> LedgerPlan[LedgerRow]:
+    """Record why a payment is not fulfilled: refused by the merchant, or ignored as not theirs.
+
+    A fulfilled or claimed payment keeps its state (the returned row says which); one set aside
+    can still be fulfilled by a later delivery that passes its checks.
+
+    Args:
+        dialect: the database's; its clock dates a new row.
+        table: the ledger's table.
+        target: the reference, amount and currency to record (:func:`set_aside_target`).
+        state: ``"refused"`` or ``"ignored"``.
+        reason: why, for whoever reads the ledger or reconcile's report.
+
+    Returns:
+        The payment's row as it now is.
+    """
+    reference, amount, currency = target
+    yield Begin()
+    yield Query(_sql.set_aside(dialect, table), (reference, state, amount, currency, reason))
+    found: Rows = yield Query(_sql.select_one(dialect, table), (reference,))
+    yield Commit()
     return LedgerRow.from_db(found.rows[0])
 
 

@@ -116,8 +116,16 @@ def insert_claim(dialect: Dialect, table: str) -> str:
     )
 
 
+SET_ASIDE = ("released", "refused", "ignored")
+"""The states of a payment nobody is fulfilling and nobody fulfilled: a later delivery whose
+checks pass takes it over, and a refusal or an ignore may be written over them."""
+_SET_ASIDE_SQL = "(" + ", ".join(f"'{state}'" for state in SET_ASIDE) + ")"
+
+
 def take_over(dialect: Dialect, table: str) -> str:
-    """Claim a released row: a compare-and-set, so one worker wins.
+    """Claim a released, refused or ignored row: a compare-and-set, so one worker wins. A
+    refusal or an ignore records why the payment was not fulfilled then; a later delivery whose
+    checks pass (the order now exists, say) fulfils it.
 
     Never a claim whose lease ran out: its action may have run, unrecorded (its worker lost the
     database, or died after the action), so it waits for :func:`resolve`. On PostgreSQL a
@@ -132,7 +140,25 @@ def take_over(dialect: Dialect, table: str) -> str:
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
         f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, claimed_at = {dialect.now} "
-        "WHERE reference = ? AND state = 'released'"
+        f"WHERE reference = ? AND state IN {_SET_ASIDE_SQL}"
+    )
+
+
+def set_aside(dialect: Dialect, table: str) -> str:
+    """Record a payment as refused or ignored, with why, unless it is fulfilled or claimed:
+    a refusal never undoes a fulfilment nor races a worker fulfilling it.
+
+    Parameters: reference, state (``refused`` or ``ignored``), amount, currency, reason.
+
+    Args:
+        dialect: the database's; its clock dates the row it inserts.
+        table: the ledger's table.
+    """
+    return (
+        f"INSERT INTO {table} AS ledger (reference, state, attempts, amount, currency, "
+        f"claimed_at, reason) VALUES (?, ?, 0, ?, ?, {dialect.now}, ?) "
+        "ON CONFLICT (reference) DO UPDATE SET state = excluded.state, reason = excluded.reason "
+        f"WHERE ledger.state IN {_SET_ASIDE_SQL}"
     )
 
 

@@ -30,13 +30,16 @@ from .._service.seed import (
     parse_seed,
 )
 from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
+from ._control import MAX_CALLBACK_TIMEOUT
 from ._server import RecordedRequest, Sandbox
+from ._state import StateFileError
 
 __all__ = [
     "COMPLETED",
     "COMPLETED_REFERENCE",
     "FAILED",
     "FAILED_REFERENCE",
+    "MAX_CALLBACK_TIMEOUT",
     "MAX_DELAY",
     "MAX_TIMES",
     "NON_CARD_REFERENCE",
@@ -52,6 +55,7 @@ __all__ = [
     "RecordedRequest",
     "Sandbox",
     "SeedError",
+    "StateFileError",
     "callback_url",
     "default_payments",
     "load_seed",

@@ -7,17 +7,17 @@ dependencies, so ``pip install python-paysdk`` alone can run it, and tests need 
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
+import os
 import secrets
 import ssl
 import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from types import TracebackType
-from typing import Any, cast
+from typing import Any
 
 from .._service.api import (
     UNAUTHORIZED_BODY,
@@ -27,70 +27,37 @@ from .._service.api import (
     new_request_id,
 )
 from .._service.faults import Fault, FaultBook, answer_request_id
-from .._service.records import PaymentRecord, SeedError
+from .._service.records import PaymentRecord
 from .._service.seed import default_payments
 from .._service.store import PaymentStore
-from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
+from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, callback_url, send_callback
+from ._control import CONTROL_PREFIX, answer_control
 from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
+from ._requests import (
+    MAX_RECORDED_HEADER,
+    MAX_RECORDED_HEADERS_SIZE,
+    MAX_RECORDED_REQUESTS,
+    MAX_RECORDED_TARGET,
+    RecordedRequest,
+    recorded_headers,
+)
+from ._state import load_state, save_state
 
-__all__ = [
+__all__ = [  # the log's limits too, where the sandbox's tests look them up
+    "MAX_RECORDED_HEADER",
+    "MAX_RECORDED_HEADERS_SIZE",
+    "MAX_RECORDED_REQUESTS",
+    "MAX_RECORDED_TARGET",
     "RecordedRequest",
     "Sandbox",
     "generate_secret_key",
 ]
 
-CONTROL_PREFIX = "/_sandbox/"
 DEFAULT_IDLE_TIMEOUT = 30.0
-MAX_JSON_DEPTH = 32
-"""How deeply a control request's JSON body may nest (a seed record needs 4 levels)."""
-TOO_DEEP = f"the body is nested more than {MAX_JSON_DEPTH} levels deep"
-MAX_RECORDED_REQUESTS = 10_000
-"""How many requests the log keeps: past it, the oldest are dropped."""
-MAX_RECORDED_HEADER = 1024
-"""How many characters of each header name and value the log keeps: the rest is cut."""
-MAX_RECORDED_HEADERS_SIZE = 8 * 1024
-"""How many characters of headers, all told, the log keeps of one request; then no more of
-them, so a full log holds at most about 100 MB whatever clients send (100 headers of 64 KiB
-each are allowed in a request)."""
-MAX_RECORDED_TARGET = 2048
-"""How many characters of a request's target (and path) the log keeps."""
-_REDACTED = "<redacted>"
-
-
-def _recorded_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
-    """What the log keeps of a request's headers: each cut, all within one budget."""
-    kept: dict[str, str] = {}
-    room = MAX_RECORDED_HEADERS_SIZE
-    for name, value in headers:
-        name = name[:MAX_RECORDED_HEADER]
-        value = _REDACTED if name.lower() == "authorization" else value[:MAX_RECORDED_HEADER]
-        room -= len(name) + len(value)
-        if room < 0:
-            break
-        kept[name] = value
-    return kept
 
 
 def generate_secret_key() -> str:
     return f"sk_sandbox_{secrets.token_urlsafe(24)}"
-
-
-@dataclasses.dataclass(frozen=True)
-class RecordedRequest:
-    """One request to an API path, as the sandbox saw it. The Authorization value is redacted."""
-
-    method: str
-    path: str
-    """The raw path, still percent-encoded, without the query."""
-    target: str
-    """The raw request target: path and query."""
-    headers: Mapping[str, str]
-    """Each name and value cut to :data:`MAX_RECORDED_HEADER` characters, and no more of them
-    than fit in :data:`MAX_RECORDED_HEADERS_SIZE`."""
-    time: float
-    request_id: str | None = None
-    """The ``X-Request-Id`` of the answer, to compare with what a client reports; ``None`` when
-    a fault cut the connection before answering."""
 
 
 class Sandbox:
@@ -115,6 +82,9 @@ class Sandbox:
             loaded) to serve HTTPS with: ``base_url`` then starts with ``https://``. Give the
             certificate the sandbox's host as a name (an IP address SAN for ``127.0.0.1``),
             as clients check it against ``base_url``.
+        state_file: a JSON file (the seed format) that remembers the payments between runs:
+            read here when it exists (in place of ``payments``), and rewritten atomically after
+            each change. A file that cannot be read or parsed raises :class:`StateFileError`.
     """
 
     def __init__(
@@ -128,6 +98,7 @@ class Sandbox:
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         ssl_context: ssl.SSLContext | None = None,
+        state_file: str | os.PathLike[str] | None = None,
     ) -> None:
         if isinstance(idle_timeout, bool) or not isinstance(idle_timeout, (int, float)):
             raise ValueError("idle_timeout must be a number of seconds")
@@ -155,9 +126,14 @@ class Sandbox:
         self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
-        self._initial = list(default_payments() if payments is None else payments)
-        for record in self._initial:
-            self.add_payment(record)
+        self.state_file: str | None = None if state_file is None else os.fspath(state_file)
+        self._state_lock = threading.Lock()
+        saved = None if self.state_file is None else load_state(self.state_file)
+        if saved is not None:
+            self._initial = saved
+        else:
+            self._initial = list(default_payments() if payments is None else payments)
+        self._payments.reset(self._initial)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -231,7 +207,40 @@ class Sandbox:
             record = PaymentRecord(reference=payment, **fields)
         else:
             record = dataclasses.replace(payment, **fields) if fields else payment
-        return self._payments.put(record)
+        self._payments.put(record)
+        self._save()
+        return record
+
+    def pay(
+        self,
+        payment: PaymentRecord | str,
+        /,
+        *,
+        callback: str,
+        timeout: float = DEFAULT_CALLBACK_TIMEOUT,
+        **fields: Any,
+    ) -> CallbackResult:
+        """Do what the service does when a customer pays: record the payment, then send its
+        callback (``GET <callback>?reference=...``) and return the handler's answer.
+
+        ``sb.pay("order-7", amount=500, currency="USD", callback="http://127.0.0.1:8000/cb")``;
+        ``status="FAILED"`` for a payment that failed.
+
+        Args:
+            payment: a record, or a reference plus :class:`PaymentRecord` fields (``fields``).
+            callback: the merchant's callback URL, checked before the payment is recorded.
+            timeout: seconds the whole callback may take.
+            **fields: :class:`PaymentRecord` fields, as :meth:`add_payment` takes them.
+
+        Raises:
+            ValueError: the callback URL is not http(s).
+            CallbackDeliveryError: the payment was recorded, but its handler could not be
+                reached or did not answer in time.
+        """
+        reference = payment if isinstance(payment, str) else payment.reference
+        callback_url(callback, reference)
+        record = self.add_payment(payment, **fields)
+        return self.send_callback(callback, record.reference, timeout=timeout)
 
     def reset(self) -> None:
         """Back to how it started: the payments it was made with, no faults, an empty log.
@@ -240,11 +249,13 @@ class Sandbox:
         """
         self.clear_faults()
         self._payments.reset(self._initial)
+        self._save()
         self.clear_requests()
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed."""
         self._payments.remove(reference)
+        self._save()
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
         return self._payments.get(reference)
@@ -253,6 +264,14 @@ class Sandbox:
     def payments(self) -> list[PaymentRecord]:
         """Every payment, newest first (the order ``GET /payments`` uses)."""
         return self._payments.newest_first()
+
+    def _save(self) -> None:
+        """Write the payments to the state file, if there is one (one writer at a time, each
+        writing what the store holds then, so the last write holds every change)."""
+        if self.state_file is None:
+            return
+        with self._state_lock:
+            save_state(self.state_file, self._payments.newest_first())
 
     # --- faults, request log, callbacks -------------------------------------------------------
 
@@ -295,7 +314,7 @@ class Sandbox:
         authorization = handler.headers.get("Authorization")
         if path.startswith(CONTROL_PREFIX):
             if self._authorized(authorization):
-                handler.send(self._answer_control(method, path, body))
+                handler.send(answer_control(self, method, path, body))
             else:
                 handler.send(Reply.json(401, UNAUTHORIZED_BODY))
             return
@@ -305,7 +324,7 @@ class Sandbox:
             method,
             path[:MAX_RECORDED_TARGET],
             target[:MAX_RECORDED_TARGET],
-            _recorded_headers(handler.headers.items()),
+            recorded_headers(handler.headers.items()),
             time.time(),
             answer_request_id(fault, request_id),
         )
@@ -341,35 +360,6 @@ class Sandbox:
             listing=lambda: self.payments,
         )
 
-    def _answer_control(self, method: str, path: str, body: bytes) -> Reply:
-        """``/_sandbox/faults``, ``/_sandbox/requests`` and ``/_sandbox/payments``."""
-        resource = path[len(CONTROL_PREFIX) :]
-        try:
-            if (method, resource) == ("POST", "faults"):
-                for item in _json_items(body):
-                    options = dict(item)
-                    path_ = options.pop("path", None)
-                    times = options.pop("times", 1)
-                    self.inject(Fault.from_json(options), path=path_, times=times)
-                return Reply.json(201, {"faults": len(self.faults)})
-            if (method, resource) == ("DELETE", "faults"):
-                self.clear_faults()
-                return Reply.json(200, {"faults": 0})
-            if (method, resource) == ("GET", "requests"):
-                return Reply.json(200, {"data": [_request_json(r) for r in self.requests]})
-            if (method, resource) == ("DELETE", "requests"):
-                self.clear_requests()
-                return Reply.json(200, {"data": []})
-            if (method, resource) == ("POST", "payments"):
-                records = [PaymentRecord.from_json(item) for item in _json_items(body)]
-                data = [self.add_payment(record).verify_shape() for record in records]
-                return Reply.json(201, {"data": data})
-        except (SeedError, ValueError, TypeError) as exc:
-            return Reply.error(400, "Bad Request", str(exc))
-        if resource in ("faults", "requests", "payments"):
-            return Reply.json(405, {"error": "Method Not Allowed"})
-        return Reply.json(404, {"error": "Not Found", "message": f"no route for {path}"})
-
 
 class _Served:
     """A sandbox as its HTTP server sees it: the ``Service`` the server asks for each request."""
@@ -388,39 +378,3 @@ class _Served:
 
     def log(self, message: str) -> None:
         self._sandbox._log(message)
-
-
-def _json_items(body: bytes) -> list[Mapping[str, Any]]:
-    """A JSON object, or an array of them, from a control request's body."""
-    try:
-        data = json.loads(body or b"null")
-    except ValueError:
-        raise ValueError("the body must be JSON") from None
-    except RecursionError:  # deeper than the interpreter's stack allows
-        raise ValueError(TOO_DEEP) from None
-    if _depth(data) > MAX_JSON_DEPTH:
-        raise ValueError(TOO_DEEP)
-    items = cast("list[object]", data) if isinstance(data, list) else [data]
-    if not items or not all(isinstance(item, dict) for item in items):
-        raise ValueError("the body must be a JSON object or an array of objects")
-    return cast("list[Mapping[str, Any]]", items)
-
-
-def _depth(data: object) -> int:
-    """How deeply lists and objects nest in ``data`` (0 for a scalar), without recursion."""
-    deepest, todo = 0, [(data, 0)]
-    while todo:
-        value, level = todo.pop()
-        if isinstance(value, (list, dict)):
-            deepest = max(deepest, level + 1)
-            nested = cast("list[Any] | dict[str, Any]", value)  # parsed JSON: str keys
-            todo.extend((item, level + 1) for item in _children(nested))
-    return deepest
-
-
-def _children(value: list[Any] | dict[str, Any]) -> Iterable[Any]:
-    return value.values() if isinstance(value, dict) else value
-
-
-def _request_json(request: RecordedRequest) -> dict[str, Any]:
-    return dataclasses.asdict(request) | {"headers": dict(request.headers)}

@@ -6,10 +6,17 @@ sandbox, one per session, reset before each test) and ``paysdk_callback`` (sends
 callback to your WSGI or ASGI app in-process). This module imports only pytest: respx, the fake
 and the sandbox are imported when a test first asks for a fixture, so a test run that uses none
 of them pays nothing.
+
+Before any test module or ``conftest.py`` is imported, the plugin points ``PAYSDK_BASE_URL`` and
+``PAYSDK_SECRET_KEY`` at the fake (unless either is already set), so an app that builds
+``paysdk.Client()`` at import time can be imported by the tests. The ``paysdk_environment`` ini
+setting chooses: ``mock`` (the default), ``sandbox`` (start the session's sandbox then and point
+the variables at it) or ``none`` (leave the environment alone).
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -23,6 +30,61 @@ if TYPE_CHECKING:
 
 ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name (as in paysdk._client.configure)
 ENV_BASE_URL = "PAYSDK_BASE_URL"
+ENVIRONMENT_INI = "paysdk_environment"
+ENVIRONMENTS = ("mock", "sandbox", "none")
+# The fake's defaults (paysdk.testing._mock_api), repeated so that this module imports only pytest.
+MOCK_BASE_URL = "https://api.paysdk.test"
+MOCK_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - MockPaymentAPI's fixed test key
+EARLY_SANDBOX = pytest.StashKey["Sandbox"]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addini(
+        ENVIRONMENT_INI,
+        "What PAYSDK_BASE_URL and PAYSDK_SECRET_KEY name while tests are imported: 'mock' (the "
+        "paysdk_api fake, unless either is set already), 'sandbox' (the session's sandbox) or "
+        "'none' (the environment as it is).",
+        default="mock",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """Set the PAYSDK_* variables before conftest.py and test modules import the app."""
+    choice = str(early_config.getini(ENVIRONMENT_INI)).strip().lower()
+    if choice not in ENVIRONMENTS:
+        raise pytest.UsageError(
+            f"{ENVIRONMENT_INI} = {choice!r}: expected one of {', '.join(ENVIRONMENTS)}"
+        )
+    if choice == "none":
+        return
+    if choice == "mock":
+        if ENV_BASE_URL in os.environ or ENV_SECRET_KEY in os.environ:
+            return  # the environment names a service already: yours to choose
+        _set_environment(early_config, MOCK_BASE_URL, MOCK_SECRET_KEY)
+        return
+    from ..sandbox import Sandbox
+
+    sandbox = Sandbox().start()
+    early_config.add_cleanup(sandbox.stop)
+    early_config.stash[EARLY_SANDBOX] = sandbox
+    _set_environment(early_config, sandbox.base_url, sandbox.secret_key)
+
+
+def _set_environment(config: pytest.Config, base_url: str, secret_key: str) -> None:
+    """Set both variables for the run; the run's end puts back what was there."""
+    saved = {name: os.environ.get(name) for name in (ENV_BASE_URL, ENV_SECRET_KEY)}
+
+    def restore() -> None:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    config.add_cleanup(restore)
+    os.environ[ENV_BASE_URL] = base_url
+    os.environ[ENV_SECRET_KEY] = secret_key
 
 
 @pytest.fixture
@@ -48,8 +110,15 @@ def paysdk_client(paysdk_api: MockPaymentAPI) -> Iterator[Client]:
 
 
 @pytest.fixture(scope="session")
-def paysdk_sandbox_server() -> Iterator[Sandbox]:
-    """The sandbox process-wide: started on first use, stopped at the end of the session."""
+def paysdk_sandbox_server(pytestconfig: pytest.Config) -> Iterator[Sandbox]:
+    """The sandbox process-wide: started on first use, stopped at the end of the session.
+
+    With ``paysdk_environment = sandbox`` it is the one started before the tests were imported.
+    """
+    early = pytestconfig.stash.get(EARLY_SANDBOX, None)
+    if early is not None:
+        yield early
+        return
     from ..sandbox import Sandbox
 
     with Sandbox() as sandbox:

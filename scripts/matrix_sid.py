@@ -1,0 +1,148 @@
+"""The Debian sid chroot where the 3.14 and 3.15 jobs run: built under ``.matrix/`` with what the
+suite needs, and always unmounted before it is removed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from matrix_steps import CannotStart, StepFailed, run, say, uv
+
+ROOT = Path(__file__).resolve().parents[1]
+SID_MIRROR = "http://deb.debian.org/debian"
+CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+
+
+class Sid:
+    """A Debian sid chroot under ``.matrix/``: its Pythons are 3.14 and 3.15."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.ready = False
+        self.failure: str | None = None
+
+    def mounts(self) -> list[str]:
+        """What is mounted inside the chroot, deepest first."""
+        inside = str(self.root) + "/"
+        with open("/proc/mounts", encoding="utf-8") as table:
+            points = [line.split()[1] for line in table]
+        return sorted((point for point in points if point.startswith(inside)), reverse=True)
+
+    def build(self, log: Path) -> None:
+        """Bootstrap sid with what the tests run (PostgreSQL, PgBouncer, faketime, chattr and
+        make), then copy the project in."""
+        if self.failure:
+            raise CannotStart(self.failure)
+        if self.ready:
+            return
+        try:
+            self._build(log)
+        except (StepFailed, CannotStart, OSError) as error:
+            self.failure = f"the sid chroot cannot be built: {error}"
+            raise CannotStart(self.failure) from error
+        self.ready = True
+
+    def _build(self, log: Path) -> None:
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        if shutil.which("debootstrap") is None:
+            say("installing debootstrap (apt-get) for the 3.14 and 3.15 jobs")
+            run([*sudo, "apt-get", "update", "-qq"], step="apt-get update", log=log)
+            run(
+                [
+                    *sudo,
+                    "apt-get",
+                    "install",
+                    "-y",
+                    "-qq",
+                    "--no-install-recommends",
+                    "debootstrap",
+                ],
+                step="apt-get install debootstrap",
+                log=log,
+            )
+        self.teardown()
+        self.root.mkdir(parents=True)
+        started = time.monotonic()
+        run(
+            [
+                *sudo,
+                "debootstrap",
+                "--variant=minbase",
+                "--include=ca-certificates,postgresql,pgbouncer,faketime,e2fsprogs,make",
+                "sid",
+                str(self.root),
+                SID_MIRROR,
+            ],
+            step="debootstrap sid",
+            log=log,
+        )
+        say(f"sid bootstrapped in {time.monotonic() - started:.0f} s")
+        for device, target, options in (
+            ("proc", "proc", ["-t", "proc"]),
+            ("/sys", "sys", ["--rbind"]),
+            ("/dev", "dev", ["--rbind"]),
+        ):
+            run(
+                [*sudo, "mount", *options, device, str(self.root / target)],
+                step=f"mount {target}",
+                log=log,
+            )
+        apt = self.root / "etc/apt/apt.conf.d/99matrix"
+        apt.write_text('Acquire::Check-Valid-Until "false";\n', encoding="utf-8")
+        if CA_BUNDLE.exists():  # the host's trust, which may include a proxy's CA
+            shutil.copy(CA_BUNDLE, self.root / CA_BUNDLE.relative_to("/"))
+        for name in ("resolv.conf", "hosts"):
+            shutil.copy(Path("/etc") / name, self.root / "etc" / name)
+        shutil.copy(uv(), self.root / "usr/local/bin/uv")
+        source = self.root / "src"
+        tracked = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        ).stdout.split(b"\0")
+        for name in filter(None, (entry.decode() for entry in tracked)):
+            if (ROOT / name).is_file():
+                (source / name).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(ROOT / name, source / name)
+        self.chroot(["apt-get", "update", "-qq"], step="apt-get update (sid)", log=log)
+
+    def chroot(
+        self, argv: Sequence[str], *, step: str, log: Path, cwd: str = "/", echo: bool = True
+    ) -> str:
+        """Run ``argv`` inside the chroot, from ``cwd``, with a clean environment."""
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        return run(
+            [
+                *sudo,
+                "chroot",
+                str(self.root),
+                "/usr/bin/env",
+                "-i",
+                f"--chdir={cwd}",
+                "HOME=/root",
+                "LANG=C.UTF-8",
+                "PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin",
+                f"SSL_CERT_FILE={CA_BUNDLE}",
+                "DEBIAN_FRONTEND=noninteractive",
+                *argv,
+            ],
+            step=step,
+            log=log,
+            echo=echo,
+        )
+
+    def teardown(self) -> None:
+        """Unmount everything inside the chroot, then remove it; never remove while mounted."""
+        sudo = [] if os.geteuid() == 0 else ["sudo"]
+        for point in self.mounts():
+            subprocess.run([*sudo, "umount", "--lazy", point], check=False)
+        left = self.mounts()
+        if left:
+            raise RuntimeError(f"still mounted, so {self.root} is left in place: {left}")
+        if self.root.exists():
+            subprocess.run([*sudo, "rm", "-rf", "--one-file-system", str(self.root)], check=True)

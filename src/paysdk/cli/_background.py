@@ -1,0 +1,265 @@
+"""A sandbox in the background: ``paysdk sandbox --detach``, ``paysdk sandbox stop`` and
+``paysdk sandbox status``.
+
+A detached sandbox is the same ``paysdk sandbox`` run as a child in its own session, its output
+in a log file. Once it listens it writes its pid file, ``sandbox-<port>.pid`` (JSON: pid, port,
+URL, key, log), in the runtime directory, then tells the command that started it through a
+pipe; it removes the file when it stops. The runtime directory is ``$PAYSDK_SANDBOX_DIR``, else
+``$XDG_RUNTIME_DIR/paysdk``, else ``<temporary directory>/paysdk-<uid>``, made private (0700):
+the pid file holds the sandbox's key.
+
+``stop`` signals the pid only after the sandbox on that port answers ``GET /_sandbox/status``
+with that very pid, so a pid file left by a sandbox that was killed (its pid since reused) never
+gets another process signalled: the file is removed as stale.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Generator, Sequence
+from pathlib import Path
+
+import httpx
+
+__all__ = [
+    "ENV_SANDBOX_DIR",
+    "Detached",
+    "RunningSandbox",
+    "alive",
+    "pid_file",
+    "pid_files",
+    "read_pid_file",
+    "remove_pid_file",
+    "runtime_dir",
+    "serving_pid",
+    "spawn",
+    "stop_process",
+    "write_pid_file",
+]
+
+ENV_SANDBOX_DIR = "PAYSDK_SANDBOX_DIR"
+START_TIMEOUT = 30.0
+"""Seconds a detached sandbox may take to listen before the command gives up on it."""
+STOP_TIMEOUT = 10.0
+"""Seconds a sandbox may take to stop after SIGTERM."""
+LOG_TAIL = 2000
+"""How many characters of a sandbox's log an error about its start shows."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RunningSandbox:
+    """What a detached sandbox's pid file says about it."""
+
+    pid: int
+    port: int
+    base_url: str
+    secret_key: str = dataclasses.field(repr=False)
+    log: str
+
+    def to_json(self) -> dict[str, object]:
+        return dataclasses.asdict(self)
+
+
+def runtime_dir() -> Path:
+    """Where pid files and logs of detached sandboxes live, made (private) if missing."""
+    given = os.environ.get(ENV_SANDBOX_DIR)
+    if given:
+        directory = Path(given)
+    elif os.environ.get("XDG_RUNTIME_DIR"):
+        directory = Path(os.environ["XDG_RUNTIME_DIR"]) / "paysdk"
+    else:
+        directory = Path(tempfile.gettempdir()) / f"paysdk-{os.getuid()}"
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return directory
+
+
+def pid_file(port: int) -> Path:
+    return runtime_dir() / f"sandbox-{port}.pid"
+
+
+def log_file(port: int | None) -> Path:
+    """The log of a sandbox on ``port`` (``None``: a free port, not known before it starts)."""
+    return runtime_dir() / (f"sandbox-{port}.log" if port else f"sandbox-{os.getpid()}.log")
+
+
+def pid_files() -> list[Path]:
+    """Every detached sandbox's pid file, by port."""
+    found = runtime_dir().glob("sandbox-*.pid")
+    return sorted(found, key=lambda path: int(path.stem.split("-")[1]))
+
+
+def write_pid_file(sandbox: RunningSandbox) -> Path:
+    """Write ``sandbox``'s pid file (readable by its user alone), atomically."""
+    path = pid_file(sandbox.port)
+    temporary = path.with_suffix(f".{os.getpid()}.tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+        json.dump(sandbox.to_json(), file)
+    os.replace(temporary, path)
+    return path
+
+
+def read_pid_file(path: Path) -> RunningSandbox | None:
+    """What the pid file says; ``None`` if it is gone or unreadable (a stale file to remove)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return RunningSandbox(**data)
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def remove_pid_file(port: int, pid: int | None = None) -> None:
+    """Remove the pid file of ``port``; with ``pid``, only if it still names that process."""
+    path = pid_file(port)
+    if pid is not None:
+        current = read_pid_file(path)
+        if current is not None and current.pid != pid:
+            return
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+
+
+def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
+    """The pid of the process serving ``sandbox.base_url``, as it says; ``None`` if none says.
+
+    Asking the sandbox (with its key) rather than trusting the pid file: a pid outlives the
+    process it named, and may be another's by now.
+    """
+    try:
+        answer = httpx.get(
+            f"{sandbox.base_url}/_sandbox/status",
+            headers={"Authorization": f"Bearer {sandbox.secret_key}"},
+            timeout=timeout,
+            trust_env=False,
+        )
+        pid = answer.json().get("pid") if answer.status_code == 200 else None
+    except (httpx.HTTPError, ValueError, AttributeError):
+        return None
+    return pid if isinstance(pid, int) else None
+
+
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and is not a zombie (dead, waiting for its parent)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    try:  # Linux: a zombie still takes signals; macOS's launchd reaps them at once
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
+
+
+def stop_process(pid: int, timeout: float = STOP_TIMEOUT) -> bool:
+    """SIGTERM ``pid`` and wait until it is gone; ``False`` if it is still there after
+    ``timeout`` seconds."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class Detached:
+    """How a detached start went: the sandbox, or why it did not start (and its exit code)."""
+
+    sandbox: RunningSandbox | None
+    error: str = ""
+    code: int = 0
+
+
+def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
+    """Start ``paysdk sandbox <arguments>`` in the background; wait until it listens.
+
+    Args:
+        arguments: the sandbox's options, without ``--detach``.
+        env: the child's environment.
+        port: the port asked for (0: a free one), which names the log.
+    """
+    log = log_file(port)
+    read_end, write_end = os.pipe()
+    command = [
+        sys.executable,
+        "-m",
+        "paysdk.sandbox",
+        *arguments,
+        "--ready-fd",
+        str(write_end),
+        "--log-file",
+        str(log),
+    ]
+    try:
+        with open(log, "ab") as output:
+            child = subprocess.Popen(  # noqa: S603 - this Python, running paysdk
+                command,
+                stdin=subprocess.DEVNULL,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+                env=env,
+                pass_fds=(write_end,),
+                start_new_session=True,  # Ctrl-C in this terminal is not meant for it
+            )
+    finally:
+        os.close(write_end)
+    with _closing(read_end):
+        said = _read_until_closed(read_end, START_TIMEOUT)
+    if said is None:
+        child.kill()
+        child.wait()
+        return Detached(None, f"the sandbox did not start within {START_TIMEOUT:g}s", 1)
+    if said:
+        sandbox = read_pid_file(Path(said.strip()))
+        if sandbox is not None:
+            return Detached(sandbox)
+    code = child.wait()
+    return Detached(None, _tail(log), code or 1)
+
+
+@contextlib.contextmanager
+def _closing(descriptor: int) -> Generator[None, None, None]:
+    try:
+        yield
+    finally:
+        os.close(descriptor)
+
+
+def _read_until_closed(descriptor: int, timeout: float) -> str | None:
+    """What is written to the pipe until its writer closes it; ``None`` on timeout."""
+    deadline = time.monotonic() + timeout
+    pieces: list[bytes] = []
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return None
+        ready, _, _ = select.select([descriptor], [], [], left)
+        if ready:
+            piece = os.read(descriptor, 4096)
+            if not piece:
+                return b"".join(pieces).decode()
+            pieces.append(piece)
+
+
+def _tail(log: Path) -> str:
+    """The last lines of a log, for an error about the start it records."""
+    try:
+        text = log.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return f"the sandbox exited (see {log})"
+    lines = [line for line in text[-LOG_TAIL:].splitlines() if line.strip()]
+    return lines[-1] if lines else f"the sandbox exited (see {log})"

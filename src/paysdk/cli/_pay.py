@@ -1,0 +1,157 @@
+"""``paysdk pay`` and ``paysdk trigger-callback``: a merchant's callback handler, exercised locally.
+
+``pay`` asks a running sandbox to record a payment and send its callback (``POST /_sandbox/pay``,
+which is :meth:`Sandbox.pay <paysdk.sandbox.Sandbox.pay>`), so the callback comes from the
+sandbox as it would from the service, and the handler's verify finds the payment there. It exits
+0 when the handler answered 2xx, 1 (``EXIT_FAILURE``) when it answered anything else and 3
+(``EXIT_UNREACHABLE``) when it, or the sandbox, could not be reached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, cast
+
+import httpx
+
+from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY, check_base_url, check_secret_key
+from ._connection import positive_float, whole_amount
+from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, exit_codes_help
+from ._report import print_error
+
+__all__ = ["add_callback_commands"]
+
+BODY_EXCERPT = 500
+"""How many characters of the handler's answer ``pay`` prints."""
+
+
+def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> None:
+    """Register ``pay`` and ``trigger-callback`` on the ``paysdk`` subcommands."""
+    pay = commands.add_parser(
+        "pay",
+        parents=[client],
+        help="pay in a running sandbox and send the callback to your handler, in one step",
+        epilog=exit_codes_help(),
+    )
+    pay.add_argument("reference", help="the payment's reference, e.g. order-1042")
+    pay.add_argument("--amount", type=whole_amount, required=True, help="an integer, e.g. 2500000")
+    pay.add_argument("--currency", required=True, help="e.g. NGN")
+    pay.add_argument(
+        "--callback",
+        required=True,
+        metavar="URL",
+        help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback",
+    )
+    pay.add_argument("--fail", action="store_true", help="record a FAILED payment instead")
+    pay.add_argument(
+        "--callback-timeout",
+        type=positive_float,
+        default=10.0,
+        help="seconds your handler may take (10; at most 60)",
+    )
+    pay.set_defaults(command=_pay)
+
+    trigger = commands.add_parser(
+        "trigger-callback", help="send the payment callback to your handler, as the service does"
+    )
+    trigger.add_argument(
+        "url", help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback"
+    )
+    trigger.add_argument("--reference", required=True, help="the reference to send")
+    trigger.add_argument("--timeout", type=positive_float, default=10.0, help="seconds (10)")
+    trigger.set_defaults(command=_trigger_callback)
+
+
+# --- pay and trigger-callback -----------------------------------------------------------------
+
+
+def _pay(args: argparse.Namespace) -> int:
+    from paysdk.sandbox import FAILED, MAX_CALLBACK_TIMEOUT, callback_url
+
+    if args.callback_timeout > MAX_CALLBACK_TIMEOUT:
+        return print_error(
+            f"--callback-timeout must be at most {MAX_CALLBACK_TIMEOUT:g} seconds", EXIT_USAGE
+        )
+    try:
+        callback_url(args.callback, args.reference)  # checked before anything is sent
+    except ValueError as exc:
+        return print_error(f"--callback: {exc}", EXIT_USAGE)
+    base_url = check_base_url(
+        args.base_url if args.base_url is not None else os.environ.get(ENV_BASE_URL),
+        allow_insecure_http=args.allow_insecure_http,
+    )
+    secret_key = check_secret_key(
+        args.secret_key if args.secret_key is not None else os.environ.get(ENV_SECRET_KEY)
+    )
+    payment: dict[str, object] = {
+        "reference": args.reference,
+        "amount": args.amount,
+        "currency": args.currency,
+    }
+    if args.fail:
+        payment["status"] = FAILED
+    body = {"payment": payment, "callback": args.callback, "timeout": args.callback_timeout}
+    try:
+        answer = httpx.post(
+            f"{base_url}/_sandbox/pay",
+            json=body,
+            headers={"Authorization": f"Bearer {secret_key}"},
+            timeout=args.timeout + args.callback_timeout,
+            trust_env=False,
+        )
+    except httpx.HTTPError as exc:
+        return print_error(
+            f"no sandbox answered at {base_url} ({type(exc).__name__}): start one with "
+            "`paysdk sandbox --detach`",
+            EXIT_UNREACHABLE,
+        )
+    return _paid(answer, base_url, args)
+
+
+def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> int:
+    """Report what ``POST /_sandbox/pay`` answered, and exit as the callback went."""
+    try:
+        parsed: object = answer.json()
+    except ValueError:
+        parsed = None
+    data = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
+    if answer.status_code == 401:
+        return print_error(f"the sandbox at {base_url} refused the secret key", EXIT_USAGE)
+    if answer.status_code == 400 and "message" in data:
+        return print_error(f"the sandbox refused the payment: {data['message']}", EXIT_USAGE)
+    if answer.status_code != 201 or not isinstance(data.get("callback"), dict):
+        return print_error(
+            f"{base_url} is not a paysdk sandbox (POST /_sandbox/pay answered "
+            f"{answer.status_code}): `paysdk pay` pays in `paysdk sandbox` only",
+            EXIT_USAGE,
+        )
+    status = "FAILED" if args.fail else "COMPLETED"
+    print(f"paid: {args.reference} {args.amount} {args.currency} ({status}) at {base_url}")
+    callback = cast("dict[str, Any]", data["callback"])
+    if "error" in callback:
+        return print_error(str(callback["error"]), EXIT_UNREACHABLE)
+    status_code = callback.get("status_code")
+    print(f"callback: GET {callback.get('url')} -> {status_code}")
+    text = str(callback.get("body") or "").strip()
+    if text:
+        print(text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}...")
+    ok = isinstance(status_code, int) and 200 <= status_code < 300
+    return EXIT_OK if ok else EXIT_FAILURE
+
+
+def _trigger_callback(args: argparse.Namespace) -> int:
+    from paysdk.sandbox import CallbackDeliveryError, callback_url, send_callback
+
+    try:
+        callback_url(args.url, args.reference)  # the user's URL, checked before anything is sent
+    except ValueError as exc:
+        return print_error(exc, EXIT_USAGE)
+    try:
+        result = send_callback(args.url, args.reference, timeout=args.timeout)
+    except CallbackDeliveryError as exc:
+        return print_error(exc, EXIT_UNREACHABLE)
+    print(f"GET {result.url} -> {result.status_code}")
+    if result.body:
+        print(result.body)
+    return EXIT_OK if result.ok else EXIT_FAILURE

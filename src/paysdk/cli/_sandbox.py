@@ -1,0 +1,319 @@
+"""``paysdk sandbox``: in the foreground, or ``--detach``ed (then ``stop`` and ``status``).
+
+Its port and key are ``--port``/``--secret-key``, else ``$PAYSDK_SANDBOX_PORT`` and
+``$PAYSDK_SANDBOX_SECRET_KEY``, so the export lines stay the same from one start to the next.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import threading
+from collections.abc import Generator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
+from . import _background as background
+from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exit_codes_help
+from ._report import PROG, print_error
+
+__all__ = ["ENV_SANDBOX_PORT", "ENV_SANDBOX_SECRET_KEY", "add_sandbox_commands", "port_number"]
+
+ENV_SANDBOX_PORT = "PAYSDK_SANDBOX_PORT"
+ENV_SANDBOX_SECRET_KEY = "PAYSDK_SANDBOX_SECRET_KEY"  # noqa: S105 - the variable's name
+
+
+def add_sandbox_commands(commands: Any) -> None:
+    """Register ``sandbox`` (and its ``stop`` and ``status``) on the ``paysdk`` subcommands."""
+    sandbox = commands.add_parser(
+        "sandbox",
+        help="run a local sandbox of the service (--detach: in the background)",
+        epilog=exit_codes_help(),
+    )
+    sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    sandbox.add_argument(
+        "--port",
+        type=port_number,
+        help=f"port (default: ${ENV_SANDBOX_PORT}, else a free one)",
+    )
+    sandbox.add_argument(
+        "--secret-key",
+        "--key",
+        dest="secret_key",
+        metavar="KEY",
+        help=f"key clients must send (default: ${ENV_SANDBOX_SECRET_KEY}, else generated)",
+    )
+    sandbox.add_argument("--seed", metavar="FILE", help="JSON file of payments to serve")
+    sandbox.add_argument(
+        "--state",
+        metavar="FILE",
+        help="remember payments in FILE between runs (read at start, rewritten on each change)",
+    )
+    sandbox.add_argument(
+        "--detach",
+        action="store_true",
+        help="run in the background; print its export lines (stop: paysdk sandbox stop)",
+    )
+    sandbox.add_argument("--quiet", action="store_true", help="do not log requests")
+    sandbox.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)  # set by --detach
+    sandbox.add_argument("--log-file", help=argparse.SUPPRESS)  # set by --detach
+    sandbox.set_defaults(command=_sandbox)
+    actions = sandbox.add_subparsers(
+        title="background sandboxes",
+        dest="action",
+        metavar="ACTION",
+        help="run 'paysdk sandbox ACTION --help' for its options",
+    )
+    for name, command, help_ in [
+        ("stop", _stop, "stop a sandbox started with --detach (safe if it already died)"),
+        ("status", _status, "show the sandboxes started with --detach; exit 1 if none runs"),
+    ]:
+        action = actions.add_parser(name, help=help_, epilog=exit_codes_help())
+        action.add_argument(
+            "--port",
+            type=port_number,
+            help=f"the sandbox's port (default: ${ENV_SANDBOX_PORT}, else the only one running)",
+        )
+        action.set_defaults(command=command)
+
+
+# --- the sandbox, in the foreground or detached -----------------------------------------------
+
+
+def _sandbox(args: argparse.Namespace) -> int:
+    from paysdk.sandbox import Sandbox, SeedError, load_seed
+
+    port = _chosen_port(args.port)
+    secret_key = args.secret_key or os.environ.get(ENV_SANDBOX_SECRET_KEY) or None
+    if args.detach:
+        return _detach(args, port, secret_key)
+    try:
+        payments = load_seed(args.seed) if args.seed is not None else None
+        sandbox = Sandbox(
+            secret_key=secret_key,
+            host=args.host,
+            port=port,
+            payments=payments,
+            log_requests=not args.quiet,
+            state_file=args.state,
+        )
+    except SeedError as exc:  # the user's files: unreadable, or not payments
+        return print_error(exc, EXIT_USAGE)
+    stop = threading.Event()
+    with _stop_on_signals(stop):
+        try:
+            sandbox.start()
+        except OSError as exc:
+            reason = exc.strerror or exc
+            return print_error(f"cannot listen on {args.host}:{port}: {reason}", EXIT_USAGE)
+        try:
+            _announce(sandbox, args.state)
+            if args.ready_fd is not None:
+                _tell_ready(args.ready_fd, sandbox, args.log_file)
+            stop.wait()
+        finally:
+            sandbox.stop()
+            if args.ready_fd is not None:
+                background.remove_pid_file(port or _port_of(sandbox), os.getpid())
+    print("sandbox stopped", file=sys.stderr)
+    return EXIT_OK
+
+
+def _port_of(sandbox: Any) -> int:
+    return int(sandbox.base_url.rsplit(":", 1)[1])
+
+
+def _announce(sandbox: Any, state: str | None) -> None:
+    references = ", ".join(p.reference for p in sandbox.payments)
+    print(f"paysdk sandbox listening on {sandbox.base_url}")
+    print(f"secret key: {sandbox.secret_key}")
+    print(f"{len(sandbox.payments)} payments: {references}")
+    if state is not None:
+        print(f"state file: {os.path.abspath(state)}")
+    print("\nPoint a client or the paysdk command at it:\n")
+    print(f"  export {ENV_BASE_URL}={sandbox.base_url}")
+    print(f"  export {ENV_SECRET_KEY}={sandbox.secret_key}")
+    print("\nPress Ctrl-C to stop.", flush=True)
+
+
+def _tell_ready(descriptor: int, sandbox: Any, log: str | None) -> None:
+    """Write the pid file, then its path to ``--detach``'s pipe, and close the pipe."""
+    running = background.RunningSandbox(
+        pid=os.getpid(),
+        port=_port_of(sandbox),
+        base_url=sandbox.base_url,
+        secret_key=sandbox.secret_key,
+        log=log or "",
+    )
+    path = background.write_pid_file(running)
+    with os.fdopen(descriptor, "w") as pipe:
+        pipe.write(str(path))
+
+
+def _detach(args: argparse.Namespace, port: int, secret_key: str | None) -> int:
+    """Start the sandbox in the background; print its export lines (stdout) and where its pid
+    file and log are (stderr), so ``eval "$(paysdk sandbox --detach)"`` sets the variables."""
+    if port:
+        existing = _check_port_free(port)
+        if existing is not None:
+            return existing
+    forwarded = ["--host", args.host, "--port", str(port)]
+    for flag, value in [("--seed", args.seed), ("--state", args.state)]:
+        if value is not None:
+            forwarded += [flag, os.path.abspath(value)]
+    if args.quiet:
+        forwarded.append("--quiet")
+    env = dict(os.environ)
+    if secret_key is not None:  # through the environment: arguments are visible in `ps`
+        env[ENV_SANDBOX_SECRET_KEY] = secret_key
+    started = background.spawn(forwarded, env, port)
+    if started.sandbox is None:
+        message = started.error.removeprefix(f"{PROG}: error: ")
+        return print_error(f"the sandbox did not start: {message}", started.code)
+    running = started.sandbox
+    print(f"export {ENV_BASE_URL}={running.base_url}")
+    print(f"export {ENV_SECRET_KEY}={running.secret_key}")
+    print(
+        f"paysdk sandbox running in the background on {running.base_url} (pid {running.pid})\n"
+        f"log: {running.log}\n"
+        f"pid file: {background.pid_file(running.port)}\n"
+        f"stop it with: paysdk sandbox stop --port {running.port}",
+        file=sys.stderr,
+    )
+    return EXIT_OK
+
+
+def _check_port_free(port: int) -> int | None:
+    """An error if a detached sandbox runs on ``port``; a stale pid file of it is removed."""
+    running = background.read_pid_file(background.pid_file(port))
+    if running is None:
+        background.remove_pid_file(port)
+        return None
+    if background.serving_pid(running) == running.pid:
+        return print_error(
+            f"a sandbox is already running on port {port} (pid {running.pid}, log "
+            f"{running.log}): use it, or stop it with `paysdk sandbox stop --port {port}`",
+            EXIT_USAGE,
+        )
+    if not background.alive(running.pid):
+        background.remove_pid_file(port)
+    return None
+
+
+@contextmanager
+def _stop_on_signals(stop: threading.Event) -> Generator[None, None, None]:
+    """Set ``stop`` on Ctrl-C or SIGTERM (main thread only), restoring the old handlers after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        stop.set()
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+# --- stop and status --------------------------------------------------------------------------
+
+
+def _stop(args: argparse.Namespace) -> int:
+    port = _chosen_port(args.port)
+    paths = [background.pid_file(port)] if port else background.pid_files()
+    paths = [path for path in paths if path.exists()]
+    if not paths:
+        where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
+        print(f"no sandbox is running {where}: nothing to stop", file=sys.stderr)
+        return EXIT_OK
+    if len(paths) > 1:
+        ports = ", ".join(path.stem.split("-")[1] for path in paths)
+        return print_error(f"sandboxes run on ports {ports}: choose one with --port", EXIT_USAGE)
+    [path] = paths
+    running = background.read_pid_file(path)
+    if running is None:
+        path.unlink(missing_ok=True)
+        print(f"removed an unreadable pid file: {path}", file=sys.stderr)
+        return EXIT_OK
+    if background.serving_pid(running) != running.pid:
+        if background.alive(running.pid):
+            return print_error(
+                f"pid {running.pid} is running but no sandbox answers for it on port "
+                f"{running.port}: check it (ps -p {running.pid}), stop it yourself if it is "
+                f"the sandbox, and remove {path}",
+                EXIT_FAILURE,
+            )
+        background.remove_pid_file(running.port, running.pid)
+        print(
+            f"the sandbox on port {running.port} (pid {running.pid}) was not running: "
+            "removed its stale pid file",
+            file=sys.stderr,
+        )
+        return EXIT_OK
+    if not background.stop_process(running.pid):
+        return print_error(
+            f"the sandbox on port {running.port} (pid {running.pid}) did not stop within "
+            f"{background.STOP_TIMEOUT:g}s of SIGTERM",
+            EXIT_FAILURE,
+        )
+    background.remove_pid_file(running.port, running.pid)
+    print(f"stopped the sandbox on port {running.port} (pid {running.pid})", file=sys.stderr)
+    return EXIT_OK
+
+
+def _status(args: argparse.Namespace) -> int:
+    port = _chosen_port(args.port)
+    paths = [background.pid_file(port)] if port else background.pid_files()
+    running_any = False
+    for path in paths:
+        running = background.read_pid_file(path)
+        if running is None:
+            continue
+        if background.serving_pid(running) == running.pid:
+            running_any = True
+            print(
+                f"port {running.port}: running, pid {running.pid}, {running.base_url}, "
+                f"log {running.log}"
+            )
+        else:
+            print(f"port {running.port}: not running (stale pid file {path})")
+    if not running_any:
+        where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
+        print(f"no sandbox is running {where}", file=sys.stderr)
+    return EXIT_OK if running_any else EXIT_FAILURE
+
+
+# --- arguments --------------------------------------------------------------------------------
+
+
+def _chosen_port(given: int | None) -> int:
+    """``--port``, else ``$PAYSDK_SANDBOX_PORT``, else 0 (a free one)."""
+    if given is not None:
+        return given
+    text = os.environ.get(ENV_SANDBOX_PORT, "").strip()
+    if not text:
+        return 0
+    try:
+        return port_number(text)
+    except argparse.ArgumentTypeError as exc:
+        from .._errors import ConfigurationError
+
+        raise ConfigurationError(f"{ENV_SANDBOX_PORT}: {exc}") from None
+
+
+def port_number(text: str) -> int:
+    """``--port``: a TCP port number, 0 for a free one."""
+    try:
+        port = int(text, 10)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, not {text!r}")
+    return port

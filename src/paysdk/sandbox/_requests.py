@@ -1,0 +1,60 @@
+"""The sandbox's request log: what it keeps of each request to an API path, within bounds
+whatever clients send."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+
+__all__ = [
+    "MAX_RECORDED_HEADER",
+    "MAX_RECORDED_HEADERS_SIZE",
+    "MAX_RECORDED_REQUESTS",
+    "MAX_RECORDED_TARGET",
+    "RecordedRequest",
+    "recorded_headers",
+]
+
+MAX_RECORDED_REQUESTS = 10_000
+"""How many requests the log keeps: past it, the oldest are dropped."""
+MAX_RECORDED_HEADER = 1024
+"""How many characters of each header name and value the log keeps: the rest is cut."""
+MAX_RECORDED_HEADERS_SIZE = 8 * 1024
+"""How many characters of headers, all told, the log keeps of one request; then no more of
+them, so a full log holds at most about 100 MB whatever clients send (100 headers of 64 KiB
+each are allowed in a request)."""
+MAX_RECORDED_TARGET = 2048
+"""How many characters of a request's target (and path) the log keeps."""
+_REDACTED = "<redacted>"
+
+
+def recorded_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """What the log keeps of a request's headers: each cut, all within one budget."""
+    kept: dict[str, str] = {}
+    room = MAX_RECORDED_HEADERS_SIZE
+    for name, value in headers:
+        name = name[:MAX_RECORDED_HEADER]
+        value = _REDACTED if name.lower() == "authorization" else value[:MAX_RECORDED_HEADER]
+        room -= len(name) + len(value)
+        if room < 0:
+            break
+        kept[name] = value
+    return kept
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordedRequest:
+    """One request to an API path, as the sandbox saw it. The Authorization value is redacted."""
+
+    method: str
+    path: str
+    """The raw path, still percent-encoded, without the query."""
+    target: str
+    """The raw request target: path and query."""
+    headers: Mapping[str, str]
+    """Each name and value cut to :data:`MAX_RECORDED_HEADER` characters, and no more of them
+    than fit in :data:`MAX_RECORDED_HEADERS_SIZE`."""
+    time: float
+    request_id: str | None = None
+    """The ``X-Request-Id`` of the answer, to compare with what a client reports; ``None`` when
+    a fault cut the connection before answering."""

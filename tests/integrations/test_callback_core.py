@@ -1,0 +1,65 @@
+"""The fulfilment rule and the refusals the helpers record, without a framework or I/O."""
+
+from __future__ import annotations
+
+import pytest
+
+import paysdk
+from paysdk.integrations._callback import (
+    NotFulfilled,
+    Refusal,
+    check_answer,
+    failed_payment,
+    refusal_of,
+)
+
+PAID = paysdk.VerifiedPayment(reference="order-1", amount=900, currency="NGN", success=True)
+
+
+def no_body() -> bytes:
+    raise AssertionError("only a refusal's body is read")
+
+
+@pytest.mark.parametrize("status", [None, 200, 201, 204, 301, 303, 399])
+def test_a_success_is_passed_on_without_reading_its_body(status: int | None) -> None:
+    answer = object()
+    assert check_answer(answer, status, no_body) is answer
+
+
+@pytest.mark.parametrize("status", [500, 502, 503, 599])
+def test_a_server_error_is_not_fulfilled_and_not_a_refusal(status: int) -> None:
+    answer = object()
+    with pytest.raises(NotFulfilled) as raised:
+        check_answer(answer, status, no_body)
+    assert raised.value.response is answer
+    assert raised.value.refusal_for(PAID) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "quoted"),
+    [
+        (b'{"status": "out of stock"}\n', '409: {"status": "out of stock"}'),
+        (b"", "409: (empty body)"),
+        (b"line\x1b[31m\r\nnext \xff", "409: line\\x1b[31m\\r\\nnext \ufffd"),
+        (b"x" * 500, "409: " + "x" * 200 + "..."),
+    ],
+)
+def test_a_refusal_quotes_its_status_and_a_short_printable_body(body: bytes, quoted: str) -> None:
+    with pytest.raises(NotFulfilled) as raised:
+        check_answer("response", 409, lambda: body)
+    assert raised.value.refusal_for(PAID) == Refusal(PAID, f"the callback view answered {quoted}")
+
+
+def test_only_payments_the_service_confirmed_are_refusals() -> None:
+    failed = paysdk.PaymentFailedError("failed", payment=PAID)
+    mismatch = paysdk.PaymentMismatchError(
+        "short", payment=PAID, mismatches={"amount": (2500, 900)}
+    )
+    assert refusal_of(failed) == Refusal(PAID, "the service reports the payment failed")
+    assert refusal_of(mismatch) == Refusal(
+        PAID, "paid, but not for this order: amount 900 instead of 2500"
+    )
+    unknown = paysdk.UnknownOrderError("not ours", reference="order-9")  # anyone can send it
+    assert refusal_of(unknown) is None
+    assert refusal_of(paysdk.InvalidCallbackError("no reference")) is None
+    assert (failed_payment(failed), failed_payment(mismatch)) == (failed, None)

@@ -1,0 +1,49 @@
+"""The README is a user's front page, the docs link by title, and each table lives on one page."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+README_LIMIT = 8_704  # 8.5 KiB: what it is, install, a quickstart, make, and where to read on
+LINK = re.compile(r"(?<!!)\[([^\]]+)\]\(([^)\s]+)\)")
+FILE_NAME = re.compile(r"`?[\w./-]+\.md(?:#[\w-]*)?`?")
+ERROR_ROW = re.compile(r"^\| `\w+Error`")
+
+
+def error_tables(text: str) -> int:
+    """How many tables of the text list ten exceptions or more: the errors table, copied."""
+    tables = re.split(r"\n(?!\|)", text)
+    return sum(
+        1
+        for table in tables
+        if sum(1 for line in table.splitlines() if ERROR_ROW.match(line)) >= 10
+    )
+
+
+def test_the_readme_is_short() -> None:
+    size = len((ROOT / "README.md").read_bytes())
+    assert size <= README_LIMIT, f"README.md is {size} bytes: move the detail into docs/"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda page: page.name)
+def test_links_read_as_titles_not_file_names(page: Path) -> None:
+    text = page.read_text(encoding="utf-8")
+    named = [match[0] for match in LINK.finditer(text) if FILE_NAME.fullmatch(match[1])]
+    assert named == [], f"{page.name}: links whose text is a file name"
+
+
+def test_the_errors_table_is_on_one_page() -> None:
+    found = {page.name: error_tables(page.read_text("utf-8")) for page in PAGES}
+    assert {name: count for name, count in found.items() if count} == {"errors.md": 1}
+
+
+def test_the_checks_see_what_they_guard_against() -> None:
+    assert FILE_NAME.fullmatch("fulfilment.md") and FILE_NAME.fullmatch("`docs/cli.md`")
+    assert not FILE_NAME.fullmatch("Fulfilment")
+    rows = "\n".join(f"| `E{n}Error` | when | no |" for n in range(12))
+    assert error_tables(f"text\n\n| Exception | When |\n|---|---|\n{rows}\n\nmore") == 1

@@ -1,0 +1,51 @@
+"""One awaitable surface over a Ledger or an AsyncLedger, so each behaviour is tested on both."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import paysdk
+from paysdk.ledger import AsyncLedger, FulfilResult, Ledger, LedgerRow
+
+
+def paid(reference: str = "order-1", amount: int = 2500, currency: str = "NGN") -> Any:
+    return paysdk.VerifiedPayment(
+        reference=reference, amount=amount, currency=currency, success=True
+    )
+
+
+class EitherLedger:
+    """A Ledger or an AsyncLedger behind one awaitable surface; actions are written sync."""
+
+    def __init__(self, ledger: Ledger | AsyncLedger) -> None:
+        self.ledger = ledger
+
+    async def fulfil_once(
+        self, payment: Any, action: Callable[[paysdk.VerifiedPayment], Any]
+    ) -> FulfilResult[Any]:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.fulfil_once(payment, action)
+
+        async def async_action(payment: paysdk.VerifiedPayment) -> Any:
+            return action(payment)
+
+        return await self.ledger.fulfil_once(payment, async_action)
+
+    async def row(self, reference: str) -> LedgerRow | None:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.row(reference)
+        return await self.ledger.row(reference)
+
+    async def refuse(self, payment: Any, reason: str) -> LedgerRow:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.refuse(payment, reason)
+        return await self.ledger.refuse(payment, reason)
+
+    async def ignore(self, payment: Any, reason: str) -> LedgerRow:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.ignore(payment, reason)
+        return await self.ledger.ignore(payment, reason)
+
+
+MakeLedger = Callable[..., EitherLedger]

@@ -1,0 +1,128 @@
+"""An app that builds its client when imported, as most do, is importable by its tests.
+
+The plugin sets PAYSDK_BASE_URL and PAYSDK_SECRET_KEY before pytest imports ``conftest.py`` or a
+test module (``paysdk_environment``: the fake by default, the sandbox, or nothing), so
+``client = paysdk.Client()`` at module level finds a service to name.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from paysdk.testing import MockPaymentAPI
+from paysdk.testing.plugin import MOCK_BASE_URL, MOCK_SECRET_KEY
+from tests.support.pytester import import_all_of_paysdk
+
+pytest_plugins = ["pytester"]
+import_all_of_paysdk()  # before any in-process run: tests/support/pytester.py says why
+
+SHOP = '''
+"""A shop whose client is made at import time, from the environment."""
+import paysdk
+
+client = paysdk.Client()
+
+
+def order_paid(reference):
+    return client.verify(reference).succeeded
+'''
+
+SHOP_TESTS_ON_THE_FAKE = """
+from shop import client, order_paid
+
+
+def test_the_module_level_client_talks_to_the_fake(paysdk_api):
+    paysdk_api.add_payment("order-7", amount=5000)
+    assert order_paid("order-7")
+    assert paysdk_api.verified_references() == ["order-7"]
+"""
+
+SHOP_TESTS_ON_THE_SANDBOX = """
+from paysdk.sandbox import COMPLETED_REFERENCE, FAILED_REFERENCE
+
+from shop import order_paid
+
+
+def test_the_module_level_client_talks_to_the_sandbox(paysdk_sandbox):
+    assert order_paid(COMPLETED_REFERENCE)
+    assert not order_paid(FAILED_REFERENCE)
+    assert [request.path for request in paysdk_sandbox.requests] == [
+        f"/payment/{COMPLETED_REFERENCE}", f"/payment/{FAILED_REFERENCE}"
+    ]
+"""
+
+CONFTEST_IMPORTS_THE_SHOP = """
+import shop  # imported before any test module, as a conftest that builds the app does
+"""
+
+
+def run_shop(pytester: pytest.Pytester, tests: str, setting: str | None) -> pytest.RunResult:
+    """Run the shop's tests in-process, with ``paysdk_environment = setting`` if one is given."""
+    pytester.makepyfile(shop=SHOP, test_shop=tests)
+    if setting is not None:
+        pytester.makeini(f"[pytest]\npaysdk_environment = {setting}\n")
+    return pytester.runpytest_inprocess("-p", "no:cacheprovider")
+
+
+@pytest.fixture
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No PAYSDK_* variables, as on a merchant's machine."""
+    for name in ("PAYSDK_BASE_URL", "PAYSDK_SECRET_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_the_plugin_repeats_the_fakes_defaults() -> None:
+    api = MockPaymentAPI()
+    assert (api.base_url, api.secret_key) == (MOCK_BASE_URL, MOCK_SECRET_KEY)
+
+
+@pytest.mark.usefixtures("clean_environment")
+def test_with_no_configuration_a_module_level_client_uses_the_fake(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(CONFTEST_IMPORTS_THE_SHOP)
+    run_shop(pytester, SHOP_TESTS_ON_THE_FAKE, None).assert_outcomes(passed=1)
+    assert "PAYSDK_BASE_URL" not in os.environ  # put back as the run found it
+
+
+@pytest.mark.usefixtures("clean_environment")
+def test_the_sandbox_setting_points_module_level_clients_at_the_sessions_sandbox(
+    pytester: pytest.Pytester,
+) -> None:
+    run_shop(pytester, SHOP_TESTS_ON_THE_SANDBOX, "sandbox").assert_outcomes(passed=1)
+    assert "PAYSDK_SECRET_KEY" not in os.environ
+
+
+def test_a_service_named_in_the_environment_is_left_alone(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAYSDK_BASE_URL", "https://pay.example.com")
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", "sk_test_merchants_own")
+    pytester.makepyfile(
+        test_env="""
+import os
+
+def test_env():
+    assert os.environ["PAYSDK_BASE_URL"] == "https://pay.example.com"
+    assert os.environ["PAYSDK_SECRET_KEY"] == "sk_test_merchants_own"
+"""
+    )
+    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+@pytest.mark.usefixtures("clean_environment")
+def test_none_leaves_the_environment_alone_and_the_import_fails_as_without_the_plugin(
+    pytester: pytest.Pytester,
+) -> None:
+    result = run_shop(pytester, SHOP_TESTS_ON_THE_FAKE, "none")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*ConfigurationError*PAYSDK_SECRET_KEY*"])
+
+
+def test_an_unknown_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\npaysdk_environment = production\n")
+    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*paysdk_environment = 'production'*mock, sandbox, none*"])
