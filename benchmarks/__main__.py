@@ -1,6 +1,6 @@
 """``make bench``: each row of the performance table as a ratio to its baseline, both in one run.
 
-    python -m benchmarks [--quick] [--only ROW ...] [--list-count N]
+    python -m benchmarks [--quick] [--only ROW ...] [--list-count N] [--reconcile-count N]
 
 Starts the canned-answer server (benchmarks/_server.py) in a child process, runs each row (each
 job in a fresh interpreter, see benchmarks/_jobs.py), prints its detail as it goes and, at the
@@ -54,12 +54,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--list-count", type=int, metavar="N", help="payments in row 1's list (default 1,000,000)"
     )
     parser.add_argument(
+        "--reconcile-count",
+        type=int,
+        metavar="N",
+        help="payments in row 6's list and rows in its ledger (default 1,000,000)",
+    )
+    parser.add_argument(
         "--list-rounds", type=int, metavar="N", help="rounds of row 1's jobs (default 1)"
     )
     args = parser.parse_args(argv)
     sizes = QUICK if args.quick else FULL
     if args.list_count is not None:
         sizes = dataclasses.replace(sizes, list_count=args.list_count)
+    if args.reconcile_count is not None:
+        sizes = dataclasses.replace(sizes, reconcile_count=args.reconcile_count)
     if args.list_rounds is not None:
         sizes = dataclasses.replace(sizes, list_rounds=args.list_rounds)
     started = time.perf_counter()

@@ -305,6 +305,40 @@ def _raw_against_paysdk(
     return {"seconds": time.perf_counter() - start, **_rounds(result, cpu)}
 
 
+# --- row 6: reconcile --------------------------------------------------------------------------
+
+
+def reconcile(base_url: str, key: str, ledger: str) -> dict[str, Any]:
+    """``Ledger.reconcile``: the streamed list against a ledger of as many rows."""
+    import paysdk
+
+    with (
+        paysdk.Client(secret_key=key, base_url=base_url, timeout=LONG) as client,
+        paysdk.Ledger(ledger, create_table=False) as books,
+    ):
+        start = ready()
+        report = books.reconcile(client)
+        problems = sum(report.counts.values())
+        return done(start, count=report.listed, problems=problems)
+
+
+def ledger_select(ledger: str) -> dict[str, Any]:
+    """The baseline: every row of the ledger, read by one plain ``SELECT`` through sqlite3."""
+    import sqlite3
+
+    from paysdk.ledger import DEFAULT_TABLE
+
+    connection = sqlite3.connect(ledger)
+    try:
+        start = ready()
+        count = 0
+        for _ in connection.execute(f"SELECT * FROM {DEFAULT_TABLE}"):  # noqa: S608 - ours
+            count += 1
+        return done(start, count=count)
+    finally:
+        connection.close()
+
+
 JOBS: Final[dict[str, Callable[..., dict[str, Any]]]] = {
     "list-json": list_json,
     "list-iter": list_iter,
@@ -313,6 +347,8 @@ JOBS: Final[dict[str, Callable[..., dict[str, Any]]]] = {
     "async-verify": async_verify,
     "sync-verify": sync_verify,
     "overhead": overhead,
+    "reconcile": reconcile,
+    "ledger-select": ledger_select,
 }
 
 

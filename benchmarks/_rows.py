@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from . import _reconcile
 from ._measure import (
     JobFailed,
     JobResult,
@@ -43,6 +44,7 @@ class Sizes:
     import_pairs: int
     verify_calls: int
     verify_rounds: int
+    reconcile_count: int
 
 
 FULL: Final = Sizes(
@@ -56,6 +58,7 @@ FULL: Final = Sizes(
     import_pairs=24,  # a multiple of 6: each order of the import row's three commands as often
     verify_calls=50,
     verify_rounds=81,
+    reconcile_count=1_000_000,
 )
 QUICK: Final = Sizes(
     list_count=2_000,
@@ -68,6 +71,7 @@ QUICK: Final = Sizes(
     import_pairs=1,
     verify_calls=10,
     verify_rounds=2,
+    reconcile_count=2_000,
 )
 
 
@@ -519,4 +523,5 @@ ROWS: Final[dict[str, Row]] = {
     "first-verify": first_verify,
     "sync-verify": sync_verify,
     "overhead": overhead,
+    "reconcile": _reconcile.reconcile,
 }

@@ -52,6 +52,12 @@ MEASURES = {
         "Client.verify vs httpx get + json.loads, CPU time",
     ],
     "overhead": ["Client.verify vs httpx + json.loads, CPU time"],
+    "reconcile": [
+        "reconcile vs list + plain SELECT",
+        "reconcile vs list + plain SELECT, CPU time",
+        "reconcile vs list alone",
+        "reconcile peak RSS",
+    ],
 }
 
 

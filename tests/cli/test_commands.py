@@ -608,3 +608,10 @@ def test_head_closing_the_pipe_leaves_stderr_quiet(sandbox: Sandbox) -> None:
         ["/bin/sh", "-c", command], capture_output=True, env=env, timeout=30, check=False
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, b"[\n", b"")
+
+
+def test_the_docs_exit_code_table_lists_exactly_the_codes_the_command_uses() -> None:
+    text = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text(encoding="utf-8")
+    table = text.partition("## Exit codes")[2].partition("\n\n|")[2].partition("\n\n")[0]
+    documented = [int(line.split("|")[1]) for line in table.splitlines()[2:]]
+    assert documented == sorted(exits.MEANINGS)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,10 +17,11 @@ from paysdk.ledger import Ledger
 from paysdk.sandbox import COMPLETED_REFERENCE, FAILED_REFERENCE, Sandbox
 
 
-@pytest.fixture
-def ledger_path(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A ledger where every completed payment but order-1042 is fulfilled, and order-1043
-    (failed at the service) is too: one missed payment and one alarm."""
+@contextlib.contextmanager
+def new_ledger(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[tuple[Path, paysdk.Client, Ledger]]:
+    """The sandbox in the environment, and a new ledger with a client of it, to seed."""
     monkeypatch.setenv("PAYSDK_BASE_URL", sandbox.base_url)
     monkeypatch.setenv("PAYSDK_SECRET_KEY", sandbox.secret_key)
     path = tmp_path / "ledger.db"
@@ -26,6 +29,14 @@ def ledger_path(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
         paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as client,
         Ledger(path) as ledger,
     ):
+        yield path, client, ledger
+
+
+@pytest.fixture
+def ledger_path(sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A ledger where every completed payment but order-1042 is fulfilled, and order-1043
+    (failed at the service) is too: one missed payment and one alarm."""
+    with new_ledger(sandbox, tmp_path, monkeypatch) as (path, client, ledger):
         for record in sandbox.payments:
             if record.succeeded and record.reference != COMPLETED_REFERENCE:
                 ledger.fulfil_once(client.verify(record.reference), lambda p: None)
@@ -48,12 +59,14 @@ def test_the_table_lists_what_needs_attention_and_exits_4(
     lines = out.splitlines()
     assert lines[0].split() == [
         "KIND", "REFERENCE", "STATUS", "AMOUNT", "CURRENCY", "FULFILLED", "AMOUNT",
-        "FULFILLED", "CURRENCY",
+        "FULFILLED", "CURRENCY", "REASON",
     ]  # fmt: skip
-    assert lines[1].split() == ["missed", "order-1042", "COMPLETED", "2500000", "NGN", "-", "-"]
-    assert lines[2].split() == ["not_completed", "order-1043", "FAILED", *["4999", "USD"] * 2]
+    assert lines[1].split() == [
+        "missed", "order-1042", "COMPLETED", "2500000", "NGN", "-", "-", "-",
+    ]  # fmt: skip
+    assert lines[2].split() == ["not_completed", "order-1043", "FAILED", *["4999", "USD"] * 2, "-"]
     assert lines[-2].startswith("8 listed, 6 completed, 5 fulfilled as paid; 1 missed")
-    assert lines[-1] == "needs attention"
+    assert lines[-1] == "needs attention: 1 missed, 1 alarms"
 
 
 def test_json_and_csv_carry_the_same_report(
@@ -72,6 +85,9 @@ def test_json_and_csv_carry_the_same_report(
         "not_listed": 0,
         "mismatch": 0,
         "unknown": 0,
+        "refused": 0,
+        "ignored": 0,
+        "not_ours": 0,
     }
     assert [(d["kind"], d["reference"]) for d in report["discrepancies"]] == [
         ("missed", "order-1042"),
@@ -95,7 +111,7 @@ def test_nothing_to_do_exits_0(
         made.create_table()
     code, out, _ = run(capsys, "reconcile", "--ledger", str(tmp_path / "l.db"), *_env(sandbox))
     assert code == 0
-    assert out.splitlines()[-1] == "nothing needs attention"
+    assert out.splitlines()[-1] == "all clear: nothing needs attention"
 
 
 def _env(sandbox: Sandbox) -> list[str]:
@@ -124,7 +140,7 @@ def test_progress_goes_to_a_terminals_stderr_only(
     [
         ("mysql://db/shop", 2, "unsupported ledger URL scheme"),
         ("{tmp}/typo.db", 2, "--ledger: the ledger '{tmp}/typo.db' does not exist"),
-        ("sqlite:///{tmp}/typo.db", 2, "the ledger '{tmp}/typo.db' does not exist (reconcile"),
+        ("sqlite:///{tmp}/typo.db", 2, "the ledger '{tmp}/typo.db' does not exist (paysdk never"),
         ("/no/such/dir/l.db", 2, "the ledger '/no/such/dir/l.db' does not exist"),
         ("{tmp}/empty.db", 1, "no such table: paysdk_fulfilments"),
     ],

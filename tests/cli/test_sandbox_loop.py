@@ -364,7 +364,11 @@ def test_the_walkthrough_of_the_docs_runs_as_written(
     for name, command in [("python", ""), ("paysdk", " -m paysdk")]:
         (bin_dir / name).write_text(f'#!/bin/sh\nexec "{sys.executable}"{command} "$@"\n')
         (bin_dir / name).chmod(0o755)
-    env = {**cli.env, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **cli.env,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "LEDGER_URL": f"sqlite:///{tmp_path / 'fulfilments.db'}",  # a fresh ledger each run
+    }
     preamble = ["set -e", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"]
     done = subprocess.run(
         ["bash", "-c", "\n".join([*preamble, *lines])],

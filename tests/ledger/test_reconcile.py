@@ -126,6 +126,9 @@ def test_reconciling_100000_payments_reports_exactly_what_needs_attention(
         "not_listed": 7,
         "mismatch": 10_000 + 100,
         "unknown": 0,
+        "refused": 0,
+        "ignored": 0,
+        "not_ours": 0,
     }
     assert report.needs_attention
     assert progress[-1] == SCALE
@@ -438,3 +441,26 @@ def test_a_report_keeps_at_most_max_discrepancies_and_counts_them_all(
     assert cut.unresolved_missed == len(completed)
     assert cut.needs_attention
     assert (len(whole.discrepancies), whole.truncated) == (len(completed), False)
+
+
+async def test_the_async_twin_honours_refusals_and_an_async_lookup(
+    shop_service: Sandbox, ledger_url: str
+) -> None:
+    mine = {"order-1042": {"amount": 2500000, "currency": "NGN"}, "shop-1": None}
+
+    async def lookup(reference: str) -> object:
+        return mine.get(reference)
+
+    async with (
+        paysdk.AsyncClient(secret_key=shop_service.secret_key, base_url=shop_service.base_url) as c,
+        AsyncLedger(ledger_url) as ledger,
+    ):
+        await ledger.refuse("shop-2", "underpaid: 100 of 900 NGN")
+        report = await ledger.reconcile(c, lookup=lookup)
+
+    found = {d.reference: (d.kind, d.reason) for d in report.discrepancies}
+    assert found["shop-2"] == (Kind.REFUSED, "underpaid: 100 of 900 NGN")
+    assert found["order-1042"] == (Kind.MISSED, None)
+    others = {r.reference for r in shop_service.payments if r.succeeded} - set(mine) - {"shop-2"}
+    assert others and all(found[ref] == (Kind.FOREIGN, None) for ref in others | {"shop-1"})
+    assert report.unresolved_missed == 1

@@ -47,5 +47,12 @@ class EitherLedger:
             return self.ledger.ignore(payment, reason)
         return await self.ledger.ignore(payment, reason)
 
+    async def rows_after(
+        self, after: str = "", limit: int = 500, *, state: str | None = None
+    ) -> list[LedgerRow]:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.rows_after(after, limit, state=state)
+        return await self.ledger.rows_after(after, limit, state=state)
+
 
 MakeLedger = Callable[..., EitherLedger]

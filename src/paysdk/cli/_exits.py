@@ -29,11 +29,12 @@ MEANINGS = {
     EXIT_OK: "ok",
     EXIT_FAILURE: (
         "the service, the ledger or the callback handler reported a failure (pay, "
-        "trigger-callback: an answer other than 2xx), or sandbox status found none running"
+        "trigger-callback: an answer other than 2xx), the ledger declined a change (a fulfilled "
+        "payment is never refused), or sandbox status found none running"
     ),
     EXIT_USAGE: "usage or configuration error",
     EXIT_UNREACHABLE: "the service, the sandbox or the callback handler was not reached in time",
-    EXIT_ATTENTION: "reconcile found a payment that needs attention",
+    EXIT_ATTENTION: "reconcile found a payment that needs attention (missed, or an alarm)",
     EXIT_INTERNAL: "internal error (a bug in paysdk or a library it uses: please report it)",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "standard output was closed early (paysdk list | head)",

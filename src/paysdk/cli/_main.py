@@ -30,6 +30,7 @@ from paysdk.cli._exits import (
     EXIT_USAGE,
     exit_codes_help,
 )
+from paysdk.cli._ledger import add_ledger_command
 from paysdk.cli._pay import add_callback_commands
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
@@ -290,4 +291,5 @@ def build_parser() -> argparse.ArgumentParser:
     add_sandbox_commands(commands)
     add_callback_commands(commands, client)
     add_reconcile_command(commands, client)
+    add_ledger_command(commands)
     return parser

@@ -1,24 +1,27 @@
 """``paysdk reconcile --ledger URL``: what the service lists against what the ledger fulfilled.
 
-It exits 0 when nothing needs attention and 4 (``EXIT_ATTENTION``) when something does (a missed
+It exits 0 when all is clear and 4 (``EXIT_ATTENTION``) when something needs attention (a missed
 payment, or an alarm: fulfilled but not completed, not listed, or for another amount or
-currency); the other codes are every command's (``_exits``). Progress goes to stderr, and only
-when stderr is a terminal.
+currency, or an unknown outcome); refused, ignored and not-ours payments are listed but are
+never a reason to fail. ``--lookup`` names the merchant's order lookup, ``--fulfil`` their
+fulfilment (``_imports``). The other codes are every command's (``_exits``). Progress goes to
+stderr, and only when stderr is a terminal.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
-import os
 import sys
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
-from ..ledger import DEFAULT_TABLE, MAX_DISCREPANCIES, sqlite_file
+from ..ledger import MAX_DISCREPANCIES
 from ._connection import client_from
-from ._exits import EXIT_ATTENTION, EXIT_OK, EXIT_USAGE, exit_codes_help
-from ._report import print_error, print_json, print_table
+from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
+from ._imports import import_callable
+from ._ledger_options import ledger_options, open_ledger
+from ._report import print_json, print_table
 
 if TYPE_CHECKING:
     from ..ledger import Discrepancy, ReconcileReport
@@ -34,6 +37,7 @@ _COLUMNS = (
     "currency",
     "fulfilled_amount",
     "fulfilled_currency",
+    "reason",
 )
 
 
@@ -41,14 +45,22 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
     """Register ``reconcile`` on the ``paysdk`` parser's subcommands."""
     reconcile = commands.add_parser(
         "reconcile",
-        parents=[client],
+        parents=[client, ledger_options()],
         help="compare the service's payments with a fulfilment ledger",
         epilog=exit_codes_help(),
     )
     reconcile.add_argument(
-        "--ledger", required=True, help="sqlite:///path.db, a path, or postgresql://..."
+        "--lookup",
+        metavar="MODULE:FUNCTION",
+        help="your order lookup (reference -> order with amount and currency, or None), imported "
+        "from the current directory: a paid payment with no order is not yours, not missed",
     )
-    reconcile.add_argument("--table", default=DEFAULT_TABLE, help="the ledger's table")
+    reconcile.add_argument(
+        "--fulfil",
+        metavar="MODULE:FUNCTION",
+        help="your fulfilment (called with the verified payment), to fulfil missed payments "
+        "that match their order, once each; needs --lookup",
+    )
     reconcile.add_argument(
         "--max-discrepancies",
         type=int,
@@ -75,42 +87,34 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
 
 
 def _reconcile(args: argparse.Namespace) -> int:
-    from ..ledger import Kind, Ledger
+    from ..ledger import Kind
 
-    missing = _missing_sqlite_file(args.ledger)
-    if missing is not None:  # a typo, most likely: say so, rather than as a database failure
-        return print_error(
-            f"--ledger: the ledger {missing!r} does not exist (reconcile reads a ledger, "
-            "never creates one)",
-            EXIT_USAGE,
+    if args.fulfil is not None and args.lookup is None:
+        raise ConfigurationError(
+            "--fulfil needs --lookup, so a missed payment is fulfilled only if it matches its "
+            "order's amount and currency"
         )
+    lookup = None if args.lookup is None else import_callable(args.lookup, "--lookup")
+    fulfil = None if args.fulfil is None else import_callable(args.fulfil, "--fulfil")
     progress = _Progress() if sys.stderr.isatty() else None
-    with (
-        Ledger(args.ledger, table=args.table, create_table=False) as ledger,
-        client_from(args) as c,
-    ):
+    with open_ledger(args) as ledger, client_from(args) as c:
         try:
             report = ledger.reconcile(
-                c, progress=progress, max_discrepancies=args.max_discrepancies
+                c,
+                fulfil=fulfil,
+                lookup=lookup,
+                progress=progress,
+                max_discrepancies=args.max_discrepancies,
             )
         finally:
             if progress is not None:
                 progress.clear()
-    order = list(Kind)  # missed first, then the alarms
+    order = list(Kind)  # missed first, then the alarms, then those set aside
     report.discrepancies.sort(key=lambda d: (order.index(d.kind), d.reference))
     {"json": _print_json, "csv": _print_csv}.get(args.format, _print_table)(report)
     if report.truncated and args.format != "table":
         sys.stderr.write(_cut(report) + "\n")
     return EXIT_ATTENTION if report.needs_attention else EXIT_OK
-
-
-def _missing_sqlite_file(ledger: str) -> str | None:
-    """The file a SQLite ledger URL or path names, if there is none (else ``None``)."""
-    try:
-        path = sqlite_file(ledger)
-    except ConfigurationError:  # a URL the ledger refuses: it says so when opened
-        return None
-    return None if path is None or os.path.exists(path) else path
 
 
 class _Progress:
@@ -161,7 +165,17 @@ def _print_table(report: ReconcileReport) -> None:
         f"{summary['fulfilled_ok']} fulfilled as paid; "
         + ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in report.counts.items())
     )
-    print("needs attention" if report.needs_attention else "nothing needs attention")
+    print(_verdict(report))
+
+
+def _verdict(report: ReconcileReport) -> str:
+    """The last line: what needs attention, or that all is clear (what was set aside is not)."""
+    from ..ledger import ALARMS
+
+    if not report.needs_attention:
+        return "all clear: nothing needs attention"
+    alarms = sum(report.counts[str(kind)] for kind in ALARMS)
+    return f"needs attention: {report.unresolved_missed} missed, {alarms} alarms"
 
 
 def _print_json(report: ReconcileReport) -> None:

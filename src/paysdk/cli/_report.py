@@ -123,9 +123,9 @@ class VerboseLog(logging.Handler):
             print(f"{PROG}: {record.getMessage()}", file=sys.stderr)
 
 
-def print_json(data: object) -> None:
-    """``data`` as indented JSON on stdout."""
-    json.dump(data, sys.stdout, indent=2, ensure_ascii=False)
+def print_json(data: object, indent: int | None = 2) -> None:
+    """``data`` as JSON on stdout: indented, or on one line (``indent=None``)."""
+    json.dump(data, sys.stdout, indent=indent, ensure_ascii=False)
     sys.stdout.write("\n")
 
 

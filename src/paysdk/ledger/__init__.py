@@ -17,12 +17,14 @@ from ._errors import (
 )
 from ._ledger import AsyncLedger, Ledger, sqlite_file
 from ._plans import FulfilResult, LedgerRow, Outcome
-from ._report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
-from ._sql import DEFAULT_TABLE
+from ._report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
+from ._sql import DEFAULT_TABLE, STATES
 
 __all__ = [
+    "ALARMS",
     "DEFAULT_TABLE",
     "MAX_DISCREPANCIES",
+    "STATES",
     "AsyncLedger",
     "Discrepancy",
     "FulfilResult",

@@ -148,6 +148,12 @@ class _BaseLedger:
             raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
         return _plans.resolve(self._driver.dialect, self.table, reference, ran=ran)
 
+    def _rows_plan(self, after: str, limit: object, state: object) -> LedgerPlan[list[LedgerRow]]:
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ConfigurationError(f"limit must be a positive int, not {limit!r}")
+        checked = _plans.check_state(state)
+        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked)
+
     def _set_aside_plan(
         self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
     ) -> LedgerPlan[LedgerRow]:
@@ -201,6 +207,27 @@ class Ledger(_BaseLedger):
     def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
         """A page of fulfilled rows in reference order: iterate with the last one's reference."""
         return self._run(_plans.fulfilled_after(self._driver.dialect, self.table, after, limit))
+
+    def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
+        """The references alone of a page of fulfilled rows, in order (reconcile's last pass)."""
+        return self._run(_plans.fulfilled_references_after(self.table, after, limit))
+
+    def rows_after(
+        self, after: str = "", limit: int = 500, *, state: str | None = None
+    ) -> list[LedgerRow]:
+        """A page of rows in reference order, of one state or all: iterate with the last one's
+        reference, in constant memory.
+
+        Args:
+            after: the last reference of the previous page (``""`` for the first).
+            limit: the most rows to return.
+            state: ``claimed``, ``fulfilled``, ``released``, ``refused``, ``ignored`` or
+                ``unknown``; ``None`` for every row.
+
+        Raises:
+            ConfigurationError: an unknown state, or a limit that is not a positive int.
+        """
+        return self._run(self._rows_plan(after, limit, state))
 
     def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
         """Settle a payment whose outcome is ``unknown``, once a person checked what happened.
@@ -268,9 +295,12 @@ class Ledger(_BaseLedger):
     ) -> ReconcileReport:
         """Compare the service's payments with the ledger; see :class:`ReconcileReport`.
 
-        With ``fulfil`` (and the ``lookup`` that finds each order), a missed payment is
-        verified against its order and fulfilled through :meth:`fulfil_once`. The report keeps
-        at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next run.
+        A completed payment refused or ignored in the ledger is reported as such, not missed.
+        ``lookup`` (the merchant's order by reference) tells reconcile which payments are
+        yours: one with no row and no order is reported as not ours, not missed. With
+        ``fulfil`` (which needs ``lookup``), a missed payment is verified against its order and
+        fulfilled through :meth:`fulfil_once`. The report keeps at most ``max_discrepancies``
+        (counting all); missed ones beyond wait for the next run.
         """
         _needs_lookup(fulfil, lookup)
         return sync_reconcile.reconcile(
@@ -361,6 +391,16 @@ class AsyncLedger(_BaseLedger):
     async def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
         plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit)
         return await self._run(plan)
+
+    async def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
+        """The references alone of a page of fulfilled rows, in order (reconcile's last pass)."""
+        return await self._run(_plans.fulfilled_references_after(self.table, after, limit))
+
+    async def rows_after(
+        self, after: str = "", limit: int = 500, *, state: str | None = None
+    ) -> list[LedgerRow]:
+        """A page of rows in reference order, of one state or all; see :meth:`Ledger.rows_after`."""
+        return await self._run(self._rows_plan(after, limit, state))
 
     async def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
         """Settle a payment whose outcome is ``unknown``; see :meth:`Ledger.resolve`.

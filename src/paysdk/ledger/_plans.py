@@ -449,6 +449,33 @@ def fulfilled_after(
     return [LedgerRow.from_db(row) for row in found.rows]
 
 
+def check_state(state: object) -> str | None:
+    """A state to list rows of: one of the states a row reads as, or ``None`` for all."""
+    if state is not None and state not in _sql.STATES:
+        raise ConfigurationError(
+            f"unknown state {state!r}: expected one of {', '.join(_sql.STATES)}"
+        )
+    return state
+
+
+def rows_after(
+    dialect: _sql.Dialect, table: str, after: str, limit: int, state: str | None
+) -> LedgerPlan[list[LedgerRow]]:
+    """The next page of rows (of ``state``, or all), in reference order, after ``after``."""
+    yield Begin(write=False)
+    found: Rows = yield Query(*_sql.rows_page(dialect, table, state, after, limit))
+    yield Commit()
+    return [LedgerRow.from_db(row) for row in found.rows]
+
+
+def fulfilled_references_after(table: str, after: str, limit: int) -> LedgerPlan[list[str]]:
+    """The references of the next page of fulfilled rows, in order, after ``after``."""
+    yield Begin(write=False)
+    found: Rows = yield Query(_sql.fulfilled_references_page(table), (after, limit))
+    yield Commit()
+    return [str(row[0]) for row in found.rows]
+
+
 def _time(value: object) -> dt.datetime | None:
     """A timestamp as either database returns it: a datetime, or SQLite's ISO text."""
     if value is None or isinstance(value, dt.datetime):

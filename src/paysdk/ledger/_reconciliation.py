@@ -12,10 +12,10 @@ from __future__ import annotations
 import array
 import bisect
 import dataclasses
-import hashlib
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
+from .._core import expected_for
 from .._errors import PaymentNotFoundError, PaymentVerificationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
@@ -27,6 +27,7 @@ __all__ = [
     "PAGE",
     "Checked",
     "CloseList",
+    "FindOrder",
     "Fulfil",
     "FulfilledPage",
     "LookUp",
@@ -63,11 +64,20 @@ class Reconciliation:
             report.listed += 1
             row = rows.get(payment.reference)
             fulfilled = row is not None and row.fulfilled
-            if fulfilled:
-                self._listed.add(payment.reference)
-            if payment.succeeded:
+            succeeded = payment.succeeded
+            if succeeded:
                 report.completed += 1
+            if fulfilled:
+                assert row is not None
+                self._listed.add(payment.reference)
+                if succeeded and not _differ(payment.amount, payment.currency, row):
+                    report.fulfilled_ok += 1  # the common case, all is well: decided at once
+                    continue
             found = self._compare(payment, row if fulfilled else None)
+            if found is not None and row is not None and row.state in _DECIDED:
+                found = dataclasses.replace(
+                    _listed(_DECIDED[row.state], payment), reason=row.reason
+                )
             if row is not None and row.state == "unknown":  # held: never fulfilled by reconcile
                 found = dataclasses.replace(
                     _listed(Kind.UNKNOWN, payment),
@@ -82,13 +92,29 @@ class Reconciliation:
                 report.add(found, self._limit)
         return missed
 
-    def missed(self, payment: ListedPayment) -> None:
-        """Record a missed payment, and keep it to hand to ``fulfil`` (see :meth:`to_fulfil`)."""
+    def missed(self, payment: ListedPayment, reason: str | None = None) -> None:
+        """Record a missed payment, and keep it to hand to ``fulfil`` (see :meth:`to_fulfil`);
+        ``reason``: what ``lookup`` found wrong with its order, if it was asked."""
         self._listed.add(payment.reference)  # listed: never "not listed" later
-        found = _listed(Kind.MISSED, payment)
+        found = dataclasses.replace(_listed(Kind.MISSED, payment), reason=reason)
         index = self.report.add(found, self._limit)
         if len(self._to_fulfil) < self._limit:
             self._to_fulfil.append((index, found))
+
+    def ordered(self, payment: ListedPayment, order: object) -> None:
+        """A completed payment with no ledger row, and what ``lookup`` found for it: no order
+        (``None``) makes it not ours; an order makes it missed, with how the two differ if they
+        do. An exception ``lookup`` raised keeps it missed, saying so: never silently not ours.
+
+        Raises:
+            ConfigurationError: ``lookup`` returned something that is neither an order nor None.
+        """
+        if order is None:
+            self.report.add(_listed(Kind.FOREIGN, payment), self._limit)
+        elif isinstance(order, Exception):
+            self.missed(payment, f"lookup failed: {_said(order)}")
+        else:
+            self.missed(payment, _differs_from(payment, order))
 
     def to_fulfil(self) -> list[tuple[int | None, Discrepancy]]:
         """The first ``max_discrepancies`` missed payments, to hand to ``fulfil``, each with
@@ -105,9 +131,9 @@ class Reconciliation:
         if done.resolved:
             self.report.unresolved_missed -= 1
 
-    def unseen(self, rows: Iterable[LedgerRow]) -> list[LedgerRow]:
-        """Of a page of fulfilled rows, those the list did not show: to verify one by one."""
-        return [row for row in rows if row.reference not in self._listed]
+    def unseen(self, references: Iterable[str]) -> list[str]:
+        """Of a page of fulfilled references, those the list did not show: to verify one by one."""
+        return [reference for reference in references if reference not in self._listed]
 
     def unlisted(self, row: LedgerRow, payment: VerifiedPayment | None) -> None:
         """A fulfilled row the list did not show, and what verify says of it (None: unknown).
@@ -155,36 +181,65 @@ def _listed(kind: Kind, payment: ListedPayment) -> Discrepancy:
     )
 
 
+_DECIDED = {"refused": Kind.REFUSED, "ignored": Kind.IGNORED}
+"""Ledger states a person or a handler decided on, and how a completed payment in one is shown."""
+
+
+def _differs_from(payment: ListedPayment, order: object) -> str | None:
+    """How the order ``lookup`` found differs from the payment, or ``None`` if it matches."""
+    expected = expected_for(payment.reference, None, None, True, order)
+    wrong = [
+        f"{name} {want}"
+        for name, want, got in (
+            ("amount", expected.amount, payment.amount),
+            ("currency", expected.currency, payment.currency),
+        )
+        if want is not None and str(want).upper() != str(got).upper()
+    ]
+    return f"the order expects {' and '.join(wrong)}" if wrong else None
+
+
+def _said(error: Exception) -> str:
+    return f"{type(error).__name__}: {' '.join(str(error).split())}"
+
+
 def _differ(amount: int, currency: str, row: LedgerRow) -> bool:
     return (amount, currency.upper()) != (row.amount, row.currency.upper())
 
 
 class _References:
-    """A compact set of references: 8-byte digests in a sorted array, not a set of strings.
+    """A compact set of references: 8-byte digests in sorted arrays, not a set of strings.
 
-    A million fulfilled payments take 8 MB instead of ~100 MB. Two references sharing a 64-bit
-    digest (odds around 1 in 10^7 for a million) would hide one "not listed" alarm, nothing else.
+    A million fulfilled payments take 8 MB instead of ~100 MB. The digests are spread over 256
+    arrays by their top byte, each sorted on its own when first searched, so sorting never
+    holds more than a 256th of them as Python ints at once. A digest is the string's own hash,
+    computed once per string and stable within the process (a reconcile runs in one): two
+    references sharing one (odds around 1 in 10^7 for a million) would hide one "not listed"
+    alarm, nothing else.
     """
 
     def __init__(self) -> None:
-        self._digests = array.array("Q")
-        self._sorted = True
+        self._buckets = [array.array("Q") for _ in range(256)]
+        self._unsorted: set[int] = set()
 
     def add(self, reference: str) -> None:
-        self._digests.append(_digest(reference))
-        self._sorted = False
+        digest = _digest(reference)
+        self._buckets[digest >> 56].append(digest)
+        self._unsorted.add(digest >> 56)
 
     def __contains__(self, reference: str) -> bool:
-        if not self._sorted:
-            self._digests = array.array("Q", sorted(self._digests))
-            self._sorted = True
         digest = _digest(reference)
-        index = bisect.bisect_left(self._digests, digest)
-        return index < len(self._digests) and self._digests[index] == digest
+        top = digest >> 56
+        digests = self._buckets[top]
+        if top in self._unsorted:
+            digests = self._buckets[top] = array.array("Q", sorted(digests))
+            self._unsorted.discard(top)
+        index = bisect.bisect_left(digests, digest)
+        return index < len(digests) and digests[index] == digest
 
 
 def _digest(reference: str) -> int:
-    return int.from_bytes(hashlib.blake2b(reference.encode(), digest_size=8).digest(), "big")
+    return hash(reference) & 0xFFFF_FFFF_FFFF_FFFF
 
 
 @dataclasses.dataclass(frozen=True)
@@ -222,8 +277,17 @@ class Fulfil:
 
 
 @dataclasses.dataclass(frozen=True)
+class FindOrder:
+    """Ask the merchant's ``lookup`` for this reference's order; answered with what it returned
+    (``None``: no such order), or with the exception it raised."""
+
+    reference: str
+
+
+@dataclasses.dataclass(frozen=True)
 class FulfilledPage:
-    """The next page of fulfilled rows after the reference ``after``; answered with a list."""
+    """The references of the next page of fulfilled rows after the reference ``after``;
+    answered with a list of them (only references: the pass reads every fulfilled row)."""
 
     after: str
     limit: int
@@ -237,20 +301,34 @@ class Verify:
 
 
 ReconcileStep: TypeAlias = (
-    "NextBatch | CloseList | LookUp | Checked | Fulfil | FulfilledPage | Verify"
+    "NextBatch | CloseList | LookUp | Checked | FindOrder | Fulfil | FulfilledPage | Verify"
 )
 
 
 def reconcile_plan(
-    *, fulfilling: bool, batch_size: int = BATCH, max_discrepancies: int = MAX_DISCREPANCIES
+    *,
+    fulfilling: bool,
+    looking_up: bool = False,
+    batch_size: int = BATCH,
+    max_discrepancies: int = MAX_DISCREPANCIES,
 ) -> Generator[ReconcileStep, Any, ReconcileReport]:
     """Compare the list with the ledger, then fulfil what was missed (the list closed first, so a
-    slow action never holds its stream open), then settle fulfilled rows the list did not show."""
+    slow action never holds its stream open), then settle fulfilled rows the list did not show.
+
+    ``looking_up``: a completed payment the ledger has no row for is looked up
+    (:class:`FindOrder`): no order makes it not ours rather than missed."""
     state = Reconciliation(max_discrepancies)
     while batch := (yield NextBatch(batch_size)):
         rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])
         for payment in state.batch(batch, rows):
-            state.missed(payment)
+            if looking_up and payment.reference not in rows:
+                try:
+                    order: object = yield FindOrder(payment.reference)
+                except Exception as error:  # the merchant's code failed: still missed
+                    order = error
+                state.ordered(payment, order)
+            else:
+                state.missed(payment)
         yield Checked(state.report.listed)
     yield CloseList()
     if fulfilling:
@@ -262,13 +340,18 @@ def reconcile_plan(
             state.fulfilled(index, discrepancy, _fulfilment(result))
     after = ""
     while page := (yield FulfilledPage(after, PAGE)):
-        for row in state.unseen(page):
+        unseen = state.unseen(page)
+        found: Mapping[str, LedgerRow] = (yield LookUp(unseen)) if unseen else {}
+        for reference in unseen:  # each still fulfilled: its full row, one query a page
+            row = found.get(reference)
+            if row is None or not row.fulfilled:
+                continue
             try:
                 verified: VerifiedPayment | None = yield Verify(row.reference)
             except PaymentNotFoundError:  # the service has never heard of it
                 verified = None
             state.unlisted(row, verified)
-        after = page[-1].reference
+        after = page[-1]
     return state.report
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-__all__ = ["MAX_DISCREPANCIES", "Discrepancy", "Kind", "ReconcileReport"]
+__all__ = ["ALARMS", "MAX_DISCREPANCIES", "SET_ASIDE", "Discrepancy", "Kind", "ReconcileReport"]
 
 
 class Kind(str, enum.Enum):
@@ -25,12 +25,24 @@ class Kind(str, enum.Enum):
     UNKNOWN = "unknown"
     """Claimed, and the claim's lease ran out before its completion was recorded: whether the
     action ran is unknown, so nothing runs it again. A person checks, then ``resolve`` says."""
+    REFUSED = "refused"
+    """Completed, and the merchant declined it (``Ledger.refuse``: a mismatch, no such order):
+    shown with its reason, not an alarm."""
+    IGNORED = "ignored"
+    """Completed, and recorded as not the merchant's to fulfil (``Ledger.ignore``): shown with
+    its reason, not an alarm."""
+    FOREIGN = "not_ours"
+    """Completed, no ledger row, and ``lookup`` finds no order for it: not the merchant's
+    payment (another shop on the same account, a test). Shown, not an alarm, not missed."""
 
     def __str__(self) -> str:
         return self.value
 
 
 ALARMS = frozenset({Kind.NOT_COMPLETED, Kind.NOT_LISTED, Kind.MISMATCH, Kind.UNKNOWN})
+"""The kinds that need attention whatever happens; ``MISSED`` does unless fulfilled by the run."""
+SET_ASIDE = frozenset({Kind.REFUSED, Kind.IGNORED, Kind.FOREIGN})
+"""The kinds shown for a person to see, that never need attention: decided, or not ours."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,6 +60,9 @@ class Discrepancy:
     fulfilment: str | None = None
     """For a missed payment given to ``fulfil``: ``fulfilled``, ``already_fulfilled``,
     ``in_progress``, or why not (``refused: PaymentMismatchError: ...``, ``error: ...``)."""
+    reason: str | None = None
+    """Why: a refused or ignored payment's reason as its ledger row has it; for a missed
+    payment whose order ``lookup`` found, how the order differs (or that ``lookup`` failed)."""
 
     @property
     def resolved(self) -> bool:

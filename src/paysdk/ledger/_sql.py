@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "Dialect"]
+__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "STATES", "Dialect"]
 
 DEFAULT_TABLE = "paysdk_fulfilments"
 
@@ -224,9 +224,46 @@ def select_many(
     return f"SELECT {row(dialect)} FROM {table} WHERE reference IN ({marks})", references
 
 
+def fulfilled_references_page(table: str) -> str:
+    """The references alone of fulfilled rows after a given one, in order: reconcile's pass for
+    fulfilled payments the list did not show reads a million of them, and needs only these."""
+    return (
+        f"SELECT reference FROM {table} WHERE state = 'fulfilled' AND reference > ? "
+        "ORDER BY reference LIMIT ?"
+    )
+
+
 def fulfilled_page(dialect: Dialect, table: str) -> str:
     """Fulfilled rows in reference order after a given one: keyset pages of constant memory."""
     return (
         f"SELECT {row(dialect)} FROM {table} WHERE state = 'fulfilled' AND reference > ? "
         "ORDER BY reference LIMIT ?"
     )
+
+
+STATES = ("claimed", "fulfilled", "released", "refused", "ignored", "unknown")
+"""Every state a row reads as (:func:`row`): ``unknown`` is a claim whose lease ran out."""
+
+
+def rows_page(
+    dialect: Dialect, table: str, state: str | None, after: str, limit: int
+) -> tuple[str, Sequence[object]]:
+    """Rows in reference order after a given one, of one state or all: keyset pages of constant
+    memory. ``claimed`` and ``unknown`` are told apart by the lease, by the database's clock.
+
+    Args:
+        dialect: the database's; its clock tells a live claim from one whose lease ran out.
+        table: the ledger's table.
+        state: one of :data:`STATES`, or ``None`` for every row.
+        after: the last reference of the previous page (``""`` for the first).
+        limit: the most rows to return.
+    """
+    where, params = "reference > ?", [after]
+    if state == "claimed":
+        where += f" AND state = 'claimed' AND lease_expires_at > {dialect.now}"
+    elif state == "unknown":
+        where += f" AND state = 'claimed' AND lease_expires_at <= {dialect.now}"
+    elif state is not None:
+        where, params = where + " AND state = ?", [after, state]
+    sql = f"SELECT {row(dialect)} FROM {table} WHERE {where} ORDER BY reference LIMIT ?"
+    return sql, [*params, limit]

@@ -23,10 +23,12 @@ if TYPE_CHECKING:
 __all__ = [
     "AsyncPayments",
     "Payments",
+    "async_order_of",
     "async_result_of",
     "async_shield",
     "async_sleep",
     "async_take",
+    "order_of",
     "result_of",
     "shield",
     "sleep",
@@ -50,6 +52,18 @@ async def async_result_of(value: object) -> object:
     if inspect.isawaitable(value):
         return await value
     return value
+
+
+def order_of(found: object) -> object:
+    """What ``lookup`` returned, as it is: reconcile's plan refuses an awaitable, in its words."""
+    return found
+
+
+async def async_order_of(found: object) -> object:
+    """What ``lookup`` returned, awaited if it is awaitable: an async lookup is welcome here."""
+    if inspect.isawaitable(found):
+        return await found
+    return found
 
 
 def shield(timeout: float) -> contextlib.nullcontext[None]:

@@ -16,6 +16,7 @@ from .._reconciliation import (
     BATCH,
     Checked,
     CloseList,
+    FindOrder,
     Fulfil,
     FulfilledPage,
     LookUp,
@@ -25,7 +26,7 @@ from .._reconciliation import (
     reconcile_plan,
 )
 from .._report import MAX_DISCREPANCIES, ReconcileReport
-from .._twins import AsyncPayments, async_take
+from .._twins import AsyncPayments, async_order_of, async_take
 
 if TYPE_CHECKING:
     from ..._client.clients import AsyncClient, Lookup
@@ -37,7 +38,7 @@ Progress = Callable[[int], object]
 
 
 class AsyncLedgerView(Protocol):
-    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled rows."""
+    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
     async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]: ...
 
@@ -45,7 +46,7 @@ class AsyncLedgerView(Protocol):
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
-    async def fulfilled_after(self, after: str, limit: int) -> list[LedgerRow]: ...
+    async def fulfilled_references_after(self, after: str, limit: int) -> list[str]: ...
 
 
 async def reconcile(
@@ -60,6 +61,7 @@ async def reconcile(
 ) -> ReconcileReport:
     plan = reconcile_plan(
         fulfilling=fulfil is not None,
+        looking_up=lookup is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
     )
@@ -82,13 +84,16 @@ async def reconcile(
                     elif isinstance(step, Checked):
                         if progress is not None:
                             progress(step.listed)
+                    elif isinstance(step, FindOrder):
+                        assert lookup is not None
+                        reply = await async_order_of(lookup(step.reference))
                     elif isinstance(step, Fulfil):
                         assert fulfil is not None
                         found = {"reference": step.reference}
                         verified = await client.verify_callback(found, lookup=lookup)
                         reply = await ledger.fulfil_once(verified, fulfil)
                     elif isinstance(step, FulfilledPage):
-                        reply = await ledger.fulfilled_after(step.after, step.limit)
+                        reply = await ledger.fulfilled_references_after(step.after, step.limit)
                     else:
                         assert isinstance(step, Verify)
                         reply = await client.verify(step.reference)

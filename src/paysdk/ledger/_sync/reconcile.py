@@ -18,6 +18,7 @@ from .._reconciliation import (
     BATCH,
     Checked,
     CloseList,
+    FindOrder,
     Fulfil,
     FulfilledPage,
     LookUp,
@@ -27,7 +28,7 @@ from .._reconciliation import (
     reconcile_plan,
 )
 from .._report import MAX_DISCREPANCIES, ReconcileReport
-from .._twins import Payments, take
+from .._twins import Payments, order_of, take
 
 if TYPE_CHECKING:
     from ..._client.clients import Client, Lookup
@@ -39,7 +40,7 @@ Progress = Callable[[int], object]
 
 
 class LedgerView(Protocol):
-    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled rows."""
+    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
     def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]: ...
 
@@ -47,7 +48,7 @@ class LedgerView(Protocol):
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
-    def fulfilled_after(self, after: str, limit: int) -> list[LedgerRow]: ...
+    def fulfilled_references_after(self, after: str, limit: int) -> list[str]: ...
 
 
 def reconcile(
@@ -62,6 +63,7 @@ def reconcile(
 ) -> ReconcileReport:
     plan = reconcile_plan(
         fulfilling=fulfil is not None,
+        looking_up=lookup is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
     )
@@ -84,13 +86,16 @@ def reconcile(
                     elif isinstance(step, Checked):
                         if progress is not None:
                             progress(step.listed)
+                    elif isinstance(step, FindOrder):
+                        assert lookup is not None
+                        reply = order_of(lookup(step.reference))
                     elif isinstance(step, Fulfil):
                         assert fulfil is not None
                         found = {"reference": step.reference}
                         verified = client.verify_callback(found, lookup=lookup)
                         reply = ledger.fulfil_once(verified, fulfil)
                     elif isinstance(step, FulfilledPage):
-                        reply = ledger.fulfilled_after(step.after, step.limit)
+                        reply = ledger.fulfilled_references_after(step.after, step.limit)
                     else:
                         assert isinstance(step, Verify)
                         reply = client.verify(step.reference)

@@ -1,0 +1,205 @@
+"""``paysdk ledger``: read the fulfilment ledger, and record what a person decided about a payment.
+
+``list`` pages through rows in reference order (constant memory, however long the ledger);
+``refuse`` and ``ignore`` set a payment aside with a reason, so reconcile stops reporting it as
+missed; ``resolve`` settles a claim whose outcome is unknown. A change the ledger declines (a
+fulfilled or claimed row keeps its state) exits 1 and says why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ._exits import EXIT_FAILURE, EXIT_OK, exit_codes_help
+from ._ledger_options import ledger_options, open_ledger
+from ._report import print_error, print_json, print_table
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger, LedgerRow
+
+__all__ = ["add_ledger_command"]
+
+PAGE = 500
+"""Rows read from the database at a time."""
+
+_COLUMNS = ("reference", "state", "amount", "currency", "attempts", "fulfilled_at", "reason")
+
+
+def add_ledger_command(commands: Any) -> None:
+    """Register ``ledger`` and its subcommands on the ``paysdk`` parser's subcommands."""
+    from ..ledger import STATES
+
+    ledger = commands.add_parser(
+        "ledger",
+        help="list the fulfilment ledger; refuse, ignore or resolve a payment",
+        epilog=exit_codes_help(),
+    )
+    actions = ledger.add_subparsers(
+        title="actions",
+        required=True,
+        metavar="ACTION",
+        parser_class=type(ledger),
+        help="run 'paysdk ledger ACTION --help' for its options",
+    )
+    options = ledger_options()
+
+    list_ = actions.add_parser(
+        "list", parents=[options], help="list rows in reference order", epilog=exit_codes_help()
+    )
+    list_.add_argument("--state", type=_state, help="only rows in this state: " + ", ".join(STATES))
+    list_.add_argument(
+        "--limit", type=_positive, metavar="N", help="list at most N rows (default: all)"
+    )
+    formats = list_.add_mutually_exclusive_group()
+    formats.add_argument(
+        "--json", dest="format", action="store_const", const="json", help="print JSON lines"
+    )
+    formats.add_argument(
+        "--csv", dest="format", action="store_const", const="csv", help="print CSV"
+    )
+    list_.set_defaults(command=_list, format="table")
+
+    for name, doing, command in (
+        ("refuse", "you declined a payment (underpaid, no such order)", _refuse),
+        ("ignore", "a payment is not yours to fulfil (another shop's, a test)", _ignore),
+    ):
+        action = actions.add_parser(
+            name,
+            parents=[options],
+            help=f"record that {doing}: reconcile then shows it, never as missed",
+            epilog=exit_codes_help(),
+        )
+        action.add_argument("reference", help="the payment's reference, e.g. order-1042")
+        action.add_argument("--reason", required=True, help="why, as reconcile will show it")
+        action.set_defaults(command=command)
+
+    resolve = actions.add_parser(
+        "resolve",
+        parents=[options],
+        help="settle a payment whose outcome is unknown, once you checked whether it shipped",
+        epilog=exit_codes_help(),
+    )
+    resolve.add_argument("reference", help="the payment's reference, e.g. order-1042")
+    ran = resolve.add_mutually_exclusive_group(required=True)
+    ran.add_argument(
+        "--ran", dest="ran", action="store_true", help="the action ran: record it fulfilled"
+    )
+    ran.add_argument(
+        "--did-not-run",
+        dest="ran",
+        action="store_false",
+        help="it did not: release the claim, so the next delivery (or reconcile) runs it",
+    )
+    resolve.set_defaults(command=_resolve)
+
+
+def _state(text: str) -> str:
+    from ..ledger import STATES
+
+    if text not in STATES:
+        raise argparse.ArgumentTypeError(
+            f"unknown state {text!r}: expected one of {', '.join(STATES)}"
+        )
+    return text
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {text!r}")
+    return value
+
+
+def _rows(ledger: Ledger, state: str | None, limit: int | None) -> Iterator[LedgerRow]:
+    """Every row (of ``state``), up to ``limit``, a page at a time: memory stays flat."""
+    after, left = "", limit
+    while left is None or left > 0:
+        page = ledger.rows_after(after, PAGE if left is None else min(PAGE, left), state=state)
+        yield from page
+        if not page:
+            return
+        after = page[-1].reference
+        left = None if left is None else left - len(page)
+
+
+def _values(row: LedgerRow) -> dict[str, object]:
+    fulfilled = row.fulfilled_at
+    return {
+        "reference": row.reference,
+        "state": row.state,
+        "amount": row.amount,
+        "currency": row.currency,
+        "attempts": row.attempts,
+        "fulfilled_at": None if fulfilled is None else fulfilled.isoformat(),
+        "reason": row.reason,
+    }
+
+
+def _list(args: argparse.Namespace) -> int:
+    with open_ledger(args) as ledger:
+        rows = _rows(ledger, args.state, args.limit)
+        if args.format == "json":  # one object a line: streams, however many rows
+            for row in rows:
+                print_json(_values(row), indent=None)
+        elif args.format == "csv":
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow(_COLUMNS)
+            writer.writerows([_cell(v) for v in _values(row).values()] for row in rows)
+        else:
+            _print_pages(rows)
+    return EXIT_OK
+
+
+def _print_pages(rows: Iterator[LedgerRow]) -> None:
+    """An aligned table a page at a time (each page its own widths), so memory stays flat."""
+    header = [name.replace("_", " ").upper() for name in _COLUMNS]
+    right = [name in ("amount", "attempts") for name in _COLUMNS]
+    page: list[list[str]] = []
+    shown = False
+    for row in rows:
+        page.append([_cell(value) for value in _values(row).values()])
+        if len(page) == PAGE:
+            print_table(page, header=None if shown else header, right=right)
+            page, shown = [], True
+    if page or not shown:
+        print_table(page, header=None if shown else header, right=right)
+
+
+def _cell(value: object) -> str:
+    return "-" if value is None or value == "" else " ".join(str(value).split())
+
+
+def _refuse(args: argparse.Namespace) -> int:
+    return _set_aside(args, "refused")
+
+
+def _ignore(args: argparse.Namespace) -> int:
+    return _set_aside(args, "ignored")
+
+
+def _set_aside(args: argparse.Namespace, state: str) -> int:
+    with open_ledger(args) as ledger:
+        record = ledger.refuse if state == "refused" else ledger.ignore
+        row = record(args.reference, args.reason)
+    if row.state != state:  # fulfilled, or a worker is fulfilling it: never undone
+        return print_error(
+            f"{row.reference} is {row.state}, and keeps that state: the ledger never sets aside "
+            "a payment that is fulfilled or being fulfilled",
+            EXIT_FAILURE,
+        )
+    print(f"{row.reference}: {row.state} ({row.reason})")
+    return EXIT_OK
+
+
+def _resolve(args: argparse.Namespace) -> int:
+    with open_ledger(args) as ledger:
+        row = ledger.resolve(args.reference, ran=args.ran)
+    print(f"{row.reference}: {row.state}")
+    return EXIT_OK

@@ -1,0 +1,59 @@
+"""The options every command that reads the fulfilment ledger takes, and the ledger they open."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import TYPE_CHECKING
+
+from .._errors import ConfigurationError
+from ._command import Command
+
+if TYPE_CHECKING:
+    from ..ledger import Ledger
+
+__all__ = ["ENV_LEDGER", "ledger_options", "open_ledger"]
+
+ENV_LEDGER = "PAYSDK_LEDGER"
+"""The ledger's URL when ``--ledger`` is not given."""
+
+
+def ledger_options() -> Command:
+    """A parent parser with ``--ledger`` and ``--table``."""
+    from ..ledger import DEFAULT_TABLE
+
+    options = Command(add_help=False)
+    group = options.add_argument_group("ledger")
+    group.add_argument(
+        "--ledger",
+        default=None,
+        help=f"sqlite:///path.db, a path, or postgresql://... (default: ${ENV_LEDGER})",
+    )
+    group.add_argument(
+        "--table", default=DEFAULT_TABLE, help="the ledger's table (default: %(default)s)"
+    )
+    return options
+
+
+def open_ledger(args: argparse.Namespace) -> Ledger:
+    """The ledger the options name; never creates one, as these commands only read or amend it.
+
+    Raises:
+        ConfigurationError: no ledger was named, or a SQLite file that does not exist (a typo,
+            most likely: said so, rather than as a database failure).
+    """
+    from ..ledger import Ledger, sqlite_file
+
+    url = args.ledger if args.ledger is not None else os.environ.get(ENV_LEDGER, "")
+    source = "--ledger" if args.ledger is not None else ENV_LEDGER
+    if not url.strip():
+        raise ConfigurationError(f"no ledger: pass --ledger or set {ENV_LEDGER}")
+    try:
+        path = sqlite_file(url)
+    except ConfigurationError:  # a URL the ledger refuses: it says so when opened
+        path = None
+    if path is not None and not os.path.exists(path):
+        raise ConfigurationError(
+            f"{source}: the ledger {path!r} does not exist (paysdk never creates one)"
+        )
+    return Ledger(url, table=args.table, create_table=False)

@@ -1,0 +1,27 @@
+"""A merchant's order table and fulfilment, as ``paysdk reconcile --lookup/--fulfil`` import them
+(``tests.cli.shop:find_order``)."""
+
+from __future__ import annotations
+
+import paysdk
+
+ORDERS = {
+    "shop-paid": {"amount": 700, "currency": "NGN"},
+    "shop-underpaid": {"amount": 900, "currency": "NGN"},  # the customer paid 100
+    "shop-missed": {"amount": 500, "currency": "NGN"},  # paid; its callback never came
+}
+"""The shop's orders by reference; ``shop-foreign`` (another shop's payment) is not one."""
+
+shipped: list[str] = []
+"""References fulfilled, in order."""
+
+NOT_A_FUNCTION = 42
+
+
+def find_order(reference: str) -> object:
+    """The order for a reference, or ``None``: not this shop's payment."""
+    return ORDERS.get(reference)
+
+
+def ship(payment: paysdk.VerifiedPayment) -> None:
+    shipped.append(payment.reference)

@@ -1,0 +1,224 @@
+"""``paysdk reconcile --lookup`` and ``paysdk ledger``, end to end: refused and foreign payments
+are shown but never fail the run; only a real miss exits 4, and once it is dealt with, exit 0."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paysdk.ledger import Ledger
+from paysdk.sandbox import Sandbox
+from tests.cli import shop
+from tests.cli.test_reconcile import new_ledger, run
+
+LOOKUP = "tests.cli.shop:find_order"
+
+
+@pytest.fixture
+def ledger_path(
+    sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Path]:
+    """The sandbox holds four completed payments: one paid and fulfilled, one underpaid and
+    refused by the callback handler, one another shop's, and one whose callback never came."""
+    for record in sandbox.payments:
+        sandbox.remove_payment(record.reference)
+    for reference, amount in [
+        ("shop-paid", 700),
+        ("shop-underpaid", 100),
+        ("shop-foreign", 300),
+        ("shop-missed", 500),
+    ]:
+        sandbox.add_payment(reference, amount=amount, currency="NGN", status="COMPLETED")
+    with new_ledger(sandbox, tmp_path, monkeypatch) as (path, client, ledger):
+        ledger.fulfil_once(client.verify("shop-paid"), lambda payment: None)
+        ledger.refuse(client.verify("shop-underpaid"), "paid 100 of 900 NGN: answered 409")
+    shop.shipped.clear()
+    yield path
+    shop.shipped.clear()
+
+
+def test_only_the_missed_payment_fails_the_run_and_fulfilling_it_clears_it(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "reconcile", "--ledger", str(ledger_path), "--lookup", LOOKUP)
+    assert (code, err) == (4, "")
+    lines = out.splitlines()
+    assert lines[1].split() == ["missed", "shop-missed", "COMPLETED", "500", "NGN", "-", "-", "-"]
+    assert lines[2].split()[:2] == ["refused", "shop-underpaid"]
+    assert lines[2].endswith("paid 100 of 900 NGN: answered 409")
+    assert lines[3].split() == ["not_ours", "shop-foreign", "COMPLETED", "300", "NGN", *"---"]
+    assert "1 missed" in lines[-2] and "1 refused" in lines[-2] and "1 not ours" in lines[-2]
+    assert lines[-1] == "needs attention: 1 missed, 0 alarms"
+
+    argv = ["reconcile", "--ledger", str(ledger_path), "--lookup", LOOKUP]
+    code, out, _ = run(capsys, *argv, "--fulfil", "tests.cli.shop.ship")  # the dotted form
+    assert shop.shipped == ["shop-missed"]
+    assert (code, out.splitlines()[-1]) == (0, "all clear: nothing needs attention")
+    code, out, _ = run(capsys, *argv, "--json")
+    report = json.loads(out)
+    assert (code, report["needs_attention"]) == (0, False)
+    assert {d["kind"]: d["reference"] for d in report["discrepancies"]} == {
+        "refused": "shop-underpaid",
+        "not_ours": "shop-foreign",
+    }
+    assert shop.shipped == ["shop-missed"]  # never twice
+
+
+def test_without_lookup_the_foreign_payment_is_missed_until_ignored(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ledger = ["--ledger", str(ledger_path)]
+    code, out, _ = run(capsys, "reconcile", *ledger, "--json")
+    missed = [d["reference"] for d in json.loads(out)["discrepancies"] if d["kind"] == "missed"]
+    assert (code, sorted(missed)) == (4, ["shop-foreign", "shop-missed"])
+
+    assert run(capsys, "ledger", "ignore", "shop-foreign", "--reason", "the other shop's", *ledger)[
+        :2
+    ] == (0, "shop-foreign: ignored (the other shop's)\n")
+    assert (
+        run(capsys, "ledger", "refuse", "shop-missed", "--reason", "out of stock", *ledger)[0] == 0
+    )
+    code, out, _ = run(capsys, "reconcile", *ledger)
+    assert (code, out.splitlines()[-1]) == (0, "all clear: nothing needs attention")
+
+
+def test_a_fulfilled_payment_is_never_set_aside(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        capsys, "ledger", "refuse", "shop-paid", "--reason", "oops", "--ledger", str(ledger_path)
+    )
+    assert (code, out) == (1, "")
+    assert err == (
+        "paysdk: error: shop-paid is fulfilled, and keeps that state: the ledger never sets "
+        "aside a payment that is fulfilled or being fulfilled\n"
+    )
+    with Ledger(ledger_path, create_table=False) as ledger:
+        row = ledger.row("shop-paid")
+    assert row is not None and (row.state, row.reason) == ("fulfilled", None)
+
+
+def test_ledger_list_pages_through_rows_filtered_by_state(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("paysdk.cli._ledger.PAGE", 1)  # every row its own page
+    monkeypatch.setenv("PAYSDK_LEDGER", str(ledger_path))
+    code, out, _ = run(capsys, "ledger", "list")
+    lines = out.splitlines()
+    assert code == 0
+    assert lines[0].split() == [
+        "REFERENCE", "STATE", "AMOUNT", "CURRENCY", "ATTEMPTS", "FULFILLED", "AT", "REASON",
+    ]  # fmt: skip
+    assert [line.split()[:2] for line in lines[1:]] == [
+        ["shop-paid", "fulfilled"],
+        ["shop-underpaid", "refused"],
+    ]
+    code, out, _ = run(capsys, "ledger", "list", "--state", "refused", "--json")
+    assert [json.loads(line) for line in out.splitlines()] == [
+        {
+            "reference": "shop-underpaid",
+            "state": "refused",
+            "amount": 100,
+            "currency": "NGN",
+            "attempts": 0,
+            "fulfilled_at": None,
+            "reason": "paid 100 of 900 NGN: answered 409",
+        }
+    ]
+    code, out, _ = run(capsys, "ledger", "list", "--limit", "1", "--csv")
+    assert out.splitlines() == [
+        "reference,state,amount,currency,attempts,fulfilled_at,reason",
+        out.splitlines()[1],
+    ]
+    assert out.splitlines()[1].startswith("shop-paid,fulfilled,700,NGN,1,20")
+
+
+def test_resolve_settles_an_unknown_outcome(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import time
+
+    from tests.support.ledger_worker import abandon_claim
+
+    abandon_claim(str(ledger_path), "shop-missed", lease=0.1)  # its worker died mid-action
+    time.sleep(0.3)
+    ledger = ["--ledger", str(ledger_path)]
+    code, out, _ = run(capsys, "ledger", "list", "--state", "unknown", "--json", *ledger)
+    assert [json.loads(line)["reference"] for line in out.splitlines()] == ["shop-missed"]
+    assert run(capsys, "ledger", "resolve", "shop-missed", "--did-not-run", *ledger)[:2] == (
+        0,
+        "shop-missed: released\n",
+    )
+    code, _, err = run(capsys, "ledger", "resolve", "shop-missed", "--ran", *ledger)
+    assert code == 1
+    assert "no claim of unknown outcome to resolve (its state: released)" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("ledger", "list", "--state", "shipped"), "expected one of claimed, fulfilled, released"),
+        (("ledger", "resolve", "r-1"), "one of the arguments --ran --did-not-run is required"),
+        (("ledger", "ignore", "r-1"), "the following arguments are required: --reason"),
+        (("ledger", "list"), "no ledger: pass --ledger or set PAYSDK_LEDGER"),
+        (("ledger", "list", "--ledger", "/no/such/l.db"), "'/no/such/l.db' does not exist"),
+        (("reconcile", "--lookup", "tests.cli.nowhere:find"), "cannot import 'tests.cli.nowhere'"),
+        (("reconcile", "--lookup", "tests.cli.shop:nothing"), "has no 'nothing'"),
+        (("reconcile", "--lookup", "tests.cli.shop:NOT_A_FUNCTION"), "is a int, not a function"),
+        (("reconcile", "--lookup", "find_order"), "expected package.module:function"),
+        (("reconcile", "--fulfil", "tests.cli.shop:ship"), "--fulfil needs --lookup"),
+    ],
+)
+def test_usage_errors_exit_2_and_say_what_is_wrong(
+    sandbox: Sandbox,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    argv: tuple[str, ...],
+    message: str,
+) -> None:
+    monkeypatch.delenv("PAYSDK_LEDGER", raising=False)
+    if argv[0] == "reconcile":
+        with Ledger(tmp_path / "l.db") as made:
+            made.create_table()
+        argv = (*argv, "--ledger", str(tmp_path / "l.db"))
+    code, out, err = run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert message in " ".join(err.split())
+
+
+def test_lookup_is_imported_from_the_current_directory(
+    ledger_path: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    (tmp_path / "cron_orders.py").write_text("def find(reference):\n    return None\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    code, out, _ = run(
+        capsys, "reconcile", "--ledger", str(ledger_path), "--lookup", "cron_orders:find"
+    )
+    assert code == 0  # every rowless payment is another shop's here
+    assert out.splitlines()[-1] == "all clear: nothing needs attention"
+
+
+def test_every_ledger_action_and_option_has_help(capsys: pytest.CaptureFixture[str]) -> None:
+    import argparse
+
+    from paysdk.cli._main import build_parser
+
+    [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
+    ledger = commands.choices["ledger"]
+    [actions] = [a for a in ledger._actions if isinstance(a, argparse._SubParsersAction)]
+    assert set(actions.choices) == {"list", "refuse", "ignore", "resolve"}
+    for name, action in actions.choices.items():
+        for option in action._actions:
+            assert option.help, f"paysdk ledger {name} {option.option_strings or option.dest}"
+        code, out, _ = run(capsys, "ledger", name, "--help")
+        assert code == 0
+        assert "Exit codes: 0 ok;" in " ".join(out.split())

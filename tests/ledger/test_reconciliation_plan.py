@@ -1,0 +1,171 @@
+"""Reconcile's comparison plan, driven by hand: each decision without a service or a database."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pytest
+
+import paysdk
+from paysdk.ledger import Kind, LedgerRow, ReconcileReport
+from paysdk.ledger._reconciliation import (
+    Checked,
+    CloseList,
+    FindOrder,
+    FulfilledPage,
+    LookUp,
+    NextBatch,
+    ReconcileStep,
+    Verify,
+    reconcile_plan,
+)
+
+
+def listed(reference: str, status: str = "COMPLETED", amount: int = 700) -> paysdk.ListedPayment:
+    return paysdk.ListedPayment(
+        id=reference, reference=reference, amount=amount, currency="NGN", status=status
+    )
+
+
+def row(reference: str, state: str, reason: str | None = None) -> LedgerRow:
+    return LedgerRow(reference, state, None, 1, None, 700, "NGN", None, reason)
+
+
+Orders = Callable[[str], object]
+
+
+def run(
+    payments: list[paysdk.ListedPayment],
+    rows: Mapping[str, LedgerRow],
+    lookup: Orders | None = None,
+    fulfilled: tuple[str, ...] = (),
+    verified: Mapping[str, paysdk.VerifiedPayment] | None = None,
+) -> tuple[ReconcileReport, list[str]]:
+    """Drive the plan over one batch, then one page of ``fulfilled`` references (verify answers
+    from ``verified``); returns its report and the references it looked up or verified."""
+    plan = reconcile_plan(fulfilling=False, looking_up=lookup is not None)
+    asked: list[str] = []
+    batches = [payments, []]
+    pages = [list(fulfilled), []]
+    step: ReconcileStep = next(plan)
+    try:
+        while True:
+            reply: Any = None
+            if isinstance(step, NextBatch):
+                reply = batches.pop(0)
+            elif isinstance(step, LookUp):
+                reply = {ref: rows[ref] for ref in step.references if ref in rows}
+            elif isinstance(step, FindOrder):
+                assert lookup is not None
+                asked.append(step.reference)
+                try:
+                    reply = lookup(step.reference)
+                except Exception as error:
+                    step = plan.throw(error)
+                    continue
+            elif isinstance(step, FulfilledPage):
+                reply = pages.pop(0)
+            elif isinstance(step, Verify):
+                asked.append(step.reference)
+                reply = (verified or {})[step.reference]
+            else:
+                assert isinstance(step, (Checked, CloseList)), step
+            step = plan.send(reply)
+    except StopIteration as done:
+        return done.value, asked
+
+
+def kinds(report: ReconcileReport) -> dict[str, tuple[Kind, str | None]]:
+    return {d.reference: (d.kind, d.reason) for d in report.discrepancies}
+
+
+def test_a_refused_or_ignored_payment_is_shown_with_its_reason_and_needs_no_attention() -> None:
+    report, _ = run(
+        [listed("r-1"), listed("i-1"), listed("failed", status="FAILED")],
+        {
+            "r-1": row("r-1", "refused", "underpaid: 700 of 900"),
+            "i-1": row("i-1", "ignored", "a test payment"),
+            "failed": row("failed", "refused", "it failed"),
+        },
+    )
+    assert kinds(report) == {
+        "r-1": (Kind.REFUSED, "underpaid: 700 of 900"),
+        "i-1": (Kind.IGNORED, "a test payment"),
+    }  # a refused payment that did not complete is as it should be: nothing to show
+    assert (report.counts["refused"], report.counts["ignored"]) == (1, 1)
+    assert not report.needs_attention
+
+
+def test_a_released_row_or_none_is_still_missed() -> None:
+    report, _ = run([listed("rel"), listed("none")], {"rel": row("rel", "released")})
+    assert kinds(report) == {"rel": (Kind.MISSED, None), "none": (Kind.MISSED, None)}
+    assert report.unresolved_missed == 2
+    assert report.needs_attention
+
+
+def test_lookup_sorts_rowless_payments_into_not_ours_missed_and_mismatched() -> None:
+    orders: dict[str, dict[str, object]] = {
+        "mine": {"amount": 700, "currency": "ngn"},
+        "underpaid": {"amount": 900, "currency": "NGN"},
+    }
+    report, asked = run(
+        [listed("mine"), listed("underpaid"), listed("theirs"), listed("rel"), listed("ok")],
+        {"rel": row("rel", "released"), "ok": row("ok", "fulfilled")},
+        orders.get,
+    )
+    assert asked == ["mine", "underpaid", "theirs"]  # only completed payments with no row
+    assert kinds(report) == {
+        "mine": (Kind.MISSED, None),
+        "underpaid": (Kind.MISSED, "the order expects amount 900"),
+        "theirs": (Kind.FOREIGN, None),
+        "rel": (Kind.MISSED, None),
+    }
+    assert report.counts["not_ours"] == 1
+    assert report.unresolved_missed == 3
+    assert report.fulfilled_ok == 1
+
+
+def test_only_not_ours_payments_need_no_attention() -> None:
+    report, _ = run([listed("theirs")], {}, lambda reference: None)
+    assert kinds(report) == {"theirs": (Kind.FOREIGN, None)}
+    assert not report.needs_attention
+
+
+def test_a_lookup_that_raises_keeps_the_payment_missed_and_says_why() -> None:
+    def broken(reference: str) -> object:
+        raise RuntimeError("orders database\n down")
+
+    report, _ = run([listed("mine")], {}, broken)
+    assert kinds(report) == {
+        "mine": (Kind.MISSED, "lookup failed: RuntimeError: orders database down")
+    }
+    assert report.needs_attention
+
+
+def test_a_lookup_answering_neither_an_order_nor_none_is_a_configuration_error() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="amount and currency"):
+        run([listed("mine")], {}, lambda reference: {"total": 700})
+
+
+def test_without_lookup_no_order_is_asked_for() -> None:
+    report, asked = run([listed("mine")], {})
+    assert asked == []
+    assert kinds(report) == {"mine": (Kind.MISSED, None)}
+
+
+def test_the_fulfilled_pass_reads_references_and_fetches_only_unseen_rows_still_fulfilled() -> None:
+    paid = paysdk.VerifiedPayment(reference="late", amount=700, currency="NGN", success=True)
+    report, asked = run(
+        [listed("seen")],
+        {
+            "seen": row("seen", "fulfilled"),
+            "late": row("late", "fulfilled"),  # fulfilled after the list was read
+            "gone": row("gone", "released"),  # resolved by hand since its page was read
+        },
+        fulfilled=("gone", "late", "seen"),
+        verified={"late": paid},
+    )
+    assert asked == ["late"]  # "seen" was listed; "gone" is no longer fulfilled
+    assert report.discrepancies == []
+    assert report.fulfilled_ok == 1

@@ -1,0 +1,56 @@
+"""Listing the ledger's rows a page at a time, of one state or all, in reference order."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+import paysdk
+from paysdk.ledger import STATES
+from tests.support.either_ledger import MakeLedger, paid
+from tests.support.ledger_worker import abandon_claim
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_pages_walk_every_row_in_reference_order_and_filter_by_state(
+    make_ledger: MakeLedger, ledger_url: str
+) -> None:
+    ledger = make_ledger()
+    for number in range(7):
+        await ledger.fulfil_once(paid(f"order-{number}"), lambda payment: None)
+    await ledger.refuse("order-r", "underpaid")
+    await ledger.ignore("order-i", "not ours")
+    abandon_claim(ledger_url, "order-u", lease=0.1)  # its worker died mid-action
+    abandon_claim(ledger_url, "order-c", lease=60)  # a worker on it now
+    await asyncio.sleep(0.3)
+
+    pages: list[list[str]] = []
+    after = ""
+    while page := await ledger.rows_after(after, 3):
+        pages.append([row.reference for row in page])
+        after = page[-1].reference
+    assert [len(page) for page in pages] == [3, 3, 3, 2]
+    every = [reference for page in pages for reference in page]
+    assert every == sorted(every) and len(every) == 11
+
+    def of(state: str) -> list[str]:
+        return [row.reference for row in rows[state]]
+
+    rows = {state: await ledger.rows_after(state=state) for state in STATES}
+    assert of("fulfilled") == [f"order-{number}" for number in range(7)]
+    assert (of("refused"), of("ignored")) == (["order-r"], ["order-i"])
+    assert (of("unknown"), of("claimed"), of("released")) == (["order-u"], ["order-c"], [])
+    assert rows["refused"][0].reason == "underpaid"
+    assert await ledger.rows_after("order-3", 2, state="fulfilled") == rows["fulfilled"][4:6]
+
+
+async def test_an_unknown_state_is_a_configuration_error_that_lists_them(
+    make_ledger: MakeLedger,
+) -> None:
+    ledger = make_ledger()
+    with pytest.raises(paysdk.ConfigurationError, match="claimed, fulfilled, released, refused"):
+        await ledger.rows_after(state="shipped")
+    with pytest.raises(paysdk.ConfigurationError, match="positive int"):
+        await ledger.rows_after(limit=0)
