@@ -1,6 +1,6 @@
-"""The ledger tests' shared fixtures: ledgers (sync and async on each database), worker
-processes (forked from a forkserver, started together), the shop's sandbox, and a PgBouncer
-that forgets prepared statements."""
+"""The ledger tests' shared fixtures: ledgers (sync and async on each database, on connections
+of their own or on a SQLAlchemy engine), worker processes (forked from a forkserver, started
+together), the shop's sandbox, and a PgBouncer that forgets prepared statements."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from paysdk.ledger import AsyncLedger, Ledger
 from paysdk.sandbox import Sandbox
 from tests.support.either_ledger import EitherLedger, MakeLedger
+from tests.support.engines import dispose, make_engine, open_ledger
 from tests.support.ledger_worker import Workers
 from tests.support.postgres import throwaway_pgbouncer
 
@@ -33,14 +34,20 @@ def workers(forkserver: multiprocessing.context.ForkServerContext) -> Iterator[W
     spawned.kill_all()
 
 
-@pytest.fixture(params=["sync", "async"])
+@pytest.fixture(params=["sync", "async", "sqlalchemy-sync", "sqlalchemy-async"])
 async def make_ledger(request: pytest.FixtureRequest, ledger_url: str) -> AsyncIterator[MakeLedger]:
-    """Ledgers on the test's database (SQLite or PostgreSQL), sync or async, closed after."""
+    """Ledgers on the test's database (SQLite or PostgreSQL), sync or async: on connections of
+    their own, or (``sqlalchemy-``) each on a SQLAlchemy engine of its own; closed after."""
+    kind: str = request.param
     made: list[Ledger | AsyncLedger] = []
+    engines: list[Any] = []
 
     def make(**options: Any) -> EitherLedger:
-        cls = AsyncLedger if request.param == "async" else Ledger
-        made.append(cls(ledger_url, **options))
+        if kind.startswith("sqlalchemy-"):
+            engines.append(make_engine(ledger_url, kind.removeprefix("sqlalchemy-")))
+            made.append(open_ledger(engines[-1], **options))
+        else:
+            made.append((AsyncLedger if kind == "async" else Ledger)(ledger_url, **options))
         return EitherLedger(made[-1])
 
     yield make
@@ -49,6 +56,8 @@ async def make_ledger(request: pytest.FixtureRequest, ledger_url: str) -> AsyncI
             await ledger.close()
         else:
             ledger.close()
+    for engine in engines:
+        await dispose(engine)
 
 
 @pytest.fixture

@@ -17,10 +17,10 @@ import sqlalchemy
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 import paysdk
-from paysdk.ledger import LedgerError, Outcome
+from paysdk.ledger import Kind, LedgerError, Outcome, ReconcileReport
 from paysdk.ledger.sqlalchemy import AsyncSQLAlchemyLedger, SQLAlchemyLedger, ledger_table
 from paysdk.sandbox import Sandbox
-from tests.support.engines import dispose, engine_url, make_engine
+from tests.support.engines import dispose, engine_url, make_engine, open_ledger
 from tests.support.ledger_worker import abandon_claim
 from tests.support.merchant import Order, Shop
 from tests.support.postgres import fresh_database, through
@@ -38,12 +38,6 @@ async def call(ledger: Either, method: str, *args: Any, **kwargs: Any) -> Any:
     """``ledger.method(...)``, awaited when the ledger is async: one test body for both."""
     result = getattr(ledger, method)(*args, **kwargs)
     return await result if inspect.isawaitable(result) else result
-
-
-def open_ledger(engine: sqlalchemy.Engine | AsyncEngine, **options: Any) -> Either:
-    if isinstance(engine, AsyncEngine):
-        return AsyncSQLAlchemyLedger(engine, **options)
-    return SQLAlchemyLedger(engine, **options)
 
 
 async def create_all(
@@ -135,6 +129,16 @@ async def test_a_claim_outliving_its_lease_waits_for_resolve(engine: Any, ledger
         await call(ledger, "resolve", "order-1", ran=True)
 
 
+async def reconcile(ledger: Either, service: Sandbox, **options: Any) -> ReconcileReport:
+    """``ledger.reconcile(client, ...)`` with a client of the ledger's kind on ``service``."""
+    key, base = service.secret_key, service.base_url
+    if isinstance(ledger, AsyncSQLAlchemyLedger):
+        async with paysdk.AsyncClient(secret_key=key, base_url=base) as aclient:
+            return await ledger.reconcile(aclient, **options)
+    with paysdk.Client(secret_key=key, base_url=base) as client:
+        return ledger.reconcile(client, **options)
+
+
 async def test_reconcile_fulfils_what_callbacks_missed_once(
     engine: Any, shop_service: Sandbox
 ) -> None:
@@ -142,21 +146,62 @@ async def test_reconcile_fulfils_what_callbacks_missed_once(
     shop = Shop(*[o for o in orders if o.reference != "shop-2"], Order("shop-2", 900, "NGN"))
     completed = {r.reference for r in shop_service.payments if r.succeeded}
     ledger = open_ledger(engine)
-    key, base = shop_service.secret_key, shop_service.base_url
-    if isinstance(ledger, AsyncSQLAlchemyLedger):
-        async with paysdk.AsyncClient(secret_key=key, base_url=base) as aclient:
-            first = await ledger.reconcile(aclient, fulfil=shop.fulfil, lookup=shop.lookup)
-            second = await ledger.reconcile(aclient, fulfil=shop.fulfil, lookup=shop.lookup)
-    else:
-        with paysdk.Client(secret_key=key, base_url=base) as client:
-            first = ledger.reconcile(client, fulfil=shop.fulfil, lookup=shop.lookup)
-            second = ledger.reconcile(client, fulfil=shop.fulfil, lookup=shop.lookup)
+
+    first = await reconcile(ledger, shop_service, fulfil=shop.fulfil, lookup=shop.lookup)
+    second = await reconcile(ledger, shop_service, fulfil=shop.fulfil, lookup=shop.lookup)
 
     assert sorted(shop.fulfilled) == sorted(completed - {"shop-2"})
     assert shop.deliveries == len(shop.fulfilled)  # each exactly once, over both runs
     assert {d.reference for d in first.discrepancies} == completed
     assert [d.reference for d in second.discrepancies] == ["shop-2"]  # refused: wrong amount
     assert second.fulfilled_ok == len(shop.fulfilled)
+
+
+async def test_refusals_and_ignores_keep_their_reasons_in_the_apps_create_all_table(
+    engine: Any,
+) -> None:
+    metadata = sqlalchemy.MetaData()
+    ledger_table(metadata)
+    await create_all(engine, metadata)
+    ledger = open_ledger(engine, create_table=False)
+    await call(ledger, "fulfil_once", paid("order-3"), lambda p: None)
+
+    refused = await call(ledger, "refuse", paid("order-1", amount=900), "paid 900 of 2500")
+    ignored = await call(ledger, "ignore", "order-2", "the other shop's")
+    kept = await call(ledger, "refuse", paid("order-3"), "too late: it shipped")
+
+    assert (refused.state, refused.reason, refused.amount) == ("refused", "paid 900 of 2500", 900)
+    assert (ignored.state, ignored.reason, ignored.amount) == ("ignored", "the other shop's", 0)
+    assert (kept.state, kept.reason) == ("fulfilled", None)
+    pages = [await call(ledger, "rows_after", after, 2) for after in ("", "order-2")]
+    assert [[row.reference for row in page] for page in pages] == [
+        ["order-1", "order-2"],
+        ["order-3"],
+    ]
+    assert await call(ledger, "rows_after", state="refused") == [refused]
+    assert await call(ledger, "rows_after", state="ignored") == [ignored]
+    assert await call(ledger, "fulfilled_references_after") == ["order-3"]
+
+
+async def test_reconcile_shows_refused_ignored_and_not_ours_payments_apart_from_missed(
+    engine: Any, shop_service: Sandbox
+) -> None:
+    ledger = open_ledger(engine)
+    await call(ledger, "refuse", "shop-2", "underpaid: 100 of 900 NGN")
+    await call(ledger, "ignore", "order-1042", "a test payment of support's")
+    mine = {"shop-1": Order("shop-1", 700, "NGN")}  # lookup finds no other order
+
+    report = await reconcile(ledger, shop_service, lookup=mine.get)
+
+    found = {d.reference: (d.kind, d.reason) for d in report.discrepancies}
+    assert found.pop("shop-2") == (Kind.REFUSED, "underpaid: 100 of 900 NGN")
+    assert found.pop("order-1042") == (Kind.IGNORED, "a test payment of support's")
+    assert found.pop("shop-1") == (Kind.MISSED, None)
+    others = {r.reference for r in shop_service.payments if r.succeeded} - set(mine)
+    assert found and found == {
+        reference: (Kind.FOREIGN, None) for reference in others - {"shop-2", "order-1042"}
+    }
+    assert report.unresolved_missed == 1
 
 
 async def test_a_dropped_table_is_a_ledger_error_and_the_action_does_not_run(

@@ -3,11 +3,13 @@ reached through an ``Engine`` (``"sync"``) or an ``AsyncEngine`` (``"async"``)."
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import sqlalchemy
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from paysdk.ledger.sqlalchemy import AsyncSQLAlchemyLedger, SQLAlchemyLedger
 
 
 def engine_url(ledger_url: str, kind: str) -> str:
@@ -36,6 +38,20 @@ def make_engine(ledger_url: str, kind: str) -> sqlalchemy.Engine | AsyncEngine:
     return sqlalchemy.create_engine(
         engine_url(ledger_url, kind), poolclass=sqlalchemy.pool.QueuePool
     )
+
+
+def open_ledger(
+    engine: sqlalchemy.Engine | AsyncEngine, **options: Any
+) -> SQLAlchemyLedger | AsyncSQLAlchemyLedger:
+    """The SQLAlchemy ledger for the engine's kind: an ``AsyncSQLAlchemyLedger`` on an
+    ``AsyncEngine``, a ``SQLAlchemyLedger`` on an ``Engine``."""
+    import sqlalchemy
+
+    from paysdk.ledger.sqlalchemy import AsyncSQLAlchemyLedger, SQLAlchemyLedger
+
+    if isinstance(engine, sqlalchemy.Engine):
+        return SQLAlchemyLedger(engine, **options)
+    return AsyncSQLAlchemyLedger(engine, **options)
 
 
 async def dispose(engine: sqlalchemy.Engine | AsyncEngine) -> None:
