@@ -60,6 +60,15 @@ async def make_ledger(request: pytest.FixtureRequest, ledger_url: str) -> AsyncI
         await dispose(engine)
 
 
+@pytest.fixture(params=["sync", "async"])
+async def engine(request: pytest.FixtureRequest, ledger_url: str) -> AsyncIterator[Any]:
+    """An app's SQLAlchemy Engine or AsyncEngine on the test's SQLite file or PostgreSQL
+    database, disposed of after."""
+    made = make_engine(ledger_url, request.param)
+    yield made
+    await dispose(made)
+
+
 @pytest.fixture
 def shop_service() -> Iterator[Sandbox]:
     """The bundled seed (order-1042 paid; order-1043 failed) and two payments for this shop."""

@@ -1,72 +1,41 @@
 """The ledger on the app's own SQLAlchemy engine: a SQLite file and a real PostgreSQL server,
-through an Engine and an AsyncEngine (tests/support/engines.py), with the table made by the
-app's ``create_all`` or by the ledger itself. (Processes racing: tests/ledger/test_races.py.)
+through an Engine and an AsyncEngine (the ``engine`` fixture), with the table made by the app's
+``create_all`` or by the ledger itself; and the table as the app's metadata. (How it uses the
+engine's connections: test_sqlalchemy_connections.py; processes racing: test_races.py.)
 """
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import AsyncIterator
+import json
 from pathlib import Path
 from typing import Any
 
 import anyio
-import psycopg
 import pytest
 import sqlalchemy
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 import paysdk
+from paysdk.cli import main
 from paysdk.ledger import Kind, LedgerError, Outcome, ReconcileReport
 from paysdk.ledger.sqlalchemy import AsyncSQLAlchemyLedger, SQLAlchemyLedger, ledger_table
 from paysdk.sandbox import Sandbox
-from tests.support.engines import dispose, engine_url, make_engine, open_ledger
+from tests.support.either_ledger import paid
+from tests.support.engines import (
+    call,
+    create_all,
+    dispose,
+    engine_url,
+    make_engine,
+    open_ledger,
+    run_sql,
+)
 from tests.support.ledger_worker import abandon_claim
 from tests.support.merchant import Order, Shop
-from tests.support.postgres import fresh_database, through
+from tests.support.postgres import fresh_database
 
 pytestmark = pytest.mark.anyio
 
 Either = SQLAlchemyLedger | AsyncSQLAlchemyLedger
-
-
-def paid(reference: str, amount: int = 2500) -> paysdk.VerifiedPayment:
-    return paysdk.VerifiedPayment(reference=reference, amount=amount, currency="NGN", success=True)
-
-
-async def call(ledger: Either, method: str, *args: Any, **kwargs: Any) -> Any:
-    """``ledger.method(...)``, awaited when the ledger is async: one test body for both."""
-    result = getattr(ledger, method)(*args, **kwargs)
-    return await result if inspect.isawaitable(result) else result
-
-
-async def create_all(
-    engine: sqlalchemy.Engine | AsyncEngine, metadata: sqlalchemy.MetaData
-) -> None:
-    """The app's ``metadata.create_all``, as a sync or an async app runs it."""
-    if isinstance(engine, AsyncEngine):
-        async with engine.begin() as connection:
-            await connection.run_sync(metadata.create_all)
-    else:
-        metadata.create_all(engine)
-
-
-async def run_sql(engine: sqlalchemy.Engine | AsyncEngine, sql: str) -> None:
-    """One statement of the app's own, committed."""
-    if isinstance(engine, AsyncEngine):
-        async with engine.begin() as connection:
-            await connection.exec_driver_sql(sql)
-    else:
-        with engine.begin() as connection:
-            connection.exec_driver_sql(sql)
-
-
-@pytest.fixture(params=["sync", "async"])
-async def engine(request: pytest.FixtureRequest, ledger_url: str) -> AsyncIterator[Any]:
-    """An Engine or an AsyncEngine on the test's SQLite file or PostgreSQL database."""
-    made = make_engine(ledger_url, request.param)
-    yield made
-    await dispose(made)
 
 
 async def test_on_the_apps_create_all_table_each_payment_is_fulfilled_once(engine: Any) -> None:
@@ -204,149 +173,19 @@ async def test_reconcile_shows_refused_ignored_and_not_ours_payments_apart_from_
     assert report.unresolved_missed == 1
 
 
-async def test_a_dropped_table_is_a_ledger_error_and_the_action_does_not_run(
-    engine: Any,
+async def test_paysdk_ledger_reads_the_same_table_given_the_databases_plain_url(
+    engine: Any, ledger_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ledger = open_ledger(engine)
-    await call(ledger, "create_table")
-    await run_sql(engine, "DROP TABLE paysdk_fulfilments")
-    ran: list[str] = []
+    await call(ledger, "refuse", paid("order-1", amount=900), "paid 900 of 2500")
 
-    with pytest.raises(LedgerError, match="paysdk_fulfilments") as caught:
-        await call(ledger, "fulfil_once", paid("order-1"), ran.append)
+    code = main(["ledger", "list", "--ledger", ledger_url, "--state", "refused", "--json"])
 
-    assert ran == []
-    assert isinstance(caught.value.__cause__, sqlalchemy.exc.DBAPIError)
-
-
-async def test_connections_go_back_to_the_pool_as_the_app_left_them(
-    engine: Any, ledger_url: str
-) -> None:
-    """Out of any transaction, with the app's own lock and busy timeouts and prepare threshold,
-    after a fulfilment, a failed action and a failed statement alike."""
-    ledger = open_ledger(engine, timeout=3)
-    await call(ledger, "fulfil_once", paid("order-1"), lambda p: None)
-    with pytest.raises(ZeroDivisionError):
-        await call(ledger, "fulfil_once", paid("order-2"), lambda p: 1 / 0)
-    await run_sql(engine, "DROP TABLE paysdk_fulfilments")
-    with pytest.raises(LedgerError):
-        await call(ledger, "fulfil_once", paid("order-3"), lambda p: None)
-
-    sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
-    pool = sync_engine.pool
-    assert isinstance(pool, sqlalchemy.QueuePool) and pool.checkedout() == 0
-    if ledger.backend == "sqlite":
-        shown = await settings(engine, "PRAGMA busy_timeout", "sqlite")
-        assert shown == 5000  # sqlite3's default for the engine's connections, not the ledger's
-    else:
-        assert await settings(engine, "SHOW lock_timeout", "postgresql") == ("0", 5, False)
-        with psycopg.connect(ledger_url, autocommit=True) as admin:
-            states = admin.execute(
-                "SELECT state FROM pg_stat_activity WHERE datname = current_database() "
-                "AND pid <> pg_backend_pid()"
-            ).fetchall()
-        assert states and {state for (state,) in states} == {"idle"}
-
-
-def test_an_app_whose_listener_begins_each_transaction_still_gets_the_write_lock_first(
-    tmp_path: Path,
-) -> None:
-    """SQLAlchemy's recipe for SQLite transactions: the driver's own turned off, and a "begin"
-    listener that says BEGIN (deferred). The ledger's claim needs BEGIN IMMEDIATE all the same."""
-    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'shop.db'}")
-    began: list[str] = []
-
-    @sqlalchemy.event.listens_for(engine, "connect")
-    def on_connect(dbapi_connection: Any, record: object) -> None:
-        dbapi_connection.isolation_level = None
-
-    @sqlalchemy.event.listens_for(engine, "begin")
-    def on_begin(connection: sqlalchemy.Connection) -> None:
-        began.append("BEGIN")
-        connection.exec_driver_sql("BEGIN")
-
-    ledger = SQLAlchemyLedger(engine)
-    assert ledger.fulfil_once(paid("order-1"), lambda p: "shipped").fulfilled_now
-    assert ledger.fulfil_once(paid("order-1"), lambda p: "again").already_fulfilled
-    assert began  # the listener did run
-    engine.dispose()
-
-
-def test_a_pool_that_gives_no_connection_in_time_is_a_ledger_error(tmp_path: Path) -> None:
-    engine = sqlalchemy.create_engine(
-        f"sqlite:///{tmp_path / 'shop.db'}", pool_size=1, max_overflow=0, pool_timeout=0.2
-    )
-    ledger = SQLAlchemyLedger(engine)
-    ledger.create_table()
-    with engine.connect(), pytest.raises(LedgerError, match="pool gave no connection in time"):
-        ledger.fulfil_once(paid("order-1"), lambda p: None)  # the app holds the only one
-    assert ledger.fulfil_once(paid("order-1"), lambda p: None).fulfilled_now
-    engine.dispose()
-
-
-async def settings(engine: Any, sql: str, backend: str) -> object:
-    """What a connection from the engine's pool shows: the setting ``sql`` reads, and on
-    PostgreSQL psycopg's prepare threshold and autocommit."""
-    if isinstance(engine, AsyncEngine):
-        async with engine.connect() as connection:
-            value = (await connection.exec_driver_sql(sql)).scalar()
-            raw: Any = (await connection.get_raw_connection()).driver_connection
-    else:
-        with engine.connect() as connection:
-            value = connection.exec_driver_sql(sql).scalar()
-            raw = connection.connection.driver_connection
-    if backend == "sqlite":
-        return value
-    return value, raw.prepare_threshold, raw.autocommit
-
-
-@pytest.mark.parametrize("kind", ["sync", "async"])
-async def test_a_connection_the_server_dropped_is_discarded_and_another_used(
-    postgres_url: str, kind: str
-) -> None:
-    url = fresh_database(postgres_url)
-    engine = make_engine(url, kind)
-    ledger = open_ledger(engine)
-    await call(ledger, "fulfil_once", paid("order-1"), lambda p: None)
-    with psycopg.connect(url, autocommit=True) as admin:  # the pooled connection dies
-        admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND pid <> pg_backend_pid()"
-        )
-
-    result = await call(ledger, "fulfil_once", paid("order-2"), lambda p: "shipped")
-
-    assert result.outcome is Outcome.FULFILLED
-    await dispose(engine)
-
-
-@pytest.mark.parametrize("kind", ["sync", "async"])
-async def test_a_server_that_is_down_is_a_ledger_error(tmp_path: Path, kind: str) -> None:
-    from tests.support.postgres import restartable_cluster
-
-    with restartable_cluster() as cluster:
-        engine = make_engine(cluster.url, kind)
-        ledger = open_ledger(engine, timeout=2)
-        await call(ledger, "create_table")
-        cluster.stop()
-        with pytest.raises(LedgerError, match="the PostgreSQL ledger failed: connection"):
-            await call(ledger, "fulfil_once", paid("order-1"), lambda p: None)
-        await dispose(engine)
-
-
-@pytest.mark.parametrize("kind", ["sync", "async"])
-async def test_through_pgbouncer_the_ledger_prepares_no_statement(
-    forgetful_pgbouncer: str, postgres_url: str, kind: str
-) -> None:
-    # psycopg prepares a statement the 6th time it runs: 20 claims would use one prepared.
-    engine = make_engine(through(forgetful_pgbouncer, fresh_database(postgres_url)), kind)
-    ledger = open_ledger(engine)
-    outcomes = [
-        (await call(ledger, "fulfil_once", paid(f"order-{n % 10}"), lambda p: None)).outcome
-        for n in range(20)
+    listed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert code == 0
+    assert [(row["reference"], row["amount"], row["reason"]) for row in listed] == [
+        ("order-1", 900, "paid 900 of 2500")
     ]
-    assert outcomes == [Outcome.FULFILLED] * 10 + [Outcome.ALREADY_FULFILLED] * 10
-    await dispose(engine)
 
 
 # --- the table as the app's metadata --------------------------------------------------------

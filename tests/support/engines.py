@@ -3,6 +3,7 @@ reached through an ``Engine`` (``"sync"``) or an ``AsyncEngine`` (``"async"``)."
 
 from __future__ import annotations
 
+import inspect
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -62,3 +63,34 @@ async def dispose(engine: sqlalchemy.Engine | AsyncEngine) -> None:
         engine.dispose()
     else:
         await engine.dispose()
+
+
+async def call(ledger: object, method: str, *args: Any, **kwargs: Any) -> Any:
+    """``ledger.method(...)``, awaited when the ledger is async: one test body for both."""
+    result = getattr(ledger, method)(*args, **kwargs)
+    return await result if inspect.isawaitable(result) else result
+
+
+async def create_all(
+    engine: sqlalchemy.Engine | AsyncEngine, metadata: sqlalchemy.MetaData
+) -> None:
+    """The app's ``metadata.create_all``, as a sync or an async app runs it."""
+    import sqlalchemy
+
+    if isinstance(engine, sqlalchemy.Engine):
+        metadata.create_all(engine)
+    else:
+        async with engine.begin() as connection:
+            await connection.run_sync(metadata.create_all)
+
+
+async def run_sql(engine: sqlalchemy.Engine | AsyncEngine, sql: str) -> None:
+    """One statement of the app's own, committed."""
+    import sqlalchemy
+
+    if isinstance(engine, sqlalchemy.Engine):
+        with engine.begin() as connection:
+            connection.exec_driver_sql(sql)
+    else:
+        async with engine.begin() as connection:
+            await connection.exec_driver_sql(sql)
