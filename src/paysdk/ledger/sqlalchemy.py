@@ -5,9 +5,9 @@
     ledger = SQLAlchemyLedger(engine)           # Flask; AsyncSQLAlchemyLedger(async_engine)
     ledger_table(Base.metadata)                 # the table in the app's own metadata
 
-The same claims, leases and reconciliation as :class:`paysdk.Ledger` (the very same plans), on
-connections from the app's engine: SQLite (``sqlite:///``, ``sqlite+aiosqlite:///``) or
-PostgreSQL through psycopg 3 (``postgresql+psycopg://``). Needs the ``sqlalchemy`` extra
+The same claims, leases, refusals and reconciliation as :class:`paysdk.Ledger` (the very same
+plans), on connections from the app's engine: SQLite (``sqlite:///``, ``sqlite+aiosqlite:///``)
+or PostgreSQL through psycopg 3 (``postgresql+psycopg://``). Needs the ``sqlalchemy`` extra
 (``pip install 'python-paysdk[sqlalchemy]'``); see docs/fulfilment.md.
 """
 
