@@ -188,6 +188,79 @@ async def test_paysdk_ledger_reads_the_same_table_given_the_databases_plain_url(
     ]
 
 
+# --- the framework helpers' refusals, in the app's database ------------------------------------
+
+ORDERS = {
+    "order-1043": {"amount": 4999, "currency": "USD"},  # the sandbox's failed payment
+    "shop-2": {"amount": 900, "currency": "NGN"},  # paid 100
+}
+
+
+def assert_refusals_recorded(answers: list[tuple[int, object]], rows: list[Any]) -> None:
+    """The failed payment answered 200, the underpaid one 409: each recorded refused, with why."""
+    assert answers == [(200, {"status": "failed"}), (409, {"status": "mismatch"})]
+    assert [(row.reference, row.state) for row in rows] == [
+        ("order-1043", "refused"),
+        ("shop-2", "refused"),
+    ]
+    assert rows[0].reason == "the service reports the payment failed"
+    assert rows[1].reason.startswith("paid, but not for this order: amount 100")
+
+
+def test_flasks_helper_records_its_refusals_through_a_sqlalchemy_ledger(
+    shop_service: Sandbox, ledger_url: str
+) -> None:
+    import flask
+
+    from paysdk.integrations.flask import verified_callback
+
+    engine = make_engine(ledger_url, "sync")
+    assert isinstance(engine, sqlalchemy.Engine)
+    ledger = SQLAlchemyLedger(engine)
+    app = flask.Flask(__name__)
+    key, base = shop_service.secret_key, shop_service.base_url
+    with paysdk.Client(secret_key=key, base_url=base) as client:
+
+        @app.get("/payments/callback")
+        @verified_callback(client, lookup=ORDERS.get, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            return {"status": "ok"}
+
+        with app.test_client() as browser:
+            sent = [browser.get(f"/payments/callback?reference={ref}") for ref in ORDERS]
+    answers = [(response.status_code, response.json) for response in sent]
+    assert_refusals_recorded(answers, [ledger.row(reference) for reference in ORDERS])
+    engine.dispose()
+
+
+def test_fastapis_helper_records_its_refusals_through_an_async_sqlalchemy_ledger(
+    shop_service: Sandbox, ledger_url: str
+) -> None:
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from paysdk.integrations.fastapi import verified_callback
+
+    engine = make_engine(ledger_url, "async")
+    assert isinstance(engine, AsyncEngine)
+    client = paysdk.AsyncClient(secret_key=shop_service.secret_key, base_url=shop_service.base_url)
+    ledger = AsyncSQLAlchemyLedger(engine)
+    app = FastAPI()
+
+    @app.get("/payments/callback")
+    @verified_callback(client, lookup=ORDERS.get, ledger=ledger)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        return {"status": "ok"}
+
+    with TestClient(app) as browser:  # the engine is used on the test client's event loop only
+        sent = [browser.get(f"/payments/callback?reference={ref}") for ref in ORDERS]
+        rows = [browser.portal.call(ledger.row, reference) for reference in ORDERS]
+        browser.portal.call(client.close)
+        browser.portal.call(engine.dispose)
+    assert_refusals_recorded([(r.status_code, r.json()) for r in sent], rows)
+
+
 # --- the table as the app's metadata --------------------------------------------------------
 
 
