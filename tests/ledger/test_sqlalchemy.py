@@ -353,8 +353,12 @@ async def test_each_ledger_takes_its_own_kind_of_engine(tmp_path: Path) -> None:
         SQLAlchemyLedger(async_engine)  # type: ignore[arg-type]
     with pytest.raises(paysdk.ConfigurationError, match="use SQLAlchemyLedger"):
         AsyncSQLAlchemyLedger(engine)  # type: ignore[arg-type]
-    with pytest.raises(paysdk.ConfigurationError, match="not str"):
+    with pytest.raises(paysdk.ConfigurationError, match=r"needs a sqlalchemy Engine, not str$"):
         SQLAlchemyLedger(url)  # type: ignore[arg-type]
+    with pytest.raises(
+        paysdk.ConfigurationError, match=r"needs a sqlalchemy AsyncEngine, not str$"
+    ):
+        AsyncSQLAlchemyLedger(url)  # type: ignore[arg-type]
     await dispose(async_engine)
 
 

@@ -30,7 +30,7 @@ from .._errors import ConfigurationError
 from . import _alchemy, _plans
 from ._async.alchemy import AsyncSQLAlchemyDriver
 from ._driver import AsyncDriver, Driver
-from ._ledger import DEFAULT_LEASE, AsyncLedger, Ledger
+from ._ledger import DEFAULT_LEASE, AsyncLedger, Ledger, _BaseLedger
 from ._sql import DEFAULT_TABLE, Dialect
 from ._sync.alchemy import SQLAlchemyDriver
 
@@ -40,7 +40,29 @@ if TYPE_CHECKING:
 __all__ = ["AsyncSQLAlchemyLedger", "SQLAlchemyLedger", "ledger_table"]
 
 
-class SQLAlchemyLedger(Ledger):
+class _OnEngine(_BaseLedger):
+    """What both SQLAlchemy ledgers make of the engine they are given: the ledger's SQL for its
+    database, and how messages name that database; then what every ledger takes."""
+
+    _dialect: Dialect
+
+    def _take(
+        self,
+        engine: sqlalchemy.Engine | AsyncEngine,
+        *,
+        lease: float | dt.timedelta,
+        table: str,
+        create_table: bool,
+        timeout: float,
+    ) -> None:
+        url, dialect = engine.url, engine.dialect
+        self._dialect = _alchemy.dialect_of(url, dialect.name, str(dialect.driver))
+        self._where = _alchemy.where(url)
+        self.backend = self._dialect.name
+        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+
+
+class SQLAlchemyLedger(_OnEngine, Ledger):
     """A :class:`paysdk.Ledger` whose transactions run on connections from a SQLAlchemy
     ``Engine``: the app's own database and pool (Flask, or any sync app).
 
@@ -69,15 +91,9 @@ class SQLAlchemyLedger(Ledger):
         Raises:
             ConfigurationError: ``engine`` is not an Engine on a database the ledger supports.
         """
-        if not isinstance(engine, sqlalchemy.Engine):
-            raise ConfigurationError(
-                f"SQLAlchemyLedger needs a sqlalchemy Engine, not {type(engine).__name__}"
-                + (": use AsyncSQLAlchemyLedger" if _is_async(engine) else "")
-            )
+        _check_kind(engine, wanted_async=False)
         self.engine = engine
-        self._dialect, self._where = _engine_parts(engine.url, engine.dialect)
-        self.backend = self._dialect.name
-        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+        self._take(engine, lease=lease, table=table, create_table=create_table, timeout=timeout)
 
     def _open_driver(self) -> Driver:
         return SQLAlchemyDriver(
@@ -85,7 +101,7 @@ class SQLAlchemyLedger(Ledger):
         )
 
 
-class AsyncSQLAlchemyLedger(AsyncLedger):
+class AsyncSQLAlchemyLedger(_OnEngine, AsyncLedger):
     """A :class:`paysdk.AsyncLedger` on connections from a SQLAlchemy ``AsyncEngine``
     (``postgresql+psycopg://`` or ``sqlite+aiosqlite:///``): FastAPI, or any async app."""
 
@@ -108,15 +124,9 @@ class AsyncSQLAlchemyLedger(AsyncLedger):
         Raises:
             ConfigurationError: ``engine`` is not an AsyncEngine on a supported database.
         """
-        if not _is_async(engine):
-            raise ConfigurationError(
-                f"AsyncSQLAlchemyLedger needs a sqlalchemy AsyncEngine, not {type(engine).__name__}"
-                + (": use SQLAlchemyLedger" if isinstance(engine, sqlalchemy.Engine) else "")
-            )
+        _check_kind(engine, wanted_async=True)
         self.engine = engine
-        self._dialect, self._where = _engine_parts(engine.url, engine.dialect)
-        self.backend = self._dialect.name
-        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+        self._take(engine, lease=lease, table=table, create_table=create_table, timeout=timeout)
 
     def _open_driver(self) -> AsyncDriver:
         return AsyncSQLAlchemyDriver(
@@ -131,9 +141,19 @@ def _is_async(engine: object) -> bool:
     return extension is not None and isinstance(engine, extension.AsyncEngine)
 
 
-def _engine_parts(url: sqlalchemy.URL, dialect: sqlalchemy.Dialect) -> tuple[Dialect, str]:
-    """The ledger's SQL for an engine's database, and how messages name that database."""
-    return _alchemy.dialect_of(url, dialect.name, str(dialect.driver)), _alchemy.where(url)
+def _check_kind(engine: object, *, wanted_async: bool) -> None:
+    """Refuse anything but an engine of the kind wanted; one of the other kind is told which
+    ledger takes it."""
+    kinds = {False: ("SQLAlchemyLedger", "Engine"), True: ("AsyncSQLAlchemyLedger", "AsyncEngine")}
+    is_async = _is_async(engine)
+    if is_async is wanted_async and (is_async or isinstance(engine, sqlalchemy.Engine)):
+        return
+    ledger, wanted = kinds[wanted_async]
+    other = is_async or isinstance(engine, sqlalchemy.Engine)
+    raise ConfigurationError(
+        f"{ledger} needs a sqlalchemy {wanted}, not {type(engine).__name__}"
+        + (f": use {kinds[is_async][0]}" if other else "")
+    )
 
 
 def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sqlalchemy.Table:
