@@ -64,20 +64,6 @@ async def test_the_ledger_works_through_pgbouncer_with_its_default_settings(
     assert outcomes == ["fulfilled"] * 3 + ["already_fulfilled"] * 3
 
 
-@pytest.fixture
-def forgetful_pgbouncer(postgres_url: str) -> Iterator[str]:
-    """A PgBouncer in transaction mode whose server connections forget every prepared statement
-    between transactions (``DISCARD ALL`` after each), as a connection another client used last
-    would not know it; it ignores an ``options`` startup parameter rather than refusing it."""
-    settings: dict[str, str | int] = {
-        "server_reset_query": "DISCARD ALL",
-        "server_reset_query_always": 1,
-        "ignore_startup_parameters": "options",
-    }
-    with throwaway_pgbouncer(postgres_url, "transaction", settings) as url:
-        yield url
-
-
 @pytest.mark.parametrize("kind", ["sync", "async"])
 async def test_the_ledger_prepares_no_statement_on_the_server(
     forgetful_pgbouncer: str, postgres_url: str, kind: str

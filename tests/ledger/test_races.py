@@ -21,6 +21,7 @@ import paysdk
 from paysdk.ledger import Ledger, Outcome
 from paysdk.sandbox import Sandbox
 from tests.support.ledger_worker import Job, Workers
+from tests.support.postgres import fresh_database, through, throwaway_pgbouncer
 
 REFERENCES = [f"race-{n:03d}" for n in range(50)]
 WORKERS = 16
@@ -60,7 +61,29 @@ def test_through_pgbouncer_sixteen_processes_deliver_fifty_callbacks_and_each_sh
     race(race_service, pooled_ledger_url, tmp_path / "effects.log", workers)
 
 
-def race(sandbox: Sandbox, ledger_url: str, effects: Path, workers: Workers) -> None:
+@pytest.mark.parametrize("engine", ["sync", "async"])
+def test_sixteen_processes_each_with_its_own_sqlalchemy_engine_ship_each_callback_once(
+    race_service: Sandbox, ledger_url: str, tmp_path: Path, workers: Workers, engine: str
+) -> None:
+    """The race again, each worker fulfilling through a SQLAlchemy ledger on an Engine (or an
+    AsyncEngine) of its own on the same SQLite file or PostgreSQL database."""
+    race(race_service, ledger_url, tmp_path / "effects.log", workers, engine=engine)
+
+
+def test_through_pgbouncer_sqlalchemy_engines_ship_each_callback_once(
+    race_service: Sandbox, postgres_url: str, tmp_path: Path, workers: Workers
+) -> None:
+    """Sixteen Engines through PgBouncer in transaction mode (4 server connections): psycopg
+    would prepare a repeated statement on whichever server connection ran it, and the next
+    transaction may run on another."""
+    with throwaway_pgbouncer(postgres_url, "transaction", {"default_pool_size": 4}) as pooler:
+        url = through(pooler, fresh_database(postgres_url))
+        race(race_service, url, tmp_path / "effects.log", workers, engine="sync")
+
+
+def race(
+    sandbox: Sandbox, ledger_url: str, effects: Path, workers: Workers, **options: Any
+) -> None:
     """Sixteen processes deliver the same fifty callbacks at once: each ships once, no error.
 
     Args:
@@ -68,8 +91,9 @@ def race(sandbox: Sandbox, ledger_url: str, effects: Path, workers: Workers) -> 
         ledger_url: the ledger they share.
         effects: the file each action appends a line to.
         workers: starts the processes.
+        **options: the workers' Job's options (``engine="sync"``...).
     """
-    everyone = workers.start(WORKERS, job(sandbox, ledger_url, effects, *REFERENCES))
+    everyone = workers.start(WORKERS, job(sandbox, ledger_url, effects, *REFERENCES, **options))
     outcomes = workers.finish(everyone)
 
     assert effects_of(effects) == {("done", reference): 1 for reference in REFERENCES}

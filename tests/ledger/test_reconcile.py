@@ -136,15 +136,6 @@ def test_reconciling_100000_payments_reports_exactly_what_needs_attention(
     assert len(progress) > 1  # looked up in batches, not all at once
 
 
-@pytest.fixture
-def shop_service() -> Iterator[Sandbox]:
-    """The bundled seed (order-1042 paid; order-1043 failed) and two payments for this shop."""
-    with Sandbox() as sandbox:
-        sandbox.add_payment("shop-1", amount=700, currency="NGN")
-        sandbox.add_payment("shop-2", amount=100, currency="NGN")  # the order says 900
-        yield sandbox
-
-
 def shop_for(sandbox: Sandbox) -> Shop:
     from tests.support.merchant import Order
 

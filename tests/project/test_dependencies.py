@@ -37,6 +37,10 @@ OPTIONAL = {
     "integrations/flask.py": "flask",
     "integrations/fastapi.py": "fastapi",
     "ledger/_postgres": "postgres",
+    "ledger/_alchemy.py": "sqlalchemy",
+    "ledger/_async/alchemy.py": "sqlalchemy",
+    "ledger/_sync/alchemy.py": "sqlalchemy",
+    "ledger/sqlalchemy.py": "sqlalchemy",
     "testing/_mock_api.py": "testing",
 }
 """Where a module's path (under src/paysdk) starts with one of these, it is loaded only with the

@@ -11,6 +11,7 @@ outages interrupt, as the service would retry a 503.
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import multiprocessing.context
 import os
@@ -20,11 +21,17 @@ from collections.abc import Callable, Sequence
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
 from multiprocessing.synchronize import Barrier
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import anyio.from_thread
 
 import paysdk
-from paysdk.ledger import LedgerError, Outcome, UnrecordedFulfilmentError
+from paysdk.ledger import FulfilResult, LedgerError, Outcome, UnrecordedFulfilmentError
 
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+T = TypeVar("T")
 Deliver = Callable[["Job", Barrier, "Queue[dict[str, int]]"], None]
 
 
@@ -43,17 +50,63 @@ class Job:
     django: dict[str, Any] | None = None
     """Fulfil through ``DjangoLedger`` on Django configured with this ``DATABASES["default"]``
     (tests/support/django_site.py), rather than ``paysdk.Ledger(ledger)``."""
+    engine: str = ""
+    """``"sync"`` or ``"async"``: fulfil through a SQLAlchemy ledger on the worker's own Engine
+    or AsyncEngine on the database ``ledger`` names, not a Ledger on the URL."""
 
 
-def open_ledger(job: Job) -> paysdk.Ledger:
-    """The job's ledger: on its URL, or on Django's connection to its database."""
-    if job.django is None:
+class Fulfiller(Protocol):
+    def fulfil_once(
+        self, payment: paysdk.VerifiedPayment, action: Callable[[paysdk.VerifiedPayment], T]
+    ) -> FulfilResult[T]: ...
+    def close(self) -> None: ...
+
+
+def open_ledger(job: Job) -> Fulfiller:
+    """The worker's ledger: on ``job.ledger``'s URL, on Django's connection to its database, or
+    on an engine of its own on that database."""
+    if job.django is not None:
+        from paysdk.integrations.django import DjangoLedger
+        from tests.support.django_site import configure
+
+        configure({"default": job.django})
+        return DjangoLedger(lease=job.lease)
+    if not job.engine:
         return paysdk.Ledger(job.ledger, lease=job.lease)
-    from paysdk.integrations.django import DjangoLedger
-    from tests.support.django_site import configure
+    import sqlalchemy
 
-    configure({"default": job.django})
-    return DjangoLedger(lease=job.lease)
+    from paysdk.ledger.sqlalchemy import SQLAlchemyLedger
+    from tests.support.engines import make_engine
+
+    engine = make_engine(job.ledger, job.engine)
+    if isinstance(engine, sqlalchemy.Engine):
+        return SQLAlchemyLedger(engine, lease=job.lease)
+    return OnItsOwnLoop(engine, lease=job.lease)
+
+
+class OnItsOwnLoop:
+    """An AsyncSQLAlchemyLedger that a sync worker drives, on one event loop of its own (in a
+    thread: anyio's blocking portal), where its AsyncEngine's connections live."""
+
+    def __init__(self, engine: AsyncEngine, *, lease: float) -> None:
+        from paysdk.ledger.sqlalchemy import AsyncSQLAlchemyLedger
+
+        self.engine = engine
+        self.ledger = AsyncSQLAlchemyLedger(engine, lease=lease)
+        self._stack = contextlib.ExitStack()
+        self.portal = self._stack.enter_context(anyio.from_thread.start_blocking_portal())
+
+    def fulfil_once(
+        self, payment: paysdk.VerifiedPayment, action: Callable[[paysdk.VerifiedPayment], T]
+    ) -> FulfilResult[T]:
+        async def fulfil() -> FulfilResult[T]:
+            return await self.ledger.fulfil_once(payment, action)
+
+        return self.portal.call(fulfil)
+
+    def close(self) -> None:
+        with self._stack:
+            self.portal.call(self.engine.dispose)
 
 
 def _effect(path: str, line: str) -> None:
@@ -82,7 +135,7 @@ def deliver(job: Job, start: Barrier, results: Queue[dict[str, int]]) -> None:
     client = paysdk.Client(secret_key=job.secret_key, base_url=job.base_url)
     ledger = open_ledger(job)
     start.wait()
-    with client, ledger:
+    with client, contextlib.closing(ledger):
         for reference in references:
             while True:
                 payment = client.verify_callback(

@@ -83,6 +83,10 @@ class Cluster:
             capture_output=True,
         )
 
+    def stop(self) -> None:
+        """``pg_ctl stop -m immediate``: the server gone, every connection cut."""
+        subprocess.run([*self.pg_ctl, "-m", "immediate", "stop"], check=True, capture_output=True)
+
 
 @contextmanager
 def throwaway_cluster() -> Iterator[str]:

@@ -4,6 +4,7 @@
     result = ledger.fulfil_once(payment, ship_order)   # payment: a paysdk.VerifiedPayment
     report = ledger.reconcile(client)                  # missed callbacks, alarms
 
+On the app's own SQLAlchemy engine: `paysdk.ledger.sqlalchemy` (the ``sqlalchemy`` extra).
 See docs/fulfilment.md for the schema, the lease and reconciliation as a cron job. Imported
 only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sqlite3 or psycopg.
 """

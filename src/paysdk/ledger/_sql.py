@@ -21,7 +21,7 @@ DEFAULT_TABLE = "paysdk_fulfilments"
 """The ledger's table unless ``table=`` names another."""
 
 _COLUMNS = """(
-    reference TEXT PRIMARY KEY,
+    reference TEXT NOT NULL PRIMARY KEY,
     state TEXT NOT NULL,
     claim_token TEXT,
     attempts INTEGER NOT NULL,

@@ -1,0 +1,169 @@
+"""The ledger's driver on a shop's SQLAlchemy AsyncEngine: each transaction on a connection from
+the engine's pool, given back once the transaction has ended, never in the middle of one.
+
+Each transaction runs in SQLAlchemy's ``AUTOCOMMIT`` mode so that the ledger writes its own
+``BEGIN`` (``_alchemy`` says why); for its length the connection waits for SQLite's locks as
+long as the ledger's timeout, and psycopg prepares none of its statements (a pooler such as
+PgBouncer may run the next transaction on another server connection). Both go back to what the
+shop set before the connection does. A connection still in a transaction (its ROLLBACK failed)
+is invalidated: SQLAlchemy closes it rather than pool it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import sqlalchemy.exc
+
+from .._alchemy import DATABASE_ERRORS, async_driver_connection, error, in_transaction
+from .._driver import AsyncConnection
+from .._errors import LedgerError
+from .._plans import Rows
+from .._postgres import _opening
+from .._sql import SQLITE, Dialect
+from .._twins import async_shield
+
+if TYPE_CHECKING:
+    from .._alchemy import AsyncEngine, AsyncEngineConnection
+
+__all__ = ["AsyncSQLAlchemyDriver"]
+
+BARE = {"no_parameters": True}
+"""Send a statement as it is, with no parameters: psycopg then sends it as one simple query,
+which may hold several statements (``BEGIN; SET LOCAL ...``)."""
+
+
+class AsyncSQLAlchemyDriver:
+    """Short transactions on connections from the shop's AsyncEngine."""
+
+    def __init__(
+        self,
+        engine: AsyncEngine,
+        dialect: Dialect,
+        *,
+        database: str,
+        timeout: float,
+    ) -> None:
+        self.engine = engine
+        self.dialect = dialect
+        self.database = database
+        self.timeout = timeout
+
+    async def begin(self, write: bool = True) -> AsyncConnection:
+        """A transaction on a connection from the engine's pool: on SQLite a write one takes the
+        write lock first (``BEGIN IMMEDIATE``); on PostgreSQL it runs at READ COMMITTED.
+
+        A pooled connection the server dropped (a restart, a failover) is discarded by
+        SQLAlchemy, with the other connections of its pool, and a new one tried at once.
+
+        Args:
+            write: whether the transaction writes (SQLite only: PostgreSQL locks rows).
+
+        Returns:
+            The connection, its transaction begun.
+
+        Raises:
+            LedgerError: no connection could be had, or its transaction begun.
+        """
+        try:
+            return await self._begin(write)
+        except sqlalchemy.exc.DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise self.error(exc) from exc
+        try:
+            return await self._begin(write)
+        except DATABASE_ERRORS as exc:
+            raise self.error(exc) from exc
+
+    async def _begin(self, write: bool) -> AsyncSQLAlchemyTransaction:
+        try:
+            connection = await self.engine.connect()
+        except DATABASE_ERRORS as exc:
+            raise self.error(exc) from exc
+        transaction = AsyncSQLAlchemyTransaction(connection, self)
+        try:
+            await transaction.open(write)
+        except BaseException:
+            with async_shield(self.timeout):
+                await transaction.finish()
+            raise
+        return transaction
+
+    async def done(self, connection: AsyncConnection) -> None:
+        assert isinstance(connection, AsyncSQLAlchemyTransaction)
+        await connection.finish()
+
+    async def close(self) -> None:
+        """Nothing to close: the engine and its pool are the shop's."""
+
+    def error(self, exc: Exception) -> LedgerError:
+        return error(exc, self.dialect, self.database, self.timeout)
+
+
+class AsyncSQLAlchemyTransaction:
+    """One ledger transaction, on one connection checked out of the engine."""
+
+    def __init__(self, connection: AsyncEngineConnection, driver: AsyncSQLAlchemyDriver) -> None:
+        self.connection = connection
+        self.driver = driver
+        self.raw: Any = None
+        self.shops_setting: Any = None
+        """The setting the ledger changes for its transaction, as the shop left it: SQLite's
+        busy timeout, or psycopg's prepare threshold."""
+
+    async def open(self, write: bool) -> None:
+        """Begin the transaction; what fails is the database's (DBAPIError), left to the caller."""
+        await self.connection.execution_options(isolation_level="AUTOCOMMIT")
+        self.raw = await async_driver_connection(self.connection)
+        if self.driver.dialect is SQLITE:
+            busy = await self.connection.exec_driver_sql("PRAGMA busy_timeout", (), BARE)
+            self.shops_setting = busy.scalar()
+            await self._bare(f"PRAGMA busy_timeout = {round(self.driver.timeout * 1000)}")
+            if in_transaction(SQLITE, self.raw):  # the app's "begin" listener said BEGIN
+                await self._bare("ROLLBACK")  # (SQLAlchemy's pysqlite recipe): ours is IMMEDIATE
+            await self._bare("BEGIN IMMEDIATE" if write else "BEGIN")
+        else:
+            self.shops_setting = self.raw.prepare_threshold
+            self.raw.prepare_threshold = None
+            await self._bare(_opening(self.driver.timeout, self.raw.info.options or ""))
+
+    async def execute(self, sql: str, params: Sequence[object]) -> Rows:
+        try:
+            result = await self.connection.exec_driver_sql(sql, tuple(params))
+        except DATABASE_ERRORS as exc:
+            raise self.driver.error(exc) from exc
+        rows = [tuple(row) for row in result.fetchall()] if result.returns_rows else []
+        return Rows(rows, result.rowcount)
+
+    async def commit(self) -> None:
+        try:
+            await self._bare("COMMIT")
+        except DATABASE_ERRORS as exc:
+            raise self.driver.error(exc) from exc
+
+    async def rollback(self) -> None:
+        """Best effort: a connection left in its transaction is invalidated by ``finish``."""
+        with contextlib.suppress(sqlalchemy.exc.SQLAlchemyError):
+            await self._bare("ROLLBACK")
+
+    async def finish(self) -> None:
+        """Give the connection back to the pool as the shop left it; or, still in a transaction
+        or not known to be out of one, have SQLAlchemy close it instead."""
+        try:
+            if self.raw is not None and not self.connection.invalidated:
+                if in_transaction(self.driver.dialect, self.raw):
+                    await self.connection.invalidate()
+                elif self.driver.dialect is not SQLITE:
+                    self.raw.prepare_threshold = self.shops_setting
+                elif self.shops_setting is not None:
+                    await self._bare(f"PRAGMA busy_timeout = {int(self.shops_setting)}")
+        except sqlalchemy.exc.SQLAlchemyError:
+            with contextlib.suppress(sqlalchemy.exc.SQLAlchemyError):
+                await self.connection.invalidate()
+        finally:
+            await self.connection.close()
+
+    async def _bare(self, sql: str) -> None:
+        await self.connection.exec_driver_sql(sql, (), BARE)
