@@ -247,7 +247,7 @@ def abandon_claim(url: str, reference: str, lease: float) -> None:
         reference: the payment to claim.
         lease: the claim's lease, in seconds.
     """
-    from paysdk.ledger._plans import Act, LedgerPlan
+    from paysdk.ledger._steps import Act, LedgerPlan
     from paysdk.ledger._sync.run import run_plan
 
     def until_the_action(plan: LedgerPlan[object]) -> LedgerPlan[None]:

@@ -10,15 +10,17 @@ only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sq
 """
 
 from .._lazy import publish
+from ._async_ledger import AsyncLedger
+from ._base import sqlite_file
 from ._errors import (
     LeaseLostError,
     LedgerError,
     UnrecordedFulfilmentError,
     UnverifiedPaymentError,
 )
-from ._ledger import AsyncLedger, Ledger, sqlite_file
-from ._plans import FulfilResult, LedgerRow, Outcome
+from ._ledger import Ledger
 from ._report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
+from ._rows import FulfilResult, LedgerRow, Outcome
 from ._sql import DEFAULT_TABLE, STATES
 
 __all__ = [

@@ -29,12 +29,13 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .._errors import ConfigurationError
 from . import _sql
+from ._base import DEFAULT_LEASE
 from ._driver import Connection, Driver
 from ._errors import LedgerError
-from ._ledger import DEFAULT_LEASE, Ledger
-from ._plans import Rows
+from ._ledger import Ledger
 from ._postgres import local_timeouts, postgres_error
 from ._sqlite import sqlite_error, sqlite_param
+from ._steps import Rows
 
 __all__ = ["DjangoDriver", "DjangoLedger"]
 

@@ -1,176 +1,33 @@
-"""``Ledger`` and ``AsyncLedger``: thin shells that run ``_plans`` on a database driver.
-
-Each runs the plans with its own runner (``_sync/run.py``, ``_async/run.py``), and reconciles
-with its own loop (``_sync/reconcile.py``, ``_async/reconcile.py``): one source each, the async
-one, from which ``scripts/unasync.py`` generates the sync.
-"""
+"""``Ledger``: the thin sync shell that runs the ledger's plans with ``_sync/run.py`` and
+reconciles with ``_sync/reconcile.py`` (both generated from their ``_async`` sources)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import inspect
-import os
-import re
-import urllib.parse
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, cast, overload
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from typing_extensions import Self
 
 from .._client.tracing import call_span
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
-from . import _plans, _sql
-from ._async import reconcile as async_reconcile
-from ._async import run as async_run
-from ._driver import AsyncDriver, Driver
-from ._plans import FulfilResult, LedgerPlan, LedgerRow
+from . import _plans
+from ._driver import Driver
 from ._report import MAX_DISCREPANCIES, ReconcileReport
+from ._rows import FulfilResult, LedgerRow
+from ._steps import LedgerPlan
 from ._sync import reconcile as sync_reconcile
 from ._sync import run as sync_run
 
 if TYPE_CHECKING:
-    from .._client.clients import AsyncClient, Client, Lookup
+    from .._client.clients import Client, Lookup
+from ._base import _BaseLedger, check_limit, needs_lookup
 
-__all__ = ["AsyncLedger", "Ledger"]
+__all__ = ["Ledger"]
 
 T = TypeVar("T")
-DEFAULT_LEASE = dt.timedelta(minutes=5)
-_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
-
-
-def _server(url: str) -> str:
-    """``scheme://host:port/database`` of a server URL: never its user, password or query."""
-    parts = urllib.parse.urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
-
-
-def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
-    """``("sqlite", path)`` or ``("postgresql", url)`` for what a merchant may give."""
-    if not isinstance(url, str):
-        if isinstance(url, os.PathLike):
-            return "sqlite", os.fspath(url)
-        raise ConfigurationError(f"a ledger needs a URL or a path, not {type(url).__name__}")
-    scheme = _SCHEME.match(url)
-    if scheme is None:
-        return "sqlite", url
-    name = scheme.group(1).lower()
-    if name == "sqlite":  # SQLAlchemy's form: sqlite:///relative.db, sqlite:////absolute.db
-        return "sqlite", url[len("sqlite:///") :] if url.lower().startswith("sqlite:///") else ""
-    if name in ("postgresql", "postgres"):
-        return "postgresql", url
-    raise ConfigurationError(
-        f"unsupported ledger URL scheme {name!r}: use sqlite:///path.db, a path, "
-        "or postgresql://user@host/db"
-    )
-
-
-def sqlite_file(url: str | os.PathLike[str]) -> str | None:
-    """The file a SQLite ledger's URL or path names; ``None`` for a server or an in-memory one.
-
-    Args:
-        url: what ``Ledger`` takes: ``sqlite:///path.db``, a path, or ``postgresql://...``.
-
-    Returns:
-        The database file's path; ``None`` for a server or an in-memory database.
-
-    Raises:
-        ConfigurationError: the URL names a database the ledger does not support.
-    """
-    kind, target = _target(url)
-    return target if kind == "sqlite" and target not in ("", ":memory:") else None
-
-
-class _BaseLedger:
-    """What both ledgers share: the URL, the table, the lease, and their presentation."""
-
-    backend: str
-    """``"sqlite"`` or ``"postgresql"``: the database the URL names."""
-
-    def __init__(
-        self,
-        url: str | os.PathLike[str],
-        *,
-        lease: float | dt.timedelta = DEFAULT_LEASE,
-        table: str = _sql.DEFAULT_TABLE,
-        create_table: bool = True,
-        timeout: float = 30.0,
-    ) -> None:
-        """Open a ledger on SQLite or PostgreSQL; the table is created on first use.
-
-        Args:
-            url: ``sqlite:///path``, a file path, or ``postgresql://user@host/db``.
-            lease: how long a claim holds before another worker may take it over (seconds or a
-                ``timedelta``; 5 minutes by default), by the database's clock.
-            table: the table's name (``schema.name`` allowed).
-            create_table: ``False`` when your migrations own the table (see
-                docs/fulfilment.md).
-            timeout: the longest one database wait may take, in seconds: a lock (both), or on
-                PostgreSQL connecting, a dead peer, a statement (twice it): beyond it,
-                LedgerError, so a stuck worker or database fails a call instead of hanging it.
-
-        Raises:
-            ConfigurationError: a URL of no supported database, a bad lease, table name or
-                timeout, or PostgreSQL without the ``postgres`` extra.
-        """
-        self.backend, self._where = _target(url)
-        if self.backend == "sqlite":
-            from ._sqlite import sqlite_path
-
-            self._where = sqlite_path(self._where)
-        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
-
-    def _settle(
-        self, *, lease: float | dt.timedelta, table: str, create_table: bool, timeout: float
-    ) -> None:
-        """Check and keep what every ledger takes, then open its driver (``_open_driver``): the
-        one step a ledger on another connection (Django's, SQLAlchemy's) shares with this one."""
-        self.lease: dt.timedelta = _plans.check_lease(lease)
-        self.table: str = _plans.check_table(table)
-        if not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ConfigurationError(f"timeout must be a positive number, not {timeout!r}")
-        self.timeout: float = float(timeout)
-        self._create_table = create_table
-        self._ready = not create_table
-        self._driver = self._open_driver()
-
-    def _open_driver(self) -> Any:
-        raise NotImplementedError
-
-    def __repr__(self) -> str:
-        where = self._where if self.backend == "sqlite" else _server(self._where)
-        return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
-
-    @property
-    def record_for(self) -> float:
-        """How long, in seconds, to keep trying to record what an action did once it ran:
-        twice the ledger's timeout (60 s by default), so a database restart or failover of a
-        few seconds never leaves an action that ran unrecorded."""
-        return 2 * self.timeout
-
-    def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
-        checked = _plans.check_payable(payment)
-        return _plans.fulfil_once(
-            self._driver.dialect, self.table, checked, self.lease, record_for=self.record_for
-        )
-
-    def _resolve_plan(self, reference: str, ran: object) -> LedgerPlan[LedgerRow]:
-        if not isinstance(ran, bool):
-            raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
-        return _plans.resolve(self._driver.dialect, self.table, reference, ran=ran)
-
-    def _rows_plan(self, after: str, limit: object, state: object) -> LedgerPlan[list[LedgerRow]]:
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise ConfigurationError(f"limit must be a positive int, not {limit!r}")
-        checked = _plans.check_state(state)
-        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked)
-
-    def _set_aside_plan(
-        self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
-    ) -> LedgerPlan[LedgerRow]:
-        target, checked = _plans.set_aside_target(payment), _plans.check_reason(reason)
-        return _plans.set_aside(self._driver.dialect, self.table, target, state, checked)
 
 
 class Ledger(_BaseLedger):
@@ -395,14 +252,14 @@ class Ledger(_BaseLedger):
             APIConnectionError: no answer from the service (after the retries).
             LedgerError: the database failed or refused (the cause is chained).
         """
-        _needs_lookup(fulfil, lookup)
+        needs_lookup(fulfil, lookup)
         return sync_reconcile.reconcile(
             self,
             client,
             fulfil=fulfil,
             lookup=lookup,
             progress=progress,
-            max_discrepancies=_check_limit(max_discrepancies),
+            max_discrepancies=check_limit(max_discrepancies),
         )
 
     def create_table(self) -> None:
@@ -439,275 +296,3 @@ class Ledger(_BaseLedger):
         if not self._ready:
             self.create_table()
         return sync_run.run_plan(self._driver, plan, action, payment, timeout=self.timeout)
-
-
-class AsyncLedger(_BaseLedger):
-    """The asynchronous twin of ``Ledger``: the same plans, awaited; actions may be async."""
-
-    _driver: AsyncDriver
-
-    def _open_driver(self) -> AsyncDriver:
-        if self.backend == "sqlite":
-            from ._sqlite import AsyncSQLiteDriver
-
-            return AsyncSQLiteDriver(
-                self._where, busy_timeout=self.timeout, create=self._create_table
-            )
-        from ._postgres import AsyncPostgresDriver
-
-        return AsyncPostgresDriver(self._where, timeout=self.timeout)
-
-    @overload
-    async def fulfil_once(
-        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], Awaitable[T]]
-    ) -> FulfilResult[T]: ...
-
-    @overload
-    async def fulfil_once(
-        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
-    ) -> FulfilResult[T]: ...
-
-    async def fulfil_once(
-        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
-    ) -> FulfilResult[Any]:
-        """Run ``action(payment)``, awaiting what it returns if awaitable, unless this reference
-        was fulfilled or is being fulfilled. A plain function runs on the event loop: keep it quick.
-
-        Args:
-            payment: the verified payment.
-            action: what fulfilling it means; a coroutine function or a plain one.
-
-        Returns:
-            Whether it ran here (and what it returned), was already fulfilled, or is being
-            fulfilled by another worker.
-
-        Raises:
-            UnverifiedPaymentError: ``payment`` is not a ``VerifiedPayment``.
-            UnrecordedFulfilmentError: the action ran but could not be recorded.
-            LeaseLostError: the action ran, but a person resolved its claim meanwhile.
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
-        span = call_span("fulfil_once", payment.reference)
-        with span, span.current():  # what the action traces nests under the fulfilment
-            result = await self._run(plan, action, payment)
-            span.add("paysdk.fulfilment.outcome", result.outcome.value)
-        return result
-
-    async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
-        """The ledger's rows for these references (those that have one).
-
-        Args:
-            references: the payments' references.
-
-        Returns:
-            Each reference that has a row, with its row.
-
-        Raises:
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        return await self._run(_plans.rows_for(self._driver.dialect, self.table, references))
-
-    async def row(self, reference: str) -> LedgerRow | None:
-        """The ledger's row for one reference.
-
-        Args:
-            reference: the payment's reference.
-
-        Returns:
-            Its row; ``None`` if the ledger has none.
-
-        Raises:
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        return (await self.rows([reference])).get(reference)
-
-    async def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
-        """A page of fulfilled rows in reference order: iterate with the last one's reference.
-
-        Args:
-            after: the last reference of the previous page (``""`` for the first page).
-            limit: the most rows a page holds.
-
-        Returns:
-            Up to ``limit`` fulfilled rows whose reference sorts after ``after``.
-
-        Raises:
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit)
-        return await self._run(plan)
-
-    async def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
-        """The references alone of a page of fulfilled rows, in order (reconcile's last pass).
-
-        Args:
-            after: the last reference of the previous page (``""`` for the first page).
-            limit: the most references a page holds.
-
-        Returns:
-            Up to ``limit`` references of fulfilled rows that sort after ``after``.
-
-        Raises:
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        return await self._run(_plans.fulfilled_references_after(self.table, after, limit))
-
-    async def rows_after(
-        self, after: str = "", limit: int = 500, *, state: str | None = None
-    ) -> list[LedgerRow]:
-        """A page of rows in reference order, of one state or all; see
-        [`Ledger.rows_after`][paysdk.ledger.Ledger.rows_after].
-
-        Args:
-            after: the last reference of the previous page (``""`` for the first).
-            limit: the most rows to return.
-            state: one of the ledger's states, or ``None`` for every row.
-
-        Returns:
-            Up to ``limit`` rows whose reference sorts after ``after``.
-
-        Raises:
-            ConfigurationError: an unknown state, or a limit that is not a positive int.
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        return await self._run(self._rows_plan(after, limit, state))
-
-    async def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
-        """Settle a payment whose outcome is ``unknown``; see ``Ledger.resolve``.
-
-        Args:
-            reference: the payment's reference.
-            ran: whether the action did run.
-
-        Returns:
-            The payment's row as it now is.
-
-        Raises:
-            LedgerError: it is not in the ``unknown`` state (or the database failed).
-        """
-        return await self._run(self._resolve_plan(reference, ran))
-
-    async def refuse(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
-        """Record that you declined a payment; see [`Ledger.refuse`][paysdk.ledger.Ledger.refuse].
-
-        Args:
-            payment: the verified payment, or its reference.
-            reason: why.
-
-        Returns:
-            The payment's row as it now is.
-
-        Raises:
-            InvalidReferenceError: the reference is not one the service could have issued.
-            ConfigurationError: the reason is empty or longer than 1000 characters.
-            LedgerError: the database failed.
-        """
-        return await self._run(self._set_aside_plan(payment, "refused", reason))
-
-    async def ignore(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
-        """Record that a payment is not yours; see [`Ledger.ignore`][paysdk.ledger.Ledger.ignore].
-
-        Args:
-            payment: the verified payment, or its reference.
-            reason: why.
-
-        Returns:
-            The payment's row as it now is.
-
-        Raises:
-            InvalidReferenceError: the reference is not one the service could have issued.
-            ConfigurationError: the reason is empty or longer than 1000 characters.
-            LedgerError: the database failed.
-        """
-        return await self._run(self._set_aside_plan(payment, "ignored", reason))
-
-    async def reconcile(
-        self,
-        client: AsyncClient,
-        *,
-        fulfil: Callable[[VerifiedPayment], object] | None = None,
-        lookup: Lookup | None = None,
-        progress: Callable[[int], object] | None = None,
-        max_discrepancies: int = MAX_DISCREPANCIES,
-    ) -> ReconcileReport:
-        """Compare the service's payments with the ledger; ``fulfil`` may be async here.
-
-        Args:
-            client: the async client that lists and verifies the payments.
-            fulfil: the action for a missed payment (may be async); ``None``: only report it.
-            lookup: finds each missed payment's order ([`Lookup`][paysdk.Lookup]); needed
-                with ``fulfil``.
-            progress: called with the number of payments compared so far.
-            max_discrepancies: the most discrepancies the report keeps.
-
-        Returns:
-            The [`ReconcileReport`][paysdk.ledger.ReconcileReport].
-
-        Raises:
-            ConfigurationError: ``fulfil`` without ``lookup``, or ``max_discrepancies`` not a
-                positive int.
-            APIError: the service failed to list or verify (after the retries).
-            APIConnectionError: no answer from the service (after the retries).
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        _needs_lookup(fulfil, lookup)
-        return await async_reconcile.reconcile(
-            self,
-            client,
-            fulfil=fulfil,
-            lookup=lookup,
-            progress=progress,
-            max_discrepancies=_check_limit(max_discrepancies),
-        )
-
-    async def create_table(self) -> None:
-        """Create the ledger's table if it does not exist (done on first use by default).
-
-        Raises:
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        schema = _plans.ensure_schema(self._driver.dialect, self.table)
-        await async_run.run_plan(self._driver, schema, timeout=self.timeout)
-        self._ready = True
-
-    async def close(self) -> None:
-        """Close the ledger's database connections."""
-        await self._driver.close()
-
-    aclose = close
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-
-    async def _run(
-        self,
-        plan: LedgerPlan[T],
-        action: Callable[[Any], object] | None = None,
-        payment: object = None,
-    ) -> T:
-        if not self._ready:
-            await self.create_table()
-        return await async_run.run_plan(self._driver, plan, action, payment, timeout=self.timeout)
-
-
-def _needs_lookup(fulfil: object, lookup: object) -> None:
-    if fulfil is not None and lookup is None:
-        raise ConfigurationError(
-            "reconcile(fulfil=...) needs lookup= to find each order, so a missed payment is "
-            "fulfilled only if it matches its order's amount and currency"
-        )
-
-
-def _check_limit(limit: object) -> int:
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ConfigurationError(f"max_discrepancies must be a positive int, not {limit!r}")
-    return limit

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigurationError
 from ._driver import AsyncConnection, Connection, Idle
 from ._errors import LedgerError
-from ._plans import Rows
 from ._sql import POSTGRES
+from ._steps import Rows
 
 if TYPE_CHECKING:
     import psycopg

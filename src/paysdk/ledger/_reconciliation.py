@@ -19,8 +19,8 @@ from .._core import expected_for
 from .._errors import PaymentNotFoundError, PaymentVerificationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
-from ._plans import FulfilResult, LedgerRow
 from ._report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
+from ._rows import FulfilResult, LedgerRow
 
 __all__ = [
     "BATCH",

@@ -19,8 +19,8 @@ from .._errors import ConfigurationError
 from .._models.wire import wire_timestamp
 from ._driver import AsyncConnection, Connection, Idle
 from ._errors import LedgerError
-from ._plans import Rows
 from ._sql import SQLITE
+from ._steps import Rows
 
 __all__ = ["AsyncSQLiteDriver", "SQLiteDriver"]
 

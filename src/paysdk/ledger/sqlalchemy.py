@@ -29,8 +29,10 @@ except ModuleNotFoundError as missing:  # pragma: no cover - the extra installs 
 from .._errors import ConfigurationError
 from . import _alchemy, _plans
 from ._async.alchemy import AsyncSQLAlchemyDriver
+from ._async_ledger import AsyncLedger
+from ._base import DEFAULT_LEASE, _BaseLedger
 from ._driver import AsyncDriver, Driver
-from ._ledger import DEFAULT_LEASE, AsyncLedger, Ledger, _BaseLedger
+from ._ledger import Ledger
 from ._sql import DEFAULT_TABLE, Dialect
 from ._sync.alchemy import SQLAlchemyDriver
 

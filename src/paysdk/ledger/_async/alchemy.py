@@ -20,9 +20,9 @@ import sqlalchemy.exc
 from .._alchemy import DATABASE_ERRORS, async_driver_connection, error, in_transaction
 from .._driver import AsyncConnection
 from .._errors import LedgerError
-from .._plans import Rows
 from .._postgres import _opening
 from .._sql import SQLITE, Dialect
+from .._steps import Rows
 from .._twins import async_shield
 
 if TYPE_CHECKING:

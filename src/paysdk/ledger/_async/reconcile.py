@@ -11,7 +11,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..._models.verified import VerifiedPayment
-from .._plans import FulfilResult, LedgerRow
 from .._reconciliation import (
     BATCH,
     Checked,
@@ -26,6 +25,7 @@ from .._reconciliation import (
     reconcile_plan,
 )
 from .._report import MAX_DISCREPANCIES, ReconcileReport
+from .._rows import FulfilResult, LedgerRow
 from .._twins import AsyncPayments, async_order_of, async_take
 
 if TYPE_CHECKING:

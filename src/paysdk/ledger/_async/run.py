@@ -11,7 +11,7 @@ from typing import Any, TypeVar, cast
 
 from .._driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
-from .._plans import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query
+from .._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query
 from .._twins import async_result_of, async_shield, async_sleep
 
 __all__ = ["abandon", "run_plan"]

@@ -13,7 +13,7 @@ from typing import Any, TypeVar, cast
 
 from .._driver import Connection, Driver
 from .._errors import LedgerError
-from .._plans import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query
+from .._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query
 from .._twins import result_of, shield, sleep
 
 __all__ = ["abandon", "run_plan"]

@@ -1,0 +1,169 @@
+"""What ``Ledger`` and ``AsyncLedger`` share: the URL, the table, the lease, and the plans
+(``_plans``) each of their methods runs, built and checked before any I/O."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import urllib.parse
+from typing import Any, TypeVar
+
+from .._errors import ConfigurationError
+from .._models.verified import VerifiedPayment
+from . import _plans, _sql
+from ._rows import FulfilResult, LedgerRow
+from ._steps import LedgerPlan
+
+__all__ = ["DEFAULT_LEASE", "sqlite_file"]
+
+T = TypeVar("T")
+DEFAULT_LEASE = dt.timedelta(minutes=5)
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+
+
+def _server(url: str) -> str:
+    """``scheme://host:port/database`` of a server URL: never its user, password or query."""
+    parts = urllib.parse.urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
+
+
+def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
+    """``("sqlite", path)`` or ``("postgresql", url)`` for what a merchant may give."""
+    if not isinstance(url, str):
+        if isinstance(url, os.PathLike):
+            return "sqlite", os.fspath(url)
+        raise ConfigurationError(f"a ledger needs a URL or a path, not {type(url).__name__}")
+    scheme = _SCHEME.match(url)
+    if scheme is None:
+        return "sqlite", url
+    name = scheme.group(1).lower()
+    if name == "sqlite":  # SQLAlchemy's form: sqlite:///relative.db, sqlite:////absolute.db
+        return "sqlite", url[len("sqlite:///") :] if url.lower().startswith("sqlite:///") else ""
+    if name in ("postgresql", "postgres"):
+        return "postgresql", url
+    raise ConfigurationError(
+        f"unsupported ledger URL scheme {name!r}: use sqlite:///path.db, a path, "
+        "or postgresql://user@host/db"
+    )
+
+
+def sqlite_file(url: str | os.PathLike[str]) -> str | None:
+    """The file a SQLite ledger's URL or path names; ``None`` for a server or an in-memory one.
+
+    Args:
+        url: what ``Ledger`` takes: ``sqlite:///path.db``, a path, or ``postgresql://...``.
+
+    Returns:
+        The database file's path; ``None`` for a server or an in-memory database.
+
+    Raises:
+        ConfigurationError: the URL names a database the ledger does not support.
+    """
+    kind, target = _target(url)
+    return target if kind == "sqlite" and target not in ("", ":memory:") else None
+
+
+class _BaseLedger:
+    """What both ledgers share: the URL, the table, the lease, and their presentation."""
+
+    backend: str
+    """``"sqlite"`` or ``"postgresql"``: the database the URL names."""
+
+    def __init__(
+        self,
+        url: str | os.PathLike[str],
+        *,
+        lease: float | dt.timedelta = DEFAULT_LEASE,
+        table: str = _sql.DEFAULT_TABLE,
+        create_table: bool = True,
+        timeout: float = 30.0,
+    ) -> None:
+        """Open a ledger on SQLite or PostgreSQL; the table is created on first use.
+
+        Args:
+            url: ``sqlite:///path``, a file path, or ``postgresql://user@host/db``.
+            lease: how long a claim holds before another worker may take it over (seconds or a
+                ``timedelta``; 5 minutes by default), by the database's clock.
+            table: the table's name (``schema.name`` allowed).
+            create_table: ``False`` when your migrations own the table (see
+                docs/fulfilment.md).
+            timeout: the longest one database wait may take, in seconds: a lock (both), or on
+                PostgreSQL connecting, a dead peer, a statement (twice it): beyond it,
+                LedgerError, so a stuck worker or database fails a call instead of hanging it.
+
+        Raises:
+            ConfigurationError: a URL of no supported database, a bad lease, table name or
+                timeout, or PostgreSQL without the ``postgres`` extra.
+        """
+        self.backend, self._where = _target(url)
+        if self.backend == "sqlite":
+            from ._sqlite import sqlite_path
+
+            self._where = sqlite_path(self._where)
+        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+
+    def _settle(
+        self, *, lease: float | dt.timedelta, table: str, create_table: bool, timeout: float
+    ) -> None:
+        """Check and keep what every ledger takes, then open its driver (``_open_driver``): the
+        one step a ledger on another connection (Django's, SQLAlchemy's) shares with this one."""
+        self.lease: dt.timedelta = _plans.check_lease(lease)
+        self.table: str = _plans.check_table(table)
+        if not isinstance(timeout, (int, float)) or not timeout > 0:
+            raise ConfigurationError(f"timeout must be a positive number, not {timeout!r}")
+        self.timeout: float = float(timeout)
+        self._create_table = create_table
+        self._ready = not create_table
+        self._driver = self._open_driver()
+
+    def _open_driver(self) -> Any:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        where = self._where if self.backend == "sqlite" else _server(self._where)
+        return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
+
+    @property
+    def record_for(self) -> float:
+        """How long, in seconds, to keep trying to record what an action did once it ran:
+        twice the ledger's timeout (60 s by default), so a database restart or failover of a
+        few seconds never leaves an action that ran unrecorded."""
+        return 2 * self.timeout
+
+    def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
+        checked = _plans.check_payable(payment)
+        return _plans.fulfil_once(
+            self._driver.dialect, self.table, checked, self.lease, record_for=self.record_for
+        )
+
+    def _resolve_plan(self, reference: str, ran: object) -> LedgerPlan[LedgerRow]:
+        if not isinstance(ran, bool):
+            raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
+        return _plans.resolve(self._driver.dialect, self.table, reference, ran=ran)
+
+    def _rows_plan(self, after: str, limit: object, state: object) -> LedgerPlan[list[LedgerRow]]:
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+            raise ConfigurationError(f"limit must be a positive int, not {limit!r}")
+        checked = _plans.check_state(state)
+        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked)
+
+    def _set_aside_plan(
+        self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
+    ) -> LedgerPlan[LedgerRow]:
+        target, checked = _plans.set_aside_target(payment), _plans.check_reason(reason)
+        return _plans.set_aside(self._driver.dialect, self.table, target, state, checked)
+
+
+def needs_lookup(fulfil: object, lookup: object) -> None:
+    if fulfil is not None and lookup is None:
+        raise ConfigurationError(
+            "reconcile(fulfil=...) needs lookup= to find each order, so a missed payment is "
+            "fulfilled only if it matches its order's amount and currency"
+        )
+
+
+def check_limit(limit: object) -> int:
+    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
+        raise ConfigurationError(f"max_discrepancies must be a positive int, not {limit!r}")
+    return limit

@@ -1,0 +1,126 @@
+"""What the ledger answers: a reference's row, and what ``fulfil_once`` did."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import enum
+from collections.abc import Sequence
+from typing import Any, Generic, TypeVar
+
+__all__ = ["FulfilResult", "LedgerRow", "Outcome"]
+
+T = TypeVar("T")
+
+
+class Outcome(str, enum.Enum):
+    """What ``fulfil_once`` did."""
+
+    FULFILLED = "fulfilled"
+    """The action ran now, in this call, and its completion is recorded."""
+    ALREADY_FULFILLED = "already_fulfilled"
+    """An earlier call fulfilled this reference; the action did not run."""
+    IN_PROGRESS = "in_progress"
+    """Another worker holds a live claim on it; the action did not run. Try again later."""
+    UNKNOWN = "unknown"
+    """A claim on it outlived its lease unrecorded: whether its action ran is unknown, so it
+    is not run again until someone decides (``resolve``)."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclasses.dataclass(frozen=True)
+class LedgerRow:
+    """One reference's row in the ledger."""
+
+    reference: str
+    """The payment's reference."""
+    state: str
+    """``claimed``, ``fulfilled``, ``released`` (an action failed; retryable), ``refused`` (the
+    merchant declined it: a mismatch, a failed payment, no such order), ``ignored`` (not the
+    merchant's to fulfil), or ``unknown``: a claim whose lease ran out before its completion was
+    recorded (by the database's clock), held until someone resolves it."""
+    claim_token: str | None
+    """The current claim's token; ``None`` when nobody holds one."""
+    attempts: int
+    """How many times an action was started for it."""
+    lease_expires_at: dt.datetime | None
+    """When the current claim's lease ends (UTC); ``None`` without a claim."""
+    amount: int
+    """The payment's amount, as verified."""
+    currency: str
+    """The payment's currency, as verified."""
+    fulfilled_at: dt.datetime | None
+    """When its fulfilment was recorded (UTC); ``None`` until then."""
+    reason: str | None = None
+    """Why the payment was refused or ignored, in the words of whoever decided it."""
+
+    @classmethod
+    def from_db(cls, row: Sequence[Any]) -> LedgerRow:
+        """A row as the database driver returns it.
+
+        Args:
+            row: the table's columns, in the order the ledger selects them.
+
+        Returns:
+            The row.
+        """
+        reference, state, token, attempts, lease, amount, currency, fulfilled, reason = row
+        return cls(
+            reference,
+            state,
+            token,
+            attempts,
+            _time(lease),
+            amount,
+            currency,
+            _time(fulfilled),
+            reason,
+        )
+
+    @property
+    def fulfilled(self) -> bool:
+        """Whether its fulfilment was recorded."""
+        return self.state == "fulfilled"
+
+
+@dataclasses.dataclass(frozen=True)
+class FulfilResult(Generic[T]):
+    """What ``fulfil_once`` did for one payment, and what the action returned if it ran."""
+
+    outcome: Outcome
+    """What happened: fulfilled now, already fulfilled, in progress elsewhere, or unknown."""
+    reference: str
+    """The payment's reference."""
+    value: T | None = None
+    """The action's return value, when ``outcome`` is FULFILLED."""
+    row: LedgerRow | None = None
+    """The ledger's row when the action did not run: who fulfilled it, when, for how much."""
+
+    @property
+    def fulfilled_now(self) -> bool:
+        """The action ran here, and its completion was recorded."""
+        return self.outcome is Outcome.FULFILLED
+
+    @property
+    def already_fulfilled(self) -> bool:
+        """An earlier delivery fulfilled it; the action did not run."""
+        return self.outcome is Outcome.ALREADY_FULFILLED
+
+    @property
+    def in_progress(self) -> bool:
+        """Another worker holds the claim; the action did not run."""
+        return self.outcome is Outcome.IN_PROGRESS
+
+    @property
+    def unknown(self) -> bool:
+        """A claim whose outcome is unknown waits for a person (``resolve``)."""
+        return self.outcome is Outcome.UNKNOWN
+
+
+def _time(value: object) -> dt.datetime | None:
+    """A timestamp as either database returns it: a datetime, or SQLite's ISO text."""
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
