@@ -47,12 +47,16 @@ def publish(package: str, *names: object) -> None:
     Tracebacks, reprs and pickles then name ``paysdk.ConfigurationError``, the name users import,
     rather than the private module that defines it. Pickle finds the object again there (on first
     use, for a package that loads its names lazily). Other objects (type aliases, constants) are
-    left alone.
+    left alone, and so are pydantic models: a model builds its schema on first use
+    (``defer_build``), resolving its annotations in the module its ``__module__`` names, which
+    must stay the one that defines them.
 
     Args:
         package: the public module the objects are imported from (``"paysdk"``).
         *names: the classes and functions that module exports.
     """
     for value in names:
+        if hasattr(value, "__pydantic_fields__"):
+            continue
         if isinstance(value, type) or inspect.isfunction(value):
             value.__module__ = package

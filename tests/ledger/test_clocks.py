@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -18,7 +17,7 @@ from typing import Any
 
 import paysdk
 from paysdk.ledger import Ledger
-from tests.support.postgres import fresh_database
+from tests.support.postgres import fresh_database, tool
 
 WORKER = Path(__file__).resolve().parents[1] / "support" / "clock_worker.py"
 HOUR = 3600
@@ -32,8 +31,7 @@ def deliver_with_clock(offset: str, url: str, effects: Path) -> dict[str, Any]:
         url: the ledger's URL.
         effects: the file B's action appends to.
     """
-    faketime = shutil.which("faketime")
-    assert faketime, "libfaketime is not installed: `make test` installs it (apt-get faketime)"
+    faketime = str(tool("faketime"))  # where scripts/find_postgres.py finds it, or what to install
     env = {**os.environ, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}  # timeouts keep the true pace
     command = [faketime, "-f", offset, sys.executable, str(WORKER), url, "order-1", "60"]
     done = subprocess.run(

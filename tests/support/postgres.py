@@ -45,10 +45,10 @@ def postgres_bin() -> Path:
     Raises:
         RuntimeError: a tool the ledger's tests run is missing; the message says what to install.
     """
-    return _tool("initdb").parent
+    return tool("initdb").parent
 
 
-def _tool(name: str) -> Path:
+def tool(name: str) -> Path:
     """Where ``scripts/find_postgres.py`` finds the tool ``name``; its error, as a failure."""
     try:
         where: Path = getattr(find_postgres.find_tools(), name)
@@ -155,7 +155,7 @@ def throwaway_pgbouncer(
         pool_mode: PgBouncer's ``pool_mode``.
         settings: more of ``pgbouncer.ini``'s ``[pgbouncer]`` section, by name.
     """
-    binary = str(_tool("pgbouncer"))
+    binary = str(tool("pgbouncer"))
     server = urllib.parse.urlsplit(server_url)
     root = Path(tempfile.mkdtemp(prefix="paysdk-pgbouncer-"))
     port = _free_port()

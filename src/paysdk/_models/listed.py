@@ -72,4 +72,4 @@ class ListEnvelope(TypedDict):
     data: list[ListedPayment]
 
 
-publish("paysdk", ListedPayment, PaymentStatus)
+publish("paysdk", PaymentStatus)

@@ -11,7 +11,6 @@ from typing import Annotated, Any
 from pydantic import Field
 from typing_extensions import NotRequired, TypedDict
 
-from .._lazy import publish
 from .wire import Customer, Exact, Metadata, Product, Products, WireModel
 
 __all__ = ["Authorization", "VerifiedPayment", "VerifyEnvelope"]
@@ -57,6 +56,3 @@ class VerifyEnvelope(TypedDict):
     status: NotRequired[bool | None]
     message: NotRequired[str | None]
     data: VerifiedPayment
-
-
-publish("paysdk", Authorization, VerifiedPayment)

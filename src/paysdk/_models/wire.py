@@ -19,8 +19,6 @@ from pydantic import (
     Field,
 )
 
-from .._lazy import publish
-
 __all__ = [
     "Customer",
     "Exact",
@@ -96,6 +94,3 @@ def wire_timestamp(value: dt.datetime) -> str:
         The timestamp as the service writes it (``2024-05-01T12:00:00.000000Z``).
     """
     return as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-publish("paysdk", Customer, Product)
