@@ -138,11 +138,25 @@ _CUT_CODE = """codes => codes
     .map(code => code.textContent.slice(0, 60))"""
 
 
+def page_uri(site: Path, page: str) -> str:
+    """The ``file://`` address of a built page, whether ``site`` is relative (``make``'s
+    ``site``) or absolute.
+
+    Args:
+        site: the built site's directory.
+        page: the page's path in it, without ``.html``.
+
+    Returns:
+        The page's absolute ``file://`` URI.
+    """
+    return (site / f"{page}.html").resolve().as_uri()
+
+
 def measure(browser: Browser, site: Path, page: str, width: int) -> Measured:
     """Render ``page`` at ``width`` and measure it; leave its screenshots in ``.docs-check/``."""
     view = browser.new_page(viewport={"width": width, "height": 900})
     try:
-        view.goto((site / f"{page}.html").as_uri())
+        view.goto(page_uri(site, page))
         measured = Measured(
             page=page,
             width=width,

@@ -98,6 +98,14 @@ def test_chromium_may_be_named(docs_check: ModuleType, monkeypatch: pytest.Monke
     assert docs_check.find_chromium(install=False) == "/opt/chrome/chrome"
 
 
+def test_a_relative_site_as_make_passes_it_gives_absolute_page_addresses(
+    docs_check: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    uri: str = docs_check.page_uri(Path("site"), "reference")
+    assert uri == (tmp_path / "site" / "reference.html").as_uri()
+
+
 def test_a_site_without_the_pages_is_refused(docs_check: ModuleType, tmp_path: Path) -> None:
     assert docs_check.main([str(tmp_path)]) == 1
 
