@@ -56,7 +56,7 @@ def publish(package: str, *names: object) -> None:
         *names: the classes and functions that module exports.
     """
     for value in names:
-        if hasattr(value, "__pydantic_fields__"):
+        if hasattr(value, "model_rebuild"):
             continue
         if isinstance(value, type) or inspect.isfunction(value):
             value.__module__ = package
