@@ -10,8 +10,8 @@ import pytest
 import paysdk
 from paysdk.ledger import LeaseLostError, LedgerError, Outcome, UnrecordedFulfilmentError
 from paysdk.ledger._plans import fulfil_once
-from paysdk.ledger._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query, Rows
 from paysdk.ledger._sql import POSTGRES, SQLITE
+from paysdk.ledger._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query, Rows
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
 PAYMENT = paysdk.VerifiedPayment(reference="order-9", amount=700, currency="NGN", success=True)
