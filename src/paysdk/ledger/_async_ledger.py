@@ -21,14 +21,14 @@ from ._steps import LedgerPlan
 
 if TYPE_CHECKING:
     from .._client.clients import AsyncClient, Lookup
-from ._base import _BaseLedger, check_limit, needs_lookup
+from ._base import BaseLedger, check_limit, needs_lookup
 
 __all__ = ["AsyncLedger"]
 
 T = TypeVar("T")
 
 
-class AsyncLedger(_BaseLedger):
+class AsyncLedger(BaseLedger):
     """The asynchronous twin of ``Ledger``: the same plans, awaited; actions may be async."""
 
     _driver: AsyncDriver

@@ -64,7 +64,7 @@ def sqlite_file(url: str | os.PathLike[str]) -> str | None:
     return target if kind == "sqlite" and target not in ("", ":memory:") else None
 
 
-class _BaseLedger:
+class BaseLedger:
     """What both ledgers share: the URL, the table, the lease, and their presentation."""
 
     backend: str

@@ -23,14 +23,14 @@ from ._sync import run as sync_run
 
 if TYPE_CHECKING:
     from .._client.clients import Client, Lookup
-from ._base import _BaseLedger, check_limit, needs_lookup
+from ._base import BaseLedger, check_limit, needs_lookup
 
 __all__ = ["Ledger"]
 
 T = TypeVar("T")
 
 
-class Ledger(_BaseLedger):
+class Ledger(BaseLedger):
     """Fulfil each payment exactly once, across threads, processes and machines.
 
     ``Ledger("sqlite:///orders.db")`` (or a path) or ``Ledger("postgresql://user@host/db")``.

@@ -19,18 +19,18 @@ from typing import TYPE_CHECKING
 
 try:
     import sqlalchemy
-except ModuleNotFoundError as missing:  # pragma: no cover - the extra installs it
+except ModuleNotFoundError as _missing:  # pragma: no cover - the extra installs it
     raise ModuleNotFoundError(
         "paysdk.ledger.sqlalchemy needs 'sqlalchemy', which is not installed: "
         "pip install 'python-paysdk[sqlalchemy]'",
-        name=missing.name,
+        name=_missing.name,
     ) from None
 
 from .._errors import ConfigurationError
 from . import _alchemy, _plans
 from ._async.alchemy import AsyncSQLAlchemyDriver
 from ._async_ledger import AsyncLedger
-from ._base import DEFAULT_LEASE, _BaseLedger
+from ._base import DEFAULT_LEASE, BaseLedger
 from ._driver import AsyncDriver, Driver
 from ._ledger import Ledger
 from ._sql import DEFAULT_TABLE, Dialect
@@ -42,11 +42,12 @@ if TYPE_CHECKING:
 __all__ = ["AsyncSQLAlchemyLedger", "SQLAlchemyLedger", "ledger_table"]
 
 
-class _OnEngine(_BaseLedger):
+class _OnEngine(BaseLedger):
     """What both SQLAlchemy ledgers make of the engine they are given: the ledger's SQL for its
     database, and how messages name that database; then what every ledger takes."""
 
     _dialect: Dialect
+    backend: str
 
     def _take(
         self,
