@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from tests.support.pytester import import_all_of_paysdk
+from tests.support.pytester import import_all_of_paysdk, run_inprocess
 
 pytest_plugins = ["pytester"]
 import_all_of_paysdk()  # before any in-process run: tests/support/pytester.py says why
@@ -231,7 +231,7 @@ def test_a_flask_merchant_tests_every_callback_outcome_with_the_kit(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(flask_shop=FLASK_SHOP, test_flask_shop=FLASK_TESTS)
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result = run_inprocess(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=7)
 
 
@@ -239,12 +239,12 @@ def test_a_fastapi_merchant_tests_every_callback_outcome_with_the_kit(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(fastapi_shop=FASTAPI_SHOP, test_fastapi_shop=FASTAPI_TESTS)
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result = run_inprocess(pytester, "-p", "no:cacheprovider")
     result.assert_outcomes(passed=7)
 
 
 def test_the_fixtures_are_listed_for_a_merchant(pytester: pytest.Pytester) -> None:
-    result = pytester.runpytest_inprocess("--fixtures", "-p", "no:cacheprovider")
+    result = run_inprocess(pytester, "--fixtures", "-p", "no:cacheprovider")
     listed = result.stdout.str()
     for name in ("paysdk_api", "paysdk_client", "paysdk_sandbox", "paysdk_callback"):
         assert f"{name} -- " in listed or f"{name} [" in listed
@@ -275,7 +275,7 @@ def test_the_sandbox_is_shared_by_the_session_and_reset_for_each_test(
             """
         )
     )
-    pytester.runpytest_inprocess("-p", "no:cacheprovider").assert_outcomes(passed=2)
+    run_inprocess(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 
 HEAVY = ["respx", "paysdk.sandbox", "paysdk.testing._mock_api", "paysdk.testing._callbacks"]

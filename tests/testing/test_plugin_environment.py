@@ -13,7 +13,7 @@ import pytest
 
 from paysdk.testing import MockPaymentAPI
 from paysdk.testing.plugin import MOCK_BASE_URL, MOCK_SECRET_KEY
-from tests.support.pytester import import_all_of_paysdk
+from tests.support.pytester import import_all_of_paysdk, run_inprocess
 
 pytest_plugins = ["pytester"]
 import_all_of_paysdk()  # before any in-process run: tests/support/pytester.py says why
@@ -63,7 +63,7 @@ def run_shop(pytester: pytest.Pytester, tests: str, setting: str | None) -> pyte
     pytester.makepyfile(shop=SHOP, test_shop=tests)
     if setting is not None:
         pytester.makeini(f"[pytest]\npaysdk_environment = {setting}\n")
-    return pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    return run_inprocess(pytester, "-p", "no:cacheprovider")
 
 
 @pytest.fixture
@@ -125,6 +125,6 @@ def test_none_leaves_the_environment_alone_and_the_import_fails_as_without_the_p
 
 def test_an_unknown_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\npaysdk_environment = production\n")
-    result = pytester.runpytest_inprocess("-p", "no:cacheprovider")
+    result = run_inprocess(pytester, "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*paysdk_environment = 'production'*mock, sandbox, none*"])
