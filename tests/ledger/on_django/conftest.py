@@ -20,7 +20,7 @@ configure()
 def _test_database(alias: str) -> Iterator[str]:
     connection = connections[alias]
     original = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
+    connection.creation.create_test_db(verbosity=0, autoclobber=True)
     try:
         yield alias
     finally:
