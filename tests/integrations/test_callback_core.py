@@ -59,6 +59,13 @@ def test_only_payments_the_service_confirmed_are_refusals() -> None:
     assert refusal_of(mismatch) == Refusal(
         PAID, "paid, but not for this order: amount 900 instead of 2500"
     )
+    long_currency = "N" * 5000  # whatever the service sends, the reason stays recordable
+    strange = paysdk.PaymentMismatchError(
+        "odd", payment=PAID, mismatches={"currency": ("NGN", long_currency)}
+    )
+    assert refusal_of(strange) == Refusal(
+        PAID, f"paid, but not for this order: currency '{'N' * 99}... instead of 'NGN'"
+    )
     unknown = paysdk.UnknownOrderError("not ours", reference="order-9")  # anyone can send it
     assert refusal_of(unknown) is None
     assert refusal_of(paysdk.InvalidCallbackError("no reference")) is None

@@ -32,6 +32,9 @@ R = TypeVar("R")
 
 EXCERPT = 200
 """How many characters of a refusing view's body its recorded reason quotes."""
+SHOWN = 100
+"""How many characters of each mismatched value a recorded reason quotes: the service's values
+can be any length, and a reason the ledger refuses as too long would go unrecorded."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -94,7 +97,7 @@ def refusal_of(error: PaySDKError) -> Refusal | None:
         return Refusal(error.payment, "the service reports the payment failed")
     if isinstance(error, PaymentMismatchError):
         differs = ", ".join(
-            f"{field} {actual!r} instead of {expected!r}"
+            f"{field} {_shown(actual)} instead of {_shown(expected)}"
             for field, (expected, actual) in error.mismatches.items()
         )
         return Refusal(error.payment, f"paid, but not for this order: {differs}")
@@ -104,6 +107,11 @@ def refusal_of(error: PaySDKError) -> Refusal | None:
 def unrecorded_refusal(reference: str, error: PaySDKError) -> None:
     """Log a refusal the ledger could not record; the callback is answered as if it had been."""
     log.log(logging.ERROR, "could not record the refusal of %s in the ledger: %s", reference, error)
+
+
+def _shown(value: object) -> str:
+    text = repr(value)
+    return text[:SHOWN] + ("..." if len(text) > SHOWN else "")
 
 
 def _excerpt(body: bytes) -> str:
