@@ -23,12 +23,20 @@ from paysdk.testing import payment_record
 from tests.support.hostile import HostileServer
 from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
 from tests.support.proxy import PROXY_VARIABLES, ForwardProxy
+from tests.tiers import tiers_of
 
 if TYPE_CHECKING:
     import trustme
 
 BASE_URL = "https://api.pay.test/v1"
 SECRET = "sk_test_Zq3Jv9WmX4pL7tR2"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test with its tiers (tests/tiers.py), which ``scripts/suite.py`` selects by."""
+    for item in items:
+        for tier in tiers_of(item.nodeid):
+            item.add_marker(tier)
 
 
 @pytest.fixture
