@@ -171,7 +171,7 @@ def _print_pages(rows: Iterator[LedgerRow]) -> None:
 
 
 def _cell(value: object) -> str:
-    return MISSING if value is None or value == "" else " ".join(str(value).split())
+    return MISSING if value is None or value == "" else str(value)
 
 
 def _refuse(args: argparse.Namespace) -> int:
