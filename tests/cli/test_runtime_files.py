@@ -90,19 +90,19 @@ def test_detach_makes_the_runtime_directory_and_its_key_files_private(
     assert sorted(path.name for path in runtime.iterdir()) == [log.name, pid_file.name]
 
 
-def test_a_log_an_earlier_run_left_readable_is_made_private(
+def test_a_log_already_there_that_others_can_read_is_made_private(
     sandbox_cli: Sandboxes, tmp_path: Path
 ) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
     port = free_port()
     log = runtime / f"sandbox-{port}.log"
-    log.write_text("an earlier run\n")
+    log.write_text("the log so far\n")
     log.chmod(0o644)
     started = sandbox_cli("--detach", "--port", str(port), "--key", KEY, runtime=runtime)
     assert started.returncode == 0, started.stderr
     assert mode(log) == 0o600
-    assert log.read_text().startswith("an earlier run\n")  # appended to, as before
+    assert log.read_text().startswith("the log so far\n")  # appended to, not replaced
 
 
 def writable_by_others(path: Path) -> Path:

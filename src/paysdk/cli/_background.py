@@ -124,8 +124,8 @@ def _not_private(directory: Path) -> tuple[str, str] | None:
 
 def open_private(path: Path, flags: int) -> int:
     """Open ``path`` for writing, created readable and writable by its owner alone (0600),
-    never through a symbolic link. A file an earlier run left readable by others is made
-    private too, before anything is written to it."""
+    never through a symbolic link. A file already there that others can read is made private
+    too, before anything is written to it."""
     descriptor = os.open(path, flags | os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
     try:
         if stat.S_IMODE(os.fstat(descriptor).st_mode) & 0o077:

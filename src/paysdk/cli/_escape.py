@@ -1,10 +1,11 @@
 """Text the command prints, made safe for a terminal and a spreadsheet.
 
 Strings from the service, a customer, a ledger or a callback handler can hold anything. A
-terminal acts on control characters (``ESC [2J`` clears the screen, a newline adds a line, C1
-``CSI`` and bidi overrides reorder what is shown), and a spreadsheet runs a cell that starts with
-``=`` as a formula. Every such string the command prints passes through :func:`printable` (tables,
-lines and errors), :func:`json_text` (``--json``) or :func:`spreadsheet_cell` (``--csv``).
+terminal acts on control characters (``ESC [2J`` clears the screen, C1 ``CSI`` does what
+``ESC [`` does, a newline adds a line, a bidi override reorders what is shown), and a spreadsheet
+runs a cell that starts with ``=`` as a formula. Every such string the command prints passes
+through `printable` (tables, lines and errors), `json_text` (``--json``) or `spreadsheet_cell`
+(``--csv``).
 """
 
 from __future__ import annotations
