@@ -9,7 +9,6 @@ traceback (no local variables), to be reported: it is not the service's failure 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import datetime as dt
 import sys
@@ -21,6 +20,7 @@ from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.wire import wire_timestamp
 from paysdk.cli._command import Command
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
+from paysdk.cli._escape import MISSING, printable
 from paysdk.cli._exits import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
@@ -39,6 +39,7 @@ from paysdk.cli._report import (
     attempts_made,
     broken_pipe,
     in_cli_words,
+    print_csv,
     print_error,
     print_internal_error,
     print_json,
@@ -119,7 +120,7 @@ def _verify(args: argparse.Namespace) -> int:
 def _confirm(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         payment = client.confirm(args.reference, amount=args.amount, currency=args.currency)
-    print(f"confirmed: {payment.reference} paid {payment.amount} {payment.currency}")
+    print(printable(f"confirmed: {payment.reference} paid {payment.amount} {payment.currency}"))
     return EXIT_OK
 
 
@@ -139,24 +140,25 @@ def _card(card: paysdk.Authorization | None) -> str:
 @dataclasses.dataclass(frozen=True)
 class _Column:
     name: str
-    value: Callable[[paysdk.ListedPayment], str]
+    value: Callable[[paysdk.ListedPayment], object]
     in_table: bool = True
     right: bool = False
 
 
 _COLUMNS = (
-    _Column("id", lambda p: _text(p.id), in_table=False),
+    _Column("id", lambda p: p.id, in_table=False),
     _Column("reference", lambda p: p.reference),
     _Column("status", lambda p: str(p.status)),
-    _Column("amount", lambda p: str(p.amount), right=True),
-    _Column("fee", lambda p: _text(p.fee), right=True),
+    _Column("amount", lambda p: p.amount, right=True),
+    _Column("fee", lambda p: p.fee, right=True),
     _Column("currency", lambda p: p.currency),
-    _Column("customer_paid", lambda p: _text(p.customer_paid), in_table=False),
-    _Column("customer_email", lambda p: _text(p.customer and p.customer.email)),
+    _Column("customer_paid", lambda p: p.customer_paid, in_table=False),
+    _Column("customer_email", lambda p: p.customer and p.customer.email),
     _Column("created_at", lambda p: _timestamp(p.created_at)),
     _Column("updated_at", lambda p: _timestamp(p.updated_at), in_table=False),
 )
-"""The list's columns: all of them in CSV, those ``in_table`` in the table for people."""
+"""The list's columns: all of them in CSV, those ``in_table`` in the table for people. Each
+gives the value itself (an integer, a boolean, text or ``None``): CSV keeps numbers numbers."""
 
 
 def _list(args: argparse.Namespace) -> int:
@@ -169,14 +171,15 @@ def _list(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json([p.model_dump(mode="json", exclude_unset=True) for p in payments])
     elif args.format == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(column.name for column in _COLUMNS)
-        writer.writerows([column.value(p) for column in _COLUMNS] for p in payments)
+        print_csv(
+            [column.name for column in _COLUMNS],
+            ([column.value(p) for column in _COLUMNS] for p in payments),
+        )
     elif not payments:
         print("No payments.")
     else:
         columns = [column for column in _COLUMNS if column.in_table]
-        rows = [[column.value(p) for column in columns] for p in payments]
+        rows = [[_text(column.value(p)) for column in columns] for p in payments]
         header = [column.name.replace("_", " ").upper() for column in columns]
         print_table(rows, header=header, right=[column.right for column in columns])
     return EXIT_OK
@@ -184,14 +187,14 @@ def _list(args: argparse.Namespace) -> int:
 
 def _text(value: object) -> str:
     if value is None:
-        return "-"
+        return MISSING
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
-def _timestamp(value: dt.datetime | None) -> str:
-    return "-" if value is None else wire_timestamp(value)
+def _timestamp(value: dt.datetime | None) -> str | None:
+    return None if value is None else wire_timestamp(value)
 
 
 def parse_status(text: str) -> str:

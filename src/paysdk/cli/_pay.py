@@ -17,6 +17,7 @@ import httpx
 
 from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY, check_base_url, check_secret_key
 from ._connection import positive_float, whole_amount
+from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, exit_codes_help
 from ._report import print_error
 
@@ -127,15 +128,17 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
             EXIT_USAGE,
         )
     status = "FAILED" if args.fail else "COMPLETED"
-    print(f"paid: {args.reference} {args.amount} {args.currency} ({status}) at {base_url}")
+    paid = f"paid: {args.reference} {args.amount} {args.currency} ({status}) at {base_url}"
+    print(printable(paid))
     callback = cast("dict[str, Any]", data["callback"])
     if "error" in callback:
         return print_error(str(callback["error"]), EXIT_UNREACHABLE)
     status_code = callback.get("status_code")
-    print(f"callback: GET {callback.get('url')} -> {status_code}")
+    print(printable(f"callback: GET {callback.get('url')} -> {status_code}"))
     text = str(callback.get("body") or "").strip()
     if text:
-        print(text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}...")
+        excerpt = text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}..."
+        print(printable(excerpt, keep_newlines=True))
     ok = isinstance(status_code, int) and 200 <= status_code < 300
     return EXIT_OK if ok else EXIT_FAILURE
 
@@ -151,7 +154,7 @@ def _trigger_callback(args: argparse.Namespace) -> int:
         result = send_callback(args.url, args.reference, timeout=args.timeout)
     except CallbackDeliveryError as exc:
         return print_error(exc, EXIT_UNREACHABLE)
-    print(f"GET {result.url} -> {result.status_code}")
+    print(printable(f"GET {result.url} -> {result.status_code}"))
     if result.body:
-        print(result.body)
+        print(printable(result.body, keep_newlines=True))
     return EXIT_OK if result.ok else EXIT_FAILURE

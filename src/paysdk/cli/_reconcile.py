@@ -11,17 +11,17 @@ stderr, and only when stderr is a terminal.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
 from ..ledger import MAX_DISCREPANCIES
 from ._connection import client_from
+from ._escape import MISSING
 from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
 from ._imports import import_callable
 from ._ledger_options import ledger_options, open_ledger
-from ._report import print_json, print_table
+from ._report import print_csv, print_json, print_table
 
 if TYPE_CHECKING:
     from ..ledger import Discrepancy, ReconcileReport
@@ -129,9 +129,13 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _cells(discrepancy: Discrepancy) -> list[str]:
+def _values(discrepancy: Discrepancy) -> list[object]:
     values = discrepancy.as_dict()
-    return ["-" if values[name] is None else str(values[name]) for name in _COLUMNS]
+    return [values[name] for name in _COLUMNS]
+
+
+def _cells(discrepancy: Discrepancy) -> list[str]:
+    return [MISSING if value is None else str(value) for value in _values(discrepancy)]
 
 
 def _summary(report: ReconcileReport) -> dict[str, int]:
@@ -190,6 +194,4 @@ def _print_json(report: ReconcileReport) -> None:
 
 
 def _print_csv(report: ReconcileReport) -> None:
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(_COLUMNS)
-    writer.writerows(_cells(d) for d in report.discrepancies)
+    print_csv(_COLUMNS, (_values(d) for d in report.discrepancies))

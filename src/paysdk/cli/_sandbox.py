@@ -18,6 +18,7 @@ from typing import Any
 
 from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from . import _background as background
+from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exit_codes_help
 from ._report import PROG, print_error
 
@@ -131,7 +132,7 @@ def _announce(sandbox: Any, state: str | None) -> None:
     references = ", ".join(p.reference for p in sandbox.payments)
     print(f"paysdk sandbox listening on {sandbox.base_url}")
     print(f"secret key: {sandbox.secret_key}")
-    print(f"{len(sandbox.payments)} payments: {references}")
+    print(printable(f"{len(sandbox.payments)} payments: {references}"))
     if state is not None:
         print(f"state file: {os.path.abspath(state)}")
     print("\nPoint a client or the paysdk command at it:\n")
@@ -279,8 +280,10 @@ def _status(args: argparse.Namespace) -> int:
         if background.serving_pid(running) == running.pid:
             running_any = True
             print(
-                f"port {running.port}: running, pid {running.pid}, {running.base_url}, "
-                f"log {running.log}"
+                printable(
+                    f"port {running.port}: running, pid {running.pid}, {running.base_url}, "
+                    f"log {running.log}"
+                )
             )
         else:
             print(f"port {running.port}: not running (stale pid file {path})")
