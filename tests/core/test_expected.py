@@ -72,11 +72,11 @@ def test_the_payment_currency_is_compared_without_ascii_case(expected: str, actu
 
 
 LOOK_ALIKES = [
-    ("SSP", "ßP"),  # "ß".upper() == "SS"
-    ("INR", "ınr"),  # the dotless i: "ı".upper() == "I"
-    ("USD", "uſd"),  # the long s: "ſ".upper() == "S"
-    ("FFA", "ﬀa"),  # a ligature: "ﬀ".upper() == "FF"
-    ("USD", "ＵＳＤ"),  # fullwidth letters
+    ("SSP", "\u00dfP"),  # "\u00df".upper() == "SS"
+    ("INR", "\u0131nr"),  # the dotless i: "\u0131".upper() == "I"
+    ("USD", "u\u017fd"),  # the long s: "\u017f".upper() == "S"
+    ("FFA", "\ufb00a"),  # a ligature: "\ufb00".upper() == "FF"
+    ("USD", "\uff35\uff33\uff24"),  # fullwidth letters
     ("NGN", " ngn "),  # padding
     ("NGN", "NGN\u00a0"),  # a no-break space, which str.strip() removes
     ("NGN", "NGN\n"),
@@ -98,7 +98,21 @@ def test_a_currency_that_is_not_three_ascii_letters_matches_no_code(
 
 
 @pytest.mark.parametrize(
-    "currency", [" NGN", "NGN ", "ＮＧＮ", "ßP", "ınr", "NG", "NGNN", "", "N1N", "N-N", b"NGN", 566]
+    "currency",
+    [
+        " NGN",
+        "NGN ",
+        "\uff2e\uff27\uff2e",
+        "\u00dfP",
+        "\u0131nr",
+        "NG",
+        "NGNN",
+        "",
+        "N1N",
+        "N-N",
+        b"NGN",
+        566,
+    ],
 )
 def test_an_expected_currency_must_be_three_ascii_letters(currency: object) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="three ASCII letters") as caught:
@@ -108,4 +122,4 @@ def test_an_expected_currency_must_be_three_ascii_letters(currency: object) -> N
 
 def test_an_orders_currency_is_held_to_the_same_rule() -> None:
     with pytest.raises(paysdk.ConfigurationError, match="three ASCII letters"):
-        _core.expected_for("r", None, None, True, {"amount": 100, "currency": "uſd"})
+        _core.expected_for("r", None, None, True, {"amount": 100, "currency": "u\u017fd"})

@@ -31,9 +31,7 @@ def listed(
     )
 
 
-def row(
-    reference: str, state: str, reason: str | None = None, currency: str = "NGN"
-) -> LedgerRow:
+def row(reference: str, state: str, reason: str | None = None, currency: str = "NGN") -> LedgerRow:
     return LedgerRow(reference, state, None, 1, None, 700, currency, None, reason)
 
 
@@ -141,9 +139,9 @@ def test_currencies_are_the_same_code_only_on_ascii_letters() -> None:
     report, _ = run(
         [
             listed("case", currency="usd"),
-            listed("long-s", currency="uſd"),  # "ſ".upper() == "S"
-            listed("sharp-s", currency="ßP"),  # "ß".upper() == "SS"
-            listed("dotless-i", currency="ınr"),  # "ı".upper() == "I"
+            listed("long-s", currency="u\u017fd"),  # "\u017f".upper() == "S"
+            listed("sharp-s", currency="\u00dfP"),  # "\u00df".upper() == "SS"
+            listed("dotless-i", currency="\u0131nr"),  # "\u0131".upper() == "I"
         ],
         {
             "case": row("case", "fulfilled", currency="USD"),

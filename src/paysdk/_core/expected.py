@@ -58,8 +58,8 @@ let in letters of other scripts (the Kelvin sign matches ``k`` without regard to
 def currency_code(value: object) -> str | None:
     """``value`` as an upper-case currency code, or ``None`` if it is not three ASCII letters.
 
-    Upper-casing is ASCII only: Unicode's case mapping turns ``'ß'`` into ``'SS'`` and the
-    dotless ``'ı'`` into ``'I'``, so a string that is not a code could become one.
+    Upper-casing is ASCII only: Unicode's case mapping turns the sharp s (U+00DF) into ``SS``
+    and the dotless i (U+0131) into ``I``, so a string that is not a code could become one.
     """
     if not isinstance(value, str) or _CODE.fullmatch(value) is None:
         return None

@@ -206,8 +206,8 @@ def parse_status(text: str) -> str:
 
 
 def _ascii_upper(text: str) -> str | None:
-    """``text`` in upper case if it is ASCII, else None: Unicode's case mapping would make
-    ``'faıled'`` (a dotless i) read as ``FAILED``."""
+    """``text`` in upper case if it is ASCII, else None: Unicode's case mapping would read
+    ``failed`` spelt with a dotless i (U+0131) as ``FAILED``."""
     return text.upper() if text.isascii() else None
 
 
