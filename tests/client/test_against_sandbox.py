@@ -151,6 +151,25 @@ async def test_a_verify_envelope_reporting_failure_is_never_a_success(
         raw.parse()
 
 
+@pytest.mark.parametrize(
+    "references",
+    [COMPLETED_REFERENCE, COMPLETED_REFERENCE.encode(), bytearray(b"order-1"), memoryview(b"o")],
+    ids=["str", "bytes", "bytearray", "memoryview"],
+)
+async def test_verify_many_refuses_one_string_before_any_request(
+    sandbox: Sandbox, connect: MakeClient, references: object
+) -> None:
+    """A string is iterable: taken as references, each character would be verified."""
+    client = connect()
+    with pytest.raises(TypeError, match=r"not a .*verify_many\(\[reference\]\)"):
+        await client.verify_many(references, concurrency=2)
+    assert attempts(sandbox) == []
+    bulk = await client.verify_many([COMPLETED_REFERENCE], concurrency=2)
+    results = [result async for result in bulk] if client.is_async else list(bulk)
+    assert [result.unwrap().reference for result in results] == [COMPLETED_REFERENCE]
+    assert attempts(sandbox) == [f"/payment/{COMPLETED_REFERENCE}"]
+
+
 async def test_429_waits_as_long_as_retry_after_says(sandbox: Sandbox, connect: MakeClient) -> None:
     sandbox.inject(Fault.rate_limited(retry_after=3), path="/payments")
     client = connect(max_retries=1)

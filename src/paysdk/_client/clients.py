@@ -182,6 +182,8 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
             (or use ``with``) to stop early.
 
         Raises:
+            TypeError: ``references`` is a ``str`` or ``bytes``, whose characters are no
+                references; raised before any request.
             ConfigurationError: ``concurrency`` is not a positive int, or an override cannot
                 work. Each reference's own failure is in its result, not raised.
             ClientClosedError: the client is closed.
@@ -469,6 +471,8 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
             ``aclose()`` it (or use ``async with``) to stop early.
 
         Raises:
+            TypeError: ``references`` is a ``str`` or ``bytes``, whose characters are no
+                references; raised before any request.
             ConfigurationError: ``concurrency`` is not a positive int, or an override cannot
                 work. Each reference's own failure is in its result, not raised.
             ClientClosedError: the client is closed.
