@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import inspect
 import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -124,12 +125,13 @@ async def test_a_verify_envelope_reporting_failure_is_never_a_success(
     every call that reads verify's answer; nothing comes back a payment to fulfil."""
     record = sandbox.get_payment(COMPLETED_REFERENCE)
     assert record is not None
-    body = {"status": False, "message": "Verification failed", "data": record.verify_shape()}
-    assert body["data"]["success"] is True
+    data = record.verify_shape()
+    assert data["success"] is True
+    body = {"status": False, "message": "Verification failed", "data": data}
     path = f"/payment/{COMPLETED_REFERENCE}"
     client = connect()
     callback = f"https://shop.example/cb?reference={COMPLETED_REFERENCE}"
-    calls = [
+    calls: list[Callable[[], Awaitable[Any]]] = [
         lambda: client.verify(COMPLETED_REFERENCE),
         lambda: client.confirm(COMPLETED_REFERENCE, amount=record.amount, currency="NGN"),
         lambda: client.verify_callback(callback, amount=record.amount, currency="NGN"),
