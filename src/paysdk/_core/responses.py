@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
 
 from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
 
 from .._errors import (
     MAX_ERRORS_KEPT,
@@ -46,9 +47,27 @@ T_co = TypeVar("T_co", covariant=True)
 _PAUSE_GC_ABOVE: Final = 1024 * 1024
 """Bodies past this size are parsed with the cyclic GC paused: it only slows building a list."""
 
+ENVELOPE_FAILED: Final = PydanticCustomError(
+    "envelope_failed",
+    "the service reports that the request failed; its data is then no payment outcome to act on",
+)
+"""What a verify 200 whose envelope says ``"status": false`` is: a ``ResponseValidationError``
+with this error at ``("status",)``, whatever ``data`` says."""
+
 
 def parse_verify(content: bytes) -> VerifiedPayment:
-    return _verify_envelope().validate_json(content)["data"]
+    """The payment of a verify body; a ``ValidationError`` if its envelope reports failure.
+
+    An envelope saying ``"status": false`` contradicts any ``data`` it carries: the service
+    said the request failed, so ``data.success`` is no outcome to fulfil (or refuse) on.
+    """
+    envelope = _verify_envelope().validate_json(content)
+    if envelope.get("status") is False:
+        raise ValidationError.from_exception_data(
+            "VerifyEnvelope",
+            [{"type": ENVELOPE_FAILED, "loc": ("status",), "input": False}],
+        )
+    return envelope["data"]
 
 
 def parse_list(content: bytes) -> list[ListedPayment]:

@@ -165,7 +165,7 @@ def _list(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         payments = client.list_payments()
     if args.status is not None:
-        payments = [p for p in payments if str(p.status).upper() == args.status]
+        payments = [p for p in payments if _ascii_upper(str(p.status)) == args.status]
     if args.since is not None:
         payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
     if args.format == "json":
@@ -200,11 +200,18 @@ def _timestamp(value: dt.datetime | None) -> str | None:
 def parse_status(text: str) -> str:
     """``--status``: one of the statuses paysdk knows (``paysdk.PaymentStatus``), any case."""
     known = [status.value for status in paysdk.PaymentStatus]
-    if text.strip().upper() not in known:
+    status = _ascii_upper(text.strip())
+    if status is None or status not in known:
         raise argparse.ArgumentTypeError(
             f"unknown status {text!r}: expected one of {', '.join(known)} (any case)"
         )
-    return text.strip().upper()
+    return status
+
+
+def _ascii_upper(text: str) -> str | None:
+    """``text`` in upper case if it is ASCII, else None: Unicode's case mapping would read
+    ``failed`` spelt with a dotless i (U+0131) as ``FAILED``."""
+    return text.upper() if text.isascii() else None
 
 
 def parse_since(text: str) -> dt.datetime:

@@ -1,5 +1,6 @@
-"""What every framework helper decides, free of I/O: which view answers fulfil a payment, and
-which refusals are recorded in the ledger. The adapters only carry these decisions out.
+"""What every framework helper decides, free of I/O: which requests are callbacks at all (GET
+only), which view answers fulfil a payment, and which refusals are recorded in the ledger. The
+adapters only carry these decisions out.
 
 The fulfilment rule: a view's answer with status 2xx or 3xx, or a value that is not a response,
 is a success and is recorded as fulfilled. A 4xx is the merchant refusing the payment: the claim
@@ -17,13 +18,14 @@ from typing import TypeVar
 
 from .._errors import PaymentFailedError, PaymentMismatchError, PaySDKError
 from .._models.verified import VerifiedPayment
-from .responses import log
+from .responses import CallbackResponse, log
 
 __all__ = [
     "NotFulfilled",
     "Refusal",
     "check_answer",
     "failed_payment",
+    "method_response",
     "refusal_of",
     "unrecorded_refusal",
 ]
@@ -58,6 +60,34 @@ class NotFulfilled(Exception):
     def refusal_for(self, payment: VerifiedPayment) -> Refusal | None:
         """The refusal to record for ``payment``: only a 4xx is one."""
         return None if self.refusal is None else Refusal(payment, self.refusal)
+
+
+ONLY_METHOD = "GET"
+"""The one method a callback is fulfilled for: the service calls back with GET."""
+
+
+def method_response(method: str) -> CallbackResponse | None:
+    """The answer to a callback request by ``method``: ``None`` for GET, which is handled; for any
+    other (``HEAD`` too, which frameworks route to a GET view), 405 with ``Allow: GET``.
+
+    The method is compared exactly: HTTP methods are case-sensitive.
+
+    Args:
+        method: the request's method, as the framework gives it.
+
+    Returns:
+        ``None`` for GET; else the 405 ``method_not_allowed`` answer, whose ``headers`` hold
+        ``Allow: GET``.
+    """
+    if method == ONLY_METHOD:
+        return None
+    log.info("callback answered 405 (method_not_allowed): a %s request", _shown_method(method))
+    return CallbackResponse(405, "method_not_allowed")
+
+
+def _shown_method(method: str) -> str:
+    """The method for a log line: a client sends any token; at most 20 printable characters."""
+    return "".join(c if c.isprintable() else "?" for c in method[:20]) or "(no method)"
 
 
 def check_answer(response: R, status: int | None, body: Callable[[], bytes]) -> R:

@@ -8,7 +8,9 @@ matches the merchant's order.
         return {"status": "ok"}
 
 As in Django and Flask, the decorated endpoint is the fulfilment: a bad callback never reaches
-it and is answered as [`responses`][paysdk.integrations.responses] describes, and with
+it and is answered as [`responses`][paysdk.integrations.responses] describes (a request by any
+method but GET, ``HEAD`` too, which Starlette routes to a GET endpoint, is answered 405 with
+``Allow: GET``), and with
 ``ledger=`` it runs once per payment, as the ledger's action, and only a success is recorded as
 fulfilled (see the fulfilment rule in docs/callbacks.md). The endpoint's first parameter is the
 payment; FastAPI fills the others as usual. Only Starlette is imported (the ``fastapi`` extra
@@ -38,9 +40,16 @@ from .._client.clients import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, FulfilResult, Ledger
-from ._callback import NotFulfilled, Refusal, check_answer, failed_payment, refusal_of
+from ._callback import (
+    NotFulfilled,
+    Refusal,
+    check_answer,
+    failed_payment,
+    method_response,
+    refusal_of,
+)
 from ._record import arecord_refusal, record_refusal
-from .responses import callback_response, fulfilment_response
+from .responses import CallbackResponse, callback_response, fulfilment_response
 
 __all__ = ["verified_callback"]
 
@@ -123,6 +132,9 @@ class _Callback:
         return callback_endpoint
 
     async def answer(self, request: Request, endpoint: Endpoint, kwargs: dict[str, Any]) -> Any:
+        not_get = method_response(request.method)
+        if not_get is not None:
+            return _answer(not_get)
         try:
             payment = await self._verify(request)
         except PaySDKError as error:
@@ -149,7 +161,7 @@ class _Callback:
             return _error_response(error)
         not_now = fulfilment_response(result)
         if not_now is not None:
-            return JSONResponse(not_now.body, status_code=not_now.status_code)
+            return _answer(not_now)
         return result.value
 
     async def _verify(self, request: Request) -> VerifiedPayment:
@@ -218,5 +230,8 @@ def _checked(value: object) -> object:
 
 
 def _error_response(error: PaySDKError) -> JSONResponse:
-    response = callback_response(error)
-    return JSONResponse(response.body, status_code=response.status_code)
+    return _answer(callback_response(error))
+
+
+def _answer(response: CallbackResponse) -> JSONResponse:
+    return JSONResponse(response.body, status_code=response.status_code, headers=response.headers)
