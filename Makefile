@@ -42,8 +42,8 @@ typecheck: $(DEV_STAMP)
 	$(PYRIGHT)
 	$(PYRIGHT) --verifytypes paysdk --ignoreexternal
 
-# The suite, in parallel on the machine's cores, then the tests that need the machine to
-# themselves one at a time (scripts/suite.py; tests/tiers.py says which test is in which tier).
+# The suite on every core, each file on one worker, the serial tier one test at a time on a
+# worker of its own (scripts/suite.py; tests/tiers.py says which test is in which tier).
 # `make unit TIER=smoke` runs one tier alone: all (the default), full, smoke, once or serial.
 TIER ?= all
 

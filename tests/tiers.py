@@ -4,8 +4,9 @@
 the marks. A test is in the tiers whose entries are a prefix of its node id (a directory, a file,
 or a file and a test name), and may be in several.
 
-- ``serial``: needs the machine to itself (many processes at once, clocks, restarts, memory
-  peaks, the benchmarks' own rows), so it runs after the parallel pass, one test at a time.
+- ``serial``: must not share the machine with another of its kind (many processes at once,
+  clocks, restarts, memory peaks, the benchmarks' own rows), so under pytest-xdist these run one
+  at a time on a worker of their own (``tests/conftest.py``).
 - ``once``: does not depend on the interpreter or the versions installed (packaging, the docs
   site, the benchmarks' reporting, the repository's own rules): ``make test`` runs it, the
   matrix does not.

@@ -4,6 +4,8 @@ on the support window's ends."""
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,41 +45,60 @@ def test_a_test_is_in_each_tier_one_of_whose_entries_is_a_prefix_of_its_id() -> 
     assert tiers_of("tests/ledger/test_sqlalchemy.py::test_w") == []
 
 
-def test_the_two_passes_of_a_tier_split_it_on_serial() -> None:
-    for tier in suite.SELECTIONS:
-        (first, parallel), (second, serial) = suite.passes(tier)
-        assert (first, second) == ("parallel", "serial")
-        assert serial.endswith("serial")
-        assert parallel == serial.removesuffix("serial") + "not serial"
+def test_the_serial_tier_runs_on_one_worker_first_and_each_file_on_one_worker() -> None:
+    """Collected for real: each tier's selection is what tests/tiers.py says; with
+    the serial tests are collected first."""
 
-
-def test_the_collected_suite_is_marked_by_the_tiers() -> None:
-    """Collected for real: each tier's selection is what tests/tiers.py says, and the parallel and
-    serial passes of ``all`` together select every test exactly once."""
-
-    def collected(expression: str) -> set[str]:
-        argv = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
+    def collected(*argv: str) -> list[str]:
+        base = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
         result = subprocess.run(
-            [*argv, "-m", expression, *SAMPLE],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
+            [*base, *argv, *SAMPLE], cwd=ROOT, capture_output=True, text=True, check=False
         )
         assert result.returncode == 0, result.stdout + result.stderr
-        return {line for line in result.stdout.splitlines() if "::" in line}
+        return [line for line in result.stdout.splitlines() if "::" in line]
 
-    everything = collected("")
-    (_, parallel), (_, serial) = suite.passes("all")
-    in_parallel, in_serial = collected(parallel), collected(serial)
-    assert in_parallel | in_serial == everything and not in_parallel & in_serial
-    assert in_serial == {test for test in everything if "serial" in tiers_of(test)}
-    assert any(test.startswith("tests/ledger/test_races.py") for test in in_serial)
-    assert collected("once") == {test for test in everything if "once" in tiers_of(test)}
-    smoke = collected("smoke")
-    assert smoke == {test for test in everything if "smoke" in tiers_of(test)}
-    assert any(test.startswith("tests/core/") for test in smoke)
-    assert not any(test.startswith("tests/ledger/test_races.py") for test in smoke)
+    everything = collected()
+    serial = [test for test in everything if "serial" in tiers_of(test)]
+    assert serial and everything[: len(serial)] == serial
+    assert any(test.startswith("tests/ledger/test_races.py") for test in serial)
+    for tier in ("once", "smoke", "serial"):
+        chosen = set(collected("-m", suite.SELECTIONS[tier]))
+        assert chosen == {test for test in everything if tier in tiers_of(test)}, tier
+    assert set(collected("-m", suite.SELECTIONS["full"])) == {
+        test for test in everything if "once" not in tiers_of(test)
+    }
+
+
+def test_the_serial_tests_share_one_worker_and_each_file_keeps_to_one() -> None:
+    """Run for real on three workers: which worker ran each test."""
+    quick = ["tests/core/test_expected.py", "tests/core/test_references.py"]
+    serial = ["tests/transport/test_memory.py", "tests/ledger/test_clocks.py"]
+    memory = [*serial, "-k", "not test_memory or sync-200MB or sync-endless"]
+    options = ["-v", "-p", "no:cacheprovider", "-n", "3", "--dist", "loadfile"]
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", *options, *quick, *memory],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    workers: dict[str, set[str]] = {}
+    for worker, test in re.findall(r"^\[(gw\d+)\] \[ *\d+%\] PASSED (.+?) *$", result.stdout, re.M):
+        group = "serial" if "serial" in tiers_of(test) else test.partition("::")[0]
+        workers.setdefault(group, set()).add(worker)
+    assert set(workers) == {"serial", *quick}, result.stdout
+    assert all(f"PASSED {path}::" in result.stdout for path in serial)
+    assert all(len(ran_on) == 1 for ran_on in workers.values()), workers
+
+
+def test_the_suite_runs_a_tier_by_file_on_every_core_and_one_more() -> None:
+    command = suite.command("smoke", 3, ["-x"])
+    assert command[command.index("-n") + 1] == "3"
+    assert command[command.index("--dist") + 1] == "loadfile"
+    assert command[-4:] == ["--no-loadscope-reorder", "-m", "smoke and not once", "-x"]
+    assert suite.command("all", 3)[-1] == "--no-loadscope-reorder"
+    assert suite.worker_count() == len(os.sched_getaffinity(0)) + 1
 
 
 def test_the_matrix_runs_the_full_suite_at_both_ends_and_the_smoke_tier_between() -> None:
