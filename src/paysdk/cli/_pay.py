@@ -2,7 +2,9 @@
 
 ``pay`` asks a running sandbox to record a payment and send its callback (``POST /_sandbox/pay``,
 which is ``paysdk.sandbox.Sandbox.pay``), so the callback comes from the
-sandbox as it would from the service, and the handler's verify finds the payment there. It exits
+sandbox as it would from the service, and the handler's verify finds the payment there. Without
+a base URL (flag or variable) it pays in the one sandbox running detached, with that sandbox's key
+unless ``--secret-key`` is given. It exits
 0 when the handler answered 2xx, 1 (``EXIT_FAILURE``) when it answered anything else and 3
 (``EXIT_UNREACHABLE``) when it, or the sandbox, could not be reached.
 """
@@ -16,6 +18,8 @@ from typing import Any, cast
 import httpx
 
 from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY, check_base_url, check_secret_key
+from . import _background as background
+from ._background import RunningSandbox
 from ._connection import positive_float, whole_amount
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, exit_codes_help
 from ._report import print_error
@@ -77,13 +81,17 @@ def _pay(args: argparse.Namespace) -> int:
         callback_url(args.callback, args.reference)  # checked before anything is sent
     except ValueError as exc:
         return print_error(f"--callback: {exc}", EXIT_USAGE)
-    base_url = check_base_url(
-        args.base_url if args.base_url is not None else os.environ.get(ENV_BASE_URL),
-        allow_insecure_http=args.allow_insecure_http,
-    )
-    secret_key = check_secret_key(
-        args.secret_key if args.secret_key is not None else os.environ.get(ENV_SECRET_KEY)
-    )
+    given_url = args.base_url if args.base_url is not None else os.environ.get(ENV_BASE_URL)
+    given_key = args.secret_key if args.secret_key is not None else os.environ.get(ENV_SECRET_KEY)
+    if not given_url:
+        found = _the_detached_sandbox()
+        if isinstance(found, str):
+            return print_error(found, EXIT_USAGE)
+        given_url = found.base_url
+        # the variable's key belongs with the variable's address; the sandbox knows its own
+        given_key = args.secret_key if args.secret_key is not None else found.secret_key
+    base_url = check_base_url(given_url, allow_insecure_http=args.allow_insecure_http)
+    secret_key = check_secret_key(given_key)
     payment: dict[str, object] = {
         "reference": args.reference,
         "amount": args.amount,
@@ -107,6 +115,20 @@ def _pay(args: argparse.Namespace) -> int:
             EXIT_UNREACHABLE,
         )
     return _paid(answer, base_url, args)
+
+
+def _the_detached_sandbox() -> RunningSandbox | str:
+    """The one sandbox running detached (``paysdk sandbox --detach``), or why there is none."""
+    running = background.running_sandboxes()
+    if len(running) == 1:
+        return running[0]
+    if running:
+        urls = ", ".join(sandbox.base_url for sandbox in running)
+        return f"sandboxes run at {urls}: choose one with --base-url (or ${ENV_BASE_URL})"
+    return (
+        f"no base URL and no sandbox running in the background ({background.runtime_dir()}): "
+        f"start one with `paysdk sandbox --detach`, or pass --base-url or set ${ENV_BASE_URL}"
+    )
 
 
 def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> int:
