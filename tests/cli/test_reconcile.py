@@ -88,6 +88,7 @@ def test_json_and_csv_carry_the_same_report(
         "refused": 0,
         "ignored": 0,
         "not_ours": 0,
+        "missed_fulfilled_now": 0,
     }
     assert [(d["kind"], d["reference"]) for d in report["discrepancies"]] == [
         ("missed", "order-1042"),
