@@ -462,3 +462,51 @@ def test_the_readme_pay_command_runs_as_written_against_the_flask_example(
         f"callback: GET http://127.0.0.1:{app_port}/payments/callback?reference={argv[1]} -> 200",
         '{"status":"ok"}',
     ]
+
+
+# --- what pay records -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("currency", ["DOLLARS", "US", "U$D", "ÜSD", "US1", ""])
+def test_pay_refuses_a_currency_that_is_not_three_ascii_letters(
+    cli: Paysdk, port: int, currency: str
+) -> None:
+    cli.start(port)
+    paid = pay(cli, port, "order-7", "--amount", "5", "--currency", currency,
+               "--callback", "http://127.0.0.1:9/cb")  # fmt: skip
+    assert paid.returncode == 2
+    assert "expected a currency code of three letters such as NGN or USD" in paid.stderr
+    client = paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{port}")
+    with client, pytest.raises(paysdk.PaymentNotFoundError):
+        client.verify("order-7")
+
+
+def test_pay_takes_a_lower_case_currency_in_upper_case(
+    cli: Paysdk, port: int, merchant: Merchant
+) -> None:
+    cli.start(port)
+    paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "usd",
+               "--callback", merchant.url)  # fmt: skip
+    assert (paid.returncode, paid.stderr) == (0, "")
+    assert paid.stdout.startswith("paid: order-7 500 USD (COMPLETED)")
+    assert merchant.fulfilled == ["order-7"]
+
+
+def test_pay_replaces_a_payment_the_sandbox_holds_only_when_told(
+    cli: Paysdk, port: int, merchant: Merchant
+) -> None:
+    cli.start(port)  # seeded: order-1042, 2500000 NGN, completed
+    argv = ("order-1042", "--amount", "5", "--currency", "NGN", "--callback", merchant.url)
+    paid = pay(cli, port, *argv, "--fail")
+    assert (paid.returncode, paid.stdout) == (2, "")
+    assert "already holds a payment for 'order-1042': pass --replace" in paid.stderr
+    with paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{port}") as client:
+        kept = client.verify("order-1042")
+        assert (kept.succeeded, kept.amount) == (True, 2_500_000)
+        assert merchant.failed == []  # no callback was sent
+
+        replaced = pay(cli, port, *argv, "--fail", "--replace")
+        assert replaced.returncode == 0, replaced.stderr
+        now = client.verify("order-1042")
+        assert (now.succeeded, now.amount) == (False, 5)
+    assert merchant.failed == ["order-1042"]

@@ -40,7 +40,12 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
     )
     pay.add_argument("reference", help="the payment's reference, e.g. order-1042")
     pay.add_argument("--amount", type=whole_amount, required=True, help="an integer, e.g. 2500000")
-    pay.add_argument("--currency", required=True, help="e.g. NGN")
+    pay.add_argument(
+        "--currency",
+        type=currency_code,
+        required=True,
+        help="three letters, e.g. NGN (usd is taken as USD)",
+    )
     pay.add_argument(
         "--callback",
         required=True,
@@ -48,6 +53,11 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
         help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback",
     )
     pay.add_argument("--fail", action="store_true", help="record a FAILED payment instead")
+    pay.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace the sandbox's payment of this reference, if it holds one (else refused)",
+    )
     pay.add_argument(
         "--callback-timeout",
         type=positive_float,
@@ -99,7 +109,12 @@ def _pay(args: argparse.Namespace) -> int:
     }
     if args.fail:
         payment["status"] = FAILED
-    body = {"payment": payment, "callback": args.callback, "timeout": args.callback_timeout}
+    body = {
+        "payment": payment,
+        "callback": args.callback,
+        "timeout": args.callback_timeout,
+        "replace": args.replace,
+    }
     try:
         answer = httpx.post(
             f"{base_url}/_sandbox/pay",
@@ -140,6 +155,12 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
     data = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
     if answer.status_code == 401:
         return print_error(f"the sandbox at {base_url} refused the secret key", EXIT_USAGE)
+    if answer.status_code == 409:
+        return print_error(
+            f"the sandbox at {base_url} already holds a payment for {args.reference!r}: pass "
+            "--replace to replace it, or pay another reference",
+            EXIT_USAGE,
+        )
     if answer.status_code == 400 and "message" in data:
         return print_error(f"the sandbox refused the payment: {data['message']}", EXIT_USAGE)
     if answer.status_code != 201 or not isinstance(data.get("callback"), dict):
@@ -160,6 +181,15 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
         print(text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}...")
     ok = isinstance(status_code, int) and 200 <= status_code < 300
     return EXIT_OK if ok else EXIT_FAILURE
+
+
+def currency_code(text: str) -> str:
+    """An argparse type: a currency code, three ASCII letters, taken in upper case."""
+    if not (len(text) == 3 and text.isascii() and text.isalpha()):
+        raise argparse.ArgumentTypeError(
+            f"expected a currency code of three letters such as NGN or USD, not {text!r}"
+        )
+    return text.upper()
 
 
 def _trigger_callback(args: argparse.Namespace) -> int:
