@@ -12,6 +12,7 @@ import argparse
 import csv
 import dataclasses
 import datetime as dt
+import re
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -206,6 +207,12 @@ def parse_status(text: str) -> str:
 
 def parse_since(text: str) -> dt.datetime:
     """``--since``: a date (midnight UTC) or an ISO 8601 datetime (UTC unless it says)."""
+    date = re.match(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])", text.strip())
+    if date is not None:  # shaped like a date: say which part is out of range
+        try:
+            dt.date(*(int(part) for part in date.groups()))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a real date: {exc}") from None
     try:
         value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
