@@ -58,7 +58,7 @@ def test_flask_a_view_without_a_payment_parameter_is_refused(client: paysdk.Clie
     ):
 
         @app.get("/payments/callback")
-        @flask_helper.verified_callback(client, lookup=ORDERS.get)
+        @flask_helper.verified_callback(client, lookup=ORDERS.get)  # type: ignore[arg-type]  # the misuse itself
         def payment_callback() -> dict[str, str]:
             return {"status": "ok"}
 
@@ -127,7 +127,7 @@ def test_django_a_view_without_a_payment_parameter_is_refused(client: paysdk.Cli
         r"def view\(request, payment",
     ):
 
-        @django_helper.verified_callback(client, lookup=ORDERS.get)
+        @django_helper.verified_callback(client, lookup=ORDERS.get)  # type: ignore[arg-type]  # the misuse itself
         def payment_callback(request: HttpRequest) -> JsonResponse:
             return JsonResponse({"status": "ok"})
 
@@ -139,6 +139,6 @@ def test_django_an_async_view_without_a_payment_parameter_is_refused(
 
     with pytest.raises(TypeError, match="must take request and payment"):
 
-        @django_helper.verified_callback(async_client, lookup=ORDERS.get)
+        @django_helper.verified_callback(async_client, lookup=ORDERS.get)  # type: ignore[arg-type]  # the misuse itself
         async def payment_callback(payment: paysdk.VerifiedPayment) -> JsonResponse:
             return JsonResponse({"status": "ok"})
