@@ -49,9 +49,9 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     marks, but pytest 9.2 broke it: pytest-xdist's issue 1386.)"""
     if config.getvalue("dist") != "loadfile":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped,unused-ignore]
 
-    class TierScheduling(LoadScopeScheduling):  # type: ignore[misc]
+    class TierScheduling(LoadScopeScheduling):  # type: ignore[misc,unused-ignore]
         def _split_scope(self, nodeid: str) -> str:
             return "serial" if "serial" in tiers_of(nodeid) else nodeid.partition("::")[0]
 

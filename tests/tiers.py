@@ -54,6 +54,7 @@ SMOKE = (
     "tests/testing/",  # the pytest plugin, which loads through the interpreter's entry points
     "tests/sandbox/",  # http.server and asyncio streams, which the sandbox is built on
     "tests/cli/test_commands.py",  # argparse's help and errors differ across Pythons
+    "tests/cli/test_usage_errors.py",
     "tests/ledger/test_ledger.py",  # the sqlite3 module's transactions changed in 3.12
     "tests/ledger/test_sqlite_errors.py",  # and its error messages with SQLite's version
 )

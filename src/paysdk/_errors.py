@@ -369,6 +369,12 @@ class CertificateVerificationError(APIConnectionError):
     a private CA with ``verify=`` or ``SSL_CERT_FILE``."""
 
 
+class TLSProtocolError(APIConnectionError):
+    """The server at the service's address did not answer in TLS: it most likely speaks plain
+    HTTP (an ``https://`` URL on an ``http://`` port). Not retried, since trying again meets the
+    same server; use ``http://`` if it is meant to be plain HTTP, or the port that speaks TLS."""
+
+
 class ProxyAuthenticationError(APIConnectionError):
     """The proxy refused to open a tunnel to the service without the right credentials (407).
     Not retried: the next attempt would bring the same ones; fix them in ``proxy=`` or

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
@@ -30,6 +31,7 @@ from .._errors import (
     ResponseTooLargeError,
     ResponseValidationError,
     ServerError,
+    TLSProtocolError,
     body_excerpt,
     json_or_none,
 )
@@ -215,6 +217,13 @@ def _what_the_server_said(content: bytes, scrub: Callable[[str], str]) -> str:
     return ""
 
 
+def _address(url: str) -> str:
+    """``host:port`` of a URL, the port said even when it is the scheme's default."""
+    split = urlsplit(url)
+    host = f"[{split.hostname}]" if split.hostname and ":" in split.hostname else split.hostname
+    return f"{host}:{split.port or (443 if split.scheme == 'https' else 80)}"
+
+
 def _scrubbed_excerpt(text: str, scrub: Callable[[str], str]) -> str:
     return body_excerpt(scrub(text).encode())
 
@@ -231,6 +240,12 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
             f"could not verify the service's TLS certificate: {detail}; if the service uses a "
             "private certificate authority, trust it with verify='/path/to/ca-bundle.pem' or "
             "SSL_CERT_FILE",
+            **where,
+        )
+    elif failure.kind == "tls_protocol":
+        error = TLSProtocolError(
+            f"the server at {_address(request.url)} did not answer in TLS ({detail}): it seems to "
+            "speak plain HTTP; use http:// if it is meant to, or check the port",
             **where,
         )
     elif failure.kind == "proxy_auth":

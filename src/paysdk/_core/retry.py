@@ -17,6 +17,7 @@ from .._errors import (
     ListUnavailableError,
     PaySDKError,
     ProxyAuthenticationError,
+    TLSProtocolError,
 )
 
 RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -27,7 +28,8 @@ class RetryPolicy:
     """When and how long to wait before trying a failed call again.
 
     Every request paysdk makes is a GET, so retrying can never pay or fulfil twice. Retried:
-    no answer or a timeout (but not a certificate that failed verification, nor a proxy's 407),
+    no answer or a timeout (but not a certificate that failed verification, a server that does
+    not speak TLS, nor a proxy's 407),
     408, 409, 425,
     429, any 5xx, and list's "Connection Error" 404.
     Backoff doubles from ``initial_delay`` up to ``max_delay`` with up to 25% jitter. A
@@ -57,8 +59,11 @@ class RetryPolicy:
 
 
 def is_retryable(error: PaySDKError) -> bool:
-    if isinstance(error, (CertificateVerificationError, ProxyAuthenticationError)):
-        return False  # the next try meets the same certificate, or sends the same credentials
+    if isinstance(
+        error, (CertificateVerificationError, TLSProtocolError, ProxyAuthenticationError)
+    ):
+        return False  # the next try meets the same certificate or server, or sends the same
+        # credentials
     if isinstance(error, (APIConnectionError, ListUnavailableError)):
         return True
     if isinstance(error, APIError):

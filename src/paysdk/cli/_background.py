@@ -44,6 +44,7 @@ __all__ = [
     "pid_files",
     "read_pid_file",
     "remove_pid_file",
+    "running_sandboxes",
     "runtime_dir",
     "serving_pid",
     "spawn",
@@ -198,6 +199,12 @@ def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
     except (httpx.HTTPError, ValueError, AttributeError):
         return None
     return pid if isinstance(pid, int) else None
+
+
+def running_sandboxes() -> list[RunningSandbox]:
+    """The detached sandboxes that run now: those whose pid file's pid is the one serving."""
+    found = (read_pid_file(path) for path in pid_files())
+    return [sandbox for sandbox in found if sandbox and serving_pid(sandbox) == sandbox.pid]
 
 
 def alive(pid: int) -> bool:

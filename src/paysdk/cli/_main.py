@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import datetime as dt
+import re
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -216,6 +217,12 @@ def _ascii_upper(text: str) -> str | None:
 
 def parse_since(text: str) -> dt.datetime:
     """``--since``: a date (midnight UTC) or an ISO 8601 datetime (UTC unless it says)."""
+    date = re.match(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])", text.strip())
+    if date is not None:  # shaped like a date: say which part is out of range
+        try:
+            dt.date(*(int(part) for part in date.groups()))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a real date: {exc}") from None
     try:
         value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:

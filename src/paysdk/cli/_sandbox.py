@@ -28,12 +28,22 @@ ENV_SANDBOX_PORT = "PAYSDK_SANDBOX_PORT"
 ENV_SANDBOX_SECRET_KEY = "PAYSDK_SANDBOX_SECRET_KEY"  # noqa: S105 - the variable's name
 
 
+class _OptionalActionFormatter(argparse.HelpFormatter):
+    """Writes an optional subcommand as ``[ACTION ...]``: argparse's ``ACTION ...`` reads as
+    required."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        text = super()._format_args(action, default_metavar)
+        return f"[{text}]" if action.nargs == argparse.PARSER and not action.required else text
+
+
 def add_sandbox_commands(commands: Any) -> None:
     """Register ``sandbox`` (and its ``stop`` and ``status``) on the ``paysdk`` subcommands."""
     sandbox = commands.add_parser(
         "sandbox",
         help="run a local sandbox of the service (--detach: in the background)",
         epilog=exit_codes_help(),
+        formatter_class=_OptionalActionFormatter,
     )
     sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     sandbox.add_argument(

@@ -12,6 +12,8 @@ so the service's retry runs the view again.
 from __future__ import annotations
 
 import dataclasses
+import gc
+import inspect
 import logging
 from collections.abc import Callable
 from typing import TypeVar
@@ -21,9 +23,13 @@ from .._models.verified import VerifiedPayment
 from .responses import CallbackResponse, log
 
 __all__ = [
+    "FLASK_ROUTING",
+    "STARLETTE_ROUTING",
     "NotFulfilled",
     "Refusal",
+    "Routing",
     "check_answer",
+    "check_view",
     "failed_payment",
     "method_response",
     "refusal_of",
@@ -109,6 +115,73 @@ def check_answer(response: R, status: int | None, body: Callable[[], bytes]) -> 
     if status >= 500:
         raise NotFulfilled(response, None)
     raise NotFulfilled(response, f"the callback view answered {status}: {_excerpt(body())}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Routing:
+    """How a framework's router holds a view: under ``attribute`` of an object that also has
+    ``marker`` (``in_mapping``: as a value of the mapping held there, as Flask's
+    ``app.view_functions``)."""
+
+    attribute: str
+    marker: str
+    in_mapping: bool = False
+
+
+FLASK_ROUTING = Routing("view_functions", "url_map", in_mapping=True)
+STARLETTE_ROUTING = Routing("endpoint", "path")
+
+
+def check_view(view: object, leading: tuple[str, ...], routing: Routing | None = None) -> None:
+    """Refuse, when the decorator is applied, a view the helper could never call right.
+
+    Args:
+        view: what the decorator was applied to.
+        leading: the positional arguments the helper calls it with, by name (``"payment"``, or
+            ``"request", "payment"``).
+        routing: how the framework's router holds a view, to tell a view routed already (the
+            decorator written above the route's, so the router calls the view undecorated).
+
+    Raises:
+        TypeError: ``view`` is not callable, cannot take ``leading``, or is routed already.
+    """
+    shape = f"def view({', '.join(leading)}, ...)"
+    if not callable(view):
+        raise TypeError(f"verified_callback decorates a view ({shape}), not {view!r}")
+    name = getattr(view, "__qualname__", repr(view))
+    try:
+        inspect.signature(view).bind_partial(*leading)
+    except TypeError:
+        raise TypeError(
+            f"verified_callback: the view {name} must take {' and '.join(leading)} as its "
+            f"first positional parameter{'s' if len(leading) > 1 else ''}: {shape}"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): let the call itself say
+        return
+    if routing is not None and _routed(view, routing):
+        raise TypeError(
+            f"verified_callback: the view {name} is routed already, so the route would call it "
+            "without the decorator: write @verified_callback(...) below the route's decorator, "
+            "next to the function"
+        )
+
+
+def _routed(view: object, routing: Routing) -> bool:
+    """Whether a router holds ``view`` already; looked up through what refers to it."""
+    held = [view]
+    if routing.in_mapping:
+        held = [r for r in gc.get_referrers(view) if type(r) is dict]
+    for target in held:
+        for holder in gc.get_referrers(target):
+            if type(holder) is dict:  # an instance's __dict__, on Pythons before 3.12
+                if holder.get(routing.attribute) is target and routing.marker in holder:
+                    return True
+            elif (
+                inspect.getattr_static(holder, routing.attribute, None) is target
+                and inspect.getattr_static(holder, routing.marker, None) is not None
+            ):
+                return True
+    return False
 
 
 def failed_payment(error: PaySDKError) -> PaymentFailedError | None:

@@ -41,9 +41,11 @@ from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, FulfilResult, Ledger
 from ._callback import (
+    STARLETTE_ROUTING,
     NotFulfilled,
     Refusal,
     check_answer,
+    check_view,
     failed_payment,
     method_response,
     refusal_of,
@@ -92,6 +94,8 @@ def verified_callback(
     Raises:
         ConfigurationError: the client or the ledger is of no kind paysdk makes, or the endpoint
             takes no parameter for the payment.
+        TypeError: (from the decorator) the endpoint cannot take the payment first, or is routed
+            already: the decorator must be below ``@app.get(...)``.
     """
     if not isinstance(client, (AsyncClient, Client)):
         raise ConfigurationError("client must be a paysdk.AsyncClient or a paysdk.Client")
@@ -117,6 +121,7 @@ class _Callback:
 
     def wrap(self, endpoint: Endpoint) -> Endpoint:
         signature, own_request = _signature(endpoint)
+        check_view(endpoint, ("payment",), STARLETTE_ROUTING)
 
         @functools.wraps(endpoint)
         async def callback_endpoint(*args: Any, **kwargs: Any) -> Any:

@@ -31,7 +31,15 @@ from .._client.clients import Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
-from ._callback import NotFulfilled, check_answer, failed_payment, method_response, refusal_of
+from ._callback import (
+    FLASK_ROUTING,
+    NotFulfilled,
+    check_answer,
+    check_view,
+    failed_payment,
+    method_response,
+    refusal_of,
+)
 from ._record import record_refusal
 from .responses import CallbackResponse, callback_response, fulfilment_response
 
@@ -71,6 +79,8 @@ def verified_callback(
     Raises:
         ConfigurationError: ``client`` is not a ``paysdk.Client``, or ``ledger`` not a
             ``paysdk.Ledger``.
+        TypeError: (from the decorator) the view takes no payment, or is routed already: the
+            decorator must be below ``@app.get(...)``.
     """
     if not isinstance(client, Client):
         raise ConfigurationError("verified_callback needs a paysdk.Client")
@@ -80,6 +90,8 @@ def verified_callback(
     def decorate(
         view: Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue],
     ) -> Callable[P, ResponseReturnValue]:
+        check_view(view, ("payment",), FLASK_ROUTING)
+
         @functools.wraps(view)
         def callback_view(*args: P.args, **kwargs: P.kwargs) -> ResponseReturnValue:
             not_get = method_response(request.method)

@@ -39,7 +39,14 @@ from ..._lazy import publish
 from ..._models.verified import VerifiedPayment
 from ...ledger import AsyncLedger, FulfilResult, Ledger
 from ...ledger._django import DjangoLedger
-from .._callback import NotFulfilled, check_answer, failed_payment, method_response, refusal_of
+from .._callback import (
+    NotFulfilled,
+    check_answer,
+    check_view,
+    failed_payment,
+    method_response,
+    refusal_of,
+)
 from .._record import arecord_refusal, record_refusal
 from ..responses import CallbackResponse, callback_response, fulfilment_response
 
@@ -102,6 +109,7 @@ def verified_callback(
 
     Raises:
         ConfigurationError: the client, the ledger and the view are not of one kind.
+        TypeError: (from the decorator) the view cannot take ``(request, payment)``.
     """
     if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
         return functools.partial(_decorate_async, client, lookup, on_failed, ledger)
@@ -119,6 +127,7 @@ def _decorate_sync(
     ledger: Ledger | None,
     view: SyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
+    check_view(view, ("request", "payment"))
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
 
@@ -159,6 +168,7 @@ def _decorate_async(
     ledger: AsyncLedger | None,
     view: AsyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]:
+    check_view(view, ("request", "payment"))
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
 
