@@ -16,7 +16,7 @@ import gc
 import inspect
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from .._errors import PaymentFailedError, PaymentMismatchError, PaySDKError
 from .._models.verified import VerifiedPayment
@@ -168,13 +168,14 @@ def check_view(view: object, leading: tuple[str, ...], routing: Routing | None =
 
 def _routed(view: object, routing: Routing) -> bool:
     """Whether a router holds ``view`` already; looked up through what refers to it."""
-    held = [view]
+    held: list[object] = [view]
     if routing.in_mapping:
         held = [r for r in gc.get_referrers(view) if type(r) is dict]
     for target in held:
         for holder in gc.get_referrers(target):
             if type(holder) is dict:  # an instance's __dict__, on Pythons before 3.12
-                if holder.get(routing.attribute) is target and routing.marker in holder:
+                attributes = cast("dict[object, object]", holder)
+                if attributes.get(routing.attribute) is target and routing.marker in attributes:
                     return True
             elif (
                 inspect.getattr_static(holder, routing.attribute, None) is target
