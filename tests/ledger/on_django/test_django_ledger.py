@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connections, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -121,6 +122,25 @@ def columns(alias: str, table: str) -> list[tuple[str, str, bool, bool]]:
             [table],
         )
         return list(cursor.fetchall())
+
+
+def test_under_debug_djangos_cursor_logs_each_statement_formatted_with_its_parameters(
+    using: str,
+) -> None:
+    """``DEBUG = True``, as ``startproject`` writes it: Django's debug cursor formats each query
+    it logs with Python's ``%``, and the ledger's SQLite SQL holds ``strftime`` formats."""
+    assert settings.DEBUG is True  # tests/support/django_settings.py
+    connections[using].queries_log.clear()
+    ledger = DjangoLedger(using)
+    assert ledger.fulfil_once(paid("order-1"), lambda payment: "shipped").value == "shipped"
+    assert ledger.refuse(paid("order-2"), "no such order").state == "refused"
+    assert ledger.rows_after(state="unknown") == []
+    logged = [query["sql"] for query in connections[using].queries]
+    claims = [sql for sql in logged if sql.startswith("INSERT INTO paysdk_fulfilments")]
+    assert len(claims) == 2
+    assert "'order-1'" in claims[0]  # the parameters, formatted in
+    if connections[using].vendor == "sqlite":
+        assert "strftime('%Y-%m-%dT%H:%M:%f', 'now')" in claims[0]
 
 
 def test_migrate_creates_the_table_the_ledger_would_create_itself(using: str) -> None:
