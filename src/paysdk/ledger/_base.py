@@ -151,8 +151,8 @@ class BaseLedger:
     def _set_aside_plan(
         self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
     ) -> LedgerPlan[LedgerRow]:
-        target, checked = _plans.set_aside_target(payment), _plans.check_reason(reason)
-        return _plans.set_aside(self._driver.dialect, self.table, target, state, checked)
+        target = _plans.set_aside_target(payment, _plans.check_reason(reason))
+        return _plans.set_aside(self._driver.dialect, self.table, target, state)
 
 
 def needs_lookup(fulfil: object, lookup: object) -> None:

@@ -29,8 +29,8 @@ from paysdk.integrations.django import DjangoLedger, verified_callback
 from paysdk.integrations.django.models import Fulfilment
 from paysdk.ledger import Ledger, LedgerError, Outcome
 from paysdk.sandbox import Sandbox
+from tests.ledger import test_amounts, test_rows_after, test_set_aside
 from tests.ledger import test_ledger as shared
-from tests.ledger import test_rows_after, test_set_aside
 from tests.support.django_site import serve, url_of
 from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.fulfilment_rule import (
@@ -91,6 +91,15 @@ test_a_bare_reference_can_be_ignored_and_the_reason_rewritten = (
 test_a_fulfilled_payment_stays_fulfilled = test_set_aside.test_a_fulfilled_payment_stays_fulfilled
 test_a_refused_payment_is_fulfilled_by_a_later_delivery_that_passes_its_checks = (
     test_set_aside.test_a_refused_payment_is_fulfilled_by_a_later_delivery_that_passes_its_checks
+)
+test_the_largest_and_smallest_amounts_are_stored_exactly = (
+    test_amounts.test_the_largest_and_smallest_amounts_are_stored_exactly
+)
+test_an_amount_beyond_64_bits_is_refused_for_good_and_nothing_runs = (
+    test_amounts.test_an_amount_beyond_64_bits_is_refused_for_good_and_nothing_runs
+)
+test_a_refusal_of_an_amount_beyond_64_bits_is_recorded_saying_what_it_was = (
+    test_amounts.test_a_refusal_of_an_amount_beyond_64_bits_is_recorded_saying_what_it_was
 )
 test_pages_walk_every_row_in_reference_order_and_filter_by_state = (
     test_rows_after.test_pages_walk_every_row_in_reference_order_and_filter_by_state

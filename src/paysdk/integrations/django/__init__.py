@@ -141,7 +141,8 @@ def _decorate_sync(
         except NotFulfilled as declined:
             record_refusal(ledger, declined.refusal_for(payment))
             return cast("HttpResponseBase", declined.response)
-        except PaySDKError as error:
+        except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
+            record_refusal(ledger, refusal_of(error))
             return _error_response(error)
         return _fulfilled_response(result)
 
@@ -182,7 +183,8 @@ def _decorate_async(
         except NotFulfilled as declined:
             await arecord_refusal(ledger, declined.refusal_for(payment))
             return cast("HttpResponseBase", declined.response)
-        except PaySDKError as error:
+        except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
+            await arecord_refusal(ledger, refusal_of(error))
             return _error_response(error)
         return _fulfilled_response(result)
 
