@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import urllib.parse
 from typing import Any, TypeVar
 
 from .._errors import ConfigurationError
@@ -20,12 +19,6 @@ __all__ = ["DEFAULT_LEASE", "sqlite_file"]
 T = TypeVar("T")
 DEFAULT_LEASE = dt.timedelta(minutes=5)
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
-
-
-def _server(url: str) -> str:
-    """``scheme://host:port/database`` of a server URL: never its user, password or query."""
-    parts = urllib.parse.urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
@@ -93,7 +86,8 @@ class BaseLedger:
                 LedgerError, so a stuck worker or database fails a call instead of hanging it.
 
         Raises:
-            ConfigurationError: a URL of no supported database, a bad lease, table name or
+            ConfigurationError: a URL of no supported database or a malformed one (the
+                message says which part, never the password), a bad lease, table name or
                 timeout, or PostgreSQL without the ``postgres`` extra.
         """
         self.backend, self._where = _target(url)
@@ -121,7 +115,7 @@ class BaseLedger:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        where = self._where if self.backend == "sqlite" else _server(self._where)
+        where = self._where if self.backend == "sqlite" else self._driver.target.shown
         return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
 
     @property
