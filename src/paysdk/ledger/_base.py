@@ -62,6 +62,8 @@ class BaseLedger:
 
     backend: str
     """``"sqlite"`` or ``"postgresql"``: the database the URL names."""
+    _shown: str
+    """The database as a repr shows it: a SQLite file, or a server with no user or password."""
 
     def __init__(
         self,
@@ -96,6 +98,7 @@ class BaseLedger:
 
             self._where = sqlite_path(self._where)
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+        self._shown = self._where if self.backend == "sqlite" else self._driver.target.shown
 
     def _settle(
         self, *, lease: float | dt.timedelta, table: str, create_table: bool, timeout: float
@@ -115,8 +118,7 @@ class BaseLedger:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        where = self._where if self.backend == "sqlite" else self._driver.target.shown
-        return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
+        return f"<paysdk.{type(self).__name__} {self.backend} {self._shown!r} table={self.table!r}>"
 
     @property
     def record_for(self) -> float:
