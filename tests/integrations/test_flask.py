@@ -29,6 +29,7 @@ from tests.support.fulfilment_rule import (
 from tests.support.merchant import (
     CALLBACK_CASES,
     CallbackCase,
+    Order,
     Shop,
     assert_answered,
     assert_refusal_recorded,
@@ -320,3 +321,40 @@ def test_only_get_verifies_runs_the_view_and_fulfils(
     assert (fulfilled.status_code, fulfilled.get_json()) == (200, {"status": "ok"})
     assert runs == ["order-1042"]
     assert row is not None and row.state == "fulfilled"
+
+
+def test_an_amount_beyond_64_bits_is_refused_for_good_and_never_asked_to_retry(
+    client: paysdk.Client, callback_sandbox: Sandbox, ledger_url: str
+) -> None:
+    """The service's integers are unbounded: a payment the ledger cannot record is answered 200
+    ``amount_out_of_range`` (not Flask's HTML 500, nor 503 ``retry_later``) on SQLite and
+    PostgreSQL alike, and recorded refused; one that mismatches its order is refused as usual."""
+    huge = 2**64 + 1
+    for reference in ("order-huge", "order-huge-mismatched"):
+        callback_sandbox.add_payment(reference, amount=huge, currency="NGN", status="COMPLETED")
+    shop = Shop(Order("order-huge", huge, "NGN"), Order("order-huge-mismatched", 2500, "NGN"))
+    app = flask.Flask(__name__)
+    with paysdk.Ledger(ledger_url) as ledger:
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            shop.fulfil(payment)
+            return {"status": "ok"}
+
+        browser = app.test_client()
+        matched = [browser.get(f"{PATH}?reference=order-huge") for _ in range(2)]
+        mismatched = browser.get(f"{PATH}?reference=order-huge-mismatched")
+        rows = ledger.rows(["order-huge", "order-huge-mismatched"])
+
+    assert [(r.status_code, r.get_json()) for r in matched] == [
+        (200, {"status": "amount_out_of_range"})
+    ] * 2
+    assert (mismatched.status_code, mismatched.get_json()) == (409, {"status": "mismatch"})
+    assert shop.fulfilled == []
+    assert {reference: (row.state, row.amount) for reference, row in rows.items()} == {
+        "order-huge": ("refused", 0),
+        "order-huge-mismatched": ("refused", 0),
+    }
+    for row in rows.values():
+        assert row.reason is not None and f"its amount, {huge}, is beyond" in row.reason

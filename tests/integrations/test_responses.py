@@ -8,7 +8,13 @@ import pytest
 import paysdk
 from paysdk import _core
 from paysdk.integrations.responses import CallbackResponse, callback_response, fulfilment_response
-from paysdk.ledger import FulfilResult, LedgerError, Outcome, UnrecordedFulfilmentError
+from paysdk.ledger import (
+    AmountOutOfRangeError,
+    FulfilResult,
+    LedgerError,
+    Outcome,
+    UnrecordedFulfilmentError,
+)
 from tests.conftest import BASE_URL, NOT_FOUND_BODY, answered
 
 REQUEST = _core.Send("GET", f"{BASE_URL}/payment/r", {}, _core.Timeout(5, 5, 5, 5))
@@ -42,6 +48,16 @@ def test_no_answer_is_answered_retry_later() -> None:
         (paysdk.ConfigurationError("bad key"), 500, "error"),
         (UnrecordedFulfilmentError("ran; not recorded", reference="r"), 200, "unrecorded"),
         (LedgerError("the database is down"), 503, "retry_later"),
+        (
+            AmountOutOfRangeError(
+                "too large to record",
+                payment=paysdk.VerifiedPayment(
+                    reference="r", amount=2**64, currency="NGN", success=True
+                ),
+            ),
+            200,
+            "amount_out_of_range",
+        ),
     ],
 )
 def test_the_rest_of_the_table(error: paysdk.PaySDKError, status: int, word: str) -> None:

@@ -1,9 +1,10 @@
 """The one Django configuration of a test process: Django's settings are the process's, so
 every Django test (the callback helper's, the ledger app's, a race's worker) configures it here.
 
-The site serves whatever ``serve`` was last given (a test's callback view, or the admin), and
-installs the admin stack and paysdk's app. Its databases: ``default``, a SQLite file, and
-``postgres``, whose server a test fills in (:func:`use_postgres`) before its first use.
+The site serves whatever ``serve`` was last given (a test's callback view, or the admin). Its
+settings are the module ``django_settings`` (``DEBUG = True`` as a new project has it, the admin
+stack and paysdk's app); its databases: ``default``, a SQLite file, and ``postgres``, whose
+server a test fills in (:func:`use_postgres`) before its first use.
 """
 
 from __future__ import annotations
@@ -30,15 +31,6 @@ __all__ = [
 
 urlpatterns: list[URLPattern | URLResolver] = []
 """Filled by :func:`serve`: the views close over each test's own objects."""
-
-APPS = [
-    "django.contrib.contenttypes",
-    "django.contrib.auth",
-    "django.contrib.sessions",
-    "django.contrib.messages",
-    "django.contrib.admin",
-    "paysdk.integrations.django",
-]
 
 
 def sqlite_settings(path: Path | str, test_path: Path | str | None = None) -> dict[str, Any]:
@@ -79,32 +71,11 @@ def configure(databases: dict[str, dict[str, Any]] | None = None) -> None:
             "default": sqlite_settings(home / "site.db", home / "test-site.db"),
             "postgres": postgres_settings("postgresql://postgres@127.0.0.1/paysdk_django"),
         }
+    from tests.support import django_settings
+
+    module = vars(django_settings)
     settings.configure(
-        DEBUG=False,
-        SECRET_KEY="django-tests-only",
-        ALLOWED_HOSTS=["testserver"],
-        ROOT_URLCONF=__name__,
-        INSTALLED_APPS=APPS,
-        MIDDLEWARE=[
-            "django.contrib.sessions.middleware.SessionMiddleware",
-            "django.contrib.auth.middleware.AuthenticationMiddleware",
-            "django.contrib.messages.middleware.MessageMiddleware",
-        ],
-        TEMPLATES=[
-            {
-                "BACKEND": "django.template.backends.django.DjangoTemplates",
-                "APP_DIRS": True,
-                "OPTIONS": {
-                    "context_processors": [
-                        "django.template.context_processors.request",
-                        "django.contrib.auth.context_processors.auth",
-                        "django.contrib.messages.context_processors.messages",
-                    ]
-                },
-            }
-        ],
-        DATABASES=databases,
-        USE_TZ=True,
+        **{name: module[name] for name in module if name.isupper()}, DATABASES=databases
     )
     django.setup()
 

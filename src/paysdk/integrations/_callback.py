@@ -20,6 +20,7 @@ from typing import TypeVar, cast
 
 from .._errors import PaymentFailedError, PaymentMismatchError, PaySDKError
 from .._models.verified import VerifiedPayment
+from ..ledger import AmountOutOfRangeError
 from .responses import CallbackResponse, log
 
 __all__ = [
@@ -191,12 +192,15 @@ def failed_payment(error: PaySDKError) -> PaymentFailedError | None:
 
 
 def refusal_of(error: PaySDKError) -> Refusal | None:
-    """The refusal to record for a callback refused before fulfilment, or None.
+    """The refusal to record for a callback refused before fulfilment or by the ledger, or None.
 
-    Only a payment the service confirmed is recorded (a failed or mismatched one). The callback
-    is unauthenticated: an unknown order, or a reference the service does not know, is whatever
-    a sender made up, and recording it would let anyone fill the ledger.
+    Only a payment the service confirmed is recorded (a failed or mismatched one, or one whose
+    amount the ledger cannot hold). The callback is unauthenticated: an unknown order, or a
+    reference the service does not know, is whatever a sender made up, and recording it would
+    let anyone fill the ledger.
     """
+    if isinstance(error, AmountOutOfRangeError):
+        return Refusal(error.payment, "its amount is beyond what the ledger records")
     if isinstance(error, PaymentFailedError):
         return Refusal(error.payment, "the service reports the payment failed")
     if isinstance(error, PaymentMismatchError):

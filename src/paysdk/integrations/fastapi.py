@@ -162,7 +162,8 @@ class _Callback:
         except NotFulfilled as declined:
             await self._refuse(declined.refusal_for(payment))
             return declined.response
-        except PaySDKError as error:
+        except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
+            await self._refuse(refusal_of(error))
             return _error_response(error)
         not_now = fulfilment_response(result)
         if not_now is not None:

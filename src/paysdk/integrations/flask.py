@@ -113,7 +113,8 @@ def verified_callback(
             except NotFulfilled as declined:
                 record_refusal(ledger, declined.refusal_for(payment))
                 return cast("ResponseReturnValue", declined.response)
-            except PaySDKError as error:
+            except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
+                record_refusal(ledger, refusal_of(error))
                 return _error_response(error)
             not_now = fulfilment_response(result)
             if not_now is not None:

@@ -7,6 +7,7 @@
 | PaymentNotFoundError | 404 | ``unknown_payment`` | the service does not know it |
 | PaymentFailedError | 200 | ``failed`` | a final, legitimate outcome |
 | PaymentMismatchError | 409 | ``mismatch`` | paid, but not for this order |
+| AmountOutOfRangeError | 200 | ``amount_out_of_range`` | the ledger cannot record it |
 | anything paysdk retries | 503 | ``retry_later`` | could not verify it just now |
 | UnrecordedFulfilmentError | 200 | ``unrecorded`` | it ran; held as unknown for a person |
 | LedgerError | 503 | ``retry_later`` | could not record the fulfilment |
@@ -25,6 +26,9 @@ waits for a person to resolve it.
 
 A failed payment is answered 200: retrying cannot change it, and nothing is fulfilled. Every
 non-2xx asks the service to try again (if it retries), which is only useful for 503 and 500.
+A payment whose amount is beyond what the ledger records (a signed 64-bit integer) is answered
+200 as well: it is refused for good (recorded so, its amount as 0), nothing ran, and a retry
+would meet the same amount; it is logged as an error for a person to settle by hand.
 A fulfilment that ran but could not be recorded is answered 200 too: a retry must not run it
 again (the ledger would answer it ``in_progress``, then ``unknown``); it is logged as an error
 and reconcile lists it until a person settles it with ``resolve``.
@@ -46,7 +50,7 @@ from .._errors import (
     PaySDKError,
     UnknownOrderError,
 )
-from ..ledger import LedgerError, UnrecordedFulfilmentError
+from ..ledger import AmountOutOfRangeError, LedgerError, UnrecordedFulfilmentError
 
 if TYPE_CHECKING:
     from ..ledger import FulfilResult
@@ -119,6 +123,8 @@ def _classify(error: PaySDKError) -> tuple[CallbackResponse, int]:
         return CallbackResponse(200, "failed"), logging.INFO
     if isinstance(error, PaymentMismatchError):
         return CallbackResponse(409, "mismatch"), logging.WARNING
+    if isinstance(error, AmountOutOfRangeError):  # permanent: a retry meets the same amount
+        return CallbackResponse(200, "amount_out_of_range"), logging.ERROR
     if isinstance(error, UnrecordedFulfilmentError):  # it ran: a retry must not run it again
         return CallbackResponse(200, "unrecorded"), logging.ERROR
     if isinstance(error, LedgerError):  # the ledger's database failed: nothing was recorded

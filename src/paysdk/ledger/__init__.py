@@ -13,6 +13,7 @@ from .._lazy import publish
 from ._async_ledger import AsyncLedger
 from ._base import sqlite_file
 from ._errors import (
+    AmountOutOfRangeError,
     LeaseLostError,
     LedgerError,
     UnrecordedFulfilmentError,
@@ -28,6 +29,7 @@ __all__ = [
     "DEFAULT_TABLE",
     "MAX_DISCREPANCIES",
     "STATES",
+    "AmountOutOfRangeError",
     "AsyncLedger",
     "Discrepancy",
     "FulfilResult",

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-import urllib.parse
 from typing import Any, TypeVar
 
 from .._errors import ConfigurationError
@@ -20,12 +19,6 @@ __all__ = ["DEFAULT_LEASE", "sqlite_file"]
 T = TypeVar("T")
 DEFAULT_LEASE = dt.timedelta(minutes=5)
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
-
-
-def _server(url: str) -> str:
-    """``scheme://host:port/database`` of a server URL: never its user, password or query."""
-    parts = urllib.parse.urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}{parts.path}"
 
 
 def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
@@ -69,6 +62,8 @@ class BaseLedger:
 
     backend: str
     """``"sqlite"`` or ``"postgresql"``: the database the URL names."""
+    _shown: str
+    """The database as a repr shows it: a SQLite file, or a server with no user or password."""
 
     def __init__(
         self,
@@ -93,7 +88,8 @@ class BaseLedger:
                 LedgerError, so a stuck worker or database fails a call instead of hanging it.
 
         Raises:
-            ConfigurationError: a URL of no supported database, a bad lease, table name or
+            ConfigurationError: a URL of no supported database or a malformed one (the
+                message says which part, never the password), a bad lease, table name or
                 timeout, or PostgreSQL without the ``postgres`` extra.
         """
         self.backend, self._where = _target(url)
@@ -102,6 +98,7 @@ class BaseLedger:
 
             self._where = sqlite_path(self._where)
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+        self._shown = self._where if self.backend == "sqlite" else self._driver.target.shown
 
     def _settle(
         self, *, lease: float | dt.timedelta, table: str, create_table: bool, timeout: float
@@ -121,8 +118,7 @@ class BaseLedger:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        where = self._where if self.backend == "sqlite" else _server(self._where)
-        return f"<paysdk.{type(self).__name__} {self.backend} {where!r} table={self.table!r}>"
+        return f"<paysdk.{type(self).__name__} {self.backend} {self._shown!r} table={self.table!r}>"
 
     @property
     def record_for(self) -> float:
@@ -151,8 +147,8 @@ class BaseLedger:
     def _set_aside_plan(
         self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
     ) -> LedgerPlan[LedgerRow]:
-        target, checked = _plans.set_aside_target(payment), _plans.check_reason(reason)
-        return _plans.set_aside(self._driver.dialect, self.table, target, state, checked)
+        target = _plans.set_aside_target(payment, _plans.check_reason(reason))
+        return _plans.set_aside(self._driver.dialect, self.table, target, state)
 
 
 def needs_lookup(fulfil: object, lookup: object) -> None:

@@ -39,7 +39,8 @@ from ._steps import Rows
 
 __all__ = ["DjangoDriver", "DjangoLedger"]
 
-_DIALECTS = {"sqlite": _sql.SQLITE, "postgresql": _sql.POSTGRES}
+_DIALECTS = {"sqlite": _sql.SQLITE_FORMAT, "postgresql": _sql.POSTGRES}
+"""Django's cursors take the "format" parameter style (``%s``, ``%%``) on every database."""
 _DJANGO_ERRORS = (DatabaseError, InterfaceError)
 
 
@@ -62,7 +63,7 @@ class _DjangoTransaction:
 
     def enter(self) -> None:
         try:
-            if self.driver.dialect is _sql.SQLITE:
+            if self.driver.dialect is _sql.SQLITE_FORMAT:
                 self.busy_timeout = int(self._pragma("PRAGMA busy_timeout")[0][0])
                 self._pragma(f"PRAGMA busy_timeout = {max(1, round(self.driver.timeout * 1000))}")
             self.atomic.__enter__()
@@ -263,11 +264,13 @@ class DjangoLedger(Ledger):
             vendor: the database's, as Django names it (``connection.vendor``).
 
         Returns:
-            A ``CASE`` expression over the table's columns, with no parameters.
+            A ``CASE`` expression over the table's columns, with no parameters, in Django's
+            parameter style (a literal ``%`` doubled), as ``RawSQL`` takes it.
 
         Raises:
             ConfigurationError: neither ``"sqlite"`` nor ``"postgresql"``.
         """
         if vendor not in _DIALECTS:
             raise ConfigurationError(f"DjangoLedger supports sqlite and postgresql, not {vendor!r}")
-        return _sql.current_state(_DIALECTS[vendor])
+        dialect = _DIALECTS[vendor]
+        return dialect.sql(_sql.current_state(dialect))

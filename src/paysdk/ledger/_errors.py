@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .._errors import PaySDKError
+from .._errors import PaymentVerificationError, PaySDKError
 
 __all__ = [
+    "AmountOutOfRangeError",
     "LeaseLostError",
     "LedgerError",
     "UnrecordedFulfilmentError",
@@ -65,3 +66,14 @@ class UnrecordedFulfilmentError(LedgerError):
         super().__init__(message)
         self.reference = reference
         self.value = value
+
+
+class AmountOutOfRangeError(PaymentVerificationError):
+    """The payment's amount is beyond what the ledger's databases hold (a signed 64-bit integer:
+    SQLite's ``INTEGER``, PostgreSQL's ``bigint``), so its fulfilment could never be recorded.
+
+    Raised by ``fulfil_once`` before any statement: nothing ran, nothing was recorded, and
+    retrying cannot change it (the callback helpers answer it 200, ``amount_out_of_range``, and
+    record it refused). ``payment`` is what the service said; check it with the service and
+    settle it by hand.
+    """

@@ -22,6 +22,7 @@ from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _sql
 from ._errors import (
+    AmountOutOfRangeError,
     LeaseLostError,
     LedgerError,
     UnrecordedFulfilmentError,
@@ -53,15 +54,38 @@ def check_lease(lease: object) -> dt.timedelta:
     return lease
 
 
+AMOUNTS = range(-(2**63), 2**63)
+"""The amounts the ledger records: a signed 64-bit integer, SQLite's ``INTEGER`` and
+PostgreSQL's ``bigint`` alike. The service's integers are unbounded; a payment beyond these is
+refused before any statement (``check_payable``), never half-written."""
+
+
 def check_payable(payment: object) -> VerifiedPayment:
-    """Only a verified, successful payment can be fulfilled: never a bare reference."""
+    """Only a verified, successful payment can be fulfilled: never a bare reference, and never
+    one whose amount the ledger cannot record (AmountOutOfRangeError, a permanent refusal)."""
     if not isinstance(payment, VerifiedPayment):
         raise UnverifiedPaymentError(
             "fulfil_once needs the paysdk.VerifiedPayment that client.verify_callback, confirm "
             f"or verify returned, not {type(payment).__name__}: only a payment the service "
             "confirmed can be fulfilled"
         )
-    return check_payment(payment, Expected())
+    checked = check_payment(payment, Expected())
+    if checked.amount not in AMOUNTS:
+        raise AmountOutOfRangeError(
+            f"the amount of {checked.reference!r}, {describe_amount(checked.amount)}, is beyond "
+            f"what the ledger can record (a signed 64-bit integer, {AMOUNTS.start} to "
+            f"{AMOUNTS.stop - 1}): it is not fulfilled, and retrying cannot change that; "
+            "check the payment with the service and settle it by hand",
+            payment=checked,
+        )
+    return checked
+
+
+def describe_amount(amount: int) -> str:
+    """``amount`` in words for a message: its digits, or its size once too long to read (Python
+    refuses to write an integer of more than 4300 digits as text)."""
+    bits = amount.bit_length()
+    return str(amount) if bits <= 256 else f"an integer of {bits} bits"
 
 
 def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
@@ -242,19 +266,26 @@ def check_reason(reason: object) -> str:
     return reason
 
 
-def set_aside_target(payment: object) -> tuple[str, int, str]:
-    """The reference, amount and currency to record for a payment or a bare reference."""
-    if isinstance(payment, VerifiedPayment):
-        return payment.reference, payment.amount, payment.currency
-    return check_reference(payment), 0, ""
+def set_aside_target(payment: object, reason: str) -> tuple[str, int, str, str]:
+    """The reference, amount, currency and reason to record for a payment or a bare reference.
+
+    An amount the ledger cannot hold (beyond ``AMOUNTS``) is recorded as 0, as a bare
+    reference's is, and the reason says what it was: the refusal is recorded all the same.
+    """
+    if not isinstance(payment, VerifiedPayment):
+        return check_reference(payment), 0, "", reason
+    if payment.amount in AMOUNTS:
+        return payment.reference, payment.amount, payment.currency, reason
+    amount = describe_amount(payment.amount)
+    noted = f"{reason} (its amount, {amount}, is beyond what the ledger records: stored as 0)"
+    return payment.reference, 0, payment.currency, noted
 
 
 def set_aside(
     dialect: _sql.Dialect,
     table: str,
-    target: tuple[str, int, str],
+    target: tuple[str, int, str, str],
     state: SetAside,
-    reason: str,
 ) -> LedgerPlan[LedgerRow]:
     """Record why a payment is not fulfilled: refused by the merchant, or ignored as not theirs.
 
@@ -264,14 +295,14 @@ def set_aside(
     Args:
         dialect: the database's; its clock dates a new row.
         table: the ledger's table.
-        target: the reference, amount and currency to record (``set_aside_target``).
+        target: the reference, amount, currency and reason (why, for whoever reads the
+            ledger or reconcile's report) to record: ``set_aside_target``'s.
         state: ``"refused"`` or ``"ignored"``.
-        reason: why, for whoever reads the ledger or reconcile's report.
 
     Returns:
         The payment's row as it now is.
     """
-    reference, amount, currency = target
+    reference, amount, currency, reason = target
     yield Begin()
     yield Query(_sql.set_aside(dialect, table), (reference, state, amount, currency, reason))
     found: Rows = yield Query(_sql.select_one(dialect, table), (reference,))

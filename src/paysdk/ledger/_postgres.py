@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigurationError
 from ._driver import AsyncConnection, Connection, Idle
 from ._errors import LedgerError
+from ._pg_url import PostgresURL, parse_url, scrub
 from ._sql import POSTGRES
 from ._steps import Rows
 
@@ -30,6 +31,23 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["AsyncPostgresDriver", "PostgresDriver"]
+
+
+def checked_url(url: str) -> PostgresURL:
+    """``url`` as libpq reads it, or a ConfigurationError that names what is wrong, never the
+    password (``_pg_url``); needs psycopg (the ``postgres`` extra)."""
+    psycopg = _psycopg()
+    from psycopg.conninfo import conninfo_to_dict
+
+    return parse_url(url, conninfo_to_dict, psycopg.Error)
+
+
+def _connect_error(exc: Exception, timeout: float, url: PostgresURL) -> LedgerError:
+    """The ledger's error for a failed connect, with the URL's secrets hidden; chained to
+    psycopg's only when that holds none of them (a traceback prints the cause's text)."""
+    failed = postgres_error(exc, timeout, url.secrets)
+    failed.__cause__ = exc if scrub(str(exc), url.secrets) == str(exc) else None
+    return failed
 
 
 def _psycopg() -> Any:
@@ -158,7 +176,7 @@ class PostgresDriver:
     dialect = POSTGRES
 
     def __init__(self, url: str, *, timeout: float) -> None:
-        _psycopg()
+        self.target = checked_url(url)
         self.url = url
         self.timeout = timeout
         self._idle: Idle[_PgConnection] = Idle()
@@ -203,8 +221,10 @@ class PostgresDriver:
         try:
             raw = psycopg.connect(self.url, **_client_settings(self.timeout))
         except psycopg.Error as exc:
-            raise postgres_error(exc, self.timeout) from exc
-        return _PgConnection(raw, self.timeout)
+            failed = _connect_error(exc, self.timeout, self.target)
+        else:
+            return _PgConnection(raw, self.timeout)
+        raise failed  # outside the except block: psycopg's text is no implicit context
 
     def done(self, connection: Connection) -> None:
         assert isinstance(connection, _PgConnection)
@@ -264,7 +284,7 @@ class AsyncPostgresDriver:
     dialect = POSTGRES
 
     def __init__(self, url: str, *, timeout: float) -> None:
-        _psycopg()
+        self.target = checked_url(url)
         self.url = url
         self.timeout = timeout
         self._idle: Idle[_AsyncPgConnection] = Idle()
@@ -295,8 +315,10 @@ class AsyncPostgresDriver:
         try:
             raw = await psycopg.AsyncConnection.connect(self.url, **_client_settings(self.timeout))
         except psycopg.Error as exc:
-            raise postgres_error(exc, self.timeout) from exc
-        return _AsyncPgConnection(raw, self.timeout)
+            failed = _connect_error(exc, self.timeout, self.target)
+        else:
+            return _AsyncPgConnection(raw, self.timeout)
+        raise failed  # outside the except block: psycopg's text is no implicit context
 
     async def done(self, connection: AsyncConnection) -> None:
         assert isinstance(connection, _AsyncPgConnection)
@@ -311,11 +333,17 @@ class AsyncPostgresDriver:
             await connection.raw.close()
 
 
-def postgres_error(exc: Exception, timeout: float) -> LedgerError:
-    """The ledger's error for psycopg's; a timed-out wait says which wait, and for how long."""
+def postgres_error(exc: Exception, timeout: float, secrets: tuple[str, ...] = ()) -> LedgerError:
+    """The ledger's error for psycopg's; a timed-out wait says which wait, and for how long.
+
+    Args:
+        exc: what psycopg raised.
+        timeout: the ledger's timeout, in seconds.
+        secrets: text the message must not hold (the URL, its password): hidden.
+    """
     import psycopg.errors
 
-    detail = " ".join(str(exc).split())
+    detail = " ".join(scrub(str(exc), secrets).split())
     if isinstance(exc, psycopg.errors.LockNotAvailable):
         return LedgerError(
             f"the PostgreSQL ledger waited more than {timeout:g}s for a lock another "

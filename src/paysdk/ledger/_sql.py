@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "STATES", "Dialect"]
+__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "SQLITE_FORMAT", "STATES", "Dialect"]
 
 DEFAULT_TABLE = "paysdk_fulfilments"
 """The ledger's table unless ``table=`` names another."""
@@ -54,6 +54,16 @@ class Dialect:
     """``reference = ANY(?)`` with one array parameter, rather than ``IN (?, ?, ...)``."""
 
     def sql(self, text: str) -> str:
+        """``text`` in the driver's parameter style. In the "format" style (``%s``, psycopg's and
+        every Django cursor's), each literal ``%`` (SQLite's ``strftime`` formats) is doubled:
+        the driver reads ``%`` as a placeholder's start, and Django's debug cursor (``DEBUG =
+        True``) formats each query it logs with Python's ``%``.
+
+        Args:
+            text: a statement with ``?`` placeholders.
+        """
+        if self.placeholder == "%s":
+            text = text.replace("%", "%%")
         return text.replace("?", self.placeholder)
 
     def schema(self, table: str) -> list[str]:
@@ -70,6 +80,9 @@ SQLITE = Dialect(
     now="(strftime('%Y-%m-%dT%H:%M:%f', 'now') || '000Z')",
     later="(strftime('%Y-%m-%dT%H:%M:%f', 'now', printf('%+.3f seconds', ?)) || '000Z')",
 )
+SQLITE_FORMAT = dataclasses.replace(SQLITE, placeholder="%s")
+"""SQLite through a cursor of the "format" parameter style: Django's, whose SQLite backend turns
+``%s`` into ``?`` and ``%%`` into ``%`` before sqlite3 reads the statement."""
 POSTGRES = Dialect(
     "postgresql",
     "%s",

@@ -60,7 +60,7 @@ class _OnEngine(BaseLedger):
     ) -> None:
         url, dialect = engine.url, engine.dialect
         self._dialect = _alchemy.dialect_of(url, dialect.name, str(dialect.driver))
-        self._where = _alchemy.where(url)
+        self._where = self._shown = _alchemy.where(url)
         self.backend = self._dialect.name
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
 

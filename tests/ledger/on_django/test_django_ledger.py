@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.db import connections, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -28,8 +29,8 @@ from paysdk.integrations.django import DjangoLedger, verified_callback
 from paysdk.integrations.django.models import Fulfilment
 from paysdk.ledger import Ledger, LedgerError, Outcome
 from paysdk.sandbox import Sandbox
+from tests.ledger import test_amounts, test_rows_after, test_set_aside
 from tests.ledger import test_ledger as shared
-from tests.ledger import test_rows_after, test_set_aside
 from tests.support.django_site import serve, url_of
 from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.fulfilment_rule import (
@@ -91,6 +92,15 @@ test_a_fulfilled_payment_stays_fulfilled = test_set_aside.test_a_fulfilled_payme
 test_a_refused_payment_is_fulfilled_by_a_later_delivery_that_passes_its_checks = (
     test_set_aside.test_a_refused_payment_is_fulfilled_by_a_later_delivery_that_passes_its_checks
 )
+test_the_largest_and_smallest_amounts_are_stored_exactly = (
+    test_amounts.test_the_largest_and_smallest_amounts_are_stored_exactly
+)
+test_an_amount_beyond_64_bits_is_refused_for_good_and_nothing_runs = (
+    test_amounts.test_an_amount_beyond_64_bits_is_refused_for_good_and_nothing_runs
+)
+test_a_refusal_of_an_amount_beyond_64_bits_is_recorded_saying_what_it_was = (
+    test_amounts.test_a_refusal_of_an_amount_beyond_64_bits_is_recorded_saying_what_it_was
+)
 test_pages_walk_every_row_in_reference_order_and_filter_by_state = (
     test_rows_after.test_pages_walk_every_row_in_reference_order_and_filter_by_state
 )
@@ -121,6 +131,25 @@ def columns(alias: str, table: str) -> list[tuple[str, str, bool, bool]]:
             [table],
         )
         return list(cursor.fetchall())
+
+
+def test_under_debug_djangos_cursor_logs_each_statement_formatted_with_its_parameters(
+    using: str,
+) -> None:
+    """``DEBUG = True``, as ``startproject`` writes it: Django's debug cursor formats each query
+    it logs with Python's ``%``, and the ledger's SQLite SQL holds ``strftime`` formats."""
+    assert settings.DEBUG is True  # tests/support/django_settings.py
+    connections[using].queries_log.clear()
+    ledger = DjangoLedger(using)
+    assert ledger.fulfil_once(paid("order-1"), lambda payment: "shipped").value == "shipped"
+    assert ledger.refuse(paid("order-2"), "no such order").state == "refused"
+    assert ledger.rows_after(state="unknown") == []
+    logged = [query["sql"] for query in connections[using].queries]
+    claims = [sql for sql in logged if sql.startswith("INSERT INTO paysdk_fulfilments")]
+    assert len(claims) == 2
+    assert "'order-1'" in claims[0]  # the parameters, formatted in
+    if connections[using].vendor == "sqlite":
+        assert "strftime('%Y-%m-%dT%H:%M:%f', 'now')" in claims[0]
 
 
 def test_migrate_creates_the_table_the_ledger_would_create_itself(using: str) -> None:

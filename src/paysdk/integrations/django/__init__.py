@@ -154,7 +154,8 @@ def _decorate_sync(
         except NotFulfilled as declined:
             record_refusal(ledger, declined.refusal_for(payment))
             return cast("HttpResponseBase", declined.response)
-        except PaySDKError as error:
+        except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
+            record_refusal(ledger, refusal_of(error))
             return _error_response(error)
         return _fulfilled_response(result)
 
@@ -199,7 +200,8 @@ def _decorate_async(
         except NotFulfilled as declined:
             await arecord_refusal(ledger, declined.refusal_for(payment))
             return cast("HttpResponseBase", declined.response)
-        except PaySDKError as error:
+        except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
+            await arecord_refusal(ledger, refusal_of(error))
             return _error_response(error)
         return _fulfilled_response(result)
 
