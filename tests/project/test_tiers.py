@@ -1,6 +1,6 @@
 """The tiers (tests/tiers.py) and how they run (scripts/suite.py, scripts/matrix.py): every entry
-names tests that exist, every test runs in exactly one pass, and the matrix spends its full suites
-on the support window's ends."""
+names tests that exist, the serial tier runs on one worker of its own, and the matrix spends its
+full suites on the support window's ends."""
 
 from __future__ import annotations
 
@@ -19,15 +19,6 @@ ROOT = Path(__file__).resolve().parents[2]
 suite = load_script("suite")
 matrix = load_script("matrix")
 steps = load_script("steps")
-SAMPLE = [
-    "tests/ledger/test_races.py",  # serial
-    "tests/ledger/test_reconcile.py",  # one test of it serial
-    "tests/benchmarks/test_rows.py",  # serial and once
-    "tests/benchmarks/test_measure.py",  # once
-    "tests/core/test_expected.py",  # smoke
-    "tests/ledger/test_set_aside.py",  # none
-]
-"""Files of every kind of tier, for a collection that stays quick."""
 
 
 @pytest.mark.parametrize(("tier", "entry"), [(t, e) for t, es in TIERS.items() for e in es])
@@ -45,35 +36,45 @@ def test_a_test_is_in_each_tier_one_of_whose_entries_is_a_prefix_of_its_id() -> 
     assert tiers_of("tests/ledger/test_sqlalchemy.py::test_w") == []
 
 
-def test_the_serial_tier_runs_on_one_worker_first_and_each_file_on_one_worker() -> None:
-    """Collected for real: each tier's selection is what tests/tiers.py says; with
-    the serial tests are collected first."""
+class Item:
+    """As much of a collected test as the tests' conftest reads and writes."""
 
-    def collected(*argv: str) -> list[str]:
-        base = [sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:cacheprovider"]
-        result = subprocess.run(
-            [*base, *argv, *SAMPLE], cwd=ROOT, capture_output=True, text=True, check=False
-        )
-        assert result.returncode == 0, result.stdout + result.stderr
-        return [line for line in result.stdout.splitlines() if "::" in line]
+    def __init__(self, nodeid: str) -> None:
+        self.nodeid = nodeid
+        self.marks: list[str] = []
 
-    everything = collected()
-    serial = [test for test in everything if "serial" in tiers_of(test)]
-    assert serial and everything[: len(serial)] == serial
-    assert any(test.startswith("tests/ledger/test_races.py") for test in serial)
-    for tier in ("once", "smoke", "serial"):
-        chosen = set(collected("-m", suite.SELECTIONS[tier]))
-        assert chosen == {test for test in everything if tier in tiers_of(test)}, tier
-    assert set(collected("-m", suite.SELECTIONS["full"])) == {
-        test for test in everything if "once" not in tiers_of(test)
-    }
+    def add_marker(self, mark: str | pytest.MarkDecorator) -> None:
+        self.marks.append(mark if isinstance(mark, str) else mark.name)
+
+    def get_closest_marker(self, name: str) -> str | None:
+        return name if name in self.marks else None
+
+
+def test_each_test_is_marked_with_its_tiers_and_the_serial_tier_runs_first() -> None:
+    from tests.conftest import pytest_collection_modifyitems
+
+    items = [
+        Item("tests/core/test_expected.py::test_a"),
+        Item("tests/ledger/test_set_aside.py::test_b[sqlite]"),
+        Item("tests/ledger/test_races.py::test_c[postgres]"),
+        Item("tests/benchmarks/test_measure.py::test_d"),
+        Item("tests/benchmarks/test_rows.py::test_e[import]"),
+    ]
+    pytest_collection_modifyitems(items)  # type: ignore[arg-type]
+    assert [(item.nodeid.split("/")[-1], item.marks) for item in items] == [
+        ("test_races.py::test_c[postgres]", ["serial"]),
+        ("test_rows.py::test_e[import]", ["serial", "once"]),
+        ("test_expected.py::test_a", ["smoke"]),
+        ("test_set_aside.py::test_b[sqlite]", []),
+        ("test_measure.py::test_d", ["once"]),
+    ]
 
 
 def test_the_serial_tests_share_one_worker_and_each_file_keeps_to_one() -> None:
     """Run for real on three workers: which worker ran each test."""
     quick = ["tests/core/test_expected.py", "tests/core/test_references.py"]
     serial = ["tests/transport/test_memory.py", "tests/ledger/test_clocks.py"]
-    memory = [*serial, "-k", "not test_memory or sync-200MB or sync-endless"]
+    memory = [*serial, "-k", "not test_memory or sync-200MB"]
     options = ["-v", "-p", "no:cacheprovider", "-n", "3", "--dist", "loadfile"]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *options, *quick, *memory],
