@@ -279,7 +279,8 @@ def test_ledger_table_is_column_for_column_the_table_the_ledger_creates(ledger_u
         ]
 
     assert columns("paysdk_fulfilments") == columns("made_by_ledger")
-    assert inspector.get_pk_constraint("paysdk_fulfilments")["constrained_columns"] == ["reference"]
+    for table in ("paysdk_fulfilments", "made_by_ledger"):
+        assert inspector.get_pk_constraint(table)["constrained_columns"] == ["account", "reference"]
     timestamps = {kind for name, kind, _ in columns("paysdk_fulfilments") if name.endswith("_at")}
     assert timestamps == {"TEXT" if engine.dialect.name == "sqlite" else "TIMESTAMP WITH TIME ZONE"}
     engine.dispose()

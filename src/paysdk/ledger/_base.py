@@ -8,6 +8,7 @@ import os
 import re
 from typing import Any, TypeVar
 
+from .._core.config import check_account
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _plans, _sql
@@ -112,6 +113,7 @@ class BaseLedger:
         self.timeout: float = float(timeout)
         self._create_table = create_table
         self._ready = not create_table
+        self._accounts = _plans.AccountGuard()
         self._driver = self._open_driver()
 
     def _open_driver(self) -> Any:
@@ -129,25 +131,36 @@ class BaseLedger:
 
     def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
         checked = _plans.check_payable(payment)
+        self._accounts.check(checked)
         return _plans.fulfil_once(
             self._driver.dialect, self.table, checked, self.lease, record_for=self.record_for
         )
 
-    def _resolve_plan(self, reference: str, ran: object) -> LedgerPlan[LedgerRow]:
+    def _resolve_plan(self, reference: str, ran: object, account: object) -> LedgerPlan[LedgerRow]:
         if not isinstance(ran, bool):
             raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
-        return _plans.resolve(self._driver.dialect, self.table, reference, ran=ran)
+        return _plans.resolve(
+            self._driver.dialect, self.table, reference, ran=ran, account=check_account(account)
+        )
 
-    def _rows_plan(self, after: str, limit: object, state: object) -> LedgerPlan[list[LedgerRow]]:
+    def _rows_plan(
+        self, after: str, limit: object, state: object, account: object
+    ) -> LedgerPlan[list[LedgerRow]]:
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ConfigurationError(f"limit must be a positive int, not {limit!r}")
-        checked = _plans.check_state(state)
-        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked)
+        checked, label = _plans.check_state(state), check_account(account)
+        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked, label)
 
     def _set_aside_plan(
-        self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
+        self,
+        payment: VerifiedPayment | str,
+        state: _plans.SetAside,
+        reason: object,
+        account: object = "",
     ) -> LedgerPlan[LedgerRow]:
-        target = _plans.set_aside_target(payment, _plans.check_reason(reason))
+        target = _plans.set_aside_target(
+            payment, _plans.check_reason(reason), check_account(account)
+        )
         return _plans.set_aside(self._driver.dialect, self.table, target, state)
 
 
