@@ -41,6 +41,7 @@ def chain(error: BaseException) -> str:
         ("postgresql://shop:Pw7/zQk@127.0.0.1/shop", "unencoded '@' or '/'"),
         ("postgresql://shop:Pw7@zQk@127.0.0.1/shop", "unencoded '@' or '/'"),
         ("postgresql://shop:Pw7zQk@127.0.0.1:port/shop", "port is not a number"),
+        ("postgresql://shop@[::1/shop?password=Pw7zQk]", "no host name, IP address"),
     ],
 )
 def test_a_malformed_url_is_a_configuration_error_that_says_what_is_wrong(
@@ -73,7 +74,7 @@ PIECES = ["%", "%Z", "%zz", "%0", "%00", "%41", "/", "@", "?", "#", ":", "[", "]
 HOSTS = ["127.0.0.1:1", "[::1]:1", "[::1", "[::1]x", "[127.0.0.1]:1", "[", "]", "127.0.0.1:x"]
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(
     before=st.lists(st.sampled_from(PIECES), max_size=3),
     after=st.lists(st.sampled_from(PIECES), max_size=3),

@@ -23,6 +23,11 @@ __all__ = ["PostgresURL", "parse_url", "scrub"]
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})|%00")
 _PORTS = re.compile(r"[0-9]*(,[0-9]*)*")
 _QUOTED = re.compile(r'"[^"]*"')
+_HOST = re.compile(r"[A-Za-z0-9._~-]+|[0-9A-Fa-f:.]+(%[A-Za-z0-9._-]+)?|/[A-Za-z0-9._~/-]*")
+"""A host libpq may be given: a name or IPv4 address, an IPv6 one (with its zone), or the
+directory of a Unix socket; nothing a password could have been read into."""
+_DATABASE = re.compile(r"[A-Za-z0-9._$ -]*")
+"""A database name a repr shows; another (a password libpq read into it?) is not shown."""
 HIDDEN = "***"
 
 
@@ -66,13 +71,20 @@ def parse_url(url: str, conninfo_to_dict: Any, refusal: type[Exception]) -> Post
             "unencoded '@' or '/', so libpq would read part of it as the host or the database; "
             "percent-encode them ('@' as %40, '/' as %2F)"
         )
+    if any(_HOST.fullmatch(host) is None for host in hosts.split(",") if host):
+        raise ConfigurationError(
+            "the PostgreSQL ledger URL is malformed: libpq would read a host that is no host "
+            "name, IP address or socket directory (a '[' not closed where it should be, or an "
+            "unencoded '/', '?' or '@' in the user name or password, would do that)"
+        )
     if _PORTS.fullmatch(ports) is None:
         raise ConfigurationError(
             "the PostgreSQL ledger URL is malformed: its port is not a number (an unencoded "
             "'/' or ':' in a password would do that: percent-encode it, '/' as %2F)"
         )
     scheme = url.partition("://")[0].lower()
-    shown = f"{scheme}://{_servers(hosts, ports)}/{database}"
+    named = database if _DATABASE.fullmatch(database) else "(database)"
+    shown = f"{scheme}://{_servers(hosts, ports)}/{named}"
     password = str(parts.get("password") or "")
     return PostgresURL(shown, _secrets(url, password))
 
