@@ -99,9 +99,9 @@ def make_old_table(url: str) -> None:
         return
     import psycopg
 
-    with psycopg.connect(url, autocommit=True) as connection:
-        connection.execute(OLD_TABLE.format(ts="TIMESTAMPTZ"))  # type: ignore[arg-type]
-        with connection.cursor() as cursor:
+    with psycopg.connect(url, autocommit=True) as server:
+        server.execute(OLD_TABLE.format(ts="TIMESTAMPTZ"))
+        with server.cursor() as cursor:
             cursor.executemany(POSTGRES_INSERT, OLD_ROWS)
 
 

@@ -97,11 +97,11 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
         yield Query(statement)
     found: Rows = yield Query(*_sql.account_column(dialect, table))
     if found.rows[0][0] == 0:
-        yield from _add_account(dialect, table)
+        yield from add_account(dialect, table)
     yield Commit()
 
 
-def _add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
+def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     """Key the table by (account, reference): SQLite rebuilds it (checking that every row was
     copied before the old table goes), PostgreSQL adds the column and swaps the primary key."""
     if dialect.name == "postgresql":

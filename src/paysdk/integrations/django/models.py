@@ -76,6 +76,8 @@ class Fulfilment(models.Model):
     )
     last_error: models.TextField[str | None, str | None] = models.TextField(null=True)
     reason: models.TextField[str | None, str | None] = models.TextField(null=True)
+    account: models.TextField[str, str] = models.TextField(default="")
+    """The merchant account's label; with ``reference``, the database's primary key."""
 
     class Meta:
         db_table = DEFAULT_TABLE

@@ -40,16 +40,14 @@ Progress = Callable[[int], object]
 class AsyncLedgerView(Protocol):
     """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
-    async def rows(
-        self, references: Sequence[str], *, account: str = ""
-    ) -> dict[str, LedgerRow]: ...
+    async def rows(self, references: Sequence[str], *, account: str) -> dict[str, LedgerRow]: ...
 
     async def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
     async def fulfilled_references_after(
-        self, after: str, limit: int, *, account: str = ""
+        self, after: str, limit: int, /, *, account: str
     ) -> list[str]: ...
 
 

@@ -42,14 +42,14 @@ Progress = Callable[[int], object]
 class LedgerView(Protocol):
     """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
-    def rows(self, references: Sequence[str], *, account: str = "") -> dict[str, LedgerRow]: ...
+    def rows(self, references: Sequence[str], *, account: str) -> dict[str, LedgerRow]: ...
 
     def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
     def fulfilled_references_after(
-        self, after: str, limit: int, *, account: str = ""
+        self, after: str, limit: int, /, *, account: str
     ) -> list[str]: ...
 
 
