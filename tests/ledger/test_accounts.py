@@ -154,3 +154,15 @@ def test_one_platform_client_and_one_ledger_fulfil_each_accounts_order_1042(
         with pytest.raises(paysdk.ConfigurationError, match="account="):
             ledger.fulfil_once(unlabelled.verify("order-1042"), lambda p: None)
     assert shipped == [("lagos-1", "order-1042"), ("abuja-2", "order-1042")]
+
+
+@pytest.mark.parametrize("label", ["sk_live 7f3a", "lagos/1", "é", "a" * 64, 7, "-lagos"])
+def test_an_account_label_is_a_short_ascii_name_refused_without_quoting_it(label: object) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="never pass a key") as refused:
+        paysdk.Client(secret_key="sk_test_x", base_url="http://127.0.0.1:1", account=label)  # type: ignore[arg-type]
+    assert str(label) not in str(refused.value)
+    client = paysdk.Client(secret_key="sk_test_x", base_url="http://127.0.0.1:1")
+    with client, pytest.raises(paysdk.ConfigurationError, match="never pass a key"):
+        client.with_options(account=label)  # type: ignore[arg-type]
+    assert client.with_options(account="lagos-1").account == "lagos-1"
+    assert client.account == ""
