@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 
-.PHONY: demo test matrix lint typecheck unit docs docs-check docs-serve dist bench clean postgres
+.PHONY: demo test setup matrix matrix-full lint typecheck unit docs docs-check docs-serve dist bench clean postgres
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +42,13 @@ typecheck: $(DEV_STAMP)
 	$(PYRIGHT)
 	$(PYRIGHT) --verifytypes paysdk --ignoreexternal
 
+# The suite on every core, each file on one worker, the serial tier one test at a time on a
+# worker of its own (scripts/suite.py; tests/tiers.py says which test is in which tier).
+# `make unit TIER=smoke` runs one tier alone: all (the default), full, smoke, once or serial.
+TIER ?= all
+
 unit: $(DEV_STAMP) postgres
-	$(BIN)/pytest -q
+	$(BIN)/python scripts/suite.py --tier $(TIER)
 
 # The documentation site, into site/; --strict turns broken links and references into errors.
 # Its search works opened from disk (site/index.html) as well as served. A public callable whose
@@ -76,12 +81,21 @@ dist: $(DEV_STAMP)
 	$(BIN)/python -m build --outdir dist . > /dev/null
 	$(BIN)/twine check --strict dist/*
 
-test: lint typecheck unit docs docs-check dist
+setup: $(DEV_STAMP) postgres
 
-# The suite on every supported Python, at the lowest and newest declared versions, one job after
-# another (scripts/matrix.py; `make test` is the 3.11 job). CI runs it after `make test`.
+# Each step in turn, stopping at the first that fails, then a table of how long each took.
+test:
+	@$(PYTHON) scripts/steps.py setup lint typecheck unit docs docs-check dist
+
+# The support window's two ends run the full suite: Python 3.10 at the lowest declared versions
+# and 3.15 at the newest; the Pythons between them run the smoke tier (scripts/matrix.py).
+# `make test` is the 3.11 job. CI runs it after `make test`.
 matrix: $(DEV_STAMP) postgres
 	$(BIN)/python scripts/matrix.py
+
+# Every job runs the full suite: for a release, by hand.
+matrix-full: $(DEV_STAMP) postgres
+	$(BIN)/python scripts/matrix.py --full
 
 bench: $(DEV_STAMP)
 	$(BIN)/python -m benchmarks

@@ -16,6 +16,7 @@ from paysdk.integrations.flask import verified_callback
 ORDERS = {  # the merchant's order table: what each reference must pay
     "order-1042": {"amount": 2_500_000, "currency": "NGN"},
     "order-1043": {"amount": 4_999, "currency": "USD"},
+    "order-7": {"amount": 500, "currency": "USD"},  # `paysdk pay` records it in the sandbox
 }
 FULFILLED: list[str] = []
 OUT_OF_STOCK: set[str] = set()  # orders the warehouse will never ship

@@ -1,14 +1,22 @@
 """``make matrix``: the test suite on every Python paysdk supports, at the lowest and the newest
 versions of what it depends on.
 
-Each job makes a fresh environment with uv, installs ``.[tests]`` into it and runs pytest. The jobs
-run one after another: two suites at once on two cores make the race tests flaky. Pythons up to
+The support window's ends run the full suite (the ``full`` tier of ``tests/tiers.py``: all but the
+interpreter-independent tests, which ``make test`` runs once): Python 3.10 at the lowest declared
+versions, where old dependencies break first, and 3.15 at the newest, where new interpreters and
+releases do. The Pythons between run the ``smoke`` tier: the core, parsing, the clients, the
+transport, the helpers and what changes with the interpreter. ``--full`` (``make matrix-full``,
+for a release) runs the full suite in every job.
+
+Each job makes a fresh environment with uv, installs ``.[tests]`` into it and runs its tier with
+``scripts/suite.py`` (in parallel, then the serial tests alone). The jobs run one after another:
+two suites at once on two cores make the race tests flaky. Pythons up to
 3.13 come from pyenv (or ``pythonX.Y`` on PATH); 3.14 and 3.15 from Debian sid, in a chroot built
 under ``.matrix/`` and taken down at the end. A job that cannot start fails with the reason, and the
 lowest job fails if a declared minimum is not what it installed: the floors in pyproject.toml are
 exactly those it proves. ``make test`` is the 3.11 job with the newest versions.
 
-Usage: ``python scripts/matrix.py [--job NAME ...] [--keep-chroot]``. Beside it:
+Usage: ``python scripts/matrix.py [--full] [--job NAME ...] [--keep-chroot]``. Beside it:
 ``matrix_floors.py`` (what each job must install), ``matrix_steps.py`` (running a step, finding
 an interpreter), ``matrix_sid.py`` (the sid chroot).
 """
@@ -22,18 +30,21 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from matrix_floors import direct_versions, load_project, requirements, unproven_floors, versions_of
 from matrix_sid import Sid
 from matrix_steps import CannotStart, StepFailed, find_python, run, say, uv
+from steps import record
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = "python-paysdk"
 EXTRA = "tests"
 LOWEST = "lowest-direct"
 NEWEST = "highest"
+FULL = "full"
+SMOKE = "smoke"
 
 
 @dataclass(frozen=True)
@@ -42,23 +53,29 @@ class Job:
 
     python: str
     resolution: str
+    tier: str = SMOKE
     in_sid: bool = False
 
     @property
     def name(self) -> str:
         return f"{self.python}-{'lowest' if self.resolution == LOWEST else 'newest'}"
 
+    def suite(self, python: str, root: str) -> list[str]:
+        """The command that runs this job's tier with ``python``, the repository at ``root``."""
+        label = f"matrix {self.name}"
+        return [python, f"{root}/scripts/suite.py", "--tier", self.tier, "--label", label]
+
 
 MAKE_TEST_PYTHON = "3.11"
 """``python3`` on this machine kind: ``make test`` is its job, with the newest versions."""
 
 JOBS = (
-    Job("3.10", LOWEST),
+    Job("3.10", LOWEST, FULL),
     Job("3.10", NEWEST),  # what a fresh install on Ubuntu 22.04 gets
     Job("3.12", NEWEST),
     Job("3.13", NEWEST),
     Job("3.14", NEWEST, in_sid=True),
-    Job("3.15", NEWEST, in_sid=True),
+    Job("3.15", NEWEST, FULL, in_sid=True),
 )
 
 
@@ -67,7 +84,12 @@ def jobs_for(running: str) -> tuple[Job, ...]:
     ``make test`` did not cover it."""
     if running == MAKE_TEST_PYTHON:
         return JOBS
-    return (*JOBS[:2], Job(MAKE_TEST_PYTHON, NEWEST), *JOBS[2:])
+    return (*JOBS[:2], Job(MAKE_TEST_PYTHON, NEWEST, FULL), *JOBS[2:])
+
+
+def in_full(jobs: Sequence[Job]) -> tuple[Job, ...]:
+    """The same jobs, each running the full suite (``make matrix-full``)."""
+    return tuple(replace(job, tier=FULL) for job in jobs)
 
 
 @dataclass
@@ -112,9 +134,8 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
     )
     freeze = run([str(uv()), "pip", "freeze", *target], step="uv pip freeze", log=log, echo=False)
     unproven = check_versions(job, outcome, freeze)
-    suite = [str(venv / "bin" / "python"), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     with failing_too(unproven):
-        run(suite, step="pytest", log=log, cwd=ROOT)
+        run(job.suite(str(venv / "bin" / "python"), str(ROOT)), step="pytest", log=log, cwd=ROOT)
 
 
 def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
@@ -147,9 +168,8 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
     )
     freeze = sid.chroot(["uv", "pip", "freeze", *target], step="uv pip freeze", log=log, echo=False)
     unproven = check_versions(job, outcome, freeze)
-    suite = [f"{venv}/bin/python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     with failing_too(unproven):
-        sid.chroot(suite, step="pytest", cwd="/src", log=log)
+        sid.chroot(job.suite(f"{venv}/bin/python", "/src"), step="pytest", cwd="/src", log=log)
 
 
 def check_versions(job: Job, outcome: Outcome, freeze: str) -> str | None:
@@ -181,7 +201,10 @@ def failing_too(problem: str | None) -> Iterator[None]:
 @contextmanager
 def banner(job: Job) -> Iterator[None]:
     line = "=" * 100
-    say(f"\n{line}\nmatrix job {job.name}: Python {job.python}, {job.resolution} versions\n{line}")
+    say(
+        f"\n{line}\nmatrix job {job.name}: Python {job.python}, {job.resolution} versions,"
+        f" the {job.tier} tier\n{line}"
+    )
     yield
 
 
@@ -202,13 +225,16 @@ def run_job(job: Job, sid: Sid, work: Path) -> Outcome:
         except StepFailed as error:
             outcome.failure = f"failed at {error}"
     outcome.seconds = time.monotonic() - started
+    record(
+        f"matrix {job.name} ({job.tier})" + (" failed" if outcome.failure else ""), outcome.seconds
+    )
     say(f"matrix job {job.name}: {outcome.failure or 'passed'} ({outcome.seconds / 60:.1f} min)")
     return outcome
 
 
 def summary(outcomes: Sequence[Outcome]) -> str:
     rows = [
-        f"  {o.job.name:<12} Python {o.interpreter:<10} {o.seconds / 60:5.1f} min  "
+        f"  {o.job.name:<12} {o.job.tier:<6} Python {o.interpreter:<10} {o.seconds / 60:5.1f} min  "
         f"{o.failure or 'passed'}"
         for o in outcomes
     ]
@@ -220,11 +246,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     running = "{}.{}".format(*sys.version_info[:2])
     all_jobs = jobs_for(running)
     names = [job.name for job in all_jobs]
+    parser.add_argument("--full", action="store_true", help="the full suite in every job")
     parser.add_argument("--job", action="append", choices=names, help="run only these jobs")
     parser.add_argument("--keep-chroot", action="store_true", help="leave the sid chroot built")
     parser.add_argument("--work", type=Path, default=ROOT / ".matrix", help="environments, logs")
     args = parser.parse_args(argv)
     jobs = [job for job in all_jobs if not args.job or job.name in args.job]
+    if args.full:
+        jobs = list(in_full(jobs))
     work: Path = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
     say(f"matrix on {platform.node()}: {', '.join(job.name for job in jobs)}, one at a time")

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         ResponseTooLargeError,
         ResponseValidationError,
         ServerError,
+        TLSProtocolError,
         UnknownOrderError,
     )
     from ._models.listed import ListedPayment, PaymentStatus
@@ -94,6 +95,7 @@ _LAZY = {
     "ResponseTooLargeError": "._errors",
     "ResponseValidationError": "._errors",
     "ServerError": "._errors",
+    "TLSProtocolError": "._errors",
     "UnknownOrderError": "._errors",
     "Authorization": "._models.verified",
     "Customer": "._models.wire",
@@ -166,6 +168,7 @@ __all__ = [
     "ResponseTooLargeError",
     "ResponseValidationError",
     "ServerError",
+    "TLSProtocolError",
     "TimeoutTypes",
     "UnknownOrderError",
     "VerifiedPayment",

@@ -10,7 +10,7 @@ PaySDKError
 │   ├── ListUnavailableError      list's documented 404 {"error": "Connection Error"} (retried)
 │   ├── RateLimitError            429 (retried, honouring Retry-After)
 │   ├── ServerError               5xx (retried)
-│   ├── ResponseValidationError   a 2xx body that is not the documented shape
+│   ├── ResponseValidationError   a 2xx body that is not the documented shape, or says it failed
 │   └── ResponseTooLargeError     a 2xx body past max_response_bytes (not read further)
 ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
 │   ├── APITimeoutError           no answer in time (retried)
@@ -292,7 +292,8 @@ class ServerError(APIError):
 
 
 class ResponseValidationError(APIError):
-    """A 2xx answer whose body is not the documented shape (not JSON, HTML, wrong types).
+    """A 2xx answer whose body is not the documented shape (not JSON, HTML, wrong types), or a
+    verify answer whose envelope reports failure (``"status": false``), whatever its ``data``.
 
     ``errors`` lists what was wrong where, the first ``MAX_ERRORS_KEPT`` of them; the message
     says how many there were in all.
@@ -366,6 +367,12 @@ class CertificateVerificationError(APIConnectionError):
     """The service's TLS certificate could not be verified: an unknown CA, a wrong host name or
     an expired certificate. Not retried, since trying again cannot change the certificate; trust
     a private CA with ``verify=`` or ``SSL_CERT_FILE``."""
+
+
+class TLSProtocolError(APIConnectionError):
+    """The server at the service's address did not answer in TLS: it most likely speaks plain
+    HTTP (an ``https://`` URL on an ``http://`` port). Not retried, since trying again meets the
+    same server; use ``http://`` if it is meant to be plain HTTP, or the port that speaks TLS."""
 
 
 class ProxyAuthenticationError(APIConnectionError):

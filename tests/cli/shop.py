@@ -9,6 +9,7 @@ ORDERS = {
     "shop-paid": {"amount": 700, "currency": "NGN"},
     "shop-underpaid": {"amount": 900, "currency": "NGN"},  # the customer paid 100
     "shop-missed": {"amount": 500, "currency": "NGN"},  # paid; its callback never came
+    "shop-backorder": {"amount": 200, "currency": "NGN"},  # paid; cannot ship: ship_in_stock fails
 }
 """The shop's orders by reference; ``shop-foreign`` (another shop's payment) is not one."""
 
@@ -25,3 +26,10 @@ def find_order(reference: str) -> object:
 
 def ship(payment: paysdk.VerifiedPayment) -> None:
     shipped.append(payment.reference)
+
+
+def ship_in_stock(payment: paysdk.VerifiedPayment) -> None:
+    """``ship``, failing for ``shop-backorder``: nothing left in the warehouse."""
+    if payment.reference == "shop-backorder":
+        raise RuntimeError("out of stock")
+    ship(payment)

@@ -130,7 +130,18 @@ def test_list_filters(run: Run) -> None:
     assert {row["status"] for row in csv.DictReader(io.StringIO(out))} == {"COMPLETED"}
 
 
-@pytest.mark.parametrize("status", ["PAID", "refunded", ""])
+def test_the_status_filter_compares_ascii_only(sandbox: Sandbox, run: Run) -> None:
+    sandbox.add_payment("order-dotless", status="fa\u0131led")  # "\u0131".upper() == "I"
+    sandbox.add_payment("order-lower", status="failed")
+    _, out, _ = run("list", "--status", "FAILED", "--csv")
+    shown = {row["reference"] for row in csv.DictReader(io.StringIO(out))}
+    assert "order-lower" in shown
+    assert "order-dotless" not in shown
+
+
+@pytest.mark.parametrize(
+    "status", ["PAID", "refunded", "", "fa\u0131led", "\uff26\uff21\uff29\uff2c\uff25\uff24"]
+)
 def test_an_unknown_status_is_a_usage_error_that_lists_the_known_ones(
     run: Run, status: str
 ) -> None:

@@ -88,6 +88,7 @@ def test_json_and_csv_carry_the_same_report(
         "refused": 0,
         "ignored": 0,
         "not_ours": 0,
+        "missed_fulfilled_now": 0,
     }
     assert [(d["kind"], d["reference"]) for d in report["discrepancies"]] == [
         ("missed", "order-1042"),
@@ -142,7 +143,7 @@ def test_progress_goes_to_a_terminals_stderr_only(
         ("{tmp}/typo.db", 2, "--ledger: the ledger '{tmp}/typo.db' does not exist"),
         ("sqlite:///{tmp}/typo.db", 2, "the ledger '{tmp}/typo.db' does not exist (paysdk never"),
         ("/no/such/dir/l.db", 2, "the ledger '/no/such/dir/l.db' does not exist"),
-        ("{tmp}/empty.db", 1, "no such table: paysdk_fulfilments"),
+        ("{tmp}/empty.db", 2, "--table: the ledger has no table 'paysdk_fulfilments'"),
     ],
 )
 def test_a_bad_ledger_is_one_line_on_stderr(

@@ -4,6 +4,8 @@ are shown but never fail the run; only a real miss exits 4, and once it is dealt
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,6 +18,7 @@ from tests.cli import shop
 from tests.cli.test_reconcile import new_ledger, run
 
 LOOKUP = "tests.cli.shop:find_order"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -222,3 +225,58 @@ def test_every_ledger_action_and_option_has_help(capsys: pytest.CaptureFixture[s
         code, out, _ = run(capsys, "ledger", name, "--help")
         assert code == 0
         assert "Exit codes: 0 ok;" in " ".join(out.split())
+
+
+def test_the_table_and_summary_say_what_fulfil_did_as_the_json_does(
+    ledger_path: Path, sandbox: Sandbox
+) -> None:
+    sandbox.add_payment("shop-backorder", amount=200, currency="NGN", status="COMPLETED")
+    argv = ["reconcile", "--ledger", str(ledger_path), "--lookup", LOOKUP]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")},
+        "PAYSDK_BASE_URL": sandbox.base_url,
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv, "--fulfil", "tests.cli.shop:ship_in_stock"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (4, "")
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[-2:] == ["REASON", "FULFILMENT"]
+    rows = {line.split()[1]: line for line in lines[1:5]}
+    assert rows["shop-missed"].split()[0] == "missed"
+    assert rows["shop-missed"].endswith(" fulfilled now")
+    assert rows["shop-backorder"].endswith(" not fulfilled: error: RuntimeError: out of stock")
+    assert "2 missed (1 fulfilled now, 1 not)" in lines[-2]
+    assert lines[-1] == "needs attention: 1 missed and not fulfilled, 0 alarms"
+
+    again = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv, "--json"],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    report = json.loads(again.stdout)
+    missed = [d for d in report["discrepancies"] if d["kind"] == "missed"]
+    assert [(d["reference"], d["fulfilment"]) for d in missed] == [("shop-backorder", None)]
+    assert report["summary"]["missed"] == 1
+    assert report["summary"]["missed_fulfilled_now"] == 0
+
+
+def test_json_counts_what_fulfil_did(
+    ledger_path: Path, sandbox: Sandbox, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sandbox.add_payment("shop-backorder", amount=200, currency="NGN", status="COMPLETED")
+    argv = ["reconcile", "--ledger", str(ledger_path), "--lookup", LOOKUP, "--json"]
+    code, out, _ = run(capsys, *argv, "--fulfil", "tests.cli.shop:ship_in_stock")
+    report = json.loads(out)
+    assert (code, report["summary"]["missed"], report["summary"]["missed_fulfilled_now"]) == (
+        4,
+        2,
+        1,
+    )
+    assert {
+        d["reference"]: d["fulfilment"] for d in report["discrepancies"] if d["kind"] == "missed"
+    } == {
+        "shop-missed": "fulfilled",
+        "shop-backorder": "error: RuntimeError: out of stock",
+    }

@@ -7,6 +7,9 @@ fast).
 
 from __future__ import annotations
 
+import inspect
+import json
+from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote, unquote
 
@@ -113,6 +116,60 @@ async def test_html_502_is_a_server_error_and_is_retried(
     assert "Bad Gateway" in caught.value.text
     sandbox.inject(Fault.html_502(), times=2)
     assert (await connect(max_retries=2).verify(COMPLETED_REFERENCE)).succeeded
+
+
+async def test_a_verify_envelope_reporting_failure_is_never_a_success(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    """A 200 saying ``"status": false`` with ``data.success`` true: an error, not retried, for
+    every call that reads verify's answer; nothing comes back a payment to fulfil."""
+    record = sandbox.get_payment(COMPLETED_REFERENCE)
+    assert record is not None
+    data = record.verify_shape()
+    assert data["success"] is True
+    body = {"status": False, "message": "Verification failed", "data": data}
+    path = f"/payment/{COMPLETED_REFERENCE}"
+    client = connect()
+    callback = f"https://shop.example/cb?reference={COMPLETED_REFERENCE}"
+    calls: list[Callable[[], Awaitable[Any]]] = [
+        lambda: client.verify(COMPLETED_REFERENCE),
+        lambda: client.confirm(COMPLETED_REFERENCE, amount=record.amount, currency="NGN"),
+        lambda: client.verify_callback(callback, amount=record.amount, currency="NGN"),
+    ]
+    for call in calls:
+        sandbox.clear_requests()
+        sandbox.inject(Fault(status=200, body=json.dumps(body)), path=path, times=None)
+        with pytest.raises(paysdk.ResponseValidationError) as caught:
+            await call()
+        assert caught.value.errors[0]["type"] == "envelope_failed"
+        assert caught.value.body == body
+        assert attempts(sandbox) == [path]  # not retried: the service contradicted itself
+        sandbox.clear_faults()
+    sandbox.inject(Fault(status=200, body=json.dumps(body)), path=path, times=None)
+    raw = client.client.with_raw_response.verify(COMPLETED_REFERENCE)
+    raw = await raw if inspect.isawaitable(raw) else raw
+    assert raw.status is False
+    with pytest.raises(paysdk.ResponseValidationError):
+        raw.parse()
+
+
+@pytest.mark.parametrize(
+    "references",
+    [COMPLETED_REFERENCE, COMPLETED_REFERENCE.encode(), bytearray(b"order-1"), memoryview(b"o")],
+    ids=["str", "bytes", "bytearray", "memoryview"],
+)
+async def test_verify_many_refuses_one_string_before_any_request(
+    sandbox: Sandbox, connect: MakeClient, references: object
+) -> None:
+    """A string is iterable: taken as references, each character would be verified."""
+    client = connect()
+    with pytest.raises(TypeError, match=r"not a .*verify_many\(\[reference\]\)"):
+        await client.verify_many(references, concurrency=2)
+    assert attempts(sandbox) == []
+    bulk = await client.verify_many([COMPLETED_REFERENCE], concurrency=2)
+    results = [result async for result in bulk] if client.is_async else list(bulk)
+    assert [result.unwrap().reference for result in results] == [COMPLETED_REFERENCE]
+    assert attempts(sandbox) == [f"/payment/{COMPLETED_REFERENCE}"]
 
 
 async def test_429_waits_as_long_as_retry_after_says(sandbox: Sandbox, connect: MakeClient) -> None:

@@ -75,10 +75,43 @@ async def test_a_matching_payment_is_returned(client: EitherClient, check: Check
 
 
 @respx.mock
-async def test_currency_is_compared_without_case(client: EitherClient, check: Check) -> None:
+async def test_currency_is_compared_without_ascii_case(client: EitherClient, check: Check) -> None:
     answer(respx.get(VERIFY_URL), currency="ngn")
-    payment = await check(client, dataclasses.replace(ORDER, currency=" NGN"))
+    payment = await check(client, dataclasses.replace(ORDER, currency="Ngn"))
     assert payment.currency == "ngn"
+
+
+@pytest.mark.parametrize(
+    ("expected", "actual"),
+    [
+        ("SSP", "\u00dfP"),
+        ("INR", "\u0131nr"),
+        ("USD", "u\u017fd"),
+        ("FFA", "\ufb00a"),
+        ("NGN", " ngn\u00a0"),
+    ],
+    ids=["sharp-s", "dotless-i", "long-s", "ligature", "padding"],
+)
+@respx.mock
+async def test_a_currency_unicode_would_case_map_to_the_code_is_a_mismatch(
+    client: EitherClient, check: Check, expected: str, actual: str
+) -> None:
+    answer(respx.get(VERIFY_URL), currency=actual)
+    with pytest.raises(paysdk.PaymentMismatchError) as caught:
+        await check(client, dataclasses.replace(ORDER, currency=expected))
+    assert caught.value.mismatches == {"currency": (expected, actual)}
+
+
+@pytest.mark.parametrize("currency", [" NGN", "\uff2e\uff27\uff2e", "\u0131nr", "NAIRA", ""])
+@pytest.mark.respx(assert_all_called=False)
+async def test_an_expected_currency_that_is_not_a_code_is_refused_before_any_request(
+    client: EitherClient, check: Check, currency: str, respx_mock: respx.MockRouter
+) -> None:
+    route = respx_mock.get(VERIFY_URL)
+    answer(route)
+    with pytest.raises(paysdk.ConfigurationError, match="three ASCII letters"):
+        await check(client, dataclasses.replace(ORDER, currency=currency))
+    assert route.call_count == 0
 
 
 @respx.mock

@@ -59,9 +59,67 @@ def test_an_async_lookup_on_a_sync_client_is_refused_and_closed() -> None:
     assert inspect.getcoroutinestate(coroutine) == "CORO_CLOSED"  # no "never awaited" warning
 
 
-def test_the_payment_currency_is_compared_without_case_or_padding() -> None:
-    payment = paysdk.VerifiedPayment(
-        reference="order-1042", amount=100, currency=" ngn ", success=True
+def paid_in(currency: str) -> paysdk.VerifiedPayment:
+    return paysdk.VerifiedPayment(
+        reference="order-1042", amount=100, currency=currency, success=True
     )
-    checked = _core.check_payment(payment, _core.Expected(amount=100, currency="NGN"))
-    assert checked is payment
+
+
+@pytest.mark.parametrize(("expected", "actual"), [("NGN", "ngn"), ("ngn", "NGN"), ("Usd", "uSD")])
+def test_the_payment_currency_is_compared_without_ascii_case(expected: str, actual: str) -> None:
+    payment = paid_in(actual)
+    assert _core.check_payment(payment, _core.Expected(currency=expected)) is payment
+
+
+LOOK_ALIKES = [
+    ("SSP", "\u00dfP"),  # "\u00df".upper() == "SS"
+    ("INR", "\u0131nr"),  # the dotless i: "\u0131".upper() == "I"
+    ("USD", "u\u017fd"),  # the long s: "\u017f".upper() == "S"
+    ("FFA", "\ufb00a"),  # a ligature: "\ufb00".upper() == "FF"
+    ("USD", "\uff35\uff33\uff24"),  # fullwidth letters
+    ("NGN", " ngn "),  # padding
+    ("NGN", "NGN\u00a0"),  # a no-break space, which str.strip() removes
+    ("NGN", "NGN\n"),
+    ("NGN", "NG"),
+    ("NGN", "NGNN"),
+]
+"""(expected code, a currency from the service that is not that code but Unicode could make it)"""
+
+
+@pytest.mark.parametrize(("expected", "actual"), LOOK_ALIKES)
+def test_a_currency_that_is_not_three_ascii_letters_matches_no_code(
+    expected: str, actual: str
+) -> None:
+    payment = paid_in(actual)
+    with pytest.raises(paysdk.PaymentMismatchError) as caught:
+        _core.check_payment(payment, _core.Expected(currency=expected))
+    assert caught.value.mismatches == {"currency": (expected, actual)}
+    assert not _core.same_currency(actual, actual)  # not a code: not even itself
+
+
+@pytest.mark.parametrize(
+    "currency",
+    [
+        " NGN",
+        "NGN ",
+        "\uff2e\uff27\uff2e",
+        "\u00dfP",
+        "\u0131nr",
+        "NG",
+        "NGNN",
+        "",
+        "N1N",
+        "N-N",
+        b"NGN",
+        566,
+    ],
+)
+def test_an_expected_currency_must_be_three_ascii_letters(currency: object) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="three ASCII letters") as caught:
+        _core.Expected(amount=100, currency=currency)  # type: ignore[arg-type]
+    assert isinstance(caught.value, ValueError)
+
+
+def test_an_orders_currency_is_held_to_the_same_rule() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="three ASCII letters"):
+        _core.expected_for("r", None, None, True, {"amount": 100, "currency": "u\u017fd"})

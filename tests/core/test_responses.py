@@ -5,12 +5,13 @@ from __future__ import annotations
 import json
 
 import httpx
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import paysdk
 from paysdk import _core
-from tests.conftest import answered, make_config
+from tests.conftest import answered, make_config, verify_body
 
 CONFIG = make_config()
 
@@ -51,6 +52,33 @@ def test_any_answer_maps_to_a_model_or_a_paysdk_error(
         assert str(error)
     else:
         assert 200 <= status < 300
+
+
+@pytest.mark.parametrize("status", [False, "false", 0])
+@pytest.mark.parametrize("success", [True, False])
+def test_a_verify_envelope_reporting_failure_is_no_payment(status: object, success: bool) -> None:
+    request = _core.verify_request(CONFIG, "order-1042")
+    body = verify_body("order-1042", success=success)
+    body.update(status=status, message="Verification failed")
+    with pytest.raises(paysdk.ResponseValidationError) as caught:
+        _core.map_response(
+            request, answered(httpx.Response(200, json=body)), _core.verified("order-1042"), None
+        )
+    error = caught.value
+    assert [(e["type"], e["loc"]) for e in error.errors] == [("envelope_failed", ("status",))]
+    assert "reports that the request failed" in str(error)
+    assert error.body == body  # what the service said stays reachable
+    assert not _core.is_retryable(error)
+
+
+@pytest.mark.parametrize("status", [True, None, "absent"])
+def test_a_verify_envelope_that_does_not_report_failure_gives_the_payment(status: object) -> None:
+    body = verify_body("order-1042")
+    if status == "absent":
+        del body["status"]
+    else:
+        body["status"] = status
+    assert _core.parse_verify(json.dumps(body).encode()).succeeded
 
 
 def test_parsing_interns_no_strings() -> None:

@@ -37,7 +37,7 @@ def _api_error(status: int, headers: dict[str, str] | None = None) -> paysdk.API
     [
         ({"Retry-After": "7"}, 7.0),
         ({"Retry-After": "0"}, 0.0),
-        ({"Retry-After": "1.5"}, 1.5),
+        ({"Retry-After": "1.5"}, 0.5),  # not delay-seconds: ordinary backoff
         ({"retry-after-ms": "1200", "Retry-After": "9"}, 1.2),
         ({"Retry-After": "Wed, 21 Oct 2026 07:28:30 GMT"}, 30.0),
         ({"Retry-After": "Wed, 21 Oct 2026 07:27:00 GMT"}, 0.0),  # already past
@@ -50,12 +50,67 @@ def _api_error(status: int, headers: dict[str, str] | None = None) -> paysdk.API
         ({"Retry-After": "nan"}, 0.5),
         ({"retry-after-ms": "inf", "Retry-After": "2"}, 2.0),
         ({"Retry-After": "Fri, 31 Dec 9999 23:59:59 GMT"}, None),
+        ({"Retry-After": "Wednesday, 21-Oct-26 07:28:45 GMT"}, 45.0),  # RFC 850's form
+        ({"Retry-After": "Wed Oct 21 07:28:50 2026"}, 50.0),  # asctime's form
+        ({"Retry-After": "Wed Oct  1 07:28:50 2026"}, 0.0),  # asctime pads the day with a space
+        ({"Retry-After": "Sunday, 06-Nov-94 08:49:37 GMT"}, 0.0),  # 1994, not 2094: past
+        ({"Retry-After": " 12\t"}, 12.0),  # whitespace around a field value is not part of it
+        ({"Retry-After": "007"}, 7.0),
     ],
 )
 def test_retry_after_forms(headers: dict[str, str], expected: float | None) -> None:
     clock = 1_792_567_680.0  # Wed, 21 Oct 2026 07:28:00 GMT
     policy = _core.RetryPolicy(max_retries=3, random=lambda: 0.0, clock=lambda: clock)
     assert policy.delay(0, _api_error(429, headers)) == expected
+
+
+MALFORMED_RETRY_AFTER = [
+    "+5",
+    "-0",
+    "1_000",  # int() takes the separator
+    "12.0",
+    "1e3",
+    "0x10",
+    "\u0661\u0662",  # Arabic-Indic digits, which int() reads as 12
+    "\u00b2",  # a superscript two: str.isdigit() says it is a digit
+    "\uff11\uff12",  # fullwidth digits
+    "12\u00a0",  # a no-break space, which str.strip() removes
+    "12 s",
+    "1 2",
+    "",
+    "Wed, 21 Oct 2026 07:28:45 +0000",  # email.utils reads these; RFC 9110 has none of them
+    "21 Oct 2026 07:28:45 GMT",
+    "wed, 21 oct 2026 07:28:45 gmt",
+    "Wed, 21 Oct 26 07:28:45 GMT",
+    "Wed, 31 Feb 2026 07:28:45 GMT",
+    "Wed, 21 Oct 2026 24:00:00 GMT",
+]
+
+
+@pytest.mark.parametrize("value", MALFORMED_RETRY_AFTER)
+def test_a_malformed_retry_after_is_ignored_for_backoff(value: str) -> None:
+    clock = 1_792_567_680.0  # Wed, 21 Oct 2026 07:28:00 GMT
+    policy = _core.RetryPolicy(max_retries=3, random=lambda: 0.0, clock=lambda: clock)
+    for status in (429, 503):
+        request = _core.list_request(CONFIG)
+        wire = httpx.Response(status, headers=[(b"Retry-After", value.encode())])  # UTF-8
+        error = _core.error_for(request, answered(wire), None)
+        assert error.headers["retry-after"] == value
+        assert _core.retry_after(error.headers, lambda: clock) is None
+        assert [policy.delay(n, error) for n in range(3)] == [0.5, 1.0, 2.0]
+    assert _core.retry_after({"retry-after-ms": value, "retry-after": "3"}) == 3.0
+
+
+@pytest.mark.parametrize("digits", [10, 400, 5000, 100_000])
+def test_an_absurdly_long_retry_after_is_too_long_to_wait_and_overflows_nothing(
+    digits: int,
+) -> None:
+    value = "9" * digits
+    assert _core.retry_after({"retry-after": value}) == 1e9
+    assert _core.retry_after({"retry-after-ms": value}) == 1e6
+    error = _api_error(429, {"Retry-After": value})
+    assert isinstance(error, paysdk.RateLimitError) and error.retry_after == 1e9
+    assert _core.RetryPolicy(max_retries=3).delay(0, error) is None  # raised for the caller
 
 
 @pytest.mark.parametrize(
@@ -84,9 +139,13 @@ def test_list_unavailable_is_retried_but_payment_not_found_is_not() -> None:
 
 @pytest.mark.parametrize(
     ("value", "expected"),
-    [("Wed, 21 Oct 2026 07:28:30 -0000", 30.0), ("Fri, 31 Dec 9999 23:59:59 -0000", None)],
+    [
+        ("Wed, 21 Oct 2026 07:28:30 GMT", 30.0),
+        ("Wed Oct 21 07:28:30 2026", 30.0),  # asctime's form names no zone: GMT all the same
+        ("Fri, 31 Dec 9999 23:59:59 GMT", None),
+    ],
 )
-def test_a_retry_after_date_in_unknown_zone_is_utc_wherever_we_run(
+def test_a_retry_after_date_is_gmt_wherever_we_run(
     monkeypatch: pytest.MonkeyPatch, value: str, expected: float | None
 ) -> None:
     monkeypatch.setenv("TZ", "Asia/Tokyo")

@@ -10,6 +10,7 @@ from paysdk.integrations._callback import (
     Refusal,
     check_answer,
     failed_payment,
+    method_response,
     refusal_of,
 )
 
@@ -70,3 +71,12 @@ def test_only_payments_the_service_confirmed_are_refusals() -> None:
     assert refusal_of(unknown) is None
     assert refusal_of(paysdk.InvalidCallbackError("no reference")) is None
     assert (failed_payment(failed), failed_payment(mismatch)) == (failed, None)
+
+
+def test_only_get_is_a_callback() -> None:
+    assert method_response("GET") is None
+    for method in ("HEAD", "POST", "OPTIONS", "get", "G\u0130T", "", "GET "):
+        refused = method_response(method)
+        assert refused is not None, method
+        assert (refused.status_code, refused.body) == (405, {"status": "method_not_allowed"})
+        assert refused.headers == {"Allow": "GET"}

@@ -398,3 +398,63 @@ def test_a_refusal_the_ledger_cannot_record_is_answered_as_usual(
         mismatch = browser.get(f"{PATH}?reference=order-2001")
     assert (mismatch.status_code, json.loads(mismatch.content)) == (409, {"status": "mismatch"})
     assert any("could not record the refusal of order-2001" in m for m in caplog.messages)
+
+
+# --- only GET is a callback ----------------------------------------------------------------------
+
+NOT_GET = ["HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"]
+
+
+def test_only_get_verifies_runs_the_view_and_fulfils(
+    client: paysdk.Client, shop: Shop, callback_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """Django routes every method to a view: each but GET is answered 405 with ``Allow: GET``
+    before anything is verified, run or recorded."""
+    runs: list[str] = []
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.create_table()
+
+        @verified_callback(client=client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+            runs.append(payment.reference)
+            return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        browser = DjangoClient()
+        for method in NOT_GET:
+            response = browser.generic(method, f"{PATH}?reference=order-1042")
+            assert (response.status_code, response["Allow"]) == (405, "GET"), method
+            if method != "HEAD":  # Django's test client drops a HEAD answer's body, as HTTP does
+                assert json.loads(response.content) == {"status": "method_not_allowed"}
+        assert (runs, ledger.row("order-1042")) == ([], None)
+        assert verify_requests(callback_sandbox) == []
+        fulfilled = browser.get(f"{PATH}?reference=order-1042")
+        row = ledger.row("order-1042")
+    assert (fulfilled.status_code, runs) == (200, ["order-1042"])
+    assert row is not None and row.state == "fulfilled"
+
+
+@pytest.mark.anyio
+async def test_only_get_runs_an_async_view(
+    async_client: paysdk.AsyncClient, shop: Shop, callback_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    runs: list[str] = []
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+        await ledger.create_table()
+
+        @verified_callback(client=async_client, lookup=shop.lookup, ledger=ledger)
+        async def payment_callback(
+            request: HttpRequest, payment: paysdk.VerifiedPayment
+        ) -> HttpResponseBase:
+            runs.append(payment.reference)
+            return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        browser = DjangoAsyncClient()
+        for method in NOT_GET:
+            response = await browser.generic(method, f"{PATH}?reference=order-1042")
+            assert (response.status_code, response["Allow"]) == (405, "GET"), method
+        assert (runs, await ledger.row("order-1042")) == ([], None)
+        assert verify_requests(callback_sandbox) == []
+        fulfilled = await browser.get(f"{PATH}?reference=order-1042")
+    assert (fulfilled.status_code, runs) == (200, ["order-1042"])

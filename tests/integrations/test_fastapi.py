@@ -38,6 +38,7 @@ from tests.support.merchant import (
     Shop,
     assert_answered,
     assert_refusal_recorded,
+    verify_requests,
 )
 
 PATH = "/payments/callback"
@@ -348,3 +349,53 @@ def test_a_ledger_of_another_kind_is_refused(callback_sandbox: Sandbox, shop: Sh
     with pytest.raises(paysdk.ConfigurationError, match="Ledger"):
         verified_callback(client, lookup=shop.lookup, ledger=object())  # type: ignore[arg-type]
     client.close()
+
+
+# --- only GET is a callback ----------------------------------------------------------------------
+
+NOT_GET = ["HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"]
+
+
+def routed_app(routing: str, endpoint: Any) -> Any:
+    """An app routing ``PATH`` to ``endpoint``: Starlette's default ``Route`` (GET and HEAD), or
+    FastAPI's ``api_route`` for every method."""
+    if routing == "starlette":
+        from starlette.applications import Starlette
+        from starlette.routing import Route
+
+        return Starlette(routes=[Route(PATH, endpoint)])
+    app = FastAPI()
+    app.api_route(PATH, methods=["GET", *NOT_GET])(endpoint)
+    return app
+
+
+@pytest.mark.parametrize("routing", ["starlette", "fastapi"])
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_only_get_verifies_runs_the_endpoint_and_fulfils(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, kind: str, routing: str
+) -> None:
+    """Starlette routes HEAD to a GET endpoint; a route may take other methods too. Each is
+    answered 405 with ``Allow: GET`` before anything is verified, run or recorded."""
+    client = sandbox_client(callback_sandbox, kind)
+    ledger = open_ledger(kind, tmp_path / "ledger.db")
+    runs: list[str] = []
+
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> JSONResponse:
+        runs.append(payment.reference)
+        return JSONResponse({"status": "ok"})
+
+    methods = NOT_GET if routing == "fastapi" else ["HEAD"]  # Starlette's router refuses the rest
+    with TestClient(routed_app(routing, payment_callback)) as browser:
+        for method in methods:
+            response = browser.request(method, f"{PATH}?reference={REFERENCE}")
+            assert (response.status_code, response.headers["allow"]) == (405, "GET"), method
+            if method != "HEAD":
+                assert response.json() == {"status": "method_not_allowed"}
+        assert (runs, row_of(browser, ledger)) == ([], None)
+        assert verify_requests(callback_sandbox) == []
+        fulfilled = browser.get(f"{PATH}?reference={REFERENCE}")
+        row = row_of(browser, ledger)
+        close(browser, client, ledger)
+    assert (fulfilled.status_code, runs) == (200, [REFERENCE])
+    assert row is not None and row.state == "fulfilled"

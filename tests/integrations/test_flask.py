@@ -33,6 +33,7 @@ from tests.support.merchant import (
     Shop,
     assert_answered,
     assert_refusal_recorded,
+    verify_requests,
 )
 
 PATH = "/payments/callback"
@@ -276,6 +277,50 @@ def test_a_fulfilment_that_ran_but_was_not_recorded_is_not_run_again(
     assert (again.status_code, again.get_json()) == (503, {"status": "in_progress"})
     assert row is not None and row.state == "claimed"
     assert shop.deliveries == 1
+
+
+# --- only GET is a callback ----------------------------------------------------------------------
+
+NOT_GET = ["HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"]
+
+
+@pytest.mark.parametrize("routed", ["for every method", "with app.get"])
+def test_only_get_verifies_runs_the_view_and_fulfils(
+    client: paysdk.Client, shop: Shop, callback_sandbox: Sandbox, tmp_path: Path, routed: str
+) -> None:
+    """Flask routes HEAD to a GET view; a route may take other methods too. Each is answered
+    405 with ``Allow: GET`` before anything is verified, run or recorded."""
+    app = flask.Flask(__name__)
+    ledger = paysdk.Ledger(tmp_path / "ledger.db")
+    runs: list[str] = []
+    every = routed == "for every method"
+    route = app.route(PATH, methods=["GET", *NOT_GET]) if every else app.get(PATH)
+
+    @route
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        runs.append(payment.reference)
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    browser = app.test_client()
+    with ledger:
+        ledger.create_table()
+        for method in NOT_GET:
+            response = browser.open(f"{PATH}?reference=order-1042", method=method)
+            assert response.status_code == 405, method
+            if every or method == "HEAD":  # else Flask's router refuses it first, as it would
+                assert response.headers["Allow"] == "GET", method
+        assert (runs, shop.fulfilled, ledger.row("order-1042")) == ([], [], None)
+        assert verify_requests(callback_sandbox) == []
+        assert browser.post(f"{PATH}?reference=order-1042").get_json() == (
+            {"status": "method_not_allowed"} if every else None
+        )
+        fulfilled = browser.get(f"{PATH}?reference=order-1042")
+        row = ledger.row("order-1042")
+    assert (fulfilled.status_code, fulfilled.get_json()) == (200, {"status": "ok"})
+    assert runs == ["order-1042"]
+    assert row is not None and row.state == "fulfilled"
 
 
 def test_an_amount_beyond_64_bits_is_refused_for_good_and_never_asked_to_retry(

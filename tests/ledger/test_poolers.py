@@ -3,7 +3,7 @@
 A pooler refuses a startup parameter it cannot track (``options``), and in transaction mode runs
 each transaction on whichever server connection is free, where a statement prepared on another
 does not exist. The throwaway PgBouncer of tests/support/postgres.py keeps its default settings
-unless a test says otherwise. (Sixteen processes racing through it: tests/ledger/test_races.py.)
+unless a test says otherwise. (Eight processes racing through it: tests/ledger/test_races.py.)
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from tests.support.ledger_worker import Job, Workers
 from tests.support.postgres import fresh_database, through, throwaway_pgbouncer
 
 REFERENCES = [f"race-{n:03d}" for n in range(50)]
-WORKERS = 16
+WORKERS = 8  # still twice PgBouncer's 4 server connections in transaction mode
 
 
 @pytest.fixture(scope="module")
@@ -47,22 +47,22 @@ def effects_of(path: Path) -> collections.Counter[tuple[str, str]]:
     return collections.Counter((line.split()[0], line.split()[1]) for line in lines)
 
 
-def test_sixteen_processes_deliver_the_same_fifty_callbacks_and_each_ships_once(
+def test_eight_processes_deliver_the_same_fifty_callbacks_and_each_ships_once(
     race_service: Sandbox, ledger_url: str, tmp_path: Path, workers: Workers
 ) -> None:
     race(race_service, ledger_url, tmp_path / "effects.log", workers)
 
 
-def test_through_pgbouncer_sixteen_processes_deliver_fifty_callbacks_and_each_ships_once(
+def test_through_pgbouncer_eight_processes_deliver_fifty_callbacks_and_each_ships_once(
     race_service: Sandbox, pooled_ledger_url: str, tmp_path: Path, workers: Workers
 ) -> None:
-    """The same race through PgBouncer with its default settings, in transaction mode (16
+    """The same race through PgBouncer with its default settings, in transaction mode (8
     workers share 4 server connections, a transaction on whichever is free) and session mode."""
     race(race_service, pooled_ledger_url, tmp_path / "effects.log", workers)
 
 
 @pytest.mark.parametrize("engine", ["sync", "async"])
-def test_sixteen_processes_each_with_its_own_sqlalchemy_engine_ship_each_callback_once(
+def test_eight_processes_each_with_its_own_sqlalchemy_engine_ship_each_callback_once(
     race_service: Sandbox, ledger_url: str, tmp_path: Path, workers: Workers, engine: str
 ) -> None:
     """The race again, each worker fulfilling through a SQLAlchemy ledger on an Engine (or an
@@ -73,7 +73,7 @@ def test_sixteen_processes_each_with_its_own_sqlalchemy_engine_ship_each_callbac
 def test_through_pgbouncer_sqlalchemy_engines_ship_each_callback_once(
     race_service: Sandbox, postgres_url: str, tmp_path: Path, workers: Workers
 ) -> None:
-    """Sixteen Engines through PgBouncer in transaction mode (4 server connections): psycopg
+    """Eight Engines through PgBouncer in transaction mode (4 server connections): psycopg
     would prepare a repeated statement on whichever server connection ran it, and the next
     transaction may run on another."""
     with throwaway_pgbouncer(postgres_url, "transaction", {"default_pool_size": 4}) as pooler:
@@ -84,7 +84,7 @@ def test_through_pgbouncer_sqlalchemy_engines_ship_each_callback_once(
 def race(
     sandbox: Sandbox, ledger_url: str, effects: Path, workers: Workers, **options: Any
 ) -> None:
-    """Sixteen processes deliver the same fifty callbacks at once: each ships once, no error.
+    """Eight processes deliver the same fifty callbacks at once: each ships once, no error.
 
     Args:
         sandbox: the service the workers verify against.

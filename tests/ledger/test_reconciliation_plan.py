@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -22,17 +23,25 @@ from paysdk.ledger._reconciliation import (
 )
 
 
-def listed(reference: str, status: str = "COMPLETED", amount: int = 700) -> paysdk.ListedPayment:
+def listed(
+    reference: str, status: str = "COMPLETED", amount: int = 700, currency: str = "NGN"
+) -> paysdk.ListedPayment:
     return paysdk.ListedPayment(
-        id=reference, reference=reference, amount=amount, currency="NGN", status=status
+        id=reference, reference=reference, amount=amount, currency=currency, status=status
     )
 
 
-def row(reference: str, state: str, reason: str | None = None) -> LedgerRow:
-    return LedgerRow(reference, state, None, 1, None, 700, "NGN", None, reason)
+def row(reference: str, state: str, reason: str | None = None, currency: str = "NGN") -> LedgerRow:
+    return LedgerRow(reference, state, None, 1, None, 700, currency, None, reason)
 
 
 Orders = Callable[[str], object]
+
+
+@dataclasses.dataclass
+class Order:
+    amount: int
+    currency: str
 
 
 def run(
@@ -123,6 +132,28 @@ def test_lookup_sorts_rowless_payments_into_not_ours_missed_and_mismatched() -> 
     }
     assert report.counts["not_ours"] == 1
     assert report.unresolved_missed == 3
+    assert report.fulfilled_ok == 1
+
+
+def test_currencies_are_the_same_code_only_on_ascii_letters() -> None:
+    report, _ = run(
+        [
+            listed("case", currency="usd"),
+            listed("long-s", currency="u\u017fd"),  # "\u017f".upper() == "S"
+            listed("sharp-s", currency="\u00dfP"),  # "\u00df".upper() == "SS"
+            listed("dotless-i", currency="\u0131nr"),  # "\u0131".upper() == "I"
+        ],
+        {
+            "case": row("case", "fulfilled", currency="USD"),
+            "long-s": row("long-s", "fulfilled", currency="USD"),
+        },
+        {"sharp-s": {"amount": 700, "currency": "SSP"}, "dotless-i": Order(700, "inr")}.get,
+    )
+    assert kinds(report) == {
+        "long-s": (Kind.MISMATCH, None),
+        "sharp-s": (Kind.MISSED, "the order expects currency SSP"),
+        "dotless-i": (Kind.MISSED, "the order expects currency inr"),
+    }
     assert report.fulfilled_ok == 1
 
 

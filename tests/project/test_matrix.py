@@ -88,7 +88,7 @@ def test_a_job_without_its_interpreter_fails_with_the_reason(tmp_path: Path) -> 
     assert result.returncode == 1, result.stdout + result.stderr
     reason = f"cannot start: no Python 3.10: none under {tmp_path / 'no-pyenv' / 'versions'}"
     assert reason in result.stdout
-    assert "3.10-lowest  Python ?" in result.stdout.split("matrix summary:")[1]
+    assert "3.10-lowest  full   Python ?" in result.stdout.split("matrix summary:")[1]
 
 
 def test_a_chroot_that_cannot_be_built_fails_both_of_its_jobs_with_the_reason(

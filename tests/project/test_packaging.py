@@ -12,6 +12,7 @@ from __future__ import annotations
 import email.message
 import email.parser
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,11 +58,49 @@ HELPERS = {  # extra -> (the helper module, the package it imports)
 }
 
 
+def uv() -> str:
+    """The uv ``make`` installed beside this interpreter (the dev extra), else one on PATH."""
+    beside = Path(sys.executable).with_name("uv")
+    found = str(beside) if beside.exists() else shutil.which("uv")
+    assert found, "uv is needed to install into fresh venvs: `make test` installs it"
+    return found
+
+
+def fresh_venv(where: Path, *requirements: str) -> Path:
+    """A new virtual environment at ``where`` holding ``requirements`` alone, installed by uv
+    through its cache (what pip would install, without fetching the index each time)."""
+    subprocess.run([uv(), "venv", "--quiet", "--python", sys.executable, str(where)], check=True)
+    subprocess.run(
+        [
+            uv(),
+            "pip",
+            "install",
+            "--quiet",
+            "--python",
+            str(where / "bin" / "python"),
+            *requirements,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    return where
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "build",
+            "--installer",
+            "uv",
+            "--wheel",
+            "--outdir",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
         capture_output=True,
     )
@@ -72,14 +111,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh virtual environment with the wheel (and respx, for the smoke test) installed."""
-    venv = tmp_path_factory.mktemp("venv")
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    subprocess.run(
-        [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", str(wheel), "respx"],
-        check=True,
-        capture_output=True,
-    )
-    return venv
+    return fresh_venv(tmp_path_factory.mktemp("venv"), str(wheel), "respx")
 
 
 def metadata(wheel: Path) -> email.message.Message:
@@ -214,14 +246,7 @@ def test_the_wheel_registers_the_pytest_plugin(wheel: Path) -> None:
 
 
 def test_the_testing_extra_runs_a_merchant_test(wheel: Path, tmp_path: Path) -> None:
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-    python = venv / "bin" / "python"
-    subprocess.run(
-        [str(python), "-m", "pip", "install", "--quiet", f"{wheel}[testing]", "pytest"],
-        check=True,
-        capture_output=True,
-    )
+    python = fresh_venv(tmp_path / "venv", f"{wheel}[testing]", "pytest") / "bin" / "python"
     (tmp_path / "test_merchant.py").write_text(MERCHANT_TEST)
     run = subprocess.run(
         [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_merchant.py"],

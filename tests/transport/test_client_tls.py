@@ -199,3 +199,25 @@ async def test_an_expired_certificate_is_refused(
             await client.verify(COMPLETED_REFERENCE)
         assert client.sleeps == []
         assert stale.requests == []
+
+
+# --- https:// to a server that speaks plain HTTP ----------------------------------------------
+
+
+async def test_https_to_a_plain_http_server_is_one_attempt_that_says_so(
+    sandbox: Sandbox, make_loopback_client: MakeClient
+) -> None:
+    """A plain-HTTP sandbox reached with an ``https://`` URL: TLSProtocolError, an
+    APIConnectionError, after one attempt (retrying meets the same server), saying what to do."""
+    https_url = sandbox.base_url.replace("http://", "https://", 1)
+    client = make_loopback_client(base_url=https_url, secret_key=sandbox.secret_key, max_retries=2)
+    with pytest.raises(paysdk.TLSProtocolError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    error = caught.value
+    assert isinstance(error, paysdk.APIConnectionError)
+    assert f"the server at 127.0.0.1:{sandbox.port} did not answer in TLS" in str(error)
+    assert "it seems to speak plain HTTP; use http:// if it is meant to, or check the port" in str(
+        error
+    )
+    assert (error.attempts, client.sleeps) == (1, [])
+    assert sandbox.secret_key not in str(error) + repr(error)

@@ -215,6 +215,37 @@ async def test_fault(
         assert client.sleeps == pytest.approx(case.sleeps)
 
 
+def utf8_on_the_wire(text: str) -> str:
+    """``text`` spelt so the hostile server (which writes headers in Latin-1) sends its UTF-8."""
+    return text.encode().decode("latin-1")
+
+
+MALFORMED_RETRY_AFTER = [
+    "+5",
+    "1_000",
+    "12.5",
+    "1e1",
+    utf8_on_the_wire("\u0661\u0662"),  # Arabic-Indic digits: int() reads 12
+    utf8_on_the_wire("5\u00b2"),  # str.isdigit() takes the superscript
+    "Wed, 21 Oct 2026 07:28:30 +0900",
+]
+
+
+@pytest.mark.parametrize("retry_after", MALFORMED_RETRY_AFTER)
+async def test_a_malformed_retry_after_leaves_the_wait_to_backoff(
+    retry_after: str, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """Only RFC 9110's forms of Retry-After are obeyed: for any other, the waits between tries
+    are paysdk's own backoff (0.5 s, then 1 s, each less up to 25% jitter)."""
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=2)
+    hostile.script(status(503, retry_after), status(503, retry_after), ok())
+    assert (await client.verify(REFERENCE)).reference == REFERENCE
+    assert hostile.attempts == 3
+    first, second = client.sleeps
+    assert 0.375 <= first <= 0.5
+    assert 0.75 <= second <= 1.0
+
+
 async def test_a_server_echoing_the_key_gets_it_into_no_message(
     endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
 ) -> None:

@@ -87,6 +87,23 @@ def _check_concurrency(concurrency: object) -> int:
     return concurrency
 
 
+def _references(references: Iterable[str]) -> Iterator[Any]:
+    """An iterator over ``references``, read lazily; a ``str`` or ``bytes`` is refused.
+
+    A string is an iterable too: ``verify_many("order-1")`` would verify each of its characters.
+
+    Raises:
+        TypeError: ``references`` is a ``str``, ``bytes`` or another bytes-like object.
+    """
+    if isinstance(references, (str, bytes, bytearray, memoryview)):
+        raise TypeError(
+            f"verify_many takes an iterable of references, not a {type(references).__name__} "
+            "(which would verify each character): for one reference, use verify(reference) "
+            "or verify_many([reference])"
+        )
+    return iter(references)
+
+
 Identified = tuple[VerifiedPayment, "str | None"]
 """A verified payment and the request id of the answer that brought it."""
 
@@ -108,7 +125,7 @@ class SyncBulk:
         concurrency: int,
     ) -> None:
         self._concurrency = _check_concurrency(concurrency)
-        self._references = iter(references)
+        self._references = _references(references)
         self._verify = verify
         self._pool: ThreadPoolExecutor | None = None
         self._window: deque[tuple[Any, Future[Identified]]] = deque()
@@ -169,7 +186,7 @@ class AsyncBulk:
         concurrency: int,
     ) -> None:
         self._concurrency = _check_concurrency(concurrency)
-        self._references = iter(references)
+        self._references = _references(references)
         self._verify = verify
         self._window: deque[tuple[Any, asyncio.Task[VerifyResult]]] = deque()
 

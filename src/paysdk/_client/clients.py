@@ -182,6 +182,8 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
             (or use ``with``) to stop early.
 
         Raises:
+            TypeError: ``references`` is a ``str`` or ``bytes``, whose characters are no
+                references; raised before any request.
             ConfigurationError: ``concurrency`` is not a positive int, or an override cannot
                 work. Each reference's own failure is in its result, not raised.
             ClientClosedError: the client is closed.
@@ -211,7 +213,8 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
         Args:
             reference: the payment's reference.
             amount: the amount expected, in the unit the service reports; ``None``: not checked.
-            currency: the currency expected (any case); ``None``: not checked.
+            currency: the currency expected: three ASCII letters, in any case; ``None``: not
+                checked.
             **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
                 ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
 
@@ -224,8 +227,8 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
                 say how).
             InvalidReferenceError: ``reference`` cannot be a payment reference.
             PaymentNotFoundError: the service does not know the reference.
-            ConfigurationError: ``amount`` is not a whole number, ``currency`` is empty, or an
-                override cannot work.
+            ConfigurationError: ``amount`` is not a whole number, ``currency`` is not three
+                ASCII letters, or an override cannot work.
             APIError: another error answer (see ``verify``).
             APIConnectionError: no answer, after the retries.
         """
@@ -251,7 +254,7 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
             source: the callback: a request of any framework, a query string, a mapping or a
                 reference (whatever [`parse_callback`][paysdk.parse_callback] reads).
             amount: the amount expected; give it with ``currency``, or give ``lookup``.
-            currency: the currency expected.
+            currency: the currency expected: three ASCII letters, in any case.
             lookup: finds what to expect from the reference ([`Lookup`][paysdk.Lookup]): your
                 order, a mapping, an [`Expected`][paysdk.Expected], or ``None`` for no such
                 order.
@@ -268,8 +271,8 @@ class Client(BaseClient[httpx.Client, "SyncHttpxSender"]):
             PaymentMismatchError: its amount or currency differ from the order's.
             PaymentNotFoundError: the service does not know the reference.
             ConfigurationError: both ``lookup`` and ``amount``/``currency`` given, or the
-                order ``lookup`` returned has no amount or currency. An async
-                ``lookup`` needs ``AsyncClient``.
+                order ``lookup`` returned has no amount or currency, or its currency is not
+                three ASCII letters. An async ``lookup`` needs ``AsyncClient``.
             APIError: another error answer (see ``verify``).
             APIConnectionError: no answer, after the retries.
         """
@@ -468,6 +471,8 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
             ``aclose()`` it (or use ``async with``) to stop early.
 
         Raises:
+            TypeError: ``references`` is a ``str`` or ``bytes``, whose characters are no
+                references; raised before any request.
             ConfigurationError: ``concurrency`` is not a positive int, or an override cannot
                 work. Each reference's own failure is in its result, not raised.
             ClientClosedError: the client is closed.
@@ -496,7 +501,8 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
         Args:
             reference: the payment's reference.
             amount: the amount expected, in the unit the service reports; ``None``: not checked.
-            currency: the currency expected (any case); ``None``: not checked.
+            currency: the currency expected: three ASCII letters, in any case; ``None``: not
+                checked.
             **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
                 ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
 
@@ -509,8 +515,8 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
                 say how).
             InvalidReferenceError: ``reference`` cannot be a payment reference.
             PaymentNotFoundError: the service does not know the reference.
-            ConfigurationError: ``amount`` is not a whole number, ``currency`` is empty, or an
-                override cannot work.
+            ConfigurationError: ``amount`` is not a whole number, ``currency`` is not three
+                ASCII letters, or an override cannot work.
             APIError: another error answer (see ``verify``).
             APIConnectionError: no answer, after the retries.
             EventLoopError: the client is used from an event loop other than its own.
@@ -534,7 +540,7 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
             source: the callback: a request of any framework, a query string, a mapping or a
                 reference (whatever [`parse_callback`][paysdk.parse_callback] reads).
             amount: the amount expected; give it with ``currency``, or give ``lookup``.
-            currency: the currency expected.
+            currency: the currency expected: three ASCII letters, in any case.
             lookup: finds what to expect from the reference ([`Lookup`][paysdk.Lookup]): your
                 order, a mapping, an [`Expected`][paysdk.Expected], or ``None`` for no such
                 order. It may
@@ -552,7 +558,8 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
             PaymentMismatchError: its amount or currency differ from the order's.
             PaymentNotFoundError: the service does not know the reference.
             ConfigurationError: both ``lookup`` and ``amount``/``currency`` given, or the
-                order ``lookup`` returned has no amount or currency.
+                order ``lookup`` returned has no amount or currency, or its currency is not
+                three ASCII letters.
             APIError: another error answer (see ``verify``).
             APIConnectionError: no answer, after the retries.
             EventLoopError: the client is used from an event loop other than its own.

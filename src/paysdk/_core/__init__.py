@@ -21,7 +21,14 @@ if TYPE_CHECKING:
     from .body import BodyReader
     from .callbacks import parse_callback
     from .config import Config, Timeout
-    from .expected import Expected, check_payment, expected_for, refuse_awaitable
+    from .expected import (
+        Expected,
+        check_payment,
+        currency_code,
+        expected_for,
+        refuse_awaitable,
+        same_currency,
+    )
     from .plans import (
         call,
         call_raw,
@@ -47,8 +54,10 @@ _HOMES = {
     "Timeout": ".config",
     "Expected": ".expected",
     "check_payment": ".expected",
+    "currency_code": ".expected",
     "expected_for": ".expected",
     "refuse_awaitable": ".expected",
+    "same_currency": ".expected",
     "call": ".plans",
     "call_raw": ".plans",
     "check_answered": ".plans",
@@ -115,6 +124,7 @@ __all__ = [
     "check_payment",
     "check_reference",
     "confirm",
+    "currency_code",
     "error_for",
     "expected_for",
     "failure_error",
@@ -129,6 +139,7 @@ __all__ = [
     "reference_problem",
     "refuse_awaitable",
     "retry_after",
+    "same_currency",
     "verified",
     "verify",
     "verify_identified",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import inspect
+import re
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
@@ -23,15 +24,18 @@ class Expected:
     """What the merchant expects a payment to be: its order's amount and currency.
 
     ``amount`` is in the unit the service reports, as an int (a whole ``Decimal``, as an ORM
-    may hold it, is taken as that int); ``currency`` is compared without regard to case.
-    ``None`` means "do not check this": give it only on purpose.
+    may hold it, is taken as that int); ``currency`` is three ASCII letters, compared with
+    the payment's as ``same_currency`` does. ``None`` means "do not check this": give it only
+    on purpose.
 
     Attributes:
         amount: the order's amount, in the unit the service reports; ``None``: not checked.
-        currency: the order's currency code (any case); ``None``: not checked.
+        currency: the order's currency code, three ASCII letters in any case; ``None``: not
+            checked.
 
     Raises:
-        ConfigurationError: an amount that is not a whole number, or an empty currency.
+        ConfigurationError: an amount that is not a whole number, or a currency that is not
+            three ASCII letters.
     """
 
     amount: int | None = None
@@ -39,10 +43,37 @@ class Expected:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "amount", _whole_amount(self.amount))
-        if self.currency is not None and (
-            not isinstance(self.currency, str) or not self.currency.strip()
-        ):
-            raise ConfigurationError("the expected currency must be a non-empty str")
+        if self.currency is not None and currency_code(self.currency) is None:
+            raise ConfigurationError(
+                "the expected currency must be a code of three ASCII letters, such as 'NGN', "
+                f"with nothing around it; got {self.currency!r}"
+            )
+
+
+_CODE = re.compile("[A-Za-z]{3}")
+"""A currency code: three ASCII letters. Written out, not ``\\w`` or IGNORECASE, which would
+let in letters of other scripts (the Kelvin sign matches ``k`` without regard to case)."""
+
+
+def currency_code(value: object) -> str | None:
+    """``value`` as an upper-case currency code, or ``None`` if it is not three ASCII letters.
+
+    Upper-casing is ASCII only: Unicode's case mapping turns the sharp s (U+00DF) into ``SS``
+    and the dotless i (U+0131) into ``I``, so a string that is not a code could become one.
+    """
+    if not isinstance(value, str) or _CODE.fullmatch(value) is None:
+        return None
+    return value.upper()  # three ASCII letters: their upper case is ASCII too
+
+
+def same_currency(expected: object, actual: object) -> bool:
+    """Whether two currencies are the same code: both three ASCII letters, equal but for case.
+
+    Anything else (padding, other scripts, fullwidth letters, ligatures) matches nothing, not
+    even itself: a currency that is not a code is never taken for one.
+    """
+    code = currency_code(expected)
+    return code is not None and code == currency_code(actual)
 
 
 def _whole_amount(amount: object) -> int | None:
@@ -118,9 +149,7 @@ def check_payment(
         raise PaymentFailedError(f"payment {payment.reference!r} did not succeed", payment=payment)
     if expected.amount is not None and payment.amount != expected.amount:
         mismatches["amount"] = (expected.amount, payment.amount)
-    if expected.currency is not None and (
-        payment.currency.strip().upper() != expected.currency.strip().upper()
-    ):
+    if expected.currency is not None and not same_currency(expected.currency, payment.currency):
         mismatches["currency"] = (expected.currency, payment.currency)
     if mismatches:
         detail = ", ".join(

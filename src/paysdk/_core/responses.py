@@ -9,8 +9,10 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
+from urllib.parse import urlsplit
 
 from pydantic import ValidationError
+from pydantic_core import PydanticCustomError
 
 from .._errors import (
     MAX_ERRORS_KEPT,
@@ -29,6 +31,7 @@ from .._errors import (
     ResponseTooLargeError,
     ResponseValidationError,
     ServerError,
+    TLSProtocolError,
     body_excerpt,
     json_or_none,
 )
@@ -46,9 +49,27 @@ T_co = TypeVar("T_co", covariant=True)
 _PAUSE_GC_ABOVE: Final = 1024 * 1024
 """Bodies past this size are parsed with the cyclic GC paused: it only slows building a list."""
 
+ENVELOPE_FAILED: Final = PydanticCustomError(
+    "envelope_failed",
+    "the service reports that the request failed; its data is then no payment outcome to act on",
+)
+"""What a verify 200 whose envelope says ``"status": false`` is: a ``ResponseValidationError``
+with this error at ``("status",)``, whatever ``data`` says."""
+
 
 def parse_verify(content: bytes) -> VerifiedPayment:
-    return _verify_envelope().validate_json(content)["data"]
+    """The payment of a verify body; a ``ValidationError`` if its envelope reports failure.
+
+    An envelope saying ``"status": false`` contradicts any ``data`` it carries: the service
+    said the request failed, so ``data.success`` is no outcome to fulfil (or refuse) on.
+    """
+    envelope = _verify_envelope().validate_json(content)
+    if envelope.get("status") is False:
+        raise ValidationError.from_exception_data(
+            "VerifyEnvelope",
+            [{"type": ENVELOPE_FAILED, "loc": ("status",), "input": False}],
+        )
+    return envelope["data"]
 
 
 def parse_list(content: bytes) -> list[ListedPayment]:
@@ -196,6 +217,13 @@ def _what_the_server_said(content: bytes, scrub: Callable[[str], str]) -> str:
     return ""
 
 
+def _address(url: str) -> str:
+    """``host:port`` of a URL, the port said even when it is the scheme's default."""
+    split = urlsplit(url)
+    host = f"[{split.hostname}]" if split.hostname and ":" in split.hostname else split.hostname
+    return f"{host}:{split.port or (443 if split.scheme == 'https' else 80)}"
+
+
 def _scrubbed_excerpt(text: str, scrub: Callable[[str], str]) -> str:
     return body_excerpt(scrub(text).encode())
 
@@ -212,6 +240,12 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
             f"could not verify the service's TLS certificate: {detail}; if the service uses a "
             "private certificate authority, trust it with verify='/path/to/ca-bundle.pem' or "
             "SSL_CERT_FILE",
+            **where,
+        )
+    elif failure.kind == "tls_protocol":
+        error = TLSProtocolError(
+            f"the server at {_address(request.url)} did not answer in TLS ({detail}): it seems to "
+            "speak plain HTTP; use http:// if it is meant to, or check the port",
             **where,
         )
     elif failure.kind == "proxy_auth":

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import email.utils
-import math
 import random
+import re
 import time
 from collections.abc import Callable, Mapping
 from typing import Final
@@ -18,6 +17,7 @@ from .._errors import (
     ListUnavailableError,
     PaySDKError,
     ProxyAuthenticationError,
+    TLSProtocolError,
 )
 
 RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
@@ -28,12 +28,14 @@ class RetryPolicy:
     """When and how long to wait before trying a failed call again.
 
     Every request paysdk makes is a GET, so retrying can never pay or fulfil twice. Retried:
-    no answer or a timeout (but not a certificate that failed verification, nor a proxy's 407),
+    no answer or a timeout (but not a certificate that failed verification, a server that does
+    not speak TLS, nor a proxy's 407),
     408, 409, 425,
     429, any 5xx, and list's "Connection Error" 404.
     Backoff doubles from ``initial_delay`` up to ``max_delay`` with up to 25% jitter. A
-    ``Retry-After`` (or ``retry-after-ms``) the server sends is obeyed exactly; one longer than
-    ``max_retry_after`` is not waited out: the error is raised for the caller to decide.
+    ``Retry-After`` (or ``retry-after-ms``) the server sends in a form RFC 9110 allows is obeyed
+    exactly (see ``retry_after``); one longer than ``max_retry_after`` is not waited out: the
+    error is raised for the caller to decide.
     """
 
     max_retries: int
@@ -57,8 +59,11 @@ class RetryPolicy:
 
 
 def is_retryable(error: PaySDKError) -> bool:
-    if isinstance(error, (CertificateVerificationError, ProxyAuthenticationError)):
-        return False  # the next try meets the same certificate, or sends the same credentials
+    if isinstance(
+        error, (CertificateVerificationError, TLSProtocolError, ProxyAuthenticationError)
+    ):
+        return False  # the next try meets the same certificate or server, or sends the same
+        # credentials
     if isinstance(error, (APIConnectionError, ListUnavailableError)):
         return True
     if isinstance(error, APIError):
@@ -66,31 +71,92 @@ def is_retryable(error: PaySDKError) -> bool:
     return False
 
 
+MAX_RETRY_AFTER: Final = 10**9
+"""The longest wait a server's hint is read as, in seconds (about 31 years): a longer one is
+taken as this, so no number of digits overflows a float or Python's limit on int digits."""
+
+_DELAY_SECONDS = re.compile("[0-9]+")
+"""RFC 9110's delay-seconds: ASCII digits only. ``int()`` and ``float()`` also take ``+5``,
+``1_000`` and digits of other scripts; ``str.isdigit`` takes a superscript two."""
+
+_DAY_NAME = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_MONTH = "(?P<month>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_TIME = "(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})"
+_HTTP_DATES = (
+    # IMF-fixdate, the one to send: Sun, 06 Nov 1994 08:49:37 GMT
+    re.compile(f"{_DAY_NAME}, (?P<day>[0-9]{{2}}) {_MONTH} (?P<year>[0-9]{{4}}) {_TIME} GMT"),
+    # obsolete RFC 850 form: Sunday, 06-Nov-94 08:49:37 GMT
+    re.compile(
+        "(?:Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday), "
+        f"(?P<day>[0-9]{{2}})-{_MONTH}-(?P<year>[0-9]{{2}}) {_TIME} GMT"
+    ),
+    # obsolete asctime form: Sun Nov  6 08:49:37 1994
+    re.compile(f"{_DAY_NAME} {_MONTH} (?P<day>[0-9 ][0-9]) {_TIME} (?P<year>[0-9]{{4}})"),
+)
+"""The three forms of an HTTP-date RFC 9110 (section 5.6.7) has recipients accept, exactly:
+case-sensitive names, GMT, fixed widths. ``email.utils`` reads far more (numeric zones, no
+weekday, two-digit years everywhere)."""
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+
+
 def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.time) -> float | None:
-    """The server's requested wait in seconds, from ``retry-after-ms`` or ``Retry-After``."""
-    millis = _non_negative(headers.get("retry-after-ms"))
+    """The server's requested wait in seconds, from ``retry-after-ms`` or ``Retry-After``.
+
+    ``Retry-After`` is read as RFC 9110 defines it: delay-seconds (ASCII digits only) or an
+    HTTP-date; ``retry-after-ms`` as milliseconds, digits only too. Anything else is ignored
+    (``None``: ordinary backoff applies). A wait is at most ``MAX_RETRY_AFTER``.
+    """
+    millis = _delay(headers.get("retry-after-ms"))
     if millis is not None:
         return millis / 1000.0
     value = headers.get("retry-after")
     if value is None:
         return None
-    seconds = _non_negative(value)
+    seconds = _delay(value)
     if seconds is not None:
         return seconds
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-        if when.tzinfo is None:  # "-0000": RFC 5322's "UTC, source zone unknown"
-            when = when.replace(tzinfo=dt.timezone.utc)
-        return max(0.0, when.timestamp() - clock())
-    except (TypeError, ValueError, IndexError, OverflowError, OSError):
-        return None
+    when = _http_date(value, clock)
+    return None if when is None else min(max(0.0, when - clock()), float(MAX_RETRY_AFTER))
 
 
-def _non_negative(value: str | None) -> float | None:
+def _delay(value: str | None) -> float | None:
+    """Delay-seconds (or milliseconds): ASCII digits, with no sign, point or separator."""
     if value is None:
         return None
-    try:
-        number = float(value)
-    except ValueError:
+    digits = value.strip(" \t")  # optional whitespace around a field value is not part of it
+    if _DELAY_SECONDS.fullmatch(digits) is None:
         return None
-    return number if math.isfinite(number) and number >= 0 else None
+    significant = digits.lstrip("0")
+    if len(significant) > len(str(MAX_RETRY_AFTER)):
+        return float(MAX_RETRY_AFTER)
+    return float(min(int(significant or "0"), MAX_RETRY_AFTER))
+
+
+def _http_date(value: str, clock: Callable[[], float]) -> float | None:
+    """The POSIX time an HTTP-date names, or ``None`` if ``value`` is not one."""
+    text = value.strip(" \t")
+    for form in _HTTP_DATES:
+        found = form.fullmatch(text)
+        if found is not None:
+            break
+    else:
+        return None
+    year = int(found["year"])
+    if len(found["year"]) == 2:  # RFC 850: the latest year with these digits, at most 50 ahead
+        this_year = dt.datetime.fromtimestamp(clock(), dt.timezone.utc).year
+        year += this_year - this_year % 100
+        if year > this_year + 50:
+            year -= 100
+    try:
+        when = dt.datetime(
+            year,
+            _MONTHS.index(found["month"]) + 1,
+            int(found["day"]),
+            int(found["hour"]),
+            int(found["minute"]),
+            min(int(found["second"]), 59),  # 60: a leap second
+            tzinfo=dt.timezone.utc,
+        )
+    except ValueError:  # 31 Feb, hour 24, year 0
+        return None
+    return when.timestamp()

@@ -99,7 +99,14 @@ class Opened(NamedTuple):
 
 
 FailureKind: TypeAlias = Literal[
-    "connect", "timeout", "certificate", "proxy_auth", "too_large", "undecodable", "closed"
+    "connect",
+    "timeout",
+    "certificate",
+    "tls_protocol",
+    "proxy_auth",
+    "too_large",
+    "undecodable",
+    "closed",
 ]
 
 

@@ -11,7 +11,7 @@ import httpx
 from .._core.config import Timeout
 from .._core.steps import Failure, Send
 from .._parsing.decoding import DecodingError, decoded
-from .tls import certificate_error, certificate_problem
+from .tls import certificate_error, certificate_problem, plain_http_error
 
 __all__ = [
     "BACKEND",
@@ -55,6 +55,9 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
     refused = certificate_error(exc)
     if refused is not None:
         return Failure("certificate", certificate_problem(refused), cause=exc)
+    not_tls = plain_http_error(exc)
+    if not_tls is not None:
+        return Failure("tls_protocol", str(not_tls), cause=exc)
     if isinstance(exc, httpx.ProxyError) and str(exc).startswith("407"):  # httpcore: "407 ..."
         return Failure("proxy_auth", str(exc), cause=exc)
     detail = str(exc) or type(exc).__name__

@@ -6,7 +6,11 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 
-__all__ = ["certificate_error", "certificate_problem", "ssl_context"]
+__all__ = ["certificate_error", "certificate_problem", "plain_http_error", "ssl_context"]
+
+NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
+"""OpenSSL's reasons when what came back to its hello is not TLS at all (plain HTTP, most
+likely), by version: 1.1 and 3.0/3.1 say the first, later ones may say another."""
 
 
 def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
@@ -55,3 +59,16 @@ def certificate_problem(error: ssl.SSLCertVerificationError) -> str:
     """What is wrong with the certificate, in OpenSSL's words."""
     # getattr: OpenSSL sets both on the errors it raises; a subclass made in Python has neither
     return getattr(error, "verify_message", None) or getattr(error, "reason", None) or str(error)
+
+
+def plain_http_error(exc: BaseException) -> ssl.SSLError | None:
+    """The TLS error behind ``exc`` that says the server did not answer in TLS, if one does:
+    searched along its causes, as aiohttp and httpx both wrap it."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ssl.SSLError) and getattr(current, "reason", None) in NOT_TLS:
+            return current
+        current = current.__cause__ or current.__context__
+    return None

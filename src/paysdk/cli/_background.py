@@ -5,8 +5,10 @@ A detached sandbox is the same ``paysdk sandbox`` run as a child in its own sess
 in a log file. Once it listens it writes its pid file, ``sandbox-<port>.pid`` (JSON: pid, port,
 URL, key, log), in the runtime directory, then tells the command that started it through a
 pipe; it removes the file when it stops. The runtime directory is ``$PAYSDK_SANDBOX_DIR``, else
-``$XDG_RUNTIME_DIR/paysdk``, else ``<temporary directory>/paysdk-<uid>``, made private (0700):
-the pid file holds the sandbox's key.
+``$XDG_RUNTIME_DIR/paysdk``, else ``<temporary directory>/paysdk-<uid>``, made private (0700).
+The pid file and the log both hold the sandbox's key, so both are created readable by their
+owner alone (0600), and a runtime directory that another user owns or can write to is refused:
+whoever controls the directory controls what is in it.
 
 ``stop`` signals the pid only after the sandbox on that port answers ``GET /_sandbox/status``
 with that very pid, so a pid file left by a sandbox that was killed (its pid since reused) never
@@ -21,6 +23,7 @@ import json
 import os
 import select
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -29,6 +32,8 @@ from collections.abc import Generator, Sequence
 from pathlib import Path
 
 import httpx
+
+from .._errors import ConfigurationError
 
 __all__ = [
     "ENV_SANDBOX_DIR",
@@ -39,6 +44,7 @@ __all__ = [
     "pid_files",
     "read_pid_file",
     "remove_pid_file",
+    "running_sandboxes",
     "runtime_dir",
     "serving_pid",
     "spawn",
@@ -70,7 +76,12 @@ class RunningSandbox:
 
 
 def runtime_dir() -> Path:
-    """Where pid files and logs of detached sandboxes live, made (private) if missing."""
+    """Where pid files and logs of detached sandboxes live, made (private) if missing.
+
+    Raises:
+        ConfigurationError: the directory cannot be made, or another user owns it or can
+            write to it (they could read the sandbox's key, or plant files there).
+    """
     given = os.environ.get(ENV_SANDBOX_DIR)
     if given:
         directory = Path(given)
@@ -78,8 +89,52 @@ def runtime_dir() -> Path:
         directory = Path(os.environ["XDG_RUNTIME_DIR"]) / "paysdk"
     else:
         directory = Path(tempfile.gettempdir()) / f"paysdk-{os.getuid()}"
-    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    try:
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        problem = _not_private(directory)
+    except OSError as exc:
+        problem = f"cannot be used ({exc.strerror or exc})", ""
+    if problem is not None:
+        said, remedy = problem
+        raise ConfigurationError(
+            f"the runtime directory {directory} {said}: {remedy}{'or ' if remedy else ''}set "
+            f"{ENV_SANDBOX_DIR} to a directory only you can write to (it holds the sandbox's key)"
+        )
     return directory
+
+
+def _not_private(directory: Path) -> tuple[str, str] | None:
+    """What makes ``directory`` (or a symbolic link to it) not the user's alone, and what to
+    do about it; ``None`` if it is theirs alone."""
+    uid = os.getuid()
+    link = os.lstat(directory)
+    if stat.S_ISLNK(link.st_mode) and link.st_uid != uid:
+        return f"is a symbolic link owned by uid {link.st_uid}, not by you (uid {uid})", (
+            "remove the link, "
+        )
+    info = os.stat(directory)
+    if not stat.S_ISDIR(info.st_mode):
+        return "is not a directory", "remove it, "
+    if info.st_uid != uid:
+        return f"belongs to uid {info.st_uid}, not to you (uid {uid})", "remove it, "
+    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        mode = stat.S_IMODE(info.st_mode)
+        return f"can be written by other users (mode {mode:o})", f"run `chmod 700 {directory}`, "
+    return None
+
+
+def open_private(path: Path, flags: int) -> int:
+    """Open ``path`` for writing, created readable and writable by its owner alone (0600),
+    never through a symbolic link. A file already there that others can read is made private
+    too, before anything is written to it."""
+    descriptor = os.open(path, flags | os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        if stat.S_IMODE(os.fstat(descriptor).st_mode) & 0o077:
+            os.fchmod(descriptor, 0o600)
+    except OSError:
+        os.close(descriptor)
+        raise
+    return descriptor
 
 
 def pid_file(port: int) -> Path:
@@ -101,8 +156,7 @@ def write_pid_file(sandbox: RunningSandbox) -> Path:
     """Write ``sandbox``'s pid file (readable by its user alone), atomically."""
     path = pid_file(sandbox.port)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+    with os.fdopen(open_private(temporary, os.O_TRUNC), "w", encoding="utf-8") as file:
         json.dump(sandbox.to_json(), file)
     os.replace(temporary, path)
     return path
@@ -145,6 +199,12 @@ def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
     except (httpx.HTTPError, ValueError, AttributeError):
         return None
     return pid if isinstance(pid, int) else None
+
+
+def running_sandboxes() -> list[RunningSandbox]:
+    """The detached sandboxes that run now: those whose pid file's pid is the one serving."""
+    found = (read_pid_file(path) for path in pid_files())
+    return [sandbox for sandbox in found if sandbox and serving_pid(sandbox) == sandbox.pid]
 
 
 def alive(pid: int) -> bool:
@@ -205,7 +265,7 @@ def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
         str(log),
     ]
     try:
-        with open(log, "ab") as output:
+        with os.fdopen(open_private(log, os.O_APPEND), "ab") as output:
             child = subprocess.Popen(  # noqa: S603 - this Python, running paysdk
                 command,
                 stdin=subprocess.DEVNULL,

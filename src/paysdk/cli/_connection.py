@@ -17,7 +17,7 @@ def connection_options() -> Command:
     group.add_argument("--secret-key", help=f"secret key (default: ${ENV_SECRET_KEY})")
     group.add_argument("--base-url", help=f"service address (default: ${ENV_BASE_URL})")
     group.add_argument("--timeout", type=positive_float, default=30.0, help="seconds (30)")
-    group.add_argument("--max-retries", type=int, default=2, help="retries of transient errors")
+    group.add_argument("--max-retries", type=int, default=2, help="retries of transient errors (2)")
     group.add_argument(
         "--allow-insecure-http", action="store_true", help="allow http:// to a non-local host"
     )

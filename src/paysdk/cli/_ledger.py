@@ -9,14 +9,13 @@ fulfilled or claimed row keeps its state) exits 1 and says why.
 from __future__ import annotations
 
 import argparse
-import csv
-import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ._escape import MISSING, printable
 from ._exits import EXIT_FAILURE, EXIT_OK, exit_codes_help
 from ._ledger_options import ledger_options, open_ledger
-from ._report import print_error, print_json, print_table
+from ._report import print_csv, print_error, print_json, print_table
 
 if TYPE_CHECKING:
     from ..ledger import Ledger, LedgerRow
@@ -149,9 +148,8 @@ def _list(args: argparse.Namespace) -> int:
             for row in rows:
                 print_json(_values(row), indent=None)
         elif args.format == "csv":
-            writer = csv.writer(sys.stdout, lineterminator="\n")
-            writer.writerow(_COLUMNS)
-            writer.writerows([_cell(v) for v in _values(row).values()] for row in rows)
+            cells = ([None if v == "" else v for v in _values(row).values()] for row in rows)
+            print_csv(_COLUMNS, cells)
         else:
             _print_pages(rows)
     return EXIT_OK
@@ -173,7 +171,7 @@ def _print_pages(rows: Iterator[LedgerRow]) -> None:
 
 
 def _cell(value: object) -> str:
-    return "-" if value is None or value == "" else " ".join(str(value).split())
+    return MISSING if value is None or value == "" else str(value)
 
 
 def _refuse(args: argparse.Namespace) -> int:
@@ -194,12 +192,12 @@ def _set_aside(args: argparse.Namespace, state: str) -> int:
             "a payment that is fulfilled or being fulfilled",
             EXIT_FAILURE,
         )
-    print(f"{row.reference}: {row.state} ({row.reason})")
+    print(printable(f"{row.reference}: {row.state} ({row.reason})"))
     return EXIT_OK
 
 
 def _resolve(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
         row = ledger.resolve(args.reference, ran=args.ran)
-    print(f"{row.reference}: {row.state}")
+    print(printable(f"{row.reference}: {row.state}"))
     return EXIT_OK

@@ -39,8 +39,8 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
     """The ledger the options name; never creates one, as these commands only read or amend it.
 
     Raises:
-        ConfigurationError: no ledger was named, or a SQLite file that does not exist (a typo,
-            most likely: said so, rather than as a database failure).
+        ConfigurationError: no ledger was named, a SQLite file that does not exist, or a table
+            the ledger lacks (a typo, most likely: said so, rather than as a database failure).
     """
     from ..ledger import Ledger, sqlite_file
 
@@ -56,4 +56,27 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
         raise ConfigurationError(
             f"{source}: the ledger {path!r} does not exist (paysdk never creates one)"
         )
-    return Ledger(url, table=args.table, create_table=False)
+    ledger = Ledger(url, table=args.table, create_table=False)
+    try:
+        _check_table(ledger, args.table)
+    except BaseException:
+        ledger.close()
+        raise
+    return ledger
+
+
+def _check_table(ledger: Ledger, table: str) -> None:
+    """Read one row, so a table the ledger lacks is the user's error (a usage error, named as
+    such) rather than a database failure halfway through the command."""
+    from ..ledger import DEFAULT_TABLE, LedgerError
+
+    try:
+        ledger.rows_after("", 1)
+    except LedgerError as exc:
+        text = str(exc)
+        if "no such table" in text or ("relation" in text and "does not exist" in text):
+            raise ConfigurationError(
+                f"--table: the ledger has no table {table!r} (default: {DEFAULT_TABLE}): name "
+                "the table your app's Ledger writes to"
+            ) from None
+        raise

@@ -9,9 +9,9 @@ traceback (no local variables), to be reported: it is not the service's failure 
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import datetime as dt
+import re
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -21,6 +21,7 @@ from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.wire import wire_timestamp
 from paysdk.cli._command import Command
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
+from paysdk.cli._escape import MISSING, printable
 from paysdk.cli._exits import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
@@ -39,6 +40,7 @@ from paysdk.cli._report import (
     attempts_made,
     broken_pipe,
     in_cli_words,
+    print_csv,
     print_error,
     print_internal_error,
     print_json,
@@ -119,7 +121,7 @@ def _verify(args: argparse.Namespace) -> int:
 def _confirm(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         payment = client.confirm(args.reference, amount=args.amount, currency=args.currency)
-    print(f"confirmed: {payment.reference} paid {payment.amount} {payment.currency}")
+    print(printable(f"confirmed: {payment.reference} paid {payment.amount} {payment.currency}"))
     return EXIT_OK
 
 
@@ -139,44 +141,46 @@ def _card(card: paysdk.Authorization | None) -> str:
 @dataclasses.dataclass(frozen=True)
 class _Column:
     name: str
-    value: Callable[[paysdk.ListedPayment], str]
+    value: Callable[[paysdk.ListedPayment], object]
     in_table: bool = True
     right: bool = False
 
 
 _COLUMNS = (
-    _Column("id", lambda p: _text(p.id), in_table=False),
+    _Column("id", lambda p: p.id, in_table=False),
     _Column("reference", lambda p: p.reference),
     _Column("status", lambda p: str(p.status)),
-    _Column("amount", lambda p: str(p.amount), right=True),
-    _Column("fee", lambda p: _text(p.fee), right=True),
+    _Column("amount", lambda p: p.amount, right=True),
+    _Column("fee", lambda p: p.fee, right=True),
     _Column("currency", lambda p: p.currency),
-    _Column("customer_paid", lambda p: _text(p.customer_paid), in_table=False),
-    _Column("customer_email", lambda p: _text(p.customer and p.customer.email)),
+    _Column("customer_paid", lambda p: p.customer_paid, in_table=False),
+    _Column("customer_email", lambda p: p.customer and p.customer.email),
     _Column("created_at", lambda p: _timestamp(p.created_at)),
     _Column("updated_at", lambda p: _timestamp(p.updated_at), in_table=False),
 )
-"""The list's columns: all of them in CSV, those ``in_table`` in the table for people."""
+"""The list's columns: all of them in CSV, those ``in_table`` in the table for people. Each
+gives the value itself (an integer, a boolean, text or ``None``): CSV keeps numbers numbers."""
 
 
 def _list(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         payments = client.list_payments()
     if args.status is not None:
-        payments = [p for p in payments if str(p.status).upper() == args.status]
+        payments = [p for p in payments if _ascii_upper(str(p.status)) == args.status]
     if args.since is not None:
         payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
     if args.format == "json":
         print_json([p.model_dump(mode="json", exclude_unset=True) for p in payments])
     elif args.format == "csv":
-        writer = csv.writer(sys.stdout, lineterminator="\n")
-        writer.writerow(column.name for column in _COLUMNS)
-        writer.writerows([column.value(p) for column in _COLUMNS] for p in payments)
+        print_csv(
+            [column.name for column in _COLUMNS],
+            ([column.value(p) for column in _COLUMNS] for p in payments),
+        )
     elif not payments:
         print("No payments.")
     else:
         columns = [column for column in _COLUMNS if column.in_table]
-        rows = [[column.value(p) for column in columns] for p in payments]
+        rows = [[_text(column.value(p)) for column in columns] for p in payments]
         header = [column.name.replace("_", " ").upper() for column in columns]
         print_table(rows, header=header, right=[column.right for column in columns])
     return EXIT_OK
@@ -184,28 +188,41 @@ def _list(args: argparse.Namespace) -> int:
 
 def _text(value: object) -> str:
     if value is None:
-        return "-"
+        return MISSING
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
 
 
-def _timestamp(value: dt.datetime | None) -> str:
-    return "-" if value is None else wire_timestamp(value)
+def _timestamp(value: dt.datetime | None) -> str | None:
+    return None if value is None else wire_timestamp(value)
 
 
 def parse_status(text: str) -> str:
     """``--status``: one of the statuses paysdk knows (``paysdk.PaymentStatus``), any case."""
     known = [status.value for status in paysdk.PaymentStatus]
-    if text.strip().upper() not in known:
+    status = _ascii_upper(text.strip())
+    if status is None or status not in known:
         raise argparse.ArgumentTypeError(
             f"unknown status {text!r}: expected one of {', '.join(known)} (any case)"
         )
-    return text.strip().upper()
+    return status
+
+
+def _ascii_upper(text: str) -> str | None:
+    """``text`` in upper case if it is ASCII, else None: Unicode's case mapping would read
+    ``failed`` spelt with a dotless i (U+0131) as ``FAILED``."""
+    return text.upper() if text.isascii() else None
 
 
 def parse_since(text: str) -> dt.datetime:
     """``--since``: a date (midnight UTC) or an ISO 8601 datetime (UTC unless it says)."""
+    date = re.match(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])", text.strip())
+    if date is not None:  # shaped like a date: say which part is out of range
+        try:
+            dt.date(*(int(part) for part in date.groups()))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a real date: {exc}") from None
     try:
         value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:

@@ -2,7 +2,9 @@
 
 ``pay`` asks a running sandbox to record a payment and send its callback (``POST /_sandbox/pay``,
 which is ``paysdk.sandbox.Sandbox.pay``), so the callback comes from the
-sandbox as it would from the service, and the handler's verify finds the payment there. It exits
+sandbox as it would from the service, and the handler's verify finds the payment there. Without
+a base URL (flag or variable) it pays in the one sandbox running detached, with that sandbox's key
+unless ``--secret-key`` is given. It exits
 0 when the handler answered 2xx, 1 (``EXIT_FAILURE``) when it answered anything else and 3
 (``EXIT_UNREACHABLE``) when it, or the sandbox, could not be reached.
 """
@@ -16,7 +18,10 @@ from typing import Any, cast
 import httpx
 
 from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY, check_base_url, check_secret_key
+from . import _background as background
+from ._background import RunningSandbox
 from ._connection import positive_float, whole_amount
+from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, exit_codes_help
 from ._report import print_error
 
@@ -36,7 +41,12 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
     )
     pay.add_argument("reference", help="the payment's reference, e.g. order-1042")
     pay.add_argument("--amount", type=whole_amount, required=True, help="an integer, e.g. 2500000")
-    pay.add_argument("--currency", required=True, help="e.g. NGN")
+    pay.add_argument(
+        "--currency",
+        type=currency_code,
+        required=True,
+        help="three letters, e.g. NGN (usd is taken as USD)",
+    )
     pay.add_argument(
         "--callback",
         required=True,
@@ -44,6 +54,11 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
         help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback",
     )
     pay.add_argument("--fail", action="store_true", help="record a FAILED payment instead")
+    pay.add_argument(
+        "--replace",
+        action="store_true",
+        help="replace the sandbox's payment of this reference, if it holds one (else refused)",
+    )
     pay.add_argument(
         "--callback-timeout",
         type=positive_float,
@@ -77,13 +92,17 @@ def _pay(args: argparse.Namespace) -> int:
         callback_url(args.callback, args.reference)  # checked before anything is sent
     except ValueError as exc:
         return print_error(f"--callback: {exc}", EXIT_USAGE)
-    base_url = check_base_url(
-        args.base_url if args.base_url is not None else os.environ.get(ENV_BASE_URL),
-        allow_insecure_http=args.allow_insecure_http,
-    )
-    secret_key = check_secret_key(
-        args.secret_key if args.secret_key is not None else os.environ.get(ENV_SECRET_KEY)
-    )
+    given_url = args.base_url if args.base_url is not None else os.environ.get(ENV_BASE_URL)
+    given_key = args.secret_key if args.secret_key is not None else os.environ.get(ENV_SECRET_KEY)
+    if not given_url:
+        found = _the_detached_sandbox()
+        if isinstance(found, str):
+            return print_error(found, EXIT_USAGE)
+        given_url = found.base_url
+        # the variable's key belongs with the variable's address; the sandbox knows its own
+        given_key = args.secret_key if args.secret_key is not None else found.secret_key
+    base_url = check_base_url(given_url, allow_insecure_http=args.allow_insecure_http)
+    secret_key = check_secret_key(given_key)
     payment: dict[str, object] = {
         "reference": args.reference,
         "amount": args.amount,
@@ -91,7 +110,12 @@ def _pay(args: argparse.Namespace) -> int:
     }
     if args.fail:
         payment["status"] = FAILED
-    body = {"payment": payment, "callback": args.callback, "timeout": args.callback_timeout}
+    body = {
+        "payment": payment,
+        "callback": args.callback,
+        "timeout": args.callback_timeout,
+        "replace": args.replace,
+    }
     try:
         answer = httpx.post(
             f"{base_url}/_sandbox/pay",
@@ -109,6 +133,20 @@ def _pay(args: argparse.Namespace) -> int:
     return _paid(answer, base_url, args)
 
 
+def _the_detached_sandbox() -> RunningSandbox | str:
+    """The one sandbox running detached (``paysdk sandbox --detach``), or why there is none."""
+    running = background.running_sandboxes()
+    if len(running) == 1:
+        return running[0]
+    if running:
+        urls = ", ".join(sandbox.base_url for sandbox in running)
+        return f"sandboxes run at {urls}: choose one with --base-url (or ${ENV_BASE_URL})"
+    return (
+        f"no base URL and no sandbox running in the background ({background.runtime_dir()}): "
+        f"start one with `paysdk sandbox --detach`, or pass --base-url or set ${ENV_BASE_URL}"
+    )
+
+
 def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> int:
     """Report what ``POST /_sandbox/pay`` answered, and exit as the callback went."""
     try:
@@ -118,6 +156,12 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
     data = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
     if answer.status_code == 401:
         return print_error(f"the sandbox at {base_url} refused the secret key", EXIT_USAGE)
+    if answer.status_code == 409:
+        return print_error(
+            f"the sandbox at {base_url} already holds a payment for {args.reference!r}: pass "
+            "--replace to replace it, or pay another reference",
+            EXIT_USAGE,
+        )
     if answer.status_code == 400 and "message" in data:
         return print_error(f"the sandbox refused the payment: {data['message']}", EXIT_USAGE)
     if answer.status_code != 201 or not isinstance(data.get("callback"), dict):
@@ -127,17 +171,28 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
             EXIT_USAGE,
         )
     status = "FAILED" if args.fail else "COMPLETED"
-    print(f"paid: {args.reference} {args.amount} {args.currency} ({status}) at {base_url}")
+    paid = f"paid: {args.reference} {args.amount} {args.currency} ({status}) at {base_url}"
+    print(printable(paid))
     callback = cast("dict[str, Any]", data["callback"])
     if "error" in callback:
         return print_error(str(callback["error"]), EXIT_UNREACHABLE)
     status_code = callback.get("status_code")
-    print(f"callback: GET {callback.get('url')} -> {status_code}")
+    print(printable(f"callback: GET {callback.get('url')} -> {status_code}"))
     text = str(callback.get("body") or "").strip()
     if text:
-        print(text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}...")
+        excerpt = text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}..."
+        print(printable(excerpt, keep_newlines=True))
     ok = isinstance(status_code, int) and 200 <= status_code < 300
     return EXIT_OK if ok else EXIT_FAILURE
+
+
+def currency_code(text: str) -> str:
+    """An argparse type: a currency code, three ASCII letters, taken in upper case."""
+    if not (len(text) == 3 and text.isascii() and text.isalpha()):
+        raise argparse.ArgumentTypeError(
+            f"expected a currency code of three letters such as NGN or USD, not {text!r}"
+        )
+    return text.upper()
 
 
 def _trigger_callback(args: argparse.Namespace) -> int:
@@ -151,7 +206,7 @@ def _trigger_callback(args: argparse.Namespace) -> int:
         result = send_callback(args.url, args.reference, timeout=args.timeout)
     except CallbackDeliveryError as exc:
         return print_error(exc, EXIT_UNREACHABLE)
-    print(f"GET {result.url} -> {result.status_code}")
+    print(printable(f"GET {result.url} -> {result.status_code}"))
     if result.body:
-        print(result.body)
+        print(printable(result.body, keep_newlines=True))
     return EXIT_OK if result.ok else EXIT_FAILURE

@@ -11,17 +11,17 @@ stderr, and only when stderr is a terminal.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
 from ..ledger import MAX_DISCREPANCIES
 from ._connection import client_from
+from ._escape import MISSING
 from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
 from ._imports import import_callable
 from ._ledger_options import ledger_options, open_ledger
-from ._report import print_json, print_table
+from ._report import print_csv, print_json, print_table
 
 if TYPE_CHECKING:
     from ..ledger import Discrepancy, ReconcileReport
@@ -38,7 +38,16 @@ _COLUMNS = (
     "fulfilled_amount",
     "fulfilled_currency",
     "reason",
+    "fulfilment",
 )
+"""The CSV's columns; the table shows ``fulfilment`` only when ``--fulfil`` ran."""
+
+_OUTCOMES = {
+    "fulfilled": "fulfilled now",
+    "already_fulfilled": "already fulfilled",
+    "in_progress": "not fulfilled: in progress elsewhere",
+}
+"""What ``--fulfil`` did to a missed payment, in the table's words; any other is why not."""
 
 
 def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> None:
@@ -111,7 +120,10 @@ def _reconcile(args: argparse.Namespace) -> int:
                 progress.clear()
     order = list(Kind)  # missed first, then the alarms, then those set aside
     report.discrepancies.sort(key=lambda d: (order.index(d.kind), d.reference))
-    {"json": _print_json, "csv": _print_csv}.get(args.format, _print_table)(report)
+    if args.format == "table":
+        _print_table(report, fulfilling=fulfil is not None)
+    else:
+        {"json": _print_json, "csv": _print_csv}[args.format](report)
     if report.truncated and args.format != "table":
         sys.stderr.write(_cut(report) + "\n")
     return EXIT_ATTENTION if report.needs_attention else EXIT_OK
@@ -129,9 +141,18 @@ class _Progress:
         sys.stderr.flush()
 
 
-def _cells(discrepancy: Discrepancy) -> list[str]:
+def _values(discrepancy: Discrepancy, columns: tuple[str, ...] = _COLUMNS) -> list[object]:
     values = discrepancy.as_dict()
-    return ["-" if values[name] is None else str(values[name]) for name in _COLUMNS]
+    return [values[name] for name in columns]
+
+
+def _table_cells(discrepancy: Discrepancy, columns: tuple[str, ...]) -> list[str]:
+    """A row of the table: ``fulfilment`` said as what happened (fulfilled now, or why not)."""
+    cells = [MISSING if value is None else str(value) for value in _values(discrepancy, columns)]
+    if "fulfilment" in columns and discrepancy.fulfilment is not None:
+        said = _OUTCOMES.get(discrepancy.fulfilment, f"not fulfilled: {discrepancy.fulfilment}")
+        cells[columns.index("fulfilment")] = said
+    return cells
 
 
 def _summary(report: ReconcileReport) -> dict[str, int]:
@@ -140,7 +161,15 @@ def _summary(report: ReconcileReport) -> dict[str, int]:
         "completed": report.completed,
         "fulfilled_ok": report.fulfilled_ok,
         **report.counts,
+        "missed_fulfilled_now": _missed_fulfilled_now(report),
     }
+
+
+def _missed_fulfilled_now(report: ReconcileReport) -> int:
+    """Missed payments this run fulfilled (or found fulfilled meanwhile), kept or not."""
+    from ..ledger import Kind
+
+    return report.counts[str(Kind.MISSED)] - report.unresolved_missed
 
 
 def _cut(report: ReconcileReport) -> str:
@@ -151,31 +180,38 @@ def _cut(report: ReconcileReport) -> str:
     )
 
 
-def _print_table(report: ReconcileReport) -> None:
+def _print_table(report: ReconcileReport, *, fulfilling: bool) -> None:
+    columns = _COLUMNS if fulfilling else _COLUMNS[:-1]
     if report.discrepancies:
-        header = [name.replace("_", " ").upper() for name in _COLUMNS]
-        right = [name.endswith("amount") for name in _COLUMNS]
-        print_table([_cells(d) for d in report.discrepancies], header=header, right=right)
+        header = [name.replace("_", " ").upper() for name in columns]
+        right = [name.endswith("amount") for name in columns]
+        rows = [_table_cells(d, columns) for d in report.discrepancies]
+        print_table(rows, header=header, right=right)
         print()
     if report.truncated:
         print(_cut(report))
     summary = _summary(report)
+    counts = [f"{count} {kind.replace('_', ' ')}" for kind, count in report.counts.items()]
+    missed = report.counts["missed"]
+    if fulfilling and missed:
+        now = summary["missed_fulfilled_now"]
+        counts[list(report.counts).index("missed")] += f" ({now} fulfilled now, {missed - now} not)"
     print(
         f"{summary['listed']} listed, {summary['completed']} completed, "
-        f"{summary['fulfilled_ok']} fulfilled as paid; "
-        + ", ".join(f"{count} {kind.replace('_', ' ')}" for kind, count in report.counts.items())
+        f"{summary['fulfilled_ok']} fulfilled as paid; " + ", ".join(counts)
     )
-    print(_verdict(report))
+    print(_verdict(report, fulfilling=fulfilling))
 
 
-def _verdict(report: ReconcileReport) -> str:
+def _verdict(report: ReconcileReport, *, fulfilling: bool = False) -> str:
     """The last line: what needs attention, or that all is clear (what was set aside is not)."""
     from ..ledger import ALARMS
 
     if not report.needs_attention:
         return "all clear: nothing needs attention"
     alarms = sum(report.counts[str(kind)] for kind in ALARMS)
-    return f"needs attention: {report.unresolved_missed} missed, {alarms} alarms"
+    missed = "missed and not fulfilled" if fulfilling else "missed"
+    return f"needs attention: {report.unresolved_missed} {missed}, {alarms} alarms"
 
 
 def _print_json(report: ReconcileReport) -> None:
@@ -190,6 +226,4 @@ def _print_json(report: ReconcileReport) -> None:
 
 
 def _print_csv(report: ReconcileReport) -> None:
-    writer = csv.writer(sys.stdout, lineterminator="\n")
-    writer.writerow(_COLUMNS)
-    writer.writerows(_cells(d) for d in report.discrepancies)
+    print_csv(_COLUMNS, (_values(d) for d in report.discrepancies))

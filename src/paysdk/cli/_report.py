@@ -1,5 +1,5 @@
 """How the ``paysdk`` command reports: one-line errors in its own words, attempts, closed pipes,
-and a bug as a bug.
+a bug as a bug, and tables, JSON and CSV whose strings cannot drive a terminal or a spreadsheet.
 
 The library's messages speak Python (``pass secret_key=...``); the command rewords them with
 its flags. How many attempts a failed call made is the error's own ``attempts``; ``--verbose``
@@ -9,16 +9,17 @@ INFO), so the core does not need to know a command line exists.
 
 from __future__ import annotations
 
-import json
+import csv
 import logging
 import os
 import re
 import sys
 import traceback
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager
 
 from .._errors import PaySDKError
+from ._escape import json_text, printable, spreadsheet_cell
 from ._exits import EXIT_BROKEN_PIPE
 
 PROG = "paysdk"
@@ -33,7 +34,7 @@ _CLI_WORDS = [  # the library's keyword arguments, as the command spells them
 def print_error(exc: BaseException | str, code: int) -> int:
     """Print ``paysdk: error: ...`` as one line on stderr and return ``code``."""
     message = " ".join(str(exc).split())  # one line, whatever the exception's text holds
-    print(f"{PROG}: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {printable(message)}", file=sys.stderr)
     return code
 
 
@@ -43,12 +44,13 @@ def print_internal_error(exc: BaseException, code: int) -> int:
     An exception that is not paysdk's is neither the service's failure nor the user's mistake:
     the traceback (no local variables) is what a report needs.
     """
-    traceback.print_exception(type(exc), exc, exc.__traceback__, file=sys.stderr)
+    trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    sys.stderr.write(printable(trace, keep_newlines=True))
     said = " ".join(str(exc).split())
     what = f"{type(exc).__name__}: {said}" if said else type(exc).__name__
     print(
         f"{PROG}: internal error (a bug in paysdk or a library it uses, not the service): "
-        f"{what}; please report it",
+        f"{printable(what)}; please report it",
         file=sys.stderr,
     )
     return code
@@ -118,15 +120,23 @@ class VerboseLog(logging.Handler):
             return
         if record.levelno == logging.DEBUG:  # one per request sent: "GET url -> 200"
             self.sent += 1
-            print(f"{PROG}: attempt {self.sent}: {record.getMessage()}", file=sys.stderr)
+            print(f"{PROG}: attempt {self.sent}: {printable(record.getMessage())}", file=sys.stderr)
         else:  # "GET url failed (ServerError); retry 1 of 2 in 0.52s"
-            print(f"{PROG}: {record.getMessage()}", file=sys.stderr)
+            print(f"{PROG}: {printable(record.getMessage())}", file=sys.stderr)
 
 
 def print_json(data: object, indent: int | None = 2) -> None:
-    """``data`` as JSON on stdout: indented, or on one line (``indent=None``)."""
-    json.dump(data, sys.stdout, indent=indent, ensure_ascii=False)
-    sys.stdout.write("\n")
+    """``data`` as JSON on stdout: indented, or on one line (``indent=None``); exact, with the
+    characters a terminal acts on escaped (``json_text``)."""
+    sys.stdout.write(json_text(data, indent) + "\n")
+
+
+def print_csv(header: Sequence[str], rows: Iterable[Iterable[object]]) -> None:
+    """CSV on stdout: ``header``, then ``rows`` of integers (written as numbers), booleans, text
+    and ``None``, each made safe for a spreadsheet (``spreadsheet_cell``)."""
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows([spreadsheet_cell(value) for value in row] for row in rows)
 
 
 def print_table(
@@ -135,8 +145,13 @@ def print_table(
     header: Sequence[str] | None,
     right: Sequence[bool] = (),
 ) -> None:
-    """Rows as aligned columns two spaces apart; ``right`` marks right-aligned columns."""
-    lines = [list(header), *map(list, rows)] if header is not None else list(map(list, rows))
+    """Rows as aligned columns two spaces apart; ``right`` marks right-aligned columns.
+
+    Every cell is shown ``printable``: a control character in a cell is an escape, never a
+    line of its own or a command to the terminal.
+    """
+    table = [*([header] if header is not None else []), *rows]
+    lines = [[printable(cell) for cell in line] for line in table]
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     for line in lines:
         cells = [

@@ -18,6 +18,7 @@ from typing import Any
 
 from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
 from . import _background as background
+from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exit_codes_help
 from ._report import PROG, print_error
 
@@ -27,12 +28,22 @@ ENV_SANDBOX_PORT = "PAYSDK_SANDBOX_PORT"
 ENV_SANDBOX_SECRET_KEY = "PAYSDK_SANDBOX_SECRET_KEY"  # noqa: S105 - the variable's name
 
 
+class _OptionalActionFormatter(argparse.HelpFormatter):
+    """Writes an optional subcommand as ``[ACTION ...]``: argparse's ``ACTION ...`` reads as
+    required."""
+
+    def _format_args(self, action: argparse.Action, default_metavar: str) -> str:
+        text = super()._format_args(action, default_metavar)
+        return f"[{text}]" if action.nargs == argparse.PARSER and not action.required else text
+
+
 def add_sandbox_commands(commands: Any) -> None:
     """Register ``sandbox`` (and its ``stop`` and ``status``) on the ``paysdk`` subcommands."""
     sandbox = commands.add_parser(
         "sandbox",
         help="run a local sandbox of the service (--detach: in the background)",
         epilog=exit_codes_help(),
+        formatter_class=_OptionalActionFormatter,
     )
     sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
     sandbox.add_argument(
@@ -131,7 +142,7 @@ def _announce(sandbox: Any, state: str | None) -> None:
     references = ", ".join(p.reference for p in sandbox.payments)
     print(f"paysdk sandbox listening on {sandbox.base_url}")
     print(f"secret key: {sandbox.secret_key}")
-    print(f"{len(sandbox.payments)} payments: {references}")
+    print(printable(f"{len(sandbox.payments)} payments: {references}"))
     if state is not None:
         print(f"state file: {os.path.abspath(state)}")
     print("\nPoint a client or the paysdk command at it:\n")
@@ -279,8 +290,10 @@ def _status(args: argparse.Namespace) -> int:
         if background.serving_pid(running) == running.pid:
             running_any = True
             print(
-                f"port {running.port}: running, pid {running.pid}, {running.base_url}, "
-                f"log {running.log}"
+                printable(
+                    f"port {running.port}: running, pid {running.pid}, {running.base_url}, "
+                    f"log {running.log}"
+                )
             )
         else:
             print(f"port {running.port}: not running (stale pid file {path})")

@@ -1,5 +1,6 @@
-"""What every framework helper decides, free of I/O: which view answers fulfil a payment, and
-which refusals are recorded in the ledger. The adapters only carry these decisions out.
+"""What every framework helper decides, free of I/O: which requests are callbacks at all (GET
+only), which view answers fulfil a payment, and which refusals are recorded in the ledger. The
+adapters only carry these decisions out.
 
 The fulfilment rule: a view's answer with status 2xx or 3xx, or a value that is not a response,
 is a success and is recorded as fulfilled. A 4xx is the merchant refusing the payment: the claim
@@ -11,20 +12,27 @@ so the service's retry runs the view again.
 from __future__ import annotations
 
 import dataclasses
+import gc
+import inspect
 import logging
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from .._errors import PaymentFailedError, PaymentMismatchError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AmountOutOfRangeError
-from .responses import log
+from .responses import CallbackResponse, log
 
 __all__ = [
+    "FLASK_ROUTING",
+    "STARLETTE_ROUTING",
     "NotFulfilled",
     "Refusal",
+    "Routing",
     "check_answer",
+    "check_view",
     "failed_payment",
+    "method_response",
     "refusal_of",
     "unrecorded_refusal",
 ]
@@ -61,6 +69,34 @@ class NotFulfilled(Exception):
         return None if self.refusal is None else Refusal(payment, self.refusal)
 
 
+ONLY_METHOD = "GET"
+"""The one method a callback is fulfilled for: the service calls back with GET."""
+
+
+def method_response(method: str) -> CallbackResponse | None:
+    """The answer to a callback request by ``method``: ``None`` for GET, which is handled; for any
+    other (``HEAD`` too, which frameworks route to a GET view), 405 with ``Allow: GET``.
+
+    The method is compared exactly: HTTP methods are case-sensitive.
+
+    Args:
+        method: the request's method, as the framework gives it.
+
+    Returns:
+        ``None`` for GET; else the 405 ``method_not_allowed`` answer, whose ``headers`` hold
+        ``Allow: GET``.
+    """
+    if method == ONLY_METHOD:
+        return None
+    log.info("callback answered 405 (method_not_allowed): a %s request", _shown_method(method))
+    return CallbackResponse(405, "method_not_allowed")
+
+
+def _shown_method(method: str) -> str:
+    """The method for a log line: a client sends any token; at most 20 printable characters."""
+    return "".join(c if c.isprintable() else "?" for c in method[:20]) or "(no method)"
+
+
 def check_answer(response: R, status: int | None, body: Callable[[], bytes]) -> R:
     """Pass on a view's successful answer; raise for one that must not be recorded fulfilled.
 
@@ -80,6 +116,74 @@ def check_answer(response: R, status: int | None, body: Callable[[], bytes]) -> 
     if status >= 500:
         raise NotFulfilled(response, None)
     raise NotFulfilled(response, f"the callback view answered {status}: {_excerpt(body())}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Routing:
+    """How a framework's router holds a view: under ``attribute`` of an object that also has
+    ``marker`` (``in_mapping``: as a value of the mapping held there, as Flask's
+    ``app.view_functions``)."""
+
+    attribute: str
+    marker: str
+    in_mapping: bool = False
+
+
+FLASK_ROUTING = Routing("view_functions", "url_map", in_mapping=True)
+STARLETTE_ROUTING = Routing("endpoint", "path")
+
+
+def check_view(view: object, leading: tuple[str, ...], routing: Routing | None = None) -> None:
+    """Refuse, when the decorator is applied, a view the helper could never call right.
+
+    Args:
+        view: what the decorator was applied to.
+        leading: the positional arguments the helper calls it with, by name (``"payment"``, or
+            ``"request", "payment"``).
+        routing: how the framework's router holds a view, to tell a view routed already (the
+            decorator written above the route's, so the router calls the view undecorated).
+
+    Raises:
+        TypeError: ``view`` is not callable, cannot take ``leading``, or is routed already.
+    """
+    shape = f"def view({', '.join(leading)}, ...)"
+    if not callable(view):
+        raise TypeError(f"verified_callback decorates a view ({shape}), not {view!r}")
+    name = getattr(view, "__qualname__", repr(view))
+    try:
+        inspect.signature(view).bind_partial(*leading)
+    except TypeError:
+        raise TypeError(
+            f"verified_callback: the view {name} must take {' and '.join(leading)} as its "
+            f"first positional parameter{'s' if len(leading) > 1 else ''}: {shape}"
+        ) from None
+    except ValueError:  # no signature to read (a builtin): let the call itself say
+        return
+    if routing is not None and _routed(view, routing):
+        raise TypeError(
+            f"verified_callback: the view {name} is routed already, so the route would call it "
+            "without the decorator: write @verified_callback(...) below the route's decorator, "
+            "next to the function"
+        )
+
+
+def _routed(view: object, routing: Routing) -> bool:
+    """Whether a router holds ``view`` already; looked up through what refers to it."""
+    held: list[object] = [view]
+    if routing.in_mapping:
+        held = [r for r in gc.get_referrers(view) if type(r) is dict]
+    for target in held:
+        for holder in gc.get_referrers(target):
+            if type(holder) is dict:  # an instance's __dict__, on Pythons before 3.12
+                attributes = cast("dict[object, object]", holder)
+                if attributes.get(routing.attribute) is target and routing.marker in attributes:
+                    return True
+            elif (
+                inspect.getattr_static(holder, routing.attribute, None) is target
+                and inspect.getattr_static(holder, routing.marker, None) is not None
+            ):
+                return True
+    return False
 
 
 def failed_payment(error: PaySDKError) -> PaymentFailedError | None:

@@ -8,7 +8,9 @@ matches the merchant's order.
         return {"status": "ok"}
 
 As in Django and Flask, the decorated endpoint is the fulfilment: a bad callback never reaches
-it and is answered as [`responses`][paysdk.integrations.responses] describes, and with
+it and is answered as [`responses`][paysdk.integrations.responses] describes (a request by any
+method but GET, ``HEAD`` too, which Starlette routes to a GET endpoint, is answered 405 with
+``Allow: GET``), and with
 ``ledger=`` it runs once per payment, as the ledger's action, and only a success is recorded as
 fulfilled (see the fulfilment rule in docs/callbacks.md). The endpoint's first parameter is the
 payment; FastAPI fills the others as usual. Only Starlette is imported (the ``fastapi`` extra
@@ -38,9 +40,18 @@ from .._client.clients import AsyncClient, Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, FulfilResult, Ledger
-from ._callback import NotFulfilled, Refusal, check_answer, failed_payment, refusal_of
+from ._callback import (
+    STARLETTE_ROUTING,
+    NotFulfilled,
+    Refusal,
+    check_answer,
+    check_view,
+    failed_payment,
+    method_response,
+    refusal_of,
+)
 from ._record import arecord_refusal, record_refusal
-from .responses import callback_response, fulfilment_response
+from .responses import CallbackResponse, callback_response, fulfilment_response
 
 __all__ = ["verified_callback"]
 
@@ -83,6 +94,8 @@ def verified_callback(
     Raises:
         ConfigurationError: the client or the ledger is of no kind paysdk makes, or the endpoint
             takes no parameter for the payment.
+        TypeError: (from the decorator) the endpoint cannot take the payment first, or is routed
+            already: the decorator must be below ``@app.get(...)``.
     """
     if not isinstance(client, (AsyncClient, Client)):
         raise ConfigurationError("client must be a paysdk.AsyncClient or a paysdk.Client")
@@ -108,6 +121,7 @@ class _Callback:
 
     def wrap(self, endpoint: Endpoint) -> Endpoint:
         signature, own_request = _signature(endpoint)
+        check_view(endpoint, ("payment",), STARLETTE_ROUTING)
 
         @functools.wraps(endpoint)
         async def callback_endpoint(*args: Any, **kwargs: Any) -> Any:
@@ -123,6 +137,9 @@ class _Callback:
         return callback_endpoint
 
     async def answer(self, request: Request, endpoint: Endpoint, kwargs: dict[str, Any]) -> Any:
+        not_get = method_response(request.method)
+        if not_get is not None:
+            return _answer(not_get)
         try:
             payment = await self._verify(request)
         except PaySDKError as error:
@@ -150,7 +167,7 @@ class _Callback:
             return _error_response(error)
         not_now = fulfilment_response(result)
         if not_now is not None:
-            return JSONResponse(not_now.body, status_code=not_now.status_code)
+            return _answer(not_now)
         return result.value
 
     async def _verify(self, request: Request) -> VerifiedPayment:
@@ -219,5 +236,8 @@ def _checked(value: object) -> object:
 
 
 def _error_response(error: PaySDKError) -> JSONResponse:
-    response = callback_response(error)
-    return JSONResponse(response.body, status_code=response.status_code)
+    return _answer(callback_response(error))
+
+
+def _answer(response: CallbackResponse) -> JSONResponse:
+    return JSONResponse(response.body, status_code=response.status_code, headers=response.headers)

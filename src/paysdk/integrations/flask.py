@@ -7,9 +7,10 @@
         return {"status": "ok"}
 
 A bad callback never reaches the view: it is answered as
-[`responses`][paysdk.integrations.responses] describes. With ``ledger=paysdk.Ledger(...)`` the
-view runs once per payment, as the ledger's action, and only a success is recorded as fulfilled:
-see the fulfilment rule in docs/callbacks.md.
+[`responses`][paysdk.integrations.responses] describes, and a request by any method but GET
+(``HEAD`` too, which Flask routes to a GET view) is answered 405 with ``Allow: GET``. With
+``ledger=paysdk.Ledger(...)`` the view runs once per payment, as the ledger's action, and only a
+success is recorded as fulfilled: see the fulfilment rule in docs/callbacks.md.
 """
 
 from __future__ import annotations
@@ -30,9 +31,17 @@ from .._client.clients import Client, Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
-from ._callback import NotFulfilled, check_answer, failed_payment, refusal_of
+from ._callback import (
+    FLASK_ROUTING,
+    NotFulfilled,
+    check_answer,
+    check_view,
+    failed_payment,
+    method_response,
+    refusal_of,
+)
 from ._record import record_refusal
-from .responses import callback_response, fulfilment_response
+from .responses import CallbackResponse, callback_response, fulfilment_response
 
 __all__ = ["verified_callback"]
 
@@ -70,6 +79,8 @@ def verified_callback(
     Raises:
         ConfigurationError: ``client`` is not a ``paysdk.Client``, or ``ledger`` not a
             ``paysdk.Ledger``.
+        TypeError: (from the decorator) the view takes no payment, or is routed already: the
+            decorator must be below ``@app.get(...)``.
     """
     if not isinstance(client, Client):
         raise ConfigurationError("verified_callback needs a paysdk.Client")
@@ -79,8 +90,13 @@ def verified_callback(
     def decorate(
         view: Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue],
     ) -> Callable[P, ResponseReturnValue]:
+        check_view(view, ("payment",), FLASK_ROUTING)
+
         @functools.wraps(view)
         def callback_view(*args: P.args, **kwargs: P.kwargs) -> ResponseReturnValue:
+            not_get = method_response(request.method)
+            if not_get is not None:
+                return _answer(not_get)
             try:
                 payment = client.verify_callback(request.query_string, lookup=lookup)
             except PaySDKError as error:
@@ -102,9 +118,11 @@ def verified_callback(
                 return _error_response(error)
             not_now = fulfilment_response(result)
             if not_now is not None:
-                return not_now.body, not_now.status_code
+                return _answer(not_now)
             return cast("ResponseReturnValue", result.value)
 
+        # OPTIONS reaches the view too, to be refused: Flask would otherwise answer it itself.
+        callback_view.provide_automatic_options = False  # type: ignore[attr-defined]
         return callback_view
 
     return decorate
@@ -121,5 +139,8 @@ def _checked(answer: ResponseReturnValue) -> ResponseReturnValue:
 
 
 def _error_response(error: PaySDKError) -> ResponseReturnValue:
-    response = callback_response(error)
-    return response.body, response.status_code
+    return _answer(callback_response(error))
+
+
+def _answer(response: CallbackResponse) -> ResponseReturnValue:
+    return response.body, response.status_code, response.headers

@@ -12,6 +12,11 @@
 | UnrecordedFulfilmentError | 200 | ``unrecorded`` | it ran; held as unknown for a person |
 | LedgerError | 503 | ``retry_later`` | could not record the fulfilment |
 | any other PaySDKError | 500 | ``error`` | fix the configuration or key |
+| a method other than GET | 405 | ``method_not_allowed`` | the service calls back with GET only |
+
+A request by any method but ``GET`` (``HEAD``, ``POST``, ``OPTIONS``...) is answered 405 with
+``Allow: GET`` before anything else: nothing is verified, and neither the view nor the ledger
+runs.
 
 With a fulfilment ledger (``ledger=``), a verified callback is fulfilled once; the others are
 answered by [`fulfilment_response`][paysdk.integrations.responses.fulfilment_response]: 200
@@ -68,6 +73,11 @@ class CallbackResponse:
     def body(self) -> dict[str, str]:
         """The JSON body: ``{"status": status}``."""
         return {"status": self.status}
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers to answer with: ``Allow: GET`` for a 405, none otherwise."""
+        return {"Allow": "GET"} if self.status_code == 405 else {}
 
 
 def callback_response(error: PaySDKError) -> CallbackResponse:

@@ -57,8 +57,9 @@ def parse_url(url: str, conninfo_to_dict: Any, refusal: type[Exception]) -> Post
             port or database; the message never quotes the URL.
     """
     refused: str | None = None
+    parts: dict[str, Any] = {}
     try:
-        parts: dict[str, Any] = conninfo_to_dict(url)
+        parts = conninfo_to_dict(url)
     except refusal as exc:  # psycopg's ProgrammingError, which quotes the URL
         refused = _malformed(url, str(exc))
     if refused is not None:  # raised here, so that psycopg's is not even its __context__
@@ -101,7 +102,7 @@ def _servers(hosts: str, ports: str) -> str:
     names, numbers = hosts.split(","), ports.split(",")
     if len(numbers) == 1:
         numbers = numbers * len(names)
-    shown = []
+    shown: list[str] = []
     for index, name in enumerate(names):
         host = f"[{name}]" if ":" in name else name
         port = numbers[index] if index < len(numbers) else ""

@@ -15,7 +15,7 @@ import dataclasses
 from collections.abc import Generator, Iterable, Mapping, Sequence
 from typing import Any, TypeAlias
 
-from .._core import expected_for
+from .._core import expected_for, same_currency
 from .._errors import PaymentNotFoundError, PaymentVerificationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
@@ -188,14 +188,11 @@ _DECIDED = {"refused": Kind.REFUSED, "ignored": Kind.IGNORED}
 def _differs_from(payment: ListedPayment, order: object) -> str | None:
     """How the order ``lookup`` found differs from the payment, or ``None`` if it matches."""
     expected = expected_for(payment.reference, None, None, True, order)
-    wrong = [
-        f"{name} {want}"
-        for name, want, got in (
-            ("amount", expected.amount, payment.amount),
-            ("currency", expected.currency, payment.currency),
-        )
-        if want is not None and str(want).upper() != str(got).upper()
-    ]
+    wrong: list[str] = []
+    if expected.amount is not None and expected.amount != payment.amount:
+        wrong.append(f"amount {expected.amount}")
+    if expected.currency is not None and not same_currency(expected.currency, payment.currency):
+        wrong.append(f"currency {expected.currency}")
     return f"the order expects {' and '.join(wrong)}" if wrong else None
 
 
@@ -204,7 +201,8 @@ def _said(error: Exception) -> str:
 
 
 def _differ(amount: int, currency: str, row: LedgerRow) -> bool:
-    return (amount, currency.upper()) != (row.amount, row.currency.upper())
+    """Whether the service's amount or currency is not what the ledger recorded as fulfilled."""
+    return amount != row.amount or not same_currency(row.currency, currency)
 
 
 class _References:

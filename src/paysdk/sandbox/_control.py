@@ -51,6 +51,8 @@ class Controlled(Protocol):
 
     def add_payment(self, payment: PaymentRecord | str, /, **fields: Any) -> PaymentRecord: ...
 
+    def get_payment(self, reference: str) -> PaymentRecord | None: ...
+
     def pay(
         self,
         payment: PaymentRecord | str,
@@ -99,17 +101,22 @@ def answer_control(sandbox: Controlled, method: str, path: str, body: bytes) -> 
 
 
 def _pay(sandbox: Controlled, body: bytes) -> Reply:
-    """``{"payment": {record}, "callback": URL, "timeout": seconds}``: ``Sandbox.pay``.
+    """``{"payment": {record}, "callback": URL, "timeout": seconds, "replace": bool}``:
+    ``Sandbox.pay``.
 
     201 with the payment and, under ``callback``, the handler's answer (``status_code``, ``body``)
-    or why it could not be delivered (``error``).
+    or why it could not be delivered (``error``). With ``"replace": false``, a reference the
+    sandbox already holds is refused (409) and nothing is recorded or sent; it defaults to true.
     """
     [request] = _json_items(body, many=False)
-    unknown = sorted(set(request) - {"payment", "callback", "timeout"})
+    unknown = sorted(set(request) - {"payment", "callback", "timeout", "replace"})
     if unknown:
         raise ValueError(
-            f"unknown field(s) {', '.join(unknown)}: expected payment, callback, timeout"
+            f"unknown field(s) {', '.join(unknown)}: expected payment, callback, timeout, replace"
         )
+    replace = request.get("replace", True)
+    if not isinstance(replace, bool):
+        raise ValueError("replace must be true or false")
     url = request.get("callback")
     if not isinstance(url, str):
         raise ValueError("callback must be the callback URL, a string")
@@ -121,6 +128,10 @@ def _pay(sandbox: Controlled, body: bytes) -> Reply:
     ):
         raise ValueError(f"timeout must be a number of seconds from 0 to {MAX_CALLBACK_TIMEOUT:g}")
     record = PaymentRecord.from_json(request.get("payment"))
+    if not replace and sandbox.get_payment(record.reference) is not None:
+        return Reply.error(
+            409, "Conflict", f"the sandbox already holds a payment for {record.reference!r}"
+        )
     try:
         result = sandbox.pay(record, callback=url, timeout=float(timeout))
     except CallbackDeliveryError as exc:

@@ -6,7 +6,8 @@
         return JsonResponse({"status": "ok"})
 
 A bad callback never reaches the view: it is answered as
-[`responses`][paysdk.integrations.responses] describes. With an
+[`responses`][paysdk.integrations.responses] describes, and a request by any method but GET
+(Django routes every method to a view) is answered 405 with ``Allow: GET``. With an
 ``AsyncClient`` the view must be ``async def`` (and ``lookup`` and ``on_failed`` may be async).
 With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
 once per payment, as the ledger's action, and only a success is recorded as fulfilled: see the
@@ -38,9 +39,16 @@ from ..._lazy import publish
 from ..._models.verified import VerifiedPayment
 from ...ledger import AsyncLedger, FulfilResult, Ledger
 from ...ledger._django import DjangoLedger
-from .._callback import NotFulfilled, check_answer, failed_payment, refusal_of
+from .._callback import (
+    NotFulfilled,
+    check_answer,
+    check_view,
+    failed_payment,
+    method_response,
+    refusal_of,
+)
 from .._record import arecord_refusal, record_refusal
-from ..responses import callback_response, fulfilment_response
+from ..responses import CallbackResponse, callback_response, fulfilment_response
 
 __all__ = ["DjangoLedger", "verified_callback"]
 
@@ -101,6 +109,7 @@ def verified_callback(
 
     Raises:
         ConfigurationError: the client, the ledger and the view are not of one kind.
+        TypeError: (from the decorator) the view cannot take ``(request, payment)``.
     """
     if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
         return functools.partial(_decorate_async, client, lookup, on_failed, ledger)
@@ -118,6 +127,7 @@ def _decorate_sync(
     ledger: Ledger | None,
     view: SyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
+    check_view(view, ("request", "payment"))
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
 
@@ -125,6 +135,9 @@ def _decorate_sync(
     def callback_view(
         request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs
     ) -> HttpResponseBase:
+        not_get = method_response(request.method or "")
+        if not_get is not None:
+            return _answer(not_get)
         try:
             payment = client.verify_callback(request, lookup=lookup)
         except PaySDKError as error:
@@ -156,6 +169,7 @@ def _decorate_async(
     ledger: AsyncLedger | None,
     view: AsyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]:
+    check_view(view, ("request", "payment"))
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
 
@@ -163,6 +177,9 @@ def _decorate_async(
     async def callback_view(
         request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs
     ) -> HttpResponseBase:
+        not_get = method_response(request.method or "")
+        if not_get is not None:
+            return _answer(not_get)
         try:
             payment = await client.verify_callback(request, lookup=lookup)
         except PaySDKError as error:
@@ -201,11 +218,14 @@ def _fulfilled_response(result: FulfilResult[HttpResponseBase]) -> HttpResponseB
     """The view's own response if it ran now; else already fulfilled, or in progress."""
     not_now = fulfilment_response(result)
     if not_now is not None:
-        return JsonResponse(not_now.body, status=not_now.status_code)
+        return _answer(not_now)
     assert result.value is not None
     return result.value
 
 
 def _error_response(error: PaySDKError) -> JsonResponse:
-    response = callback_response(error)
-    return JsonResponse(response.body, status=response.status_code)
+    return _answer(callback_response(error))
+
+
+def _answer(response: CallbackResponse) -> JsonResponse:
+    return JsonResponse(response.body, status=response.status_code, headers=response.headers)

@@ -1,0 +1,368 @@
+"""What the ``paysdk`` command prints of hostile service strings, where the merchant meets it: the
+real command on a pseudo-terminal against the sandbox, and its CSV read back with ``csv``."""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import io
+import json
+import os
+import re
+import select
+import subprocess
+import sys
+import time
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from paysdk.cli._escape import json_text, printable, spreadsheet_cell
+from paysdk.ledger import Ledger
+from paysdk.sandbox import Fault, Sandbox
+from paysdk.testing import payment_record
+
+NAME = (
+    "Ada\x1b[2J\x1b[H\x1b[1Asuccess: yes\n"  # clear the screen, home, a line of its own
+    "success:         yes\r\u202eon\u2066\x9b2K\x7f\x00\u2028end"  # CR, bidi, C1 CSI, DEL, NUL
+)
+"""A customer name that, printed raw, makes a failed payment read ``success: yes``."""
+EMAIL = '=HYPERLINK("http://evil.example/refund","Refund")'
+HOSTILE_REFERENCE = "@SUM(1+1)\x1b[8m\u202e"
+"""A reference the service lists: a formula to a spreadsheet, and hidden text to a terminal."""
+
+CREATED = dt.datetime(2026, 11, 5, 9, 0, tzinfo=dt.timezone.utc)
+HOSTILE = payment_record(
+    reference="order-hostile",
+    created_at=CREATED,
+    status="FAILED",
+    customer={"name": NAME, "email": EMAIL, "phone": "+234\x1b]0;pwned\x07"},
+    products=[{"name": "Gift\x9b2J", "amount": 500, "description": "\x1b[5mblink"}],
+    metadata={"note": "\x1b]8;;http://evil.example\x07click\x1b]8;;\x07", "count": -5},
+)
+LISTED = payment_record(
+    reference=HOSTILE_REFERENCE,
+    created_at=CREATED + dt.timedelta(minutes=1),
+    status="COMPLETED",
+    amount=700,
+    currency="NGN\x1b[31m",
+    customer={"name": "B", "email": "-2+3@example.com", "phone": "+1"},
+)
+REFUSED = payment_record(
+    reference="order-refused", created_at=CREATED + dt.timedelta(minutes=2), amount=900
+)
+"""A completed payment the ledger refused, for reconcile to list with the ledger's reason."""
+
+BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def raw_controls(text: str) -> list[str]:
+    """Every character in ``text`` a terminal acts on, but for the line ends of its lines."""
+    text = text.replace("\r\n", "\n")  # a terminal's line end (ONLCR)
+    return [
+        char
+        for char in text
+        if char != "\n" and (unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") or char in BIDI)
+    ]
+
+
+@pytest.fixture(scope="module")
+def sandbox() -> Iterator[Sandbox]:
+    """The module's sandbox, serving the hostile payments."""
+    with Sandbox(payments=[HOSTILE, LISTED, REFUSED]) as running:
+        yield running
+
+
+@pytest.fixture
+def env(sandbox: Sandbox) -> dict[str, str]:
+    sandbox.reset()
+    others = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    return {**others, "PAYSDK_BASE_URL": sandbox.base_url, "PAYSDK_SECRET_KEY": sandbox.secret_key}
+
+
+def on_terminal(env: dict[str, str], *argv: str) -> tuple[int, str]:
+    """Run ``paysdk argv`` with a pseudo-terminal as its stdin, stdout and stderr; return its
+    exit code and what reached the terminal (line ends as the terminal sends them, ``\\r\\n``)."""
+    main_fd, sub_fd = os.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "paysdk", *argv],
+            stdin=sub_fd,
+            stdout=sub_fd,
+            stderr=sub_fd,
+            env=env,
+            start_new_session=True,
+        )
+    finally:
+        os.close(sub_fd)
+    received = bytearray()
+    deadline = time.monotonic() + 30
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([main_fd], [], [], deadline - time.monotonic())
+            if not ready:
+                continue
+            try:
+                chunk = os.read(main_fd, 65536)
+            except OSError:  # EIO: the command, the terminal's last writer, has gone
+                break
+            if not chunk:
+                break
+            received += chunk
+    finally:
+        os.close(main_fd)
+        if process.poll() is None and time.monotonic() >= deadline:
+            process.kill()
+    return process.wait(timeout=30), received.decode("utf-8")
+
+
+def lines_of(screen: str) -> list[str]:
+    assert screen.endswith("\r\n")
+    return screen[: -len("\r\n")].split("\r\n")
+
+
+# --- on a terminal ----------------------------------------------------------------------------
+
+
+def test_verify_shows_every_control_character_as_an_escape_on_one_line(
+    env: dict[str, str],
+) -> None:
+    code, screen = on_terminal(env, "verify", "order-hostile")
+    assert code == 0
+    assert raw_controls(screen) == []
+    lines = lines_of(screen)
+    labels = ["reference", "success", "amount", "fee", "transaction_id", "customer", "products",
+              "card", "metadata"]  # fmt: skip
+    assert [line.split(":", 1)[0] for line in lines] == labels  # no line of the customer's
+    assert lines[1] == "success:         no"
+    customer = lines[5].removeprefix("customer:").strip()
+    assert customer == (
+        "Ada\\x1b[2J\\x1b[H\\x1b[1Asuccess: yes\\nsuccess:         yes\\r\\u202eon\\u2066"
+        f"\\x9b2K\\x7f\\x00\\u2028end <{EMAIL}> +234\\x1b]0;pwned\\x07"
+    )
+    assert lines[6].endswith("Gift\\x9b2J (500)")
+    assert "note=\\x1b]8;;http://evil.example\\x07click\\x1b]8;;\\x07, count=-5" in lines[8]
+
+
+def test_verify_json_on_a_terminal_is_the_exact_payment_with_nothing_raw(
+    env: dict[str, str],
+) -> None:
+    code, screen = on_terminal(env, "verify", "order-hostile", "--json")
+    assert (code, raw_controls(screen)) == (0, [])
+    assert json.loads(screen) == HOSTILE.verify_shape()
+
+
+def test_list_json_on_a_terminal_is_the_exact_list_with_nothing_raw(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    code, screen = on_terminal(env, "list", "--json")
+    assert (code, raw_controls(screen)) == (0, [])
+    assert json.loads(screen) == [record.list_shape() for record in sandbox.payments]
+
+
+def test_list_shows_one_line_per_payment_with_nothing_raw(env: dict[str, str]) -> None:
+    code, screen = on_terminal(env, "list")
+    assert (code, raw_controls(screen)) == (0, [])
+    lines = lines_of(screen)
+    assert len(lines) == 4
+    references = [line.split()[0] for line in lines[1:]]
+    assert references == ["order-refused", "@SUM(1+1)\\x1b[8m\\u202e", "order-hostile"]
+    assert "NGN\\x1b[31m" in lines[2]
+
+
+def test_an_error_quoting_the_service_is_one_line_with_nothing_raw(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    body = {"success": False, "error": "\x1b[2J\x1b]0;x\x07\u202e\x9b1A\nsuccess: yes",
+            "message": "reference not found"}  # fmt: skip
+    sandbox.inject(Fault(status=404, body=json.dumps(body)), path="/payment/order-hostile")
+    code, screen = on_terminal(env, "verify", "order-hostile")
+    assert (code, raw_controls(screen)) == (1, [])
+    [line] = lines_of(screen)
+    assert line.startswith("paysdk: error: ")
+    assert "'order-hostile': \\x1b[2J\\x1b]0;x\\x07\\u202e\\x9b1A\\nsuccess: yes" in line
+
+
+@pytest.fixture
+def ledger(tmp_path: Path) -> Path:
+    """A ledger that refused the hostile payment for a hostile reason."""
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as made:
+        made.create_table()
+        made.refuse("order-refused", REASON)
+    return path
+
+
+REASON = "customer says\x1b[2J\x1b[Hall clear\u202e\x85\nline"
+SHOWN_REASON = "customer says\\x1b[2J\\x1b[Hall clear\\u202e\\x85\\nline"
+
+
+def without_progress(screen: str) -> str:
+    """The screen without reconcile's own progress line (``\\rchecked N payments``, then
+    ``\\r ESC [K`` to clear it): the one control sequence the command itself writes."""
+    return re.sub(r"\rchecked \d+ payments|\r\x1b\[K", "", screen)
+
+
+def test_reconcile_shows_nothing_raw_but_its_own_progress(
+    env: dict[str, str], ledger: Path
+) -> None:
+    code, screen = on_terminal(env, "reconcile", "--ledger", str(ledger))
+    assert (code, raw_controls(without_progress(screen))) == (4, [])
+    lines = lines_of(without_progress(screen))
+    assert lines[1].split()[:5] == ["missed", "@SUM(1+1)\\x1b[8m\\u202e", "COMPLETED", "700",
+                                    "NGN\\x1b[31m"]  # fmt: skip
+    assert lines[2].startswith("refused")
+    assert lines[2].endswith(SHOWN_REASON)
+
+
+def test_ledger_list_shows_nothing_raw(env: dict[str, str], ledger: Path) -> None:
+    code, screen = on_terminal(env, "ledger", "list", "--ledger", str(ledger))
+    assert (code, raw_controls(screen)) == (0, [])
+    assert lines_of(screen)[1].endswith(SHOWN_REASON)
+
+
+def test_ledger_list_json_is_exact_with_nothing_raw(env: dict[str, str], ledger: Path) -> None:
+    code, screen = on_terminal(env, "ledger", "list", "--ledger", str(ledger), "--json")
+    assert (code, raw_controls(screen)) == (0, [])
+    assert json.loads(screen)["reason"] == REASON
+
+
+def test_pay_shows_the_handlers_answer_with_nothing_raw_but_its_lines(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    answer = "ok\x1b[2J\x1b[H\r\nsecond line\rpaid: yes\u202e"
+    sandbox.inject(Fault(status=200, body=answer), path="/cb")
+    code, screen = on_terminal(env, "pay", "order-7", "--amount", "500", "--currency", "USD",
+                               "--callback", f"{sandbox.base_url}/cb")  # fmt: skip
+    assert (code, raw_controls(screen)) == (0, [])
+    assert lines_of(screen)[2:] == ["ok\\x1b[2J\\x1b[H", "second line\\rpaid: yes\\u202e"]
+
+
+def test_sandbox_status_shows_a_pid_files_values_with_nothing_raw(
+    sandbox: Sandbox, env: dict[str, str], tmp_path: Path
+) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    record = {"pid": os.getpid(), "port": sandbox.port, "base_url": sandbox.base_url,
+              "secret_key": sandbox.secret_key, "log": "/tmp/x\x1b[2J.log"}  # fmt: skip
+    (runtime / f"sandbox-{sandbox.port}.pid").write_text(json.dumps(record))
+    code, screen = on_terminal({**env, "PAYSDK_SANDBOX_DIR": str(runtime)}, "sandbox", "status")
+    assert (code, raw_controls(screen)) == (0, [])
+    assert lines_of(screen)[0].endswith("log /tmp/x\\x1b[2J.log")
+
+
+# --- CSV, read back as a spreadsheet would ----------------------------------------------------
+
+
+def read_csv(env: dict[str, str], *argv: str, exit_code: int = 0) -> list[dict[str, str]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv],
+        env=env, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (exit_code, "")
+    return list(csv.DictReader(io.StringIO(done.stdout)))
+
+
+def test_list_csv_neutralises_formulas_and_keeps_numbers_numbers(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    negative = {**LISTED.list_shape(), "reference": "-refund-1", "amount": -700, "fee": -3}
+    body = json.dumps({"data": [negative, HOSTILE.list_shape()]})
+    sandbox.inject(Fault(status=200, body=body), path="/payments")
+    rows = read_csv(env, "list", "--csv")
+    assert [row["reference"] for row in rows] == ["'-refund-1", "order-hostile"]
+    assert [row["customer_email"] for row in rows] == ["'-2+3@example.com", f"'{EMAIL}"]
+    assert [int(row["amount"]) for row in rows] == [-700, 250_000]  # numbers, unquoted
+    assert [int(row["fee"]) for row in rows] == [-3, 0]
+    assert rows[0]["currency"] == "NGN\\x1b[31m"
+    assert rows[1]["customer_paid"] == "false"
+
+
+FORMULA_REFERENCE = "=cmd|' /C calc'!A0"
+
+
+@pytest.fixture
+def formula_ledger(tmp_path: Path) -> Path:
+    """A ledger that refused a payment whose reference and reason are formulas."""
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as made:
+        made.create_table()
+        made.refuse(FORMULA_REFERENCE, "+1 (the customer asked)")
+        made.refuse("order-refused", "+1 (the customer asked)")
+    return path
+
+
+def test_reconcile_csv_neutralises_formulas(env: dict[str, str], formula_ledger: Path) -> None:
+    [missed, refused] = read_csv(
+        env, "reconcile", "--ledger", str(formula_ledger), "--csv", exit_code=4
+    )
+    assert (missed["kind"], missed["reference"]) == ("missed", "'@SUM(1+1)\\x1b[8m\\u202e")
+    assert int(missed["amount"]) == 700
+    assert (refused["reference"], refused["reason"]) == (
+        "order-refused",
+        "'+1 (the customer asked)",
+    )
+
+
+def test_ledger_csv_neutralises_formulas(env: dict[str, str], formula_ledger: Path) -> None:
+    [row, _] = read_csv(env, "ledger", "list", "--ledger", str(formula_ledger), "--csv")
+    assert (row["reference"], row["reason"]) == (
+        f"'{FORMULA_REFERENCE}",
+        "'+1 (the customer asked)",
+    )
+    assert (int(row["amount"]), int(row["attempts"])) == (0, 0)
+
+
+# --- the rules, one by one --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Zoë Ngozi-Adébáyọ̀ 王", "Zoë Ngozi-Adébáyọ̀ 王"),  # letters of any script stay
+        ("a\x1bb\x00c\x7fd\x9be", "a\\x1bb\\x00c\\x7fd\\x9be"),
+        ("tab\tnew\nret\r", "tab\\tnew\\nret\\r"),
+        (
+            "\u061c\u200e\u200f\u202a\u202e\u2066\u2069",
+            "\\u061c\\u200e\\u200f\\u202a\\u202e\\u2066\\u2069",
+        ),
+        ("line\u2028para\u2029", "line\\u2028para\\u2029"),
+        ("lone \ud800", "lone \\ud800"),
+    ],
+)
+def test_printable_escapes_control_characters_only(text: str, shown: str) -> None:
+    assert printable(text) == shown
+    assert raw_controls(printable(text)) == []
+
+
+def test_printable_can_keep_line_breaks_but_no_carriage_return() -> None:
+    assert printable("a\r\nb\nc\rd\x1b", keep_newlines=True) == "a\nb\nc\\rd\\x1b"
+
+
+def test_json_text_parses_back_to_the_same_strings() -> None:
+    data = {"name": NAME, "k\u202e": ["\x85", "\ud800", 1, -2.5, None]}
+    text = json_text(data)
+    assert json.loads(text) == data
+    assert raw_controls(text.replace("\n", "")) == []
+
+
+@pytest.mark.parametrize(
+    ("value", "cell"),
+    [
+        ("=1+1", "'=1+1"),
+        ("+1", "'+1"),
+        ("-1", "'-1"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\t=1", "\\t=1"),  # made visible first: no longer a formula
+        ("a=1", "a=1"),
+        (-5, -5),
+        (0, 0),
+        (True, "true"),
+        (None, "-"),
+    ],
+)
+def test_spreadsheet_cell(value: object, cell: str | int) -> None:
+    assert spreadsheet_cell(value) == cell
+    assert type(spreadsheet_cell(value)) is type(cell)

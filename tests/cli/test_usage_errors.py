@@ -1,0 +1,82 @@
+"""The command's help and usage errors as a person meets them: ``python -m paysdk`` run as a
+process, its exit code and what it writes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from paysdk.ledger import Ledger
+
+
+def paysdk_(*argv: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    return subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv],
+        env={**env, "COLUMNS": "100"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_the_sandbox_usage_shows_its_action_as_optional() -> None:
+    done = paysdk_("sandbox", "--help")
+    assert done.returncode == 0
+    usage = done.stdout.split("\n\n", 1)[0]
+    assert usage.endswith(" [ACTION ...]")
+    assert " ACTION ..." not in usage.replace("[ACTION ...]", "")
+
+
+@pytest.mark.parametrize("command", ["list", "verify", "confirm", "pay", "reconcile"])
+def test_max_retries_shows_its_default(command: str) -> None:
+    done = paysdk_(command, "--help")
+    assert done.returncode == 0
+    assert "retries of transient errors (2)" in " ".join(done.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("since", "says"),
+    [
+        ("2026-13-01", "'2026-13-01' is not a real date: month must be in 1..12"),
+        ("2026-02-30", "'2026-02-30' is not a real date: day is out of range for month"),
+        (
+            "2026-04-31T10:00:00Z",
+            "'2026-04-31T10:00:00Z' is not a real date: day is out of range for month",
+        ),
+        ("last week", "expected a date like 2026-01-01 or an ISO 8601 datetime, not 'last week'"),
+    ],
+)
+def test_since_says_which_part_of_a_date_does_not_exist(since: str, says: str) -> None:
+    done = paysdk_(
+        "list", "--since", since, "--base-url", "http://127.0.0.1:9", "--secret-key", "k"
+    )
+    assert (done.returncode, done.stdout) == (2, "")
+    assert f"argument --since: {says}" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("ledger", "list"),
+        ("ledger", "ignore", "order-7", "--reason", "test"),
+        ("reconcile", "--base-url", "http://127.0.0.1:9", "--secret-key", "k"),
+    ],
+)
+def test_a_table_the_ledger_lacks_is_a_usage_error(
+    tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        ledger.rows(["made"])  # the default table, created on first use
+    done = paysdk_(*command, "--ledger", str(path), "--table", "nope")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        "paysdk: error: --table: the ledger has no table 'nope' (default: paysdk_fulfilments): "
+        "name the table your app's Ledger writes to\n"
+    )

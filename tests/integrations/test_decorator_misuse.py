@@ -1,0 +1,144 @@
+"""A callback helper applied where it can never work is refused when it is applied, with a
+TypeError that says what to write, rather than as a 500 at the first callback."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import flask
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+
+import paysdk
+from paysdk.integrations import fastapi as fastapi_helper
+from paysdk.integrations import flask as flask_helper
+from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+from tests.support.django_site import configure
+
+configure()
+
+from paysdk.integrations import django as django_helper  # noqa: E402 - needs the settings
+
+ORDERS = {COMPLETED_REFERENCE: {"amount": 2_500_000, "currency": "NGN"}}
+ROUTED_ALREADY = (
+    r"is routed already, so the route would call it without the decorator: write "
+    r"@verified_callback\(\.\.\.\) below the route's decorator"
+)
+
+
+@pytest.fixture
+def client(sandbox: Sandbox) -> Iterator[paysdk.Client]:
+    with paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as made:
+        yield made
+
+
+@pytest.fixture
+def async_client(sandbox: Sandbox) -> paysdk.AsyncClient:
+    return paysdk.AsyncClient(secret_key=sandbox.secret_key, base_url=sandbox.base_url)
+
+
+# --- Flask ------------------------------------------------------------------------------------
+
+
+def test_flask_the_decorator_above_the_route_is_refused(client: paysdk.Client) -> None:
+    app = flask.Flask(__name__)
+    with pytest.raises(TypeError, match=ROUTED_ALREADY):
+
+        @flask_helper.verified_callback(client, lookup=ORDERS.get)
+        @app.get("/payments/callback")
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            return {"status": "ok"}
+
+
+def test_flask_a_view_without_a_payment_parameter_is_refused(client: paysdk.Client) -> None:
+    app = flask.Flask(__name__)
+    with pytest.raises(
+        TypeError, match=r"must take payment as its first positional parameter: def view\(payment"
+    ):
+
+        @app.get("/payments/callback")
+        @flask_helper.verified_callback(client, lookup=ORDERS.get)  # type: ignore[arg-type]  # the misuse itself
+        def payment_callback() -> dict[str, str]:
+            return {"status": "ok"}
+
+
+def test_flask_the_decorator_below_the_route_still_serves(client: paysdk.Client) -> None:
+    app = flask.Flask(__name__)
+
+    @app.get("/payments/callback")
+    @flask_helper.verified_callback(client, lookup=ORDERS.get)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        return {"status": "ok", "reference": payment.reference}
+
+    answer = app.test_client().get(f"/payments/callback?reference={COMPLETED_REFERENCE}")
+    assert (answer.status_code, answer.get_json()["reference"]) == (200, COMPLETED_REFERENCE)
+
+
+# --- FastAPI ----------------------------------------------------------------------------------
+
+
+def test_fastapi_the_decorator_above_the_route_is_refused(
+    async_client: paysdk.AsyncClient,
+) -> None:
+    app = FastAPI()
+    with pytest.raises(TypeError, match=ROUTED_ALREADY):
+
+        @fastapi_helper.verified_callback(async_client, lookup=ORDERS.get)
+        @app.get("/payments/callback")
+        async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            return {"status": "ok"}
+
+
+def test_fastapi_a_keyword_only_payment_is_refused(async_client: paysdk.AsyncClient) -> None:
+    app = FastAPI()
+    with pytest.raises(TypeError, match="must take payment as its first positional parameter"):
+
+        @app.get("/payments/callback")
+        @fastapi_helper.verified_callback(async_client, lookup=ORDERS.get)
+        async def payment_callback(*, payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            return {"status": "ok"}
+
+
+def test_fastapi_the_decorator_below_the_route_still_serves(
+    async_client: paysdk.AsyncClient,
+) -> None:
+    app = FastAPI()
+
+    @app.get("/payments/callback")
+    @fastapi_helper.verified_callback(async_client, lookup=ORDERS.get)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        return {"status": "ok", "reference": payment.reference}
+
+    with TestClient(app) as browser:
+        answer = browser.get(f"/payments/callback?reference={COMPLETED_REFERENCE}")
+    assert (answer.status_code, answer.json()["reference"]) == (200, COMPLETED_REFERENCE)
+
+
+# --- Django -----------------------------------------------------------------------------------
+
+
+def test_django_a_view_without_a_payment_parameter_is_refused(client: paysdk.Client) -> None:
+    from django.http import HttpRequest, JsonResponse
+
+    with pytest.raises(
+        TypeError,
+        match=r"must take request and payment as its first positional parameters: "
+        r"def view\(request, payment",
+    ):
+
+        @django_helper.verified_callback(client, lookup=ORDERS.get)  # type: ignore[arg-type]  # the misuse itself
+        def payment_callback(request: HttpRequest) -> JsonResponse:
+            return JsonResponse({"status": "ok"})
+
+
+def test_django_an_async_view_without_a_payment_parameter_is_refused(
+    async_client: paysdk.AsyncClient,
+) -> None:
+    from django.http import JsonResponse
+
+    with pytest.raises(TypeError, match="must take request and payment"):
+
+        @django_helper.verified_callback(async_client, lookup=ORDERS.get)  # type: ignore[arg-type]  # the misuse itself
+        async def payment_callback(payment: paysdk.VerifiedPayment) -> JsonResponse:
+            return JsonResponse({"status": "ok"})
