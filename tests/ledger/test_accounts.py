@@ -66,6 +66,29 @@ async def test_unlabelled_payments_of_two_keys_are_refused_before_any_action(
     assert labelled.fulfilled_now  # a label tells them apart
 
 
+def test_unlabelled_payments_of_two_keys_are_refused_across_ledgers_of_one_database(
+    ledger_url: str,
+) -> None:
+    """Two ledgers on one database, as two processes hold them: the second refuses a key the
+    first did not use, even for the reference the first fulfilled, before its action runs."""
+    shipped: list[str] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> None:
+        shipped.append(payment.reference)
+
+    with Ledger(ledger_url) as first, Ledger(ledger_url) as second:
+        assert first.fulfil_once(of("", "key-a"), ship).fulfilled_now
+        for reference in ("order-1", "order-2"):
+            with pytest.raises(paysdk.ConfigurationError, match=r"account=.*nothing was run"):
+                second.fulfil_once(of("", "key-b", reference), ship)
+        assert second.row("order-2") is None  # the refused claim was rolled back
+        assert second.fulfil_once(of("", "key-a", "order-2"), ship).fulfilled_now
+        assert second.fulfil_once(of("abuja-2", "key-b"), ship).fulfilled_now
+    with Ledger(ledger_url) as reopened, pytest.raises(paysdk.ConfigurationError):
+        reopened.fulfil_once(of("", "key-b", "order-3"), ship)
+    assert shipped == ["order-1", "order-2", "order-1"]
+
+
 OLD_TABLE = """CREATE TABLE paysdk_fulfilments (
     reference TEXT NOT NULL PRIMARY KEY, state TEXT NOT NULL, claim_token TEXT,
     attempts INTEGER NOT NULL, lease_expires_at {ts}, amount BIGINT NOT NULL,

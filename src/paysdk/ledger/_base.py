@@ -113,7 +113,6 @@ class BaseLedger:
         self.timeout: float = float(timeout)
         self._create_table = create_table
         self._ready = not create_table
-        self._accounts = _plans.AccountGuard()
         self._driver = self._open_driver()
 
     def _open_driver(self) -> Any:
@@ -131,7 +130,6 @@ class BaseLedger:
 
     def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
         checked = _plans.check_payable(payment)
-        self._accounts.check(checked)
         return _plans.fulfil_once(
             self._driver.dialect, self.table, checked, self.lease, record_for=self.record_for
         )

@@ -13,7 +13,6 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
-import threading
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Literal, TypeVar
@@ -98,6 +97,7 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     found: Rows = yield Query(*_sql.account_column(dialect, table))
     if found.rows[0][0] == 0:
         yield from add_account(dialect, table)
+    yield Query(_sql.verified_by_index(dialect, table))
     yield Commit()
 
 
@@ -110,6 +110,7 @@ def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
         keys: Rows = yield Query(find_key, (table,))
         for statement in _sql.postgres_swap_key(table, str(keys.rows[0][0])):
             yield Query(statement)
+        yield Query(_sql.verified_by_index(dialect, table))
         return
     new, build, count = _sql.sqlite_rebuild(dialect, table)
     for statement in build:
@@ -123,39 +124,25 @@ def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
         )
     for statement in _sql.sqlite_swap(table, new):
         yield Query(statement)
+    yield Query(_sql.verified_by_index(dialect, table))
 
 
-class AccountGuard:
-    """Refuses, before any action runs, a payment of an unlabelled account (``Client`` without
-    ``account=``) whose key differs from that of the unlabelled payments this ledger saw before:
-    two accounts whose references the ledger could not tell apart."""
+def check_one_unlabelled_key(payment: VerifiedPayment, stored: Rows) -> None:
+    """Refuse an unlabelled payment verified with another key than the unlabelled rows the
+    ledger holds (``stored``: ``_sql.unlabelled_keys``'s answer), whichever process wrote them:
+    two accounts whose references the ledger could not tell apart.
 
-    def __init__(self) -> None:
-        self._unlabelled: str | None = None
-        self._lock = threading.Lock()
-
-    def check(self, payment: VerifiedPayment) -> None:
-        """Remember or compare the key fingerprint of an unlabelled payment.
-
-        Args:
-            payment: the verified payment about to be fulfilled.
-
-        Raises:
-            ConfigurationError: an unlabelled payment verified with another key than before.
-        """
-        if payment.account or not payment.verified_by:
-            return
-        with self._lock:
-            if self._unlabelled is None:
-                self._unlabelled = payment.verified_by
-            elif self._unlabelled != payment.verified_by:
-                raise ConfigurationError(
-                    f"{payment.reference!r} was verified with another account's key than the "
-                    "payments this ledger fulfilled before, and neither client names its "
-                    "account: their references could collide. Give each account's client a "
-                    "label (paysdk.Client(account='lagos-1'), or with_options(secret_key=..., "
-                    "account=...)); nothing was run"
-                )
+    Raises:
+        ConfigurationError: the fingerprints differ.
+    """
+    if any(key not in (None, payment.verified_by) for key in stored.rows[0]):
+        raise ConfigurationError(
+            f"{payment.reference!r} was verified with another account's key than the payments "
+            "this ledger holds without an account, and neither client names its account: "
+            "their references could collide. Give each account's client a label "
+            "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...)); "
+            "nothing was run"
+        )
 
 
 def fulfil_once(
@@ -190,10 +177,20 @@ def fulfil_once(
     """
     reference, key = payment.reference, (payment.account, payment.reference)
     token = secrets.token_hex(16)
-    claim = (token, lease.total_seconds(), payment.amount, payment.currency)
+    claim = (
+        token,
+        lease.total_seconds(),
+        payment.amount,
+        payment.currency,
+        payment.verified_by or None,
+    )
 
     yield Begin()
     inserted: Rows = yield Query(_sql.insert_claim(dialect, table), (*key, *claim))
+    if not payment.account and payment.verified_by:  # the one account that has no label
+        # after a write: SQLite holds the write lock, so the read waits for no upgrade
+        stored: Rows = yield Query(_sql.unlabelled_keys(table))
+        check_one_unlabelled_key(payment, stored)  # refused: the claim is rolled back
     claimed = inserted.rowcount == 1
     if not claimed:
         updated: Rows = yield Query(_sql.take_over(dialect, table), (*claim, *key))

@@ -33,12 +33,15 @@ _COLUMNS = """(
     last_error TEXT,
     reason TEXT,
     account TEXT NOT NULL DEFAULT '',
+    verified_by TEXT,
     PRIMARY KEY (account, reference)
 )"""
 """``(account, reference)`` is the unique key: one row per payment of each merchant account,
 whatever the number of workers; ``account`` is ``''`` for an unlabelled one (most merchants'
 only one), and last, where adding it to a table made before puts it. ``reason`` says why a
-payment was refused or ignored, as whoever decided it wrote it."""
+payment was refused or ignored, as whoever decided it wrote it. ``verified_by`` is the
+fingerprint of the key whose client verified the payment (``VerifiedPayment.verified_by``, never
+the key): the unlabelled account's rows must all have one, whichever process wrote them."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -130,7 +133,8 @@ def row(dialect: Dialect) -> str:
 def insert_claim(dialect: Dialect, table: str) -> str:
     """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row.
 
-    Parameters: account, reference, claim token, lease (seconds), amount, currency.
+    Parameters: account, reference, claim token, lease (seconds), amount, currency, key
+    fingerprint (``verified_by``, or ``None``).
 
     Args:
         dialect: the database's; its clock starts the lease.
@@ -138,8 +142,9 @@ def insert_claim(dialect: Dialect, table: str) -> str:
     """
     return (
         f"INSERT INTO {table} (account, reference, state, claim_token, attempts, "
-        f"lease_expires_at, amount, currency, claimed_at) VALUES (?, ?, 'claimed', ?, 1, "
-        f"{dialect.later}, ?, ?, {dialect.now}) ON CONFLICT (account, reference) DO NOTHING"
+        f"lease_expires_at, amount, currency, claimed_at, verified_by) VALUES (?, ?, 'claimed', "
+        f"?, 1, {dialect.later}, ?, ?, {dialect.now}, ?) ON CONFLICT (account, reference) "
+        "DO NOTHING"
     )
 
 
@@ -158,7 +163,8 @@ def take_over(dialect: Dialect, table: str) -> str:
     database, or died after the action), so it waits for ``resolve``. On PostgreSQL a
     concurrent UPDATE of the same row waits, then re-checks the WHERE clause against the
     committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time.
-    Parameters: claim token, lease (seconds), amount, currency, account, reference.
+    Parameters: claim token, lease (seconds), amount, currency, key fingerprint, account,
+    reference.
 
     Args:
         dialect: the database's; its clock starts the new lease.
@@ -166,7 +172,8 @@ def take_over(dialect: Dialect, table: str) -> str:
     """
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
-        f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, claimed_at = {dialect.now} "
+        f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, claimed_at = {dialect.now}, "
+        "verified_by = COALESCE(?, verified_by) "
         f"WHERE account = ? AND reference = ? AND state IN {_SET_ASIDE_SQL}"
     )
 
@@ -347,9 +354,11 @@ def sqlite_swap(table: str, new: str) -> list[str]:
 
 
 def postgres_add_account(table: str) -> list[str]:
-    """Add the account column (every row the account ``''``) and find the primary key to swap."""
+    """Add the account and key fingerprint columns (every row the account ``''``, of no known
+    key), and find the primary key to swap."""
     return [
-        f"ALTER TABLE {table} ADD COLUMN account TEXT NOT NULL DEFAULT ''",
+        f"ALTER TABLE {table} ADD COLUMN account TEXT NOT NULL DEFAULT '', "
+        "ADD COLUMN verified_by TEXT",
         "SELECT conname FROM pg_constraint WHERE conrelid = to_regclass(?) AND contype = 'p'",
     ]
 
@@ -366,3 +375,25 @@ def postgres_swap_key(table: str, constraint: str) -> list[str]:
 
 def count_rows(table: str) -> str:
     return f"SELECT count(*) FROM {table}"
+
+
+def verified_by_index(dialect: Dialect, table: str) -> str:
+    """Index the key fingerprints by account, so that ``unlabelled_key`` reads one entry
+    however many rows (made before fingerprints, without one) the table holds."""
+    schema, dot, name = table.rpartition(".")
+    if dialect.name == "postgresql":  # the index goes in its table's schema
+        return f"CREATE INDEX IF NOT EXISTS {name}_verified_by ON {table} (account, verified_by)"
+    return (
+        f"CREATE INDEX IF NOT EXISTS {schema}{dot}{name}_verified_by ON {name} "
+        "(account, verified_by)"
+    )
+
+
+def unlabelled_keys(table: str) -> str:
+    """The least and the greatest key fingerprint of the unlabelled account's rows: two ends of
+    the index (however many rows), which differ only if two keys wrote such rows."""
+    first = (
+        f"SELECT verified_by FROM {table} WHERE account = '' AND verified_by IS NOT NULL "
+        "ORDER BY account, verified_by"
+    )
+    return f"SELECT ({first} LIMIT 1), ({first} DESC LIMIT 1)"

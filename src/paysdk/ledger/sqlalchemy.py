@@ -194,6 +194,8 @@ def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sq
         sqlalchemy.Column("last_error", text),
         sqlalchemy.Column("reason", text),
         sqlalchemy.Column("account", text, nullable=False, server_default=sqlalchemy.text("''")),
+        sqlalchemy.Column("verified_by", text),
         sqlalchemy.PrimaryKeyConstraint("account", "reference"),
+        sqlalchemy.Index(f"{table}_verified_by", "account", "verified_by"),
         schema=schema or None,
     )

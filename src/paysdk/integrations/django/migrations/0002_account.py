@@ -1,5 +1,6 @@
 """The ledger's key becomes (account, reference): a fulfilment is one merchant account's payment
-of one reference. Every existing row is kept, as the unlabelled account ``''``; the table is
+of one reference; ``verified_by`` holds the fingerprint of the key that verified it. Every
+existing row is kept, as the unlabelled account ``''``; the table is
 changed with the ledger's own statements (``paysdk.ledger``'s migration of a table made before).
 
 Django's state keeps ``reference`` as the model's primary key (Django before 5.2 has no
@@ -34,6 +35,11 @@ class Migration(migrations.Migration):
                     model_name="fulfilment",
                     name="account",
                     field=models.TextField(default=""),
+                ),
+                migrations.AddField(
+                    model_name="fulfilment",
+                    name="verified_by",
+                    field=models.TextField(null=True),
                 ),
             ],
         ),
