@@ -66,6 +66,7 @@ async def reconcile(
         looking_up=lookup is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
+        account=client.account,
     )
     try:
         async with contextlib.AsyncExitStack() as listing:

@@ -68,6 +68,7 @@ def reconcile(
         looking_up=lookup is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
+        account=client.account,
     )
     try:
         with contextlib.ExitStack() as listing:
