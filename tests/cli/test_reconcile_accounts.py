@@ -56,7 +56,7 @@ def paysdk_cli(*argv: str, service: Sandbox | None = None) -> tuple[int, str, st
     env.pop("PAYSDK_LEDGER", None)
     if service is not None:
         env.update(PAYSDK_BASE_URL=service.base_url, PAYSDK_SECRET_KEY=service.secret_key)
-    done = subprocess.run(  # noqa: S603 - this interpreter, fixed arguments
+    done = subprocess.run(
         [sys.executable, "-m", "paysdk", *argv],
         capture_output=True,
         text=True,
@@ -80,7 +80,8 @@ def test_reconcile_reports_each_account_against_its_own_rows(
     assert out.splitlines()[-1] == "all clear: nothing needs attention"
 
     abuja = accounts["abuja-2"]
-    code, out, err = paysdk_cli("reconcile", *ledger, "--account", "abuja-2", "--json", service=abuja)
+    argv = ["reconcile", *ledger, "--account", "abuja-2", "--json"]
+    code, out, err = paysdk_cli(*argv, service=abuja)
     report = json.loads(out)
     assert (code, err, report["account"]) == (4, "", "abuja-2")
     assert [(d["kind"], d["reference"], d["amount"]) for d in report["discrepancies"]] == [

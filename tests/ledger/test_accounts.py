@@ -82,6 +82,9 @@ def test_unlabelled_payments_of_two_keys_are_refused_across_ledgers_of_one_datab
             with pytest.raises(paysdk.ConfigurationError, match=r"account=.*nothing was run"):
                 second.fulfil_once(of("", "key-b", reference), ship)
         assert second.row("order-2") is None  # the refused claim was rolled back
+        with pytest.raises(paysdk.ConfigurationError, match=r"account="):
+            second.refuse(of("", "key-b", "order-2"), "paid, but not for this order")
+        assert second.row("order-2") is None  # nor is another key's refusal recorded
         assert second.fulfil_once(of("", "key-a", "order-2"), ship).fulfilled_now
         assert second.fulfil_once(of("abuja-2", "key-b"), ship).fulfilled_now
     with Ledger(ledger_url) as reopened, pytest.raises(paysdk.ConfigurationError):

@@ -159,7 +159,8 @@ class BaseLedger:
         target = _plans.set_aside_target(
             payment, _plans.check_reason(reason), check_account(account)
         )
-        return _plans.set_aside(self._driver.dialect, self.table, target, state)
+        verified = payment if isinstance(payment, VerifiedPayment) else None
+        return _plans.set_aside(self._driver.dialect, self.table, target, state, verified)
 
 
 def needs_lookup(fulfil: object, lookup: object) -> None:

@@ -127,7 +127,7 @@ def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     yield Query(_sql.verified_by_index(dialect, table))
 
 
-def check_one_unlabelled_key(payment: VerifiedPayment, stored: Rows) -> None:
+def check_one_unlabelled_key(payment: VerifiedPayment | None, stored: Rows) -> None:
     """Refuse an unlabelled payment verified with another key than the unlabelled rows the
     ledger holds (``stored``: ``_sql.unlabelled_keys``'s answer), whichever process wrote them:
     two accounts whose references the ledger could not tell apart.
@@ -135,6 +135,8 @@ def check_one_unlabelled_key(payment: VerifiedPayment, stored: Rows) -> None:
     Raises:
         ConfigurationError: the fingerprints differ.
     """
+    if payment is None or payment.account or not payment.verified_by:
+        return
     if any(key not in (None, payment.verified_by) for key in stored.rows[0]):
         raise ConfigurationError(
             f"{payment.reference!r} was verified with another account's key than the payments "
@@ -350,6 +352,7 @@ def set_aside(
     table: str,
     target: tuple[str, str, int, str, str],
     state: SetAside,
+    payment: VerifiedPayment | None = None,
 ) -> LedgerPlan[LedgerRow]:
     """Record why a payment is not fulfilled: refused by the merchant, or ignored as not theirs.
 
@@ -362,6 +365,9 @@ def set_aside(
         target: the account, reference, amount, currency and reason (why, for whoever reads
             the ledger or reconcile's report) to record: ``set_aside_target``'s.
         state: ``"refused"`` or ``"ignored"``.
+        payment: the verified payment set aside (``None`` for a bare reference): an
+            unlabelled one verified with another key than the ledger's unlabelled rows is
+            refused, as ``fulfil_once`` refuses it.
 
     Returns:
         The payment's row as it now is.
@@ -371,6 +377,9 @@ def set_aside(
     yield Query(
         _sql.set_aside(dialect, table), (account, reference, state, amount, currency, reason)
     )
+    if payment is not None and not payment.account and payment.verified_by:
+        stored: Rows = yield Query(_sql.unlabelled_keys(table))  # after the write, as above
+        check_one_unlabelled_key(payment, stored)  # refused: rolled back
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     return LedgerRow.from_db(found.rows[0])

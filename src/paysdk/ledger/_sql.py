@@ -172,8 +172,8 @@ def take_over(dialect: Dialect, table: str) -> str:
     """
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
-        f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, claimed_at = {dialect.now}, "
-        "verified_by = COALESCE(?, verified_by) "
+        f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, "
+        f"claimed_at = {dialect.now}, verified_by = COALESCE(?, verified_by) "
         f"WHERE account = ? AND reference = ? AND state IN {_SET_ASIDE_SQL}"
     )
 
