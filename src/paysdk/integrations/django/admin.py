@@ -86,7 +86,9 @@ class AccountFilter(admin.SimpleListFilter):
         value = self.value()
         if not value:
             return queryset
-        return queryset.filter(account="" if value == UNLABELLED else value)
+        rows: Any = queryset  # django-stubs leaves filter's result untyped for pyright
+        filtered: QuerySet[Any] = rows.filter(account="" if value == UNLABELLED else value)
+        return filtered
 
 
 def row_id(row: Fulfilment) -> str:
@@ -130,18 +132,21 @@ class FulfilmentAdmin(_ModelAdmin):
         """The row named ``<account>/<reference>`` (``object_id``'s form); a name without
         ``/`` is a reference of the unlabelled account."""
         if from_field is not None:
-            return super().get_object(request, object_id, from_field)
+            found: Fulfilment | None = super().get_object(request, object_id, from_field)
+            return found
         account, named, reference = object_id.partition("/")
         if not named:
             account, reference = "", object_id
-        rows = self.get_queryset(request).filter(account=account, reference=reference)
-        return rows.first()
+        rows: Any = self.get_queryset(request)  # django-stubs leaves filter untyped for pyright
+        row: Fulfilment | None = rows.filter(account=account, reference=reference).first()
+        return row
 
     @admin.display(description="reference", ordering="reference")
     def payment(self, row: Fulfilment) -> str:
         """The reference, linked to its row's page (by account and reference)."""
+        meta: Any = self.opts
         page = reverse(
-            f"admin:{row._meta.app_label}_{row._meta.model_name}_change",
+            f"admin:{meta.app_label}_{meta.model_name}_change",
             args=(quote(row_id(row)),),
             current_app=self.admin_site.name,
         )
