@@ -62,7 +62,10 @@ def test_a_verify_envelope_reporting_failure_is_no_payment(status: object, succe
     body.update(status=status, message="Verification failed")
     with pytest.raises(paysdk.ResponseValidationError) as caught:
         _core.map_response(
-            request, answered(httpx.Response(200, json=body)), _core.verified("order-1042"), None
+            request,
+            answered(httpx.Response(200, json=body)),
+            _core.verified("order-1042", CONFIG),
+            None,
         )
     error = caught.value
     assert [(e["type"], e["loc"]) for e in error.errors] == [("envelope_failed", ("status",))]

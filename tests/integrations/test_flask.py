@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sqlite3
 from collections.abc import Iterator
@@ -358,3 +359,43 @@ def test_an_amount_beyond_64_bits_is_refused_for_good_and_never_asked_to_retry(
     }
     for row in rows.values():
         assert row.reason is not None and f"its amount, {huge}, is beyond" in row.reason
+
+
+def test_two_accounts_callbacks_of_one_reference_through_one_ledger_each_fulfil_once(
+    tmp_path: Path,
+) -> None:
+    """A platform: each account's callback view verifies with its labelled client, and both
+    share one ledger; each account's ``order-1`` is fulfilled, once."""
+    shipped: list[tuple[str, str, int]] = []
+    with (
+        contextlib.ExitStack() as clients,
+        Sandbox() as lagos,
+        Sandbox() as abuja,
+        paysdk.Ledger(tmp_path / "ledger.db") as ledger,
+    ):
+        app = flask.Flask(__name__)
+        for account, service, amount in (("lagos-1", lagos, 700), ("abuja-2", abuja, 500)):
+            service.add_payment("order-1", amount=amount, currency="NGN", status="COMPLETED")
+            client = paysdk.Client(
+                secret_key=service.secret_key,
+                base_url=service.base_url,
+                max_retries=0,
+                account=account,
+            )
+            clients.enter_context(client)
+            shop = Shop(Order("order-1", amount, "NGN"))
+
+            def ship(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+                shipped.append((payment.account, payment.reference, payment.amount))
+                return {"status": "ok"}
+
+            view = verified_callback(client, lookup=shop.lookup, ledger=ledger)(ship)
+            app.add_url_rule(f"/{account}/callback", endpoint=account, view_func=view)
+        browser = app.test_client()
+        for _ in range(2):  # each callback comes twice
+            for account in ("lagos-1", "abuja-2"):
+                answer = browser.get(f"/{account}/callback?reference=order-1")
+                assert answer.status_code == 200, (account, answer.get_json())
+        rows = [ledger.row("order-1", account=account) for account in ("lagos-1", "abuja-2")]
+    assert shipped == [("lagos-1", "order-1", 700), ("abuja-2", "order-1", 500)]
+    assert all(row is not None and row.fulfilled for row in rows)

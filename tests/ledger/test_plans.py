@@ -15,7 +15,7 @@ from paysdk.ledger._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Q
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
 PAYMENT = paysdk.VerifiedPayment(reference="order-9", amount=700, currency="NGN", success=True)
-CLAIMED_ROW = ("order-9", "claimed", "someone-else", 1, NOW, 700, "NGN", None, None)
+CLAIMED_ROW = ("order-9", "claimed", "someone-else", 1, NOW, 700, "NGN", None, None, "")
 
 
 class FakeClock:
@@ -76,7 +76,7 @@ def test_a_fresh_claim_commits_before_the_action_and_marks_done_after() -> None:
     steps, result = drive(plan(), [Rows([], 1), Acted(value="shipped"), Rows([], 1)])
     assert kinds(steps) == ["Begin", "INSERT", "Commit", "Act", "Begin", "UPDATE", "Commit"]
     assert (result.outcome, result.value) == (Outcome.FULFILLED, "shipped")
-    token = steps[1].params[1]  # type: ignore[attr-defined]
+    token = steps[1].params[2]  # type: ignore[attr-defined]
     assert steps[5].params[-1] == token  # type: ignore[attr-defined]  # only the owner marks it
 
 
@@ -106,7 +106,7 @@ def test_finishing_after_the_claim_was_resolved_by_hand_is_lease_lost() -> None:
 
 
 def test_a_claim_whose_lease_ran_out_unrecorded_is_unknown_and_not_run() -> None:
-    unknown_row = ("order-9", "unknown", "someone-else", 1, NOW, 700, "NGN", None, None)
+    unknown_row = ("order-9", "unknown", "someone-else", 1, NOW, 700, "NGN", None, None, "")
     steps, result = drive(plan(), [Rows([], 0), Rows([], 0), Rows([unknown_row], 1)])
     assert kinds(steps) == ["Begin", "INSERT", "UPDATE", "SELECT", "Commit"]  # no Act
     assert (result.outcome, result.unknown) == (Outcome.UNKNOWN, True)

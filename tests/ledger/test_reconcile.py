@@ -308,9 +308,9 @@ def test_the_ledger_is_looked_up_once_per_batch_not_once_per_payment(tmp_path: A
     lookups: list[int] = []
 
     class CountingLedger(Ledger):
-        def rows(self, references: Any) -> Any:
+        def rows(self, references: Any, *, account: str = "") -> Any:
             lookups.append(len(references))
-            return super().rows(references)
+            return super().rows(references, account=account)
 
     with (
         Sandbox(payments=records) as service,

@@ -279,7 +279,8 @@ def test_ledger_table_is_column_for_column_the_table_the_ledger_creates(ledger_u
         ]
 
     assert columns("paysdk_fulfilments") == columns("made_by_ledger")
-    assert inspector.get_pk_constraint("paysdk_fulfilments")["constrained_columns"] == ["reference"]
+    for table in ("paysdk_fulfilments", "made_by_ledger"):
+        assert inspector.get_pk_constraint(table)["constrained_columns"] == ["account", "reference"]
     timestamps = {kind for name, kind, _ in columns("paysdk_fulfilments") if name.endswith("_at")}
     assert timestamps == {"TEXT" if engine.dialect.name == "sqlite" else "TIMESTAMP WITH TIME ZONE"}
     engine.dispose()
@@ -298,8 +299,9 @@ def test_alembic_autogenerate_finds_nothing_to_change_in_the_ledgers_own_table(
     with engine.connect() as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
         assert compare_metadata(context, metadata) == []
-        ledger_table(metadata, "paysdk_other")  # and a table it lacks is one to add
-        assert [change[0] for change in compare_metadata(context, metadata)] == ["add_table"]
+        ledger_table(metadata, "paysdk_other")  # and a table it lacks is one to add, with its index
+        changes = [change[0] for change in compare_metadata(context, metadata)]
+        assert changes == ["add_table", "add_index"]
     engine.dispose()
 
 

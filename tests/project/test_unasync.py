@@ -78,8 +78,8 @@ def test_the_check_catches_a_source_edited_without_regenerating(tree: Path) -> N
         encoding="utf-8",
     )
     [problem] = unasync.check(tree)
-    assert "-                        reply = ledger.rows(step.references)" in problem
-    assert "+                        reply = ledger.lookup(step.references)" in problem
+    assert "-                        reply = ledger.rows(step.references, account=" in problem
+    assert "+                        reply = ledger.lookup(step.references, account=" in problem
 
 
 def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> None:

@@ -32,10 +32,10 @@ class EitherLedger:
 
         return await self.ledger.fulfil_once(payment, async_action)
 
-    async def row(self, reference: str) -> LedgerRow | None:
+    async def row(self, reference: str, account: str = "") -> LedgerRow | None:
         if isinstance(self.ledger, Ledger):
-            return self.ledger.row(reference)
-        return await self.ledger.row(reference)
+            return self.ledger.row(reference, account=account)
+        return await self.ledger.row(reference, account=account)
 
     async def refuse(self, payment: Any, reason: str) -> LedgerRow:
         if isinstance(self.ledger, Ledger):

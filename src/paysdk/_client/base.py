@@ -73,6 +73,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         verify: VerifyTypes = True,
         proxy: str | None = None,
         app_info: str | None = None,
+        account: str | None = None,
     ) -> None:
         """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
         PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2.
@@ -102,6 +103,9 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 ``HTTPS_PROXY``/``NO_PROXY``...).
             app_info: your application's name and version (``"myshop/1.4"``), added to the
                 User-Agent.
+            account: a label you choose for the merchant account this key reaches (ASCII,
+                such as ``"lagos-1"``; never the key), for a platform with many: the payments
+                this client verifies carry it, and a ledger fulfils each account's apart.
 
         Raises:
             ConfigurationError: a setting that cannot work (no secret key, a malformed
@@ -128,6 +132,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 self._backend_name(http_backend), _configure.check_app_info(app_info)
             ),
             verifies_tls=verify is not False,
+            account=account,
         )
         wanted = self._http_client_type
         if http_client is not None and not isinstance(http_client, wanted):
@@ -168,6 +173,11 @@ class BaseClient(Generic[HttpClientT, SenderT]):
     def timeout(self) -> httpx.Timeout:
         """The timeout of each request, as an ``httpx.Timeout``."""
         return _httpx.httpx_timeout(self._config.timeout)
+
+    @property
+    def account(self) -> str:
+        """The merchant account's label (``account=``); ``""`` when it has none."""
+        return self._config.account
 
     @property
     def max_retries(self) -> int:

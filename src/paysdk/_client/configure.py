@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .._core.config import Config, Timeout
+from .._core.config import Config, Timeout, check_account
 from .._errors import ConfigurationError
 from .._parsing.decoding import ACCEPT_ENCODING
 from .._transport.network import Network, Proxy, parse_proxy
@@ -134,6 +134,7 @@ def create_config(
     deadline: float | None = None,
     agent: str | None = None,
     verifies_tls: bool = True,
+    account: str | None = None,
 ) -> Config:
     """A client's configuration from its arguments, the environment where one is left out, and
     the defaults; every value checked before any request. ``agent``: the User-Agent
@@ -164,6 +165,7 @@ def create_config(
         deadline=check_deadline(deadline),
         allow_insecure_http=allow_insecure_http,
         verifies_tls=verifies_tls,
+        account=check_account(account),
     )
 
 
@@ -192,6 +194,8 @@ def apply_options(config: Config, options: CallOptions) -> Config:
         config = dataclasses.replace(config, max_response_bytes=limit)
     if "deadline" in options:
         config = dataclasses.replace(config, deadline=check_deadline(options["deadline"]))
+    if "account" in options:
+        config = dataclasses.replace(config, account=check_account(options["account"]))
     return config
 
 

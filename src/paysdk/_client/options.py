@@ -56,6 +56,8 @@ class CallOptions(TypedDict, total=False):
         extra_headers: headers added to each request (never ``Authorization``).
         max_response_bytes: the largest body read; ``None``: no cap.
         deadline: seconds for the whole call, retries and waits included; ``None``: no limit.
+        account: the label of the merchant account (with its ``secret_key``): the payments
+            verified carry it, and a ledger fulfils each account's payments apart.
     """
 
     secret_key: str
@@ -65,3 +67,4 @@ class CallOptions(TypedDict, total=False):
     extra_headers: Mapping[str, str]
     max_response_bytes: int | None
     deadline: float | None
+    account: str

@@ -99,7 +99,7 @@ def _verify_plan(
     request = _core.verify_request(config, reference)
 
     def parse(answer: Answer) -> VerifiedPayment:
-        return _core.map_response(request, answer, _core.verified(reference), reference)
+        return _core.map_response(request, answer, _core.verified(reference, config), reference)
 
     return _core.call_raw(config, request, reference=reference), parse, request.scrub
 

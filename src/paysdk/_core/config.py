@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
+import hmac
+import re
 from collections.abc import Mapping
 from typing import NamedTuple
+
+from .._errors import ConfigurationError
 
 __all__ = [
     "ITEM_MAX_BYTES",
@@ -19,6 +24,7 @@ __all__ = [
     "Config",
     "SecretHeaders",
     "Timeout",
+    "check_account",
     "secret_key_in",
 ]
 
@@ -93,6 +99,16 @@ class Config:
     """Whether an ``http://`` base URL may name a host other than loopback."""
     verifies_tls: bool = True
     """Whether the service's certificate is checked; if not, only a loopback base URL will do."""
+    account: str = ""
+    """The merchant account's label (``Client(account=...)``): the payments it verifies carry it,
+    and a ledger keys them by it. ``""``: unlabelled, the one account of most merchants."""
+
+    @functools.cached_property
+    def issuer(self) -> str:
+        """A fingerprint of the account the key and base URL reach (a keyed hash: not the key,
+        nor a way back to it), so a ledger can tell two unlabelled accounts' payments apart."""
+        material = f"{self.base_url}\0{self.secret_key}".encode()
+        return hmac.new(b"paysdk account fingerprint", material, hashlib.sha256).hexdigest()[:16]
 
     @functools.cached_property
     def request_headers(self) -> SecretHeaders:
@@ -109,3 +125,18 @@ class Config:
     def max_bytes(self, default: int) -> int:
         """The body cap of an endpoint whose own is ``default``."""
         return default if self.max_response_bytes is None else self.max_response_bytes
+
+
+_ACCOUNT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")
+
+
+def check_account(account: object) -> str:
+    """A merchant account's label: a short ASCII name the merchant chooses (never the key)."""
+    if account is None or account == "":
+        return ""
+    if not isinstance(account, str) or _ACCOUNT.fullmatch(account) is None:
+        raise ConfigurationError(  # the value is not quoted: a key passed by mistake stays out
+            "account must be a short name of ASCII letters, digits, '.', '_' and '-' (at most "
+            "63, such as 'lagos-1'): it labels the account in the ledger; never pass a key"
+        )
+    return account

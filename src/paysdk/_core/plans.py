@@ -115,13 +115,13 @@ def _call(
 
 def verify(config: Config, reference: str) -> Plan[VerifiedPayment]:
     request = verify_request(config, reference)  # checks the reference before any step
-    return _call(config, request, verified(reference), reference, None)
+    return _call(config, request, verified(reference, config), reference, None)
 
 
 def verify_identified(config: Config, reference: str) -> Plan[tuple[VerifiedPayment, str | None]]:
     """``verify``, with the request id of the answer that brought the payment."""
     request = verify_request(config, reference)
-    parse = verified(reference)
+    parse = verified(reference, config)
     return _call(
         config,
         request,
@@ -131,11 +131,13 @@ def verify_identified(config: Config, reference: str) -> Plan[tuple[VerifiedPaym
     )
 
 
-def verified(reference: str) -> Callable[[Answer], VerifiedPayment]:
-    """Reads verify's answer: the payment, refused if it is not the one asked for."""
+def verified(reference: str, config: Config) -> Callable[[Answer], VerifiedPayment]:
+    """Reads verify's answer: the payment, refused if it is not the one asked for, marked with
+    the account ``config`` reaches (its label, and its fingerprint: ``Config.issuer``)."""
 
     def parse(answer: Answer) -> VerifiedPayment:
-        return check_answered(parse_verify(answer.content), reference)
+        payment = check_answered(parse_verify(answer.content), reference)
+        return payment.issued_by(config.account, config.issuer)
 
     return parse
 

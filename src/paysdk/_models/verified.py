@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, PrivateAttr
 from typing_extensions import NotRequired, TypedDict
 
 from .wire import Customer, Exact, Metadata, Product, Products, WireModel
@@ -40,10 +40,53 @@ class VerifiedPayment(WireModel):
     authorization: Authorization | None = None
     """Absent for payments that were not made by card."""
 
+    _account: str = PrivateAttr(default="")
+    _issuer: str = PrivateAttr(default="")
+
     @property
     def succeeded(self) -> bool:
         """Whether the service reports this payment as successful."""
         return self.success
+
+    @property
+    def account(self) -> str:
+        """The label of the merchant account whose client verified it (``Client(account=...)``);
+        ``""`` when the client had none. A ledger keys fulfilments by it and the reference."""
+        return self._account
+
+    @property
+    def verified_by(self) -> str:
+        """A fingerprint of the key and base URL whose client verified it (a keyed hash, never
+        the key); ``""`` for a payment no client verified (made by hand, in a test)."""
+        return self._issuer
+
+    def issued_by(self, account: str, issuer: str) -> VerifiedPayment:
+        """This payment, marked as verified through the account labelled ``account`` whose
+        key's fingerprint is ``issuer`` (never the key).
+
+        Args:
+            account: the client's account label, or ``""``.
+            issuer: the fingerprint of the client's key and base URL.
+
+        Returns:
+            The payment itself, marked.
+        """
+        self._account, self._issuer = account, issuer
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields (those the service sent beyond the model's too) and account label; the
+        key's fingerprint is not compared."""
+        if not isinstance(other, VerifiedPayment):
+            return NotImplemented
+        return (
+            self.__dict__ == other.__dict__
+            and self.__pydantic_extra__ == other.__pydantic_extra__
+            and self._account == other._account
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.reference, self.amount, self.currency, self.success))
 
 
 class VerifyEnvelope(TypedDict):

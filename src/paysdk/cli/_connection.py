@@ -35,6 +35,7 @@ def client_from(args: argparse.Namespace) -> paysdk.Client:
         timeout=args.timeout,
         max_retries=args.max_retries,
         allow_insecure_http=args.allow_insecure_http,
+        account=getattr(args, "account", None),
     )
 
 

@@ -116,11 +116,15 @@ def _positive(text: str) -> int:
     return value
 
 
-def _rows(ledger: Ledger, state: str | None, limit: int | None) -> Iterator[LedgerRow]:
-    """Every row (of ``state``), up to ``limit``, a page at a time: memory stays flat."""
+def _rows(
+    ledger: Ledger, state: str | None, limit: int | None, account: str
+) -> Iterator[LedgerRow]:
+    """Every row (of ``state``) of ``account``, up to ``limit``, a page at a time: memory stays
+    flat."""
     after, left = "", limit
     while left is None or left > 0:
-        page = ledger.rows_after(after, PAGE if left is None else min(PAGE, left), state=state)
+        size = PAGE if left is None else min(PAGE, left)
+        page = ledger.rows_after(after, size, state=state, account=account)
         yield from page
         if not page:
             return
@@ -143,7 +147,7 @@ def _values(row: LedgerRow) -> dict[str, object]:
 
 def _list(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
-        rows = _rows(ledger, args.state, args.limit)
+        rows = _rows(ledger, args.state, args.limit, args.account)
         if args.format == "json":  # one object a line: streams, however many rows
             for row in rows:
                 print_json(_values(row), indent=None)
@@ -185,7 +189,7 @@ def _ignore(args: argparse.Namespace) -> int:
 def _set_aside(args: argparse.Namespace, state: str) -> int:
     with open_ledger(args) as ledger:
         record = ledger.refuse if state == "refused" else ledger.ignore
-        row = record(args.reference, args.reason)
+        row = record(args.reference, args.reason, account=args.account)
     if row.state != state:  # fulfilled, or a worker is fulfilling it: never undone
         return print_error(
             f"{row.reference} is {row.state}, and keeps that state: the ledger never sets aside "
@@ -198,6 +202,6 @@ def _set_aside(args: argparse.Namespace, state: str) -> int:
 
 def _resolve(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
-        row = ledger.resolve(args.reference, ran=args.ran)
+        row = ledger.resolve(args.reference, ran=args.ran, account=args.account)
     print(printable(f"{row.reference}: {row.state}"))
     return EXIT_OK

@@ -12,7 +12,7 @@ from ._command import Command
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
-__all__ = ["ENV_LEDGER", "ledger_options", "open_ledger"]
+__all__ = ["ENV_LEDGER", "account_label", "ledger_options", "open_ledger"]
 
 ENV_LEDGER = "PAYSDK_LEDGER"
 """The ledger's URL when ``--ledger`` is not given."""
@@ -32,7 +32,25 @@ def ledger_options() -> Command:
     group.add_argument(
         "--table", default=DEFAULT_TABLE, help="the ledger's table (default: %(default)s)"
     )
+    group.add_argument(
+        "--account",
+        type=account_label,
+        default="",
+        metavar="LABEL",
+        help="the merchant account, as your clients label it (Client(account=...)); default: "
+        "the unlabelled one",
+    )
     return options
+
+
+def account_label(text: str) -> str:
+    """An argparse type: an account label, checked as ``Client(account=...)`` checks it."""
+    from .._core.config import check_account
+
+    try:
+        return check_account(text)
+    except ConfigurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def open_ledger(args: argparse.Namespace) -> Ledger:

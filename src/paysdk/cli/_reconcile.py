@@ -196,8 +196,9 @@ def _print_table(report: ReconcileReport, *, fulfilling: bool) -> None:
     if fulfilling and missed:
         now = summary["missed_fulfilled_now"]
         counts[list(report.counts).index("missed")] += f" ({now} fulfilled now, {missed - now} not)"
+    account = f"account {report.account}: " if report.account else ""
     print(
-        f"{summary['listed']} listed, {summary['completed']} completed, "
+        f"{account}{summary['listed']} listed, {summary['completed']} completed, "
         f"{summary['fulfilled_ok']} fulfilled as paid; " + ", ".join(counts)
     )
     print(_verdict(report, fulfilling=fulfilling))
@@ -217,6 +218,7 @@ def _verdict(report: ReconcileReport, *, fulfilling: bool = False) -> str:
 def _print_json(report: ReconcileReport) -> None:
     print_json(
         {
+            "account": report.account,
             "summary": _summary(report),
             "needs_attention": report.needs_attention,
             "truncated": report.truncated,

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, overload
 from typing_extensions import Self
 
 from .._client.tracing import call_span
+from .._core.config import check_account
 from .._models.verified import VerifiedPayment
 from . import _plans
 from ._async import reconcile as async_reconcile
@@ -81,11 +82,13 @@ class AsyncLedger(BaseLedger):
             span.add("paysdk.fulfilment.outcome", result.outcome.value)
         return result
 
-    async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
+    async def rows(self, references: Sequence[str], *, account: str = "") -> dict[str, LedgerRow]:
         """The ledger's rows for these references (those that have one).
 
         Args:
             references: the payments' references.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Each reference that has a row, with its row.
@@ -93,13 +96,16 @@ class AsyncLedger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return await self._run(_plans.rows_for(self._driver.dialect, self.table, references))
+        label = check_account(account)
+        return await self._run(_plans.rows_for(self._driver.dialect, self.table, references, label))
 
-    async def row(self, reference: str) -> LedgerRow | None:
+    async def row(self, reference: str, *, account: str = "") -> LedgerRow | None:
         """The ledger's row for one reference.
 
         Args:
             reference: the payment's reference.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Its row; ``None`` if the ledger has none.
@@ -107,14 +113,18 @@ class AsyncLedger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return (await self.rows([reference])).get(reference)
+        return (await self.rows([reference], account=account)).get(reference)
 
-    async def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
+    async def fulfilled_after(
+        self, after: str = "", limit: int = 500, *, account: str = ""
+    ) -> list[LedgerRow]:
         """A page of fulfilled rows in reference order: iterate with the last one's reference.
 
         Args:
             after: the last reference of the previous page (``""`` for the first page).
             limit: the most rows a page holds.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Up to ``limit`` fulfilled rows whose reference sorts after ``after``.
@@ -122,15 +132,20 @@ class AsyncLedger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit)
+        label = check_account(account)
+        plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit, label)
         return await self._run(plan)
 
-    async def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
+    async def fulfilled_references_after(
+        self, after: str = "", limit: int = 2000, *, account: str = ""
+    ) -> list[str]:
         """The references alone of a page of fulfilled rows, in order (reconcile's last pass).
 
         Args:
             after: the last reference of the previous page (``""`` for the first page).
             limit: the most references a page holds.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Up to ``limit`` references of fulfilled rows that sort after ``after``.
@@ -138,10 +153,11 @@ class AsyncLedger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return await self._run(_plans.fulfilled_references_after(self.table, after, limit))
+        label = check_account(account)
+        return await self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
     async def rows_after(
-        self, after: str = "", limit: int = 500, *, state: str | None = None
+        self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
     ) -> list[LedgerRow]:
         """A page of rows in reference order, of one state or all; see
         [`Ledger.rows_after`][paysdk.ledger.Ledger.rows_after].
@@ -150,6 +166,8 @@ class AsyncLedger(BaseLedger):
             after: the last reference of the previous page (``""`` for the first).
             limit: the most rows to return.
             state: one of the ledger's states, or ``None`` for every row.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Up to ``limit`` rows whose reference sorts after ``after``.
@@ -158,14 +176,16 @@ class AsyncLedger(BaseLedger):
             ConfigurationError: an unknown state, or a limit that is not a positive int.
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return await self._run(self._rows_plan(after, limit, state))
+        return await self._run(self._rows_plan(after, limit, state, account))
 
-    async def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
+    async def resolve(self, reference: str, *, ran: bool, account: str = "") -> LedgerRow:
         """Settle a payment whose outcome is ``unknown``; see ``Ledger.resolve``.
 
         Args:
             reference: the payment's reference.
             ran: whether the action did run.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             The payment's row as it now is.
@@ -173,14 +193,18 @@ class AsyncLedger(BaseLedger):
         Raises:
             LedgerError: it is not in the ``unknown`` state (or the database failed).
         """
-        return await self._run(self._resolve_plan(reference, ran))
+        return await self._run(self._resolve_plan(reference, ran, account))
 
-    async def refuse(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
+    async def refuse(
+        self, payment: VerifiedPayment | str, reason: str, *, account: str = ""
+    ) -> LedgerRow:
         """Record that you declined a payment; see [`Ledger.refuse`][paysdk.ledger.Ledger.refuse].
 
         Args:
             payment: the verified payment, or its reference.
             reason: why.
+            account: the account of a bare reference (a payment names its own); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             The payment's row as it now is.
@@ -190,14 +214,18 @@ class AsyncLedger(BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters.
             LedgerError: the database failed.
         """
-        return await self._run(self._set_aside_plan(payment, "refused", reason))
+        return await self._run(self._set_aside_plan(payment, "refused", reason, account))
 
-    async def ignore(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
+    async def ignore(
+        self, payment: VerifiedPayment | str, reason: str, *, account: str = ""
+    ) -> LedgerRow:
         """Record that a payment is not yours; see [`Ledger.ignore`][paysdk.ledger.Ledger.ignore].
 
         Args:
             payment: the verified payment, or its reference.
             reason: why.
+            account: the account of a bare reference (a payment names its own); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             The payment's row as it now is.
@@ -207,7 +235,7 @@ class AsyncLedger(BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters.
             LedgerError: the database failed.
         """
-        return await self._run(self._set_aside_plan(payment, "ignored", reason))
+        return await self._run(self._set_aside_plan(payment, "ignored", reason, account))
 
     async def reconcile(
         self,

@@ -8,6 +8,7 @@ import os
 import re
 from typing import Any, TypeVar
 
+from .._core.config import check_account
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _plans, _sql
@@ -133,22 +134,33 @@ class BaseLedger:
             self._driver.dialect, self.table, checked, self.lease, record_for=self.record_for
         )
 
-    def _resolve_plan(self, reference: str, ran: object) -> LedgerPlan[LedgerRow]:
+    def _resolve_plan(self, reference: str, ran: object, account: object) -> LedgerPlan[LedgerRow]:
         if not isinstance(ran, bool):
             raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
-        return _plans.resolve(self._driver.dialect, self.table, reference, ran=ran)
+        return _plans.resolve(
+            self._driver.dialect, self.table, reference, ran=ran, account=check_account(account)
+        )
 
-    def _rows_plan(self, after: str, limit: object, state: object) -> LedgerPlan[list[LedgerRow]]:
+    def _rows_plan(
+        self, after: str, limit: object, state: object, account: object
+    ) -> LedgerPlan[list[LedgerRow]]:
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ConfigurationError(f"limit must be a positive int, not {limit!r}")
-        checked = _plans.check_state(state)
-        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked)
+        checked, label = _plans.check_state(state), check_account(account)
+        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked, label)
 
     def _set_aside_plan(
-        self, payment: VerifiedPayment | str, state: _plans.SetAside, reason: object
+        self,
+        payment: VerifiedPayment | str,
+        state: _plans.SetAside,
+        reason: object,
+        account: object = "",
     ) -> LedgerPlan[LedgerRow]:
-        target = _plans.set_aside_target(payment, _plans.check_reason(reason))
-        return _plans.set_aside(self._driver.dialect, self.table, target, state)
+        target = _plans.set_aside_target(
+            payment, _plans.check_reason(reason), check_account(account)
+        )
+        verified = payment if isinstance(payment, VerifiedPayment) else None
+        return _plans.set_aside(self._driver.dialect, self.table, target, state, verified)
 
 
 def needs_lookup(fulfil: object, lookup: object) -> None:

@@ -28,16 +28,16 @@ from django.db import DatabaseError, InterfaceError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .._errors import ConfigurationError
-from . import _sql
+from . import _plans, _sql
 from ._base import DEFAULT_LEASE
 from ._driver import Connection, Driver
 from ._errors import LedgerError
 from ._ledger import Ledger
 from ._postgres import local_timeouts, postgres_error
 from ._sqlite import sqlite_error, sqlite_param
-from ._steps import Rows
+from ._steps import Query, Rows
 
-__all__ = ["DjangoDriver", "DjangoLedger"]
+__all__ = ["DjangoDriver", "DjangoLedger", "key_by_account"]
 
 _DIALECTS = {"sqlite": _sql.SQLITE_FORMAT, "postgresql": _sql.POSTGRES}
 """Django's cursors take the "format" parameter style (``%s``, ``%%``) on every database."""
@@ -274,3 +274,24 @@ class DjangoLedger(Ledger):
             raise ConfigurationError(f"DjangoLedger supports sqlite and postgresql, not {vendor!r}")
         dialect = _DIALECTS[vendor]
         return dialect.sql(_sql.current_state(dialect))
+
+
+def key_by_account(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TABLE) -> None:
+    """Migrate ``table`` to the ledger's key (account, reference) inside a Django migration's
+    own transaction, with the ledger's own statements (``_plans.add_account``): every row kept,
+    as the account ``''``.
+
+    Args:
+        connection: the migration's (``schema_editor.connection``).
+        table: the ledger's table.
+    """
+    dialect = _DIALECTS[connection.vendor]
+    plan = _plans.add_account(dialect, table)
+    reply: object = None
+    try:
+        while True:
+            step = plan.send(reply)
+            assert isinstance(step, Query)  # the migration's transaction is the only one
+            reply = _statement(connection, dialect.sql(step.sql), list(step.params))
+    except StopIteration:
+        return

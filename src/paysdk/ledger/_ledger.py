@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from typing_extensions import Self
 
 from .._client.tracing import call_span
+from .._core.config import check_account
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _plans
@@ -81,11 +82,13 @@ class Ledger(BaseLedger):
             span.add("paysdk.fulfilment.outcome", result.outcome.value)
         return cast("FulfilResult[T]", result)
 
-    def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]:
+    def rows(self, references: Sequence[str], *, account: str = "") -> dict[str, LedgerRow]:
         """The ledger's rows for these references (those that have one).
 
         Args:
             references: the payments' references.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Each reference that has a row, with its row.
@@ -93,13 +96,16 @@ class Ledger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return self._run(_plans.rows_for(self._driver.dialect, self.table, references))
+        label = check_account(account)
+        return self._run(_plans.rows_for(self._driver.dialect, self.table, references, label))
 
-    def row(self, reference: str) -> LedgerRow | None:
+    def row(self, reference: str, *, account: str = "") -> LedgerRow | None:
         """The ledger's row for one reference.
 
         Args:
             reference: the payment's reference.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Its row; ``None`` if the ledger has none.
@@ -107,14 +113,18 @@ class Ledger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return self.rows([reference]).get(reference)
+        return self.rows([reference], account=account).get(reference)
 
-    def fulfilled_after(self, after: str = "", limit: int = 500) -> list[LedgerRow]:
+    def fulfilled_after(
+        self, after: str = "", limit: int = 500, *, account: str = ""
+    ) -> list[LedgerRow]:
         """A page of fulfilled rows in reference order: iterate with the last one's reference.
 
         Args:
             after: the last reference of the previous page (``""`` for the first page).
             limit: the most rows a page holds.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Up to ``limit`` fulfilled rows whose reference sorts after ``after``.
@@ -122,14 +132,21 @@ class Ledger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return self._run(_plans.fulfilled_after(self._driver.dialect, self.table, after, limit))
+        label = check_account(account)
+        return self._run(
+            _plans.fulfilled_after(self._driver.dialect, self.table, after, limit, label)
+        )
 
-    def fulfilled_references_after(self, after: str = "", limit: int = 2000) -> list[str]:
+    def fulfilled_references_after(
+        self, after: str = "", limit: int = 2000, *, account: str = ""
+    ) -> list[str]:
         """The references alone of a page of fulfilled rows, in order (reconcile's last pass).
 
         Args:
             after: the last reference of the previous page (``""`` for the first page).
             limit: the most references a page holds.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Up to ``limit`` references of fulfilled rows that sort after ``after``.
@@ -137,10 +154,11 @@ class Ledger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return self._run(_plans.fulfilled_references_after(self.table, after, limit))
+        label = check_account(account)
+        return self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
     def rows_after(
-        self, after: str = "", limit: int = 500, *, state: str | None = None
+        self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
     ) -> list[LedgerRow]:
         """A page of rows in reference order, of one state or all: iterate with the last one's
         reference, in constant memory.
@@ -150,6 +168,8 @@ class Ledger(BaseLedger):
             limit: the most rows to return.
             state: ``claimed``, ``fulfilled``, ``released``, ``refused``, ``ignored`` or
                 ``unknown``; ``None`` for every row.
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             Up to ``limit`` rows whose reference sorts after ``after``.
@@ -158,15 +178,17 @@ class Ledger(BaseLedger):
             ConfigurationError: an unknown state, or a limit that is not a positive int.
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return self._run(self._rows_plan(after, limit, state))
+        return self._run(self._rows_plan(after, limit, state, account))
 
-    def resolve(self, reference: str, *, ran: bool) -> LedgerRow:
+    def resolve(self, reference: str, *, ran: bool, account: str = "") -> LedgerRow:
         """Settle a payment whose outcome is ``unknown``, once a person checked what happened.
 
         Args:
             reference: the payment's reference (reconcile lists it as ``unknown``).
             ran: ``True`` if the action did run (the payment is recorded fulfilled), ``False``
                 if it did not (the claim is released: the next delivery or reconcile runs it).
+            account: the merchant account's label (``Client(account=...)``); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             The payment's row as it now is.
@@ -174,9 +196,11 @@ class Ledger(BaseLedger):
         Raises:
             LedgerError: it is not in the ``unknown`` state (or the database failed).
         """
-        return self._run(self._resolve_plan(reference, ran))
+        return self._run(self._resolve_plan(reference, ran, account))
 
-    def refuse(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
+    def refuse(
+        self, payment: VerifiedPayment | str, reason: str, *, account: str = ""
+    ) -> LedgerRow:
         """Record that you declined a payment (its amount does not match the order, it failed,
         there is no such order), so reconcile reports it as refused rather than missed.
 
@@ -186,6 +210,8 @@ class Ledger(BaseLedger):
         Args:
             payment: the verified payment, or its reference.
             reason: why, as reconcile and ``paysdk ledger`` show it.
+            account: the account of a bare reference (a payment names its own); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             The payment's row as it now is.
@@ -195,9 +221,11 @@ class Ledger(BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters.
             LedgerError: the database failed.
         """
-        return self._run(self._set_aside_plan(payment, "refused", reason))
+        return self._run(self._set_aside_plan(payment, "refused", reason, account))
 
-    def ignore(self, payment: VerifiedPayment | str, reason: str) -> LedgerRow:
+    def ignore(
+        self, payment: VerifiedPayment | str, reason: str, *, account: str = ""
+    ) -> LedgerRow:
         """Record that a payment is not yours to fulfil (another shop's, a test), with why, so
         reconcile stops reporting it as missed; otherwise as
         [`refuse`][paysdk.ledger.Ledger.refuse].
@@ -205,6 +233,8 @@ class Ledger(BaseLedger):
         Args:
             payment: the verified payment, or its reference.
             reason: why, as reconcile and ``paysdk ledger`` show it.
+            account: the account of a bare reference (a payment names its own); ``""``, the
+                default, for an unlabelled one.
 
         Returns:
             The payment's row as it now is.
@@ -214,7 +244,7 @@ class Ledger(BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters.
             LedgerError: the database failed.
         """
-        return self._run(self._set_aside_plan(payment, "ignored", reason))
+        return self._run(self._set_aside_plan(payment, "ignored", reason, account))
 
     def reconcile(
         self,

@@ -89,10 +89,62 @@ def describe_amount(amount: int) -> str:
 
 
 def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
+    """Create the table if it does not exist; migrate one made before accounts were part of a
+    fulfilment's key, in the same transaction, keeping every row (as the account ``''``)."""
     yield Begin()
     for statement in dialect.schema(table):
         yield Query(statement)
+    found: Rows = yield Query(*_sql.account_column(dialect, table))
+    if found.rows[0][0] == 0:
+        yield from add_account(dialect, table)
+    yield Query(_sql.verified_by_index(dialect, table))
     yield Commit()
+
+
+def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
+    """Key the table by (account, reference): SQLite rebuilds it (checking that every row was
+    copied before the old table goes), PostgreSQL adds the column and swaps the primary key."""
+    if dialect.name == "postgresql":
+        add, find_key = _sql.postgres_add_account(table)
+        yield Query(add)
+        keys: Rows = yield Query(find_key, (table,))
+        for statement in _sql.postgres_swap_key(table, str(keys.rows[0][0])):
+            yield Query(statement)
+        yield Query(_sql.verified_by_index(dialect, table))
+        return
+    new, build, count = _sql.sqlite_rebuild(dialect, table)
+    for statement in build:
+        yield Query(statement)
+    copied: Rows = yield Query(count)
+    kept: Rows = yield Query(_sql.count_rows(table))
+    if copied.rows[0][0] != kept.rows[0][0]:
+        raise LedgerError(
+            f"migrating the ledger's table {table!r} to accounts copied {copied.rows[0][0]} of "
+            f"its {kept.rows[0][0]} rows; nothing was changed"
+        )
+    for statement in _sql.sqlite_swap(table, new):
+        yield Query(statement)
+    yield Query(_sql.verified_by_index(dialect, table))
+
+
+def check_one_unlabelled_key(payment: VerifiedPayment | None, stored: Rows) -> None:
+    """Refuse an unlabelled payment verified with another key than the unlabelled rows the
+    ledger holds (``stored``: ``_sql.unlabelled_keys``'s answer), whichever process wrote them:
+    two accounts whose references the ledger could not tell apart.
+
+    Raises:
+        ConfigurationError: the fingerprints differ.
+    """
+    if payment is None or payment.account or not payment.verified_by:
+        return
+    if any(key not in (None, payment.verified_by) for key in stored.rows[0]):
+        raise ConfigurationError(
+            f"{payment.reference!r} was verified with another account's key than the payments "
+            "this ledger holds without an account, and neither client names its account: "
+            "their references could collide. Give each account's client a label "
+            "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...)); "
+            "nothing was run"
+        )
 
 
 def fulfil_once(
@@ -125,18 +177,28 @@ def fulfil_once(
         UnrecordedFulfilmentError: the action ran, and its completion could not be recorded.
         LeaseLostError: the action ran, and someone resolved the claim meanwhile.
     """
-    reference = payment.reference
+    reference, key = payment.reference, (payment.account, payment.reference)
     token = secrets.token_hex(16)
-    claim = (token, lease.total_seconds(), payment.amount, payment.currency)
+    claim = (
+        token,
+        lease.total_seconds(),
+        payment.amount,
+        payment.currency,
+        payment.verified_by or None,
+    )
 
     yield Begin()
-    inserted: Rows = yield Query(_sql.insert_claim(dialect, table), (reference, *claim))
+    inserted: Rows = yield Query(_sql.insert_claim(dialect, table), (*key, *claim))
+    if not payment.account and payment.verified_by:  # the one account that has no label
+        # after a write: SQLite holds the write lock, so the read waits for no upgrade
+        stored: Rows = yield Query(_sql.unlabelled_keys(table))
+        check_one_unlabelled_key(payment, stored)  # refused: the claim is rolled back
     claimed = inserted.rowcount == 1
     if not claimed:
-        updated: Rows = yield Query(_sql.take_over(dialect, table), (*claim, reference))
+        updated: Rows = yield Query(_sql.take_over(dialect, table), (*claim, *key))
         claimed = updated.rowcount == 1
     if not claimed:
-        found: Rows = yield Query(_sql.select_one(dialect, table), (reference,))
+        found: Rows = yield Query(_sql.select_one(dialect, table), key)
         yield Commit()
         row = LedgerRow.from_db(found.rows[0])
         return FulfilResult(_OUTCOMES.get(row.state, Outcome.IN_PROGRESS), reference, row=row)
@@ -145,14 +207,14 @@ def fulfil_once(
     acted: Acted = yield Act()
     if acted.error is not None:
         problem = f"{type(acted.error).__name__}: {acted.error}"[:500]
-        release = Query(_sql.release(table), (problem, reference, token))
+        release = Query(_sql.release(table), (problem, *key, token))
         try:
             yield from write_retrying(release, record_for, monotonic)
         except LedgerError:  # the action's error wins, keeping its own cause
             raise acted.error  # noqa: B904 - "from" would replace the action's own __cause__
         raise acted.error
 
-    done = Query(_sql.mark_fulfilled(dialect, table), (reference, token))
+    done = Query(_sql.mark_fulfilled(dialect, table), (*key, token))
     try:
         marked = yield from write_retrying(done, record_for, monotonic)
     except LedgerError as failed:
@@ -221,7 +283,7 @@ def write_retrying(
 
 
 def resolve(
-    dialect: _sql.Dialect, table: str, reference: str, *, ran: bool
+    dialect: _sql.Dialect, table: str, reference: str, *, ran: bool, account: str = ""
 ) -> LedgerPlan[LedgerRow]:
     """Settle a claim whose outcome is unknown, as a person decided after checking.
 
@@ -231,6 +293,7 @@ def resolve(
         reference: the payment's reference.
         ran: whether the action did run: ``True`` records it fulfilled, ``False`` releases it
             so that the next delivery (or reconcile) runs it.
+        account: the merchant account's label (``""``: unlabelled).
 
     Returns:
         The row as it now is.
@@ -239,8 +302,8 @@ def resolve(
         LedgerError: the reference has no row in the ``unknown`` state.
     """
     yield Begin()
-    settled: Rows = yield Query(_sql.resolve(dialect, table, ran=ran), (reference,))
-    found: Rows = yield Query(_sql.select_one(dialect, table), (reference,))
+    settled: Rows = yield Query(_sql.resolve(dialect, table, ran=ran), (account, reference))
+    found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     if settled.rowcount != 1:
         state = LedgerRow.from_db(found.rows[0]).state if found.rows else "no row"
@@ -266,26 +329,30 @@ def check_reason(reason: object) -> str:
     return reason
 
 
-def set_aside_target(payment: object, reason: str) -> tuple[str, int, str, str]:
-    """The reference, amount, currency and reason to record for a payment or a bare reference.
+def set_aside_target(
+    payment: object, reason: str, account: str = ""
+) -> tuple[str, str, int, str, str]:
+    """The account, reference, amount, currency and reason to record for a payment (its own
+    account) or a bare reference (of ``account``).
 
     An amount the ledger cannot hold (beyond ``AMOUNTS``) is recorded as 0, as a bare
     reference's is, and the reason says what it was: the refusal is recorded all the same.
     """
     if not isinstance(payment, VerifiedPayment):
-        return check_reference(payment), 0, "", reason
+        return account, check_reference(payment), 0, "", reason
     if payment.amount in AMOUNTS:
-        return payment.reference, payment.amount, payment.currency, reason
+        return payment.account, payment.reference, payment.amount, payment.currency, reason
     amount = describe_amount(payment.amount)
     noted = f"{reason} (its amount, {amount}, is beyond what the ledger records: stored as 0)"
-    return payment.reference, 0, payment.currency, noted
+    return payment.account, payment.reference, 0, payment.currency, noted
 
 
 def set_aside(
     dialect: _sql.Dialect,
     table: str,
-    target: tuple[str, int, str, str],
+    target: tuple[str, str, int, str, str],
     state: SetAside,
+    payment: VerifiedPayment | None = None,
 ) -> LedgerPlan[LedgerRow]:
     """Record why a payment is not fulfilled: refused by the merchant, or ignored as not theirs.
 
@@ -295,40 +362,49 @@ def set_aside(
     Args:
         dialect: the database's; its clock dates a new row.
         table: the ledger's table.
-        target: the reference, amount, currency and reason (why, for whoever reads the
-            ledger or reconcile's report) to record: ``set_aside_target``'s.
+        target: the account, reference, amount, currency and reason (why, for whoever reads
+            the ledger or reconcile's report) to record: ``set_aside_target``'s.
         state: ``"refused"`` or ``"ignored"``.
+        payment: the verified payment set aside (``None`` for a bare reference): an
+            unlabelled one verified with another key than the ledger's unlabelled rows is
+            refused, as ``fulfil_once`` refuses it.
 
     Returns:
         The payment's row as it now is.
     """
-    reference, amount, currency, reason = target
+    account, reference, amount, currency, reason = target
     yield Begin()
-    yield Query(_sql.set_aside(dialect, table), (reference, state, amount, currency, reason))
-    found: Rows = yield Query(_sql.select_one(dialect, table), (reference,))
+    yield Query(
+        _sql.set_aside(dialect, table), (account, reference, state, amount, currency, reason)
+    )
+    if payment is not None and not payment.account and payment.verified_by:
+        stored: Rows = yield Query(_sql.unlabelled_keys(table))  # after the write, as above
+        check_one_unlabelled_key(payment, stored)  # refused: rolled back
+    found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     return LedgerRow.from_db(found.rows[0])
 
 
 def rows_for(
-    dialect: _sql.Dialect, table: str, references: Sequence[str]
+    dialect: _sql.Dialect, table: str, references: Sequence[str], account: str = ""
 ) -> LedgerPlan[dict[str, LedgerRow]]:
-    """The ledger rows of these references (those that have one), in one query."""
+    """The ledger rows of these references of one account (those that have one), in one
+    query."""
     if not references:
         return {}
     yield Begin(write=False)
-    found: Rows = yield Query(*_sql.select_many(dialect, table, references))
+    found: Rows = yield Query(*_sql.select_many(dialect, table, account, references))
     yield Commit()
     rows = (LedgerRow.from_db(row) for row in found.rows)
     return {row.reference: row for row in rows}
 
 
 def fulfilled_after(
-    dialect: _sql.Dialect, table: str, after: str, limit: int
+    dialect: _sql.Dialect, table: str, after: str, limit: int, account: str = ""
 ) -> LedgerPlan[list[LedgerRow]]:
-    """The next page of fulfilled rows, in reference order, after the reference ``after``."""
+    """The next page of one account's fulfilled rows, in reference order, after ``after``."""
     yield Begin(write=False)
-    found: Rows = yield Query(_sql.fulfilled_page(dialect, table), (after, limit))
+    found: Rows = yield Query(_sql.fulfilled_page(dialect, table), (account, after, limit))
     yield Commit()
     return [LedgerRow.from_db(row) for row in found.rows]
 
@@ -343,18 +419,27 @@ def check_state(state: object) -> str | None:
 
 
 def rows_after(
-    dialect: _sql.Dialect, table: str, after: str, limit: int, state: str | None
+    dialect: _sql.Dialect,
+    table: str,
+    after: str,
+    limit: int,
+    state: str | None,
+    account: str = "",
 ) -> LedgerPlan[list[LedgerRow]]:
-    """The next page of rows (of ``state``, or all), in reference order, after ``after``."""
+    """The next page of one account's rows (of ``state``, or all), in reference order, after
+    ``after``."""
     yield Begin(write=False)
-    found: Rows = yield Query(*_sql.rows_page(dialect, table, state, after, limit))
+    found: Rows = yield Query(*_sql.rows_page(dialect, table, account, state, after, limit))
     yield Commit()
     return [LedgerRow.from_db(row) for row in found.rows]
 
 
-def fulfilled_references_after(table: str, after: str, limit: int) -> LedgerPlan[list[str]]:
-    """The references of the next page of fulfilled rows, in order, after ``after``."""
+def fulfilled_references_after(
+    table: str, after: str, limit: int, account: str = ""
+) -> LedgerPlan[list[str]]:
+    """The references of the next page of one account's fulfilled rows, in order, after
+    ``after``."""
     yield Begin(write=False)
-    found: Rows = yield Query(_sql.fulfilled_references_page(table), (after, limit))
+    found: Rows = yield Query(_sql.fulfilled_references_page(table), (account, after, limit))
     yield Commit()
     return [str(row[0]) for row in found.rows]

@@ -48,8 +48,8 @@ class Reconciliation:
     """The running comparison. Memory: one batch, at most ``max_discrepancies`` discrepancies
     and as many missed payments to fulfil, and 8 bytes per fulfilled payment listed."""
 
-    def __init__(self, max_discrepancies: int = MAX_DISCREPANCIES) -> None:
-        self.report = ReconcileReport()
+    def __init__(self, max_discrepancies: int = MAX_DISCREPANCIES, account: str = "") -> None:
+        self.report = ReconcileReport(account=account)
         self._limit = max_discrepancies
         self._listed = _References()
         self._to_fulfil: list[tuple[int | None, Discrepancy]] = []
@@ -309,13 +309,15 @@ def reconcile_plan(
     looking_up: bool = False,
     batch_size: int = BATCH,
     max_discrepancies: int = MAX_DISCREPANCIES,
+    account: str = "",
 ) -> Generator[ReconcileStep, Any, ReconcileReport]:
     """Compare the list with the ledger, then fulfil what was missed (the list closed first, so a
     slow action never holds its stream open), then settle fulfilled rows the list did not show.
 
     ``looking_up``: a completed payment the ledger has no row for is looked up
-    (``FindOrder``): no order makes it not ours rather than missed."""
-    state = Reconciliation(max_discrepancies)
+    (``FindOrder``): no order makes it not ours rather than missed. ``account``: the merchant
+    account reconciled, which the report names."""
+    state = Reconciliation(max_discrepancies, account)
     while batch := (yield NextBatch(batch_size)):
         rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])
         for payment in state.batch(batch, rows):

@@ -107,6 +107,9 @@ class ReconcileReport:
     """More were found than ``discrepancies`` keeps (see ``counts``)."""
     unresolved_missed: int = 0
     """Missed payments this run did not fulfil (or find fulfilled), kept or not."""
+    account: str = ""
+    """The merchant account reconciled (its client's ``account=``); ``""``: the unlabelled one.
+    Only that account's rows of the ledger were compared with its list."""
 
     def of_kind(self, kind: Kind) -> list[Discrepancy]:
         """The kept discrepancies of one kind.

@@ -55,6 +55,9 @@ class LedgerRow:
     """When its fulfilment was recorded (UTC); ``None`` until then."""
     reason: str | None = None
     """Why the payment was refused or ignored, in the words of whoever decided it."""
+    account: str = ""
+    """The label of the merchant account it was paid to (``Client(account=...)``); ``""`` for
+    an unlabelled one. A fulfilment is one account's payment of one reference."""
 
     @classmethod
     def from_db(cls, row: Sequence[Any]) -> LedgerRow:
@@ -66,7 +69,7 @@ class LedgerRow:
         Returns:
             The row.
         """
-        reference, state, token, attempts, lease, amount, currency, fulfilled, reason = row
+        reference, state, token, attempts, lease, amount, currency, fulfilled, reason, account = row
         return cls(
             reference,
             state,
@@ -77,6 +80,7 @@ class LedgerRow:
             currency,
             _time(fulfilled),
             reason,
+            account,
         )
 
     @property

@@ -21,7 +21,7 @@ DEFAULT_TABLE = "paysdk_fulfilments"
 """The ledger's table unless ``table=`` names another."""
 
 _COLUMNS = """(
-    reference TEXT NOT NULL PRIMARY KEY,
+    reference TEXT NOT NULL,
     state TEXT NOT NULL,
     claim_token TEXT,
     attempts INTEGER NOT NULL,
@@ -31,10 +31,17 @@ _COLUMNS = """(
     claimed_at {ts} NOT NULL,
     fulfilled_at {ts},
     last_error TEXT,
-    reason TEXT
+    reason TEXT,
+    account TEXT NOT NULL DEFAULT '',
+    verified_by TEXT,
+    PRIMARY KEY (account, reference)
 )"""
-"""``reference`` is the unique key: one row per payment, whatever the number of workers.
-``reason`` says why a payment was refused or ignored, as whoever decided it wrote it."""
+"""``(account, reference)`` is the unique key: one row per payment of each merchant account,
+whatever the number of workers; ``account`` is ``''`` for an unlabelled one (most merchants'
+only one), and last, where adding it to a table made before puts it. ``reason`` says why a
+payment was refused or ignored, as whoever decided it wrote it. ``verified_by`` is the
+fingerprint of the key whose client verified the payment (``VerifiedPayment.verified_by``, never
+the key): the unlabelled account's rows must all have one, whichever process wrote them."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,23 +126,25 @@ def row(dialect: Dialect) -> str:
     """
     return (
         f"reference, {current_state(dialect)}, claim_token, attempts, lease_expires_at, amount, "
-        "currency, fulfilled_at, reason"
+        "currency, fulfilled_at, reason, account"
     )
 
 
 def insert_claim(dialect: Dialect, table: str) -> str:
     """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row.
 
-    Parameters: reference, claim token, lease (seconds), amount, currency.
+    Parameters: account, reference, claim token, lease (seconds), amount, currency, key
+    fingerprint (``verified_by``, or ``None``).
 
     Args:
         dialect: the database's; its clock starts the lease.
         table: the ledger's table.
     """
     return (
-        f"INSERT INTO {table} (reference, state, claim_token, attempts, lease_expires_at, "
-        f"amount, currency, claimed_at) VALUES (?, 'claimed', ?, 1, {dialect.later}, ?, ?, "
-        f"{dialect.now}) ON CONFLICT (reference) DO NOTHING"
+        f"INSERT INTO {table} (account, reference, state, claim_token, attempts, "
+        f"lease_expires_at, amount, currency, claimed_at, verified_by) VALUES (?, ?, 'claimed', "
+        f"?, 1, {dialect.later}, ?, ?, {dialect.now}, ?) ON CONFLICT (account, reference) "
+        "DO NOTHING"
     )
 
 
@@ -154,7 +163,8 @@ def take_over(dialect: Dialect, table: str) -> str:
     database, or died after the action), so it waits for ``resolve``. On PostgreSQL a
     concurrent UPDATE of the same row waits, then re-checks the WHERE clause against the
     committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time.
-    Parameters: claim token, lease (seconds), amount, currency, reference.
+    Parameters: claim token, lease (seconds), amount, currency, key fingerprint, account,
+    reference.
 
     Args:
         dialect: the database's; its clock starts the new lease.
@@ -162,8 +172,9 @@ def take_over(dialect: Dialect, table: str) -> str:
     """
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
-        f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, claimed_at = {dialect.now} "
-        f"WHERE reference = ? AND state IN {_SET_ASIDE_SQL}"
+        f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, "
+        f"claimed_at = {dialect.now}, verified_by = COALESCE(?, verified_by) "
+        f"WHERE account = ? AND reference = ? AND state IN {_SET_ASIDE_SQL}"
     )
 
 
@@ -171,16 +182,18 @@ def set_aside(dialect: Dialect, table: str) -> str:
     """Record a payment as refused or ignored, with why, unless it is fulfilled or claimed:
     a refusal never undoes a fulfilment nor races a worker fulfilling it.
 
-    Parameters: reference, state (``refused`` or ``ignored``), amount, currency, reason.
+    Parameters: account, reference, state (``refused`` or ``ignored``), amount, currency,
+    reason.
 
     Args:
         dialect: the database's; its clock dates the row it inserts.
         table: the ledger's table.
     """
     return (
-        f"INSERT INTO {table} AS ledger (reference, state, attempts, amount, currency, "
-        f"claimed_at, reason) VALUES (?, ?, 0, ?, ?, {dialect.now}, ?) "
-        "ON CONFLICT (reference) DO UPDATE SET state = excluded.state, reason = excluded.reason "
+        f"INSERT INTO {table} AS ledger (account, reference, state, attempts, amount, currency, "
+        f"claimed_at, reason) VALUES (?, ?, ?, 0, ?, ?, {dialect.now}, ?) "
+        "ON CONFLICT (account, reference) DO UPDATE SET state = excluded.state, "
+        "reason = excluded.reason "
         f"WHERE ledger.state IN {_SET_ASIDE_SQL}"
     )
 
@@ -190,7 +203,7 @@ def mark_fulfilled(dialect: Dialect, table: str) -> str:
     was resolved by hand meanwhile. The token stays, so sending it again after a commit whose
     answer was lost matches the row it already marked (and keeps its first ``fulfilled_at``).
 
-    Parameters: reference, claim token.
+    Parameters: account, reference, claim token.
 
     Args:
         dialect: the database's; its clock dates the fulfilment.
@@ -199,13 +212,13 @@ def mark_fulfilled(dialect: Dialect, table: str) -> str:
     return (
         f"UPDATE {table} SET state = 'fulfilled', lease_expires_at = NULL, "
         f"fulfilled_at = COALESCE(fulfilled_at, {dialect.now}), last_error = NULL "
-        "WHERE reference = ? AND claim_token = ?"
+        "WHERE account = ? AND reference = ? AND claim_token = ?"
     )
 
 
 def resolve(dialect: Dialect, table: str, *, ran: bool) -> str:
     """Settle a claim whose lease ran out unrecorded, as a person decided: fulfilled (the action
-    ran) or released (it did not: the next delivery runs it). Parameter: reference.
+    ran) or released (it did not: the next delivery runs it). Parameters: account, reference.
 
     Args:
         dialect: the database's; its clock says whether the lease ran out.
@@ -220,46 +233,54 @@ def resolve(dialect: Dialect, table: str, *, ran: bool) -> str:
         "last_error = 'resolved by hand: the action did not run'"
     )
     return (
-        f"UPDATE {table} SET {settle} WHERE reference = ? AND state = 'claimed' "
+        f"UPDATE {table} SET {settle} WHERE account = ? AND reference = ? AND state = 'claimed' "
         f"AND lease_expires_at <= {dialect.now}"
     )
 
 
 def release(table: str) -> str:
-    """The action failed: give the claim up so the next delivery (or reconcile) retries."""
+    """The action failed: give the claim up so the next delivery (or reconcile) retries.
+    Parameters: why, account, reference, claim token."""
     return (
         f"UPDATE {table} SET state = 'released', claim_token = NULL, lease_expires_at = NULL, "
-        "last_error = ? WHERE reference = ? AND claim_token = ?"
+        "last_error = ? WHERE account = ? AND reference = ? AND claim_token = ?"
     )
 
 
 def select_one(dialect: Dialect, table: str) -> str:
-    return f"SELECT {row(dialect)} FROM {table} WHERE reference = ?"
+    """One payment's row. Parameters: account, reference."""
+    return f"SELECT {row(dialect)} FROM {table} WHERE account = ? AND reference = ?"
 
 
 def select_many(
-    dialect: Dialect, table: str, references: Sequence[str]
+    dialect: Dialect, table: str, account: str, references: Sequence[str]
 ) -> tuple[str, Sequence[object]]:
-    """The rows of these references: one array parameter where the database takes one."""
+    """The rows of these references of one account: one array parameter where the database
+    takes one."""
+    where = f"SELECT {row(dialect)} FROM {table} WHERE account = ? AND reference"
     if dialect.arrays:
-        return f"SELECT {row(dialect)} FROM {table} WHERE reference = ANY(?)", [list(references)]
+        return f"{where} = ANY(?)", [account, list(references)]
     marks = ", ".join("?" * len(references))
-    return f"SELECT {row(dialect)} FROM {table} WHERE reference IN ({marks})", references
+    return f"{where} IN ({marks})", [account, *references]
 
 
 def fulfilled_references_page(table: str) -> str:
     """The references alone of fulfilled rows after a given one, in order: reconcile's pass for
-    fulfilled payments the list did not show reads a million of them, and needs only these."""
+    fulfilled payments the list did not show reads a million of them, and needs only these.
+    Parameters: account, after, limit."""
     return (
-        f"SELECT reference FROM {table} WHERE state = 'fulfilled' AND reference > ? "
+        f"SELECT reference FROM {table} WHERE account = ? AND state = 'fulfilled' "
+        "AND reference > ? "
         "ORDER BY reference LIMIT ?"
     )
 
 
 def fulfilled_page(dialect: Dialect, table: str) -> str:
-    """Fulfilled rows in reference order after a given one: keyset pages of constant memory."""
+    """Fulfilled rows of one account in reference order after a given one: keyset pages of
+    constant memory. Parameters: account, after, limit."""
     return (
-        f"SELECT {row(dialect)} FROM {table} WHERE state = 'fulfilled' AND reference > ? "
+        f"SELECT {row(dialect)} FROM {table} WHERE account = ? AND state = 'fulfilled' "
+        "AND reference > ? "
         "ORDER BY reference LIMIT ?"
     )
 
@@ -269,7 +290,7 @@ STATES = ("claimed", "fulfilled", "released", "refused", "ignored", "unknown")
 
 
 def rows_page(
-    dialect: Dialect, table: str, state: str | None, after: str, limit: int
+    dialect: Dialect, table: str, account: str, state: str | None, after: str, limit: int
 ) -> tuple[str, Sequence[object]]:
     """Rows in reference order after a given one, of one state or all: keyset pages of constant
     memory. ``claimed`` and ``unknown`` are told apart by the lease, by the database's clock.
@@ -277,16 +298,102 @@ def rows_page(
     Args:
         dialect: the database's; its clock tells a live claim from one whose lease ran out.
         table: the ledger's table.
+        account: the merchant account's label (``""``: unlabelled).
         state: one of ``STATES``, or ``None`` for every row.
         after: the last reference of the previous page (``""`` for the first).
         limit: the most rows to return.
     """
-    where, params = "reference > ?", [after]
+    where, params = "account = ? AND reference > ?", [account, after]
     if state == "claimed":
         where += f" AND state = 'claimed' AND lease_expires_at > {dialect.now}"
     elif state == "unknown":
         where += f" AND state = 'claimed' AND lease_expires_at <= {dialect.now}"
     elif state is not None:
-        where, params = where + " AND state = ?", [after, state]
+        where, params = where + " AND state = ?", [account, after, state]
     sql = f"SELECT {row(dialect)} FROM {table} WHERE {where} ORDER BY reference LIMIT ?"
     return sql, [*params, limit]
+
+
+def account_column(dialect: Dialect, table: str) -> tuple[str, Sequence[object]]:
+    """How many ``account`` columns ``table`` has: 0 for a table made before accounts were part
+    of a fulfilment's key (``add_account`` migrates it)."""
+    if dialect.name == "postgresql":
+        return (
+            "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(?) "
+            "AND attname = 'account' AND NOT attisdropped",
+            [table],
+        )
+    schema, _, name = table.rpartition(".")
+    if schema:
+        return "SELECT count(*) FROM pragma_table_info(?, ?) WHERE name = 'account'", [name, schema]
+    return "SELECT count(*) FROM pragma_table_info(?) WHERE name = 'account'", [name]
+
+
+OLD_COLUMNS = (
+    "reference, state, claim_token, attempts, lease_expires_at, amount, currency, claimed_at, "
+    "fulfilled_at, last_error, reason"
+)
+"""Every column of a table made before ``account``: each row is kept, as the account ``''``."""
+
+
+def sqlite_rebuild(dialect: Dialect, table: str) -> tuple[str, list[str], str]:
+    """SQLite cannot change a primary key in place: the new table's name, the statements that
+    make it and copy every row in (as the account ``''``), and the one that counts its rows;
+    the plan compares that count with the old table's before ``sqlite_swap``."""
+    schema, dot, name = table.rpartition(".")
+    new = f"{schema}{dot}{name}_paysdk_accounts"
+    create = f"CREATE TABLE {new} " + _COLUMNS.format(ts=dialect.timestamp_type)
+    copy = f"INSERT INTO {new} ({OLD_COLUMNS}) SELECT {OLD_COLUMNS} FROM {table}"
+    return new, [f"DROP TABLE IF EXISTS {new}", create, copy], f"SELECT count(*) FROM {new}"
+
+
+def sqlite_swap(table: str, new: str) -> list[str]:
+    """Drop the old table and give the new one its name, in the same transaction."""
+    name = table.rpartition(".")[2]
+    return [f"DROP TABLE {table}", f"ALTER TABLE {new} RENAME TO {name}"]
+
+
+def postgres_add_account(table: str) -> list[str]:
+    """Add the account and key fingerprint columns (every row the account ``''``, of no known
+    key), and find the primary key to swap."""
+    return [
+        f"ALTER TABLE {table} ADD COLUMN account TEXT NOT NULL DEFAULT '', "
+        "ADD COLUMN verified_by TEXT",
+        "SELECT conname FROM pg_constraint WHERE conrelid = to_regclass(?) AND contype = 'p'",
+    ]
+
+
+def postgres_swap_key(table: str, constraint: str) -> list[str]:
+    """Replace the primary key ``constraint`` (a name from the catalog, quoted here) with
+    ``(account, reference)``."""
+    quoted = '"' + constraint.replace('"', '""') + '"'
+    return [
+        f"ALTER TABLE {table} DROP CONSTRAINT {quoted}",
+        f"ALTER TABLE {table} ADD PRIMARY KEY (account, reference)",
+    ]
+
+
+def count_rows(table: str) -> str:
+    return f"SELECT count(*) FROM {table}"
+
+
+def verified_by_index(dialect: Dialect, table: str) -> str:
+    """Index the key fingerprints by account, so that ``unlabelled_key`` reads one entry
+    however many rows (made before fingerprints, without one) the table holds."""
+    schema, dot, name = table.rpartition(".")
+    if dialect.name == "postgresql":  # the index goes in its table's schema
+        return f"CREATE INDEX IF NOT EXISTS {name}_verified_by ON {table} (account, verified_by)"
+    return (
+        f"CREATE INDEX IF NOT EXISTS {schema}{dot}{name}_verified_by ON {name} "
+        "(account, verified_by)"
+    )
+
+
+def unlabelled_keys(table: str) -> str:
+    """The least and the greatest key fingerprint of the unlabelled account's rows: two ends of
+    the index (however many rows), which differ only if two keys wrote such rows."""
+    first = (
+        f"SELECT verified_by FROM {table} WHERE account = '' AND verified_by IS NOT NULL "
+        "ORDER BY account, verified_by"
+    )
+    return f"SELECT ({first} LIMIT 1), ({first} DESC LIMIT 1)"

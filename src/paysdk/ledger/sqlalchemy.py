@@ -182,7 +182,7 @@ def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sq
     return sqlalchemy.Table(
         table,
         metadata,
-        sqlalchemy.Column("reference", text, primary_key=True),
+        sqlalchemy.Column("reference", text, nullable=False),
         sqlalchemy.Column("state", text, nullable=False),
         sqlalchemy.Column("claim_token", text),
         sqlalchemy.Column("attempts", sqlalchemy.Integer, nullable=False),
@@ -193,5 +193,9 @@ def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sq
         sqlalchemy.Column("fulfilled_at", timestamp),
         sqlalchemy.Column("last_error", text),
         sqlalchemy.Column("reason", text),
+        sqlalchemy.Column("account", text, nullable=False, server_default=sqlalchemy.text("''")),
+        sqlalchemy.Column("verified_by", text),
+        sqlalchemy.PrimaryKeyConstraint("account", "reference"),
+        sqlalchemy.Index(f"{table}_verified_by", "account", "verified_by"),
         schema=schema or None,
     )

@@ -61,7 +61,7 @@ def test_the_state_the_ledger_reads_on_either_database(using: str) -> None:
 
 def shown(html: str) -> set[str]:
     """The references the changelist lists."""
-    return set(re.findall(r'class="field-reference">(?:<a [^>]*>)?([^<]+)<', html))
+    return set(re.findall(r'class="field-payment"><a [^>]*>([^<]+)<', html))
 
 
 @pytest.fixture
@@ -95,7 +95,7 @@ def test_the_changelist_filters_each_state(browser: DjangoClient) -> None:
 def test_the_admin_is_read_only(browser: DjangoClient) -> None:
     shipped = REFERENCES["fulfilled"]
     assert browser.get("/admin/paysdk/fulfilment/add/").status_code == 403
-    detail = browser.get(f"/admin/paysdk/fulfilment/{shipped}/change/")
+    detail = browser.get(f"/admin/paysdk/fulfilment/{shipped}/change/")  # a bare reference
     assert detail.status_code == 200
     assert 'name="_save"' not in detail.content.decode()
     assert shipped in detail.content.decode()
@@ -106,3 +106,60 @@ def test_the_admin_is_read_only(browser: DjangoClient) -> None:
     assert row.state == "fulfilled"
     assert row.fulfilled_at is not None
     assert row.fulfilled_at > timezone.now() - dt.timedelta(minutes=1)
+
+
+SHARED = "order/1042"
+"""A reference two accounts share; a ``/`` in it too (the row's page names account first)."""
+
+
+@pytest.fixture
+def two_accounts(browser: DjangoClient, django_sqlite: str) -> DjangoClient:
+    """The filled ledger, plus ``SHARED`` fulfilled by two labelled accounts and refused by
+    the unlabelled one."""
+    ledger = DjangoLedger(django_sqlite)
+    for account in ("lagos-1", "abuja-2"):
+        payment = paid(SHARED, amount=len(account) * 100).issued_by(account, f"key-{account}")
+        assert ledger.fulfil_once(payment, lambda payment: None).fulfilled_now
+    ledger.refuse(SHARED, "not ours")
+    return browser
+
+
+def links(html: str) -> dict[str, str]:
+    """Each listed row's page, by the account the changelist shows beside it (``-``, Django's
+    empty value, for the unlabelled one)."""
+    rows = re.findall(
+        r'class="field-payment"><a href="([^"]+)">[^<]*</a></t[hd]>'
+        r'<td class="field-account">([^<]*)<',
+        html,
+    )
+    return {account: page for page, account in rows}
+
+
+def test_two_accounts_rows_of_one_reference_each_have_their_page(
+    two_accounts: DjangoClient,
+) -> None:
+    listed = two_accounts.get("/admin/paysdk/fulfilment/", {"q": "1042"})
+    assert listed.status_code == 200
+    pages = links(listed.content.decode())
+    assert set(pages) == {"lagos-1", "abuja-2", "-"}
+    assert len(set(pages.values())) == 3
+    for account, page in pages.items():
+        detail = two_accounts.get(page)
+        assert detail.status_code == 200, account
+        html = detail.content.decode()
+        assert re.search(r'<div class="readonly">' + account + "</div>", html), account
+        amount = "0" if account == "-" else str(len(account) * 100)
+        assert re.search(r'<div class="readonly">' + amount + "</div>", html), account
+    assert 'name="_save"' not in two_accounts.get(pages["lagos-1"]).content.decode()
+
+
+def test_the_changelist_shows_and_filters_each_account(two_accounts: DjangoClient) -> None:
+    everything = two_accounts.get("/admin/paysdk/fulfilment/").content.decode()
+    assert 'href="?account=lagos-1"' in everything and 'href="?account=abuja-2"' in everything
+    assert "(unlabelled)" in everything
+    for account in ("lagos-1", "abuja-2"):
+        page = two_accounts.get("/admin/paysdk/fulfilment/", {"account": account})
+        assert links(page.content.decode()).keys() == {account}
+        assert shown(page.content.decode()) == {SHARED}
+    unlabelled = two_accounts.get("/admin/paysdk/fulfilment/", {"account": "_unlabelled"})
+    assert shown(unlabelled.content.decode()) == {*REFERENCES.values(), SHARED}

@@ -28,8 +28,9 @@ import paysdk
 from paysdk.integrations.django import DjangoLedger, verified_callback
 from paysdk.integrations.django.models import Fulfilment
 from paysdk.ledger import Ledger, LedgerError, Outcome
+from paysdk.ledger._django import key_by_account
 from paysdk.sandbox import Sandbox
-from tests.ledger import test_amounts, test_rows_after, test_set_aside
+from tests.ledger import test_accounts, test_amounts, test_rows_after, test_set_aside
 from tests.ledger import test_ledger as shared
 from tests.support.django_site import serve, url_of
 from tests.support.either_ledger import EitherLedger, MakeLedger, paid
@@ -101,6 +102,12 @@ test_an_amount_beyond_64_bits_is_refused_for_good_and_nothing_runs = (
 test_a_refusal_of_an_amount_beyond_64_bits_is_recorded_saying_what_it_was = (
     test_amounts.test_a_refusal_of_an_amount_beyond_64_bits_is_recorded_saying_what_it_was
 )
+test_two_accounts_payments_of_one_reference_are_fulfilled_apart = (
+    test_accounts.test_two_accounts_payments_of_one_reference_are_fulfilled_apart
+)
+test_unlabelled_payments_of_two_keys_are_refused_before_any_action = (
+    test_accounts.test_unlabelled_payments_of_two_keys_are_refused_before_any_action
+)
 test_pages_walk_every_row_in_reference_order_and_filter_by_state = (
     test_rows_after.test_pages_walk_every_row_in_reference_order_and_filter_by_state
 )
@@ -159,6 +166,28 @@ def test_migrate_creates_the_table_the_ledger_would_create_itself(using: str) ->
     if connections[using].vendor == "sqlite":
         kinds = {name: kind for name, kind, *_ in columns(using, "paysdk_fulfilments")}
         assert kinds["claimed_at"] == kinds["lease_expires_at"] == "TEXT"
+
+
+def test_the_accounts_migration_keeps_every_row_of_a_table_made_before(using: str) -> None:
+    """What migration 0002 runs on the ledger's table, here on a filled table of the old shape."""
+    vendor = connections[using].vendor
+    old = test_accounts.OLD_TABLE.replace("paysdk_fulfilments", "paysdk_before_accounts")
+    insert = test_accounts.POSTGRES_INSERT.replace("paysdk_fulfilments", "paysdk_before_accounts")
+    with connections[using].cursor() as cursor:
+        cursor.execute("DROP TABLE IF EXISTS paysdk_before_accounts")
+        cursor.execute(old.format(ts="TEXT" if vendor == "sqlite" else "TIMESTAMPTZ"))
+        cursor.executemany(insert, test_accounts.OLD_ROWS)
+    with transaction.atomic(using=using):  # as a migration runs
+        key_by_account(connections[using], "paysdk_before_accounts")
+    before = columns(using, "paysdk_before_accounts")
+    assert ("account", "TEXT", False, True) in before
+    with Ledger(url_of(using), table="paysdk_before_accounts", create_table=False) as ledger:
+        rows = ledger.rows(["order-1", "order-2", "order-3"])
+    assert {r.reference: (r.account, r.state) for r in rows.values()} == {
+        "order-1": ("", "fulfilled"),
+        "order-2": ("", "released"),
+        "order-3": ("", "refused"),
+    }
 
 
 def test_the_model_and_its_migration_agree(django_sqlite: str) -> None:

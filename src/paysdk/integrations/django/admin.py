@@ -2,6 +2,10 @@
 
 The state shown and filtered on is the one the ledger reads (``DjangoLedger.state_sql``): a claim
 whose lease ran out by the database's clock is ``unknown``, which the stored ``state`` never says.
+
+A row is one account's payment of one reference, while the model's primary key (Django's state)
+is the reference alone: each row's page is named ``<account>/<reference>`` (an account label has
+no ``/``; ``/<reference>`` for the unlabelled account) and ``get_object`` looks it up by both.
 """
 
 from __future__ import annotations
@@ -10,10 +14,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from django.apps import apps
 from django.contrib import admin
+from django.contrib.admin.utils import quote
 from django.db import connections
 from django.db.models import QuerySet
 from django.db.models.expressions import RawSQL
 from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html
 
 from ...ledger._django import DjangoLedger
 from .models import Fulfilment
@@ -24,7 +31,7 @@ if TYPE_CHECKING:  # the types django-stubs declares these options with
     from django.utils.datastructures import _ListOrTuple
     from django.utils.functional import _StrOrPromise
 
-__all__ = ["FulfilmentAdmin", "StateFilter"]
+__all__ = ["AccountFilter", "FulfilmentAdmin", "StateFilter", "row_id"]
 
 STATES = (
     ("fulfilled", "fulfilled"),
@@ -61,6 +68,35 @@ class StateFilter(admin.SimpleListFilter):
         return filtered
 
 
+UNLABELLED = "_unlabelled"
+"""The account filter's value for the unlabelled account (``""``): no label starts with ``_``."""
+
+
+class AccountFilter(admin.SimpleListFilter):
+    """Filter by merchant account (``Client(account=...)``), the unlabelled one included."""
+
+    title: _StrOrPromise | None = "account"
+    parameter_name: str | None = "account"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        labels = model_admin.get_queryset(request).order_by("account").values_list("account")
+        return [(label or UNLABELLED, label or "(unlabelled)") for (label,) in labels.distinct()]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        value = self.value()
+        if not value:
+            return queryset
+        rows: Any = queryset  # django-stubs leaves filter's result untyped for pyright
+        filtered: QuerySet[Any] = rows.filter(account="" if value == UNLABELLED else value)
+        return filtered
+
+
+def row_id(row: Fulfilment) -> str:
+    """The admin's name for ``row``: ``<account>/<reference>`` (the reference may hold ``/``;
+    an account label never does)."""
+    return f"{row.account}/{row.reference}"
+
+
 if TYPE_CHECKING:
     _ModelAdmin = admin.ModelAdmin[Fulfilment]
 else:  # not generic at run time
@@ -71,7 +107,8 @@ class FulfilmentAdmin(_ModelAdmin):
     """The ledger's rows, read-only: the ledger alone writes them (``resolve`` settles one)."""
 
     list_display: _ListDisplayT[Fulfilment] = (
-        "reference",
+        "payment",
+        "account",
         "state_now",
         "amount",
         "currency",
@@ -79,12 +116,41 @@ class FulfilmentAdmin(_ModelAdmin):
         "fulfilled_at",
         "reason",
     )
-    list_filter: ClassVar[_ListOrTuple[_ListFilterT]] = (StateFilter,)
-    search_fields: ClassVar[_ListOrTuple[str]] = ("reference",)
+    list_display_links: _ListDisplayT[Fulfilment] | None = None
+    """``payment`` links each row by account and reference; Django's links would name the
+    reference alone, which two accounts share."""
+    list_filter: ClassVar[_ListOrTuple[_ListFilterT]] = (StateFilter, AccountFilter)
+    search_fields: ClassVar[_ListOrTuple[str]] = ("reference", "account")
     ordering: ClassVar[_ListOrTuple[_OrderByFieldName] | None] = ("-claimed_at",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Fulfilment]:
         return with_current_state(super().get_queryset(request))
+
+    def get_object(
+        self, request: HttpRequest, object_id: str, from_field: str | None = None
+    ) -> Fulfilment | None:
+        """The row named ``<account>/<reference>`` (``object_id``'s form); a name without
+        ``/`` is a reference of the unlabelled account."""
+        if from_field is not None:
+            found: Fulfilment | None = super().get_object(request, object_id, from_field)
+            return found
+        account, named, reference = object_id.partition("/")
+        if not named:
+            account, reference = "", object_id
+        rows: Any = self.get_queryset(request)  # django-stubs leaves filter untyped for pyright
+        row: Fulfilment | None = rows.filter(account=account, reference=reference).first()
+        return row
+
+    @admin.display(description="reference", ordering="reference")
+    def payment(self, row: Fulfilment) -> str:
+        """The reference, linked to its row's page (by account and reference)."""
+        meta: Any = self.opts
+        page = reverse(
+            f"admin:{meta.app_label}_{meta.model_name}_change",
+            args=(quote(row_id(row)),),
+            current_app=self.admin_site.name,
+        )
+        return format_html('<a href="{}">{}</a>', page, row.reference)
 
     @admin.display(description="state", ordering="current_state")
     def state_now(self, row: Fulfilment) -> str:

@@ -76,6 +76,10 @@ class Fulfilment(models.Model):
     )
     last_error: models.TextField[str | None, str | None] = models.TextField(null=True)
     reason: models.TextField[str | None, str | None] = models.TextField(null=True)
+    account: models.TextField[str, str] = models.TextField(default="")
+    """The merchant account's label; with ``reference``, the database's primary key."""
+    verified_by: models.TextField[str | None, str | None] = models.TextField(null=True)
+    """The fingerprint of the key whose client verified the payment (never the key)."""
 
     class Meta:
         db_table = DEFAULT_TABLE

@@ -40,13 +40,15 @@ Progress = Callable[[int], object]
 class AsyncLedgerView(Protocol):
     """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
-    async def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]: ...
+    async def rows(self, references: Sequence[str], *, account: str) -> dict[str, LedgerRow]: ...
 
     async def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
-    async def fulfilled_references_after(self, after: str, limit: int) -> list[str]: ...
+    async def fulfilled_references_after(
+        self, after: str, limit: int, /, *, account: str
+    ) -> list[str]: ...
 
 
 async def reconcile(
@@ -64,6 +66,7 @@ async def reconcile(
         looking_up=lookup is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
+        account=client.account,
     )
     try:
         async with contextlib.AsyncExitStack() as listing:
@@ -80,7 +83,7 @@ async def reconcile(
                     elif isinstance(step, CloseList):
                         await listing.aclose()
                     elif isinstance(step, LookUp):
-                        reply = await ledger.rows(step.references)
+                        reply = await ledger.rows(step.references, account=client.account)
                     elif isinstance(step, Checked):
                         if progress is not None:
                             progress(step.listed)
@@ -93,7 +96,9 @@ async def reconcile(
                         verified = await client.verify_callback(found, lookup=lookup)
                         reply = await ledger.fulfil_once(verified, fulfil)
                     elif isinstance(step, FulfilledPage):
-                        reply = await ledger.fulfilled_references_after(step.after, step.limit)
+                        reply = await ledger.fulfilled_references_after(
+                            step.after, step.limit, account=client.account
+                        )
                     else:
                         assert isinstance(step, Verify)
                         reply = await client.verify(step.reference)

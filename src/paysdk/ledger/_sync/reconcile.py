@@ -42,13 +42,15 @@ Progress = Callable[[int], object]
 class LedgerView(Protocol):
     """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
-    def rows(self, references: Sequence[str]) -> dict[str, LedgerRow]: ...
+    def rows(self, references: Sequence[str], *, account: str) -> dict[str, LedgerRow]: ...
 
     def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
-    def fulfilled_references_after(self, after: str, limit: int) -> list[str]: ...
+    def fulfilled_references_after(
+        self, after: str, limit: int, /, *, account: str
+    ) -> list[str]: ...
 
 
 def reconcile(
@@ -66,6 +68,7 @@ def reconcile(
         looking_up=lookup is not None,
         batch_size=batch_size,
         max_discrepancies=max_discrepancies,
+        account=client.account,
     )
     try:
         with contextlib.ExitStack() as listing:
@@ -82,7 +85,7 @@ def reconcile(
                     elif isinstance(step, CloseList):
                         listing.close()
                     elif isinstance(step, LookUp):
-                        reply = ledger.rows(step.references)
+                        reply = ledger.rows(step.references, account=client.account)
                     elif isinstance(step, Checked):
                         if progress is not None:
                             progress(step.listed)
@@ -95,7 +98,9 @@ def reconcile(
                         verified = client.verify_callback(found, lookup=lookup)
                         reply = ledger.fulfil_once(verified, fulfil)
                     elif isinstance(step, FulfilledPage):
-                        reply = ledger.fulfilled_references_after(step.after, step.limit)
+                        reply = ledger.fulfilled_references_after(
+                            step.after, step.limit, account=client.account
+                        )
                     else:
                         assert isinstance(step, Verify)
                         reply = client.verify(step.reference)

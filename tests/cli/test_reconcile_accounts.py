@@ -1,0 +1,125 @@
+"""``paysdk reconcile --account`` and ``paysdk ledger ... --account``, through the real CLI (a
+``python -m paysdk`` process): two merchant accounts sharing one ledger and the reference
+``order-1`` are reconciled and amended each apart."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import paysdk
+from paysdk.ledger import Ledger
+from paysdk.sandbox import Sandbox
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def only_order_1(sandbox: Sandbox, amount: int) -> Sandbox:
+    for record in sandbox.payments:
+        sandbox.remove_payment(record.reference)
+    sandbox.add_payment("order-1", amount=amount, currency="NGN", status="COMPLETED")
+    return sandbox
+
+
+@pytest.fixture
+def accounts() -> Iterator[dict[str, Sandbox]]:
+    """Two accounts' services, each listing its own completed ``order-1``."""
+    with Sandbox() as lagos, Sandbox() as abuja:
+        yield {"lagos-1": only_order_1(lagos, 700), "abuja-2": only_order_1(abuja, 500)}
+
+
+@pytest.fixture
+def ledger_path(accounts: dict[str, Sandbox], tmp_path: Path) -> Path:
+    """One ledger where lagos-1's order-1 is fulfilled, and abuja-2's is not."""
+    path = tmp_path / "ledger.db"
+    lagos = accounts["lagos-1"]
+    with (
+        paysdk.Client(
+            secret_key=lagos.secret_key, base_url=lagos.base_url, account="lagos-1"
+        ) as client,
+        Ledger(path) as ledger,
+    ):
+        assert ledger.fulfil_once(client.verify("order-1"), lambda payment: None).fulfilled_now
+    return path
+
+
+def paysdk_cli(*argv: str, service: Sandbox | None = None) -> tuple[int, str, str]:
+    """Run ``python -m paysdk argv`` (against ``service``); its exit code, stdout and stderr."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env.pop("PAYSDK_SECRET_KEY", None)
+    env.pop("PAYSDK_LEDGER", None)
+    if service is not None:
+        env.update(PAYSDK_BASE_URL=service.base_url, PAYSDK_SECRET_KEY=service.secret_key)
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_reconcile_reports_each_account_against_its_own_rows(
+    accounts: dict[str, Sandbox], ledger_path: Path
+) -> None:
+    ledger = ["--ledger", str(ledger_path)]
+    code, out, err = paysdk_cli(
+        "reconcile", *ledger, "--account", "lagos-1", service=accounts["lagos-1"]
+    )
+    assert (code, err) == (0, "")
+    assert out.splitlines()[-2].startswith("account lagos-1: 1 listed, 1 completed, 1 fulfilled")
+    assert out.splitlines()[-1] == "all clear: nothing needs attention"
+
+    abuja = accounts["abuja-2"]
+    argv = ["reconcile", *ledger, "--account", "abuja-2", "--json"]
+    code, out, err = paysdk_cli(*argv, service=abuja)
+    report = json.loads(out)
+    assert (code, err, report["account"]) == (4, "", "abuja-2")
+    assert [(d["kind"], d["reference"], d["amount"]) for d in report["discrepancies"]] == [
+        ("missed", "order-1", 500)
+    ]
+
+
+def test_ledger_list_and_refuse_amend_one_account(
+    accounts: dict[str, Sandbox], ledger_path: Path
+) -> None:
+    ledger = ["--ledger", str(ledger_path)]
+    code, out, _ = paysdk_cli("ledger", "list", *ledger, "--account", "lagos-1", "--json")
+    assert code == 0
+    assert [(r["reference"], r["state"]) for r in map(json.loads, out.splitlines())] == [
+        ("order-1", "fulfilled")
+    ]
+    for account in ("abuja-2", None):  # neither abuja-2 nor the unlabelled account has a row
+        chosen = ["--account", account] if account else []
+        assert paysdk_cli("ledger", "list", *ledger, *chosen, "--json")[:2] == (0, "")
+
+    refused = ["order-1", *ledger, "--account", "abuja-2", "--reason", "out of stock"]
+    code, out, err = paysdk_cli("ledger", "refuse", *refused)
+    assert (code, out, err) == (0, "order-1: refused (out of stock)\n", "")
+    abuja = accounts["abuja-2"]
+    code, out, _ = paysdk_cli("reconcile", *ledger, "--account", "abuja-2", service=abuja)
+    assert (code, out.splitlines()[-1]) == (0, "all clear: nothing needs attention")
+    with Ledger(ledger_path, create_table=False) as opened:
+        kept = opened.row("order-1", account="lagos-1")
+        assert kept is not None and kept.state == "fulfilled"  # the other account's row
+
+    code, out, err = paysdk_cli("ledger", "resolve", "order-1", *ledger, "--ran")
+    assert code != 0 and "no row" in err  # the unlabelled account has no order-1
+
+
+@pytest.mark.parametrize("label", ["sk_live 7f3a", "lagos/1"])
+def test_a_malformed_account_is_a_usage_error_that_does_not_echo_it(
+    ledger_path: Path, label: str
+) -> None:
+    code, out, err = paysdk_cli("ledger", "list", "--ledger", str(ledger_path), "--account", label)
+    assert (code, out) == (2, "")
+    assert "--account" in err and "never pass a key" in err and label not in err

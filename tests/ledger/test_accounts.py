@@ -1,0 +1,194 @@
+"""One ledger, many merchant accounts: a fulfilment is one account's payment of one reference.
+
+Each ledger (sync, async, on either engine) on SQLite and PostgreSQL: two accounts' payments of
+the same reference are fulfilled apart, each once; unlabelled payments of two keys are refused
+before any action; a table made before accounts is migrated on open, keeping every row.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import paysdk
+from paysdk.ledger import Ledger, Outcome
+from paysdk.sandbox import Sandbox
+from tests.support.either_ledger import MakeLedger, paid
+
+pytestmark = pytest.mark.anyio
+
+
+def of(account: str, issuer: str, reference: str = "order-1") -> paysdk.VerifiedPayment:
+    """A payment as a client labelled ``account``, whose key's fingerprint is ``issuer``,
+    verified it."""
+    payment: paysdk.VerifiedPayment = paid(reference).issued_by(account, issuer)
+    return payment
+
+
+async def test_two_accounts_payments_of_one_reference_are_fulfilled_apart(
+    make_ledger: MakeLedger,
+) -> None:
+    ledger = make_ledger()
+    shipped: list[str] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> None:
+        shipped.append(f"{payment.account}/{payment.reference}")
+
+    first = await ledger.fulfil_once(of("lagos-1", "key-a"), ship)
+    second = await ledger.fulfil_once(of("abuja-2", "key-b"), ship)
+    again = await ledger.fulfil_once(of("abuja-2", "key-b"), ship)
+    assert (first.outcome, second.outcome, again.outcome) == (
+        Outcome.FULFILLED,
+        Outcome.FULFILLED,
+        Outcome.ALREADY_FULFILLED,
+    )
+    assert shipped == ["lagos-1/order-1", "abuja-2/order-1"]
+    for account in ("lagos-1", "abuja-2"):
+        row = await ledger.row("order-1", account)
+        assert row is not None and (row.account, row.state) == (account, "fulfilled")
+    assert await ledger.row("order-1") is None  # the unlabelled account has none
+
+
+async def test_unlabelled_payments_of_two_keys_are_refused_before_any_action(
+    make_ledger: MakeLedger,
+) -> None:
+    ledger = make_ledger()
+    shipped: list[paysdk.VerifiedPayment] = []
+    assert (await ledger.fulfil_once(of("", "key-a"), shipped.append)).fulfilled_now
+    assert (await ledger.fulfil_once(of("", "key-a", "order-2"), shipped.append)).fulfilled_now
+    with pytest.raises(paysdk.ConfigurationError, match=r"account=.*nothing was run"):
+        await ledger.fulfil_once(of("", "key-b", "order-3"), shipped.append)
+    assert [payment.reference for payment in shipped] == ["order-1", "order-2"]
+    assert await ledger.row("order-3") is None
+    labelled = await ledger.fulfil_once(of("abuja-2", "key-b", "order-3"), shipped.append)
+    assert labelled.fulfilled_now  # a label tells them apart
+
+
+def test_unlabelled_payments_of_two_keys_are_refused_across_ledgers_of_one_database(
+    ledger_url: str,
+) -> None:
+    """Two ledgers on one database, as two processes hold them: the second refuses a key the
+    first did not use, even for the reference the first fulfilled, before its action runs."""
+    shipped: list[str] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> None:
+        shipped.append(payment.reference)
+
+    with Ledger(ledger_url) as first, Ledger(ledger_url) as second:
+        assert first.fulfil_once(of("", "key-a"), ship).fulfilled_now
+        for reference in ("order-1", "order-2"):
+            with pytest.raises(paysdk.ConfigurationError, match=r"account=.*nothing was run"):
+                second.fulfil_once(of("", "key-b", reference), ship)
+        assert second.row("order-2") is None  # the refused claim was rolled back
+        with pytest.raises(paysdk.ConfigurationError, match=r"account="):
+            second.refuse(of("", "key-b", "order-2"), "paid, but not for this order")
+        assert second.row("order-2") is None  # nor is another key's refusal recorded
+        assert second.fulfil_once(of("", "key-a", "order-2"), ship).fulfilled_now
+        assert second.fulfil_once(of("abuja-2", "key-b"), ship).fulfilled_now
+    with Ledger(ledger_url) as reopened, pytest.raises(paysdk.ConfigurationError):
+        reopened.fulfil_once(of("", "key-b", "order-3"), ship)
+    assert shipped == ["order-1", "order-2", "order-1"]
+
+
+OLD_TABLE = """CREATE TABLE paysdk_fulfilments (
+    reference TEXT NOT NULL PRIMARY KEY, state TEXT NOT NULL, claim_token TEXT,
+    attempts INTEGER NOT NULL, lease_expires_at {ts}, amount BIGINT NOT NULL,
+    currency TEXT NOT NULL, claimed_at {ts} NOT NULL, fulfilled_at {ts}, last_error TEXT,
+    reason TEXT)"""
+"""The table as ledgers made it before accounts were part of its key."""
+
+OLD_ROWS = [
+    ("order-1", "fulfilled", "t1", 1, None, 2500, "NGN", "2026-11-01T10:00:00.000000Z",
+     "2026-11-01T10:00:01.000000Z", None, None),
+    ("order-2", "released", None, 2, None, 900, "USD", "2026-11-01T10:00:00.000000Z",
+     None, "RuntimeError: down", None),
+    ("order-3", "refused", None, 0, None, 100, "NGN", "2026-11-01T10:00:00.000000Z",
+     None, None, "no such order"),
+]  # fmt: skip
+
+
+SQLITE_INSERT = "INSERT INTO paysdk_fulfilments VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+POSTGRES_INSERT = (
+    "INSERT INTO paysdk_fulfilments VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+)
+
+
+def make_old_table(url: str) -> None:
+    """The old table, filled, on the database ``url`` names."""
+    if url.startswith("sqlite:///"):
+        with sqlite3.connect(url.removeprefix("sqlite:///")) as connection:
+            connection.execute(OLD_TABLE.format(ts="TEXT"))
+            connection.executemany(SQLITE_INSERT, OLD_ROWS)
+        connection.close()
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as server:
+        server.execute(OLD_TABLE.format(ts="TIMESTAMPTZ"))
+        with server.cursor() as cursor:
+            cursor.executemany(POSTGRES_INSERT, OLD_ROWS)
+
+
+async def test_a_table_made_before_accounts_is_migrated_on_open_keeping_every_row(
+    ledger_url: str,
+) -> None:
+    make_old_table(ledger_url)
+    with Ledger(ledger_url) as ledger:
+        rows = ledger.rows(["order-1", "order-2", "order-3"])
+        assert {r.reference: (r.account, r.state, r.amount) for r in rows.values()} == {
+            "order-1": ("", "fulfilled", 2500),
+            "order-2": ("", "released", 900),
+            "order-3": ("", "refused", 100),
+        }
+        shipped: list[paysdk.VerifiedPayment] = []
+        assert ledger.fulfil_once(paid("order-1"), shipped.append).already_fulfilled
+        assert ledger.fulfil_once(paid("order-2"), shipped.append).fulfilled_now
+        assert ledger.fulfil_once(of("lagos-1", "k", "order-1"), shipped.append).fulfilled_now
+        assert [payment.account for payment in shipped] == ["", "lagos-1"]
+        before = ledger.rows_after(limit=10)
+    with Ledger(ledger_url) as reopened:  # migrated once: the next opening changes nothing
+        assert reopened.rows_after(limit=10) == before
+        assert reopened.row("order-1", account="lagos-1") is not None
+
+
+def test_one_platform_client_and_one_ledger_fulfil_each_accounts_order_1042(
+    tmp_path: Path,
+) -> None:
+    """docs/configuration.md's many-accounts pattern: with_options(secret_key=..., account=...)
+    on one client; both accounts' order-1042 ship, each once."""
+    shipped: list[tuple[str, str]] = []
+    with (
+        Sandbox() as lagos,
+        Sandbox() as abuja,
+        paysdk.Client(secret_key=lagos.secret_key, base_url=lagos.base_url) as platform,
+        Ledger(tmp_path / "ledger.db") as ledger,
+    ):
+        accounts = {
+            "lagos-1": platform.with_options(account="lagos-1"),
+            "abuja-2": platform.with_options(
+                secret_key=abuja.secret_key, base_url=abuja.base_url, account="abuja-2"
+            ),
+        }
+        for _ in range(2):
+            for client in accounts.values():
+                payment = client.verify("order-1042")
+                ledger.fulfil_once(payment, lambda p: shipped.append((p.account, p.reference)))
+        unlabelled = platform.with_options(secret_key=abuja.secret_key, base_url=abuja.base_url)
+        ledger.fulfil_once(platform.verify("order-1042"), lambda p: None)
+        with pytest.raises(paysdk.ConfigurationError, match="account="):
+            ledger.fulfil_once(unlabelled.verify("order-1042"), lambda p: None)
+    assert shipped == [("lagos-1", "order-1042"), ("abuja-2", "order-1042")]
+
+
+@pytest.mark.parametrize("label", ["sk_live 7f3a", "lagos/1", "é", "a" * 64, 7, "-lagos"])
+def test_an_account_label_is_a_short_ascii_name_refused_without_quoting_it(label: object) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="never pass a key") as refused:
+        paysdk.Client(secret_key="sk_test_x", base_url="http://127.0.0.1:1", account=label)  # type: ignore[arg-type]
+    assert str(label) not in str(refused.value)
+    client = paysdk.Client(secret_key="sk_test_x", base_url="http://127.0.0.1:1")
+    with client, pytest.raises(paysdk.ConfigurationError, match="never pass a key"):
+        client.with_options(account=label)  # type: ignore[arg-type]
+    assert client.with_options(account="lagos-1").account == "lagos-1"
+    assert client.account == ""
