@@ -19,6 +19,9 @@ from tests.support.merchant import Shop
 pytestmark = pytest.mark.anyio
 
 WHEN = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.timezone.utc)
+LIST_READ_PATIENCE = 300.0
+"""Seconds the sandbox waits for a reader of a 37 MB list to take more (its default, 30 s, is
+for clients that stalled: a reconcile writing to a ledger on a busy machine is not one)."""
 SCALE = 100_000
 
 
@@ -101,7 +104,9 @@ def scenario() -> Scenario:
 
 @pytest.fixture(scope="module")
 def big_service(scenario: Scenario) -> Iterator[Sandbox]:
-    with Sandbox(payments=scenario.records) as sandbox:
+    """The scenario's payments, listed to a reader that may pause long between reads: the
+    reconcile writes each batch to its ledger, slowly on a loaded machine."""
+    with Sandbox(payments=scenario.records, idle_timeout=LIST_READ_PATIENCE) as sandbox:
         yield sandbox
 
 
