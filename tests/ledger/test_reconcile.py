@@ -318,7 +318,7 @@ def test_the_ledger_is_looked_up_once_per_batch_not_once_per_payment(tmp_path: A
             return super().rows(references, account=account)
 
     with (
-        Sandbox(payments=records) as service,
+        Sandbox(payments=records, idle_timeout=LIST_READ_PATIENCE) as service,
         paysdk.Client(secret_key=service.secret_key, base_url=service.base_url) as client,
         CountingLedger(tmp_path / "l.db") as ledger,
     ):
