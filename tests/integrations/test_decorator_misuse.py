@@ -3,6 +3,7 @@ TypeError that says what to write, rather than as a 500 at the first callback.""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 
 import flask
@@ -34,8 +35,11 @@ def client(sandbox: Sandbox) -> Iterator[paysdk.Client]:
 
 
 @pytest.fixture
-def async_client(sandbox: Sandbox) -> paysdk.AsyncClient:
-    return paysdk.AsyncClient(secret_key=sandbox.secret_key, base_url=sandbox.base_url)
+def async_client(sandbox: Sandbox) -> Iterator[paysdk.AsyncClient]:
+    """Closed after the test, from a loop of its own (a test client served on another)."""
+    made = paysdk.AsyncClient(secret_key=sandbox.secret_key, base_url=sandbox.base_url)
+    yield made
+    asyncio.run(made.close())
 
 
 # --- Flask ------------------------------------------------------------------------------------
@@ -112,6 +116,8 @@ def test_fastapi_the_decorator_below_the_route_still_serves(
 
     with TestClient(app) as browser:
         answer = browser.get(f"/payments/callback?reference={COMPLETED_REFERENCE}")
+        assert browser.portal is not None  # inside the test client's with block
+        browser.portal.call(async_client.close)  # on the loop its connections belong to
     assert (answer.status_code, answer.json()["reference"]) == (200, COMPLETED_REFERENCE)
 
 

@@ -70,6 +70,9 @@ class StateFilter(admin.SimpleListFilter):
 
 UNLABELLED = "_unlabelled"
 """The account filter's value for the unlabelled account (``""``): no label starts with ``_``."""
+UNLABELLED_SHOWN = "(unlabelled)"
+"""How the admin names the unlabelled account, in its column and its filter alike (Django
+shows an empty string differently from one version to the next)."""
 
 
 class AccountFilter(admin.SimpleListFilter):
@@ -80,7 +83,7 @@ class AccountFilter(admin.SimpleListFilter):
 
     def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
         labels = model_admin.get_queryset(request).order_by("account").values_list("account")
-        return [(label or UNLABELLED, label or "(unlabelled)") for (label,) in labels.distinct()]
+        return [(label or UNLABELLED, label or UNLABELLED_SHOWN) for (label,) in labels.distinct()]
 
     def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
         value = self.value()
@@ -108,7 +111,7 @@ class FulfilmentAdmin(_ModelAdmin):
 
     list_display: _ListDisplayT[Fulfilment] = (
         "payment",
-        "account",
+        "account_shown",
         "state_now",
         "amount",
         "currency",
@@ -151,6 +154,10 @@ class FulfilmentAdmin(_ModelAdmin):
             current_app=self.admin_site.name,
         )
         return format_html('<a href="{}">{}</a>', page, row.reference)
+
+    @admin.display(description="account", ordering="account")
+    def account_shown(self, row: Fulfilment) -> str:
+        return row.account or UNLABELLED_SHOWN
 
     @admin.display(description="state", ordering="current_state")
     def state_now(self, row: Fulfilment) -> str:
