@@ -43,11 +43,15 @@ def test_max_retries_shows_its_default(command: str) -> None:
 @pytest.mark.parametrize(
     ("since", "says"),
     [
-        ("2026-13-01", "'2026-13-01' is not a real date: month must be in 1..12"),
-        ("2026-02-30", "'2026-02-30' is not a real date: day is out of range for month"),
+        ("2026-13-01", "'2026-13-01' is not a real date: month 13 does not exist (1 to 12)"),
+        (
+            "2026-02-30",
+            "'2026-02-30' is not a real date: day 30 does not exist in February 2026 (1 to 28)",
+        ),
         (
             "2026-04-31T10:00:00Z",
-            "'2026-04-31T10:00:00Z' is not a real date: day is out of range for month",
+            "'2026-04-31T10:00:00Z' is not a real date: "
+            "day 31 does not exist in April 2026 (1 to 30)",
         ),
         ("last week", "expected a date like 2026-01-01 or an ISO 8601 datetime, not 'last week'"),
     ],

@@ -9,6 +9,7 @@ traceback (no local variables), to be reported: it is not the service's failure 
 from __future__ import annotations
 
 import argparse
+import calendar
 import dataclasses
 import datetime as dt
 import re
@@ -215,14 +216,26 @@ def _ascii_upper(text: str) -> str | None:
     return text.upper() if text.isascii() else None
 
 
+def _impossible(year: int, month: int, day: int) -> str | None:
+    """What makes the date impossible, in words of our own (Python's change between versions),
+    or ``None`` if it exists."""
+    if not 1 <= year <= dt.MAXYEAR:
+        return f"year {year} is not one a date can have (1 to {dt.MAXYEAR})"
+    if not 1 <= month <= 12:
+        return f"month {month} does not exist (1 to 12)"
+    days = calendar.monthrange(year, month)[1]
+    if not 1 <= day <= days:
+        return f"day {day} does not exist in {calendar.month_name[month]} {year} (1 to {days})"
+    return None
+
+
 def parse_since(text: str) -> dt.datetime:
     """``--since``: a date (midnight UTC) or an ISO 8601 datetime (UTC unless it says)."""
     date = re.match(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])", text.strip())
     if date is not None:  # shaped like a date: say which part is out of range
-        try:
-            dt.date(*(int(part) for part in date.groups()))
-        except ValueError as exc:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a real date: {exc}") from None
+        problem = _impossible(*(int(part) for part in date.groups()))
+        if problem is not None:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a real date: {problem}")
     try:
         value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
