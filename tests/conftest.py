@@ -23,6 +23,7 @@ from paysdk.testing import payment_record
 from tests.support.hostile import HostileServer
 from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
 from tests.support.proxy import PROXY_VARIABLES, ForwardProxy
+from tests.support.scheduling import scheduler_by
 from tests.tiers import tiers_of
 
 if TYPE_CHECKING:
@@ -41,21 +42,15 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("serial") is None)
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """Under ``--dist loadfile``, as ``scripts/suite.py`` runs the suite: each file runs on one
-    worker (its module fixtures set up once), and the serial tier on one worker of its own, one
-    test at a time, while the others take the files. (``--dist loadgroup`` would do it with
-    marks, but pytest 9.2 broke it: pytest-xdist's issue 1386.)"""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped,unused-ignore]
+def worker_group(nodeid: str) -> str:
+    """Which tests share a worker: the serial tier, one test at a time, and each other file."""
+    return "serial" if "serial" in tiers_of(nodeid) else nodeid.partition("::")[0]
 
-    class TierScheduling(LoadScopeScheduling):  # type: ignore[misc,unused-ignore]
-        def _split_scope(self, nodeid: str) -> str:
-            return "serial" if "serial" in tiers_of(nodeid) else nodeid.partition("::")[0]
 
-    return TierScheduling(config, log)
+pytest_xdist_make_scheduler = scheduler_by(worker_group)
+"""Under ``--dist loadfile``, as ``scripts/suite.py`` runs the suite: each file on one worker
+(its module fixtures set up once), the serial tier on one of its own while the others take the
+files."""
 
 
 @pytest.fixture

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import conftest
+from tests.conftest import worker_group
 from tests.support.scripts import load_script
 from tests.tiers import TIERS, tiers_of
 
@@ -70,27 +72,65 @@ def test_each_test_is_marked_with_its_tiers_and_the_serial_tier_runs_first() -> 
     ]
 
 
-def test_the_serial_tests_share_one_worker_and_each_file_keeps_to_one() -> None:
-    """Run for real on three workers: which worker ran each test."""
-    quick = ["tests/core/test_expected.py", "tests/core/test_references.py"]
-    serial = ["tests/transport/test_memory.py", "tests/ledger/test_clocks.py"]
-    memory = [*serial, "-k", "not test_memory or sync-200MB"]
+SCHEDULED_PROJECT_CONFTEST = """
+import sys
+
+sys.path.insert(0, {root!r})
+from tests.support.scheduling import scheduler_by
+
+
+def group_of(nodeid):
+    path = nodeid.partition("::")[0]
+    return "serial" if path.startswith("test_serial") else path
+
+
+pytest_xdist_make_scheduler = scheduler_by(group_of)
+"""
+
+SCHEDULED_PROJECT_TEST = """
+import time
+
+import pytest
+
+
+@pytest.mark.parametrize("n", range(4))
+def test_takes_a_moment(n):
+    time.sleep(0.1)
+"""
+
+
+def test_each_group_of_tests_runs_on_one_worker_of_three(tmp_path: Path) -> None:
+    """Run for real on three workers, in a project of four files two of which form one group:
+    which worker ran each test."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "conftest.py").write_text(SCHEDULED_PROJECT_CONFTEST.format(root=str(ROOT)))
+    files = ["test_serial_a.py", "test_serial_b.py", "test_quick_a.py", "test_quick_b.py"]
+    for name in files:
+        (tmp_path / name).write_text(SCHEDULED_PROJECT_TEST)
     options = ["-v", "-p", "no:cacheprovider", "-n", "3", "--dist", "loadfile"]
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", *options, *quick, *memory],
-        cwd=ROOT,
+        [sys.executable, "-m", "pytest", *options],
+        cwd=tmp_path,
         capture_output=True,
         text=True,
         check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     workers: dict[str, set[str]] = {}
-    for worker, test in re.findall(r"^\[(gw\d+)\] \[ *\d+%\] PASSED (.+?) *$", result.stdout, re.M):
-        group = "serial" if "serial" in tiers_of(test) else test.partition("::")[0]
+    ran = re.findall(r"^\[(gw\d+)\] \[ *\d+%\] PASSED (.+?) *$", result.stdout, re.M)
+    for worker, test in ran:
+        group = "serial" if test.startswith("test_serial") else test.partition("::")[0]
         workers.setdefault(group, set()).add(worker)
-    assert set(workers) == {"serial", *quick}, result.stdout
-    assert all(f"PASSED {path}::" in result.stdout for path in serial)
+    assert len(ran) == 16, result.stdout
+    assert set(workers) == {"serial", "test_quick_a.py", "test_quick_b.py"}, result.stdout
     assert all(len(ran_on) == 1 for ran_on in workers.values()), workers
+
+
+def test_the_suite_groups_the_serial_tier_and_each_other_file() -> None:
+    assert worker_group("tests/ledger/test_races.py::test_x[postgres]") == "serial"
+    assert worker_group("tests/transport/test_memory.py::test_y") == "serial"
+    assert worker_group("tests/core/test_expected.py::test_z[1]") == "tests/core/test_expected.py"
+    assert conftest.pytest_xdist_make_scheduler.__name__ == "pytest_xdist_make_scheduler"
 
 
 def test_the_suite_runs_a_tier_by_file_on_every_core_and_one_more() -> None:

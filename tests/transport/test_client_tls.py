@@ -9,15 +9,18 @@ Each test runs on every backend (sync, async over httpx, async over aiohttp) thr
 from __future__ import annotations
 
 import datetime
+import os
 import ssl
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 import trustme
 
 import paysdk
+from paysdk._transport import tls
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import EitherClient, MakeClient
 from tests.support.tls import SERVER_NAMES
@@ -79,6 +82,38 @@ async def assert_verifies_and_lists(client: EitherClient, sandbox: Sandbox) -> N
     assert [listed.reference for listed in await client.list_payments()] == references
     assert [listed.reference for listed in await client.drain()] == references
     assert [request.path for request in sandbox.requests] == [VERIFY, "/payments", "/payments"]
+
+
+@pytest.fixture
+def trust_loads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str | None]]:
+    """Each time the default trust is loaded from now on, as the ``SSL_CERT_FILE`` it read."""
+    tls._default_context.cache_clear()
+    loads: list[str | None] = []
+    create = httpx.create_ssl_context
+
+    def counted(*args: object, **kwargs: object) -> ssl.SSLContext:
+        loads.append(os.environ.get("SSL_CERT_FILE"))
+        return create(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(httpx, "create_ssl_context", counted)
+    yield loads
+    tls._default_context.cache_clear()
+
+
+@pytest.fixture
+def same_ca_again(tls_ca_bundle: str, tmp_path: Path) -> str:
+    """A second file holding ``tls_ca_bundle``'s certificate."""
+    again = tmp_path / "the-same-ca-again.pem"
+    again.write_bytes(Path(tls_ca_bundle).read_bytes())
+    return str(again)
+
+
+@pytest.fixture
+def not_a_bundle(tmp_path: Path) -> str:
+    """A file that holds no certificate."""
+    path = tmp_path / "not-a-bundle.pem"
+    path.write_text("not a certificate\n")
+    return str(path)
 
 
 # --- trusting the service's CA ----------------------------------------------------------------
@@ -221,3 +256,61 @@ async def test_https_to_a_plain_http_server_is_one_attempt_that_says_so(
     )
     assert (error.attempts, client.sleeps) == (1, [])
     assert sandbox.secret_key not in str(error) + repr(error)
+
+
+# --- loading the trust: once per process, and only for TLS ------------------------------------
+
+
+@pytest.mark.usefixtures("default_trust")
+async def test_the_clients_of_a_process_load_the_default_trust_once(
+    tls_sandbox: Sandbox,
+    tls_ca_bundle: str,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+    trust_loads: list[str | None],
+    same_ca_again: str,
+) -> None:
+    """Loading a CA bundle costs tens of milliseconds: clients made one after another (per
+    request, in some apps) share one load, until ``SSL_CERT_FILE`` names another bundle."""
+    monkeypatch.setenv("SSL_CERT_FILE", tls_ca_bundle)
+    for _ in range(3):
+        await assert_verifies_and_lists(connect(make_loopback_client, tls_sandbox), tls_sandbox)
+        tls_sandbox.clear_requests()
+    assert trust_loads == [tls_ca_bundle]
+    monkeypatch.setenv("SSL_CERT_FILE", same_ca_again)
+    tls_sandbox.clear_requests()
+    await assert_verifies_and_lists(connect(make_loopback_client, tls_sandbox), tls_sandbox)
+    assert trust_loads == [tls_ca_bundle, same_ca_again]
+
+
+async def test_a_client_of_a_plain_http_service_loads_no_trust(
+    sandbox: Sandbox, make_loopback_client: MakeClient, trust_loads: list[str | None]
+) -> None:
+    """An ``http://`` sandbox's client (every test and demo) never makes a TLS context."""
+    client = connect(make_loopback_client, sandbox)
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert len(await client.list_payments()) == len(sandbox.payments)
+    assert trust_loads == []
+
+
+@pytest.mark.usefixtures("default_trust")
+async def test_a_trust_that_cannot_load_is_a_configuration_error_when_tls_first_needs_it(
+    sandbox: Sandbox,
+    tls_sandbox: Sandbox,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+    not_a_bundle: str,
+    trust_loads: list[str | None],
+) -> None:
+    """``SSL_CERT_FILE`` naming a file that holds no certificate: an https client is refused
+    when it is made; an http one works, and its https copy (``with_options``) fails its first
+    call with the same ``ConfigurationError``, not a connection error, and sends nothing."""
+    monkeypatch.setenv("SSL_CERT_FILE", not_a_bundle)
+    with pytest.raises(paysdk.ConfigurationError, match="cannot be loaded as a CA bundle"):
+        connect(make_loopback_client, tls_sandbox)
+    client = connect(make_loopback_client, sandbox)
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    secure = EitherClient(await client.with_options(base_url=tls_sandbox.base_url))
+    with pytest.raises(paysdk.ConfigurationError, match="cannot be loaded as a CA bundle"):
+        await secure.verify(COMPLETED_REFERENCE)
+    assert tls_sandbox.requests == []

@@ -86,12 +86,6 @@ def create_network(*, verify: object, proxy: object, base_url: str) -> Network:
             f"not {type(verify).__name__}"
         )
     check_tls_verified(base_url, verifies=verify is not False)
-    try:
-        context = ssl_context(given)
-    except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file that is no bundle
-        raise ConfigurationError(
-            f"verify={given!r} cannot be loaded as a CA bundle: {exc}"
-        ) from None
     chosen: Proxy | None = None
     if proxy is not None:
         if not isinstance(proxy, str):
@@ -100,8 +94,16 @@ def create_network(*, verify: object, proxy: object, base_url: str) -> Network:
             chosen = parse_proxy(proxy)
         except ValueError as exc:
             raise ConfigurationError(f"proxy: {exc}") from None
+    tls_ahead = base_url.startswith("https:") or bool(chosen and chosen.url.startswith("https:"))
+    if tls_ahead or isinstance(given, str):  # an http:// sandbox's client loads no CA bundle
+        try:
+            given = ssl_context(given)
+        except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file that is no bundle
+            raise ConfigurationError(
+                f"verify={given!r} cannot be loaded as a CA bundle: {exc}"
+            ) from None
     try:
-        return Network(context, chosen)
+        return Network(given, chosen)
     except ValueError as exc:  # the environment names a proxy that cannot be used
         raise ConfigurationError(str(exc)) from None
 

@@ -124,7 +124,7 @@ class AiohttpSender:
 
     def _open(self) -> aiohttp.ClientSession:
         session = aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=100, ssl=self._network.ssl_context),
+            connector=aiohttp.TCPConnector(limit=100),  # TLS: each request's own (_send)
             cookie_jar=aiohttp.DummyCookieJar(),  # an API client keeps no cookies
             auto_decompress=False,  # paysdk inflates in bounded steps (_parsing/decoding)
             trust_env=False,  # the proxy is paysdk's choice (Network): looked up once, not per call
@@ -149,6 +149,7 @@ class AiohttpSender:
         timeout = request.timeout
         url = yarl.URL(request.url, encoded=True)  # sent as the core encoded it, byte for byte
         proxy = self._network.proxy_for(url.scheme, url.raw_host or "")
+        tls = url.scheme == "https" or (proxy is not None and proxy.url.startswith("https:"))
         started = time.monotonic()
         try:
             response = await session.request(
@@ -156,6 +157,7 @@ class AiohttpSender:
                 url,
                 headers=request.headers,  # the config's SecretHeaders: the key masked
                 allow_redirects=False,  # as httpx: a redirect is an answer, not followed
+                ssl=self._network.ssl_context if tls else True,  # made when TLS first needs it
                 proxy=None if proxy is None else proxy.url,
                 proxy_headers=_proxy_headers(proxy),
                 timeout=aiohttp.ClientTimeout(

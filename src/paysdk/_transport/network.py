@@ -15,6 +15,9 @@ import urllib.request
 from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
+from .._errors import ConfigurationError
+from .tls import ssl_context
+
 __all__ = ["Network", "Proxy", "parse_proxy"]
 
 PROXY_SCHEMES = ("http", "https")
@@ -66,24 +69,47 @@ def parse_proxy(url: str) -> Proxy:
 class Network:
     """The TLS context and the proxy a client's requests go through; shared by ``with_options``
     copies, whatever their ``base_url``. The environment is read once, when the client is made,
-    as httpx reads it."""
+    as httpx reads it. The TLS context is made when a connection first needs it: a client of an
+    ``http://`` sandbox loads no CA bundle."""
 
-    __slots__ = ("_environment", "_routes", "proxy", "ssl_context", "verifies")
+    __slots__ = ("_environment", "_routes", "_ssl_context", "_verify", "proxy", "verifies")
 
     def __init__(
-        self, ssl_context: ssl.SSLContext, proxy: Proxy | None, *, trust_env: bool = True
+        self, verify: ssl.SSLContext | str | bool, proxy: Proxy | None, *, trust_env: bool = True
     ) -> None:
         """
         Args:
-            ssl_context: what the service's certificate is verified with.
+            verify: what the service's certificate is verified with (``tls.ssl_context``'s
+                argument): a context, the path of a CA bundle, the default trust (``True``) or
+                none (``False``).
             proxy: the proxy for every request; ``None`` to follow the environment.
             trust_env: whether the environment's proxies are followed (without ``proxy``).
         """
-        self.ssl_context = ssl_context
+        self._verify = verify
+        self._ssl_context = verify if isinstance(verify, ssl.SSLContext) else None
         self.proxy = proxy
-        self.verifies = ssl_context.verify_mode != ssl.CERT_NONE
+        if isinstance(verify, ssl.SSLContext):
+            self.verifies = verify.verify_mode != ssl.CERT_NONE
+        else:
+            self.verifies = verify is not False
         self._environment = environment_proxies() if proxy is None and trust_env else {}
         self._routes: dict[tuple[str, str], Proxy | None] = {}
+
+    @property
+    def ssl_context(self) -> ssl.SSLContext:
+        """The context, made on first use.
+
+        Raises:
+            ConfigurationError: the CA bundle the environment names cannot be loaded.
+        """
+        if self._ssl_context is None:
+            try:
+                self._ssl_context = ssl_context(self._verify)
+            except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
+                raise ConfigurationError(
+                    f"verify={self._verify!r} cannot be loaded as a CA bundle: {exc}"
+                ) from None
+        return self._ssl_context
 
     def __repr__(self) -> str:
         return f"Network(proxy={self.proxy!r}, verifies={self.verifies})"

@@ -3,6 +3,8 @@ failure looks like whichever library met it."""
 
 from __future__ import annotations
 
+import functools
+import os
 import ssl
 from pathlib import Path
 
@@ -20,13 +22,13 @@ def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
 
     ``True`` trusts what httpx trusts: the file or directory ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``
     names, else certifi's bundle. So the aiohttp backend trusts exactly what the httpx ones do.
+    Loading a bundle costs tens of milliseconds, so the process shares one such context among
+    its clients, as aiohttp shares its default one (a change of either variable makes another).
     """
     if isinstance(verify, ssl.SSLContext):
         return verify
     if verify is True:
-        import httpx
-
-        return httpx.create_ssl_context(verify=True, trust_env=True)
+        return _default_context(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
     if verify is False:
         context = ssl.create_default_context()
         context.check_hostname = False
@@ -36,6 +38,14 @@ def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
     if path.is_dir():
         return ssl.create_default_context(capath=str(path))
     return ssl.create_default_context(cafile=str(path))
+
+
+@functools.lru_cache(maxsize=4)
+def _default_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
+    """The default trust while the environment names ``cert_file`` and ``cert_dir``."""
+    import httpx
+
+    return httpx.create_ssl_context(verify=True, trust_env=True)
 
 
 def certificate_error(exc: BaseException) -> ssl.SSLCertVerificationError | None:

@@ -19,7 +19,6 @@ from .._transport._sync.pool import PoolTransport
 from .._transport.deadline import attempt_deadline, deadline_backend
 from .._transport.httpx_common import sync_body
 from .._transport.network import Network
-from .._transport.tls import ssl_context
 
 __all__ = ["CallbackDeliveryError", "CallbackResult", "callback_url", "send_callback"]
 
@@ -74,7 +73,7 @@ def send_callback(
     headers = {"User-Agent": "paysdk-sandbox-callback", "Accept-Encoding": ACCEPT_ENCODING}
     deadline = time.monotonic() + timeout
     try:
-        network = Network(ssl_context(True), None, trust_env=False)
+        network = Network(True, None, trust_env=False)  # a TLS context only for https://
         transport = PoolTransport(network, network_backend=deadline_backend())
         with (
             httpx.Client(timeout=timeout, transport=transport, trust_env=False) as http,

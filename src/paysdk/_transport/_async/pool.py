@@ -28,11 +28,12 @@ __all__ = ["AsyncPoolTransport", "AsyncRoutes"]
 
 
 class AsyncPools:
-    """One process's pools: one direct, one per proxy, each opened on first use."""
+    """One process's pools, each opened on first use: by proxy (or none), and apart for
+    plain-HTTP routes, which need no TLS context."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.by_proxy: dict[Proxy | None, httpcore.AsyncConnectionPool] = {}
+        self.by_route: dict[tuple[Proxy | None, bool], httpcore.AsyncConnectionPool] = {}
 
 
 class AsyncRoutes:
@@ -49,16 +50,17 @@ class AsyncRoutes:
     def _pool(self, url: httpcore.URL) -> httpcore.AsyncConnectionPool:
         pools = self._pools.get()
         proxy = self._network.proxy_for(url.scheme.decode("ascii"), url.host.decode("ascii"))
-        pool = pools.by_proxy.get(proxy)
+        tls = url.scheme == b"https" or (proxy is not None and proxy.url.startswith("https:"))
+        pool = pools.by_route.get((proxy, tls))
         if pool is None:
             with pools.lock:
-                pool = pools.by_proxy.get(proxy)
+                pool = pools.by_route.get((proxy, tls))
                 if pool is None:
-                    pool = pools.by_proxy[proxy] = self._open(proxy)
+                    pool = pools.by_route[proxy, tls] = self._open(proxy, tls)
         return pool
 
-    def _open(self, proxy: Proxy | None) -> httpcore.AsyncConnectionPool:
-        context = self._network.ssl_context
+    def _open(self, proxy: Proxy | None, tls: bool) -> httpcore.AsyncConnectionPool:
+        context = self._network.ssl_context if tls else None
         limits: dict[str, Any] = {
             "max_connections": LIMITS.max_connections,
             "max_keepalive_connections": LIMITS.max_keepalive_connections,
@@ -80,7 +82,7 @@ class AsyncRoutes:
 
     async def aclose(self) -> None:
         pools = self._pools.reset()
-        for pool in pools.by_proxy.values() if pools is not None else ():
+        for pool in pools.by_route.values() if pools is not None else ():
             await pool.aclose()
 
     async def __aenter__(self) -> AsyncRoutes:

@@ -30,11 +30,12 @@ __all__ = ["PoolTransport", "Routes"]
 
 
 class Pools:
-    """One process's pools: one direct, one per proxy, each opened on first use."""
+    """One process's pools, each opened on first use: by proxy (or none), and apart for
+    plain-HTTP routes, which need no TLS context."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.by_proxy: dict[Proxy | None, httpcore.ConnectionPool] = {}
+        self.by_route: dict[tuple[Proxy | None, bool], httpcore.ConnectionPool] = {}
 
 
 class Routes:
@@ -51,16 +52,17 @@ class Routes:
     def _pool(self, url: httpcore.URL) -> httpcore.ConnectionPool:
         pools = self._pools.get()
         proxy = self._network.proxy_for(url.scheme.decode("ascii"), url.host.decode("ascii"))
-        pool = pools.by_proxy.get(proxy)
+        tls = url.scheme == b"https" or (proxy is not None and proxy.url.startswith("https:"))
+        pool = pools.by_route.get((proxy, tls))
         if pool is None:
             with pools.lock:
-                pool = pools.by_proxy.get(proxy)
+                pool = pools.by_route.get((proxy, tls))
                 if pool is None:
-                    pool = pools.by_proxy[proxy] = self._open(proxy)
+                    pool = pools.by_route[proxy, tls] = self._open(proxy, tls)
         return pool
 
-    def _open(self, proxy: Proxy | None) -> httpcore.ConnectionPool:
-        context = self._network.ssl_context
+    def _open(self, proxy: Proxy | None, tls: bool) -> httpcore.ConnectionPool:
+        context = self._network.ssl_context if tls else None
         limits: dict[str, Any] = {
             "max_connections": LIMITS.max_connections,
             "max_keepalive_connections": LIMITS.max_keepalive_connections,
@@ -82,7 +84,7 @@ class Routes:
 
     def close(self) -> None:
         pools = self._pools.reset()
-        for pool in pools.by_proxy.values() if pools is not None else ():
+        for pool in pools.by_route.values() if pools is not None else ():
             pool.close()
 
     def __enter__(self) -> Routes:
