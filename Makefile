@@ -83,9 +83,10 @@ dist: $(DEV_STAMP)
 
 setup: $(DEV_STAMP) postgres
 
-# Each step in turn, stopping at the first that fails, then a table of how long each took.
+# Setup, then the suite; beside it, one after another, the checks that need no suite (their
+# output shown after the suite's); then a table of how long each took (scripts/steps.py).
 test:
-	@$(PYTHON) scripts/steps.py setup lint typecheck unit docs docs-check dist
+	@$(PYTHON) scripts/steps.py setup unit --beside lint typecheck docs docs-check dist
 
 # The support window's two ends run the full suite: Python 3.10 at the lowest declared versions
 # and 3.15 at the newest; the Pythons between them run the smoke tier (scripts/matrix.py).

@@ -171,3 +171,53 @@ def test_each_step_s_time_is_recorded_and_tabled(
     assert table[0] == "step times (min:s)"
     assert table[2].split() == ["make", "lint", "0:12"]
     assert table[3].endswith("  3:05")
+
+
+STEPS_MAKEFILE = """\
+suite:
+\t@touch suite-running; for i in $$(seq 400); do [ -e lint-ran ] && break; sleep 0.05; done
+\t@rm suite-running; echo suite-done
+lint:
+\t@for i in $$(seq 400); do [ -e suite-running ] && break; sleep 0.05; done
+\t@test -e suite-running && echo lint-said && touch lint-ran
+types:
+\t@echo types-said; exit 3
+docs:
+\t@echo docs-never
+"""
+
+
+def test_steps_beside_the_suite_run_at_once_and_show_their_output_after_it(
+    tmp_path: Path,
+) -> None:
+    """``make test``'s shape: the checks run one after another beside the suite, their output
+    held until the suite's is done; the first that fails stops them and fails the run."""
+    (tmp_path / "Makefile").write_text(STEPS_MAKEFILE)  # each waits for the other to start
+    wrapper = tmp_path / "make"
+    wrapper.write_text(f'#!/bin/sh\ncd "{tmp_path}" && exec make "$@"\n')
+    wrapper.chmod(0o755)
+    env = {**os.environ, "MAKE": str(wrapper), "STEP_TIMES": str(tmp_path / "times.tsv")}
+    script = [sys.executable, str(ROOT / "scripts" / "steps.py")]
+    passed = subprocess.run(
+        [*script, "suite", "--beside", "lint"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    out = passed.stdout
+    assert out.index("suite-done") < out.index("== make lint ==") < out.index("lint-said")
+    assert "make lint (beside)" in out
+    (tmp_path / "lint-ran").unlink()
+    failed = subprocess.run(
+        [*script, "suite", "--beside", "lint", "types", "docs"],
+        env=env,
+        timeout=60,
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode == 2  # make says 2 when a recipe fails
+    assert "suite-done" in failed.stdout and "types-said" in failed.stdout
+    assert "docs-never" not in failed.stdout
+    assert "make types (failed, exit 2) (beside)" in failed.stdout
+    recorded = sorted(name for name, _ in steps.read(tmp_path / "times.tsv"))
+    assert recorded == sorted(
+        ["make suite", "make lint", "make suite", "make lint", "make types (failed, exit 2)"]
+    )

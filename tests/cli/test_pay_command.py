@@ -1,0 +1,133 @@
+"""``paysdk pay`` against a detached sandbox over real processes: finding the sandbox without a
+base URL, the README's command against the Flask example, and what it records."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import paysdk
+from tests.cli.sandbox_cli import KEY, ROOT, Merchant, Paysdk, free_port, listening, pay
+
+# --- pay finds the detached sandbox -----------------------------------------------------------
+
+
+def test_pay_without_a_base_url_pays_in_the_only_detached_sandbox(
+    cli: Paysdk, port: int, merchant: Merchant
+) -> None:
+    cli.start(port)
+    paid = cli("pay", "order-7", "--amount", "500", "--currency", "USD", "--callback", merchant.url)
+    assert (paid.returncode, paid.stderr) == (0, "")
+    assert paid.stdout.splitlines()[0] == (
+        f"paid: order-7 500 USD (COMPLETED) at http://127.0.0.1:{port}"
+    )
+    assert merchant.fulfilled == ["order-7"]
+
+
+def test_pay_without_a_base_url_and_two_detached_sandboxes_asks_which(
+    cli: Paysdk, port: int
+) -> None:
+    other = free_port()
+    cli.start(port)
+    cli.start(other)
+    paid = cli("pay", "order-7", "--amount", "5", "--currency", "USD",
+               "--callback", "http://127.0.0.1:9/cb")  # fmt: skip
+    assert paid.returncode == 2
+    assert "choose one with --base-url" in paid.stderr
+    assert f"http://127.0.0.1:{port}" in paid.stderr
+    assert f"http://127.0.0.1:{other}" in paid.stderr
+
+
+def test_pay_without_a_base_url_or_a_detached_sandbox_says_how_to_start_one(cli: Paysdk) -> None:
+    paid = cli("pay", "order-7", "--amount", "5", "--currency", "USD",
+               "--callback", "http://127.0.0.1:9/cb")  # fmt: skip
+    assert paid.returncode == 2
+    assert "paysdk sandbox --detach" in paid.stderr
+    assert "--base-url" in paid.stderr
+
+
+def readme_pay_command() -> list[str]:
+    """The README's ``paysdk pay ...`` command, as its words."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    command = readme.split("`paysdk pay ", 1)[1].split("`", 1)[0]
+    return ["pay", *command.split()]
+
+
+def test_the_readme_pay_command_runs_as_written_against_the_flask_example(
+    cli: Paysdk, port: int, tmp_path: Path
+) -> None:
+    app_port = free_port()
+    cli.start(port)
+    app = subprocess.Popen(
+        [sys.executable, str(ROOT / "examples" / "flask_callback.py")],
+        env={**cli.env, "PORT": str(app_port), "PAYSDK_BASE_URL": f"http://127.0.0.1:{port}",
+             "PAYSDK_SECRET_KEY": KEY, "LEDGER_URL": f"sqlite:///{tmp_path / 'ledger.db'}"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not listening(app_port):
+            assert time.monotonic() < deadline, "the Flask example did not start"
+            time.sleep(0.1)
+        argv = [word.replace("8000", str(app_port)) for word in readme_pay_command()]
+        paid = cli(*argv)
+    finally:
+        app.terminate()
+        app.wait(timeout=30)
+    assert (paid.returncode, paid.stderr) == (0, "")
+    assert paid.stdout.splitlines()[1:] == [
+        f"callback: GET http://127.0.0.1:{app_port}/payments/callback?reference={argv[1]} -> 200",
+        '{"status":"ok"}',
+    ]
+
+
+# --- what pay records -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("currency", ["DOLLARS", "US", "U$D", "ÜSD", "US1", ""])
+def test_pay_refuses_a_currency_that_is_not_three_ascii_letters(
+    cli: Paysdk, port: int, currency: str
+) -> None:
+    cli.start(port)
+    paid = pay(cli, port, "order-7", "--amount", "5", "--currency", currency,
+               "--callback", "http://127.0.0.1:9/cb")  # fmt: skip
+    assert paid.returncode == 2
+    assert "expected a currency code of three letters such as NGN or USD" in paid.stderr
+    client = paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{port}")
+    with client, pytest.raises(paysdk.PaymentNotFoundError):
+        client.verify("order-7")
+
+
+def test_pay_takes_a_lower_case_currency_in_upper_case(
+    cli: Paysdk, port: int, merchant: Merchant
+) -> None:
+    cli.start(port)
+    paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "usd",
+               "--callback", merchant.url)  # fmt: skip
+    assert (paid.returncode, paid.stderr) == (0, "")
+    assert paid.stdout.startswith("paid: order-7 500 USD (COMPLETED)")
+    assert merchant.fulfilled == ["order-7"]
+
+
+def test_pay_replaces_a_payment_the_sandbox_holds_only_when_told(
+    cli: Paysdk, port: int, merchant: Merchant
+) -> None:
+    cli.start(port)  # seeded: order-1042, 2500000 NGN, completed
+    argv = ("order-1042", "--amount", "5", "--currency", "NGN", "--callback", merchant.url)
+    paid = pay(cli, port, *argv, "--fail")
+    assert (paid.returncode, paid.stdout) == (2, "")
+    assert "already holds a payment for 'order-1042': pass --replace" in paid.stderr
+    with paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{port}") as client:
+        kept = client.verify("order-1042")
+        assert (kept.succeeded, kept.amount) == (True, 2_500_000)
+        assert merchant.failed == []  # no callback was sent
+
+        replaced = pay(cli, port, *argv, "--fail", "--replace")
+        assert replaced.returncode == 0, replaced.stderr
+        now = client.verify("order-1042")
+        assert (now.succeeded, now.amount) == (False, 5)
+    assert merchant.failed == ["order-1042"]

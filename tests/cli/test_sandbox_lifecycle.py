@@ -1,0 +1,93 @@
+"""``paysdk sandbox --detach``, ``stop`` and ``status`` over real processes: one sandbox per
+port, stale and foreign pid files, the environment's port, and the state file."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import time
+from pathlib import Path
+
+from paysdk.cli._background import alive
+from tests.cli.sandbox_cli import KEY, Paysdk
+
+# --- starting, stopping, status ---------------------------------------------------------------
+
+
+def test_a_second_sandbox_on_the_same_port_is_refused(cli: Paysdk, port: int) -> None:
+    cli.start(port)
+    again = cli("sandbox", "--detach", "--port", str(port))
+    assert again.returncode == 2
+    assert f"a sandbox is already running on port {port} (pid {cli.pid(port)}" in again.stderr
+    assert f"paysdk sandbox stop --port {port}" in again.stderr
+
+
+def test_a_port_in_use_by_another_program_is_an_error_and_leaves_no_pid_file(
+    cli: Paysdk,
+) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = cli("sandbox", "--detach", "--port", str(port))
+    assert done.returncode == 2
+    assert f"the sandbox did not start: cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert not cli.pid_file(port).exists()
+
+
+def test_stop_after_the_sandbox_died_removes_its_stale_pid_file(cli: Paysdk, port: int) -> None:
+    cli.start(port)
+    pid = cli.pid(port)
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + 30
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    status = cli("sandbox", "status", "--port", str(port))
+    assert status.returncode == 1
+    assert f"port {port}: not running (stale pid file" in status.stdout
+    stopped = cli("sandbox", "stop", "--port", str(port))
+    assert stopped.returncode == 0
+    assert f"the sandbox on port {port} (pid {pid}) was not running" in stopped.stderr
+    assert not cli.pid_file(port).exists()
+    assert cli("sandbox", "stop", "--port", str(port)).returncode == 0  # nothing left to stop
+
+
+def test_stop_never_signals_a_live_process_that_is_not_the_sandbox(cli: Paysdk, port: int) -> None:
+    cli.runtime.mkdir()
+    record = {"pid": os.getpid(), "port": port, "base_url": f"http://127.0.0.1:{port}",
+              "secret_key": KEY, "log": ""}  # fmt: skip
+    cli.pid_file(port).write_text(json.dumps(record))
+    stopped = cli("sandbox", "stop", "--port", str(port))
+    assert stopped.returncode == 1
+    assert f"pid {os.getpid()} is running but no sandbox answers for it" in stopped.stderr
+    assert cli.pid_file(port).exists()  # left for the user to look into
+    cli.pid_file(port).unlink()  # so that the fixture does not stop this process
+
+
+def test_status_and_stop_find_the_only_sandbox_and_its_port_from_the_environment(
+    cli: Paysdk, port: int
+) -> None:
+    started = cli("sandbox", "--detach", PAYSDK_SANDBOX_PORT=str(port),
+                  PAYSDK_SANDBOX_SECRET_KEY=KEY)  # fmt: skip
+    assert started.returncode == 0
+    assert started.stdout.splitlines() == [
+        f"export PAYSDK_BASE_URL=http://127.0.0.1:{port}",
+        f"export PAYSDK_SECRET_KEY={KEY}",
+    ]
+    status = cli("sandbox", "status")
+    assert status.returncode == 0
+    assert status.stdout.startswith(f"port {port}: running, pid {cli.pid(port)}, ")
+    assert cli("sandbox", "stop").returncode == 0
+    assert cli("sandbox", "status").returncode == 1
+
+
+def test_a_corrupt_state_file_is_an_error_naming_it(cli: Paysdk, port: int, tmp_path: Path) -> None:
+    state = tmp_path / "state.json"
+    state.write_text("[{")
+    for argv in (("--detach", "--port", str(port)), ("--port", str(port))):
+        done = cli("sandbox", *argv, "--state", str(state))
+        assert done.returncode == 2
+        assert f"the state file {str(state)!r}: not valid JSON" in done.stderr
+    assert not cli.pid_file(port).exists()
