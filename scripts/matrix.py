@@ -9,8 +9,8 @@ transport, the helpers and what changes with the interpreter. ``--full`` (``make
 for a release) runs the full suite in every job.
 
 Each job makes a fresh environment with uv, installs ``.[tests]`` into it and runs its tier with
-``scripts/suite.py`` (in parallel, then the serial tests alone). The jobs run one after another:
-two suites at once on two cores make the race tests flaky. Pythons up to
+``scripts/suite.py``. The jobs run in two lanes side by side (``lanes``): the full jobs one after
+another in one, the smoke jobs in the other; ``--full`` runs every job in turn. Pythons up to
 3.13 come from pyenv (or ``pythonX.Y`` on PATH); 3.14 and 3.15 from Debian sid, in a chroot built
 under ``.matrix/`` and taken down at the end. A job that cannot start fails with the reason, and the
 lowest job fails if a declared minimum is not what it installed: the floors in pyproject.toml are
@@ -27,15 +27,16 @@ import argparse
 import platform
 import shutil
 import sys
+import threading
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from matrix_floors import direct_versions, load_project, requirements, unproven_floors, versions_of
 from matrix_sid import Sid
-from matrix_steps import CannotStart, StepFailed, find_python, run, say, uv
+from matrix_steps import CannotStart, StepFailed, find_python, in_lane, run, say, uv
 from steps import record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -232,6 +233,35 @@ def run_job(job: Job, sid: Sid, work: Path) -> Outcome:
     return outcome
 
 
+def lanes(jobs: Sequence[Job]) -> list[list[Job]]:
+    """The jobs as lanes that run side by side, each lane's jobs one after another.
+
+    A suite spends most of its time waiting on servers and timeouts, so two run side by side on
+    two cores. The full jobs share one lane, because two serial tiers at once (many-process races,
+    memory peaks) would measure each other; the smoke jobs, which hold no serial test, take the
+    other, those in sid first, so the chroot is built while the host's full job runs. With every
+    job full (``--full``), one lane.
+    """
+    full = [job for job in jobs if job.tier == FULL]
+    smoke = sorted((job for job in jobs if job.tier == SMOKE), key=lambda job: not job.in_sid)
+    return [lane for lane in (full, smoke) if lane] if full and smoke else [list(jobs)]
+
+
+def run_lane(
+    lane: Sequence[Job], sid: Sid, work: Path, outcomes: list[Outcome], beside: bool
+) -> None:
+    """Run ``lane``'s jobs in turn into ``outcomes``; ``beside`` another lane, each job's output
+    goes to its log, and a failed job's last lines are shown."""
+    for job in lane:
+        with in_lane(job.name) if beside else nullcontext():
+            outcome = run_job(job, sid, work)
+            log = work / f"{job.name}.log"
+            if beside and outcome.failure and log.exists():
+                tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-80:]
+                say("\n".join(["the log's last lines:", *tail]))
+        outcomes.append(outcome)
+
+
 def summary(outcomes: Sequence[Outcome]) -> str:
     rows = [
         f"  {o.job.name:<12} {o.job.tier:<6} Python {o.interpreter:<10} {o.seconds / 60:5.1f} min  "
@@ -256,14 +286,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         jobs = list(in_full(jobs))
     work: Path = args.work.resolve()
     work.mkdir(parents=True, exist_ok=True)
-    say(f"matrix on {platform.node()}: {', '.join(job.name for job in jobs)}, one at a time")
+    say(f"matrix on {platform.node()}: {', '.join(job.name for job in jobs)}")
     if running == MAKE_TEST_PYTHON:
         say(f"Python {running} with the newest versions is `make test`'s job")
     sid = Sid(work / "sid")
     outcomes: list[Outcome] = []
     try:
-        for job in jobs:
-            outcomes.append(run_job(job, sid, work))
+        ways = lanes(jobs)
+        say("lanes, side by side: " + " | ".join(", ".join(j.name for j in lane) for lane in ways))
+        threads = [
+            threading.Thread(target=run_lane, args=(lane, sid, work, outcomes, len(ways) > 1))
+            for lane in ways
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     finally:
         if not args.keep_chroot:
             sid.teardown()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,7 @@ class Sid:
         self.root = root
         self.ready = False
         self.failure: str | None = None
+        self._building = threading.Lock()  # the 3.14 and 3.15 jobs may ask at once
 
     def mounts(self) -> list[str]:
         """What is mounted inside the chroot, deepest first."""
@@ -35,6 +37,10 @@ class Sid:
     def build(self, log: Path) -> None:
         """Bootstrap sid with what the tests run (PostgreSQL, PgBouncer, faketime, chattr and
         make), then copy the project in."""
+        with self._building:
+            self._build_once(log)
+
+    def _build_once(self, log: Path) -> None:
         if self.failure:
             raise CannotStart(self.failure)
         if self.ready:
@@ -91,6 +97,17 @@ class Sid:
                 step=f"mount {target}",
                 log=log,
             )
+        # uv's cache is the host's: the wheels the host's jobs fetched are not fetched again
+        cache = Path(
+            run([str(uv()), "cache", "dir"], step="uv cache dir", log=log, echo=False).strip()
+        )
+        cache.mkdir(parents=True, exist_ok=True)
+        (self.root / "root/.cache/uv").mkdir(parents=True, exist_ok=True)
+        run(
+            [*sudo, "mount", "--bind", str(cache), str(self.root / "root/.cache/uv")],
+            step="mount uv's cache",
+            log=log,
+        )
         apt = self.root / "etc/apt/apt.conf.d/99matrix"
         apt.write_text('Acquire::Check-Valid-Until "false";\n', encoding="utf-8")
         if CA_BUNDLE.exists():  # the host's trust, which may include a proxy's CA

@@ -137,7 +137,13 @@ def test_the_suite_runs_a_tier_by_file_on_every_core_and_one_more() -> None:
     command = suite.command("smoke", 3, ["-x"])
     assert command[command.index("-n") + 1] == "3"
     assert command[command.index("--dist") + 1] == "loadfile"
-    assert command[-4:] == ["--no-loadscope-reorder", "-m", "smoke and not once", "-x"]
+    marks = command.index("-m", command.index("--no-loadscope-reorder"))
+    assert command[marks - 1 : marks + 3] == [
+        "--no-loadscope-reorder", "-m", "smoke and not once and not serial", "-x"
+    ]  # fmt: skip
+    paths = command[marks + 3 :]  # the smoke tier collects its own files alone
+    assert all(entry.startswith(tuple(paths)) for entry in TIERS["smoke"])
+    assert all((ROOT / path).exists() for path in paths)
     assert suite.command("all", 3)[-1] == "--no-loadscope-reorder"
     assert suite.worker_count() == len(os.sched_getaffinity(0)) + 1
 
@@ -156,6 +162,19 @@ def test_the_matrix_runs_the_full_suite_at_both_ends_and_the_smoke_tier_between(
     command = matrix.JOBS[0].suite("/venv/bin/python", "/src")
     assert command[:2] == ["/venv/bin/python", "/src/scripts/suite.py"]
     assert command[command.index("--tier") + 1] == "full"
+
+
+def test_the_matrix_runs_its_full_jobs_in_one_lane_and_its_smoke_jobs_beside_them() -> None:
+    """No two serial tiers at once; the sid jobs of the smoke lane first, so the chroot is built
+    while the host's full job runs; with every job full, one lane."""
+    names = [[job.name for job in lane] for lane in matrix.lanes(matrix.JOBS)]
+    assert names == [
+        ["3.10-lowest", "3.15-newest"],
+        ["3.14-newest", "3.10-newest", "3.12-newest", "3.13-newest"],
+    ]
+    assert len(matrix.lanes(matrix.in_full(matrix.JOBS))) == 1
+    smoke_only = [job for job in matrix.JOBS if job.tier == "smoke"]
+    assert [len(lane) for lane in matrix.lanes(smoke_only)] == [4]
 
 
 def test_each_step_s_time_is_recorded_and_tabled(
