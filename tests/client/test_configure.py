@@ -6,16 +6,19 @@ import ast
 import ssl
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+import respx
 
 import paysdk
-from tests.conftest import BASE_URL, SECRET
+from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, EitherClient, MakeClient
 
 CLIENTS = [paysdk.Client, paysdk.AsyncClient]
+ORDER = paysdk.Expected(amount=100, currency="USD")
 
 
 @pytest.fixture(autouse=True)
@@ -48,13 +51,11 @@ def test_arguments_win_over_the_environment(
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"secret_key": None}, "no secret key.*PAYSDK_SECRET_KEY"),
         ({"secret_key": ""}, "secret key is empty"),
         ({"secret_key": " sk_x "}, "whitespace"),
         ({"secret_key": "sk_x\r\nX-Evil: 1"}, "cannot be sent in a header"),
         ({"secret_key": "sk_é"}, "cannot be sent in a header"),
         ({"secret_key": 123}, "must be a str"),
-        ({"base_url": None}, "no base URL.*PAYSDK_BASE_URL"),
         ({"base_url": "api.pay.test"}, "absolute http"),
         ({"base_url": "ftp://api.pay.test"}, "absolute http"),
         ({"base_url": "https://"}, "absolute http"),
@@ -94,6 +95,37 @@ def test_bad_configuration_is_refused_with_a_clear_message(
     assert isinstance(caught.value, ValueError)
     assert SECRET not in str(caught.value)
     assert "sk_x" not in str(caught.value)
+
+
+@pytest.mark.anyio
+async def test_a_client_made_without_key_or_url_refuses_every_call_before_any_request(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    """Made at import time where the environment holds neither (a Django app's ``migrate``):
+    made, and each call says what is missing; ``with_options`` can give both."""
+    route = respx_mock.get(url__startswith=BASE_URL).respond(404, json=NOT_FOUND_BODY)
+    client = make_client(secret_key=None, base_url=None)
+    assert client.client.base_url == ""
+    assert "base_url=<unset>" in repr(client.client)
+    missing = "no secret key: pass secret_key=... or set PAYSDK_SECRET_KEY; no base URL"
+    calls: list[Callable[[], Awaitable[Any]]] = [
+        lambda: client.verify("order-1042"),
+        lambda: client.list_payments(),
+        lambda: client.drain(),
+        lambda: client.confirm("order-1042", amount=100, currency="USD"),
+        lambda: client.verify_callback("reference=order-1042", lookup=lambda _: ORDER),
+    ]
+    for call in calls:
+        with pytest.raises(paysdk.ConfigurationError, match=missing):
+            await call()
+    with pytest.raises(paysdk.ConfigurationError, match=r"^no base URL: pass base_url"):
+        await client.verify("order-1042", secret_key=SECRET)
+    assert not route.called
+    given = EitherClient(client.client.with_options(secret_key=SECRET, base_url=BASE_URL))
+    with pytest.raises(paysdk.NotFoundError):
+        await given.verify("order-1042")
+    assert route.call_count == 1
+    assert route.calls[0].request.headers["Authorization"] == f"Bearer {SECRET}"
 
 
 def test_the_async_client_wants_an_async_http_client() -> None:

@@ -144,7 +144,7 @@ async def test_a_non_json_echo_is_scrubbed_too(
 def test_repr_of_a_client_whose_constructor_failed() -> None:
     client = object.__new__(paysdk.Client)
     with pytest.raises(paysdk.ConfigurationError):
-        client.__init__(secret_key=None, base_url=None)  # type: ignore[misc]
+        client.__init__(secret_key="", base_url=None)  # type: ignore[misc]
     assert repr(client) == "<paysdk.Client (not configured)>"
 
 

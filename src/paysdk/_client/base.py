@@ -78,6 +78,10 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
         PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2.
 
+        A client made where neither the arguments nor the environment give a secret key or a
+        base URL (at import time, in ``manage.py migrate`` or a Docker build) is made, and each
+        of its calls raises ``ConfigurationError`` saying what is missing, before any request.
+
         Args:
             secret_key: the merchant's secret key, sent as ``Authorization: Bearer ...``
                 (default: ``$PAYSDK_SECRET_KEY``). It never appears in a repr, log or error.
@@ -108,7 +112,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 this client verifies carry it, and a ledger fulfils each account's apart.
 
         Raises:
-            ConfigurationError: a setting that cannot work (no secret key, a malformed
+            ConfigurationError: a setting that cannot work (an empty secret key, a malformed
                 ``base_url``, a negative timeout, ``http_client`` with ``verify``...), before any
                 request; the message says what to change.
         """
@@ -166,7 +170,8 @@ class BaseClient(Generic[HttpClientT, SenderT]):
 
     @property
     def base_url(self) -> str:
-        """The service's URL that requests go to, as checked when the client was made."""
+        """The service's URL that requests go to, as checked when the client was made; ``""``
+        if it was made without one."""
         return self._config.base_url
 
     @property
@@ -210,8 +215,9 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         config = getattr(self, "_config", None)  # None if the constructor refused its arguments
         if config is None:
             return f"<paysdk.{type(self).__name__} (not configured)>"
+        base_url = "<unset>" if "base_url" in config.unset else repr(config.base_url)
         return (
-            f"<paysdk.{type(self).__name__} base_url={config.base_url!r} "
+            f"<paysdk.{type(self).__name__} base_url={base_url} "
             f"max_retries={config.max_retries} secret_key=<hidden>>"
         )
 
@@ -221,4 +227,6 @@ class BaseClient(Generic[HttpClientT, SenderT]):
     def _options(self, options: CallOptions) -> Config:
         if self._sender.is_closed:
             raise _errors.closed_error(type(self).__name__)
-        return _configure.apply_options(self._config, options)
+        config = _configure.apply_options(self._config, options)
+        config.check_set()
+        return config

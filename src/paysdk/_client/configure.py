@@ -85,7 +85,8 @@ def create_network(*, verify: object, proxy: object, base_url: str) -> Network:
             "verify must be True, an ssl.SSLContext or the path of a CA bundle, "
             f"not {type(verify).__name__}"
         )
-    check_tls_verified(base_url, verifies=verify is not False)
+    if base_url:  # unset (checked when a call gives one): no host to check yet
+        check_tls_verified(base_url, verifies=verify is not False)
     chosen: Proxy | None = None
     if proxy is not None:
         if not isinstance(proxy, str):
@@ -157,9 +158,18 @@ def create_config(
         if isinstance(max_retries, NotGiven)
         else max_retries
     )
+    unset = {
+        name: message
+        for name, value, message in (
+            ("secret_key", key, f"no secret key: pass secret_key=... or set {ENV_SECRET_KEY}"),
+            ("base_url", url, f"no base URL: pass base_url=... or set {ENV_BASE_URL}"),
+        )
+        if value is None
+    }
+    insecure = allow_insecure_http
     return Config(
-        secret_key=check_secret_key(key),
-        base_url=check_base_url(url, allow_insecure_http=allow_insecure_http),
+        secret_key="" if key is None else check_secret_key(key),
+        base_url="" if url is None else check_base_url(url, allow_insecure_http=insecure),
         timeout=check_timeout(given),
         max_retries=check_max_retries(retries),
         headers=headers,
@@ -168,6 +178,7 @@ def create_config(
         allow_insecure_http=allow_insecure_http,
         verifies_tls=verifies_tls,
         account=check_account(account),
+        unset=unset,
     )
 
 
@@ -179,11 +190,12 @@ def apply_options(config: Config, options: CallOptions) -> Config:
     if unknown:
         raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
     if "secret_key" in options:
-        config = dataclasses.replace(config, secret_key=check_secret_key(options["secret_key"]))
+        key = check_secret_key(options["secret_key"])
+        config = dataclasses.replace(config, secret_key=key, unset=_without(config, "secret_key"))
     if "base_url" in options:
         url = check_base_url(options["base_url"], allow_insecure_http=config.allow_insecure_http)
         check_tls_verified(url, verifies=config.verifies_tls)
-        config = dataclasses.replace(config, base_url=url)
+        config = dataclasses.replace(config, base_url=url, unset=_without(config, "base_url"))
     if "timeout" in options:
         config = dataclasses.replace(config, timeout=check_timeout(options["timeout"]))
     if "max_retries" in options:
@@ -199,6 +211,10 @@ def apply_options(config: Config, options: CallOptions) -> Config:
     if "account" in options:
         config = dataclasses.replace(config, account=check_account(options["account"]))
     return config
+
+
+def _without(config: Config, setting: str) -> dict[str, str]:
+    return {name: message for name, message in config.unset.items() if name != setting}
 
 
 def _from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:

@@ -102,6 +102,20 @@ class Config:
     account: str = ""
     """The merchant account's label (``Client(account=...)``): the payments it verifies carry it,
     and a ledger keys them by it. ``""``: unlabelled, the one account of most merchants."""
+    unset: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """What the client was made without, neither given nor in the environment (``secret_key``,
+    ``base_url``), each with what to do: its calls are refused, saying so, before any request.
+    A client made at import time (a module of a Django or Flask app) thus lets commands that
+    never call the service (``manage.py migrate``, a Docker build) run without the key."""
+
+    def check_set(self) -> None:
+        """Refuse a call of a client made without a setting it needs.
+
+        Raises:
+            ConfigurationError: a setting is unset; the message says how to set it.
+        """
+        if self.unset:
+            raise ConfigurationError("; ".join(self.unset.values()))
 
     @functools.cached_property
     def issuer(self) -> str:
