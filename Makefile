@@ -57,9 +57,9 @@ unit: $(DEV_STAMP) postgres
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# The configuration and reference pages as headless Chromium renders them (scripts/docs_check.py):
-# no raw reStructuredText, no private name, no table name broken over two lines, no code block cut
-# off; screenshots in .docs-check/. The browser is Debian's chromium, which apt-get installs where
+# The pages as headless Chromium renders them (scripts/docs_check.py):
+# no raw reStructuredText, no private name, no table name broken over two lines, no code line
+# wrapped (long lines scroll); screenshots in .docs-check/. The browser is Debian's chromium, which apt-get installs where
 # it is missing on Debian or Ubuntu; elsewhere set CHROMIUM to a Chromium or Chrome binary.
 docs-check: docs
 	$(BIN)/python scripts/docs_check.py --install site
