@@ -58,9 +58,9 @@ PAGES: dict[str, list[str] | None] = {
     "callbacks": [],
     "reference": ["paysdk.Client", "paysdk.CallOptions", "paysdk.ledger.Ledger"],
     **dict.fromkeys(
-        ["payments", "errors", "observability", "fulfilment", "testing", "examples", "cli"]
-        + ["sandbox", "performance", "design", "support"]
+        ("payments", "errors", "observability", "fulfilment", "testing", "examples", "cli")
     ),
+    **dict.fromkeys(("sandbox", "performance", "design", "support")),
 }
 """Each page looked at, with the anchors its screenshots are taken at (``[]``: the whole page;
 ``None``: no screenshot)."""

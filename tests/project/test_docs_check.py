@@ -127,4 +127,3 @@ def test_every_page_of_the_nav_is_looked_at(docs_check: ModuleType) -> None:
     nav = re.findall(r"^\s+- [^:]+: (\w+)\.md$", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M)
     assert len(nav) > 10
     assert set(nav) - set(docs_check.PAGES) == {"changelog"}  # the changelog shows no code
-

@@ -13,9 +13,9 @@ method but GET, ``HEAD`` too, which Starlette routes to a GET endpoint, is answe
 ``Allow: GET``), and with
 ``ledger=`` it runs once per payment, as the ledger's action, and only a success is recorded as
 fulfilled (see the fulfilment rule in
-[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded)). The endpoint's first parameter is the
-payment; FastAPI fills the others as usual. Only Starlette is imported (the ``fastapi`` extra
-installs it).
+[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded)). The endpoint's first
+parameter is the payment; FastAPI fills the others as usual. Only Starlette is imported (the
+``fastapi`` extra installs it).
 """
 
 from __future__ import annotations
