@@ -1,5 +1,8 @@
 """Django in one file: ship an order only once the service confirms its amount and currency.
-Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/django_callback.py"""
+
+Install: pip install 'python-paysdk[django]'
+Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/django_callback.py
+"""
 
 from __future__ import annotations
 

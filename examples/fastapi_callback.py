@@ -1,6 +1,9 @@
 """FastAPI: ship an order only once the service confirms a payment of its amount and currency.
 
+Install: pip install 'python-paysdk[fastapi]' fastapi uvicorn
 Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/fastapi_callback.py
+The fastapi extra installs Starlette, which the helper is built on; FastAPI and uvicorn, the
+server that runs it here, are your app's own choice, so they are named on the install line.
 """
 
 from __future__ import annotations
