@@ -3,6 +3,7 @@ currency; the ledger records each payment as fulfilled only when the view succee
 
 Install: pip install 'python-paysdk[flask]'
 Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/flask_callback.py
+It serves http://127.0.0.1:8000/payments/callback (set PORT for another port).
 """
 
 from __future__ import annotations

@@ -90,11 +90,12 @@ def test_search_works_opened_from_disk(site: Path) -> None:
 
 
 def test_make_docs_serve_serves_the_site_on_loopback(tmp_path: Path) -> None:
+    """On 8100: 8000, mkdocs's own default, is the Flask example's (and most dev servers')."""
     serve = dry_run("docs-serve", tmp_path)[-1]
-    assert re.search(r"mkdocs serve .*--dev-addr 127\.0\.0\.1:8000", serve)
+    assert re.search(r"mkdocs serve .*--dev-addr 127\.0\.0\.1:8100", serve)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make docs-serve" in readme
-    assert "http://127.0.0.1:8000" in readme
+    assert "http://127.0.0.1:8100" in readme
 
 
 def test_the_callback_page_shows_the_example_files_themselves(site: Path) -> None:

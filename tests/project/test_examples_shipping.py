@@ -95,3 +95,26 @@ def test_the_fastapi_example_names_its_server_on_its_install_line() -> None:
     assert "uvicorn" in third_party_imports(
         (ROOT / "examples" / "fastapi_callback.py").read_text(encoding="utf-8")
     )
+
+
+DEFAULT_PORT = re.compile(r"""environ\.get\(\s*['"]PORT['"],\s*['"](\d+)['"]\)""")
+CALLBACK_EXAMPLES = ["flask_callback.py", "django_callback.py", "fastapi_callback.py"]
+
+
+def test_the_callback_examples_and_docs_serve_default_to_ports_of_their_own() -> None:
+    """A newcomer runs them side by side: each honours PORT, and without it takes a port no
+    other one takes, the one its header and docs/examples.md name."""
+    page = (ROOT / "docs" / "examples.md").read_text(encoding="utf-8")
+    defaults = {}
+    for example in CALLBACK_EXAMPLES:
+        source = (ROOT / "examples" / example).read_text(encoding="utf-8")
+        (port,) = DEFAULT_PORT.findall(source)
+        assert f"http://127.0.0.1:{port}/payments/callback (set PORT" in source, example
+        (row,) = re.findall(rf"^\| `examples/{example}` \|.*$", page, flags=re.MULTILINE)
+        assert row.endswith(f"port {port} |"), row
+        defaults[example] = int(port)
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    (docs_port,) = re.findall(r"^DOCS_PORT \?= (\d+)$", makefile, flags=re.MULTILINE)
+    assert f"`make docs-serve` ({docs_port})" in page
+    ports = [*defaults.values(), int(docs_port)]
+    assert len(set(ports)) == len(ports), ports
