@@ -57,16 +57,20 @@ unit: $(DEV_STAMP) postgres
 docs: $(DEV_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# The configuration and reference pages as headless Chromium renders them (scripts/docs_check.py):
-# no raw reStructuredText, no private name, no table name broken over two lines, no code block cut
-# off; screenshots in .docs-check/. The browser is Debian's chromium, which apt-get installs where
+# The pages as headless Chromium renders them (scripts/docs_check.py):
+# no raw reStructuredText, no private name, no table name broken over two lines, no code line
+# wrapped (long lines scroll); screenshots in .docs-check/. The browser is Debian's chromium, which apt-get installs where
 # it is missing on Debian or Ubuntu; elsewhere set CHROMIUM to a Chromium or Chrome binary.
 docs-check: docs
 	$(BIN)/python scripts/docs_check.py --install site
 
-# The site at http://127.0.0.1:8000, rebuilt as the pages change; this machine only.
+# The site at http://127.0.0.1:8100, rebuilt as the pages change; this machine only. Not 8000,
+# mkdocs's own default, which the Flask example and most frameworks' dev servers take (the
+# Django and FastAPI examples take 8001 and 8002): `make docs-serve DOCS_PORT=N` for another.
+DOCS_PORT ?= 8100
+
 docs-serve: $(DEV_STAMP)
-	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:8000
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict --dev-addr 127.0.0.1:$(DOCS_PORT)
 
 # The ledger's tests start a throwaway PostgreSQL server, a throwaway PgBouncer in front of it,
 # and workers with their clocks moved by libfaketime. scripts/find_postgres.py finds them (PATH,

@@ -1,5 +1,9 @@
 """Django in one file: ship an order only once the service confirms its amount and currency.
-Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/django_callback.py"""
+
+Install: pip install 'python-paysdk[django]'
+Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/django_callback.py
+It serves http://127.0.0.1:8001/payments/callback (set PORT for another port).
+"""
 
 from __future__ import annotations
 
@@ -37,4 +41,5 @@ def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> J
 
 urlpatterns = [path("payments/callback", payment_callback)]
 if __name__ == "__main__":
-    execute_from_command_line(["django_callback", "runserver", "127.0.0.1:8000", "--noreload"])
+    address = f"127.0.0.1:{os.environ.get('PORT', '8001')}"
+    execute_from_command_line(["django_callback", "runserver", address, "--noreload"])

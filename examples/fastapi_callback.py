@@ -1,6 +1,10 @@
 """FastAPI: ship an order only once the service confirms a payment of its amount and currency.
 
+Install: pip install 'python-paysdk[fastapi]' fastapi uvicorn
 Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/fastapi_callback.py
+It serves http://127.0.0.1:8002/payments/callback (set PORT for another port). The fastapi
+extra installs Starlette, which the helper is built on; FastAPI and uvicorn, the server that
+runs it here, are your app's own choice, so they are named on the install line.
 """
 
 from __future__ import annotations
@@ -43,4 +47,4 @@ async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
 if __name__ == "__main__":
     import uvicorn
 
-    uvicorn.run(app, host="127.0.0.1", port=int(os.environ.get("PORT", "8000")))
+    uvicorn.run(app, host="127.0.0.1", port=int(os.environ.get("PORT", "8002")))

@@ -1,7 +1,9 @@
 """Flask: ship an order once, and only once the service confirms a payment of its amount and
 currency; the ledger records each payment as fulfilled only when the view succeeds.
 
+Install: pip install 'python-paysdk[flask]'
 Run: PAYSDK_SECRET_KEY=... PAYSDK_BASE_URL=... python examples/flask_callback.py
+It serves http://127.0.0.1:8000/payments/callback (set PORT for another port).
 """
 
 from __future__ import annotations

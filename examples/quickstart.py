@@ -1,5 +1,6 @@
 """paysdk in one screen: verify payments, list them, handle errors, and act on callbacks safely.
 
+Install: pip install python-paysdk
 Run it with ``make demo``. It starts the bundled sandbox (a local stand-in for the payment
 service) in this process, unless PAYSDK_BASE_URL (and PAYSDK_SECRET_KEY) point at a service,
 which it then uses instead.

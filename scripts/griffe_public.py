@@ -9,14 +9,19 @@ would leave out every method the private base defines. So, once the package is l
   class's own members (documented with it, as users call them);
 - a default or value that names a private object is replaced by that object's value when that
   names nothing private (``'paysdk_fulfilments'``), else by ``...`` (the docstring says what it
-  is);
+  is); a member of an exported class (``Kind.MISSED``) is public, so a value naming it is shown;
 - a private name in an annotation (a type variable, a type paysdk returns but does not export)
-  is shown as plain text, not as a reference whose hover title names its private module.
+  is shown as plain text, not as a reference whose hover title names its private module;
+- an argument whose default is ``NOT_GIVEN`` (the environment may fill it in) shows, in the
+  parameters table, the default its Args entry states in a last sentence ``Default: ...``
+  (``$PAYSDK_TIMEOUT, else 30 s``) rather than the sentinel; an entry without one is a warning,
+  which fails the strict docs build.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Iterator
 from typing import Any, cast
 
@@ -25,6 +30,9 @@ import griffe
 __all__ = ["PublicNames"]
 
 PACKAGE = "paysdk"
+NOT_GIVEN = "paysdk._client.options.NOT_GIVEN"
+STATED_DEFAULT = re.compile(r"Default:\s+(.+?)\.?\s*\Z", re.DOTALL)
+"""The last sentence of an Args entry, naming what an argument left out amounts to."""
 PUBLIC_MODULES = (
     "paysdk",
     "paysdk.ledger",
@@ -54,9 +62,38 @@ class PublicNames(griffe.Extension):
                         parameter.default = public_value(parameter.default, public, loader)
                         parameter.annotation = plain_private_names(parameter.annotation, public)
                     function.returns = plain_private_names(function.returns, public)
+                for problem in state_environment_defaults(obj):
+                    griffe.logger.warning(problem)
             if isinstance(obj, griffe.Attribute):
                 obj.value = public_value(obj.value, public, loader)
                 obj.annotation = plain_private_names(obj.annotation, public)
+
+
+def state_environment_defaults(function: griffe.Function) -> list[str]:
+    """Give each ``NOT_GIVEN`` argument of ``function`` its stated default in the parameters
+    table; return a warning for each whose Args entry states none."""
+    given_by_environment = {
+        parameter.name
+        for parameter in function.parameters
+        if isinstance(parameter.default, griffe.ExprName | griffe.ExprAttribute)
+        and parameter.default.canonical_path == NOT_GIVEN
+    }
+    if not given_by_environment or function.docstring is None:
+        return []
+    stated: set[str] = set()
+    for section in function.docstring.parsed:
+        if not isinstance(section, griffe.DocstringSectionParameters):
+            continue
+        for entry in section.value:
+            found = STATED_DEFAULT.search(entry.description)
+            if entry.name in given_by_environment and found:
+                entry.value = " ".join(found[1].replace("`", "").split())
+                stated.add(entry.name)
+    return [
+        f"{function.path}: the Args entry of {name!r} (default NOT_GIVEN) ends with no "
+        "'Default: ...' sentence saying what leaving it out amounts to"
+        for name in sorted(given_by_environment - stated)
+    ]
 
 
 def walk(obj: griffe.Object) -> Iterator[griffe.Object]:
@@ -91,8 +128,13 @@ def exported_paths(loader: griffe.GriffeLoader) -> set[str]:
 
 
 def is_private(path: str, public: set[str]) -> bool:
-    """Whether ``path`` is a paysdk object that no public module exports."""
-    return path.split(".")[0] == PACKAGE and path not in public and path not in PUBLIC_MODULES
+    """Whether ``path`` is a paysdk object that no public module exports, nor a member of one
+    that does (``Kind.MISSED`` is public: ``paysdk.ledger`` exports ``Kind``)."""
+    if path.split(".")[0] != PACKAGE or path in PUBLIC_MODULES:
+        return False
+    parts = path.split(".")
+    owners = (".".join(parts[:end]) for end in range(len(parts), 1, -1))
+    return not any(owner in public and owner not in PUBLIC_MODULES for owner in owners)
 
 
 def expression_path(expr: str | griffe.Expr) -> str | None:

@@ -4,8 +4,10 @@ and docs/sandbox.md's walkthrough as written."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -138,20 +140,19 @@ def walkthrough() -> str:
 def test_the_walkthrough_of_the_docs_runs_as_written(
     cli: Paysdk, port: int, tmp_path: Path
 ) -> None:
+    """The block pasted whole into ``sh``: nothing added to it (no wait for the app, which the
+    block does itself), only its two ports and its state file moved so that runs in parallel
+    never meet."""
     app_port = free_port()
-    script = (
-        walkthrough()
-        .replace("8321", str(port))
-        .replace("8000", str(app_port))
-        .replace(".paysdk-sandbox.json", str(tmp_path / "state.json"))
-    )
-    wait_for_app = (
-        f"for _ in $(seq 600); do (exec 3<>/dev/tcp/127.0.0.1/{app_port}) 2>/dev/null && break;"
-        " sleep 0.1; done"
-    )
-    lines = [
-        line + ("\n" + wait_for_app if line.endswith("&") else "") for line in script.splitlines()
-    ]
+    written = walkthrough()
+    moved = {"8321": str(port), "8000": str(app_port), ".paysdk-sandbox.json": f"{tmp_path}/s.json"}
+    script = written
+    for old, new in moved.items():
+        script = script.replace(old, new)
+    back = script
+    for old, new in moved.items():
+        back = back.replace(new, old)
+    assert back == written  # only those were changed
     bin_dir = tmp_path / "bin"  # `python` and `paysdk` as the docs mean them: this Python's
     bin_dir.mkdir()
     for name, command in [("python", ""), ("paysdk", " -m paysdk")]:
@@ -162,11 +163,20 @@ def test_the_walkthrough_of_the_docs_runs_as_written(
         "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
         "LEDGER_URL": f"sqlite:///{tmp_path / 'fulfilments.db'}",  # a fresh ledger each run
     }
-    preamble = ["set -e", "trap 'kill $(jobs -p) 2>/dev/null || true' EXIT"]
-    done = subprocess.run(
-        ["bash", "-c", "\n".join([*preamble, *lines])],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
+    # Its output to files, not pipes: an app the block failed to stop would hold a pipe open.
+    # The block and all it started are a process group of their own, ended after it.
+    out, err = tmp_path / "stdout", tmp_path / "stderr"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        block = subprocess.Popen(
+            ["sh", "-c", script], cwd=ROOT, env=env, stdout=stdout, stderr=stderr,
+            start_new_session=True,
+        )  # fmt: skip
+        try:
+            returncode = block.wait(timeout=120)
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(block.pid, signal.SIGKILL)
+    done = subprocess.CompletedProcess(block.args, returncode, out.read_text(), err.read_text())
     assert done.returncode == 0, done.stderr
     ours = [line for line in done.stdout.splitlines() if not line.startswith(" * ")]  # Flask's
     callback = f"callback: GET http://127.0.0.1:{app_port}/payments/callback?reference="
@@ -181,5 +191,6 @@ def test_the_walkthrough_of_the_docs_runs_as_written(
     assert ours[6].startswith(f"port {port}: running, pid ")
     assert f"stopped the sandbox on port {port}" in done.stderr
     assert not listening(port)
-    saved = json.loads((tmp_path / "state.json").read_text())
+    assert not listening(app_port), "the block left the app running"
+    saved = json.loads((tmp_path / "s.json").read_text())
     assert {"order-1042", "order-1043"} <= {record["reference"] for record in saved}

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import importlib.util
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -195,3 +199,49 @@ def test_the_django_example_fulfils_a_paid_order_once(sandbox: Sandbox) -> None:
         [404, {"status": "unknown_order"}],
     ]
     assert fulfilled == ["order-1042"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def listens(port: int) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+        return True
+    return False
+
+
+@pytest.mark.parametrize("example", ["flask_callback", "django_callback", "fastapi_callback"])
+def test_each_callback_example_serves_on_the_port_given_by_PORT(
+    example: str, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """Run as the docs say (``python examples/NAME.py``), with ``PORT`` set: the sandbox's
+    callback reaches it there."""
+    port = free_port()
+    env = os.environ | {
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+        "PAYSDK_BASE_URL": sandbox.base_url,
+        "PORT": str(port),
+        "LEDGER_URL": f"sqlite:///{tmp_path / 'fulfilments.db'}",
+    }
+    log = tmp_path / "log"
+    with log.open("w") as output:
+        app = subprocess.Popen(
+            [sys.executable, str(EXAMPLES / f"{example}.py")],
+            cwd=tmp_path, env=env, stdout=output, stderr=output, start_new_session=True,
+        )  # fmt: skip
+    try:
+        for _ in range(600):
+            if listens(port) or app.poll() is not None:
+                break
+            time.sleep(0.1)
+        assert listens(port), f"{example} is not listening on PORT={port}:\n{log.read_text()}"
+        answer = sandbox.send_callback(f"http://127.0.0.1:{port}/payments/callback", "order-1042")
+        assert (answer.status_code, json.loads(answer.body)) == (200, {"status": "ok"})
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(app.pid, signal.SIGKILL)
+        app.wait(timeout=30)

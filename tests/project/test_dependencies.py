@@ -10,7 +10,6 @@ function: a lazy import runs too), except under ``if TYPE_CHECKING:``, which nev
 from __future__ import annotations
 
 import ast
-import importlib.metadata
 import re
 import sys
 from collections.abc import Iterator
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.support.installs import packages_distributions
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -96,27 +97,6 @@ def extra_of(module: str) -> str | None:
 
 
 MODULES = sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py"))
-
-
-def packages_distributions() -> dict[str, list[str]]:
-    """Each importable top-level name, with the distributions that install it.
-
-    From each distribution's ``top_level.txt`` or, without one (wheels built by hatchling and
-    others have none), its installed files: Python 3.11's ``packages_distributions`` does both,
-    3.10's reads ``top_level.txt`` alone.
-    """
-    found: dict[str, list[str]] = {}
-    for distribution in importlib.metadata.distributions():
-        names = set((distribution.read_text("top_level.txt") or "").split())
-        if not names:
-            names = {
-                file.parts[0] if len(file.parts) > 1 else file.stem
-                for file in distribution.files or []
-                if file.suffix == ".py"
-            }
-        for name in names:
-            found.setdefault(name, []).append(distribution.metadata["Name"])
-    return found
 
 
 DISTRIBUTIONS = packages_distributions()

@@ -7,6 +7,7 @@ that ``make docs``, which it runs first, fails on a warning.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from types import ModuleType
 
@@ -14,6 +15,8 @@ import pytest
 
 from tests.support.make import dry_run
 from tests.support.scripts import load_script
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,7 @@ def whole(docs_check: ModuleType, **changes: object) -> object:
         "width": 800,
         "text": "Client\nverify(reference)\nSee Client.verify and paysdk.Lookup.",
         "table_names": [("reference", 1), ("timeout", 1)] * 60,
-        "cut_code": [],
+        "wrapped_code": [],
     }
     return docs_check.Measured(**{**fields, **changes})
 
@@ -50,7 +53,7 @@ def test_a_whole_page_has_no_problems(docs_check: ModuleType) -> None:
             "'max_response_bytes' breaks over 2",
         ),
         ({"table_names": [("reference", 1)]}, "the tables did not render"),
-        ({"cut_code": ["client = paysdk.Client("]}, "a code block is cut off"),
+        ({"wrapped_code": ["client = paysdk.Client("]}, "a code line wraps"),
     ],
 )
 def test_each_kind_of_breakage_is_a_problem(
@@ -117,3 +120,10 @@ def test_make_docs_fails_on_a_warning(tmp_path: Path) -> None:
     assert "--strict" in build.split()
     assert "--quiet" not in build.split()
     assert "-q" not in build.split()
+
+
+def test_every_page_of_the_nav_is_looked_at(docs_check: ModuleType) -> None:
+    """A wrapped code line reads as broken indentation on any page, not only the reference."""
+    nav = re.findall(r"^\s+- [^:]+: (\w+)\.md$", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M)
+    assert len(nav) > 10
+    assert set(nav) - set(docs_check.PAGES) == {"changelog"}  # the changelog shows no code

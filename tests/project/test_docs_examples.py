@@ -16,6 +16,9 @@ The convention, for whoever writes a page (docs/design.md repeats it for contrib
 - A block that is only ``--8<-- "examples/NAME.py"`` shows that file (pymdownx.snippets); the
   example's own tests run it (``EXAMPLE_TESTS``).
 
+Each block's third-party imports (and a SQLAlchemy URL's driver) are installed by a ``pip install``
+line given earlier on its page, or come with paysdk (its core dependencies).
+
 Other fences (``sh``, ``json``, ``toml``) are not run. docs/testing.md's blocks are merchants'
 pytest modules: tests/project/test_docs_testing.py runs them.
 """
@@ -33,6 +36,13 @@ from pathlib import Path
 import pytest
 
 from paysdk.sandbox import Sandbox
+from tests.support.installs import (
+    CORE,
+    install_lines,
+    installed_by,
+    providers,
+    third_party_imports,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 RUN_ELSEWHERE = {
@@ -154,3 +164,59 @@ def test_a_documented_example_runs_as_a_file(chain: list[Block], tmp_path: Path)
             check=False,
         )
     assert done.returncode == 0, done.stderr
+
+
+ALL_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def shown_code(block: Block) -> str:
+    """What the reader sees of a block: an example file's text for a snippet."""
+    snippet = SNIPPET.fullmatch(block.code.strip())
+    return (ROOT / snippet[1]).read_text(encoding="utf-8") if snippet else block.code
+
+
+@pytest.mark.parametrize(
+    "block", [block for page in ALL_PAGES for block in blocks_of(page)], ids=lambda b: b.id
+)
+def test_each_package_a_block_imports_is_installed_by_a_line_before_it(block: Block) -> None:
+    text = (ROOT / block.page).read_text(encoding="utf-8")
+    starts = len("".join(text.splitlines(keepends=True)[: block.line - 1]))
+    given = [line for line in install_lines(text) if line.offset < starts]
+    installed = CORE | {name for line in given for name in installed_by(line.arguments)}
+    missing = []
+    for module in sorted(third_party_imports(shown_code(block))):
+        made_by = providers(module)
+        assert made_by, f"{block.id} imports {module!r}, which no installed distribution has"
+        if not made_by & installed:
+            missing.append(f"{module} ({' or '.join(sorted(made_by))})")
+    assert not missing, (
+        f"{block.id} needs what no `pip install` line before it names: {'; '.join(missing)};"
+        f" the lines before it: {given}"
+    )
+
+
+def test_the_install_check_reads_what_a_page_gives() -> None:
+    page = """Install: `pip install 'python-paysdk[sqlalchemy,flask]' aiosqlite`.
+
+```sh
+pip install -U python-json-logger   # the formatter
+```
+"""
+    (first, second) = install_lines(page)
+    assert installed_by(first.arguments) >= CORE | {"flask", "sqlalchemy", "aiosqlite"}
+    assert installed_by(second.arguments) == {"python-json-logger"}
+    code = (
+        "from opentelemetry import trace\n"
+        "import opentelemetry.instrumentation.httpx\n"
+        "engine = f'sqlite+aiosqlite:///{tmp}/shop.db'  # postgresql+psycopg:// in a comment\n"
+        "import json, paysdk.sandbox\n"
+    )
+    assert third_party_imports(code) == {
+        "opentelemetry.trace",
+        "opentelemetry.instrumentation.httpx",
+        "aiosqlite",
+    }
+    assert providers("opentelemetry.instrumentation.httpx") == {
+        "opentelemetry-instrumentation-httpx"
+    }
+    assert providers("opentelemetry.trace") == {"opentelemetry-api"}

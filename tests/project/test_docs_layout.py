@@ -7,6 +7,9 @@ from pathlib import Path
 
 import pytest
 
+import paysdk
+from paysdk.integrations.fastapi import verified_callback
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 README_LIMIT = 8_704  # 8.5 KiB: what it is, install, a quickstart, make, and where to read on
@@ -47,3 +50,45 @@ def test_the_checks_see_what_they_guard_against() -> None:
     assert not FILE_NAME.fullmatch("Fulfilment")
     rows = "\n".join(f"| `E{n}Error` | when | no |" for n in range(12))
     assert error_tables(f"text\n\n| Exception | When |\n|---|---|\n{rows}\n\nmore") == 1
+
+
+HELPER_TEXTS = [
+    *PAGES,
+    *sorted((ROOT / "examples").glob("*.py")),
+    *sorted((ROOT / "src" / "paysdk" / "integrations").rglob("*.py")),
+]
+NAMES_A_HELPER = re.compile(r"_callback\.py|verified_callback|helper")
+HELPER_KIND = re.compile(r"\b(?:a|an|the)(?: [\w'`]+)? (decorator|dependency|middleware)\b", re.I)
+"""What a text calls a callback helper: ``the same decorator``, ``a FastAPI dependency``..."""
+
+
+def test_the_callback_helpers_are_called_what_they_are_everywhere() -> None:
+    """callbacks.md says each framework's helper is a decorator; nothing calls one otherwise."""
+    callbacks = (ROOT / "docs" / "callbacks.md").read_text(encoding="utf-8")
+    defined = re.search(r"Each framework has the same (\w+)", callbacks)
+    assert defined is not None and defined[1] == "decorator"
+    named = {}
+    for path in HELPER_TEXTS:
+        for part in re.split(r"\n\s*\n|\n(?=\|)", path.read_text(encoding="utf-8")):
+            if NAMES_A_HELPER.search(part):
+                for kind in HELPER_KIND.finditer(part):
+                    named[f"{path.relative_to(ROOT)}: {kind[0]!r}"] = kind[1].lower()
+    assert named, "no text names what the helpers are"
+    wrong = [where for where, kind in named.items() if kind != defined[1]]
+    assert not wrong, wrong
+
+
+def test_the_fastapi_helper_is_a_decorator() -> None:
+    """It takes the endpoint and gives back the endpoint to route, as callbacks.md shows."""
+    with paysdk.Client(secret_key="sk_test_decorator", base_url="http://127.0.0.1:9") as client:
+        endpoint = verified_callback(client, lookup=no_order)(payment_callback)
+    assert callable(endpoint)
+    assert endpoint.__name__ == "payment_callback"
+
+
+def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+    return {"status": "ok"}
+
+
+def no_order(reference: str) -> None:
+    return None

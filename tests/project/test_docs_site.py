@@ -90,11 +90,12 @@ def test_search_works_opened_from_disk(site: Path) -> None:
 
 
 def test_make_docs_serve_serves_the_site_on_loopback(tmp_path: Path) -> None:
+    """On 8100: 8000, mkdocs's own default, is the Flask example's (and most dev servers')."""
     serve = dry_run("docs-serve", tmp_path)[-1]
-    assert re.search(r"mkdocs serve .*--dev-addr 127\.0\.0\.1:8000", serve)
+    assert re.search(r"mkdocs serve .*--dev-addr 127\.0\.0\.1:8100", serve)
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "make docs-serve" in readme
-    assert "http://127.0.0.1:8000" in readme
+    assert "http://127.0.0.1:8100" in readme
 
 
 def test_the_callback_page_shows_the_example_files_themselves(site: Path) -> None:
@@ -152,3 +153,62 @@ def test_the_reference_shows_what_signatures_use_and_what_private_bases_define(s
         assert f'id="{anchor}"' in reference, anchor
     assert 'href="#paysdk.CallOptions"' in reference  # linked from the methods' signatures
     assert "paysdk_fulfilments" in reference  # the table's default shown as its value
+
+
+def text_of(html: str) -> str:
+    """What a reader sees of some HTML: its text, entities left as they are."""
+    return re.sub(r"<[^>]+>", "", html)
+
+
+def entry(reference: str, anchor: str) -> str:
+    """The HTML of one object's entry in the reference, up to the next entry of its level."""
+    start = reference.index(f'id="{anchor}"')
+    level = reference.rindex("<h", 0, start)
+    tag = reference[level : level + 3]
+    end = reference.find(f"{tag} ", start)
+    return reference[start : end if end != -1 else len(reference)]
+
+
+def test_the_reference_shows_the_value_of_a_constant_made_of_public_names(site: Path) -> None:
+    alarms = text_of(entry(page(site, "reference"), "paysdk.ledger.ALARMS"))
+    assert "ALARMS = ..." not in alarms
+    for kind in ("NOT_COMPLETED", "NOT_LISTED", "MISMATCH", "UNKNOWN"):
+        assert f"Kind.{kind}" in alarms, alarms
+
+
+def test_the_reference_links_the_pages_its_docstrings_point_to(site: Path) -> None:
+    reference = page(site, "reference")
+    mentioned = re.findall(r"docs/\w+\.md", text_of(reference))
+    assert not mentioned, f"pages named as plain text, not linked: {mentioned}"
+    ledger = entry(reference, "paysdk.ledger")
+    assert 'href="fulfilment.html"' in ledger
+    assert 'href="callbacks.html#the-fulfilment-rule-only-a-success-is-recorded"' in reference
+    assert 'id="the-fulfilment-rule-only-a-success-is-recorded"' in page(site, "callbacks")
+
+
+def test_the_reference_shows_each_sync_class_before_its_async_twin(site: Path) -> None:
+    reference = page(site, "reference")
+    anchors = re.findall(r'id="(paysdk[\w.]*)"', reference)
+    for anchor in anchors:
+        module, _, name = anchor.rpartition(".")
+        twin = f"{module}.{name.removeprefix('Async')}"
+        if name.startswith("Async") and twin in anchors:
+            assert anchors.index(twin) < anchors.index(anchor), (twin, anchor)
+    assert anchors.index("paysdk.ledger.Ledger") < anchors.index("paysdk.ledger.AsyncLedger")
+
+
+def parameter_defaults(html: str) -> dict[str, str]:
+    """Each row of the first parameters table in ``html``: its name and its Default cell's text."""
+    table = html[: html.index("</table>")]
+    rows = re.findall(r'<tr class="doc-section-item">(.*?)</tr>', table, flags=re.DOTALL)
+    cells = [re.findall(r"<td>(.*?)</td>", row, flags=re.DOTALL) for row in rows]
+    return {text_of(row[0]).strip(): " ".join(text_of(row[-1]).split()) for row in cells}
+
+
+def test_the_client_table_states_the_defaults_the_environment_may_replace(site: Path) -> None:
+    reference = page(site, "reference")
+    for client in ("paysdk.Client", "paysdk.AsyncClient"):
+        defaults = parameter_defaults(entry(reference, client))
+        assert defaults["timeout"] == "$PAYSDK_TIMEOUT, else 30 s (5 s to connect)", defaults
+        assert defaults["max_retries"] == "$PAYSDK_MAX_RETRIES, else 2", defaults
+        assert "NOT_GIVEN" not in defaults.values()

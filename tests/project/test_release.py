@@ -40,7 +40,10 @@ def test_readme_and_docs_install_the_distribution_by_its_name_with_real_extras()
     seen = []
     for page in PAGES:
         for name, extras in installs(page.read_text(encoding="utf-8")):
-            assert name == NAME, f"{page.name} installs {name!r}, not {NAME!r}"
+            # Other packages a page's example needs are named too (trustme, uvicorn...).
+            assert name.lower() != "paysdk", f"{page.name} installs {name!r}, not {NAME!r}"
+            if name != NAME:
+                continue
             assert set(extras) <= EXTRAS, f"{page.name} names unknown extras {extras}"
             seen.append((page.name, name, *extras))
     readme = [entry for entry in seen if entry[0] == "README.md"]

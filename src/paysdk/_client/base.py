@@ -88,8 +88,10 @@ class BaseClient(Generic[HttpClientT, SenderT]):
             base_url: the service's URL, a path prefix included (default:
                 ``$PAYSDK_BASE_URL``).
             timeout: seconds for each request as a whole, an ``httpx.Timeout``, or ``None`` for
-                no limit ([`TimeoutTypes`][paysdk.TimeoutTypes]).
-            max_retries: how many times a retryable failure is tried again (0 to 10).
+                no limit ([`TimeoutTypes`][paysdk.TimeoutTypes]). Default:
+                ``$PAYSDK_TIMEOUT``, else 30 s (5 s to connect).
+            max_retries: how many times a retryable failure is tried again (0 to 10). Default:
+                ``$PAYSDK_MAX_RETRIES``, else 2.
             default_headers: headers sent with every request.
             http_client: your own ``httpx.Client`` (``httpx.AsyncClient`` for ``AsyncClient``):
                 paysdk sends through it and does not close it.

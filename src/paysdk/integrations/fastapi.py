@@ -12,9 +12,10 @@ it and is answered as [`responses`][paysdk.integrations.responses] describes (a 
 method but GET, ``HEAD`` too, which Starlette routes to a GET endpoint, is answered 405 with
 ``Allow: GET``), and with
 ``ledger=`` it runs once per payment, as the ledger's action, and only a success is recorded as
-fulfilled (see the fulfilment rule in docs/callbacks.md). The endpoint's first parameter is the
-payment; FastAPI fills the others as usual. Only Starlette is imported (the ``fastapi`` extra
-installs it).
+fulfilled (see the fulfilment rule in
+[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded)). The endpoint's first
+parameter is the payment; FastAPI fills the others as usual. Only Starlette is imported (the
+``fastapi`` extra installs it).
 """
 
 from __future__ import annotations

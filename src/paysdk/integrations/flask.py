@@ -10,7 +10,8 @@ A bad callback never reaches the view: it is answered as
 [`responses`][paysdk.integrations.responses] describes, and a request by any method but GET
 (``HEAD`` too, which Flask routes to a GET view) is answered 405 with ``Allow: GET``. With
 ``ledger=paysdk.Ledger(...)`` the view runs once per payment, as the ledger's action, and only a
-success is recorded as fulfilled: see the fulfilment rule in docs/callbacks.md.
+success is recorded as fulfilled: see the fulfilment rule in
+[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded).
 """
 
 from __future__ import annotations

@@ -5,24 +5,29 @@
     report = ledger.reconcile(client)                  # missed callbacks, alarms
 
 On the app's own SQLAlchemy engine: `paysdk.ledger.sqlalchemy` (the ``sqlalchemy`` extra).
-See docs/fulfilment.md for the schema, the lease and reconciliation as a cron job. Imported
+See [Fulfilment](fulfilment.md) for the schema, the lease and reconciliation as a cron job. Imported
 only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sqlite3 or psycopg.
 """
 
 from .._lazy import publish
+
+# The API reference lists these in the order they are imported here: the ledger, then its async
+# twin, what their calls return, what reconcile reports, and what they raise.
+# isort: off
+from ._ledger import Ledger
 from ._async_ledger import AsyncLedger
-from ._base import sqlite_file
+from ._rows import FulfilResult, LedgerRow, Outcome
+from ._report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
+from ._sql import DEFAULT_TABLE, STATES
 from ._errors import (
-    AmountOutOfRangeError,
-    LeaseLostError,
     LedgerError,
+    LeaseLostError,
     UnrecordedFulfilmentError,
     UnverifiedPaymentError,
+    AmountOutOfRangeError,
 )
-from ._ledger import Ledger
-from ._report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
-from ._rows import FulfilResult, LedgerRow, Outcome
-from ._sql import DEFAULT_TABLE, STATES
+from ._base import sqlite_file
+# isort: on
 
 __all__ = [
     "ALARMS",

@@ -83,7 +83,7 @@ class BaseLedger:
                 ``timedelta``; 5 minutes by default), by the database's clock.
             table: the table's name (``schema.name`` allowed).
             create_table: ``False`` when your migrations own the table (see
-                docs/fulfilment.md).
+                [Fulfilment](fulfilment.md)).
             timeout: the longest one database wait may take, in seconds: a lock (both), or on
                 PostgreSQL connecting, a dead peer, a statement (twice it): beyond it,
                 LedgerError, so a stuck worker or database fails a call instead of hanging it.

@@ -204,7 +204,7 @@ class DjangoLedger(Ledger):
     ``DjangoLedger()`` uses ``DATABASES["default"]``; ``DjangoLedger(using="payments")`` another.
     The app ``paysdk.integrations.django`` in ``INSTALLED_APPS`` and ``manage.py migrate`` make
     its table. Every transaction is its own ``transaction.atomic`` block: call it outside the
-    merchant's (see docs/fulfilment.md). Sync only: from async code, use
+    merchant's (see [Fulfilment](fulfilment.md)). Sync only: from async code, use
     [`AsyncLedger`][paysdk.ledger.AsyncLedger] with the database's URL.
     """
 

@@ -8,7 +8,7 @@
 The same claims, leases, refusals and reconciliation as `paysdk.Ledger` (the very same
 plans), on connections from the app's engine: SQLite (``sqlite:///``, ``sqlite+aiosqlite:///``)
 or PostgreSQL through psycopg 3 (``postgresql+psycopg://``). Needs the ``sqlalchemy`` extra
-(``pip install 'python-paysdk[sqlalchemy]'``); see docs/fulfilment.md.
+(``pip install 'python-paysdk[sqlalchemy]'``); see [Fulfilment](fulfilment.md).
 """
 
 from __future__ import annotations

@@ -8,8 +8,9 @@
         api.inject(Fault.server_error(503), times=2)
 
 Installing paysdk also installs a pytest plugin with the fixtures ``paysdk_api``,
-``paysdk_client``, ``paysdk_sandbox`` and ``paysdk_callback`` (see ``docs/testing.md``). Every
-name here is imported on first use, so the plugin costs nothing until a fixture is used.
+``paysdk_client``, ``paysdk_sandbox`` and ``paysdk_callback`` (see
+[Testing your integration](testing.md)). Every name here is imported on first use, so the
+plugin costs nothing until a fixture is used.
 """
 
 from __future__ import annotations

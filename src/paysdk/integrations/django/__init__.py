@@ -11,11 +11,11 @@ A bad callback never reaches the view: it is answered as
 ``AsyncClient`` the view must be ``async def`` (and ``lookup`` and ``on_failed`` may be async).
 With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
 once per payment, as the ledger's action, and only a success is recorded as fulfilled: see the
-fulfilment rule in docs/callbacks.md.
+fulfilment rule in [Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded).
 
 It is a Django app too: in ``INSTALLED_APPS``, ``manage.py migrate`` creates the ledger's table in
 the app's own database, ``DjangoLedger`` fulfils through Django's connection, and the admin shows
-the table read-only (docs/fulfilment.md).
+the table read-only ([Fulfilment](fulfilment.md)).
 """
 
 from __future__ import annotations
