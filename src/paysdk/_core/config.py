@@ -102,7 +102,7 @@ class Config:
     account: str = ""
     """The merchant account's label (``Client(account=...)``): the payments it verifies carry it,
     and a ledger keys them by it. ``""``: unlabelled, the one account of most merchants."""
-    unset: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    unset: Mapping[str, str] = dataclasses.field(default_factory=dict[str, str])
     """What the client was made without, neither given nor in the environment (``secret_key``,
     ``base_url``), each with what to do: its calls are refused, saying so, before any request.
     A client made at import time (a module of a Django or Flask app) thus lets commands that
