@@ -17,9 +17,11 @@ $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 # uv installs the dev tools several times faster than pip; the dev extra then pins uv itself.
+# --compile-bytecode: uv, unlike pip, writes no .pyc by default, and where PYTHONDONTWRITEBYTECODE
+# is set (many CI images) every process would compile Django, SQLAlchemy... again (seconds each).
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	touch $@ $(RUNTIME_STAMP)
 
 # The demo imports paysdk and the standard library only: no dev toolchain to wait for.

@@ -127,6 +127,7 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
             *target,
             "--resolution",
             job.resolution,
+            "--compile-bytecode",  # as make test's environment (see the Makefile)
             "-e",
             f"{ROOT}[{EXTRA}]",
         ],
@@ -163,7 +164,10 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
     )
     target = ["--python", f"{venv}/bin/python"]
     sid.chroot(
-        ["uv", "pip", "install", *target, "--resolution", job.resolution, "-e", f"/src[{EXTRA}]"],
+        [
+            *("uv", "pip", "install", *target, "--resolution", job.resolution),
+            *("--compile-bytecode", "-e", f"/src[{EXTRA}]"),
+        ],
         step=f"uv pip install ({job.resolution})",
         log=log,
     )

@@ -51,6 +51,10 @@ def collected(tier: str) -> list[str]:
     return sorted({entry.partition("::")[0] for entry in SMOKE})
 
 
+UNSET = (TIMES, "PYTHONDONTWRITEBYTECODE")
+"""The environment's variables the suite's processes run without."""
+
+
 def worker_count() -> int:
     """One worker per core this process may use, and one more: the serial tier's worker spends
     most of its time waiting on the processes and servers it started."""
@@ -97,7 +101,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"\n== {args.label}: the {args.tier} tier on {workers} workers", flush=True)
     started = time.monotonic()
     # The tests run scripts that record times too (the matrix's): not into this run's table.
-    env = {name: value for name, value in os.environ.items() if name != TIMES}
+    # And they write bytecode even where PYTHONDONTWRITEBYTECODE is set (many CI images): the
+    # suite's hundreds of Python processes would each compile paysdk, its tests (pytest's
+    # rewritten asserts) and the frameworks again. The caches are .gitignore'd.
+    env = {name: value for name, value in os.environ.items() if name not in UNSET}
     code = subprocess.call(command(args.tier, workers, pytest_args), cwd=ROOT, env=env)
     seconds = time.monotonic() - started
     record(f"{args.label} ({args.tier} tier)", seconds)
