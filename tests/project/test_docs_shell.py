@@ -5,10 +5,12 @@ order in one ``sh -e`` from a fresh empty directory (once per content-tab label)
 reader is told to save are saved, and a block whose first line is ``# Not run by the docs
 tests: REASON`` is not run. Each run's surroundings, and all that differs from a reader's:
 
+- The reader has installed paysdk (``pip install python-paysdk``, the Quickstart's first step):
+  ``python`` and ``paysdk`` are a fresh venv's, holding the wheel built from this checkout (one
+  venv shared by the pages that install nothing more, so cannot change it).
 - ``pip install`` installs into the venv whose ``python`` is first on PATH, from uv's cache (no
-  network): ``python-paysdk`` is the wheel built from this checkout (extras as named). Before a
-  venv is activated, ``python`` is a fresh venv's (with the wheel alone on a page that installs
-  nothing), and ``python -m venv DIR`` makes a venv with uv. ``paysdk`` is the venv's.
+  network), at the versions the tests' own environment has: ``python-paysdk`` is that wheel
+  (extras as named). ``python -m venv DIR`` makes a venv with uv, so its ``pip`` is this one.
 - Words substituted: the ports the pages name (8000, 8001 and 8002, the example apps'; 8321,
   sandbox.md's sandbox) become free ports, so that runs in parallel never meet. Nothing else:
   every path a block names is relative to its fresh directory, and the sandbox's runtime
@@ -31,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from paysdk.cli._background import alive
 from tests.cli.sandbox_cli import free_port
 from tests.support.shell_blocks import (
     PORTS,
@@ -126,10 +129,21 @@ def test_the_harness_reads_tabs_saved_files_and_exemptions(tmp_path: Path) -> No
     assert shown_by("all ...", ["x", " all 8000 "]) and not shown_by("all ...", ["al 8"])
 
 
+def test_what_a_page_leaves_running_is_named_and_stopped(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    run = run_script("sleep 61 &\necho started\n", cwd=work, env=dict(os.environ),
+                     runtime=tmp_path / "run")  # fmt: skip
+    assert (run.returncode, run.stdout) == (0, "started\n")
+    (left,) = run.left_running
+    assert left.endswith(": sleep 61")
+    assert not alive(int(left.split(":")[0]))
+
+
 @pytest.fixture(scope="module")
 def wheel_venv(paysdk_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A venv with the wheel alone, shared by the pages that install nothing (they cannot
-    change it: nothing in them installs)."""
+    """A venv with the wheel alone, shared by the pages that install nothing more (so cannot
+    change it)."""
     return fresh_venv(tmp_path_factory.mktemp("venv"), str(paysdk_wheel))
 
 
@@ -172,7 +186,7 @@ def test_a_page_runs_as_written(
     assert put_back(text, ports) == script(blocks, variant, {port: port for port in PORTS})
     running = [b for b in blocks if b.is_shell and b.exempt is None and b.tab in (None, variant)]
     installs = any("pip install" in block.code for block in running)
-    venv = fresh_venv(tmp_path / "venv") if installs else wheel_venv
+    venv = fresh_venv(tmp_path / "venv", str(paysdk_wheel)) if installs else wheel_venv
     work = tmp_path / "work"
     work.mkdir()
     if any("examples/" in block.code for block in running):

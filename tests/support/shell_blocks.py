@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import importlib.metadata
 import json
 import os
 import re
@@ -160,7 +161,8 @@ def script(blocks: list[Block], variant: str | None, ports: dict[str, str]) -> s
 
 PIP = """#!{python}
 # `pip install ...` as the docs tests mean it: python-paysdk is the wheel built from this
-# checkout (with the extras named), everything else comes from uv's cache; into the venv whose
+# checkout (with the extras named), everything else comes from uv's cache, at the versions the
+# tests' own environment has (which uv installed, so its cache holds them); into the venv whose
 # `python` is first on PATH (an activated one, else the run's own).
 import os, re, shutil, sys
 arguments = sys.argv[1:]
@@ -172,7 +174,8 @@ named = [
 here = os.path.dirname(os.path.abspath(__file__))
 path = os.pathsep.join(d for d in os.environ["PATH"].split(os.pathsep) if d and d != here)
 python = shutil.which("python", path=path)
-os.execv({uv!r}, [{uv!r}, "pip", "install", "--quiet", "--offline", "--python", python, *named])
+uv = [{uv!r}, "pip", "install", "--quiet", "--offline", "--constraint", {constraints!r}]
+os.execv(uv[0], [*uv, "--python", python, *named])
 """
 PYTHON = """#!{python}
 # `python` before any venv is activated: the run's own venv's, and `python -m venv DIR` makes a
@@ -189,8 +192,17 @@ def write_shims(bin_dir: Path, *, wheel: Path, uv: str, python: str, base: Path)
     """``pip``, ``python`` and ``python3`` for a run, in ``bin_dir`` (first on its PATH);
     ``python`` is the interpreter the shims themselves run on, ``base`` the run's venv's."""
     bin_dir.mkdir(parents=True)
+    constraints = bin_dir / "constraints.txt"
+    constraints.write_text(
+        "".join(
+            f"{distribution.metadata['Name']}=={distribution.version}\n"
+            for distribution in importlib.metadata.distributions()
+            if distribution.metadata["Name"] != "python-paysdk"
+        ),
+        encoding="utf-8",
+    )
     shims = {
-        "pip": PIP.format(python=python, wheel=str(wheel), uv=uv),
+        "pip": PIP.format(python=python, wheel=str(wheel), uv=uv, constraints=str(constraints)),
         "python": PYTHON.format(python=python, uv=uv, base=str(base)),
     }
     shims["pip3"], shims["python3"] = shims["pip"], shims["python"]
@@ -293,10 +305,13 @@ def stop_everything(pgid: int, runtime: Path) -> list[str]:
                 left[pid] = f"the sandbox of {pid_file.name}"
         if not left or time.monotonic() > deadline:
             break
-        time.sleep(0.1)
+        time.sleep(0.2)
     for pid in left:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     with contextlib.suppress(ProcessLookupError):
         os.killpg(pgid, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while any(alive(pid) for pid in left) and time.monotonic() < deadline:
+        time.sleep(0.05)  # gone before the test ends: nothing holds its files or ports then
     return [f"{pid}: {command}" for pid, command in left.items()]
