@@ -54,6 +54,7 @@ WIDTHS = (1280, 800)
 
 PAGES: dict[str, list[str] | None] = {
     "index": [],
+    "first-hour": [],
     "configuration": [],
     "callbacks": [],
     "reference": ["paysdk.Client", "paysdk.CallOptions", "paysdk.ledger.Ledger"],

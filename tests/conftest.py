@@ -24,6 +24,7 @@ from tests.support.hostile import HostileServer
 from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
 from tests.support.proxy import PROXY_VARIABLES, ForwardProxy
 from tests.support.scheduling import scheduler_by
+from tests.support.wheels import build_wheel
 from tests.tiers import tiers_of
 
 if TYPE_CHECKING:
@@ -51,6 +52,13 @@ pytest_xdist_make_scheduler = scheduler_by(worker_group)
 """Under ``--dist loadfile``, as ``scripts/suite.py`` runs the suite: each file on one worker
 (its module fixtures set up once), the serial tier on one of its own while the others take the
 files."""
+
+
+@pytest.fixture(scope="session")
+def paysdk_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel built from this checkout, once per test session (each worker's): what
+    ``pip install python-paysdk`` installs, for the tests that install it into fresh venvs."""
+    return build_wheel(tmp_path_factory.mktemp("dist"))
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ ONCE = (
     "tests/project/test_dependencies.py",  # pyproject.toml's declarations, read as text
     "tests/project/test_docs_check.py",  # the rendered site's checks
     "tests/project/test_docs_layout.py",
+    "tests/project/test_docs_shell.py",  # the pages' shell blocks, over the wheel in fresh venvs
     "tests/project/test_docs_site.py",
     "tests/project/test_docstrings.py",
     "tests/project/test_examples_shipping.py",  # the sdist's contents

@@ -134,7 +134,9 @@ def walkthrough() -> str:
     """The shell block of docs/sandbox.md's "A callback loop in one command"."""
     page = (ROOT / "docs" / "sandbox.md").read_text(encoding="utf-8")
     section = page.split("## A callback loop in one command\n", 1)[1]
-    return section.split("```sh\n", 1)[1].split("```", 1)[0]
+    blocks = [block.split("```", 1)[0] for block in section.split("```sh\n")[1:]]
+    (loop,) = [block for block in blocks if "paysdk sandbox --detach" in block]
+    return loop
 
 
 def test_the_walkthrough_of_the_docs_runs_as_written(

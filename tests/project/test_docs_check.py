@@ -124,6 +124,6 @@ def test_make_docs_fails_on_a_warning(tmp_path: Path) -> None:
 
 def test_every_page_of_the_nav_is_looked_at(docs_check: ModuleType) -> None:
     """A wrapped code line reads as broken indentation on any page, not only the reference."""
-    nav = re.findall(r"^\s+- [^:]+: (\w+)\.md$", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M)
+    nav = re.findall(r"^\s+- [^:]+: ([\w-]+)\.md$", (ROOT / "mkdocs.yml").read_text("utf-8"), re.M)
     assert len(nav) > 10
     assert set(nav) - set(docs_check.PAGES) == {"changelog"}  # the changelog shows no code

@@ -15,8 +15,8 @@ from tests.support.scripts import load_script
 ROOT = Path(__file__).resolve().parents[2]
 
 PAGES = [
-    "payments", "configuration", "errors", "callbacks", "fulfilment", "testing", "examples",
-    "cli", "sandbox", "performance", "design", "reference", "changelog",
+    "first-hour", "payments", "configuration", "errors", "callbacks", "fulfilment", "testing",
+    "examples", "cli", "sandbox", "performance", "design", "reference", "changelog",
 ]  # fmt: skip
 
 
@@ -50,6 +50,15 @@ def test_the_api_reference_is_generated_from_the_docstrings(site: Path) -> None:
         "paysdk.sandbox.Sandbox",
     ]:
         assert f'id="{anchor}"' in reference
+
+
+def test_the_first_hour_shows_each_framework_in_a_tab_with_its_app(site: Path) -> None:
+    first_hour = page(site, "first-hour")
+    assert first_hour.count('class="tabbed-set') >= 5  # install, app, start, pay, ledger
+    for label, app in [("Flask", "flask"), ("FastAPI", "fastapi"), ("Django", "django")]:
+        assert f">{label}</label>" in first_hour
+        assert f">{app}_callback.py</span>" in first_hour  # the file's name, over its code
+    assert "--8&lt;--" not in first_hour and "=== " not in first_hour
 
 
 def test_the_changelog_page_is_the_changelog(site: Path) -> None:

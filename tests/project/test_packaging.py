@@ -12,7 +12,6 @@ from __future__ import annotations
 import email.message
 import email.parser
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -23,6 +22,7 @@ import pytest
 
 import paysdk
 from paysdk.sandbox import COMPLETED_REFERENCE
+from tests.support.wheels import fresh_venv
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,54 +58,10 @@ HELPERS = {  # extra -> (the helper module, the package it imports)
 }
 
 
-def uv() -> str:
-    """The uv ``make`` installed beside this interpreter (the dev extra), else one on PATH."""
-    beside = Path(sys.executable).with_name("uv")
-    found = str(beside) if beside.exists() else shutil.which("uv")
-    assert found, "uv is needed to install into fresh venvs: `make test` installs it"
-    return found
-
-
-def fresh_venv(where: Path, *requirements: str) -> Path:
-    """A new virtual environment at ``where`` holding ``requirements`` alone, installed by uv
-    through its cache (what pip would install, without fetching the index each time)."""
-    subprocess.run([uv(), "venv", "--quiet", "--python", sys.executable, str(where)], check=True)
-    subprocess.run(
-        [
-            uv(),
-            "pip",
-            "install",
-            "--quiet",
-            "--python",
-            str(where / "bin" / "python"),
-            *requirements,
-        ],
-        check=True,
-        capture_output=True,
-    )
-    return where
-
-
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "build",
-            "--installer",
-            "uv",
-            "--wheel",
-            "--outdir",
-            str(out),
-            str(ROOT),
-        ],
-        check=True,
-        capture_output=True,
-    )
-    (built,) = out.glob("python_paysdk-*.whl")
-    return built
+def wheel(paysdk_wheel: Path) -> Path:
+    """The wheel built from this checkout (one per test session: ``paysdk_wheel``)."""
+    return paysdk_wheel
 
 
 @pytest.fixture(scope="module")
