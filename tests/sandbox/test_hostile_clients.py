@@ -366,6 +366,14 @@ def test_a_burst_of_200_connections_is_served(
     assert_no_traceback(capfd)
 
 
+def test_a_client_connecting_again_as_soon_as_it_read_the_close_is_served() -> None:
+    """One connection at a time, each closed by the sandbox after its answer, never counts as
+    two: the slot is free before the close reaches the client."""
+    with Sandbox(max_connections=1) as sandbox:
+        answers = [exchange(sandbox.port, list_request(sandbox))[:12] for _ in range(300)]
+    assert set(answers) == {status_line(200)[:12]}
+
+
 def test_connections_past_the_cap_are_answered_503_at_once(
     capfd: pytest.CaptureFixture[str],
 ) -> None:

@@ -122,10 +122,15 @@ class Server(http.server.ThreadingHTTPServer):
             raise
 
     def process_request_thread(self, request: Any, client_address: Any) -> None:
+        """``ThreadingMixIn``'s, with the slot given back before the connection is closed: a
+        client that reads the close and connects again at once must find it free."""
         try:
-            super().process_request_thread(request, client_address)
+            self.finish_request(request, client_address)
+        except Exception:
+            self.handle_error(request, client_address)
         finally:
             self._slots.release()
+            self.shutdown_request(request)
 
     def _refuse(self, connection: socket.socket) -> None:
         """Answer 503 without waiting: the answer fits the new socket's send buffer, and what
