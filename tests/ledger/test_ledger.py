@@ -441,7 +441,7 @@ async def test_lookups_read_beside_a_writer_without_waiting_for_its_lock(tmp_pat
         writer.execute("BEGIN IMMEDIATE")  # another process is writing (WAL: readers go on)
         try:
             row = ledger.row("order-1")
-            page = ledger.fulfilled_after()
+            page = ledger.rows_after(state="fulfilled")
         finally:
             writer.execute("ROLLBACK")
             writer.close()

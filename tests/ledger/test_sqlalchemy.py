@@ -61,7 +61,7 @@ async def test_on_the_apps_create_all_table_each_payment_is_fulfilled_once(engin
     row = await call(ledger, "row", "order-1")
     assert (row.state, row.amount, row.currency, row.attempts) == ("fulfilled", 2500, "NGN", 1)
     assert row.fulfilled_at is not None and row.fulfilled_at.utcoffset() is not None
-    assert [r.reference for r in await call(ledger, "fulfilled_after")] == ["order-1"]
+    assert [r.reference for r in await call(ledger, "rows_after", state="fulfilled")] == ["order-1"]
     await call(ledger, "close")
 
 
@@ -149,7 +149,7 @@ async def test_refusals_and_ignores_keep_their_reasons_in_the_apps_create_all_ta
     ]
     assert await call(ledger, "rows_after", state="refused") == [refused]
     assert await call(ledger, "rows_after", state="ignored") == [ignored]
-    assert await call(ledger, "fulfilled_references_after") == ["order-3"]
+    assert await call(ledger, "_fulfilled_references_after", "", 10, account="") == ["order-3"]
 
 
 async def test_reconcile_shows_refused_ignored_and_not_ours_payments_apart_from_missed(

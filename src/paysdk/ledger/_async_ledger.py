@@ -115,44 +115,11 @@ class AsyncLedger(BaseLedger):
         """
         return (await self.rows([reference], account=account)).get(reference)
 
-    async def fulfilled_after(
-        self, after: str = "", limit: int = 500, *, account: str = ""
-    ) -> list[LedgerRow]:
-        """A page of fulfilled rows in reference order: iterate with the last one's reference.
-
-        Args:
-            after: the last reference of the previous page (``""`` for the first page).
-            limit: the most rows a page holds.
-            account: the merchant account's label (``Client(account=...)``); ``""``, the
-                default, for an unlabelled one.
-
-        Returns:
-            Up to ``limit`` fulfilled rows whose reference sorts after ``after``.
-
-        Raises:
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        label = check_account(account)
-        plan = _plans.fulfilled_after(self._driver.dialect, self.table, after, limit, label)
-        return await self._run(plan)
-
-    async def fulfilled_references_after(
-        self, after: str = "", limit: int = 2000, *, account: str = ""
+    async def _fulfilled_references_after(
+        self, after: str, limit: int, /, *, account: str
     ) -> list[str]:
-        """The references alone of a page of fulfilled rows, in order (reconcile's last pass).
-
-        Args:
-            after: the last reference of the previous page (``""`` for the first page).
-            limit: the most references a page holds.
-            account: the merchant account's label (``Client(account=...)``); ``""``, the
-                default, for an unlabelled one.
-
-        Returns:
-            Up to ``limit`` references of fulfilled rows that sort after ``after``.
-
-        Raises:
-            LedgerError: the database failed or refused (the cause is chained).
-        """
+        """The references alone of a page of one account's fulfilled rows, in order, after
+        ``after``: reconcile's last pass, which needs no more of each row."""
         label = check_account(account)
         return await self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 

@@ -399,16 +399,6 @@ def rows_for(
     return {row.reference: row for row in rows}
 
 
-def fulfilled_after(
-    dialect: _sql.Dialect, table: str, after: str, limit: int, account: str = ""
-) -> LedgerPlan[list[LedgerRow]]:
-    """The next page of one account's fulfilled rows, in reference order, after ``after``."""
-    yield Begin(write=False)
-    found: Rows = yield Query(_sql.fulfilled_page(dialect, table), (account, after, limit))
-    yield Commit()
-    return [LedgerRow.from_db(row) for row in found.rows]
-
-
 def check_state(state: object) -> str | None:
     """A state to list rows of: one of the states a row reads as, or ``None`` for all."""
     if state is not None and state not in _sql.STATES:

@@ -275,16 +275,6 @@ def fulfilled_references_page(table: str) -> str:
     )
 
 
-def fulfilled_page(dialect: Dialect, table: str) -> str:
-    """Fulfilled rows of one account in reference order after a given one: keyset pages of
-    constant memory. Parameters: account, after, limit."""
-    return (
-        f"SELECT {row(dialect)} FROM {table} WHERE account = ? AND state = 'fulfilled' "
-        "AND reference > ? "
-        "ORDER BY reference LIMIT ?"
-    )
-
-
 STATES = ("claimed", "fulfilled", "released", "refused", "ignored", "unknown")
 """Every state a row reads as (``row``): ``unknown`` is a claim whose lease ran out."""
 

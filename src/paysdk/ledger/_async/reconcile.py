@@ -46,7 +46,7 @@ class AsyncLedgerView(Protocol):
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
-    async def fulfilled_references_after(
+    async def _fulfilled_references_after(
         self, after: str, limit: int, /, *, account: str
     ) -> list[str]: ...
 
@@ -96,7 +96,7 @@ async def reconcile(
                         verified = await client.verify_callback(found, lookup=lookup)
                         reply = await ledger.fulfil_once(verified, fulfil)
                     elif isinstance(step, FulfilledPage):
-                        reply = await ledger.fulfilled_references_after(
+                        reply = await ledger._fulfilled_references_after(
                             step.after, step.limit, account=client.account
                         )
                     else:

@@ -48,7 +48,7 @@ class LedgerView(Protocol):
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
     ) -> FulfilResult[Any]: ...
 
-    def fulfilled_references_after(
+    def _fulfilled_references_after(
         self, after: str, limit: int, /, *, account: str
     ) -> list[str]: ...
 
@@ -98,7 +98,7 @@ def reconcile(
                         verified = client.verify_callback(found, lookup=lookup)
                         reply = ledger.fulfil_once(verified, fulfil)
                     elif isinstance(step, FulfilledPage):
-                        reply = ledger.fulfilled_references_after(
+                        reply = ledger._fulfilled_references_after(
                             step.after, step.limit, account=client.account
                         )
                     else:
