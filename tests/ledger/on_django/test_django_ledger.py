@@ -27,7 +27,7 @@ from django.urls import path
 import paysdk
 from paysdk.integrations.django import DjangoLedger, verified_callback
 from paysdk.integrations.django.models import Fulfilment
-from paysdk.ledger import Ledger, LedgerError, Outcome
+from paysdk.ledger import Kind, Ledger, LedgerError, Outcome
 from paysdk.ledger._django import key_by_account
 from paysdk.sandbox import Sandbox
 from tests.ledger import test_accounts, test_amounts, test_rows_after, test_set_aside
@@ -215,6 +215,22 @@ def test_djangoledger_and_ledger_share_the_table_and_a_person_resolves_unknown(
     with Ledger(url) as other:  # the URL ledger reads what the Django one wrote, and vice versa
         assert other.fulfil_once(paid("order-2"), shipped.append).already_fulfilled
         assert other.rows(["order-1", "order-2"]) == ledger.rows(["order-1", "order-2"])
+
+
+def test_reconcile_on_djangos_connection_reports_what_the_service_does_not_list(
+    using: str, shop_service: Sandbox
+) -> None:
+    ledger = DjangoLedger(using)
+    ledger.fulfil_once(paid("shop-1", 700), lambda payment: None)
+    ledger.fulfil_once(paid("never-made", 5), lambda payment: None)
+    key, url = shop_service.secret_key, shop_service.base_url
+
+    with paysdk.Client(secret_key=key, base_url=url) as client:
+        report = ledger.reconcile(client)
+
+    assert [d.reference for d in report.of_kind(Kind.NOT_LISTED)] == ["never-made"]
+    assert "shop-1" not in {d.reference for d in report.discrepancies}
+    assert report.fulfilled_ok == 1
 
 
 def test_the_model_reads_the_ledgers_timestamps_and_writes_them_in_its_form(using: str) -> None:
