@@ -58,7 +58,7 @@ if TYPE_CHECKING:
         UnknownOrderError,
     )
     from ._models.listed import ListedPayment, PaymentStatus
-    from ._models.verified import Authorization, VerifiedPayment
+    from ._models.verified import CardAuthorization, VerifiedPayment
     from ._models.wire import Customer, Product
     from .ledger import AsyncLedger, Ledger, LedgerError
 
@@ -97,7 +97,7 @@ _LAZY = {
     "ServerError": "._errors",
     "TLSProtocolError": "._errors",
     "UnknownOrderError": "._errors",
-    "Authorization": "._models.verified",
+    "CardAuthorization": "._models.verified",
     "Customer": "._models.wire",
     "ListedPayment": "._models.listed",
     "PaymentStatus": "._models.listed",
@@ -135,8 +135,8 @@ __all__ = [
     "AsyncClient",
     "AsyncLedger",
     "AuthenticationError",
-    "Authorization",
     "CallOptions",
+    "CardAuthorization",
     "CertificateVerificationError",
     "Client",
     "ClientClosedError",

@@ -51,7 +51,7 @@ async def test_verify_parses_a_card_payment(client: EitherClient, respx_mock: re
     assert [p.name for p in payment.products] == ["Wireless headphones"]
     assert payment.products[0].amount == 250000
     assert payment.metadata == {"order_id": "1042", "channel": "web"}
-    assert payment.authorization == paysdk.Authorization(
+    assert payment.authorization == paysdk.CardAuthorization(
         card_type="visa", first_six="408408", last_four="4081", expiry="09/28"
     )
 

@@ -13,11 +13,11 @@ from typing_extensions import NotRequired, TypedDict
 
 from .wire import Customer, Exact, Metadata, Product, Products, WireModel
 
-__all__ = ["Authorization", "VerifiedPayment", "VerifyEnvelope"]
+__all__ = ["CardAuthorization", "VerifiedPayment", "VerifyEnvelope"]
 
 
-class Authorization(WireModel):
-    """Card details of a card payment (verify only)."""
+class CardAuthorization(WireModel):
+    """The card details of a card payment, as ``payment.authorization`` (verify only)."""
 
     card_type: str | None = None
     first_six: str | None = None
@@ -37,7 +37,7 @@ class VerifiedPayment(WireModel):
     customer: Customer | None = None
     products: Products = Field(default_factory=list["Product"])
     metadata: Metadata = Field(default_factory=dict[str, Any])
-    authorization: Authorization | None = None
+    authorization: CardAuthorization | None = None
     """Absent for payments that were not made by card."""
 
     _account: str = PrivateAttr(default="")

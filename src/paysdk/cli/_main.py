@@ -133,7 +133,7 @@ def _customer(customer: paysdk.Customer | None) -> str:
     return " ".join(part for part in (customer.name, email, customer.phone) if part) or "-"
 
 
-def _card(card: paysdk.Authorization | None) -> str:
+def _card(card: paysdk.CardAuthorization | None) -> str:
     if card is None:
         return "- (not a card payment)"
     return f"{card.card_type} {card.first_six}...{card.last_four} expires {card.expiry}"
