@@ -55,7 +55,7 @@ async def test_an_action_that_raises_records_nothing_and_can_be_retried(
         await ledger.fulfil_once(paid(), broken)
     row = await ledger.row("order-1")
     assert row is not None
-    assert (row.state, row.fulfilled, row.claim_token, row.fulfilled_at) == (
+    assert (row.state, row.fulfilled, row._claim_token, row.fulfilled_at) == (
         "released",
         False,
         None,
@@ -212,9 +212,9 @@ def test_the_ledger_url_decides_the_backend(tmp_path: Any) -> None:
     path = tmp_path / "orders.db"
     for url in (f"sqlite:///{path}", str(path), path):
         with Ledger(url) as ledger:
-            assert ledger.backend == "sqlite"
+            assert repr(ledger).startswith("<paysdk.Ledger sqlite ")
     ledger = Ledger("postgresql://shop:s3cret-pw@db.internal:5432/shop")
-    assert ledger.backend == "postgresql"
+    assert repr(ledger).startswith("<paysdk.Ledger postgresql ")
     assert "s3cret-pw" not in repr(ledger)
     for url in (
         "postgresql://db/shop?password=s3cret-pw",

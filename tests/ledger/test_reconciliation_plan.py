@@ -32,7 +32,7 @@ def listed(
 
 
 def row(reference: str, state: str, reason: str | None = None, currency: str = "NGN") -> LedgerRow:
-    return LedgerRow(reference, state, None, 1, None, 700, currency, None, reason)
+    return LedgerRow(reference, state, 1, None, 700, currency, None, reason)
 
 
 Orders = Callable[[str], object]

@@ -23,7 +23,7 @@ async def test_a_refusal_is_recorded_with_its_reason_and_what_was_paid(
         900,
         "NGN",
     )
-    assert (row.fulfilled, row.claim_token, row.fulfilled_at) == (False, None, None)
+    assert (row.fulfilled, row._claim_token, row.fulfilled_at) == (False, None, None)
     assert await ledger.row("order-1") == row
 
 

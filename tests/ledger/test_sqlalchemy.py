@@ -74,7 +74,7 @@ async def test_an_action_that_raises_releases_its_claim_for_the_next_delivery(en
     with pytest.raises(RuntimeError, match="out of stock"):
         await call(ledger, "fulfil_once", paid("order-1"), out_of_stock)
     released = await call(ledger, "row", "order-1")
-    assert (released.state, released.claim_token) == ("released", None)
+    assert (released.state, released._claim_token) == ("released", None)
 
     retried = await call(ledger, "fulfil_once", paid("order-1"), lambda p: "shipped")
     assert retried.outcome is Outcome.FULFILLED

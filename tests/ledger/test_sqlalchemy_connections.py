@@ -53,7 +53,7 @@ async def test_connections_go_back_to_the_pool_as_the_app_left_them(
     sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
     pool = sync_engine.pool
     assert isinstance(pool, sqlalchemy.QueuePool) and pool.checkedout() == 0
-    if ledger.backend == "sqlite":
+    if sync_engine.dialect.name == "sqlite":
         shown = await settings(engine, "PRAGMA busy_timeout", "sqlite")
         assert shown == 5000  # sqlite3's default for the engine's connections, not the ledger's
     else:

@@ -35,7 +35,7 @@ class AsyncLedger(BaseLedger):
     _driver: AsyncDriver
 
     def _open_driver(self) -> AsyncDriver:
-        if self.backend == "sqlite":
+        if self._backend == "sqlite":
             from ._sqlite import AsyncSQLiteDriver
 
             return AsyncSQLiteDriver(

@@ -61,7 +61,7 @@ def sqlite_file(url: str | os.PathLike[str]) -> str | None:
 class BaseLedger:
     """What both ledgers share: the URL, the table, the lease, and their presentation."""
 
-    backend: str
+    _backend: str
     """``"sqlite"`` or ``"postgresql"``: the database the URL names."""
     _shown: str
     """The database as a repr shows it: a SQLite file, or a server with no user or password."""
@@ -93,13 +93,13 @@ class BaseLedger:
                 message says which part, never the password), a bad lease, table name or
                 timeout, or PostgreSQL without the ``postgres`` extra.
         """
-        self.backend, self._where = _target(url)
-        if self.backend == "sqlite":
+        self._backend, self._where = _target(url)
+        if self._backend == "sqlite":
             from ._sqlite import sqlite_path
 
             self._where = sqlite_path(self._where)
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
-        self._shown = self._where if self.backend == "sqlite" else self._driver.target.shown
+        self._shown = self._where if self._backend == "sqlite" else self._driver.target.shown
 
     def _settle(
         self, *, lease: float | dt.timedelta, table: str, create_table: bool, timeout: float
@@ -119,10 +119,12 @@ class BaseLedger:
         raise NotImplementedError
 
     def __repr__(self) -> str:
-        return f"<paysdk.{type(self).__name__} {self.backend} {self._shown!r} table={self.table!r}>"
+        return (
+            f"<paysdk.{type(self).__name__} {self._backend} {self._shown!r} table={self.table!r}>"
+        )
 
     @property
-    def record_for(self) -> float:
+    def _record_for(self) -> float:
         """How long, in seconds, to keep trying to record what an action did once it ran:
         twice the ledger's timeout (60 s by default), so a database restart or failover of a
         few seconds never leaves an action that ran unrecorded."""
@@ -131,7 +133,7 @@ class BaseLedger:
     def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
         checked = _plans.check_payable(payment)
         return _plans.fulfil_once(
-            self._driver.dialect, self.table, checked, self.lease, record_for=self.record_for
+            self._driver.dialect, self.table, checked, self.lease, record_for=self._record_for
         )
 
     def _resolve_plan(self, reference: str, ran: object, account: object) -> LedgerPlan[LedgerRow]:

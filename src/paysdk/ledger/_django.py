@@ -242,7 +242,7 @@ class DjangoLedger(Ledger):
                 f"{vendor}: use paysdk.Ledger with another database's URL"
             )
         self.using = using
-        self.backend = vendor
+        self._backend = vendor
         self._where = using
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
 
@@ -251,7 +251,7 @@ class DjangoLedger(Ledger):
 
     def __repr__(self) -> str:
         return (
-            f"<paysdk.{type(self).__name__} {self.backend} using={self.using!r} "
+            f"<paysdk.{type(self).__name__} {self._backend} using={self.using!r} "
             f"table={self.table!r}>"
         )
 

@@ -41,7 +41,7 @@ class Ledger(BaseLedger):
     _driver: Driver
 
     def _open_driver(self) -> Driver:
-        if self.backend == "sqlite":
+        if self._backend == "sqlite":
             from ._sqlite import SQLiteDriver
 
             return SQLiteDriver(self._where, busy_timeout=self.timeout, create=self._create_table)
@@ -115,9 +115,7 @@ class Ledger(BaseLedger):
         """
         return self.rows([reference], account=account).get(reference)
 
-    def _fulfilled_references_after(
-        self, after: str, limit: int, /, *, account: str
-    ) -> list[str]:
+    def _fulfilled_references_after(self, after: str, limit: int, /, *, account: str) -> list[str]:
         """The references alone of a page of one account's fulfilled rows, in order, after
         ``after``: reconcile's last pass, which needs no more of each row."""
         label = check_account(account)

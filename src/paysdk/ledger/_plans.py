@@ -200,7 +200,7 @@ def fulfil_once(
     if not claimed:
         found: Rows = yield Query(_sql.select_one(dialect, table), key)
         yield Commit()
-        row = LedgerRow.from_db(found.rows[0])
+        row = LedgerRow._from_db(found.rows[0])
         return FulfilResult(_OUTCOMES.get(row.state, Outcome.IN_PROGRESS), reference, row=row)
     yield Commit()
 
@@ -306,11 +306,11 @@ def resolve(
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     if settled.rowcount != 1:
-        state = LedgerRow.from_db(found.rows[0]).state if found.rows else "no row"
+        state = LedgerRow._from_db(found.rows[0]).state if found.rows else "no row"
         raise LedgerError(
             f"{reference!r} has no claim of unknown outcome to resolve (its state: {state})"
         )
-    return LedgerRow.from_db(found.rows[0])
+    return LedgerRow._from_db(found.rows[0])
 
 
 SetAside = Literal["refused", "ignored"]
@@ -382,7 +382,7 @@ def set_aside(
         check_one_unlabelled_key(payment, stored)  # refused: rolled back
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
-    return LedgerRow.from_db(found.rows[0])
+    return LedgerRow._from_db(found.rows[0])
 
 
 def rows_for(
@@ -395,7 +395,7 @@ def rows_for(
     yield Begin(write=False)
     found: Rows = yield Query(*_sql.select_many(dialect, table, account, references))
     yield Commit()
-    rows = (LedgerRow.from_db(row) for row in found.rows)
+    rows = (LedgerRow._from_db(row) for row in found.rows)
     return {row.reference: row for row in rows}
 
 
@@ -421,7 +421,7 @@ def rows_after(
     yield Begin(write=False)
     found: Rows = yield Query(*_sql.rows_page(dialect, table, account, state, after, limit))
     yield Commit()
-    return [LedgerRow.from_db(row) for row in found.rows]
+    return [LedgerRow._from_db(row) for row in found.rows]
 
 
 def fulfilled_references_after(

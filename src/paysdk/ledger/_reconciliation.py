@@ -89,7 +89,7 @@ class Reconciliation:
             elif found.kind is Kind.MISSED:
                 missed.append(payment)
             else:
-                report.add(found, self._limit)
+                report._add(found, self._limit)
         return missed
 
     def missed(self, payment: ListedPayment, reason: str | None = None) -> None:
@@ -97,7 +97,7 @@ class Reconciliation:
         ``reason``: what ``lookup`` found wrong with its order, if it was asked."""
         self._listed.add(payment.reference)  # listed: never "not listed" later
         found = dataclasses.replace(_listed(Kind.MISSED, payment), reason=reason)
-        index = self.report.add(found, self._limit)
+        index = self.report._add(found, self._limit)
         if len(self._to_fulfil) < self._limit:
             self._to_fulfil.append((index, found))
 
@@ -110,7 +110,7 @@ class Reconciliation:
             ConfigurationError: ``lookup`` returned something that is neither an order nor None.
         """
         if order is None:
-            self.report.add(_listed(Kind.FOREIGN, payment), self._limit)
+            self.report._add(_listed(Kind.FOREIGN, payment), self._limit)
         elif isinstance(order, Exception):
             self.missed(payment, f"lookup failed: {_said(order)}")
         else:
@@ -148,7 +148,7 @@ class Reconciliation:
         elif _differ(payment.amount, payment.currency, row):
             kind = Kind.MISMATCH
         if kind is not None:
-            self.report.add(
+            self.report._add(
                 Discrepancy(
                     kind,
                     row.reference,

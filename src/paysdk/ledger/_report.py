@@ -128,7 +128,7 @@ class ReconcileReport:
         alarms = sum(self.counts[str(kind)] for kind in ALARMS)
         return alarms > 0 or self.unresolved_missed > 0
 
-    def add(self, discrepancy: Discrepancy, limit: int) -> int | None:
+    def _add(self, discrepancy: Discrepancy, limit: int) -> int | None:
         """Count it; keep it if fewer than ``limit`` are kept.
 
         Args:

@@ -41,8 +41,6 @@ class LedgerRow:
     merchant declined it: a mismatch, a failed payment, no such order), ``ignored`` (not the
     merchant's to fulfil), or ``unknown``: a claim whose lease ran out before its completion was
     recorded (by the database's clock), held until someone resolves it."""
-    claim_token: str | None
-    """The current claim's token; ``None`` when nobody holds one."""
     attempts: int
     """How many times an action was started for it."""
     lease_expires_at: dt.datetime | None
@@ -58,9 +56,12 @@ class LedgerRow:
     account: str = ""
     """The label of the merchant account it was paid to (``Client(account=...)``); ``""`` for
     an unlabelled one. A fulfilment is one account's payment of one reference."""
+    _claim_token: str | None = dataclasses.field(default=None, init=False, repr=False)
+    """The current claim's token, known only to the worker holding the claim; ``None`` when
+    nobody holds one. The ledger's own: ``state`` and ``lease_expires_at`` say who holds what."""
 
     @classmethod
-    def from_db(cls, row: Sequence[Any]) -> LedgerRow:
+    def _from_db(cls, row: Sequence[Any]) -> LedgerRow:
         """A row as the database driver returns it.
 
         Args:
@@ -70,10 +71,9 @@ class LedgerRow:
             The row.
         """
         reference, state, token, attempts, lease, amount, currency, fulfilled, reason, account = row
-        return cls(
+        made = cls(
             reference,
             state,
-            token,
             attempts,
             _time(lease),
             amount,
@@ -82,6 +82,8 @@ class LedgerRow:
             reason,
             account,
         )
+        object.__setattr__(made, "_claim_token", token)  # frozen: set once, as it is made
+        return made
 
     @property
     def fulfilled(self) -> bool:

@@ -47,7 +47,7 @@ class _OnEngine(BaseLedger):
     database, and how messages name that database; then what every ledger takes."""
 
     _dialect: Dialect
-    backend: str
+    _backend: str
 
     def _take(
         self,
@@ -61,7 +61,7 @@ class _OnEngine(BaseLedger):
         url, dialect = engine.url, engine.dialect
         self._dialect = _alchemy.dialect_of(url, dialect.name, str(dialect.driver))
         self._where = self._shown = _alchemy.where(url)
-        self.backend = self._dialect.name
+        self._backend = self._dialect.name
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
 
 
