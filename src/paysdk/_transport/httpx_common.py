@@ -17,6 +17,7 @@ __all__ = [
     "BACKEND",
     "HTTPX_FAILURES",
     "LIMITS",
+    "MAX_CONNECTIONS",
     "HttpxDefaults",
     "RequestBuilder",
     "body_source",
@@ -30,7 +31,9 @@ BACKEND = f"httpx/{httpx.__version__}"
 """How the User-Agent names this backend."""
 
 LIMITS = httpx.Limits()
-"""The pools paysdk opens are sized as httpx sizes its own."""
+"""The pools paysdk opens are sized as httpx sizes its own (100 connections, 5 s keep-alive)."""
+MAX_CONNECTIONS = LIMITS.max_connections or 100
+"""The most connections a pool paysdk opens has at once; every idle one is kept too."""
 
 HTTPX_FAILURES: tuple[type[Exception], ...] = (
     httpx.TransportError,  # connect, read, write, pool, proxy and protocol errors, timeouts

@@ -1,12 +1,13 @@
-"""The httpx transport of the clients paysdk makes: httpx's own, sending through httpcore's
-public connection pools that paysdk opens.
+"""The httpx transport of the clients paysdk makes: httpx's own, sending through connection pools
+of paysdk's own.
 
 ``AsyncPoolTransport`` is an ``httpx.AsyncHTTPTransport``, so whatever wraps httpx's transports
 (OpenTelemetry's httpx instrumentation, say) sees paysdk's requests too, and httpx turns
 httpcore's failures into its own exceptions as ever. What it sends through is an
-``AsyncRoutes``: for each request, this process's pool for its route (direct, or by a
-proxy), ``httpcore.AsyncConnectionPool`` or ``httpcore.AsyncHTTPProxy`` with paysdk's TLS context
-and network backend (the sync twin's bounds every socket operation by the attempt's deadline).
+``AsyncRoutes``: for each request, this process's pool for its route (direct, or by a proxy),
+an ``AsyncConnections`` (``connections.py``) of httpcore's connections, made with paysdk's TLS
+context and network backend (the sync twin's bounds every socket operation by the attempt's
+deadline).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ import httpx
 
 from ..._errors import ConfigurationError
 from ..forks import PerProcess
-from ..httpx_common import LIMITS
+from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
+from .connections import AsyncConnections
 
 __all__ = ["AsyncPoolTransport", "AsyncRoutes"]
 
@@ -33,7 +35,7 @@ class AsyncPools:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.by_route: dict[tuple[Proxy | None, bool], httpcore.AsyncConnectionPool] = {}
+        self.by_route: dict[tuple[Proxy | None, bool], AsyncConnections] = {}
 
 
 class AsyncRoutes:
@@ -47,7 +49,7 @@ class AsyncRoutes:
         self._backend = network_backend
         self._pools = PerProcess(AsyncPools)
 
-    def _pool(self, url: httpcore.URL) -> httpcore.AsyncConnectionPool:
+    def _pool(self, url: httpcore.URL) -> AsyncConnections:
         pools = self._pools.get()
         proxy = self._network.proxy_for(url.scheme.decode("ascii"), url.host.decode("ascii"))
         tls = url.scheme == b"https" or (proxy is not None and proxy.url.startswith("https:"))
@@ -59,22 +61,32 @@ class AsyncRoutes:
                     pool = pools.by_route[proxy, tls] = self._open(proxy, tls)
         return pool
 
-    def _open(self, proxy: Proxy | None, tls: bool) -> httpcore.AsyncConnectionPool:
+    def _open(self, proxy: Proxy | None, tls: bool) -> AsyncConnections:
+        """A pool for a route. Every idle connection is kept (until httpx's keep-alive expiry):
+        keeping fewer than may be open at once (httpx keeps 20 of 100) would close, and open
+        again, every connection past them whenever a burst of calls ends together."""
+        return AsyncConnections(
+            self._factory(proxy, tls),
+            max_connections=MAX_CONNECTIONS,
+            max_idle=MAX_CONNECTIONS,
+        )
+
+    def _factory(self, proxy: Proxy | None, tls: bool) -> httpcore.AsyncConnectionPool:
+        """httpcore's pool for a route, used only to make its connections (with
+        ``create_connection``): direct ones, or tunnels and forwarding through the proxy."""
         context = self._network.ssl_context if tls else None
-        limits: dict[str, Any] = {
-            "max_connections": LIMITS.max_connections,
-            "max_keepalive_connections": LIMITS.max_keepalive_connections,
+        options: dict[str, Any] = {
             "keepalive_expiry": LIMITS.keepalive_expiry,
             "network_backend": self._backend,
         }
         if proxy is None:
-            return httpcore.AsyncConnectionPool(ssl_context=context, **limits)
+            return httpcore.AsyncConnectionPool(ssl_context=context, **options)
         return httpcore.AsyncHTTPProxy(
             proxy_url=proxy.url,
             proxy_auth=proxy.auth,
             ssl_context=context,  # the service's certificate, checked end to end in the tunnel
             proxy_ssl_context=context if proxy.url.startswith("https:") else None,
-            **limits,
+            **options,
         )
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:

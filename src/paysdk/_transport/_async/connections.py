@@ -1,0 +1,204 @@
+"""A route's connections, pooled by paysdk: httpcore's connections, sent through one at a time.
+
+``AsyncConnections`` keeps httpcore's connections, made by httpcore's own
+``create_connection`` (``httpcore.AsyncConnectionPool`` or ``httpcore.AsyncHTTPProxy``, with
+paysdk's TLS context and network backend: the sync twin's bounds every socket operation by the
+attempt's deadline), and sends nothing through httpcore's pool itself. httpcore's pool looks at
+every connection it holds, several times for each request, and closes an idle connection as soon
+as it holds more connections than it may keep idle: under concurrency it opened connections
+again and again, and its CPU per request grew with the square of the connections it held. Here
+a request takes the connection last given back for its origin, checking that one alone; a
+connection given back is kept while fewer than ``max_keepalive_connections`` are idle, and the
+oldest idle one of its origin is checked for expiry, one per request. No request looks at more
+than a few connections, and no more connections are open than requests were at once, up to
+``max_connections``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator
+
+import httpcore
+
+from ..async_slots import AsyncSlots, async_shielded
+
+__all__ = ["AsyncConnections", "AsyncPooledStream"]
+
+Origin = tuple[bytes, bytes, int]
+"""A connection's scheme, host and port: which requests it may carry."""
+
+
+class AsyncConnections:
+    """One route's connections: each request on a connection of its own, at most
+    ``max_connections`` at once, the rest waiting (first come, first served) up to the pool
+    timeout; idle ones kept for the next request, newest first, up to
+    ``max_keepalive_connections``."""
+
+    def __init__(
+        self, factory: httpcore.AsyncConnectionPool, max_connections: int, max_idle: int
+    ) -> None:
+        """
+        Args:
+            factory: what makes a connection for an origin (its ``create_connection``); it
+                sends nothing itself.
+            max_connections: the most connections open at once.
+            max_idle: the most connections kept open while no request uses them.
+        """
+        self._factory = factory
+        self._max_connections = max_connections
+        self._max_idle = min(max_idle, max_connections)
+        self._slots = AsyncSlots(max_connections)
+        self._lock = threading.Lock()  # never held across an await
+        self._idle: dict[Origin, deque[httpcore.AsyncConnectionInterface]] = {}
+        self._idle_count = 0
+        self._busy: set[httpcore.AsyncConnectionInterface] = set()
+        self.opened = 0
+        """Connections made so far: what the tests count."""
+
+    @property
+    def connections(self) -> int:
+        """Connections open now, busy or idle."""
+        return len(self._busy) + self._idle_count
+
+    async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
+        url = request.url
+        origin = (url.scheme, url.host, url.port or (443 if url.scheme == b"https" else 80))
+        timeout = request.extensions.get("timeout", {}).get("pool")
+        await self._slots.acquire(timeout)
+        try:
+            while True:
+                connection, closing = self._checkout(origin, url.origin)
+                await self._close(closing)
+                try:
+                    response = await connection.handle_async_request(request)
+                except httpcore.ConnectionNotAvailable:
+                    await self._drop(connection)  # taken by another meanwhile: try the next
+                    continue
+                except BaseException:
+                    await self._drop(connection)
+                    raise
+                break
+        except BaseException:
+            self._slots.release()
+            raise
+        stream = response.stream
+        assert isinstance(stream, AsyncIterable)
+        return httpcore.Response(
+            status=response.status,
+            headers=response.headers,
+            content=AsyncPooledStream(stream, self, connection, origin),
+            extensions=response.extensions,
+        )
+
+    def _checkout(
+        self, origin: Origin, url_origin: httpcore.Origin
+    ) -> tuple[httpcore.AsyncConnectionInterface, list[httpcore.AsyncConnectionInterface]]:
+        """A connection for ``origin`` (the last given back, or a new one) and the connections
+        to close: the expired idle ones met on the way, or one idle connection of another
+        origin to make room."""
+        closing: list[httpcore.AsyncConnectionInterface] = []
+        with self._lock:
+            idle = self._idle.get(origin)
+            while idle:
+                connection = idle.pop()
+                self._idle_count -= 1
+                if not idle:
+                    del self._idle[origin]
+                if connection.is_available() and not connection.has_expired():
+                    self._busy.add(connection)
+                    return connection, closing
+                closing.append(connection)
+            if self.connections >= self._max_connections and self._idle:
+                other = next(iter(self._idle))  # another origin's: this one has none idle
+                closing.append(self._take_oldest(other))
+            connection = self._factory.create_connection(url_origin)
+            self.opened += 1
+            self._busy.add(connection)
+            return connection, closing
+
+    def _take_oldest(self, origin: Origin) -> httpcore.AsyncConnectionInterface:
+        idle = self._idle[origin]
+        connection = idle.popleft()
+        self._idle_count -= 1
+        if not idle:
+            del self._idle[origin]
+        return connection
+
+    async def checkin(self, connection: httpcore.AsyncConnectionInterface, origin: Origin) -> None:
+        """Take back the connection of a response closed: kept if it can carry another
+        request and there is room; its origin's oldest idle connection is closed if expired."""
+        closing: list[httpcore.AsyncConnectionInterface] = []
+        with self._lock:
+            self._busy.discard(connection)
+            if connection.is_idle() and not connection.is_closed():
+                self._idle.setdefault(origin, deque()).append(connection)
+                self._idle_count += 1
+                oldest = self._idle[origin][0]
+                if self._idle_count > self._max_idle or (
+                    oldest is not connection and oldest.has_expired()
+                ):
+                    closing.append(self._take_oldest(origin))
+            elif not connection.is_closed():
+                closing.append(connection)
+        self._slots.release()
+        await self._close(closing)
+
+    async def _drop(self, connection: httpcore.AsyncConnectionInterface) -> None:
+        with self._lock:
+            self._busy.discard(connection)
+        await self._close([connection])
+
+    async def _close(self, closing: list[httpcore.AsyncConnectionInterface]) -> None:
+        with async_shielded():
+            for connection in closing:
+                await connection.aclose()
+
+    async def aclose(self) -> None:
+        """Close every connection, busy or idle."""
+        with self._lock:
+            closing = list(self._busy)
+            for idle in self._idle.values():
+                closing += idle
+            self._busy.clear()
+            self._idle.clear()
+            self._idle_count = 0
+        await self._close(closing)
+
+
+class AsyncPooledStream:
+    """A response's body: when it is closed, its connection goes back to its pool."""
+
+    def __init__(
+        self,
+        stream: AsyncIterable[bytes],
+        pool: AsyncConnections,
+        connection: httpcore.AsyncConnectionInterface,
+        origin: Origin,
+    ) -> None:
+        self._stream = stream
+        self._pool = pool
+        self._connection = connection
+        self._origin = origin
+        self._closed = False
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._stream:
+                yield chunk
+        except BaseException:
+            await self.aclose()
+            raise
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            with async_shielded():
+                aclose = getattr(self._stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        finally:
+            await self._pool.checkin(self._connection, self._origin)
