@@ -31,9 +31,10 @@ BACKEND = f"httpx/{httpx.__version__}"
 """How the User-Agent names this backend."""
 
 LIMITS = httpx.Limits()
-"""The pools paysdk opens are sized as httpx sizes its own (100 connections, 5 s keep-alive)."""
-MAX_CONNECTIONS = LIMITS.max_connections or 100
-"""The most connections a pool paysdk opens has at once; every idle one is kept too."""
+"""httpx's limits as ``httpx.Limits()`` makes them: its keep-alive expiry (5 s) is the pools'."""
+MAX_CONNECTIONS = 100
+"""The most connections a pool paysdk opens has at once, as a default ``httpx.Client``'s;
+every idle one is kept too, until its keep-alive expires."""
 
 HTTPX_FAILURES: tuple[type[Exception], ...] = (
     httpx.TransportError,  # connect, read, write, pool, proxy and protocol errors, timeouts
