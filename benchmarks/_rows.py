@@ -365,7 +365,7 @@ def async_verify(bench: Bench) -> list[Result]:
     return [
         *versus(sdk, "httpx", "paysdk aiohttp vs default httpx", Goal(">=", 10.0), cpu_too=True),
         *versus(sdk, "aiohttp", "paysdk aiohttp vs raw aiohttp", Goal(">=", 0.6), cpu_too=True),
-        *versus("paysdk", "httpx", "paysdk (httpx) vs default httpx"),
+        *versus("paysdk", "httpx", "paysdk (httpx) vs default httpx", cpu_too=True),
         *versus("paysdk-aiohttp-verify-many", "httpx", "verify_many vs default httpx"),
         *versus("aiohttp", "httpx", "raw aiohttp vs default httpx"),
     ]

@@ -34,6 +34,7 @@ MEASURES = {
         "paysdk aiohttp vs raw aiohttp",
         "paysdk aiohttp vs raw aiohttp, CPU a request",
         "paysdk (httpx) vs default httpx",
+        "paysdk (httpx) vs default httpx, CPU a request",
         "verify_many vs default httpx",
         "raw aiohttp vs default httpx",
     ],
