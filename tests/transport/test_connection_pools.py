@@ -5,11 +5,11 @@ nothing and looks at no more connections however many the pool holds."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.abc
 import importlib.machinery
 import sys
 import threading
-import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import ModuleType
@@ -18,6 +18,7 @@ import httpcore
 import pytest
 
 import paysdk
+from paysdk._transport._sync.connections import Connections
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
 from paysdk.sandbox._http import Handler
 
@@ -61,8 +62,9 @@ class LookupRecorder(importlib.abc.MetaPathFinder):
         return None
 
 
-@pytest.fixture
-def lookups() -> Iterator[LookupRecorder]:
+@contextlib.contextmanager
+def recording_lookups() -> Iterator[LookupRecorder]:
+    """Every module lookup started inside the block, by this thread or for httpcore's sake."""
     recorder = LookupRecorder()
     sys.meta_path.insert(0, recorder)
     try:
@@ -127,22 +129,13 @@ def test_sync_verifies_open_no_more_connections_than_run_at_once(
     assert len(opened) <= AT_ONCE, f"{len(opened)} connections for {AT_ONCE} verifies at once"
 
 
-async def test_a_verify_on_open_connections_looks_up_no_module(
-    sandbox: Sandbox, lookups: LookupRecorder
-) -> None:
-    sys.meta_path.remove(lookups)
-    try:
-        async with paysdk.AsyncClient(
-            base_url=sandbox.base_url, secret_key=sandbox.secret_key
-        ) as client:
-            await verify_together(client, 10)  # connections opened, code loaded
-            sys.meta_path.insert(0, lookups)
+async def test_a_verify_on_open_connections_looks_up_no_module(sandbox: Sandbox) -> None:
+    async with paysdk.AsyncClient(base_url=sandbox.base_url, secret_key=sandbox.secret_key) as c:
+        await verify_together(c, 10)  # connections opened, code loaded
+        with recording_lookups() as lookups:
             for _ in range(3):
-                await verify_together(client, 10)
-                await client.verify(COMPLETED_REFERENCE)
-    finally:
-        if lookups not in sys.meta_path:
-            sys.meta_path.insert(0, lookups)
+                await verify_together(c, 10)
+                await c.verify(COMPLETED_REFERENCE)
     assert lookups.names == []
 
 
@@ -190,19 +183,15 @@ async def test_a_connection_the_server_closed_is_not_reused(
 def test_sync_pool_timeout_is_a_timeout_error(sandbox: Sandbox) -> None:
     """One connection at most: a second request waits for it, and gives up at the pool
     timeout as httpx's own pool does."""
-    from paysdk._transport._sync.connections import Connections
-
     factory = httpcore.ConnectionPool()
     pool = Connections(factory, max_connections=1, max_idle=1)
     url = f"{sandbox.base_url}/payment/{COMPLETED_REFERENCE}"
     host = sandbox.base_url.split("/")[2].encode()
     headers = [(b"Host", host), (b"Authorization", f"Bearer {sandbox.secret_key}".encode())]
     held = pool.handle_request(httpcore.Request("GET", url, headers=headers))
-    started = time.monotonic()
     waiting = httpcore.Request("GET", url, headers=headers, extensions={"timeout": {"pool": 0.1}})
     with pytest.raises(httpcore.PoolTimeout):
         pool.handle_request(waiting)
-    assert time.monotonic() - started < 5
     held.read()
     held.close()
     again = pool.handle_request(waiting)  # given back: the next request takes it

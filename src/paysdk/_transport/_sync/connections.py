@@ -5,15 +5,16 @@
 ``Connections`` keeps httpcore's connections, made by httpcore's own
 ``create_connection`` (``httpcore.ConnectionPool`` or ``httpcore.HTTPProxy``, with
 paysdk's TLS context and network backend: the sync twin's bounds every socket operation by the
-attempt's deadline), and sends nothing through httpcore's pool itself. httpcore's pool looks at
-every connection it holds, several times for each request, and closes an idle connection as soon
-as it holds more connections than it may keep idle: under concurrency it opened connections
-again and again, and its CPU per request grew with the square of the connections it held. Here
-a request takes the connection last given back for its origin, checking that one alone; a
-connection given back is kept while fewer than ``max_keepalive_connections`` are idle, and the
-oldest idle one of its origin is checked for expiry, one per request. No request looks at more
-than a few connections, and no more connections are open than requests were at once, up to
-``max_connections``.
+attempt's deadline), and sends nothing through httpcore's pool itself. httpcore's pool goes over
+every connection it holds (an expiry check, a poll of its socket, for each; a count of all of
+them for each idle one) whenever a request arrives or a response is closed, and may hand one
+idle connection to several waiting requests, all but one of which then go round again and open
+connections of their own. Here a request takes the connection last given back for its origin,
+checking that one alone, and has it to itself until its response is closed; a connection given
+back has its origin's oldest idle one checked for expiry. So a request looks at one or two
+connections whatever the pool holds, no more connections are open than requests ran at once
+(``max_connections`` at most), and nothing here asks which async library runs: httpcore's
+pool does so for each event and shield it sets up, an ``import sniffio`` each time.
 """
 
 from __future__ import annotations
@@ -34,9 +35,8 @@ Origin = tuple[bytes, bytes, int]
 
 class Connections:
     """One route's connections: each request on a connection of its own, at most
-    ``max_connections`` at once, the rest waiting (first come, first served) up to the pool
-    timeout; idle ones kept for the next request, newest first, up to
-    ``max_keepalive_connections``."""
+    ``max_connections`` at once, the rest waiting up to the pool timeout; idle ones kept for
+    the next request, newest first, up to ``max_idle``."""
 
     def __init__(
         self, factory: httpcore.ConnectionPool, max_connections: int, max_idle: int
