@@ -6,6 +6,11 @@ BIN := $(VENV)/bin
 RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 
+# Bytecode is written as each module is first imported, even where PYTHONDONTWRITEBYTECODE is set
+# (many CI images): else every process of the checks and the suite compiles Django, mkdocs...
+# again. Compiling at install instead (uv's --compile-bytecode) compiles all of it, used or not.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: demo test setup matrix matrix-full lint typecheck unit docs docs-check docs-serve dist bench clean postgres
 
 $(BIN)/python:
@@ -17,11 +22,9 @@ $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 # uv installs the dev tools several times faster than pip; the dev extra then pins uv itself.
-# --compile-bytecode: uv, unlike pip, writes no .pyc by default, and where PYTHONDONTWRITEBYTECODE
-# is set (many CI images) every process would compile Django, SQLAlchemy... again (seconds each).
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
 	touch $@ $(RUNTIME_STAMP)
 
 # The demo imports paysdk and the standard library only: no dev toolchain to wait for.

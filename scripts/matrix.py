@@ -127,7 +127,6 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
             *target,
             "--resolution",
             job.resolution,
-            "--compile-bytecode",  # as make test's environment (see the Makefile)
             "-e",
             f"{ROOT}[{EXTRA}]",
         ],
@@ -166,7 +165,7 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
     sid.chroot(
         [
             *("uv", "pip", "install", *target, "--resolution", job.resolution),
-            *("--compile-bytecode", "-e", f"/src[{EXTRA}]"),
+            *("-e", f"/src[{EXTRA}]"),
         ],
         step=f"uv pip install ({job.resolution})",
         log=log,
