@@ -66,8 +66,9 @@ class Job:
     def suite(self, python: str, root: str) -> list[str]:
         """The command that runs this job's tier with ``python``, the repository at ``root``."""
         label = f"matrix {self.name}"
-        # one spare worker, not make test's two: the lanes beside it share the cores
-        spare = ["--spare", "1"]
+        # fewer spare workers than make test's two, for the lanes beside share the cores: one
+        # for a full job's serial tier, none for a smoke job (each worker collects its files)
+        spare = ["--spare", "1" if self.tier == FULL else "0"]
         return [python, f"{root}/scripts/suite.py", "--tier", self.tier, *spare, "--label", label]
 
 

@@ -164,6 +164,8 @@ def test_the_matrix_runs_the_full_suite_at_both_ends_and_the_smoke_tier_between(
     assert command[:2] == ["/venv/bin/python", "/src/scripts/suite.py"]
     assert command[command.index("--tier") + 1] == "full"
     assert command[command.index("--spare") + 1] == "1"  # the lanes share the cores
+    smoke = matrix.JOBS[1].suite("/venv/bin/python", "/src")
+    assert smoke[smoke.index("--spare") + 1] == "0"
 
 
 def test_the_matrix_runs_each_full_job_in_a_lane_and_its_smoke_jobs_in_one_beside() -> None:
