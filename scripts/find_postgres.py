@@ -190,8 +190,10 @@ def apt_install(packages: Sequence[str] = DEBIAN_PACKAGES) -> None:
     sudo = [] if os.geteuid() == 0 else ["sudo"]
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     print(f"installing {', '.join(packages)} (apt-get)", file=sys.stderr)
-    subprocess.run([*sudo, "apt-get", "update", "-qq"], check=True, env=env)
-    install = ["apt-get", "install", "-y", "-qq", "--no-install-recommends", *packages]
+    # another apt-get may be running (`.ci/run` builds the matrix's chroot beside `make test`)
+    apt = ["apt-get", "-o", "DPkg::Lock::Timeout=600"]
+    subprocess.run([*sudo, *apt, "update", "-qq"], check=True, env=env)
+    install = [*apt, "install", "-y", "-qq", "--no-install-recommends", *packages]
     subprocess.run([*sudo, *install], check=True, env=env)
 
 

@@ -9,16 +9,18 @@ transport, the helpers and what changes with the interpreter. ``--full`` (``make
 for a release) runs the full suite in every job.
 
 Each job makes a fresh environment with uv, installs ``.[tests]`` into it and runs its tier with
-``scripts/suite.py``. The jobs run in two lanes side by side (``lanes``): the full jobs one after
-another in one, the smoke jobs in the other; ``--full`` runs every job in turn. Pythons up to
+``scripts/suite.py``. The jobs run in lanes side by side (``lanes``): each full job in one of its
+own, the smoke jobs one after another in a third; ``--full`` runs every job in turn. Pythons up to
 3.13 come from pyenv (or ``pythonX.Y`` on PATH); 3.14 and 3.15 from Debian sid, in a chroot built
 under ``.matrix/`` and taken down at the end. A job that cannot start fails with the reason, and the
 lowest job fails if a declared minimum is not what it installed: the floors in pyproject.toml are
 exactly those it proves. ``make test`` is the 3.11 job with the newest versions.
 
-Usage: ``python scripts/matrix.py [--full] [--job NAME ...] [--keep-chroot]``. Beside it:
-``matrix_floors.py`` (what each job must install), ``matrix_steps.py`` (running a step, finding
-an interpreter), ``matrix_sid.py`` (the sid chroot).
+Usage: ``python scripts/matrix.py [--full] [--job NAME ...] [--keep-chroot] [--prepare]
+[--teardown]``. ``--prepare`` builds the sid chroot alone and leaves it, for the next run to use
+as it is (``.ci/run`` does it beside ``make test``); ``--teardown`` takes it down. The modules
+beside this one: ``matrix_floors.py`` (what each job must install), ``matrix_steps.py``
+(running a step, finding an interpreter), ``matrix_sid.py`` (the sid chroot).
 """
 
 from __future__ import annotations
@@ -64,7 +66,10 @@ class Job:
     def suite(self, python: str, root: str) -> list[str]:
         """The command that runs this job's tier with ``python``, the repository at ``root``."""
         label = f"matrix {self.name}"
-        return [python, f"{root}/scripts/suite.py", "--tier", self.tier, "--label", label]
+        # fewer spare workers than make test's two, for the lanes beside share the cores: one
+        # for a full job's serial tier, none for a smoke job (each worker collects its files)
+        spare = ["--spare", "1" if self.tier == FULL else "0"]
+        return [python, f"{root}/scripts/suite.py", "--tier", self.tier, *spare, "--label", label]
 
 
 MAKE_TEST_PYTHON = "3.11"
@@ -127,7 +132,6 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
             *target,
             "--resolution",
             job.resolution,
-            "--compile-bytecode",  # as make test's environment (see the Makefile)
             "-e",
             f"{ROOT}[{EXTRA}]",
         ],
@@ -140,7 +144,8 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
         run(job.suite(str(venv / "bin" / "python"), str(ROOT)), step="pytest", log=log, cwd=ROOT)
 
 
-def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
+def sid_python(job: Job, sid: Sid, log: Path) -> str:
+    """Build the chroot (or take the one left built) and install ``job``'s Python in it."""
     sid.build(log)
     package = f"python{job.python}-venv"  # with ensurepip, which the tests use: Debian splits it
     try:
@@ -151,7 +156,11 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
         )
     except StepFailed as error:
         raise CannotStart(f"Debian sid has no {package}: {error}") from error
-    python = f"/usr/bin/python{job.python}"
+    return f"/usr/bin/python{job.python}"
+
+
+def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
+    python = sid_python(job, sid, log)
     outcome.interpreter = sid.chroot(
         [python, "-c", "import platform; print(platform.python_version())"],
         step="the interpreter",
@@ -166,7 +175,7 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
     sid.chroot(
         [
             *("uv", "pip", "install", *target, "--resolution", job.resolution),
-            *("--compile-bytecode", "-e", f"/src[{EXTRA}]"),
+            *("-e", f"/src[{EXTRA}]"),
         ],
         step=f"uv pip install ({job.resolution})",
         log=log,
@@ -240,15 +249,15 @@ def run_job(job: Job, sid: Sid, work: Path) -> Outcome:
 def lanes(jobs: Sequence[Job]) -> list[list[Job]]:
     """The jobs as lanes that run side by side, each lane's jobs one after another.
 
-    A suite spends most of its time waiting on servers and timeouts, so two run side by side on
-    two cores. The full jobs share one lane, because two serial tiers at once (many-process races,
-    memory peaks) would measure each other; the smoke jobs, which hold no serial test, take the
-    other, those in sid first, so the chroot is built while the host's full job runs. With every
-    job full (``--full``), one lane.
+    A suite spends much of its time waiting on servers, subprocesses and timeouts, so the lanes
+    share two cores well. Each full job has a lane of its own: its serial tier (many-process
+    races, memory peaks in child processes) proves correctness and bounds, not timings, so it
+    holds beside another's. The smoke jobs, which hold no serial test, share the third lane,
+    those in sid first. With every job full (``--full``), one lane.
     """
-    full = [job for job in jobs if job.tier == FULL]
+    full = [[job] for job in jobs if job.tier == FULL]
     smoke = sorted((job for job in jobs if job.tier == SMOKE), key=lambda job: not job.in_sid)
-    return [lane for lane in (full, smoke) if lane] if full and smoke else [list(jobs)]
+    return [*full, smoke] if full and smoke else [list(jobs)]
 
 
 def run_lane(
@@ -275,6 +284,24 @@ def summary(outcomes: Sequence[Outcome]) -> str:
     return "\n".join(["matrix summary:", *rows])
 
 
+def prepare(jobs: Sequence[Job], sid: Sid, work: Path) -> int:
+    """Build the sid chroot and install the jobs' Pythons in it, to be used by the next run:
+    ``.ci/run`` does it beside ``make test``, because it mostly waits on downloads."""
+    started = time.monotonic()
+    log = work / "prepare.log"
+    log.unlink(missing_ok=True)
+    try:
+        for job in jobs:
+            if job.in_sid:
+                sid_python(job, sid, log)
+    except (CannotStart, StepFailed) as error:
+        say(f"matrix prepare: {error}; the jobs will try again themselves")
+        return 1
+    record("matrix prepare (sid chroot)", time.monotonic() - started)
+    say(f"matrix prepare: the sid chroot is built in {time.monotonic() - started:.0f} s")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     running = "{}.{}".format(*sys.version_info[:2])
@@ -283,7 +310,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--full", action="store_true", help="the full suite in every job")
     parser.add_argument("--job", action="append", choices=names, help="run only these jobs")
     parser.add_argument("--keep-chroot", action="store_true", help="leave the sid chroot built")
+    parser.add_argument(
+        "--prepare",
+        action="store_true",
+        help="only build the sid chroot with the jobs' Pythons, and leave it for the next run",
+    )
     parser.add_argument("--work", type=Path, default=ROOT / ".matrix", help="environments, logs")
+    parser.add_argument("--teardown", action="store_true", help="only take the sid chroot down")
     args = parser.parse_args(argv)
     jobs = [job for job in all_jobs if not args.job or job.name in args.job]
     if args.full:
@@ -294,6 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if running == MAKE_TEST_PYTHON:
         say(f"Python {running} with the newest versions is `make test`'s job")
     sid = Sid(work / "sid")
+    if args.teardown:
+        sid.teardown()
+        return 0
+    if args.prepare:
+        return prepare(jobs, sid, work)
     outcomes: list[Outcome] = []
     try:
         ways = lanes(jobs)

@@ -16,6 +16,13 @@ from matrix_steps import CannotStart, StepFailed, run, say, uv
 ROOT = Path(__file__).resolve().parents[1]
 SID_MIRROR = "http://deb.debian.org/debian"
 CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+MOUNTS = (
+    ("proc", "proc", ["-t", "proc"]),
+    ("/sys", "sys", ["--rbind"]),
+    ("/dev", "dev", ["--rbind"]),
+)
+"""What the chroot mounts of the host's, besides uv's cache (``UV_CACHE``)."""
+UV_CACHE = "root/.cache/uv"
 
 
 class Sid:
@@ -34,9 +41,21 @@ class Sid:
             points = [line.split()[1] for line in table]
         return sorted((point for point in points if point.startswith(inside)), reverse=True)
 
+    def mounted(self) -> bool:
+        """Whether each of the host's directories is mounted inside, as ``_build`` leaves them."""
+        points = set(self.mounts())
+        targets = [target for _, target, _ in MOUNTS] + [UV_CACHE]
+        return all(str(self.root / target) in points for target in targets)
+
+    @property
+    def built(self) -> Path:
+        """Written once the chroot is whole: a chroot left by ``--prepare`` is used as it is."""
+        return self.root / "matrix-built"
+
     def build(self, log: Path) -> None:
         """Bootstrap sid with what the tests run (PostgreSQL, PgBouncer, faketime, chattr and
-        make), then copy the project in."""
+        make), then copy the project in; or, where a whole chroot is left in place and mounted,
+        copy the project into it again."""
         with self._building:
             self._build_once(log)
 
@@ -46,7 +65,11 @@ class Sid:
         if self.ready:
             return
         try:
-            self._build(log)
+            if self.built.exists() and self.mounted():
+                say(f"using the sid chroot already built in {self.root}")
+                self._copy_project()
+            else:
+                self._build(log)
         except (StepFailed, CannotStart, OSError) as error:
             self.failure = f"the sid chroot cannot be built: {error}"
             raise CannotStart(self.failure) from error
@@ -56,11 +79,12 @@ class Sid:
         sudo = [] if os.geteuid() == 0 else ["sudo"]
         if shutil.which("debootstrap") is None:
             say("installing debootstrap (apt-get) for the 3.14 and 3.15 jobs")
-            run([*sudo, "apt-get", "update", "-qq"], step="apt-get update", log=log)
+            # another apt-get may be running: make test's, for its own tools
+            apt_get = [*sudo, "apt-get", "-o", "DPkg::Lock::Timeout=600"]
+            run([*apt_get, "update", "-qq"], step="apt-get update", log=log)
             run(
                 [
-                    *sudo,
-                    "apt-get",
+                    *apt_get,
                     "install",
                     "-y",
                     "-qq",
@@ -87,11 +111,7 @@ class Sid:
             log=log,
         )
         say(f"sid bootstrapped in {time.monotonic() - started:.0f} s")
-        for device, target, options in (
-            ("proc", "proc", ["-t", "proc"]),
-            ("/sys", "sys", ["--rbind"]),
-            ("/dev", "dev", ["--rbind"]),
-        ):
+        for device, target, options in MOUNTS:
             run(
                 [*sudo, "mount", *options, device, str(self.root / target)],
                 step=f"mount {target}",
@@ -102,9 +122,9 @@ class Sid:
             run([str(uv()), "cache", "dir"], step="uv cache dir", log=log, echo=False).strip()
         )
         cache.mkdir(parents=True, exist_ok=True)
-        (self.root / "root/.cache/uv").mkdir(parents=True, exist_ok=True)
+        (self.root / UV_CACHE).mkdir(parents=True, exist_ok=True)
         run(
-            [*sudo, "mount", "--bind", str(cache), str(self.root / "root/.cache/uv")],
+            [*sudo, "mount", "--bind", str(cache), str(self.root / UV_CACHE)],
             step="mount uv's cache",
             log=log,
         )
@@ -115,7 +135,14 @@ class Sid:
         for name in ("resolv.conf", "hosts"):
             shutil.copy(Path("/etc") / name, self.root / "etc" / name)
         shutil.copy(uv(), self.root / "usr/local/bin/uv")
+        self._copy_project()
+        self.chroot(["apt-get", "update", "-qq"], step="apt-get update (sid)", log=log)
+        self.built.touch()
+
+    def _copy_project(self) -> None:
+        """The working tree, as git sees it (tracked and new files), into ``/src``."""
         source = self.root / "src"
+        shutil.rmtree(source, ignore_errors=True)
         tracked = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
             cwd=ROOT,
@@ -126,7 +153,6 @@ class Sid:
             if (ROOT / name).is_file():
                 (source / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ROOT / name, source / name)
-        self.chroot(["apt-get", "update", "-qq"], step="apt-get update (sid)", log=log)
 
     def chroot(
         self, argv: Sequence[str], *, step: str, log: Path, cwd: str = "/", echo: bool = True

@@ -4,7 +4,8 @@ clocks, memory peaks, the benchmarks' rows) one after another on a worker of the
 first, while the other workers take the files. ``make unit`` and each ``make matrix`` job run it;
 the tiers are ``tests/tiers.py``'s and the scheduling ``tests/conftest.py``'s.
 
-Usage: ``python scripts/suite.py [--tier all|full|smoke|once|serial] [--workers N] [PYTEST ARGS]``.
+Usage: ``python scripts/suite.py [--tier all|full|smoke|once|serial] [--workers N | --spare N]
+[PYTEST ARGS]``.
 
 - ``all``: every test (``make test``).
 - ``full``: every test that depends on the interpreter (a full matrix job): all but ``once``.
@@ -55,10 +56,19 @@ UNSET = (TIMES, "PYTHONDONTWRITEBYTECODE")
 """The environment's variables the suite's processes run without."""
 
 
-def worker_count() -> int:
-    """One worker per core this process may use, and one more: the serial tier's worker spends
-    most of its time waiting on the processes and servers it started."""
-    return len(os.sched_getaffinity(0)) + 1
+def worker_count(spare: int = 2) -> int:
+    """One worker per core this process may use, and ``spare`` more: the serial tier's worker
+    spends most of its time waiting on the processes and servers it started, and many files wait
+    on subprocesses, servers and timeouts.
+
+    Args:
+        spare: workers beyond one per core: two when the suite has the machine to itself (``make
+            test``), fewer where other suites share it (``make matrix``'s lanes).
+
+    Returns:
+        How many xdist workers.
+    """
+    return len(os.sched_getaffinity(0)) + spare
 
 
 def command(tier: str, workers: int, pytest_args: Sequence[str] = ()) -> list[str]:
@@ -95,9 +105,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--tier", choices=SELECTIONS, default="all")
     parser.add_argument("--workers", type=int, default=None, help="xdist workers")
+    parser.add_argument(
+        "--spare", type=int, default=2, help="workers beyond one per core (unless --workers)"
+    )
     parser.add_argument("--label", default="unit", help="the name its time is recorded under")
     args, pytest_args = parser.parse_known_args(argv)
-    workers = args.workers or worker_count()
+    workers = args.workers or worker_count(args.spare)
     print(f"\n== {args.label}: the {args.tier} tier on {workers} workers", flush=True)
     started = time.monotonic()
     # The tests run scripts that record times too (the matrix's): not into this run's table.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from pathlib import Path
@@ -24,7 +25,7 @@ from tests.support.hostile import HostileServer
 from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
 from tests.support.proxy import PROXY_VARIABLES, ForwardProxy
 from tests.support.scheduling import scheduler_by
-from tests.support.wheels import build_wheel
+from tests.support.wheels import shared_dist
 from tests.tiers import tiers_of
 
 if TYPE_CHECKING:
@@ -55,10 +56,18 @@ files."""
 
 
 @pytest.fixture(scope="session")
-def paysdk_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The wheel built from this checkout, once per test session (each worker's): what
-    ``pip install python-paysdk`` installs, for the tests that install it into fresh venvs."""
-    return build_wheel(tmp_path_factory.mktemp("dist"))
+def paysdk_dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sdist and the wheel built from this checkout, once per run (all workers share them):
+    what PyPI would get, for the tests that read them or install the wheel into fresh venvs."""
+    base = tmp_path_factory.getbasetemp()
+    return shared_dist(base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base)
+
+
+@pytest.fixture(scope="session")
+def paysdk_wheel(paysdk_dist: Path) -> Path:
+    """The wheel of ``paysdk_dist``: what ``pip install python-paysdk`` installs."""
+    (wheel,) = paysdk_dist.glob("python_paysdk-*.whl")
+    return wheel
 
 
 @pytest.fixture

@@ -32,9 +32,11 @@ ONCE = (
     "tests/benchmarks/",  # the benchmarks' measuring and reporting
     "tests/project/test_dependencies.py",  # pyproject.toml's declarations, read as text
     "tests/project/test_docs_check.py",  # the rendered site's checks
+    "tests/project/test_docs_examples.py",  # the pages' Python blocks (their syntax: 3.10's)
     "tests/project/test_docs_layout.py",
     "tests/project/test_docs_shell.py",  # the pages' shell blocks, over the wheel in fresh venvs
     "tests/project/test_docs_site.py",
+    "tests/project/test_docs_testing.py",  # the testing page's pytest modules
     "tests/project/test_docstrings.py",
     "tests/project/test_examples_shipping.py",  # the sdist's contents
     "tests/project/test_find_postgres.py",

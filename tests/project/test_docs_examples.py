@@ -25,6 +25,7 @@ pytest modules: tests/project/test_docs_testing.py runs them.
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import os
 import re
@@ -45,6 +46,8 @@ from tests.support.installs import (
 )
 
 ROOT = Path(__file__).resolve().parents[2]
+PYPROJECT = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+REQUIRES_PYTHON = PYPROJECT.split('requires-python = "', 1)[1].split('"', 1)[0]
 RUN_ELSEWHERE = {
     "testing.md": "tests/project/test_docs_testing.py",  # its blocks are merchants' pytest modules
 }
@@ -193,6 +196,26 @@ def test_each_package_a_block_imports_is_installed_by_a_line_before_it(block: Bl
         f"{block.id} needs what no `pip install` line before it names: {'; '.join(missing)};"
         f" the lines before it: {given}"
     )
+
+
+@pytest.mark.parametrize(
+    "block", [block for page in ALL_PAGES for block in blocks_of(page)], ids=lambda b: b.id
+)
+def test_each_block_is_written_in_the_oldest_supported_python(block: Block) -> None:
+    """The blocks run on ``make test``'s Python alone (an interpreter-independent tier), so no
+    block may use syntax that the oldest Python paysdk supports (pyproject.toml) would reject."""
+    oldest = tuple(int(part) for part in REQUIRES_PYTHON.removeprefix(">=").split("."))
+    assert oldest == (3, 10)
+    try:
+        ast.parse(shown_code(block), feature_version=(oldest[0], oldest[1]))
+    except SyntaxError as error:
+        pytest.fail(f"{block.id}: {error.msg} on Python {REQUIRES_PYTHON} (line {error.lineno})")
+
+
+def test_the_syntax_check_knows_a_newer_python_s_syntax() -> None:
+    newer = Block("page.md", 1, "try:\n    pass\nexcept* ValueError:\n    pass\n")
+    with pytest.raises(pytest.fail.Exception, match=r"page\.md:1"):
+        test_each_block_is_written_in_the_oldest_supported_python(newer)
 
 
 def test_the_install_check_reads_what_a_page_gives() -> None:

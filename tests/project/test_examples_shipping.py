@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import ast
 import re
-import subprocess
-import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -24,14 +22,9 @@ EXAMPLES = sorted(path.name for path in (ROOT / "examples").glob("*.py"))
 
 
 @pytest.fixture(scope="module")
-def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("dist")
-    subprocess.run(
-        [sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(ROOT)],
-        check=True,
-        capture_output=True,
-    )
-    return out
+def dist(paysdk_dist: Path) -> Path:
+    """The sdist and the wheel built from it, as ``python -m build`` makes them for PyPI."""
+    return paysdk_dist
 
 
 def test_there_are_examples() -> None:

@@ -133,7 +133,7 @@ def test_the_suite_groups_the_serial_tier_and_each_other_file() -> None:
     assert conftest.pytest_xdist_make_scheduler.__name__ == "pytest_xdist_make_scheduler"
 
 
-def test_the_suite_runs_a_tier_by_file_on_every_core_and_one_more() -> None:
+def test_the_suite_runs_a_tier_by_file_on_every_core_and_two_more() -> None:
     command = suite.command("smoke", 3, ["-x"])
     assert command[command.index("-n") + 1] == "3"
     assert command[command.index("--dist") + 1] == "loadfile"
@@ -145,7 +145,8 @@ def test_the_suite_runs_a_tier_by_file_on_every_core_and_one_more() -> None:
     assert all(entry.startswith(tuple(paths)) for entry in TIERS["smoke"])
     assert all((ROOT / path).exists() for path in paths)
     assert suite.command("all", 3)[-1] == "--no-loadscope-reorder"
-    assert suite.worker_count() == len(os.sched_getaffinity(0)) + 1
+    assert suite.worker_count() == len(os.sched_getaffinity(0)) + 2
+    assert suite.worker_count(1) == len(os.sched_getaffinity(0)) + 1
 
 
 def test_the_matrix_runs_the_full_suite_at_both_ends_and_the_smoke_tier_between() -> None:
@@ -162,14 +163,17 @@ def test_the_matrix_runs_the_full_suite_at_both_ends_and_the_smoke_tier_between(
     command = matrix.JOBS[0].suite("/venv/bin/python", "/src")
     assert command[:2] == ["/venv/bin/python", "/src/scripts/suite.py"]
     assert command[command.index("--tier") + 1] == "full"
+    assert command[command.index("--spare") + 1] == "1"  # the lanes share the cores
+    smoke = matrix.JOBS[1].suite("/venv/bin/python", "/src")
+    assert smoke[smoke.index("--spare") + 1] == "0"
 
 
-def test_the_matrix_runs_its_full_jobs_in_one_lane_and_its_smoke_jobs_beside_them() -> None:
-    """No two serial tiers at once; the sid jobs of the smoke lane first, so the chroot is built
-    while the host's full job runs; with every job full, one lane."""
+def test_the_matrix_runs_each_full_job_in_a_lane_and_its_smoke_jobs_in_one_beside() -> None:
+    """The sid jobs of the smoke lane first; with every job full, one lane."""
     names = [[job.name for job in lane] for lane in matrix.lanes(matrix.JOBS)]
     assert names == [
-        ["3.10-lowest", "3.15-newest"],
+        ["3.10-lowest"],
+        ["3.15-newest"],
         ["3.14-newest", "3.10-newest", "3.12-newest", "3.13-newest"],
     ]
     assert len(matrix.lanes(matrix.in_full(matrix.JOBS))) == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 import socket
@@ -265,6 +266,17 @@ def test_records_are_stable_and_round_trip() -> None:
     assert record.transaction_id == PaymentRecord("r-1").transaction_id
     assert record.list_shape()["created_at"] == "2026-01-02T03:04:05.000006Z"
     assert PaymentRecord.from_json(record.to_json()) == record
+
+
+@pytest.mark.parametrize("reference", ["r-1", "order-1042", "naïve-€-参考", "x" * 300])
+def test_a_records_derived_ids_are_the_same_as_every_earlier_run_s(reference: str) -> None:
+    """A seed file written before renders the same ids: the UUID 5 of the reference in the URL
+    namespace, and the transaction id from its SHA-256."""
+    record = PaymentRecord(reference)
+    assert record.id == str(uuid.uuid5(uuid.NAMESPACE_URL, f"paysdk-sandbox:{reference}"))
+    assert uuid.UUID(record.id).version == 5
+    digest = hashlib.sha256(reference.encode()).hexdigest()
+    assert record.transaction_id == f"txn_{digest[:20]}"
 
 
 # --- seed files -------------------------------------------------------------------------------

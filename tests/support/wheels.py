@@ -3,12 +3,13 @@ tests that use paysdk as a merchant does (``pip install python-paysdk``)."""
 
 from __future__ import annotations
 
+import fcntl
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
-__all__ = ["ROOT", "build_wheel", "fresh_venv", "uv"]
+__all__ = ["ROOT", "build_dist", "fresh_venv", "shared_dist", "uv"]
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,16 +22,30 @@ def uv() -> str:
     return found
 
 
-def build_wheel(out: Path) -> Path:
-    """This checkout built into a wheel in ``out``, as ``python -m build --wheel`` builds it."""
+def build_dist(out: Path) -> Path:
+    """This checkout built into ``out`` as ``python -m build`` builds it for PyPI: the sdist,
+    then the wheel from the sdist. Returns ``out``."""
     subprocess.run(
-        [sys.executable, "-m", "build", "--installer", "uv", "--wheel", "--outdir", str(out),
-         str(ROOT)],
+        [sys.executable, "-m", "build", "--installer", "uv", "--sdist", "--wheel", "--outdir",
+         str(out), str(ROOT)],
         check=True,
         capture_output=True,
     )  # fmt: skip
-    (built,) = out.glob("python_paysdk-*.whl")
-    return built
+    return out
+
+
+def shared_dist(root: Path) -> Path:
+    """The distributions built once under ``root`` for every process that asks (pytest-xdist's
+    workers share their base temporary directory's parent): the first builds, the others wait
+    on a lock and find them built. Returns their directory."""
+    out = root / "paysdk-dist"
+    with open(root / "paysdk-dist.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (out / "built").exists():
+            shutil.rmtree(out, ignore_errors=True)
+            build_dist(out)
+            (out / "built").touch()
+    return out
 
 
 def fresh_venv(where: Path, *requirements: str) -> Path:

@@ -33,6 +33,7 @@ _AUTHORIZATION_PATTERNS: Mapping[str, str] = {
     "last_four": r"\d{4}",
     "expiry": r"(0[1-9]|1[0-2])/\d{2}",
 }
+_ID_NAMESPACE = uuid.NAMESPACE_URL.bytes + b"paysdk-sandbox:"
 _DEFAULT_CUSTOMER: Mapping[str, str] = {
     "name": "Sandbox Customer",
     "email": "customer@example.com",
@@ -89,29 +90,42 @@ class PaymentRecord:
     """``None`` means the same as ``created_at``."""
 
     def __post_init__(self) -> None:
+        # Checked field by field without loops or abstract-class checks on the common types: a
+        # sandbox of 200,000 payments builds a record for each.
         if not isinstance(self.reference, str) or not self.reference:
             _fail("reference", "a non-empty string")
-        for name in ("amount", "fee"):
-            value = getattr(self, name)
-            if type(value) is not int or value < 0:
-                _fail(name, "a non-negative integer")
-        for name in ("currency", "status", "transaction_id", "id"):
-            if not isinstance(getattr(self, name), str):
-                _fail(name, "a string")
-        for name in ("currency", "status"):
-            if not getattr(self, name):
-                _fail(name, "non-empty")
-        for name in ("created_at", "updated_at"):
-            value = getattr(self, name)
-            if name == "updated_at" and value is None:
-                continue
-            if not isinstance(value, dt.datetime) or value.tzinfo is None:
-                _fail(name, "a timezone-aware datetime")
-        if not isinstance(self.metadata, Mapping):
+        if type(self.amount) is not int or self.amount < 0:
+            _fail("amount", "a non-negative integer")
+        if type(self.fee) is not int or self.fee < 0:
+            _fail("fee", "a non-negative integer")
+        if not isinstance(self.currency, str):
+            _fail("currency", "a string")
+        if not isinstance(self.status, str):
+            _fail("status", "a string")
+        if not isinstance(self.transaction_id, str):
+            _fail("transaction_id", "a string")
+        if not isinstance(self.id, str):
+            _fail("id", "a string")
+        if not self.currency:
+            _fail("currency", "non-empty")
+        if not self.status:
+            _fail("status", "non-empty")
+        if not isinstance(self.created_at, dt.datetime) or self.created_at.tzinfo is None:
+            _fail("created_at", "a timezone-aware datetime")
+        updated = self.updated_at
+        if updated is not None and (not isinstance(updated, dt.datetime) or updated.tzinfo is None):
+            _fail("updated_at", "a timezone-aware datetime")
+        if not _is_object(self.metadata):
             _fail("metadata", "an object")
         set_ = object.__setattr__  # the dataclass is frozen: normalise once, here
         set_(self, "customer", _string_object(self.customer, "customer", _CUSTOMER_FIELDS))
-        set_(self, "products", tuple(_product(p, i) for i, p in enumerate(_array(self.products))))
+        if self.products:
+            products = _array(self.products)
+            set_(self, "products", tuple(_product(p, i) for i, p in enumerate(products)))
+        elif not _is_array(self.products):
+            _fail("products", "an array")
+        else:
+            set_(self, "products", ())
         set_(self, "metadata", dict(self.metadata))
         if self.authorization is not None:
             set_(self, "authorization", _authorization(self.authorization))
@@ -119,9 +133,7 @@ class PaymentRecord:
             digest = hashlib.sha256(self.reference.encode()).hexdigest()
             set_(self, "transaction_id", f"txn_{digest[:20]}")
         if not self.id:
-            set_(
-                self, "id", str(uuid.uuid5(uuid.NAMESPACE_URL, f"paysdk-sandbox:{self.reference}"))
-            )
+            set_(self, "id", _derived_id(self.reference))
 
     @property
     def succeeded(self) -> bool:
@@ -210,7 +222,7 @@ def _fail(field: str, expected: str) -> NoReturn:
 
 def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
     """A JSON object's keys are strings; what its values are is checked field by field."""
-    return isinstance(value, Mapping)
+    return type(value) is dict or isinstance(value, Mapping)
 
 
 def _array(value: object) -> Sequence[object]:
@@ -220,7 +232,24 @@ def _array(value: object) -> Sequence[object]:
 
 
 def _is_array(value: object) -> TypeGuard[Sequence[object]]:
-    return isinstance(value, Sequence) and not isinstance(value, str)
+    kind = type(value)
+    return (
+        kind is tuple
+        or kind is list
+        or (isinstance(value, Sequence) and not isinstance(value, str))
+    )
+
+
+def _derived_id(reference: str) -> str:
+    """``str(uuid.uuid5(uuid.NAMESPACE_URL, "paysdk-sandbox:" + reference))``, without the
+    ``UUID`` object in between."""
+    digest = bytearray(
+        hashlib.sha1(_ID_NAMESPACE + reference.encode(), usedforsecurity=False).digest()[:16]
+    )
+    digest[6] = (digest[6] & 0x0F) | 0x50  # version 5
+    digest[8] = (digest[8] & 0x3F) | 0x80  # RFC 4122 variant
+    hex_ = digest.hex()
+    return f"{hex_[:8]}-{hex_[8:12]}-{hex_[12:16]}-{hex_[16:20]}-{hex_[20:]}"
 
 
 def _string_object(value: object, field: str, names: Sequence[str]) -> dict[str, str]:
