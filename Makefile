@@ -7,8 +7,8 @@ RUNTIME_STAMP := $(VENV)/.installed-runtime
 DEV_STAMP := $(VENV)/.installed-dev
 
 # Bytecode is written as each module is first imported, even where PYTHONDONTWRITEBYTECODE is set
-# (many CI images): else every process of the checks and the suite compiles Django, mkdocs...
-# again. Compiling at install instead (uv's --compile-bytecode) compiles all of it, used or not.
+# (many CI images): else every process of the checks and the suite compiles paysdk, its tests...
+# again.
 unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: demo test setup matrix matrix-prepare matrix-full lint typecheck unit docs docs-check docs-serve dist bench clean postgres
@@ -22,9 +22,12 @@ $(RUNTIME_STAMP): pyproject.toml | $(BIN)/python
 	touch $@
 
 # uv installs the dev tools several times faster than pip; the dev extra then pins uv itself.
+# --compile-bytecode: this venv lasts, and the suite's workers start at once, each importing
+# Django, SQLAlchemy... that a lazy compile would compile in every one of them at the same time.
+# (The matrix's environments, new each run, compile only what their processes import.)
 $(DEV_STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet uv
-	$(BIN)/uv pip install --quiet --python $(BIN)/python -e '.[dev]'
+	$(BIN)/uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[dev]'
 	touch $@ $(RUNTIME_STAMP)
 
 # The demo imports paysdk and the standard library only: no dev toolchain to wait for.

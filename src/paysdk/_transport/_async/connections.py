@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator
+from collections.abc import AsyncIterable, AsyncIterator, Mapping, MutableMapping
+from typing import Any
 
 import httpcore
 
@@ -65,7 +66,8 @@ class AsyncConnections:
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
         url = request.url
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == b"https" else 80))
-        timeout = request.extensions.get("timeout", {}).get("pool")
+        timeouts: Mapping[str, float | None] = _extensions(request).get("timeout", {})
+        timeout = timeouts.get("pool")
         await self._slots.acquire(timeout)
         try:
             while True:
@@ -89,7 +91,7 @@ class AsyncConnections:
             status=response.status,
             headers=response.headers,
             content=AsyncPooledStream(stream, self, connection, origin),
-            extensions=response.extensions,
+            extensions=_extensions(response),
         )
 
     def _checkout(
@@ -202,3 +204,9 @@ class AsyncPooledStream:
                     await aclose()
         finally:
             await self._pool.checkin(self._connection, self._origin)
+
+
+def _extensions(message: httpcore.Request | httpcore.Response) -> MutableMapping[str, Any]:
+    """A request's or response's extensions, typed: httpcore's attribute is inferred, not
+    declared, so strict checkers see it partly unknown."""
+    return message.extensions  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
+from typing import Any
 
 import httpcore
 
@@ -67,7 +68,8 @@ class Connections:
     def handle_request(self, request: httpcore.Request) -> httpcore.Response:
         url = request.url
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == b"https" else 80))
-        timeout = request.extensions.get("timeout", {}).get("pool")
+        timeouts: Mapping[str, float | None] = _extensions(request).get("timeout", {})
+        timeout = timeouts.get("pool")
         self._slots.acquire(timeout)
         try:
             while True:
@@ -91,7 +93,7 @@ class Connections:
             status=response.status,
             headers=response.headers,
             content=PooledStream(stream, self, connection, origin),
-            extensions=response.extensions,
+            extensions=_extensions(response),
         )
 
     def _checkout(
@@ -204,3 +206,9 @@ class PooledStream:
                     close()
         finally:
             self._pool.checkin(self._connection, self._origin)
+
+
+def _extensions(message: httpcore.Request | httpcore.Response) -> MutableMapping[str, Any]:
+    """A request's or response's extensions, typed: httpcore's attribute is inferred, not
+    declared, so strict checkers see it partly unknown."""
+    return message.extensions  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
