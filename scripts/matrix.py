@@ -149,11 +149,7 @@ def sid_python(job: Job, sid: Sid, log: Path) -> str:
     sid.build(log)
     package = f"python{job.python}-venv"  # with ensurepip, which the tests use: Debian splits it
     try:
-        sid.chroot(
-            ["apt-get", "install", "-y", "-qq", "--no-install-recommends", package],
-            step=f"apt-get install {package} (sid)",
-            log=log,
-        )
+        sid.install(package, log)
     except StepFailed as error:
         raise CannotStart(f"Debian sid has no {package}: {error}") from error
     return f"/usr/bin/python{job.python}"

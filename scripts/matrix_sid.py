@@ -33,6 +33,7 @@ class Sid:
         self.ready = False
         self.failure: str | None = None
         self._building = threading.Lock()  # the 3.14 and 3.15 jobs may ask at once
+        self._installing = threading.Lock()  # and dpkg takes one apt-get at a time
 
     def mounts(self) -> list[str]:
         """What is mounted inside the chroot, deepest first."""
@@ -153,6 +154,19 @@ class Sid:
             if (ROOT / name).is_file():
                 (source / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ROOT / name, source / name)
+
+    def install(self, package: str, log: Path) -> None:
+        """``apt-get install`` a Debian package inside the chroot, one job at a time (the lanes
+        ask at once, and dpkg's lock would refuse the second)."""
+        with self._installing:
+            self.chroot(
+                [
+                    *("apt-get", "-o", "DPkg::Lock::Timeout=600", "install", "-y", "-qq"),
+                    *("--no-install-recommends", package),
+                ],
+                step=f"apt-get install {package} (sid)",
+                log=log,
+            )
 
     def chroot(
         self, argv: Sequence[str], *, step: str, log: Path, cwd: str = "/", echo: bool = True
