@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 
 import httpx
@@ -40,3 +42,18 @@ def test_the_server_serves_any_service() -> None:
         thread.join()
     assert response.json() == {"path": "/anything?x=1", "body": "hello"}
     assert any('"POST /anything?x=1 HTTP/1.1" 200' in line for line in echo.logged)
+
+
+def test_the_sandbox_imports_no_http_client_nor_models_until_it_sends_a_callback() -> None:
+    """``import paysdk.sandbox`` (a merchant's test starting a ``Sandbox``) loads neither httpx
+    nor pydantic for it: the sandbox serves records it renders itself."""
+    code = (
+        "import sys, paysdk.sandbox\n"
+        "print(sorted(name for name in ('httpx', 'pydantic') if name in sys.modules))\n"
+        "paysdk.sandbox.callback_url('http://127.0.0.1:9/cb', 'r-1')\n"
+        "print('httpx' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert result.stdout.splitlines() == ["[]", "True"]

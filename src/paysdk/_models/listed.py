@@ -15,7 +15,8 @@ from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
 from .._lazy import publish
-from .wire import Customer, Exact, Product, Products, WireModel, as_utc, wire_timestamp
+from .timestamps import as_utc, wire_timestamp
+from .wire import Customer, Exact, Product, Products, WireModel
 
 __all__ = ["ListEnvelope", "ListedPayment", "PaymentStatus", "UTCDateTime"]
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from urllib.parse import quote, urlsplit, urlunsplit
 
-import httpx
-
 from .._lazy import publish
 
 __all__ = ["callback_url"]
@@ -32,6 +30,8 @@ def callback_url(url: str, reference: str) -> str:
     param = f"reference={quote(reference, safe='')}"
     query = f"{parts.query}&{param}" if parts.query else param
     target = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
+    import httpx  # here: a sandbox that sends no callback starts without the HTTP client
+
     try:  # what httpx will refuse when sending: stray characters, bad IDNA hosts
         httpx.URL(target).host.encode("idna")
     except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn, TypeGuard
 
 from .._lazy import publish
-from .._models.wire import wire_timestamp
+from .._models.timestamps import wire_timestamp
 
 __all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError"]
 

@@ -19,7 +19,7 @@ from contextlib import nullcontext
 
 import paysdk
 from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
-from paysdk._models.wire import wire_timestamp
+from paysdk._models.timestamps import wire_timestamp
 from paysdk.cli._command import Command
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
 from paysdk.cli._escape import MISSING, printable

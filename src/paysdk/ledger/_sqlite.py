@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from .._errors import ConfigurationError
-from .._models.wire import wire_timestamp
+from .._models.timestamps import wire_timestamp
 from ._driver import AsyncConnection, Connection, Idle
 from ._errors import LedgerError
 from ._sql import SQLITE

@@ -18,7 +18,7 @@ process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imp
 from __future__ import annotations
 
 from .._lazy import publish
-from .._models.wire import wire_timestamp
+from .._models.timestamps import wire_timestamp
 from .._service.api import NOT_FOUND_BODY, UNAUTHORIZED_BODY
 from .._service.faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
 from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError

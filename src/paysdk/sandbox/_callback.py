@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import time
-
-import httpx
+from typing import TYPE_CHECKING
 
 from .._parsing.decoding import ACCEPT_ENCODING, DecodingError
 from .._service.callbacks import callback_url
-from .._transport._sync.pool import PoolTransport
-from .._transport.deadline import attempt_deadline, deadline_backend
-from .._transport.httpx_common import sync_body
-from .._transport.network import Network
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["CallbackDeliveryError", "CallbackResult", "callback_url", "send_callback"]
 
@@ -69,6 +67,14 @@ def send_callback(
         ValueError: ``url`` is not an absolute, valid http(s) URL.
         CallbackDeliveryError: the handler cannot be reached or does not answer whole in time.
     """
+    # Imported here, when a callback is sent: a sandbox that never sends one (most) starts
+    # without the HTTP client.
+    import httpx
+
+    from .._transport._sync.pool import PoolTransport
+    from .._transport.deadline import attempt_deadline, deadline_backend
+    from .._transport.network import Network
+
     target = callback_url(url, reference)
     headers = {"User-Agent": "paysdk-sandbox-callback", "Accept-Encoding": ACCEPT_ENCODING}
     deadline = time.monotonic() + timeout
@@ -93,6 +99,8 @@ def send_callback(
 
 def _head_of_body(response: httpx.Response) -> bytes:
     """The first ``MAX_CALLBACK_BODY`` decoded bytes of the body; the rest is left unread."""
+    from .._transport.httpx_common import sync_body
+
     pieces: list[bytes] = []
     kept = 0
     for piece in sync_body(response):

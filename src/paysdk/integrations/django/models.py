@@ -17,7 +17,7 @@ from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
 
-from ..._models.wire import wire_timestamp
+from ..._models.timestamps import wire_timestamp
 from ...ledger import DEFAULT_TABLE
 
 __all__ = ["Fulfilment", "LedgerTimestampField"]
