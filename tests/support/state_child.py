@@ -193,8 +193,10 @@ def call_sync(plan: Plan, results: list[object]) -> None:
 
 async def call_async(plan: Plan, results: list[object], backend: paysdk.HttpBackend) -> None:
     ref = plan["reference"]
-    given = {"base_url": plan["base_url"], "secret_key": plan["secret_key"]}
-    async with paysdk.AsyncClient(**given, http_backend=backend) as client:
+    client = paysdk.AsyncClient(
+        base_url=plan["base_url"], secret_key=plan["secret_key"], http_backend=backend
+    )
+    async with client:
         results.append((await client.verify(ref)).reference)
         results.append(len(await client.list_payments()))
         async with client.iter_payments() as payments:
@@ -209,9 +211,9 @@ async def call_async(plan: Plan, results: list[object], backend: paysdk.HttpBack
 
 def call_async_app_from_sync(plan: Plan, results: list[object]) -> None:
     """The sync sender runs an ASGI app on an event loop of its own, in a thread."""
-    given = {"base_url": plan["base_url"], "secret_key": plan["secret_key"]}
+    client = paysdk.AsyncClient(base_url=plan["base_url"], secret_key=plan["secret_key"])
     with paysdk.testing.CallbackSender() as sender:
-        app = starlette_app(paysdk.AsyncClient(**given))
+        app = starlette_app(client)
         results.append(sender.send(app, "/cb", plan["reference"]).text)
         results.append(sender.send(app, "/close", plan["reference"]).text)
 
