@@ -64,6 +64,7 @@ def _wakeup_fd() -> int:
 
 def snapshot() -> dict[str, Any]:
     """Everything process-wide a library could change and leave changed, comparable with ==."""
+    gc.collect()  # CPython 3.12.0 and 3.12.1 freeze their immortal objects again at each one
     root = logging.getLogger()
     return {
         "gc.isenabled": gc.isenabled(),
