@@ -43,11 +43,9 @@ WhenEnded = Callable[["BaseException | None"], object]
 """Told how an iteration ended: ``None`` (it ran out), ``GeneratorExit`` (stopped early), or
 what it raised."""
 AsyncSleepFunction = Callable[[float], Awaitable[None]]
-
 S = TypeVar("S")
 T = TypeVar("T")
 SteppedPlan: TypeAlias = Generator[S, Any, T]
 """A plan ``drive`` runs: it yields steps ``S``, is sent what came of each, and returns ``T``."""
 StepFunction = Callable[[S], object]
-"""Carries out one step of a plan for ``drive``, returning what is sent back into the plan."""
 AsyncStepFunction = Callable[[S], Awaitable[object]]

@@ -18,14 +18,8 @@ from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
 if TYPE_CHECKING:
     from ..._core.plans import ItemPlan, Plan
     from ..._core.steps import StepResult
-    from .._twins import (
-        AsyncOpenStream,
-        AsyncSendFunction,
-        AsyncSleepFunction,
-        AsyncStepFunction,
-        SteppedPlan,
-        WhenEnded,
-    )
+    from .. import _twins
+    from .._twins import AsyncOpenStream, AsyncSendFunction, AsyncSleepFunction, WhenEnded
 
 __all__ = ["AsyncItemIterator", "drive", "run"]
 
@@ -34,13 +28,12 @@ T = TypeVar("T")
 
 
 async def drive(
-    plan: SteppedPlan[S, T],
-    carry_out: AsyncStepFunction[S],
+    plan: _twins.SteppedPlan[S, T],
+    carry_out: _twins.AsyncStepFunction[S],
     failures: type[BaseException] | tuple[type[BaseException], ...] = (),
 ) -> T:
-    """Run ``plan`` to its result: ``carry_out`` carries out each step and what came of it is sent
-    back, or, if it raised one of ``failures``, the exception is thrown in for the plan to
-    decide on."""
+    """Run ``plan`` to its result, sending back what ``carry_out`` made of each step, or throwing
+    in what it raised of ``failures``, for the plan to decide on."""
     try:
         step = next(plan)
         while True:
@@ -58,11 +51,11 @@ async def run(plan: Plan[T], send: AsyncSendFunction, sleep: AsyncSleepFunction)
     """Run a call's plan to its result: it sends requests and sleeps before retries."""
 
     async def carry_out(step: object) -> object:
+        if isinstance(step, Send):
+            return await send(step)
         if isinstance(step, Sleep):
             await sleep(step.seconds)
             return None
-        if isinstance(step, Send):
-            return await send(step)
         raise TypeError(f"a call's plan asked for {step!r}")
 
     return await drive(plan, carry_out)

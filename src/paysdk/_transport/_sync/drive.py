@@ -20,14 +20,8 @@ from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
 if TYPE_CHECKING:
     from ..._core.plans import ItemPlan, Plan
     from ..._core.steps import StepResult
-    from .._twins import (
-        OpenStream,
-        SendFunction,
-        SleepFunction,
-        StepFunction,
-        SteppedPlan,
-        WhenEnded,
-    )
+    from .. import _twins
+    from .._twins import OpenStream, SendFunction, SleepFunction, WhenEnded
 
 __all__ = ["ItemIterator", "drive", "run"]
 
@@ -36,13 +30,12 @@ T = TypeVar("T")
 
 
 def drive(
-    plan: SteppedPlan[S, T],
-    carry_out: StepFunction[S],
+    plan: _twins.SteppedPlan[S, T],
+    carry_out: _twins.StepFunction[S],
     failures: type[BaseException] | tuple[type[BaseException], ...] = (),
 ) -> T:
-    """Run ``plan`` to its result: ``carry_out`` carries out each step and what came of it is sent
-    back, or, if it raised one of ``failures``, the exception is thrown in for the plan to
-    decide on."""
+    """Run ``plan`` to its result, sending back what ``carry_out`` made of each step, or throwing
+    in what it raised of ``failures``, for the plan to decide on."""
     try:
         step = next(plan)
         while True:
@@ -60,11 +53,11 @@ def run(plan: Plan[T], send: SendFunction, sleep: SleepFunction) -> T:
     """Run a call's plan to its result: it sends requests and sleeps before retries."""
 
     def carry_out(step: object) -> object:
+        if isinstance(step, Send):
+            return send(step)
         if isinstance(step, Sleep):
             sleep(step.seconds)
             return None
-        if isinstance(step, Send):
-            return send(step)
         raise TypeError(f"a call's plan asked for {step!r}")
 
     return drive(plan, carry_out)

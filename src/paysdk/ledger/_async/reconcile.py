@@ -103,6 +103,4 @@ async def reconcile(
                 return await client.verify(step.reference)
             return None
 
-        # an Exception of a step is thrown in: the plan decides whether it is reported,
-        # skipped, or raised
-        return await drive(plan, carry_out, Exception)
+        return await drive(plan, carry_out, Exception)  # the plan reports, skips or raises it

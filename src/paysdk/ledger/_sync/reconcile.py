@@ -105,6 +105,4 @@ def reconcile(
                 return client.verify(step.reference)
             return None
 
-        # an Exception of a step is thrown in: the plan decides whether it is reported,
-        # skipped, or raised
-        return drive(plan, carry_out, Exception)
+        return drive(plan, carry_out, Exception)  # the plan reports, skips or raises it
