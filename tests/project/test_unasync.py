@@ -78,8 +78,8 @@ def test_the_check_catches_a_source_edited_without_regenerating(tree: Path) -> N
         encoding="utf-8",
     )
     [problem] = unasync.check(tree)
-    assert "-                        reply = ledger.rows(step.references, account=" in problem
-    assert "+                        reply = ledger.lookup(step.references, account=" in problem
+    assert "-                return ledger.rows(step.references, account=" in problem
+    assert "+                return ledger.lookup(step.references, account=" in problem
 
 
 def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> None:
@@ -109,7 +109,11 @@ def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> N
         ("p: AsyncIterator[int] | None = None", "p: Iterator[int] | None = None"),
         ("reply = await async_take(p, 5)", "reply = take(p, 5)"),
         ("from .._driver import AsyncDriver", "from .._driver import Driver"),
-        ("from .._async import run  # a path stays", "from .._async import run  # a path stays"),
+        (
+            "from ..._transport._async.drive import drive",
+            "from ..._transport._sync.drive import drive",
+        ),
+        ('"""``_async/`` is the source"""', '"""``_async/`` is the source"""'),
         ("ledger.aclosed = enter_async_contexts", "ledger.aclosed = enter_async_contexts"),
     ],
 )

@@ -10,8 +10,9 @@ import pytest
 
 from paysdk._core import Answer, Emit, Failure, Opened, Read, Send, Sleep, list_request
 from paysdk._transport._async.drive import AsyncItemIterator
+from paysdk._transport._async.drive import drive as adrive
 from paysdk._transport._async.drive import run as arun
-from paysdk._transport._sync.drive import ItemIterator, run
+from paysdk._transport._sync.drive import ItemIterator, drive, run
 from tests.conftest import make_config
 
 if TYPE_CHECKING:
@@ -307,3 +308,44 @@ async def test_an_answer_or_a_failure_is_handed_to_the_async_item_plan_as_it_is(
     items = AsyncItemIterator(answered_whole(), wire.asend, wire.asleep)
     assert [item async for item in items] == ["given up"]
     assert wire.events == ["send 1", "sleep 0.5", "send 2"]
+
+
+# --- drive: the one loop every plan that runs to a result goes through -----------------------
+
+
+def deciding_plan(seen: list[object]) -> Generator[str, object, str]:
+    """Yields three steps; a step's failure thrown in is noted, and the plan goes on."""
+    for step in ("first", "fails", "last"):
+        try:
+            seen.append((yield step))
+        except LookupError as failed:
+            seen.append(f"thrown in: {failed!r}")
+    return "done"
+
+
+def carry_out(step: str) -> object:
+    if step == "fails":
+        raise KeyError(step)
+    return step.upper()
+
+
+async def acarry_out(step: str) -> object:
+    return carry_out(step)
+
+
+async def test_drive_sends_back_what_each_step_gave_and_throws_in_the_failures_named() -> None:
+    seen: list[object] = []
+    assert drive(deciding_plan(seen), carry_out, LookupError) == "done"
+    seen_async: list[object] = []
+    assert await adrive(deciding_plan(seen_async), acarry_out, (LookupError,)) == "done"
+    assert seen == seen_async == ["FIRST", "thrown in: KeyError('fails')", "LAST"]
+
+
+async def test_drive_raises_a_failure_not_named_without_throwing_it_in() -> None:
+    seen: list[object] = []
+    with pytest.raises(KeyError, match="fails"):
+        drive(deciding_plan(seen), carry_out)
+    assert seen == ["FIRST"]
+    with pytest.raises(KeyError, match="fails"):
+        await adrive(deciding_plan(seen := []), acarry_out, ValueError)
+    assert seen == ["FIRST"]

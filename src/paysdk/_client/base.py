@@ -74,6 +74,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         proxy: str | None = None,
         app_info: str | None = None,
         account: str | None = None,
+        pause_gc: bool = True,
     ) -> None:
         """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
         PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2.
@@ -112,6 +113,9 @@ class BaseClient(Generic[HttpClientT, SenderT]):
             account: a label you choose for the merchant account this key reaches (ASCII,
                 such as ``"lagos-1"``; never the key), for a platform with many: the payments
                 this client verifies carry it, and a ledger fulfils each account's apart.
+            pause_gc: whether ``list_payments`` pauses Python's cyclic garbage collector while
+                it parses a list body past 1 MiB (faster; ``gc.disable()`` is process-wide, so
+                other threads see it paused meanwhile). ``False`` leaves the collector alone.
 
         Raises:
             ConfigurationError: a setting that cannot work (an empty secret key, a malformed
@@ -139,6 +143,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
             ),
             verifies_tls=verify is not False,
             account=account,
+            pause_gc=pause_gc,
         )
         wanted = self._http_client_type
         if http_client is not None and not isinstance(http_client, wanted):

@@ -138,6 +138,7 @@ def create_config(
     agent: str | None = None,
     verifies_tls: bool = True,
     account: str | None = None,
+    pause_gc: bool = True,
 ) -> Config:
     """A client's configuration from its arguments, the environment where one is left out, and
     the defaults; every value checked before any request. ``agent``: the User-Agent
@@ -178,6 +179,7 @@ def create_config(
         allow_insecure_http=allow_insecure_http,
         verifies_tls=verifies_tls,
         account=check_account(account),
+        pauses_gc=check_pause_gc(pause_gc),
         unset=unset,
     )
 
@@ -340,6 +342,14 @@ def check_max_bytes(limit: object) -> int | None:
             f"max_response_bytes must be a whole number of bytes above 0, or None, got {limit!r}"
         )
     return limit
+
+
+def check_pause_gc(pause_gc: object) -> bool:
+    """``pause_gc`` as given: ``True`` or ``False`` only, since ``0``, ``"false"`` or ``None``
+    would say something other than what the reader of the call sees."""
+    if not isinstance(pause_gc, bool):
+        raise ConfigurationError(f"pause_gc must be True or False, not {pause_gc!r}")
+    return pause_gc
 
 
 def check_deadline(deadline: object) -> float | None:

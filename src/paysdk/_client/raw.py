@@ -110,7 +110,10 @@ def _list_plan(
     request = _core.list_request(config)
 
     def parse(answer: Answer) -> list[ListedPayment]:
-        return _core.map_response(request, answer, lambda a: _core.parse_list(a.content), None)
+        pause_gc = config.pauses_gc
+        return _core.map_response(
+            request, answer, lambda a: _core.parse_list(a.content, pause_gc=pause_gc), None
+        )
 
     return _core.call_raw(config, request), parse, request.scrub
 

@@ -102,6 +102,9 @@ class Config:
     account: str = ""
     """The merchant account's label (``Client(account=...)``): the payments it verifies carry it,
     and a ledger keys them by it. ``""``: unlabelled, the one account of most merchants."""
+    pauses_gc: bool = True
+    """Whether a list body past 1 MiB is parsed with the cyclic garbage collector paused
+    (``Client(pause_gc=False)`` keeps it running: the pause is process-wide)."""
     unset: Mapping[str, str] = dataclasses.field(default_factory=dict[str, str])
     """What the client was made without, neither given nor in the environment (``secret_key``,
     ``base_url``), each with what to do: its calls are refused, saying so, before any request.

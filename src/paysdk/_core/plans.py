@@ -10,6 +10,7 @@ of h11: this module never opens a socket or sleeps, and tests drive it by hand.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
+from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from pydantic import ValidationError
@@ -154,7 +155,7 @@ def check_answered(payment: VerifiedPayment, reference: str) -> VerifiedPayment:
 
 
 def list_payments(config: Config) -> Plan[list[ListedPayment]]:
-    return call(config, list_request(config), parse_list)
+    return call(config, list_request(config), partial(parse_list, pause_gc=config.pauses_gc))
 
 
 def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemPlan[ListedPayment]:

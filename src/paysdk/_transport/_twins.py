@@ -6,8 +6,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Awaitable, Callable, Generator
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from .._core.steps import Answer, Failure, Opened, Read, Send
 
@@ -17,9 +17,12 @@ if TYPE_CHECKING:
 __all__ = [
     "AsyncSendFunction",
     "AsyncSleepFunction",
+    "AsyncStepFunction",
     "OpenStream",
     "SendFunction",
     "SleepFunction",
+    "StepFunction",
+    "SteppedPlan",
     "WhenEnded",
 ]
 
@@ -40,3 +43,9 @@ WhenEnded = Callable[["BaseException | None"], object]
 """Told how an iteration ended: ``None`` (it ran out), ``GeneratorExit`` (stopped early), or
 what it raised."""
 AsyncSleepFunction = Callable[[float], Awaitable[None]]
+S = TypeVar("S")
+T = TypeVar("T")
+SteppedPlan: TypeAlias = Generator[S, Any, T]
+"""A plan ``drive`` runs: it yields steps ``S``, is sent what came of each, and returns ``T``."""
+StepFunction = Callable[[S], object]
+AsyncStepFunction = Callable[[S], Awaitable[object]]

@@ -28,6 +28,7 @@ from django.db import DatabaseError, InterfaceError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .._errors import ConfigurationError
+from .._transport._sync.drive import drive
 from . import _plans, _sql
 from ._base import DEFAULT_LEASE
 from ._driver import Connection, Driver
@@ -35,7 +36,7 @@ from ._errors import LedgerError
 from ._ledger import Ledger
 from ._postgres import local_timeouts, postgres_error
 from ._sqlite import sqlite_error, sqlite_param
-from ._steps import Query, Rows
+from ._steps import LedgerStep, Query, Rows
 
 __all__ = ["DjangoDriver", "DjangoLedger", "key_by_account"]
 
@@ -286,12 +287,9 @@ def key_by_account(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TA
         table: the ledger's table.
     """
     dialect = _DIALECTS[connection.vendor]
-    plan = _plans.add_account(dialect, table)
-    reply: object = None
-    try:
-        while True:
-            step = plan.send(reply)
-            assert isinstance(step, Query)  # the migration's transaction is the only one
-            reply = _statement(connection, dialect.sql(step.sql), list(step.params))
-    except StopIteration:
-        return
+
+    def carry_out(step: LedgerStep) -> object:
+        assert isinstance(step, Query)  # the migration's transaction is the only one
+        return _statement(connection, dialect.sql(step.sql), list(step.params))
+
+    drive(_plans.add_account(dialect, table), carry_out)

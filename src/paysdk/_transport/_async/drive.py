@@ -1,15 +1,15 @@
-"""Carrying plans out: the loop that runs a plan's steps with a sender.
+"""Carrying plans out: the one loop that drives a plan to its end, and the lazy one of items.
 
-These are the only places a step is acted on. A call's plan is run to its result; an item plan
-(``iter_payments``) is run lazily as the caller iterates, holding at most one open stream, which
-is closed however the iteration ends.
+``drive`` runs every plan that runs to a result: a call's (``run`` carries out its steps with a
+sender), the ledger's and reconcile's. An item plan (``iter_payments``) is run lazily as the
+caller iterates, holding at most one open stream, which is closed however the iteration ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
 from types import TracebackType
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
@@ -18,26 +18,47 @@ from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
 if TYPE_CHECKING:
     from ..._core.plans import ItemPlan, Plan
     from ..._core.steps import StepResult
+    from .. import _twins
     from .._twins import AsyncOpenStream, AsyncSendFunction, AsyncSleepFunction, WhenEnded
 
-__all__ = ["AsyncItemIterator", "run"]
+__all__ = ["AsyncItemIterator", "drive", "run"]
 
+S = TypeVar("S")
 T = TypeVar("T")
 
 
-async def run(plan: Plan[T], send: AsyncSendFunction, sleep: AsyncSleepFunction) -> T:
+async def drive(
+    plan: _twins.SteppedPlan[S, T],
+    carry_out: _twins.AsyncStepFunction[S],
+    failures: type[BaseException] | tuple[type[BaseException], ...] = (),
+) -> T:
+    """Run ``plan`` to its result, sending back what ``carry_out`` made of each step, or throwing
+    in what it raised of ``failures``, for the plan to decide on."""
     try:
         step = next(plan)
         while True:
-            if isinstance(step, Sleep):
-                await sleep(step.seconds)
-                step = plan.send(None)
-            elif isinstance(step, Send):
-                step = plan.send(await send(step))  # type: ignore[arg-type]
+            try:
+                reply = await carry_out(step)
+            except failures as failed:
+                step = plan.throw(failed)
             else:
-                raise TypeError(f"a call's plan asked for {step!r}")
+                step = plan.send(reply)
     except StopIteration as done:
-        return done.value  # type: ignore[no-any-return]
+        return cast(T, done.value)
+
+
+async def run(plan: Plan[T], send: AsyncSendFunction, sleep: AsyncSleepFunction) -> T:
+    """Run a call's plan to its result: it sends requests and sleeps before retries."""
+
+    async def carry_out(step: object) -> object:
+        if isinstance(step, Send):
+            return await send(step)
+        if isinstance(step, Sleep):
+            await sleep(step.seconds)
+            return None
+        raise TypeError(f"a call's plan asked for {step!r}")
+
+    return await drive(plan, carry_out)
 
 
 async def _items(

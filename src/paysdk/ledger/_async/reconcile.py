@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._models.verified import VerifiedPayment
+from ..._transport._async.drive import drive
 from .._reconciliation import (
     BATCH,
     Checked,
@@ -68,43 +69,38 @@ async def reconcile(
         max_discrepancies=max_discrepancies,
         account=client.account,
     )
-    try:
-        async with contextlib.AsyncExitStack() as listing:
-            payments: AsyncPayments | None = None
-            step: ReconcileStep = next(plan)
-            while True:
-                reply: object = None
-                try:
-                    if isinstance(step, NextBatch):
-                        if payments is None:  # streamed: memory stays flat in the list
-                            stream = await listing.enter_async_context(client.iter_payments())
-                            payments = aiter(stream)
-                        reply = await async_take(payments, step.size)
-                    elif isinstance(step, CloseList):
-                        await listing.aclose()
-                    elif isinstance(step, LookUp):
-                        reply = await ledger.rows(step.references, account=client.account)
-                    elif isinstance(step, Checked):
-                        if progress is not None:
-                            progress(step.listed)
-                    elif isinstance(step, FindOrder):
-                        assert lookup is not None
-                        reply = await async_order_of(lookup(step.reference))
-                    elif isinstance(step, Fulfil):
-                        assert fulfil is not None
-                        found = {"reference": step.reference}
-                        verified = await client.verify_callback(found, lookup=lookup)
-                        reply = await ledger.fulfil_once(verified, fulfil)
-                    elif isinstance(step, FulfilledPage):
-                        reply = await ledger._fulfilled_references_after(
-                            step.after, step.limit, account=client.account
-                        )
-                    else:
-                        assert isinstance(step, Verify)
-                        reply = await client.verify(step.reference)
-                except Exception as error:  # the plan decides: reported, skipped, or raised
-                    step = plan.throw(error)
-                    continue
-                step = plan.send(reply)
-    except StopIteration as done:
-        return cast(ReconcileReport, done.value)
+    async with contextlib.AsyncExitStack() as listing:
+        payments: AsyncPayments | None = None
+
+        async def carry_out(step: ReconcileStep) -> object:
+            nonlocal payments
+            if isinstance(step, NextBatch):
+                if payments is None:  # streamed: memory stays flat in the list
+                    stream = await listing.enter_async_context(client.iter_payments())
+                    payments = aiter(stream)
+                return await async_take(payments, step.size)
+            if isinstance(step, CloseList):
+                await listing.aclose()
+            elif isinstance(step, LookUp):
+                return await ledger.rows(step.references, account=client.account)
+            elif isinstance(step, Checked):
+                if progress is not None:
+                    progress(step.listed)
+            elif isinstance(step, FindOrder):
+                assert lookup is not None
+                return await async_order_of(lookup(step.reference))
+            elif isinstance(step, Fulfil):
+                assert fulfil is not None
+                found = {"reference": step.reference}
+                verified = await client.verify_callback(found, lookup=lookup)
+                return await ledger.fulfil_once(verified, fulfil)
+            elif isinstance(step, FulfilledPage):
+                return await ledger._fulfilled_references_after(
+                    step.after, step.limit, account=client.account
+                )
+            else:
+                assert isinstance(step, Verify)
+                return await client.verify(step.reference)
+            return None
+
+        return await drive(plan, carry_out, Exception)  # the plan reports, skips or raises it

@@ -7,11 +7,12 @@ means; however the run ends, a transaction left open is rolled back and its conn
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
+from ..._transport._async.drive import drive
 from .._driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
-from .._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query
+from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Pause, Query
 from .._twins import async_result_of, async_shield, async_sleep
 
 __all__ = ["abandon", "run_plan"]
@@ -30,39 +31,38 @@ async def run_plan(
     """Run ``plan`` to its result; an Act step runs ``action(payment)``, no transaction open."""
     dialect = driver.dialect
     connection: AsyncConnection | None = None
+
+    async def carry_out(step: LedgerStep) -> object:
+        nonlocal connection
+        try:
+            if isinstance(step, Begin):
+                connection = await driver.begin(step.write)
+            elif isinstance(step, Query):
+                assert connection is not None
+                return await connection.execute(dialect.sql(step.sql), step.params)
+            elif isinstance(step, Commit):
+                assert connection is not None
+                await connection.commit()
+                await driver.done(connection)
+                connection = None
+            elif isinstance(step, Pause):
+                await async_sleep(step.seconds)
+            else:
+                assert isinstance(step, Act)
+                assert action is not None
+                try:  # a result this runner refuses is released, not marked done
+                    return Acted(value=await async_result_of(action(payment)))
+                except BaseException as error:  # released, then re-raised by the plan
+                    return Acted(error=error)
+        except LedgerError:  # rolled back, then thrown in: what it means is the plan's to say
+            if connection is not None:
+                await abandon(driver, connection, timeout)
+                connection = None
+            raise
+        return None
+
     try:
-        step = next(plan)
-        while True:
-            reply: object = None
-            try:
-                if isinstance(step, Begin):
-                    connection = await driver.begin(step.write)
-                elif isinstance(step, Query):
-                    assert connection is not None
-                    reply = await connection.execute(dialect.sql(step.sql), step.params)
-                elif isinstance(step, Commit):
-                    assert connection is not None
-                    await connection.commit()
-                    await driver.done(connection)
-                    connection = None
-                elif isinstance(step, Pause):
-                    await async_sleep(step.seconds)
-                else:
-                    assert isinstance(step, Act)
-                    assert action is not None
-                    try:  # a result this runner refuses is released, not marked done
-                        reply = Acted(value=await async_result_of(action(payment)))
-                    except BaseException as error:  # released, then re-raised by the plan
-                        reply = Acted(error=error)
-            except LedgerError as failed:  # rolled back; what it means is the plan's to say
-                if connection is not None:
-                    await abandon(driver, connection, timeout)
-                    connection = None
-                step = plan.throw(failed)
-                continue
-            step = plan.send(reply)
-    except StopIteration as done:
-        return cast(T, done.value)
+        return await drive(plan, carry_out, LedgerError)
     finally:
         if connection is not None:
             await abandon(driver, connection, timeout)

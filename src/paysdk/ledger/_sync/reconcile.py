@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._models.verified import VerifiedPayment
+from ..._transport._sync.drive import drive
 from .._reconciliation import (
     BATCH,
     Checked,
@@ -70,43 +71,38 @@ def reconcile(
         max_discrepancies=max_discrepancies,
         account=client.account,
     )
-    try:
-        with contextlib.ExitStack() as listing:
-            payments: Payments | None = None
-            step: ReconcileStep = next(plan)
-            while True:
-                reply: object = None
-                try:
-                    if isinstance(step, NextBatch):
-                        if payments is None:  # streamed: memory stays flat in the list
-                            stream = listing.enter_context(client.iter_payments())
-                            payments = iter(stream)
-                        reply = take(payments, step.size)
-                    elif isinstance(step, CloseList):
-                        listing.close()
-                    elif isinstance(step, LookUp):
-                        reply = ledger.rows(step.references, account=client.account)
-                    elif isinstance(step, Checked):
-                        if progress is not None:
-                            progress(step.listed)
-                    elif isinstance(step, FindOrder):
-                        assert lookup is not None
-                        reply = order_of(lookup(step.reference))
-                    elif isinstance(step, Fulfil):
-                        assert fulfil is not None
-                        found = {"reference": step.reference}
-                        verified = client.verify_callback(found, lookup=lookup)
-                        reply = ledger.fulfil_once(verified, fulfil)
-                    elif isinstance(step, FulfilledPage):
-                        reply = ledger._fulfilled_references_after(
-                            step.after, step.limit, account=client.account
-                        )
-                    else:
-                        assert isinstance(step, Verify)
-                        reply = client.verify(step.reference)
-                except Exception as error:  # the plan decides: reported, skipped, or raised
-                    step = plan.throw(error)
-                    continue
-                step = plan.send(reply)
-    except StopIteration as done:
-        return cast(ReconcileReport, done.value)
+    with contextlib.ExitStack() as listing:
+        payments: Payments | None = None
+
+        def carry_out(step: ReconcileStep) -> object:
+            nonlocal payments
+            if isinstance(step, NextBatch):
+                if payments is None:  # streamed: memory stays flat in the list
+                    stream = listing.enter_context(client.iter_payments())
+                    payments = iter(stream)
+                return take(payments, step.size)
+            if isinstance(step, CloseList):
+                listing.close()
+            elif isinstance(step, LookUp):
+                return ledger.rows(step.references, account=client.account)
+            elif isinstance(step, Checked):
+                if progress is not None:
+                    progress(step.listed)
+            elif isinstance(step, FindOrder):
+                assert lookup is not None
+                return order_of(lookup(step.reference))
+            elif isinstance(step, Fulfil):
+                assert fulfil is not None
+                found = {"reference": step.reference}
+                verified = client.verify_callback(found, lookup=lookup)
+                return ledger.fulfil_once(verified, fulfil)
+            elif isinstance(step, FulfilledPage):
+                return ledger._fulfilled_references_after(
+                    step.after, step.limit, account=client.account
+                )
+            else:
+                assert isinstance(step, Verify)
+                return client.verify(step.reference)
+            return None
+
+        return drive(plan, carry_out, Exception)  # the plan reports, skips or raises it

@@ -9,11 +9,12 @@ means; however the run ends, a transaction left open is rolled back and its conn
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar
 
+from ..._transport._sync.drive import drive
 from .._driver import Connection, Driver
 from .._errors import LedgerError
-from .._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query
+from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Pause, Query
 from .._twins import result_of, shield, sleep
 
 __all__ = ["abandon", "run_plan"]
@@ -32,39 +33,38 @@ def run_plan(
     """Run ``plan`` to its result; an Act step runs ``action(payment)``, no transaction open."""
     dialect = driver.dialect
     connection: Connection | None = None
+
+    def carry_out(step: LedgerStep) -> object:
+        nonlocal connection
+        try:
+            if isinstance(step, Begin):
+                connection = driver.begin(step.write)
+            elif isinstance(step, Query):
+                assert connection is not None
+                return connection.execute(dialect.sql(step.sql), step.params)
+            elif isinstance(step, Commit):
+                assert connection is not None
+                connection.commit()
+                driver.done(connection)
+                connection = None
+            elif isinstance(step, Pause):
+                sleep(step.seconds)
+            else:
+                assert isinstance(step, Act)
+                assert action is not None
+                try:  # a result this runner refuses is released, not marked done
+                    return Acted(value=result_of(action(payment)))
+                except BaseException as error:  # released, then re-raised by the plan
+                    return Acted(error=error)
+        except LedgerError:  # rolled back, then thrown in: what it means is the plan's to say
+            if connection is not None:
+                abandon(driver, connection, timeout)
+                connection = None
+            raise
+        return None
+
     try:
-        step = next(plan)
-        while True:
-            reply: object = None
-            try:
-                if isinstance(step, Begin):
-                    connection = driver.begin(step.write)
-                elif isinstance(step, Query):
-                    assert connection is not None
-                    reply = connection.execute(dialect.sql(step.sql), step.params)
-                elif isinstance(step, Commit):
-                    assert connection is not None
-                    connection.commit()
-                    driver.done(connection)
-                    connection = None
-                elif isinstance(step, Pause):
-                    sleep(step.seconds)
-                else:
-                    assert isinstance(step, Act)
-                    assert action is not None
-                    try:  # a result this runner refuses is released, not marked done
-                        reply = Acted(value=result_of(action(payment)))
-                    except BaseException as error:  # released, then re-raised by the plan
-                        reply = Acted(error=error)
-            except LedgerError as failed:  # rolled back; what it means is the plan's to say
-                if connection is not None:
-                    abandon(driver, connection, timeout)
-                    connection = None
-                step = plan.throw(failed)
-                continue
-            step = plan.send(reply)
-    except StopIteration as done:
-        return cast(T, done.value)
+        return drive(plan, carry_out, LedgerError)
     finally:
         if connection is not None:
             abandon(driver, connection, timeout)
