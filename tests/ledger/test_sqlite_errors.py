@@ -10,6 +10,8 @@ import contextlib
 import os
 import sqlite3
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -76,3 +78,41 @@ def test_a_ledger_locked_for_longer_than_the_timeout_says_so(tmp_path: Path) -> 
     message = str(raised.value)
     assert str(path) in message
     assert "stayed locked by another connection for more than 0.2s" in message
+
+
+@contextlib.contextmanager
+def another_process_writing(path: Path, for_seconds: float) -> Iterator[None]:
+    """Another connection writes the new file (in rollback mode, as every new file starts) and
+    commits after ``for_seconds``, from a thread: as a worker of another process that opened the
+    ledger first."""
+    writer = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("CREATE TABLE someone_else (x)")
+    done = threading.Timer(for_seconds, lambda: writer.execute("COMMIT"))
+    done.start()
+    try:
+        yield
+    finally:
+        done.join()
+        writer.close()
+
+
+def test_a_new_ledger_opened_while_another_process_writes_it_waits_for_it(tmp_path: Path) -> None:
+    """The switch to WAL fails at once there (SQLite does not wait where it could deadlock):
+    the ledger tries again within its timeout, so workers opening a new ledger together all
+    get it."""
+    path = tmp_path / "ledger.db"
+    with another_process_writing(path, for_seconds=0.3), Ledger(path, timeout=10) as ledger:
+        assert ledger.fulfil_once(paid(), lambda payment: None).outcome.value == "fulfilled"
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+
+
+def test_a_new_ledger_still_locked_after_its_timeout_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "ledger.db"
+    with another_process_writing(path, for_seconds=1.5), Ledger(path, timeout=0.5) as ledger:
+        started = time.monotonic()
+        with pytest.raises(LedgerError, match=r"stayed locked by another connection for more than"):
+            ledger.fulfil_once(paid(), lambda payment: None)
+        waited = time.monotonic() - started
+    assert waited >= 0.4  # it waited for the lock, as the message says

@@ -12,6 +12,7 @@ import datetime as dt
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
@@ -106,12 +107,37 @@ class SQLiteDriver:
         if not self._wal:
             with self._wal_lock:
                 try:
-                    raw.execute("PRAGMA journal_mode=WAL")  # persistent: once per file is enough
+                    _switch_to_wal(raw, self.busy_timeout)
                 except sqlite3.Error as exc:
                     raw.close()
                     raise sqlite_error(exc, self.path, self.busy_timeout) from exc
                 self._wal = True
         return _SQLiteConnection(raw, self.path, self.busy_timeout)
+
+
+WAL_RETRY_PAUSE = 0.02
+"""Seconds between two tries of the switch to WAL while another connection writes."""
+
+
+def _switch_to_wal(raw: sqlite3.Connection, timeout: float) -> None:
+    """Put the file in WAL mode (persistent: once per file is enough), trying again until
+    ``timeout`` while it is locked. A new file is in rollback mode: while another process writes
+    it, the switch fails at once, without SQLite's busy wait (which could deadlock there), as
+    when several workers open a new ledger together."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            raw.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_locked(exc) or time.monotonic() + WAL_RETRY_PAUSE > deadline:
+                raise
+        time.sleep(WAL_RETRY_PAUSE)
+
+
+def _is_locked(exc: sqlite3.Error) -> bool:
+    name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message says it too
+    return name.startswith("SQLITE_BUSY") or "database is locked" in str(exc)
 
 
 class AsyncSQLiteDriver:
@@ -170,7 +196,7 @@ def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
             f"({os.path.basename(path)}-wal, -shm) in {directory!r}; check the permissions "
             "(and immutable attribute, or read-only mount) of the file and its directory"
         )
-    elif name.startswith("SQLITE_BUSY") or "database is locked" in text:
+    elif _is_locked(exc):
         problem = (
             f"stayed locked by another connection for more than {timeout:g}s (the ledger's "
             "timeout): a long transaction elsewhere holds its write lock"
