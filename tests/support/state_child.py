@@ -99,22 +99,41 @@ def snapshot() -> dict[str, Any]:
 
 def _dependency_modules() -> set[str]:
     """The top-level modules of paysdk's distribution and everything it requires, extras
-    included: the modules paysdk may fairly import on first use."""
+    included: the modules paysdk may fairly import on first use. Names are compared normalized
+    (PEP 503), since Python 3.10's ``importlib.metadata`` does not find ``python_paysdk`` by
+    ``python-paysdk``."""
+
+    def normal(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    installed = {normal(dist.metadata["Name"]): dist for dist in importlib.metadata.distributions()}
     wanted, seen = ["python-paysdk"], set[str]()
     while wanted:
-        name = re.split(r"[\s;<>=!~\[(]", wanted.pop(), maxsplit=1)[0].lower().replace("_", "-")
+        name = normal(re.split(r"[\s;<>=!~\[(]", wanted.pop(), maxsplit=1)[0])
         if name in seen:
             continue
         seen.add(name)
-        try:
-            wanted += importlib.metadata.requires(name) or []
-        except importlib.metadata.PackageNotFoundError:
-            continue  # an extra's dependency not installed here: nothing of it can load
-    return {
-        module
-        for module, dists in importlib.metadata.packages_distributions().items()
-        if any(dist.lower().replace("_", "-") in seen for dist in dists)
-    } | {"paysdk"}
+        if name in installed:  # else an extra's dependency not installed here: nothing loads
+            wanted += installed[name].requires or []
+    modules = {"paysdk"}
+    for name in seen & installed.keys():
+        modules |= _top_level_modules(installed[name])
+    return modules
+
+
+def _top_level_modules(dist: importlib.metadata.Distribution) -> set[str]:
+    """The top-level modules a distribution installs, read from its files (Python 3.10's
+    ``packages_distributions`` reads only ``top_level.txt``, which most wheels no longer have)."""
+    modules = set()
+    for file in dist.files or []:
+        first = file.parts[0]
+        if first == ".." or first.endswith((".dist-info", ".egg-info", ".data", ".pth")):
+            continue
+        if len(file.parts) > 1:
+            modules.add(first)
+        elif file.suffix in (".py", ".so", ".pyd"):
+            modules.add(first.partition(".")[0])
+    return modules
 
 
 def changes(before: dict[str, Any], after: dict[str, Any]) -> dict[str, str]:
