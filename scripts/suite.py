@@ -42,14 +42,17 @@ hold (the memory peaks): the support window's ends measure them."""
 
 
 def collected(tier: str) -> list[str]:
-    """Where pytest looks for ``tier``'s tests: the smoke tier's own files and directories, so a
-    job collects (imports) no more than it runs; everything for the others."""
-    if tier != "smoke":
-        return []
+    """Where pytest looks for ``tier``'s tests, so that a job collects (imports) no more than it
+    runs: the smoke tier's own files and directories; for the full tier, everything but the
+    ``once`` tier's files; everything for the others."""
     sys.path.insert(0, str(ROOT))
-    from tests.tiers import SMOKE
+    from tests.tiers import ONCE, SMOKE
 
-    return sorted({entry.partition("::")[0] for entry in SMOKE})
+    if tier == "smoke":
+        return sorted({entry.partition("::")[0] for entry in SMOKE})
+    if tier == "full":
+        return [f"--ignore={entry}" for entry in ONCE if "::" not in entry]
+    return []
 
 
 UNSET = (TIMES, "PYTHONDONTWRITEBYTECODE")

@@ -99,9 +99,6 @@ def extra_of(module: str) -> str | None:
 MODULES = sorted(path.relative_to(PACKAGE).as_posix() for path in PACKAGE.rglob("*.py"))
 
 
-DISTRIBUTIONS = packages_distributions()
-
-
 @pytest.mark.parametrize("module", MODULES)
 def test_each_third_party_import_is_declared_where_the_module_is_installed(module: str) -> None:
     extra = extra_of(module)
@@ -109,7 +106,7 @@ def test_each_third_party_import_is_declared_where_the_module_is_installed(modul
     where = "[project] dependencies" + (f" or the {extra!r} extra" if extra else "")
     undeclared = []
     for name in sorted(third_party(PACKAGE / module) - set(HOSTED.get(module, {}))):
-        distributions = {canonical(d) for d in DISTRIBUTIONS.get(name, [])}
+        distributions = {canonical(d) for d in packages_distributions().get(name, [])}
         assert distributions, f"{module} imports {name!r}, which no installed distribution has"
         if not distributions & allowed:
             undeclared.append(f"{name} (from {', '.join(sorted(distributions))})")

@@ -145,6 +145,10 @@ def test_the_suite_runs_a_tier_by_file_on_every_core_and_two_more() -> None:
     assert all(entry.startswith(tuple(paths)) for entry in TIERS["smoke"])
     assert all((ROOT / path).exists() for path in paths)
     assert suite.command("all", 3)[-1] == "--no-loadscope-reorder"
+    full = suite.command("full", 3)  # the once tier's files are not even imported
+    ignored = {arg.removeprefix("--ignore=") for arg in full if arg.startswith("--ignore=")}
+    assert ignored == {entry for entry in TIERS["once"] if "::" not in entry}
+    assert all((ROOT / path).exists() for path in ignored)
     assert suite.worker_count() == len(os.sched_getaffinity(0)) + 2
     assert suite.worker_count(1) == len(os.sched_getaffinity(0)) + 1
 

@@ -8,6 +8,7 @@ package a program imports must be installed by a ``pip install`` line the reader
 from __future__ import annotations
 
 import ast
+import functools
 import importlib.metadata
 import re
 import shlex
@@ -101,6 +102,7 @@ def install_lines(text: str) -> list[InstallLine]:
     ]
 
 
+@functools.cache
 def packages_distributions() -> dict[str, list[str]]:
     """Each importable top-level name, with the distributions that install it.
 
@@ -122,6 +124,7 @@ def packages_distributions() -> dict[str, list[str]]:
     return found
 
 
+@functools.cache
 def module_providers() -> dict[str, set[str]]:
     """Each importable module and package (dotted), with the distributions whose files make it.
 
@@ -142,14 +145,11 @@ def module_providers() -> dict[str, set[str]]:
     return found
 
 
-MODULE_PROVIDERS = module_providers()
-
-
 def providers(module: str) -> set[str]:
     """The distributions that install ``module`` (dotted): those of its longest known prefix."""
     parts = module.split(".")
     for end in range(len(parts), 0, -1):
-        found = MODULE_PROVIDERS.get(".".join(parts[:end]))
+        found = module_providers().get(".".join(parts[:end]))
         if found:
             return found
     return set()
@@ -166,7 +166,7 @@ def _imported(tree: ast.AST) -> Iterator[str]:
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             for alias in node.names:  # `from opentelemetry import trace`: a module, maybe
                 full = f"{node.module}.{alias.name}"
-                yield full if full in MODULE_PROVIDERS else node.module
+                yield full if full in module_providers() else node.module
         elif isinstance(node, ast.Constant) and isinstance(node.value, str):
             yield from DRIVER.findall(node.value)
 
