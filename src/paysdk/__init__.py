@@ -57,7 +57,8 @@ if TYPE_CHECKING:
         TLSProtocolError,
         UnknownOrderError,
     )
-    from ._models.listed import ListedPayment, PaymentStatus
+    from ._models.listed import ListedPayment
+    from ._models.status import PaymentStatus
     from ._models.verified import CardAuthorization, VerifiedPayment
     from ._models.wire import Customer, Product
     from .ledger import AsyncLedger, Ledger, LedgerError
@@ -100,7 +101,7 @@ _LAZY = {
     "CardAuthorization": "._models.verified",
     "Customer": "._models.wire",
     "ListedPayment": "._models.listed",
-    "PaymentStatus": "._models.listed",
+    "PaymentStatus": "._models.status",
     "Product": "._models.wire",
     "VerifiedPayment": "._models.verified",
     "Expected": "._core.expected",

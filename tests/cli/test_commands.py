@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -626,3 +627,34 @@ def test_the_docs_exit_code_table_lists_exactly_the_codes_the_command_uses() -> 
     table = text.partition("## Exit codes")[2].partition("\n\n|")[2].partition("\n\n")[0]
     documented = [int(line.split("|")[1]) for line in table.splitlines()[2:]]
     assert documented == sorted(exits.MEANINGS)
+
+
+def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_them(
+    tmp_path: Path,
+) -> None:
+    """Every command's help, and ``sandbox status``, run without httpx, pydantic or the ledger:
+    they start in a fraction of the time, and ``paysdk sandbox`` serves without them."""
+    code = textwrap.dedent("""
+        import contextlib, io, sys
+        from paysdk.cli import main
+        commands = [[], ["verify"], ["list"], ["sandbox"], ["pay"], ["trigger-callback"],
+                    ["reconcile"], ["ledger"], ["sandbox", "status"]]
+        quiet = io.StringIO()
+        with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            for command in commands:
+                main([*command, "--help"])
+            status = main(["sandbox", "status"])
+        print(status)
+        loaded = ("httpx", "pydantic", "sqlite3", "paysdk._client.clients", "paysdk.ledger._ledger")
+        print(sorted(name for name in loaded if name in sys.modules))
+    """)
+    environment = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        env=environment,
+    )
+    assert result.stdout.splitlines() == [str(exits.EXIT_FAILURE), "[]"], result.stderr

@@ -20,18 +20,13 @@ from urllib.parse import urlsplit
 import httpx
 
 from .._core.config import Config, Timeout, check_account
+from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._errors import ConfigurationError
 from .._parsing.decoding import ACCEPT_ENCODING
 from .._transport.network import Network, Proxy, parse_proxy
 from .._transport.tls import ssl_context
 from .._version import __version__
 from .options import CallOptions, NotGiven, TimeoutTypes
-
-ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name, not a key
-ENV_BASE_URL = "PAYSDK_BASE_URL"
-ENV_TIMEOUT = "PAYSDK_TIMEOUT"
-ENV_MAX_RETRIES = "PAYSDK_MAX_RETRIES"
-ENV_LOG = "PAYSDK_LOG"
 
 DEFAULT_TIMEOUT = Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0)
 DEFAULT_MAX_RETRIES = 2

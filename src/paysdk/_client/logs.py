@@ -10,8 +10,8 @@ import logging
 import os
 import sys
 
+from .._core.environment import ENV_LOG
 from .._errors import ConfigurationError
-from .configure import ENV_LOG
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
 _configured = False

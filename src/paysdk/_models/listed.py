@@ -7,14 +7,13 @@ A process that only verifies (a callback handler) never builds these; the fields
 from __future__ import annotations
 
 import datetime as dt
-from enum import Enum
 from typing import Annotated, Union
 
 from pydantic import AfterValidator, Field, GetPydanticSchema, PlainSerializer
 from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
-from .._lazy import publish
+from .status import PaymentStatus
 from .timestamps import as_utc, wire_timestamp
 from .wire import Customer, Exact, Product, Products, WireModel
 
@@ -34,16 +33,6 @@ UTCDateTime = Annotated[
 
 A timestamp in UTC takes the fast path; any other offset, or none, is converted in Python.
 """
-
-
-class PaymentStatus(str, Enum):
-    """The status values the service is known to send. The set is open: others arrive as str."""
-
-    COMPLETED = "COMPLETED"
-    FAILED = "FAILED"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class ListedPayment(WireModel):
@@ -71,6 +60,3 @@ class ListEnvelope(TypedDict):
     """The 200 body of list: ``{data: [...]}``."""
 
     data: list[ListedPayment]
-
-
-publish("paysdk", PaymentStatus)

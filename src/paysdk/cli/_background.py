@@ -31,8 +31,6 @@ import time
 from collections.abc import Generator, Sequence
 from pathlib import Path
 
-import httpx
-
 from .._errors import ConfigurationError
 
 __all__ = [
@@ -188,6 +186,8 @@ def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
     Asking the sandbox (with its key) rather than trusting the pid file: a pid outlives the
     process it named, and may be another's by now.
     """
+    import httpx
+
     try:
         answer = httpx.get(
             f"{sandbox.base_url}/_sandbox/status",

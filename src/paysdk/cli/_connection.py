@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 import paysdk
-from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
+from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 
 from ._command import Command
 

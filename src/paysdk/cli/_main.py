@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from contextlib import nullcontext
 
 import paysdk
-from paysdk._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
+from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.timestamps import wire_timestamp
 from paysdk.cli._command import Command
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount

@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
-import httpx
-
-from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY, check_base_url, check_secret_key
+from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from . import _background as background
 from ._background import RunningSandbox
 from ._connection import positive_float, whole_amount
 from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, exit_codes_help
 from ._report import print_error
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["add_callback_commands"]
 
@@ -82,7 +83,11 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
 
 
 def _pay(args: argparse.Namespace) -> int:
+    import httpx
+
     from paysdk.sandbox import FAILED, MAX_CALLBACK_TIMEOUT, callback_url
+
+    from .._client.configure import check_base_url, check_secret_key
 
     if args.callback_timeout > MAX_CALLBACK_TIMEOUT:
         return print_error(

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from .._client.configure import ENV_BASE_URL, ENV_SECRET_KEY
+from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from . import _background as background
 from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exit_codes_help

@@ -9,25 +9,30 @@ See [Fulfilment](fulfilment.md) for the schema, the lease and reconciliation as 
 only when used (``paysdk.Ledger`` loads it), so ``import paysdk`` never loads sqlite3 or psycopg.
 """
 
-from .._lazy import publish
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .._lazy import lazy_names
 
 # The API reference lists these in the order they are imported here: the ledger, then its async
 # twin, what their calls return, what reconcile reports, and what they raise.
-# isort: off
-from ._ledger import Ledger
-from ._async_ledger import AsyncLedger
-from ._rows import FulfilResult, LedgerRow, Outcome
-from ._report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
-from ._sql import DEFAULT_TABLE, STATES
-from ._errors import (
-    LedgerError,
-    LeaseLostError,
-    UnrecordedFulfilmentError,
-    UnverifiedPaymentError,
-    AmountOutOfRangeError,
-)
-from ._base import sqlite_file
-# isort: on
+if TYPE_CHECKING:
+    # isort: off
+    from ._ledger import Ledger
+    from ._async_ledger import AsyncLedger
+    from ._rows import FulfilResult, LedgerRow, Outcome
+    from ._report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
+    from ._sql import DEFAULT_TABLE, STATES
+    from ._errors import (
+        LedgerError,
+        LeaseLostError,
+        UnrecordedFulfilmentError,
+        UnverifiedPaymentError,
+        AmountOutOfRangeError,
+    )
+    from ._base import sqlite_file
+    # isort: on
 
 __all__ = [
     "ALARMS",
@@ -50,9 +55,35 @@ __all__ = [
     "sqlite_file",
 ]
 
-publish(__name__, *(globals()[name] for name in __all__))
+_HOMES = {
+    "Ledger": "._ledger",
+    "AsyncLedger": "._async_ledger",
+    **dict.fromkeys(["FulfilResult", "LedgerRow", "Outcome"], "._rows"),
+    **dict.fromkeys(
+        ["ALARMS", "MAX_DISCREPANCIES", "Discrepancy", "Kind", "ReconcileReport"], "._report"
+    ),
+    **dict.fromkeys(["DEFAULT_TABLE", "STATES"], "._sql"),
+    **dict.fromkeys(
+        [
+            "LedgerError",
+            "LeaseLostError",
+            "UnrecordedFulfilmentError",
+            "UnverifiedPaymentError",
+            "AmountOutOfRangeError",
+        ],
+        "._errors",
+    ),
+    "sqlite_file": "._base",
+}
+"""Each name is loaded on first use, its module with it: the command line reads
+``MAX_DISCREPANCIES`` without loading the ledger, its client and its drivers."""
+
+_load, _names = lazy_names(__name__, _HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    return _load(name)
 
 
 def __dir__() -> list[str]:
-    """The public names only, not the modules and helpers this package imports to work."""
-    return sorted(__all__)
+    return _names()

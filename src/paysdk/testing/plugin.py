@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ._callbacks import CallbackSender
     from ._mock_api import MockPaymentAPI
 
-ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name (as in paysdk._client.configure)
+ENV_SECRET_KEY = "PAYSDK_SECRET_KEY"  # noqa: S105 - the variable's name (as in paysdk._core.environment)
 ENV_BASE_URL = "PAYSDK_BASE_URL"
 ENVIRONMENT_INI = "paysdk_environment"
 ENVIRONMENTS = ("mock", "sandbox", "none")
