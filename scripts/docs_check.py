@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING
 from find_postgres import apt_install, is_debian
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser
+    from playwright.sync_api import Browser, Page
 
 __all__ = [
     "PAGES",
@@ -191,34 +191,31 @@ def page_uri(site: Path, page: str) -> str:
     return (site / f"{page}.html").resolve().as_uri()
 
 
-def measure(browser: Browser, site: Path, page: str, width: int) -> Measured:
-    """Render ``page`` at ``width`` and measure it; leave its screenshots in ``.docs-check/``."""
-    view = browser.new_page(viewport={"width": width, "height": 900})
-    try:
-        view.goto(page_uri(site, page))
-        measured = Measured(
-            page=page,
-            width=width,
-            text=view.inner_text("article"),
-            table_names=[
-                (str(name), int(boxes))
-                for name, boxes in view.eval_on_selector_all(
-                    "article table td:first-child code", _TABLE_NAMES
-                )
-            ],
-            wrapped_code=[
-                str(start) for start in view.eval_on_selector_all("pre > code", _WRAPPED_CODE)
-            ],
-        )
-        anchors = PAGES[page]
-        if anchors == []:
-            view.screenshot(path=str(SCREENSHOTS / f"{page}-{width}.png"), full_page=True)
-        for anchor in anchors or []:
-            view.locator(f'[id="{anchor}"]').scroll_into_view_if_needed()
-            view.screenshot(path=str(SCREENSHOTS / f"{page}-{anchor}-{width}.png"))
-        return measured
-    finally:
-        view.close()
+def measure(view: Page, page: str, width: int) -> Measured:
+    """Lay ``page``, loaded in ``view``, out at ``width`` and measure it; leave its screenshots
+    in ``.docs-check/``."""
+    view.set_viewport_size({"width": width, "height": 900})
+    measured = Measured(
+        page=page,
+        width=width,
+        text=view.inner_text("article"),
+        table_names=[
+            (str(name), int(boxes))
+            for name, boxes in view.eval_on_selector_all(
+                "article table td:first-child code", _TABLE_NAMES
+            )
+        ],
+        wrapped_code=[
+            str(start) for start in view.eval_on_selector_all("pre > code", _WRAPPED_CODE)
+        ],
+    )
+    anchors = PAGES[page]
+    if anchors == []:
+        view.screenshot(path=str(SCREENSHOTS / f"{page}-{width}.png"), full_page=True)
+    for anchor in anchors or []:
+        view.locator(f'[id="{anchor}"]').scroll_into_view_if_needed()
+        view.screenshot(path=str(SCREENSHOTS / f"{page}-{anchor}-{width}.png"))
+    return measured
 
 
 def find_chromium(install: bool) -> str:
@@ -263,10 +260,12 @@ WRAP_SAMPLE = f"""<pre><code style="white-space: pre-wrap">def kept():\n{_LONG_L
 
 def sees_wrapped_lines(browser: Browser) -> list[str]:
     """Nothing when the wrapped-line measure finds exactly the wrapped line of ``WRAP_SAMPLE``
-    in this browser; else why the check cannot be trusted."""
-    view = browser.new_page(viewport={"width": 800, "height": 600})
+    in this browser, laid out again at a narrower width after loading (as each page is); else
+    why the check cannot be trusted."""
+    view = browser.new_page(viewport={"width": 3840, "height": 600})
     try:
         view.set_content(WRAP_SAMPLE)
+        view.set_viewport_size({"width": 800, "height": 600})  # as measure() lays pages out
         seen = view.eval_on_selector_all("pre > code", _WRAPPED_CODE)
     finally:
         view.close()
@@ -285,9 +284,13 @@ def check(site: Path, chromium: str) -> list[str]:
         browser = playwright.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
         try:
             found += sees_wrapped_lines(browser)
+            # one tab, each page loaded once and laid out at each width: a page's load (its
+            # scripts, styles and fonts) costs several times its layout
+            view = browser.new_page()
             for page in PAGES:
+                view.goto(page_uri(site, page))
                 for width in WIDTHS:
-                    found += problems(measure(browser, site, page, width))
+                    found += problems(measure(view, page, width))
         finally:
             browser.close()
     return found
