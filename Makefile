@@ -45,6 +45,12 @@ lint: $(DEV_STAMP)
 # pyright finds the packages to check against through the `python` first on PATH.
 PYRIGHT := PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pyright
 
+# mypy's cache is the user's, as pip's and uv's are, so that a new clone (CI's) checks only what
+# differs from the last check anywhere on the machine: about 5 CPU-seconds instead of 30. mypy
+# checks each cached module's hash, and writes each file of its cache whole (os.replace).
+MYPY_CACHE_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/paysdk/mypy
+export MYPY_CACHE_DIR
+
 typecheck: $(DEV_STAMP)
 	$(BIN)/mypy --strict src tests examples benchmarks scripts
 	$(PYRIGHT)
