@@ -33,6 +33,7 @@ from paysdk.sandbox import (
     Fault,
     Sandbox,
 )
+from tests.cli.sandbox_cli import free_port
 
 Run = Callable[..., tuple[int, str, str]]
 
@@ -632,8 +633,9 @@ def test_the_docs_exit_code_table_lists_exactly_the_codes_the_command_uses() -> 
 def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_them(
     tmp_path: Path,
 ) -> None:
-    """Every command's help, and ``sandbox status``, run without httpx, pydantic or the ledger:
-    they start in a fraction of the time, and ``paysdk sandbox`` serves without them."""
+    """Every command's help, and a detached sandbox's start, status and stop, run without httpx,
+    pydantic or the ledger: they start in a fraction of the time, and ``paysdk sandbox`` serves
+    without them."""
     code = textwrap.dedent("""
         import contextlib, io, sys
         from paysdk.cli import main
@@ -643,18 +645,22 @@ def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_
         with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
             for command in commands:
                 main([*command, "--help"])
-            status = main(["sandbox", "status"])
-        print(status)
+            none_running = main(["sandbox", "status"])
+            started = main(["sandbox", "--detach", "--port", sys.argv[1]])
+            running = main(["sandbox", "status"])
+            stopped = main(["sandbox", "stop"])
+        print(none_running, started, running, stopped)
         loaded = ("httpx", "pydantic", "sqlite3", "paysdk._client.clients", "paysdk.ledger._ledger")
         print(sorted(name for name in loaded if name in sys.modules))
     """)
     environment = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, str(free_port())],
         capture_output=True,
         text=True,
         check=True,
         timeout=60,
         env=environment,
     )
-    assert result.stdout.splitlines() == [str(exits.EXIT_FAILURE), "[]"], result.stderr
+    ok, failure = exits.EXIT_OK, exits.EXIT_FAILURE
+    assert result.stdout.splitlines() == [f"{failure} {ok} {ok} {ok}", "[]"], result.stderr

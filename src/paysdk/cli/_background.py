@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import http.client
 import json
 import os
 import select
@@ -30,6 +31,8 @@ import tempfile
 import time
 from collections.abc import Generator, Sequence
 from pathlib import Path
+from typing import cast
+from urllib.parse import urlsplit
 
 from .._errors import ConfigurationError
 
@@ -184,20 +187,28 @@ def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
     """The pid of the process serving ``sandbox.base_url``, as it says; ``None`` if none says.
 
     Asking the sandbox (with its key) rather than trusting the pid file: a pid outlives the
-    process it named, and may be another's by now.
+    process it named, and may be another's by now. Over the standard library's HTTP client: a
+    detached sandbox serves plain HTTP on this machine, and ``status`` and ``stop`` then start
+    without loading httpx.
     """
-    import httpx
-
-    try:
-        answer = httpx.get(
-            f"{sandbox.base_url}/_sandbox/status",
-            headers={"Authorization": f"Bearer {sandbox.secret_key}"},
-            timeout=timeout,
-            trust_env=False,
-        )
-        pid = answer.json().get("pid") if answer.status_code == 200 else None
-    except (httpx.HTTPError, ValueError, AttributeError):
+    address = urlsplit(sandbox.base_url)
+    if address.scheme != "http" or not address.hostname:
         return None
+    try:
+        connection = http.client.HTTPConnection(address.hostname, address.port, timeout=timeout)
+        try:
+            connection.request(
+                "GET",
+                "/_sandbox/status",
+                headers={"Authorization": f"Bearer {sandbox.secret_key}"},
+            )
+            answer = connection.getresponse()
+            said: object = json.loads(answer.read()) if answer.status == 200 else None
+        finally:
+            connection.close()
+    except (OSError, http.client.HTTPException, ValueError):
+        return None
+    pid: object = cast("dict[str, object]", said).get("pid") if isinstance(said, dict) else None
     return pid if isinstance(pid, int) else None
 
 
