@@ -149,6 +149,15 @@ class HostileServer:
         with self._lock:
             return len(self.requests)
 
+    def attempts_seen(self, expected: int, timeout: float = 10.0) -> int:
+        """``attempts`` once it reaches ``expected``, or after ``timeout`` seconds: a client
+        that gave up (its deadline) may leave a request in the socket that a loaded machine has
+        not yet let the server read."""
+        give_up = time.monotonic() + timeout
+        while self.attempts < expected and time.monotonic() < give_up:
+            time.sleep(0.01)
+        return self.attempts
+
     @property
     def connections(self) -> int:
         """How many connections the server accepted."""
