@@ -263,9 +263,12 @@ def wait_for_log(capfd: pytest.CaptureFixture[str], *needles: str) -> str:
 def test_a_client_that_hangs_up_is_one_log_line(
     sandbox: Sandbox, capfd: pytest.CaptureFixture[str]
 ) -> None:
-    sandbox.inject(Fault(delay=0.3), path="/payments")
+    sandbox.inject(Fault(delay=1.0), path="/payments")
     conn = socket.create_connection(("127.0.0.1", sandbox.port), timeout=WAIT)
     conn.sendall(list_request(sandbox))
+    deadline = time.monotonic() + WAIT
+    while not sandbox.requests and time.monotonic() < deadline:  # read, and now delayed: a
+        time.sleep(0.01)  # reset before the read would drop the request unseen, on a loaded box
     conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     conn.close()  # a reset, while the sandbox waits out the delay; its answer then fails
     printed = wait_for_log(capfd, "disconnected", "Traceback")
