@@ -301,8 +301,9 @@ async def test_an_attempt_through_the_environments_proxy_is_bounded_as_a_whole(
 def test_a_stream_whose_gzip_header_never_ends_meets_its_budget_on_an_injected_client(
     hostile: HostileServer,
 ) -> None:
-    """paysdk cannot bound an injected client's sockets: between raw chunks that inflate to
-    nothing (a gzip file name trickled for ever), the stream reader looks at its clock."""
+    """Raw chunks that inflate to nothing (a gzip file name trickled for ever) reach no
+    decoded byte: the read's deadline shuts the merchant's socket, and the stream reader looks
+    at its clock between chunks too."""
 
     def endless_file_name(conn: Connection, request: Request) -> bool:
         headers = {"Content-Encoding": "gzip", "Content-Type": "application/json"}

@@ -4,7 +4,7 @@ httpx exception stands for. The edge where paysdk's own values meet httpx's."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import httpx
 
@@ -23,6 +23,7 @@ __all__ = [
     "body_source",
     "failure_from_httpx",
     "httpx_timeout",
+    "narrowed",
     "raw_body",
     "sync_body",
 ]
@@ -76,6 +77,11 @@ def httpx_timeout(timeout: Timeout) -> httpx.Timeout:
     return httpx.Timeout(**timeout._asdict())
 
 
+def narrowed(timeout: Timeout, budget: float) -> Timeout:
+    """``timeout`` with no phase longer than ``budget``."""
+    return Timeout(*(budget if limit is None or limit > budget else limit for limit in timeout))
+
+
 def sync_body(response: httpx.Response) -> Iterator[bytes]:
     """The decoded body, inflated in bounded steps as it arrives (for streams)."""
     encoding, chunks = raw_body(response)
@@ -124,8 +130,18 @@ class RequestBuilder:
         self._timeout = defaults.timeout if defaults else None
         self._last: tuple[Mapping[str, str] | None, Mapping[str, str]] = (None, {})
 
-    def build(self, http: httpx.Client | httpx.AsyncClient, request: Send) -> httpx.Request:
+    def build(
+        self,
+        http: httpx.Client | httpx.AsyncClient,
+        request: Send,
+        extensions: dict[str, Any] | None = None,
+    ) -> httpx.Request:
+        """The request for ``request``; ``extensions``: httpcore's request extensions, which
+        also narrows each phase's timeout to the attempt's budget (for a merchant's client,
+        whose sockets paysdk does not bound itself)."""
         timeout = request.timeout
+        if extensions is not None and request.budget is not None:
+            timeout = narrowed(timeout, request.budget)
         return http.build_request(
             request.method,
             request.url,
@@ -133,6 +149,7 @@ class RequestBuilder:
             timeout=httpx.USE_CLIENT_DEFAULT
             if timeout == self._timeout
             else httpx_timeout(timeout),
+            extensions=extensions,
         )
 
     def _trim(self, headers: Mapping[str, str]) -> Mapping[str, str]:

@@ -1,9 +1,11 @@
 """The sync httpx sender: carry out a ``Send`` or ``Read`` step, report what came of it.
 
 Bodies are streamed through ``BodyReader``, so no answer is read past its cap, and each
-attempt is bounded as a whole: the sync sender by socket deadlines (``deadline``) and a check
-per chunk, the async one by a cancel scope. A network or service failure becomes a
-``Failure``; any other exception is a bug and goes to the caller unchanged.
+attempt is bounded as a whole: on paysdk's own client by socket deadlines (``deadline``), on a
+merchant's by the ``watchdog`` shutting the attempt's socket at its deadline (``borrowed``
+finds it), on both by a check per chunk; the async sender by a cancel scope. A network or
+service failure becomes a ``Failure``; any other exception is a bug and goes to the caller
+unchanged.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from collections.abc import Callable
 
 import httpx
 
-from .._core.body import BodyReader, read_timed_out, stream_failure
+from .._core.body import BodyReader, attempt_timed_out, read_timed_out, stream_failure
 from .._core.steps import Answer, Failure, Opened, Read, Send
 from .._errors import closed_error
+from . import watchdog
 from ._sync.pool import PoolTransport
+from .borrowed import AttemptTrace, IdleSockets, socket_of
 from .deadline import attempt_deadline, deadline_backend
 from .httpx_common import (
     HttpxDefaults,
@@ -50,14 +54,42 @@ def own_client(network: Network, defaults: HttpxDefaults) -> httpx.Client:
 class SyncStream:
     """A successful answer left open for ``iter_payments``: one chunk per ``Read``."""
 
-    def __init__(self, response: httpx.Response, closed: Callable[[], bool]) -> None:
+    def __init__(
+        self, response: httpx.Response, closed: Callable[[], bool], *, borrowed: bool = False
+    ) -> None:
+        """
+        Args:
+            response: the answer, its body not read yet.
+            closed: whether the client was closed.
+            borrowed: the client is the merchant's: each read is watched (``watchdog``).
+        """
         self.opened = Opened(response.status_code, response.headers)
         self._response = response
         self._chunks = sync_body(response)
         self._closed = closed
+        stream = response.extensions.get("network_stream")
+        h1 = response.http_version == "HTTP/1.1"
+        self._sock = socket_of(stream) if borrowed and h1 else None
+        self._cut = False
 
     def read(self, step: Read) -> bytes | Failure:
         deadline = _deadline_of(step.budget, time.monotonic())
+        if deadline is None or self._sock is None:
+            return self._read(step, deadline)
+        if self._cut:  # an earlier read's deadline shut the socket: nothing more is trusted
+            return read_timed_out(step.budget)
+        watch = watchdog.watch(deadline)
+        watch.attach(self._sock)
+        try:
+            got = self._read(step, deadline)
+        finally:
+            watch.end()
+        if watch.cut:
+            self._cut = True
+            return read_timed_out(step.budget)
+        return got
+
+    def _read(self, step: Read, deadline: float | None) -> bytes | Failure:
         try:
             with attempt_deadline(deadline):  # sockets of paysdk's own client; else the clock:
                 for piece in self._chunks:
@@ -90,6 +122,7 @@ class SyncHttpxSender:
         """
         self.http = http
         self._requests = RequestBuilder(defaults)
+        self._idle = IdleSockets() if defaults is None else None
 
     @property
     def is_closed(self) -> bool:
@@ -98,30 +131,51 @@ class SyncHttpxSender:
     def send(self, request: Send) -> Answer | Failure | SyncStream:
         started = time.monotonic()
         deadline = _deadline_of(request.budget, started)
-        with attempt_deadline(deadline):
-            try:
-                response = self.http.send(self._requests.build(self.http, request), stream=True)
-            except Exception as exc:
-                if (failure := self._failure(exc)) is None:
-                    raise
-                return failure
-            if request.opens(response.status_code):
-                return SyncStream(response, lambda: self.http.is_closed)
-            encoding, chunks = raw_body(response)
-            reader = BodyReader(
-                request, response.status_code, response.headers, started, encoding=encoding
-            )
-            try:
-                for raw in chunks:
-                    if (done := reader.take(raw)) is not None:
-                        return done
-                return reader.finish()
-            except Exception as exc:
-                if (failure := self._failure(exc)) is None:
-                    raise
-                return failure
-            finally:
-                response.close()
+        if deadline is None or self._idle is None:
+            with attempt_deadline(deadline):
+                return self._send(request, started, None)
+        watch = watchdog.watch(deadline)
+        try:
+            outcome = self._send(request, started, AttemptTrace(watch, self._idle))
+        finally:
+            watch.end()
+        if watch.cut:  # its socket was shut at the deadline: a timeout, whatever was read
+            if isinstance(outcome, SyncStream):
+                outcome.close()
+            return attempt_timed_out(request.budget)
+        return outcome
+
+    def _send(
+        self, request: Send, started: float, trace: AttemptTrace | None
+    ) -> Answer | Failure | SyncStream:
+        """One attempt; ``trace`` finds a merchant's socket for the watchdog."""
+        extensions = None if trace is None else {"trace": trace}
+        try:
+            built = self._requests.build(self.http, request, extensions)
+            response = self.http.send(built, stream=True)
+        except Exception as exc:
+            if (failure := self._failure(exc)) is None:
+                raise
+            return failure
+        if trace is not None:
+            trace.found(response.extensions.get("network_stream"), response.http_version)
+        if request.opens(response.status_code):
+            return SyncStream(response, lambda: self.http.is_closed, borrowed=trace is not None)
+        encoding, chunks = raw_body(response)
+        reader = BodyReader(
+            request, response.status_code, response.headers, started, encoding=encoding
+        )
+        try:
+            for raw in chunks:
+                if (done := reader.take(raw)) is not None:
+                    return done
+            return reader.finish()
+        except Exception as exc:
+            if (failure := self._failure(exc)) is None:
+                raise
+            return failure
+        finally:
+            response.close()
 
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""

@@ -1,0 +1,132 @@
+"""Finding the socket an attempt reads from on a merchant's own ``httpx.Client``.
+
+paysdk's own client bounds its sockets itself (``deadline``); a client the merchant gave is left
+as it was made, so the attempt's socket is found through httpcore's public ``trace`` request
+extension and handed to the deadline ``watchdog``:
+
+- a new connection: the network stream httpcore returns from ``connect_tcp`` (and
+  ``start_tls``) carries its socket (``get_extra_info("socket")``);
+- a kept-alive connection sends no connect event, so each connection an attempt used is
+  remembered as idle when its answer is closed (``http11.response_closed``); an attempt that
+  starts sending without connecting took the only idle one, if there is only one;
+- once the head has arrived, the response's ``network_stream`` extension names it exactly.
+
+HTTP/2 connections are never shut down: other requests share them.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+import threading
+import weakref
+from typing import Any
+
+import httpcore
+
+from .watchdog import Watch
+
+__all__ = ["AttemptTrace", "IdleSockets", "socket_of"]
+
+
+def socket_of(stream: object) -> socket.socket | None:
+    """The socket under an httpcore network stream, if it names one."""
+    if not isinstance(stream, httpcore.NetworkStream):
+        return None
+    sock = stream.get_extra_info("socket")
+    return sock if isinstance(sock, socket.socket) else None
+
+
+def _speaks_h2(stream: object) -> bool:
+    """Whether TLS agreed on HTTP/2 for this stream (ALPN)."""
+    if not isinstance(stream, httpcore.NetworkStream):
+        return False
+    tls = stream.get_extra_info("ssl_object")
+    return isinstance(tls, ssl.SSLObject | ssl.SSLSocket) and tls.selected_alpn_protocol() == "h2"
+
+
+class IdleSockets:
+    """The sockets of a merchant's client that paysdk's attempts left open for the next one.
+
+    Held weakly: the client's pool closes and drops them as it likes. A forked child starts
+    with none (its lock may have been held by a thread of the parent).
+    """
+
+    __slots__ = ("_lock", "_pid", "_sockets")
+
+    def __init__(self) -> None:
+        self._reset()
+
+    def _reset(self) -> None:
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+
+    def _mine(self) -> None:
+        if self._pid != os.getpid():
+            self._reset()
+
+    def release(self, sock: socket.socket) -> None:
+        """An attempt is done with ``sock``; its connection may be reused."""
+        self._mine()
+        with self._lock:
+            self._sockets.add(sock)
+
+    def claim(self, sock: socket.socket) -> None:
+        """An attempt is using ``sock``."""
+        self._mine()
+        with self._lock:
+            self._sockets.discard(sock)
+
+    def claim_only(self) -> socket.socket | None:
+        """The one idle socket still open, claimed; ``None`` if there are none or several."""
+        self._mine()
+        with self._lock:
+            open_ = [sock for sock in self._sockets if sock.fileno() >= 0]
+            if len(open_) != 1:
+                return None
+            (sock,) = open_
+            self._sockets.discard(sock)
+            return sock
+
+
+class AttemptTrace:
+    """The ``trace`` extension of one attempt: gives its ``Watch`` the attempt's socket."""
+
+    __slots__ = ("_idle", "_shared", "_sock", "_watch")
+
+    def __init__(self, watch: Watch, idle: IdleSockets) -> None:
+        self._watch = watch
+        self._idle = idle
+        self._sock: socket.socket | None = None
+        self._shared = False
+
+    def __call__(self, event: str, info: dict[str, Any]) -> None:
+        if event.startswith("http2."):
+            self._shared = True  # multiplexed: shutting it would cut others' requests
+        elif event.endswith(".complete") and not self._shared:
+            stream = info.get("return_value")
+            if _speaks_h2(stream):
+                self._shared = True
+                self._watch.detach()
+            elif (sock := socket_of(stream)) is not None:
+                self._take(sock)  # connect_tcp, start_tls: a connection made for this attempt
+        elif event == "http11.send_request_headers.started" and self._sock is None:
+            if (sock := self._idle.claim_only()) is not None:
+                self._take(sock)  # no connect event: the kept-alive connection
+        elif event == "http11.response_closed.started" and self._sock is not None:
+            self._idle.release(self._sock)
+
+    def found(self, stream: object, http_version: str) -> None:
+        """The response's ``network_stream``: the socket the body is read from."""
+        if http_version != "HTTP/1.1" or self._shared:
+            return
+        sock = socket_of(stream)
+        if sock is not None and sock is not self._sock:
+            self._take(sock)
+
+    def _take(self, sock: socket.socket) -> None:
+        self._idle.claim(sock)
+        self._sock = sock
+        self._watch.attach(sock)

@@ -1,0 +1,198 @@
+"""The attempt budget holds on a merchant's own ``http_client=``, sync and async, over real
+loopback HTTP: a server that trickles its answer a byte at a time resets httpx's per-read
+timeouts for ever, yet the call ends as paysdk's timeout soon after ``timeout``, and the
+merchant's client still serves the next call."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+import warnings
+from collections.abc import Callable
+
+import httpx
+import pytest
+
+import paysdk
+from paysdk import APITimeoutError
+from tests.conftest import SECRET, verify_body
+from tests.support.hostile import (
+    Behaviour,
+    Connection,
+    HostileServer,
+    Request,
+    head,
+    respond_json,
+    trickle_body,
+    trickle_head,
+)
+
+pytestmark = pytest.mark.anyio
+
+REFERENCE = "order-1042"
+TIMEOUT = 1.0
+BOUND = 3.0
+"""Seconds a call with ``timeout=1`` must end within on a loaded 2-core machine; unbounded, a
+trickled answer below takes 13 s or more."""
+
+SLOW_HEAD = head(200, {"Content-Length": "2", "X-Padding": "x" * 200}) + b"{}"
+"""About 13 s of answer at a byte every 0.05 s."""
+
+
+def ok() -> Behaviour:
+    return respond_json(200, verify_body(REFERENCE))
+
+
+def trickled_head() -> Behaviour:
+    return trickle_head(SLOW_HEAD, interval=0.05)
+
+
+def trickled_body() -> Behaviour:
+    return trickle_body(interval=0.05)
+
+
+def trickled_chunk_extension() -> Behaviour:
+    """The head at once, then a chunk's size line whose extension never ends: bytes that reach
+    no chunk of body, so nothing but the socket sees them."""
+
+    def behave(conn: Connection, request: Request) -> bool:
+        conn.send(head(200, {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}))
+        conn.send(b"1;")
+        for _ in range(400):  # 20 s of extension, a byte at a time
+            conn.send(b"a")
+            conn.pause(0.05)
+        return False
+
+    return behave
+
+
+TRICKLES: dict[str, Callable[[], Behaviour]] = {
+    "head": trickled_head,
+    "body": trickled_body,
+    "chunk extension": trickled_chunk_extension,
+}
+
+
+@pytest.fixture(params=list(TRICKLES))
+def trickle(request: pytest.FixtureRequest) -> Callable[[], Behaviour]:
+    return TRICKLES[request.param]
+
+
+def _client(http: httpx.Client, hostile: HostileServer) -> paysdk.Client:
+    return paysdk.Client(
+        secret_key=SECRET,
+        base_url=hostile.base_url,
+        http_client=http,
+        allow_insecure_http=True,
+        timeout=TIMEOUT,
+        max_retries=0,
+    )
+
+
+def _async_client(http: httpx.AsyncClient, hostile: HostileServer) -> paysdk.AsyncClient:
+    return paysdk.AsyncClient(
+        secret_key=SECRET,
+        base_url=hostile.base_url,
+        http_client=http,
+        allow_insecure_http=True,
+        timeout=TIMEOUT,
+        max_retries=0,
+    )
+
+
+@pytest.mark.parametrize("reused", [False, True], ids=["new connection", "kept-alive connection"])
+def test_a_trickled_answer_meets_the_budget_on_a_merchants_client(
+    hostile: HostileServer, trickle: Callable[[], Behaviour], reused: bool
+) -> None:
+    hostile.script(*([ok()] if reused else []), trickle(), ok())
+    with httpx.Client() as http:
+        client = _client(http, hostile)
+        if reused:
+            assert client.verify(REFERENCE).reference == REFERENCE
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError) as caught:
+            client.verify(REFERENCE)
+        elapsed = time.monotonic() - started
+        assert client.verify(REFERENCE).reference == REFERENCE  # the merchant's pool still works
+        assert not http.is_closed
+    assert elapsed < BOUND, elapsed
+    assert "budget" in str(caught.value) or "within" in str(caught.value)
+    trickled = hostile.requests[1 if reused else 0]
+    if reused:  # the trickle came on the connection the first call left open
+        assert trickled.connection == hostile.requests[0].connection
+
+
+@pytest.mark.parametrize("reused", [False, True], ids=["new connection", "kept-alive connection"])
+async def test_a_trickled_answer_meets_the_budget_on_a_merchants_async_client(
+    hostile: HostileServer, trickle: Callable[[], Behaviour], reused: bool
+) -> None:
+    hostile.script(*([ok()] if reused else []), trickle(), ok())
+    async with httpx.AsyncClient() as http:
+        client = _async_client(http, hostile)
+        if reused:
+            assert (await client.verify(REFERENCE)).reference == REFERENCE
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError):
+            await client.verify(REFERENCE)
+        elapsed = time.monotonic() - started
+        assert (await client.verify(REFERENCE)).reference == REFERENCE
+        await client.close()
+        assert not http.is_closed
+    assert elapsed < BOUND, elapsed
+    if reused:
+        assert hostile.requests[1].connection == hostile.requests[0].connection
+
+
+def test_a_trickled_stream_meets_its_budget_on_a_merchants_client(hostile: HostileServer) -> None:
+    """``iter_payments`` reads the body one step at a time: each step is bounded too."""
+    hostile.script(trickle_body(interval=0.05, byte=b"{"), ok())
+    with httpx.Client() as http:
+        client = _client(http, hostile)
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError):
+            list(client.iter_payments())
+        assert time.monotonic() - started < BOUND
+        assert client.verify(REFERENCE).reference == REFERENCE
+
+
+def test_answers_in_time_leave_no_thread_behind(hostile: HostileServer) -> None:
+    """Answers in time cost no thread per call: at most one watches every deadline, and it
+    ends once nothing is left to watch."""
+    hostile.script(ok())
+    before = set(threading.enumerate())
+    with httpx.Client() as http:
+        client = _client(http, hostile)
+        for _ in range(20):
+            assert client.verify(REFERENCE).reference == REFERENCE
+        assert len(set(threading.enumerate()) - before) <= 1
+    give_up = time.monotonic() + 10
+    while set(threading.enumerate()) - before and time.monotonic() < give_up:
+        time.sleep(0.05)
+    assert not set(threading.enumerate()) - before
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform cannot fork")
+def test_a_forked_child_meets_the_budget_on_a_client_it_made(hostile: HostileServer) -> None:
+    """The parent's deadlines and the thread watching them are not the child's: the child, which
+    inherits neither running, watches its own attempts (made when the parent's thread was busy)."""
+    hostile.script(trickled_head())
+    with httpx.Client() as http, pytest.raises(APITimeoutError):
+        _client(http, hostile).verify(REFERENCE)  # the parent's watching thread is running now
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # 3.12+: forking with threads
+        pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        status = 3
+        try:
+            with httpx.Client() as http:
+                started = time.monotonic()
+                try:
+                    _client(http, hostile).verify(REFERENCE)
+                    status = 2
+                except APITimeoutError:
+                    status = 0 if time.monotonic() - started < BOUND else 1
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0, "the child's attempt was not bounded"
