@@ -146,7 +146,7 @@ async def test_a_trickled_answer_meets_the_budget_on_a_merchants_async_client(
 
 def test_a_trickled_stream_meets_its_budget_on_a_merchants_client(hostile: HostileServer) -> None:
     """``iter_payments`` reads the body one step at a time: each step is bounded too."""
-    hostile.script(trickle_body(interval=0.05, byte=b"{"), ok())
+    hostile.script(trickled_chunk_extension(), ok())
     with httpx.Client() as http:
         client = _client(http, hostile)
         started = time.monotonic()
@@ -196,3 +196,18 @@ def test_a_forked_child_meets_the_budget_on_a_client_it_made(hostile: HostileSer
             os._exit(status)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0, "the child's attempt was not bounded"
+
+
+async def test_a_trickled_stream_meets_its_budget_on_a_merchants_async_client(
+    hostile: HostileServer,
+) -> None:
+    hostile.script(trickled_chunk_extension(), ok())
+    async with httpx.AsyncClient() as http:
+        client = _async_client(http, hostile)
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError):
+            async for _ in client.iter_payments():
+                pass
+        assert time.monotonic() - started < BOUND
+        assert (await client.verify(REFERENCE)).reference == REFERENCE
+        await client.close()
