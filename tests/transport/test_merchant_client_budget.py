@@ -5,11 +5,15 @@ merchant's client still serves the next call."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import socket
+import ssl
 import threading
 import time
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import httpx
 import pytest
@@ -211,3 +215,67 @@ async def test_a_trickled_stream_meets_its_budget_on_a_merchants_async_client(
         assert time.monotonic() - started < BOUND
         assert (await client.verify(REFERENCE)).reference == REFERENCE
         await client.close()
+
+
+@contextlib.contextmanager
+def tls_trickler(context: ssl.SSLContext) -> Iterator[str]:
+    """An HTTPS server on 127.0.0.1 that answers its one connection's requests: the first with
+    :data:`SLOW_HEAD` a byte every 0.05 s, a later one on a new connection at once. Yields its
+    base URL."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    listener.settimeout(0.05)
+    stopping = threading.Event()
+
+    def answer(sock: socket.socket, slow: bool) -> None:
+        with context.wrap_socket(sock, server_side=True) as tls:
+            tls.settimeout(5)
+            received = b""
+            while b"\r\n\r\n" not in received:
+                received += tls.recv(4096)
+            document = json.dumps(verify_body(REFERENCE)).encode()
+            if not slow:
+                tls.sendall(head(200, {"Content-Length": str(len(document))}) + document)
+                return
+            for index in range(len(SLOW_HEAD)):
+                if stopping.wait(0.05):
+                    return
+                tls.sendall(SLOW_HEAD[index : index + 1])
+
+    def serve() -> None:
+        served = 0
+        while not stopping.is_set():
+            try:
+                sock, _ = listener.accept()
+            except TimeoutError:
+                continue
+            sock.settimeout(None)
+            with contextlib.suppress(OSError):
+                answer(sock, slow=served == 0)
+            served += 1
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield f"https://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        stopping.set()
+        thread.join(10)
+        listener.close()
+
+
+def test_a_trickled_head_over_tls_meets_the_budget_on_a_merchants_client(
+    tls_server_context: ssl.SSLContext, tls_client_context: ssl.SSLContext
+) -> None:
+    """The socket under TLS is shut as a plain one is: the read blocked in TLS returns too."""
+    with (
+        tls_trickler(tls_server_context) as base_url,
+        httpx.Client(verify=tls_client_context) as http,
+    ):
+        client = paysdk.Client(
+            secret_key=SECRET, base_url=base_url, http_client=http, timeout=TIMEOUT, max_retries=0
+        )
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError):
+            client.verify(REFERENCE)
+        assert time.monotonic() - started < BOUND
+        assert client.verify(REFERENCE).reference == REFERENCE
