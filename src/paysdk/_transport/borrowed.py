@@ -49,9 +49,15 @@ def _speaks_h2(stream: object) -> bool:
 class IdleSockets:
     """The sockets of a merchant's client that paysdk's attempts left open for the next one.
 
-    Held weakly: the client's pool closes and drops them as it likes. A forked child starts
-    with none (its lock may have been held by a thread of the parent).
+    One set per merchant's client (``of``), whichever paysdk clients send through it. Held
+    weakly: the client's pool closes and drops them as it likes. A forked child starts with
+    none (its lock may have been held by a thread of the parent).
     """
+
+    @staticmethod
+    def of(http: object) -> IdleSockets:
+        """The set of the merchant's client ``http``."""
+        return _idle_of.setdefault(http, IdleSockets())
 
     __slots__ = ("_lock", "_pid", "_sockets")
 
@@ -91,6 +97,9 @@ class IdleSockets:
             return sock
 
 
+_idle_of: weakref.WeakKeyDictionary[object, IdleSockets] = weakref.WeakKeyDictionary()
+
+
 class AttemptTrace:
     """The ``trace`` extension of one attempt: gives its ``Watch`` the attempt's socket."""
 
@@ -124,6 +133,8 @@ class AttemptTrace:
             return
         sock = socket_of(stream)
         if sock is not None and sock is not self._sock:
+            if self._sock is not None:  # the idle one taken for it was another's: give it back
+                self._idle.release(self._sock)
             self._take(sock)
 
     def _take(self, sock: socket.socket) -> None:

@@ -122,7 +122,7 @@ class SyncHttpxSender:
         """
         self.http = http
         self._requests = RequestBuilder(defaults)
-        self._idle = IdleSockets() if defaults is None else None
+        self._idle = IdleSockets.of(http) if defaults is None else None
 
     @property
     def is_closed(self) -> bool:

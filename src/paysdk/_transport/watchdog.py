@@ -29,10 +29,9 @@ IDLE_EXIT = 2.0
 class Watch:
     """One attempt's deadline and, once known, its socket."""
 
-    __slots__ = ("_at", "_sock", "cut", "done", "fired")
+    __slots__ = ("_sock", "cut", "done", "fired")
 
-    def __init__(self, at: float) -> None:
-        self._at = at
+    def __init__(self) -> None:
         self._sock: socket.socket | None = None
         self.fired = False
         """The deadline passed while the attempt ran."""
@@ -101,7 +100,7 @@ class _Watcher:
         self._thread: threading.Thread | None = None
 
     def add(self, at: float) -> Watch:
-        entry = Watch(at)
+        entry = Watch()
         with _lock:
             heap = self._heap
             earliest = heap[0][0] if heap else None
