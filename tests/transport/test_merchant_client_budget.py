@@ -279,3 +279,23 @@ def test_a_trickled_head_over_tls_meets_the_budget_on_a_merchants_client(
             client.verify(REFERENCE)
         assert time.monotonic() - started < BOUND
         assert client.verify(REFERENCE).reference == REFERENCE
+
+
+def test_a_kept_alive_connection_is_told_apart_from_one_to_another_host(
+    hostile: HostileServer,
+) -> None:
+    """Two paysdk clients share the merchant's client, each with a connection left open to its
+    own host: the trickled answer comes on one, and the budget still holds."""
+    with HostileServer() as other, httpx.Client() as http:
+        hostile.script(ok(), trickled_head(), ok())
+        other.script(ok())
+        client, elsewhere = _client(http, hostile), _client(http, other)
+        assert client.verify(REFERENCE).reference == REFERENCE
+        assert elsewhere.verify(REFERENCE).reference == REFERENCE
+        started = time.monotonic()
+        with pytest.raises(APITimeoutError):
+            client.verify(REFERENCE)
+        assert time.monotonic() - started < BOUND
+        assert hostile.requests[1].connection == hostile.requests[0].connection
+        assert elsewhere.verify(REFERENCE).reference == REFERENCE  # its connection was not cut
+        assert other.connections == 1

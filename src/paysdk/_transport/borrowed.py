@@ -47,68 +47,87 @@ def _speaks_h2(stream: object) -> bool:
 
 
 class IdleSockets:
-    """The sockets of a merchant's client that paysdk's attempts left open for the next one.
+    """The sockets of a merchant's client that paysdk's attempts left open for the next one,
+    by the origin their connection serves (httpcore reuses a connection for its origin only).
 
     One set per merchant's client (``of``), whichever paysdk clients send through it. Held
     weakly: the client's pool closes and drops them as it likes. A forked child starts with
     none (its lock may have been held by a thread of the parent).
     """
 
-    @staticmethod
-    def of(http: object) -> IdleSockets:
-        """The set of the merchant's client ``http``."""
-        return _idle_of.setdefault(http, IdleSockets())
-
     __slots__ = ("_lock", "_pid", "_sockets")
 
     def __init__(self) -> None:
         self._reset()
 
+    @staticmethod
+    def of(http: object) -> IdleSockets:
+        """The set of the merchant's client ``http``."""
+        return _idle_of.setdefault(http, IdleSockets())
+
     def _reset(self) -> None:
         self._pid = os.getpid()
         self._lock = threading.Lock()
-        self._sockets: weakref.WeakSet[socket.socket] = weakref.WeakSet()
+        self._sockets: dict[str, weakref.WeakSet[socket.socket]] = {}
 
     def _mine(self) -> None:
         if self._pid != os.getpid():
             self._reset()
 
-    def release(self, sock: socket.socket) -> None:
-        """An attempt is done with ``sock``; its connection may be reused."""
+    def release(self, origin: str, sock: socket.socket) -> None:
+        """An attempt to ``origin`` is done with ``sock``; its connection may be reused."""
         self._mine()
         with self._lock:
-            self._sockets.add(sock)
+            self._sockets.setdefault(origin, weakref.WeakSet()).add(sock)
 
     def claim(self, sock: socket.socket) -> None:
         """An attempt is using ``sock``."""
         self._mine()
         with self._lock:
-            self._sockets.discard(sock)
+            for idle in self._sockets.values():
+                idle.discard(sock)
 
-    def claim_only(self) -> socket.socket | None:
-        """The one idle socket still open, claimed; ``None`` if there are none or several."""
+    def claim_only(self, origin: str) -> socket.socket | None:
+        """The one idle socket to ``origin`` still open, claimed; ``None`` if there are none or
+        several."""
         self._mine()
         with self._lock:
-            open_ = [sock for sock in self._sockets if sock.fileno() >= 0]
+            idle = self._sockets.get(origin)
+            if idle is None:
+                return None
+            open_ = [sock for sock in idle if sock.fileno() >= 0]
+            if not open_:
+                del self._sockets[origin]
             if len(open_) != 1:
                 return None
             (sock,) = open_
-            self._sockets.discard(sock)
+            idle.discard(sock)
             return sock
 
 
 _idle_of: weakref.WeakKeyDictionary[object, IdleSockets] = weakref.WeakKeyDictionary()
 
 
+def _origin_of(request: object) -> str | None:
+    """The origin the connection sending ``request`` serves (a forward proxy's, through one)."""
+    if not isinstance(request, httpcore.Request):
+        return None
+    try:
+        return str(request.url.origin)
+    except KeyError:  # a scheme httpcore names no default port for
+        return None
+
+
 class AttemptTrace:
     """The ``trace`` extension of one attempt: gives its ``Watch`` the attempt's socket."""
 
-    __slots__ = ("_idle", "_shared", "_sock", "_watch")
+    __slots__ = ("_idle", "_origin", "_shared", "_sock", "_watch")
 
     def __init__(self, watch: Watch, idle: IdleSockets) -> None:
         self._watch = watch
         self._idle = idle
         self._sock: socket.socket | None = None
+        self._origin: str | None = None
         self._shared = False
 
     def __call__(self, event: str, info: dict[str, Any]) -> None:
@@ -121,11 +140,24 @@ class AttemptTrace:
                 self._watch.detach()
             elif (sock := socket_of(stream)) is not None:
                 self._take(sock)  # connect_tcp, start_tls: a connection made for this attempt
-        elif event == "http11.send_request_headers.started" and self._sock is None:
-            if (sock := self._idle.claim_only()) is not None:
-                self._take(sock)  # no connect event: the kept-alive connection
-        elif event == "http11.response_closed.started" and self._sock is not None:
-            self._idle.release(self._sock)
+        elif event == "http11.send_request_headers.started":
+            self._sending(_origin_of(info.get("request")))
+        elif event == "http11.response_closed.started":
+            self._closed()
+
+    def _closed(self) -> None:
+        """The answer is closed: its connection may serve the next attempt to its origin."""
+        if self._sock is not None and self._origin is not None:
+            self._idle.release(self._origin, self._sock)
+
+    def _sending(self, origin: str | None) -> None:
+        """A request goes out (a tunnel's ``CONNECT``, then the request itself); with no
+        connection made for it, on a kept-alive one: the only one idle to ``origin``, if so."""
+        self._origin = origin
+        if self._sock is None and origin is not None:
+            sock = self._idle.claim_only(origin)
+            if sock is not None:
+                self._take(sock)
 
     def found(self, stream: object, http_version: str) -> None:
         """The response's ``network_stream``: the socket the body is read from."""
@@ -133,8 +165,8 @@ class AttemptTrace:
             return
         sock = socket_of(stream)
         if sock is not None and sock is not self._sock:
-            if self._sock is not None:  # the idle one taken for it was another's: give it back
-                self._idle.release(self._sock)
+            if self._sock is not None and self._origin is not None:  # taken for it: not its own
+                self._idle.release(self._origin, self._sock)
             self._take(sock)
 
     def _take(self, sock: socket.socket) -> None:
