@@ -26,6 +26,7 @@ __all__ = [
     "narrowed",
     "raw_body",
     "sync_body",
+    "timeout_failure",
 ]
 
 BACKEND = f"httpx/{httpx.__version__}"
@@ -54,7 +55,7 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
     if not isinstance(exc, HTTPX_FAILURES):
         return None
     if isinstance(exc, httpx.TimeoutException):
-        return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
+        return timeout_failure(exc)
     if isinstance(exc, (httpx.DecodingError, DecodingError)):
         return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
     refused = certificate_error(exc)
@@ -69,6 +70,11 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
     return Failure("connect", detail, cause=exc)
+
+
+def timeout_failure(exc: httpx.TimeoutException) -> Failure:
+    """The ``Failure`` an httpx timeout stands for."""
+    return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
 
 
 def httpx_timeout(timeout: Timeout) -> httpx.Timeout:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import httpx
 
-from .._core.body import BodyReader, attempt_timed_out, read_timed_out, stream_failure
+from .._core.body import BodyReader, read_timed_out, stream_failure
 from .._core.steps import Answer, Failure, Opened, Read, Send
 from .._errors import closed_error
 from . import watchdog
@@ -29,6 +29,7 @@ from .httpx_common import (
     httpx_timeout,
     raw_body,
     sync_body,
+    timeout_failure,
 )
 from .network import Network
 
@@ -49,6 +50,12 @@ def own_client(network: Network, defaults: HttpxDefaults) -> httpx.Client:
         transport=transport,
         trust_env=False,  # the transport follows the environment's proxies itself
     )
+
+
+def deadline_passed() -> Failure:
+    """An attempt whose socket the watchdog shut: the failure paysdk's own client reports when
+    its socket's deadline passes (``deadline``), so either client says the same."""
+    return timeout_failure(httpx.ReadTimeout("the attempt's deadline passed"))
 
 
 class SyncStream:
@@ -77,7 +84,7 @@ class SyncStream:
         if deadline is None or self._sock is None:
             return self._read(step, deadline)
         if self._cut:  # an earlier read's deadline shut the socket: nothing more is trusted
-            return read_timed_out(step.budget)
+            return deadline_passed()
         watch = watchdog.watch(deadline)
         watch.attach(self._sock)
         try:
@@ -86,7 +93,7 @@ class SyncStream:
             watch.end()
         if watch.cut:
             self._cut = True
-            return read_timed_out(step.budget)
+            return deadline_passed()
         return got
 
     def _read(self, step: Read, deadline: float | None) -> bytes | Failure:
@@ -142,7 +149,7 @@ class SyncHttpxSender:
         if watch.cut:  # its socket was shut at the deadline: a timeout, whatever was read
             if isinstance(outcome, SyncStream):
                 outcome.close()
-            return attempt_timed_out(request.budget)
+            return deadline_passed()
         return outcome
 
     def _send(
