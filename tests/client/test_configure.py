@@ -73,6 +73,8 @@ def test_arguments_win_over_the_environment(
         ({"base_url": "https://api.pay.test/#frag"}, "query or fragment"),
         ({"base_url": "https://ex\x7fample.com"}, "not a valid URL"),
         ({"base_url": "https://xn--a.com"}, "not a valid URL"),
+        ({"base_url": "https://xn--zz.com"}, "not a valid URL"),  # not Punycode at all
+        ({"base_url": "https://api.xn--.com"}, "not a valid URL"),  # an empty A-label
         ({"base_url": "https://\uff21.com"}, "not a valid URL"),
         ({"base_url": "https://" + "a" * 64 + ".com"}, "not a valid URL"),
         ({"default_headers": {"X-A": " lead"}}, "spaces at either end"),

@@ -342,5 +342,13 @@ def test_callback_urls_must_be_absolute_http(url: str) -> None:
         callback_url(url, "x")
 
 
+@pytest.mark.parametrize("host", ["xn--a.test", "xn--zz.test", "ex\x7fample.test"])
+def test_callback_urls_with_a_host_httpx_cannot_send_to_are_refused(host: str) -> None:
+    """An A-label that decodes to nothing valid is refused by httpx's strict decoding and by
+    httpx2's (which shows such a label as it is) alike."""
+    with pytest.raises(ValueError, match="not a valid URL"):
+        callback_url(f"https://{host}/cb", "x")
+
+
 def test_callback_url_adds_a_path_when_there_is_none() -> None:
     assert callback_url("http://127.0.0.1:9", "r-1") == "http://127.0.0.1:9/?reference=r-1"

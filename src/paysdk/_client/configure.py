@@ -23,6 +23,7 @@ from .._core.config import Config, Timeout, check_account
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._errors import ConfigurationError
 from .._parsing.decoding import ACCEPT_ENCODING
+from .._transport.httpx_common import check_host
 from .._transport.network import Network, Proxy, parse_proxy
 from .._transport.tls import ssl_context
 from .._version import __version__
@@ -272,7 +273,7 @@ def check_base_url(url: object, *, allow_insecure_http: bool) -> str:
             "or pass allow_insecure_http=True if this network is trusted"
         )
     try:  # what httpx and the resolver will make of it: IDNA hosts, stray characters
-        httpx.URL(text).host.encode("idna")
+        check_host(text)
     except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError and IDNAError are ValueErrors
         raise ConfigurationError(f"base_url {text!r} is not a valid URL: {exc}") from None
     return text.rstrip("/")

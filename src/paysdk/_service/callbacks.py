@@ -32,8 +32,10 @@ def callback_url(url: str, reference: str) -> str:
     target = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
     import httpx  # here: a sandbox that sends no callback starts without the HTTP client
 
+    from .._transport.httpx_common import check_host
+
     try:  # what httpx will refuse when sending: stray characters, bad IDNA hosts
-        httpx.URL(target).host.encode("idna")
+        check_host(target)
     except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
         raise ValueError(f"callback URL {url!r} is not a valid URL: {exc}") from None
     return target

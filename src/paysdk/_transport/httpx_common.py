@@ -21,6 +21,7 @@ __all__ = [
     "HttpxDefaults",
     "RequestBuilder",
     "body_source",
+    "check_host",
     "failure_from_httpx",
     "httpx_timeout",
     "narrowed",
@@ -70,6 +71,21 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
     return Failure("connect", detail, cause=exc)
+
+
+def check_host(url: str) -> None:
+    """Refuse ``url`` if httpx or the resolver would refuse its host: stray characters, bad IDNA.
+
+    httpx decodes an ``xn--`` label strictly (IDNA 2008); httpx2 shows one it cannot decode as it
+    is, so the standard library's codec (IDNA 2003) decodes each too, whichever httpx is installed.
+
+    Raises:
+        httpx.InvalidURL: httpx cannot parse ``url``.
+        ValueError: its host is not a valid IDNA name (``UnicodeError`` and ``IDNAError`` are).
+    """
+    parsed = httpx.URL(url)
+    parsed.host.encode("idna")
+    parsed.raw_host.decode("idna")
 
 
 def timeout_failure(exc: httpx.TimeoutException) -> Failure:
