@@ -14,6 +14,9 @@ import paysdk
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import MakeClient
 
+HTTPX = "httpx2" if httpx.__name__ == "httpx2" else "httpx"
+"""How the User-Agent names httpx: as httpx2 where httpx2 stands in for it (alias_httpx())."""
+
 pytestmark = pytest.mark.anyio
 
 
@@ -97,13 +100,13 @@ async def test_the_user_agent_names_paysdk_python_the_backend_in_use_and_the_app
 
         backend = f"aiohttp/{aiohttp.__version__}"
     else:
-        backend = f"httpx/{httpx.__version__}"
+        backend = f"{HTTPX}/{httpx.__version__}"
     assert agent == f"paysdk/{paysdk.__version__} Python/{python} {backend} myshop/1.4 (+ops)"
 
 
 def test_without_app_info_the_user_agent_ends_with_the_backend() -> None:
     with paysdk.Client(secret_key="sk_test_123456", base_url="https://api.pay.test") as client:
-        assert client._config.headers["User-Agent"].endswith(f" httpx/{httpx.__version__}")
+        assert client._config.headers["User-Agent"].endswith(f" {HTTPX}/{httpx.__version__}")
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from .._core.config import Config, Timeout, check_account
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._errors import ConfigurationError
 from .._parsing.decoding import ACCEPT_ENCODING
-from .._transport.httpx_common import check_host
+from .._transport.httpx_common import BACKEND, check_host
 from .._transport.network import Network, Proxy, parse_proxy
 from .._transport.tls import ssl_context
 from .._version import __version__
@@ -144,7 +144,7 @@ def create_config(
     headers = {
         "Accept": "application/json",
         "Accept-Encoding": ACCEPT_ENCODING,  # what paysdk inflates in bounded steps
-        "User-Agent": agent or user_agent(f"httpx/{httpx.__version__}"),
+        "User-Agent": agent or user_agent(BACKEND),
     }
     headers.update(check_headers(default_headers or {}, what="default_headers"))
     given: object = timeout

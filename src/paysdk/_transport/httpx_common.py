@@ -30,8 +30,9 @@ __all__ = [
     "timeout_failure",
 ]
 
-BACKEND = f"httpx/{httpx.__version__}"
-"""How the User-Agent names this backend."""
+BACKEND = f"{httpx.__name__}/{httpx.__version__}"
+"""How the User-Agent names this backend: ``httpx2/...`` where httpx2 stands in for httpx (an
+application that called ``httpx2.alias_httpx()``)."""
 
 LIMITS = httpx.Limits()
 """httpx's limits as ``httpx.Limits()`` makes them: its keep-alive expiry (5 s) is the pools'."""
