@@ -7,7 +7,8 @@ matrix's httpx2 job does), this module is imported by a ``.pth`` file at each in
 and puts a finder first on ``sys.meta_path`` that calls ``alias_httpx()`` the first time ``httpx``
 or ``httpcore`` is imported, then leaves the rest to httpx2's own finder. A process that never
 imports httpx pays one finder call per import of a top-level package; without httpx2 installed,
-the finder steps aside and the real httpx loads.
+the finder steps aside and the real httpx loads. ``PAYSDK_HTTPX2_ALIAS=off`` in a process's
+environment leaves it on httpx (the tests of paysdk without the alias do so).
 
 This file is the only copy in the repository; it imports nothing outside the standard library, so
 that it can run before anything else is installed.
@@ -81,8 +82,16 @@ class _AliasingLoader:
         module.__spec__ = self._spec
 
 
+OPT_OUT = "PAYSDK_HTTPX2_ALIAS"
+"""The environment variable that, set to ``off``, leaves a process on httpx."""
+
+
 def install() -> None:
     """Put the finder first on ``sys.meta_path``, once (the ``.pth`` file calls this)."""
+    import os  # imported already by the interpreter's start (site)
+
+    if os.environ.get(OPT_OUT) == "off":
+        return
     if not any(isinstance(finder, AliasOnFirstImport) for finder in sys.meta_path):
         sys.meta_path.insert(0, AliasOnFirstImport())  # type: ignore[arg-type, unused-ignore]
 

@@ -310,6 +310,15 @@ def test_verify_and_proxy_belong_to_the_connections_paysdk_makes() -> None:
         _made(http_client=http, verify=ssl.create_default_context())
 
 
+def test_an_http_client_of_the_other_kind_is_refused_by_its_full_name() -> None:
+    httpx_name = httpx.__name__  # httpx2 where it stands in for httpx (alias_httpx())
+    with pytest.raises(paysdk.ConfigurationError) as caught:
+        _made(http_client=httpx.AsyncClient())  # unused, so it holds no connection to close
+    assert str(caught.value) == (
+        f"Client needs http_client to be an {httpx_name}.Client, not {httpx_name}.AsyncClient"
+    )
+
+
 @pytest.mark.parametrize("proxy", ["socks5://proxy:1080", "http://:3128", 3128])
 def test_a_proxy_paysdk_cannot_use_is_refused_when_the_client_is_made(proxy: object) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="proxy"):

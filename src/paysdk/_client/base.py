@@ -145,12 +145,8 @@ class BaseClient(Generic[HttpClientT, SenderT]):
             account=account,
             pause_gc=pause_gc,
         )
-        wanted = self._http_client_type
-        if http_client is not None and not isinstance(http_client, wanted):
-            raise _errors.ConfigurationError(
-                f"{type(self).__name__} needs http_client to be an {wanted.__module__}."
-                f"{wanted.__name__}, not {type(http_client).__name__}"
-            )
+        if http_client is not None and not isinstance(http_client, self._http_client_type):
+            raise _errors.ConfigurationError(self._not_an_http_client(http_client))
         if http_client is not None and http_backend != "httpx":
             raise _errors.ConfigurationError(
                 "http_client is an httpx client: it needs http_backend='httpx'"
@@ -166,6 +162,24 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         self._owns_http = http_client is None
         self._connect(http_client, http_backend, network)
         _logs.configure_logging()
+
+    def _not_an_http_client(self, given: object) -> str:
+        """Why ``given`` cannot be ``http_client``; for an httpx2 client, how to make it one."""
+        wanted = self._http_client_type
+        kind = type(given)
+        message = (
+            f"{type(self).__name__} needs http_client to be an {wanted.__module__}."
+            f"{wanted.__qualname__}, not {kind.__module__}.{kind.__qualname__}"
+        )
+        if kind.__module__.partition(".")[0] == "httpx2" != wanted.__module__.partition(".")[0]:
+            # paysdk maps httpx's exceptions: an httpx2 client would raise httpx2's, which
+            # paysdk would not know for a network failure
+            message += (
+                ": paysdk runs on the httpx installed beside httpx2; for paysdk to run on "
+                "httpx2, call httpx2.alias_httpx() before anything imports httpx (paysdk "
+                "included), and an httpx client is then an httpx2 client"
+            )
+        return message
 
     def _backend_name(self, backend: HttpBackend) -> str:
         return _httpx.BACKEND

@@ -1,0 +1,131 @@
+"""paysdk beside httpx2, httpx's successor: an application that calls ``httpx2.alias_httpx()``
+runs paysdk on httpx2 and may pass its httpx2 client; one that does not is told, when the client
+is made, how to pass one. The tests that need httpx2 run where it is installed: in the matrix's
+httpx2 job (``scripts/httpx2_alias.py``), where they are never skipped."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import socket
+import subprocess
+import sys
+
+import httpx
+import pytest
+
+from paysdk.sandbox import Sandbox
+
+ALIASED_VENV = "_paysdk_httpx2_alias" in sys.modules
+"""This interpreter's venv aliases httpx to httpx2 at each start: the matrix's httpx2 job's."""
+
+needs_httpx2 = pytest.mark.skipif(
+    importlib.util.find_spec("httpx2") is None and not ALIASED_VENV,
+    reason="httpx2 is not installed: the matrix's httpx2 job runs this",
+)
+"""Where the venv aliases httpx, the test runs (and fails) without httpx2 too: never skipped."""
+
+
+def test_httpx_is_httpx2_exactly_in_the_venvs_that_alias_it() -> None:
+    """The httpx2 job's suite runs on httpx2, and every other on httpx."""
+    assert (httpx.__name__, httpx.__name__ == "httpx2") == (
+        "httpx2" if ALIASED_VENV else "httpx",
+        ALIASED_VENV,
+    )
+
+
+def run_app(code: str, **env: str) -> list[str]:
+    """What ``code`` prints, run by a new interpreter on plain httpx unless it aliases it."""
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "PAYSDK_HTTPX2_ALIAS": "off", **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.splitlines()
+
+
+ALIASED_APP = """
+import asyncio, os
+import httpx2
+httpx2.alias_httpx()
+import httpx
+import paysdk
+from paysdk.sandbox import COMPLETED_REFERENCE
+
+key, url = os.environ["SANDBOX_KEY"], os.environ["SANDBOX_URL"]
+print("httpx is httpx2:", httpx is httpx2)
+with httpx2.Client() as http:
+    client = paysdk.Client(secret_key=key, base_url=url, http_client=http)
+    print("Client:", client.verify(COMPLETED_REFERENCE).succeeded)
+
+async def main():
+    async with httpx2.AsyncClient() as http:
+        client = paysdk.AsyncClient(secret_key=key, base_url=url, http_client=http)
+        print("AsyncClient:", (await client.verify(COMPLETED_REFERENCE)).succeeded)
+
+asyncio.run(main())
+with httpx2.Client() as http:
+    closed = f"http://127.0.0.1:{os.environ['CLOSED_PORT']}"
+    client = paysdk.Client(secret_key=key, base_url=closed, http_client=http, max_retries=0)
+    try:
+        client.verify(COMPLETED_REFERENCE)
+    except paysdk.APIConnectionError as exc:
+        print("refused connection:", type(exc).__name__)
+"""
+
+
+@needs_httpx2
+def test_with_the_alias_an_apps_httpx2_client_is_an_httpx_client(sandbox: Sandbox) -> None:
+    with socket.socket() as probe:  # a loopback port no one listens on once it is closed
+        probe.bind(("127.0.0.1", 0))
+        closed_port = probe.getsockname()[1]
+    lines = run_app(
+        ALIASED_APP,
+        SANDBOX_KEY=sandbox.secret_key,
+        SANDBOX_URL=sandbox.base_url,
+        CLOSED_PORT=str(closed_port),
+    )
+    assert lines == [
+        "httpx is httpx2: True",
+        "Client: True",
+        "AsyncClient: True",
+        "refused connection: APIConnectionError",  # httpx2's ConnectError, mapped as httpx's
+    ]
+
+
+PLAIN_APP = """
+import httpx, httpx2
+import paysdk
+
+print(httpx.__name__, httpx.__version__.partition(".")[0])
+for paysdk_client, http_client in (
+    (paysdk.Client, httpx2.Client()),
+    (paysdk.AsyncClient, httpx2.AsyncClient()),
+):
+    try:
+        paysdk_client(secret_key="sk_test_1", base_url="https://pay.test", http_client=http_client)
+    except paysdk.ConfigurationError as exc:
+        print(exc)
+"""
+
+ON_HTTPX2 = (
+    ": paysdk runs on the httpx installed beside httpx2; for paysdk to run on httpx2, call "
+    "httpx2.alias_httpx() before anything imports httpx (paysdk included), and an httpx client "
+    "is then an httpx2 client"
+)
+
+
+@needs_httpx2
+def test_without_the_alias_an_httpx2_client_is_refused_with_the_way_to_pass_it() -> None:
+    """paysdk knows httpx's exceptions, not httpx2's: it refuses the client when it is made,
+    rather than let an httpx2 error escape a call."""
+    assert run_app(PLAIN_APP) == [
+        "httpx 0",
+        "Client needs http_client to be an httpx.Client, not httpx2.Client" + ON_HTTPX2,
+        "AsyncClient needs http_client to be an httpx.AsyncClient, not httpx2.AsyncClient"
+        + ON_HTTPX2,
+    ]
