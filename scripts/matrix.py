@@ -11,12 +11,15 @@ the newest versions, which lies between the ends (3.10 at the lowest, 3.11 at th
 ``make test``).
 
 Each job makes a fresh environment with uv, installs ``.[tests]`` into it and runs its tier with
-``scripts/suite.py``. The jobs run in lanes side by side (``lanes``): each full job in one of its
-own, the smoke jobs one after another in a third; ``--full`` runs every job in turn. Pythons up to
-3.13 come from pyenv (or ``pythonX.Y`` on PATH); 3.14 and 3.15 from Debian sid, in a chroot built
-under ``.matrix/`` and taken down at the end. A job that cannot start fails with the reason, and the
-lowest job fails if a declared minimum is not what it installed: the floors in pyproject.toml are
-exactly those it proves. ``make test`` is the 3.11 job with the newest versions.
+``scripts/suite.py``. The httpx2 job also installs httpx2 and httpcore2, httpx's successors, and
+``scripts/httpx2_alias.py``, which makes its every interpreter import them as httpx and httpcore,
+as an application that calls ``httpx2.alias_httpx()`` does. The jobs run in lanes side by side
+(``lanes``): each full job in one of its own, the smoke jobs one after another in a third;
+``--full`` runs every job in turn. Pythons up to 3.13 come from pyenv (or ``pythonX.Y`` on PATH);
+3.14 and 3.15 from Debian sid, in a chroot built under ``.matrix/`` and taken down at the end. A
+job that cannot start fails with the reason, and the lowest job fails if a declared minimum is
+not what it installed: the floors in pyproject.toml are exactly those it proves. ``make test`` is
+the 3.11 job with the newest versions.
 
 Usage: ``python scripts/matrix.py [--full] [--job NAME ...] [--keep-chroot] [--prepare]
 [--teardown]``. ``--prepare`` builds the sid chroot alone and leaves it, for the next run to use
@@ -41,6 +44,7 @@ from pathlib import Path
 from matrix_floors import direct_versions, load_project, requirements, unproven_floors, versions_of
 from matrix_sid import Sid
 from matrix_steps import CannotStart, StepFailed, find_python, in_lane, run, say, uv
+from packaging.requirements import Requirement
 from steps import record
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +54,11 @@ LOWEST = "lowest-direct"
 NEWEST = "highest"
 FULL = "full"
 SMOKE = "smoke"
+HTTPX2 = ("httpx2", "httpcore2")
+"""What an httpx2 job installs beside ``.[tests]``, which still brings httpx: at the job's
+resolution, with the rest."""
+ALIAS_SCRIPT = "scripts/httpx2_alias.py"
+"""Run by a venv's Python, it makes that venv's interpreters import httpx2 as httpx."""
 
 
 @dataclass(frozen=True)
@@ -62,10 +71,21 @@ class Job:
     in_sid: bool = False
     release_only: bool = False
     """Run by ``make matrix-full`` (``--full``) or by name (``--job``), not on each change."""
+    httpx2: bool = False
+    """httpx2 stands in for httpx: installed with the rest, and aliased as an app would."""
 
     @property
     def name(self) -> str:
-        return f"{self.python}-{'lowest' if self.resolution == LOWEST else 'newest'}"
+        versions = "lowest" if self.resolution == LOWEST else "newest"
+        return f"{self.python}-{versions}" + ("-httpx2" if self.httpx2 else "")
+
+    def installs(self, root: str) -> list[str]:
+        """What ``uv pip install`` installs, the repository at ``root``."""
+        return ["-e", f"{root}[{EXTRA}]", *(HTTPX2 if self.httpx2 else ())]
+
+    def aliasing(self, python: str, root: str) -> list[str] | None:
+        """The command that makes ``python``'s venv import httpx2 as httpx, if this job does."""
+        return [python, f"{root}/{ALIAS_SCRIPT}"] if self.httpx2 else None
 
     def suite(self, python: str, root: str) -> list[str]:
         """The command that runs this job's tier with ``python``, the repository at ``root``."""
@@ -84,7 +104,10 @@ JOBS = (
     # what a fresh install on Ubuntu 22.04 gets: between the window's ends (3.10 at the lowest
     # versions, 3.11 at the newest in make test), so for a release
     Job("3.10", NEWEST, release_only=True),
-    Job("3.12", NEWEST),
+    # httpx2 stands in for httpx here rather than in a job of its own, which CI has no time for:
+    # plain httpx stays proven on 3.10, 3.11 (make test), 3.13, 3.14 and 3.15, and what is 3.12's
+    # own (the sqlite3 module's transactions, say) does not depend on which httpx is installed
+    Job("3.12", NEWEST, httpx2=True),
     Job("3.13", NEWEST),
     Job("3.14", NEWEST, in_sid=True),
     Job("3.15", NEWEST, FULL, in_sid=True),
@@ -156,12 +179,14 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
             *target,
             "--resolution",
             job.resolution,
-            "-e",
-            f"{ROOT}[{EXTRA}]",
+            *job.installs(str(ROOT)),
         ],
         step=f"uv pip install ({job.resolution})",
         log=log,
     )
+    aliasing = job.aliasing(str(venv / "bin" / "python"), str(ROOT))
+    if aliasing:
+        run(aliasing, step="httpx2 aliasing", log=log)
     freeze = run([str(uv()), "pip", "freeze", *target], step="uv pip freeze", log=log, echo=False)
     unproven = check_versions(job, outcome, freeze)
     with failing_too(unproven):
@@ -195,11 +220,14 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
     sid.chroot(
         [
             *("uv", "pip", "install", *target, "--resolution", job.resolution),
-            *("-e", f"/src[{EXTRA}]"),
+            *job.installs("/src"),
         ],
         step=f"uv pip install ({job.resolution})",
         log=log,
     )
+    aliasing = job.aliasing(f"{venv}/bin/python", "/src")
+    if aliasing:
+        sid.chroot(aliasing, step="httpx2 aliasing", log=log)
     freeze = sid.chroot(["uv", "pip", "freeze", *target], step="uv pip freeze", log=log, echo=False)
     unproven = check_versions(job, outcome, freeze)
     with failing_too(unproven):
@@ -210,7 +238,8 @@ def check_versions(job: Job, outcome: Outcome, freeze: str) -> str | None:
     """Say what was installed; in the lowest job, say which floors it did not prove."""
     wanted = requirements(load_project(), [EXTRA], outcome.interpreter)
     installed = versions_of(freeze)
-    outcome.details = direct_versions(wanted, installed)
+    standing_in = [Requirement(name) for name in HTTPX2] if job.httpx2 else []
+    outcome.details = direct_versions([*wanted, *standing_in], installed)
     say(f"declared dependencies as installed ({job.resolution}): {' '.join(outcome.details)}")
     if job.resolution == LOWEST:
         problems = unproven_floors(wanted, installed)
@@ -237,7 +266,7 @@ def banner(job: Job) -> Iterator[None]:
     line = "=" * 100
     say(
         f"\n{line}\nmatrix job {job.name}: Python {job.python}, {job.resolution} versions,"
-        f" the {job.tier} tier\n{line}"
+        f"{' httpx2 standing in for httpx,' if job.httpx2 else ''} the {job.tier} tier\n{line}"
     )
     yield
 
@@ -296,9 +325,10 @@ def run_lane(
 
 
 def summary(outcomes: Sequence[Outcome]) -> str:
+    width = max([12, *(len(o.job.name) for o in outcomes)])
     rows = [
-        f"  {o.job.name:<12} {o.job.tier:<6} Python {o.interpreter:<10} {o.seconds / 60:5.1f} min  "
-        f"{o.failure or 'passed'}"
+        f"  {o.job.name:<{width}} {o.job.tier:<6} Python {o.interpreter:<10} "
+        f"{o.seconds / 60:5.1f} min  {o.failure or 'passed'}"
         for o in outcomes
     ]
     return "\n".join(["matrix summary:", *rows])

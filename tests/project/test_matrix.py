@@ -73,6 +73,27 @@ def test_make_test_on_another_python_adds_a_job_for_its_own() -> None:
     assert [job.name for job in added] == [f"{matrix.MAKE_TEST_PYTHON}-newest"]
 
 
+def test_one_job_runs_on_httpx2_standing_in_for_httpx_and_the_others_on_httpx() -> None:
+    """The 3.12 smoke job installs httpx2 beside the suite's needs and makes its interpreters
+    import it as httpx (scripts/httpx2_alias.py); every other job installs only those needs."""
+    (aliased,) = [job for job in matrix.JOBS if job.httpx2]
+    assert (aliased.name, aliased.tier) == ("3.12-newest-httpx2", "smoke")
+    assert aliased.installs("/src") == ["-e", "/src[tests]", "httpx2", "httpcore2"]
+    assert aliased.aliasing("/venv/bin/python", "/src") == [
+        "/venv/bin/python",
+        "/src/scripts/httpx2_alias.py",
+    ]
+    assert (SCRIPTS / "httpx2_alias.py").is_file()
+    for job in matrix.JOBS:
+        if job is not aliased:
+            assert (job.installs("/src"), job.aliasing("/py", "/src")) == (
+                ["-e", "/src[tests]"],
+                None,
+            )
+    plain = {job.python for job in matrix.JOBS if not job.httpx2} | {matrix.MAKE_TEST_PYTHON}
+    assert plain == {"3.10", "3.11", "3.13", "3.14", "3.15"}  # as the JOBS comment says
+
+
 def test_a_job_without_its_interpreter_fails_with_the_reason(tmp_path: Path) -> None:
     empty = tmp_path / "bin"  # PATH: no python3.10 on it
     empty.mkdir()

@@ -158,7 +158,7 @@ def test_the_matrix_runs_the_full_suite_at_both_ends_and_the_smoke_tier_between(
     assert jobs == {
         "3.10-lowest": "full",
         "3.10-newest": "smoke",
-        "3.12-newest": "smoke",
+        "3.12-newest-httpx2": "smoke",
         "3.13-newest": "smoke",
         "3.14-newest": "smoke",
         "3.15-newest": "full",
@@ -186,7 +186,7 @@ def test_the_matrix_runs_each_full_job_in_a_lane_and_its_smoke_jobs_in_one_besid
     assert names == [
         ["3.10-lowest"],
         ["3.15-newest"],
-        ["3.14-newest", "3.12-newest", "3.13-newest"],
+        ["3.14-newest", "3.12-newest-httpx2", "3.13-newest"],
     ]
     assert len(matrix.lanes(matrix.in_full(matrix.JOBS))) == 1
     smoke_only = [job for job in matrix.JOBS if job.tier == "smoke"]
