@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from paysdk.sandbox import Sandbox
+from tests.support.scripts import SCRIPTS
 
 ALIASED_VENV = "_paysdk_httpx2_alias" in sys.modules
 """This interpreter's venv aliases httpx to httpx2 at each start: the matrix's httpx2 job's."""
@@ -34,10 +35,10 @@ def test_httpx_is_httpx2_exactly_in_the_venvs_that_alias_it() -> None:
     )
 
 
-def run_app(code: str, **env: str) -> list[str]:
+def run_app(code: str, *args: str, **env: str) -> list[str]:
     """What ``code`` prints, run by a new interpreter on plain httpx unless it aliases it."""
     result = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, "-c", code, *args],
         env={**os.environ, "PAYSDK_HTTPX2_ALIAS": "off", **env},
         capture_output=True,
         text=True,
@@ -128,4 +129,32 @@ def test_without_the_alias_an_httpx2_client_is_refused_with_the_way_to_pass_it()
         "Client needs http_client to be an httpx.Client, not httpx2.Client" + ON_HTTPX2,
         "AsyncClient needs http_client to be an httpx.AsyncClient, not httpx2.AsyncClient"
         + ON_HTTPX2,
+    ]
+
+
+LAZY_ALIAS = """
+import importlib.util, os, sys
+
+spec = importlib.util.spec_from_file_location("alias", sys.argv[1])
+alias = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(alias)
+alias.install()
+print("opted out:", not any(isinstance(f, alias.AliasOnFirstImport) for f in sys.meta_path))
+sys.meta_path.insert(0, alias.AliasOnFirstImport())
+import email.message, json, sqlite3
+print("loaded early:", sorted({"httpx", "httpx2", "httpcore", "httpcore2"} & set(sys.modules)))
+import httpx._client
+import httpcore
+print(httpx.__name__, httpx._client.__name__, httpcore.__name__)
+"""
+
+
+def test_the_matrix_aliasing_loads_httpx2_on_the_first_import_of_httpx_and_not_before() -> None:
+    """scripts/httpx2_alias.py's finder, which the httpx2 job installs in its venv: a process
+    that imports no httpx loads no httpx2, and without httpx2 the real httpx loads."""
+    on_httpx2 = importlib.util.find_spec("httpx2") is not None or ALIASED_VENV
+    assert run_app(LAZY_ALIAS, str(SCRIPTS / "httpx2_alias.py")) == [
+        "opted out: True",  # PAYSDK_HTTPX2_ALIAS=off
+        "loaded early: []",
+        "httpx2 httpx2._client httpcore2" if on_httpx2 else "httpx httpx._client httpcore",
     ]
