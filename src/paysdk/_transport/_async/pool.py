@@ -2,10 +2,10 @@
 own, written with httpx's and httpcore's public names alone.
 
 ``AsyncRoutesTransport`` is an ``httpx.AsyncBaseTransport``: it hands each request, as
-httpcore's (``httpcore_edge.py``), to an ``AsyncRoutes``, and gives back httpcore's answer as an
+httpcore's (``httpcore_edge.py``), to ``AsyncRoutes``, and gives back httpcore's answer as an
 ``httpx.Response`` and httpcore's failures as httpx's exceptions, as httpx's own transport does.
 ``AsyncRoutes`` sends each request through this process's pool for its route (direct, or by a
-proxy), an ``AsyncConnections`` (``connections.py``) of httpcore's connections, made with
+proxy): ``AsyncConnections`` (``connections.py``) of httpcore's connections, made with
 paysdk's TLS context and network backend (the sync twin's bounds every socket operation by the
 attempt's deadline). ``AsyncPoolTransport``, what the clients are given, sends through it, or
 through OpenTelemetry's tracing transport around it while the httpx instrumentation is on.
@@ -164,9 +164,9 @@ class AsyncResponseBody(AsyncBodyStream):
 
 
 class AsyncPoolTransport(httpx.AsyncBaseTransport):
-    """The transport of the httpx clients paysdk makes: an ``AsyncRoutesTransport``, inside
-    OpenTelemetry's tracing transport while its httpx instrumentation is on
-    (``httpx_tracing.py``)."""
+    """The transport of the httpx clients paysdk makes: it sends through
+    ``AsyncRoutesTransport``, inside OpenTelemetry's tracing transport while its httpx
+    instrumentation is on (``httpx_tracing.py``)."""
 
     def __init__(
         self, network: Network, *, network_backend: httpcore.AsyncNetworkBackend | None = None

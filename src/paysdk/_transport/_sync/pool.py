@@ -4,10 +4,10 @@
 own, written with httpx's and httpcore's public names alone.
 
 ``RoutesTransport`` is an ``httpx.BaseTransport``: it hands each request, as
-httpcore's (``httpcore_edge.py``), to an ``Routes``, and gives back httpcore's answer as an
+httpcore's (``httpcore_edge.py``), to ``Routes``, and gives back httpcore's answer as an
 ``httpx.Response`` and httpcore's failures as httpx's exceptions, as httpx's own transport does.
 ``Routes`` sends each request through this process's pool for its route (direct, or by a
-proxy), an ``Connections`` (``connections.py``) of httpcore's connections, made with
+proxy): ``Connections`` (``connections.py``) of httpcore's connections, made with
 paysdk's TLS context and network backend (the sync twin's bounds every socket operation by the
 attempt's deadline). ``PoolTransport``, what the clients are given, sends through it, or
 through OpenTelemetry's tracing transport around it while the httpx instrumentation is on.
@@ -166,9 +166,9 @@ class ResponseBody(BodyStream):
 
 
 class PoolTransport(httpx.BaseTransport):
-    """The transport of the httpx clients paysdk makes: an ``RoutesTransport``, inside
-    OpenTelemetry's tracing transport while its httpx instrumentation is on
-    (``httpx_tracing.py``)."""
+    """The transport of the httpx clients paysdk makes: it sends through
+    ``RoutesTransport``, inside OpenTelemetry's tracing transport while its httpx
+    instrumentation is on (``httpx_tracing.py``)."""
 
     def __init__(
         self, network: Network, *, network_backend: httpcore.NetworkBackend | None = None
