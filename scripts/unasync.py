@@ -39,7 +39,6 @@ RULES = [
     (r"\bhandle_async_request\b", "handle_request"),  # httpcore's pools and httpx's transports
     (r"\bAsync([A-Z]\w*)", r"\1"),  # AsyncLedger, AsyncExitStack, AsyncIterator...
     (r"\basync_([a-z]\w*)", r"\1"),  # a helper's async twin: async_take -> take
-    (r"\._async\b", "._sync"),  # an import of other async source: its generated twin
 ]
 """Applied in order to each line: a regular expression and its replacement."""
 

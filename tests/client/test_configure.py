@@ -327,6 +327,6 @@ def test_a_proxy_paysdk_cannot_use_is_refused_when_the_client_is_made(proxy: obj
 
 def test_the_proxys_password_is_never_shown() -> None:
     client = _made(proxy="http://ops:hunter2-secret@proxy.corp:3128")
-    network = client._sender.http._transport._pool._network  # type: ignore[attr-defined]
+    network = client._sender.http._transport.routes.network  # type: ignore[attr-defined]
     assert "hunter2" not in repr(client) + repr(network)
     client.close()

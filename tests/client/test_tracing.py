@@ -380,10 +380,16 @@ async def test_an_async_ledger_fulfilment_is_a_span_with_its_outcome(
 
 @pytest.fixture
 def instrumented(
-    provider: tuple[TracerProvider, InMemorySpanExporter], spans: InMemorySpanExporter
+    provider: tuple[TracerProvider, InMemorySpanExporter],
+    spans: InMemorySpanExporter,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> Iterator[InMemorySpanExporter]:
-    """httpx (sync and async) and aiohttp instrumented on this module's provider; undone after."""
+    """httpx (sync and async) and aiohttp instrumented on this module's provider; undone after.
+
+    This module's provider is the application's global one too: paysdk's own httpx clients are
+    traced by the instrumentation's transport, on the global providers."""
     tracer_provider, _ = provider
+    monkeypatch.setattr(trace, "get_tracer_provider", lambda: tracer_provider)
     httpx_instrumentor, aiohttp_instrumentor = (
         HTTPXClientInstrumentor(),
         AioHttpClientInstrumentor(),
@@ -403,8 +409,8 @@ async def test_http_spans_nest_under_the_call_s_span(
     instrumented: InMemorySpanExporter,
 ) -> None:
     """Each HTTP client span of a retried verify is a child of the ``paysdk.verify`` span, in
-    its trace, on the connections paysdk makes itself (its httpx transport is httpx's own
-    class, which the instrumentation wraps); none of the spans holds the key."""
+    its trace, on the connections paysdk makes itself (its httpx transport sends through the
+    instrumentation's tracing transport); none of the spans holds the key."""
     sandbox.inject(Fault.server_error(), path=f"/payment/{COMPLETED_REFERENCE}", times=1)
     client = make_loopback_client(secret_key=KEY, base_url=sandbox.base_url, max_retries=1)
     await client.verify(COMPLETED_REFERENCE)

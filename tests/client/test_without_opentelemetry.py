@@ -79,3 +79,53 @@ def test_spans_go_to_the_provider_the_application_set() -> None:
     assert run(textwrap.dedent(setup) + RUN_A_VERIFY + report) == str(
         ["paysdk.iter_payments", "paysdk.verify"]
     )
+
+
+def test_httpx_instrumentation_turned_on_after_the_client_is_made_traces_its_requests() -> None:
+    """An application that sets its tracer provider and turns on ``HTTPXClientInstrumentor``
+    after making its clients sees each request's client span nested under the call's span;
+    once it turns the instrumentation off, no more client spans."""
+    code = """
+    import anyio
+    from opentelemetry import trace
+    from opentelemetry.instrumentation.httpx import HTTPXClientInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+    from opentelemetry.trace import SpanKind
+
+    import paysdk
+    from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    trace.set_tracer_provider(provider)
+
+    def nesting():
+        spans = exporter.get_finished_spans()
+        names = {span.context.span_id: span.name for span in spans}
+        exporter.clear()
+        return sorted(
+            (span.name, names.get(span.parent.span_id) if span.parent else None)
+            for span in spans
+            if span.kind is SpanKind.CLIENT
+        )
+
+    with Sandbox() as sandbox:
+        options = dict(secret_key=sandbox.secret_key, base_url=sandbox.base_url)
+        client, aclient = paysdk.Client(**options), paysdk.AsyncClient(**options)
+        HTTPXClientInstrumentor().instrument()
+        client.verify(COMPLETED_REFERENCE)
+        anyio.run(aclient.verify, COMPLETED_REFERENCE)
+        print(nesting())
+        HTTPXClientInstrumentor().uninstrument()
+        client.verify(COMPLETED_REFERENCE)
+        print(nesting())
+        client.close()
+        anyio.run(aclient.aclose)
+    """
+    assert run(code).splitlines() == [
+        str([("GET", "paysdk.verify"), ("GET", "paysdk.verify")]),
+        "[]",
+    ]

@@ -68,6 +68,21 @@ def test_the_package_keeps_every_contract(package_copy: Path) -> None:
         ("cli/_main.py", "from ..ledger import _plans", "Only paysdk.ledger imports its insides"),
         ("testing/_factories.py", "from ..sandbox import _server", "Only paysdk.sandbox imports"),
         ("_core/retry.py", "from . import plans", "No import cycles"),
+        (
+            "sandbox/_callback.py",
+            "from .._transport._sync import pool",
+            "Only the transport and the client import the transport's insides",
+        ),
+        (
+            "ledger/_plans.py",
+            "from .._transport._async.drive import drive",
+            "Only the transport and the client import the transport's insides",
+        ),
+        (
+            "testing/_mock_api.py",
+            "from .._transport.network import Network",
+            "Only the transport and the client import the transport's insides",
+        ),
     ],
 )
 def test_breaking_a_contract_fails_the_lint(
@@ -93,7 +108,9 @@ def test_no_class_name_is_defined_twice_in_paysdk() -> None:
     assert {name: where for name, where in homes.items() if len(where) > 1} == {}
 
 
-@pytest.mark.parametrize("package", ["paysdk", "paysdk._core", "paysdk.testing"])
+@pytest.mark.parametrize(
+    "package", ["paysdk", "paysdk._core", "paysdk._transport", "paysdk.testing"]
+)
 def test_no_name_a_package_loads_lazily_is_also_one_of_its_modules(package: str) -> None:
     """Importing a submodule sets it on its package: an export of the same name would then be
     the module, not what the package exports (``_core.confirm``, the plan)."""

@@ -109,10 +109,7 @@ def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> N
         ("p: AsyncIterator[int] | None = None", "p: Iterator[int] | None = None"),
         ("reply = await async_take(p, 5)", "reply = take(p, 5)"),
         ("from .._driver import AsyncDriver", "from .._driver import Driver"),
-        (
-            "from ..._transport._async.drive import drive",
-            "from ..._transport._sync.drive import drive",
-        ),
+        ("from ..._transport import async_drive", "from ..._transport import drive"),
         ('"""``_async/`` is the source"""', '"""``_async/`` is the source"""'),
         ("ledger.aclosed = enter_async_contexts", "ledger.aclosed = enter_async_contexts"),
     ],

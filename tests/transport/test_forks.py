@@ -211,7 +211,7 @@ def held(client: paysdk.AsyncClient) -> object:
     assert isinstance(sender, AsyncHttpxSender)
     transport = sender.http._transport
     assert isinstance(transport, AsyncPoolTransport)
-    routes = transport._pool
+    routes = transport.routes
     assert isinstance(routes, AsyncRoutes)
     return routes._pools.current()
 

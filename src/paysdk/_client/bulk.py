@@ -127,7 +127,7 @@ class SyncBulk:
         self._concurrency = _check_concurrency(concurrency)
         self._references = _references(references)
         self._verify = verify
-        self._pool: ThreadPoolExecutor | None = None
+        self._executor: ThreadPoolExecutor | None = None
         self._window: deque[tuple[Any, Future[Identified]]] = deque()
         self._closing = threading.Event()
 
@@ -135,13 +135,13 @@ class SyncBulk:
         return self
 
     def __next__(self) -> VerifyResult:
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(self._concurrency, thread_name_prefix="paysdk")
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(self._concurrency, thread_name_prefix="paysdk")
         while len(self._window) < self._concurrency:
             reference: Any = next(self._references, _END)
             if reference is _END:
                 break
-            future = self._pool.submit(self._verify, reference, self._sleep)
+            future = self._executor.submit(self._verify, reference, self._sleep)
             self._window.append((reference, future))
         if not self._window:
             self.close()
@@ -161,8 +161,8 @@ class SyncBulk:
         for _, future in self._window:
             future.cancel()
         self._window.clear()
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        if self._executor is not None:
+            self._executor.shutdown(wait=True, cancel_futures=True)
 
     def __enter__(self) -> Self:
         return self

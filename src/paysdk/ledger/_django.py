@@ -28,7 +28,7 @@ from django.db import DatabaseError, InterfaceError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .._errors import ConfigurationError
-from .._transport._sync.drive import drive
+from .._transport import drive
 from . import _plans, _sql
 from ._base import DEFAULT_LEASE
 from ._driver import Connection, Driver

@@ -9,14 +9,9 @@ timeout (socket deadlines, as the client's own attempts are) and the answer's bo
 from __future__ import annotations
 
 import dataclasses
-import time
-from typing import TYPE_CHECKING
 
-from .._parsing.decoding import ACCEPT_ENCODING, DecodingError
+from .._parsing.decoding import ACCEPT_ENCODING
 from .._service.callbacks import callback_url
-
-if TYPE_CHECKING:
-    import httpx
 
 __all__ = ["CallbackDeliveryError", "CallbackResult", "callback_url", "send_callback"]
 
@@ -69,43 +64,17 @@ def send_callback(
     """
     # Imported here, when a callback is sent: a sandbox that never sends one (most) starts
     # without the HTTP client.
-    import httpx
-
-    from .._transport._sync.pool import PoolTransport
-    from .._transport.deadline import attempt_deadline, deadline_backend
-    from .._transport.network import Network
+    from .._transport import Fetched, fetch
 
     target = callback_url(url, reference)
     headers = {"User-Agent": "paysdk-sandbox-callback", "Accept-Encoding": ACCEPT_ENCODING}
-    deadline = time.monotonic() + timeout
-    try:
-        network = Network(True, None, trust_env=False)  # a TLS context only for https://
-        transport = PoolTransport(network, network_backend=deadline_backend())
-        with (
-            httpx.Client(timeout=timeout, transport=transport, trust_env=False) as http,
-            attempt_deadline(deadline),
-            http.stream("GET", target, headers=headers) as response,
-        ):
-            body = _head_of_body(response)
-    except httpx.TimeoutException:
-        raise CallbackDeliveryError(f"callback to {target} timed out after {timeout}s") from None
-    except (httpx.HTTPError, OSError) as exc:  # OSError: a socket's, as the client senders take it
-        raise CallbackDeliveryError(f"callback to {target} failed: {exc}") from None
-    except DecodingError as exc:
-        raise CallbackDeliveryError(f"callback to {target}: undecodable answer: {exc}") from None
-    text = body.decode(response.encoding or "utf-8", errors="replace")
-    return CallbackResult(url=target, status_code=response.status_code, body=text)
-
-
-def _head_of_body(response: httpx.Response) -> bytes:
-    """The first ``MAX_CALLBACK_BODY`` decoded bytes of the body; the rest is left unread."""
-    from .._transport.httpx_common import sync_body
-
-    pieces: list[bytes] = []
-    kept = 0
-    for piece in sync_body(response):
-        pieces.append(piece[: MAX_CALLBACK_BODY - kept])
-        kept += len(pieces[-1])
-        if kept >= MAX_CALLBACK_BODY:
-            break
-    return b"".join(pieces)
+    answer = fetch(target, headers=headers, timeout=timeout, max_body=MAX_CALLBACK_BODY)
+    if isinstance(answer, Fetched):
+        text = answer.body.decode(answer.encoding, errors="replace")
+        return CallbackResult(url=target, status_code=answer.status_code, body=text)
+    if answer.kind == "timeout":
+        raise CallbackDeliveryError(f"callback to {target} timed out after {timeout}s")
+    if answer.kind == "undecodable":
+        reason = answer.cause or answer.detail
+        raise CallbackDeliveryError(f"callback to {target}: undecodable answer: {reason}")
+    raise CallbackDeliveryError(f"callback to {target} failed: {answer.detail}")

@@ -29,7 +29,7 @@ from .._service.api import Reply, answer_api, api_route, authorized, new_request
 from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord
 from .._service.store import PaymentStore
-from .._transport.httpx_common import httpx_timeout
+from .._transport import httpx_timeout
 from ._factories import PaymentFields, payment_record
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "RecordedCall"]

@@ -180,7 +180,7 @@ class AsyncPooledStream:
         origin: Origin,
     ) -> None:
         self._stream = stream
-        self._pool = pool
+        self._owner = pool
         self._connection = connection
         self._origin = origin
         self._closed = False
@@ -203,7 +203,7 @@ class AsyncPooledStream:
                 if aclose is not None:
                     await aclose()
         finally:
-            await self._pool.checkin(self._connection, self._origin)
+            await self._owner.checkin(self._connection, self._origin)
 
 
 def _extensions(message: httpcore.Request | httpcore.Response) -> MutableMapping[str, Any]:

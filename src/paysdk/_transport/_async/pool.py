@@ -1,32 +1,34 @@
-"""The httpx transport of the clients paysdk makes: httpx's own, sending through connection pools
-of paysdk's own.
+"""The httpx transport of the clients paysdk makes, sending through connection pools of paysdk's
+own, written with httpx's and httpcore's public names alone.
 
-``AsyncPoolTransport`` is an ``httpx.AsyncHTTPTransport``, so whatever wraps httpx's transports
-(OpenTelemetry's httpx instrumentation, say) sees paysdk's requests too, and httpx turns
-httpcore's failures into its own exceptions as ever. What it sends through is an
-``AsyncRoutes``: for each request, this process's pool for its route (direct, or by a proxy),
-an ``AsyncConnections`` (``connections.py``) of httpcore's connections, made with paysdk's TLS
-context and network backend (the sync twin's bounds every socket operation by the attempt's
-deadline).
+``AsyncRoutesTransport`` is an ``httpx.AsyncBaseTransport``: it hands each request, as
+httpcore's (``httpcore_edge.py``), to ``AsyncRoutes``, and gives back httpcore's answer as an
+``httpx.Response`` and httpcore's failures as httpx's exceptions, as httpx's own transport does.
+``AsyncRoutes`` sends each request through this process's pool for its route (direct, or by a
+proxy): ``AsyncConnections`` (``connections.py``) of httpcore's connections, made with
+paysdk's TLS context and network backend (the sync twin's bounds every socket operation by the
+attempt's deadline). ``AsyncPoolTransport``, what the clients are given, sends through it, or
+through OpenTelemetry's tracing transport around it while the httpx instrumentation is on.
 """
 
 from __future__ import annotations
 
-import inspect
 import threading
+from collections.abc import AsyncIterable, AsyncIterator
 from types import TracebackType
 from typing import Any
 
 import httpcore
 import httpx
 
-from ..._errors import ConfigurationError
+from .. import httpx_tracing
 from ..forks import PerProcess
+from ..httpcore_edge import AsyncBodyStream, core_request, extensions_of, httpx_error
 from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
 from .connections import AsyncConnections
 
-__all__ = ["AsyncPoolTransport", "AsyncRoutes"]
+__all__ = ["AsyncPoolTransport", "AsyncResponseBody", "AsyncRoutes", "AsyncRoutesTransport"]
 
 
 class AsyncPools:
@@ -45,13 +47,13 @@ class AsyncRoutes:
     def __init__(
         self, network: Network, network_backend: httpcore.AsyncNetworkBackend | None = None
     ) -> None:
-        self._network = network
+        self.network = network
         self._backend = network_backend
         self._pools = PerProcess(AsyncPools)
 
-    def _pool(self, url: httpcore.URL) -> AsyncConnections:
+    def _route(self, url: httpcore.URL) -> AsyncConnections:
         pools = self._pools.get()
-        proxy = self._network.proxy_for(url.scheme.decode("ascii"), url.host.decode("ascii"))
+        proxy = self.network.proxy_for(url.scheme.decode("ascii"), url.host.decode("ascii"))
         tls = url.scheme == b"https" or (proxy is not None and proxy.url.startswith("https:"))
         pool = pools.by_route.get((proxy, tls))
         if pool is None:
@@ -74,7 +76,7 @@ class AsyncRoutes:
     def _factory(self, proxy: Proxy | None, tls: bool) -> httpcore.AsyncConnectionPool:
         """httpcore's pool for a route, used only to make its connections (with
         ``create_connection``): direct ones, or tunnels and forwarding through the proxy."""
-        context = self._network.ssl_context if tls else None
+        context = self.network.ssl_context if tls else None
         options: dict[str, Any] = {
             "keepalive_expiry": LIMITS.keepalive_expiry,
             "network_backend": self._backend,
@@ -90,7 +92,7 @@ class AsyncRoutes:
         )
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
-        return await self._pool(request.url).handle_async_request(request)
+        return await self._route(request.url).handle_async_request(request)
 
     async def aclose(self) -> None:
         pools = self._pools.reset()
@@ -109,29 +111,83 @@ class AsyncRoutes:
         await self.aclose()
 
 
-class AsyncPoolTransport(httpx.AsyncHTTPTransport):
-    """httpx's transport, sending through ``AsyncRoutes`` instead of a pool of its own."""
+class AsyncRoutesTransport(httpx.AsyncBaseTransport):
+    """httpx's request sent as httpcore's through ``AsyncRoutes``; the answer, and httpcore's
+    failures, handed back as httpx's, as httpx's own transport does."""
+
+    def __init__(self, routes: AsyncRoutes) -> None:
+        self.routes = routes
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        content = request.stream
+        assert isinstance(content, AsyncBodyStream), "an httpx.AsyncClient's request"
+        try:
+            response = await self.routes.handle_async_request(core_request(request, content))
+        except Exception as exc:
+            if (mapped := httpx_error(exc, request)) is None:
+                raise
+            raise mapped from exc
+        body = response.stream
+        assert isinstance(body, AsyncIterable)
+        return httpx.Response(
+            status_code=response.status,
+            headers=response.headers,
+            stream=AsyncResponseBody(body, request),
+            extensions=extensions_of(response),
+        )
+
+    async def aclose(self) -> None:
+        await self.routes.aclose()
+
+
+class AsyncResponseBody(AsyncBodyStream):
+    """An httpx response's body, read from httpcore's: its failures raised as httpx's, and
+    closing it closes httpcore's (which gives the connection back to its pool)."""
+
+    def __init__(self, body: AsyncIterable[bytes], request: httpx.Request) -> None:
+        self._body = body
+        self._request = request
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        try:
+            async for chunk in self._body:
+                yield chunk
+        except Exception as exc:
+            if (mapped := httpx_error(exc, self._request)) is None:
+                raise
+            raise mapped from exc
+
+    async def aclose(self) -> None:
+        aclose = getattr(self._body, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
+class AsyncPoolTransport(httpx.AsyncBaseTransport):
+    """The transport of the httpx clients paysdk makes: it sends through
+    ``AsyncRoutesTransport``, inside OpenTelemetry's tracing transport while its httpx
+    instrumentation is on (``httpx_tracing.py``)."""
 
     def __init__(
         self, network: Network, *, network_backend: httpcore.AsyncNetworkBackend | None = None
     ) -> None:
-        """httpx's ``__init__`` is not called: it would open a pool (and a TLS context) that
-        nothing uses.
-
+        """
         Args:
             network: the TLS context and the proxy (or the environment's) to use.
             network_backend: what opens sockets; ``None`` for httpcore's own.
         """
-        check_sends_through_pool(httpx.AsyncHTTPTransport.handle_async_request)
-        self._pool = AsyncRoutes(network, network_backend)  # type: ignore[assignment]
+        self.routes = AsyncRoutes(network, network_backend)
+        self._untraced = AsyncRoutesTransport(self.routes)
+        self._traced: httpx.AsyncBaseTransport | None = None  # made when first traced
 
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        instrumentation = httpx_tracing.instrumentation()
+        if instrumentation is None:
+            return await self._untraced.handle_async_request(request)
+        traced = self._traced
+        if traced is None:  # a race makes two, each whole; one is kept
+            traced = self._traced = httpx_tracing.async_traced(self._untraced, instrumentation)
+        return await traced.handle_async_request(request)
 
-def check_sends_through_pool(method: object) -> None:
-    """Refuse, when a client is made, an httpx whose transport no longer sends through its
-    ``_pool``: paysdk's routes, proxies and deadline-bound sockets would be passed by."""
-    code = getattr(inspect.unwrap(method), "__code__", None)  # type: ignore[arg-type]
-    if code is None or "_pool" not in code.co_names:
-        raise ConfigurationError(
-            f"httpx {httpx.__version__}'s transport does not send through its connection pool "
-            "as paysdk expects; install an httpx paysdk supports: pip install python-paysdk"
-        )
+    async def aclose(self) -> None:
+        await self.routes.aclose()

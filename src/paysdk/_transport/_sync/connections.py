@@ -182,7 +182,7 @@ class PooledStream:
         origin: Origin,
     ) -> None:
         self._stream = stream
-        self._pool = pool
+        self._owner = pool
         self._connection = connection
         self._origin = origin
         self._closed = False
@@ -205,7 +205,7 @@ class PooledStream:
                 if close is not None:
                     close()
         finally:
-            self._pool.checkin(self._connection, self._origin)
+            self._owner.checkin(self._connection, self._origin)
 
 
 def _extensions(message: httpcore.Request | httpcore.Response) -> MutableMapping[str, Any]:

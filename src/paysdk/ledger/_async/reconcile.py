@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._models.verified import VerifiedPayment
-from ..._transport._async.drive import drive
+from ..._transport import async_drive
 from .._reconciliation import (
     BATCH,
     Checked,
@@ -103,4 +103,4 @@ async def reconcile(
                 return await client.verify(step.reference)
             return None
 
-        return await drive(plan, carry_out, Exception)  # the plan reports, skips or raises it
+        return await async_drive(plan, carry_out, Exception)  # the plan reports, skips or raises it

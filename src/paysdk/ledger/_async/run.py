@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..._transport._async.drive import drive
+from ..._transport import async_drive
 from .._driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
 from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Pause, Query
@@ -62,7 +62,7 @@ async def run_plan(
         return None
 
     try:
-        return await drive(plan, carry_out, LedgerError)
+        return await async_drive(plan, carry_out, LedgerError)
     finally:
         if connection is not None:
             await abandon(driver, connection, timeout)

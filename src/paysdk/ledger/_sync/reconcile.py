@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._models.verified import VerifiedPayment
-from ..._transport._sync.drive import drive
+from ..._transport import drive
 from .._reconciliation import (
     BATCH,
     Checked,

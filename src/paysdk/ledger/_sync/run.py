@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from ..._transport._sync.drive import drive
+from ..._transport import drive
 from .._driver import Connection, Driver
 from .._errors import LedgerError
 from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Pause, Query

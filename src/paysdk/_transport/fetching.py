@@ -1,0 +1,78 @@
+"""One GET for a product that sends a request of its own (the sandbox's payment callback), on
+the transport the clients use, so no product reaches into the transport's modules.
+
+The whole call ends within its timeout (each socket operation is given what is left of it, as
+the sync client's attempts are), only the first bytes of the body asked for are read and
+decoded (in bounded steps), and a failure of the network or the server comes back as a
+``Failure``, never as an httpx exception.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import NamedTuple
+
+import httpx
+
+from .._core.steps import Failure
+from ._sync.pool import PoolTransport
+from .deadline import attempt_deadline, deadline_backend
+from .httpx_common import failure_from_httpx, sync_body
+from .network import Network
+
+__all__ = ["Fetched", "fetch"]
+
+
+class Fetched(NamedTuple):
+    """What the server answered."""
+
+    status_code: int
+    body: bytes
+    """The first bytes of the decoded body, at most what was asked for."""
+    encoding: str
+    """The body's charset, ``utf-8`` if it names none."""
+
+
+def fetch(
+    url: str, *, headers: Mapping[str, str], timeout: float, max_body: int
+) -> Fetched | Failure:
+    """GET ``url`` directly (no proxy, the environment's included), verifying TLS.
+
+    Args:
+        url: an absolute http(s) URL.
+        headers: the request's headers.
+        timeout: seconds for the whole call, body included.
+        max_body: the most decoded bytes of the body read; the rest is left unread.
+
+    Returns:
+        The answer, or the ``Failure`` (``timeout``, ``connect``, ``undecodable``...) that
+        came instead.
+    """
+    deadline = time.monotonic() + timeout
+    try:
+        network = Network(True, None, trust_env=False)  # a TLS context only for https://
+        transport = PoolTransport(network, network_backend=deadline_backend())
+        with (
+            httpx.Client(timeout=timeout, transport=transport, trust_env=False) as http,
+            attempt_deadline(deadline),
+            http.stream("GET", url, headers=dict(headers)) as response,
+        ):
+            body = _head_of_body(response, max_body)
+            return Fetched(response.status_code, body, response.encoding or "utf-8")
+    except Exception as exc:
+        if (failure := failure_from_httpx(exc)) is None:
+            raise
+        return failure
+
+
+def _head_of_body(response: httpx.Response, max_body: int) -> bytes:
+    """The first ``max_body`` decoded bytes of the body; the rest is left unread."""
+    pieces: list[bytes] = []
+    kept = 0
+    for piece in sync_body(response):
+        pieces.append(piece[: max_body - kept])
+        kept += len(pieces[-1])
+        if kept >= max_body:
+            break
+    return b"".join(pieces)
