@@ -32,7 +32,7 @@ def callback_url(url: str, reference: str) -> str:
     target = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
     import httpx  # here: a sandbox that sends no callback starts without the HTTP client
 
-    from .._transport.httpx_common import check_host
+    from .._transport import check_host
 
     try:  # what httpx will refuse when sending: stray characters, bad IDNA hosts
         check_host(target)
