@@ -13,8 +13,8 @@ import asyncio
 import functools
 import math
 import time
-from collections.abc import Callable, Coroutine
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from .._core.body import BodyReader, attempt_timed_out
 from .._core.steps import Answer, Failure, Opened, Send
@@ -137,7 +137,7 @@ class AiohttpSender:
         session._retry_connection = False
         return session
 
-    def send(self, request: Send) -> Coroutine[Any, Any, Answer | Failure | AsyncStream]:
+    def send(self, request: Send) -> Awaitable[Answer | Failure | AsyncStream]:
         """Carry out ``request``: the coroutine itself, no frame around it, for a plain call."""
         if not request.stream:  # aiohttp's total timeout bounds the whole attempt
             return self._send(request)
