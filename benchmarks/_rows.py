@@ -397,7 +397,7 @@ def async_verify(bench: Bench) -> list[Result]:
     ceiling = [] if cores is None else versus("aiohttp", UNPINNED, SERVER_MEASURE)
     return [
         *versus(sdk, "httpx", "paysdk aiohttp vs default httpx", Goal(">=", 10.0), cpu_too=True),
-        *versus(sdk, "aiohttp", "paysdk aiohttp vs raw aiohttp", Goal(">=", 0.6), cpu_too=True),
+        *versus(sdk, "aiohttp", "paysdk aiohttp vs raw aiohttp", Goal(">=", 0.85), cpu_too=True),
         *versus("paysdk", "httpx", "paysdk (httpx) vs default httpx", cpu_too=True),
         *versus("paysdk-aiohttp-verify-many", "httpx", "verify_many vs default httpx"),
         *versus("aiohttp", "httpx", "raw aiohttp vs default httpx"),
