@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import resource
 import sys
 import time
@@ -237,9 +238,18 @@ async def _async_seconds(
 
 
 def async_verify(
-    client: str, base_url: str, key: str, requests: int, concurrency: int, warmup: int
+    client: str,
+    base_url: str,
+    key: str,
+    requests: int,
+    concurrency: int,
+    warmup: int,
+    cores: list[int] | None = None,
 ) -> dict[str, Any]:
-    """``requests`` verifies at ``concurrency``: raw httpx or aiohttp, or one of paysdk's."""
+    """``requests`` verifies at ``concurrency``: raw httpx or aiohttp, or one of paysdk's; on
+    ``cores`` only, if given (those the server is not on)."""
+    if cores is not None:
+        os.sched_setaffinity(0, cores)
     seconds, cpu = asyncio.run(_async_seconds(client, base_url, key, requests, concurrency, warmup))
     return {"seconds": seconds, "cpu_seconds": cpu, "requests_per_second": requests / seconds}
 

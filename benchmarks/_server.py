@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import functools
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -321,6 +322,11 @@ class BenchServer:
             process.kill()
             process.wait()
         process.stdout.close()
+
+    def pin(self, cores: set[int] | None) -> None:
+        """Run the server on ``cores`` only; ``None``: on any core this process may use."""
+        assert self._process is not None
+        os.sched_setaffinity(self._process.pid, os.sched_getaffinity(0) if cores is None else cores)
 
     def base_url(self, count: int = 0) -> str:
         """The base_url to give a client: its list has ``count`` payments."""

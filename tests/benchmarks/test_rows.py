@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks._rows import ROWS
+from benchmarks._rows import ROWS, SERVER_MEASURE, split_cores
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,6 +37,7 @@ MEASURES = {
         "paysdk (httpx) vs default httpx, CPU a request",
         "verify_many vs default httpx",
         "raw aiohttp vs default httpx",
+        *([SERVER_MEASURE] if split_cores() else []),  # pinning needs a core for each side
     ],
     "import": [
         "import paysdk vs httpx + pydantic",

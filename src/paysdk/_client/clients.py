@@ -7,7 +7,7 @@ how they send a request and how they wait, so a behaviour fixed in the core is f
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from inspect import isawaitable
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -612,11 +612,14 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "AsyncSender"]):
             send, sleep = span.async_sending(self._send), span.sleeping(self._sleep)
             return await _adrive.run(plan, send, sleep)
 
-    async def _send(self, request: Send) -> Any:
-        if self._sender.is_closed:
+    def _send(self, request: Send) -> Awaitable[Any]:
+        """The sender's coroutine for ``request``, once the client is known open and in its loop
+        (not wrapped in one more: a call's steps pass through here)."""
+        sender = self._sender
+        if sender.is_closed:
             raise _errors.closed_error(type(self).__name__)
-        self._sender.binding.check()
-        return await self._sender.send(request)
+        sender.binding.check()
+        return sender.send(request)
 
 
 publish("paysdk", Client, AsyncClient)

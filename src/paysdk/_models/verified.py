@@ -71,7 +71,11 @@ class VerifiedPayment(WireModel):
         Returns:
             The payment itself, marked.
         """
-        self._account, self._issuer = account, issuer
+        private = self.__pydantic_private__
+        if private is None:  # pydantic fills it for any model with private attributes
+            self._account, self._issuer = account, issuer
+        else:  # what pydantic's __setattr__ would do, without its lookups: every verify ends here
+            private["_account"], private["_issuer"] = account, issuer
         return self
 
     def __eq__(self, other: object) -> bool:

@@ -10,8 +10,10 @@ are the core's, unchanged. Imported only when asked for; needs the ``aiohttp`` e
 from __future__ import annotations
 
 import asyncio
+import functools
+import math
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from .._core.body import BodyReader, attempt_timed_out
@@ -135,18 +137,21 @@ class AiohttpSender:
         session._retry_connection = False
         return session
 
-    async def send(self, request: Send) -> Answer | Failure | AsyncStream:
+    def send(self, request: Send) -> Awaitable[Answer | Failure | AsyncStream]:
+        """Carry out ``request``: the coroutine itself, no frame around it, for a plain call."""
+        if not request.stream:  # aiohttp's total timeout bounds the whole attempt
+            return self._send(request)
+        return self._open_stream(request)
+
+    async def _open_stream(self, request: Send) -> Answer | Failure | AsyncStream:
         from anyio import move_on_after
 
-        if not request.stream:  # aiohttp's total timeout bounds the whole attempt
-            return await self._send(request)
         with move_on_after(request.budget):  # a stream: bound the wait for its head only
             return await self._send(request)
         return attempt_timed_out(request.budget)
 
     async def _send(self, request: Send) -> Answer | Failure | AsyncStream:
         session = self._sessions.get()
-        timeout = request.timeout
         url = yarl.URL(request.url, encoded=True)  # sent as the core encoded it, byte for byte
         proxy = self._network.proxy_for(url.scheme, url.raw_host or "")
         tls = url.scheme == "https" or (proxy is not None and proxy.url.startswith("https:"))
@@ -160,11 +165,7 @@ class AiohttpSender:
                 ssl=self._network.ssl_context if tls else True,  # made when TLS first needs it
                 proxy=None if proxy is None else proxy.url,
                 proxy_headers=_proxy_headers(proxy),
-                timeout=aiohttp.ClientTimeout(
-                    total=None if request.stream else request.budget,  # Read steps bound a stream
-                    sock_connect=timeout.connect,
-                    sock_read=timeout.read,
-                ),
+                timeout=_client_timeout(request),
             )
         except Exception as exc:
             if (failure := _failure(exc)) is None:
@@ -186,6 +187,29 @@ class AiohttpSender:
         session = self._sessions.reset()
         if session is not None:
             await self.binding.close(session.close)
+
+
+def _client_timeout(request: Send) -> aiohttp.ClientTimeout:
+    """The attempt's bounds as aiohttp takes them: the budget (``total``; a stream's Read steps
+    bound it instead), connect and read."""
+    phases = request.timeout
+    total = None if request.stream else request.budget
+    read = phases.read
+    if read is not None and total is not None and read >= total:
+        # total ends the attempt before a read can have waited this long: a read timer
+        # (rescheduled with every chunk received) would only cost time
+        read = None
+    return _timeouts(total, phases.connect, read)
+
+
+@functools.lru_cache(maxsize=32)  # the client's few timeouts; a deadline's budgets vary, though
+def _timeouts(
+    total: float | None, connect: float | None, read: float | None
+) -> aiohttp.ClientTimeout:
+    # exact bounds: aiohttp rounds a total of 5 s or more up to the next whole second unless told
+    return aiohttp.ClientTimeout(
+        total=total, sock_connect=connect, sock_read=read, ceil_threshold=math.inf
+    )
 
 
 def _proxy_headers(proxy: Proxy | None) -> dict[str, str] | None:

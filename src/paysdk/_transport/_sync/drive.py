@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from types import TracebackType
-from typing import TYPE_CHECKING, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
@@ -50,17 +50,23 @@ def drive(
 
 
 def run(plan: Plan[T], send: SendFunction, sleep: SleepFunction) -> T:
-    """Run a call's plan to its result: it sends requests and sleeps before retries."""
+    """Run a call's plan to its result: it sends requests and sleeps before retries.
 
-    def carry_out(step: object) -> object:
-        if isinstance(step, Send):
-            return send(step)
-        if isinstance(step, Sleep):
-            sleep(step.seconds)
-            return None
-        raise TypeError(f"a call's plan asked for {step!r}")
-
-    return drive(plan, carry_out)
+    ``drive``'s loop, written out for a call's two kinds of step: every call runs it, and a
+    function between it and the sender would cost each step one more frame."""
+    try:
+        step = next(plan)
+        while True:
+            if isinstance(step, Send):
+                reply: Any = send(step)  # a call's Send never opens a stream
+            elif isinstance(step, Sleep):
+                sleep(step.seconds)
+                reply = None
+            else:
+                raise TypeError(f"a call's plan asked for {step!r}")
+            step = plan.send(reply)
+    except StopIteration as done:
+        return cast(T, done.value)
 
 
 def _items(
