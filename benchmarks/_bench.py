@@ -27,6 +27,12 @@ class Sizes:
     verify_calls: int
     verify_rounds: int
     reconcile_count: int
+    wan_requests: int
+    wan_threads: int
+    wan_stream_count: int
+    wan_rounds: int
+    wan_delay: float
+    """Seconds one way through the WAN rows' delay proxy: a round trip is twice that."""
 
 
 FULL: Final = Sizes(
@@ -41,6 +47,11 @@ FULL: Final = Sizes(
     verify_calls=50,
     verify_rounds=81,
     reconcile_count=1_000_000,
+    wan_requests=2_000,
+    wan_threads=8,
+    wan_stream_count=200_000,
+    wan_rounds=3,
+    wan_delay=0.025,
 )
 QUICK: Final = Sizes(
     list_count=2_000,
@@ -54,6 +65,11 @@ QUICK: Final = Sizes(
     verify_calls=10,
     verify_rounds=2,
     reconcile_count=2_000,
+    wan_requests=100,
+    wan_threads=8,
+    wan_stream_count=2_000,
+    wan_rounds=1,
+    wan_delay=0.025,
 )
 
 

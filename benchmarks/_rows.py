@@ -12,7 +12,7 @@ import subprocess
 from collections.abc import Callable, Iterable, Sequence
 from typing import Final
 
-from . import _reconcile
+from . import _reconcile, _wan
 from ._bench import FULL, QUICK, Bench, Row, Sizes
 from ._measure import JobFailed, JobResult, Paired, command_seconds, interleaved, paired, run_job
 from ._pairs import compare_commands, pair_results, paired_job, warm
@@ -368,4 +368,6 @@ ROWS: Final[dict[str, Row]] = {
     "sync-verify": sync_verify,
     "overhead": overhead,
     "reconcile": _reconcile.reconcile,
+    "wan": _wan.wan,
+    "cold-start": _wan.cold_start,
 }
