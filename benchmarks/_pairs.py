@@ -54,7 +54,7 @@ def pair_results(
     roles: tuple[str, str] = ("baseline", "paysdk"),
 ) -> list[Result]:
     """The wall-time result (judged against ``goal``) and the CPU-time one (context)."""
-    results = []
+    results: list[Result] = []
     for clock, pair in (("wall", wall), ("CPU", cpu)):
         if pair is None:
             continue

@@ -19,7 +19,7 @@ import functools
 import statistics
 import subprocess
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
@@ -57,7 +57,7 @@ class Wan:
 
 
 @contextlib.contextmanager
-def wide_area(key: str, delay: float) -> Iterator[Wan]:
+def wide_area(key: str, delay: float) -> Generator[Wan, None, None]:
     """Certificates in a temporary directory, the server over TLS, the proxy before it."""
     with tempfile.TemporaryDirectory(prefix="paysdk-bench-") as directory:
         files = certificates(Path(directory))
@@ -72,9 +72,9 @@ class _Runs:
     """One client's jobs over the rounds: seconds, CPU seconds and connections opened."""
 
     label: str
-    seconds: list[float] = field(default_factory=list)
-    cpu: list[float] = field(default_factory=list)
-    connections: list[int] = field(default_factory=list)
+    seconds: list[float] = field(default_factory=list[float])
+    cpu: list[float] = field(default_factory=list[float])
+    connections: list[int] = field(default_factory=list[int])
     error: str = ""
 
 
@@ -115,7 +115,7 @@ def _shares(
 ) -> list[Result]:
     """Each client's share of the limit and its connections (the most in a round); the goals
     for the clients in ``goals``, context for the others."""
-    results = []
+    results: list[Result] = []
     for client, run in runs.items():
         share, conns = f"{run.label}: share of the limit", f"{run.label}: connections"
         goal_share, goal_conns = goals.get(client, (None, None))

@@ -17,7 +17,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Final
 
@@ -50,7 +50,9 @@ def wan_async(
 
 
 @contextlib.contextmanager
-def _sync_fetch(client: str, base_url: str, key: str) -> Iterator[Callable[[str], object]]:
+def _sync_fetch(
+    client: str, base_url: str, key: str
+) -> Generator[Callable[[str], object], None, None]:
     """One verify of a reference: paysdk's ``Client.verify``, or raw httpx + ``json.loads``."""
     if client == "paysdk":
         import paysdk

@@ -31,9 +31,9 @@ def proxy() -> Iterator[DelayProxy]:
     with socketserver.ThreadingTCPServer(("127.0.0.1", 0), _Echo) as echo:
         echo.daemon_threads = True
         threading.Thread(target=echo.serve_forever, daemon=True).start()
-        host, port = echo.server_address[:2]
+        port = echo.socket.getsockname()[1]
         try:
-            with DelayProxy(f"{host}:{port}", DELAY) as running:
+            with DelayProxy(f"127.0.0.1:{port}", DELAY) as running:
                 yield running
         finally:
             echo.shutdown()
