@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import resource
 import subprocess
@@ -48,37 +47,36 @@ class _Counts:
     connections: int = 0
 
 
-async def _forward(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, delay: float, not_before: float
+async def _read(
+    reader: asyncio.StreamReader,
+    queue: asyncio.Queue[tuple[float, bytes]],
+    delay: float,
+    not_before: float,
 ) -> None:
-    """Everything ``reader`` gives, written to ``writer`` ``delay`` after it arrived (and not
-    before ``not_before`` + ``delay``); its end forwarded as an end of writing."""
+    """Queue every chunk ``reader`` gives with when it is due: ``delay`` after it arrived, and
+    not before ``not_before`` + ``delay``; its end (``b""``) last."""
     loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue(maxsize=QUEUED_CHUNKS)
+    while True:
+        data = await reader.read(CHUNK)
+        await queue.put((max(loop.time(), not_before) + delay, data))
+        if not data:
+            return
 
-    async def deliver() -> None:
-        while True:
-            due, data = await queue.get()
-            wait = due - loop.time()
-            if wait > 0:
-                await asyncio.sleep(wait)
-            if not data:
-                if writer.can_write_eof():
-                    writer.write_eof()
-                return
-            writer.write(data)
-            await writer.drain()
 
-    delivering = loop.create_task(deliver())
-    try:
-        while True:
-            data = await reader.read(CHUNK)
-            await queue.put((max(loop.time(), not_before) + delay, data))
-            if not data:
-                break
-        await delivering
-    finally:
-        delivering.cancel()
+async def _deliver(queue: asyncio.Queue[tuple[float, bytes]], writer: asyncio.StreamWriter) -> None:
+    """Write each queued chunk once it is due, in order; the end as an end of writing."""
+    loop = asyncio.get_running_loop()
+    while True:
+        due, data = await queue.get()
+        wait = due - loop.time()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        if not data:
+            if writer.can_write_eof():
+                writer.write_eof()
+            return
+        writer.write(data)
+        await writer.drain()
 
 
 async def _proxy(
@@ -86,29 +84,30 @@ async def _proxy(
     client_writer: asyncio.StreamWriter,
     upstream: tuple[str, int],
     delay: float,
-    counts: _Counts,
 ) -> None:
-    counts.connections += 1
+    """One connection: both directions forwarded until each has ended, or either side fails."""
     opened = asyncio.get_running_loop().time() + 2 * delay  # when TCP's handshake would be done
     try:
         upstream_reader, upstream_writer = await asyncio.open_connection(*upstream)
     except OSError:
         client_writer.close()
         return
+    up: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue(maxsize=QUEUED_CHUNKS)
+    down: asyncio.Queue[tuple[float, bytes]] = asyncio.Queue(maxsize=QUEUED_CHUNKS)
     tasks = [
-        asyncio.ensure_future(_forward(client_reader, upstream_writer, delay, opened)),
-        asyncio.ensure_future(_forward(upstream_reader, client_writer, delay, 0.0)),
+        asyncio.ensure_future(_read(client_reader, up, delay, opened)),
+        asyncio.ensure_future(_deliver(up, upstream_writer)),
+        asyncio.ensure_future(_read(upstream_reader, down, delay, 0.0)),
+        asyncio.ensure_future(_deliver(down, client_writer)),
     ]
     try:
         await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
     except asyncio.CancelledError:
-        pass  # the proxy stopping: asyncio's stream callback would log a cancelled handler
+        pass  # the proxy stopping
     finally:
-        for task in tasks:
+        for task in tasks:  # a reset on either side ends both directions
             task.cancel()
-        for task in tasks:  # a reset by either side ends both directions
-            with contextlib.suppress(asyncio.CancelledError, OSError):
-                await task
+        await asyncio.gather(*tasks, return_exceptions=True)
         client_writer.close()
         upstream_writer.close()
 
@@ -123,9 +122,15 @@ async def serve(upstream: tuple[str, int], delay: float, port: int = 0) -> None:
     first and answering each ``stats`` line read with a JSON line."""
     loop = asyncio.get_running_loop()
     counts = _Counts()
-    server = await asyncio.start_server(
-        lambda r, w: _proxy(r, w, upstream, delay, counts), "127.0.0.1", port
-    )
+    alive: set[asyncio.Task[None]] = set()  # the loop holds tasks weakly
+
+    def accept(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        counts.connections += 1
+        task = loop.create_task(_proxy(reader, writer, upstream, delay))
+        alive.add(task)
+        task.add_done_callback(alive.discard)
+
+    server = await asyncio.start_server(accept, "127.0.0.1", port)
     host, bound = server.sockets[0].getsockname()[:2]
     print(f"{host}:{bound}", flush=True)
     parent_gone = asyncio.Event()
