@@ -75,6 +75,8 @@ class _Runs:
     seconds: list[float] = field(default_factory=list[float])
     cpu: list[float] = field(default_factory=list[float])
     connections: list[int] = field(default_factory=list[int])
+    others_cpu: list[float] = field(default_factory=list[float])
+    """CPU seconds the server and the proxy spent meanwhile: the same 2 cores serve them."""
     error: str = ""
 
 
@@ -88,15 +90,18 @@ def _measured(wan: Wan, runs: _Runs, job: Callable[[], JobResult]) -> None:
     """Run ``job``, adding its times and the connections the proxy accepted meanwhile."""
     if runs.error:
         return
-    before = wan.proxy.stats().connections
+    before, server_before = wan.proxy.stats(), wan.server.stats().cpu_seconds
     try:
         result = job()
     except JobFailed as exc:
         runs.error = str(exc)
         return
+    after, server_after = wan.proxy.stats(), wan.server.stats().cpu_seconds
     runs.seconds.append(result.seconds)
     runs.cpu.append(result.details["cpu_seconds"])
-    runs.connections.append(wan.proxy.stats().connections - before)
+    runs.connections.append(after.connections - before.connections)
+    others = after.cpu_seconds - before.cpu_seconds + server_after - server_before
+    runs.others_cpu.append(others)
 
 
 def _rotated(clients: list[str], rounds: int) -> Iterator[str]:
@@ -129,12 +134,14 @@ def _shares(
         limits = [_limit(requests, concurrency, n, rtt) for n in run.connections]
         fractions = [limit / s for limit, s in zip(limits, run.seconds, strict=True)]
         cpu_each = statistics.median(run.cpu) / requests
+        others_each = statistics.median(run.others_cpu) / requests
         print(
             f"  {run.label:<44} {statistics.median(fractions):.2f} of the limit"
             f" (rounds: {' '.join(f'{f:.2f}' for f in fractions)}),"
             f" {statistics.median(requests / s for s in run.seconds):,.0f} req/s,"
             f" {'/'.join(str(n) for n in run.connections)} connections,"
-            f" {seconds_text(cpu_each)} CPU a request"
+            f" CPU a request: {seconds_text(cpu_each)}, server and proxy"
+            f" {seconds_text(others_each)}"
         )
         results += [
             Result(
