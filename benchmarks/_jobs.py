@@ -17,7 +17,7 @@ import os
 import resource
 import sys
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import AbstractAsyncContextManager
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -362,9 +362,10 @@ JOBS: Final[dict[str, Callable[..., dict[str, Any]]]] = {
 }
 
 
-def main() -> None:
+def main(jobs: Mapping[str, Callable[..., dict[str, Any]]] = JOBS) -> None:
+    """Run the job the command line names, with its JSON parameters; print its report."""
     name, params = sys.argv[1], json.loads(sys.argv[2])
-    report = JOBS[name](**params)
+    report = jobs[name](**params)
     report["ready_rss_bytes"] = _ready_rss
     report["peak_rss_bytes"] = peak_rss(resource.getrusage(resource.RUSAGE_SELF))
     print(json.dumps(report))

@@ -122,13 +122,20 @@ class JobResult:
     details: dict[str, Any] = field(default_factory=dict)
 
 
-def run_job(name: str, *, job_timeout: float = JOB_TIMEOUT, **params: Any) -> JobResult:
-    """Run :mod:`benchmarks._jobs` ``name`` in a fresh interpreter and return what it reported.
+def run_job(
+    name: str,
+    *,
+    job_timeout: float = JOB_TIMEOUT,
+    module: str = "benchmarks._jobs",
+    **params: Any,
+) -> JobResult:
+    """Run job ``name`` of ``module`` (:mod:`benchmarks._jobs`, or one whose ``main`` is that
+    module's) in a fresh interpreter and return what it reported.
 
     Whatever goes wrong with the child is :class:`JobFailed`, so its row shows FAILED and the
     run goes on.
     """
-    command = [sys.executable, "-m", "benchmarks._jobs", name, json.dumps(params)]
+    command = [sys.executable, "-m", module, name, json.dumps(params)]
     try:
         done = subprocess.run(  # noqa: S603 - our own interpreter and module
             command, capture_output=True, text=True, cwd=ROOT, timeout=job_timeout, check=False

@@ -22,7 +22,7 @@ from ._results import MB, Goal, Result, failed, mb, seconds_text
 from ._server import BLOCK, ListBody
 
 if TYPE_CHECKING:
-    from ._rows import Bench
+    from ._bench import Bench
 
 __all__ = ["reconcile", "seed_ledger"]
 

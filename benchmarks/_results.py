@@ -37,7 +37,8 @@ class Result:
     baseline: str
     candidate: str
     value: float | None
-    """The ratio (or megabytes); ``None`` when the job failed."""
+    """The ratio (or megabytes, connections, round trips: see ``unit``); ``None`` when the job
+    failed."""
     unit: str = "x"
     goal: Goal | None = None
     """``None``: context, measured for the reader, no goal of its own."""
@@ -57,8 +58,12 @@ class Result:
 
 
 def figure_text(value: float, unit: str) -> str:
-    """A ratio as ``1.23x``, a size as ``1,234 MB``."""
-    return f"{value:,.0f} MB" if unit == "MB" else f"{value:.2f}x"
+    """A ratio as ``1.23x``, round trips as ``3.10 RTT``, a size or count as ``1,234 MB``."""
+    if unit == "x":
+        return f"{value:.2f}x"
+    if unit == "RTT":
+        return f"{value:.2f} RTT"
+    return f"{value:,.0f} {unit}"
 
 
 def seconds_text(seconds: float) -> str:

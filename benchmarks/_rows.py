@@ -11,81 +11,18 @@ import os
 import statistics
 import subprocess
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import Final
 
-from . import _reconcile
-from ._measure import (
-    JobFailed,
-    JobResult,
-    Paired,
-    command_seconds,
-    compile_paysdk,
-    interleaved,
-    paired,
-    run_job,
-)
+from . import _reconcile, _wan
+from ._bench import FULL, QUICK, Bench, Row, Sizes
+from ._measure import JobFailed, JobResult, Paired, command_seconds, interleaved, paired, run_job
+from ._pairs import compare_commands, pair_results, paired_job, warm
 from ._results import MB, Goal, Result, failed, mb, seconds_text
-from ._server import BenchServer, ListBody
+from ._server import ListBody
+
+__all__ = ["FULL", "QUICK", "ROWS", "Bench", "Row", "Sizes"]
 
 REFERENCE: Final = "order-1042"
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """How much work each row does: the full run, or ``--quick``'s smoke run."""
-
-    list_count: int
-    list_rounds: int
-    parse_count: int
-    parse_rounds: int
-    async_requests: int
-    async_rounds: int
-    concurrency: int
-    import_pairs: int
-    verify_calls: int
-    verify_rounds: int
-    reconcile_count: int
-
-
-FULL: Final = Sizes(
-    list_count=1_000_000,
-    list_rounds=1,
-    parse_count=100_000,
-    parse_rounds=9,
-    async_requests=3_000,
-    async_rounds=3,
-    concurrency=50,
-    import_pairs=24,  # a multiple of 6: each order of the import row's three commands as often
-    verify_calls=50,
-    verify_rounds=81,
-    reconcile_count=1_000_000,
-)
-QUICK: Final = Sizes(
-    list_count=2_000,
-    list_rounds=1,
-    parse_count=1_000,
-    parse_rounds=2,
-    async_requests=100,
-    async_rounds=1,
-    concurrency=50,
-    import_pairs=1,
-    verify_calls=10,
-    verify_rounds=2,
-    reconcile_count=2_000,
-)
-
-
-@dataclass(frozen=True)
-class Bench:
-    """What every row gets: the server, the key it checks and how much work to do."""
-
-    server: BenchServer
-    key: str
-    sizes: Sizes
-
-
-Row = Callable[[Bench], list[Result]]
 
 
 # --- 1. streaming list ------------------------------------------------------------------------
@@ -198,83 +135,13 @@ def parse(bench: Bench) -> list[Result]:
     row = f"2. parse {count:,}-payment list"
     size = ListBody(count).length / MB
     print(f"\n{row} body ({size:,.1f} MB); in a fresh process, {rounds} rounds alternating")
-    return _paired_job(
+    return paired_job(
         row,
         "_core.parse_list vs json.loads",
         ("json.loads", "_core.parse_list"),
         Goal("<=", 1.1),
         run=lambda: run_job("parse", count=count, rounds=rounds),
     )
-
-
-def _paired_job(
-    row: str,
-    measure: str,
-    labels: tuple[str, str],
-    goal: Goal | None,
-    run: Callable[[], JobResult],
-    calls: int = 1,
-    wall: bool = True,
-) -> list[Result]:
-    """Results of a job that timed both sides alternately, ``calls`` calls a round.
-
-    The goal is judged on wall time, what a user waits; the CPU time of the same rounds follows
-    as context, steadier when other processes share the cores. ``wall=False`` reports CPU alone.
-    """
-    try:
-        job = run()
-    except JobFailed as exc:
-        return [failed(row, measure, "-", str(exc))]
-    details = job.details
-    return _pair_results(
-        row,
-        measure,
-        labels,
-        goal,
-        Paired(details["baseline"], details["candidate"]) if wall else None,
-        Paired(details["baseline_cpu"], details["candidate_cpu"]),
-        calls,
-    )
-
-
-def _pair_results(
-    row: str,
-    measure: str,
-    labels: tuple[str, str],
-    goal: Goal | None,
-    wall: Paired | None,
-    cpu: Paired | None = None,
-    calls: int = 1,
-    roles: tuple[str, str] = ("baseline", "paysdk"),
-) -> list[Result]:
-    """The wall-time result (judged against ``goal``) and the CPU-time one (context)."""
-    results = []
-    for clock, pair in (("wall", wall), ("CPU", cpu)):
-        if pair is None:
-            continue
-        _print_pair(f"{labels[0]} ({clock})", f"{labels[1]} ({clock})", pair, calls, roles)
-        base = seconds_text(statistics.median(pair.baseline) / calls)
-        cand = seconds_text(statistics.median(pair.candidate) / calls)
-        if clock == "wall":
-            results.append(Result(row, measure, base, cand, pair.ratio, goal=goal))
-        else:
-            results.append(Result(row, f"{measure}, CPU time", base, cand, pair.ratio))
-    return results
-
-
-def _print_pair(
-    baseline: str,
-    candidate: str,
-    pair: Paired,
-    calls: int = 1,
-    roles: tuple[str, str] = ("baseline", "paysdk"),
-) -> None:
-    base = statistics.median(pair.baseline) / calls
-    cand = statistics.median(pair.candidate) / calls
-    each = " per call" if calls > 1 else ""
-    print(f"  {roles[0]:<9} {baseline:<34} {seconds_text(base):>10}{each} (median)")
-    print(f"  {roles[1]:<9} {candidate:<34} {seconds_text(cand):>10}{each} (median)")
-    print("  ratios by round: " + " ".join(f"{r:.2f}" for r in pair.ratios))
 
 
 # --- 3. many async verifies -------------------------------------------------------------------
@@ -427,7 +294,7 @@ def import_time(bench: Bench) -> list[Result]:
     commands = (IMPORT_BASELINE, IMPORT_ONE_MODEL, IMPORT_PAYSDK)
     cpu: list[list[float]] = [[], [], []]
     try:
-        _warm(*commands)
+        warm(*commands)
         base, model, sdk = interleaved(
             [functools.partial(command_seconds, code, cpu[n]) for n, code in enumerate(commands)],
             pairs,
@@ -437,7 +304,7 @@ def import_time(bench: Bench) -> list[Result]:
     httpx_only, one_model = "python -c import httpx...", "... + one pydantic model"
     sdk_label = "python -c import paysdk..."
     return [
-        *_pair_results(
+        *pair_results(
             row,
             measure,
             (httpx_only, sdk_label),
@@ -445,7 +312,7 @@ def import_time(bench: Bench) -> list[Result]:
             Paired(base, sdk),
             Paired(*cpu[::2]),
         ),
-        *_pair_results(
+        *pair_results(
             row,
             "one pydantic model vs httpx + pydantic",
             (httpx_only, one_model),
@@ -453,7 +320,7 @@ def import_time(bench: Bench) -> list[Result]:
             Paired(base, model),
             roles=("baseline", "floor"),
         ),
-        *_pair_results(
+        *pair_results(
             row,
             "import paysdk vs one pydantic model",
             (one_model, sdk_label),
@@ -483,30 +350,7 @@ def first_verify(bench: Bench) -> list[Result]:
         f"with paysdk.Client(secret_key={key!r}, base_url={base_url!r}) as client:\n"
         f"    client.verify({REFERENCE!r})\n"
     )
-    return _commands(row, "paysdk verify vs httpx get + json.loads", raw, sdk, pairs, None)
-
-
-def _commands(
-    row: str, measure: str, baseline: str, candidate: str, pairs: int, goal: Goal | None
-) -> list[Result]:
-    cpu: tuple[list[float], list[float]] = ([], [])
-    try:
-        _warm(baseline, candidate)
-        wall = paired(
-            lambda: command_seconds(baseline, cpu[0]),
-            lambda: command_seconds(candidate, cpu[1]),
-            pairs,
-        )
-    except subprocess.CalledProcessError as exc:
-        return [failed(row, measure, "-", f"python -c failed with exit status {exc.returncode}")]
-    labels = (f"python -c {baseline.splitlines()[0][:14]}...", "python -c import paysdk...")
-    return _pair_results(row, measure, labels, goal, wall, Paired(*cpu))
-
-
-def _warm(*commands: str) -> None:
-    compile_paysdk()  # as pip does on install; PYTHONDONTWRITEBYTECODE may be set here
-    for code in commands:  # warm the disk cache and the bytecode of each
-        command_seconds(code)
+    return compare_commands(row, "paysdk verify vs httpx get + json.loads", raw, sdk, pairs, None)
 
 
 # --- 5. one sync verify -----------------------------------------------------------------------
@@ -517,7 +361,7 @@ def sync_verify(bench: Bench) -> list[Result]:
     calls, rounds = bench.sizes.verify_calls, bench.sizes.verify_rounds
     row = "5. sync verify, keep-alive"
     print(f"\n{row}: {rounds} rounds of {calls} calls alternating, in one fresh process")
-    return _paired_job(
+    return paired_job(
         row,
         "Client.verify vs httpx get + json.loads",
         ("httpx get + json.loads", "paysdk Client.verify"),
@@ -538,7 +382,7 @@ def overhead(bench: Bench) -> list[Result]:
     calls, rounds = bench.sizes.verify_calls * 5, bench.sizes.verify_rounds
     row = "5b. verify, in-memory transport"
     print(f"\n{row}: {rounds} rounds of {calls} calls alternating, in one fresh process")
-    return _paired_job(
+    return paired_job(
         row,
         "Client.verify vs httpx + json.loads",
         ("httpx get + json.loads", "paysdk Client.verify"),
@@ -558,4 +402,6 @@ ROWS: Final[dict[str, Row]] = {
     "sync-verify": sync_verify,
     "overhead": overhead,
     "reconcile": _reconcile.reconcile,
+    "wan": _wan.wan,
+    "cold-start": _wan.cold_start,
 }

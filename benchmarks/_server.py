@@ -10,6 +10,7 @@ from pre-rendered bytes, run in a child process by :class:`BenchServer`:
   GET [/n/<count>]/payment/<ref> verify's 200 body for <ref>, echoed (paysdk checks it)
   GET /_stats                    the server's CPU seconds and peak RSS, to show it idled
 
+With ``--cert`` and ``--key-file`` it serves HTTPS (see :func:`certificates` for a throwaway CA).
 ``/n/<count>`` is a path prefix of base_url, which paysdk keeps: the list endpoint takes no query
 string, so the count travels in the path. Every route but ``/_stats`` wants
 ``Authorization: Bearer <key>`` and answers 401 without it. Payments cycle through the
@@ -24,11 +25,13 @@ import functools
 import json
 import os
 import resource
+import ssl
 import subprocess
 import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, cast
 from urllib.parse import unquote
@@ -255,13 +258,17 @@ def _stats() -> dict[str, Any]:
     return {"cpu_seconds": usage.ru_utime + usage.ru_stime, "peak_rss_bytes": peak_rss(usage)}
 
 
-async def serve(key: str, port: int) -> None:
-    """Serve on 127.0.0.1 until standard input closes (the parent's lifeline), printing the URL."""
+async def serve(key: str, port: int, tls: ssl.SSLContext | None = None) -> None:
+    """Serve on 127.0.0.1 until standard input closes (the parent's lifeline), printing the URL;
+    HTTPS with the server-side context ``tls``."""
     loop = asyncio.get_running_loop()
     authorization = f"Bearer {key}".encode()
-    server = await loop.create_server(lambda: _Connection(authorization), "127.0.0.1", port)
+    server = await loop.create_server(
+        lambda: _Connection(authorization), "127.0.0.1", port, ssl=tls
+    )
     host, bound = server.sockets[0].getsockname()[:2]
-    print(f"http://{host}:{bound}", flush=True)
+    scheme = "http" if tls is None else "https"
+    print(f"{scheme}://{host}:{bound}", flush=True)
     parent_gone = asyncio.Event()
 
     def watch_parent() -> None:
@@ -271,6 +278,43 @@ async def serve(key: str, port: int) -> None:
     threading.Thread(target=watch_parent, daemon=True).start()
     async with server:
         await parent_gone.wait()
+
+
+# --- TLS -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """PEM files of a throwaway CA and of a certificate it issued for 127.0.0.1."""
+
+    ca: Path
+    """What clients trust."""
+    cert: Path
+    """The server's certificate chain."""
+    key: Path
+    """The server's private key."""
+
+
+def certificates(directory: Path) -> Certificates:
+    """A new CA (trustme's) and a server certificate for 127.0.0.1, written to ``directory``."""
+    import trustme
+
+    ca = trustme.CA()
+    issued = ca.issue_cert("127.0.0.1")
+    files = Certificates(directory / "ca.pem", directory / "server.pem", directory / "server.key")
+    ca.cert_pem.write_to_path(str(files.ca))
+    issued.private_key_pem.write_to_path(str(files.key))
+    with files.cert.open("wb") as chain:
+        for blob in issued.cert_chain_pems:
+            chain.write(blob.bytes())
+    return files
+
+
+def server_context(cert: Path, key: Path) -> ssl.SSLContext:
+    """A server-side TLS context presenting ``cert`` (a PEM chain) with its ``key``."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(cert, key)
+    return context
 
 
 # --- the parent's handle ----------------------------------------------------------------------
@@ -283,22 +327,26 @@ class ServerStats:
 
 
 class BenchServer:
-    """The server in a child process on a free port of 127.0.0.1, for a ``with`` block."""
+    """The server in a child process on a free port of 127.0.0.1, for a ``with`` block; over
+    HTTPS with ``tls``'s certificate."""
 
-    def __init__(self, key: str) -> None:
+    def __init__(self, key: str, tls: Certificates | None = None) -> None:
         self._key = key
+        self.tls = tls
         self._process: subprocess.Popen[bytes] | None = None
         self.url = ""
 
     def __enter__(self) -> Self:
         command = [sys.executable, "-m", "benchmarks._server", "--key", self._key]
+        if self.tls is not None:
+            command += ["--cert", str(self.tls.cert), "--key-file", str(self.tls.key)]
         process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
             command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT
         )
         self._process = process
         assert process.stdout is not None
         line = process.stdout.readline().decode().strip()
-        if not line.startswith("http://"):
+        if not line.startswith(("http://", "https://")):
             self.__exit__(None, None, None)
             raise RuntimeError(f"the benchmark server did not start (it said {line!r})")
         self.url = line
@@ -335,7 +383,9 @@ class BenchServer:
     def stats(self) -> ServerStats:
         import urllib.request
 
-        with urllib.request.urlopen(f"{self.url}/_stats", timeout=10) as answer:  # noqa: S310
+        context = None if self.tls is None else ssl.create_default_context(cafile=self.tls.ca)
+        url = f"{self.url}/_stats"
+        with urllib.request.urlopen(url, timeout=10, context=context) as answer:  # noqa: S310
             stats = json.loads(answer.read())
         return ServerStats(stats["cpu_seconds"], stats["peak_rss_bytes"])
 
@@ -344,8 +394,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description="the benchmarks' canned-answer server")
     parser.add_argument("--key", required=True, help="the secret key clients must send")
     parser.add_argument("--port", type=int, default=0, help="default: a free port")
+    parser.add_argument("--cert", type=Path, help="serve HTTPS with this PEM certificate chain")
+    parser.add_argument("--key-file", type=Path, help="the private key of --cert")
     args = parser.parse_args()
-    asyncio.run(serve(args.key, args.port))
+    if (args.cert is None) != (args.key_file is None):
+        parser.error("--cert and --key-file go together")
+    tls = None if args.cert is None else server_context(args.cert, args.key_file)
+    asyncio.run(serve(args.key, args.port, tls))
 
 
 if __name__ == "__main__":

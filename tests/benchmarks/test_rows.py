@@ -60,6 +60,32 @@ MEASURES = {
         "reconcile vs list alone",
         "reconcile peak RSS",
     ],
+    "wan": [
+        *(
+            f"{client}: {what}"
+            for client in (
+                "AsyncClient (httpx)",
+                "AsyncClient (aiohttp)",
+                "raw httpx.AsyncClient",
+                "raw aiohttp",
+                "Client, threads",
+                "raw httpx.Client, threads",
+            )
+            for what in ("share of the limit", "connections")
+        ),
+        "AsyncClient (httpx) vs raw httpx.AsyncClient",
+        "AsyncClient (httpx) vs raw aiohttp",
+        "AsyncClient (aiohttp) vs raw aiohttp",
+        "Client, threads vs raw httpx.Client, threads",
+        "iter_payments vs httpx + json.loads",
+        "iter_payments vs httpx + json.loads, CPU time",
+        "first payment",
+    ],
+    "cold-start": [
+        "import, client, one verify vs httpx + json.loads",
+        "import, client, one verify vs httpx + json.loads, CPU time",
+        "import, client, one verify vs httpx + pydantic",
+    ],
 }
 
 
@@ -81,5 +107,5 @@ def test_each_row_runs_alone_and_reports_every_measure(row: str) -> None:
         lines = [line for line in summary.splitlines() if f"| {measure} |" in line]
         assert len(lines) == 1, f"{measure!r} is not in the summary:\n{result.stdout}"
         assert "FAILED" not in lines[0], lines[0]
-        assert re.search(r"\| [\d,]+(\.\d\dx| MB) \|", lines[0]), lines[0]
+        assert re.search(r"\| [\d,]+(\.\d\dx| MB| conns|\.\d\d RTT) \|", lines[0]), lines[0]
     assert result.returncode == 0, result.stderr
