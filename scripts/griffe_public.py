@@ -147,7 +147,13 @@ def expression_path(expr: str | griffe.Expr) -> str | None:
 
 
 def adopt_private_bases(cls: griffe.Class, public: set[str]) -> None:
-    """Drop ``cls``'s private bases, making what it inherits from them its own members."""
+    """Drop ``cls``'s private bases, making what it inherits from them its own members.
+
+    What a public base documents already (``SQLAlchemyLedger`` inherits ``fulfil_once`` through
+    ``Ledger``) is left to it. What comes from a private base named before the class's main base,
+    the last (a mixin: ``class Ledger(FulfilOnce, Closes, BaseLedger)``), is listed first, in the
+    order Python looks it up; what comes from the main base, after the class's own members.
+    """
     private = [
         base
         for base in cls.bases
@@ -155,10 +161,34 @@ def adopt_private_bases(cls: griffe.Class, public: set[str]) -> None:
     ]
     if not private:
         return
-    for name, inherited in cls.inherited_members.items():
-        origin = inherited.final_target.parent
-        if origin is not None and is_private(origin.path, public) and name not in cls.members:
-            cls.set_member(name, griffe.Alias(name, inherited.final_target, parent=cls))
+    resolved = [base for base in cls.resolved_bases if isinstance(base, griffe.Class)]
+    documented = {
+        name for base in resolved if not is_private(base.path, public) for name in base.all_members
+    }
+    mixins = {ancestor.path for base in resolved[:-1] for ancestor in [base, *base.mro()]}
+    inherited = cls.inherited_members
+    adopted = [
+        name
+        for name, alias in inherited.items()
+        if (origin := alias.final_target.parent) is not None
+        and is_private(origin.path, public)
+        and name not in cls.members
+        and name not in documented
+    ]
+    for name in adopted:
+        cls.set_member(name, griffe.Alias(name, inherited[name].final_target, parent=cls))
+    # the reference lists a class's members as they stand here (a public name of the class is
+    # an alias, whose members keep this order but not their lines)
+    first = [
+        name
+        for ancestor in cls.mro()
+        if ancestor.path in mixins
+        for name in ancestor.members
+        if name in adopted
+    ]
+    members = {name: cls.members[name] for name in first} | cls.members
+    cls.members.clear()
+    cls.members.update(members)
     cls.bases = [base for base in cls.bases if base not in private]
 
 

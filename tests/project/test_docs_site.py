@@ -206,6 +206,19 @@ def test_the_reference_shows_each_sync_class_before_its_async_twin(site: Path) -
     assert anchors.index("paysdk.ledger.Ledger") < anchors.index("paysdk.ledger.AsyncLedger")
 
 
+def test_the_reference_lists_what_a_mixin_gives_first_and_once(site: Path) -> None:
+    """``fulfil_once`` comes from a private mixin (``ledger/_twins.py``): each ledger lists it
+    first, as it did when the ledger defined it, and the SQLAlchemy ledgers, which have it from
+    the public ``Ledger`` and ``AsyncLedger``, leave it to them."""
+    anchors = re.findall(r'id="(paysdk[\w.]*)"', page(site, "reference"))
+    for ledger in ("paysdk.ledger.Ledger", "paysdk.ledger.AsyncLedger"):
+        methods = [anchor for anchor in anchors if anchor.startswith(f"{ledger}.")]
+        assert methods[0] == f"{ledger}.fulfil_once", methods
+    for ledger in ("SQLAlchemyLedger", "AsyncSQLAlchemyLedger"):
+        assert f"paysdk.ledger.sqlalchemy.{ledger}" in anchors
+        assert f"paysdk.ledger.sqlalchemy.{ledger}.fulfil_once" not in anchors
+
+
 def parameter_defaults(html: str) -> dict[str, str]:
     """Each row of the first parameters table in ``html``: its name and its Default cell's text."""
     table = html[: html.index("</table>")]

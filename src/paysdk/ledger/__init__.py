@@ -19,8 +19,8 @@ from .._lazy import lazy_names
 # twin, what their calls return, what reconcile reports, and what they raise.
 if TYPE_CHECKING:
     # isort: off
-    from ._ledger import Ledger
-    from ._async_ledger import AsyncLedger
+    from ._sync.ledger import Ledger
+    from ._async.ledger import AsyncLedger
     from ._rows import FulfilResult, LedgerRow, Outcome
     from ._report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
     from ._sql import DEFAULT_TABLE, STATES
@@ -56,8 +56,8 @@ __all__ = [
 ]
 
 _HOMES = {
-    "Ledger": "._ledger",
-    "AsyncLedger": "._async_ledger",
+    "Ledger": "._sync.ledger",
+    "AsyncLedger": "._async.ledger",
     **dict.fromkeys(["FulfilResult", "LedgerRow", "Outcome"], "._rows"),
     **dict.fromkeys(
         ["ALARMS", "MAX_DISCREPANCIES", "Discrepancy", "Kind", "ReconcileReport"], "._report"

@@ -33,10 +33,10 @@ from . import _plans, _sql
 from ._base import DEFAULT_LEASE
 from ._driver import Connection, Driver
 from ._errors import LedgerError
-from ._ledger import Ledger
 from ._postgres import local_timeouts, postgres_error
 from ._sqlite import sqlite_error, sqlite_param
 from ._steps import LedgerStep, Query, Rows
+from ._sync.ledger import Ledger
 
 __all__ = ["DjangoDriver", "DjangoLedger", "key_by_account"]
 

@@ -1,8 +1,10 @@
-"""Where the sync and async runners genuinely differ, in small helpers kept out of ``_async/``.
+"""Where the sync and async ledgers genuinely differ, in small helpers kept out of ``_async/``.
 
 ``scripts/unasync.py`` makes ``_sync/`` from ``_async/`` by renaming: each ``async_`` helper here
 becomes its plain-named twin beside it (``async_take`` -> ``take``), so the generated code calls
-the sync one. Everything else the two share, word for word.
+the sync one; ``AsyncFulfilOnce`` likewise becomes ``FulfilOnce``, the ledgers' ``fulfil_once``,
+whose signature and actions differ (the async one also awaits what an action returns). Everything
+else the two share, word for word.
 """
 
 from __future__ import annotations
@@ -11,17 +13,22 @@ import contextlib
 import inspect
 import itertools
 import time
-from collections.abc import AsyncIterator, Iterator
-from typing import TYPE_CHECKING, TypeAlias
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from .._core.expected import refuse_awaitable
+from .._errors import ConfigurationError
 from .._models.listed import ListedPayment
+from .._models.verified import VerifiedPayment
+from ._rows import FulfilResult
 
 if TYPE_CHECKING:
     import anyio
 
 __all__ = [
+    "AsyncFulfilOnce",
     "AsyncPayments",
+    "FulfilOnce",
     "Payments",
     "async_order_of",
     "async_result_of",
@@ -35,6 +42,7 @@ __all__ = [
     "take",
 ]
 
+T = TypeVar("T")
 AWAITABLE_ACTION = "the action returned an awaitable: use paysdk.AsyncLedger"
 
 Payments: TypeAlias = Iterator[ListedPayment]
@@ -113,3 +121,81 @@ async def async_take(payments: AsyncPayments, size: int) -> list[ListedPayment]:
         except StopAsyncIteration:
             break
     return taken
+
+
+class FulfilOnce:
+    """``Ledger.fulfil_once``: refuses an async action, then fulfils through ``_fulfil``."""
+
+    def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
+    ) -> FulfilResult[T]:
+        """Run ``action(payment)`` unless this reference was fulfilled or is being fulfilled.
+
+        If ``action`` raises, nothing is recorded as fulfilled, the claim is released (the next
+        delivery retries) and the exception propagates. An action that returns an awaitable is
+        refused the same way (ConfigurationError): only ``AsyncLedger`` can await it.
+
+        Args:
+            payment: the verified payment (from ``verify_callback``, ``confirm``...).
+            action: what fulfilling it means (ship the order...); called with the payment.
+
+        Returns:
+            Whether it ran here (and what it returned), was already fulfilled, or is being
+            fulfilled by another worker.
+
+        Raises:
+            UnverifiedPaymentError: ``payment`` is not a ``VerifiedPayment``.
+            ConfigurationError: ``action`` is async.
+            UnrecordedFulfilmentError: the action ran but could not be recorded.
+            LeaseLostError: the action ran, but a person resolved its claim meanwhile.
+            LedgerError: the database failed or refused (the cause is chained).
+        """
+        if inspect.iscoroutinefunction(action):
+            raise ConfigurationError("an async action needs paysdk.AsyncLedger")
+        return self._fulfil(payment, action)
+
+    def _fulfil(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
+    ) -> FulfilResult[Any]:
+        raise NotImplementedError
+
+
+class AsyncFulfilOnce:
+    """``AsyncLedger.fulfil_once``: a plain or an async action, fulfilled through ``_fulfil``."""
+
+    @overload
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], Awaitable[T]]
+    ) -> FulfilResult[T]: ...
+
+    @overload
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
+    ) -> FulfilResult[T]: ...
+
+    async def fulfil_once(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
+    ) -> FulfilResult[Any]:
+        """Run ``action(payment)``, awaiting what it returns if awaitable, unless this reference
+        was fulfilled or is being fulfilled. A plain function runs on the event loop: keep it quick.
+
+        Args:
+            payment: the verified payment.
+            action: what fulfilling it means; a coroutine function or a plain one.
+
+        Returns:
+            Whether it ran here (and what it returned), was already fulfilled, or is being
+            fulfilled by another worker.
+
+        Raises:
+            UnverifiedPaymentError: ``payment`` is not a ``VerifiedPayment``.
+            UnrecordedFulfilmentError: the action ran but could not be recorded.
+            LeaseLostError: the action ran, but a person resolved its claim meanwhile.
+            LedgerError: the database failed or refused (the cause is chained).
+        """
+        return await self._fulfil(payment, action)
+
+    async def _fulfil(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
+    ) -> FulfilResult[Any]:
+        raise NotImplementedError

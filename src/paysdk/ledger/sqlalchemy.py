@@ -29,12 +29,12 @@ except ModuleNotFoundError as _missing:  # pragma: no cover - the extra installs
 from .._errors import ConfigurationError
 from . import _alchemy, _plans
 from ._async.alchemy import AsyncSQLAlchemyDriver
-from ._async_ledger import AsyncLedger
+from ._async.ledger import AsyncLedger
 from ._base import DEFAULT_LEASE, BaseLedger
 from ._driver import AsyncDriver, Driver
-from ._ledger import Ledger
 from ._sql import DEFAULT_TABLE, Dialect
 from ._sync.alchemy import SQLAlchemyDriver
+from ._sync.ledger import Ledger
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine

@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import httpx
-from typing_extensions import Self
 
+from .._core.closing import Closes
 from .._service.callbacks import callback_url
 
 if TYPE_CHECKING:
@@ -31,7 +30,7 @@ Interface = Literal["auto", "wsgi", "asgi"]
 """How to call the app; ``"auto"`` takes an app whose ``__call__`` is ``async def`` as ASGI."""
 
 
-class CallbackSender:
+class CallbackSender(Closes):
     """Sends ``GET <url>?reference=<reference>`` to a WSGI or ASGI app, as the service would.
 
     ``send`` works from a plain (sync) test for both kinds of app: an ASGI app runs on an event
@@ -93,17 +92,6 @@ class CallbackSender:
         if self._portal_cm is not None:
             cm, self._portal_cm, self._portal = self._portal_cm, None, None
             cm.__exit__(None, None, None)
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _loop(self) -> BlockingPortal:
         if self._portal is None:

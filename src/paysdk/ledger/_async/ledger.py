@@ -1,88 +1,69 @@
-"""``Ledger``: the thin sync shell that runs the ledger's plans with ``_sync/run.py`` and
-reconciles with ``_sync/reconcile.py`` (both generated from their ``_async`` sources)."""
+"""The ledger's shell: ``AsyncLedger`` runs the ledger's plans with ``run.py`` and reconciles with
+``reconcile.py`` beside it; what only one of the two ledgers does is in ``_twins.py``."""
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Sequence
-from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from typing_extensions import Self
-
-from .._client.tracing import call_span
-from .._core.config import check_account
-from .._errors import ConfigurationError
-from .._models.verified import VerifiedPayment
-from . import _plans
-from ._driver import Driver
-from ._report import MAX_DISCREPANCIES, ReconcileReport
-from ._rows import FulfilResult, LedgerRow
-from ._steps import LedgerPlan
-from ._sync import reconcile as sync_reconcile
-from ._sync import run as sync_run
+from ..._client.tracing import call_span
+from ..._core.closing import AsyncCloses
+from ..._core.config import check_account
+from ..._models.verified import VerifiedPayment
+from .. import _plans
+from .._base import BaseLedger, check_limit, needs_lookup
+from .._driver import AsyncDriver
+from .._report import MAX_DISCREPANCIES, ReconcileReport
+from .._rows import FulfilResult, LedgerRow
+from .._steps import LedgerPlan
+from .._twins import AsyncFulfilOnce
+from .reconcile import reconcile as reconcile_ledger
+from .run import run_plan
 
 if TYPE_CHECKING:
-    from .._client.clients import Client, Lookup
-from ._base import BaseLedger, check_limit, needs_lookup
+    from ..._client.clients import AsyncClient, Lookup
 
-__all__ = ["Ledger"]
+__all__ = ["AsyncLedger"]
 
 T = TypeVar("T")
 
 
-class Ledger(BaseLedger):
+class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
     """Fulfil each payment exactly once, across threads, processes and machines.
 
-    ``Ledger("sqlite:///orders.db")`` (or a path) or ``Ledger("postgresql://user@host/db")``.
-    Thread-safe and fork-safe; keep one per process.
+    ``AsyncLedger("sqlite:///orders.db")`` (or a path) or
+    ``AsyncLedger("postgresql://user@host/db")``. Keep one per process (``Ledger`` is
+    thread-safe and fork-safe). The sync and async ledgers run the same plans; the async one
+    awaits them, and its actions may be async.
     """
 
-    _driver: Driver
+    _driver: AsyncDriver
 
-    def _open_driver(self) -> Driver:
+    def _open_driver(self) -> AsyncDriver:
         if self._backend == "sqlite":
-            from ._sqlite import SQLiteDriver
+            from .._sqlite import AsyncSQLiteDriver
 
-            return SQLiteDriver(self._where, busy_timeout=self.timeout, create=self._create_table)
-        from ._postgres import PostgresDriver
+            return AsyncSQLiteDriver(
+                self._where,
+                busy_timeout=self.timeout,
+                create=self._create_table,
+            )
+        from .._postgres import AsyncPostgresDriver
 
-        return PostgresDriver(self._where, timeout=self.timeout)
+        return AsyncPostgresDriver(self._where, timeout=self.timeout)
 
-    def fulfil_once(
-        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], T]
-    ) -> FulfilResult[T]:
-        """Run ``action(payment)`` unless this reference was fulfilled or is being fulfilled.
-
-        If ``action`` raises, nothing is recorded as fulfilled, the claim is released (the next
-        delivery retries) and the exception propagates. An action that returns an awaitable is
-        refused the same way (ConfigurationError): only ``AsyncLedger`` can await it.
-
-        Args:
-            payment: the verified payment (from ``verify_callback``, ``confirm``...).
-            action: what fulfilling it means (ship the order...); called with the payment.
-
-        Returns:
-            Whether it ran here (and what it returned), was already fulfilled, or is being
-            fulfilled by another worker.
-
-        Raises:
-            UnverifiedPaymentError: ``payment`` is not a ``VerifiedPayment``.
-            ConfigurationError: ``action`` is async.
-            UnrecordedFulfilmentError: the action ran but could not be recorded.
-            LeaseLostError: the action ran, but a person resolved its claim meanwhile.
-            LedgerError: the database failed or refused (the cause is chained).
-        """
-        if inspect.iscoroutinefunction(action):
-            raise ConfigurationError("an async action needs paysdk.AsyncLedger")
+    async def _fulfil(
+        self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
+    ) -> FulfilResult[Any]:
+        """``fulfil_once`` once its action is accepted: the plan, run inside the call's span."""
         plan = self._fulfil_plan(payment)  # refuses what is not a verified payment
         span = call_span("fulfil_once", payment.reference)
         with span, span.current():  # what the action traces nests under the fulfilment
-            result = self._run(plan, action, payment)
+            result = await self._run(plan, action, payment)
             span.add("paysdk.fulfilment.outcome", result.outcome.value)
-        return cast("FulfilResult[T]", result)
+        return result
 
-    def rows(self, references: Sequence[str], *, account: str = "") -> dict[str, LedgerRow]:
+    async def rows(self, references: Sequence[str], *, account: str = "") -> dict[str, LedgerRow]:
         """The ledger's rows for these references (those that have one).
 
         Args:
@@ -97,9 +78,9 @@ class Ledger(BaseLedger):
             LedgerError: the database failed or refused (the cause is chained).
         """
         label = check_account(account)
-        return self._run(_plans.rows_for(self._driver.dialect, self.table, references, label))
+        return await self._run(_plans.rows_for(self._driver.dialect, self.table, references, label))
 
-    def row(self, reference: str, *, account: str = "") -> LedgerRow | None:
+    async def row(self, reference: str, *, account: str = "") -> LedgerRow | None:
         """The ledger's row for one reference.
 
         Args:
@@ -113,15 +94,22 @@ class Ledger(BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return self.rows([reference], account=account).get(reference)
+        return (await self.rows([reference], account=account)).get(reference)
 
-    def _fulfilled_references_after(self, after: str, limit: int, /, *, account: str) -> list[str]:
+    async def _fulfilled_references_after(
+        self,
+        after: str,
+        limit: int,
+        /,
+        *,
+        account: str,
+    ) -> list[str]:
         """The references alone of a page of one account's fulfilled rows, in order, after
         ``after``: reconcile's last pass, which needs no more of each row."""
         label = check_account(account)
-        return self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
+        return await self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
-    def rows_after(
+    async def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
     ) -> list[LedgerRow]:
         """A page of rows in reference order, of one state or all: iterate with the last one's
@@ -142,9 +130,9 @@ class Ledger(BaseLedger):
             ConfigurationError: an unknown state, or a limit that is not a positive int.
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return self._run(self._rows_plan(after, limit, state, account))
+        return await self._run(self._rows_plan(after, limit, state, account))
 
-    def resolve(self, reference: str, *, ran: bool, account: str = "") -> LedgerRow:
+    async def resolve(self, reference: str, *, ran: bool, account: str = "") -> LedgerRow:
         """Settle a payment whose outcome is ``unknown``, once a person checked what happened.
 
         Args:
@@ -160,9 +148,9 @@ class Ledger(BaseLedger):
         Raises:
             LedgerError: it is not in the ``unknown`` state (or the database failed).
         """
-        return self._run(self._resolve_plan(reference, ran, account))
+        return await self._run(self._resolve_plan(reference, ran, account))
 
-    def refuse(
+    async def refuse(
         self, payment: VerifiedPayment | str, reason: str, *, account: str = ""
     ) -> LedgerRow:
         """Record that you declined a payment (its amount does not match the order, it failed,
@@ -185,14 +173,14 @@ class Ledger(BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters.
             LedgerError: the database failed.
         """
-        return self._run(self._set_aside_plan(payment, "refused", reason, account))
+        return await self._run(self._set_aside_plan(payment, "refused", reason, account))
 
-    def ignore(
+    async def ignore(
         self, payment: VerifiedPayment | str, reason: str, *, account: str = ""
     ) -> LedgerRow:
         """Record that a payment is not yours to fulfil (another shop's, a test), with why, so
         reconcile stops reporting it as missed; otherwise as
-        [`refuse`][paysdk.ledger.Ledger.refuse].
+        [`refuse`][paysdk.ledger.AsyncLedger.refuse].
 
         Args:
             payment: the verified payment, or its reference.
@@ -208,11 +196,11 @@ class Ledger(BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters.
             LedgerError: the database failed.
         """
-        return self._run(self._set_aside_plan(payment, "ignored", reason, account))
+        return await self._run(self._set_aside_plan(payment, "ignored", reason, account))
 
-    def reconcile(
+    async def reconcile(
         self,
-        client: Client,
+        client: AsyncClient,
         *,
         fulfil: Callable[[VerifiedPayment], object] | None = None,
         lookup: Lookup | None = None,
@@ -225,12 +213,15 @@ class Ledger(BaseLedger):
         ``lookup`` (the merchant's order by reference) tells reconcile which payments are
         yours: one with no row and no order is reported as not ours, not missed. With
         ``fulfil`` (which needs ``lookup``), a missed payment is verified against its order and
-        fulfilled through ``fulfil_once``. The report keeps at most ``max_discrepancies``
-        (counting all); missed ones beyond wait for the next run.
+        fulfilled through ``fulfil_once``, which says whether ``fulfil`` may be async. The report
+        keeps at most ``max_discrepancies`` (counting all); missed ones beyond wait for the next
+        run.
 
         Args:
-            client: the client that lists and verifies the payments.
-            fulfil: the action for a missed payment; ``None``: only report it.
+            client: the [`AsyncClient`][paysdk.AsyncClient] that lists and verifies the
+                payments.
+            fulfil: the action for a missed payment, as ``fulfil_once`` takes it; ``None``:
+                only report it.
             lookup: finds each payment's order ([`Lookup`][paysdk.Lookup]); needed with
                 ``fulfil``.
             progress: called with the number of payments compared so far.
@@ -247,7 +238,7 @@ class Ledger(BaseLedger):
             LedgerError: the database failed or refused (the cause is chained).
         """
         needs_lookup(fulfil, lookup)
-        return sync_reconcile.reconcile(
+        return await reconcile_ledger(
             self,
             client,
             fulfil=fulfil,
@@ -256,37 +247,26 @@ class Ledger(BaseLedger):
             max_discrepancies=check_limit(max_discrepancies),
         )
 
-    def create_table(self) -> None:
+    async def create_table(self) -> None:
         """Create the ledger's table if it does not exist (done on first use by default).
 
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
         schema = _plans.ensure_schema(self._driver.dialect, self.table)
-        sync_run.run_plan(self._driver, schema, timeout=self.timeout)
+        await run_plan(self._driver, schema, timeout=self.timeout)
         self._ready = True
 
-    def close(self) -> None:
+    async def close(self) -> None:
         """Close the ledger's database connections."""
-        self._driver.close()
+        await self._driver.close()
 
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-    def _run(
+    async def _run(
         self,
         plan: LedgerPlan[T],
         action: Callable[[Any], object] | None = None,
         payment: object = None,
     ) -> T:
         if not self._ready:
-            self.create_table()
-        return sync_run.run_plan(self._driver, plan, action, payment, timeout=self.timeout)
+            await self.create_table()
+        return await run_plan(self._driver, plan, action, payment, timeout=self.timeout)
