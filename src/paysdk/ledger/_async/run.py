@@ -32,7 +32,7 @@ async def run_plan(
     timeout: float,
 ) -> T:
     """Run ``plan`` to its result; an Act step runs ``action(payment)``, no transaction open."""
-    steps = _LedgerSteps(driver.dialect, driver, timeout, action, payment)
+    steps = AsyncLedgerSteps(driver.dialect, driver, timeout, action, payment)
     try:
         return await async_drive(plan, steps.carry_out, LedgerError)
     finally:
@@ -46,11 +46,11 @@ async def run_in_transaction(
 ) -> T:
     """Run ``plan``'s statements in ``connection``'s transaction, which its caller began and
     ends: a ``Query`` fails as the connection fails, and any other step is refused."""
-    steps = _LedgerSteps(dialect, None, 0.0, connection=connection)
+    steps = AsyncLedgerSteps(dialect, None, 0.0, connection=connection)
     return await async_drive(plan, steps.carry_out)
 
 
-class _LedgerSteps:
+class AsyncLedgerSteps:
     """What carries out each step of one run, and the transaction it holds open between them."""
 
     def __init__(

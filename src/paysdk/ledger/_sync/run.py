@@ -34,7 +34,7 @@ def run_plan(
     timeout: float,
 ) -> T:
     """Run ``plan`` to its result; an Act step runs ``action(payment)``, no transaction open."""
-    steps = _LedgerSteps(driver.dialect, driver, timeout, action, payment)
+    steps = LedgerSteps(driver.dialect, driver, timeout, action, payment)
     try:
         return drive(plan, steps.carry_out, LedgerError)
     finally:
@@ -48,11 +48,11 @@ def run_in_transaction(
 ) -> T:
     """Run ``plan``'s statements in ``connection``'s transaction, which its caller began and
     ends: a ``Query`` fails as the connection fails, and any other step is refused."""
-    steps = _LedgerSteps(dialect, None, 0.0, connection=connection)
+    steps = LedgerSteps(dialect, None, 0.0, connection=connection)
     return drive(plan, steps.carry_out)
 
 
-class _LedgerSteps:
+class LedgerSteps:
     """What carries out each step of one run, and the transaction it holds open between them."""
 
     def __init__(
