@@ -11,7 +11,17 @@ import paysdk
 from paysdk.ledger import LeaseLostError, LedgerError, Outcome, UnrecordedFulfilmentError
 from paysdk.ledger._plans import fulfil_once
 from paysdk.ledger._sql import POSTGRES, SQLITE
-from paysdk.ledger._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query, Rows
+from paysdk.ledger._steps import (
+    LEDGER_STEPS,
+    Act,
+    Acted,
+    Begin,
+    Commit,
+    LedgerPlan,
+    Query,
+    Rows,
+    Sleep,
+)
 
 NOW = dt.datetime(2026, 11, 23, 12, 0, tzinfo=dt.timezone.utc)
 PAYMENT = paysdk.VerifiedPayment(reference="order-9", amount=700, currency="NGN", success=True)
@@ -46,8 +56,8 @@ def drive(
     clock: FakeClock | None = None,
 ) -> tuple[list[object], Any]:
     """Send ``answers`` to the queries and the action in turn (a LedgerError among them is
-    thrown in, as a driver throws a failed step's); the steps seen and the result. A Pause
-    moves ``clock`` on by its seconds."""
+    thrown in, as a driver throws a failed step's); the steps seen (each one of the ledger's
+    vocabulary, or the plan fails) and the result. A Sleep moves ``clock`` on by its seconds."""
     seen = [] if seen is None else seen
     reply: object = None
     throw: LedgerError | None = None
@@ -55,8 +65,9 @@ def drive(
         while True:
             step = steps.throw(throw) if throw is not None else steps.send(reply)
             seen.append(step)
+            assert isinstance(step, LEDGER_STEPS), f"a step the ledger's driver refuses: {step!r}"
             reply, throw = None, None
-            if isinstance(step, Pause) and clock is not None:
+            if isinstance(step, Sleep) and clock is not None:
                 clock.now += step.seconds
             if isinstance(step, (Query, Act)):
                 reply = answers.pop(0)
@@ -124,9 +135,9 @@ def test_recording_an_action_that_ran_is_retried_until_the_database_answers() ->
     steps, result = drive(plan(clock), answers, clock=clock)
     assert (result.outcome, result.value) == (Outcome.FULFILLED, "shipped")
     assert kinds(steps)[3:] == [
-        "Act", "Begin", "UPDATE", "Pause", "Begin", "UPDATE", "Pause", "Begin", "UPDATE", "Commit",
+        "Act", "Begin", "UPDATE", "Sleep", "Begin", "UPDATE", "Sleep", "Begin", "UPDATE", "Commit",
     ]  # fmt: skip
-    pauses = [step.seconds for step in steps if isinstance(step, Pause)]
+    pauses = [step.seconds for step in steps if isinstance(step, Sleep)]
     assert pauses == [0.05, 0.1]  # doubling
     marks = [step for step in steps if isinstance(step, Query) and "fulfilled" in step.sql]
     assert len({(mark.sql, tuple(mark.params)) for mark in marks}) == 1  # the same statement
@@ -143,7 +154,7 @@ def test_recording_that_fails_for_the_whole_budget_says_the_action_ran() -> None
     assert (raised.value.reference, raised.value.value) == ("order-9", "shipped")
     assert raised.value.__cause__ is RESTART
     assert clock.now - 1000.0 == pytest.approx(5)  # gave up when the budget was spent...
-    pauses = [step.seconds for step in seen if isinstance(step, Pause)]
+    pauses = [step.seconds for step in seen if isinstance(step, Sleep)]
     assert max(pauses) == 1.0  # ...with pauses capped at a second
     assert kinds(seen).count("Act") == 1
     assert not any(isinstance(step, Query) and "released" in step.sql for step in seen)

@@ -10,7 +10,8 @@ import pytest
 
 import paysdk
 from paysdk.ledger import Kind, LedgerRow, ReconcileReport
-from paysdk.ledger._reconciliation import (
+from paysdk.ledger._reconciliation import reconcile_plan
+from paysdk.ledger._steps import (
     Checked,
     CloseList,
     FindOrder,
@@ -19,7 +20,6 @@ from paysdk.ledger._reconciliation import (
     NextBatch,
     ReconcileStep,
     Verify,
-    reconcile_plan,
 )
 
 

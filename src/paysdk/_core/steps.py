@@ -5,6 +5,13 @@ body, ``Read`` and ``Emit`` steps. A shell carries each out with its own I/O and
 sends back an ``Answer`` (a status, headers and a body read within its cap), an
 ``Opened`` stream, a chunk of bytes, or a ``Failure``. How a body is gathered within
 its cap and deadline is ``paysdk._core.body``'s.
+
+This is the core's half of paysdk's one step vocabulary; the ledger's half
+(``paysdk.ledger._steps``) follows the same convention and waits with this ``Sleep``. Steps and
+answers are named tuples (``Emit``, generic, is a slotted class: a generic named tuple needs
+Python 3.11); each step's docstring says what it is answered with. A call's plan yields
+``CALL_STEPS``, carried out by ``run`` in ``paysdk._transport._async.drive``; an item plan
+yields ``ITEM_STEPS``, carried out by the item loop beside it.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ T = TypeVar("T")
 
 
 class Send(NamedTuple):
-    """Send this request and report back what came of it.
+    """Send this request; answered with an ``Answer``, an ``Opened`` stream or a ``Failure``.
 
     ``budget`` bounds the whole attempt in seconds, connect to last byte (``None``: no bound
     beyond the per-phase ``timeout``). ``max_body`` caps a successful answer's decoded body.
@@ -59,19 +66,20 @@ class Send(NamedTuple):
 
 
 class Sleep(NamedTuple):
-    """Wait this many seconds, then carry on with the plan."""
+    """Wait this many seconds, then carry on with the plan; answered with ``None``."""
 
     seconds: float
 
 
 class Read(NamedTuple):
-    """Read the next chunk of the open stream's decoded body within ``budget`` seconds."""
+    """Read the next chunk of the open stream's decoded body within ``budget`` seconds;
+    answered with the chunk (``b""`` at the body's end) or a ``Failure``."""
 
     budget: float | None
 
 
 class Emit(Generic[T]):
-    """Hand these items to the caller, then carry on."""
+    """Hand these items to the caller, then carry on; answered with ``None``."""
 
     __slots__ = ("items",)
 
@@ -80,6 +88,12 @@ class Emit(Generic[T]):
 
     def __repr__(self) -> str:
         return f"Emit(items={self.items!r})"
+
+
+CALL_STEPS = (Send, Sleep)
+"""Every step a call's plan may yield; ``run`` carries out these and refuses any other."""
+ITEM_STEPS = (Send, Sleep, Read, Emit)
+"""Every step an item plan (``iter_payments``) may yield; the item loop carries out these."""
 
 
 class Answer(NamedTuple):

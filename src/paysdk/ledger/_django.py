@@ -28,15 +28,15 @@ from django.db import DatabaseError, InterfaceError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .._errors import ConfigurationError
-from .._transport import drive
 from . import _plans, _sql
 from ._base import DEFAULT_LEASE
 from ._driver import Connection, Driver
 from ._errors import LedgerError
 from ._postgres import local_timeouts, postgres_error
 from ._sqlite import sqlite_error, sqlite_param
-from ._steps import LedgerStep, Query, Rows
+from ._steps import Rows
 from ._sync.ledger import Ledger
+from ._sync.run import run_in_transaction
 
 __all__ = ["DjangoDriver", "DjangoLedger", "key_by_account"]
 
@@ -287,9 +287,23 @@ def key_by_account(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TA
         table: the ledger's table.
     """
     dialect = _DIALECTS[connection.vendor]
+    run_in_transaction(
+        _MigrationConnection(connection), dialect, _plans.add_account(dialect, table)
+    )
 
-    def carry_out(step: LedgerStep) -> object:
-        assert isinstance(step, Query)  # the migration's transaction is the only one
-        return _statement(connection, dialect.sql(step.sql), list(step.params))
 
-    drive(_plans.add_account(dialect, table), carry_out)
+class _MigrationConnection:
+    """A Django migration's connection as the ledger's driver runs statements on it: its
+    transaction is the migration's, which Django commits or rolls back."""
+
+    def __init__(self, wrapper: BaseDatabaseWrapper) -> None:
+        self.wrapper = wrapper
+
+    def execute(self, sql: str, params: Sequence[object]) -> Rows:
+        return _statement(self.wrapper, sql, list(params))
+
+    def commit(self) -> None:
+        raise TypeError("the migration's transaction is Django's to commit")
+
+    def rollback(self) -> None:
+        raise TypeError("the migration's transaction is Django's to roll back")

@@ -1,10 +1,11 @@
 """The ledger's decisions, I/O-free: claim, lease, run the action once, record or release.
 
-Like ``paysdk._core``, each operation is a *plan*: a generator yielding steps (``_steps``) that a
-driver carries out (``Begin`` a write transaction, run a ``Query``, ``Commit``, ``Pause`` before
-trying again, or ``Act``: run the merchant's action outside any transaction) and returns the
-result (``_rows``). A step that fails is rolled back and its LedgerError thrown
-into the plan, which decides what it means (retrying the record of an action that ran, say).
+Like ``paysdk._core``, each operation is a *plan*: a generator yielding steps (``_steps``) that
+its one driver (``_async/run.py``) carries out (``Begin`` a write transaction, run a ``Query``,
+``Commit``, ``Sleep`` before trying again, or ``Act``: run the merchant's action outside any
+transaction) and returns the result (``_rows``). A step that fails is rolled back and its
+LedgerError thrown into the plan, which decides what it means (retrying the record of an action
+that ran, say).
 ``Ledger`` and ``AsyncLedger`` run the same plans, so sync and async share every decision.
 """
 
@@ -29,7 +30,7 @@ from ._errors import (
     UnverifiedPaymentError,
 )
 from ._rows import FulfilResult, LedgerRow, Outcome
-from ._steps import Act, Acted, Begin, Commit, LedgerPlan, Pause, Query, Rows
+from ._steps import Act, Acted, Begin, Commit, LedgerPlan, Query, Rows, Sleep
 
 T = TypeVar("T")
 
@@ -278,7 +279,7 @@ def write_retrying(
             left = deadline - monotonic()
             if left <= 0:
                 raise
-        yield Pause(min(pause, left))
+        yield Sleep(min(pause, left))
         pause = min(2 * pause, MAX_PAUSE)
 
 

@@ -1,10 +1,10 @@
 """Reconciliation's decisions, I/O-free: compare the service's list with the ledger, batch by batch.
 
-``reconcile_plan`` is a plan, as the ledger's are: it yields steps (the next batch of the
-list, its ledger rows, a missed payment to fulfil, a page of fulfilled rows, a payment to verify)
-and builds the ``ReconcileReport`` from the answers, with ``Reconciliation``
-doing the comparing. The reconcile loops (``_async/reconcile.py`` and its generated sync twin)
-only carry the steps out, throwing a step's exception into the plan, so both decide alike.
+``reconcile_plan`` is a plan, as the ledger's are: it yields steps (``_steps``: the next batch
+of the list, its ledger rows, a missed payment to fulfil, a page of fulfilled rows, a payment to
+verify) and builds the ``ReconcileReport`` from the answers, with ``Reconciliation``
+doing the comparing. Its one driver (``_async/reconcile.py`` and its generated sync twin)
+only carries the steps out, throwing a step's exception into the plan, so both decide alike.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 import array
 import bisect
 import dataclasses
-from collections.abc import Generator, Iterable, Mapping, Sequence
-from typing import Any, TypeAlias
+from collections.abc import Generator, Iterable, Mapping
+from typing import Any
 
 from .._core import expected_for, same_currency
 from .._errors import PaymentNotFoundError, PaymentVerificationError
@@ -21,22 +21,19 @@ from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
 from ._report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
 from ._rows import FulfilResult, LedgerRow
+from ._steps import (
+    Checked,
+    CloseList,
+    FindOrder,
+    Fulfil,
+    FulfilledPage,
+    LookUp,
+    NextBatch,
+    ReconcileStep,
+    Verify,
+)
 
-__all__ = [
-    "BATCH",
-    "PAGE",
-    "Checked",
-    "CloseList",
-    "FindOrder",
-    "Fulfil",
-    "FulfilledPage",
-    "LookUp",
-    "NextBatch",
-    "ReconcileStep",
-    "Reconciliation",
-    "Verify",
-    "reconcile_plan",
-]
+__all__ = ["BATCH", "PAGE", "Reconciliation", "reconcile_plan"]
 
 BATCH = 500
 """Listed payments looked up in the ledger at a time: one query each."""
@@ -238,69 +235,6 @@ class _References:
 
 def _digest(reference: str) -> int:
     return hash(reference) & 0xFFFF_FFFF_FFFF_FFFF
-
-
-@dataclasses.dataclass(frozen=True)
-class NextBatch:
-    """Read up to ``size`` more listed payments (opening the list first); answered with a list,
-    empty at its end."""
-
-    size: int
-
-
-@dataclasses.dataclass(frozen=True)
-class CloseList:
-    """Close the list's stream: nothing more is read from it."""
-
-
-@dataclasses.dataclass(frozen=True)
-class LookUp:
-    """The ledger's rows for these references, in one query; answered with a mapping."""
-
-    references: Sequence[str]
-
-
-@dataclasses.dataclass(frozen=True)
-class Checked:
-    """Tell the caller's ``progress`` how many listed payments were checked so far."""
-
-    listed: int
-
-
-@dataclasses.dataclass(frozen=True)
-class Fulfil:
-    """Verify a missed payment against its order and fulfil it once; answered with the result."""
-
-    reference: str
-
-
-@dataclasses.dataclass(frozen=True)
-class FindOrder:
-    """Ask the merchant's ``lookup`` for this reference's order; answered with what it returned
-    (``None``: no such order), or with the exception it raised."""
-
-    reference: str
-
-
-@dataclasses.dataclass(frozen=True)
-class FulfilledPage:
-    """The references of the next page of fulfilled rows after the reference ``after``;
-    answered with a list of them (only references: the pass reads every fulfilled row)."""
-
-    after: str
-    limit: int
-
-
-@dataclasses.dataclass(frozen=True)
-class Verify:
-    """Verify one payment by reference; answered with the VerifiedPayment."""
-
-    reference: str
-
-
-ReconcileStep: TypeAlias = (
-    "NextBatch | CloseList | LookUp | Checked | FindOrder | Fulfil | FulfilledPage | Verify"
-)
 
 
 def reconcile_plan(

@@ -1,67 +1,175 @@
-"""The words a ledger plan speaks: the steps it yields to its driver and the answers it gets.
+"""The words the ledger's plans speak: the steps they yield to their driver and its answers.
 
-A plan (``_plans``) is a generator of these steps; a driver (``_sync/run``, ``_async/run``)
-carries each out on its database and sends back ``Rows`` for a ``Query`` and ``Acted`` for an
-``Act``. Nothing here does I/O.
+The ledger's half of paysdk's one step vocabulary (the core's half, a call's, is
+``paysdk._core.steps``), by the same convention: every step and every answer made here is a
+named tuple (one is made per statement, and a tuple is built in about half a frozen dataclass's
+time and defined in a sixth of it); each step's docstring says what it is answered with
+(``None`` when it only has an effect); a meaning the core has is the core's step, so a
+ledger plan waits with the core's ``Sleep``. Two plans speak it, each carried out by one driver:
+
+- a ledger plan (``_plans``): ``Begin``, ``Query``, ``Commit``, ``Act``, ``Sleep``
+  (``LEDGER_STEPS``), carried out on a database by ``_async/run.py``;
+- the reconciliation plan (``_reconciliation``): ``NextBatch``, ``CloseList``, ``LookUp``,
+  ``Checked``, ``FindOrder``, ``Fulfil``, ``FulfilledPage``, ``Verify`` (``RECONCILE_STEPS``),
+  carried out with a client and a ledger by ``_async/reconcile.py``.
+
+A step's failure is not an answer: the driver throws it into the plan (a ``LedgerError``; for
+reconcile, any ``Exception``), which decides what it means. Nothing here does I/O. A named tuple
+with no fields equals any other (``Commit() == Act()``): tell steps apart by their type, as the
+drivers do, never by ``==``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Generator, Sequence
-from typing import Any, TypeAlias, TypeVar
+from typing import Any, NamedTuple, TypeAlias, TypeVar
 
-__all__ = ["Act", "Acted", "Begin", "Commit", "LedgerPlan", "LedgerStep", "Pause", "Query", "Rows"]
+from .._core.steps import Sleep
+
+__all__ = [
+    "LEDGER_STEPS",
+    "RECONCILE_STEPS",
+    "Act",
+    "Acted",
+    "Begin",
+    "Checked",
+    "CloseList",
+    "Commit",
+    "FindOrder",
+    "Fulfil",
+    "FulfilledPage",
+    "LedgerPlan",
+    "LedgerStep",
+    "LookUp",
+    "NextBatch",
+    "Query",
+    "ReconcileStep",
+    "Rows",
+    "Sleep",
+    "Verify",
+]
 
 T = TypeVar("T")
 
 
-@dataclasses.dataclass(frozen=True)
-class Begin:
+# A ledger plan's steps, and their answers.
+
+
+class Begin(NamedTuple):
     """Start a transaction: a write one (SQLite: ``BEGIN IMMEDIATE``, taking the write lock),
-    or with ``write=False`` a read, which waits for no writer (SQLite: plain ``BEGIN``)."""
+    or with ``write=False`` a read, which waits for no writer (SQLite: plain ``BEGIN``);
+    answered with ``None``."""
 
     write: bool = True
 
 
-@dataclasses.dataclass(frozen=True)
-class Query:
-    """Run one statement (``?`` placeholders) in the open transaction; answered with Rows."""
+class Query(NamedTuple):
+    """Run one statement (``?`` placeholders) in the open transaction; answered with ``Rows``."""
 
     sql: str
     params: Sequence[object] = ()
 
 
-@dataclasses.dataclass(frozen=True)
-class Commit:
-    """Commit the open transaction and give its connection back."""
+class Commit(NamedTuple):
+    """Commit the open transaction and give its connection back; answered with ``None``."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Act:
-    """Run the merchant's action, no transaction open; answered with Acted."""
+class Act(NamedTuple):
+    """Run the merchant's action, no transaction open; answered with ``Acted``."""
 
 
-@dataclasses.dataclass(frozen=True)
-class Pause:
-    """Wait this many seconds, no transaction open, before trying a failed write again."""
+class Rows(NamedTuple):
+    """What a ``Query`` found: its rows (none for a statement that returns none) and how many
+    rows it changed or returned, as the database counts them."""
 
-    seconds: float
-
-
-@dataclasses.dataclass(frozen=True)
-class Rows:
     rows: list[tuple[Any, ...]]
     rowcount: int
 
 
-@dataclasses.dataclass(frozen=True)
-class Acted:
-    """What the action returned, or the exception it raised."""
+class Acted(NamedTuple):
+    """What an ``Act`` came to: what the action returned, or the exception it raised (an
+    answer, not thrown in: the plan releases the claim before raising it)."""
 
     value: object = None
     error: BaseException | None = None
 
 
-LedgerStep: TypeAlias = "Begin | Query | Commit | Act | Pause"
+LEDGER_STEPS = (Begin, Query, Commit, Act, Sleep)
+"""Every step a ledger plan may yield (``Sleep``: wait, no transaction open, before trying a
+failed write again); ``_async/run.py`` carries out these and refuses any other."""
+
+
+# The reconciliation plan's steps.
+
+
+class NextBatch(NamedTuple):
+    """Read up to ``size`` more listed payments (opening the list first); answered with a list,
+    empty at its end."""
+
+    size: int
+
+
+class CloseList(NamedTuple):
+    """Close the list's stream: nothing more is read from it; answered with ``None``."""
+
+
+class LookUp(NamedTuple):
+    """The ledger's rows for these references, in one query; answered with a mapping of
+    reference to ``LedgerRow`` (those that have one)."""
+
+    references: Sequence[str]
+
+
+class Checked(NamedTuple):
+    """Tell the caller's ``progress`` how many listed payments were checked so far; answered
+    with ``None``."""
+
+    listed: int
+
+
+class FindOrder(NamedTuple):
+    """Ask the merchant's ``lookup`` for this reference's order; answered with what it returned
+    (``None``: no such order); what it raised is thrown in."""
+
+    reference: str
+
+
+class Fulfil(NamedTuple):
+    """Verify a missed payment against its order and fulfil it once; answered with the
+    ``FulfilResult``."""
+
+    reference: str
+
+
+class FulfilledPage(NamedTuple):
+    """The references of the next page of fulfilled rows after the reference ``after``;
+    answered with a list of them (only references: the pass reads every fulfilled row)."""
+
+    after: str
+    limit: int
+
+
+class Verify(NamedTuple):
+    """Verify one payment by reference; answered with the ``VerifiedPayment``."""
+
+    reference: str
+
+
+RECONCILE_STEPS = (
+    NextBatch,
+    CloseList,
+    LookUp,
+    Checked,
+    FindOrder,
+    Fulfil,
+    FulfilledPage,
+    Verify,
+)
+"""Every step the reconciliation plan may yield; ``_async/reconcile.py`` carries out these and
+refuses any other."""
+
+LedgerStep: TypeAlias = "Begin | Query | Commit | Act | Sleep"
 LedgerPlan: TypeAlias = Generator[LedgerStep, Any, T]
+ReconcileStep: TypeAlias = (
+    "NextBatch | CloseList | LookUp | Checked | FindOrder | Fulfil | FulfilledPage | Verify"
+)

@@ -88,7 +88,7 @@ def async_shield(timeout: float) -> anyio.CancelScope:
 
 
 def sleep(seconds: float) -> None:
-    """Wait, blocking the thread: a plan's Pause before it tries a failed write again.
+    """Wait, blocking the thread: a plan's Sleep before it tries a failed write again.
 
     Args:
         seconds: how long.
@@ -97,7 +97,7 @@ def sleep(seconds: float) -> None:
 
 
 async def async_sleep(seconds: float) -> None:
-    """Wait without blocking the event loop: a plan's Pause before it tries a write again.
+    """Wait without blocking the event loop: a plan's Sleep before it tries a write again.
 
     Args:
         seconds: how long.

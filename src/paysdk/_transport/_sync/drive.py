@@ -2,9 +2,13 @@
 # one and run `python scripts/unasync.py` (`--check` says whether this one is up to date).
 """Carrying plans out: the one loop that drives a plan to its end, and the lazy one of items.
 
-``drive`` runs every plan that runs to a result: a call's (``run`` carries out its steps with a
-sender), the ledger's and reconcile's. An item plan (``iter_payments``) is run lazily as the
-caller iterates, holding at most one open stream, which is closed however the iteration ends.
+``drive`` runs every plan that runs to a result with the driver of its kind: the ledger's
+(``ledger/_async/run.py``) and reconcile's (``ledger/_async/reconcile.py``); a call's plan, on
+every call's hot path, runs in ``run``, ``drive``'s loop with the call's driver written in. An
+item plan (``iter_payments``) is run lazily as the caller iterates, holding at most one open
+stream, which is closed however the iteration ends. ``run`` and the item loop are the only
+code that carries out the core's steps (``paysdk._core.steps``); each refuses a step outside
+its plan's vocabulary.
 """
 
 from __future__ import annotations
@@ -91,7 +95,7 @@ def _items(
             elif isinstance(step, Sleep):
                 sleep(step.seconds)
                 outcome = None
-            else:
+            elif isinstance(step, Send):
                 if stream is not None:
                     stream.close()
                     stream = None
@@ -100,6 +104,8 @@ def _items(
                     outcome = sent
                 else:
                     stream, outcome = sent, sent.opened
+            else:
+                raise TypeError(f"an item plan asked for {step!r}")
             step = plan.send(outcome)
     except StopIteration:
         return

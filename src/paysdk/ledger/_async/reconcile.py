@@ -1,4 +1,5 @@
-"""The reconcile loop: carry out the steps of ``_reconciliation.reconcile_plan``.
+"""The reconciliation plan's driver: the one place its steps (``_steps.RECONCILE_STEPS``) are
+carried out, with a client and a ledger.
 
 Payments are streamed with ``iter_payments``, so memory does not grow with the service's list.
 A step's exception is thrown into the plan, which decides what it means.
@@ -12,8 +13,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._models.verified import VerifiedPayment
 from ..._transport import async_drive
-from .._reconciliation import (
-    BATCH,
+from .._reconciliation import BATCH, reconcile_plan
+from .._report import MAX_DISCREPANCIES, ReconcileReport
+from .._rows import FulfilResult, LedgerRow
+from .._steps import (
     Checked,
     CloseList,
     FindOrder,
@@ -23,10 +26,7 @@ from .._reconciliation import (
     NextBatch,
     ReconcileStep,
     Verify,
-    reconcile_plan,
 )
-from .._report import MAX_DISCREPANCIES, ReconcileReport
-from .._rows import FulfilResult, LedgerRow
 from .._twins import AsyncPayments, async_order_of, async_take
 
 if TYPE_CHECKING:
@@ -98,9 +98,10 @@ async def reconcile(
                 return await ledger._fulfilled_references_after(
                     step.after, step.limit, account=client.account
                 )
-            else:
-                assert isinstance(step, Verify)
+            elif isinstance(step, Verify):
                 return await client.verify(step.reference)
+            else:
+                raise TypeError(f"the reconciliation plan asked for {step!r}")
             return None
 
         return await async_drive(plan, carry_out, Exception)  # the plan reports, skips or raises it

@@ -1,7 +1,9 @@
-"""Carry out a ledger plan's steps on a driver: transactions, statements, the merchant's action.
+"""The ledger plans' driver: the one place their steps (``_steps.LEDGER_STEPS``) are carried out.
 
-A step that fails with LedgerError is rolled back and thrown into the plan, which decides what it
-means; however the run ends, a transaction left open is rolled back and its connection given back.
+Transactions, statements, waits and the merchant's action, on a database driver. A step that
+fails with LedgerError is rolled back and thrown into the plan, which decides what it means;
+however the run ends, a transaction left open is rolled back and its connection given back.
+A plan of statements can also run inside a transaction its caller holds (a Django migration's).
 """
 
 from __future__ import annotations
@@ -12,10 +14,11 @@ from typing import Any, TypeVar
 from ..._transport import async_drive
 from .._driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
-from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Pause, Query
+from .._sql import Dialect
+from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
 from .._twins import async_result_of, async_shield, async_sleep
 
-__all__ = ["abandon", "run_plan"]
+__all__ = ["abandon", "run_in_transaction", "run_plan"]
 
 T = TypeVar("T")
 
@@ -29,43 +32,79 @@ async def run_plan(
     timeout: float,
 ) -> T:
     """Run ``plan`` to its result; an Act step runs ``action(payment)``, no transaction open."""
-    dialect = driver.dialect
-    connection: AsyncConnection | None = None
+    steps = AsyncLedgerSteps(driver.dialect, driver, timeout, action, payment)
+    try:
+        return await async_drive(plan, steps.carry_out, LedgerError)
+    finally:
+        await steps.abandon()
 
-    async def carry_out(step: LedgerStep) -> object:
-        nonlocal connection
+
+async def run_in_transaction(
+    connection: AsyncConnection,
+    dialect: Dialect,
+    plan: LedgerPlan[T],
+) -> T:
+    """Run ``plan``'s statements in ``connection``'s transaction, which its caller began and
+    ends: a ``Query`` fails as the connection fails, and any other step is refused."""
+    steps = AsyncLedgerSteps(dialect, None, 0.0, connection=connection)
+    return await async_drive(plan, steps.carry_out)
+
+
+class AsyncLedgerSteps:
+    """What carries out each step of one run, and the transaction it holds open between them."""
+
+    def __init__(
+        self,
+        dialect: Dialect,
+        driver: AsyncDriver | None,
+        timeout: float,
+        action: Callable[[Any], object] | None = None,
+        payment: object = None,
+        connection: AsyncConnection | None = None,
+    ) -> None:
+        self.dialect = dialect
+        self.driver = driver
+        """``None``: the transaction is the caller's, and only statements are run in it."""
+        self.timeout = timeout
+        self.action = action
+        self.payment = payment
+        self.connection = connection
+
+    async def carry_out(self, step: LedgerStep) -> object:
+        """Carry ``step`` out; its answer (``Rows``, ``Acted`` or ``None``)."""
         try:
+            if isinstance(step, Query):
+                assert self.connection is not None
+                return await self.connection.execute(self.dialect.sql(step.sql), step.params)
+            if self.driver is None:
+                raise TypeError(f"a plan run in its caller's transaction asked for {step!r}")
             if isinstance(step, Begin):
-                connection = await driver.begin(step.write)
-            elif isinstance(step, Query):
-                assert connection is not None
-                return await connection.execute(dialect.sql(step.sql), step.params)
+                self.connection = await self.driver.begin(step.write)
             elif isinstance(step, Commit):
-                assert connection is not None
-                await connection.commit()
-                await driver.done(connection)
-                connection = None
-            elif isinstance(step, Pause):
+                assert self.connection is not None
+                await self.connection.commit()
+                await self.driver.done(self.connection)
+                self.connection = None
+            elif isinstance(step, Sleep):
                 await async_sleep(step.seconds)
-            else:
-                assert isinstance(step, Act)
-                assert action is not None
+            elif isinstance(step, Act):
+                assert self.action is not None
                 try:  # a result this runner refuses is released, not marked done
-                    return Acted(value=await async_result_of(action(payment)))
+                    return Acted(value=await async_result_of(self.action(self.payment)))
                 except BaseException as error:  # released, then re-raised by the plan
                     return Acted(error=error)
+            else:
+                raise TypeError(f"a ledger plan asked for {step!r}")
         except LedgerError:  # rolled back, then thrown in: what it means is the plan's to say
-            if connection is not None:
-                await abandon(driver, connection, timeout)
-                connection = None
+            await self.abandon()
             raise
         return None
 
-    try:
-        return await async_drive(plan, carry_out, LedgerError)
-    finally:
-        if connection is not None:
-            await abandon(driver, connection, timeout)
+    async def abandon(self) -> None:
+        """Roll back and give back the transaction this run holds open, if it holds one."""
+        if self.driver is not None and self.connection is not None:
+            await abandon(self.driver, self.connection, self.timeout)
+            self.connection = None
 
 
 async def abandon(driver: AsyncDriver, connection: AsyncConnection, timeout: float) -> None:
