@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 DIRECTORIES = [
     "src/paysdk/ledger/_async",
+    "src/paysdk/ledger/_databases/_async",
     "src/paysdk/_transport/_async",
 ]
 """The async source directories, relative to the repository; each generates its ``_sync``."""

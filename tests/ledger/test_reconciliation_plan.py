@@ -10,7 +10,7 @@ import pytest
 
 import paysdk
 from paysdk.ledger import Kind, LedgerRow, ReconcileReport
-from paysdk.ledger._reconciliation import reconcile_plan
+from paysdk.ledger._reconcile.plan import reconcile_plan
 from paysdk.ledger._steps import (
     Checked,
     CloseList,

@@ -34,13 +34,14 @@ PROJECT: dict[str, Any] = tomllib.loads((ROOT / "pyproject.toml").read_text(enco
 OPTIONAL = {
     "_transport/aiohttp_sender.py": "aiohttp",
     "integrations/django": "django",
+    "ledger/_databases/django": "django",
     "ledger/_django": "django",
     "integrations/flask.py": "flask",
     "integrations/fastapi.py": "fastapi",
-    "ledger/_postgres": "postgres",
-    "ledger/_alchemy.py": "sqlalchemy",
-    "ledger/_async/alchemy.py": "sqlalchemy",
-    "ledger/_sync/alchemy.py": "sqlalchemy",
+    "ledger/_databases/postgres": "postgres",
+    "ledger/_databases/alchemy.py": "sqlalchemy",
+    "ledger/_databases/_async/alchemy.py": "sqlalchemy",
+    "ledger/_databases/_sync/alchemy.py": "sqlalchemy",
     "ledger/sqlalchemy.py": "sqlalchemy",
     "testing/_mock_api.py": "testing",
 }

@@ -26,8 +26,8 @@ from paysdk._core.config import Timeout
 from paysdk._core.steps import CALL_STEPS, ITEM_STEPS, Read, Send
 from paysdk._transport._sync import drive
 from paysdk.ledger import _steps as ledger_steps
+from paysdk.ledger._databases.sqlite import SQLiteDriver
 from paysdk.ledger._sql import SQLITE
-from paysdk.ledger._sqlite import SQLiteDriver
 from paysdk.ledger._steps import LEDGER_STEPS, RECONCILE_STEPS, Begin, Query, Verify
 from paysdk.ledger._sync import reconcile as sync_reconcile
 from paysdk.ledger._sync import run as ledger_run
@@ -48,7 +48,7 @@ PLAN_MODULES: dict[str, tuple[type, ...]] = {
     "_core/plans.py": ITEM_STEPS,  # a call's steps and an item plan's
     "_core/attempts.py": CALL_STEPS,
     "ledger/_plans.py": LEDGER_STEPS,
-    "ledger/_reconciliation.py": RECONCILE_STEPS,
+    "ledger/_reconcile/plan.py": RECONCILE_STEPS,
 }
 """The modules that build the steps they yield, and the vocabulary each may yield from."""
 
@@ -188,7 +188,7 @@ def test_every_step_a_plan_builds_is_of_its_vocabulary() -> None:
         assert steps <= set(PLAN_MODULES[module]), module
     # the scan sees what the plans build: every step of the ledger's and reconcile's
     assert built["ledger/_plans.py"] == set(LEDGER_STEPS)
-    assert built["ledger/_reconciliation.py"] == set(RECONCILE_STEPS)
+    assert built["ledger/_reconcile/plan.py"] == set(RECONCILE_STEPS)
 
 
 def test_the_vocabulary_is_named_tuples_defined_in_its_two_modules() -> None:

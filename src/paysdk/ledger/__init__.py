@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ._sync.ledger import Ledger
     from ._async.ledger import AsyncLedger
     from ._rows import FulfilResult, LedgerRow, Outcome
-    from ._report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
+    from ._reconcile.report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
     from ._sql import DEFAULT_TABLE, STATES
     from ._errors import (
         LedgerError,
@@ -60,7 +60,8 @@ _HOMES = {
     "AsyncLedger": "._async.ledger",
     **dict.fromkeys(["FulfilResult", "LedgerRow", "Outcome"], "._rows"),
     **dict.fromkeys(
-        ["ALARMS", "MAX_DISCREPANCIES", "Discrepancy", "Kind", "ReconcileReport"], "._report"
+        ["ALARMS", "MAX_DISCREPANCIES", "Discrepancy", "Kind", "ReconcileReport"],
+        "._reconcile.report",
     ),
     **dict.fromkeys(["DEFAULT_TABLE", "STATES"], "._sql"),
     **dict.fromkeys(

@@ -95,7 +95,7 @@ class BaseLedger:
         """
         self._backend, self._where = _target(url)
         if self._backend == "sqlite":
-            from ._sqlite import sqlite_path
+            from ._databases.sqlite import sqlite_path
 
             self._where = sqlite_path(self._where)
         self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)

@@ -27,13 +27,14 @@ except ModuleNotFoundError as _missing:  # pragma: no cover - the extra installs
     ) from None
 
 from .._errors import ConfigurationError
-from . import _alchemy, _plans
-from ._async.alchemy import AsyncSQLAlchemyDriver
+from . import _plans
 from ._async.ledger import AsyncLedger
 from ._base import DEFAULT_LEASE, BaseLedger
-from ._driver import AsyncDriver, Driver
+from ._databases import alchemy as _alchemy
+from ._databases._async.alchemy import AsyncSQLAlchemyDriver
+from ._databases._sync.alchemy import SQLAlchemyDriver
+from ._databases.driver import AsyncDriver, Driver
 from ._sql import DEFAULT_TABLE, Dialect
-from ._sync.alchemy import SQLAlchemyDriver
 from ._sync.ledger import Ledger
 
 if TYPE_CHECKING:

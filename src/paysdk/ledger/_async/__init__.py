@@ -1,1 +1,3 @@
-"""The ledger's plan runner and reconcile loop: ``_async/`` is the source, ``_sync/`` generated."""
+"""The ledger shell, its plan runner and the reconcile loop.
+
+``_async/`` is the source; ``_sync/`` is generated from it."""

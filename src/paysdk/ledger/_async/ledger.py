@@ -12,8 +12,8 @@ from ..._core.config import check_account
 from ..._models.verified import VerifiedPayment
 from .. import _plans
 from .._base import BaseLedger, check_limit, needs_lookup
-from .._driver import AsyncDriver
-from .._report import MAX_DISCREPANCIES, ReconcileReport
+from .._databases.driver import AsyncDriver
+from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
 from .._rows import FulfilResult, LedgerRow
 from .._steps import LedgerPlan
 from .._twins import AsyncFulfilOnce
@@ -41,14 +41,14 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
 
     def _open_driver(self) -> AsyncDriver:
         if self._backend == "sqlite":
-            from .._sqlite import AsyncSQLiteDriver
+            from .._databases.sqlite import AsyncSQLiteDriver
 
             return AsyncSQLiteDriver(
                 self._where,
                 busy_timeout=self.timeout,
                 create=self._create_table,
             )
-        from .._postgres import AsyncPostgresDriver
+        from .._databases.postgres import AsyncPostgresDriver
 
         return AsyncPostgresDriver(self._where, timeout=self.timeout)
 

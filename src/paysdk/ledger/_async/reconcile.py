@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._models.verified import VerifiedPayment
 from ..._transport import async_drive
-from .._reconciliation import BATCH, reconcile_plan
-from .._report import MAX_DISCREPANCIES, ReconcileReport
+from .._reconcile.plan import BATCH, reconcile_plan
+from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
 from .._rows import FulfilResult, LedgerRow
 from .._steps import (
     Checked,

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..._transport import async_drive
-from .._driver import AsyncConnection, AsyncDriver
+from .._databases.driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
 from .._sql import Dialect
 from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep

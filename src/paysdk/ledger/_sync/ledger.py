@@ -14,8 +14,8 @@ from ..._core.config import check_account
 from ..._models.verified import VerifiedPayment
 from .. import _plans
 from .._base import BaseLedger, check_limit, needs_lookup
-from .._driver import Driver
-from .._report import MAX_DISCREPANCIES, ReconcileReport
+from .._databases.driver import Driver
+from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
 from .._rows import FulfilResult, LedgerRow
 from .._steps import LedgerPlan
 from .._twins import FulfilOnce
@@ -43,14 +43,14 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
 
     def _open_driver(self) -> Driver:
         if self._backend == "sqlite":
-            from .._sqlite import SQLiteDriver
+            from .._databases.sqlite import SQLiteDriver
 
             return SQLiteDriver(
                 self._where,
                 busy_timeout=self.timeout,
                 create=self._create_table,
             )
-        from .._postgres import PostgresDriver
+        from .._databases.postgres import PostgresDriver
 
         return PostgresDriver(self._where, timeout=self.timeout)
 

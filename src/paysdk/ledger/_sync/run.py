@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from ..._transport import drive
-from .._driver import Connection, Driver
+from .._databases.driver import Connection, Driver
 from .._errors import LedgerError
 from .._sql import Dialect
 from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep

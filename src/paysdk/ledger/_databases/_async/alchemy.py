@@ -17,16 +17,16 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy.exc
 
-from .._alchemy import DATABASE_ERRORS, async_driver_connection, error, in_transaction
-from .._driver import AsyncConnection
-from .._errors import LedgerError
-from .._postgres import _opening
-from .._sql import SQLITE, Dialect
-from .._steps import Rows
-from .._twins import async_shield
+from ..._errors import LedgerError
+from ..._sql import SQLITE, Dialect
+from ..._steps import Rows
+from ..._twins import async_shield
+from ..alchemy import DATABASE_ERRORS, async_driver_connection, error, in_transaction
+from ..driver import AsyncConnection
+from ..postgres import _opening
 
 if TYPE_CHECKING:
-    from .._alchemy import AsyncEngine, AsyncEngineConnection
+    from ..alchemy import AsyncEngine, AsyncEngineConnection
 
 __all__ = ["AsyncSQLAlchemyDriver"]
 

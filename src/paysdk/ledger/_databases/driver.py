@@ -11,8 +11,8 @@ import threading
 from collections.abc import Sequence
 from typing import Generic, Protocol, TypeVar
 
-from ._sql import Dialect
-from ._steps import Rows
+from .._sql import Dialect
+from .._steps import Rows
 
 __all__ = ["AsyncConnection", "AsyncDriver", "Connection", "Driver", "Idle"]
 

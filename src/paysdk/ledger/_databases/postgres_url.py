@@ -16,7 +16,7 @@ import dataclasses
 import re
 from typing import Any
 
-from .._errors import ConfigurationError
+from ..._errors import ConfigurationError
 
 __all__ = ["PostgresURL", "parse_url", "scrub"]
 

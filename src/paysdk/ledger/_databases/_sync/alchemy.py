@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy.exc
 
-from .._alchemy import DATABASE_ERRORS, driver_connection, error, in_transaction
-from .._driver import Connection
-from .._errors import LedgerError
-from .._postgres import _opening
-from .._sql import SQLITE, Dialect
-from .._steps import Rows
-from .._twins import shield
+from ..._errors import LedgerError
+from ..._sql import SQLITE, Dialect
+from ..._steps import Rows
+from ..._twins import shield
+from ..alchemy import DATABASE_ERRORS, driver_connection, error, in_transaction
+from ..driver import Connection
+from ..postgres import _opening
 
 if TYPE_CHECKING:
-    from .._alchemy import Engine, EngineConnection
+    from ..alchemy import Engine, EngineConnection
 
 __all__ = ["SQLAlchemyDriver"]
 

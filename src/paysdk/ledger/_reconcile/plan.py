@@ -15,13 +15,12 @@ import dataclasses
 from collections.abc import Generator, Iterable, Mapping
 from typing import Any
 
-from .._core import expected_for, same_currency
-from .._errors import PaymentNotFoundError, PaymentVerificationError
-from .._models.listed import ListedPayment
-from .._models.verified import VerifiedPayment
-from ._report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
-from ._rows import FulfilResult, LedgerRow
-from ._steps import (
+from ..._core import expected_for, same_currency
+from ..._errors import PaymentNotFoundError, PaymentVerificationError
+from ..._models.listed import ListedPayment
+from ..._models.verified import VerifiedPayment
+from .._rows import FulfilResult, LedgerRow
+from .._steps import (
     Checked,
     CloseList,
     FindOrder,
@@ -32,6 +31,7 @@ from ._steps import (
     ReconcileStep,
     Verify,
 )
+from .report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
 
 __all__ = ["BATCH", "PAGE", "Reconciliation", "reconcile_plan"]
 

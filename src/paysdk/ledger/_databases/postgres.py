@@ -20,12 +20,12 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from .._errors import ConfigurationError
-from ._driver import AsyncConnection, Connection, Idle
-from ._errors import LedgerError
-from ._pg_url import PostgresURL, parse_url, scrub
-from ._sql import POSTGRES
-from ._steps import Rows
+from ..._errors import ConfigurationError
+from .._errors import LedgerError
+from .._sql import POSTGRES
+from .._steps import Rows
+from .driver import AsyncConnection, Connection, Idle
+from .postgres_url import PostgresURL, parse_url, scrub
 
 if TYPE_CHECKING:
     import psycopg

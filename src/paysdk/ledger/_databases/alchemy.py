@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy
 import sqlalchemy.exc
 
-from .._errors import ConfigurationError
-from . import _postgres, _sqlite
-from ._errors import LedgerError
-from ._sql import POSTGRES, SQLITE, Dialect
+from ..._errors import ConfigurationError
+from .._errors import LedgerError
+from .._sql import POSTGRES, SQLITE, Dialect
+from .postgres import postgres_error
+from .sqlite import sqlite_error
 
 if TYPE_CHECKING:
     from sqlalchemy import Connection as EngineConnection
@@ -129,9 +130,9 @@ def error(exc: Exception, dialect: Dialect, database: str, timeout: float) -> Le
         )
     orig = getattr(exc, "orig", None)
     if dialect is SQLITE and isinstance(orig, sqlite3.Error):
-        failed = _sqlite.sqlite_error(orig, database, timeout)
+        failed = sqlite_error(orig, database, timeout)
     elif isinstance(orig, Exception) and type(orig).__module__.startswith("psycopg"):
-        failed = _postgres.postgres_error(orig, timeout)
+        failed = postgres_error(orig, timeout)
     else:
         failed = LedgerError(f"the ledger's database {database!r} failed: {orig or exc}")
     if getattr(exc, "connection_invalidated", False):

@@ -16,12 +16,12 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from .._errors import ConfigurationError
-from .._models.timestamps import wire_timestamp
-from ._driver import AsyncConnection, Connection, Idle
-from ._errors import LedgerError
-from ._sql import SQLITE
-from ._steps import Rows
+from ..._errors import ConfigurationError
+from ..._models.timestamps import wire_timestamp
+from .._errors import LedgerError
+from .._sql import SQLITE
+from .._steps import Rows
+from .driver import AsyncConnection, Connection, Idle
 
 __all__ = ["AsyncSQLiteDriver", "SQLiteDriver"]
 
