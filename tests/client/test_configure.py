@@ -210,8 +210,12 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
     ) == [
         "paysdk",
         "paysdk._client",
+        "paysdk._client._async",
+        "paysdk._client._async.client",
+        "paysdk._client._sync",
+        "paysdk._client._sync.client",
+        "paysdk._client._twins",
         "paysdk._client.base",
-        "paysdk._client.clients",
         "paysdk._client.options",
         "paysdk._lazy",
         "paysdk._models",

@@ -21,7 +21,8 @@ from ._rows import FulfilResult, LedgerRow
 from ._steps import LedgerPlan
 
 if TYPE_CHECKING:
-    from .._client.clients import AsyncClient, Lookup
+    from .._client._async.client import AsyncClient
+    from .._client.base import Lookup
 from ._base import BaseLedger, check_limit, needs_lookup
 
 __all__ = ["AsyncLedger"]

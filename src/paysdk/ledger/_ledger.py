@@ -23,7 +23,8 @@ from ._sync import reconcile as sync_reconcile
 from ._sync import run as sync_run
 
 if TYPE_CHECKING:
-    from .._client.clients import Client, Lookup
+    from .._client._sync.client import Client
+    from .._client.base import Lookup
 from ._base import BaseLedger, check_limit, needs_lookup
 
 __all__ = ["Ledger"]
