@@ -16,6 +16,7 @@ import respx
 
 import paysdk
 from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, EitherClient, MakeClient
+from tests.support.clients import network_of
 
 CLIENTS = [paysdk.Client, paysdk.AsyncClient]
 ORDER = paysdk.Expected(amount=100, currency="USD")
@@ -331,6 +332,6 @@ def test_a_proxy_paysdk_cannot_use_is_refused_when_the_client_is_made(proxy: obj
 
 def test_the_proxys_password_is_never_shown() -> None:
     client = _made(proxy="http://ops:hunter2-secret@proxy.corp:3128")
-    network = client._sender.http._transport.routes.network  # type: ignore[attr-defined]
+    network = network_of(client)
     assert "hunter2" not in repr(client) + repr(network)
     client.close()
