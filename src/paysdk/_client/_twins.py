@@ -141,7 +141,8 @@ def async_sends(sender: AsyncSender, owner: str) -> Callable[[Send], Awaitable[A
 
 
 def order_of(found: object) -> object:
-    """What ``lookup`` returned, as it is: the core refuses an awaitable, saying why."""
+    """What ``lookup`` returned, as it is: the plan it goes to refuses an awaitable, saying
+    why (an async lookup needs the async client or ledger)."""
     return found
 
 
