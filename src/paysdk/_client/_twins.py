@@ -13,7 +13,7 @@ from __future__ import annotations
 import inspect
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 if TYPE_CHECKING:
     import httpx
@@ -21,13 +21,14 @@ if TYPE_CHECKING:
     from .._core.steps import Send
     from .._transport.async_streams import AsyncSender as AsyncSender
     from .._transport.httpx_common import HttpxDefaults
-    from .._transport.httpx_sync import SyncHttpxSender as Sender
+    from .._transport.httpx_sync import SyncHttpxSender
     from .._transport.network import Network
     from .base import HttpBackend
 
-__all__ = [
-    "AsyncSender",
-    "Sender",
+    Sender: TypeAlias = SyncHttpxSender
+    """The sync twin of ``AsyncSender``: the one sender ``Client`` has."""
+
+__all__ = [  # and, for type checkers, the senders' types: AsyncSender and its twin Sender
     "async_backend_name",
     "async_backends",
     "async_http_of",
