@@ -23,9 +23,10 @@ from ._version import __version__
 del _gcpause
 
 if TYPE_CHECKING:
+    from ._client._async.client import AsyncClient
+    from ._client._sync.client import Client
     from ._client.base import HttpBackend, Lookup
     from ._client.bulk import VerifyResult
-    from ._client.clients import AsyncClient, Client
     from ._client.options import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes, VerifyTypes
     from ._client.raw import RawResponse
     from ._core.callbacks import parse_callback
@@ -64,8 +65,8 @@ if TYPE_CHECKING:
     from .ledger import AsyncLedger, Ledger, LedgerError
 
 _LAZY = {
-    "AsyncClient": "._client.clients",
-    "Client": "._client.clients",
+    "AsyncClient": "._client._async.client",
+    "Client": "._client._sync.client",
     "CallOptions": "._client.options",
     "HttpBackend": "._client.base",
     "Lookup": "._client.base",

@@ -650,8 +650,13 @@ def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_
             running = main(["sandbox", "status"])
             stopped = main(["sandbox", "stop"])
         print(none_running, started, running, stopped)
-        loaded = ("httpx", "pydantic", "sqlite3", "paysdk._client.clients",
-                  "paysdk.ledger._sync.ledger")
+        loaded = (
+            "httpx",
+            "pydantic",
+            "sqlite3",
+            "paysdk._client._sync.client",
+            "paysdk.ledger._sync.ledger",
+        )
         print(sorted(name for name in loaded if name in sys.modules))
     """)
     environment = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)}

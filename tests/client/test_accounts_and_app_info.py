@@ -13,6 +13,7 @@ import pytest
 import paysdk
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import MakeClient
+from tests.support.clients import backend_of, sender_of
 
 HTTPX = "httpx2" if httpx.__name__ == "httpx2" else "httpx"
 """How the User-Agent names httpx: as httpx2 where httpx2 stands in for it (alias_httpx())."""
@@ -38,7 +39,7 @@ async def test_with_options_gives_a_client_for_another_account_over_the_same_con
     other = platform.client.with_options(
         secret_key=second_account.secret_key, base_url=second_account.base_url
     )
-    assert other._sender is platform.client._sender  # one pool for every account
+    assert sender_of(other) is sender_of(platform.client)  # one pool for every account
     assert (await platform.verify(COMPLETED_REFERENCE)).reference == COMPLETED_REFERENCE
     payment = other.verify(COMPLETED_REFERENCE)
     payment = await payment if not isinstance(payment, paysdk.VerifiedPayment) else payment
@@ -95,7 +96,7 @@ async def test_the_user_agent_names_paysdk_python_the_backend_in_use_and_the_app
     (request,) = sandbox.requests
     agent = {name.lower(): value for name, value in request.headers.items()}["user-agent"]
     python = ".".join(map(str, sys.version_info[:3]))
-    if type(client.client._sender).__name__ == "AiohttpSender":
+    if backend_of(client.client) == "aiohttp":
         import aiohttp
 
         backend = f"aiohttp/{aiohttp.__version__}"

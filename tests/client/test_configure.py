@@ -16,6 +16,7 @@ import respx
 
 import paysdk
 from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, EitherClient, MakeClient
+from tests.support.clients import network_of
 
 CLIENTS = [paysdk.Client, paysdk.AsyncClient]
 ORDER = paysdk.Expected(amount=100, currency="USD")
@@ -210,8 +211,12 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
     ) == [
         "paysdk",
         "paysdk._client",
+        "paysdk._client._async",
+        "paysdk._client._async.client",
+        "paysdk._client._sync",
+        "paysdk._client._sync.client",
+        "paysdk._client._twins",
         "paysdk._client.base",
-        "paysdk._client.clients",
         "paysdk._client.options",
         "paysdk._lazy",
         "paysdk._models",
@@ -327,6 +332,6 @@ def test_a_proxy_paysdk_cannot_use_is_refused_when_the_client_is_made(proxy: obj
 
 def test_the_proxys_password_is_never_shown() -> None:
     client = _made(proxy="http://ops:hunter2-secret@proxy.corp:3128")
-    network = client._sender.http._transport.routes.network  # type: ignore[attr-defined]
+    network = network_of(client)
     assert "hunter2" not in repr(client) + repr(network)
     client.close()

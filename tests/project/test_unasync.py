@@ -110,9 +110,48 @@ def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> N
         ("reply = await async_take(p, 5)", "reply = take(p, 5)"),
         ("from .._driver import AsyncDriver", "from .._driver import Driver"),
         ("from ..._transport import async_drive", "from ..._transport import drive"),
+        ("    from ..._transport._async import drive", "    from ..._transport._sync import drive"),
+        ("from ..._client._async.client import A", "from ..._client._sync.client import A"),
         ('"""``_async/`` is the source"""', '"""``_async/`` is the source"""'),
         ("ledger.aclosed = enter_async_contexts", "ledger.aclosed = enter_async_contexts"),
     ],
 )
 def test_a_line_becomes_its_sync_twin(line: str, sync: str) -> None:
     assert unasync.unasync_line(line) == sync
+
+
+def test_a_passage_becomes_what_the_sync_twin_says_and_the_rules_leave_it_alone() -> None:
+    source = (
+        "    async def close(self) -> None:\n"
+        '        """Close the connections, unless the http_client was given '
+        "(then it is yours to close).\n\n"
+        "        Safe from any event loop: the connections are closed in the loop they belong to.\n"
+        '        """\n'
+        "        await self._sender.aclose()\n\n"
+        "    aclose = close\n\n"
+        "    async def __aenter__(self) -> Self:\n"
+    )
+    used: set[str] = set()
+    generated = unasync.unasync_source("client.py", source, used)
+    assert generated.endswith(
+        "    def close(self) -> None:\n"
+        '        """Close the connections, unless the http_client was given '
+        '(then it is yours to close)."""\n'
+        "        self._sender.close()\n\n"
+        "    def __enter__(self) -> Self:\n"
+    )
+    assert "    aclose = close\n\n" in used
+
+
+def test_the_check_names_a_passage_no_source_has(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passages = {**unasync.PASSAGES, "an async sentence no docstring has": "a sync one"}
+    monkeypatch.setattr(unasync, "PASSAGES", passages)
+    monkeypatch.setattr(
+        unasync,
+        "PASSAGE_PATTERN",
+        unasync.re.compile("(" + "|".join(map(unasync.re.escape, passages)) + ")"),
+    )
+    problems = unasync.check(tree)
+    assert problems == ["passage 'an async sentence no docstring has' is in no source: remove it\n"]

@@ -30,7 +30,7 @@ import pytest
 
 import paysdk
 import tests
-from paysdk._transport._async.pool import AsyncPoolTransport, AsyncRoutes
+from paysdk._transport._async.pool import AsyncRoutes
 from paysdk._transport.aiohttp_sender import AiohttpSender
 from paysdk._transport.httpx_async import AsyncHttpxSender
 from paysdk.sandbox import (
@@ -42,6 +42,7 @@ from paysdk.sandbox import (
     Sandbox,
 )
 from paysdk.sandbox._http import Handler
+from tests.support.clients import sender_of, transport_of
 from tests.support.fork_worker import Plan, Report, digest
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform cannot fork")
@@ -205,13 +206,11 @@ def test_no_process_writes_a_warning_or_an_error_on_its_way_out(run: Run) -> Non
 def held(client: paysdk.AsyncClient) -> object:
     """The value the client's connections live in for this process: the aiohttp session, or
     the httpx transport's pools."""
-    sender = client._sender
+    sender = sender_of(client)
     if isinstance(sender, AiohttpSender):
         return sender._sessions.current()
     assert isinstance(sender, AsyncHttpxSender)
-    transport = sender.http._transport
-    assert isinstance(transport, AsyncPoolTransport)
-    routes = transport.routes
+    routes = transport_of(client).routes
     assert isinstance(routes, AsyncRoutes)
     return routes._pools.current()
 

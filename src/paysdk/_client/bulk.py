@@ -23,7 +23,7 @@ from .._errors import ClientClosedError, ConfigurationError, PaySDKError
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
 
-__all__ = ["AsyncBulk", "SyncBulk", "VerifyResult"]
+__all__ = ["AsyncBulk", "Bulk", "VerifyResult"]
 
 MAX_CONCURRENCY = 1000
 _END = object()
@@ -108,10 +108,10 @@ Identified = tuple[VerifiedPayment, "str | None"]
 """A verified payment and the request id of the answer that brought it."""
 
 Sleeper = Callable[[float], None]
-"""How a worker waits before a retry: ``SyncBulk`` hands it one that ``close()`` cuts short."""
+"""How a worker waits before a retry: ``Bulk`` hands it one that ``close()`` cuts short."""
 
 
-class SyncBulk:
+class Bulk:
     """``VerifyResult`` s in input order; ``close()`` (or ``with``) to stop early.
 
     ``verify(reference, sleep)`` waits between retries with ``sleep``, which ``close()`` cuts
@@ -177,12 +177,16 @@ class SyncBulk:
 
 
 class AsyncBulk:
-    """``async for`` ``VerifyResult`` s in input order; ``aclose()`` or ``async with``."""
+    """``async for`` ``VerifyResult`` s in input order; ``aclose()`` or ``async with``.
+
+    ``verify(reference, None)`` waits between retries as its client does: ``aclose()`` cancels
+    the tasks, backoff and all, so no sleep of its own is needed (``Bulk`` needs one).
+    """
 
     def __init__(
         self,
         references: Iterable[str],
-        verify: Callable[[str], Awaitable[Identified]],
+        verify: Callable[[str, None], Awaitable[Identified]],
         concurrency: int,
     ) -> None:
         self._concurrency = _check_concurrency(concurrency)
@@ -209,7 +213,7 @@ class AsyncBulk:
         """One reference's result: never raises a paysdk error, so a task left behind by an
         early ``break`` has nothing unretrieved to complain about."""
         try:
-            return _verified(reference, await self._verify(reference))
+            return _verified(reference, await self._verify(reference, None))
         except PaySDKError as exc:
             return _failed(reference, exc)
 

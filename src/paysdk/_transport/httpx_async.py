@@ -12,16 +12,17 @@ from collections.abc import AsyncIterator, Callable
 import httpx
 from anyio import move_on_after
 
-from .._core.body import BodyReader, attempt_timed_out
+from .._core.body import attempt_timed_out
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import closed_error
 from .._parsing.decoding import adecoded
+from ._async.answers import read_answer
 from ._async.pool import AsyncPoolTransport
 from .async_streams import AsyncStream, LoopBinding
 from .httpx_common import (
     HttpxDefaults,
     RequestBuilder,
-    body_source,
+    async_raw_body,
     failure_from_httpx,
     httpx_timeout,
 )
@@ -46,16 +47,6 @@ async def async_body(response: httpx.Response) -> AsyncIterator[bytes]:
     encoding, chunks = async_raw_body(response)
     async for piece in adecoded(encoding, chunks):
         yield piece
-
-
-def async_raw_body(response: httpx.Response) -> tuple[str | None, AsyncIterator[bytes]]:
-    """The async twin of ``httpx_common.raw_body``."""
-    encoding, read = body_source(response)
-    return encoding, _once(read) if read is not None else response.aiter_raw()
-
-
-async def _once(content: bytes) -> AsyncIterator[bytes]:
-    yield content
 
 
 def httpx_stream(response: httpx.Response, closed: Callable[[], bool]) -> AsyncStream:
@@ -98,21 +89,7 @@ class AsyncHttpxSender:
             return failure
         if request.opens(response.status_code):
             return httpx_stream(response, lambda: self.is_closed)
-        encoding, chunks = async_raw_body(response)
-        reader = BodyReader(
-            request, response.status_code, response.headers, started, encoding=encoding
-        )
-        try:
-            async for raw in chunks:
-                if (done := reader.take(raw)) is not None:
-                    return done
-            return reader.finish()
-        except Exception as exc:
-            if (failure := self._failure(exc)) is None:
-                raise
-            return failure
-        finally:
-            await response.aclose()
+        return await read_answer(request, response, started, self._failure)
 
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""

@@ -3,7 +3,7 @@ httpx exception stands for. The edge where paysdk's own values meet httpx's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, NamedTuple
 
 import httpx
@@ -20,6 +20,7 @@ __all__ = [
     "MAX_CONNECTIONS",
     "HttpxDefaults",
     "RequestBuilder",
+    "async_raw_body",
     "body_source",
     "check_host",
     "failure_from_httpx",
@@ -126,6 +127,16 @@ def raw_body(response: httpx.Response) -> tuple[str | None, Iterator[bytes]]:
     """The body's Content-Encoding and its raw chunks as they arrive."""
     encoding, read = body_source(response)
     return encoding, iter((read,)) if read is not None else response.iter_raw()
+
+
+def async_raw_body(response: httpx.Response) -> tuple[str | None, AsyncIterator[bytes]]:
+    """The async twin of ``raw_body``."""
+    encoding, read = body_source(response)
+    return encoding, _once(read) if read is not None else response.aiter_raw()
+
+
+async def _once(content: bytes) -> AsyncIterator[bytes]:
+    yield content
 
 
 class HttpxDefaults(NamedTuple):

@@ -15,10 +15,11 @@ from collections.abc import Callable
 
 import httpx
 
-from .._core.body import BodyReader, read_timed_out, stream_failure
+from .._core.body import read_timed_out, stream_failure
 from .._core.steps import Answer, Failure, Opened, Read, Send
 from .._errors import closed_error
 from . import watchdog
+from ._sync.answers import read_answer
 from ._sync.pool import PoolTransport
 from .borrowed import AttemptTrace, IdleSockets, socket_of
 from .deadline import attempt_deadline, deadline_backend
@@ -27,7 +28,6 @@ from .httpx_common import (
     RequestBuilder,
     failure_from_httpx,
     httpx_timeout,
-    raw_body,
     sync_body,
     timeout_failure,
 )
@@ -168,21 +168,7 @@ class SyncHttpxSender:
             trace.found(response.extensions.get("network_stream"), response.http_version)
         if request.opens(response.status_code):
             return SyncStream(response, lambda: self.http.is_closed, borrowed=trace is not None)
-        encoding, chunks = raw_body(response)
-        reader = BodyReader(
-            request, response.status_code, response.headers, started, encoding=encoding
-        )
-        try:
-            for raw in chunks:
-                if (done := reader.take(raw)) is not None:
-                    return done
-            return reader.finish()
-        except Exception as exc:
-            if (failure := self._failure(exc)) is None:
-                raise
-            return failure
-        finally:
-            response.close()
+        return read_answer(request, response, started, self._failure)
 
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""

@@ -37,7 +37,9 @@ try:
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "fastapi", _missing) from _missing
 
-from .._client.clients import AsyncClient, Client, Lookup
+from .._client._async.client import AsyncClient
+from .._client._sync.client import Client
+from .._client.base import Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, FulfilResult, Ledger

@@ -28,7 +28,8 @@ try:
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "flask", _missing) from _missing
 
-from .._client.clients import Client, Lookup
+from .._client._sync.client import Client
+from .._client.base import Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import Ledger

@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
+from .._client._twins import async_order_of, order_of  # as the clients' verify_callback
 from .._core.expected import refuse_awaitable
 from .._errors import ConfigurationError
 from .._models.listed import ListedPayment
@@ -60,18 +61,6 @@ async def async_result_of(value: object) -> object:
     if inspect.isawaitable(value):
         return await value
     return value
-
-
-def order_of(found: object) -> object:
-    """What ``lookup`` returned, as it is: reconcile's plan refuses an awaitable, in its words."""
-    return found
-
-
-async def async_order_of(found: object) -> object:
-    """What ``lookup`` returned, awaited if it is awaitable: an async lookup is welcome here."""
-    if inspect.isawaitable(found):
-        return await found
-    return found
 
 
 def shield(timeout: float) -> contextlib.nullcontext[None]:

@@ -20,7 +20,8 @@ import respx
 from typing_extensions import Self, TypedDict, Unpack
 
 from .._client import configure
-from .._client.clients import AsyncClient, Client
+from .._client._async.client import AsyncClient
+from .._client._sync.client import Client
 from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secret_key
 from .._client.options import TimeoutTypes
 from .._core import reference_problem

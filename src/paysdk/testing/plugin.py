@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 if TYPE_CHECKING:
-    from .._client.clients import Client
+    from .._client._sync.client import Client
     from ..sandbox import Sandbox
     from ._callbacks import CallbackSender
     from ._mock_api import MockPaymentAPI

@@ -33,7 +33,9 @@ try:
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
 
-from ..._client.clients import AsyncClient, Client, Lookup
+from ..._client._async.client import AsyncClient
+from ..._client._sync.client import Client
+from ..._client.base import Lookup
 from ..._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from ..._lazy import publish
 from ..._models.verified import VerifiedPayment

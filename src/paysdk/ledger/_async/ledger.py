@@ -21,7 +21,8 @@ from .reconcile import reconcile as reconcile_ledger
 from .run import run_plan
 
 if TYPE_CHECKING:
-    from ..._client.clients import AsyncClient, Lookup
+    from ..._client._async.client import AsyncClient
+    from ..._client.base import Lookup
 
 __all__ = ["AsyncLedger"]
 

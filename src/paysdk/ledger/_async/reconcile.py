@@ -30,7 +30,8 @@ from .._steps import (
 from .._twins import AsyncPayments, async_order_of, async_take
 
 if TYPE_CHECKING:
-    from ..._client.clients import AsyncClient, Lookup
+    from ..._client._async.client import AsyncClient
+    from ..._client.base import Lookup
 
 __all__ = ["AsyncLedgerView", "Progress", "reconcile"]
 

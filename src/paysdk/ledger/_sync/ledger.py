@@ -23,7 +23,8 @@ from .reconcile import reconcile as reconcile_ledger
 from .run import run_plan
 
 if TYPE_CHECKING:
-    from ..._client.clients import Client, Lookup
+    from ..._client._sync.client import Client
+    from ..._client.base import Lookup
 
 __all__ = ["Ledger"]
 

@@ -32,7 +32,8 @@ from .._steps import (
 from .._twins import Payments, order_of, take
 
 if TYPE_CHECKING:
-    from ..._client.clients import Client, Lookup
+    from ..._client._sync.client import Client
+    from ..._client.base import Lookup
 
 __all__ = ["LedgerView", "Progress", "reconcile"]
 

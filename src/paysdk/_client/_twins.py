@@ -1,0 +1,166 @@
+"""Where ``Client`` and ``AsyncClient`` genuinely differ, in small helpers kept out of ``_async/``.
+
+``scripts/unasync.py`` makes ``_sync/client.py`` from ``_async/client.py`` by renaming: each
+``async_`` (or ``Async``) name here becomes its plain-named twin beside it, so the generated
+client calls the sync one. The sync client sends with httpx only and waits by blocking its
+thread; the async one may send with aiohttp, checks its event loop before each request, and
+waits without blocking the loop. Nothing here loads httpx's senders, asyncio or anyio until a
+client is made.
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, TypeAlias
+
+if TYPE_CHECKING:
+    import httpx
+
+    from .._core.steps import Send
+    from .._transport.async_streams import AsyncSender as AsyncSender
+    from .._transport.httpx_common import HttpxDefaults
+    from .._transport.httpx_sync import SyncHttpxSender
+    from .._transport.network import Network
+    from .base import HttpBackend
+
+    Sender: TypeAlias = SyncHttpxSender
+    """The sync twin of ``AsyncSender``: the one sender ``Client`` has."""
+
+__all__ = [  # and, for type checkers, the senders' types: AsyncSender and its twin Sender
+    "async_backend_name",
+    "async_backends",
+    "async_http_of",
+    "async_order_of",
+    "async_sender",
+    "async_sends",
+    "async_sleep",
+    "backend_name",
+    "backends",
+    "http_of",
+    "order_of",
+    "sender",
+    "sends",
+    "sleep",
+]
+
+backends = ("httpx",)
+"""The ``http_backend`` names ``Client`` takes."""
+async_backends = ("httpx", "aiohttp")
+"""The ``http_backend`` names ``AsyncClient`` takes: aiohttp with the ``aiohttp`` extra."""
+
+
+def backend_name(backend: HttpBackend) -> str:
+    """The name and version of what sends, for the User-Agent: httpx's."""
+    from .._transport import httpx_common
+
+    return httpx_common.BACKEND
+
+
+def async_backend_name(backend: HttpBackend) -> str:
+    """The name and version of what sends: httpx's, or aiohttp's (the extra, loaded only when
+    asked for)."""
+    if backend == "aiohttp":
+        from .._transport import aiohttp_sender
+
+        return aiohttp_sender.backend()
+    return backend_name(backend)
+
+
+def sender(
+    http_client: httpx.Client | None,
+    backend: HttpBackend,
+    network: Network,
+    defaults: Callable[[], HttpxDefaults],
+) -> Sender:
+    """The sender on ``http_client``, or on an httpx client of paysdk's own on ``network``."""
+    from .._transport import httpx_sync
+
+    if http_client is not None:
+        return httpx_sync.SyncHttpxSender(http_client)
+    made = defaults()  # sent by the client itself, not per request
+    return httpx_sync.SyncHttpxSender(httpx_sync.own_client(network, made), defaults=made)
+
+
+def async_sender(
+    http_client: httpx.AsyncClient | None,
+    backend: HttpBackend,
+    network: Network,
+    defaults: Callable[[], HttpxDefaults],
+) -> AsyncSender:
+    """The sender ``backend`` names: aiohttp's, or httpx's as ``sender`` makes it."""
+    if backend == "aiohttp":
+        from .._transport.aiohttp_sender import AiohttpSender
+
+        return AiohttpSender(network)
+    from .._transport.httpx_async import AsyncHttpxSender, own_async_client
+
+    if http_client is not None:
+        return AsyncHttpxSender(http_client)
+    made = defaults()
+    return AsyncHttpxSender(own_async_client(network, made), defaults=made)
+
+
+def http_of(sender: Sender) -> httpx.Client:
+    """The httpx client ``sender`` sends with."""
+    return sender.http
+
+
+def async_http_of(sender: AsyncSender) -> httpx.AsyncClient:
+    """The httpx client ``sender`` sends with; an aiohttp sender has none.
+
+    Raises:
+        AttributeError: ``sender`` sends with aiohttp.
+    """
+    import httpx
+
+    http = getattr(sender, "http", None)
+    if not isinstance(http, httpx.AsyncClient):
+        raise AttributeError("an aiohttp-backed AsyncClient has no httpx client")
+    return http
+
+
+def sends(sender: Sender, owner: str) -> Callable[[Send], Any]:
+    """What a call's steps send with: the sender's own ``send`` (it knows when it is closed)."""
+    return sender.send
+
+
+def async_sends(sender: AsyncSender, owner: str) -> Callable[[Send], Awaitable[Any]]:
+    """What a call's steps send with: the sender's coroutine for the request, once the client
+    (``owner`` names its class) is known open and in its event loop; not wrapped in one more
+    coroutine, as each step passes through here."""
+    from .. import _errors
+
+    def send(request: Send) -> Awaitable[Any]:
+        if sender.is_closed:
+            raise _errors.closed_error(owner)
+        sender.binding.check()
+        return sender.send(request)
+
+    return send
+
+
+def order_of(found: object) -> object:
+    """What ``lookup`` returned, as it is: the plan it goes to refuses an awaitable, saying
+    why (an async lookup needs the async client or ledger)."""
+    return found
+
+
+async def async_order_of(found: object) -> object:
+    """What ``lookup`` returned, awaited if it is awaitable: an async lookup is welcome here."""
+    if inspect.isawaitable(found):
+        return await found
+    return found
+
+
+def sleep(seconds: float) -> None:
+    """Wait, blocking the thread: the pause before a retry."""
+    time.sleep(seconds)
+
+
+async def async_sleep(seconds: float) -> None:
+    """Wait without blocking the event loop: the pause before a retry."""
+    import anyio  # httpx's own dependency: loaded by httpx already, named here for the sleep
+
+    await anyio.sleep(seconds)

@@ -1,0 +1,50 @@
+"""An answer read whole: the step both httpx senders take once a response's headers are in.
+
+The body is read raw and handed to ``BodyReader``, which inflates it within the caps and says
+when it is done; a failure while reading is what ``failure`` makes of it, and the response is
+closed however the reading ends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import httpx
+
+from ..._core.body import BodyReader
+from ..._core.steps import Answer, Failure, Send
+from ..httpx_common import async_raw_body
+
+__all__ = ["read_answer"]
+
+
+async def read_answer(
+    request: Send,
+    response: httpx.Response,
+    started: float,
+    failure: Callable[[Exception], Failure | None],
+) -> Answer | Failure:
+    """What ``response`` answers ``request`` with, its body read whole within the caps.
+
+    Args:
+        request: the step sent, whose caps and budget the body is read within.
+        response: the response, its headers in and its body not read yet.
+        started: when the attempt began (``time.monotonic()``), for its budget.
+        failure: what an exception while reading stands for; ``None`` for a bug, re-raised.
+
+    Returns:
+        The answer, or the failure the reading met.
+    """
+    encoding, chunks = async_raw_body(response)
+    reader = BodyReader(request, response.status_code, response.headers, started, encoding=encoding)
+    try:
+        async for raw in chunks:
+            if (done := reader.take(raw)) is not None:
+                return done
+        return reader.finish()
+    except Exception as exc:
+        if (failed := failure(exc)) is None:
+            raise
+        return failed
+    finally:
+        await response.aclose()
