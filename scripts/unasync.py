@@ -113,7 +113,6 @@ PASSAGES = {
         Safe from any event loop: the connections are closed in the loop they belong to.
         """'''
     ): '''(then it is yours to close)."""''',
-    "    aclose = close\n\n": "",  # the async client's other name for close()
 }
 """Exact passages of async source and what the sync twin says instead, written as it is (the
 RULES leave it alone): for the few sentences of a docstring that cannot be worded for both."""

@@ -14,11 +14,11 @@ import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from types import TracebackType
 from typing import Any
 
 from typing_extensions import Self
 
+from .._core.closing import AsyncCloses, Closes
 from .._errors import ClientClosedError, ConfigurationError, PaySDKError
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
@@ -111,7 +111,7 @@ Sleeper = Callable[[float], None]
 """How a worker waits before a retry: ``Bulk`` hands it one that ``close()`` cuts short."""
 
 
-class Bulk:
+class Bulk(Closes):
     """``VerifyResult`` s in input order; ``close()`` (or ``with``) to stop early.
 
     ``verify(reference, sleep)`` waits between retries with ``sleep``, which ``close()`` cuts
@@ -164,19 +164,8 @@ class Bulk:
         if self._executor is not None:
             self._executor.shutdown(wait=True, cancel_futures=True)
 
-    def __enter__(self) -> Self:
-        return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
-
-
-class AsyncBulk:
+class AsyncBulk(AsyncCloses):
     """``async for`` ``VerifyResult`` s in input order; ``aclose()`` or ``async with``.
 
     ``verify(reference, None)`` waits between retries as its client does: ``aclose()`` cancels
@@ -217,23 +206,12 @@ class AsyncBulk:
         except PaySDKError as exc:
             return _failed(reference, exc)
 
-    async def aclose(self) -> None:
+    async def close(self) -> None:
         tasks = [task for _, task in self._window]
         self._window.clear()
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()
 
 
 publish("paysdk", VerifyResult)

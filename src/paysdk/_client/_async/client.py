@@ -9,12 +9,12 @@ fixed in the core, or here, is fixed for both.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 import httpx
-from typing_extensions import Self, Unpack
+from typing_extensions import Unpack
 
+from ..._core.closing import AsyncCloses
 from ..._lazy import publish
 from .. import _twins
 from ..base import BaseClient, HttpBackend, Lookup, load_engine
@@ -55,7 +55,7 @@ def _load_engine() -> None:
     from .. import tracing as _tracing
 
 
-class AsyncClient(BaseClient[httpx.AsyncClient, "_twins.AsyncSender"]):
+class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender"]):
     """The asynchronous client: the same methods as ``Client``, awaitable.
 
     ``http_backend="aiohttp"`` (with the ``aiohttp`` extra) sends through aiohttp instead of
@@ -296,19 +296,6 @@ class AsyncClient(BaseClient[httpx.AsyncClient, "_twins.AsyncSender"]):
         """
         if self._owns_http:
             await self._sender.close()
-
-    aclose = close
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def _sleep(self, seconds: float) -> None:
         await _twins.async_sleep(seconds)

@@ -11,12 +11,12 @@ fixed in the core, or here, is fixed for both.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from types import TracebackType
 from typing import TYPE_CHECKING, TypeVar
 
 import httpx
-from typing_extensions import Self, Unpack
+from typing_extensions import Unpack
 
+from ..._core.closing import Closes
 from ..._lazy import publish
 from .. import _twins
 from ..base import BaseClient, HttpBackend, Lookup, load_engine
@@ -57,7 +57,7 @@ def _load_engine() -> None:
     from .. import tracing as _tracing
 
 
-class Client(BaseClient[httpx.Client, "_twins.Sender"]):
+class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
     """The synchronous client. Reuse one per process: it keeps connections open."""
 
     _load = staticmethod(_load_engine)
@@ -289,17 +289,6 @@ class Client(BaseClient[httpx.Client, "_twins.Sender"]):
         """Close the connections, unless the http_client was given (then it is yours to close)."""
         if self._owns_http:
             self._sender.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def _sleep(self, seconds: float) -> None:
         _twins.sleep(seconds)

@@ -12,11 +12,11 @@ its plan's vocabulary.
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
+from ..._core.closing import AsyncCloses
 from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
 
 if TYPE_CHECKING:
@@ -118,7 +118,7 @@ async def _items(
             done(ended)
 
 
-class AsyncItemIterator(Generic[T]):
+class AsyncItemIterator(AsyncCloses, Generic[T]):
     """Items as they arrive; aclose it (or use ``async with``) to stop early and free the
     connection."""
 
@@ -145,16 +145,5 @@ class AsyncItemIterator(Generic[T]):
     async def __anext__(self) -> T:
         return await anext(self._items)
 
-    async def aclose(self) -> None:
+    async def close(self) -> None:
         await self._items.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.aclose()

@@ -14,11 +14,11 @@ its plan's vocabulary.
 from __future__ import annotations
 
 from collections.abc import Generator
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from typing_extensions import Self
 
+from ..._core.closing import Closes
 from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
 
 if TYPE_CHECKING:
@@ -120,7 +120,7 @@ def _items(
             done(ended)
 
 
-class ItemIterator(Generic[T]):
+class ItemIterator(Closes, Generic[T]):
     """Items as they arrive; close it (or use ``with``) to stop early and free the
     connection."""
 
@@ -149,14 +149,3 @@ class ItemIterator(Generic[T]):
 
     def close(self) -> None:
         self._items.close()
-
-    def __enter__(self) -> Self:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
