@@ -10,15 +10,17 @@ import importlib.abc
 import importlib.machinery
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from types import ModuleType
+from types import FrameType, ModuleType
+from typing import Any
 
 import httpcore
 import pytest
 
 import paysdk
 from paysdk._transport._sync.connections import Connections
+from paysdk._transport.slots import Slots
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
 from paysdk.sandbox._http import Handler
 
@@ -200,3 +202,94 @@ def test_sync_pool_timeout_is_a_timeout_error(sandbox: Sandbox) -> None:
     again.close()
     assert pool.opened == 1
     pool.close()
+
+
+LOCK = type(threading.Lock())
+
+
+@contextlib.contextmanager
+def telling_when_blocked(blocked: threading.Event) -> Iterator[None]:
+    """Sets ``blocked`` as this thread calls ``acquire`` on a lock another holds: the call that
+    makes it wait. (A profile function: it sees each call into C before it is made.)"""
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        lock = getattr(arg, "__self__", None) if event == "c_call" else None
+        if isinstance(lock, LOCK) and arg.__name__ == "acquire" and lock.locked():
+            blocked.set()
+
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(None)
+
+
+def start_waiting(name: str, wait: Callable[[], object], granted: list[str]) -> threading.Thread:
+    """A thread that calls ``wait`` (the pool's wait for a connection), notes ``name`` in
+    ``granted`` when it returns, and gives back what it got; started once it is waiting."""
+    blocked = threading.Event()
+
+    def run() -> None:
+        with telling_when_blocked(blocked):
+            got = wait()
+        granted.append(name)
+        if isinstance(got, httpcore.Response):
+            got.read()
+            got.close()
+
+    thread = threading.Thread(target=run, name=name)
+    thread.start()
+    assert blocked.wait(10), f"{name} never waited"
+    return thread
+
+
+def test_sync_pool_waiters_are_served_in_the_order_they_came(sandbox: Sandbox) -> None:
+    """One connection, three threads waiting for it, one after the other: each gets it in the
+    order it came, and a call made as the connection is given back (by the thread giving it
+    back, which holds the interpreter) waits behind them rather than taking it first."""
+    pool = Connections(httpcore.ConnectionPool(), max_connections=1, max_idle=1)
+    url = f"{sandbox.base_url}/payment/{COMPLETED_REFERENCE}"
+    host = sandbox.base_url.split("/")[2].encode()
+    headers = [(b"Host", host), (b"Authorization", f"Bearer {sandbox.secret_key}".encode())]
+
+    def request() -> httpcore.Response:
+        return pool.handle_request(httpcore.Request("GET", url, headers=headers))
+
+    granted: list[str] = []
+    held = request()
+    waiters = [start_waiting(name, request, granted) for name in ("first", "second", "third")]
+    held.read()
+    held.close()  # given back to "first", whoever runs next
+    late = request()
+    granted.append("late")
+    late.read()
+    late.close()
+    for waiter in waiters:
+        waiter.join(10)
+    assert granted == ["first", "second", "third", "late"]
+    assert pool.opened == 1
+    pool.close()
+
+
+def test_a_waiter_that_gives_up_leaves_its_place_to_the_next() -> None:
+    """A thread whose pool timeout runs out stops waiting: the slot given back afterwards goes
+    to the thread behind it, and the slots count true again."""
+    slots = Slots(1)
+    slots.acquire(None)
+    granted: list[str] = []
+
+    def give_up() -> None:
+        with pytest.raises(httpcore.PoolTimeout, match=r"pool timeout \(0.2 s\)"):
+            slots.acquire(0.2)
+
+    quitter = start_waiting("quitter", give_up, granted)
+    waiter = start_waiting("waiter", lambda: slots.acquire(None), granted)
+    quitter.join(10)
+    assert granted == ["quitter"]
+    slots.release()
+    waiter.join(10)
+    assert granted == ["quitter", "waiter"]
+    slots.release()  # the waiter's: one slot free again, and only one
+    slots.acquire(0)
+    with pytest.raises(httpcore.PoolTimeout):
+        slots.acquire(0)
