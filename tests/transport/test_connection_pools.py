@@ -22,7 +22,6 @@ import paysdk
 from paysdk._transport._sync.connections import Connections
 from paysdk._transport.slots import Slots
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
-from paysdk.sandbox._http import Handler
 
 pytestmark = pytest.mark.anyio
 
@@ -30,20 +29,6 @@ AT_ONCE = 50
 """Verifies at once: what the benchmark of the async client runs."""
 MAX_CONNECTIONS = 100
 """The most connections a pool opens, as a default ``httpx.Client``."""
-
-
-@pytest.fixture
-def opened(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """The client address of each connection the sandbox accepts, in order."""
-    seen: list[tuple[str, int]] = []
-    setup = Handler.setup
-
-    def counting_setup(handler: Handler) -> None:
-        seen.append(handler.client_address[:2])
-        setup(handler)
-
-    monkeypatch.setattr(Handler, "setup", counting_setup)
-    return seen
 
 
 class LookupRecorder(importlib.abc.MetaPathFinder):
@@ -92,9 +77,7 @@ async def verify_by_workers(client: paysdk.AsyncClient, workers: int, count: int
     await asyncio.gather(*(work() for _ in range(workers)))
 
 
-async def test_async_verifies_open_no_more_connections_than_run_at_once(
-    sandbox: Sandbox, opened: list[tuple[str, int]]
-) -> None:
+async def test_async_verifies_open_no_more_connections_than_run_at_once(sandbox: Sandbox) -> None:
     """Answers that take a while (50 ms) keep every connection busy: a connection given back
     is handed to one waiting verify only, and never closed only to open another."""
     sandbox.inject(Fault(delay=0.05), times=None)
@@ -102,22 +85,19 @@ async def test_async_verifies_open_no_more_connections_than_run_at_once(
         await verify_by_workers(c, AT_ONCE, 8 * AT_ONCE)
         for _ in range(2):  # bursts that end together: every connection idle at once
             await verify_together(c, AT_ONCE)
-    assert len(opened) <= AT_ONCE, f"{len(opened)} connections for {AT_ONCE} verifies at once"
+    opened = len(sandbox.connections)
+    assert opened <= AT_ONCE, f"{opened} connections for {AT_ONCE} verifies at once"
 
 
-async def test_no_more_connections_than_max_connections(
-    sandbox: Sandbox, opened: list[tuple[str, int]]
-) -> None:
+async def test_no_more_connections_than_max_connections(sandbox: Sandbox) -> None:
     """More verifies at once than a pool's 100 connections: the rest wait for one."""
     sandbox.inject(Fault(delay=0.05), times=None)
     async with paysdk.AsyncClient(base_url=sandbox.base_url, secret_key=sandbox.secret_key) as c:
         await verify_together(c, 130)
-    assert len(opened) == MAX_CONNECTIONS
+    assert len(sandbox.connections) == MAX_CONNECTIONS
 
 
-def test_sync_verifies_open_no_more_connections_than_run_at_once(
-    sandbox: Sandbox, opened: list[tuple[str, int]]
-) -> None:
+def test_sync_verifies_open_no_more_connections_than_run_at_once(sandbox: Sandbox) -> None:
     sandbox.inject(Fault(delay=0.05), times=None)
 
     def verify(client: paysdk.Client) -> bool:
@@ -128,7 +108,8 @@ def test_sync_verifies_open_no_more_connections_than_run_at_once(
         ThreadPoolExecutor(AT_ONCE) as threads,
     ):
         assert all(threads.map(verify, [client] * 6 * AT_ONCE))
-    assert len(opened) <= AT_ONCE, f"{len(opened)} connections for {AT_ONCE} verifies at once"
+    opened = len(sandbox.connections)
+    assert opened <= AT_ONCE, f"{opened} connections for {AT_ONCE} verifies at once"
 
 
 async def test_a_verify_on_open_connections_looks_up_no_module(sandbox: Sandbox) -> None:
@@ -156,22 +137,20 @@ def expiry_checks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
 
 async def test_a_verify_checks_a_few_connections_however_many_the_pool_holds(
-    sandbox: Sandbox, opened: list[tuple[str, int]], expiry_checks: list[object]
+    sandbox: Sandbox, expiry_checks: list[object]
 ) -> None:
     async with paysdk.AsyncClient(base_url=sandbox.base_url, secret_key=sandbox.secret_key) as c:
         await verify_together(c, 60)  # the pool now holds up to 60 idle connections
-        held = len(opened)
+        held = len(sandbox.connections)
         expiry_checks.clear()
         for _ in range(10):
             await c.verify(COMPLETED_REFERENCE)
     assert held > 20
     assert len(expiry_checks) <= 2 * 10, f"{len(expiry_checks)} checks for 10 verifies"
-    assert len(opened) == held
+    assert len(sandbox.connections) == held
 
 
-async def test_a_connection_the_server_closed_is_not_reused(
-    opened: list[tuple[str, int]],
-) -> None:
+async def test_a_connection_the_server_closed_is_not_reused() -> None:
     with Sandbox(idle_timeout=0.2) as sandbox:
         async with paysdk.AsyncClient(
             base_url=sandbox.base_url, secret_key=sandbox.secret_key, max_retries=0
@@ -179,7 +158,7 @@ async def test_a_connection_the_server_closed_is_not_reused(
             await client.verify(COMPLETED_REFERENCE)
             await asyncio.sleep(0.5)  # the sandbox closes the idle connection meanwhile
             assert (await client.verify(COMPLETED_REFERENCE)).succeeded
-    assert len(opened) == 2
+    assert len(sandbox.connections) == 2
 
 
 def test_sync_pool_timeout_is_a_timeout_error(sandbox: Sandbox) -> None:
