@@ -159,3 +159,83 @@ def test_the_matrix_aliasing_loads_httpx2_on_the_first_import_of_httpx_and_not_b
         "loaded early: []",
         "httpx2 httpx2._client httpcore2" if on_httpx2 else "httpx httpx._client httpcore",
     ]
+
+
+TRACED_APP = """
+import asyncio, os, sys
+import httpx2
+if sys.argv[1] == "aliased":
+    httpx2.alias_httpx()
+from opentelemetry import trace
+from opentelemetry.instrumentation.httpx import HTTPX2ClientInstrumentor, HTTPXClientInstrumentor
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanKind
+import paysdk
+from paysdk.sandbox import COMPLETED_REFERENCE
+
+exporter = InMemorySpanExporter()
+provider = TracerProvider()
+provider.add_span_processor(SimpleSpanProcessor(exporter))
+trace.set_tracer_provider(provider)
+options = dict(secret_key=os.environ["SANDBOX_KEY"], base_url=os.environ["SANDBOX_URL"])
+client, aclient = paysdk.Client(**options), paysdk.AsyncClient(**options)
+
+async def calls(instrumentors):
+    for instrumentor in instrumentors:
+        instrumentor.instrument()
+    client.verify(COMPLETED_REFERENCE)
+    await aclient.verify(COMPLETED_REFERENCE)
+    for instrumentor in instrumentors:
+        instrumentor.uninstrument()
+    spans = exporter.get_finished_spans()
+    exporter.clear()
+    names = {span.context.span_id: span.name for span in spans}
+    http_spans = [span for span in spans if span.kind is SpanKind.CLIENT]
+    return sorted((span.name, names.get(span.parent.span_id)) for span in http_spans)
+
+async def main():
+    print("HTTPX2ClientInstrumentor:", await calls([HTTPX2ClientInstrumentor()]))
+    print("HTTPXClientInstrumentor:", await calls([HTTPXClientInstrumentor()]))
+    print("both:", await calls([HTTPX2ClientInstrumentor(), HTTPXClientInstrumentor()]))
+    print("neither:", await calls([]))
+    client.close()
+    await aclient.aclose()
+
+asyncio.run(main())
+"""
+
+TRACED = str([("GET", "paysdk.verify"), ("GET", "paysdk.verify")])
+"""The client span of each call's one request (the sync one, then the async one), inside it."""
+
+
+@needs_httpx2
+def test_on_httpx2_either_httpx_instrumentor_traces_each_request_once(sandbox: Sandbox) -> None:
+    """An application on httpx2 that turns on ``HTTPX2ClientInstrumentor`` (or
+    ``HTTPXClientInstrumentor``, which the alias points at httpx2 too, or both) after making its
+    clients sees one client span a request, nested under the call's span, over real HTTP."""
+    lines = run_app(
+        TRACED_APP, "aliased", SANDBOX_KEY=sandbox.secret_key, SANDBOX_URL=sandbox.base_url
+    )
+    assert lines == [
+        f"HTTPX2ClientInstrumentor: {TRACED}",
+        f"HTTPXClientInstrumentor: {TRACED}",
+        f"both: {TRACED}",
+        "neither: []",
+    ]
+
+
+@needs_httpx2
+def test_on_httpx_only_httpx_s_instrumentor_traces_paysdk(sandbox: Sandbox) -> None:
+    """Without the alias paysdk sends with httpx: ``HTTPX2ClientInstrumentor`` traces the
+    application's httpx2 clients, not paysdk's requests, as it does not trace its httpx ones."""
+    lines = run_app(
+        TRACED_APP, "plain", SANDBOX_KEY=sandbox.secret_key, SANDBOX_URL=sandbox.base_url
+    )
+    assert lines == [
+        "HTTPX2ClientInstrumentor: []",
+        f"HTTPXClientInstrumentor: {TRACED}",
+        f"both: {TRACED}",
+        "neither: []",
+    ]

@@ -234,6 +234,25 @@ def test_the_request_log_counts_attempts_and_hides_the_key(
     assert sandbox.requests == []
 
 
+def test_the_connection_log_lists_each_connection_served_once(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    """A kept-alive connection is listed once however many requests it carries, control
+    requests included; a second client's is listed after it; ``reset()`` empties the log."""
+    http.get(VERIFY)
+    http.post("/_sandbox/faults", json={"status": 500})
+    http.get("/payments")
+    with httpx.Client(base_url=sandbox.base_url, trust_env=False) as other:
+        other.get(VERIFY)
+    first, second = sandbox.connections
+    assert first[0] == second[0] == "127.0.0.1"
+    assert first[1] != second[1]
+    sandbox.reset()
+    assert sandbox.connections == []
+    http.get(VERIFY)  # on the connection already listed, before the reset
+    assert sandbox.connections == []
+
+
 def test_every_api_answer_carries_a_request_id_the_log_keeps(
     sandbox: Sandbox, http: httpx.Client
 ) -> None:

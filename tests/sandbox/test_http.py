@@ -26,6 +26,9 @@ class Echo:
     def log(self, message: str) -> None:
         self.logged.append(message)
 
+    def connected(self, client_address: tuple[str, int]) -> None:
+        self.logged.append(f"{client_address[0]} connected")
+
 
 def test_the_server_serves_any_service() -> None:
     echo = Echo()
@@ -41,6 +44,7 @@ def test_the_server_serves_any_service() -> None:
         server.server_close()
         thread.join()
     assert response.json() == {"path": "/anything?x=1", "body": "hello"}
+    assert echo.logged[0] == "127.0.0.1 connected"  # told before the request is read
     assert any('"POST /anything?x=1 HTTP/1.1" 200' in line for line in echo.logged)
 
 

@@ -10,17 +10,18 @@ import importlib.abc
 import importlib.machinery
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from types import ModuleType
+from types import FrameType, ModuleType
+from typing import Any
 
 import httpcore
 import pytest
 
 import paysdk
 from paysdk._transport._sync.connections import Connections
+from paysdk._transport.slots import Slots
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
-from paysdk.sandbox._http import Handler
 
 pytestmark = pytest.mark.anyio
 
@@ -28,20 +29,6 @@ AT_ONCE = 50
 """Verifies at once: what the benchmark of the async client runs."""
 MAX_CONNECTIONS = 100
 """The most connections a pool opens, as a default ``httpx.Client``."""
-
-
-@pytest.fixture
-def opened(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """The client address of each connection the sandbox accepts, in order."""
-    seen: list[tuple[str, int]] = []
-    setup = Handler.setup
-
-    def counting_setup(handler: Handler) -> None:
-        seen.append(handler.client_address[:2])
-        setup(handler)
-
-    monkeypatch.setattr(Handler, "setup", counting_setup)
-    return seen
 
 
 class LookupRecorder(importlib.abc.MetaPathFinder):
@@ -90,9 +77,7 @@ async def verify_by_workers(client: paysdk.AsyncClient, workers: int, count: int
     await asyncio.gather(*(work() for _ in range(workers)))
 
 
-async def test_async_verifies_open_no_more_connections_than_run_at_once(
-    sandbox: Sandbox, opened: list[tuple[str, int]]
-) -> None:
+async def test_async_verifies_open_no_more_connections_than_run_at_once(sandbox: Sandbox) -> None:
     """Answers that take a while (50 ms) keep every connection busy: a connection given back
     is handed to one waiting verify only, and never closed only to open another."""
     sandbox.inject(Fault(delay=0.05), times=None)
@@ -100,22 +85,19 @@ async def test_async_verifies_open_no_more_connections_than_run_at_once(
         await verify_by_workers(c, AT_ONCE, 8 * AT_ONCE)
         for _ in range(2):  # bursts that end together: every connection idle at once
             await verify_together(c, AT_ONCE)
-    assert len(opened) <= AT_ONCE, f"{len(opened)} connections for {AT_ONCE} verifies at once"
+    opened = len(sandbox.connections)
+    assert opened <= AT_ONCE, f"{opened} connections for {AT_ONCE} verifies at once"
 
 
-async def test_no_more_connections_than_max_connections(
-    sandbox: Sandbox, opened: list[tuple[str, int]]
-) -> None:
+async def test_no_more_connections_than_max_connections(sandbox: Sandbox) -> None:
     """More verifies at once than a pool's 100 connections: the rest wait for one."""
     sandbox.inject(Fault(delay=0.05), times=None)
     async with paysdk.AsyncClient(base_url=sandbox.base_url, secret_key=sandbox.secret_key) as c:
         await verify_together(c, 130)
-    assert len(opened) == MAX_CONNECTIONS
+    assert len(sandbox.connections) == MAX_CONNECTIONS
 
 
-def test_sync_verifies_open_no_more_connections_than_run_at_once(
-    sandbox: Sandbox, opened: list[tuple[str, int]]
-) -> None:
+def test_sync_verifies_open_no_more_connections_than_run_at_once(sandbox: Sandbox) -> None:
     sandbox.inject(Fault(delay=0.05), times=None)
 
     def verify(client: paysdk.Client) -> bool:
@@ -126,7 +108,8 @@ def test_sync_verifies_open_no_more_connections_than_run_at_once(
         ThreadPoolExecutor(AT_ONCE) as threads,
     ):
         assert all(threads.map(verify, [client] * 6 * AT_ONCE))
-    assert len(opened) <= AT_ONCE, f"{len(opened)} connections for {AT_ONCE} verifies at once"
+    opened = len(sandbox.connections)
+    assert opened <= AT_ONCE, f"{opened} connections for {AT_ONCE} verifies at once"
 
 
 async def test_a_verify_on_open_connections_looks_up_no_module(sandbox: Sandbox) -> None:
@@ -154,22 +137,20 @@ def expiry_checks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 
 
 async def test_a_verify_checks_a_few_connections_however_many_the_pool_holds(
-    sandbox: Sandbox, opened: list[tuple[str, int]], expiry_checks: list[object]
+    sandbox: Sandbox, expiry_checks: list[object]
 ) -> None:
     async with paysdk.AsyncClient(base_url=sandbox.base_url, secret_key=sandbox.secret_key) as c:
         await verify_together(c, 60)  # the pool now holds up to 60 idle connections
-        held = len(opened)
+        held = len(sandbox.connections)
         expiry_checks.clear()
         for _ in range(10):
             await c.verify(COMPLETED_REFERENCE)
     assert held > 20
     assert len(expiry_checks) <= 2 * 10, f"{len(expiry_checks)} checks for 10 verifies"
-    assert len(opened) == held
+    assert len(sandbox.connections) == held
 
 
-async def test_a_connection_the_server_closed_is_not_reused(
-    opened: list[tuple[str, int]],
-) -> None:
+async def test_a_connection_the_server_closed_is_not_reused() -> None:
     with Sandbox(idle_timeout=0.2) as sandbox:
         async with paysdk.AsyncClient(
             base_url=sandbox.base_url, secret_key=sandbox.secret_key, max_retries=0
@@ -177,7 +158,7 @@ async def test_a_connection_the_server_closed_is_not_reused(
             await client.verify(COMPLETED_REFERENCE)
             await asyncio.sleep(0.5)  # the sandbox closes the idle connection meanwhile
             assert (await client.verify(COMPLETED_REFERENCE)).succeeded
-    assert len(opened) == 2
+    assert len(sandbox.connections) == 2
 
 
 def test_sync_pool_timeout_is_a_timeout_error(sandbox: Sandbox) -> None:
@@ -200,3 +181,94 @@ def test_sync_pool_timeout_is_a_timeout_error(sandbox: Sandbox) -> None:
     again.close()
     assert pool.opened == 1
     pool.close()
+
+
+LOCK = type(threading.Lock())
+
+
+@contextlib.contextmanager
+def telling_when_blocked(blocked: threading.Event) -> Iterator[None]:
+    """Sets ``blocked`` as this thread calls ``acquire`` on a lock another holds: the call that
+    makes it wait. (A profile function: it sees each call into C before it is made.)"""
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        lock = getattr(arg, "__self__", None) if event == "c_call" else None
+        if isinstance(lock, LOCK) and arg.__name__ == "acquire" and lock.locked():
+            blocked.set()
+
+    sys.setprofile(profile)
+    try:
+        yield
+    finally:
+        sys.setprofile(None)
+
+
+def start_waiting(name: str, wait: Callable[[], object], granted: list[str]) -> threading.Thread:
+    """A thread that calls ``wait`` (the pool's wait for a connection), notes ``name`` in
+    ``granted`` when it returns, and gives back what it got; started once it is waiting."""
+    blocked = threading.Event()
+
+    def run() -> None:
+        with telling_when_blocked(blocked):
+            got = wait()
+        granted.append(name)
+        if isinstance(got, httpcore.Response):
+            got.read()
+            got.close()
+
+    thread = threading.Thread(target=run, name=name)
+    thread.start()
+    assert blocked.wait(10), f"{name} never waited"
+    return thread
+
+
+def test_sync_pool_waiters_are_served_in_the_order_they_came(sandbox: Sandbox) -> None:
+    """One connection, three threads waiting for it, one after the other: each gets it in the
+    order it came, and a call made as the connection is given back (by the thread giving it
+    back, which holds the interpreter) waits behind them rather than taking it first."""
+    pool = Connections(httpcore.ConnectionPool(), max_connections=1, max_idle=1)
+    url = f"{sandbox.base_url}/payment/{COMPLETED_REFERENCE}"
+    host = sandbox.base_url.split("/")[2].encode()
+    headers = [(b"Host", host), (b"Authorization", f"Bearer {sandbox.secret_key}".encode())]
+
+    def request() -> httpcore.Response:
+        return pool.handle_request(httpcore.Request("GET", url, headers=headers))
+
+    granted: list[str] = []
+    held = request()
+    waiters = [start_waiting(name, request, granted) for name in ("first", "second", "third")]
+    held.read()
+    held.close()  # given back to "first", whoever runs next
+    late = request()
+    granted.append("late")
+    late.read()
+    late.close()
+    for waiter in waiters:
+        waiter.join(10)
+    assert granted == ["first", "second", "third", "late"]
+    assert pool.opened == 1
+    pool.close()
+
+
+def test_a_waiter_that_gives_up_leaves_its_place_to_the_next() -> None:
+    """A thread whose pool timeout runs out stops waiting: the slot given back afterwards goes
+    to the thread behind it, and the slots count true again."""
+    slots = Slots(1)
+    slots.acquire(None)
+    granted: list[str] = []
+
+    def give_up() -> None:
+        with pytest.raises(httpcore.PoolTimeout, match=r"pool timeout \(0.2 s\)"):
+            slots.acquire(0.2)
+
+    quitter = start_waiting("quitter", give_up, granted)
+    waiter = start_waiting("waiter", lambda: slots.acquire(None), granted)
+    quitter.join(10)
+    assert granted == ["quitter"]
+    slots.release()
+    waiter.join(10)
+    assert granted == ["quitter", "waiter"]
+    slots.release()  # the waiter's: one slot free again, and only one
+    slots.acquire(0)
+    with pytest.raises(httpcore.PoolTimeout):
+        slots.acquire(0)

@@ -1,11 +1,18 @@
 """OpenTelemetry's httpx instrumentation over the transport paysdk's httpx clients send through.
 
-``HTTPXClientInstrumentor`` traces httpx's own transports by wrapping their classes' methods;
-paysdk's transport is its own, so while the instrumentor is on, paysdk's transport sends through
-the instrumentation's public ``SyncOpenTelemetryTransport`` (or ``AsyncOpenTelemetryTransport``)
-wrapped around it instead. Asked on each request, so an application that instruments after
-making its client is traced too. Nothing of OpenTelemetry is imported here: an application that
-has not loaded the instrumentation pays one dictionary lookup a request.
+``HTTPXClientInstrumentor`` traces httpx's own transports by wrapping their classes' methods
+(``HTTPX2ClientInstrumentor`` httpx2's); paysdk's transport is its own, so while an instrumentor
+of the httpx paysdk runs on is on, paysdk's transport sends through the instrumentation's public
+tracing transport wrapped around it instead. Asked on each request, so an application that
+instruments after making its client is traced too. Nothing of OpenTelemetry is imported here: an
+application that has not loaded the instrumentation pays one dictionary lookup a request.
+
+On httpx2 (the application called ``httpx2.alias_httpx()``, so ``httpx`` is ``httpx2``) either
+instrumentor traces paysdk, as each traces the application's own clients then: the alias points
+``HTTPXClientInstrumentor``'s ``httpx`` at httpx2 too. With both on, each request is still
+wrapped once, in one span. ``HTTPX2ClientInstrumentor`` and the ``...Httpx2`` transports are the
+instrumentation's from 0.65b0; an older one has only ``HTTPXClientInstrumentor``, whose
+transports are then httpx2's under the alias.
 
 ``async_traced`` and ``traced`` are twins that ``scripts/unasync.py``'s rules turn one into the
 other.
@@ -22,23 +29,46 @@ __all__ = ["async_traced", "instrumentation", "traced"]
 
 MODULE = "opentelemetry.instrumentation.httpx"
 
+ON_HTTPX2 = httpx.__name__ == "httpx2"
+"""paysdk runs on httpx2: the application aliased httpx to it before importing paysdk."""
+
+INSTRUMENTORS = (
+    ("HTTPX2ClientInstrumentor", "HTTPXClientInstrumentor")
+    if ON_HTTPX2
+    else ("HTTPXClientInstrumentor",)
+)
+"""The instrumentors that trace clients of the httpx paysdk runs on."""
+
+TRANSPORT_SUFFIX = "Httpx2" if ON_HTTPX2 else ""
+"""What the instrumentation appends to its tracing transports' names for the httpx paysdk runs
+on (0.65b0 on; an older instrumentation's unsuffixed ones are on httpx2 under the alias)."""
+
 
 def instrumentation() -> ModuleType | None:
-    """OpenTelemetry's httpx instrumentation, if the application loaded it and its
-    ``HTTPXClientInstrumentor`` is instrumenting now; ``None`` otherwise."""
+    """OpenTelemetry's httpx instrumentation, if the application loaded it and one of its
+    instrumentors of the httpx paysdk runs on is instrumenting now; ``None`` otherwise."""
     module = sys.modules.get(MODULE)
     if module is None:
         return None
-    instrumentor = getattr(module, "HTTPXClientInstrumentor", None)
-    if instrumentor is None or not instrumentor().is_instrumented_by_opentelemetry:
-        return None  # partly imported still, or not instrumenting
-    return module
+    for name in INSTRUMENTORS:
+        instrumentor = getattr(module, name, None)
+        if instrumentor is not None and instrumentor().is_instrumented_by_opentelemetry:
+            return module
+    return None  # partly imported still, or not instrumenting
+
+
+def tracing_transport(module: ModuleType, name: str) -> type:
+    """The instrumentation's tracing transport class ``name`` for the httpx paysdk runs on."""
+    wrapper: type = getattr(module, name + TRANSPORT_SUFFIX, None) or getattr(module, name)
+    return wrapper
 
 
 def traced(transport: httpx.BaseTransport, module: ModuleType) -> httpx.BaseTransport:
     """``transport`` inside the instrumentation's tracing transport: each request a client
     span, on the application's tracer and meter providers."""
-    wrapper: httpx.BaseTransport = module.SyncOpenTelemetryTransport(transport)
+    wrapper: httpx.BaseTransport = tracing_transport(module, "SyncOpenTelemetryTransport")(
+        transport
+    )
     return wrapper
 
 
@@ -46,5 +76,7 @@ def async_traced(
     transport: httpx.AsyncBaseTransport, module: ModuleType
 ) -> httpx.AsyncBaseTransport:
     """The async twin of ``traced``."""
-    wrapper: httpx.AsyncBaseTransport = module.AsyncOpenTelemetryTransport(transport)
+    wrapper: httpx.AsyncBaseTransport = tracing_transport(module, "AsyncOpenTelemetryTransport")(
+        transport
+    )
     return wrapper

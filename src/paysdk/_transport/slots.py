@@ -1,9 +1,17 @@
 """How many connections a pool of the sync httpx client may have at work at once: the sync
-twins of ``async_slots.py`` (threads wait on a semaphore; nothing needs shielding)."""
+twins of ``async_slots.py`` (threads wait on a lock each; nothing needs shielding).
+
+Waiting is first come, first served, as in ``async_slots.py``: a slot given back goes straight
+to the thread that has waited longest, so a thread that comes later (the one that gave the slot
+back, calling again) cannot take it first. ``threading.Semaphore`` lets it: a woken waiter must
+still win the race for the freed count, and waits again at the back if it loses. Taking a free
+slot costs one lock, as a semaphore's does.
+"""
 
 from __future__ import annotations
 
 import threading
+from collections import deque
 from contextlib import AbstractContextManager, nullcontext
 
 import httpcore
@@ -14,10 +22,14 @@ __all__ = ["Slots", "shielded"]
 class Slots:
     """A counted bound on requests at work, with a timeout on the wait for a free one."""
 
-    __slots__ = ("_semaphore",)
+    __slots__ = ("_free", "_lock", "_waiters")
 
     def __init__(self, bound: int) -> None:
-        self._semaphore = threading.Semaphore(bound)
+        self._free = bound
+        self._lock = threading.Lock()
+        self._waiters: deque[threading.Lock] = deque()
+        """Each waiting thread's lock, held until a slot is handed to it: the oldest first.
+        While any thread waits, no slot is free."""
 
     def acquire(self, within: float | None) -> None:
         """Take a slot, waiting at most ``within`` seconds (``None``: as long as it takes).
@@ -25,14 +37,43 @@ class Slots:
         Raises:
             httpcore.PoolTimeout: no slot came free in time (httpx's ``PoolTimeout``).
         """
-        if not self._semaphore.acquire(timeout=within):
+        with self._lock:
+            if self._free:
+                self._free -= 1
+                return
+            given = threading.Lock()
+            given.acquire()
+            self._waiters.append(given)
+        wait = -1 if within is None else min(max(within, 0.0), threading.TIMEOUT_MAX)
+        try:
+            if given.acquire(timeout=wait):
+                return
+        except BaseException:  # interrupted (KeyboardInterrupt): a slot handed meanwhile goes on
+            if not self._withdraw(given):
+                self.release()
+            raise
+        if self._withdraw(given):
             raise httpcore.PoolTimeout(
                 f"no connection came free within the pool timeout ({within} s)"
             )
+        # handed a slot as the wait ran out: it is this thread's
+
+    def _withdraw(self, given: threading.Lock) -> bool:
+        """Take a waiter out of the queue; ``False`` if a slot was handed to it first."""
+        with self._lock:
+            try:
+                self._waiters.remove(given)
+            except ValueError:
+                return False
+            return True
 
     def release(self) -> None:
-        """Give a slot back."""
-        self._semaphore.release()
+        """Give a slot back: to the oldest waiter, if one waits."""
+        with self._lock:
+            if self._waiters:
+                self._waiters.popleft().release()
+            else:
+                self._free += 1
 
 
 def shielded() -> AbstractContextManager[object]:

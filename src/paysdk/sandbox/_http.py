@@ -71,6 +71,10 @@ class Service(Protocol):
         """Note what happened to a connection or a request."""
         ...
 
+    def connected(self, client_address: tuple[str, int]) -> None:
+        """Note a connection taken on, by its client's host and port, before its first read."""
+        ...
+
 
 class Server(http.server.ThreadingHTTPServer):
     """Knows the ``Service`` it serves and its open connections, so ``stop`` can cut them.
@@ -227,6 +231,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.connection.settimeout(self._owner.sandbox.idle_timeout)  # writes, TLS handshake
         with self._owner.connections_lock:
             self._owner.connections.add(self.connection)
+        host, port = self.client_address[:2]
+        self._owner.sandbox.connected((host, port))
 
     def handle(self) -> None:
         if self._handshake():

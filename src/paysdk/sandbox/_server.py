@@ -44,6 +44,7 @@ from ._requests import (
 from ._state import load_state, save_state
 
 __all__ = [  # the log's limits too, where the sandbox's tests look them up
+    "MAX_RECORDED_CONNECTIONS",
     "MAX_RECORDED_HEADER",
     "MAX_RECORDED_HEADERS_SIZE",
     "MAX_RECORDED_REQUESTS",
@@ -54,6 +55,8 @@ __all__ = [  # the log's limits too, where the sandbox's tests look them up
 ]
 
 DEFAULT_IDLE_TIMEOUT = 30.0
+MAX_RECORDED_CONNECTIONS = 10_000
+"""How many connections ``Sandbox.connections`` keeps: past it, the oldest are dropped."""
 
 
 def generate_secret_key() -> str:
@@ -124,6 +127,7 @@ class Sandbox:
         self._payments = PaymentStore()
         self._requests: deque[RecordedRequest] = deque(maxlen=MAX_RECORDED_REQUESTS)
         self._requests_lock = threading.Lock()
+        self._connections: deque[tuple[str, int]] = deque(maxlen=MAX_RECORDED_CONNECTIONS)
         self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -258,14 +262,17 @@ class Sandbox:
         return self.send_callback(callback, record.reference, timeout=timeout)
 
     def reset(self) -> None:
-        """Back to how it started: the payments it was made with, no faults, an empty log.
+        """Back to how it started: the payments it was made with, no faults, empty request and
+        connection logs.
 
         Tests that share one running sandbox call this between tests; the port and key stay.
         """
         self.clear_faults()
         self._payments.reset(self._initial)
         self._save()
-        self.clear_requests()
+        with self._requests_lock:
+            self._requests.clear()
+            self._connections.clear()
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed.
@@ -334,6 +341,17 @@ class Sandbox:
         with self._requests_lock:
             self._requests.clear()
 
+    @property
+    def connections(self) -> list[tuple[str, int]]:
+        """Each connection served so far, as its client's ``(host, port)``, oldest first: how
+        many connections a client opened, and which of its requests shared one.
+
+        A connection refused past ``max_connections`` is not served, so not listed. The last
+        ``MAX_RECORDED_CONNECTIONS`` only; ``reset()`` empties it.
+        """
+        with self._requests_lock:
+            return list(self._connections)
+
     def send_callback(
         self, url: str, reference: str, *, timeout: float = DEFAULT_CALLBACK_TIMEOUT
     ) -> CallbackResult:
@@ -395,6 +413,10 @@ class Sandbox:
             reply = Reply(fault.status, fault.body.encode(), fault.headers)
         handler.send(reply.with_request_id(request_id), fault.disconnect)
 
+    def _connected(self, client_address: tuple[str, int]) -> None:
+        with self._requests_lock:
+            self._connections.append(client_address)
+
     def _record(self, request: RecordedRequest) -> None:
         with self._requests_lock:
             self._requests.append(request)
@@ -430,3 +452,6 @@ class _Served:
 
     def log(self, message: str) -> None:
         self._sandbox._log(message)
+
+    def connected(self, client_address: tuple[str, int]) -> None:
+        self._sandbox._connected(client_address)
