@@ -127,7 +127,7 @@ class Sandbox:
         self._payments = PaymentStore()
         self._requests: deque[RecordedRequest] = deque(maxlen=MAX_RECORDED_REQUESTS)
         self._requests_lock = threading.Lock()
-        self._connections: deque[tuple[str, int]] = deque(maxlen=MAX_RECORDED_CONNECTIONS)
+        self._connection_log: deque[tuple[str, int]] = deque(maxlen=MAX_RECORDED_CONNECTIONS)
         self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -272,7 +272,7 @@ class Sandbox:
         self._save()
         with self._requests_lock:
             self._requests.clear()
-            self._connections.clear()
+            self._connection_log.clear()
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed.
@@ -350,7 +350,7 @@ class Sandbox:
         ``MAX_RECORDED_CONNECTIONS`` only; ``reset()`` empties it.
         """
         with self._requests_lock:
-            return list(self._connections)
+            return list(self._connection_log)
 
     def send_callback(
         self, url: str, reference: str, *, timeout: float = DEFAULT_CALLBACK_TIMEOUT
@@ -415,7 +415,7 @@ class Sandbox:
 
     def _connected(self, client_address: tuple[str, int]) -> None:
         with self._requests_lock:
-            self._connections.append(client_address)
+            self._connection_log.append(client_address)
 
     def _record(self, request: RecordedRequest) -> None:
         with self._requests_lock:
