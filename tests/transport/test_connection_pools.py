@@ -19,7 +19,9 @@ import httpcore
 import pytest
 
 import paysdk
+from paysdk._transport._async import connections as async_connections
 from paysdk._transport._sync.connections import Connections
+from paysdk._transport.async_slots import async_shielded
 from paysdk._transport.slots import Slots
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
 
@@ -120,6 +122,37 @@ async def test_a_verify_on_open_connections_looks_up_no_module(sandbox: Sandbox)
                 await verify_together(c, 10)
                 await c.verify(COMPLETED_REFERENCE)
     assert lookups.names == []
+
+
+@pytest.fixture
+def shielded_scopes(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Each shielded scope the async pool sets up, in order."""
+    scopes: list[object] = []
+
+    def counting() -> contextlib.AbstractContextManager[object]:
+        scope = async_shielded()
+        scopes.append(scope)
+        return scope
+
+    monkeypatch.setattr(async_connections, "async_shielded", counting)
+    return scopes
+
+
+async def test_a_verify_on_open_connections_shields_only_the_closing_of_its_answer(
+    sandbox: Sandbox, shielded_scopes: list[object]
+) -> None:
+    async with paysdk.AsyncClient(base_url=sandbox.base_url, secret_key=sandbox.secret_key) as c:
+        await c.verify(COMPLETED_REFERENCE)  # the connection opened
+        opened = len(sandbox.connections)
+        shielded_scopes.clear()
+        for _ in range(10):
+            await c.verify(COMPLETED_REFERENCE)
+        scopes = len(shielded_scopes)  # closing the client shields its closing too
+        reopened = len(sandbox.connections) - opened
+    # One scope closes each answer. A loaded machine may see the kept-alive connection expire
+    # and be replaced: closing the old one is one more scope for each connection opened again.
+    assert scopes <= 10 + reopened, f"{scopes} scopes for 10 verifies, {reopened} reconnects"
+    assert reopened <= 2
 
 
 @pytest.fixture

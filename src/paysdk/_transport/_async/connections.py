@@ -72,7 +72,8 @@ class AsyncConnections:
         try:
             while True:
                 connection, closing = self._checkout(origin, url.origin)
-                await self._close(closing)
+                if closing:  # mostly nothing: then no shielded scope is set up
+                    await self._close(closing)
                 try:
                     response = await connection.handle_async_request(request)
                 except httpcore.ConnectionNotAvailable:
@@ -145,7 +146,8 @@ class AsyncConnections:
             elif not connection.is_closed():
                 closing.append(connection)
         self._slots.release()
-        await self._close(closing)
+        if closing:
+            await self._close(closing)
 
     async def _drop(self, connection: httpcore.AsyncConnectionInterface) -> None:
         with self._lock:

@@ -74,7 +74,8 @@ class Connections:
         try:
             while True:
                 connection, closing = self._checkout(origin, url.origin)
-                self._close(closing)
+                if closing:  # mostly nothing: then no shielded scope is set up
+                    self._close(closing)
                 try:
                     response = connection.handle_request(request)
                 except httpcore.ConnectionNotAvailable:
@@ -147,7 +148,8 @@ class Connections:
             elif not connection.is_closed():
                 closing.append(connection)
         self._slots.release()
-        self._close(closing)
+        if closing:
+            self._close(closing)
 
     def _drop(self, connection: httpcore.ConnectionInterface) -> None:
         with self._lock:
