@@ -93,18 +93,20 @@ docs-serve: $(DEV_STAMP)
 postgres:
 	@$(PYTHON) scripts/find_postgres.py --install >/dev/null
 
-# What would be uploaded: a wheel and an sdist in dist/, checked as PyPI will render them.
+# What would be uploaded: a wheel and an sdist in dist/, checked as PyPI will render them. uv, not
+# pip, installs the build backend into build's isolated environments: about 10 s less.
 dist: $(DEV_STAMP)
 	rm -rf dist
-	$(BIN)/python -m build --outdir dist . > /dev/null
+	$(BIN)/python -m build --installer uv --outdir dist . > /dev/null
 	$(BIN)/twine check --strict dist/*
 
 setup: $(DEV_STAMP) postgres
 
 # Setup, then the suite; beside it, one after another, the checks that need no suite (their
 # output shown after the suite's); then a table of how long each took (scripts/steps.py).
+# docs-check builds the site first (make docs), so the site is built once.
 test:
-	@$(PYTHON) scripts/steps.py setup unit --beside lint typecheck docs docs-check dist
+	@$(PYTHON) scripts/steps.py setup unit --beside lint typecheck docs-check dist
 
 # The support window's two ends run the full suite: Python 3.10 at the lowest declared versions
 # and 3.15 at the newest; the Pythons between them run the smoke tier (scripts/matrix.py).

@@ -107,10 +107,13 @@ def test_each_group_of_tests_runs_on_one_worker_of_three(tmp_path: Path) -> None
     files = ["test_serial_a.py", "test_serial_b.py", "test_quick_a.py", "test_quick_b.py"]
     for name in files:
         (tmp_path / name).write_text(SCHEDULED_PROJECT_TEST)
-    options = ["-v", "-p", "no:cacheprovider", "-n", "3", "--dist", "loadfile"]
+    # xdist alone of the installed plugins: each of the four processes would import the rest
+    plugins = ["-p", "no:cacheprovider", "-p", "xdist.plugin"]
+    options = ["-v", *plugins, "-n", "3", "--dist", "loadfile"]
     result = subprocess.run(
         [sys.executable, "-m", "pytest", *options],
         cwd=tmp_path,
+        env={**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
         capture_output=True,
         text=True,
         check=False,
