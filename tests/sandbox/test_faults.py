@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from http.client import HTTPConnection
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -30,6 +33,8 @@ from tests.support.hostile import (
 )
 
 VERIFY = f"/payment/{COMPLETED_REFERENCE}"
+WAIT = 10.0
+"""A generous bound on any wait, so a regression fails instead of hanging the suite."""
 
 
 @pytest.fixture
@@ -251,6 +256,90 @@ def test_the_connection_log_lists_each_connection_served_once(
     assert sandbox.connections == []
     http.get(VERIFY)  # on the connection already listed, before the reset
     assert sandbox.connections == []
+
+
+def open_connection(sandbox: Sandbox) -> HTTPConnection:
+    """A connection of the standard library's to the sandbox, connected: its socket is there
+    to ask for the client's address."""
+    connection = HTTPConnection(sandbox.host, sandbox.port, timeout=WAIT)
+    connection.connect()
+    return connection
+
+
+def client_address(connection: HTTPConnection) -> tuple[str, int]:
+    """The ``(host, port)`` of the client end of ``connection``, as its socket has it."""
+    assert connection.sock is not None
+    host, port = connection.sock.getsockname()[:2]
+    return host, port
+
+
+def auth(sandbox: Sandbox) -> dict[str, str]:
+    return {"Authorization": f"Bearer {sandbox.secret_key}"}
+
+
+def send(connection: HTTPConnection, path: str, sandbox: Sandbox) -> int:
+    """One request over ``connection``, its answer read whole so the connection is kept."""
+    connection.request("GET", path, headers=auth(sandbox))
+    response = connection.getresponse()
+    response.read()
+    return response.status
+
+
+def eventually(condition: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + WAIT
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true in time"
+        time.sleep(0.01)
+
+
+def test_each_request_records_the_client_address_of_its_connection(sandbox: Sandbox) -> None:
+    """Two requests over one kept-alive connection carry its client's ``(host, port)``, as
+    the client's socket has it; a request over a second connection carries that one's. The
+    control endpoint lists it too."""
+    with contextlib.ExitStack() as closing:
+        first = closing.enter_context(contextlib.closing(open_connection(sandbox)))
+        assert send(first, VERIFY, sandbox) == 200
+        second = closing.enter_context(contextlib.closing(open_connection(sandbox)))
+        assert send(second, "/payments", sandbox) == 200
+        assert send(first, "/payments", sandbox) == 200
+        assert client_address(first) != client_address(second)
+        assert [(request.path, request.client) for request in sandbox.requests] == [
+            (VERIFY, client_address(first)),
+            ("/payments", client_address(second)),
+            ("/payments", client_address(first)),
+        ]
+        assert sandbox.connections == [client_address(first), client_address(second)]
+        first.request("GET", "/_sandbox/requests", headers=auth(sandbox))
+        logged = json.loads(first.getresponse().read())["data"]
+        assert [tuple(entry["client"]) for entry in logged] == [
+            client_address(first),
+            client_address(second),
+            client_address(first),
+        ]
+
+
+def test_open_connections_counts_the_connections_being_served_now(sandbox: Sandbox) -> None:
+    """A connection counts once however many requests it carries, and stops counting once its
+    client closes it (``connections`` still lists it); a stopped sandbox serves none."""
+    assert sandbox.open_connections == 0
+    with contextlib.ExitStack() as closing:
+        first = closing.enter_context(contextlib.closing(open_connection(sandbox)))
+        assert send(first, VERIFY, sandbox) == 200
+        assert send(first, VERIFY, sandbox) == 200
+        assert sandbox.open_connections == 1
+        second = closing.enter_context(contextlib.closing(open_connection(sandbox)))
+        assert send(second, VERIFY, sandbox) == 200
+        assert sandbox.open_connections == 2
+        first.close()
+        eventually(lambda: sandbox.open_connections == 1)
+        second.close()
+        eventually(lambda: sandbox.open_connections == 0)
+        assert len(sandbox.connections) == 2
+        third = closing.enter_context(contextlib.closing(open_connection(sandbox)))
+        assert send(third, VERIFY, sandbox) == 200
+        assert sandbox.open_connections == 1
+        sandbox.stop()
+        assert sandbox.open_connections == 0
 
 
 def test_every_api_answer_carries_a_request_id_the_log_keeps(

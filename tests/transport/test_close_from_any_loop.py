@@ -47,14 +47,6 @@ async def use(client: paysdk.AsyncClient) -> None:
     assert [payment.reference for payment in payments] == list(references)
 
 
-def served(sandbox: Sandbox) -> int:
-    """How many connections the sandbox is serving."""
-    server = sandbox._server
-    assert server is not None
-    with server.connections_lock:
-        return len(server.connections)
-
-
 def eventually(condition: Callable[[], bool]) -> None:
     deadline = time.monotonic() + WAIT
     while not condition():
@@ -109,7 +101,7 @@ def test_closing_after_the_owner_loop_ended_raises_nothing_and_leaves_the_client
     expected here, so they are caught, and the sandbox must see every connection go."""
     client = connect(sandbox, backend)
     asyncio.run(use(client))
-    assert served(sandbox) > 0
+    assert sandbox.open_connections > 0
     with pytest.raises(paysdk.EventLoopError):
         asyncio.run(client.verify(COMPLETED_REFERENCE))
     with warnings_seen() as seen:
@@ -119,7 +111,7 @@ def test_closing_after_the_owner_loop_ended_raises_nothing_and_leaves_the_client
         del client
         gc.collect()
     assert [message for category, message in seen if category is not ResourceWarning] == []
-    eventually(lambda: served(sandbox) == 0)
+    eventually(lambda: sandbox.open_connections == 0)
 
 
 def test_closing_from_another_loop_closes_in_the_owner_loop_running_in_a_thread(
@@ -131,9 +123,9 @@ def test_closing_from_another_loop_closes_in_the_owner_loop_running_in_a_thread(
         with owner_loop() as owner:
             client = connect(sandbox, backend)
             owner.run(use(client))
-            assert served(sandbox) > 0
+            assert sandbox.open_connections > 0
             asyncio.run(client.close())
-            eventually(lambda: served(sandbox) == 0)
+            eventually(lambda: sandbox.open_connections == 0)
             with pytest.raises(paysdk.ClientClosedError):
                 owner.run(client.verify(COMPLETED_REFERENCE))
         del client
@@ -152,9 +144,9 @@ def test_closing_from_another_loop_runs_a_stopped_owner_loop_until_closed(
         with warnings_seen() as seen:
             client = connect(sandbox, backend)
             loop.run_until_complete(use(client))
-            assert served(sandbox) > 0
+            assert sandbox.open_connections > 0
             asyncio.run(client.close())
-            eventually(lambda: served(sandbox) == 0)
+            eventually(lambda: sandbox.open_connections == 0)
             assert not loop.is_running()
             with pytest.raises(paysdk.ClientClosedError):
                 loop.run_until_complete(client.verify(COMPLETED_REFERENCE))
@@ -174,7 +166,7 @@ def test_aclose_and_a_second_close_from_any_loop_are_harmless(
         client = connect(sandbox, backend)
         owner.run(use(client))
         asyncio.run(client.aclose())
-        eventually(lambda: served(sandbox) == 0)
+        eventually(lambda: sandbox.open_connections == 0)
         asyncio.run(client.close())
         owner.run(client.aclose())
         owner.run(client.close())
@@ -192,14 +184,14 @@ def test_closing_the_client_from_another_loop_closes_the_connections_of_its_copi
         client = connect(sandbox, backend)
         copy = client.with_options(max_retries=0)
         owner.run(use(copy))
-        opened = served(sandbox)
+        opened = sandbox.open_connections
         assert opened > 0
         asyncio.run(copy.close())
-        assert served(sandbox) == opened
+        assert sandbox.open_connections == opened
         owner.run(use(copy))  # still open, and over the same connections
-        assert served(sandbox) == opened
+        assert sandbox.open_connections == opened
         asyncio.run(client.close())
-        eventually(lambda: served(sandbox) == 0)
+        eventually(lambda: sandbox.open_connections == 0)
         for closed in (client, copy):
             with pytest.raises(paysdk.ClientClosedError):
                 owner.run(closed.verify(COMPLETED_REFERENCE))

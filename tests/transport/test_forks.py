@@ -10,7 +10,6 @@ aiohttp. The last test forks this process itself, to look at the objects a child
 from __future__ import annotations
 
 import asyncio
-import collections
 import dataclasses
 import datetime as dt
 import gc
@@ -41,7 +40,6 @@ from paysdk.sandbox import (
     PaymentRecord,
     Sandbox,
 )
-from paysdk.sandbox._http import Handler
 from tests.support.clients import sender_of, transport_of
 from tests.support.fork_worker import Plan, Report, digest
 
@@ -68,21 +66,20 @@ T = TypeVar("T")
 
 
 class Service:
-    """The sandbox, and the client port each request to a path came from."""
+    """The sandbox, and the client port each request to a path came from (its request log)."""
 
     def __init__(self, sandbox: Sandbox) -> None:
         self.sandbox = sandbox
-        self.ports: dict[str, list[int]] = collections.defaultdict(list)
-        self._lock = threading.Lock()
-
-    def note(self, handler: Handler) -> None:
-        with self._lock:
-            self.ports[handler.path].append(handler.client_address[1])
 
     def verified_from(self, references: list[str]) -> set[int]:
         """The client ports the verifications of ``references`` came from."""
-        with self._lock:
-            return {port for ref in references for port in self.ports[f"/payment/{ref}"]}
+        paths = {f"/payment/{reference}" for reference in references}
+        ports: set[int] = set()
+        for request in self.sandbox.requests:
+            if request.path in paths:
+                assert request.client is not None
+                ports.add(request.client[1])
+        return ports
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,15 +105,8 @@ def run(request: pytest.FixtureRequest) -> Iterator[Run]:
         )
         for n, reference in enumerate(REFERENCES)
     ]
-    with Sandbox(payments=payments) as sandbox, pytest.MonkeyPatch.context() as patch:
+    with Sandbox(payments=payments) as sandbox:
         service = Service(sandbox)
-        handle = sandbox._handle
-
-        def noted(handler: Handler, body: bytes) -> None:
-            service.note(handler)
-            handle(handler, body)
-
-        patch.setattr(sandbox, "_handle", noted)
         plan: Plan = {
             "backend": request.param,
             "base_url": sandbox.base_url,

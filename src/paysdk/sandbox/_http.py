@@ -150,6 +150,12 @@ class Server(http.server.ThreadingHTTPServer):
                     break
         connection.close()
 
+    @property
+    def open_connections(self) -> int:
+        """How many connections are being served now: taken on and not yet finished."""
+        with self.connections_lock:
+            return len(self.connections)
+
     def close_connections(self) -> None:
         with self.connections_lock:
             connections = list(self.connections)

@@ -60,3 +60,7 @@ class RecordedRequest:
     request_id: str | None = None
     """The ``X-Request-Id`` of the answer, to compare with what a client reports; ``None`` when
     a fault cut the connection before answering."""
+    client: tuple[str, int] | None = None
+    """The ``(host, port)`` of the client end of the connection it came over, as
+    ``Sandbox.connections`` lists it: which requests shared a connection. The sandbox always
+    fills it; ``None`` only in a record built by hand."""

@@ -352,6 +352,18 @@ class Sandbox:
         with self._requests_lock:
             return list(self._connection_log)
 
+    @property
+    def open_connections(self) -> int:
+        """How many connections the sandbox is serving at this moment (0 when stopped): a test
+        sees a client's connections open, and sees them go once the client closes them.
+
+        A connection counts from when its thread takes it on until that thread is done with it
+        (the client closed it, it idled past ``idle_timeout``, or ``stop()`` cut it); one
+        refused past ``max_connections`` never counts.
+        """
+        server = self._server
+        return 0 if server is None else server.open_connections
+
     def send_callback(
         self, url: str, reference: str, *, timeout: float = DEFAULT_CALLBACK_TIMEOUT
     ) -> CallbackResult:
@@ -390,6 +402,7 @@ class Sandbox:
             return
         fault = self.faults.take(path)
         request_id = new_request_id()
+        host, port = handler.client_address[:2]
         recorded = RecordedRequest(
             method,
             path[:MAX_RECORDED_TARGET],
@@ -397,6 +410,7 @@ class Sandbox:
             recorded_headers(handler.headers.items()),
             time.time(),
             answer_request_id(fault, request_id),
+            client=(host, port),
         )
         self._record(recorded)
         if fault is None:
