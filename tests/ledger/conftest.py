@@ -18,12 +18,29 @@ from tests.support.engines import dispose, make_engine, open_ledger
 from tests.support.ledger_worker import Workers
 from tests.support.postgres import throwaway_pgbouncer
 
+PRELOADED = [
+    "paysdk",
+    "paysdk.ledger",
+    "tests.support.ledger_worker",
+    "psycopg",
+    "sqlalchemy",
+    "sqlalchemy.ext.asyncio",
+    "aiosqlite",
+    "paysdk.ledger.sqlalchemy",
+    "tests.support.engines",
+    "paysdk.integrations.django",
+    "tests.support.django_site",
+]
+"""What the forkserver imports before it forks a worker (no connection, engine or settings)."""
+
 
 @pytest.fixture(scope="module")
 def forkserver() -> multiprocessing.context.ForkServerContext:
-    """Workers fork from a clean process that imported paysdk once: fast, and thread-free."""
+    """Workers fork from a clean process that imported, once, paysdk and what a worker's ledger
+    runs on (PostgreSQL's driver, SQLAlchemy, Django): fast, and thread-free. Eight workers a
+    race each importing SQLAlchemy or Django again cost more CPU than the race itself."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["paysdk", "paysdk.ledger", "tests.support.ledger_worker"])
+    context.set_forkserver_preload(PRELOADED)
     return context
 
 
