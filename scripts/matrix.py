@@ -14,8 +14,9 @@ Each job makes a fresh environment with uv, installs ``.[tests]`` into it and ru
 ``scripts/suite.py``. The httpx2 job also installs httpx2 and httpcore2, httpx's successors, and
 ``scripts/httpx2_alias.py``, which makes its every interpreter import them as httpx and httpcore,
 as an application that calls ``httpx2.alias_httpx()`` does. The jobs run in lanes side by side
-(``lanes``): each full job in one of its own, the smoke jobs one after another in a third;
-``--full`` runs every job in turn. Pythons up to 3.13 come from pyenv (or ``pythonX.Y`` on PATH);
+(``lane_count``), one per full job and one more, each lane taking the next job of one queue
+(``queue``) as it ends one: the full jobs first, then the smoke jobs; ``--full`` runs every job
+in turn. Pythons up to 3.13 come from pyenv (or ``pythonX.Y`` on PATH);
 3.14 and 3.15 from Debian sid, in a chroot built under ``.matrix/`` and taken down at the end. A
 job that cannot start fails with the reason, and the lowest job fails if a declared minimum is
 not what it installed: the floors in pyproject.toml are exactly those it proves. ``make test`` is
@@ -36,6 +37,7 @@ import shutil
 import sys
 import threading
 import time
+from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
@@ -90,9 +92,9 @@ class Job:
     def suite(self, python: str, root: str) -> list[str]:
         """The command that runs this job's tier with ``python``, the repository at ``root``."""
         label = f"matrix {self.name}"
-        # fewer spare workers than make test's two, for the lanes beside share the cores: one
-        # for a full job's serial tier, none for a smoke job (each worker collects its files)
-        spare = ["--spare", "1" if self.tier == FULL else "0"]
+        # one spare worker, not make test's two, for the lanes beside share the cores; but one,
+        # for a full job's serial tier, and for the smoke job that ends the matrix alone
+        spare = ["--spare", "1"]
         return [python, f"{root}/scripts/suite.py", "--tier", self.tier, *spare, "--label", label]
 
 
@@ -295,26 +297,38 @@ def run_job(job: Job, sid: Sid, work: Path) -> Outcome:
     return outcome
 
 
-def lanes(jobs: Sequence[Job]) -> list[list[Job]]:
-    """The jobs as lanes that run side by side, each lane's jobs one after another.
+def queue(jobs: Sequence[Job]) -> list[Job]:
+    """The jobs in the order the lanes take them: the full jobs first (the longest), then the
+    smoke jobs, those in sid first (their chroot is built beside ``make test``); else in the
+    matrix's order."""
+    smoke = [job for job in jobs if job.tier != FULL]
+    return [job for job in jobs if job.tier == FULL] + sorted(smoke, key=lambda job: not job.in_sid)
+
+
+def lane_count(jobs: Sequence[Job]) -> int:
+    """How many lanes run side by side: one per full job and one more, which starts on the
+    smoke jobs; with every job full (``--full``), one.
 
     A suite spends much of its time waiting on servers, subprocesses and timeouts, so the lanes
-    share two cores well. Each full job has a lane of its own: its serial tier (many-process
-    races, memory peaks in child processes) proves correctness and bounds, not timings, so it
-    holds beside another's. The smoke jobs, which hold no serial test, share the third lane,
-    those in sid first. With every job full (``--full``), one lane.
+    share two cores well. The full jobs' serial tiers (many-process races, memory peaks in
+    child processes) prove correctness and bounds, not timings, so they hold beside another's.
     """
-    full = [[job] for job in jobs if job.tier == FULL]
-    smoke = sorted((job for job in jobs if job.tier == SMOKE), key=lambda job: not job.in_sid)
-    return [*full, smoke] if full and smoke else [list(jobs)]
+    full = sum(job.tier == FULL for job in jobs)
+    return full + 1 if 0 < full < len(jobs) else 1
 
 
 def run_lane(
-    lane: Sequence[Job], sid: Sid, work: Path, outcomes: list[Outcome], beside: bool
+    waiting: deque[Job], sid: Sid, work: Path, outcomes: list[Outcome], beside: bool
 ) -> None:
-    """Run ``lane``'s jobs in turn into ``outcomes``; ``beside`` another lane, each job's output
-    goes to its log, and a failed job's last lines are shown."""
-    for job in lane:
+    """Take jobs off ``waiting`` and run each until none is left, into ``outcomes``: a lane that
+    ends its job first takes the next, so no lane is left with a queue while another is idle.
+    ``beside`` another lane, each job's output goes to its log, and a failed job's last lines
+    are shown."""
+    while True:
+        try:
+            job = waiting.popleft()  # atomic: the lanes share the deque without a lock
+        except IndexError:
+            return
         with in_lane(job.name) if beside else nullcontext():
             outcome = run_job(job, sid, work)
             log = work / f"{job.name}.log"
@@ -382,11 +396,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return prepare(jobs, sid, work)
     outcomes: list[Outcome] = []
     try:
-        ways = lanes(jobs)
-        say("lanes, side by side: " + " | ".join(", ".join(j.name for j in lane) for lane in ways))
+        waiting = deque(queue(jobs))
+        count = lane_count(jobs)
+        say(f"{count} lanes side by side, taking in turn: {', '.join(j.name for j in waiting)}")
         threads = [
-            threading.Thread(target=run_lane, args=(lane, sid, work, outcomes, len(ways) > 1))
-            for lane in ways
+            threading.Thread(target=run_lane, args=(waiting, sid, work, outcomes, count > 1))
+            for _ in range(count)
         ]
         for thread in threads:
             thread.start()
