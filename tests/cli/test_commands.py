@@ -635,7 +635,8 @@ def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_
 ) -> None:
     """Every command's help, and a detached sandbox's start, status and stop, run without httpx,
     pydantic or the ledger: they start in a fraction of the time, and ``paysdk sandbox`` serves
-    without them."""
+    without them. The help runs without the standard library's HTTP client too, which only the
+    commands that ask a detached sandbox need."""
     code = textwrap.dedent("""
         import contextlib, io, sys
         from paysdk.cli import main
@@ -645,11 +646,12 @@ def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_
         with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
             for command in commands:
                 main([*command, "--help"])
+            helped_without_http_client = "http.client" not in sys.modules
             none_running = main(["sandbox", "status"])
             started = main(["sandbox", "--detach", "--port", sys.argv[1]])
             running = main(["sandbox", "status"])
             stopped = main(["sandbox", "stop"])
-        print(none_running, started, running, stopped)
+        print(none_running, started, running, stopped, helped_without_http_client)
         loaded = (
             "httpx",
             "pydantic",
@@ -669,4 +671,4 @@ def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_
         env=environment,
     )
     ok, failure = exits.EXIT_OK, exits.EXIT_FAILURE
-    assert result.stdout.splitlines() == [f"{failure} {ok} {ok} {ok}", "[]"], result.stderr
+    assert result.stdout.splitlines() == [f"{failure} {ok} {ok} {ok} True", "[]"], result.stderr

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import http.client
 import json
 import os
 import select
@@ -189,8 +188,12 @@ def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
     Asking the sandbox (with its key) rather than trusting the pid file: a pid outlives the
     process it named, and may be another's by now. Over the standard library's HTTP client: a
     detached sandbox serves plain HTTP on this machine, and ``status`` and ``stop`` then start
-    without loading httpx.
+    without loading httpx. Imported here, not at the top: http.client (with ssl and the email
+    parser) is a third of the command line's start, and only the commands that ask a detached
+    sandbox need it.
     """
+    import http.client
+
     address = urlsplit(sandbox.base_url)
     if address.scheme != "http" or not address.hostname:
         return None
