@@ -26,7 +26,11 @@ PRELOADED = [
     "sqlalchemy",
     "sqlalchemy.ext.asyncio",
     "aiosqlite",
+    "sqlalchemy.dialects.sqlite.aiosqlite",
+    "sqlalchemy.dialects.sqlite.pysqlite",
+    "sqlalchemy.dialects.postgresql.psycopg",
     "paysdk.ledger.sqlalchemy",
+    "paysdk._transport.httpx_sync",  # what a Client imports when it is made
     "tests.support.engines",
     "paysdk.integrations.django",
     "tests.support.django_site",
