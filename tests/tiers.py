@@ -54,7 +54,16 @@ SMOKE = (
     "tests/parsing/",  # the collector's pauses and memory change with the interpreter's GC
     "tests/client/",
     "tests/transport/",  # sockets, TLS, event loops, forks: each Python changes some of them
-    "tests/integrations/",
+    # the framework helpers against each framework's test client; not the example apps nor the
+    # module-level clients, which start an app or a Django project per test in fresh processes
+    # to prove the apps' and the frameworks' start-up, not the interpreter's: the ends run them
+    "tests/integrations/test_callback_core.py",
+    "tests/integrations/test_decorator_misuse.py",
+    "tests/integrations/test_django.py",
+    "tests/integrations/test_extras.py",
+    "tests/integrations/test_fastapi.py",
+    "tests/integrations/test_flask.py",
+    "tests/integrations/test_responses.py",
     "tests/testing/",  # the pytest plugin, which loads through the interpreter's entry points
     "tests/sandbox/",  # http.server and asyncio streams, which the sandbox is built on
     "tests/cli/test_commands.py",  # argparse's help and errors differ across Pythons
