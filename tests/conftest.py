@@ -24,7 +24,7 @@ from paysdk.testing import payment_record
 from tests.support.hostile import HostileServer
 from tests.support.merchant import SHOP_ORDERS, Shop, add_service_payments
 from tests.support.proxy import PROXY_VARIABLES, ForwardProxy
-from tests.support.scheduling import scheduler_by
+from tests.support.scheduling import longest_first, scheduler_by
 from tests.support.wheels import shared_dist
 from tests.tiers import tiers_of
 
@@ -37,11 +37,14 @@ SECRET = "sk_test_Zq3Jv9WmX4pL7tR2"
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark each test with its tiers (tests/tiers.py), which ``scripts/suite.py`` selects by;
-    the serial tier first, the longest chain of tests (see ``pytest_xdist_make_scheduler``)."""
+    the serial tier first, the longest chain of tests, then the longest files (see
+    ``pytest_xdist_make_scheduler``), each kept in its order."""
     for item in items:
         for tier in tiers_of(item.nodeid):
             item.add_marker(tier)
-    items.sort(key=lambda item: item.get_closest_marker("serial") is None)
+    items.sort(
+        key=lambda item: (item.get_closest_marker("serial") is None, longest_first(item.nodeid))
+    )
 
 
 def worker_group(nodeid: str) -> str:

@@ -18,6 +18,7 @@ import pytest
 
 from tests import conftest
 from tests.conftest import worker_group
+from tests.support.scheduling import LONGEST
 from tests.support.scripts import load_script
 from tests.tiers import TIERS, tiers_of
 
@@ -33,6 +34,11 @@ def test_each_entry_names_a_test_file_or_directory_that_exists(tier: str, entry:
     assert (ROOT / path).exists(), f"{tier}: {path} does not exist"
     if name:
         assert f"def {name}" in (ROOT / path).read_text(encoding="utf-8"), f"{tier}: {entry}"
+
+
+def test_each_of_the_longest_files_exists_once() -> None:
+    assert [path for path in LONGEST if not (ROOT / path).is_file()] == []
+    assert len(set(LONGEST)) == len(LONGEST)
 
 
 def test_a_test_is_in_each_tier_one_of_whose_entries_is_a_prefix_of_its_id() -> None:
@@ -56,7 +62,9 @@ class Item:
         return name if name in self.marks else None
 
 
-def test_each_test_is_marked_with_its_tiers_and_the_serial_tier_runs_first() -> None:
+def test_each_test_is_marked_with_its_tiers_and_the_serial_tier_then_the_longest_run_first() -> (
+    None
+):
     from tests.conftest import pytest_collection_modifyitems
 
     items = [
@@ -65,11 +73,17 @@ def test_each_test_is_marked_with_its_tiers_and_the_serial_tier_runs_first() -> 
         Item("tests/ledger/test_races.py::test_c[postgres]"),
         Item("tests/benchmarks/test_measure.py::test_d"),
         Item("tests/benchmarks/test_rows.py::test_e[import]"),
+        Item("tests/ledger/test_ledger.py::test_f"),
+        Item("tests/project/test_docs_shell.py::test_g"),
+        Item("tests/ledger/test_ledger.py::test_h"),
     ]
     pytest_collection_modifyitems(items)  # type: ignore[arg-type]
     assert [(item.nodeid.split("/")[-1], item.marks) for item in items] == [
         ("test_races.py::test_c[postgres]", ["serial"]),
         ("test_rows.py::test_e[import]", ["serial", "once"]),
+        ("test_docs_shell.py::test_g", ["once"]),  # the longest files next, longest first
+        ("test_ledger.py::test_f", ["smoke"]),
+        ("test_ledger.py::test_h", ["smoke"]),
         ("test_expected.py::test_a", ["smoke"]),
         ("test_set_aside.py::test_b[sqlite]", []),
         ("test_measure.py::test_d", ["once"]),
