@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import socket
 import time
+import zlib
 from collections.abc import Callable, Iterator
 
 import httpx
@@ -262,8 +263,20 @@ def test_gzip_bomb_inflates_to_the_given_size(
     assert len(gzip.decompress(gzip_padded(b"{}", 20_000_000))) == 20_000_000
 
 
+@pytest.mark.parametrize(
+    ("document", "size"),
+    [(b"{}", 2), (b"{}", 3), (b'{"data": []}', (1 << 20) + 12), (b"[1]", (3 << 20) + 70_001)],
+)
+def test_a_gzipped_body_inflates_to_the_padded_document(document: bytes, size: int) -> None:
+    assert gzip.decompress(gzip_padded(document, size)) == b"".join(padded(document, size))
+
+
 def test_a_gibibyte_bomb_is_about_a_megabyte() -> None:
-    assert len(gzip_padded(b"{}", 1 << 30)) < 1_100_000
+    bomb = gzip_padded(b"{}", 1 << 30)
+    assert len(bomb) < 1_100_000
+    inflated = zlib.decompressobj(31)
+    assert len(inflated.decompress(bomb, 1 << 16)) == 1 << 16  # a valid stream, from its start
+    assert int.from_bytes(bomb[-4:], "little") == 1 << 30  # the trailer's inflated size
 
 
 def test_corrupt_gzip_does_not_inflate(hostile: HostileServer, http: httpx.Client) -> None:
