@@ -47,9 +47,9 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform ca
 
 PROCESSES = 5
 """The parent and the 4 children that call."""
-SHARE = 200
+SHARE = 50
 """How many references each of them verifies: none verifies another's."""
-LISTS = 4
+LISTS = 2
 """How many times each process lists every payment."""
 REFERENCES = [f"fork-{n:04d}" for n in range(PROCESSES * SHARE + 2)]
 WARM_UP, FINAL = REFERENCES[-2:]
