@@ -5,13 +5,17 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from typing import Any
 
 import pytest
 
 import paysdk
 from paysdk.ledger import AsyncLedger, Discrepancy, Kind, Ledger
+from paysdk.ledger._async import reconcile as async_reconcile
+from paysdk.ledger._reconcile.plan import reconcile_plan
+from paysdk.ledger._steps import Begin, FindOrder
+from paysdk.ledger._sync import reconcile as sync_reconcile
 from paysdk.sandbox import PaymentRecord, Sandbox, wire_timestamp
 from tests.support.memory_child import run_child
 from tests.support.merchant import Shop
@@ -471,3 +475,53 @@ async def test_the_async_twin_honours_refusals_and_an_async_lookup(
     others = {r.reference for r in shop_service.payments if r.succeeded} - set(mine) - {"shop-2"}
     assert others and all(found[ref] == (Kind.FOREIGN, None) for ref in others | {"shop-1"})
     assert report.unresolved_missed == 1
+
+
+def asking_a_ledger_step_for_each_order(
+    thrown: list[Exception],
+) -> Callable[..., Generator[object, Any, object]]:
+    """The reconciliation plan with a bug: where it would ask the merchant's ``lookup`` for an
+    order, inside its try that takes any failure for the merchant's, it asks for a ledger step.
+    What is thrown into it is recorded, then handed on to the real plan."""
+
+    def plan(**options: Any) -> Generator[object, Any, object]:
+        real = reconcile_plan(**options)
+        try:
+            step: object = next(real)
+            while True:
+                try:
+                    reply = yield Begin() if isinstance(step, FindOrder) else step
+                except Exception as error:
+                    thrown.append(error)
+                    step = real.throw(error)
+                else:
+                    step = real.send(reply)
+        except StopIteration as done:
+            return done.value
+
+    return plan
+
+
+async def test_a_plan_asking_for_a_step_reconcile_does_not_speak_fails_the_run(
+    shop_service: Sandbox, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bug, not a merchant's failed lookup: it is raised, not reported as a missed payment."""
+    thrown: list[Exception] = []
+    for module in (sync_reconcile, async_reconcile):
+        monkeypatch.setattr(module, "reconcile_plan", asking_a_ledger_step_for_each_order(thrown))
+    shop = shop_for(shop_service)
+    key, url = shop_service.secret_key, shop_service.base_url
+    with (
+        paysdk.Client(secret_key=key, base_url=url) as client,
+        Ledger(tmp_path / "l.db") as ledger,
+        pytest.raises(TypeError, match=r"asked for Begin\(write=True\)"),
+    ):
+        ledger.reconcile(client, fulfil=shop.fulfil, lookup=shop.lookup)
+    async with (
+        paysdk.AsyncClient(secret_key=key, base_url=url) as aclient,
+        AsyncLedger(tmp_path / "l.db") as aledger,
+    ):
+        with pytest.raises(TypeError, match=r"asked for Begin\(write=True\)"):
+            await aledger.reconcile(aclient, fulfil=shop.fulfil, lookup=shop.lookup)
+    assert thrown == []
+    assert shop.fulfilled == []

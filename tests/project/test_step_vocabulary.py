@@ -224,12 +224,12 @@ FOREIGN: dict[str, object] = {
 
 
 def _asking(step: object, seen: list[object]) -> Generator[Any, Any, None]:
-    """A plan that asks for ``step`` and records whatever it is answered with or thrown."""
+    """A plan that asks for ``step`` and records whatever it is answered with or thrown, taking
+    any failure for the step's, as reconcile's plan takes one of the merchant's ``lookup``."""
     try:
         seen.append((yield step))
-    except BaseException as error:
+    except Exception as error:
         seen.append(error)
-        raise
 
 
 @pytest.mark.parametrize("kind", list(DRIVERS))
@@ -263,7 +263,7 @@ def test_a_driver_refuses_a_step_outside_its_plans_vocabulary(
     with pytest.raises(TypeError, match=r"asked for"):
         runs[kind]()
     assert carried == []  # nothing was sent, slept, run or reported
-    assert all(isinstance(thrown, BaseException) for thrown in seen)  # never answered
+    assert seen == []  # never answered, and the refusal never thrown in for the plan to take
 
 
 def test_a_plan_run_in_its_callers_transaction_runs_only_statements(tmp_path: Path) -> None:
@@ -273,7 +273,7 @@ def test_a_plan_run_in_its_callers_transaction_runs_only_statements(tmp_path: Pa
     try:
         answered = ledger_run.run_in_transaction(connection, SQLITE, _one_query())
         assert answered.rows == [(1,)]
-        with pytest.raises(TypeError, match="in its caller's transaction asked for Begin"):
+        with pytest.raises(TypeError, match=r"asked for Begin.*its steps \(Query\)"):
             ledger_run.run_in_transaction(connection, SQLITE, _asking(Begin(), []))
         with pytest.raises(TypeError, match="asked for Verify"):
             ledger_run.run_in_transaction(connection, SQLITE, _asking(Verify("r-1"), []))

@@ -335,17 +335,46 @@ async def acarry_out(step: str) -> object:
 
 async def test_drive_sends_back_what_each_step_gave_and_throws_in_the_failures_named() -> None:
     seen: list[object] = []
-    assert drive(deciding_plan(seen), carry_out, LookupError) == "done"
+    assert drive(deciding_plan(seen), carry_out, (str,), LookupError) == "done"
     seen_async: list[object] = []
-    assert await adrive(deciding_plan(seen_async), acarry_out, (LookupError,)) == "done"
+    assert await adrive(deciding_plan(seen_async), acarry_out, (str,), (LookupError,)) == "done"
     assert seen == seen_async == ["FIRST", "thrown in: KeyError('fails')", "LAST"]
 
 
 async def test_drive_raises_a_failure_not_named_without_throwing_it_in() -> None:
     seen: list[object] = []
     with pytest.raises(KeyError, match="fails"):
-        drive(deciding_plan(seen), carry_out)
+        drive(deciding_plan(seen), carry_out, (str,))
     assert seen == ["FIRST"]
     with pytest.raises(KeyError, match="fails"):
-        await adrive(deciding_plan(seen := []), acarry_out, ValueError)
+        await adrive(deciding_plan(seen := []), acarry_out, (str,), ValueError)
     assert seen == ["FIRST"]
+
+
+def careless_plan(seen: list[object]) -> Generator[object, object, str]:
+    """Yields a step outside its vocabulary inside a try that takes any failure for a step's."""
+    try:
+        seen.append((yield ("not", "a", "str")))
+    except Exception as failed:
+        seen.append(f"thrown in: {failed!r}")
+    return "carried on"
+
+
+def refusing_carry_out(step: object) -> object:
+    """A shell's way with a step it does not know: a TypeError, which ``drive`` must not throw
+    in, since a plan's bug is not a step's failure."""
+    raise TypeError(f"the shell was asked for {step!r}")
+
+
+async def arefusing_carry_out(step: object) -> object:
+    return refusing_carry_out(step)
+
+
+async def test_drive_refuses_a_step_outside_the_vocabulary_without_the_plan_seeing_it() -> None:
+    seen: list[object] = []
+    with pytest.raises(TypeError, match=r"a plan asked for \('not', 'a', 'str'\).*\bstr\b"):
+        drive(careless_plan(seen), refusing_carry_out, (str,), Exception)
+    assert seen == []
+    with pytest.raises(TypeError, match=r"a plan asked for \('not', 'a', 'str'\).*\bstr\b"):
+        await adrive(careless_plan(seen), arefusing_carry_out, (str,), Exception)
+    assert seen == []

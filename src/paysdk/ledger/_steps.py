@@ -14,7 +14,9 @@ ledger plan waits with the core's ``Sleep``. Two plans speak it, each carried ou
   carried out with a client and a ledger by ``_async/reconcile.py``.
 
 A step's failure is not an answer: the driver throws it into the plan (a ``LedgerError``; for
-reconcile, any ``Exception``), which decides what it means. Nothing here does I/O. A named tuple
+reconcile, any ``Exception``), which decides what it means. A step outside the plan's vocabulary
+is no step's failure but the plan's bug: ``drive``, given the vocabulary, refuses it with a
+``TypeError`` and never throws it in. Nothing here does I/O. A named tuple
 with no fields equals any other (``Commit() == Act()``): tell steps apart by their type, as the
 drivers do, never by ``==``.
 """
@@ -96,7 +98,7 @@ class Acted(NamedTuple):
 
 LEDGER_STEPS = (Begin, Query, Commit, Act, Sleep)
 """Every step a ledger plan may yield (``Sleep``: wait, no transaction open, before trying a
-failed write again); ``_async/run.py`` carries out these and refuses any other."""
+failed write again); ``_async/run.py`` carries out these, and its ``drive`` refuses any other."""
 
 
 # The reconciliation plan's steps.
@@ -165,8 +167,8 @@ RECONCILE_STEPS = (
     FulfilledPage,
     Verify,
 )
-"""Every step the reconciliation plan may yield; ``_async/reconcile.py`` carries out these and
-refuses any other."""
+"""Every step the reconciliation plan may yield; ``_async/reconcile.py`` carries out these, and
+its ``drive`` refuses any other."""
 
 LedgerStep: TypeAlias = "Begin | Query | Commit | Act | Sleep"
 LedgerPlan: TypeAlias = Generator[LedgerStep, Any, T]

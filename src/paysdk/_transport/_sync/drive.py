@@ -7,8 +7,8 @@
 every call's hot path, runs in ``run``, ``drive``'s loop with the call's driver written in. An
 item plan (``iter_payments``) is run lazily as the caller iterates, holding at most one open
 stream, which is closed however the iteration ends. ``run`` and the item loop are the only
-code that carries out the core's steps (``paysdk._core.steps``); each refuses a step outside
-its plan's vocabulary.
+code that carries out the core's steps (``paysdk._core.steps``). All three loops refuse a step
+outside their plan's vocabulary, which ``drive`` is given.
 """
 
 from __future__ import annotations
@@ -36,13 +36,20 @@ T = TypeVar("T")
 def drive(
     plan: _twins.SteppedPlan[S, T],
     carry_out: _twins.StepFunction[S],
+    vocabulary: tuple[type, ...],
     failures: type[BaseException] | tuple[type[BaseException], ...] = (),
 ) -> T:
     """Run ``plan`` to its result, sending back what ``carry_out`` made of each step, or throwing
-    in what it raised of ``failures``, for the plan to decide on."""
+    in what it raised of ``failures``, for the plan to decide on.
+
+    A step outside ``vocabulary`` is the plan's bug, not a step's failure: it is refused here,
+    never thrown in, so no plan can take it for a failure it handles."""
     try:
         step = next(plan)
         while True:
+            if not isinstance(step, vocabulary):
+                names = ", ".join(kind.__name__ for kind in vocabulary)
+                raise TypeError(f"a plan asked for {step!r}, not one of its steps ({names})")
             try:
                 reply = carry_out(step)
             except failures as failed:

@@ -3,7 +3,8 @@
 Transactions, statements, waits and the merchant's action, on a database driver. A step that
 fails with LedgerError is rolled back and thrown into the plan, which decides what it means;
 however the run ends, a transaction left open is rolled back and its connection given back.
-A plan of statements can also run inside a transaction its caller holds (a Django migration's).
+A plan of statements can also run inside a transaction its caller holds (a Django migration's),
+where any other step is refused.
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ from ..._transport import async_drive
 from .._databases.driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
 from .._sql import Dialect
-from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
+from .._steps import (
+    LEDGER_STEPS,
+    Act,
+    Acted,
+    Begin,
+    Commit,
+    LedgerPlan,
+    LedgerStep,
+    Query,
+    Sleep,
+)
 from .._twins import async_result_of, async_shield, async_sleep
 
 __all__ = ["abandon", "run_in_transaction", "run_plan"]
@@ -34,7 +45,7 @@ async def run_plan(
     """Run ``plan`` to its result; an Act step runs ``action(payment)``, no transaction open."""
     steps = AsyncLedgerSteps(driver.dialect, driver, timeout, action, payment)
     try:
-        return await async_drive(plan, steps.carry_out, LedgerError)
+        return await async_drive(plan, steps.carry_out, LEDGER_STEPS, LedgerError)
     finally:
         await steps.abandon()
 
@@ -47,7 +58,7 @@ async def run_in_transaction(
     """Run ``plan``'s statements in ``connection``'s transaction, which its caller began and
     ends: a ``Query`` fails as the connection fails, and any other step is refused."""
     steps = AsyncLedgerSteps(dialect, None, 0.0, connection=connection)
-    return await async_drive(plan, steps.carry_out)
+    return await async_drive(plan, steps.carry_out, (Query,))
 
 
 class AsyncLedgerSteps:

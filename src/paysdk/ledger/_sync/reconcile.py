@@ -4,7 +4,8 @@
 carried out, with a client and a ledger.
 
 Payments are streamed with ``iter_payments``, so memory does not grow with the service's list.
-A step's exception is thrown into the plan, which decides what it means.
+A step's exception is thrown into the plan, which decides what it means; a step outside the
+vocabulary is refused by ``drive`` before it is carried out, and never thrown in.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .._reconcile.plan import BATCH, reconcile_plan
 from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
 from .._rows import FulfilResult, LedgerRow
 from .._steps import (
+    RECONCILE_STEPS,
     Checked,
     CloseList,
     FindOrder,
@@ -107,4 +109,5 @@ def reconcile(
                 raise TypeError(f"the reconciliation plan asked for {step!r}")
             return None
 
-        return drive(plan, carry_out, Exception)  # the plan reports, skips or raises it
+        # a step's failure is thrown in: the plan reports, skips or raises it
+        return drive(plan, carry_out, RECONCILE_STEPS, Exception)

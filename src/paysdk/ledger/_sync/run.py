@@ -5,7 +5,8 @@
 Transactions, statements, waits and the merchant's action, on a database driver. A step that
 fails with LedgerError is rolled back and thrown into the plan, which decides what it means;
 however the run ends, a transaction left open is rolled back and its connection given back.
-A plan of statements can also run inside a transaction its caller holds (a Django migration's).
+A plan of statements can also run inside a transaction its caller holds (a Django migration's),
+where any other step is refused.
 """
 
 from __future__ import annotations
@@ -17,7 +18,17 @@ from ..._transport import drive
 from .._databases.driver import Connection, Driver
 from .._errors import LedgerError
 from .._sql import Dialect
-from .._steps import Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
+from .._steps import (
+    LEDGER_STEPS,
+    Act,
+    Acted,
+    Begin,
+    Commit,
+    LedgerPlan,
+    LedgerStep,
+    Query,
+    Sleep,
+)
 from .._twins import result_of, shield, sleep
 
 __all__ = ["abandon", "run_in_transaction", "run_plan"]
@@ -36,7 +47,7 @@ def run_plan(
     """Run ``plan`` to its result; an Act step runs ``action(payment)``, no transaction open."""
     steps = LedgerSteps(driver.dialect, driver, timeout, action, payment)
     try:
-        return drive(plan, steps.carry_out, LedgerError)
+        return drive(plan, steps.carry_out, LEDGER_STEPS, LedgerError)
     finally:
         steps.abandon()
 
@@ -49,7 +60,7 @@ def run_in_transaction(
     """Run ``plan``'s statements in ``connection``'s transaction, which its caller began and
     ends: a ``Query`` fails as the connection fails, and any other step is refused."""
     steps = LedgerSteps(dialect, None, 0.0, connection=connection)
-    return drive(plan, steps.carry_out)
+    return drive(plan, steps.carry_out, (Query,))
 
 
 class LedgerSteps:
