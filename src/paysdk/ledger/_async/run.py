@@ -87,8 +87,7 @@ class AsyncLedgerSteps:
             if isinstance(step, Query):
                 assert self.connection is not None
                 return await self.connection.execute(self.dialect.sql(step.sql), step.params)
-            if self.driver is None:
-                raise TypeError(f"a plan run in its caller's transaction asked for {step!r}")
+            assert self.driver is not None  # a caller's transaction is given only Query steps
             if isinstance(step, Begin):
                 self.connection = await self.driver.begin(step.write)
             elif isinstance(step, Commit):
@@ -104,8 +103,6 @@ class AsyncLedgerSteps:
                     return Acted(value=await async_result_of(self.action(self.payment)))
                 except BaseException as error:  # released, then re-raised by the plan
                     return Acted(error=error)
-            else:
-                raise TypeError(f"a ledger plan asked for {step!r}")
         except LedgerError:  # rolled back, then thrown in: what it means is the plan's to say
             await self.abandon()
             raise

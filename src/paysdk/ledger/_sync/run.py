@@ -89,8 +89,7 @@ class LedgerSteps:
             if isinstance(step, Query):
                 assert self.connection is not None
                 return self.connection.execute(self.dialect.sql(step.sql), step.params)
-            if self.driver is None:
-                raise TypeError(f"a plan run in its caller's transaction asked for {step!r}")
+            assert self.driver is not None  # a caller's transaction is given only Query steps
             if isinstance(step, Begin):
                 self.connection = self.driver.begin(step.write)
             elif isinstance(step, Commit):
@@ -106,8 +105,6 @@ class LedgerSteps:
                     return Acted(value=result_of(self.action(self.payment)))
                 except BaseException as error:  # released, then re-raised by the plan
                     return Acted(error=error)
-            else:
-                raise TypeError(f"a ledger plan asked for {step!r}")
         except LedgerError:  # rolled back, then thrown in: what it means is the plan's to say
             self.abandon()
             raise
