@@ -21,7 +21,7 @@ import httpx
 import pytest
 
 from paysdk.sandbox import Fault, Sandbox
-from paysdk.sandbox import _server as sandbox_server
+from paysdk.sandbox import _requests as request_log
 
 WAIT = 30.0
 """A generous bound on any single wait, so a regression fails instead of hanging the suite."""
@@ -432,8 +432,8 @@ def test_idle_timeout_must_be_a_positive_number() -> None:
 
 def test_the_request_log_keeps_only_the_latest_requests(monkeypatch: pytest.MonkeyPatch) -> None:
     """A sandbox left running for days must not grow its log for ever."""
-    assert sandbox_server.MAX_RECORDED_REQUESTS == 10_000
-    monkeypatch.setattr(sandbox_server, "MAX_RECORDED_REQUESTS", 5)
+    assert request_log.MAX_RECORDED_REQUESTS == 10_000
+    monkeypatch.setattr(request_log, "MAX_RECORDED_REQUESTS", 5)
     with Sandbox() as sandbox, httpx.Client(base_url=sandbox.base_url) as http:
         for number in range(12):
             http.get(f"/payment/ref-{number}")
@@ -448,7 +448,7 @@ def test_the_request_log_keeps_only_the_latest_requests(monkeypatch: pytest.Monk
 
 
 def test_a_huge_header_is_recorded_cut(sandbox: Sandbox) -> None:
-    limit = sandbox_server.MAX_RECORDED_HEADER
+    limit = request_log.MAX_RECORDED_HEADER
     assert limit == 1024
     huge = "v" * 60_000
     with httpx.Client(base_url=sandbox.base_url) as http:
@@ -463,7 +463,7 @@ def auth(sandbox: Sandbox) -> dict[str, str]:
 
 
 def test_what_the_log_keeps_of_one_request_is_bounded_as_a_whole(sandbox: Sandbox) -> None:
-    budget = sandbox_server.MAX_RECORDED_HEADERS_SIZE
+    budget = request_log.MAX_RECORDED_HEADERS_SIZE
     many = {f"X-Pad-{n:02d}": "v" * 4000 for n in range(60)}  # 240,000 characters of headers
     long_path = "/payments/" + "p" * 10_000
     with httpx.Client(base_url=sandbox.base_url) as http:
@@ -472,5 +472,5 @@ def test_what_the_log_keeps_of_one_request_is_bounded_as_a_whole(sandbox: Sandbo
     first, second = sandbox.requests
     assert sum(len(name) + len(value) for name, value in first.headers.items()) <= budget
     assert "X-Pad-00" in first.headers and "X-Pad-59" not in first.headers
-    assert len(second.path) == len(second.target) == sandbox_server.MAX_RECORDED_TARGET
-    assert second.path == long_path[: sandbox_server.MAX_RECORDED_TARGET]
+    assert len(second.path) == len(second.target) == request_log.MAX_RECORDED_TARGET
+    assert second.path == long_path[: request_log.MAX_RECORDED_TARGET]

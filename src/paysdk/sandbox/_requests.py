@@ -1,22 +1,33 @@
-"""The sandbox's request log: what it keeps of each request to an API path, within bounds
-whatever clients send."""
+"""The sandbox's request log: each request to an API path and each connection served, what it
+keeps of them, within bounds whatever clients send.
+
+Handler threads append to it while a test reads it (``Sandbox.requests``,
+``Sandbox.connections``), so it has a lock of its own, and what it hands out is a copy.
+"""
 
 from __future__ import annotations
 
 import dataclasses
+import threading
+import time
+from collections import deque
 from collections.abc import Iterable, Mapping
 
 __all__ = [
+    "MAX_RECORDED_CONNECTIONS",
     "MAX_RECORDED_HEADER",
     "MAX_RECORDED_HEADERS_SIZE",
     "MAX_RECORDED_REQUESTS",
     "MAX_RECORDED_TARGET",
     "RecordedRequest",
+    "RequestLog",
     "recorded_headers",
 ]
 
 MAX_RECORDED_REQUESTS = 10_000
 """How many requests the log keeps: past it, the oldest are dropped."""
+MAX_RECORDED_CONNECTIONS = 10_000
+"""How many connections ``Sandbox.connections`` keeps: past it, the oldest are dropped."""
 MAX_RECORDED_HEADER = 1024
 """How many characters of each header name and value the log keeps: the rest is cut."""
 MAX_RECORDED_HEADERS_SIZE = 8 * 1024
@@ -64,3 +75,61 @@ class RecordedRequest:
     """The ``(host, port)`` of the client end of the connection it came over, as
     ``Sandbox.connections`` lists it: which requests shared a connection. The sandbox always
     fills it; ``None`` only in a record built by hand."""
+
+
+class RequestLog:
+    """The requests a sandbox answered on API paths and the connections they came over, oldest
+    first; each list bounded (``MAX_RECORDED_REQUESTS``, ``MAX_RECORDED_CONNECTIONS``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: deque[RecordedRequest] = deque(maxlen=MAX_RECORDED_REQUESTS)
+        self._connection_log: deque[tuple[str, int]] = deque(maxlen=MAX_RECORDED_CONNECTIONS)
+
+    def record(
+        self,
+        method: str,
+        path: str,
+        target: str,
+        headers: Iterable[tuple[str, str]],
+        *,
+        request_id: str | None,
+        client: tuple[str, int],
+    ) -> None:
+        """Keep what the log keeps of one request, stamped with the time now."""
+        request = RecordedRequest(
+            method,
+            path[:MAX_RECORDED_TARGET],
+            target[:MAX_RECORDED_TARGET],
+            recorded_headers(headers),
+            time.time(),
+            request_id,
+            client=client,
+        )
+        with self._lock:
+            self._requests.append(request)
+
+    def connected(self, client: tuple[str, int]) -> None:
+        """Keep a connection taken on, by its client's ``(host, port)``."""
+        with self._lock:
+            self._connection_log.append(client)
+
+    @property
+    def requests(self) -> list[RecordedRequest]:
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def connections(self) -> list[tuple[str, int]]:
+        with self._lock:
+            return list(self._connection_log)
+
+    def clear_requests(self) -> None:
+        with self._lock:
+            self._requests.clear()
+
+    def clear(self) -> None:
+        """Forget every request and every connection."""
+        with self._lock:
+            self._requests.clear()
+            self._connection_log.clear()

@@ -13,8 +13,6 @@ import secrets
 import ssl
 import sys
 import threading
-import time
-from collections import deque
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
@@ -33,30 +31,12 @@ from .._service.store import PaymentStore
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, callback_url, send_callback
 from ._control import CONTROL_PREFIX, answer_control
 from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
-from ._requests import (
-    MAX_RECORDED_HEADER,
-    MAX_RECORDED_HEADERS_SIZE,
-    MAX_RECORDED_REQUESTS,
-    MAX_RECORDED_TARGET,
-    RecordedRequest,
-    recorded_headers,
-)
+from ._requests import RecordedRequest, RequestLog
 from ._state import load_state, save_state
 
-__all__ = [  # the log's limits too, where the sandbox's tests look them up
-    "MAX_RECORDED_CONNECTIONS",
-    "MAX_RECORDED_HEADER",
-    "MAX_RECORDED_HEADERS_SIZE",
-    "MAX_RECORDED_REQUESTS",
-    "MAX_RECORDED_TARGET",
-    "RecordedRequest",
-    "Sandbox",
-    "generate_secret_key",
-]
+__all__ = ["RecordedRequest", "Sandbox", "generate_secret_key"]
 
 DEFAULT_IDLE_TIMEOUT = 30.0
-MAX_RECORDED_CONNECTIONS = 10_000
-"""How many connections ``Sandbox.connections`` keeps: past it, the oldest are dropped."""
 
 
 def generate_secret_key() -> str:
@@ -125,9 +105,7 @@ class Sandbox:
         self.log_requests = log_requests
         self._requested_port = port
         self._payments = PaymentStore()
-        self._requests: deque[RecordedRequest] = deque(maxlen=MAX_RECORDED_REQUESTS)
-        self._requests_lock = threading.Lock()
-        self._connection_log: deque[tuple[str, int]] = deque(maxlen=MAX_RECORDED_CONNECTIONS)
+        self._request_log = RequestLog()
         self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
@@ -270,9 +248,7 @@ class Sandbox:
         self.clear_faults()
         self._payments.reset(self._initial)
         self._save()
-        with self._requests_lock:
-            self._requests.clear()
-            self._connection_log.clear()
+        self._request_log.clear()
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed.
@@ -333,13 +309,11 @@ class Sandbox:
 
         The last ``MAX_RECORDED_REQUESTS`` only, so a long-running sandbox's log stays bounded.
         """
-        with self._requests_lock:
-            return list(self._requests)
+        return self._request_log.requests
 
     def clear_requests(self) -> None:
         """Empty the request log."""
-        with self._requests_lock:
-            self._requests.clear()
+        self._request_log.clear_requests()
 
     @property
     def connections(self) -> list[tuple[str, int]]:
@@ -349,8 +323,7 @@ class Sandbox:
         A connection refused past ``max_connections`` is not served, so not listed. The last
         ``MAX_RECORDED_CONNECTIONS`` only; ``reset()`` empties it.
         """
-        with self._requests_lock:
-            return list(self._connection_log)
+        return self._request_log.connections
 
     @property
     def open_connections(self) -> int:
@@ -403,16 +376,14 @@ class Sandbox:
         fault = self.faults.take(path)
         request_id = new_request_id()
         host, port = handler.client_address[:2]
-        recorded = RecordedRequest(
+        self._request_log.record(
             method,
-            path[:MAX_RECORDED_TARGET],
-            target[:MAX_RECORDED_TARGET],
-            recorded_headers(handler.headers.items()),
-            time.time(),
-            answer_request_id(fault, request_id),
+            path,
+            target,
+            handler.headers.items(),
+            request_id=answer_request_id(fault, request_id),
             client=(host, port),
         )
-        self._record(recorded)
         if fault is None:
             handler.send(self._answer_api(method, path, authorization).with_request_id(request_id))
             return
@@ -426,14 +397,6 @@ class Sandbox:
         if fault.status is not None:
             reply = Reply(fault.status, fault.body.encode(), fault.headers)
         handler.send(reply.with_request_id(request_id), fault.disconnect)
-
-    def _connected(self, client_address: tuple[str, int]) -> None:
-        with self._requests_lock:
-            self._connection_log.append(client_address)
-
-    def _record(self, request: RecordedRequest) -> None:
-        with self._requests_lock:
-            self._requests.append(request)
 
     def _authorized(self, header: str | None) -> bool:
         return authorized(header, self.secret_key)
@@ -468,4 +431,4 @@ class _Served:
         self._sandbox._log(message)
 
     def connected(self, client_address: tuple[str, int]) -> None:
-        self._sandbox._connected(client_address)
+        self._sandbox._request_log.connected(client_address)
