@@ -55,7 +55,8 @@ def test_the_sandbox_and_the_fake_keep_their_payments_in_a_store(
     make: type[Sandbox] | type[MockPaymentAPI],
 ) -> None:
     service = make(payments=[record("old", hour=1), record("new", hour=2)])
-    assert isinstance(service._payments, PaymentStore)
+    store = service._payments.store if isinstance(service, Sandbox) else service._payments
+    assert isinstance(store, PaymentStore)
     replaced = service.add_payment(record("old", hour=3, amount=7))
     service.remove_payment("gone")
     assert service.get_payment("old") is replaced

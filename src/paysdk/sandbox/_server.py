@@ -6,7 +6,6 @@ dependencies, so ``pip install python-paysdk`` alone can run it, and tests need 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import os
 import secrets
@@ -26,13 +25,11 @@ from .._service.api import (
 )
 from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord
-from .._service.seed import default_payments
-from .._service.store import PaymentStore
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, callback_url, send_callback
 from ._control import CONTROL_PREFIX, answer_control
 from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
+from ._payments import SandboxPayments
 from ._requests import RecordedRequest, RequestLog
-from ._state import load_state, save_state
 
 __all__ = ["RecordedRequest", "Sandbox", "generate_secret_key"]
 
@@ -104,19 +101,12 @@ class Sandbox:
         self.faults: FaultBook = FaultBook()
         self.log_requests = log_requests
         self._requested_port = port
-        self._payments = PaymentStore()
         self._request_log = RequestLog()
         self._stopping = threading.Event()
         self._server: Server | None = None
         self._thread: threading.Thread | None = None
         self.state_file: str | None = None if state_file is None else os.fspath(state_file)
-        self._state_lock = threading.Lock()
-        saved = None if self.state_file is None else load_state(self.state_file)
-        if saved is not None:
-            self._initial = saved
-        else:
-            self._initial = list(default_payments() if payments is None else payments)
-        self._payments.reset(self._initial)
+        self._payments = SandboxPayments(payments, self.state_file)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
@@ -196,13 +186,7 @@ class Sandbox:
         Raises:
             SeedError: a field of the wrong type or out of range.
         """
-        if isinstance(payment, str):
-            record = PaymentRecord(reference=payment, **fields)
-        else:
-            record = dataclasses.replace(payment, **fields) if fields else payment
-        self._payments.put(record)
-        self._save()
-        return record
+        return self._payments.add(payment, **fields)
 
     def pay(
         self,
@@ -246,8 +230,7 @@ class Sandbox:
         Tests that share one running sandbox call this between tests; the port and key stay.
         """
         self.clear_faults()
-        self._payments.reset(self._initial)
-        self._save()
+        self._payments.reset()
         self._request_log.clear()
 
     def remove_payment(self, reference: str) -> None:
@@ -257,7 +240,6 @@ class Sandbox:
             reference: the payment's reference.
         """
         self._payments.remove(reference)
-        self._save()
 
     def get_payment(self, reference: str) -> PaymentRecord | None:
         """The payment's record; ``None`` if the sandbox holds none for it.
@@ -274,14 +256,6 @@ class Sandbox:
     def payments(self) -> list[PaymentRecord]:
         """Every payment, newest first (the order ``GET /payments`` uses)."""
         return self._payments.newest_first()
-
-    def _save(self) -> None:
-        """Write the payments to the state file, if there is one (one writer at a time, each
-        writing what the store holds then, so the last write holds every change)."""
-        if self.state_file is None:
-            return
-        with self._state_lock:
-            save_state(self.state_file, self._payments.newest_first())
 
     # --- faults, request log, callbacks -------------------------------------------------------
 
