@@ -329,7 +329,7 @@ def test_connections_wait_in_the_listen_queue_while_the_sandbox_is_busy(
 ) -> None:
     """With the stdlib's backlog of 5, the 7th connect is dropped and retried after 1 s, 3 s..."""
     sandbox = patient_sandbox
-    server = sandbox._server
+    server = sandbox._server_thread.server
     assert server is not None
     accepting = threading.Event()
     verify_request = server.verify_request
@@ -383,7 +383,7 @@ def test_connections_past_the_cap_are_answered_503_at_once(
     """Idle connections holding every slot cannot make the next one wait: it gets a 503."""
     assert Sandbox().max_connections == 256
     with Sandbox(max_connections=2, log_requests=True) as sandbox:
-        server = sandbox._server
+        server = sandbox._server_thread.server
         assert server is not None
         idle = [socket.create_connection(("127.0.0.1", sandbox.port), timeout=WAIT) for _ in "ab"]
         try:

@@ -213,7 +213,7 @@ def test_a_connection_past_the_limit_is_closed_unanswered(
 ) -> None:
     """A 503 would need a handshake, which the accept loop must not wait for: a plain close."""
     with Sandbox(ssl_context=tls_server_context, max_connections=1, log_requests=True) as sb:
-        server = sb._server
+        server = sb._server_thread.server
         assert server is not None
         with socket.create_connection(("127.0.0.1", sb.port), timeout=WAIT):
             eventually(lambda: len(server.connections) == 1)
@@ -234,7 +234,7 @@ def test_stop_cuts_tls_connections_open_and_mid_handshake(
 ) -> None:
     """Neither the idle timeout (60 s) nor the clients end them: ``stop()`` does, at once."""
     with Sandbox(ssl_context=tls_server_context, idle_timeout=60) as sandbox:
-        server = sandbox._server
+        server = sandbox._server_thread.server
         assert server is not None
         raw = socket.create_connection(("127.0.0.1", sandbox.port), timeout=WAIT)
         with (

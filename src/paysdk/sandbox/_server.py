@@ -11,7 +11,6 @@ import os
 import secrets
 import ssl
 import sys
-import threading
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
@@ -27,9 +26,10 @@ from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, callback_url, send_callback
 from ._control import CONTROL_PREFIX, answer_control
-from ._http import DEFAULT_MAX_CONNECTIONS, Handler, Server
+from ._http import DEFAULT_MAX_CONNECTIONS, Handler
 from ._payments import SandboxPayments
 from ._requests import RecordedRequest, RequestLog
+from ._thread import ServerThread
 
 __all__ = ["RecordedRequest", "Sandbox", "generate_secret_key"]
 
@@ -102,45 +102,24 @@ class Sandbox:
         self.log_requests = log_requests
         self._requested_port = port
         self._request_log = RequestLog()
-        self._stopping = threading.Event()
-        self._server: Server | None = None
-        self._thread: threading.Thread | None = None
+        self._server_thread = ServerThread()
         self.state_file: str | None = None if state_file is None else os.fspath(state_file)
         self._payments = SandboxPayments(payments, self.state_file)
 
     # --- lifecycle ----------------------------------------------------------------------------
 
     def start(self) -> Sandbox:
-        if self._server is not None:
-            raise RuntimeError("the sandbox is already running")
-        self._stopping.clear()
-        address = (self.host, self._requested_port)
-        self._server = Server(
-            address,
+        self._server_thread.start(
+            (self.host, self._requested_port),
             _Served(self),
             max_connections=self.max_connections,
             ssl_context=self.ssl_context,
         )
-        self._thread = threading.Thread(
-            target=self._server.serve_forever,
-            kwargs={"poll_interval": 0.02},  # how long stop() may wait
-            name=f"paysdk-sandbox-{self.port}",
-            daemon=True,
-        )
-        self._thread.start()
         return self
 
     def stop(self) -> None:
         """Stop serving, drop open connections, release the port and join the thread."""
-        server, thread = self._server, self._thread
-        if server is None or thread is None:
-            return
-        self._stopping.set()  # wakes handlers sleeping on an injected delay
-        server.shutdown()
-        server.close_connections()
-        server.server_close()
-        thread.join()
-        self._server = self._thread = None
+        self._server_thread.stop()
 
     def __enter__(self) -> Sandbox:
         return self.start()
@@ -155,13 +134,11 @@ class Sandbox:
 
     @property
     def running(self) -> bool:
-        return self._server is not None
+        return self._server_thread.running
 
     @property
     def port(self) -> int:
-        if self._server is None:
-            raise RuntimeError("the sandbox is not running: use `with Sandbox() as sb:`")
-        return int(self._server.server_address[1])
+        return self._server_thread.port
 
     @property
     def base_url(self) -> str:
@@ -308,8 +285,7 @@ class Sandbox:
         (the client closed it, it idled past ``idle_timeout``, or ``stop()`` cut it); one
         refused past ``max_connections`` never counts.
         """
-        server = self._server
-        return 0 if server is None else server.open_connections
+        return self._server_thread.open_connections
 
     def send_callback(
         self, url: str, reference: str, *, timeout: float = DEFAULT_CALLBACK_TIMEOUT
@@ -361,7 +337,7 @@ class Sandbox:
         if fault is None:
             handler.send(self._answer_api(method, path, authorization).with_request_id(request_id))
             return
-        if fault.delay and self._stopping.wait(fault.delay):
+        if fault.delay and self._server_thread.stopping.wait(fault.delay):
             handler.close_connection = True
             return
         if fault.disconnect == "before_response":
