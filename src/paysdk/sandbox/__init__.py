@@ -33,7 +33,8 @@ from .._service.seed import (
 )
 from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
 from ._control import MAX_CALLBACK_TIMEOUT
-from ._server import RecordedRequest, Sandbox
+from ._requests import RecordedRequest
+from ._server import Sandbox
 from ._state import StateFileError
 
 __all__ = [

@@ -1,5 +1,8 @@
 """The sandbox's HTTP layer: a threaded stdlib server that stays up whatever a client sends.
 
+The standard library's ``http.server.ThreadingHTTPServer`` on purpose: zero extra dependencies,
+so ``pip install python-paysdk`` alone can run the sandbox, and tests need no ASGI server.
+
 Bounded everywhere a client could hold it: the request body (1 MiB, 413 beyond), the time a
 request may take to arrive and a connection may sit idle (``Sandbox(idle_timeout=...)``), the
 connections served at once (``Sandbox(max_connections=...)``; one more is answered 503 and closed

@@ -1,7 +1,10 @@
-"""The sandbox HTTP server: the service's two endpoints, fault injection and a request log.
+"""``Sandbox``, what a merchant starts: its options, checked at once, and every public method,
+each handing the work to the part of the sandbox that holds it.
 
-Built on the standard library's ``http.server.ThreadingHTTPServer`` on purpose: zero extra
-dependencies, so ``pip install python-paysdk`` alone can run it, and tests need no ASGI server.
+The parts, a module each: ``_thread`` starts and stops the server thread, ``_http`` reads and
+writes HTTP, ``_answering`` answers each request (``_control`` the control endpoints),
+``_payments`` holds the payments (``_state`` their file), ``_requests`` logs requests and
+connections, ``_callback`` sends callbacks. Faults are the service's own ``FaultBook``.
 """
 
 from __future__ import annotations
@@ -10,28 +13,20 @@ import math
 import os
 import secrets
 import ssl
-import sys
 from collections.abc import Iterable
 from types import TracebackType
 from typing import Any
 
-from .._service.api import (
-    UNAUTHORIZED_BODY,
-    Reply,
-    answer_api,
-    authorized,
-    new_request_id,
-)
-from .._service.faults import Fault, FaultBook, answer_request_id
+from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
+from ._answering import Answering
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, callback_url, send_callback
-from ._control import CONTROL_PREFIX, answer_control
-from ._http import DEFAULT_MAX_CONNECTIONS, Handler
+from ._http import DEFAULT_MAX_CONNECTIONS
 from ._payments import SandboxPayments
 from ._requests import RecordedRequest, RequestLog
 from ._thread import ServerThread
 
-__all__ = ["RecordedRequest", "Sandbox", "generate_secret_key"]
+__all__ = ["Sandbox", "generate_secret_key"]
 
 DEFAULT_IDLE_TIMEOUT = 30.0
 
@@ -111,7 +106,7 @@ class Sandbox:
     def start(self) -> Sandbox:
         self._server_thread.start(
             (self.host, self._requested_port),
-            _Served(self),
+            Answering(self, self._request_log, self._server_thread.stopping),
             max_connections=self.max_connections,
             ssl_context=self.ssl_context,
         )
@@ -305,80 +300,3 @@ class Sandbox:
             CallbackDeliveryError: the handler cannot be reached or does not answer in time.
         """
         return send_callback(url, reference, timeout=timeout)
-
-    # --- answering (called from handler threads) ----------------------------------------------
-
-    def _log(self, message: str) -> None:
-        if self.log_requests:
-            sys.stderr.write(f"sandbox: {message}\n")
-
-    def _handle(self, handler: Handler, body: bytes) -> None:
-        """Answer one request whose body was read: a control request, or an API one."""
-        method, target = handler.command, handler.path
-        path = target.split("?", 1)[0]
-        authorization = handler.headers.get("Authorization")
-        if path.startswith(CONTROL_PREFIX):
-            if self._authorized(authorization):
-                handler.send(answer_control(self, method, path, body))
-            else:
-                handler.send(Reply.json(401, UNAUTHORIZED_BODY))
-            return
-        fault = self.faults.take(path)
-        request_id = new_request_id()
-        host, port = handler.client_address[:2]
-        self._request_log.record(
-            method,
-            path,
-            target,
-            handler.headers.items(),
-            request_id=answer_request_id(fault, request_id),
-            client=(host, port),
-        )
-        if fault is None:
-            handler.send(self._answer_api(method, path, authorization).with_request_id(request_id))
-            return
-        if fault.delay and self._server_thread.stopping.wait(fault.delay):
-            handler.close_connection = True
-            return
-        if fault.disconnect == "before_response":
-            handler.close_connection = True
-            return
-        reply = self._answer_api(method, path, authorization)
-        if fault.status is not None:
-            reply = Reply(fault.status, fault.body.encode(), fault.headers)
-        handler.send(reply.with_request_id(request_id), fault.disconnect)
-
-    def _authorized(self, header: str | None) -> bool:
-        return authorized(header, self.secret_key)
-
-    def _answer_api(self, method: str, path: str, authorization: str | None) -> Reply:
-        return answer_api(
-            method,
-            path,
-            authorization,
-            secret_key=self.secret_key,
-            find=self.get_payment,
-            listing=lambda: self.payments,
-        )
-
-
-class _Served:
-    """A sandbox as its HTTP server sees it: the ``Service`` the server asks for each request."""
-
-    __slots__ = ("_sandbox",)
-
-    def __init__(self, sandbox: Sandbox) -> None:
-        self._sandbox = sandbox
-
-    @property
-    def idle_timeout(self) -> float:
-        return self._sandbox.idle_timeout
-
-    def handle(self, handler: Handler, body: bytes) -> None:
-        self._sandbox._handle(handler, body)
-
-    def log(self, message: str) -> None:
-        self._sandbox._log(message)
-
-    def connected(self, client_address: tuple[str, int]) -> None:
-        self._sandbox._request_log.connected(client_address)

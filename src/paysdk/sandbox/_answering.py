@@ -1,0 +1,107 @@
+"""How a running sandbox answers each request its HTTP server reads: a control request (under
+``/_sandbox/``, with the key) by ``_control``; an API request by the service's own rules
+(``paysdk._service.api``), after taking the fault that applies to it and logging it.
+
+This is the ``Service`` the HTTP layer (``_http``) serves. It reads the sandbox's key, faults
+and payments at each request, so a change a test makes while the sandbox runs applies to the
+next one.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Protocol
+
+from .._service.api import UNAUTHORIZED_BODY, Reply, answer_api, authorized, new_request_id
+from .._service.faults import answer_request_id
+from ._control import CONTROL_PREFIX, Controlled, answer_control
+from ._http import Handler
+from ._requests import RequestLog
+
+__all__ = ["Answered", "Answering"]
+
+
+class Answered(Controlled, Protocol):
+    """What answering uses of a sandbox (``paysdk.sandbox.Sandbox``), beyond what the control
+    endpoints use."""
+
+    secret_key: str
+    idle_timeout: float
+    log_requests: bool
+
+
+class Answering:
+    """A sandbox as its HTTP server sees it: the ``Service`` the server asks for each request.
+
+    Args:
+        sandbox: whose key, faults and payments the answers follow.
+        requests: where each API request and each connection is logged.
+        stopping: set when the sandbox stops; an injected delay ends early then, unanswered.
+    """
+
+    __slots__ = ("_requests", "_sandbox", "_stopping")
+
+    def __init__(self, sandbox: Answered, requests: RequestLog, stopping: threading.Event) -> None:
+        self._sandbox = sandbox
+        self._requests = requests
+        self._stopping = stopping
+
+    @property
+    def idle_timeout(self) -> float:
+        return self._sandbox.idle_timeout
+
+    def log(self, message: str) -> None:
+        if self._sandbox.log_requests:
+            sys.stderr.write(f"sandbox: {message}\n")
+
+    def connected(self, client_address: tuple[str, int]) -> None:
+        self._requests.connected(client_address)
+
+    def handle(self, handler: Handler, body: bytes) -> None:
+        """Answer one request whose body was read: a control request, or an API one."""
+        sandbox = self._sandbox
+        method, target = handler.command, handler.path
+        path = target.split("?", 1)[0]
+        authorization = handler.headers.get("Authorization")
+        if path.startswith(CONTROL_PREFIX):
+            if authorized(authorization, sandbox.secret_key):
+                handler.send(answer_control(sandbox, method, path, body))
+            else:
+                handler.send(Reply.json(401, UNAUTHORIZED_BODY))
+            return
+        fault = sandbox.faults.take(path)
+        request_id = new_request_id()
+        host, port = handler.client_address[:2]
+        self._requests.record(
+            method,
+            path,
+            target,
+            handler.headers.items(),
+            request_id=answer_request_id(fault, request_id),
+            client=(host, port),
+        )
+        if fault is None:
+            handler.send(self._answer_api(method, path, authorization).with_request_id(request_id))
+            return
+        if fault.delay and self._stopping.wait(fault.delay):
+            handler.close_connection = True
+            return
+        if fault.disconnect == "before_response":
+            handler.close_connection = True
+            return
+        reply = self._answer_api(method, path, authorization)
+        if fault.status is not None:
+            reply = Reply(fault.status, fault.body.encode(), fault.headers)
+        handler.send(reply.with_request_id(request_id), fault.disconnect)
+
+    def _answer_api(self, method: str, path: str, authorization: str | None) -> Reply:
+        sandbox = self._sandbox
+        return answer_api(
+            method,
+            path,
+            authorization,
+            secret_key=sandbox.secret_key,
+            find=sandbox.get_payment,
+            listing=lambda: sandbox.payments,
+        )
