@@ -127,10 +127,10 @@ def test_a_chroot_that_cannot_be_built_fails_both_of_its_jobs_with_the_reason(
     sid_jobs = [job for job in matrix.JOBS if job.in_sid]
     outcomes = [matrix.run_job(job, sid, tmp_path) for job in sid_jobs]
     reason = (
-        "cannot start: the sid chroot cannot be built: debootstrap sid exited with 1:"
+        "cannot start: the sid chroot cannot be built: mmdebstrap sid exited with 1:"
         " E: no route to the mirror"
     )
     assert [outcome.failure for outcome in outcomes] == [reason, reason]
-    assert calls == ["debootstrap sid"]  # tried once, not again for the second job
+    assert calls == ["mmdebstrap sid"]  # tried once, not again for the second job
     sid.teardown()
     assert not (tmp_path / "sid").exists()
