@@ -13,10 +13,10 @@ the newest versions, which lies between the ends (3.10 at the lowest, 3.11 at th
 Each job makes a fresh environment with uv, installs ``.[tests]`` into it and runs its tier with
 ``scripts/suite.py``. The httpx2 job also installs httpx2 and httpcore2, httpx's successors, and
 ``scripts/httpx2_alias.py``, which makes its every interpreter import them as httpx and httpcore,
-as an application that calls ``httpx2.alias_httpx()`` does. The jobs run in lanes side by side
-(``lane_count``), one per full job and one more, each lane taking the next job of one queue
-(``queue``) as it ends one: the full jobs first, then the smoke jobs; ``--full`` runs every job
-in turn. Pythons up to 3.13 come from pyenv (or ``pythonX.Y`` on PATH);
+as an application that calls ``httpx2.alias_httpx()`` does. The jobs run one after another, in
+``queue``'s order: the full jobs first, then the smoke jobs; each suite has the cores to itself,
+for suites side by side took more CPU in all than one after another (docs/support.md gives the
+figures). Pythons up to 3.13 come from pyenv (or ``pythonX.Y`` on PATH);
 3.14 and 3.15 from Debian sid, in a chroot built under ``.matrix/`` and taken down at the end. A
 job that cannot start fails with the reason, and the lowest job fails if a declared minimum is
 not what it installed: the floors in pyproject.toml are exactly those it proves. ``make test`` is
@@ -35,17 +35,15 @@ import argparse
 import platform
 import shutil
 import sys
-import threading
 import time
-from collections import deque
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from matrix_floors import direct_versions, load_project, requirements, unproven_floors, versions_of
 from matrix_sid import Sid
-from matrix_steps import CannotStart, StepFailed, find_python, in_lane, run, say, uv
+from matrix_steps import CannotStart, StepFailed, find_python, run, say, uv
 from packaging.requirements import Requirement
 from steps import record
 
@@ -92,8 +90,8 @@ class Job:
     def suite(self, python: str, root: str) -> list[str]:
         """The command that runs this job's tier with ``python``, the repository at ``root``."""
         label = f"matrix {self.name}"
-        # one spare worker, not make test's two, for the lanes beside share the cores; but one,
-        # for a full job's serial tier, and for the smoke job that ends the matrix alone
+        # one spare worker, not make test's two: a job's environment is new, and each worker
+        # compiles what it imports (about 9 CPU-seconds each, to collect the suite)
         spare = ["--spare", "1"]
         return [python, f"{root}/scripts/suite.py", "--tier", self.tier, *spare, "--label", label]
 
@@ -216,7 +214,9 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
     say(f"interpreter: {python} in Debian sid (Python {outcome.interpreter})")
     venv = f"/venvs/{job.name}"
     sid.chroot(
-        ["uv", "venv", "--quiet", "--seed", "--python", python, venv], step="uv venv", log=log
+        ["uv", "venv", "--quiet", "--seed", "--clear", "--python", python, venv],
+        step="uv venv",
+        log=log,
     )
     target = ["--python", f"{venv}/bin/python"]
     sid.chroot(
@@ -298,44 +298,11 @@ def run_job(job: Job, sid: Sid, work: Path) -> Outcome:
 
 
 def queue(jobs: Sequence[Job]) -> list[Job]:
-    """The jobs in the order the lanes take them: the full jobs first (the longest), then the
-    smoke jobs, those in sid first (their chroot is built beside ``make test``); else in the
-    matrix's order."""
+    """The jobs in the order they run: the full jobs first (the longest, so a failure there is
+    seen soonest), then the smoke jobs, those in sid first (their chroot is built beside ``make
+    test``); else in the matrix's order."""
     smoke = [job for job in jobs if job.tier != FULL]
     return [job for job in jobs if job.tier == FULL] + sorted(smoke, key=lambda job: not job.in_sid)
-
-
-def lane_count(jobs: Sequence[Job]) -> int:
-    """How many lanes run side by side: one per full job and one more, which starts on the
-    smoke jobs; with every job full (``--full``), one.
-
-    A suite spends much of its time waiting on servers, subprocesses and timeouts, so the lanes
-    share two cores well. The full jobs' serial tiers (many-process races, memory peaks in
-    child processes) prove correctness and bounds, not timings, so they hold beside another's.
-    """
-    full = sum(job.tier == FULL for job in jobs)
-    return full + 1 if 0 < full < len(jobs) else 1
-
-
-def run_lane(
-    waiting: deque[Job], sid: Sid, work: Path, outcomes: list[Outcome], beside: bool
-) -> None:
-    """Take jobs off ``waiting`` and run each until none is left, into ``outcomes``: a lane that
-    ends its job first takes the next, so no lane is left with a queue while another is idle.
-    ``beside`` another lane, each job's output goes to its log, and a failed job's last lines
-    are shown."""
-    while True:
-        try:
-            job = waiting.popleft()  # atomic: the lanes share the deque without a lock
-        except IndexError:
-            return
-        with in_lane(job.name) if beside else nullcontext():
-            outcome = run_job(job, sid, work)
-            log = work / f"{job.name}.log"
-            if beside and outcome.failure and log.exists():
-                tail = log.read_text(encoding="utf-8", errors="replace").splitlines()[-80:]
-                say("\n".join(["the log's last lines:", *tail]))
-        outcomes.append(outcome)
 
 
 def summary(outcomes: Sequence[Outcome]) -> str:
@@ -396,17 +363,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return prepare(jobs, sid, work)
     outcomes: list[Outcome] = []
     try:
-        waiting = deque(queue(jobs))
-        count = lane_count(jobs)
-        say(f"{count} lanes side by side, taking in turn: {', '.join(j.name for j in waiting)}")
-        threads = [
-            threading.Thread(target=run_lane, args=(waiting, sid, work, outcomes, count > 1))
-            for _ in range(count)
-        ]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
+        jobs = queue(jobs)
+        say(f"the jobs, one after another: {', '.join(job.name for job in jobs)}")
+        outcomes = [run_job(job, sid, work) for job in jobs]
     finally:
         if not args.keep_chroot:
             sid.teardown()

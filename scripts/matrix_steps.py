@@ -7,9 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -21,25 +19,7 @@ class StepFailed(Exception):
     """A step of a job ran and failed; the message names the step."""
 
 
-_lane = threading.local()
-"""The job this thread runs beside another, if it does (``in_lane``)."""
-
-
-@contextmanager
-def in_lane(job: str) -> Iterator[None]:
-    """Within it, this thread runs ``job`` beside another job: what it says is prefixed with
-    ``job``'s name, and the output of its commands goes to its log alone."""
-    _lane.job = job
-    try:
-        yield
-    finally:
-        _lane.job = None
-
-
 def say(text: str) -> None:
-    job = getattr(_lane, "job", None)
-    if job:
-        text = "\n".join(f"[{job}] {line}" for line in text.splitlines())
     print(text, flush=True)
 
 
@@ -66,7 +46,7 @@ def run(
     ):
         assert process.stdout is not None
         for line in process.stdout:
-            if echo and not getattr(_lane, "job", None):
+            if echo:
                 sys.stdout.write(line)
             sink.write(line)
             lines.append(line)

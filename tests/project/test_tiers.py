@@ -8,10 +8,8 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from collections import deque
+import time
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -195,14 +193,12 @@ def test_the_matrix_runs_the_full_suite_at_both_ends_and_the_smoke_tier_between(
     command = matrix.JOBS[0].suite("/venv/bin/python", "/src")
     assert command[:2] == ["/venv/bin/python", "/src/scripts/suite.py"]
     assert command[command.index("--tier") + 1] == "full"
-    assert command[command.index("--spare") + 1] == "1"  # the lanes share the cores
+    assert command[command.index("--spare") + 1] == "1"  # each new environment compiles
     smoke = matrix.JOBS[1].suite("/venv/bin/python", "/src")
     assert smoke[smoke.index("--spare") + 1] == "1"
 
 
-def test_the_matrix_queues_its_full_jobs_first_on_a_lane_each_and_one_more() -> None:
-    """The full jobs first, then the smoke jobs, those in sid first; with every job full, or
-    none, one lane."""
+def test_the_matrix_runs_its_full_jobs_first_then_the_smoke_jobs_in_sid_first() -> None:
     each_change = matrix.selected(matrix.JOBS, [], full=False)
     assert [job.name for job in matrix.queue(each_change)] == [
         "3.10-lowest",
@@ -211,43 +207,28 @@ def test_the_matrix_queues_its_full_jobs_first_on_a_lane_each_and_one_more() -> 
         "3.12-newest-httpx2",
         "3.13-newest",
     ]
-    assert matrix.lane_count(each_change) == 3
-    assert matrix.lane_count(matrix.in_full(matrix.JOBS)) == 1
-    assert matrix.lane_count([job for job in matrix.JOBS if job.tier == "smoke"]) == 1
 
 
-def test_a_lane_that_ends_its_job_first_takes_the_next_one(tmp_path: Path) -> None:
-    """Three lanes, five jobs; two long ones hold their lanes until the last job has run: the
-    third lane, free first, takes every job after its own, and each job runs once."""
-    last_ran = threading.Event()
-    ran: dict[str, str] = {}
+def test_the_matrix_runs_one_job_at_a_time_in_the_queue_s_order(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No job starts before the one before it has ended, whatever the jobs are."""
+    running: list[str] = []
+    started: list[str] = []
 
     def run_job(job: Any, sid: Any, work: Path) -> Any:
-        ran[job.name] = threading.current_thread().name
-        if job.name == "short-3":
-            last_ran.set()
-        elif job.name.startswith("long"):
-            assert last_ran.wait(30), "a lane waited for another to end before taking a job"
-        return matrix.Outcome(job)
+        assert not running, f"{job.name} started while {running} ran"
+        running.append(job.name)
+        started.append(job.name)
+        time.sleep(0.05)  # a job another thread could start beside
+        running.remove(job.name)
+        return matrix.Outcome(job, interpreter="3.x", seconds=1.0)
 
-    names = ["long-1", "long-2", "short-1", "short-2", "short-3"]
-    waiting: deque[Any] = deque(SimpleNamespace(name=name) for name in names)
-    outcomes: list[Any] = []
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(matrix, "run_job", run_job)
-        lanes = [
-            threading.Thread(
-                target=matrix.run_lane, args=(waiting, None, tmp_path, outcomes, False), name=lane
-            )
-            for lane in ("lane-1", "lane-2", "lane-3")
-        ]
-        for lane in lanes:
-            lane.start()
-        for lane in lanes:
-            lane.join(60)
-    assert sorted(outcome.job.name for outcome in outcomes) == sorted(names)
-    assert len({ran["long-1"], ran["long-2"], ran["short-1"]}) == 3
-    assert ran["short-1"] == ran["short-2"] == ran["short-3"]
+    monkeypatch.setattr(matrix, "run_job", run_job)
+    assert matrix.main(["--work", str(tmp_path), "--keep-chroot"]) == 0
+    names = [job.name for job in matrix.queue(matrix.selected(matrix.JOBS, [], full=False))]
+    assert started == names
+    assert "the jobs, one after another: " + ", ".join(names) in capsys.readouterr().out
 
 
 def test_each_step_s_time_is_recorded_and_tabled(
