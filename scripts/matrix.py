@@ -36,14 +36,15 @@ import platform
 import shutil
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from matrix_floors import direct_versions, load_project, requirements, unproven_floors, versions_of
 from matrix_sid import Sid
-from matrix_steps import CannotStart, StepFailed, find_python, run, say, uv
+from matrix_steps import CannotStart, StepFailed, find_python, quietly, run, say, uv
 from packaging.requirements import Requirement
 from steps import record
 
@@ -154,9 +155,16 @@ class Outcome:
     failure: str | None = None
     seconds: float = 0.0
     details: list[str] = field(default_factory=list)
+    said: list[str] = field(default_factory=list)
+    """What making the environment said, shown when the job's suite starts."""
 
 
-def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
+Suite = Callable[[], None]
+"""A job's suite, to run once its environment is made: raises ``StepFailed`` if it fails."""
+
+
+def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> Suite:
+    """Make ``job``'s environment in ``venv`` with the host's Python; its suite, to run."""
     python = find_python(job.python)
     shutil.rmtree(venv, ignore_errors=True)
     outcome.interpreter = run(
@@ -189,8 +197,14 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> None:
         run(aliasing, step="httpx2 aliasing", log=log)
     freeze = run([str(uv()), "pip", "freeze", *target], step="uv pip freeze", log=log, echo=False)
     unproven = check_versions(job, outcome, freeze)
-    with failing_too(unproven):
-        run(job.suite(str(venv / "bin" / "python"), str(ROOT)), step="pytest", log=log, cwd=ROOT)
+
+    def suite() -> None:
+        with failing_too(unproven):
+            run(
+                job.suite(str(venv / "bin" / "python"), str(ROOT)), step="pytest", log=log, cwd=ROOT
+            )
+
+    return suite
 
 
 def sid_python(job: Job, sid: Sid, log: Path) -> str:
@@ -204,7 +218,8 @@ def sid_python(job: Job, sid: Sid, log: Path) -> str:
     return f"/usr/bin/python{job.python}"
 
 
-def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
+def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> Suite:
+    """Make ``job``'s environment in the sid chroot; its suite, to run."""
     python = sid_python(job, sid, log)
     outcome.interpreter = sid.chroot(
         [python, "-c", "import platform; print(platform.python_version())"],
@@ -232,8 +247,12 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> None:
         sid.chroot(aliasing, step="httpx2 aliasing", log=log)
     freeze = sid.chroot(["uv", "pip", "freeze", *target], step="uv pip freeze", log=log, echo=False)
     unproven = check_versions(job, outcome, freeze)
-    with failing_too(unproven):
-        sid.chroot(job.suite(f"{venv}/bin/python", "/src"), step="pytest", cwd="/src", log=log)
+
+    def suite() -> None:
+        with failing_too(unproven):
+            sid.chroot(job.suite(f"{venv}/bin/python", "/src"), step="pytest", cwd="/src", log=log)
+
+    return suite
 
 
 def check_versions(job: Job, outcome: Outcome, freeze: str) -> str | None:
@@ -273,28 +292,59 @@ def banner(job: Job) -> Iterator[None]:
     yield
 
 
-def run_job(job: Job, sid: Sid, work: Path) -> Outcome:
-    """Run ``job``, its environment and log under ``work``; how it ended, never raising."""
+def make_environment(job: Job, sid: Sid, work: Path) -> tuple[Outcome, Suite | None]:
+    """Make ``job``'s environment under ``work``, quietly: what it says waits in the outcome, its
+    commands' output goes to the job's log alone. Its suite, or ``None`` if it cannot run."""
     outcome = Outcome(job)
     log = work / f"{job.name}.log"
     log.unlink(missing_ok=True)
     started = time.monotonic()
-    with banner(job):
+    suite: Suite | None = None
+    with quietly(outcome.said):
         try:
             if job.in_sid:
-                in_sid(job, sid, log, outcome)
+                suite = in_sid(job, sid, log, outcome)
             else:
-                on_host(job, work / job.name, log, outcome)
+                suite = on_host(job, work / job.name, log, outcome)
         except CannotStart as error:
             outcome.failure = f"cannot start: {error}"
         except StepFailed as error:
             outcome.failure = f"failed at {error}"
     outcome.seconds = time.monotonic() - started
+    return outcome, suite
+
+
+def run_suite(outcome: Outcome, suite: Suite | None) -> Outcome:
+    """Say what making the job's environment said, then run its suite; how the job ended."""
+    job = outcome.job
+    with banner(job):
+        for said in outcome.said:
+            say(said)
+        started = time.monotonic()
+        if suite is not None:
+            try:
+                suite()
+            except StepFailed as error:
+                outcome.failure = f"failed at {error}"
+        outcome.seconds += time.monotonic() - started
     record(
         f"matrix {job.name} ({job.tier})" + (" failed" if outcome.failure else ""), outcome.seconds
     )
     say(f"matrix job {job.name}: {outcome.failure or 'passed'} ({outcome.seconds / 60:.1f} min)")
     return outcome
+
+
+def run_job(job: Job, sid: Sid, work: Path) -> Outcome:
+    """Run ``job``, its environment and log under ``work``; how it ended, never raising."""
+    return run_suite(*make_environment(job, sid, work))
+
+
+def run_jobs(jobs: Sequence[Job], sid: Sid, work: Path) -> list[Outcome]:
+    """Run ``jobs`` one after another, each suite with the cores to itself; the next job's
+    environment is made while a suite runs, for making one mostly waits on the disk."""
+    with ThreadPoolExecutor(max_workers=1) as making:  # in the jobs' order, one at a time
+        made = [making.submit(make_environment, job, sid, work) for job in jobs]
+        return [run_suite(*environment.result()) for environment in made]
 
 
 def queue(jobs: Sequence[Job]) -> list[Job]:
@@ -365,7 +415,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         jobs = queue(jobs)
         say(f"the jobs, one after another: {', '.join(job.name for job in jobs)}")
-        outcomes = [run_job(job, sid, work) for job in jobs]
+        outcomes = run_jobs(jobs, sid, work)
     finally:
         if not args.keep_chroot:
             sid.teardown()

@@ -7,7 +7,9 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 
@@ -19,8 +21,27 @@ class StepFailed(Exception):
     """A step of a job ran and failed; the message names the step."""
 
 
+_quiet = threading.local()
+"""Where this thread's ``say`` goes while it makes a job's environment (``quietly``)."""
+
+
+@contextmanager
+def quietly(said: list[str]) -> Iterator[None]:
+    """Within it, this thread's ``say`` appends to ``said`` and its commands' output goes to
+    their log alone: it makes a job's environment while another job's suite prints."""
+    _quiet.said = said
+    try:
+        yield
+    finally:
+        _quiet.said = None
+
+
 def say(text: str) -> None:
-    print(text, flush=True)
+    said = getattr(_quiet, "said", None)
+    if said is not None:
+        said.append(text)
+    else:
+        print(text, flush=True)
 
 
 def run(
@@ -46,7 +67,7 @@ def run(
     ):
         assert process.stdout is not None
         for line in process.stdout:
-            if echo:
+            if echo and getattr(_quiet, "said", None) is None:
                 sys.stdout.write(line)
             sink.write(line)
             lines.append(line)

@@ -4,6 +4,7 @@ full suites on the support window's ends."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import subprocess
@@ -209,26 +210,37 @@ def test_the_matrix_runs_its_full_jobs_first_then_the_smoke_jobs_in_sid_first() 
     ]
 
 
-def test_the_matrix_runs_one_job_at_a_time_in_the_queue_s_order(
+def test_the_matrix_runs_one_suite_at_a_time_and_makes_the_next_environment_meanwhile(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """No job starts before the one before it has ended, whatever the jobs are."""
-    running: list[str] = []
-    started: list[str] = []
+    """The suites run in the queue's order, none beside another; each environment after the
+    first is made while the suite before it runs, and what making it said is shown with its job."""
+    events: list[str] = []
 
-    def run_job(job: Any, sid: Any, work: Path) -> Any:
-        assert not running, f"{job.name} started while {running} ran"
-        running.append(job.name)
-        started.append(job.name)
-        time.sleep(0.05)  # a job another thread could start beside
-        running.remove(job.name)
-        return matrix.Outcome(job, interpreter="3.x", seconds=1.0)
+    def make(job: Any, *args: Any) -> Any:  # on_host's and in_sid's arguments
+        args[-1].interpreter = "3.x"
+        matrix.say(f"made the environment of {job.name}")
+        events.append(f"make {job.name}")
 
-    monkeypatch.setattr(matrix, "run_job", run_job)
+        def suite() -> None:
+            events.append(f"start {job.name}")
+            time.sleep(0.2)
+            events.append(f"end {job.name}")
+
+        return suite
+
+    monkeypatch.setattr(matrix, "on_host", make)
+    monkeypatch.setattr(matrix, "in_sid", make)
     assert matrix.main(["--work", str(tmp_path), "--keep-chroot"]) == 0
     names = [job.name for job in matrix.queue(matrix.selected(matrix.JOBS, [], full=False))]
-    assert started == names
-    assert "the jobs, one after another: " + ", ".join(names) in capsys.readouterr().out
+    suites = [event for event in events if not event.startswith("make")]
+    assert suites == [event for name in names for event in (f"start {name}", f"end {name}")]
+    for before, after in itertools.pairwise(names):
+        assert events.index(f"make {after}") < events.index(f"end {before}")
+    out = capsys.readouterr().out
+    assert "the jobs, one after another: " + ", ".join(names) in out
+    for before, after in itertools.pairwise(names):
+        assert out.index(f"matrix job {before}: passed") < out.index(f"environment of {after}")
 
 
 def test_each_step_s_time_is_recorded_and_tabled(
