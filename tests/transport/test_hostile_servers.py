@@ -175,8 +175,11 @@ CASES = [
     Case("head trickled a byte at a time", [trickle_head(SLOW_HEAD, interval=0.05)],
          APITimeoutError, 2,
          options={"timeout": 0.5, "max_retries": 1}, within=1.0),
+    # the first retry waits at most 0.5 s: it starts unless the first attempt overran its 0.5 s
+    # by 0.7 s (a loaded machine); the second waits at least 0.75 s after two attempts of at
+    # least 0.5 s, so it would end at 1.75 s, past the deadline: never
     Case("a call deadline across retries", [stall()], APITimeoutError, 2,
-         options={"timeout": 0.2, "max_retries": 10, "deadline": 1.0}, within=1.0),
+         options={"timeout": 0.5, "max_retries": 10, "deadline": 1.7}, within=1.7),
     # --- no answer is read past its cap ----------------------------------------------------
     Case("endless chunked body", [endless_chunked()], ResponseTooLargeError, 1, options=CAP),
     Case("a 200 MB body", [large_body(200_000_000)], ResponseTooLargeError, 1, options=CAP),
