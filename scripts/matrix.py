@@ -84,6 +84,15 @@ class Job:
         """What ``uv pip install`` installs, the repository at ``root``."""
         return ["-e", f"{root}[{EXTRA}]", *(HTTPX2 if self.httpx2 else ())]
 
+    def install(self, uv: str, python: str, root: str) -> list[str]:
+        """The command that installs this job's packages into ``python``'s venv, compiled: the
+        environment is made while the suite before it runs, and else each of the suite's
+        workers and subprocesses would compile what it imports, several at once."""
+        return [
+            *(uv, "pip", "install", "--compile-bytecode", "--python", python),
+            *("--resolution", self.resolution, *self.installs(root)),
+        ]
+
     def aliasing(self, python: str, root: str) -> list[str] | None:
         """The command that makes ``python``'s venv import httpx2 as httpx, if this job does."""
         return [python, f"{root}/{ALIAS_SCRIPT}"] if self.httpx2 else None
@@ -91,10 +100,7 @@ class Job:
     def suite(self, python: str, root: str) -> list[str]:
         """The command that runs this job's tier with ``python``, the repository at ``root``."""
         label = f"matrix {self.name}"
-        # one spare worker, not make test's two: a job's environment is new, and each worker
-        # compiles what it imports (about 9 CPU-seconds each, to collect the suite)
-        spare = ["--spare", "1"]
-        return [python, f"{root}/scripts/suite.py", "--tier", self.tier, *spare, "--label", label]
+        return [python, f"{root}/scripts/suite.py", "--tier", self.tier, "--label", label]
 
 
 MAKE_TEST_PYTHON = "3.11"
@@ -180,15 +186,7 @@ def on_host(job: Job, venv: Path, log: Path, outcome: Outcome) -> Suite:
     )
     target = ["--python", str(venv / "bin" / "python")]
     run(
-        [
-            str(uv()),
-            "pip",
-            "install",
-            *target,
-            "--resolution",
-            job.resolution,
-            *job.installs(str(ROOT)),
-        ],
+        job.install(str(uv()), str(venv / "bin" / "python"), str(ROOT)),
         step=f"uv pip install ({job.resolution})",
         log=log,
     )
@@ -235,10 +233,7 @@ def in_sid(job: Job, sid: Sid, log: Path, outcome: Outcome) -> Suite:
     )
     target = ["--python", f"{venv}/bin/python"]
     sid.chroot(
-        [
-            *("uv", "pip", "install", *target, "--resolution", job.resolution),
-            *job.installs("/src"),
-        ],
+        job.install("uv", f"{venv}/bin/python", "/src"),
         step=f"uv pip install ({job.resolution})",
         log=log,
     )
