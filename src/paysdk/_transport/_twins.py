@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import AsyncIterator, Awaitable, Callable, Generator, Iterator
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 from .._core.steps import Answer, Failure, Opened, Read, Send
@@ -15,10 +15,14 @@ if TYPE_CHECKING:
     from .async_streams import AsyncOpenStream as AsyncOpenStream  # for type checkers only
 
 __all__ = [
+    "AsyncCloseFunction",
+    "AsyncRawBody",
     "AsyncSendFunction",
     "AsyncSleepFunction",
     "AsyncStepFunction",
+    "CloseFunction",
     "OpenStream",
+    "RawBody",
     "SendFunction",
     "SleepFunction",
     "StepFunction",
@@ -43,6 +47,13 @@ WhenEnded = Callable[["BaseException | None"], object]
 """Told how an iteration ended: ``None`` (it ran out), ``GeneratorExit`` (stopped early), or
 what it raised."""
 AsyncSleepFunction = Callable[[float], Awaitable[None]]
+CloseFunction = Callable[[], None]
+"""What releases a response's connection once its body is read, or given up."""
+AsyncCloseFunction = Callable[[], Awaitable[None]]
+RawBody: TypeAlias = tuple["str | None", Iterator[bytes], CloseFunction]
+"""A response's body as read raw: its Content-Encoding (``None`` for bytes already decoded),
+its chunks as they arrive, and what closes it."""
+AsyncRawBody: TypeAlias = tuple["str | None", AsyncIterator[bytes], AsyncCloseFunction]
 S = TypeVar("S")
 T = TypeVar("T")
 SteppedPlan: TypeAlias = Generator[S, Any, T]

@@ -2,20 +2,22 @@
 
 The body is read raw and handed to ``BodyReader``, which inflates it within the caps and says
 when it is done; a failure while reading is what ``failure`` makes of it, and the response is
-closed however the reading ends.
+closed however the reading ends. ``read_body`` is that step on any response's parts (the async
+sender's httpcore responses too); ``read_answer`` is it on an ``httpx.Response``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import httpx
 
 from ..._core.body import BodyReader
 from ..._core.steps import Answer, Failure, Send
+from .._twins import AsyncRawBody
 from ..httpx_common import async_raw_body
 
-__all__ = ["read_answer"]
+__all__ = ["read_answer", "read_body"]
 
 
 async def read_answer(
@@ -36,7 +38,38 @@ async def read_answer(
         The answer, or the failure the reading met.
     """
     encoding, chunks = async_raw_body(response)
-    reader = BodyReader(request, response.status_code, response.headers, started, encoding=encoding)
+    return await read_body(
+        request,
+        (response.status_code, response.headers),
+        (encoding, chunks, response.aclose),
+        started,
+        failure,
+    )
+
+
+async def read_body(
+    request: Send,
+    head: tuple[int, Mapping[str, str]],
+    body: AsyncRawBody,
+    started: float,
+    failure: Callable[[Exception], Failure | None],
+) -> Answer | Failure:
+    """What a response answers ``request`` with, its body read whole within the caps.
+
+    Args:
+        request: the step sent, whose caps and budget the body is read within.
+        head: the response's status code and headers.
+        body: its Content-Encoding (``None`` for bytes already decoded), its raw chunks as they
+            arrive, and what closes it (closed however the reading ends).
+        started: when the attempt began (``time.monotonic()``), for its budget.
+        failure: what an exception while reading stands for; ``None`` for a bug, re-raised.
+
+    Returns:
+        The answer, or the failure the reading met.
+    """
+    status_code, headers = head
+    encoding, chunks, close = body
+    reader = BodyReader(request, status_code, headers, started, encoding=encoding)
     try:
         async for raw in chunks:
             if (done := reader.take(raw)) is not None:
@@ -47,4 +80,4 @@ async def read_answer(
             raise
         return failed
     finally:
-        await response.aclose()
+        await close()
