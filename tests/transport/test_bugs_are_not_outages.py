@@ -14,10 +14,12 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
 import aiohttp
+import httpcore
 import httpx
 import pytest
 
 import paysdk
+from paysdk._transport._async.pool import AsyncRoutes
 from tests.conftest import EitherClient, MakeClient, listed_body, verify_body
 from tests.support.hostile import Behaviour, Connection, HostileServer, Request, reset, respond_json
 
@@ -89,10 +91,11 @@ class Injected:
 
 @pytest.fixture
 def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
-    """The method each backend sends with (``httpx.Client.send``, ``httpx.AsyncClient.send``,
-    ``aiohttp.ClientSession.request``) sends the request, then raises a TypeError."""
+    """The method each backend sends with (``httpx.Client.send``, the async client's own pools
+    ``AsyncRoutes.handle_async_request``, ``aiohttp.ClientSession.request``) sends the request,
+    then raises a TypeError."""
     injected = Injected(TypeError("send() got an unexpected keyword argument 'stream'"))
-    sync_send, async_send = httpx.Client.send, httpx.AsyncClient.send
+    sync_send, routes_send = httpx.Client.send, AsyncRoutes.handle_async_request
     aiohttp_request = aiohttp.ClientSession.request
 
     def send(self: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
@@ -100,11 +103,9 @@ def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
         sync_send(self, request, **kwargs).close()
         raise injected.error
 
-    async def asend(
-        self: httpx.AsyncClient, request: httpx.Request, **kwargs: Any
-    ) -> httpx.Response:
-        injected.calls.append("httpx.AsyncClient.send")
-        await (await async_send(self, request, **kwargs)).aclose()
+    async def asend(self: AsyncRoutes, request: httpcore.Request) -> httpcore.Response:
+        injected.calls.append("AsyncRoutes.handle_async_request")
+        await (await routes_send(self, request)).aclose()
         raise injected.error
 
     async def arequest(
@@ -115,7 +116,7 @@ def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
         raise injected.error
 
     monkeypatch.setattr(httpx.Client, "send", send)
-    monkeypatch.setattr(httpx.AsyncClient, "send", asend)
+    monkeypatch.setattr(AsyncRoutes, "handle_async_request", asend)
     monkeypatch.setattr(aiohttp.ClientSession, "request", arequest)
     return injected
 
@@ -123,8 +124,9 @@ def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
 @pytest.fixture
 def bug_in_body(monkeypatch: pytest.MonkeyPatch) -> Injected:
     """Reading an answer's body raises a TypeError, where each backend reads it: httpx's
-    ``Response.iter_raw``/``aiter_raw``, aiohttp's ``StreamReader.iter_any`` (a stream, or a body
-    of unknown length) and ``ClientResponse.read`` (a body of known length)."""
+    ``Response.iter_raw``, httpcore's ``Response.aiter_stream`` (the async client's),
+    aiohttp's ``StreamReader.iter_any`` (a stream, or a body of unknown length) and
+    ``ClientResponse.read`` (a body of known length)."""
     injected = Injected(TypeError("'NoneType' object is not subscriptable"))
 
     def patch(owner: type, name: str, asynchronous: bool = False) -> None:
@@ -141,7 +143,7 @@ def bug_in_body(monkeypatch: pytest.MonkeyPatch) -> Injected:
         monkeypatch.setattr(owner, name, broken_read if asynchronous else broken)
 
     patch(httpx.Response, "iter_raw")
-    patch(httpx.Response, "aiter_raw")
+    patch(httpcore.Response, "aiter_stream")
     patch(aiohttp.StreamReader, "iter_any")
     patch(aiohttp.ClientResponse, "read", asynchronous=True)
     return injected

@@ -94,12 +94,11 @@ def async_sender(
         from .._transport.aiohttp_sender import AiohttpSender
 
         return AiohttpSender(network)
-    from .._transport.httpx_async import AsyncHttpxSender, own_async_client
+    from .._transport.httpx_async import AsyncHttpxSender, own_async_sender
 
     if http_client is not None:
         return AsyncHttpxSender(http_client)
-    made = defaults()
-    return AsyncHttpxSender(own_async_client(network, made), defaults=made)
+    return own_async_sender(network, defaults())
 
 
 def http_of(sender: Sender) -> httpx.Client:

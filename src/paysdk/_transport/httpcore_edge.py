@@ -49,10 +49,11 @@ HTTPCORE_TO_HTTPX: dict[type[Exception], type[httpx.TransportError]] = {
 them (its table is private to it)."""
 
 
-def httpx_error(exc: Exception, request: httpx.Request) -> httpx.TransportError | None:
+def httpx_error(exc: Exception, request: httpx.Request | None) -> httpx.TransportError | None:
     """The httpx exception an httpcore one stands for, with httpcore's message: the most
     specific one (a ``ConnectTimeout`` is not merely a ``TimeoutException``). ``None`` for any
-    other exception, which goes on as it was raised."""
+    other exception, which goes on as it was raised. ``request``: the httpx request it was
+    sending, ``None`` for one sent as httpcore's only."""
     mapped: type[httpx.TransportError] | None = None
     for core, theirs in HTTPCORE_TO_HTTPX.items():
         if isinstance(exc, core) and (mapped is None or issubclass(theirs, mapped)):

@@ -2,6 +2,13 @@
 
 Like the sync sender, bodies go through ``BodyReader`` (the same caps); an attempt is bounded
 as a whole by one cancel scope. Imported with the first httpx ``AsyncClient``.
+
+The ``httpx.AsyncClient`` paysdk makes itself has no auth, redirects, cookies or event hooks
+to apply, so its sender hands each attempt straight to the client's pools (``AsyncRoutes``) as
+the ``httpcore.Request`` the client would have made, and reads httpcore's answer in the same
+steps: httpx's request and response machinery costs about a quarter of a call's CPU. A
+merchant's client, and paysdk's own while OpenTelemetry's httpx instrumentation is on (its
+spans come from the transport httpx sends through), send through httpx.
 """
 
 from __future__ import annotations
@@ -9,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import AsyncIterator, Callable
 
+import httpcore
 import httpx
 from anyio import move_on_after
 
@@ -16,30 +24,41 @@ from .._core.body import attempt_timed_out
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import closed_error
 from .._parsing.decoding import adecoded
-from ._async.answers import read_answer
-from ._async.pool import AsyncPoolTransport
+from . import httpx_tracing
+from ._async.answers import read_answer, read_body
+from ._async.pool import AsyncPoolTransport, AsyncRoutes
 from .async_streams import AsyncStream, LoopBinding
 from .httpx_common import (
     HttpxDefaults,
     RequestBuilder,
     async_raw_body,
+    failure_from_httpcore,
     failure_from_httpx,
     httpx_timeout,
 )
 from .network import Network
 
-__all__ = ["AsyncHttpxSender", "httpx_stream", "own_async_client"]
+__all__ = ["AsyncHttpxSender", "httpx_stream", "own_async_client", "own_async_sender"]
 
 
-def own_async_client(network: Network, defaults: HttpxDefaults) -> httpx.AsyncClient:
-    """The ``httpx.AsyncClient`` paysdk makes: its pools go through ``network``, belong to one
-    process, and it sends ``defaults`` itself rather than per request."""
+def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> httpx.AsyncClient:
+    """The ``httpx.AsyncClient`` paysdk makes: it sends through ``transport`` (this process's
+    pools, on the network it was made with), and sends ``defaults`` itself rather than per
+    request."""
     return httpx.AsyncClient(
         headers=defaults.headers,
         timeout=httpx_timeout(defaults.timeout),
-        transport=AsyncPoolTransport(network),
+        transport=transport,
         trust_env=False,  # the transport follows the environment's proxies itself
     )
+
+
+def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSender:
+    """The sender on an ``own_async_client`` over ``network``, sending straight to its pools
+    while untraced."""
+    transport = AsyncPoolTransport(network)
+    http = own_async_client(transport, defaults)
+    return AsyncHttpxSender(http, defaults=defaults, routes=transport.routes)
 
 
 async def async_body(response: httpx.Response) -> AsyncIterator[bytes]:
@@ -55,19 +74,38 @@ def httpx_stream(response: httpx.Response, closed: Callable[[], bool]) -> AsyncS
     return AsyncStream(opened, async_body(response), response.aclose, closed, failure_from_httpx)
 
 
+def core_stream(
+    response: httpcore.Response, headers: httpx.Headers, closed: Callable[[], bool]
+) -> AsyncStream:
+    """A successful httpcore answer left open for ``iter_payments``, decoded as ``async_body``
+    decodes an httpx one."""
+    pieces = adecoded(headers.get("content-encoding"), response.aiter_stream())
+    opened = Opened(response.status, headers)
+    return AsyncStream(opened, pieces, response.aclose, closed, failure_from_httpcore)
+
+
 class AsyncHttpxSender:
     """Sends with an ``httpx.AsyncClient``, each attempt inside one cancel scope; closes it in
     the event loop its connections belong to."""
 
-    def __init__(self, http: httpx.AsyncClient, *, defaults: HttpxDefaults | None = None) -> None:
+    def __init__(
+        self,
+        http: httpx.AsyncClient,
+        *,
+        defaults: HttpxDefaults | None = None,
+        routes: AsyncRoutes | None = None,
+    ) -> None:
         """
         Args:
             http: the client to send with.
             defaults: as for ``SyncHttpxSender``.
+            routes: the pools under ``http``, where ``http`` is paysdk's own: each untraced
+                attempt is sent to them directly. ``None``: every attempt goes through ``http``.
         """
         self.http = http
         self.binding = LoopBinding()
         self._requests = RequestBuilder(defaults)
+        self._routes = routes
         self._closed = False
 
     @property
@@ -81,6 +119,9 @@ class AsyncHttpxSender:
         return attempt_timed_out(request.budget)
 
     async def _attempt(self, request: Send, started: float) -> Answer | Failure | AsyncStream:
+        routes = self._routes
+        if routes is not None and httpx_tracing.instrumentation() is None:
+            return await self._direct(routes, request, started)
         try:
             response = await self.http.send(self._requests.build(self.http, request), stream=True)
         except Exception as exc:
@@ -91,11 +132,36 @@ class AsyncHttpxSender:
             return httpx_stream(response, lambda: self.is_closed)
         return await read_answer(request, response, started, self._failure)
 
+    async def _direct(
+        self, routes: AsyncRoutes, request: Send, started: float
+    ) -> Answer | Failure | AsyncStream:
+        """The attempt sent to ``routes`` as httpcore's request, read as ``_attempt`` reads
+        httpx's answer: the same caps, streams and failures."""
+        try:
+            response = await routes.handle_async_request(self._requests.core(self.http, request))
+        except Exception as exc:
+            if (failure := self._core_failure(exc)) is None:
+                raise
+            return failure
+        headers = httpx.Headers(response.headers)
+        if request.opens(response.status):
+            return core_stream(response, headers, lambda: self.is_closed)
+        body = (headers.get("content-encoding"), response.aiter_stream(), response.aclose)
+        return await read_body(
+            request, (response.status, headers), body, started, self._core_failure
+        )
+
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""
         if self.is_closed:
             raise closed_error("AsyncClient") from None
         return failure_from_httpx(exc)
+
+    def _core_failure(self, exc: Exception) -> Failure | None:
+        """``_failure`` for what sending or reading through httpcore raised."""
+        if self.is_closed:
+            raise closed_error("AsyncClient") from None
+        return failure_from_httpcore(exc)
 
     async def close(self) -> None:
         self._closed = True

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, NamedTuple
 
+import httpcore
 import httpx
 
 from .._core.config import Timeout
@@ -23,6 +24,7 @@ __all__ = [
     "async_raw_body",
     "body_source",
     "check_host",
+    "failure_from_httpcore",
     "failure_from_httpx",
     "httpx_timeout",
     "narrowed",
@@ -73,6 +75,19 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
     return Failure("connect", detail, cause=exc)
+
+
+def failure_from_httpcore(exc: Exception) -> Failure | None:
+    """The ``Failure`` an exception met sending through httpcore stands for: an httpcore one
+    read as the httpx one httpx's transport would raise for it (so its ``cause`` is the same),
+    anything else as ``failure_from_httpx`` reads it; ``None`` for a bug."""
+    from .httpcore_edge import httpx_error
+
+    mapped = httpx_error(exc, None)
+    if mapped is None:
+        return failure_from_httpx(exc)
+    mapped.__cause__ = exc  # as ``raise mapped from exc`` chains them
+    return failure_from_httpx(mapped)
 
 
 def check_host(url: str) -> None:
@@ -147,7 +162,8 @@ class HttpxDefaults(NamedTuple):
 
 
 class RequestBuilder:
-    """The ``httpx.Request`` for a ``Send``, less what its client sends by default anyway.
+    """The ``httpx.Request`` for a ``Send``, less what its client sends by default anyway; or
+    the ``httpcore.Request`` that client would hand its transport for it (``core``).
 
     httpx spends microseconds on every header it is given and on every timeout (it builds a new
     ``Timeout`` from it), per request. The client paysdk makes is given the config's fixed
@@ -156,13 +172,14 @@ class RequestBuilder:
     has the same ones.
     """
 
-    __slots__ = ("_headers", "_last", "_timeout")
+    __slots__ = ("_headers", "_last", "_merged", "_timeout")
 
     def __init__(self, defaults: HttpxDefaults | None) -> None:
         headers: Mapping[str, str] = defaults.headers if defaults else {}
         self._headers = {k.lower(): v for k, v in headers.items()}
         self._timeout = defaults.timeout if defaults else None
         self._last: tuple[Mapping[str, str] | None, Mapping[str, str]] = (None, {})
+        self._merged: tuple[Mapping[str, str] | None, httpx.Headers] = (None, httpx.Headers())
 
     def build(
         self,
@@ -185,6 +202,45 @@ class RequestBuilder:
             else httpx_timeout(timeout),
             extensions=extensions,
         )
+
+    def core(self, http: httpx.AsyncClient, request: Send) -> httpcore.Request:
+        """The request ``http`` would hand its transport for ``request``, built without httpx's
+        request and client machinery: the same URL, headers in the same order (``http``'s
+        defaults merged with the request's, ``Host`` first) and timeouts.
+
+        Args:
+            http: the client whose default headers are sent (one paysdk made, with no cookies,
+                auth or event hooks of its own).
+            request: the step to send.
+
+        Returns:
+            httpcore's request, bodiless like every request paysdk sends.
+        """
+        url = httpx.URL(request.url)
+        headers = self._merge(http, self._trim(request.headers))
+        auto: list[tuple[bytes, bytes]] = []
+        if "host" not in headers and url.host:
+            auto.append((b"Host", url.netloc))
+        if request.method in ("POST", "PUT", "PATCH") and "content-length" not in headers:
+            auto.append((b"Content-Length", b"0"))  # as httpx marks an empty body
+        return httpcore.Request(
+            request.method,
+            httpcore.URL(
+                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
+            ),
+            headers=[*auto, *headers.raw] if auto else headers.raw,
+            extensions={"timeout": request.timeout._asdict()},  # httpx.Timeout.as_dict()'s keys
+        )
+
+    def _merge(self, http: httpx.AsyncClient, kept: Mapping[str, str]) -> httpx.Headers:
+        """``http``'s headers updated with ``kept``, as httpx merges a request's; the last kept."""
+        last_in, last_out = self._merged
+        if kept is last_in:
+            return last_out
+        merged = httpx.Headers(http.headers)
+        merged.update(kept)
+        self._merged = (kept, merged)
+        return merged
 
     def _trim(self, headers: Mapping[str, str]) -> Mapping[str, str]:
         last_in, last_out = self._last  # one tuple, read and written whole: safe across threads
