@@ -24,7 +24,7 @@ from paysdk.sandbox import (
     Fault,
     Sandbox,
 )
-from tests.conftest import MakeClient
+from tests.conftest import EitherClient, MakeClient
 
 pytestmark = pytest.mark.anyio
 
@@ -189,6 +189,28 @@ async def test_500_is_retried_then_succeeds(sandbox: Sandbox, connect: MakeClien
     assert (await client.verify(COMPLETED_REFERENCE)).succeeded
     assert len(sandbox.requests) == 2
     assert len(client.sleeps) == 1
+
+
+async def test_a_cookie_the_service_sets_is_never_sent_back(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    """Not by a retry, a later call, or a copy for another merchant account (``with_options``),
+    which shares the connections: the API takes no cookie."""
+    busy = Fault.json(503, {"error": "busy"}, headers={"Set-Cookie": "session=merchant-a; Path=/"})
+    sandbox.inject(busy, path="/payment/*")
+    client = connect(max_retries=1)
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    await client.verify(FAILED_REFERENCE)
+    await EitherClient(client.client.with_options(account="merchant-b")).list_payments()
+    assert attempts(sandbox) == [
+        f"/payment/{COMPLETED_REFERENCE}",
+        f"/payment/{COMPLETED_REFERENCE}",
+        f"/payment/{FAILED_REFERENCE}",
+        "/payments",
+    ]
+    sent = [{name.lower() for name in request.headers} for request in sandbox.requests]
+    assert [names for names in sent if "cookie" in names] == []
+    assert all("authorization" in names for names in sent)  # the names are the ones sent
 
 
 async def test_a_slow_answer_is_a_timeout(sandbox: Sandbox, connect: MakeClient) -> None:

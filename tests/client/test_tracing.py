@@ -427,6 +427,23 @@ async def test_http_spans_nest_under_the_call_s_span(
     assert_no_key(instrumented)
 
 
+async def test_traced_requests_send_no_cookie_back(
+    sandbox: Sandbox,
+    make_loopback_client: MakeClient,
+    instrumented: InMemorySpanExporter,
+) -> None:
+    """Traced, paysdk's own clients send through httpx's client, and still keep no cookie."""
+    cookie = {"Set-Cookie": "session=merchant-a; Path=/"}
+    sandbox.inject(Fault.json(503, {"error": "busy"}, headers=cookie), path="/payment/*")
+    client = make_loopback_client(secret_key=KEY, base_url=sandbox.base_url, max_retries=1)
+    await client.verify(COMPLETED_REFERENCE)
+    await client.verify(COMPLETED_REFERENCE)
+    sent = [{name.lower() for name in request.headers} for request in sandbox.requests]
+    assert len(sent) == 3
+    assert [names for names in sent if "cookie" in names] == []
+    assert any(span.kind is SpanKind.CLIENT for span in instrumented.get_finished_spans())
+
+
 async def test_no_span_is_current_after_a_call(
     connect: MakeClient, spans: InMemorySpanExporter
 ) -> None:

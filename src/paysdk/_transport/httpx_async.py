@@ -35,6 +35,7 @@ from .httpx_common import (
     failure_from_httpcore,
     failure_from_httpx,
     httpx_timeout,
+    no_cookies,
 )
 from .network import Network
 
@@ -50,6 +51,7 @@ def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> 
         timeout=httpx_timeout(defaults.timeout),
         transport=transport,
         trust_env=False,  # the transport follows the environment's proxies itself
+        cookies=no_cookies(),
     )
 
 

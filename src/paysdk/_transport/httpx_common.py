@@ -4,6 +4,7 @@ httpx exception stands for. The edge where paysdk's own values meet httpx's."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator, Mapping
+from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, NamedTuple
 
 import httpcore
@@ -28,6 +29,7 @@ __all__ = [
     "failure_from_httpx",
     "httpx_timeout",
     "narrowed",
+    "no_cookies",
     "raw_body",
     "sync_body",
     "timeout_failure",
@@ -88,6 +90,13 @@ def failure_from_httpcore(exc: Exception) -> Failure | None:
         return failure_from_httpx(exc)
     mapped.__cause__ = exc  # as ``raise mapped from exc`` chains them
     return failure_from_httpx(mapped)
+
+
+def no_cookies() -> CookieJar:
+    """The cookie jar of the httpx clients paysdk makes, which keeps none: the service's API
+    takes no cookie, and a client that ``with_options`` shares between merchant accounts must
+    not send one account's cookies with another's requests."""
+    return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
 
 
 def check_host(url: str) -> None:

@@ -28,6 +28,7 @@ from .httpx_common import (
     RequestBuilder,
     failure_from_httpx,
     httpx_timeout,
+    no_cookies,
     sync_body,
     timeout_failure,
 )
@@ -49,6 +50,7 @@ def own_client(network: Network, defaults: HttpxDefaults) -> httpx.Client:
         timeout=httpx_timeout(defaults.timeout),
         transport=transport,
         trust_env=False,  # the transport follows the environment's proxies itself
+        cookies=no_cookies(),
     )
 
 
