@@ -103,8 +103,9 @@ async def test_a_retry_and_a_timeout_go_past_httpx_s_client(
         [p async for p in client.with_options(timeout=0.2, max_retries=0).iter_payments()]
 
 
-@pytest.mark.usefixtures("no_httpx_machinery")
-async def test_a_refused_connection_is_the_same_failure_past_httpx_s_client() -> None:
+async def test_a_refused_connection_is_the_same_failure_past_httpx_s_client(sends: Sends) -> None:
+    """As through httpx's client, its httpx exception carries the request (its method and URL;
+    not the headers, which hold the key)."""
     with socket.socket() as closed:  # a port nothing listens on once this socket is closed
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
@@ -113,7 +114,14 @@ async def test_a_refused_connection_is_the_same_failure_past_httpx_s_client() ->
     ) as client:
         with pytest.raises(paysdk.APIConnectionError) as caught:
             await client.verify(COMPLETED_REFERENCE)
-    assert isinstance(caught.value.__cause__, httpx.ConnectError)
+    cause = caught.value.__cause__
+    assert isinstance(cause, httpx.ConnectError)
+    assert (cause.request.method, str(cause.request.url)) == (
+        "GET",
+        f"http://127.0.0.1:{port}/payment/{COMPLETED_REFERENCE}",
+    )
+    assert "authorization" not in cause.request.headers
+    assert sends.count == 0
 
 
 async def test_a_merchant_s_client_still_sends_through_httpx(
@@ -187,13 +195,15 @@ async def test_httpcore_s_request_is_the_one_httpx_would_hand_its_transport(
 
 
 def test_an_httpcore_failure_is_read_as_the_httpx_one_it_stands_for() -> None:
+    sent = Send("GET", "https://api.example.test/payment/ref-1", {}, Timeout(5, 6, 7, 8))
     original = httpcore.ConnectTimeout("too slow")
-    failure = failure_from_httpcore(original)
+    failure = failure_from_httpcore(original, sent)
     assert failure is not None
     assert failure.kind == "timeout"
     assert type(failure.cause) is httpx.ConnectTimeout
     assert failure.cause.__cause__ is original
-    refused = failure_from_httpcore(httpcore.ConnectError("refused"))
+    assert str(failure.cause.request.url) == sent.url
+    refused = failure_from_httpcore(httpcore.ConnectError("refused"), sent)
     assert refused is not None
     assert (refused.kind, refused.detail) == ("connect", "refused")
-    assert failure_from_httpcore(KeyError("a bug")) is None
+    assert failure_from_httpcore(KeyError("a bug"), sent) is None

@@ -13,6 +13,7 @@ spans come from the transport httpx sends through), send through httpx.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import AsyncIterator, Callable
 
@@ -77,13 +78,14 @@ def httpx_stream(response: httpx.Response, closed: Callable[[], bool]) -> AsyncS
 
 
 def core_stream(
-    response: httpcore.Response, headers: httpx.Headers, closed: Callable[[], bool]
+    sent: Send, response: httpcore.Response, headers: httpx.Headers, closed: Callable[[], bool]
 ) -> AsyncStream:
-    """A successful httpcore answer left open for ``iter_payments``, decoded as ``async_body``
-    decodes an httpx one."""
+    """A successful httpcore answer to ``sent`` left open for ``iter_payments``, decoded as
+    ``async_body`` decodes an httpx one."""
     pieces = adecoded(headers.get("content-encoding"), response.aiter_stream())
     opened = Opened(response.status, headers)
-    return AsyncStream(opened, pieces, response.aclose, closed, failure_from_httpcore)
+    failure = functools.partial(failure_from_httpcore, sent=sent)
+    return AsyncStream(opened, pieces, response.aclose, closed, failure)
 
 
 class AsyncHttpxSender:
@@ -142,16 +144,15 @@ class AsyncHttpxSender:
         try:
             response = await routes.handle_async_request(self._requests.core(self.http, request))
         except Exception as exc:
-            if (failure := self._core_failure(exc)) is None:
+            if (failure := self._core_failure(exc, request)) is None:
                 raise
             return failure
         headers = httpx.Headers(response.headers)
         if request.opens(response.status):
-            return core_stream(response, headers, lambda: self.is_closed)
+            return core_stream(request, response, headers, lambda: self.is_closed)
         body = (headers.get("content-encoding"), response.aiter_stream(), response.aclose)
-        return await read_body(
-            request, (response.status, headers), body, started, self._core_failure
-        )
+        failed = functools.partial(self._core_failure, sent=request)
+        return await read_body(request, (response.status, headers), body, started, failed)
 
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""
@@ -159,11 +160,11 @@ class AsyncHttpxSender:
             raise closed_error("AsyncClient") from None
         return failure_from_httpx(exc)
 
-    def _core_failure(self, exc: Exception) -> Failure | None:
-        """``_failure`` for what sending or reading through httpcore raised."""
+    def _core_failure(self, exc: Exception, sent: Send) -> Failure | None:
+        """``_failure`` for what sending or reading ``sent`` through httpcore raised."""
         if self.is_closed:
             raise closed_error("AsyncClient") from None
-        return failure_from_httpcore(exc)
+        return failure_from_httpcore(exc, sent)
 
     async def close(self) -> None:
         self._closed = True

@@ -79,15 +79,17 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
     return Failure("connect", detail, cause=exc)
 
 
-def failure_from_httpcore(exc: Exception) -> Failure | None:
-    """The ``Failure`` an exception met sending through httpcore stands for: an httpcore one
-    read as the httpx one httpx's transport would raise for it (so its ``cause`` is the same),
-    anything else as ``failure_from_httpx`` reads it; ``None`` for a bug."""
+def failure_from_httpcore(exc: Exception, sent: Send) -> Failure | None:
+    """The ``Failure`` an exception met sending ``sent`` through httpcore stands for: an
+    httpcore one read as the httpx one httpx's transport would raise for it (so its ``cause`` is
+    the same, its ``request`` the method and URL, without the headers and their key), anything
+    else as ``failure_from_httpx`` reads it; ``None`` for a bug."""
     from .httpcore_edge import httpx_error
 
     mapped = httpx_error(exc, None)
     if mapped is None:
         return failure_from_httpx(exc)
+    mapped.request = httpx.Request(sent.method, sent.url)
     mapped.__cause__ = exc  # as ``raise mapped from exc`` chains them
     return failure_from_httpx(mapped)
 
