@@ -23,7 +23,7 @@ from .._parsing.decoding import DecodingError, adecoded
 from .async_streams import AsyncStream, LoopBinding
 from .forks import PerProcess
 from .network import Network, Proxy
-from .tls import certificate_error, certificate_problem, plain_http_error
+from .tls import tls_failure
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
@@ -71,12 +71,9 @@ def _failure(exc: BaseException) -> Failure | None:
     _drop_frames(exc)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
-    refused = certificate_error(exc)
-    if refused is not None:
-        return Failure("certificate", certificate_problem(refused), cause=exc)
-    not_tls = plain_http_error(exc)
-    if not_tls is not None:
-        return Failure("tls_protocol", str(not_tls), cause=exc)
+    tls = tls_failure(exc)
+    if tls is not None:
+        return tls
     if isinstance(exc, aiohttp.ClientHttpProxyError) and exc.status == 407:
         return Failure("proxy_auth", f"407 {exc.message}", cause=exc)
     detail = str(exc) or type(exc).__name__

@@ -13,7 +13,7 @@ import httpx
 from .._core.config import Timeout
 from .._core.steps import Failure, Send
 from .._parsing.decoding import DecodingError, decoded
-from .tls import certificate_error, certificate_problem, plain_http_error
+from .tls import tls_failure
 
 __all__ = [
     "BACKEND",
@@ -65,12 +65,9 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
         return timeout_failure(exc)
     if isinstance(exc, (httpx.DecodingError, DecodingError)):
         return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
-    refused = certificate_error(exc)
-    if refused is not None:
-        return Failure("certificate", certificate_problem(refused), cause=exc)
-    not_tls = plain_http_error(exc)
-    if not_tls is not None:
-        return Failure("tls_protocol", str(not_tls), cause=exc)
+    tls = tls_failure(exc)
+    if tls is not None:
+        return tls
     if isinstance(exc, httpx.ProxyError) and str(exc).startswith("407"):  # httpcore: "407 ..."
         return Failure("proxy_auth", str(exc), cause=exc)
     detail = str(exc) or type(exc).__name__

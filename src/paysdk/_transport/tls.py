@@ -8,7 +8,9 @@ import os
 import ssl
 from pathlib import Path
 
-__all__ = ["certificate_error", "certificate_problem", "plain_http_error", "ssl_context"]
+from .._core.steps import Failure
+
+__all__ = ["ssl_context", "tls_failure"]
 
 NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
 """OpenSSL's reasons when what came back to its hello is not TLS at all (plain HTTP, most
@@ -46,6 +48,18 @@ def _default_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLCont
     import httpx
 
     return httpx.create_ssl_context(verify=True, trust_env=True)
+
+
+def tls_failure(exc: BaseException) -> Failure | None:
+    """The ``Failure`` a refused certificate or a server that does not speak TLS stands for,
+    whichever library raised ``exc``; ``None`` for any other error."""
+    refused = certificate_error(exc)
+    if refused is not None:
+        return Failure("certificate", certificate_problem(refused), cause=exc)
+    not_tls = plain_http_error(exc)
+    if not_tls is not None:
+        return Failure("tls_protocol", str(not_tls), cause=exc)
+    return None
 
 
 def certificate_error(exc: BaseException) -> ssl.SSLCertVerificationError | None:
