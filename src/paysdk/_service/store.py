@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from typing import Generic, Protocol, TypeVar
 
 from .records import PaymentRecord
 
-__all__ = ["PaymentStore"]
+__all__ = ["HoldsPayments", "PaymentStore"]
 
 
 class PaymentStore:
@@ -52,3 +53,46 @@ class PaymentStore:
     def __len__(self) -> int:
         with self._lock:
             return len(self._payments)
+
+
+class Holding(Protocol):
+    """What a stand-in keeps its payments in: a ``PaymentStore``, or the sandbox's own."""
+
+    def remove(self, reference: str) -> None: ...
+
+    def get(self, reference: str) -> PaymentRecord | None: ...
+
+    def newest_first(self) -> list[PaymentRecord]: ...
+
+
+H = TypeVar("H", bound=Holding)
+
+
+class HoldsPayments(Generic[H]):
+    """Reading and removing payments, the same on the sandbox and the testing kit's fake."""
+
+    _payments: H
+
+    def remove_payment(self, reference: str) -> None:
+        """Remove the payment for ``reference``; one that is not there is already removed.
+
+        Args:
+            reference: the payment's reference.
+        """
+        self._payments.remove(reference)
+
+    def get_payment(self, reference: str) -> PaymentRecord | None:
+        """The payment's record; ``None`` if none is held for it.
+
+        Args:
+            reference: the payment's reference.
+
+        Returns:
+            The payment's record; ``None`` if none is held for it.
+        """
+        return self._payments.get(reference)
+
+    @property
+    def payments(self) -> list[PaymentRecord]:
+        """Every payment, newest first (the order the list endpoint, ``GET /payments``, uses)."""
+        return self._payments.newest_first()

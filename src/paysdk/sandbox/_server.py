@@ -19,6 +19,7 @@ from typing import Any
 
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
+from .._service.store import HoldsPayments
 from ._answering import Answering
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, callback_url, send_callback
 from ._http import DEFAULT_MAX_CONNECTIONS
@@ -35,7 +36,7 @@ def generate_secret_key() -> str:
     return f"sk_sandbox_{secrets.token_urlsafe(24)}"
 
 
-class Sandbox:
+class Sandbox(HoldsPayments[SandboxPayments]):
     """A local stand-in for the payment service, on a real port, for demos and tests.
 
     ``with Sandbox() as sb:`` starts it on a free loopback port in a background thread;
@@ -204,30 +205,6 @@ class Sandbox:
         self.clear_faults()
         self._payments.reset()
         self._request_log.clear()
-
-    def remove_payment(self, reference: str) -> None:
-        """Remove the payment for ``reference``; one that is not there is already removed.
-
-        Args:
-            reference: the payment's reference.
-        """
-        self._payments.remove(reference)
-
-    def get_payment(self, reference: str) -> PaymentRecord | None:
-        """The payment's record; ``None`` if the sandbox holds none for it.
-
-        Args:
-            reference: the payment's reference.
-
-        Returns:
-            The payment's record; ``None`` if the sandbox holds none for it.
-        """
-        return self._payments.get(reference)
-
-    @property
-    def payments(self) -> list[PaymentRecord]:
-        """Every payment, newest first (the order ``GET /payments`` uses)."""
-        return self._payments.newest_first()
 
     # --- faults, request log, callbacks -------------------------------------------------------
 

@@ -29,7 +29,7 @@ from .._errors import ConfigurationError
 from .._service.api import Reply, answer_api, api_route, authorized, new_request_id
 from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord
-from .._service.store import PaymentStore
+from .._service.store import HoldsPayments, PaymentStore
 from .._transport import httpx_timeout
 from ._factories import PaymentFields, payment_record
 
@@ -66,7 +66,7 @@ class RecordedCall:
     a fault failed the call before any answer (a timeout, a cut connection)."""
 
 
-class MockPaymentAPI:
+class MockPaymentAPI(HoldsPayments[PaymentStore]):
     """The service's verify and list endpoints in memory, for fast tests of code using paysdk.
 
     ```python
@@ -264,30 +264,6 @@ class MockPaymentAPI:
                 f"add_payment takes a PaymentRecord or a reference, not {type(payment).__name__}"
             )
         return self._payments.put(record)
-
-    def remove_payment(self, reference: str) -> None:
-        """Remove the payment for ``reference``; one that is not there is already removed.
-
-        Args:
-            reference: the payment's reference.
-        """
-        self._payments.remove(reference)
-
-    def get_payment(self, reference: str) -> PaymentRecord | None:
-        """The payment's record; ``None`` if the fake holds none for it.
-
-        Args:
-            reference: the payment's reference.
-
-        Returns:
-            The payment's record; ``None`` if the fake holds none for it.
-        """
-        return self._payments.get(reference)
-
-    @property
-    def payments(self) -> list[PaymentRecord]:
-        """Every payment, newest first (the order the list endpoint uses)."""
-        return self._payments.newest_first()
 
     # --- failures -----------------------------------------------------------------------------
 
