@@ -29,6 +29,7 @@ from . import httpx_tracing
 from ._async.answers import read_answer, read_body
 from ._async.pool import AsyncPoolTransport, AsyncRoutes
 from .async_streams import AsyncStream, LoopBinding
+from .asyncio_network import AsyncioBackend
 from .httpx_common import (
     HttpxDefaults,
     RequestBuilder,
@@ -58,8 +59,10 @@ def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> 
 
 def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSender:
     """The sender on an ``own_async_client`` over ``network``, sending straight to its pools
-    while untraced."""
-    transport = AsyncPoolTransport(network)
+    while untraced. Direct connections are opened on asyncio's own transports under asyncio
+    (``asyncio_network.py``); through a proxy (TLS inside TLS for an HTTPS one), and under
+    trio, by httpcore's own backend."""
+    transport = AsyncPoolTransport(network, direct_backend=AsyncioBackend())
     http = own_async_client(transport, defaults)
     return AsyncHttpxSender(http, defaults=defaults, routes=transport.routes)
 

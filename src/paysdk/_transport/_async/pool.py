@@ -45,10 +45,14 @@ class AsyncRoutes:
     process's pool for its route."""
 
     def __init__(
-        self, network: Network, network_backend: httpcore.AsyncNetworkBackend | None = None
+        self,
+        network: Network,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
+        direct_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         self.network = network
         self._backend = network_backend
+        self._direct_backend = direct_backend or network_backend
         self._pools = PerProcess(AsyncPools)
 
     def _route(self, url: httpcore.URL) -> AsyncConnections:
@@ -82,6 +86,7 @@ class AsyncRoutes:
             "network_backend": self._backend,
         }
         if proxy is None:
+            options["network_backend"] = self._direct_backend
             return httpcore.AsyncConnectionPool(ssl_context=context, **options)
         return httpcore.AsyncHTTPProxy(
             proxy_url=proxy.url,
@@ -169,14 +174,20 @@ class AsyncPoolTransport(httpx.AsyncBaseTransport):
     instrumentation is on (``httpx_tracing.py``)."""
 
     def __init__(
-        self, network: Network, *, network_backend: httpcore.AsyncNetworkBackend | None = None
+        self,
+        network: Network,
+        *,
+        network_backend: httpcore.AsyncNetworkBackend | None = None,
+        direct_backend: httpcore.AsyncNetworkBackend | None = None,
     ) -> None:
         """
         Args:
             network: the TLS context and the proxy (or the environment's) to use.
             network_backend: what opens sockets; ``None`` for httpcore's own.
+            direct_backend: what opens them for requests sent without a proxy, in place of
+                ``network_backend``.
         """
-        self.routes = AsyncRoutes(network, network_backend)
+        self.routes = AsyncRoutes(network, network_backend, direct_backend)
         self._untraced = AsyncRoutesTransport(self.routes)
         self._traced: httpx.AsyncBaseTransport | None = None  # made when first traced
 

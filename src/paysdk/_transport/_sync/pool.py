@@ -47,10 +47,14 @@ class Routes:
     process's pool for its route."""
 
     def __init__(
-        self, network: Network, network_backend: httpcore.NetworkBackend | None = None
+        self,
+        network: Network,
+        network_backend: httpcore.NetworkBackend | None = None,
+        direct_backend: httpcore.NetworkBackend | None = None,
     ) -> None:
         self.network = network
         self._backend = network_backend
+        self._direct_backend = direct_backend or network_backend
         self._pools = PerProcess(Pools)
 
     def _route(self, url: httpcore.URL) -> Connections:
@@ -84,6 +88,7 @@ class Routes:
             "network_backend": self._backend,
         }
         if proxy is None:
+            options["network_backend"] = self._direct_backend
             return httpcore.ConnectionPool(ssl_context=context, **options)
         return httpcore.HTTPProxy(
             proxy_url=proxy.url,
@@ -171,14 +176,20 @@ class PoolTransport(httpx.BaseTransport):
     instrumentation is on (``httpx_tracing.py``)."""
 
     def __init__(
-        self, network: Network, *, network_backend: httpcore.NetworkBackend | None = None
+        self,
+        network: Network,
+        *,
+        network_backend: httpcore.NetworkBackend | None = None,
+        direct_backend: httpcore.NetworkBackend | None = None,
     ) -> None:
         """
         Args:
             network: the TLS context and the proxy (or the environment's) to use.
             network_backend: what opens sockets; ``None`` for httpcore's own.
+            direct_backend: what opens them for requests sent without a proxy, in place of
+                ``network_backend``.
         """
-        self.routes = Routes(network, network_backend)
+        self.routes = Routes(network, network_backend, direct_backend)
         self._untraced = RoutesTransport(self.routes)
         self._traced: httpx.BaseTransport | None = None  # made when first traced
 

@@ -1,0 +1,337 @@
+"""An httpcore network backend on asyncio's own transports, for the pools of paysdk's
+``AsyncClient`` under asyncio.
+
+httpcore's default async backend goes through anyio, whose TLS stream runs OpenSSL's memory
+buffers from Python and whose socket stream adds a few awaits per read and write: together
+about a fifth of the client's CPU on a call over TLS. ``AsyncioBackend`` opens connections with
+``loop.create_connection`` and upgrades them with ``loop.start_tls`` (asyncio's TLS protocol),
+reading through a small ``asyncio.Protocol``. Failures are raised as httpcore's anyio backend
+raises them (``httpcore/_backends/anyio.py``): timeouts as ``ConnectTimeout``, ``ReadTimeout``,
+``WriteTimeout``, and each ``OSError`` or TLS error as ``ConnectError``, ``ReadError`` or
+``WriteError`` caused by it. Outside asyncio (trio) it hands every call to httpcore's own
+backend for that library. Public names of asyncio and httpcore only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import select
+import socket
+import ssl
+from collections import deque
+from collections.abc import Iterable
+from typing import Any
+
+import anyio
+import httpcore
+
+__all__ = ["AsyncioBackend", "AsyncioStream"]
+
+SocketOption = (
+    tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
+)
+"""httpcore's ``SOCKET_OPTION`` (``setsockopt``'s arguments), which it does not export."""
+
+_PAUSE_READING = 256 * 1024
+"""Received bytes held unread past which the transport stops reading until they are read."""
+
+
+class _Protocol(asyncio.Protocol):
+    """What a connection received, and whether it may write, for ``AsyncioStream``."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.transport: asyncio.Transport | None = None
+        self.chunks: deque[bytes] = deque()
+        self.buffered = 0
+        self.reading_paused = False
+        self.eof = False
+        self.lost = False
+        self.error: Exception | None = None
+        self.tls = False
+        self.waiter: asyncio.Future[bool] | None = None
+        self.drained: asyncio.Future[bool] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.set_write_buffer_limits(0)  # a write returns once the kernel has it all
+
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.buffered += len(data)
+        if self.buffered > _PAUSE_READING and not self.reading_paused and self.transport:
+            self.reading_paused = True
+            self.transport.pause_reading()
+        self._wake_reader()
+
+    def eof_received(self) -> bool | None:
+        self.eof = True
+        self._wake_reader()
+        return None if self.tls else True  # a plain socket stays open for writing, as anyio's
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self.error = exc
+        self._wake_reader()
+        self.resume_writing()
+
+    def pause_writing(self) -> None:
+        if self.drained is None:
+            self.drained = self.loop.create_future()
+
+    def resume_writing(self) -> None:
+        drained, self.drained = self.drained, None
+        if drained is not None and not drained.done():
+            drained.set_result(True)
+
+    def _wake_reader(self) -> None:
+        waiter, self.waiter = self.waiter, None
+        if waiter is not None and not waiter.done():
+            waiter.set_result(True)
+
+
+async def _wait(future: asyncio.Future[bool], seconds: float | None) -> bool:
+    """Wait for ``future``; ``False`` if ``seconds`` pass first (``None``: no bound). A timer
+    on the loop, not a cancel scope: it runs for every read that waits."""
+    if seconds is None:
+        return await future
+    handle = future.get_loop().call_later(seconds, _expire, future)
+    try:
+        return await future
+    finally:
+        handle.cancel()
+
+
+def _expire(future: asyncio.Future[bool]) -> None:
+    if not future.done():
+        future.set_result(False)
+
+
+def _timed_out(error: type[httpcore.TimeoutException]) -> httpcore.TimeoutException:
+    """``error`` as httpcore's anyio backend raises it: made from, and caused by, a bare
+    ``TimeoutError``."""
+    cause = TimeoutError()
+    exc = error(cause)
+    exc.__cause__ = cause
+    return exc
+
+
+class AsyncioStream(httpcore.AsyncNetworkStream):
+    """A connection on an asyncio transport, plain or TLS."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: _Protocol) -> None:
+        self._socket_transport = transport
+        self._protocol = protocol
+        self._closed = False
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        protocol = self._protocol
+        while not protocol.chunks:
+            if self._closed:
+                raise httpcore.ReadError("the connection was closed")
+            if protocol.error is not None:
+                raise httpcore.ReadError(protocol.error) from protocol.error
+            if protocol.eof or protocol.lost:
+                return b""
+            waiter = protocol.waiter = protocol.loop.create_future()
+            try:
+                if not await _wait(waiter, timeout):
+                    raise _timed_out(httpcore.ReadTimeout)
+            finally:
+                protocol.waiter = None
+        chunk = protocol.chunks.popleft()
+        if len(chunk) > max_bytes:
+            protocol.chunks.appendleft(chunk[max_bytes:])
+            chunk = chunk[:max_bytes]
+        protocol.buffered -= len(chunk)
+        if protocol.reading_paused and protocol.buffered <= _PAUSE_READING // 2:
+            protocol.reading_paused = False
+            self._socket_transport.resume_reading()
+        return chunk
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        if not buffer:
+            return
+        protocol = self._protocol
+        self._check_writable()
+        try:
+            self._socket_transport.write(buffer)
+        except RuntimeError as exc:  # asyncio's refusal of a closing TLS transport
+            raise httpcore.WriteError(exc) from exc
+        drained = protocol.drained
+        if drained is not None:
+            if not await _wait(drained, timeout):
+                raise _timed_out(httpcore.WriteTimeout)
+            self._check_writable()
+
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise httpcore.WriteError("the connection was closed")
+        error = self._protocol.error
+        if error is not None:
+            raise httpcore.WriteError(error) from error
+        if self._protocol.lost or self._socket_transport.is_closing():
+            raise httpcore.WriteError("the connection was closed by the server")
+
+    async def aclose(self) -> None:
+        """Close the socket at once (no TLS goodbye awaited), as anyio's stream does."""
+        if not self._closed:
+            self._closed = True
+            self._socket_transport.abort()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+    ) -> httpcore.AsyncNetworkStream:
+        """This connection upgraded to TLS by asyncio's TLS protocol; closed if that fails.
+
+        Raises:
+            httpcore.ConnectTimeout: the handshake took longer than ``timeout``.
+            httpcore.ConnectError: it failed (the ``ssl.SSLError`` or ``OSError`` its cause).
+        """
+        protocol = self._protocol
+        try:
+            with anyio.fail_after(timeout):
+                transport = await protocol.loop.start_tls(
+                    self._socket_transport, protocol, ssl_context, server_hostname=server_hostname
+                )
+        except TimeoutError as exc:
+            await self.aclose()
+            raise httpcore.ConnectTimeout(exc) from exc
+        except (OSError, ssl.SSLError) as exc:
+            await self.aclose()
+            raise httpcore.ConnectError(exc) from exc
+        except BaseException:
+            await self.aclose()
+            raise
+        assert isinstance(transport, asyncio.Transport)
+        protocol.tls = True
+        protocol.transport = transport
+        transport.set_write_buffer_limits(0)
+        return AsyncioStream(transport, protocol)
+
+    def get_extra_info(self, info: str) -> Any:
+        transport = self._socket_transport
+        if info == "ssl_object":
+            return transport.get_extra_info("ssl_object")
+        if info == "client_addr":
+            return transport.get_extra_info("sockname")
+        if info == "server_addr":
+            return transport.get_extra_info("peername")
+        if info == "socket":
+            return transport.get_extra_info("socket")
+        if info == "is_readable":
+            return self._is_readable()
+        return None
+
+    def _is_readable(self) -> bool:
+        """Whether the server sent something, or closed, while nobody read: for an idle
+        connection, that it cannot carry another request."""
+        protocol = self._protocol
+        if protocol.chunks or protocol.eof or protocol.lost or self._closed:
+            return True
+        sock = self._socket_transport.get_extra_info("socket")
+        if sock is None or sock.fileno() < 0:
+            return True
+        poller = select.poll()  # what httpcore's own backends check, past what asyncio saw
+        poller.register(sock.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
+
+
+class AsyncioBackend(httpcore.AsyncNetworkBackend):
+    """Opens httpcore's connections on asyncio's transports while asyncio runs the caller;
+    otherwise hands each call to ``fallback``."""
+
+    def __init__(self, fallback: httpcore.AsyncNetworkBackend | None = None) -> None:
+        """
+        Args:
+            fallback: the backend outside asyncio; ``None`` for httpcore's trio backend
+                (httpcore's pools run under asyncio and trio only).
+        """
+        self._fallback = fallback
+
+    def _other(self) -> httpcore.AsyncNetworkBackend | None:
+        """``None`` under asyncio; otherwise the backend to hand the call to."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            if self._fallback is None:
+                self._fallback = httpcore.TrioBackend()
+            return self._fallback
+        return None
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+        local_address: str | None = None,
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        if (other := self._other()) is not None:
+            return await other.connect_tcp(host, port, timeout, local_address, socket_options)
+        loop = asyncio.get_running_loop()
+        local = (local_address, 0) if local_address is not None else None
+        return await _connect(
+            loop.create_connection(
+                lambda: _Protocol(loop),
+                host,
+                port,
+                local_addr=local,
+                happy_eyeballs_delay=0.25,  # anyio's: one address that never answers is skipped
+            ),
+            timeout,
+            socket_options,
+        )
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        if (other := self._other()) is not None:
+            return await other.connect_unix_socket(path, timeout, socket_options)
+        loop = asyncio.get_running_loop()
+        return await _connect(
+            loop.create_unix_connection(lambda: _Protocol(loop), path), timeout, socket_options
+        )
+
+    async def sleep(self, seconds: float) -> None:
+        if (other := self._other()) is not None:
+            await other.sleep(seconds)
+        else:
+            await asyncio.sleep(seconds)
+
+
+async def _connect(
+    opening: Any, seconds: float | None, socket_options: Iterable[SocketOption] | None
+) -> AsyncioStream:
+    """The stream on the connection ``opening`` (a ``create_connection`` call) makes.
+
+    Raises:
+        httpcore.ConnectTimeout: it took longer than ``seconds``.
+        httpcore.ConnectError: it failed (the ``OSError`` its cause).
+    """
+    try:
+        with anyio.fail_after(seconds):
+            transport, protocol = await opening
+    except TimeoutError as exc:  # first: a TimeoutError is an OSError
+        raise httpcore.ConnectTimeout(exc) from exc
+    except OSError as exc:
+        raise httpcore.ConnectError(exc) from exc
+    finally:
+        opening.close()  # an opening never awaited (a timeout of 0) is not left unawaited
+    stream = AsyncioStream(transport, protocol)
+    sock: socket.socket | None = transport.get_extra_info("socket")
+    if socket_options and sock is not None:
+        try:
+            for option in socket_options:
+                sock.setsockopt(*option)
+        except BaseException:
+            await stream.aclose()
+            raise
+    return stream
