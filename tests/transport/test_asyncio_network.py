@@ -11,6 +11,7 @@ import contextlib
 import socket
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import httpcore
@@ -171,8 +172,30 @@ async def test_a_write_the_server_never_reads_is_a_write_timeout() -> None:
 
 
 async def test_a_connect_out_of_time_is_a_connect_timeout() -> None:
-    with pytest.raises(httpcore.ConnectTimeout):
-        await AsyncioBackend().connect_tcp("127.0.0.1", refused_port(), timeout=0)
+    """No time at all: the name's resolution (in a worker thread) is already too late."""
+    with pytest.raises(httpcore.ConnectTimeout) as raised:
+        await AsyncioBackend().connect_tcp("localhost", refused_port(), timeout=0)
+    assert isinstance(raised.value.__cause__, TimeoutError)
+
+
+async def test_a_name_is_resolved_and_each_of_its_addresses_tried(plain_echo: int) -> None:
+    """``localhost`` may resolve to ``::1`` first, where nothing listens: 127.0.0.1 answers."""
+    stream = await AsyncioBackend().connect_tcp("localhost", plain_echo, timeout=WAIT)
+    assert stream.get_extra_info("server_addr") == ("127.0.0.1", plain_echo)
+    await stream.aclose()
+
+
+async def test_a_unix_socket_reads_and_writes(tmp_path: Path) -> None:
+    path = str(tmp_path / "echo.sock")
+    server = await asyncio.start_unix_server(echo_then_close, path)
+    async with server:
+        stream = await AsyncioBackend().connect_unix_socket(path, timeout=WAIT)
+        await stream.write(b"hello", timeout=WAIT)
+        received = b""
+        while piece := await stream.read(100, timeout=WAIT):
+            received += piece
+        assert received == b"hellohello"
+        await stream.aclose()
 
 
 async def test_a_handshake_the_server_never_answers_is_a_connect_timeout_and_closes(

@@ -3,18 +3,19 @@
 
 httpcore's default async backend goes through anyio, whose TLS stream runs OpenSSL's memory
 buffers from Python and whose socket stream adds a few awaits per read and write: together
-about a fifth of the client's CPU on a call over TLS. ``AsyncioBackend`` opens connections with
+about a sixth of the client's CPU on a verify over TLS. ``AsyncioBackend`` opens connections with
 ``loop.create_connection`` and upgrades them with ``loop.start_tls`` (asyncio's TLS protocol),
 reading through a small ``asyncio.Protocol``. Failures are raised as httpcore's anyio backend
 raises them (``httpcore/_backends/anyio.py``): timeouts as ``ConnectTimeout``, ``ReadTimeout``,
 ``WriteTimeout``, and each ``OSError`` or TLS error as ``ConnectError``, ``ReadError`` or
 ``WriteError`` caused by it. Outside asyncio (trio) it hands every call to httpcore's own
-backend for that library. Public names of asyncio and httpcore only.
+backend for that library. Public names of asyncio, anyio and httpcore only.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import select
 import socket
 import ssl
@@ -49,8 +50,11 @@ class _Protocol(asyncio.Protocol):
         self.lost = False
         self.error: Exception | None = None
         self.tls = False
+        self.writing_paused = False
         self.waiter: asyncio.Future[bool] | None = None
+        """What a read waiting for data awaits."""
         self.drained: asyncio.Future[bool] | None = None
+        """What a write waiting for the transport to take more awaits."""
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
@@ -77,18 +81,19 @@ class _Protocol(asyncio.Protocol):
         self.resume_writing()
 
     def pause_writing(self) -> None:
-        if self.drained is None:
-            self.drained = self.loop.create_future()
+        self.writing_paused = True
 
     def resume_writing(self) -> None:
-        drained, self.drained = self.drained, None
-        if drained is not None and not drained.done():
-            drained.set_result(True)
+        self.writing_paused = False
+        _wake(self.drained)
 
     def _wake_reader(self) -> None:
-        waiter, self.waiter = self.waiter, None
-        if waiter is not None and not waiter.done():
-            waiter.set_result(True)
+        _wake(self.waiter)
+
+
+def _wake(future: asyncio.Future[bool] | None) -> None:
+    if future is not None and not future.done():
+        future.set_result(True)
 
 
 async def _wait(future: asyncio.Future[bool], seconds: float | None) -> bool:
@@ -157,12 +162,16 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         self._check_writable()
         try:
             self._socket_transport.write(buffer)
-        except RuntimeError as exc:  # asyncio's refusal of a closing TLS transport
+        except RuntimeError as exc:  # a transport that takes no more writes, as anyio maps it
             raise httpcore.WriteError(exc) from exc
-        drained = protocol.drained
-        if drained is not None:
-            if not await _wait(drained, timeout):
-                raise _timed_out(httpcore.WriteTimeout)
+        if protocol.writing_paused:  # the kernel holds part of it: wait until it takes it all
+            while protocol.writing_paused and not protocol.lost:
+                drained = protocol.drained = protocol.loop.create_future()
+                try:
+                    if not await _wait(drained, timeout):
+                        raise _timed_out(httpcore.WriteTimeout)
+                finally:
+                    protocol.drained = None
             self._check_writable()
 
     def _check_writable(self) -> None:
@@ -275,17 +284,13 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             return await other.connect_tcp(host, port, timeout, local_address, socket_options)
         loop = asyncio.get_running_loop()
         local = (local_address, 0) if local_address is not None else None
-        return await _connect(
-            loop.create_connection(
-                lambda: _Protocol(loop),
-                host,
-                port,
-                local_addr=local,
-                happy_eyeballs_delay=0.25,  # anyio's: one address that never answers is skipped
-            ),
-            timeout,
-            socket_options,
+        # A name's addresses are raced 250 ms apart (anyio's delay), so one that never
+        # answers is passed over; an address needs no race.
+        racing = None if _is_address(host) else 0.25
+        opening = loop.create_connection(
+            lambda: _Protocol(loop), host, port, local_addr=local, happy_eyeballs_delay=racing
         )
+        return await _connect(opening, timeout, socket_options)
 
     async def connect_unix_socket(
         self,
@@ -305,6 +310,15 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             await other.sleep(seconds)
         else:
             await asyncio.sleep(seconds)
+
+
+def _is_address(host: str) -> bool:
+    """Whether ``host`` is an IP address rather than a name to resolve."""
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
 
 
 async def _connect(
