@@ -136,6 +136,29 @@ async def test_tls_reads_and_writes_through_asyncio_s_tls(
     await stream.aclose()
 
 
+async def test_a_large_answer_read_late_arrives_whole_and_in_order(
+    tls_server_context: ssl.SSLContext, tls_client_context: ssl.SSLContext
+) -> None:
+    """More than the stream holds unread before it stops reading: it resumes as it is read."""
+    sent = bytes(range(256)) * 8192  # 2 MiB
+
+    async def large(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.write(sent)
+        await writer.drain()
+        writer.close()
+
+    async with serving(large, tls_server_context) as port:
+        plain = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=WAIT)
+        stream = await plain.start_tls(tls_client_context, "127.0.0.1", timeout=WAIT)
+        await asyncio.sleep(0.2)  # the server sends all it can meanwhile
+        pieces = []
+        while piece := await stream.read(65536, timeout=WAIT):
+            assert len(piece) <= 65536
+            pieces.append(piece)
+        assert b"".join(pieces) == sent
+        await stream.aclose()
+
+
 async def test_socket_options_are_set_on_the_socket(plain_echo: int) -> None:
     option = (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
     stream = await AsyncioBackend().connect_tcp(

@@ -44,6 +44,8 @@ class _Protocol(asyncio.Protocol):
         self.loop = loop
         self.transport: asyncio.Transport | None = None
         self.chunks: deque[bytes] = deque()
+        self.offset = 0
+        """Where the first chunk's unread bytes start."""
         self.buffered = 0
         self.reading_paused = False
         self.eof = False
@@ -145,10 +147,16 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                     raise _timed_out(httpcore.ReadTimeout)
             finally:
                 protocol.waiter = None
-        chunk = protocol.chunks.popleft()
-        if len(chunk) > max_bytes:
-            protocol.chunks.appendleft(chunk[max_bytes:])
-            chunk = chunk[:max_bytes]
+        chunk = protocol.chunks[0]
+        start = protocol.offset
+        end = start + max_bytes
+        if end < len(chunk):  # the rest of it stays for the next read, uncopied
+            protocol.offset = end
+            chunk = chunk[start:end]
+        else:
+            protocol.chunks.popleft()
+            protocol.offset = 0
+            chunk = chunk[start:] if start else chunk
         protocol.buffered -= len(chunk)
         if protocol.reading_paused and protocol.buffered <= _PAUSE_READING // 2:
             protocol.reading_paused = False
