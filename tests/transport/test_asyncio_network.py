@@ -1,8 +1,8 @@
 """The asyncio network backend of paysdk's own ``AsyncClient`` (``asyncio_network.py``) over
 real loopback sockets, plain and TLS (trustme's CA): what it reads and writes, each timeout and
 failure raised as httpcore's anyio backend raises it, a cancelled attempt closing its socket, and
-which connections the default ``AsyncClient`` opens with it (direct ones under asyncio; through a
-proxy, or outside asyncio, httpcore's own backend)."""
+which connections the default ``AsyncClient`` opens with it (direct ones on asyncio's own loop;
+through a proxy, outside asyncio or on another asyncio loop, httpcore's own backend)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import trustme
 
 import paysdk
 from paysdk import APITimeoutError
+from paysdk._transport import asyncio_network
 from paysdk._transport.asyncio_network import AsyncioBackend, AsyncioStream
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import SECRET
@@ -472,3 +473,26 @@ def test_outside_asyncio_the_fallback_is_httpcore_s_trio_backend(
     run_without_asyncio(backend.connect_tcp("example.test", 443))
     assert len(made) == 1
     assert made[0].calls == [("tcp", "example.test", 443, None)] * 2
+
+
+async def test_on_another_asyncio_loop_every_call_goes_to_the_fallback(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A loop that is not asyncio's own (uvloop's, which races no addresses) is left to
+    httpcore's anyio backend."""
+    made: list[_Fallback] = []
+
+    def anyio_backend() -> _Fallback:
+        made.append(_Fallback())
+        return made[-1]
+
+    monkeypatch.setattr(asyncio_network, "OWN_LOOPS", ())
+    monkeypatch.setattr(httpcore, "AnyIOBackend", anyio_backend)
+    backend = AsyncioBackend()
+    await backend.connect_tcp("example.test", 443)
+    await backend.sleep(0)
+    assert len(made) == 1
+    assert made[0].calls == [("tcp", "example.test", 443, None), ("sleep", 0)]
+    fallback = _Fallback()
+    await AsyncioBackend(fallback).connect_unix_socket("/tmp/x.sock")
+    assert fallback.calls == [("unix", "/tmp/x.sock", None)]

@@ -8,8 +8,9 @@ about a sixth of the client's CPU on a verify over TLS. ``AsyncioBackend`` opens
 reading through a small ``asyncio.Protocol``. Failures are raised as httpcore's anyio backend
 raises them (``httpcore/_backends/anyio.py``): timeouts as ``ConnectTimeout``, ``ReadTimeout``,
 ``WriteTimeout``, and each ``OSError`` or TLS error as ``ConnectError``, ``ReadError`` or
-``WriteError`` caused by it. Outside asyncio (trio) it hands every call to httpcore's own
-backend for that library. Public names of asyncio, anyio and httpcore only.
+``WriteError`` caused by it. Outside asyncio (trio), and on another asyncio loop (uvloop), it
+hands every call to httpcore's own backend for that library. Public names of asyncio, anyio
+and httpcore only.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ SocketOption = (
     tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
 )
 """httpcore's ``SOCKET_OPTION`` (``setsockopt``'s arguments), which it does not export."""
+
+OWN_LOOPS: tuple[type[asyncio.AbstractEventLoop], ...] = (asyncio.BaseEventLoop,)
+"""The event loops the backend opens connections on itself: asyncio's own (selector and
+proactor), whose ``create_connection`` races a name's addresses."""
 
 _PAUSE_READING = 256 * 1024
 """Received bytes held unread past which the transport stops reading until they are read."""
@@ -259,26 +264,36 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
 
 
 class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    """Opens httpcore's connections on asyncio's transports while asyncio runs the caller;
-    otherwise hands each call to ``fallback``."""
+    """Opens httpcore's connections on asyncio's transports while one of asyncio's own event
+    loops runs the caller; otherwise hands each call to the fallback."""
 
     def __init__(self, fallback: httpcore.AsyncNetworkBackend | None = None) -> None:
         """
         Args:
-            fallback: the backend outside asyncio; ``None`` for httpcore's trio backend
-                (httpcore's pools run under asyncio and trio only).
+            fallback: the backend on any other loop; ``None`` for httpcore's own for it: its
+                trio backend outside asyncio (httpcore's pools run under asyncio and trio
+                only), its anyio backend on another asyncio loop (uvloop's
+                ``create_connection`` races no addresses).
         """
         self._fallback = fallback
+        self._trio: httpcore.AsyncNetworkBackend | None = None
+        self._anyio: httpcore.AsyncNetworkBackend | None = None
 
     def _other(self) -> httpcore.AsyncNetworkBackend | None:
-        """``None`` under asyncio; otherwise the backend to hand the call to."""
+        """``None`` on asyncio's own loop; otherwise the backend to hand the call to."""
         try:
-            asyncio.get_running_loop()
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
-            if self._fallback is None:
-                self._fallback = httpcore.TrioBackend()
+            loop = None
+        if isinstance(loop, OWN_LOOPS):
+            return None
+        if self._fallback is not None:
             return self._fallback
-        return None
+        if loop is None:
+            self._trio = self._trio or httpcore.TrioBackend()
+            return self._trio
+        self._anyio = self._anyio or httpcore.AnyIOBackend()
+        return self._anyio
 
     async def connect_tcp(
         self,

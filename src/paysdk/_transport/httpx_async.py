@@ -59,9 +59,9 @@ def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> 
 
 def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSender:
     """The sender on an ``own_async_client`` over ``network``, sending straight to its pools
-    while untraced. Direct connections are opened on asyncio's own transports under asyncio
-    (``asyncio_network.py``); through a proxy (TLS inside TLS for an HTTPS one), and under
-    trio, by httpcore's own backend."""
+    while untraced. Direct connections are opened on asyncio's own transports on asyncio's own
+    loop (``asyncio_network.py``); through a proxy (TLS inside TLS for an HTTPS one), under
+    trio and on another loop (uvloop), by httpcore's own backend."""
     transport = AsyncPoolTransport(network, direct_backend=AsyncioBackend())
     http = own_async_client(transport, defaults)
     return AsyncHttpxSender(http, defaults=defaults, routes=transport.routes)
