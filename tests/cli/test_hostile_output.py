@@ -10,6 +10,8 @@ import json
 import os
 import re
 import select
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -251,6 +253,52 @@ def test_sandbox_status_shows_a_pid_files_values_with_nothing_raw(
     code, screen = on_terminal({**env, "PAYSDK_SANDBOX_DIR": str(runtime)}, "sandbox", "status")
     assert (code, raw_controls(screen)) == (0, [])
     assert lines_of(screen)[0].endswith("log /tmp/x\\x1b[2J.log")
+
+
+def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
+    env: dict[str, str],
+) -> None:
+    main_fd, sub_fd = os.openpty()
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "paysdk", "sandbox", "--port", "0"],
+            stdin=sub_fd,
+            stdout=sub_fd,
+            stderr=sub_fd,
+            env=env,
+            start_new_session=True,
+        )
+    finally:
+        os.close(sub_fd)
+    received = bytearray()
+    try:
+        while b"Press Ctrl-C" not in received:
+            ready, _, _ = select.select([main_fd], [], [], 30)
+            assert ready, received
+            received += os.read(main_fd, 65536)
+        found = re.search(rb"listening on http://127[.]0[.]0[.]1:([0-9]+)", received)
+        assert found is not None, received
+        with socket.create_connection(("127.0.0.1", int(found[1])), timeout=30) as hostile:
+            # ESC [2J, an OSC title, and C1 CSI (latin-1 0x9b), as raw bytes of a request line
+            hostile.sendall(b"GET /payment/x\x1b[2J\x1b]0;pwned\x07\x9b2J HTTP/1.1\r\n\r\n")
+            hostile.recv(65536)
+        process.send_signal(signal.SIGINT)
+        while True:
+            ready, _, _ = select.select([main_fd], [], [], 30)
+            try:
+                chunk = os.read(main_fd, 65536) if ready else b""
+            except OSError:  # EIO: the sandbox, the terminal's last writer, has gone
+                break
+            if not chunk:
+                break
+            received += chunk
+    finally:
+        os.close(main_fd)
+        if process.poll() is None:
+            process.kill()
+    screen = received.decode("utf-8")
+    assert (process.wait(timeout=30), raw_controls(screen)) == (0, [])
+    assert '"GET /payment/x\\x1b[2J\\x1b]0;pwned\\x07\\x9b2J HTTP/1.1" 401' in screen
 
 
 # --- CSV, read back as a spreadsheet would ----------------------------------------------------

@@ -4,8 +4,8 @@ Strings from the service, a customer, a ledger or a callback handler can hold an
 terminal acts on control characters (``ESC [2J`` clears the screen, C1 ``CSI`` does what
 ``ESC [`` does, a newline adds a line, a bidi override reorders what is shown), and a spreadsheet
 runs a cell that starts with ``=`` as a formula. Every such string the command prints passes
-through `printable` (tables, lines and errors), `json_text` (``--json``) or `spreadsheet_cell`
-(``--csv``).
+through `printable` (tables, lines and errors; ``_core.terminal``'s, which the sandbox's request
+log shares), `json_text` (``--json``) or `spreadsheet_cell` (``--csv``).
 """
 
 from __future__ import annotations
@@ -13,47 +13,16 @@ from __future__ import annotations
 import json
 import re
 
+from .._core.terminal import BEYOND_JSON, printable
+
 __all__ = ["FORMULA_STARTS", "MISSING", "json_text", "printable", "spreadsheet_cell"]
 
-_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
-"""Bidi controls: the Arabic letter mark, LRM and RLM, the embeddings, overrides and isolates."""
-_BEYOND_JSON = rf"\x7f-\x9f{_BIDI}\u2028\u2029\ud800-\udfff"
-"""What JSON leaves raw but a terminal acts on: DEL, C1, bidi controls, the line and paragraph
-separators, and lone surrogates (which no UTF-8 stream can carry)."""
-_CONTROL = re.compile(rf"[\x00-\x1f{_BEYOND_JSON}]")
-_CONTROL_BUT_NEWLINE = re.compile(rf"[\x00-\x09\x0b-\x1f{_BEYOND_JSON}]")
-_JSON_RAW = re.compile(f"[{_BEYOND_JSON}]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_JSON_RAW = re.compile(f"[{BEYOND_JSON}]")
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """A cell starting with one of these is a formula to a spreadsheet (OWASP's list)."""
 MISSING = "-"
 """What a table or CSV cell shows for a value the service left out."""
-
-
-def _visible(match: re.Match[str]) -> str:
-    char = match[0]
-    code = ord(char)
-    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-
-
-def printable(text: str, *, keep_newlines: bool = False) -> str:
-    """``text`` with every control character shown as an escape (``\\x1b``, ``\\n``, ``\\u202e``).
-
-    C0, DEL, C1, bidi controls, U+2028/U+2029 and lone surrogates are replaced; everything else,
-    accents and scripts included, is left as it is.
-
-    Args:
-        text: a string from the service, a customer, a ledger or a handler.
-        keep_newlines: keep ``\\n`` (and ``\\r\\n``) as line breaks, for a body of several
-            lines; a lone ``\\r``, which would overwrite the line, is still shown as ``\\r``.
-
-    Returns:
-        The text, safe to write to a terminal.
-    """
-    if keep_newlines:
-        return _CONTROL_BUT_NEWLINE.sub(_visible, text.replace("\r\n", "\n"))
-    return _CONTROL.sub(_visible, text)
 
 
 def json_text(data: object, indent: int | None = 2) -> str:

@@ -13,6 +13,7 @@ import sys
 import threading
 from typing import Protocol
 
+from .._core.terminal import printable
 from .._service.api import UNAUTHORIZED_BODY, Reply, answer_api, authorized, new_request_id
 from .._service.faults import answer_request_id
 from ._control import CONTROL_PREFIX, Controlled, answer_control
@@ -52,8 +53,10 @@ class Answering:
         return self._sandbox.idle_timeout
 
     def log(self, message: str) -> None:
+        """Write one line to stderr: its control characters (a client's request line may hold
+        any) shown as escapes, never sent to the terminal."""
         if self._sandbox.log_requests:
-            sys.stderr.write(f"sandbox: {message}\n")
+            sys.stderr.write(f"sandbox: {printable(message)}\n")
 
     def connected(self, client_address: tuple[str, int]) -> None:
         self._requests.connected(client_address)
