@@ -503,7 +503,18 @@ def test_a_bad_value_from_a_flag_names_the_flag(run: Run) -> None:
     assert "the secret key from --secret-key contains characters" in err
 
 
-@pytest.mark.parametrize("amount", ["25000.00", "2.5e6", "2,500,000", "NGN2500000"])
+@pytest.mark.parametrize(
+    "amount",
+    # the last two: 2500000 in Arabic-Indic and in fullwidth digits, which int() reads
+    [
+        "25000.00",
+        "2.5e6",
+        "2,500,000",
+        "NGN2500000",
+        "\u0662\u0665" + "\u0660" * 5,
+        "\uff12\uff15" + "\uff10" * 5,
+    ],
+)
 def test_a_non_integer_amount_is_a_usage_error_that_states_the_unit(run: Run, amount: str) -> None:
     code, out, err = run("confirm", COMPLETED_REFERENCE, "--amount", amount, "--currency", "NGN")
     assert (code, out) == (2, "")

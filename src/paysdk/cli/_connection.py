@@ -56,8 +56,11 @@ def positive_float(text: str) -> float:
 
 
 def whole_amount(text: str) -> int:
-    """An argparse type: an amount, a whole number in the unit the service reports."""
+    """An argparse type: an amount, a whole number of ASCII digits in the unit the service
+    reports (``int`` alone also reads digits of other scripts: ``int("١٢٣")`` is 123)."""
     try:
+        if not text.isascii():
+            raise ValueError(text)
         return int(text.strip().replace("_", ""), 10)
     except ValueError:
         raise argparse.ArgumentTypeError(
