@@ -245,6 +245,8 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
         (":memory:", {}, "in-memory"),
         ("orders.db", {"lease": 0}, "lease"),
         ("orders.db", {"lease": "5 minutes"}, "lease"),
+        ("orders.db", {"lease": 2**70}, "lease"),  # more seconds than a timedelta holds
+        ("orders.db", {"lease": float("inf")}, "lease"),
         ("orders.db", {"table": "orders; DROP TABLE orders"}, "table"),
         ("orders.db", {"timeout": -1}, "timeout"),
     ],

@@ -54,3 +54,10 @@ async def test_an_unknown_state_is_a_configuration_error_that_lists_them(
         await ledger.rows_after(state="shipped")
     with pytest.raises(paysdk.ConfigurationError, match="positive int"):
         await ledger.rows_after(limit=0)
+
+
+async def test_a_limit_past_the_databases_integers_is_no_limit(make_ledger: MakeLedger) -> None:
+    ledger = make_ledger()
+    await ledger.fulfil_once(paid("order-1"), lambda payment: None)
+    for limit in (2**63, 2**70):
+        assert [row.reference for row in await ledger.rows_after(limit=limit)] == ["order-1"]

@@ -149,7 +149,8 @@ class BaseLedger:
         if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
             raise ConfigurationError(f"limit must be a positive int, not {limit!r}")
         checked, label = _plans.check_state(state), check_account(account)
-        return _plans.rows_after(self._driver.dialect, self.table, after, limit, checked, label)
+        most = min(limit, _plans.AMOUNTS.stop - 1)  # a LIMIT is a signed 64-bit integer, as amounts
+        return _plans.rows_after(self._driver.dialect, self.table, after, most, checked, label)
 
     def _set_aside_plan(
         self,

@@ -11,6 +11,7 @@ that ran, say).
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import re
 import secrets
@@ -47,11 +48,15 @@ def check_table(table: object) -> str:
 
 
 def check_lease(lease: object) -> dt.timedelta:
-    """A lease as a timedelta; numbers are seconds."""
+    """A lease as a timedelta; numbers are seconds (one no timedelta holds, such as ``inf`` or
+    ``2**70``, is refused like any other bad lease)."""
     if isinstance(lease, (int, float)) and not isinstance(lease, bool):
-        lease = dt.timedelta(seconds=lease)
+        with contextlib.suppress(OverflowError, ValueError):  # beyond a timedelta, or NaN
+            lease = dt.timedelta(seconds=lease)
     if not isinstance(lease, dt.timedelta) or lease <= dt.timedelta(0):
-        raise ConfigurationError(f"lease must be a positive number of seconds, not {lease!r}")
+        raise ConfigurationError(
+            f"lease must be a positive number of seconds (a timedelta's at most), not {lease!r}"
+        )
     return lease
 
 
