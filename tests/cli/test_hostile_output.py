@@ -301,6 +301,20 @@ def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
     assert '"GET /payment/x\\x1b[2J\\x1b]0;pwned\\x07\\x9b2J HTTP/1.1" 401' in screen
 
 
+@pytest.mark.parametrize("command", ["status", "stop"])
+def test_sandbox_status_and_stop_show_nothing_raw_of_a_pid_file_of_another_shape(
+    env: dict[str, str], tmp_path: Path, command: str
+) -> None:
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    record = {"pid": "1\x1b[2J", "port": "8\x1b]0;pwned\x07", "base_url": "http://127.0.0.1:9",
+              "secret_key": "sk_x", "log": "/tmp/x.log"}  # fmt: skip
+    (runtime / "sandbox-9.pid").write_text(json.dumps(record))
+    code, screen = on_terminal({**env, "PAYSDK_SANDBOX_DIR": str(runtime)}, "sandbox", command)
+    assert (code, raw_controls(screen)) == ({"status": 1, "stop": 0}[command], [])
+    assert "Traceback" not in screen
+
+
 # --- CSV, read back as a spreadsheet would ----------------------------------------------------
 
 

@@ -163,12 +163,20 @@ def write_pid_file(sandbox: RunningSandbox) -> Path:
 
 
 def read_pid_file(path: Path) -> RunningSandbox | None:
-    """What the pid file says; ``None`` if it is gone or unreadable (a stale file to remove)."""
+    """What the pid file says; ``None`` if it is gone, unreadable or of another shape (each
+    field of its type: a port that is text would be printed, a pid that is text signalled),
+    a stale file to remove."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        return RunningSandbox(**data)
+        running = RunningSandbox(**data)
     except (OSError, ValueError, TypeError):
         return None
+    numbers = (running.pid, running.port)
+    texts = (running.base_url, running.secret_key, running.log)
+    typed = all(type(number) is int for number in numbers) and all(
+        isinstance(text, str) for text in texts
+    )
+    return running if typed else None
 
 
 def remove_pid_file(port: int, pid: int | None = None) -> None:
