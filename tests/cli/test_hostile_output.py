@@ -86,7 +86,8 @@ def env(sandbox: Sandbox) -> dict[str, str]:
 
 def on_terminal(env: dict[str, str], *argv: str) -> tuple[int, str]:
     """Run ``paysdk argv`` with a pseudo-terminal as its stdin, stdout and stderr; return its
-    exit code and what reached the terminal (line ends as the terminal sends them, ``\\r\\n``)."""
+    exit code and what reached the terminal (line ends as the terminal sends them, ``\\r\\n``),
+    read in the terminal's encoding (``PYTHONIOENCODING``, or UTF-8)."""
     main_fd, sub_fd = os.openpty()
     try:
         process = subprocess.Popen(
@@ -117,7 +118,7 @@ def on_terminal(env: dict[str, str], *argv: str) -> tuple[int, str]:
         os.close(main_fd)
         if process.poll() is None and time.monotonic() >= deadline:
             process.kill()
-    return process.wait(timeout=30), received.decode("utf-8")
+    return process.wait(timeout=30), received.decode(env.get("PYTHONIOENCODING", "utf-8"))
 
 
 def lines_of(screen: str) -> list[str]:
@@ -313,6 +314,28 @@ def test_sandbox_status_and_stop_show_nothing_raw_of_a_pid_file_of_another_shape
     code, screen = on_terminal({**env, "PAYSDK_SANDBOX_DIR": str(runtime)}, "sandbox", command)
     assert (code, raw_controls(screen)) == ({"status": 1, "stop": 0}[command], [])
     assert "Traceback" not in screen
+
+
+LETTERS = "Zo\u00eb \u0130stanbul \U0001f600"
+"""A customer name of letters a Latin-1 or ASCII terminal cannot show: none is hostile."""
+
+
+@pytest.mark.parametrize("encoding", ["ascii", "latin-1"])
+def test_letters_a_terminals_encoding_lacks_are_escaped_never_a_crash(
+    sandbox: Sandbox, env: dict[str, str], encoding: str
+) -> None:
+    customer = {"name": LETTERS, "email": "zoe@example.com", "phone": "+1"}
+    sandbox.add_payment(
+        payment_record(reference="order-zoe", customer=customer, created_at=CREATED)
+    )
+    shown = {**env, "PYTHONIOENCODING": encoding}
+    code, screen = on_terminal(shown, "verify", "order-zoe")
+    assert (code, raw_controls(screen)) == (0, [])
+    assert "customer:        Zo" in screen and "zoe@example.com" in screen
+    code, screen = on_terminal(shown, "verify", "order-zoe", "--json")
+    assert (code, json.loads(screen)["customer"]["name"]) == (0, LETTERS)
+    code, screen = on_terminal(shown, "list", "--csv")
+    assert code == 0 and "zoe@example.com" in screen
 
 
 # --- CSV, read back as a spreadsheet would ----------------------------------------------------

@@ -25,7 +25,7 @@ MISSING = "-"
 """What a table or CSV cell shows for a value the service left out."""
 
 
-def json_text(data: object, indent: int | None = 2) -> str:
+def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False) -> str:
     """``data`` as exact JSON that is also safe on a terminal.
 
     ``json`` escapes C0 controls itself; DEL, C1, bidi controls, the separators and lone
@@ -35,11 +35,13 @@ def json_text(data: object, indent: int | None = 2) -> str:
     Args:
         data: what to write, as ``json.dumps`` takes it.
         indent: spaces per level; ``None`` for one line.
+        ascii_only: every character beyond ASCII escaped too, for an output whose encoding
+            cannot write them all (still the very same strings, parsed back).
 
     Returns:
         The JSON text.
     """
-    text = json.dumps(data, indent=indent, ensure_ascii=False)
+    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only)
     return _JSON_RAW.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
 
 

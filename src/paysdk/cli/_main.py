@@ -40,6 +40,7 @@ from paysdk.cli._report import (
     VerboseLog,
     attempts_made,
     broken_pipe,
+    escape_unwritable,
     in_cli_words,
     print_csv,
     print_error,
@@ -54,6 +55,7 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    escape_unwritable()
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

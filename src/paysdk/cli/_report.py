@@ -9,7 +9,9 @@ INFO), so the core does not need to know a command line exists.
 
 from __future__ import annotations
 
+import codecs
 import csv
+import io
 import logging
 import os
 import re
@@ -125,10 +127,27 @@ class VerboseLog(logging.Handler):
             print(f"{PROG}: {printable(record.getMessage())}", file=sys.stderr)
 
 
+def escape_unwritable() -> None:
+    """Have stdout show a character its encoding cannot write (an ASCII or Latin-1 terminal, a
+    Windows code page) as an escape, as stderr does, rather than fail on a customer's name."""
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="backslashreplace")
+
+
+def _writes_unicode(stream: object) -> bool:
+    """Whether ``stream``'s encoding writes every character: a UTF codec."""
+    try:
+        return codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name.startswith("utf")
+    except LookupError:
+        return False
+
+
 def print_json(data: object, indent: int | None = 2) -> None:
     """``data`` as JSON on stdout: indented, or on one line (``indent=None``); exact, with the
-    characters a terminal acts on escaped (``json_text``)."""
-    sys.stdout.write(json_text(data, indent) + "\n")
+    characters a terminal acts on escaped (``json_text``), and every one beyond ASCII if
+    stdout's encoding cannot write them all."""
+    ascii_only = not _writes_unicode(sys.stdout)
+    sys.stdout.write(json_text(data, indent, ascii_only=ascii_only) + "\n")
 
 
 def print_csv(header: Sequence[str], rows: Iterable[Iterable[object]]) -> None:
