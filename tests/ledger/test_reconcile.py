@@ -319,9 +319,9 @@ def test_the_ledger_is_looked_up_once_per_batch_not_once_per_payment(tmp_path: A
     lookups: list[int] = []
 
     class CountingLedger(Ledger):
-        def rows(self, references: Any, *, account: str = "") -> Any:
+        def _found_rows(self, references: Any, *, account: str) -> Any:
             lookups.append(len(references))
-            return super().rows(references, account=account)
+            return super()._found_rows(references, account=account)
 
     with (
         Sandbox(payments=records, idle_timeout=LIST_READ_PATIENCE) as service,

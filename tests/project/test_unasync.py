@@ -74,11 +74,13 @@ def test_the_check_catches_an_edited_generated_file(
 def test_the_check_catches_a_source_edited_without_regenerating(tree: Path) -> None:
     source = tree / "src/paysdk/ledger/_async/reconcile.py"
     source.write_text(
-        source.read_text(encoding="utf-8").replace("await ledger.rows(", "await ledger.lookup("),
+        source.read_text(encoding="utf-8").replace(
+            "await ledger._found_rows(", "await ledger.lookup("
+        ),
         encoding="utf-8",
     )
     [problem] = unasync.check(tree)
-    assert "-                return ledger.rows(step.references, account=" in problem
+    assert "-                return ledger._found_rows(step.references, account=" in problem
     assert "+                return ledger.lookup(step.references, account=" in problem
 
 

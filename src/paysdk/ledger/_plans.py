@@ -31,7 +31,7 @@ from ._errors import (
     UnverifiedPaymentError,
 )
 from ._rows import FulfilResult, LedgerRow, Outcome
-from ._steps import Act, Acted, Begin, Commit, LedgerPlan, Query, Rows, Sleep
+from ._steps import Act, Acted, Begin, Commit, Found, LedgerPlan, Query, Rows, Sleep
 
 T = TypeVar("T")
 
@@ -396,13 +396,31 @@ def rows_for(
 ) -> LedgerPlan[dict[str, LedgerRow]]:
     """The ledger rows of these references of one account (those that have one), in one
     query."""
-    if not references:
-        return {}
-    yield Begin(write=False)
-    found: Rows = yield Query(*_sql.select_many(dialect, table, account, references))
-    yield Commit()
-    rows = (LedgerRow._from_db(row) for row in found.rows)
+    found = yield from _select_many(dialect, table, references, account, _sql.row(dialect))
+    rows = (LedgerRow._from_db(row) for row in found)
     return {row.reference: row for row in rows}
+
+
+def found_for(
+    dialect: _sql.Dialect, table: str, references: Sequence[str], account: str = ""
+) -> LedgerPlan[dict[str, Found]]:
+    """What reconcile compares of the rows of these references of one account (those that have
+    one), in one query."""
+    found = yield from _select_many(dialect, table, references, account, _sql.found(dialect))
+    return {row[0]: Found._make(row) for row in found}
+
+
+def _select_many(
+    dialect: _sql.Dialect, table: str, references: Sequence[str], account: str, columns: str
+) -> LedgerPlan[list[tuple[Any, ...]]]:
+    """The ``columns`` of these references' rows, as the database returns them; no query for
+    no references."""
+    if not references:
+        return []
+    yield Begin(write=False)
+    found: Rows = yield Query(*_sql.select_many(dialect, table, account, references, columns))
+    yield Commit()
+    return found.rows
 
 
 def check_state(state: object) -> str | None:

@@ -130,6 +130,15 @@ def row(dialect: Dialect) -> str:
     )
 
 
+def found(dialect: Dialect) -> str:
+    """The columns reconcile's ``Found`` is read from, in order: what it compares of a row.
+
+    Args:
+        dialect: the database's; its clock says whether a lease ran out.
+    """
+    return f"reference, {current_state(dialect)}, amount, currency, reason"
+
+
 def insert_claim(dialect: Dialect, table: str) -> str:
     """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row.
 
@@ -253,11 +262,19 @@ def select_one(dialect: Dialect, table: str) -> str:
 
 
 def select_many(
-    dialect: Dialect, table: str, account: str, references: Sequence[str]
+    dialect: Dialect, table: str, account: str, references: Sequence[str], columns: str
 ) -> tuple[str, Sequence[object]]:
     """The rows of these references of one account: one array parameter where the database
-    takes one."""
-    where = f"SELECT {row(dialect)} FROM {table} WHERE account = ? AND reference"
+    takes one.
+
+    Args:
+        dialect: the database's.
+        table: the ledger's table.
+        account: the merchant account's label (``""``: unlabelled).
+        references: the references looked up.
+        columns: the columns selected (``row``'s or ``found``'s).
+    """
+    where = f"SELECT {columns} FROM {table} WHERE account = ? AND reference"
     if dialect.arrays:
         return f"{where} = ANY(?)", [account, list(references)]
     marks = ", ".join("?" * len(references))

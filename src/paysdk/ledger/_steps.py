@@ -24,9 +24,13 @@ drivers do, never by ``==``.
 from __future__ import annotations
 
 from collections.abc import Generator, Sequence
-from typing import Any, NamedTuple, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar
 
 from .._core.steps import Sleep
+
+if TYPE_CHECKING:
+    from .._models.listed import ListedPayment
+    from .._models.status import PaymentStatus
 
 __all__ = [
     "LEDGER_STEPS",
@@ -38,10 +42,12 @@ __all__ = [
     "CloseList",
     "Commit",
     "FindOrder",
+    "Found",
     "Fulfil",
     "FulfilledPage",
     "LedgerPlan",
     "LedgerStep",
+    "Listed",
     "LookUp",
     "NextBatch",
     "Query",
@@ -105,10 +111,32 @@ failed write again); ``_async/run.py`` carries out these, and its ``drive`` refu
 
 
 class NextBatch(NamedTuple):
-    """Read up to ``size`` more listed payments (opening the list first); answered with a list,
-    empty at its end."""
+    """Read up to ``size`` more listed payments (opening the list first); answered with a list
+    of ``Listed``, empty at its end."""
 
     size: int
+
+
+class Listed(NamedTuple):
+    """What reconcile compares of a listed payment. A batch keeps these, not the models: a
+    model and its dict are objects the garbage collector walks while the batch lives."""
+
+    reference: str
+    amount: int
+    currency: str
+    status: PaymentStatus | str
+    succeeded: bool
+
+    @classmethod
+    def of(cls, payment: ListedPayment) -> Listed:
+        """The fields reconcile reads of ``payment``, ``succeeded`` as the model decides it.
+
+        Args:
+            payment: a payment of the service's list.
+        """
+        return cls(
+            payment.reference, payment.amount, payment.currency, payment.status, payment.succeeded
+        )
 
 
 class CloseList(NamedTuple):
@@ -117,9 +145,21 @@ class CloseList(NamedTuple):
 
 class LookUp(NamedTuple):
     """The ledger's rows for these references, in one query; answered with a mapping of
-    reference to ``LedgerRow`` (those that have one)."""
+    reference to ``Found`` (those that have one)."""
 
     references: Sequence[str]
+
+
+class Found(NamedTuple):
+    """What reconcile compares of a ledger row: these columns alone, read as a plain tuple,
+    where a ``LedgerRow`` would parse two timestamps and build a dataclass per row."""
+
+    reference: str
+    state: str
+    """As ``LedgerRow.state`` reads it: ``unknown`` for a claim whose lease ran out."""
+    amount: int
+    currency: str
+    reason: str | None
 
 
 class Checked(NamedTuple):

@@ -22,6 +22,7 @@ from .._errors import ConfigurationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
 from ._rows import FulfilResult
+from ._steps import Listed
 
 if TYPE_CHECKING:
     import anyio
@@ -96,17 +97,19 @@ async def async_sleep(seconds: float) -> None:
     await anyio.sleep(seconds)
 
 
-def take(payments: Payments, size: int) -> list[ListedPayment]:
-    """Up to ``size`` more payments of the stream, leaving the rest in it."""
-    return list(itertools.islice(payments, size))
+def take(payments: Payments, size: int) -> list[Listed]:
+    """Up to ``size`` more payments of the stream, each as reconcile compares it, leaving the
+    rest in it."""
+    return [Listed.of(payment) for payment in itertools.islice(payments, size)]
 
 
-async def async_take(payments: AsyncPayments, size: int) -> list[ListedPayment]:
-    """Up to ``size`` more payments of the stream, leaving the rest in it."""
-    taken: list[ListedPayment] = []
+async def async_take(payments: AsyncPayments, size: int) -> list[Listed]:
+    """Up to ``size`` more payments of the stream, each as reconcile compares it, leaving the
+    rest in it."""
+    taken: list[Listed] = []
     for _ in range(size):
         try:
-            taken.append(await anext(payments))
+            taken.append(Listed.of(await anext(payments)))
         except StopAsyncIteration:
             break
     return taken

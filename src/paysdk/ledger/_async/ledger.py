@@ -15,7 +15,7 @@ from .._base import BaseLedger, check_limit, needs_lookup
 from .._databases.driver import AsyncDriver
 from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
 from .._rows import FulfilResult, LedgerRow
-from .._steps import LedgerPlan
+from .._steps import Found, LedgerPlan
 from .._twins import AsyncFulfilOnce
 from .reconcile import reconcile as reconcile_ledger
 from .run import run_plan
@@ -96,6 +96,12 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             LedgerError: the database failed or refused (the cause is chained).
         """
         return (await self.rows([reference], account=account)).get(reference)
+
+    async def _found_rows(self, references: Sequence[str], *, account: str) -> dict[str, Found]:
+        """What reconcile compares of these references' rows (those that have one), in one
+        query: the columns it reads, as tuples, not whole ``LedgerRow`` objects."""
+        label, dialect = check_account(account), self._driver.dialect
+        return await self._run(_plans.found_for(dialect, self.table, references, label))
 
     async def _fulfilled_references_after(
         self,

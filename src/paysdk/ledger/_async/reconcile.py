@@ -16,12 +16,13 @@ from ..._models.verified import VerifiedPayment
 from ..._transport import async_drive
 from .._reconcile.plan import BATCH, reconcile_plan
 from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
-from .._rows import FulfilResult, LedgerRow
+from .._rows import FulfilResult
 from .._steps import (
     RECONCILE_STEPS,
     Checked,
     CloseList,
     FindOrder,
+    Found,
     Fulfil,
     FulfilledPage,
     LookUp,
@@ -44,7 +45,7 @@ Progress = Callable[[int], object]
 class AsyncLedgerView(Protocol):
     """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
-    async def rows(self, references: Sequence[str], *, account: str) -> dict[str, LedgerRow]: ...
+    async def _found_rows(self, references: Sequence[str], *, account: str) -> dict[str, Found]: ...
 
     async def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
@@ -85,7 +86,7 @@ async def reconcile(
             if isinstance(step, CloseList):
                 await listing.aclose()
             elif isinstance(step, LookUp):
-                return await ledger.rows(step.references, account=client.account)
+                return await ledger._found_rows(step.references, account=client.account)
             elif isinstance(step, Checked):
                 if progress is not None:
                     progress(step.listed)

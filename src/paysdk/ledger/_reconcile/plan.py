@@ -17,15 +17,16 @@ from typing import Any
 
 from ..._core import expected_for, same_currency
 from ..._errors import PaymentNotFoundError, PaymentVerificationError
-from ..._models.listed import ListedPayment
 from ..._models.verified import VerifiedPayment
-from .._rows import FulfilResult, LedgerRow
+from .._rows import FulfilResult
 from .._steps import (
     Checked,
     CloseList,
     FindOrder,
+    Found,
     Fulfil,
     FulfilledPage,
+    Listed,
     LookUp,
     NextBatch,
     ReconcileStep,
@@ -51,16 +52,14 @@ class Reconciliation:
         self._listed = _References()
         self._to_fulfil: list[tuple[int | None, Discrepancy]] = []
 
-    def batch(
-        self, listed: Iterable[ListedPayment], rows: Mapping[str, LedgerRow]
-    ) -> list[ListedPayment]:
+    def batch(self, listed: Iterable[Listed], rows: Mapping[str, Found]) -> list[Listed]:
         """Compare one batch; returns its missed payments (to fulfil, if asked to)."""
-        missed: list[ListedPayment] = []
+        missed: list[Listed] = []
         report = self.report
         for payment in listed:
             report.listed += 1
             row = rows.get(payment.reference)
-            fulfilled = row is not None and row.fulfilled
+            fulfilled = row is not None and row.state == "fulfilled"
             succeeded = payment.succeeded
             if succeeded:
                 report.completed += 1
@@ -89,7 +88,7 @@ class Reconciliation:
                 report._add(found, self._limit)
         return missed
 
-    def missed(self, payment: ListedPayment, reason: str | None = None) -> None:
+    def missed(self, payment: Listed, reason: str | None = None) -> None:
         """Record a missed payment, and keep it to hand to ``fulfil`` (see ``to_fulfil``);
         ``reason``: what ``lookup`` found wrong with its order, if it was asked."""
         self._listed.add(payment.reference)  # listed: never "not listed" later
@@ -98,7 +97,7 @@ class Reconciliation:
         if len(self._to_fulfil) < self._limit:
             self._to_fulfil.append((index, found))
 
-    def ordered(self, payment: ListedPayment, order: object) -> None:
+    def ordered(self, payment: Listed, order: object) -> None:
         """A completed payment with no ledger row, and what ``lookup`` found for it: no order
         (``None``) makes it not ours; an order makes it missed, with how the two differ if they
         do. An exception ``lookup`` raised keeps it missed, saying so: never silently not ours.
@@ -132,7 +131,7 @@ class Reconciliation:
         """Of a page of fulfilled references, those the list did not show: to verify one by one."""
         return [reference for reference in references if reference not in self._listed]
 
-    def unlisted(self, row: LedgerRow, payment: VerifiedPayment | None) -> None:
+    def unlisted(self, row: Found, payment: VerifiedPayment | None) -> None:
         """A fulfilled row the list did not show, and what verify says of it (None: unknown).
 
         Verify settles it: a payment made (and fulfilled) after the list was read is fine.
@@ -158,7 +157,7 @@ class Reconciliation:
             )
 
     @staticmethod
-    def _compare(payment: ListedPayment, row: LedgerRow | None) -> Discrepancy | None:
+    def _compare(payment: Listed, row: Found | None) -> Discrepancy | None:
         if row is None:
             return _listed(Kind.MISSED, payment) if payment.succeeded else None
         if not payment.succeeded:
@@ -172,7 +171,7 @@ class Reconciliation:
         )
 
 
-def _listed(kind: Kind, payment: ListedPayment) -> Discrepancy:
+def _listed(kind: Kind, payment: Listed) -> Discrepancy:
     return Discrepancy(
         kind, payment.reference, str(payment.status), payment.amount, payment.currency
     )
@@ -182,7 +181,7 @@ _DECIDED = {"refused": Kind.REFUSED, "ignored": Kind.IGNORED}
 """Ledger states a person or a handler decided on, and how a completed payment in one is shown."""
 
 
-def _differs_from(payment: ListedPayment, order: object) -> str | None:
+def _differs_from(payment: Listed, order: object) -> str | None:
     """How the order ``lookup`` found differs from the payment, or ``None`` if it matches."""
     expected = expected_for(payment.reference, None, None, True, order)
     wrong: list[str] = []
@@ -197,7 +196,7 @@ def _said(error: Exception) -> str:
     return f"{type(error).__name__}: {' '.join(str(error).split())}"
 
 
-def _differ(amount: int, currency: str, row: LedgerRow) -> bool:
+def _differ(amount: int, currency: str, row: Found) -> bool:
     """Whether the service's amount or currency is not what the ledger recorded as fulfilled."""
     return amount != row.amount or not same_currency(row.currency, currency)
 
@@ -253,7 +252,7 @@ def reconcile_plan(
     account reconciled, which the report names."""
     state = Reconciliation(max_discrepancies, account)
     while batch := (yield NextBatch(batch_size)):
-        rows: Mapping[str, LedgerRow] = yield LookUp([payment.reference for payment in batch])
+        rows: Mapping[str, Found] = yield LookUp([payment.reference for payment in batch])
         for payment in state.batch(batch, rows):
             if looking_up and payment.reference not in rows:
                 try:
@@ -275,10 +274,10 @@ def reconcile_plan(
     after = ""
     while page := (yield FulfilledPage(after, PAGE)):
         unseen = state.unseen(page)
-        found: Mapping[str, LedgerRow] = (yield LookUp(unseen)) if unseen else {}
+        found: Mapping[str, Found] = (yield LookUp(unseen)) if unseen else {}
         for reference in unseen:  # each still fulfilled: its full row, one query a page
             row = found.get(reference)
-            if row is None or not row.fulfilled:
+            if row is None or row.state != "fulfilled":
                 continue
             try:
                 verified: VerifiedPayment | None = yield Verify(row.reference)

@@ -18,12 +18,13 @@ from ..._models.verified import VerifiedPayment
 from ..._transport import drive
 from .._reconcile.plan import BATCH, reconcile_plan
 from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
-from .._rows import FulfilResult, LedgerRow
+from .._rows import FulfilResult
 from .._steps import (
     RECONCILE_STEPS,
     Checked,
     CloseList,
     FindOrder,
+    Found,
     Fulfil,
     FulfilledPage,
     LookUp,
@@ -46,7 +47,7 @@ Progress = Callable[[int], object]
 class LedgerView(Protocol):
     """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
 
-    def rows(self, references: Sequence[str], *, account: str) -> dict[str, LedgerRow]: ...
+    def _found_rows(self, references: Sequence[str], *, account: str) -> dict[str, Found]: ...
 
     def fulfil_once(
         self, payment: VerifiedPayment, action: Callable[[VerifiedPayment], object]
@@ -87,7 +88,7 @@ def reconcile(
             if isinstance(step, CloseList):
                 listing.close()
             elif isinstance(step, LookUp):
-                return ledger.rows(step.references, account=client.account)
+                return ledger._found_rows(step.references, account=client.account)
             elif isinstance(step, Checked):
                 if progress is not None:
                     progress(step.listed)
