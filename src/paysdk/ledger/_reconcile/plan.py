@@ -12,6 +12,7 @@ from __future__ import annotations
 import array
 import bisect
 import dataclasses
+import functools
 from collections.abc import Generator, Iterable, Mapping
 from typing import Any
 
@@ -198,7 +199,12 @@ def _said(error: Exception) -> str:
 
 def _differ(amount: int, currency: str, row: Found) -> bool:
     """Whether the service's amount or currency is not what the ledger recorded as fulfilled."""
-    return amount != row.amount or not same_currency(row.currency, currency)
+    return amount != row.amount or not _same_currency(row.currency, currency)
+
+
+_same_currency = functools.lru_cache(maxsize=256)(same_currency)
+"""``same_currency``, remembered: a list has few currencies, and each payment compared with its
+fulfilled row would otherwise match both codes against a regular expression."""
 
 
 class _References:
