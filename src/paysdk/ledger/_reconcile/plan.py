@@ -56,6 +56,7 @@ class Reconciliation:
     def batch(self, listed: Iterable[Listed], rows: Mapping[str, Found]) -> list[Listed]:
         """Compare one batch; returns its missed payments (to fulfil, if asked to)."""
         missed: list[Listed] = []
+        fulfilled_listed: list[str] = []
         report = self.report
         for payment in listed:
             report.listed += 1
@@ -66,7 +67,7 @@ class Reconciliation:
                 report.completed += 1
             if fulfilled:
                 assert row is not None
-                self._listed.add(payment.reference)
+                fulfilled_listed.append(payment.reference)
                 if succeeded and not _differ(payment.amount, payment.currency, row):
                     report.fulfilled_ok += 1  # the common case, all is well: decided at once
                     continue
@@ -87,12 +88,13 @@ class Reconciliation:
                 missed.append(payment)
             else:
                 report._add(found, self._limit)
+        self._listed.update(fulfilled_listed)
         return missed
 
     def missed(self, payment: Listed, reason: str | None = None) -> None:
         """Record a missed payment, and keep it to hand to ``fulfil`` (see ``to_fulfil``);
         ``reason``: what ``lookup`` found wrong with its order, if it was asked."""
-        self._listed.add(payment.reference)  # listed: never "not listed" later
+        self._listed.update((payment.reference,))  # listed: never "not listed" later
         found = dataclasses.replace(_listed(Kind.MISSED, payment), reason=reason)
         index = self.report._add(found, self._limit)
         if len(self._to_fulfil) < self._limit:
@@ -130,7 +132,7 @@ class Reconciliation:
 
     def unseen(self, references: Iterable[str]) -> list[str]:
         """Of a page of fulfilled references, those the list did not show: to verify one by one."""
-        return [reference for reference in references if reference not in self._listed]
+        return self._listed.missing(references)
 
     def unlisted(self, row: Found, payment: VerifiedPayment | None) -> None:
         """A fulfilled row the list did not show, and what verify says of it (None: unknown).
@@ -212,34 +214,45 @@ class _References:
 
     A million fulfilled payments take 8 MB instead of ~100 MB. The digests are spread over 256
     arrays by their top byte, each sorted on its own when first searched, so sorting never
-    holds more than a 256th of them as Python ints at once. A digest is the string's own hash,
-    computed once per string and stable within the process (a reconcile runs in one): two
-    references sharing one (odds around 1 in 10^7 for a million) would hide one "not listed"
-    alarm, nothing else.
+    holds more than a 256th of them as Python ints at once. A digest is the string's own hash
+    (``hash(reference) & _MASK``), computed once per string and stable within the process (a
+    reconcile runs in one): two references sharing one (odds around 1 in 10^7 for a million)
+    would hide one "not listed" alarm, nothing else. Each method takes many references a call:
+    a million calls of one reference each would cost more than the work in them.
     """
 
     def __init__(self) -> None:
         self._buckets = [array.array("Q") for _ in range(256)]
         self._unsorted: set[int] = set()
 
-    def add(self, reference: str) -> None:
-        digest = _digest(reference)
-        self._buckets[digest >> 56].append(digest)
-        self._unsorted.add(digest >> 56)
+    def update(self, references: Iterable[str]) -> None:
+        """Keep these references."""
+        buckets, unsorted = self._buckets, self._unsorted
+        for reference in references:
+            digest = hash(reference) & _MASK
+            buckets[digest >> 56].append(digest)
+            unsorted.add(digest >> 56)
 
-    def __contains__(self, reference: str) -> bool:
-        digest = _digest(reference)
-        top = digest >> 56
-        digests = self._buckets[top]
-        if top in self._unsorted:
-            digests = self._buckets[top] = array.array("Q", sorted(digests))
-            self._unsorted.discard(top)
-        index = bisect.bisect_left(digests, digest)
-        return index < len(digests) and digests[index] == digest
+    def missing(self, references: Iterable[str]) -> list[str]:
+        """Those of ``references`` not kept, in their order."""
+        buckets, unsorted = self._buckets, self._unsorted
+        missing: list[str] = []
+        for reference in references:
+            digest = hash(reference) & _MASK
+            top = digest >> 56
+            if top in unsorted:
+                buckets[top] = array.array("Q", sorted(buckets[top]))
+                unsorted.discard(top)
+            digests = buckets[top]
+            index = bisect.bisect_left(digests, digest)
+            if index == len(digests) or digests[index] != digest:
+                missing.append(reference)
+        return missing
 
 
-def _digest(reference: str) -> int:
-    return hash(reference) & 0xFFFF_FFFF_FFFF_FFFF
+_MASK = 0xFFFF_FFFF_FFFF_FFFF
+"""A hash (a signed int of the platform's width) as the unsigned 64-bit digest ``_References``
+keeps."""
 
 
 def reconcile_plan(
