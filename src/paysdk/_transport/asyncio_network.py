@@ -22,7 +22,7 @@ import socket
 import ssl
 from collections import deque
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import httpcore
@@ -289,10 +289,12 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             return None
         if self._fallback is not None:
             return self._fallback
+        # httpcore's stand-in classes (for a missing trio or anyio) are no backends to a type
+        # checker, so each is named as the interface it implements
         if loop is None:
-            self._trio = self._trio or httpcore.TrioBackend()
+            self._trio = self._trio or cast(httpcore.AsyncNetworkBackend, httpcore.TrioBackend())
             return self._trio
-        self._anyio = self._anyio or httpcore.AnyIOBackend()
+        self._anyio = self._anyio or cast(httpcore.AsyncNetworkBackend, httpcore.AnyIOBackend())
         return self._anyio
 
     async def connect_tcp(
@@ -367,7 +369,10 @@ async def _connect(
     if socket_options and sock is not None:
         try:
             for option in socket_options:
-                sock.setsockopt(*option)
+                if len(option) == 4:  # (level, name, None, length)
+                    sock.setsockopt(option[0], option[1], None, option[3])
+                else:
+                    sock.setsockopt(option[0], option[1], option[2])
         except BaseException:
             await stream.aclose()
             raise

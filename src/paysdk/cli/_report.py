@@ -130,8 +130,9 @@ class VerboseLog(logging.Handler):
 def escape_unwritable() -> None:
     """Have stdout show a character its encoding cannot write (an ASCII or Latin-1 terminal, a
     Windows code page) as an escape, as stderr does, rather than fail on a customer's name."""
-    if isinstance(sys.stdout, io.TextIOWrapper):
-        sys.stdout.reconfigure(errors="backslashreplace")
+    stdout = sys.stdout
+    if isinstance(stdout, io.TextIOWrapper):
+        stdout.reconfigure(errors="backslashreplace")
 
 
 def _writes_unicode(stream: object) -> bool:
