@@ -3,6 +3,8 @@ httpx exception stands for. The edge where paysdk's own values meet httpx's."""
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import AsyncIterator, Iterator, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, NamedTuple
@@ -162,6 +164,41 @@ async def _once(content: bytes) -> AsyncIterator[bytes]:
     yield content
 
 
+class URLParts(NamedTuple):
+    """What httpx makes of a URL for its transport: scheme, host, port, ``Host`` header value
+    and request target, raw."""
+
+    scheme: bytes
+    host: bytes
+    port: int | None
+    netloc: bytes
+    target: bytes
+
+
+_ENCODED_SEGMENT = re.compile(r"(?:[A-Za-z0-9._~-]|%[0-9A-Fa-f]{2})+")
+"""A path segment httpx sends as it is: unreserved characters and percent escapes."""
+
+
+def url_parts(url: str) -> URLParts:
+    """``url`` as httpx parses it for its transport."""
+    parsed = httpx.URL(url)
+    return URLParts(parsed.raw_scheme, parsed.raw_host, parsed.port, parsed.netloc, parsed.raw_path)
+
+
+_base_parts = functools.lru_cache(maxsize=64)(url_parts)
+
+
+def core_url(url: str) -> URLParts:
+    """``url_parts(url)``, with the client's base URL parsed once: a request's URL is the base
+    URL plus a path whose last segment (the reference) the core has percent-encoded, which
+    httpx leaves as it is."""
+    head, _, last = url.rpartition("/")
+    if "://" in head and last not in (".", "..") and _ENCODED_SEGMENT.fullmatch(last):
+        parent = _base_parts(head + "/")
+        return parent._replace(target=parent.target + last.encode("ascii"))
+    return url_parts(url)
+
+
 class HttpxDefaults(NamedTuple):
     """What the ``httpx`` client paysdk makes is built with, and so sends on every request."""
 
@@ -224,18 +261,16 @@ class RequestBuilder:
         Returns:
             httpcore's request, bodiless like every request paysdk sends.
         """
-        url = httpx.URL(request.url)
+        scheme, host, port, netloc, target = core_url(request.url)
         headers = self._merge(http, self._trim(request.headers))
         auto: list[tuple[bytes, bytes]] = []
-        if "host" not in headers and url.host:
-            auto.append((b"Host", url.netloc))
+        if "host" not in headers and host:
+            auto.append((b"Host", netloc))
         if request.method in ("POST", "PUT", "PATCH") and "content-length" not in headers:
             auto.append((b"Content-Length", b"0"))  # as httpx marks an empty body
         return httpcore.Request(
             request.method,
-            httpcore.URL(
-                scheme=url.raw_scheme, host=url.raw_host, port=url.port, target=url.raw_path
-            ),
+            httpcore.URL(scheme=scheme, host=host, port=port, target=target),
             headers=[*auto, *headers.raw] if auto else headers.raw,
             extensions={"timeout": request.timeout._asdict()},  # httpx.Timeout.as_dict()'s keys
         )
