@@ -160,6 +160,30 @@ async def test_a_large_answer_read_late_arrives_whole_and_in_order(
         await stream.aclose()
 
 
+async def test_tls_writes_return_once_sent_not_when_the_server_answers(
+    tls_server_context: ssl.SSLContext, tls_client_context: ssl.SSLContext
+) -> None:
+    """A request in several writes (a kept-alive connection's next request, a body after its
+    headers) to a server that answers only once it has it all, and slowly: no write waits for
+    the answer, so none runs into its write timeout."""
+
+    async def slow(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        received = await reader.readexactly(15)
+        await asyncio.sleep(0.5)
+        writer.write(received)
+        await writer.drain()
+        writer.close()
+
+    async with serving(slow, tls_server_context) as port:
+        plain = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=WAIT)
+        stream = await plain.start_tls(tls_client_context, "127.0.0.1", timeout=WAIT)
+        await asyncio.sleep(0.1)  # whatever the server sends after its handshake has arrived
+        for _ in range(3):
+            await stream.write(b"hello", timeout=0.2)
+        assert await stream.read(100, timeout=WAIT) == b"hello" * 3
+        await stream.aclose()
+
+
 async def test_socket_options_are_set_on_the_socket(plain_echo: int) -> None:
     option = (socket.SOL_SOCKET, socket.SO_KEEPALIVE, 1)
     stream = await AsyncioBackend().connect_tcp(

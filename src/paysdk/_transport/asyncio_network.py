@@ -232,7 +232,9 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         assert isinstance(transport, asyncio.Transport)
         protocol.tls = True
         protocol.transport = transport
-        transport.set_write_buffer_limits(0)
+        # asyncio's TLS transport pauses a protocol at ``size >= high`` (its plain one past
+        # ``high``): 1, so it pauses only while bytes wait, and a write never waits for the answer
+        transport.set_write_buffer_limits(1, 0)
         return AsyncioStream(transport, protocol)
 
     def get_extra_info(self, info: str) -> Any:
