@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import select
 import socket
 import ssl
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
@@ -181,6 +182,18 @@ async def test_tls_writes_return_once_sent_not_when_the_server_answers(
         for _ in range(3):
             await stream.write(b"hello", timeout=0.2)
         assert await stream.read(100, timeout=WAIT) == b"hello" * 3
+        await stream.aclose()
+
+
+async def test_an_idle_connection_is_checked_without_poll_where_there_is_none(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Windows has no ``select.poll``: whether an idle connection was closed is asked of
+    ``select.select`` there, as httpcore's own backends ask it."""
+    monkeypatch.delattr(select, "poll")
+    async with serving(hold) as port:
+        stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=WAIT)
+        assert stream.get_extra_info("is_readable") is False
         await stream.aclose()
 
 

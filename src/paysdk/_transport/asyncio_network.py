@@ -260,7 +260,10 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         sock = self._socket_transport.get_extra_info("socket")
         if sock is None or sock.fileno() < 0:
             return True
-        poller = select.poll()  # what httpcore's own backends check, past what asyncio saw
+        # what httpcore's own backends check, past what asyncio saw; Windows has no poll
+        if not hasattr(select, "poll"):
+            return bool(select.select([sock], [], [], 0)[0])
+        poller = select.poll()
         poller.register(sock.fileno(), select.POLLIN)
         return bool(poller.poll(0))
 
