@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import select
 import socket
 import ssl
@@ -26,6 +27,7 @@ from paysdk._transport.asyncio_network import AsyncioBackend, AsyncioStream
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import SECRET
 from tests.support.proxy import ForwardProxy
+from tests.support.tls import server_context
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_proxy_env")]
 
@@ -195,6 +197,27 @@ async def test_an_idle_connection_is_checked_without_poll_where_there_is_none(
         stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=WAIT)
         assert stream.get_extra_info("is_readable") is False
         await stream.aclose()
+
+
+async def test_a_server_closing_as_its_handshake_ends_is_an_eof_and_no_warning(
+    tls_ca: trustme.CA, tls_client_context: ssl.SSLContext, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Over TLS 1.2 the server's goodbye can arrive with the end of its handshake, before
+    ``start_tls`` returns: asyncio logs a warning if the protocol asks it to stay open then."""
+    tls_server_context = server_context(tls_ca)
+    tls_server_context.maximum_version = ssl.TLSVersion.TLSv1_2
+
+    async def goodbye(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.close()
+
+    async with serving(goodbye, tls_server_context) as port:
+        for _ in range(5):
+            plain = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=WAIT)
+            await asyncio.sleep(0.01)  # the server has accepted, and answers the handshake
+            stream = await plain.start_tls(tls_client_context, "127.0.0.1", timeout=WAIT)
+            assert await stream.read(100, timeout=WAIT) == b""
+            await stream.aclose()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
 
 
 async def test_socket_options_are_set_on_the_socket(plain_echo: int) -> None:

@@ -215,6 +215,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             httpcore.ConnectError: it failed (the ``ssl.SSLError`` or ``OSError`` its cause).
         """
         protocol = self._protocol
+        protocol.tls = True  # before the handshake ends: the server's goodbye may come with it
         try:
             with anyio.fail_after(timeout):
                 transport = await protocol.loop.start_tls(
@@ -230,7 +231,6 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             await self.aclose()
             raise
         assert isinstance(transport, asyncio.Transport)
-        protocol.tls = True
         protocol.transport = transport
         # asyncio's TLS transport pauses a protocol at ``size >= high`` (its plain one past
         # ``high``): 1, so it pauses only while bytes wait, and a write never waits for the answer
