@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import select
 import socket
 import ssl
+import warnings
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -267,6 +269,29 @@ async def test_a_name_is_resolved_and_each_of_its_addresses_tried(plain_echo: in
     stream = await AsyncioBackend().connect_tcp("localhost", plain_echo, timeout=WAIT)
     assert stream.get_extra_info("server_addr") == ("127.0.0.1", plain_echo)
     await stream.aclose()
+
+
+async def test_a_connect_to_a_name_cancelled_at_any_step_leaves_no_socket_open() -> None:
+    """Cancelled as the connection to one of a name's addresses is made, it is closed too:
+    none is left for the garbage collector (asyncio's own race of addresses drops it)."""
+
+    async def leave(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        writer.transport.abort()
+
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always", ResourceWarning)
+        async with serving(leave) as port:
+            for steps in range(40):
+                connecting = asyncio.ensure_future(
+                    AsyncioBackend().connect_tcp("localhost", port, timeout=WAIT)
+                )
+                for _ in range(steps):
+                    await asyncio.sleep(0)
+                connecting.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await (await connecting).aclose()
+                gc.collect()
+    assert [str(w.message) for w in warned if w.category is ResourceWarning] == []
 
 
 async def test_a_unix_socket_reads_and_writes(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import itertools
 import select
 import socket
 import ssl
@@ -36,7 +37,7 @@ SocketOption = (
 
 OWN_LOOPS: tuple[type[asyncio.AbstractEventLoop], ...] = (asyncio.BaseEventLoop,)
 """The event loops the backend opens connections on itself: asyncio's own (selector and
-proactor), whose ``create_connection`` races a name's addresses."""
+proactor), whose transports it was written against."""
 
 _PAUSE_READING = 256 * 1024
 """Received bytes held unread past which the transport stops reading until they are read."""
@@ -314,12 +315,10 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             return await other.connect_tcp(host, port, timeout, local_address, socket_options)
         loop = asyncio.get_running_loop()
         local = (local_address, 0) if local_address is not None else None
-        # A name's addresses are raced 250 ms apart (anyio's delay), so one that never
-        # answers is passed over; an address needs no race.
-        racing = None if _is_address(host) else 0.25
-        opening = loop.create_connection(
-            lambda: _Protocol(loop), host, port, local_addr=local, happy_eyeballs_delay=racing
-        )
+        if _is_address(host):
+            opening = loop.create_connection(lambda: _Protocol(loop), host, port, local_addr=local)
+        else:
+            opening = _race(loop, host, port, local)
         return await _connect(opening, timeout, socket_options)
 
     async def connect_unix_socket(
@@ -340,6 +339,61 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             await other.sleep(seconds)
         else:
             await asyncio.sleep(seconds)
+
+
+_RACE_DELAY = 0.25
+"""Seconds each of a name's addresses is given before the next is tried too (anyio's delay),
+so one that never answers is passed over."""
+
+
+async def _race(
+    loop: asyncio.AbstractEventLoop, host: str, port: int, local: tuple[str, int] | None
+) -> tuple[asyncio.Transport, _Protocol]:
+    """The first connection made to one of ``host``'s addresses, raced as anyio races them.
+
+    asyncio's own race (``happy_eyeballs_delay``) drops, unclosed, a connection made as its
+    caller is cancelled; here every connection made but not returned is closed.
+
+    Raises:
+        OSError: the name did not resolve, or no address took the connection.
+    """
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    by_family: dict[int, list[str]] = {}
+    for family, _, _, _, sockaddr in infos:
+        by_family.setdefault(family, []).append(str(sockaddr[0]))
+    # the families alternate, the resolver's first one first
+    addresses = [a for row in itertools.zip_longest(*by_family.values()) for a in row if a]
+    made: list[tuple[asyncio.Transport, _Protocol]] = []
+    errors: list[OSError] = []
+
+    async def attempt(address: str, done: anyio.Event) -> None:
+        try:
+            made.append(
+                await loop.create_connection(
+                    lambda: _Protocol(loop), address, port, local_addr=local
+                )
+            )
+            group.cancel_scope.cancel()
+        except OSError as exc:
+            errors.append(exc)
+        finally:
+            done.set()
+
+    try:
+        async with anyio.create_task_group() as group:
+            for address in addresses:
+                done = anyio.Event()
+                group.start_soon(attempt, address, done)
+                with anyio.move_on_after(_RACE_DELAY):
+                    await done.wait()
+        if made:
+            return made.pop(0)
+        if len(errors) == 1:
+            raise errors[0]
+        raise OSError(f"Multiple exceptions: {', '.join(map(str, errors))}")
+    finally:
+        for transport, _ in made:
+            transport.abort()
 
 
 def _is_address(host: str) -> bool:
