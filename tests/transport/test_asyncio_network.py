@@ -231,6 +231,24 @@ async def test_socket_options_are_set_on_the_socket(plain_echo: int) -> None:
     await stream.aclose()
 
 
+async def test_a_socket_option_the_system_refuses_is_a_connect_error() -> None:
+    """As httpcore's anyio backend raises it: the ``OSError`` of ``setsockopt`` its cause."""
+    connected = asyncio.Event()
+
+    async def note(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        connected.set()
+        await reader.read()  # until the client leaves
+        writer.close()
+
+    async with serving(note) as port:
+        with pytest.raises(httpcore.ConnectError) as raised:
+            await AsyncioBackend().connect_tcp(
+                "127.0.0.1", port, timeout=WAIT, socket_options=[(socket.SOL_SOCKET, 12345, 1)]
+            )
+        assert isinstance(raised.value.__cause__, OSError)
+        await asyncio.wait_for(connected.wait(), WAIT)
+
+
 # --- timeouts ---------------------------------------------------------------------------------
 
 

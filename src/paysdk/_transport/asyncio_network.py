@@ -412,7 +412,8 @@ async def _connect(
 
     Raises:
         httpcore.ConnectTimeout: it took longer than ``seconds``.
-        httpcore.ConnectError: it failed (the ``OSError`` its cause).
+        httpcore.ConnectError: it failed, or a socket option was refused (the ``OSError``
+            its cause).
     """
     try:
         with anyio.fail_after(seconds):
@@ -432,7 +433,9 @@ async def _connect(
                     sock.setsockopt(option[0], option[1], None, option[3])
                 else:
                     sock.setsockopt(option[0], option[1], option[2])
-        except BaseException:
+        except BaseException as exc:
             await stream.aclose()
+            if isinstance(exc, OSError):
+                raise httpcore.ConnectError(exc) from exc
             raise
     return stream
