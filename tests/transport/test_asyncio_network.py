@@ -343,6 +343,18 @@ async def test_a_handshake_the_server_never_answers_is_a_connect_timeout_and_clo
         await asyncio.wait_for(left.wait(), WAIT)
 
 
+async def test_a_handshake_is_bounded_by_its_timeout_alone(
+    tls_client_context: ssl.SSLContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncio's own bound on a handshake (60 s, here 50 ms) does not cut a longer timeout
+    short as a ``ConnectError``: the handshake fails as the ``ConnectTimeout`` it is."""
+    monkeypatch.setattr("asyncio.constants.SSL_HANDSHAKE_TIMEOUT", 0.05)
+    async with serving(hold) as port:
+        stream = await AsyncioBackend().connect_tcp("127.0.0.1", port, timeout=WAIT)
+        with pytest.raises(httpcore.ConnectTimeout):
+            await stream.start_tls(tls_client_context, "127.0.0.1", timeout=0.3)
+
+
 # --- failures ---------------------------------------------------------------------------------
 
 

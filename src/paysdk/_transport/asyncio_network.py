@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 import itertools
+import math
 import select
 import socket
 import ssl
@@ -220,7 +221,11 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         try:
             with anyio.fail_after(timeout):
                 transport = await protocol.loop.start_tls(
-                    self._socket_transport, protocol, ssl_context, server_hostname=server_hostname
+                    self._socket_transport,
+                    protocol,
+                    ssl_context,
+                    server_hostname=server_hostname,
+                    ssl_handshake_timeout=math.inf,  # ``timeout`` alone bounds it, not 60 s
                 )
         except TimeoutError as exc:
             await self.aclose()
