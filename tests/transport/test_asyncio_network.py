@@ -593,8 +593,7 @@ def test_outside_asyncio_the_fallback_is_httpcore_s_trio_backend(
 async def test_on_another_asyncio_loop_every_call_goes_to_the_fallback(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A loop that is not asyncio's own (uvloop's, which races no addresses) is left to
-    httpcore's anyio backend."""
+    """A loop that is not asyncio's own (uvloop's) is left to httpcore's anyio backend."""
     made: list[_Fallback] = []
 
     def anyio_backend() -> _Fallback:

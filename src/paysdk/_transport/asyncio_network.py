@@ -283,8 +283,8 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         Args:
             fallback: the backend on any other loop; ``None`` for httpcore's own for it: its
                 trio backend outside asyncio (httpcore's pools run under asyncio and trio
-                only), its anyio backend on another asyncio loop (uvloop's
-                ``create_connection`` races no addresses).
+                only), its anyio backend on another asyncio loop (uvloop's, whose transports
+                this backend was not written against).
         """
         self._fallback = fallback
         self._trio: httpcore.AsyncNetworkBackend | None = None
