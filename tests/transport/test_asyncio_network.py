@@ -1,8 +1,9 @@
-"""The asyncio network backend of paysdk's own ``AsyncClient`` (``asyncio_network.py``) over
-real loopback sockets, plain and TLS (trustme's CA): what it reads and writes, each timeout and
-failure raised as httpcore's anyio backend raises it, a cancelled attempt closing its socket, and
-which connections the default ``AsyncClient`` opens with it (direct ones on asyncio's own loop;
-through a proxy, outside asyncio or on another asyncio loop, httpcore's own backend)."""
+"""The asyncio network backend of paysdk's own ``AsyncClient`` (``asyncio_network.py``, its
+stream ``asyncio_stream.py``) over real loopback sockets, plain and TLS (trustme's CA): what it
+reads and writes, each timeout and failure raised as httpcore's anyio backend raises it, a
+cancelled attempt closing its socket, and which connections the default ``AsyncClient`` opens
+with it (direct ones on asyncio's own loop; through a proxy, outside asyncio or on another
+asyncio loop, httpcore's own backend)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ import trustme
 import paysdk
 from paysdk import APITimeoutError
 from paysdk._transport import asyncio_network
-from paysdk._transport.asyncio_network import AsyncioBackend, AsyncioStream
+from paysdk._transport.asyncio_network import AsyncioBackend
+from paysdk._transport.asyncio_stream import AsyncioStream
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import SECRET
 from tests.support.proxy import ForwardProxy

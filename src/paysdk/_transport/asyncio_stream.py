@@ -1,0 +1,254 @@
+"""An httpcore network stream on an asyncio transport: what ``AsyncioBackend`` connects.
+
+Reads go through a small ``asyncio.Protocol`` that holds what arrived (pausing the transport
+past a bound), and TLS is asyncio's own protocol (``loop.start_tls``). Failures are raised as
+httpcore's anyio backend raises them: timeouts as ``ReadTimeout`` or ``WriteTimeout``, and each
+``OSError`` or TLS error as ``ConnectError``, ``ReadError`` or ``WriteError`` caused by it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import select
+import ssl
+from collections import deque
+from typing import Any
+
+import anyio
+import httpcore
+
+__all__ = ["AsyncioStream", "Protocol"]
+
+_PAUSE_READING = 256 * 1024
+"""Received bytes held unread past which the transport stops reading until they are read."""
+
+
+class Protocol(asyncio.Protocol):
+    """What a connection received, and whether it may write, for ``AsyncioStream``."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.transport: asyncio.Transport | None = None
+        self.chunks: deque[bytes] = deque()
+        self.offset = 0
+        """Where the first chunk's unread bytes start."""
+        self.buffered = 0
+        self.reading_paused = False
+        self.eof = False
+        self.lost = False
+        self.error: Exception | None = None
+        self.tls = False
+        self.writing_paused = False
+        self.waiter: asyncio.Future[bool] | None = None
+        """What a read waiting for data awaits."""
+        self.drained: asyncio.Future[bool] | None = None
+        """What a write waiting for the transport to take more awaits."""
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        transport.set_write_buffer_limits(0)  # a write returns once the kernel has it all
+
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.buffered += len(data)
+        if self.buffered > _PAUSE_READING and not self.reading_paused and self.transport:
+            self.reading_paused = True
+            self.transport.pause_reading()
+        self._wake_reader()
+
+    def eof_received(self) -> bool | None:
+        self.eof = True
+        self._wake_reader()
+        return None if self.tls else True  # a plain socket stays open for writing, as anyio's
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self.error = exc
+        self._wake_reader()
+        self.resume_writing()
+
+    def pause_writing(self) -> None:
+        self.writing_paused = True
+
+    def resume_writing(self) -> None:
+        self.writing_paused = False
+        _wake(self.drained)
+
+    def _wake_reader(self) -> None:
+        _wake(self.waiter)
+
+
+def _wake(future: asyncio.Future[bool] | None) -> None:
+    if future is not None and not future.done():
+        future.set_result(True)
+
+
+async def _wait(future: asyncio.Future[bool], seconds: float | None) -> bool:
+    """Wait for ``future``; ``False`` if ``seconds`` pass first (``None``: no bound). A timer
+    on the loop, not a cancel scope: it runs for every read that waits."""
+    if seconds is None:
+        return await future
+    handle = future.get_loop().call_later(seconds, _expire, future)
+    try:
+        return await future
+    finally:
+        handle.cancel()
+
+
+def _expire(future: asyncio.Future[bool]) -> None:
+    if not future.done():
+        future.set_result(False)
+
+
+def _timed_out(error: type[httpcore.TimeoutException]) -> httpcore.TimeoutException:
+    """``error`` as httpcore's anyio backend raises it: made from, and caused by, a bare
+    ``TimeoutError``."""
+    cause = TimeoutError()
+    exc = error(cause)
+    exc.__cause__ = cause
+    return exc
+
+
+class AsyncioStream(httpcore.AsyncNetworkStream):
+    """A connection on an asyncio transport, plain or TLS."""
+
+    def __init__(self, transport: asyncio.Transport, protocol: Protocol) -> None:
+        self._socket_transport = transport
+        self._protocol = protocol
+        self._closed = False
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        protocol = self._protocol
+        while not protocol.chunks:
+            if self._closed:
+                raise httpcore.ReadError("the connection was closed")
+            if protocol.error is not None:
+                raise httpcore.ReadError(protocol.error) from protocol.error
+            if protocol.eof or protocol.lost:
+                return b""
+            waiter = protocol.waiter = protocol.loop.create_future()
+            try:
+                if not await _wait(waiter, timeout):
+                    raise _timed_out(httpcore.ReadTimeout)
+            finally:
+                protocol.waiter = None
+        chunk = protocol.chunks[0]
+        start = protocol.offset
+        end = start + max_bytes
+        if end < len(chunk):  # the rest of it stays for the next read, uncopied
+            protocol.offset = end
+            chunk = chunk[start:end]
+        else:
+            protocol.chunks.popleft()
+            protocol.offset = 0
+            chunk = chunk[start:] if start else chunk
+        protocol.buffered -= len(chunk)
+        if protocol.reading_paused and protocol.buffered <= _PAUSE_READING // 2:
+            protocol.reading_paused = False
+            self._socket_transport.resume_reading()
+        return chunk
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        if not buffer:
+            return
+        protocol = self._protocol
+        self._check_writable()
+        try:
+            self._socket_transport.write(buffer)
+        except RuntimeError as exc:  # a transport that takes no more writes, as anyio maps it
+            raise httpcore.WriteError(exc) from exc
+        if protocol.writing_paused:  # the kernel holds part of it: wait until it takes it all
+            while protocol.writing_paused and not protocol.lost:
+                drained = protocol.drained = protocol.loop.create_future()
+                try:
+                    if not await _wait(drained, timeout):
+                        raise _timed_out(httpcore.WriteTimeout)
+                finally:
+                    protocol.drained = None
+            self._check_writable()
+
+    def _check_writable(self) -> None:
+        if self._closed:
+            raise httpcore.WriteError("the connection was closed")
+        error = self._protocol.error
+        if error is not None:
+            raise httpcore.WriteError(error) from error
+        if self._protocol.lost or self._socket_transport.is_closing():
+            raise httpcore.WriteError("the connection was closed by the server")
+
+    async def aclose(self) -> None:
+        """Close the socket at once (no TLS goodbye awaited), as anyio's stream does."""
+        if not self._closed:
+            self._closed = True
+            self._socket_transport.abort()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+    ) -> httpcore.AsyncNetworkStream:
+        """This connection upgraded to TLS by asyncio's TLS protocol; closed if that fails.
+
+        Raises:
+            httpcore.ConnectTimeout: the handshake took longer than ``timeout``.
+            httpcore.ConnectError: it failed (the ``ssl.SSLError`` or ``OSError`` its cause).
+        """
+        protocol = self._protocol
+        protocol.tls = True  # before the handshake ends: the server's goodbye may come with it
+        try:
+            with anyio.fail_after(timeout):
+                transport = await protocol.loop.start_tls(
+                    self._socket_transport,
+                    protocol,
+                    ssl_context,
+                    server_hostname=server_hostname,
+                    ssl_handshake_timeout=math.inf,  # ``timeout`` alone bounds it, not 60 s
+                )
+        except TimeoutError as exc:
+            await self.aclose()
+            raise httpcore.ConnectTimeout(exc) from exc
+        except (OSError, ssl.SSLError) as exc:
+            await self.aclose()
+            raise httpcore.ConnectError(exc) from exc
+        except BaseException:
+            await self.aclose()
+            raise
+        assert isinstance(transport, asyncio.Transport)
+        protocol.transport = transport
+        # asyncio's TLS transport pauses a protocol at ``size >= high`` (its plain one past
+        # ``high``): 1, so it pauses only while bytes wait, and a write never waits for the answer
+        transport.set_write_buffer_limits(1, 0)
+        return AsyncioStream(transport, protocol)
+
+    def get_extra_info(self, info: str) -> Any:
+        transport = self._socket_transport
+        if info == "ssl_object":
+            return transport.get_extra_info("ssl_object")
+        if info == "client_addr":
+            return transport.get_extra_info("sockname")
+        if info == "server_addr":
+            return transport.get_extra_info("peername")
+        if info == "socket":
+            return transport.get_extra_info("socket")
+        if info == "is_readable":
+            return self._is_readable()
+        return None
+
+    def _is_readable(self) -> bool:
+        """Whether the server sent something, or closed, while nobody read: for an idle
+        connection, that it cannot carry another request."""
+        protocol = self._protocol
+        if protocol.chunks or protocol.eof or protocol.lost or self._closed:
+            return True
+        sock = self._socket_transport.get_extra_info("socket")
+        if sock is None or sock.fileno() < 0:
+            return True
+        # what httpcore's own backends check, past what asyncio saw; Windows has no poll
+        if not hasattr(select, "poll"):
+            return bool(select.select([sock], [], [], 0)[0])
+        poller = select.poll()
+        poller.register(sock.fileno(), select.POLLIN)
+        return bool(poller.poll(0))
