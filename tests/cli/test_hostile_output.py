@@ -84,10 +84,9 @@ def env(sandbox: Sandbox) -> dict[str, str]:
     return {**others, "PAYSDK_BASE_URL": sandbox.base_url, "PAYSDK_SECRET_KEY": sandbox.secret_key}
 
 
-def on_terminal(env: dict[str, str], *argv: str) -> tuple[int, str]:
-    """Run ``paysdk argv`` with a pseudo-terminal as its stdin, stdout and stderr; return its
-    exit code and what reached the terminal (line ends as the terminal sends them, ``\\r\\n``),
-    read in the terminal's encoding (``PYTHONIOENCODING``, or UTF-8)."""
+def start_on_terminal(env: dict[str, str], *argv: str) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``paysdk argv`` with a pseudo-terminal as its stdin, stdout and stderr; return the
+    process and the terminal's end to read what reaches it from."""
     main_fd, sub_fd = os.openpty()
     try:
         process = subprocess.Popen(
@@ -98,22 +97,39 @@ def on_terminal(env: dict[str, str], *argv: str) -> tuple[int, str]:
             env=env,
             start_new_session=True,
         )
+    except BaseException:
+        os.close(main_fd)
+        raise
     finally:
         os.close(sub_fd)
+    return process, main_fd
+
+
+def read_to_end(main_fd: int, received: bytearray, deadline: float) -> None:
+    """Add what reaches the terminal to ``received`` until its last writer has gone, or the
+    deadline (``time.monotonic()``) has passed."""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([main_fd], [], [], deadline - time.monotonic())
+        if not ready:
+            continue
+        try:
+            chunk = os.read(main_fd, 65536)
+        except OSError:  # EIO: the command, the terminal's last writer, has gone
+            return
+        if not chunk:
+            return
+        received += chunk
+
+
+def on_terminal(env: dict[str, str], *argv: str) -> tuple[int, str]:
+    """Run ``paysdk argv`` on a pseudo-terminal (``start_on_terminal``); return its exit code
+    and what reached the terminal (line ends as the terminal sends them, ``\\r\\n``), read in
+    the terminal's encoding (``PYTHONIOENCODING``, or UTF-8)."""
+    process, main_fd = start_on_terminal(env, *argv)
     received = bytearray()
     deadline = time.monotonic() + 30
     try:
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([main_fd], [], [], deadline - time.monotonic())
-            if not ready:
-                continue
-            try:
-                chunk = os.read(main_fd, 65536)
-            except OSError:  # EIO: the command, the terminal's last writer, has gone
-                break
-            if not chunk:
-                break
-            received += chunk
+        read_to_end(main_fd, received, deadline)
     finally:
         os.close(main_fd)
         if process.poll() is None and time.monotonic() >= deadline:
@@ -259,18 +275,7 @@ def test_sandbox_status_shows_a_pid_files_values_with_nothing_raw(
 def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
     env: dict[str, str],
 ) -> None:
-    main_fd, sub_fd = os.openpty()
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "paysdk", "sandbox", "--port", "0"],
-            stdin=sub_fd,
-            stdout=sub_fd,
-            stderr=sub_fd,
-            env=env,
-            start_new_session=True,
-        )
-    finally:
-        os.close(sub_fd)
+    process, main_fd = start_on_terminal(env, "sandbox", "--port", "0")
     received = bytearray()
     try:
         while b"Press Ctrl-C" not in received:
@@ -284,15 +289,7 @@ def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
             hostile.sendall(b"GET /payment/x\x1b[2J\x1b]0;pwned\x07\x9b2J HTTP/1.1\r\n\r\n")
             hostile.recv(65536)
         process.send_signal(signal.SIGINT)
-        while True:
-            ready, _, _ = select.select([main_fd], [], [], 30)
-            try:
-                chunk = os.read(main_fd, 65536) if ready else b""
-            except OSError:  # EIO: the sandbox, the terminal's last writer, has gone
-                break
-            if not chunk:
-                break
-            received += chunk
+        read_to_end(main_fd, received, time.monotonic() + 30)
     finally:
         os.close(main_fd)
         if process.poll() is None:
