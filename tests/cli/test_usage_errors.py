@@ -84,3 +84,22 @@ def test_a_table_the_ledger_lacks_is_a_usage_error(
         "paysdk: error: --table: the ledger has no table 'nope' (default: paysdk_fulfilments): "
         "name the table your app's Ledger writes to\n"
     )
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("list", "--max-retries", "\u0662"),  # Arabic-Indic 2
+        ("list", "--timeout", "\uff15"),  # fullwidth 5
+        ("ledger", "list", "--limit", "\u0665"),
+        ("reconcile", "--max-discrepancies", "\u0665"),
+        ("sandbox", "--port", "\u0668\u0660\u0668\u0660"),  # 8080, which would serve
+    ],
+)
+def test_a_number_in_digits_of_another_script_is_a_usage_error(argv: tuple[str, ...]) -> None:
+    # int() and float() read the digits of every script: no flag of paysdk means them
+    done = paysdk_(*argv)
+    flag = next(arg for arg in argv if arg.startswith("--"))
+    assert done.returncode == 2
+    assert f"argument {flag}: expected " in done.stderr
+    assert repr(argv[-1]) in done.stderr

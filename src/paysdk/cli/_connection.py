@@ -17,7 +17,9 @@ def connection_options() -> Command:
     group.add_argument("--secret-key", help=f"secret key (default: ${ENV_SECRET_KEY})")
     group.add_argument("--base-url", help=f"service address (default: ${ENV_BASE_URL})")
     group.add_argument("--timeout", type=positive_float, default=30.0, help="seconds (30)")
-    group.add_argument("--max-retries", type=int, default=2, help="retries of transient errors (2)")
+    group.add_argument(
+        "--max-retries", type=whole_number, default=2, help="retries of transient errors (2)"
+    )
     group.add_argument(
         "--allow-insecure-http", action="store_true", help="allow http:// to a non-local host"
     )
@@ -44,10 +46,31 @@ def source_of(args: argparse.Namespace, flag: str, variable: str) -> str:
     return flag if getattr(args, flag[2:].replace("-", "_"), None) is not None else variable
 
 
+def ascii_number(text: str) -> str:
+    """``text``, if it is ASCII: ``int`` and ``float`` also read digits of other scripts
+    (``int("١٢٣")`` is 123, and fullwidth digits read too), which no flag of paysdk means.
+
+    Raises:
+        ValueError: ``text`` holds a character beyond ASCII.
+    """
+    if not text.isascii():
+        raise ValueError(f"not ASCII: {text!r}")
+    return text
+
+
+def whole_number(text: str) -> int:
+    """An argparse type: a whole number of ASCII digits; what range it must be in is checked
+    where it is used."""
+    try:
+        return int(ascii_number(text), 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a positive number of seconds."""
     try:
-        value = float(text)
+        value = float(ascii_number(text))
     except ValueError:
         value = -1.0
     if not value > 0:
@@ -59,9 +82,7 @@ def whole_amount(text: str) -> int:
     """An argparse type: an amount, a whole number of ASCII digits in the unit the service
     reports (``int`` alone also reads digits of other scripts: ``int("١٢٣")`` is 123)."""
     try:
-        if not text.isascii():
-            raise ValueError(text)
-        return int(text.strip().replace("_", ""), 10)
+        return int(ascii_number(text).strip().replace("_", ""), 10)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a whole number such as 2500000, not {text!r}: amounts are integers in the "

@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ._connection import ascii_number
 from ._escape import MISSING, printable
 from ._exits import EXIT_FAILURE, EXIT_OK, exit_codes_help
 from ._ledger_options import ledger_options, open_ledger
@@ -108,7 +109,7 @@ def _state(text: str) -> str:
 
 def _positive(text: str) -> int:
     try:
-        value = int(text, 10)
+        value = int(ascii_number(text), 10)
     except ValueError:
         value = 0
     if value < 1:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
 from ..ledger import MAX_DISCREPANCIES
-from ._connection import client_from
+from ._connection import client_from, whole_number
 from ._escape import MISSING
 from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
 from ._imports import import_callable
@@ -72,7 +72,7 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
     )
     reconcile.add_argument(
         "--max-discrepancies",
-        type=int,
+        type=whole_number,
         default=MAX_DISCREPANCIES,
         metavar="N",
         help="list at most N payments (all are counted); default %(default)s",

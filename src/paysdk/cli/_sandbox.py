@@ -18,6 +18,7 @@ from typing import Any
 
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from . import _background as background
+from ._connection import ascii_number
 from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exit_codes_help
 from ._report import PROG, print_error
@@ -324,7 +325,7 @@ def _chosen_port(given: int | None) -> int:
 def port_number(text: str) -> int:
     """``--port``: a TCP port number, 0 for a free one."""
     try:
-        port = int(text, 10)
+        port = int(ascii_number(text), 10)
     except ValueError:
         port = -1
     if not 0 <= port <= 65535:
