@@ -360,6 +360,20 @@ def test_the_bundled_seed_is_a_valid_seed_file(tmp_path: Path) -> None:
             ],
             "authorization.expiry",
         ),
+        (  # Arabic-Indic digits, which a regular expression's \d matches
+            [
+                {
+                    "reference": "x",
+                    "authorization": {
+                        "card_type": "visa",
+                        "first_six": "\u0664\u0661\u0661\u0661\u0661\u0661",
+                        "last_four": "1111",
+                        "expiry": "01/30",
+                    },
+                }
+            ],
+            "authorization.first_six",
+        ),
         ([{"reference": "x", "created_at": "yesterday"}], "created_at must be an ISO 8601"),
         ([{"reference": "x", "created_at": "2026-01-01T00:00:00"}], "with a timezone"),
         ([{"reference": ""}], "reference must be a non-empty string"),

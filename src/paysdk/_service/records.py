@@ -29,9 +29,9 @@ _CUSTOMER_FIELDS = ("name", "email", "phone")
 _PRODUCT_FIELDS: Mapping[str, type] = {"name": str, "amount": int, "description": str}
 _AUTHORIZATION_PATTERNS: Mapping[str, str] = {
     "card_type": r"[a-z][a-z0-9 _-]*",
-    "first_six": r"\d{6}",
-    "last_four": r"\d{4}",
-    "expiry": r"(0[1-9]|1[0-2])/\d{2}",
+    "first_six": r"[0-9]{6}",  # not \d, which matches digits of every script
+    "last_four": r"[0-9]{4}",
+    "expiry": r"(0[1-9]|1[0-2])/[0-9]{2}",
 }
 _ID_NAMESPACE = uuid.NAMESPACE_URL.bytes + b"paysdk-sandbox:"
 _DEFAULT_CUSTOMER: Mapping[str, str] = {
