@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
+import sys
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -16,6 +18,7 @@ from paysdk.ledger._steps import (
     CloseList,
     FindOrder,
     FulfilledPage,
+    Listed,
     LookUp,
     NextBatch,
     ReconcileStep,
@@ -45,7 +48,7 @@ class Order:
 
 
 def run(
-    payments: list[paysdk.ListedPayment],
+    payments: list[paysdk.ListedPayment] | list[Listed],
     rows: Mapping[str, LedgerRow],
     lookup: Orders | None = None,
     fulfilled: tuple[str, ...] = (),
@@ -200,3 +203,18 @@ def test_the_fulfilled_pass_reads_references_and_fetches_only_unseen_rows_still_
     assert asked == ["late"]  # "seen" was listed; "gone" is no longer fulfilled
     assert report.discrepancies == []
     assert report.fulfilled_ok == 1
+
+
+def test_a_currency_the_service_sent_is_not_kept_once_the_run_is_over() -> None:
+    """A list may carry a currency of up to a payment's whole size (a megabyte): it is compared
+    and reported, and nothing of the run holds it after the report is gone, however many
+    such payments a hostile list sends."""
+    sent = "\U0001f600" * 250_000 + "!"  # a megabyte as Python holds it; made here, once
+    before = sys.getrefcount(sent)
+    report, _ = run([Listed("big", 700, sent, "COMPLETED", True)], {"big": row("big", "fulfilled")})
+    assert kinds(report) == {"big": (Kind.MISMATCH, None)}
+    assert report.discrepancies[0].currency is sent
+    del report
+    gc.collect()
+    held = sys.getrefcount(sent) - before
+    assert held == 0

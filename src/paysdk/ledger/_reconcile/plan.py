@@ -204,9 +204,25 @@ def _differ(amount: int, currency: str, row: Found) -> bool:
     return amount != row.amount or not _same_currency(row.currency, currency)
 
 
-_same_currency = functools.lru_cache(maxsize=256)(same_currency)
-"""``same_currency``, remembered: a list has few currencies, and each payment compared with its
-fulfilled row would otherwise match both codes against a regular expression."""
+def _same_currency(expected: object, actual: object) -> bool:
+    """``same_currency``, remembered for pairs of three-character strings alone: a list has few
+    currencies, and each payment compared with its fulfilled row would otherwise match both codes
+    against a regular expression. Any other string is never a code, and is never kept: the memory
+    lives as long as the process, and a hostile list's currencies may be a megabyte each.
+
+    Args:
+        expected: the ledger's currency.
+        actual: the service's.
+
+    Returns:
+        Whether both are the same three-letter code.
+    """
+    if type(expected) is str and type(actual) is str and len(expected) == len(actual) == 3:
+        return _same_code(expected, actual)
+    return same_currency(expected, actual)
+
+
+_same_code = functools.lru_cache(maxsize=256)(same_currency)
 
 
 class _References:
