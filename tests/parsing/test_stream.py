@@ -387,3 +387,24 @@ def test_a_large_payment_in_tiny_chunks_is_parsed_once_it_closes() -> None:
     parsed += [p.reference for p in stream.close()]
     assert parsed == ["order-1042"]
     assert attempts < 200  # 2,000 chunks; without holding them back, one parse per chunk
+
+
+def test_a_payment_under_the_item_cap_is_taken_however_the_next_one_arrives() -> None:
+    # two payments of about 720 KB under a 1 MiB cap, the second cut where the parser is still
+    # holding chunks back: what it holds past the first payment's end is the next one's, and
+    # no single value over the cap
+    pad = "x" * 720_000
+    body = json.dumps(
+        {
+            "data": [
+                listed_body("order-1", metadata={"pad": pad}),
+                listed_body("order-2", metadata={"pad": pad}),
+            ]
+        }
+    ).encode()
+    stream = ListStream(max_item_bytes=1 << 20)
+    payments = []
+    for start, end in ((0, 700_000), (700_000, 1_220_070), (1_220_070, len(body))):
+        payments += stream.feed(body[start:end])
+    payments += stream.close()
+    assert [payment.reference for payment in payments] == ["order-1", "order-2"]

@@ -55,7 +55,9 @@ class ListStream:
         """The last parse stopped inside a value (``_tried`` characters of it). Chunks are then
         only kept until one could close it (a ``}``, ``]`` or ``,``, perhaps inside a string)
         and they add up to as much again: each retry parses at most twice what is new since the
-        last, so a value in any number of chunks costs linear time, not quadratic."""
+        last, so a value in any number of chunks costs linear time, not quadratic. Held text
+        past ``max_item_bytes`` is parsed at once: it may be the value's end and the next ones,
+        and only a parse tells a value over the cap from values under it."""
         self._tried = 0
         self._held: list[str] = []
         self._held_size = 0
@@ -75,9 +77,13 @@ class ListStream:
             self._held.append(text)
             self._held_size += len(text)
             self._held_closer = self._held_closer or _CLOSERS.search(text) is not None
-            if not self._held_closer or self._held_size < self._tried:
-                self._check_size(len(self._text) - self._pos + self._held_size)
+            unfinished = len(self._text) - self._pos + self._held_size
+            if not self._held_closer:  # the value goes on: all of it is one value
+                self._check_size(unfinished)
                 return []
+            if self._held_size < self._tried and unfinished <= self.max_item_bytes:
+                return []
+            # past the cap, what is held may be the value's end and the next ones: parse to see
             text = ""
         self._take_held(text)
         items = self._parse(final=False)
