@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 
 import paysdk
-from paysdk.ledger import Kind, LedgerRow, ReconcileReport
+from paysdk.ledger import Kind, ReconcileReport
 from paysdk.ledger._reconcile.plan import reconcile_plan
 from paysdk.ledger._steps import (
     Checked,
     CloseList,
     FindOrder,
+    Found,
     FulfilledPage,
     Listed,
     LookUp,
@@ -28,14 +29,18 @@ from paysdk.ledger._steps import (
 
 def listed(
     reference: str, status: str = "COMPLETED", amount: int = 700, currency: str = "NGN"
-) -> paysdk.ListedPayment:
-    return paysdk.ListedPayment(
-        id=reference, reference=reference, amount=amount, currency=currency, status=status
+) -> Listed:
+    """What the driver hands the plan of a listed payment (``Listed.of`` the model)."""
+    return Listed.of(
+        paysdk.ListedPayment(
+            id=reference, reference=reference, amount=amount, currency=currency, status=status
+        )
     )
 
 
-def row(reference: str, state: str, reason: str | None = None, currency: str = "NGN") -> LedgerRow:
-    return LedgerRow(reference, state, 1, None, 700, currency, None, reason)
+def row(reference: str, state: str, reason: str | None = None, currency: str = "NGN") -> Found:
+    """What a ledger's batch lookup hands the plan of a row."""
+    return Found(reference, state, 700, currency, reason)
 
 
 Orders = Callable[[str], object]
@@ -48,8 +53,8 @@ class Order:
 
 
 def run(
-    payments: list[paysdk.ListedPayment] | list[Listed],
-    rows: Mapping[str, LedgerRow],
+    payments: list[Listed],
+    rows: Mapping[str, Found],
     lookup: Orders | None = None,
     fulfilled: tuple[str, ...] = (),
     verified: Mapping[str, paysdk.VerifiedPayment] | None = None,
