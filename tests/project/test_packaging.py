@@ -109,6 +109,7 @@ def test_the_metadata_names_the_distribution_and_declares_each_extra(wheel: Path
     requires = meta.get_all("Requires-Dist") or []
     assert {r.split(">")[0].split("<")[0] for r in requires if "extra ==" not in r} == {
         "anyio",
+        "h11",
         "httpcore",
         "httpx",
         "pydantic",

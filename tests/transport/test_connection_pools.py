@@ -20,6 +20,7 @@ import pytest
 
 import paysdk
 from paysdk._transport._async import connections as async_connections
+from paysdk._transport._async.direct import AsyncDirectConnection
 from paysdk._transport._sync.connections import Connections
 from paysdk._transport.async_slots import async_shielded
 from paysdk._transport.slots import Slots
@@ -159,13 +160,13 @@ async def test_a_verify_on_open_connections_shields_only_the_closing_of_its_answ
 def expiry_checks(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """Each connection whose expiry is checked (a poll of its socket each), in order."""
     checked: list[object] = []
-    has_expired = httpcore.AsyncHTTPConnection.has_expired
+    has_expired = AsyncDirectConnection.has_expired
 
-    def counting(connection: httpcore.AsyncHTTPConnection) -> bool:
+    def counting(connection: AsyncDirectConnection) -> bool:
         checked.append(connection)
         return has_expired(connection)
 
-    monkeypatch.setattr(httpcore.AsyncHTTPConnection, "has_expired", counting)
+    monkeypatch.setattr(AsyncDirectConnection, "has_expired", counting)
     return checked
 
 
@@ -179,6 +180,7 @@ async def test_a_verify_checks_a_few_connections_however_many_the_pool_holds(
         for _ in range(10):
             await c.verify(COMPLETED_REFERENCE)
     assert held > 20
+    assert expiry_checks, "the pool's connections are paysdk's own"
     assert len(expiry_checks) <= 2 * 10, f"{len(expiry_checks)} checks for 10 verifies"
     assert len(sandbox.connections) == held
 

@@ -1,5 +1,6 @@
-"""How many connections a pool of the async httpx client may have at work at once, and the
-shield its clean-up runs under: the async halves of ``slots.py``, kept out of ``_async/``.
+"""How many connections a pool of the async httpx client may have at work at once, the shield
+its clean-up runs under, and the backend it opens sockets with unless told another: the async
+halves of ``slots.py``, kept out of ``_async/``.
 
 Waiting is first come, first served, and a slot given back goes straight to the oldest waiter,
 so the cost of a call does not grow with how many connections the pool holds or how many
@@ -10,11 +11,12 @@ from __future__ import annotations
 
 from collections import deque
 from contextlib import AbstractContextManager
+from typing import cast
 
 import anyio
 import httpcore
 
-__all__ = ["AsyncSlots", "async_shielded"]
+__all__ = ["AsyncSlots", "async_default_backend", "async_shielded"]
 
 
 class AsyncSlots:
@@ -62,3 +64,9 @@ class AsyncSlots:
 def async_shielded() -> AbstractContextManager[object]:
     """A scope that cancellation does not cut short: closing a connection finishes."""
     return anyio.CancelScope(shield=True)
+
+
+def async_default_backend() -> httpcore.AsyncNetworkBackend:
+    """httpcore's backend on anyio, which runs under asyncio and trio alike."""
+    # httpcore's stand-in class for a missing anyio is no backend to a type checker
+    return cast(httpcore.AsyncNetworkBackend, httpcore.AnyIOBackend())

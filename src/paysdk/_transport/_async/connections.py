@@ -1,9 +1,10 @@
-"""A route's connections, pooled by paysdk: httpcore's connections, sent through one at a time.
+"""A route's connections, pooled by paysdk, each sent through by one request at a time.
 
-``AsyncConnections`` keeps httpcore's connections, made by httpcore's own
-``create_connection`` (``httpcore.AsyncConnectionPool`` or ``httpcore.AsyncHTTPProxy``, with
-paysdk's TLS context and network backend: the sync twin's bounds every socket operation by the
-attempt's deadline), and sends nothing through httpcore's pool itself. httpcore's pool goes over
+``AsyncConnections`` keeps the connections its maker makes (``create_connection``): paysdk's
+own for a route without a proxy (``direct.py``), httpcore's through a proxy
+(``httpcore.AsyncHTTPProxy``), each with paysdk's TLS context and network backend (the sync
+twin's bounds every socket operation by the attempt's deadline). It sends nothing through
+httpcore's pool. httpcore's pool goes over
 every connection it holds (an expiry check, a poll of its socket, for each; a count of all of
 them for each idle one) whenever a request arrives or a response is closed, and may hand one
 idle connection to several waiting requests, all but one of which then go round again and open
@@ -20,16 +21,22 @@ from __future__ import annotations
 import threading
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, MutableMapping
-from typing import Any
+from typing import Any, Protocol
 
 import httpcore
 
 from ..async_slots import AsyncSlots, async_shielded
 
-__all__ = ["AsyncConnections", "AsyncPooledStream"]
+__all__ = ["AsyncConnectionMaker", "AsyncConnections", "AsyncPooledStream"]
 
 Origin = tuple[bytes, bytes, int]
 """A connection's scheme, host and port: which requests it may carry."""
+
+
+class AsyncConnectionMaker(Protocol):
+    """What makes a route's connections: httpcore's pools and proxies, or ``direct.py``'s."""
+
+    def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface: ...
 
 
 class AsyncConnections:
@@ -37,9 +44,7 @@ class AsyncConnections:
     ``max_connections`` at once, the rest waiting up to the pool timeout; idle ones kept for
     the next request, newest first, up to ``max_idle``."""
 
-    def __init__(
-        self, factory: httpcore.AsyncConnectionPool, max_connections: int, max_idle: int
-    ) -> None:
+    def __init__(self, factory: AsyncConnectionMaker, max_connections: int, max_idle: int) -> None:
         """
         Args:
             factory: what makes a connection for an origin (its ``create_connection``); it

@@ -5,9 +5,9 @@ own, written with httpx's and httpcore's public names alone.
 httpcore's (``httpcore_edge.py``), to ``AsyncRoutes``, and gives back httpcore's answer as an
 ``httpx.Response`` and httpcore's failures as httpx's exceptions, as httpx's own transport does.
 ``AsyncRoutes`` sends each request through this process's pool for its route (direct, or by a
-proxy): ``AsyncConnections`` (``connections.py``) of httpcore's connections, made with
-paysdk's TLS context and network backend (the sync twin's bounds every socket operation by the
-attempt's deadline). ``AsyncPoolTransport``, what the clients are given, sends through it, or
+proxy): ``AsyncConnections`` (``connections.py``) of paysdk's own HTTP/1.1 connections
+(``direct.py``) or, through a proxy, httpcore's, made with paysdk's TLS context and network
+backend (the sync twin's bounds every socket operation by the attempt's deadline). ``AsyncPoolTransport``, what the clients are given, sends through it, or
 through OpenTelemetry's tracing transport around it while the httpx instrumentation is on.
 """
 
@@ -26,7 +26,8 @@ from ..forks import PerProcess
 from ..httpcore_edge import AsyncBodyStream, core_request, extensions_of, httpx_error
 from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
-from .connections import AsyncConnections
+from .connections import AsyncConnectionMaker, AsyncConnections
+from .direct import AsyncDirectConnections
 
 __all__ = ["AsyncPoolTransport", "AsyncResponseBody", "AsyncRoutes", "AsyncRoutesTransport"]
 
@@ -77,17 +78,18 @@ class AsyncRoutes:
             max_idle=MAX_CONNECTIONS,
         )
 
-    def _factory(self, proxy: Proxy | None, tls: bool) -> httpcore.AsyncConnectionPool:
-        """httpcore's pool for a route, used only to make its connections (with
-        ``create_connection``): direct ones, or tunnels and forwarding through the proxy."""
+    def _factory(self, proxy: Proxy | None, tls: bool) -> AsyncConnectionMaker:
+        """What makes a route's connections (with ``create_connection``): paysdk's own direct
+        ones (``direct.py``), or httpcore's tunnels and forwarding through the proxy."""
         context = self.network.ssl_context if tls else None
         options: dict[str, Any] = {
             "keepalive_expiry": LIMITS.keepalive_expiry,
             "network_backend": self._backend,
         }
         if proxy is None:
-            options["network_backend"] = self._direct_backend
-            return httpcore.AsyncConnectionPool(ssl_context=context, **options)
+            options["network_backend"] = backend = self._direct_backend
+            replaced = httpcore.AsyncConnectionPool(ssl_context=context, **options)
+            return AsyncDirectConnections(replaced, backend, context, LIMITS.keepalive_expiry)
         return httpcore.AsyncHTTPProxy(
             proxy_url=proxy.url,
             proxy_auth=proxy.auth,

@@ -7,9 +7,9 @@ own, written with httpx's and httpcore's public names alone.
 httpcore's (``httpcore_edge.py``), to ``Routes``, and gives back httpcore's answer as an
 ``httpx.Response`` and httpcore's failures as httpx's exceptions, as httpx's own transport does.
 ``Routes`` sends each request through this process's pool for its route (direct, or by a
-proxy): ``Connections`` (``connections.py``) of httpcore's connections, made with
-paysdk's TLS context and network backend (the sync twin's bounds every socket operation by the
-attempt's deadline). ``PoolTransport``, what the clients are given, sends through it, or
+proxy): ``Connections`` (``connections.py``) of paysdk's own HTTP/1.1 connections
+(``direct.py``) or, through a proxy, httpcore's, made with paysdk's TLS context and network
+backend (the sync twin's bounds every socket operation by the attempt's deadline). ``PoolTransport``, what the clients are given, sends through it, or
 through OpenTelemetry's tracing transport around it while the httpx instrumentation is on.
 """
 
@@ -28,7 +28,8 @@ from ..forks import PerProcess
 from ..httpcore_edge import BodyStream, core_request, extensions_of, httpx_error
 from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
-from .connections import Connections
+from .connections import ConnectionMaker, Connections
+from .direct import DirectConnections
 
 __all__ = ["PoolTransport", "ResponseBody", "Routes", "RoutesTransport"]
 
@@ -79,17 +80,18 @@ class Routes:
             max_idle=MAX_CONNECTIONS,
         )
 
-    def _factory(self, proxy: Proxy | None, tls: bool) -> httpcore.ConnectionPool:
-        """httpcore's pool for a route, used only to make its connections (with
-        ``create_connection``): direct ones, or tunnels and forwarding through the proxy."""
+    def _factory(self, proxy: Proxy | None, tls: bool) -> ConnectionMaker:
+        """What makes a route's connections (with ``create_connection``): paysdk's own direct
+        ones (``direct.py``), or httpcore's tunnels and forwarding through the proxy."""
         context = self.network.ssl_context if tls else None
         options: dict[str, Any] = {
             "keepalive_expiry": LIMITS.keepalive_expiry,
             "network_backend": self._backend,
         }
         if proxy is None:
-            options["network_backend"] = self._direct_backend
-            return httpcore.ConnectionPool(ssl_context=context, **options)
+            options["network_backend"] = backend = self._direct_backend
+            replaced = httpcore.ConnectionPool(ssl_context=context, **options)
+            return DirectConnections(replaced, backend, context, LIMITS.keepalive_expiry)
         return httpcore.HTTPProxy(
             proxy_url=proxy.url,
             proxy_auth=proxy.auth,

@@ -1,0 +1,268 @@
+"""paysdk's own HTTP/1.1 connections, which carry the requests of a route without a proxy: what
+they send and read over real sockets on 127.0.0.1, when they are kept or closed, the failures
+they raise, and how they step aside while respx (and so ``MockPaymentAPI``) stands in for
+httpcore's connections."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Callable, Iterator
+
+import httpcore
+import httpx
+import pytest
+
+import paysdk
+from paysdk._transport._async.direct import AsyncDirectConnection, httpcore_replaced
+from paysdk._transport._async.pool import AsyncPoolTransport
+from paysdk._transport._sync.direct import DirectConnection
+from paysdk._transport._sync.pool import PoolTransport
+from paysdk._transport.network import Network
+from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+from paysdk.testing import MockPaymentAPI, PaymentRecord
+
+pytestmark = pytest.mark.anyio
+
+OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+
+def _network() -> Network:
+    return Network(True, None, trust_env=False)
+
+
+class Scripted:
+    """A loopback server that answers each request it reads with the next of ``answers``
+    (bytes sent as they are). A ``None`` hangs up: in place of an answer, or after the one
+    before it."""
+
+    def __init__(self, answers: list[bytes | None]) -> None:
+        self.answers = list(answers)
+        self.connections = 0
+        self.requests: list[bytes] = []
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.05)
+        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/"
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._listener.accept()
+            except TimeoutError:
+                continue
+            self.connections += 1
+            with conn:
+                conn.settimeout(5)
+                while self.answers:
+                    request = conn.recv(65536)
+                    if not request:
+                        break
+                    self.requests.append(request)
+                    answer = self.answers.pop(0)
+                    if answer is None:
+                        break
+                    conn.sendall(answer)
+                    if self.answers and self.answers[0] is None:
+                        self.answers.pop(0)
+                        break
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=5)
+        self._listener.close()
+
+
+@pytest.fixture
+def scripted() -> Iterator[Callable[[list[bytes | None]], Scripted]]:
+    servers: list[Scripted] = []
+
+    def start(answers: list[bytes | None]) -> Scripted:
+        servers.append(Scripted(answers))
+        return servers[-1]
+
+    yield start
+    for server in servers:
+        server.close()
+
+
+@pytest.fixture
+def sandbox() -> Iterator[Sandbox]:
+    with Sandbox() as running:
+        yield running
+
+
+@pytest.fixture
+def sent_on_own_connections(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Each request either client's own connections carried, in order."""
+    carried: list[object] = []
+    sync_send, async_send = (
+        DirectConnection.handle_request,
+        AsyncDirectConnection.handle_async_request,
+    )
+
+    def sync_counting(connection: DirectConnection, request: httpcore.Request) -> httpcore.Response:
+        carried.append(request)
+        return sync_send(connection, request)
+
+    async def async_counting(
+        connection: AsyncDirectConnection, request: httpcore.Request
+    ) -> httpcore.Response:
+        carried.append(request)
+        return await async_send(connection, request)
+
+    monkeypatch.setattr(DirectConnection, "handle_request", sync_counting)
+    monkeypatch.setattr(AsyncDirectConnection, "handle_async_request", async_counting)
+    return carried
+
+
+async def test_both_clients_send_on_paysdk_s_own_connections_kept_alive(
+    sandbox: Sandbox, sent_on_own_connections: list[object]
+) -> None:
+    with paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as client:
+        for _ in range(3):
+            assert client.verify(COMPLETED_REFERENCE).succeeded
+    async with paysdk.AsyncClient(
+        secret_key=sandbox.secret_key, base_url=sandbox.base_url
+    ) as aclient:
+        for _ in range(3):
+            assert (await aclient.verify(COMPLETED_REFERENCE)).succeeded
+    assert len(sent_on_own_connections) == 6
+    assert len(sandbox.connections) == 2  # one a client
+
+
+def test_httpcore_is_untouched_unless_respx_runs() -> None:
+    assert not httpcore_replaced()
+    with MockPaymentAPI():
+        assert httpcore_replaced()
+    assert not httpcore_replaced()
+
+
+MOCKED = "order-only-in-the-mock"
+
+
+def _mock_of(sandbox: Sandbox) -> MockPaymentAPI:
+    """The fake service on the sandbox's own address, with a payment the sandbox lacks."""
+    mock = MockPaymentAPI(secret_key=sandbox.secret_key, base_url=sandbox.base_url)
+    mock.add_payment(PaymentRecord(reference=MOCKED, amount=5000))
+    return mock
+
+
+def test_a_mock_started_after_a_connection_was_kept_answers_the_next_call(
+    sandbox: Sandbox,
+) -> None:
+    """A kept-alive connection of paysdk's own is passed over while respx runs: the call
+    reaches the mock, not the server the connection is open to; afterwards, the server."""
+    with paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as client:
+        assert client.verify(COMPLETED_REFERENCE).succeeded  # a connection kept
+        with _mock_of(sandbox):
+            assert client.verify(MOCKED).reference == MOCKED
+        with pytest.raises(paysdk.NotFoundError):
+            client.verify(MOCKED)
+
+
+async def test_a_mock_started_after_an_async_connection_was_kept_answers_the_next_call(
+    sandbox: Sandbox,
+) -> None:
+    async with paysdk.AsyncClient(
+        secret_key=sandbox.secret_key, base_url=sandbox.base_url
+    ) as client:
+        assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+        with _mock_of(sandbox):
+            assert (await client.verify(MOCKED)).reference == MOCKED
+        with pytest.raises(paysdk.NotFoundError):
+            await client.verify(MOCKED)
+
+
+ANSWERS_AND_CONNECTIONS = [
+    pytest.param([OK, OK], 1, id="kept alive"),
+    pytest.param(
+        [b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", None, OK],
+        2,
+        id="the server says it closes",
+    ),
+    pytest.param(
+        [b"HTTP/1.1 100 Continue\r\n\r\n" + OK, OK],
+        1,
+        id="an informational answer first",
+    ),
+    pytest.param(
+        [b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1\r\no\r\n1\r\nk\r\n0\r\n\r\n", OK],
+        1,
+        id="chunked",
+    ),
+    pytest.param([b"HTTP/1.0 200 OK\r\n\r\nok", None, OK], 2, id="a body ended by closing"),
+]
+
+
+@pytest.mark.parametrize(("answers", "connections"), ANSWERS_AND_CONNECTIONS)
+def test_two_requests_read_whole_on_as_many_connections_as_the_answers_allow(
+    scripted: Callable[[list[bytes | None]], Scripted],
+    answers: list[bytes | None],
+    connections: int,
+) -> None:
+    server = scripted(answers)
+    with httpx.Client(transport=PoolTransport(_network())) as http:
+        for _ in range(2):
+            assert http.get(server.url).content == b"ok"
+    assert server.connections == connections
+    assert server.requests[0].startswith(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:")
+
+
+@pytest.mark.parametrize(("answers", "connections"), ANSWERS_AND_CONNECTIONS)
+async def test_two_async_requests_read_whole_on_as_many_connections_as_the_answers_allow(
+    scripted: Callable[[list[bytes | None]], Scripted],
+    answers: list[bytes | None],
+    connections: int,
+) -> None:
+    server = scripted(answers)
+    async with httpx.AsyncClient(transport=AsyncPoolTransport(_network())) as http:
+        for _ in range(2):
+            assert (await http.get(server.url)).content == b"ok"
+    assert server.connections == connections
+
+
+FAILURES = [
+    pytest.param([None], "Server disconnected without sending a response.", id="no answer"),
+    pytest.param([b"NOT HTTP AT ALL\r\n\r\n"], "illegal status line", id="not HTTP"),
+]
+
+
+@pytest.mark.parametrize(("answers", "message"), FAILURES)
+def test_a_server_that_breaks_http_is_a_remote_protocol_error(
+    scripted: Callable[[list[bytes | None]], Scripted], answers: list[bytes | None], message: str
+) -> None:
+    server = scripted(answers)
+    with (
+        httpx.Client(transport=PoolTransport(_network())) as http,
+        pytest.raises(httpx.RemoteProtocolError, match=message) as caught,
+    ):
+        http.get(server.url)
+    assert isinstance(caught.value.__cause__, httpcore.RemoteProtocolError)
+
+
+@pytest.mark.parametrize(("answers", "message"), FAILURES)
+async def test_a_server_that_breaks_http_is_a_remote_protocol_error_to_the_async_client(
+    scripted: Callable[[list[bytes | None]], Scripted], answers: list[bytes | None], message: str
+) -> None:
+    server = scripted(answers)
+    async with httpx.AsyncClient(transport=AsyncPoolTransport(_network())) as http:
+        with pytest.raises(httpx.RemoteProtocolError, match=message) as caught:
+            await http.get(server.url)
+    assert isinstance(caught.value.__cause__, httpcore.RemoteProtocolError)
+
+
+def test_a_header_h11_refuses_to_send_is_a_local_protocol_error(
+    scripted: Callable[[list[bytes | None]], Scripted],
+) -> None:
+    server = scripted([OK])
+    request = httpcore.Request("GET", server.url, headers=[(b"X-Bad", b"a\r\nb")])
+    connection = DirectConnection(
+        httpcore.URL(server.url).origin, httpcore.SyncBackend(), None, None
+    )
+    with pytest.raises(httpcore.LocalProtocolError):
+        connection.handle_request(request)
+    assert connection.is_closed()
+    assert server.requests == []
