@@ -9,6 +9,7 @@ import socket
 import threading
 from collections.abc import Callable, Iterator
 
+import h11
 import httpcore
 import httpx
 import pytest
@@ -266,3 +267,34 @@ def test_a_header_h11_refuses_to_send_is_a_local_protocol_error(
         connection.handle_request(request)
     assert connection.is_closed()
     assert server.requests == []
+
+
+DECLARED_LENGTHS = [pytest.param("1", id="longer than declared"), pytest.param("9", id="shorter")]
+
+
+@pytest.mark.parametrize("declared", DECLARED_LENGTHS)
+def test_a_body_unlike_its_declared_length_is_h11_s_error_as_httpcore_raises_it(
+    scripted: Callable[[list[bytes | None]], Scripted], declared: str
+) -> None:
+    """The caller's bug, not a network failure: h11's own error, as httpx's own transport
+    raises it, never one of httpx's (which paysdk reads as a failed connection)."""
+    server = scripted([None, None])  # hangs up on each: nothing written to a closed socket
+    headers = {"Content-Length": declared}
+    for transport in (httpx.HTTPTransport(), PoolTransport(_network())):
+        with httpx.Client(transport=transport) as http:
+            with pytest.raises(h11.LocalProtocolError) as caught:
+                http.post(server.url, content=b"abc", headers=headers)
+            assert not isinstance(caught.value, httpx.TransportError)
+
+
+@pytest.mark.parametrize("declared", DECLARED_LENGTHS)
+async def test_a_body_unlike_its_declared_length_is_h11_s_error_to_the_async_client(
+    scripted: Callable[[list[bytes | None]], Scripted], declared: str
+) -> None:
+    server = scripted([None, None])  # hangs up on each: nothing written to a closed socket
+    headers = {"Content-Length": declared}
+    for transport in (httpx.AsyncHTTPTransport(), AsyncPoolTransport(_network())):
+        async with httpx.AsyncClient(transport=transport) as http:
+            with pytest.raises(h11.LocalProtocolError) as caught:
+                await http.post(server.url, content=b"abc", headers=headers)
+            assert not isinstance(caught.value, httpx.TransportError)

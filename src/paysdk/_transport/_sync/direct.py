@@ -170,10 +170,10 @@ class DirectConnection(httpcore.ConnectionInterface):
         stream.write(self._bytes_of(h11.EndOfMessage()), seconds)
 
     def _bytes_of(self, event: h11.Request | h11.Data | h11.EndOfMessage) -> bytes:
-        try:
-            return self._h11.send(event) or b""
-        except h11.LocalProtocolError as exc:
-            raise httpcore.LocalProtocolError(exc) from exc
+        """What goes on the wire for ``event``. What h11 refuses here (a body longer or shorter
+        than its ``Content-Length``) is the caller's bug: raised as h11's, as httpcore does, not
+        as an httpcore error, which would read as a network failure."""
+        return self._h11.send(event) or b""
 
     def _receive_head(
         self,
