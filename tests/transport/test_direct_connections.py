@@ -6,6 +6,7 @@ httpcore's connections."""
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 
@@ -13,15 +14,18 @@ import h11
 import httpcore
 import httpx
 import pytest
+import trustme
 
 import paysdk
 from paysdk._transport._async.direct import AsyncDirectConnection, httpcore_replaced
 from paysdk._transport._async.pool import AsyncPoolTransport
 from paysdk._transport._sync.direct import DirectConnection
 from paysdk._transport._sync.pool import PoolTransport
+from paysdk._transport.asyncio_network import AsyncioBackend
 from paysdk._transport.network import Network
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from paysdk.testing import MockPaymentAPI, PaymentRecord
+from tests.support.tls import server_context
 
 pytestmark = pytest.mark.anyio
 
@@ -298,3 +302,55 @@ async def test_a_body_unlike_its_declared_length_is_h11_s_error_to_the_async_cli
             with pytest.raises(h11.LocalProtocolError) as caught:
                 await http.post(server.url, content=b"abc", headers=headers)
             assert not isinstance(caught.value, httpx.TransportError)
+
+
+@pytest.fixture
+def h2_sandbox(tls_ca: trustme.CA) -> Iterator[Sandbox]:
+    """A TLS sandbox whose handshake picks HTTP/2 (ALPN ``h2``) whenever the client offers it;
+    it speaks HTTP/1.1 all the same, so a test can read what was agreed."""
+    context = server_context(tls_ca)
+    context.set_alpn_protocols(["h2", "http/1.1"])
+    with Sandbox(ssl_context=context) as running:
+        yield running
+
+
+def _agreed(response: httpx.Response) -> str | None:
+    """The protocol the response's TLS handshake agreed on (ALPN)."""
+    tls = response.extensions["network_stream"].get_extra_info("ssl_object")
+    agreed: str | None = tls.selected_alpn_protocol()  # an SSLObject, or _ssl's own object
+    return agreed
+
+
+H2_TOO = ["http/1.1", "h2"]
+"""What httpcore offers on the context, at each of its connects, for a client with HTTP/2 on
+(``httpx.Client(http2=True, verify=context)``): the merchant's, sharing paysdk's context."""
+
+
+def test_a_new_connection_offers_http_1_1_alone_whatever_the_shared_context_was_set_to(
+    h2_sandbox: Sandbox, tls_client_context: ssl.SSLContext
+) -> None:
+    """The context given as ``verify`` may be shared with a client that offers HTTP/2 on it:
+    a connection that agreed on it would speak HTTP/1.1 to an HTTP/2 server."""
+    url = f"{h2_sandbox.base_url}/payment/{COMPLETED_REFERENCE}"
+    network = Network(tls_client_context, None, trust_env=False)
+    with httpx.Client(transport=PoolTransport(network)) as http:
+        with http.stream("GET", url, headers={"Connection": "close"}) as first:
+            assert _agreed(first) == "http/1.1"
+        tls_client_context.set_alpn_protocols(H2_TOO)
+        with http.stream("GET", url) as second:
+            assert _agreed(second) == "http/1.1"
+
+
+async def test_a_new_async_connection_offers_http_1_1_alone_whatever_the_context_was_set_to(
+    h2_sandbox: Sandbox, tls_client_context: ssl.SSLContext
+) -> None:
+    url = f"{h2_sandbox.base_url}/payment/{COMPLETED_REFERENCE}"
+    network = Network(tls_client_context, None, trust_env=False)
+    for backend in (None, AsyncioBackend()):
+        transport = AsyncPoolTransport(network, direct_backend=backend)
+        async with httpx.AsyncClient(transport=transport) as http:
+            async with http.stream("GET", url, headers={"Connection": "close"}) as first:
+                assert _agreed(first) == "http/1.1"
+            tls_client_context.set_alpn_protocols(H2_TOO)
+            async with http.stream("GET", url) as second:
+                assert _agreed(second) == "http/1.1"

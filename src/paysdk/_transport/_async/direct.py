@@ -66,8 +66,6 @@ class AsyncDirectConnections:
         self._replaced = replaced
         self._backend = backend or async_slots.async_default_backend()
         self._ssl_context = ssl_context
-        if ssl_context is not None:
-            ssl_context.set_alpn_protocols(["http/1.1"])  # as httpcore offers, on each connect
         self._keepalive_expiry = keepalive_expiry
 
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface:
@@ -145,6 +143,9 @@ class AsyncDirectConnection(httpcore.AsyncConnectionInterface):
             await stream.aclose()
             raise RuntimeError("an https origin on a route made without a TLS context")
         server_name: str = extensions_of(request).get("sni_hostname") or host
+        # on each connect, as httpcore does: the context may be shared with a client that
+        # offers HTTP/2 on it, and a server that took that offer would not be understood
+        self._ssl_context.set_alpn_protocols(["http/1.1"])
         return await stream.start_tls(self._ssl_context, server_name, seconds)
 
     async def _send_request(
