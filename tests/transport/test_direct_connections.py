@@ -8,8 +8,11 @@ from __future__ import annotations
 import socket
 import ssl
 import threading
+import time
 from collections.abc import Callable, Iterator
+from typing import Any
 
+import anyio
 import h11
 import httpcore
 import httpx
@@ -17,6 +20,7 @@ import pytest
 import trustme
 
 import paysdk
+from paysdk._transport import deadline
 from paysdk._transport._async.direct import AsyncDirectConnection, httpcore_replaced
 from paysdk._transport._async.pool import AsyncPoolTransport
 from paysdk._transport._sync.direct import DirectConnection
@@ -354,3 +358,80 @@ async def test_a_new_async_connection_offers_http_1_1_alone_whatever_the_context
             tls_client_context.set_alpn_protocols(H2_TOO)
             async with http.stream("GET", url) as second:
                 assert _agreed(second) == "http/1.1"
+
+
+@pytest.fixture
+def silent_tls_url() -> Iterator[str]:
+    """An ``https`` URL on 127.0.0.1 whose server takes connections (the kernel's backlog)
+    and never answers: a TLS handshake there waits until it is given up."""
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        yield f"https://127.0.0.1:{listener.getsockname()[1]}/"
+
+
+class RecordingBackend(httpcore.AnyIOBackend):
+    """httpcore's anyio backend (uvloop's, and the fallback's), keeping each plain stream it
+    connects: its ``start_tls`` leaves one open if the handshake is cancelled."""
+
+    def __init__(self) -> None:
+        self.streams: list[httpcore.AsyncNetworkStream] = []
+
+    async def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+        stream = await super().connect_tcp(*args, **kwargs)
+        self.streams.append(stream)
+        return stream
+
+
+def _is_shut(stream: httpcore.AsyncNetworkStream | httpcore.NetworkStream) -> bool:
+    """Whether the stream's socket (a ``socket.socket``, or asyncio's view of one) is closed."""
+    fileno: int = stream.get_extra_info("socket").fileno()
+    return fileno == -1
+
+
+async def test_a_tls_handshake_cancelled_closes_the_plain_connection_under_it(
+    silent_tls_url: str, tls_client_context: ssl.SSLContext
+) -> None:
+    backend = RecordingBackend()
+    origin = httpcore.URL(silent_tls_url).origin
+    connection = AsyncDirectConnection(origin, backend, tls_client_context, None)
+    with anyio.move_on_after(0.2):
+        await connection.handle_async_request(httpcore.Request("GET", silent_tls_url))
+    assert connection.is_closed()
+    [plain] = backend.streams
+    for _ in range(100):  # asyncio closes a transport's socket a loop turn later
+        if _is_shut(plain):
+            break
+        await anyio.sleep(0.01)
+    assert _is_shut(plain)
+
+
+class SlowBackend(httpcore.SyncBackend):
+    """httpcore's sync backend, keeping each plain stream it connects, whose connects end
+    just past a deadline 50 ms away."""
+
+    def __init__(self) -> None:
+        self.streams: list[httpcore.NetworkStream] = []
+
+    def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
+        stream = super().connect_tcp(*args, **kwargs)
+        self.streams.append(stream)
+        time.sleep(0.1)
+        return stream
+
+
+def test_a_deadline_passed_before_the_tls_handshake_closes_the_plain_connection(
+    silent_tls_url: str, tls_client_context: ssl.SSLContext
+) -> None:
+    """The sync client's deadline backend refuses to start a handshake past the attempt's
+    deadline, and leaves the connection it was given as it was."""
+    backend = SlowBackend()
+    origin = httpcore.URL(silent_tls_url).origin
+    bounded = deadline._deadline_backend()(backend)
+    connection = DirectConnection(origin, bounded, tls_client_context, None)
+    with (
+        deadline.attempt_deadline(time.monotonic() + 0.05),
+        pytest.raises(httpcore.ConnectTimeout),
+    ):
+        connection.handle_request(httpcore.Request("GET", silent_tls_url))
+    assert connection.is_closed()
+    [plain] = backend.streams
+    assert _is_shut(plain)

@@ -148,7 +148,14 @@ class DirectConnection(httpcore.ConnectionInterface):
         # on each connect, as httpcore does: the context may be shared with a client that
         # offers HTTP/2 on it, and a server that took that offer would not be understood
         self._ssl_context.set_alpn_protocols(["http/1.1"])
-        return stream.start_tls(self._ssl_context, server_name, seconds)
+        try:
+            return stream.start_tls(self._ssl_context, server_name, seconds)
+        except BaseException:
+            # closed here too: httpcore's backends leave it open when the handshake is
+            # cancelled, and the sync client's deadline refuses to start one past its time
+            with slots.shielded():
+                stream.close()
+            raise
 
     def _send_request(
         self,
