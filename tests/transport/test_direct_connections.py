@@ -435,3 +435,76 @@ def test_a_deadline_passed_before_the_tls_handshake_closes_the_plain_connection(
     assert connection.is_closed()
     [plain] = backend.streams
     assert _is_shut(plain)
+
+
+class HeldBackend(httpcore.AnyIOBackend):
+    """httpcore's anyio backend, keeping each stream it connects, which it hands over only
+    once ``proceed`` is set."""
+
+    def __init__(self) -> None:
+        self.streams: list[httpcore.AsyncNetworkStream] = []
+        self.connected = anyio.Event()
+        self.proceed = anyio.Event()
+
+    async def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.AsyncNetworkStream:
+        stream = await super().connect_tcp(*args, **kwargs)
+        self.streams.append(stream)
+        self.connected.set()
+        await self.proceed.wait()
+        return stream
+
+
+async def test_a_connection_the_transport_closed_while_it_connected_is_not_kept_open(
+    scripted: Callable[[list[bytes | None]], Scripted],
+) -> None:
+    """Closing the transport closes each connection; one still connecting has no socket to
+    close yet, so it closes the one it opens once its answer is read, as a connection
+    closed does."""
+    server = scripted([OK])
+    backend = HeldBackend()
+    transport = AsyncPoolTransport(_network(), direct_backend=backend)
+    async with httpx.AsyncClient(transport=transport) as http, anyio.create_task_group() as group:
+        group.start_soon(http.get, server.url)
+        await backend.connected.wait()
+        await transport.aclose()
+        backend.proceed.set()
+    [stream] = backend.streams
+    for _ in range(100):  # asyncio closes a transport's socket a loop turn later
+        if _is_shut(stream):
+            break
+        await anyio.sleep(0.01)
+    assert _is_shut(stream)
+
+
+class HeldSyncBackend(httpcore.SyncBackend):
+    """httpcore's sync backend, keeping each stream it connects, which it hands over only
+    once ``proceed`` is set."""
+
+    def __init__(self) -> None:
+        self.streams: list[httpcore.NetworkStream] = []
+        self.connected = threading.Event()
+        self.proceed = threading.Event()
+
+    def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
+        stream = super().connect_tcp(*args, **kwargs)
+        self.streams.append(stream)
+        self.connected.set()
+        self.proceed.wait(5)
+        return stream
+
+
+def test_a_connection_the_transport_closed_in_another_thread_while_it_connected_is_closed(
+    scripted: Callable[[list[bytes | None]], Scripted],
+) -> None:
+    server = scripted([OK])
+    backend = HeldSyncBackend()
+    transport = PoolTransport(_network(), direct_backend=backend)
+    with httpx.Client(transport=transport) as http:
+        sending = threading.Thread(target=http.get, args=(server.url,))
+        sending.start()
+        assert backend.connected.wait(5)
+        transport.close()
+        backend.proceed.set()
+        sending.join(5)
+    [stream] = backend.streams
+    assert _is_shut(stream)

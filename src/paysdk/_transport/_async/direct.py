@@ -221,9 +221,14 @@ class AsyncDirectConnection(httpcore.AsyncConnectionInterface):
 
     async def response_closed(self) -> None:
         """After a response: ready for the next request if both sides finished this one, else
-        closed."""
+        closed; closed too if it was closed meanwhile (while it connected, it had no socket to
+        close: the one it opened is closed now)."""
         connection = self._h11
-        if connection.our_state is h11.DONE and connection.their_state is h11.DONE:
+        if (
+            self._state == _ACTIVE
+            and connection.our_state is h11.DONE
+            and connection.their_state is h11.DONE
+        ):
             connection.start_next_cycle()
             self._state = _IDLE
             if self._keepalive_expiry is not None:
