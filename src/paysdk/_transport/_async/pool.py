@@ -7,8 +7,9 @@ httpcore's (``httpcore_edge.py``), to ``AsyncRoutes``, and gives back httpcore's
 ``AsyncRoutes`` sends each request through this process's pool for its route (direct, or by a
 proxy): ``AsyncConnections`` (``connections.py``) of paysdk's own HTTP/1.1 connections
 (``direct.py``) or, through a proxy, httpcore's, made with paysdk's TLS context and network
-backend (the sync twin's bounds every socket operation by the attempt's deadline). ``AsyncPoolTransport``, what the clients are given, sends through it, or
-through OpenTelemetry's tracing transport around it while the httpx instrumentation is on.
+backend (the sync twin's bounds every socket operation by the attempt's deadline).
+``AsyncPoolTransport``, what the clients are given, sends through it, or through
+OpenTelemetry's tracing transport around it while the httpx instrumentation is on.
 """
 
 from __future__ import annotations
