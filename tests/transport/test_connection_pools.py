@@ -125,6 +125,22 @@ async def test_a_verify_on_open_connections_looks_up_no_module(sandbox: Sandbox)
     assert lookups.names == []
 
 
+async def test_a_verify_that_opens_a_connection_looks_up_no_module_either(
+    sandbox: Sandbox,
+) -> None:
+    """A route without a proxy opens paysdk's own connections, which set up no lock of
+    httpcore's: no ``import sniffio``, which anyio no longer installs, searched for on the path."""
+    key, url = sandbox.secret_key, sandbox.base_url
+    async with paysdk.AsyncClient(base_url=url, secret_key=key) as warm:
+        await verify_together(warm, 2)  # the code loaded, by another client's pool
+    async with paysdk.AsyncClient(base_url=url, secret_key=key) as c:
+        opened = len(sandbox.connections)
+        with recording_lookups() as lookups:
+            await verify_together(c, 3)
+        assert len(sandbox.connections) == opened + 3
+    assert lookups.names == []
+
+
 @pytest.fixture
 def shielded_scopes(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     """Each shielded scope the async pool sets up, in order."""
