@@ -20,8 +20,8 @@ import pytest
 
 import paysdk
 from paysdk._transport._async import connections as async_connections
-from paysdk._transport._async.direct import AsyncDirectConnection
 from paysdk._transport._sync.connections import Connections
+from paysdk._transport.async_direct import AsyncDirectConnection
 from paysdk._transport.async_slots import async_shielded
 from paysdk._transport.slots import Slots
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox

@@ -1,7 +1,8 @@
-"""paysdk's own HTTP/1.1 connections, which carry the requests of a route without a proxy: what
-they send and read over real sockets on 127.0.0.1, when they are kept or closed, the failures
-they raise, and how they step aside while respx (and so ``MockPaymentAPI``) stands in for
-httpcore's connections."""
+"""paysdk's own HTTP/1.1 connections, which carry the async client's requests on a route without
+a proxy: what they send and read over real sockets on 127.0.0.1, when they are kept or closed,
+the failures they raise, and how they step aside while respx (and so ``MockPaymentAPI``) stands
+in for httpcore's connections. The sync client's pool, on httpcore's connections, is held to
+the same behaviour beside them."""
 
 from __future__ import annotations
 
@@ -21,10 +22,13 @@ import trustme
 
 import paysdk
 from paysdk._transport import deadline
-from paysdk._transport._async.direct import AsyncDirectConnection, httpcore_replaced
 from paysdk._transport._async.pool import AsyncPoolTransport
-from paysdk._transport._sync.direct import DirectConnection
 from paysdk._transport._sync.pool import PoolTransport
+from paysdk._transport.async_direct import (
+    AsyncDirectConnection,
+    AsyncDirectConnections,
+    httpcore_replaced,
+)
 from paysdk._transport.asyncio_network import AsyncioBackend
 from paysdk._transport.network import Network
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
@@ -38,6 +42,18 @@ OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 
 def _network() -> Network:
     return Network(True, None, trust_env=False)
+
+
+def _own(
+    network: Network | None = None, backend: httpcore.AsyncNetworkBackend | None = None
+) -> AsyncPoolTransport:
+    """The async client's transport: its routes without a proxy on paysdk's own connections,
+    opened by ``backend`` (asyncio's own transports unless told another)."""
+    return AsyncPoolTransport(
+        network or _network(),
+        direct_backend=backend or AsyncioBackend(),
+        direct_connections=AsyncDirectConnections,
+    )
 
 
 class Scripted:
@@ -105,40 +121,34 @@ def sandbox() -> Iterator[Sandbox]:
 
 @pytest.fixture
 def sent_on_own_connections(monkeypatch: pytest.MonkeyPatch) -> list[object]:
-    """Each request either client's own connections carried, in order."""
+    """Each request paysdk's own connections carried, in order."""
     carried: list[object] = []
-    sync_send, async_send = (
-        DirectConnection.handle_request,
-        AsyncDirectConnection.handle_async_request,
-    )
+    send = AsyncDirectConnection.handle_async_request
 
-    def sync_counting(connection: DirectConnection, request: httpcore.Request) -> httpcore.Response:
-        carried.append(request)
-        return sync_send(connection, request)
-
-    async def async_counting(
+    async def counting(
         connection: AsyncDirectConnection, request: httpcore.Request
     ) -> httpcore.Response:
         carried.append(request)
-        return await async_send(connection, request)
+        return await send(connection, request)
 
-    monkeypatch.setattr(DirectConnection, "handle_request", sync_counting)
-    monkeypatch.setattr(AsyncDirectConnection, "handle_async_request", async_counting)
+    monkeypatch.setattr(AsyncDirectConnection, "handle_async_request", counting)
     return carried
 
 
-async def test_both_clients_send_on_paysdk_s_own_connections_kept_alive(
+async def test_the_async_client_sends_on_paysdk_s_own_connections_kept_alive(
     sandbox: Sandbox, sent_on_own_connections: list[object]
 ) -> None:
-    with paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as client:
-        for _ in range(3):
-            assert client.verify(COMPLETED_REFERENCE).succeeded
+    """The sync client's are httpcore's: their locks are threading locks, which yield to
+    nothing, and it sends on them a little sooner on loopback."""
     async with paysdk.AsyncClient(
         secret_key=sandbox.secret_key, base_url=sandbox.base_url
     ) as aclient:
         for _ in range(3):
             assert (await aclient.verify(COMPLETED_REFERENCE)).succeeded
-    assert len(sent_on_own_connections) == 6
+    with paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url) as client:
+        for _ in range(3):
+            assert client.verify(COMPLETED_REFERENCE).succeeded
+    assert len(sent_on_own_connections) == 3
     assert len(sandbox.connections) == 2  # one a client
 
 
@@ -227,7 +237,7 @@ async def test_two_async_requests_read_whole_on_as_many_connections_as_the_answe
     connections: int,
 ) -> None:
     server = scripted(answers)
-    async with httpx.AsyncClient(transport=AsyncPoolTransport(_network())) as http:
+    async with httpx.AsyncClient(transport=_own()) as http:
         for _ in range(2):
             assert (await http.get(server.url)).content == b"ok"
     assert server.connections == connections
@@ -257,22 +267,21 @@ async def test_a_server_that_breaks_http_is_a_remote_protocol_error_to_the_async
     scripted: Callable[[list[bytes | None]], Scripted], answers: list[bytes | None], message: str
 ) -> None:
     server = scripted(answers)
-    async with httpx.AsyncClient(transport=AsyncPoolTransport(_network())) as http:
+    async with httpx.AsyncClient(transport=_own()) as http:
         with pytest.raises(httpx.RemoteProtocolError, match=message) as caught:
             await http.get(server.url)
     assert isinstance(caught.value.__cause__, httpcore.RemoteProtocolError)
 
 
-def test_a_header_h11_refuses_to_send_is_a_local_protocol_error(
+async def test_a_header_h11_refuses_to_send_is_a_local_protocol_error(
     scripted: Callable[[list[bytes | None]], Scripted],
 ) -> None:
     server = scripted([OK])
     request = httpcore.Request("GET", server.url, headers=[(b"X-Bad", b"a\r\nb")])
-    connection = DirectConnection(
-        httpcore.URL(server.url).origin, httpcore.SyncBackend(), None, None
-    )
+    origin = httpcore.URL(server.url).origin
+    connection = AsyncDirectConnection(origin, AsyncioBackend(), None, None)
     with pytest.raises(httpcore.LocalProtocolError):
-        connection.handle_request(request)
+        await connection.handle_async_request(request)
     assert connection.is_closed()
     assert server.requests == []
 
@@ -301,7 +310,7 @@ async def test_a_body_unlike_its_declared_length_is_h11_s_error_to_the_async_cli
 ) -> None:
     server = scripted([None, None])  # hangs up on each: nothing written to a closed socket
     headers = {"Content-Length": declared}
-    for transport in (httpx.AsyncHTTPTransport(), AsyncPoolTransport(_network())):
+    for transport in (httpx.AsyncHTTPTransport(), _own()):
         async with httpx.AsyncClient(transport=transport) as http:
             with pytest.raises(h11.LocalProtocolError) as caught:
                 await http.post(server.url, content=b"abc", headers=headers)
@@ -350,9 +359,8 @@ async def test_a_new_async_connection_offers_http_1_1_alone_whatever_the_context
 ) -> None:
     url = f"{h2_sandbox.base_url}/payment/{COMPLETED_REFERENCE}"
     network = Network(tls_client_context, None, trust_env=False)
-    for backend in (None, AsyncioBackend()):
-        transport = AsyncPoolTransport(network, direct_backend=backend)
-        async with httpx.AsyncClient(transport=transport) as http:
+    for backend in (httpcore.AnyIOBackend(), AsyncioBackend()):
+        async with httpx.AsyncClient(transport=_own(network, backend)) as http:
             async with http.stream("GET", url, headers={"Connection": "close"}) as first:
                 assert _agreed(first) == "http/1.1"
             tls_client_context.set_alpn_protocols(H2_TOO)
@@ -422,11 +430,12 @@ def test_a_deadline_passed_before_the_tls_handshake_closes_the_plain_connection(
     silent_tls_url: str, tls_client_context: ssl.SSLContext
 ) -> None:
     """The sync client's deadline backend refuses to start a handshake past the attempt's
-    deadline, and leaves the connection it was given as it was."""
+    deadline, and closes the connection it was given, as a failed handshake would."""
     backend = SlowBackend()
     origin = httpcore.URL(silent_tls_url).origin
     bounded = deadline._deadline_backend()(backend)
-    connection = DirectConnection(origin, bounded, tls_client_context, None)
+    pool = httpcore.ConnectionPool(ssl_context=tls_client_context, network_backend=bounded)
+    connection = pool.create_connection(origin)
     with (
         deadline.attempt_deadline(time.monotonic() + 0.05),
         pytest.raises(httpcore.ConnectTimeout),
@@ -454,15 +463,17 @@ class HeldBackend(httpcore.AnyIOBackend):
         return stream
 
 
+@pytest.mark.parametrize("own", [True, False], ids=["paysdk's connections", "httpcore's"])
 async def test_a_connection_the_transport_closed_while_it_connected_is_not_kept_open(
-    scripted: Callable[[list[bytes | None]], Scripted],
+    scripted: Callable[[list[bytes | None]], Scripted], own: bool
 ) -> None:
     """Closing the transport closes each connection; one still connecting has no socket to
-    close yet, so it closes the one it opens once its answer is read, as a connection
-    closed does."""
+    close yet, so the one it opens is closed once its answer is read."""
     server = scripted([OK])
     backend = HeldBackend()
-    transport = AsyncPoolTransport(_network(), direct_backend=backend)
+    transport = (
+        _own(backend=backend) if own else AsyncPoolTransport(_network(), direct_backend=backend)
+    )
     async with httpx.AsyncClient(transport=transport) as http, anyio.create_task_group() as group:
         group.start_soon(http.get, server.url)
         await backend.connected.wait()

@@ -77,10 +77,12 @@ def _deadline_backend() -> type[Any]:
             server_hostname: str | None = None,
             timeout: float | None = None,
         ) -> httpcore.NetworkStream:
-            tls = self._inner.start_tls(
-                ssl_context, server_hostname, _clip(timeout, httpcore.ConnectTimeout)
-            )
-            return _Stream(tls)
+            try:
+                left = _clip(timeout, httpcore.ConnectTimeout)
+            except httpcore.ConnectTimeout:
+                self._inner.close()  # as a failed handshake closes it: no one else holds it
+                raise
+            return _Stream(self._inner.start_tls(ssl_context, server_hostname, left))
 
         def get_extra_info(self, info: str) -> Any:
             return self._inner.get_extra_info(info)

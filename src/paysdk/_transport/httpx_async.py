@@ -28,6 +28,7 @@ from .._parsing.decoding import adecoded
 from . import httpx_tracing
 from ._async.answers import read_answer, read_body
 from ._async.pool import AsyncPoolTransport, AsyncRoutes
+from .async_direct import AsyncDirectConnections
 from .async_streams import AsyncStream, LoopBinding
 from .asyncio_network import AsyncioBackend
 from .httpx_common import (
@@ -59,10 +60,13 @@ def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> 
 
 def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSender:
     """The sender on an ``own_async_client`` over ``network``, sending straight to its pools
-    while untraced. Direct connections are opened on asyncio's own transports on asyncio's own
-    loop (``asyncio_network.py``); through a proxy (TLS inside TLS for an HTTPS one), under
-    trio and on another loop (uvloop), by httpcore's own backend."""
-    transport = AsyncPoolTransport(network, direct_backend=AsyncioBackend())
+    while untraced. Requests without a proxy go over paysdk's own HTTP/1.1 connections
+    (``async_direct.py``), opened on asyncio's own transports on asyncio's own loop
+    (``asyncio_network.py``); through a proxy (TLS inside TLS for an HTTPS one), under trio and
+    on another loop (uvloop), connections are opened by httpcore's own backend."""
+    transport = AsyncPoolTransport(
+        network, direct_backend=AsyncioBackend(), direct_connections=AsyncDirectConnections
+    )
     http = own_async_client(transport, defaults)
     return AsyncHttpxSender(http, defaults=defaults, routes=transport.routes)
 

@@ -16,7 +16,7 @@ from contextlib import AbstractContextManager, nullcontext
 
 import httpcore
 
-__all__ = ["Slots", "default_backend", "shielded"]
+__all__ = ["Slots", "shielded"]
 
 
 class Slots:
@@ -79,8 +79,3 @@ class Slots:
 def shielded() -> AbstractContextManager[object]:
     """Nothing cancels a thread: a scope that does nothing, the twin of ``async_shielded``."""
     return nullcontext()
-
-
-def default_backend() -> httpcore.NetworkBackend:
-    """httpcore's backend on the standard library's sockets."""
-    return httpcore.SyncBackend()

@@ -1,10 +1,9 @@
 """A route's connections, pooled by paysdk, each sent through by one request at a time.
 
-``AsyncConnections`` keeps the connections its maker makes (``create_connection``): paysdk's
-own for a route without a proxy (``direct.py``), httpcore's through a proxy
-(``httpcore.AsyncHTTPProxy``), each with paysdk's TLS context and network backend (the sync
-twin's bounds every socket operation by the attempt's deadline). It sends nothing through
-httpcore's pool. httpcore's pool goes over
+``AsyncConnections`` keeps the connections its maker makes (``create_connection``):
+httpcore's, with paysdk's TLS context and network backend (the sync twin's bounds every socket
+operation by the attempt's deadline), or, for the async client's routes without a proxy,
+paysdk's own (``async_direct.py``). It sends nothing through httpcore's pool, which goes over
 every connection it holds (an expiry check, a poll of its socket, for each; a count of all of
 them for each idle one) whenever a request arrives or a response is closed, and may hand one
 idle connection to several waiting requests, all but one of which then go round again and open
@@ -18,6 +17,7 @@ pool does so for each event and shield it sets up, an ``import sniffio`` each ti
 
 from __future__ import annotations
 
+import ssl
 import threading
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Mapping, MutableMapping
@@ -27,7 +27,7 @@ import httpcore
 
 from ..async_slots import AsyncSlots, async_shielded
 
-__all__ = ["AsyncConnectionMaker", "AsyncConnections", "AsyncPooledStream"]
+__all__ = ["AsyncConnectionMaker", "AsyncConnections", "AsyncDirectMaker", "AsyncPooledStream"]
 
 Origin = tuple[bytes, bytes, int]
 """A connection's scheme, host and port: which requests it may carry."""
@@ -37,6 +37,20 @@ class AsyncConnectionMaker(Protocol):
     """What makes a route's connections: httpcore's pools and proxies, or ``direct.py``'s."""
 
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface: ...
+
+
+class AsyncDirectMaker(Protocol):
+    """What makes the connection maker of a route without a proxy in place of httpcore's pool
+    for it, from that pool, the backend, the TLS context and the keep-alive expiry."""
+
+    def __call__(
+        self,
+        pool: httpcore.AsyncConnectionPool,
+        backend: httpcore.AsyncNetworkBackend | None,
+        ssl_context: ssl.SSLContext | None,
+        keepalive_expiry: float | None,
+        /,
+    ) -> AsyncConnectionMaker: ...
 
 
 class AsyncConnections:
@@ -60,6 +74,7 @@ class AsyncConnections:
         self._idle: dict[Origin, deque[httpcore.AsyncConnectionInterface]] = {}
         self._idle_count = 0
         self._busy: set[httpcore.AsyncConnectionInterface] = set()
+        self._closed = False
         self.opened = 0
         """Connections made so far: what the tests count."""
 
@@ -140,7 +155,8 @@ class AsyncConnections:
         closing: list[httpcore.AsyncConnectionInterface] = []
         with self._lock:
             self._busy.discard(connection)
-            if connection.is_idle() and not connection.is_closed():
+            # a pool closed while the connection connected: nothing would close it later
+            if not self._closed and connection.is_idle() and not connection.is_closed():
                 self._idle.setdefault(origin, deque()).append(connection)
                 self._idle_count += 1
                 oldest = self._idle[origin][0]
@@ -167,6 +183,7 @@ class AsyncConnections:
     async def aclose(self) -> None:
         """Close every connection, busy or idle."""
         with self._lock:
+            self._closed = True
             closing = list(self._busy)
             for idle in self._idle.values():
                 closing += idle

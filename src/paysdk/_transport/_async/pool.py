@@ -27,8 +27,7 @@ from ..forks import PerProcess
 from ..httpcore_edge import AsyncBodyStream, core_request, extensions_of, httpx_error
 from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
-from .connections import AsyncConnectionMaker, AsyncConnections
-from .direct import AsyncDirectConnections
+from .connections import AsyncConnectionMaker, AsyncConnections, AsyncDirectMaker
 
 __all__ = ["AsyncPoolTransport", "AsyncResponseBody", "AsyncRoutes", "AsyncRoutesTransport"]
 
@@ -51,10 +50,12 @@ class AsyncRoutes:
         network: Network,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
         direct_backend: httpcore.AsyncNetworkBackend | None = None,
+        direct_connections: AsyncDirectMaker | None = None,
     ) -> None:
         self.network = network
         self._backend = network_backend
         self._direct_backend = direct_backend or network_backend
+        self._direct_connections = direct_connections
         self._pools = PerProcess(AsyncPools)
 
     def _route(self, url: httpcore.URL) -> AsyncConnections:
@@ -80,8 +81,9 @@ class AsyncRoutes:
         )
 
     def _factory(self, proxy: Proxy | None, tls: bool) -> AsyncConnectionMaker:
-        """What makes a route's connections (with ``create_connection``): paysdk's own direct
-        ones (``direct.py``), or httpcore's tunnels and forwarding through the proxy."""
+        """What makes a route's connections (with ``create_connection``): httpcore's pool for
+        the route, or what ``direct_connections`` makes of it; through a proxy, httpcore's
+        tunnels and forwarding."""
         context = self.network.ssl_context if tls else None
         options: dict[str, Any] = {
             "keepalive_expiry": LIMITS.keepalive_expiry,
@@ -89,8 +91,10 @@ class AsyncRoutes:
         }
         if proxy is None:
             options["network_backend"] = backend = self._direct_backend
-            replaced = httpcore.AsyncConnectionPool(ssl_context=context, **options)
-            return AsyncDirectConnections(replaced, backend, context, LIMITS.keepalive_expiry)
+            pool = httpcore.AsyncConnectionPool(ssl_context=context, **options)
+            if self._direct_connections is None:
+                return pool
+            return self._direct_connections(pool, backend, context, LIMITS.keepalive_expiry)
         return httpcore.AsyncHTTPProxy(
             proxy_url=proxy.url,
             proxy_auth=proxy.auth,
@@ -182,6 +186,7 @@ class AsyncPoolTransport(httpx.AsyncBaseTransport):
         *,
         network_backend: httpcore.AsyncNetworkBackend | None = None,
         direct_backend: httpcore.AsyncNetworkBackend | None = None,
+        direct_connections: AsyncDirectMaker | None = None,
     ) -> None:
         """
         Args:
@@ -189,8 +194,10 @@ class AsyncPoolTransport(httpx.AsyncBaseTransport):
             network_backend: what opens sockets; ``None`` for httpcore's own.
             direct_backend: what opens them for requests sent without a proxy, in place of
                 ``network_backend``.
+            direct_connections: what makes the connections of requests sent without a proxy
+                from httpcore's pool for them; ``None`` for httpcore's connections.
         """
-        self.routes = AsyncRoutes(network, network_backend, direct_backend)
+        self.routes = AsyncRoutes(network, network_backend, direct_backend, direct_connections)
         self._untraced = AsyncRoutesTransport(self.routes)
         self._traced: httpx.AsyncBaseTransport | None = None  # made when first traced
 

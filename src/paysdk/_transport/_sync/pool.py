@@ -29,8 +29,7 @@ from ..forks import PerProcess
 from ..httpcore_edge import BodyStream, core_request, extensions_of, httpx_error
 from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
-from .connections import ConnectionMaker, Connections
-from .direct import DirectConnections
+from .connections import ConnectionMaker, Connections, DirectMaker
 
 __all__ = ["PoolTransport", "ResponseBody", "Routes", "RoutesTransport"]
 
@@ -53,10 +52,12 @@ class Routes:
         network: Network,
         network_backend: httpcore.NetworkBackend | None = None,
         direct_backend: httpcore.NetworkBackend | None = None,
+        direct_connections: DirectMaker | None = None,
     ) -> None:
         self.network = network
         self._backend = network_backend
         self._direct_backend = direct_backend or network_backend
+        self._direct_connections = direct_connections
         self._pools = PerProcess(Pools)
 
     def _route(self, url: httpcore.URL) -> Connections:
@@ -82,8 +83,9 @@ class Routes:
         )
 
     def _factory(self, proxy: Proxy | None, tls: bool) -> ConnectionMaker:
-        """What makes a route's connections (with ``create_connection``): paysdk's own direct
-        ones (``direct.py``), or httpcore's tunnels and forwarding through the proxy."""
+        """What makes a route's connections (with ``create_connection``): httpcore's pool for
+        the route, or what ``direct_connections`` makes of it; through a proxy, httpcore's
+        tunnels and forwarding."""
         context = self.network.ssl_context if tls else None
         options: dict[str, Any] = {
             "keepalive_expiry": LIMITS.keepalive_expiry,
@@ -91,8 +93,10 @@ class Routes:
         }
         if proxy is None:
             options["network_backend"] = backend = self._direct_backend
-            replaced = httpcore.ConnectionPool(ssl_context=context, **options)
-            return DirectConnections(replaced, backend, context, LIMITS.keepalive_expiry)
+            pool = httpcore.ConnectionPool(ssl_context=context, **options)
+            if self._direct_connections is None:
+                return pool
+            return self._direct_connections(pool, backend, context, LIMITS.keepalive_expiry)
         return httpcore.HTTPProxy(
             proxy_url=proxy.url,
             proxy_auth=proxy.auth,
@@ -184,6 +188,7 @@ class PoolTransport(httpx.BaseTransport):
         *,
         network_backend: httpcore.NetworkBackend | None = None,
         direct_backend: httpcore.NetworkBackend | None = None,
+        direct_connections: DirectMaker | None = None,
     ) -> None:
         """
         Args:
@@ -191,8 +196,10 @@ class PoolTransport(httpx.BaseTransport):
             network_backend: what opens sockets; ``None`` for httpcore's own.
             direct_backend: what opens them for requests sent without a proxy, in place of
                 ``network_backend``.
+            direct_connections: what makes the connections of requests sent without a proxy
+                from httpcore's pool for them; ``None`` for httpcore's connections.
         """
-        self.routes = Routes(network, network_backend, direct_backend)
+        self.routes = Routes(network, network_backend, direct_backend, direct_connections)
         self._untraced = RoutesTransport(self.routes)
         self._traced: httpx.BaseTransport | None = None  # made when first traced
 
