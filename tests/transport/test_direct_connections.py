@@ -6,6 +6,7 @@ the same behaviour beside them."""
 
 from __future__ import annotations
 
+import functools
 import socket
 import ssl
 import threading
@@ -157,6 +158,23 @@ def test_httpcore_is_untouched_unless_respx_runs() -> None:
     with MockPaymentAPI():
         assert httpcore_replaced()
     assert not httpcore_replaced()
+
+
+def test_a_replacement_that_copies_the_name_of_httpcore_s_send_is_seen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A wrapper made with ``functools.wraps`` carries httpcore's name, not its code."""
+    send = httpcore.AsyncHTTPConnection.handle_async_request
+
+    @functools.wraps(send)
+    async def wrapper(
+        connection: httpcore.AsyncHTTPConnection, request: httpcore.Request
+    ) -> httpcore.Response:
+        return await send(connection, request)
+
+    assert wrapper.__qualname__ == send.__qualname__
+    monkeypatch.setattr(httpcore.AsyncHTTPConnection, "handle_async_request", wrapper)
+    assert httpcore_replaced()
 
 
 MOCKED = "order-only-in-the-mock"
