@@ -230,14 +230,16 @@ class AsyncDirectConnection(httpcore.AsyncConnectionInterface):
             connection.receive_data(data)
 
     async def response_closed(self) -> None:
-        """After a response: ready for the next request if both sides finished this one, else
-        closed; closed too if it was closed meanwhile (while it connected, it had no socket to
-        close: the one it opened is closed now)."""
+        """After a response: ready for the next request if both sides finished this one and
+        the server sent nothing past it (bytes no request asked for, which the next request
+        would read as its answer), else closed; closed too if it was closed meanwhile (while it
+        connected, it had no socket to close: the one it opened is closed now)."""
         connection = self._h11
         if (
             self._state == _ACTIVE
             and connection.our_state is h11.DONE
             and connection.their_state is h11.DONE
+            and connection.trailing_data == (b"", False)
         ):
             connection.start_next_cycle()
             self._state = _IDLE
