@@ -58,6 +58,7 @@ def _then(extra: bytes) -> Callable[[Connection, Request], bool]:
 
 
 def _async_client(base_url: str, **options: Any) -> paysdk.AsyncClient:
+    """The default ``AsyncClient`` (its own httpx client, so paysdk's own connections)."""
     return paysdk.AsyncClient(
         secret_key=SECRET, base_url=base_url, allow_insecure_http=True, **options
     )
@@ -93,6 +94,7 @@ async def test_a_connection_with_bytes_left_after_the_answer_is_not_kept(
 
 
 def _outcome(exc: BaseException) -> tuple[str, str]:
+    """An error as two transports' can be compared: its type's name and its message."""
     return type(exc).__name__, str(exc)
 
 
@@ -151,6 +153,7 @@ async def test_an_odd_answer_is_what_httpcore_s_connection_makes_of_it(
 
 
 def _endless_head(conn: Connection, request: Request) -> bool:
+    """A head whose one header never ends, a byte every 10 ms: no read ever times out."""
     conn.send(b"HTTP/1.1 200 OK\r\nX-Endless: ")
     while True:
         conn.send(b"a")
