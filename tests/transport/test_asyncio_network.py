@@ -127,6 +127,22 @@ async def test_plain_reads_what_was_written_in_pieces_then_empty_at_eof(plain_ec
         await stream.write(b"more")
 
 
+async def test_a_read_of_bytes_already_here_lets_the_loop_run_first(plain_echo: int) -> None:
+    """As a read that waited would: a server that keeps the buffer full cannot hold the event
+    loop (every other task, and the attempt's timeout) for as long as it sends."""
+    stream = await AsyncioBackend().connect_tcp("127.0.0.1", plain_echo, timeout=WAIT)
+    await stream.write(b"hello", timeout=WAIT)
+    for _ in range(1000):  # until the echo is in the stream's buffer, unread
+        if stream.get_extra_info("is_readable"):
+            break
+        await asyncio.sleep(0.01)
+    ran: list[str] = []
+    asyncio.get_running_loop().call_soon(ran.append, "another task's turn")
+    assert await stream.read(3, timeout=WAIT) == b"hel"
+    assert ran == ["another task's turn"]
+    await stream.aclose()
+
+
 async def test_tls_reads_and_writes_through_asyncio_s_tls(
     tls_echo: int, tls_client_context: ssl.SSLContext
 ) -> None:
