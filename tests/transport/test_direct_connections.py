@@ -27,91 +27,16 @@ from paysdk._transport._async.pool import AsyncPoolTransport
 from paysdk._transport._sync.pool import PoolTransport
 from paysdk._transport.async_direct import (
     AsyncDirectConnection,
-    AsyncDirectConnections,
     httpcore_replaced,
 )
 from paysdk._transport.asyncio_network import AsyncioBackend
 from paysdk._transport.network import Network
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from paysdk.testing import MockPaymentAPI, PaymentRecord
+from tests.support.scripted import OK, Scripted, default_network, own_transport
 from tests.support.tls import server_context
 
 pytestmark = pytest.mark.anyio
-
-OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
-
-
-def _network() -> Network:
-    return Network(True, None, trust_env=False)
-
-
-def _own(
-    network: Network | None = None, backend: httpcore.AsyncNetworkBackend | None = None
-) -> AsyncPoolTransport:
-    """The async client's transport: its routes without a proxy on paysdk's own connections,
-    opened by ``backend`` (asyncio's own transports unless told another)."""
-    return AsyncPoolTransport(
-        network or _network(),
-        direct_backend=backend or AsyncioBackend(),
-        direct_connections=AsyncDirectConnections,
-    )
-
-
-class Scripted:
-    """A loopback server that answers each request it reads with the next of ``answers``
-    (bytes sent as they are). A ``None`` hangs up: in place of an answer, or after the one
-    before it."""
-
-    def __init__(self, answers: list[bytes | None]) -> None:
-        self.answers = list(answers)
-        self.connections = 0
-        self.requests: list[bytes] = []
-        self._listener = socket.create_server(("127.0.0.1", 0))
-        self._listener.settimeout(0.05)
-        self.url = f"http://127.0.0.1:{self._listener.getsockname()[1]}/"
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._serve, daemon=True)
-        self._thread.start()
-
-    def _serve(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self._listener.accept()
-            except TimeoutError:
-                continue
-            self.connections += 1
-            with conn:
-                conn.settimeout(5)
-                while self.answers:
-                    request = conn.recv(65536)
-                    if not request:
-                        break
-                    self.requests.append(request)
-                    answer = self.answers.pop(0)
-                    if answer is None:
-                        break
-                    conn.sendall(answer)
-                    if self.answers and self.answers[0] is None:
-                        self.answers.pop(0)
-                        break
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join(timeout=5)
-        self._listener.close()
-
-
-@pytest.fixture
-def scripted() -> Iterator[Callable[[list[bytes | None]], Scripted]]:
-    servers: list[Scripted] = []
-
-    def start(answers: list[bytes | None]) -> Scripted:
-        servers.append(Scripted(answers))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 @pytest.fixture
@@ -241,7 +166,7 @@ def test_two_requests_read_whole_on_as_many_connections_as_the_answers_allow(
     connections: int,
 ) -> None:
     server = scripted(answers)
-    with httpx.Client(transport=PoolTransport(_network())) as http:
+    with httpx.Client(transport=PoolTransport(default_network())) as http:
         for _ in range(2):
             assert http.get(server.url).content == b"ok"
     assert server.connections == connections
@@ -255,7 +180,7 @@ async def test_two_async_requests_read_whole_on_as_many_connections_as_the_answe
     connections: int,
 ) -> None:
     server = scripted(answers)
-    async with httpx.AsyncClient(transport=_own()) as http:
+    async with httpx.AsyncClient(transport=own_transport()) as http:
         for _ in range(2):
             assert (await http.get(server.url)).content == b"ok"
     assert server.connections == connections
@@ -273,7 +198,7 @@ def test_a_server_that_breaks_http_is_a_remote_protocol_error(
 ) -> None:
     server = scripted(answers)
     with (
-        httpx.Client(transport=PoolTransport(_network())) as http,
+        httpx.Client(transport=PoolTransport(default_network())) as http,
         pytest.raises(httpx.RemoteProtocolError, match=message) as caught,
     ):
         http.get(server.url)
@@ -285,7 +210,7 @@ async def test_a_server_that_breaks_http_is_a_remote_protocol_error_to_the_async
     scripted: Callable[[list[bytes | None]], Scripted], answers: list[bytes | None], message: str
 ) -> None:
     server = scripted(answers)
-    async with httpx.AsyncClient(transport=_own()) as http:
+    async with httpx.AsyncClient(transport=own_transport()) as http:
         with pytest.raises(httpx.RemoteProtocolError, match=message) as caught:
             await http.get(server.url)
     assert isinstance(caught.value.__cause__, httpcore.RemoteProtocolError)
@@ -315,7 +240,7 @@ def test_a_body_unlike_its_declared_length_is_h11_s_error_as_httpcore_raises_it(
     raises it, never one of httpx's (which paysdk reads as a failed connection)."""
     server = scripted([None, None])  # hangs up on each: nothing written to a closed socket
     headers = {"Content-Length": declared}
-    for transport in (httpx.HTTPTransport(), PoolTransport(_network())):
+    for transport in (httpx.HTTPTransport(), PoolTransport(default_network())):
         with httpx.Client(transport=transport) as http:
             with pytest.raises(h11.LocalProtocolError) as caught:
                 http.post(server.url, content=b"abc", headers=headers)
@@ -328,7 +253,7 @@ async def test_a_body_unlike_its_declared_length_is_h11_s_error_to_the_async_cli
 ) -> None:
     server = scripted([None, None])  # hangs up on each: nothing written to a closed socket
     headers = {"Content-Length": declared}
-    for transport in (httpx.AsyncHTTPTransport(), _own()):
+    for transport in (httpx.AsyncHTTPTransport(), own_transport()):
         async with httpx.AsyncClient(transport=transport) as http:
             with pytest.raises(h11.LocalProtocolError) as caught:
                 await http.post(server.url, content=b"abc", headers=headers)
@@ -378,7 +303,7 @@ async def test_a_new_async_connection_offers_http_1_1_alone_whatever_the_context
     url = f"{h2_sandbox.base_url}/payment/{COMPLETED_REFERENCE}"
     network = Network(tls_client_context, None, trust_env=False)
     for backend in (httpcore.AnyIOBackend(), AsyncioBackend()):
-        async with httpx.AsyncClient(transport=_own(network, backend)) as http:
+        async with httpx.AsyncClient(transport=own_transport(network, backend)) as http:
             async with http.stream("GET", url, headers={"Connection": "close"}) as first:
                 assert _agreed(first) == "http/1.1"
             tls_client_context.set_alpn_protocols(H2_TOO)
@@ -490,7 +415,9 @@ async def test_a_connection_the_transport_closed_while_it_connected_is_not_kept_
     server = scripted([OK])
     backend = HeldBackend()
     transport = (
-        _own(backend=backend) if own else AsyncPoolTransport(_network(), direct_backend=backend)
+        own_transport(backend=backend)
+        if own
+        else AsyncPoolTransport(default_network(), direct_backend=backend)
     )
     async with httpx.AsyncClient(transport=transport) as http, anyio.create_task_group() as group:
         group.start_soon(http.get, server.url)
@@ -527,7 +454,7 @@ def test_a_connection_the_transport_closed_in_another_thread_while_it_connected_
 ) -> None:
     server = scripted([OK])
     backend = HeldSyncBackend()
-    transport = PoolTransport(_network(), direct_backend=backend)
+    transport = PoolTransport(default_network(), direct_backend=backend)
     with httpx.Client(transport=transport) as http:
         sending = threading.Thread(target=http.get, args=(server.url,))
         sending.start()

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -18,12 +18,7 @@ from paysdk._transport._async.pool import AsyncPoolTransport
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import SECRET, verify_body
 from tests.support.hostile import Connection, HostileServer, Request, head
-from tests.transport.test_direct_connections import (
-    OK,
-    Scripted,
-    _network,
-    _own,
-)
+from tests.support.scripted import OK, Scripted, default_network, own_transport
 
 pytestmark = pytest.mark.anyio
 
@@ -31,20 +26,6 @@ REFERENCE = "order-1042"
 VERIFIED = json.dumps(verify_body(REFERENCE)).encode()
 ANSWER = head(200, {"Content-Length": str(len(VERIFIED)), "Content-Type": "application/json"})
 NOT_FOUND = b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"
-
-
-@pytest.fixture
-def scripted() -> Iterator[Callable[[list[bytes | None]], Scripted]]:
-    """Starts loopback servers that answer with the bytes given (see ``Scripted``)."""
-    servers: list[Scripted] = []
-
-    def start(answers: list[bytes | None]) -> Scripted:
-        servers.append(Scripted(answers))
-        return servers[-1]
-
-    yield start
-    for server in servers:
-        server.close()
 
 
 def _then(extra: bytes) -> Callable[[Connection, Request], bool]:
@@ -87,7 +68,7 @@ async def test_a_connection_with_bytes_left_after_the_answer_is_not_kept(
     scripted: Callable[[list[bytes | None]], Scripted], extra: bytes
 ) -> None:
     server = scripted([OK + extra, OK])
-    async with httpx.AsyncClient(transport=_own()) as http:
+    async with httpx.AsyncClient(transport=own_transport()) as http:
         for _ in range(2):
             assert (await http.get(server.url)).content == b"ok"
     assert server.connections == 2
@@ -135,7 +116,7 @@ async def test_an_odd_answer_is_what_httpcore_s_connection_makes_of_it(
     """Each request's status and body, or its error's type and message, as httpcore's; then
     one more request, which a fresh or kept connection answers."""
     outcomes: list[list[object]] = []
-    for transport in (AsyncPoolTransport(_network()), _own()):
+    for transport in (AsyncPoolTransport(default_network()), own_transport()):
         server = scripted([*answers, OK])
         seen: list[object] = []
         async with httpx.AsyncClient(transport=transport, timeout=5) as http:
