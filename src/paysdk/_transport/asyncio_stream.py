@@ -12,6 +12,7 @@ import asyncio
 import math
 import select
 import ssl
+import sys
 from collections import deque
 from typing import Any
 
@@ -111,6 +112,17 @@ def _timed_out(error: type[httpcore.TimeoutException]) -> httpcore.TimeoutExcept
     return exc
 
 
+def _resume_reading(transport: asyncio.Transport, protocol: Protocol) -> None:
+    """Let the transport read again. Python 3.10's TLS transport drops its socket's transport
+    as its connection is lost, and tells the protocol a loop turn later: meanwhile there is
+    nothing to resume, and resuming raises ``AttributeError``."""
+    try:
+        transport.resume_reading()
+    except AttributeError:
+        if not (protocol.tls and sys.version_info < (3, 11)):
+            raise
+
+
 class AsyncioStream(httpcore.AsyncNetworkStream):
     """A connection on an asyncio transport, plain or TLS."""
 
@@ -152,7 +164,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         protocol.buffered -= len(chunk)
         if protocol.reading_paused and protocol.buffered <= _PAUSE_READING // 2:
             protocol.reading_paused = False
-            self._socket_transport.resume_reading()
+            _resume_reading(self._socket_transport, protocol)
         return chunk
 
     async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
