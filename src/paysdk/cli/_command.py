@@ -1,11 +1,11 @@
-"""The parser of a ``paysdk`` subcommand."""
+"""The parser of a ``paysdk`` subcommand, and the output formats several of them offer."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
 
-__all__ = ["Command"]
+__all__ = ["Command", "add_formats"]
 
 
 class Command(argparse.ArgumentParser):
@@ -19,3 +19,12 @@ class Command(argparse.ArgumentParser):
         if extras:
             self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, []
+
+
+def add_formats(parser: argparse.ArgumentParser, default: str, **helps: str) -> None:
+    """Give ``parser`` one flag per output format (``json="..."`` adds ``--json`` with that
+    help), at most one of them given, each setting ``args.format``; else it is ``default``."""
+    group = parser.add_mutually_exclusive_group()
+    for name, help_ in helps.items():
+        group.add_argument(f"--{name}", dest="format", action="store_const", const=name, help=help_)
+    parser.set_defaults(format=default)

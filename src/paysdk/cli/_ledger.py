@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from ._command import add_formats
 from ._connection import ascii_number
 from ._escape import MISSING, printable
 from ._exits import EXIT_FAILURE, EXIT_OK, exit_codes_help
@@ -54,14 +55,8 @@ def add_ledger_command(commands: Any) -> None:
     list_.add_argument(
         "--limit", type=_positive, metavar="N", help="list at most N rows (default: all)"
     )
-    formats = list_.add_mutually_exclusive_group()
-    formats.add_argument(
-        "--json", dest="format", action="store_const", const="json", help="print JSON lines"
-    )
-    formats.add_argument(
-        "--csv", dest="format", action="store_const", const="csv", help="print CSV"
-    )
-    list_.set_defaults(command=_list, format="table")
+    add_formats(list_, "table", json="print JSON lines", csv="print CSV")
+    list_.set_defaults(command=_list)
 
     for name, doing, command in (
         ("refuse", "you declined a payment (underpaid, no such order)", _refuse),

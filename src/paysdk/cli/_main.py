@@ -20,7 +20,7 @@ from contextlib import nullcontext
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.timestamps import wire_timestamp
-from paysdk.cli._command import Command
+from paysdk.cli._command import Command, add_formats
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
 from paysdk.cli._escape import MISSING, printable
 from paysdk.cli._exits import (
@@ -272,14 +272,8 @@ def build_parser() -> argparse.ArgumentParser:
         "verify", parents=[client], help="show one payment by its reference"
     )
     verify.add_argument("reference", help="the payment's reference, e.g. order-1042")
-    verify.add_argument(
-        "--json",
-        dest="format",
-        action="store_const",
-        const="json",
-        help="print the payment as the service sent it, as JSON",
-    )
-    verify.set_defaults(command=_verify, format="text")
+    add_formats(verify, "text", json="print the payment as the service sent it, as JSON")
+    verify.set_defaults(command=_verify)
 
     confirm = commands.add_parser(
         "confirm",
@@ -297,16 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
     confirm.set_defaults(command=_confirm)
 
     list_ = commands.add_parser("list", parents=[client], help="list payments")
-    formats = list_.add_mutually_exclusive_group()
-    formats.add_argument(
-        "--json",
-        dest="format",
-        action="store_const",
-        const="json",
-        help="print the payments as the service sent them, as JSON",
-    )
-    formats.add_argument(
-        "--csv", dest="format", action="store_const", const="csv", help="print CSV, every column"
+    add_formats(
+        list_,
+        "table",
+        json="print the payments as the service sent them, as JSON",
+        csv="print CSV, every column",
     )
     list_.add_argument(
         "--status",
@@ -318,7 +307,7 @@ def build_parser() -> argparse.ArgumentParser:
     list_.add_argument(
         "--since", type=parse_since, help="only payments created at or after this date/time (UTC)"
     )
-    list_.set_defaults(command=_list, format="table")
+    list_.set_defaults(command=_list)
 
     add_sandbox_commands(commands)
     add_callback_commands(commands, client)

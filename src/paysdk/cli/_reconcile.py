@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
 from ..ledger import MAX_DISCREPANCIES
+from ._command import add_formats
 from ._connection import client_from, whole_number
 from ._escape import MISSING
 from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
@@ -77,22 +78,13 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         metavar="N",
         help="list at most N payments (all are counted); default %(default)s",
     )
-    formats = reconcile.add_mutually_exclusive_group()
-    formats.add_argument(
-        "--json",
-        dest="format",
-        action="store_const",
-        const="json",
-        help="print the summary and the payments as JSON",
+    add_formats(
+        reconcile,
+        "table",
+        json="print the summary and the payments as JSON",
+        csv="print the payments as CSV (the summary is not included)",
     )
-    formats.add_argument(
-        "--csv",
-        dest="format",
-        action="store_const",
-        const="csv",
-        help="print the payments as CSV (the summary is not included)",
-    )
-    reconcile.set_defaults(command=_reconcile, format="table")
+    reconcile.set_defaults(command=_reconcile)
 
 
 def _reconcile(args: argparse.Namespace) -> int:
