@@ -15,7 +15,7 @@ import re
 
 from .._core.terminal import BEYOND_JSON, printable
 
-__all__ = ["FORMULA_STARTS", "MISSING", "json_text", "printable", "spreadsheet_cell"]
+__all__ = ["cell_text", "json_text", "printable", "spreadsheet_cell"]
 
 _JSON_RAW = re.compile(f"[{BEYOND_JSON}]")
 
@@ -45,6 +45,15 @@ def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False)
     return _JSON_RAW.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
 
 
+def cell_text(value: object) -> str:
+    """A table cell's text: ``-`` for a value left out (``None``), ``true``/``false`` for a bool."""
+    if value is None:
+        return MISSING
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
 def spreadsheet_cell(value: object) -> str | int:
     """One CSV cell: an integer stays a number; text is made printable and, when a spreadsheet
     would run it as a formula, starts with a ``'`` (so ``=1+1`` shows as the text ``=1+1``).
@@ -55,10 +64,8 @@ def spreadsheet_cell(value: object) -> str | int:
     Returns:
         The cell, for ``csv.writer``.
     """
-    if value is None:
-        return MISSING
-    if isinstance(value, bool):
-        return "true" if value else "false"
+    if value is None or isinstance(value, bool):
+        return cell_text(value)
     if isinstance(value, int):
         return value
     text = printable(str(value))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._command import add_formats
 from ._connection import ascii_number
-from ._escape import MISSING, printable
+from ._escape import cell_text, printable
 from ._exits import EXIT_FAILURE, EXIT_OK, exit_codes_help
 from ._ledger_options import ledger_options, open_ledger
 from ._report import print_csv, print_error, print_json, print_table
@@ -148,8 +148,7 @@ def _list(args: argparse.Namespace) -> int:
             for row in rows:
                 print_json(_values(row), indent=None)
         elif args.format == "csv":
-            cells = ([None if v == "" else v for v in _values(row).values()] for row in rows)
-            print_csv(_COLUMNS, cells)
+            print_csv(_COLUMNS, (_cells(row) for row in rows))
         else:
             _print_pages(rows)
     return EXIT_OK
@@ -162,7 +161,7 @@ def _print_pages(rows: Iterator[LedgerRow]) -> None:
     page: list[list[str]] = []
     shown = False
     for row in rows:
-        page.append([_cell(value) for value in _values(row).values()])
+        page.append([cell_text(value) for value in _cells(row)])
         if len(page) == PAGE:
             print_table(page, header=None if shown else header, right=right)
             page, shown = [], True
@@ -170,8 +169,9 @@ def _print_pages(rows: Iterator[LedgerRow]) -> None:
         print_table(page, header=None if shown else header, right=right)
 
 
-def _cell(value: object) -> str:
-    return MISSING if value is None or value == "" else str(value)
+def _cells(row: LedgerRow) -> list[object]:
+    """A row's values for a table or CSV, where an empty reason is a missing one."""
+    return [None if value == "" else value for value in _values(row).values()]
 
 
 def _refuse(args: argparse.Namespace) -> int:

@@ -22,7 +22,7 @@ from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.timestamps import wire_timestamp
 from paysdk.cli._command import Command, add_formats
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
-from paysdk.cli._escape import MISSING, printable
+from paysdk.cli._escape import cell_text, printable
 from paysdk.cli._exits import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
@@ -110,8 +110,8 @@ def _verify(args: argparse.Namespace) -> int:
         ("reference", payment.reference),
         ("success", "yes" if payment.succeeded else "no"),
         ("amount", f"{payment.amount} {payment.currency}"),
-        ("fee", _text(payment.fee)),
-        ("transaction_id", _text(payment.transaction_id)),
+        ("fee", cell_text(payment.fee)),
+        ("transaction_id", cell_text(payment.transaction_id)),
         ("customer", _customer(payment.customer)),
         ("products", ", ".join(f"{p.name} ({p.amount})" for p in payment.products) or "-"),
         ("card", _card(payment.authorization)),
@@ -183,18 +183,10 @@ def _list(args: argparse.Namespace) -> int:
         print("No payments.")
     else:
         columns = [column for column in _COLUMNS if column.in_table]
-        rows = [[_text(column.value(p)) for column in columns] for p in payments]
+        rows = [[cell_text(column.value(p)) for column in columns] for p in payments]
         header = [column.name.replace("_", " ").upper() for column in columns]
         print_table(rows, header=header, right=[column.right for column in columns])
     return EXIT_OK
-
-
-def _text(value: object) -> str:
-    if value is None:
-        return MISSING
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _timestamp(value: dt.datetime | None) -> str | None:

@@ -18,7 +18,7 @@ from .._errors import ConfigurationError
 from ..ledger import MAX_DISCREPANCIES
 from ._command import add_formats
 from ._connection import client_from, whole_number
-from ._escape import MISSING
+from ._escape import cell_text
 from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
 from ._imports import import_callable
 from ._ledger_options import ledger_options, open_ledger
@@ -140,7 +140,7 @@ def _values(discrepancy: Discrepancy, columns: tuple[str, ...] = _COLUMNS) -> li
 
 def _table_cells(discrepancy: Discrepancy, columns: tuple[str, ...]) -> list[str]:
     """A row of the table: ``fulfilment`` said as what happened (fulfilled now, or why not)."""
-    cells = [MISSING if value is None else str(value) for value in _values(discrepancy, columns)]
+    cells = [cell_text(value) for value in _values(discrepancy, columns)]
     if "fulfilment" in columns and discrepancy.fulfilment is not None:
         said = _OUTCOMES.get(discrepancy.fulfilment, f"not fulfilled: {discrepancy.fulfilment}")
         cells[columns.index("fulfilment")] = said
