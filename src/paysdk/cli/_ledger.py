@@ -9,6 +9,7 @@ fulfilled or claimed row keeps its state) exits 1 and says why.
 from __future__ import annotations
 
 import argparse
+import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -58,9 +59,9 @@ def add_ledger_command(commands: Any) -> None:
     add_formats(list_, "table", json="print JSON lines", csv="print CSV")
     list_.set_defaults(command=_list)
 
-    for name, doing, command in (
-        ("refuse", "you declined a payment (underpaid, no such order)", _refuse),
-        ("ignore", "a payment is not yours to fulfil (another shop's, a test)", _ignore),
+    for name, state, doing in (
+        ("refuse", "refused", "you declined a payment (underpaid, no such order)"),
+        ("ignore", "ignored", "a payment is not yours to fulfil (another shop's, a test)"),
     ):
         action = actions.add_parser(
             name,
@@ -70,7 +71,7 @@ def add_ledger_command(commands: Any) -> None:
         )
         action.add_argument("reference", help="the payment's reference, e.g. order-1042")
         action.add_argument("--reason", required=True, help="why, as reconcile will show it")
-        action.set_defaults(command=command)
+        action.set_defaults(command=functools.partial(_set_aside, state=state))
 
     resolve = actions.add_parser(
         "resolve",
@@ -172,14 +173,6 @@ def _print_pages(rows: Iterator[LedgerRow]) -> None:
 def _cells(row: LedgerRow) -> list[object]:
     """A row's values for a table or CSV, where an empty reason is a missing one."""
     return [None if value == "" else value for value in _values(row).values()]
-
-
-def _refuse(args: argparse.Namespace) -> int:
-    return _set_aside(args, "refused")
-
-
-def _ignore(args: argparse.Namespace) -> int:
-    return _set_aside(args, "ignored")
 
 
 def _set_aside(args: argparse.Namespace, state: str) -> int:
