@@ -1,18 +1,11 @@
-"""A sandbox in the background: ``paysdk sandbox --detach``, ``paysdk sandbox stop`` and
-``paysdk sandbox status``.
+"""A sandbox in the background: ``paysdk sandbox --detach``, ``stop`` and ``status``.
 
-A detached sandbox is the same ``paysdk sandbox`` run as a child in its own session, its output
-in a log file. Once it listens it writes its pid file, ``sandbox-<port>.pid`` (JSON: pid, port,
-URL, key, log), in the runtime directory, then tells the command that started it through a
-pipe; it removes the file when it stops. The runtime directory is ``$PAYSDK_SANDBOX_DIR``, else
-``$XDG_RUNTIME_DIR/paysdk``, else ``<temporary directory>/paysdk-<uid>``, made private (0700).
-The pid file and the log both hold the sandbox's key, so both are created readable by their
-owner alone (0600), and a runtime directory that another user owns or can write to is refused:
-whoever controls the directory controls what is in it.
-
-``stop`` signals the pid only after the sandbox on that port answers ``GET /_sandbox/status``
-with that very pid, so a pid file left by a sandbox that was killed (its pid since reused) never
-gets another process signalled: the file is removed as stale.
+A detached sandbox is ``paysdk sandbox`` run as a child in its own session, its output in a log.
+Once it listens it writes ``sandbox-<port>.pid`` (JSON: pid, port, URL, key, log) in the runtime
+directory and tells its starter through a pipe; it removes the file when it stops. The pid file
+and the log hold the key, so both are its owner's alone (0600), in a directory that is too (0700).
+``stop`` signals a pid only once the sandbox on that port says it is that pid (``serving_pid``):
+a pid file left by a killed sandbox, its pid since reused, is removed as stale instead.
 """
 
 from __future__ import annotations
@@ -28,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Generator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
 from urllib.parse import urlsplit
@@ -70,9 +63,6 @@ class RunningSandbox:
     base_url: str
     secret_key: str = dataclasses.field(repr=False)
     log: str
-
-    def to_json(self) -> dict[str, object]:
-        return dataclasses.asdict(self)
 
 
 def runtime_dir() -> Path:
@@ -157,7 +147,7 @@ def write_pid_file(sandbox: RunningSandbox) -> Path:
     path = pid_file(sandbox.port)
     temporary = path.with_suffix(f".{os.getpid()}.tmp")
     with os.fdopen(open_private(temporary, os.O_TRUNC), "w", encoding="utf-8") as file:
-        json.dump(sandbox.to_json(), file)
+        json.dump(dataclasses.asdict(sandbox), file)
     os.replace(temporary, path)
     return path
 
@@ -193,12 +183,10 @@ def remove_pid_file(port: int, pid: int | None = None) -> None:
 def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
     """The pid of the process serving ``sandbox.base_url``, as it says; ``None`` if none says.
 
-    Asking the sandbox (with its key) rather than trusting the pid file: a pid outlives the
-    process it named, and may be another's by now. Over the standard library's HTTP client: a
-    detached sandbox serves plain HTTP on this machine, and ``status`` and ``stop`` then start
-    without loading httpx. Imported here, not at the top: http.client (with ssl and the email
-    parser) is a third of the command line's start, and only the commands that ask a detached
-    sandbox need it.
+    Asked, not read from the pid file: a pid outlives its process and may be another's by now.
+    Over http.client (a detached sandbox serves plain HTTP here), so ``status`` and ``stop`` run
+    without httpx; imported here, as it (with ssl and the email parser) is a third of the
+    command line's start, and only the commands that ask a detached sandbox need it.
     """
     import http.client
 
@@ -299,8 +287,10 @@ def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
             )
     finally:
         os.close(write_end)
-    with _closing(read_end):
+    try:
         said = _read_until_closed(read_end, START_TIMEOUT)
+    finally:
+        os.close(read_end)
     if said is None:
         child.kill()
         child.wait()
@@ -311,14 +301,6 @@ def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
             return Detached(sandbox)
     code = child.wait()
     return Detached(None, _tail(log), code or 1)
-
-
-@contextlib.contextmanager
-def _closing(descriptor: int) -> Generator[None, None, None]:
-    try:
-        yield
-    finally:
-        os.close(descriptor)
 
 
 def _read_until_closed(descriptor: int, timeout: float) -> str | None:
