@@ -1,11 +1,10 @@
 """``paysdk reconcile --ledger URL``: what the service lists against what the ledger fulfilled.
 
-It exits 0 when all is clear and 4 (``EXIT_ATTENTION``) when something needs attention (a missed
-payment, or an alarm: fulfilled but not completed, not listed, or for another amount or
-currency, or an unknown outcome); refused, ignored and not-ours payments are listed but are
-never a reason to fail. ``--lookup`` names the merchant's order lookup, ``--fulfil`` their
-fulfilment (``_imports``). The other codes are every command's (``_exits``). Progress goes to
-stderr, and only when stderr is a terminal.
+It exits 4 (``EXIT_ATTENTION``) when something needs attention: a missed payment, or an alarm
+(fulfilled but not completed, not listed, for another amount or currency, or an unknown
+outcome); refused, ignored and not-ours payments are listed, never a reason to fail.
+``--lookup`` and ``--fulfil`` name the merchant's functions (``_imports``). Progress goes to
+stderr, only when it is a terminal.
 """
 
 from __future__ import annotations
@@ -153,15 +152,9 @@ def _summary(report: ReconcileReport) -> dict[str, int]:
         "completed": report.completed,
         "fulfilled_ok": report.fulfilled_ok,
         **report.counts,
-        "missed_fulfilled_now": _missed_fulfilled_now(report),
+        # missed payments this run fulfilled (or found fulfilled meanwhile), kept or not
+        "missed_fulfilled_now": report.counts["missed"] - report.unresolved_missed,
     }
-
-
-def _missed_fulfilled_now(report: ReconcileReport) -> int:
-    """Missed payments this run fulfilled (or found fulfilled meanwhile), kept or not."""
-    from ..ledger import Kind
-
-    return report.counts[str(Kind.MISSED)] - report.unresolved_missed
 
 
 def _cut(report: ReconcileReport) -> str:
@@ -196,7 +189,7 @@ def _print_table(report: ReconcileReport, *, fulfilling: bool) -> None:
     print(_verdict(report, fulfilling=fulfilling))
 
 
-def _verdict(report: ReconcileReport, *, fulfilling: bool = False) -> str:
+def _verdict(report: ReconcileReport, *, fulfilling: bool) -> str:
     """The last line: what needs attention, or that all is clear (what was set aside is not)."""
     from ..ledger import ALARMS
 
