@@ -79,8 +79,7 @@ def positive_float(text: str) -> float:
 
 
 def whole_amount(text: str) -> int:
-    """An argparse type: an amount, a whole number of ASCII digits in the unit the service
-    reports (``int`` alone also reads digits of other scripts: ``int("١٢٣")`` is 123)."""
+    """An argparse type: an amount, a whole number of ASCII digits in the service's unit."""
     try:
         return int(ascii_number(text).strip().replace("_", ""), 10)
     except ValueError:

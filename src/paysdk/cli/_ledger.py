@@ -1,9 +1,8 @@
 """``paysdk ledger``: read the fulfilment ledger, and record what a person decided about a payment.
 
 ``list`` pages through rows in reference order (constant memory, however long the ledger);
-``refuse`` and ``ignore`` set a payment aside with a reason, so reconcile stops reporting it as
-missed; ``resolve`` settles a claim whose outcome is unknown. A change the ledger declines (a
-fulfilled or claimed row keeps its state) exits 1 and says why.
+``refuse``, ``ignore`` and ``resolve`` record a decision (each parser's help says which). A
+change the ledger declines (a fulfilled or claimed row keeps its state) exits 1 and says why.
 """
 
 from __future__ import annotations

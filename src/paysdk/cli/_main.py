@@ -1,9 +1,8 @@
 """The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
 
-The exit codes, and what each means, are listed once, in ``_exits``.
-Errors are one line on stderr and never contain the secret key; they name the command's flags
-and variables, not the library's keyword arguments. Only an internal error comes with its
-traceback (no local variables), to be reported: it is not the service's failure nor the user's.
+Errors are one line on stderr, never holding the secret key, naming the command's flags and
+variables (not keyword arguments); only an internal error (a bug, to report) shows its traceback.
+The exit codes are listed once, in ``_exits``.
 """
 
 from __future__ import annotations

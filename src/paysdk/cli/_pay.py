@@ -1,12 +1,10 @@
 """``paysdk pay`` and ``paysdk trigger-callback``: a merchant's callback handler, exercised locally.
 
-``pay`` asks a running sandbox to record a payment and send its callback (``POST /_sandbox/pay``,
-which is ``paysdk.sandbox.Sandbox.pay``), so the callback comes from the
-sandbox as it would from the service, and the handler's verify finds the payment there. Without
-a base URL (flag or variable) it pays in the one sandbox running detached, with that sandbox's key
-unless ``--secret-key`` is given. It exits
-0 when the handler answered 2xx, 1 (``EXIT_FAILURE``) when it answered anything else and 3
-(``EXIT_UNREACHABLE``) when it, or the sandbox, could not be reached.
+``pay`` has a running sandbox record a payment and send its callback (``POST /_sandbox/pay``, as
+``Sandbox.pay``), so the callback comes as from the service and the handler's verify finds the
+payment. With no base URL (flag or variable) it pays in the one sandbox running detached, with its
+key unless ``--secret-key`` is given. It exits 0 when the handler answered 2xx, 1 when it
+answered anything else and 3 when it, or the sandbox, could not be reached.
 """
 
 from __future__ import annotations

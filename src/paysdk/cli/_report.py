@@ -1,10 +1,7 @@
 """How the ``paysdk`` command reports: one-line errors in its own words, attempts, closed pipes,
 a bug as a bug, and tables, JSON and CSV whose strings cannot drive a terminal or a spreadsheet.
-
-The library's messages speak Python (``pass secret_key=...``); the command rewords them with
-its flags. How many attempts a failed call made is the error's own ``attempts``; ``--verbose``
-shows the records the ``paysdk`` logger already writes (each request sent at DEBUG, each retry at
-INFO), so the core does not need to know a command line exists.
+``--verbose`` shows the records the ``paysdk`` logger already writes (a request sent at DEBUG, a
+retry at INFO): the core need not know a command line exists.
 """
 
 from __future__ import annotations
