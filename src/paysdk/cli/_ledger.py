@@ -129,16 +129,11 @@ def _rows(
 
 
 def _values(row: LedgerRow) -> dict[str, object]:
+    """The row's ``_COLUMNS``, in their order; ``fulfilled_at`` as ISO 8601 text."""
+    values: dict[str, object] = {name: getattr(row, name) for name in _COLUMNS}
     fulfilled = row.fulfilled_at
-    return {
-        "reference": row.reference,
-        "state": row.state,
-        "amount": row.amount,
-        "currency": row.currency,
-        "attempts": row.attempts,
-        "fulfilled_at": None if fulfilled is None else fulfilled.isoformat(),
-        "reason": row.reason,
-    }
+    values["fulfilled_at"] = None if fulfilled is None else fulfilled.isoformat()
+    return values
 
 
 def _list(args: argparse.Namespace) -> int:
