@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
@@ -58,13 +59,18 @@ def ascii_number(text: str) -> str:
     return text
 
 
-def whole_number(text: str) -> int:
-    """An argparse type: a whole number of ASCII digits; what range it must be in is checked
-    where it is used."""
+def whole_number(
+    text: str, low: float = -math.inf, high: float = math.inf, expected: str = "a whole number"
+) -> int:
+    """An argparse type: a whole number of ASCII digits from ``low`` to ``high`` (by default,
+    its range is checked where it is used); ``expected`` says what it must be, in the error."""
     try:
-        return int(ascii_number(text), 10)
+        value = int(ascii_number(text), 10)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, not {text!r}") from None
+        value = None
+    if value is None or not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"expected {expected}, not {text!r}")
+    return value
 
 
 def positive_float(text: str) -> float:

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._command import add_formats
-from ._connection import ascii_number
+from ._connection import whole_number
 from ._escape import cell_text, printable
 from ._exits import EXIT_FAILURE, EXIT_OK, exit_codes_help
 from ._ledger_options import ledger_options, open_ledger
@@ -103,13 +103,7 @@ def _state(text: str) -> str:
 
 
 def _positive(text: str) -> int:
-    try:
-        value = int(ascii_number(text), 10)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, not {text!r}")
-    return value
+    return whole_number(text, 1, expected="a positive whole number")
 
 
 def _rows(

@@ -18,7 +18,7 @@ from typing import Any
 
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from . import _background as background
-from ._connection import ascii_number
+from ._connection import whole_number
 from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exit_codes_help
 from ._report import PROG, print_error
@@ -324,10 +324,4 @@ def _chosen_port(given: int | None) -> int:
 
 def port_number(text: str) -> int:
     """``--port``: a TCP port number, 0 for a free one."""
-    try:
-        port = int(ascii_number(text), 10)
-    except ValueError:
-        port = -1
-    if not 0 <= port <= 65535:
-        raise argparse.ArgumentTypeError(f"expected a port from 0 to 65535, not {text!r}")
-    return port
+    return whole_number(text, 0, 65535, "a port from 0 to 65535")
