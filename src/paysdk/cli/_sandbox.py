@@ -130,13 +130,9 @@ def _sandbox(args: argparse.Namespace) -> int:
         finally:
             sandbox.stop()
             if args.ready_fd is not None:
-                background.remove_pid_file(port or _port_of(sandbox), os.getpid())
+                background.remove_pid_file(port or sandbox.port, os.getpid())
     print("sandbox stopped", file=sys.stderr)
     return EXIT_OK
-
-
-def _port_of(sandbox: Any) -> int:
-    return int(sandbox.base_url.rsplit(":", 1)[1])
 
 
 def _announce(sandbox: Any, state: str | None) -> None:
@@ -156,7 +152,7 @@ def _tell_ready(descriptor: int, sandbox: Any, log: str | None) -> None:
     """Write the pid file, then its path to ``--detach``'s pipe, and close the pipe."""
     running = background.RunningSandbox(
         pid=os.getpid(),
-        port=_port_of(sandbox),
+        port=sandbox.port,
         base_url=sandbox.base_url,
         secret_key=sandbox.secret_key,
         log=log or "",
