@@ -91,3 +91,20 @@ def test_a_corrupt_state_file_is_an_error_naming_it(cli: Paysdk, port: int, tmp_
         assert done.returncode == 2
         assert f"the state file {str(state)!r}: not valid JSON" in done.stderr
     assert not cli.pid_file(port).exists()
+
+
+def test_a_detached_sandbox_on_a_free_port_stops_cleanly_on_sigterm(cli: Paysdk) -> None:
+    started = cli("sandbox", "--detach", "--key", KEY)
+    assert started.returncode == 0, started.stderr
+    port = int(started.stderr.rsplit("--port ", 1)[1].split()[0])
+    pid = cli.pid(port)
+    log = Path(json.loads(cli.pid_file(port).read_text())["log"])
+    os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + 30
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
+    assert not cli.pid_file(port).exists()
+    said = log.read_text()
+    assert "sandbox stopped" in said
+    assert "Traceback" not in said and "please report" not in said

@@ -122,6 +122,7 @@ def _sandbox(args: argparse.Namespace) -> int:
         except OSError as exc:
             reason = exc.strerror or exc
             return print_error(f"cannot listen on {args.host}:{port}: {reason}", EXIT_USAGE)
+        listening_on = sandbox.port  # a stopped sandbox no longer has one
         try:
             _announce(sandbox, args.state)
             if args.ready_fd is not None:
@@ -130,7 +131,7 @@ def _sandbox(args: argparse.Namespace) -> int:
         finally:
             sandbox.stop()
             if args.ready_fd is not None:
-                background.remove_pid_file(port or sandbox.port, os.getpid())
+                background.remove_pid_file(listening_on, os.getpid())
     print("sandbox stopped", file=sys.stderr)
     return EXIT_OK
 
