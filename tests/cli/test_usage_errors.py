@@ -3,6 +3,7 @@ process, its exit code and what it writes."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -103,3 +104,24 @@ def test_a_number_in_digits_of_another_script_is_a_usage_error(argv: tuple[str, 
     assert done.returncode == 2
     assert f"argument {flag}: expected " in done.stderr
     assert repr(argv[-1]) in done.stderr
+
+
+def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    found = [path] if path else []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                found += _commands(sub, (*path, name))
+    return found
+
+
+def test_every_command_s_help_ends_with_what_each_exit_code_means() -> None:
+    from paysdk.cli._exits import exit_codes_help
+    from paysdk.cli._main import build_parser
+
+    commands = _commands(build_parser())
+    assert {("verify",), ("list",), ("trigger-callback",), ("sandbox", "stop")} <= set(commands)
+    for path in commands:
+        done = paysdk_(*path, "--help")
+        assert done.returncode == 0, path
+        assert " ".join(done.stdout.split()).endswith(exit_codes_help()), path

@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from typing import Any
+
+from ._exits import exit_codes_help
 
 __all__ = ["Command", "add_formats"]
 
 
 class Command(argparse.ArgumentParser):
     """A subcommand's parser: an argument it does not know is its error, shown with its usage
-    (argparse leaves it to the top-level parser, whose usage does not help)."""
+    (argparse leaves it to the top-level parser, whose usage does not help). Its help ends
+    with what each exit code means."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("epilog", exit_codes_help())
+        super().__init__(*args, **kwargs)
 
     def parse_known_args(  # type: ignore[override]
         self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None

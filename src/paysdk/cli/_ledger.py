@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ._command import add_formats
 from ._connection import whole_number
 from ._escape import cell_text, printable
-from ._exits import EXIT_FAILURE, EXIT_OK, exit_codes_help
+from ._exits import EXIT_FAILURE, EXIT_OK
 from ._ledger_options import ledger_options, open_ledger
 from ._report import print_csv, print_error, print_json, print_table
 
@@ -35,9 +35,7 @@ def add_ledger_command(commands: Any) -> None:
     from ..ledger import STATES
 
     ledger = commands.add_parser(
-        "ledger",
-        help="list the fulfilment ledger; refuse, ignore or resolve a payment",
-        epilog=exit_codes_help(),
+        "ledger", help="list the fulfilment ledger; refuse, ignore or resolve a payment"
     )
     actions = ledger.add_subparsers(
         title="actions",
@@ -48,9 +46,7 @@ def add_ledger_command(commands: Any) -> None:
     )
     options = ledger_options()
 
-    list_ = actions.add_parser(
-        "list", parents=[options], help="list rows in reference order", epilog=exit_codes_help()
-    )
+    list_ = actions.add_parser("list", parents=[options], help="list rows in reference order")
     list_.add_argument("--state", type=_state, help="only rows in this state: " + ", ".join(STATES))
     list_.add_argument(
         "--limit", type=_positive, metavar="N", help="list at most N rows (default: all)"
@@ -66,7 +62,6 @@ def add_ledger_command(commands: Any) -> None:
             name,
             parents=[options],
             help=f"record that {doing}: reconcile then shows it, never as missed",
-            epilog=exit_codes_help(),
         )
         action.add_argument("reference", help="the payment's reference, e.g. order-1042")
         action.add_argument("--reason", required=True, help="why, as reconcile will show it")
@@ -76,7 +71,6 @@ def add_ledger_command(commands: Any) -> None:
         "resolve",
         parents=[options],
         help="settle a payment whose outcome is unknown, once you checked whether it shipped",
-        epilog=exit_codes_help(),
     )
     resolve.add_argument("reference", help="the payment's reference, e.g. order-1042")
     ran = resolve.add_mutually_exclusive_group(required=True)

@@ -18,7 +18,7 @@ from . import _background as background
 from ._background import RunningSandbox
 from ._connection import positive_float, whole_amount
 from ._escape import printable
-from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, exit_codes_help
+from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from ._report import print_error
 
 if TYPE_CHECKING:
@@ -36,7 +36,6 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
         "pay",
         parents=[client],
         help="pay in a running sandbox and send the callback to your handler, in one step",
-        epilog=exit_codes_help(),
     )
     pay.add_argument("reference", help="the payment's reference, e.g. order-1042")
     pay.add_argument("--amount", type=whole_amount, required=True, help="an integer, e.g. 2500000")

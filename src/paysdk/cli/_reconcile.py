@@ -18,7 +18,7 @@ from ..ledger import MAX_DISCREPANCIES
 from ._command import add_formats
 from ._connection import client_from, whole_number
 from ._escape import cell_text
-from ._exits import EXIT_ATTENTION, EXIT_OK, exit_codes_help
+from ._exits import EXIT_ATTENTION, EXIT_OK
 from ._imports import import_callable
 from ._ledger_options import ledger_options, open_ledger
 from ._report import print_csv, print_json, print_table
@@ -56,7 +56,6 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         "reconcile",
         parents=[client, ledger_options()],
         help="compare the service's payments with a fulfilment ledger",
-        epilog=exit_codes_help(),
     )
     reconcile.add_argument(
         "--lookup",

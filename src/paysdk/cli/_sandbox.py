@@ -20,7 +20,7 @@ from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from . import _background as background
 from ._connection import whole_number
 from ._escape import printable
-from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, exit_codes_help
+from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from ._report import PROG, print_error
 
 __all__ = ["ENV_SANDBOX_PORT", "ENV_SANDBOX_SECRET_KEY", "add_sandbox_commands", "port_number"]
@@ -43,7 +43,6 @@ def add_sandbox_commands(commands: Any) -> None:
     sandbox = commands.add_parser(
         "sandbox",
         help="run a local sandbox of the service (--detach: in the background)",
-        epilog=exit_codes_help(),
         formatter_class=_OptionalActionFormatter,
     )
     sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
@@ -84,7 +83,7 @@ def add_sandbox_commands(commands: Any) -> None:
         ("stop", _stop, "stop a sandbox started with --detach (safe if it already died)"),
         ("status", _status, "show the sandboxes started with --detach; exit 1 if none runs"),
     ]:
-        action = actions.add_parser(name, help=help_, epilog=exit_codes_help())
+        action = actions.add_parser(name, help=help_)
         action.add_argument(
             "--port",
             type=port_number,
