@@ -12,27 +12,17 @@ it (``paysdk.Expected`` needs only ``confirm``); each module says what it holds.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .attempts import Attempts
-    from .body import BodyReader
     from .callbacks import parse_callback
     from .config import Config, Timeout
-    from .expected import (
-        Expected,
-        check_payment,
-        currency_code,
-        expected_for,
-        refuse_awaitable,
-        same_currency,
-    )
+    from .expected import Expected, check_payment, expected_for, same_currency
     from .plans import (
         call,
         call_raw,
-        check_answered,
         confirm,
         iter_payments,
         list_payments,
@@ -42,25 +32,20 @@ if TYPE_CHECKING:
     )
     from .references import MAX_REFERENCE_LENGTH, check_reference, reference_problem
     from .requests import list_request, verify_request
-    from .responses import error_for, failure_error, map_response, parse_list, parse_verify
-    from .retry import RETRYABLE_STATUS, RetryPolicy, is_retryable, retry_after
+    from .responses import error_for, map_response, parse_list, parse_verify
+    from .retry import RetryPolicy, is_retryable, retry_after
     from .steps import Answer, Emit, Failure, Opened, Read, Send, Sleep
 
 _HOMES = {
-    "Attempts": ".attempts",
-    "BodyReader": ".body",
     "parse_callback": ".callbacks",
     "Config": ".config",
     "Timeout": ".config",
     "Expected": ".expected",
     "check_payment": ".expected",
-    "currency_code": ".expected",
     "expected_for": ".expected",
-    "refuse_awaitable": ".expected",
     "same_currency": ".expected",
     "call": ".plans",
     "call_raw": ".plans",
-    "check_answered": ".plans",
     "confirm": ".plans",
     "iter_payments": ".plans",
     "list_payments": ".plans",
@@ -73,11 +58,9 @@ _HOMES = {
     "list_request": ".requests",
     "verify_request": ".requests",
     "error_for": ".responses",
-    "failure_error": ".responses",
     "map_response": ".responses",
     "parse_list": ".responses",
     "parse_verify": ".responses",
-    "RETRYABLE_STATUS": ".retry",
     "RetryPolicy": ".retry",
     "is_retryable": ".retry",
     "retry_after": ".retry",
@@ -90,24 +73,11 @@ _HOMES = {
     "Sleep": ".steps",
 }
 
-
-_load, _names = lazy_names(__name__, _HOMES)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
-
+__getattr__, __dir__ = lazy_names(__name__, _HOMES)
 
 __all__ = [
     "MAX_REFERENCE_LENGTH",
-    "RETRYABLE_STATUS",
     "Answer",
-    "Attempts",
-    "BodyReader",
     "Config",
     "Emit",
     "Expected",
@@ -120,14 +90,11 @@ __all__ = [
     "Timeout",
     "call",
     "call_raw",
-    "check_answered",
     "check_payment",
     "check_reference",
     "confirm",
-    "currency_code",
     "error_for",
     "expected_for",
-    "failure_error",
     "is_retryable",
     "iter_payments",
     "list_payments",
@@ -137,7 +104,6 @@ __all__ = [
     "parse_list",
     "parse_verify",
     "reference_problem",
-    "refuse_awaitable",
     "retry_after",
     "same_currency",
     "verified",
