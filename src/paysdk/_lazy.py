@@ -44,12 +44,10 @@ def lazy_names(
 def publish(package: str, *names: object) -> None:
     """Give each class and function its public module as ``__module__``.
 
-    Tracebacks, reprs and pickles then name ``paysdk.ConfigurationError``, the name users import,
-    rather than the private module that defines it. Pickle finds the object again there (on first
-    use, for a package that loads its names lazily). Other objects (type aliases, constants) are
-    left alone, and so are pydantic models: a model builds its schema on first use
-    (``defer_build``), resolving its annotations in the module its ``__module__`` names, which
-    must stay the one that defines them.
+    Tracebacks, reprs and pickles then name ``paysdk.ConfigurationError``, the name users import
+    (and pickle finds it there). Pydantic models are left alone: a model builds its schema on
+    first use (``defer_build``), resolving its annotations in the module its ``__module__``
+    names, which must stay the one that defines them. So are aliases and constants.
 
     Args:
         package: the public module the objects are imported from (``"paysdk"``).

@@ -1,8 +1,5 @@
 """A client's configuration, read from arguments or the environment and checked before any request.
 
-The core's ``Config`` is a plain value; making one from what a caller
-gives, and applying per-call options to it, is done here, at the edge.
-
 Every check raises ``ConfigurationError`` with a message that says what to change and never
 contains the secret key.
 """

@@ -1,11 +1,5 @@
-"""The I/O-free heart of paysdk: what to send, what an answer means, and whether to try again.
-
-Each API call is a *plan*: a generator that yields steps (``paysdk._core.steps``: send, sleep,
-read, emit) and is sent back what came of each (an ``Answer``, a ``Failure``...). It
-returns the parsed model or raises a ``paysdk`` exception. The clients only carry the steps
-out, so every shell (sync, async, aiohttp) shares every decision made here, in the sans-I/O style
-of h11: this module never opens a socket or sleeps, and tests drive it by hand.
-"""
+"""Each API call as a *plan*: a generator of steps that returns the model or raises (see
+``paysdk._core``)."""
 
 from __future__ import annotations
 

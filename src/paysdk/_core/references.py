@@ -21,11 +21,7 @@ _INVISIBLE: Final = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 def reference_problem(reference: object) -> str | None:
-    """Why ``reference`` cannot be a payment reference, or ``None`` if it can.
-
-    The one place the rules live; verify raises InvalidReferenceError and callback parsing
-    raises InvalidCallbackError with the same words.
-    """
+    """Why ``reference`` cannot be a payment reference, or ``None`` if it can."""
     if isinstance(reference, str) and is_plain(reference):
         return None
     if not isinstance(reference, str):

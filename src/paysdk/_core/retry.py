@@ -27,12 +27,10 @@ RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
 class RetryPolicy:
     """When and how long to wait before trying a failed call again.
 
-    Every request paysdk makes is a GET, so retrying can never pay or fulfil twice. Retried:
-    no answer or a timeout (but not a certificate that failed verification, a server that does
-    not speak TLS, nor a proxy's 407),
-    408, 409, 425,
-    429, any 5xx, and list's "Connection Error" 404.
-    Backoff doubles from ``initial_delay`` up to ``max_delay`` with up to 25% jitter. A
+    Every request paysdk makes is a GET, so retrying can never pay or fulfil twice. Retried: no
+    answer or a timeout (but not a certificate that failed verification, a server that does not
+    speak TLS, nor a proxy's 407), 408, 409, 425, 429, any 5xx, and list's "Connection Error"
+    404. Backoff doubles from ``initial_delay`` up to ``max_delay`` with up to 25% jitter. A
     ``Retry-After`` (or ``retry-after-ms``) the server sends in a form RFC 9110 allows is obeyed
     exactly (see ``retry_after``); one longer than ``max_retry_after`` is not waited out: the
     error is raised for the caller to decide.
@@ -62,8 +60,7 @@ def is_retryable(error: PaySDKError) -> bool:
     if isinstance(
         error, (CertificateVerificationError, TLSProtocolError, ProxyAuthenticationError)
     ):
-        return False  # the next try meets the same certificate or server, or sends the same
-        # credentials
+        return False  # the next try meets the same certificate or server, or credentials
     if isinstance(error, (APIConnectionError, ListUnavailableError)):
         return True
     if isinstance(error, APIError):

@@ -1,17 +1,8 @@
 """What a plan asks a shell to do, and what the shell reports back: the sans-I/O vocabulary.
 
-A plan (see ``paysdk._core``) yields ``Send``, ``Sleep`` and, while it streams a
-body, ``Read`` and ``Emit`` steps. A shell carries each out with its own I/O and
-sends back an ``Answer`` (a status, headers and a body read within its cap), an
-``Opened`` stream, a chunk of bytes, or a ``Failure``. How a body is gathered within
-its cap and deadline is ``paysdk._core.body``'s.
-
-This is the core's half of paysdk's one step vocabulary; the ledger's half
-(``paysdk.ledger._steps``) follows the same convention and waits with this ``Sleep``. Steps and
-answers are named tuples (``Emit``, generic, is a slotted class: a generic named tuple needs
-Python 3.11); each step's docstring says what it is answered with. A call's plan yields
-``CALL_STEPS``, carried out by ``run`` in ``paysdk._transport._async.drive``; an item plan
-yields ``ITEM_STEPS``, carried out by the item loop beside it.
+Each step's docstring says what it is answered with. The ledger's half of the vocabulary
+(``paysdk.ledger._steps``) follows the same convention and waits with this ``Sleep``. ``Emit``,
+generic, is a slotted class rather than a named tuple: a generic named tuple needs Python 3.11.
 """
 
 from __future__ import annotations

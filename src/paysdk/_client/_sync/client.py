@@ -43,12 +43,8 @@ T = TypeVar("T")
 
 
 def _load_engine() -> None:
-    """Import what clients run on, once, when the first one is made.
-
-    ``import paysdk`` and the names it exports stay cheap for a program that only imports it
-    (a CLI's ``--help``, a web app's start-up, a type checker's plugin); the core, the senders
-    and the models then load with the first client, not with each call.
-    """
+    """Import what clients run on (the core, the senders, the models) once, with the first
+    client made: not with ``import paysdk`` (see ``load_engine``), nor with each call."""
     global _core, _drive, _raw, _tracing
     load_engine()
     from ... import _core
