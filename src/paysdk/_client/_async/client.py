@@ -122,12 +122,8 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
             ListUnavailableError: the service's list is unavailable (after the retries).
             ResponseTooLargeError: the list is past ``max_response_bytes``: use
                 ``iter_payments``.
-            APIError: the service answered with an error: a subclass says which
-                ([`AuthenticationError`][paysdk.AuthenticationError] for a wrong key,
-                [`ServerError`][paysdk.ServerError] and
-                [`RateLimitError`][paysdk.RateLimitError] after the retries...).
-            APIConnectionError: no answer (refused, reset, TLS), after the retries;
-                [`APITimeoutError`][paysdk.APITimeoutError] for none in time.
+            APIError: another error answer (see ``verify``).
+            APIConnectionError: no answer, after the retries (see ``verify``).
             ConfigurationError: an override in ``options`` that cannot work.
             ClientClosedError: the client is closed.
             EventLoopError: the client is used from an event loop other than its own.
