@@ -121,14 +121,12 @@ def _from_mapping(params: Mapping[object, object]) -> list[object]:
         return _from_query_bytes(_as_bytes(params.get("QUERY_STRING", ""), "QUERY_STRING"))
     getlist = getattr(params, "getlist", None)
     if callable(getlist):  # MultiDict, QueryDict, QueryParams: a plain [] hides repeats
-        values: object = getlist(PARAMETER)
-        return list(values) if _is_list_or_tuple(values) else [values]
-    if PARAMETER not in params:
+        value: object = getlist(PARAMETER)
+    elif PARAMETER in params:
+        value = params[PARAMETER]
+    else:
         return []
-    value = params[PARAMETER]
-    if _is_list_or_tuple(value):
-        return list(value)
-    return [value]
+    return list(value) if _is_list_or_tuple(value) else [value]
 
 
 def _from_request(request: object) -> list[object]:

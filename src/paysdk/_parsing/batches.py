@@ -86,14 +86,11 @@ def _data_span(body: bytes) -> tuple[int, int] | None:
 
 def _data_end(body: bytes) -> int | None:
     """Where the last element ends: before space, ``]``, space, ``}`` and space at the end."""
-    window = body[-_TAIL_WINDOW:]
-    window = window.rstrip(_SPACES)
-    if not window.endswith(b"}"):
-        return None
-    window = window[:-1].rstrip(_SPACES)
-    if not window.endswith(b"]"):
-        return None
-    window = window[:-1].rstrip(_SPACES)
+    window = body[-_TAIL_WINDOW:].rstrip(_SPACES)
+    for closer in (b"}", b"]"):
+        if not window.endswith(closer):
+            return None
+        window = window[:-1].rstrip(_SPACES)
     return len(body) - min(len(body), _TAIL_WINDOW) + len(window)
 
 
