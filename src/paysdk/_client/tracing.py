@@ -201,15 +201,12 @@ class CallSpan:
 
 
 class Untraced(CallSpan):
-    """What a call runs with when nothing records spans: every method leaves things as they
-    are, at the cost of a method call."""
+    """What a call runs with when nothing records spans: a span never started, whose every
+    method leaves things as they are, at the cost of a method call."""
 
     def __init__(self) -> None:
+        self._span = None
         self.attempts = 0
-
-    @property
-    def recording(self) -> bool:
-        return False
 
     def start(self) -> None:
         return None
@@ -228,9 +225,6 @@ class Untraced(CallSpan):
 
     def sleeping(self, sleep: Callable[[float], R]) -> Callable[[float], R]:
         return sleep
-
-    def add(self, name: str, value: str | bool | int) -> None:
-        return None
 
     def end(self, error: BaseException | None = None) -> None:
         return None
