@@ -56,6 +56,8 @@ class BaseClient(Generic[HttpClientT, SenderT]):
     _backends: tuple[str, ...] = ("httpx",)
     _load: Callable[[], None] = staticmethod(load_engine)
     """Imports what the client runs on (its subclass's calls need more than this module)."""
+    _backend_name: Callable[[HttpBackend], str]
+    """The name and version of what ``http_backend`` sends with, for the User-Agent."""
 
     def __init__(
         self,
@@ -180,9 +182,6 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 "included), and an httpx client is then an httpx2 client"
             )
         return message
-
-    def _backend_name(self, backend: HttpBackend) -> str:
-        return _httpx.BACKEND
 
     def _connect(
         self, http_client: HttpClientT | None, backend: HttpBackend, network: Network

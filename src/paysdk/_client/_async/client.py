@@ -63,12 +63,10 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
 
     _http_client_type = httpx.AsyncClient
     _backends = _twins.async_backends
+    _backend_name = staticmethod(_twins.async_backend_name)
     _sender: _twins.AsyncSender
     _send: AsyncSendFunction
     """What a call's steps send with (``_twins.async_sends``)."""
-
-    def _backend_name(self, backend: HttpBackend) -> str:
-        return _twins.async_backend_name(backend)
 
     def _connect(
         self, http_client: httpx.AsyncClient | None, backend: HttpBackend, network: Network

@@ -60,12 +60,10 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
 
     _http_client_type = httpx.Client
     _backends = _twins.backends
+    _backend_name = staticmethod(_twins.backend_name)
     _sender: _twins.Sender
     _send: SendFunction
     """What a call's steps send with (``_twins.sends``)."""
-
-    def _backend_name(self, backend: HttpBackend) -> str:
-        return _twins.backend_name(backend)
 
     def _connect(
         self, http_client: httpx.Client | None, backend: HttpBackend, network: Network
