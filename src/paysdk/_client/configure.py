@@ -147,11 +147,9 @@ def create_config(
     given: object = timeout
     if isinstance(given, NotGiven):
         given = _from_env(ENV_TIMEOUT, float, DEFAULT_TIMEOUT)
-    retries = (
-        _from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
-        if isinstance(max_retries, NotGiven)
-        else max_retries
-    )
+    retries: object = max_retries
+    if isinstance(retries, NotGiven):
+        retries = _from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
     unset = {
         name: message
         for name, value, message in (
