@@ -11,6 +11,7 @@ The sandbox (``paysdk.sandbox``), the command line (``paysdk.cli``), the framewo
 imported only when used.
 """
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ._lazy import lazy_names
@@ -118,15 +119,9 @@ nothing, ``paysdk.Client`` loads the client's class (its engine comes with the f
 made), ``paysdk.VerifiedPayment`` the models, and most users never load sqlite3 or threads."""
 
 
-_load, _names = lazy_names(__name__, _LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    return _load(name)
-
-
-def __dir__() -> list[str]:
-    return _names()
+__getattr__: Callable[[str], Any]  # annotated, as pyright's --verifytypes asks of a public module
+__dir__: Callable[[], list[str]]
+__getattr__, __dir__ = lazy_names(__name__, _LAZY)
 
 
 __all__ = [
