@@ -11,21 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union
 
-from pydantic import (
-    AfterValidator,
-    BaseModel,
-    ConfigDict,
-    Field,
-)
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-__all__ = [
-    "Customer",
-    "Exact",
-    "Metadata",
-    "Product",
-    "Products",
-    "WireModel",
-]
+__all__ = ["Customer", "Exact", "Metadata", "Product", "Products", "WireModel"]
 
 
 class WireModel(BaseModel):
