@@ -69,10 +69,7 @@ class ListStream:
         return ("data", self.count)
 
     def feed(self, chunk: bytes) -> list[ListedPayment]:
-        try:
-            text = self._decoder.decode(chunk)
-        except UnicodeDecodeError:
-            raise ValueError("a body that is not UTF-8 text") from None
+        text = self._decode(chunk)
         if self._waiting:
             self._held.append(text)
             self._held_size += len(text)
@@ -89,6 +86,12 @@ class ListStream:
         items = self._parse(final=False)
         self._check_size(len(self._text) - self._pos)
         return items
+
+    def _decode(self, chunk: bytes, final: bool = False) -> str:
+        try:
+            return self._decoder.decode(chunk, final)
+        except UnicodeDecodeError:
+            raise ValueError("a body that is not UTF-8 text") from None
 
     def _take_held(self, text: str) -> None:
         if self._held:
@@ -108,11 +111,7 @@ class ListStream:
 
     def close(self) -> list[ListedPayment]:
         """Parse what is left at the end of the body; raise if the body is incomplete."""
-        try:
-            tail = self._decoder.decode(b"", final=True)
-        except UnicodeDecodeError:
-            raise ValueError("a body that is not UTF-8 text") from None
-        self._take_held(tail)
+        self._take_held(self._decode(b"", final=True))
         items = self._parse(final=True)
         if self._state != "end":
             if self._state == "start" and not self._text.strip():
