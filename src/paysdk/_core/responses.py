@@ -58,11 +58,8 @@ with this error at ``("status",)``, whatever ``data`` says."""
 
 
 def parse_verify(content: bytes) -> VerifiedPayment:
-    """The payment of a verify body; a ``ValidationError`` if its envelope reports failure.
-
-    An envelope saying ``"status": false`` contradicts any ``data`` it carries: the service
-    said the request failed, so ``data.success`` is no outcome to fulfil (or refuse) on.
-    """
+    """The payment of a verify body; a ``ValidationError`` (``ENVELOPE_FAILED``) if its envelope
+    reports failure."""
     envelope = _verify_envelope().validate_json(content)
     if envelope.get("status") is False:
         raise ValidationError.from_exception_data(
