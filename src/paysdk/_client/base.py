@@ -1,5 +1,5 @@
 """What ``Client`` and ``AsyncClient`` share: their configuration, checked when they are made,
-per-call options, and how they present themselves. The calls themselves are in ``clients``.
+per-call options, and how they present themselves. The calls themselves are in ``_async/client.py``.
 """
 
 from __future__ import annotations
