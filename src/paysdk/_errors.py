@@ -68,6 +68,7 @@ __all__ = [
     "ResponseTooLargeError",
     "ResponseValidationError",
     "ServerError",
+    "TLSProtocolError",
     "UnknownOrderError",
 ]
 

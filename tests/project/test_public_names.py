@@ -131,3 +131,20 @@ def test_every_exception_survives_a_pickle_round_trip(cls: type[paysdk.PaySDKErr
         "paysdk." + cls.__name__,
         f"paysdk.ledger.{cls.__name__}",
     }
+
+
+def test_every_exception_is_published_as_paysdk_s_before_anyone_reads_it_there() -> None:
+    # A traceback names an exception by its __module__: one raised before the application
+    # first read its name from paysdk would otherwise read as paysdk._errors's.
+    script = (
+        "import paysdk._errors as errors\n"
+        "for value in vars(errors).values():\n"
+        "    if isinstance(value, type) and issubclass(value, errors.PaySDKError):\n"
+        "        print(value.__module__, value.__qualname__)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    homes = [line.split() for line in done.stdout.splitlines()]
+    assert len(homes) >= 20
+    assert [name for home, name in homes if home != "paysdk"] == []
