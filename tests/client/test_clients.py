@@ -361,6 +361,29 @@ async def test_a_2xx_body_of_the_wrong_shape_is_a_validation_error(
     assert len(respx_mock.calls) == 1  # a malformed answer is not retried
 
 
+async def test_a_number_too_long_to_read_is_said_so_on_every_path(
+    client: EitherClient, respx_mock: respx.Router
+) -> None:
+    huge = "9" * 5000  # valid JSON, past what pydantic and Python read into an int
+    payment, listed_payment = verify_body(), listed_body()
+    payment["data"]["amount"] = listed_payment["amount"] = "HUGE"
+    verify = json.dumps(payment).replace('"HUGE"', huge)
+    listed = json.dumps({"data": [listed_payment]}).replace('"HUGE"', huge)
+    respx_mock.get(VERIFY_URL).respond(200, content=verify.encode())
+    respx_mock.get(LIST_URL).respond(200, content=listed.encode())
+    calls = {
+        "verify": lambda: client.verify("order-1042"),
+        "list_payments": lambda: client.list_payments(),
+        "iter_payments": lambda: client.drain(),
+    }
+    for name, call in calls.items():
+        with pytest.raises(paysdk.ResponseValidationError) as caught:
+            await call()
+        assert "a number too long to read" in str(caught.value), name
+        assert "not JSON" not in str(caught.value) and "Exceeds" not in str(caught.value), name
+        assert caught.value.status_code == 200, name
+
+
 async def test_a_list_element_of_the_wrong_shape_is_a_validation_error(
     client: EitherClient, respx_mock: respx.Router
 ) -> None:

@@ -187,6 +187,8 @@ def invalid_body(
             response.content.decode("utf-8", errors="replace"), request.scrub
         )
         what = f"a body that is not JSON ({content_type}): {excerpt}"
+        if "number out of range" in errors[0]["msg"]:  # pydantic reads up to 4,300 digits
+            what = f"a body with a number too long to read (over 4,300 digits): {excerpt}"
     else:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in (*where, *error['loc'])) or 'body'}: {error['msg']}"

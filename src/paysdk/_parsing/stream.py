@@ -195,6 +195,10 @@ class ListStream:
             if final:
                 raise ValueError("a body that is cut short or is not JSON") from None
             return self._wait(text, pos)
+        except ValueError:  # sys.get_int_max_str_digits, 4,300 unless the application changed it
+            raise ValueError(
+                "a body with a number too long to read (more digits than Python reads into an int)"
+            ) from None
         except RecursionError:
             raise ValueError("a body nested too deeply") from None
         if after >= len(text) and not final:  # a number may go on in the next chunk
