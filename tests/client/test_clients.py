@@ -6,6 +6,7 @@ import datetime as dt
 import json
 import logging
 import platform
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import httpx
@@ -371,7 +372,7 @@ async def test_a_number_too_long_to_read_is_said_so_on_every_path(
     listed = json.dumps({"data": [listed_payment]}).replace('"HUGE"', huge)
     respx_mock.get(VERIFY_URL).respond(200, content=verify.encode())
     respx_mock.get(LIST_URL).respond(200, content=listed.encode())
-    calls = {
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
         "verify": lambda: client.verify("order-1042"),
         "list_payments": lambda: client.list_payments(),
         "iter_payments": lambda: client.drain(),
