@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from types import TracebackType
 from typing import Generic, Protocol, TypeVar
+
+from typing_extensions import Self
 
 from .records import PaymentRecord
 
-__all__ = ["HoldsPayments", "PaymentStore"]
+__all__ = ["PaymentStore", "StandIn"]
 
 
 class PaymentStore:
@@ -68,10 +71,28 @@ class Holding(Protocol):
 H = TypeVar("H", bound=Holding)
 
 
-class HoldsPayments(Generic[H]):
-    """Reading and removing payments, the same on the sandbox and the testing kit's fake."""
+class StandIn(Generic[H]):
+    """What the sandbox and the testing kit's fake share: ``with`` starts and stops it, and
+    reading and removing payments."""
 
     _payments: H
+
+    def start(self) -> Self:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
 
     def remove_payment(self, reference: str) -> None:
         """Remove the payment for ``reference``; one that is not there is already removed.

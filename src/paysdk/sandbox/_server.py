@@ -14,12 +14,11 @@ import os
 import secrets
 import ssl
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Any
 
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
-from .._service.store import HoldsPayments
+from .._service.store import StandIn
 from ._answering import Answering
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, callback_url, send_callback
 from ._http import DEFAULT_MAX_CONNECTIONS
@@ -36,7 +35,7 @@ def generate_secret_key() -> str:
     return f"sk_sandbox_{secrets.token_urlsafe(24)}"
 
 
-class Sandbox(HoldsPayments[SandboxPayments]):
+class Sandbox(StandIn[SandboxPayments]):
     """A local stand-in for the payment service, on a real port, for demos and tests.
 
     ``with Sandbox() as sb:`` starts it on a free loopback port in a background thread;
@@ -116,17 +115,6 @@ class Sandbox(HoldsPayments[SandboxPayments]):
     def stop(self) -> None:
         """Stop serving, drop open connections, release the port and join the thread."""
         self._server_thread.stop()
-
-    def __enter__(self) -> Sandbox:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
 
     @property
     def running(self) -> bool:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Iterable, Mapping
-from types import TracebackType
 from typing import Literal, cast
 from urllib.parse import quote, urlsplit
 
@@ -29,7 +28,7 @@ from .._errors import ConfigurationError
 from .._service.api import Reply, answer_api, api_route, authorized, new_request_id
 from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord
-from .._service.store import HoldsPayments, PaymentStore
+from .._service.store import PaymentStore, StandIn
 from .._transport import httpx_timeout
 from ._factories import PaymentFields, payment_record
 
@@ -66,7 +65,7 @@ class RecordedCall:
     a fault failed the call before any answer (a timeout, a cut connection)."""
 
 
-class MockPaymentAPI(HoldsPayments[PaymentStore]):
+class MockPaymentAPI(StandIn[PaymentStore]):
     """The service's verify and list endpoints in memory, for fast tests of code using paysdk.
 
     ```python
@@ -141,17 +140,6 @@ class MockPaymentAPI(HoldsPayments[PaymentStore]):
         """Whether it is answering requests (between ``start`` and ``stop``)."""
         return self._running
 
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.stop()
-
     # --- clients ------------------------------------------------------------------------------
 
     def client(
@@ -209,7 +197,7 @@ class MockPaymentAPI(HoldsPayments[PaymentStore]):
         Returns:
             The client, which you close.
         """
-        client = MockAsyncClient(
+        return MockAsyncClient(
             self._waits,
             secret_key=self.secret_key if secret_key is None else secret_key,
             base_url=self.base_url,
@@ -218,7 +206,6 @@ class MockPaymentAPI(HoldsPayments[PaymentStore]):
             default_headers=default_headers,
             allow_insecure_http=True,
         )
-        return client
 
     @property
     def waits(self) -> list[float]:
