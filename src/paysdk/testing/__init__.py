@@ -56,19 +56,13 @@ _HOMES = {
     "PaymentRecord": ".._service.records",
     "MockPaymentAPI": "._mock_api",
     "RecordedCall": "._mock_api",
-    **dict.fromkeys(
-        [
-            "PaymentFields",
-            "PaymentMethod",
-            "listed_payment",
-            "payment_pair",
-            "payment_record",
-            "verified_payment",
-        ],
-        "._factories",
-    ),
+    "PaymentFields": "._factories",
+    "PaymentMethod": "._factories",
+    "listed_payment": "._factories",
+    "payment_pair": "._factories",
+    "payment_record": "._factories",
+    "verified_payment": "._factories",
 }
-
 
 _load, _names = lazy_names(__name__, _HOMES)
 

@@ -1,10 +1,8 @@
 """Realistic, self-consistent payments for tests, as the models the client itself parses.
 
-Each factory builds one sandbox ``PaymentRecord`` (the same record the
-sandbox and ``MockPaymentAPI`` serve) and renders it into the verify or the
-list shape, so the two views of a payment always agree. Its card and (but for ZAR) its customers
-are the bundled seed's, so a factory's payment and the sandbox's describe the same people. Needs
-nothing beyond paysdk itself.
+Each factory builds one ``PaymentRecord`` (what the sandbox and ``MockPaymentAPI`` serve) and
+renders it into the verify or the list shape, so the two views of a payment always agree. Its
+card and (but for ZAR) its customers are the bundled seed's. Needs nothing beyond paysdk itself.
 """
 
 from __future__ import annotations
@@ -186,30 +184,22 @@ def payment_pair(**fields: Unpack[PaymentFields]) -> tuple[VerifiedPayment, List
 
 def as_verified(record: PaymentRecord) -> VerifiedPayment:
     """``record`` in the verify shape, parsed from JSON exactly as the client parses it."""
-    return VerifiedPayment.model_validate_json(_json(record.verify_shape()))
+    return VerifiedPayment.model_validate_json(json.dumps(record.verify_shape()))
 
 
 def as_listed(record: PaymentRecord) -> ListedPayment:
     """``record`` in the list shape, parsed from JSON exactly as the client parses it."""
-    return ListedPayment.model_validate_json(_json(record.list_shape()))
-
-
-def _json(shape: Mapping[str, Any]) -> str:
-    return json.dumps(shape)
+    return ListedPayment.model_validate_json(json.dumps(record.list_shape()))
 
 
 def _status(fields: PaymentFields) -> str:
-    success, status = _checked_success(fields.get("success")), fields.get("status")
+    success, status = fields.get("success"), fields.get("status")
+    if success is not None and not isinstance(success, bool):
+        raise ConfigurationError("success must be True or False")
     from_success = None if success is None else (COMPLETED if success else FAILED)
     if status is not None and from_success is not None and status != from_success:
         raise ConfigurationError(f"success={success} and status={status!r} contradict each other")
     return status or from_success or COMPLETED
-
-
-def _checked_success(success: object) -> bool | None:
-    if success is not None and not isinstance(success, bool):
-        raise ConfigurationError("success must be True or False")
-    return success
 
 
 def _method(fields: PaymentFields) -> PaymentMethod:
