@@ -20,6 +20,7 @@ parameter is the payment; FastAPI fills the others as usual. Only Starlette is i
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import typing
@@ -107,20 +108,14 @@ def verified_callback(
     return _Callback(client, lookup, ledger, on_failed).wrap
 
 
+@dataclasses.dataclass(frozen=True)
 class _Callback:
     """One decorator's settings, and the I/O that carries out ``_callback``'s decisions."""
 
-    def __init__(
-        self,
-        client: AsyncClient | Client,
-        lookup: Lookup,
-        ledger: AsyncLedger | Ledger | None,
-        on_failed: OnFailed | None,
-    ) -> None:
-        self.client = client
-        self.lookup = lookup
-        self.ledger = ledger
-        self.on_failed = on_failed
+    client: AsyncClient | Client
+    lookup: Lookup
+    ledger: AsyncLedger | Ledger | None
+    on_failed: OnFailed | None
 
     def wrap(self, endpoint: Endpoint) -> Endpoint:
         signature, own_request = _signature(endpoint)
