@@ -1,9 +1,6 @@
-"""The service's API without any I/O: routes, the key check, bodies and the reply to a request.
-
-The sandbox's HTTP server and the in-memory fake of ``paysdk.testing`` both answer through
-``answer_api``, so the two cannot drift apart: same routes, same 401 and 404 bodies, same
-percent-decoding of the reference. Both stamp each API answer, faults included, with an
-``X-Request-Id`` (``new_request_id``, ``Reply.with_request_id``), as the service does.
+"""The service's API without I/O: routes, the key check, bodies and the reply to a request. The
+sandbox and the in-memory fake both answer through ``answer_api``, so the two cannot drift apart,
+and both stamp each API answer, faults included, with an ``X-Request-Id``, as the service does.
 """
 
 from __future__ import annotations

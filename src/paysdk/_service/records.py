@@ -1,8 +1,6 @@
-"""One record per payment a stand-in of the service holds, rendered into the verify and list shapes.
-
-Deriving both shapes from a single record is what makes the two endpoints agree, as they do on
-the real service: the same reference, amount, fee, currency, customer and products, and
-``success`` (verify) and ``customer_paid`` (list) both meaning ``status == "COMPLETED"``.
+"""One record per payment a stand-in of the service holds, rendered into the verify and list
+shapes: one record for both makes the two endpoints agree, as on the real service (``success``
+and ``customer_paid`` both mean ``status == "COMPLETED"``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,5 @@
-"""The payments a stand-in of the service holds: one store behind the sandbox and the fake.
-
-Handler threads read it while a test adds and removes payments, so every operation takes the
-store's lock, and what it hands out is a copy.
+"""The payments a stand-in of the service holds: one store behind the sandbox and the fake. Handler
+threads read it while a test changes it, so every operation takes its lock, and it hands out copies.
 """
 
 from __future__ import annotations

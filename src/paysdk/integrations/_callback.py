@@ -1,12 +1,10 @@
-"""What every framework helper decides, free of I/O: which requests are callbacks at all (GET
-only), which view answers fulfil a payment, and which refusals are recorded in the ledger. The
-adapters only carry these decisions out.
+"""What every framework helper decides, free of I/O: which requests are callbacks (GET only), which
+view answers fulfil a payment, and which refusals the ledger records; the adapters carry it out.
 
-The fulfilment rule: a view's answer with status 2xx or 3xx, or a value that is not a response,
-is a success and is recorded as fulfilled. A 4xx is the merchant refusing the payment: the claim
-is released and the refusal recorded with the status and a body excerpt. A 5xx (and any
-exception) leaves the payment unfulfilled: the claim is released and nothing else is recorded,
-so the service's retry runs the view again.
+The fulfilment rule: a 2xx or 3xx answer, or a value that is not a response, is recorded
+fulfilled. A 4xx is the merchant refusing the payment: the claim is released and the refusal
+recorded with the status and a body excerpt. A 5xx or an exception releases the claim and records
+nothing, so the service's retry runs the view again.
 """
 
 from __future__ import annotations

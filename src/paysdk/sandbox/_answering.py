@@ -1,10 +1,7 @@
-"""How a running sandbox answers each request its HTTP server reads: a control request (under
-``/_sandbox/``, with the key) by ``_control``; an API request by the service's own rules
-(``paysdk._service.api``), after taking the fault that applies to it and logging it.
-
-This is the ``Service`` the HTTP layer (``_http``) serves. It reads the sandbox's key, faults
-and payments at each request, so a change a test makes while the sandbox runs applies to the
-next one.
+"""How a running sandbox answers each request: a control request (under ``/_sandbox/``, with the
+key) by ``_control``; an API request by the service's rules (``paysdk._service.api``), after
+taking and logging the fault that applies to it. Key, faults and payments are read at each
+request, so a change a test makes while the sandbox runs applies to the next one.
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
-"""Send the service's payment callback: ``GET <callback URL>?reference=<reference>``.
-
-Used by the sandbox (``Sandbox.send_callback``) and by ``paysdk trigger-callback`` so a merchant
-can exercise their handler locally the way the service would. The whole call is bounded by its
-timeout (socket deadlines, as the client's own attempts are) and the answer's body by
-``MAX_CALLBACK_BODY``, so a handler that trickles or floods cannot hold the caller.
+"""Send the service's payment callback, ``GET <callback URL>?reference=<reference>``, for
+``Sandbox.send_callback`` and ``paysdk trigger-callback``. The whole call is bounded by its
+timeout and the answer's body by ``MAX_CALLBACK_BODY``, so a handler that trickles or floods
+cannot hold the caller.
 """
 
 from __future__ import annotations

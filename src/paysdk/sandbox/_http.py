@@ -1,18 +1,13 @@
 """The sandbox's HTTP layer: a threaded stdlib server that stays up whatever a client sends.
 
-The standard library's ``http.server.ThreadingHTTPServer`` on purpose: zero extra dependencies,
-so ``pip install python-paysdk`` alone can run the sandbox, and tests need no ASGI server.
-
-Bounded everywhere a client could hold it: the request body (1 MiB, 413 beyond), the time a
-request may take to arrive and a connection may sit idle (``Sandbox(idle_timeout=...)``), the
-connections served at once (``Sandbox(max_connections=...)``; one more is answered 503 and closed
-by the accept loop, which never waits), the listen backlog (a burst of connections waits in the
-kernel's queue, not in SYN retries). A client that hangs up is logged as one line, never a
-traceback.
-
-With an ``ssl.SSLContext`` it serves HTTPS: the accept loop only wraps each socket, and the TLS
-handshake runs in the connection's own thread within the idle timeout, so a client that never
-handshakes, or does not trust the certificate, holds up no one else (one log line, no traceback).
+The standard library's ``ThreadingHTTPServer`` on purpose: with no dependency, ``pip install
+python-paysdk`` alone runs the sandbox. Bounded wherever a client could hold it: the request body
+(1 MiB, 413 beyond), the time a request may take to arrive or a connection sit idle
+(``idle_timeout``), the connections served at once (``max_connections``: one more is answered 503
+by the accept loop, which never waits), the listen backlog (a burst waits in the kernel's queue,
+not in SYN retries). A client that hangs up is one log line, never a traceback. Over TLS the
+accept loop only wraps each socket: the handshake runs in the connection's own thread within the
+idle timeout, so a client that never finishes it holds up no one else.
 """
 
 from __future__ import annotations

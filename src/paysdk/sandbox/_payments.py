@@ -1,9 +1,6 @@
-"""The payments a sandbox holds: the store its endpoints read, the payments it started with
-(``Sandbox.reset()`` goes back to them), and its state file, kept in step with every change.
-
-The store is the one behind the testing kit's fake too (``paysdk._service.store``); what is the
-sandbox's own is remembering where it started and saving each change (``_state`` reads and
-writes the file).
+"""A sandbox's payments: the store its endpoints read (the fake's too, ``paysdk._service.store``),
+the payments it started with (for ``Sandbox.reset()``), and its state file (``_state``), saved
+after every change.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The sandbox's request log: each request to an API path and each connection served, what it
-keeps of them, within bounds whatever clients send.
-
-Handler threads append to it while a test reads it (``Sandbox.requests``,
-``Sandbox.connections``), so it has a lock of its own, and what it hands out is a copy.
+"""The sandbox's request log: each request to an API path and each connection served, bounded
+whatever clients send. Handler threads append while a test reads, so it has a lock of its own
+and hands out copies.
 """
 
 from __future__ import annotations

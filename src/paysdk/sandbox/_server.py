@@ -1,10 +1,7 @@
-"""``Sandbox``, what a merchant starts: its options, checked at once, and every public method,
-each handing the work to the part of the sandbox that holds it.
-
-The parts, a module each: ``_thread`` starts and stops the server thread, ``_http`` reads and
-writes HTTP, ``_answering`` answers each request (``_control`` the control endpoints),
-``_payments`` holds the payments (``_state`` their file), ``_requests`` logs requests and
-connections, ``_callback`` sends callbacks. Faults are the service's own ``FaultBook``.
+"""``Sandbox``, what a merchant starts: its options, checked at once, and its public methods, each
+handed to the part that holds it: ``_thread`` (the server thread), ``_http`` (HTTP),
+``_answering`` (each request; ``_control`` the control endpoints), ``_payments`` (``_state``
+their file), ``_requests`` (the request log), ``_callback``; faults are the service's own.
 """
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
-"""A sandbox's state file: its payments, kept between runs in the seed-file format.
-
-Read once at the start; written after each change to a temporary file in the same directory,
-then renamed over the old one, so a crash or a full disk leaves the previous state whole.
+"""A sandbox's state file: its payments between runs, in the seed format. Read once at the start;
+written after each change to a temporary file renamed over the old one, so a crash or a full disk
+leaves the previous state whole.
 """
 
 from __future__ import annotations

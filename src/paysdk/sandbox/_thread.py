@@ -1,7 +1,6 @@
-"""The thread a running sandbox serves from: starting its HTTP server on a port, and stopping it
-(open connections cut, the port released, the thread joined) so a test leaves nothing behind.
-
-A sandbox can be started again after it stopped: each start makes a new server and thread.
+"""The thread a sandbox serves from: starting its HTTP server, and stopping it (connections cut,
+port released, thread joined) so a test leaves nothing behind. Each start makes a new server and
+thread, so a stopped sandbox can start again.
 """
 
 from __future__ import annotations

@@ -1,10 +1,7 @@
-"""Send the service's callback to the merchant's own app in-process: no server, no port.
-
-httpx already carries a request into an application without a socket (``WSGITransport`` for
-Flask or Django, ``ASGITransport`` for FastAPI, Starlette or Django's ASGI handler), so that is
-what is used here: no extra dependency. ``ASGITransport`` does not run the app's lifespan
-(startup and shutdown); an app that needs it should be entered by the test first, for example
-with ``asgi_lifespan.LifespanManager`` or Starlette's ``TestClient``.
+"""Send the service's callback to the merchant's app in-process, with no server or port: httpx's
+``WSGITransport`` (Flask, Django) or ``ASGITransport`` (FastAPI, Starlette, Django's ASGI). The
+latter does not run the app's lifespan: enter an app that needs one first (for example with
+``asgi_lifespan.LifespanManager`` or Starlette's ``TestClient``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""``MockPaymentAPI``: the payment service in memory, on respx, answering as the sandbox does.
-
-It answers through the sandbox's own rules (``paysdk._service.api.answer_api``), so a
-test against the fake and a test against the sandbox see the same bodies; only the transport
-differs (no sockets, no threads). It uses its own ``respx.MockRouter``, never respx's global
-one, so nothing it sets up outlives ``MockPaymentAPI.stop``.
+"""``MockPaymentAPI``: the payment service in memory, on respx, answering by the sandbox's own rules
+(``paysdk._service.api.answer_api``), so tests against either see the same bodies. It uses its own
+``respx.MockRouter``, never respx's global one, so nothing it sets up outlives ``stop``.
 """
 
 from __future__ import annotations
