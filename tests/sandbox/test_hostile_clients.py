@@ -22,7 +22,6 @@ import pytest
 
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.sandbox import _requests as request_log
-from paysdk.sandbox._answering import Answering
 
 WAIT = 30.0
 """A generous bound on any single wait, so a regression fails instead of hanging the suite."""
@@ -232,7 +231,7 @@ def test_a_sandbox_bug_is_a_500_not_silence(
     def broken(*args: object) -> None:
         raise KeyError("bug")
 
-    monkeypatch.setattr(Answering, "_answer_api", broken)
+    monkeypatch.setattr(Sandbox, "_answer_api", broken)
     answer = exchange(sandbox.port, list_request(sandbox))
     assert answer.startswith(status_line(500))
     assert body_of(answer) == {

@@ -11,6 +11,8 @@ from typing import Generic, Protocol, TypeVar
 
 from typing_extensions import Self
 
+from .api import Reply, answer_api
+from .faults import Fault
 from .records import PaymentRecord
 
 __all__ = ["PaymentStore", "StandIn"]
@@ -70,9 +72,10 @@ H = TypeVar("H", bound=Holding)
 
 
 class StandIn(Generic[H]):
-    """What the sandbox and the testing kit's fake share: ``with`` starts and stops it, and
-    reading and removing payments."""
+    """What the sandbox and the testing kit's fake share: ``with`` starts and stops it, reading
+    and removing payments, and answering an API request."""
 
+    secret_key: str
     _payments: H
 
     def start(self) -> Self:
@@ -115,3 +118,19 @@ class StandIn(Generic[H]):
     def payments(self) -> list[PaymentRecord]:
         """Every payment, newest first (the order the list endpoint, ``GET /payments``, uses)."""
         return self._payments.newest_first()
+
+    def _answer_api(
+        self, method: str, path: str, authorization: str | None, fault: Fault | None
+    ) -> Reply:
+        """The answer to an API request (a raw path, no query): the service's, or the one
+        ``fault`` gives instead if it gives one."""
+        if fault is not None and fault.status is not None:
+            return Reply(fault.status, fault.body.encode(), fault.headers)
+        return answer_api(
+            method,
+            path,
+            authorization,
+            secret_key=self.secret_key,
+            find=self.get_payment,
+            listing=lambda: self.payments,
+        )

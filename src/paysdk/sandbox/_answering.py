@@ -11,8 +11,8 @@ import threading
 from typing import Protocol
 
 from .._core.terminal import printable
-from .._service.api import UNAUTHORIZED_BODY, Reply, answer_api, authorized, new_request_id
-from .._service.faults import answer_request_id
+from .._service.api import UNAUTHORIZED_BODY, Reply, authorized, new_request_id
+from .._service.faults import Fault, answer_request_id
 from ._control import CONTROL_PREFIX, Controlled, answer_control
 from ._http import Handler
 from ._requests import RequestLog
@@ -27,6 +27,10 @@ class Answered(Controlled, Protocol):
     secret_key: str
     idle_timeout: float
     log_requests: bool
+
+    def _answer_api(
+        self, method: str, path: str, authorization: str | None, fault: Fault | None
+    ) -> Reply: ...
 
 
 class Answering:
@@ -81,27 +85,11 @@ class Answering:
             request_id=answer_request_id(fault, request_id),
             client=(host, port),
         )
-        if fault is None:
-            handler.send(self._answer_api(method, path, authorization).with_request_id(request_id))
-            return
-        if fault.delay and self._stopping.wait(fault.delay):
+        if fault is not None and (
+            (fault.delay and self._stopping.wait(fault.delay))
+            or fault.disconnect == "before_response"
+        ):
             handler.close_connection = True
             return
-        if fault.disconnect == "before_response":
-            handler.close_connection = True
-            return
-        reply = self._answer_api(method, path, authorization)
-        if fault.status is not None:
-            reply = Reply(fault.status, fault.body.encode(), fault.headers)
-        handler.send(reply.with_request_id(request_id), fault.disconnect)
-
-    def _answer_api(self, method: str, path: str, authorization: str | None) -> Reply:
-        sandbox = self._sandbox
-        return answer_api(
-            method,
-            path,
-            authorization,
-            secret_key=sandbox.secret_key,
-            find=sandbox.get_payment,
-            listing=lambda: sandbox.payments,
-        )
+        reply = sandbox._answer_api(method, path, authorization, fault)
+        handler.send(reply.with_request_id(request_id), None if fault is None else fault.disconnect)

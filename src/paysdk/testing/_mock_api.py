@@ -22,7 +22,7 @@ from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secre
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
-from .._service.api import Reply, answer_api, api_route, authorized, new_request_id
+from .._service.api import Reply, api_route, authorized, new_request_id
 from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord
 from .._service.store import PaymentStore, StandIn
@@ -343,17 +343,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
             self._calls.append(call)
         if failure is not None:
             raise failure
-        if fault is not None and fault.status is not None:
-            reply = Reply(fault.status, fault.body.encode(), fault.headers)
-        else:
-            reply = answer_api(
-                request.method,
-                path or raw_path,
-                authorization,
-                secret_key=self.secret_key,
-                find=self.get_payment,
-                listing=lambda: self.payments,
-            )
+        reply = self._answer_api(request.method, path or raw_path, authorization, fault)
         return _response(reply.with_request_id(request_id))
 
 
