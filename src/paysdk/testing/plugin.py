@@ -73,18 +73,10 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 
 def _set_environment(config: pytest.Config, base_url: str, secret_key: str) -> None:
     """Set both variables for the run; the run's end puts back what was there."""
-    saved = {name: os.environ.get(name) for name in (ENV_BASE_URL, ENV_SECRET_KEY)}
-
-    def restore() -> None:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-    config.add_cleanup(restore)
-    os.environ[ENV_BASE_URL] = base_url
-    os.environ[ENV_SECRET_KEY] = secret_key
+    patch = pytest.MonkeyPatch()
+    config.add_cleanup(patch.undo)
+    patch.setenv(ENV_BASE_URL, base_url)
+    patch.setenv(ENV_SECRET_KEY, secret_key)
 
 
 @pytest.fixture
