@@ -11,7 +11,7 @@ import dataclasses
 import json
 import math
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
 from .._service.api import Reply
@@ -167,12 +167,9 @@ def _depth(data: object) -> int:
         if isinstance(value, (list, dict)):
             deepest = max(deepest, level + 1)
             nested = cast("list[Any] | dict[str, Any]", value)  # parsed JSON: str keys
-            todo.extend((item, level + 1) for item in _children(nested))
+            items = nested.values() if isinstance(nested, dict) else nested
+            todo.extend((item, level + 1) for item in items)
     return deepest
-
-
-def _children(value: list[Any] | dict[str, Any]) -> Iterable[Any]:
-    return value.values() if isinstance(value, dict) else value
 
 
 def _request_json(request: RecordedRequest) -> dict[str, Any]:

@@ -35,22 +35,14 @@ DEFAULT_MAX_CONNECTIONS = 256
 """How many connections the sandbox serves at once (a thread each) unless told otherwise."""
 
 
-_TIMEOUT_BODY = b'{"error": "Request Timeout", "message": "the request did not arrive in time"}'
-_REQUEST_TIMEOUT = (
-    b"HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
-    b"Content-Length: %d\r\nConnection: close\r\n\r\n%b" % (len(_TIMEOUT_BODY), _TIMEOUT_BODY)
-)
+def _closing_answer(status: int, error: str, message: str) -> bytes:
+    """A whole JSON error answer that closes the connection, written straight to a socket."""
+    body = Reply.error(status, error, message).body
+    head = f"HTTP/1.1 {status} {error}\r\nContent-Type: application/json\r\n"
+    return f"{head}Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode() + body
 
 
-def _busy_answer(max_connections: int) -> bytes:
-    body = (
-        b'{"error": "Service Unavailable", "message": "the sandbox is serving its limit of %d '
-        b'connections"}' % max_connections
-    )
-    return (
-        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
-        b"Content-Length: %d\r\nConnection: close\r\n\r\n%b" % (len(body), body)
-    )
+_REQUEST_TIMEOUT = _closing_answer(408, "Request Timeout", "the request did not arrive in time")
 
 
 class Service(Protocol):
@@ -101,7 +93,11 @@ class Server(http.server.ThreadingHTTPServer):
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_connections)
-        self._busy = _busy_answer(max_connections)
+        self._busy = _closing_answer(
+            503,
+            "Service Unavailable",
+            f"the sandbox is serving its limit of {max_connections} connections",
+        )
         super().__init__(address, Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:
