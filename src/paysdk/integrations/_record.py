@@ -1,12 +1,60 @@
-"""Record a refusal in the ledger without letting the ledger's failure change the answer."""
+"""What a framework helper does with the ledger: fulfil a payment once, and record a refusal
+without letting the ledger's failure change the answer."""
 
 from __future__ import annotations
 
-from .._errors import PaySDKError
-from ..ledger import AsyncLedger, Ledger
-from ._callback import Refusal, unrecorded_refusal
+from collections.abc import Awaitable, Callable
+from typing import TypeVar, cast
 
-__all__ = ["arecord_refusal", "record_refusal"]
+from .._errors import PaySDKError
+from .._models.verified import VerifiedPayment
+from ..ledger import AsyncLedger, FulfilResult, Ledger
+from ._callback import NotFulfilled, Refusal, refusal_of, unrecorded_refusal
+from .responses import CallbackResponse, callback_response, fulfilment_response
+
+__all__ = ["afulfil", "arecord_refusal", "fulfil", "record_refusal"]
+
+R = TypeVar("R")
+
+
+def fulfil(
+    ledger: Ledger, payment: VerifiedPayment, view: Callable[[VerifiedPayment], R]
+) -> R | CallbackResponse:
+    """Run ``view`` (checked by ``_callback.check_answer``) for ``payment`` once through ``ledger``.
+
+    Returns:
+        The view's answer, a refusing one included; else the answer to send in its place.
+    """
+    try:
+        result = ledger.fulfil_once(payment, view)
+    except NotFulfilled as declined:
+        record_refusal(ledger, declined.refusal_for(payment))
+        return cast("R", declined.response)
+    except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
+        record_refusal(ledger, refusal_of(error))
+        return callback_response(error)
+    return _outcome(result)
+
+
+async def afulfil(
+    ledger: AsyncLedger, payment: VerifiedPayment, view: Callable[[VerifiedPayment], Awaitable[R]]
+) -> R | CallbackResponse:
+    """As ``fulfil``, with a ``paysdk.AsyncLedger`` and an async ``view``."""
+    try:
+        result = await ledger.fulfil_once(payment, view)
+    except NotFulfilled as declined:
+        await arecord_refusal(ledger, declined.refusal_for(payment))
+        return cast("R", declined.response)
+    except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
+        await arecord_refusal(ledger, refusal_of(error))
+        return callback_response(error)
+    return _outcome(result)
+
+
+def _outcome(result: FulfilResult[R]) -> R | CallbackResponse:
+    """The view's answer if it ran now; else already fulfilled, in progress, or unknown."""
+    not_now = fulfilment_response(result)
+    return cast("R", result.value) if not_now is None else not_now
 
 
 def record_refusal(ledger: Ledger | None, refusal: Refusal | None) -> None:

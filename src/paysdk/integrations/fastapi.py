@@ -43,10 +43,9 @@ from .._client._sync.client import Client
 from .._client.base import Lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
-from ..ledger import AsyncLedger, FulfilResult, Ledger
+from ..ledger import AsyncLedger, Ledger
 from ._callback import (
     STARLETTE_ROUTING,
-    NotFulfilled,
     Refusal,
     check_answer,
     check_view,
@@ -54,8 +53,8 @@ from ._callback import (
     method_response,
     refusal_of,
 )
-from ._record import arecord_refusal, record_refusal
-from .responses import CallbackResponse, callback_response, fulfilment_response
+from ._record import afulfil, arecord_refusal, fulfil, record_refusal
+from .responses import CallbackResponse, callback_response
 
 __all__ = ["verified_callback"]
 
@@ -153,20 +152,19 @@ class _Callback:
                 return await endpoint(paid, **kwargs)
             return await run_in_threadpool(functools.partial(endpoint, paid, **kwargs))
 
-        if self.ledger is None:
+        async def checked(paid: VerifiedPayment) -> Any:
+            return _checked(await run(paid))
+
+        ledger = self.ledger
+        if ledger is None:
             return await run(payment)
-        try:
-            result = await self._fulfil_once(payment, run)
-        except NotFulfilled as declined:
-            await self._refuse(declined.refusal_for(payment))
-            return declined.response
-        except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
-            await self._refuse(refusal_of(error))
-            return _error_response(error)
-        not_now = fulfilment_response(result)
-        if not_now is not None:
-            return _answer(not_now)
-        return result.value
+        if isinstance(ledger, AsyncLedger):
+            outcome = await afulfil(ledger, payment, checked)
+        else:  # the sync ledger in a worker thread, the endpoint back on the event loop
+            outcome = await run_in_threadpool(
+                fulfil, ledger, payment, lambda paid: anyio.from_thread.run(checked, paid)
+            )
+        return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     async def _verify(self, request: Request) -> VerifiedPayment:
         if isinstance(self.client, AsyncClient):
@@ -174,20 +172,6 @@ class _Callback:
         client = self.client
         return await run_in_threadpool(
             lambda: client.verify_callback(request.scope, lookup=self.lookup)
-        )
-
-    async def _fulfil_once(
-        self, payment: VerifiedPayment, run: Callable[[VerifiedPayment], typing.Awaitable[Any]]
-    ) -> FulfilResult[Any]:
-        async def checked(paid: VerifiedPayment) -> Any:
-            return _checked(await run(paid))
-
-        ledger = self.ledger
-        if isinstance(ledger, AsyncLedger):
-            return await ledger.fulfil_once(payment, checked)
-        assert ledger is not None
-        return await run_in_threadpool(
-            lambda: ledger.fulfil_once(payment, lambda paid: anyio.from_thread.run(checked, paid))
         )
 
     async def _refuse(self, refusal: Refusal | None) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Concatenate, ParamSpec, cast
+from typing import Concatenate, ParamSpec
 
 from ._extras import missing_extra
 
@@ -35,15 +35,14 @@ from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
 from ._callback import (
     FLASK_ROUTING,
-    NotFulfilled,
     check_answer,
     check_view,
     failed_payment,
     method_response,
     refusal_of,
 )
-from ._record import record_refusal
-from .responses import CallbackResponse, callback_response, fulfilment_response
+from ._record import fulfil, record_refusal
+from .responses import CallbackResponse, callback_response
 
 __all__ = ["verified_callback"]
 
@@ -108,20 +107,8 @@ def verified_callback(
                 return answer if answer is not None else _error_response(error)
             if ledger is None:
                 return view(payment, *args, **kwargs)
-            try:
-                result = ledger.fulfil_once(
-                    payment, lambda paid: _checked(view(paid, *args, **kwargs))
-                )
-            except NotFulfilled as declined:
-                record_refusal(ledger, declined.refusal_for(payment))
-                return cast("ResponseReturnValue", declined.response)
-            except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
-                record_refusal(ledger, refusal_of(error))
-                return _error_response(error)
-            not_now = fulfilment_response(result)
-            if not_now is not None:
-                return _answer(not_now)
-            return cast("ResponseReturnValue", result.value)
+            outcome = fulfil(ledger, payment, lambda paid: _checked(view(paid, *args, **kwargs)))
+            return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
         # OPTIONS reaches the view too, to be refused: Flask would otherwise answer it itself.
         callback_view.provide_automatic_options = False  # type: ignore[attr-defined]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, cast, overload
+from typing import Any, Concatenate, ParamSpec, overload
 
 from .._extras import missing_extra
 
@@ -39,18 +39,11 @@ from ..._client.base import Lookup
 from ..._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from ..._lazy import publish
 from ..._models.verified import VerifiedPayment
-from ...ledger import AsyncLedger, FulfilResult, Ledger
+from ...ledger import AsyncLedger, Ledger
 from ...ledger._django import DjangoLedger
-from .._callback import (
-    NotFulfilled,
-    check_answer,
-    check_view,
-    failed_payment,
-    method_response,
-    refusal_of,
-)
-from .._record import arecord_refusal, record_refusal
-from ..responses import CallbackResponse, callback_response, fulfilment_response
+from .._callback import check_answer, check_view, failed_payment, method_response, refusal_of
+from .._record import afulfil, arecord_refusal, fulfil, record_refusal
+from ..responses import CallbackResponse, callback_response
 
 __all__ = ["DjangoLedger", "verified_callback"]
 
@@ -149,17 +142,10 @@ def _decorate_sync(
             return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
         if ledger is None:
             return view(request, payment, *args, **kwargs)
-        try:
-            result = ledger.fulfil_once(
-                payment, lambda paid: _checked(view(request, paid, *args, **kwargs))
-            )
-        except NotFulfilled as declined:
-            record_refusal(ledger, declined.refusal_for(payment))
-            return cast("HttpResponseBase", declined.response)
-        except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
-            record_refusal(ledger, refusal_of(error))
-            return _error_response(error)
-        return _fulfilled_response(result)
+        outcome = fulfil(
+            ledger, payment, lambda paid: _checked(view(request, paid, *args, **kwargs))
+        )
+        return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     return callback_view
 
@@ -197,15 +183,8 @@ def _decorate_async(
         async def run_view(paid: VerifiedPayment) -> HttpResponseBase:
             return _checked(await view(request, paid, *args, **kwargs))
 
-        try:
-            result = await ledger.fulfil_once(payment, run_view)
-        except NotFulfilled as declined:
-            await arecord_refusal(ledger, declined.refusal_for(payment))
-            return cast("HttpResponseBase", declined.response)
-        except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
-            await arecord_refusal(ledger, refusal_of(error))
-            return _error_response(error)
-        return _fulfilled_response(result)
+        outcome = await afulfil(ledger, payment, run_view)
+        return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     return callback_view
 
@@ -214,15 +193,6 @@ def _checked(response: HttpResponseBase) -> HttpResponseBase:
     """The view's response if it is a success; see ``_callback.check_answer``."""
     body = response.content if isinstance(response, HttpResponse) else b""
     return check_answer(response, response.status_code, lambda: body)
-
-
-def _fulfilled_response(result: FulfilResult[HttpResponseBase]) -> HttpResponseBase:
-    """The view's own response if it ran now; else already fulfilled, or in progress."""
-    not_now = fulfilment_response(result)
-    if not_now is not None:
-        return _answer(not_now)
-    assert result.value is not None
-    return result.value
 
 
 def _error_response(error: PaySDKError) -> JsonResponse:
