@@ -145,7 +145,7 @@ class _Callback:
             if inspect.isawaitable(answer):
                 answer = await answer
             await self._refuse(refusal_of(error))
-            return answer if isinstance(answer, Response) else _error_response(error)
+            return answer if isinstance(answer, Response) else _answer(callback_response(error))
 
         async def run(paid: VerifiedPayment) -> Any:
             if inspect.iscoroutinefunction(endpoint):
@@ -215,10 +215,6 @@ def _checked(value: object) -> object:
     if not isinstance(value, Response):
         return check_answer(value, None, bytes)
     return check_answer(value, value.status_code, lambda: bytes(getattr(value, "body", b"")))
-
-
-def _error_response(error: PaySDKError) -> JSONResponse:
-    return _answer(callback_response(error))
 
 
 def _answer(response: CallbackResponse) -> JSONResponse:

@@ -104,7 +104,7 @@ def verified_callback(
                 failed = failed_payment(error)
                 answer = on_failed(failed) if on_failed and failed else None
                 record_refusal(ledger, refusal_of(error))
-                return answer if answer is not None else _error_response(error)
+                return answer if answer is not None else _answer(callback_response(error))
             if ledger is None:
                 return view(payment, *args, **kwargs)
             outcome = fulfil(ledger, payment, lambda paid: _checked(view(paid, *args, **kwargs)))
@@ -125,10 +125,6 @@ def _checked(answer: ResponseReturnValue) -> ResponseReturnValue:
         response.status_code,
         lambda: b"" if response.is_streamed else response.get_data(),
     )
-
-
-def _error_response(error: PaySDKError) -> ResponseReturnValue:
-    return _answer(callback_response(error))
 
 
 def _answer(response: CallbackResponse) -> ResponseReturnValue:
