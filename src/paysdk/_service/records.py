@@ -117,11 +117,10 @@ class PaymentRecord:
             _fail("metadata", "an object")
         set_ = object.__setattr__  # the dataclass is frozen: normalise once, here
         set_(self, "customer", _string_object(self.customer, "customer", _CUSTOMER_FIELDS))
-        if self.products:
-            products = _array(self.products)
-            set_(self, "products", tuple(_product(p, i) for i, p in enumerate(products)))
-        elif not _is_array(self.products):
+        if not _is_array(self.products):
             _fail("products", "an array")
+        if self.products:
+            set_(self, "products", tuple(_product(p, i) for i, p in enumerate(self.products)))
         else:
             set_(self, "products", ())
         set_(self, "metadata", dict(self.metadata))
@@ -221,12 +220,6 @@ def _fail(field: str, expected: str) -> NoReturn:
 def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
     """A JSON object's keys are strings; what its values are is checked field by field."""
     return type(value) is dict or isinstance(value, Mapping)
-
-
-def _array(value: object) -> Sequence[object]:
-    if not _is_array(value):
-        _fail("products", "an array")
-    return value
 
 
 def _is_array(value: object) -> TypeGuard[Sequence[object]]:

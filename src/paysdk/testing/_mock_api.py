@@ -235,19 +235,16 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         if isinstance(payment, PaymentRecord):
             if fields:
                 raise ConfigurationError("give a PaymentRecord or fields, not both")
-            record = payment
-        elif isinstance(payment, str):
+            return self._payments.put(payment)
+        if isinstance(payment, str):
             if "reference" in fields:
                 raise ConfigurationError("give the reference once")
             fields["reference"] = payment
-            record = payment_record(**fields)
-        elif payment is None:
-            record = payment_record(**fields)
-        else:
+        elif payment is not None:
             raise ConfigurationError(
                 f"add_payment takes a PaymentRecord or a reference, not {type(payment).__name__}"
             )
-        return self._payments.put(record)
+        return self._payments.put(payment_record(**fields))
 
     # --- failures -----------------------------------------------------------------------------
 
