@@ -27,6 +27,7 @@ __all__ = [
     "fault_path",
     "header_value",
     "new_request_id",
+    "redacted",
     "verify_envelope",
 ]
 
@@ -49,6 +50,11 @@ REQUEST_ID_HEADER = "X-Request-Id"
 def new_request_id() -> str:
     """A fresh id for one answer, shaped like the service's: ``req_`` and 24 hex digits."""
     return f"req_{secrets.token_hex(12)}"
+
+
+def redacted(name: str, value: str) -> str:
+    """A request header's value as a stand-in's log keeps it: never the key in ``Authorization``."""
+    return "<redacted>" if name.lower() == "authorization" else value
 
 
 def header_value(headers: Mapping[str, str], name: str) -> str | None:

@@ -11,6 +11,8 @@ import time
 from collections import deque
 from collections.abc import Iterable, Mapping
 
+from .._service.api import redacted
+
 __all__ = [
     "MAX_RECORDED_CONNECTIONS",
     "MAX_RECORDED_HEADER",
@@ -34,7 +36,6 @@ them, so a full log holds at most about 100 MB whatever clients send (100 header
 each are allowed in a request)."""
 MAX_RECORDED_TARGET = 2048
 """How many characters of a request's target (and path) the log keeps."""
-_REDACTED = "<redacted>"
 
 
 def recorded_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -43,7 +44,7 @@ def recorded_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
     room = MAX_RECORDED_HEADERS_SIZE
     for name, value in headers:
         name = name[:MAX_RECORDED_HEADER]
-        value = _REDACTED if name.lower() == "authorization" else value[:MAX_RECORDED_HEADER]
+        value = redacted(name, value[:MAX_RECORDED_HEADER])
         room -= len(name) + len(value)
         if room < 0:
             break

@@ -22,7 +22,7 @@ from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secre
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
-from .._service.api import Reply, api_route, authorized, new_request_id
+from .._service.api import Reply, api_route, authorized, new_request_id, redacted
 from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord
 from .._service.store import PaymentStore, StandIn
@@ -34,7 +34,6 @@ __all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "Recorded
 DEFAULT_BASE_URL = "https://api.paysdk.test"
 """A host that cannot exist (``.test`` is reserved), so a request the fake misses fails loudly."""
 DEFAULT_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - a fixed test key, on purpose
-REDACTED = "<redacted>"
 DEFAULT_TIMEOUT = httpx_timeout(configure.DEFAULT_TIMEOUT)
 """A client's default timeout, as the ``timeout`` argument takes it."""
 
@@ -329,10 +328,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
             path=path or raw_path,
             endpoint=route.endpoint if route else None,
             reference=route.reference if route else None,
-            headers={
-                name: REDACTED if name.lower() == "authorization" else value
-                for name, value in request.headers.items()
-            },
+            headers={name: redacted(name, value) for name, value in request.headers.items()},
             authorized=authorized(authorization, self.secret_key),
             request_id=None if failure is not None else answer_request_id(fault, request_id),
         )
