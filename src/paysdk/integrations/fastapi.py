@@ -46,7 +46,6 @@ from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, Ledger
 from ._callback import (
     STARLETTE_ROUTING,
-    Refusal,
     check_answer,
     check_view,
     failed_payment,
@@ -144,7 +143,10 @@ class _Callback:
             answer = self.on_failed(failed) if self.on_failed and failed else None
             if inspect.isawaitable(answer):
                 answer = await answer
-            await self._refuse(refusal_of(error))
+            if isinstance(self.ledger, AsyncLedger):
+                await arecord_refusal(self.ledger, refusal_of(error))
+            else:
+                await run_in_threadpool(record_refusal, self.ledger, refusal_of(error))
             return answer if isinstance(answer, Response) else _answer(callback_response(error))
 
         async def run(paid: VerifiedPayment) -> Any:
@@ -173,12 +175,6 @@ class _Callback:
         return await run_in_threadpool(
             lambda: client.verify_callback(request.scope, lookup=self.lookup)
         )
-
-    async def _refuse(self, refusal: Refusal | None) -> None:
-        if isinstance(self.ledger, AsyncLedger):
-            await arecord_refusal(self.ledger, refusal)
-        else:
-            await run_in_threadpool(record_refusal, self.ledger, refusal)
 
 
 def _signature(endpoint: Endpoint) -> tuple[inspect.Signature, str | None]:
