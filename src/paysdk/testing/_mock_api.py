@@ -13,7 +13,7 @@ from urllib.parse import quote, urlsplit
 
 import httpx
 import respx
-from typing_extensions import Self, TypedDict, Unpack
+from typing_extensions import Self, Unpack
 
 from .._client import configure
 from .._client._async.client import AsyncClient
@@ -162,7 +162,6 @@ class MockPaymentAPI(StandIn[PaymentStore]):
             The client, which ``stop`` closes.
         """
         client = MockClient(
-            self._waits,
             secret_key=self.secret_key if secret_key is None else secret_key,
             base_url=self.base_url,
             max_retries=max_retries,
@@ -170,6 +169,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
             default_headers=default_headers,
             allow_insecure_http=True,
         )
+        client._waits = self._waits
         self._clients.append(client)
         return client
 
@@ -193,8 +193,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         Returns:
             The client, which you close.
         """
-        return MockAsyncClient(
-            self._waits,
+        client = MockAsyncClient(
             secret_key=self.secret_key if secret_key is None else secret_key,
             base_url=self.base_url,
             max_retries=max_retries,
@@ -202,6 +201,8 @@ class MockPaymentAPI(StandIn[PaymentStore]):
             default_headers=default_headers,
             allow_insecure_http=True,
         )
+        client._waits = self._waits
+        return client
 
     @property
     def waits(self) -> list[float]:
@@ -362,31 +363,19 @@ def _response(reply: Reply) -> httpx.Response:
 
 
 class MockClient(Client):
-    """A Client whose retry waits are recorded instead of slept (see MockPaymentAPI.client)."""
+    """A Client whose retry waits are recorded in ``_waits`` instead of slept (see
+    MockPaymentAPI.client)."""
 
-    def __init__(self, waits: list[float], **options: Unpack[_ClientOptions]) -> None:
-        super().__init__(**options)
-        self._waits = waits
+    _waits: list[float]
 
     def _sleep(self, seconds: float) -> None:
         self._waits.append(seconds)
 
 
 class MockAsyncClient(AsyncClient):
-    """An AsyncClient whose retry waits are recorded instead of slept."""
+    """An AsyncClient whose retry waits are recorded in ``_waits`` instead of slept."""
 
-    def __init__(self, waits: list[float], **options: Unpack[_ClientOptions]) -> None:
-        super().__init__(**options)
-        self._waits = waits
+    _waits: list[float]
 
     async def _sleep(self, seconds: float) -> None:
         self._waits.append(seconds)
-
-
-class _ClientOptions(TypedDict):
-    secret_key: str
-    base_url: str
-    max_retries: int
-    timeout: TimeoutTypes
-    default_headers: Mapping[str, str] | None
-    allow_insecure_http: bool
