@@ -37,7 +37,7 @@ class CallbackSender(Closes):
 
     def __init__(self) -> None:
         self._portal: BlockingPortal | None = None
-        self._portal_cm: contextlib.AbstractContextManager[BlockingPortal] | None = None
+        self._exits = contextlib.ExitStack()
 
     def send(
         self, app: object, url: str, reference: str, *, interface: Interface = "auto"
@@ -86,16 +86,14 @@ class CallbackSender(Closes):
 
     def close(self) -> None:
         """Stop the event loop kept for ASGI apps, if one was started."""
-        if self._portal_cm is not None:
-            cm, self._portal_cm, self._portal = self._portal_cm, None, None
-            cm.__exit__(None, None, None)
+        self._portal = None
+        self._exits.close()
 
     def _loop(self) -> BlockingPortal:
         if self._portal is None:
             from anyio.from_thread import start_blocking_portal  # httpx depends on anyio
 
-            self._portal_cm = start_blocking_portal()
-            self._portal = self._portal_cm.__enter__()
+            self._portal = self._exits.enter_context(start_blocking_portal())
         return self._portal
 
 
