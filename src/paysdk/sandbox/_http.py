@@ -67,13 +67,9 @@ class Service(Protocol):
 
 
 class Server(http.server.ThreadingHTTPServer):
-    """Knows the ``Service`` it serves and its open connections, so ``stop`` can cut them.
-
-    Serves at most ``max_connections`` at once, a thread each; a connection past that is
-    answered 503 and closed at once, without a thread, so the accept loop never waits. With
-    ``ssl_context`` (a server-side context) it serves HTTPS; a connection past the limit is then
-    closed unanswered, since a 503 would need a handshake the accept loop must not wait for.
-    """
+    """Knows the ``Service`` it serves and its open connections, so ``stop`` can cut them; serves
+    at most ``max_connections`` at once, a thread each (one more: ``_refuse``), HTTPS with a
+    server-side ``ssl_context``."""
 
     daemon_threads = True
     request_queue_size = 128  # the listen backlog; the stdlib's 5 drops SYNs in a burst

@@ -1,17 +1,14 @@
 """paysdk's pytest plugin, registered by the ``pytest11`` entry point when paysdk is installed.
 
 Fixtures: ``paysdk_api`` (the in-memory fake, [`MockPaymentAPI`][paysdk.testing.MockPaymentAPI]),
-``paysdk_client`` (a ``paysdk.Client`` wired to it), ``paysdk_sandbox`` (the real loopback
-sandbox, one per session, reset before each test) and ``paysdk_callback`` (sends the service's
-callback to your WSGI or ASGI app in-process). This module imports only pytest: respx, the fake
-and the sandbox are imported when a test first asks for a fixture, so a test run that uses none
-of them pays nothing.
+``paysdk_client`` (a ``paysdk.Client`` on it), ``paysdk_sandbox`` (the loopback sandbox, one per
+session, reset before each test) and ``paysdk_callback`` (the service's callback, sent to your
+WSGI or ASGI app in-process). It imports only pytest, the rest when a fixture is first used.
 
-Before any test module or ``conftest.py`` is imported, the plugin points ``PAYSDK_BASE_URL`` and
-``PAYSDK_SECRET_KEY`` at the fake (unless either is already set), so an app that builds
-``paysdk.Client()`` at import time can be imported by the tests. The ``paysdk_environment`` ini
-setting chooses: ``mock`` (the default), ``sandbox`` (start the session's sandbox then and point
-the variables at it) or ``none`` (leave the environment alone).
+Before test modules and ``conftest.py`` are imported, it points ``PAYSDK_BASE_URL`` and
+``PAYSDK_SECRET_KEY`` at the fake unless either is set, so an app that builds ``paysdk.Client()``
+at import time can be imported; the ``paysdk_environment`` ini setting chooses ``mock`` (the
+default), ``sandbox`` (the session's sandbox, started then) or ``none`` (the environment as is).
 """
 
 from __future__ import annotations
