@@ -20,7 +20,13 @@ R = TypeVar("R")
 def fulfil(
     ledger: Ledger, payment: VerifiedPayment, view: Callable[[VerifiedPayment], R]
 ) -> R | CallbackResponse:
-    """Run ``view`` (checked by ``_callback.check_answer``) for ``payment`` once through ``ledger``.
+    """Run ``view`` for ``payment`` once through ``ledger``, recording a refusal if there is one.
+
+    Args:
+        ledger: fulfils the payment once; refusals are recorded in it too.
+        payment: the payment the service confirmed.
+        view: runs the view, raising ``NotFulfilled`` for an answer that is not a success
+            (``_callback.check_answer``).
 
     Returns:
         The view's answer, a refusing one included; else the answer to send in its place.
