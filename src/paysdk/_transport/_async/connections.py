@@ -20,11 +20,12 @@ from __future__ import annotations
 import ssl
 import threading
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Mapping, MutableMapping
-from typing import Any, Protocol
+from collections.abc import AsyncIterable, AsyncIterator, Mapping
+from typing import Protocol
 
 import httpcore
 
+from .. import httpcore_edge
 from ..async_slots import AsyncSlots, async_shielded
 
 __all__ = ["AsyncConnectionMaker", "AsyncConnections", "AsyncDirectMaker", "AsyncPooledStream"]
@@ -86,9 +87,9 @@ class AsyncConnections:
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
         url = request.url
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == b"https" else 80))
-        timeouts: Mapping[str, float | None] = _extensions(request).get("timeout", {})
-        timeout = timeouts.get("pool")
-        await self._slots.acquire(timeout)
+        extensions = httpcore_edge.extensions_of(request)
+        timeouts: Mapping[str, float | None] = extensions.get("timeout", {})
+        await self._slots.acquire(timeouts.get("pool"))
         try:
             while True:
                 connection, closing = self._checkout(origin, url.origin)
@@ -112,7 +113,7 @@ class AsyncConnections:
             status=response.status,
             headers=response.headers,
             content=AsyncPooledStream(stream, self, connection, origin),
-            extensions=_extensions(response),
+            extensions=httpcore_edge.extensions_of(response),
         )
 
     def _checkout(
@@ -228,9 +229,3 @@ class AsyncPooledStream:
                     await aclose()
         finally:
             await self._owner.checkin(self._connection, self._origin)
-
-
-def _extensions(message: httpcore.Request | httpcore.Response) -> MutableMapping[str, Any]:
-    """A request's or response's extensions, typed: httpcore's attribute is inferred, not
-    declared, so strict checkers see it partly unknown."""
-    return message.extensions  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]

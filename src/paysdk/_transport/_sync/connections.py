@@ -22,11 +22,12 @@ from __future__ import annotations
 import ssl
 import threading
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, MutableMapping
-from typing import Any, Protocol
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Protocol
 
 import httpcore
 
+from .. import httpcore_edge
 from ..slots import Slots, shielded
 
 __all__ = ["ConnectionMaker", "Connections", "DirectMaker", "PooledStream"]
@@ -88,9 +89,9 @@ class Connections:
     def handle_request(self, request: httpcore.Request) -> httpcore.Response:
         url = request.url
         origin = (url.scheme, url.host, url.port or (443 if url.scheme == b"https" else 80))
-        timeouts: Mapping[str, float | None] = _extensions(request).get("timeout", {})
-        timeout = timeouts.get("pool")
-        self._slots.acquire(timeout)
+        extensions = httpcore_edge.extensions_of(request)
+        timeouts: Mapping[str, float | None] = extensions.get("timeout", {})
+        self._slots.acquire(timeouts.get("pool"))
         try:
             while True:
                 connection, closing = self._checkout(origin, url.origin)
@@ -114,7 +115,7 @@ class Connections:
             status=response.status,
             headers=response.headers,
             content=PooledStream(stream, self, connection, origin),
-            extensions=_extensions(response),
+            extensions=httpcore_edge.extensions_of(response),
         )
 
     def _checkout(
@@ -230,9 +231,3 @@ class PooledStream:
                     close()
         finally:
             self._owner.checkin(self._connection, self._origin)
-
-
-def _extensions(message: httpcore.Request | httpcore.Response) -> MutableMapping[str, Any]:
-    """A request's or response's extensions, typed: httpcore's attribute is inferred, not
-    declared, so strict checkers see it partly unknown."""
-    return message.extensions  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
