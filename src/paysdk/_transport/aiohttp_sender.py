@@ -23,7 +23,7 @@ from .._parsing.decoding import DecodingError, adecoded
 from .async_streams import AsyncStream, LoopBinding
 from .forks import PerProcess
 from .network import Network, Proxy
-from .tls import tls_failure
+from .tls import chain, tls_failure
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
@@ -80,14 +80,11 @@ def _failure(exc: BaseException) -> Failure | None:
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
 
 
-def _drop_frames(exc: BaseException | None) -> None:
+def _drop_frames(exc: BaseException) -> None:
     """Forget where aiohttp raised: its frames hold its own copy of the request headers, key
     included, which a traceback printed with local variables (Sentry, rich) would show."""
-    seen: set[int] = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        exc.__traceback__ = None
-        exc = exc.__cause__ or exc.__context__
+    for raised in chain(exc):
+        raised.__traceback__ = None
 
 
 def _stream(response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> AsyncStream:

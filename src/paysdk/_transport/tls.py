@@ -6,11 +6,12 @@ from __future__ import annotations
 import functools
 import os
 import ssl
+from collections.abc import Iterator
 from pathlib import Path
 
 from .._core.steps import Failure
 
-__all__ = ["ssl_context", "tls_failure"]
+__all__ = ["chain", "ssl_context", "tls_failure"]
 
 NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
 """OpenSSL's reasons when what came back to its hello is not TLS at all (plain HTTP, most
@@ -66,16 +67,12 @@ def certificate_error(exc: BaseException) -> ssl.SSLCertVerificationError | None
     """The certificate failure behind ``exc``, if one is: searched along its causes, and in
     aiohttp's ``certificate_error`` attribute first: aiohttp's wrapper is an
     ``SSLCertVerificationError`` too, but without OpenSSL's ``verify_message`` and ``reason``."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in chain(exc):
         held = getattr(current, "certificate_error", None)
         if isinstance(held, ssl.SSLCertVerificationError):
             return held
         if isinstance(current, ssl.SSLCertVerificationError):
             return current
-        current = current.__cause__ or current.__context__
     return None
 
 
@@ -88,11 +85,16 @@ def certificate_problem(error: ssl.SSLCertVerificationError) -> str:
 def plain_http_error(exc: BaseException) -> ssl.SSLError | None:
     """The TLS error behind ``exc`` that says the server did not answer in TLS, if one does:
     searched along its causes, as aiohttp and httpx both wrap it."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
+    for current in chain(exc):
         if isinstance(current, ssl.SSLError) and getattr(current, "reason", None) in NOT_TLS:
             return current
-        current = current.__cause__ or current.__context__
     return None
+
+
+def chain(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc`` and what it was raised from (``__cause__``, else ``__context__``), each once."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__

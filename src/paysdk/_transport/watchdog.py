@@ -54,10 +54,6 @@ class Watch:
         with _lock:
             self._sock = None
 
-    @property
-    def attached(self) -> bool:
-        return self._sock is not None
-
     def end(self) -> None:
         """The attempt is over: its socket is left alone from now on."""
         with _lock:
