@@ -37,8 +37,7 @@ from .httpx_common import (
     async_raw_body,
     failure_from_httpcore,
     failure_from_httpx,
-    httpx_timeout,
-    no_cookies,
+    own_client_options,
 )
 from .network import Network
 
@@ -49,13 +48,7 @@ def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> 
     """The ``httpx.AsyncClient`` paysdk makes: it sends through ``transport`` (this process's
     pools, on the network it was made with), and sends ``defaults`` itself rather than per
     request."""
-    return httpx.AsyncClient(
-        headers=defaults.headers,
-        timeout=httpx_timeout(defaults.timeout),
-        transport=transport,
-        trust_env=False,  # the transport follows the environment's proxies itself
-        cookies=no_cookies(),
-    )
+    return httpx.AsyncClient(transport=transport, **own_client_options(defaults))
 
 
 def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSender:

@@ -31,7 +31,7 @@ __all__ = [
     "failure_from_httpx",
     "httpx_timeout",
     "narrowed",
-    "no_cookies",
+    "own_client_options",
     "raw_body",
     "sync_body",
     "timeout_failure",
@@ -91,13 +91,6 @@ def failure_from_httpcore(exc: Exception, sent: Send) -> Failure | None:
     mapped.request = httpx.Request(sent.method, sent.url)
     mapped.__cause__ = exc  # as ``raise mapped from exc`` chains them
     return failure_from_httpx(mapped)
-
-
-def no_cookies() -> CookieJar:
-    """The cookie jar of the httpx clients paysdk makes, which keeps none: the service's API
-    takes no cookie, and a client that ``with_options`` shares between merchant accounts must
-    not send one account's cookies with another's requests."""
-    return CookieJar(DefaultCookiePolicy(allowed_domains=[]))
 
 
 def check_host(url: str) -> None:
@@ -204,6 +197,19 @@ class HttpxDefaults(NamedTuple):
 
     headers: Mapping[str, str]
     timeout: Timeout
+
+
+def own_client_options(defaults: HttpxDefaults) -> dict[str, Any]:
+    """The options of the httpx clients paysdk makes, but their transport. They keep no cookie:
+    the API takes none, and a client ``with_options`` shares between merchant accounts must not
+    send one account's cookies with another's requests. The transport follows the
+    environment's proxies itself."""
+    return {
+        "headers": defaults.headers,
+        "timeout": httpx_timeout(defaults.timeout),
+        "trust_env": False,
+        "cookies": CookieJar(DefaultCookiePolicy(allowed_domains=[])),
+    }
 
 
 class RequestBuilder:

@@ -27,8 +27,7 @@ from .httpx_common import (
     HttpxDefaults,
     RequestBuilder,
     failure_from_httpx,
-    httpx_timeout,
-    no_cookies,
+    own_client_options,
     sync_body,
     timeout_failure,
 )
@@ -45,13 +44,7 @@ def own_client(network: Network, defaults: HttpxDefaults) -> httpx.Client:
     """The ``httpx.Client`` paysdk makes: its pools open deadline-bound sockets through
     ``network``, and it sends ``defaults`` itself rather than per request."""
     transport = PoolTransport(network, network_backend=deadline_backend())
-    return httpx.Client(
-        headers=defaults.headers,
-        timeout=httpx_timeout(defaults.timeout),
-        transport=transport,
-        trust_env=False,  # the transport follows the environment's proxies itself
-        cookies=no_cookies(),
-    )
+    return httpx.Client(transport=transport, **own_client_options(defaults))
 
 
 def deadline_passed() -> Failure:
