@@ -15,12 +15,10 @@ if TYPE_CHECKING:
     from .async_streams import AsyncOpenStream as AsyncOpenStream  # for type checkers only
 
 __all__ = [
-    "AsyncCloseFunction",
     "AsyncRawBody",
     "AsyncSendFunction",
     "AsyncSleepFunction",
     "AsyncStepFunction",
-    "CloseFunction",
     "OpenStream",
     "RawBody",
     "SendFunction",

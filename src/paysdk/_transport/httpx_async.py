@@ -41,7 +41,7 @@ from .httpx_common import (
 )
 from .network import Network
 
-__all__ = ["AsyncHttpxSender", "httpx_stream", "own_async_client", "own_async_sender"]
+__all__ = ["AsyncHttpxSender", "own_async_client", "own_async_sender"]
 
 
 def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> httpx.AsyncClient:

@@ -19,18 +19,15 @@ from .tls import tls_failure
 
 __all__ = [
     "BACKEND",
-    "HTTPX_FAILURES",
     "LIMITS",
     "MAX_CONNECTIONS",
     "HttpxDefaults",
     "RequestBuilder",
     "async_raw_body",
-    "body_source",
     "check_host",
     "failure_from_httpcore",
     "failure_from_httpx",
     "httpx_timeout",
-    "narrowed",
     "own_client_options",
     "raw_body",
     "sync_body",

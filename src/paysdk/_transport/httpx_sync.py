@@ -33,7 +33,7 @@ from .httpx_common import (
 )
 from .network import Network
 
-__all__ = ["SyncHttpxSender", "SyncStream", "own_client"]
+__all__ = ["SyncHttpxSender", "own_client"]
 
 
 def _deadline_of(budget: float | None, started: float) -> float | None:

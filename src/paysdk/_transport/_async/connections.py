@@ -28,7 +28,7 @@ import httpcore
 from .. import httpcore_edge
 from ..async_slots import AsyncSlots, async_shielded
 
-__all__ = ["AsyncConnectionMaker", "AsyncConnections", "AsyncDirectMaker", "AsyncPooledStream"]
+__all__ = ["AsyncConnectionMaker", "AsyncConnections", "AsyncDirectMaker"]
 
 Origin = tuple[bytes, bytes, int]
 """A connection's scheme, host and port: which requests it may carry."""

@@ -29,7 +29,7 @@ from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
 from .connections import AsyncConnectionMaker, AsyncConnections, AsyncDirectMaker
 
-__all__ = ["AsyncPoolTransport", "AsyncResponseBody", "AsyncRoutes", "AsyncRoutesTransport"]
+__all__ = ["AsyncPoolTransport", "AsyncRoutes"]
 
 
 class AsyncPools:

@@ -30,7 +30,7 @@ import httpcore
 from .. import httpcore_edge
 from ..slots import Slots, shielded
 
-__all__ = ["ConnectionMaker", "Connections", "DirectMaker", "PooledStream"]
+__all__ = ["ConnectionMaker", "Connections", "DirectMaker"]
 
 Origin = tuple[bytes, bytes, int]
 """A connection's scheme, host and port: which requests it may carry."""

@@ -31,7 +31,7 @@ from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
 from .connections import ConnectionMaker, Connections, DirectMaker
 
-__all__ = ["PoolTransport", "ResponseBody", "Routes", "RoutesTransport"]
+__all__ = ["PoolTransport", "Routes"]
 
 
 class Pools:
