@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterable, AsyncIterator
-from types import TracebackType
 from typing import Any
 
 import httpcore
@@ -110,17 +109,6 @@ class AsyncRoutes:
         pools = self._pools.reset()
         for pool in pools.by_route.values() if pools is not None else ():
             await pool.aclose()
-
-    async def __aenter__(self) -> AsyncRoutes:
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None = None,
-        exc_value: BaseException | None = None,
-        traceback: TracebackType | None = None,
-    ) -> None:
-        await self.aclose()
 
 
 class AsyncRoutesTransport(httpx.AsyncBaseTransport):

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
-from types import TracebackType
 from typing import Any
 
 import httpcore
@@ -112,17 +111,6 @@ class Routes:
         pools = self._pools.reset()
         for pool in pools.by_route.values() if pools is not None else ():
             pool.close()
-
-    def __enter__(self) -> Routes:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None = None,
-        exc_value: BaseException | None = None,
-        traceback: TracebackType | None = None,
-    ) -> None:
-        self.close()
 
 
 class RoutesTransport(httpx.BaseTransport):
