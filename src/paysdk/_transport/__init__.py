@@ -1,12 +1,9 @@
-"""The shells that carry plans out: the loops (``_async/`` their source, ``_sync/`` generated
-from it), the senders, and the httpx transport over paysdk's own connection pools.
+"""The shells that carry plans out: the loops, the senders, and the httpx transport over
+paysdk's own connection pools.
 
-What a product may use of them is named here, and loaded on first use: ``drive`` and
-``async_drive``, the loops the ledger runs its plans with; ``fetch``, one GET on the clients'
-own transport (the sandbox's callback); ``httpx_timeout``, paysdk's ``Timeout`` as httpx's;
-``check_host``, the host check every URL paysdk sends to passes (the callback URLs too). The
-modules under this package are the transport's own: an import contract in ``pyproject.toml``
-keeps the products out of them.
+What the products may use is named here and loaded on first use (the ledger's ``drive`` and
+``async_drive``, the sandbox's ``fetch``, ``httpx_timeout``, ``check_host``); an import contract
+in ``pyproject.toml`` keeps them out of the modules below.
 """
 
 from __future__ import annotations

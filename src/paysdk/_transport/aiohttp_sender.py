@@ -1,10 +1,9 @@
 """The aiohttp sender: ``AsyncClient(http_backend="aiohttp")``, for throughput under concurrency.
 
-A second shell around the same core: it carries out the same ``Send`` and ``Read``
-steps, gathers bodies through the same ``BodyReader`` (so the same size caps apply), bounds
-each attempt by its budget, and reports every network or service failure as a ``Failure``
-(any other exception is a bug, and goes to the caller unchanged). Retries, errors and parsing
-are the core's, unchanged. Imported only when asked for; needs the ``aiohttp`` extra.
+A second shell around the same core: the same ``Send`` and ``Read`` steps, bodies through the
+same ``BodyReader`` (the same caps), each attempt bounded by its budget, and every network or
+service failure a ``Failure`` (anything else is a bug, raised as is). Retries, errors and
+parsing are the core's. Imported only when asked for; needs the ``aiohttp`` extra.
 """
 
 from __future__ import annotations

@@ -1,22 +1,18 @@
 """The async client's connections on a route without a proxy: HTTP/1.1 on h11, one request at a
 time, no lock.
 
-httpcore's connection takes three locks for each request. Under asyncio they are anyio's, and
-each one, even uncontended, hands the event loop to every other ready task before it returns.
-When the answers of 50 calls arrive together, each call's next request then waits behind all of
-the others' answers: over a 50 ms round trip, each round of the default ``AsyncClient`` came
-out about 2 ms longer than aiohttp's. paysdk's pool (``connections.py``) gives a connection to
-one request at a time, so a connection needs no lock. ``AsyncDirectConnection`` speaks HTTP/1.1
-as httpcore's connection does (h11; the same exceptions, keep-alive and expiry) on a stream the
-route's network backend opens, and yields only where it waits for the network.
+httpcore's connection takes three locks per request; under asyncio they are anyio's, and each,
+even uncontended, hands the loop to every other ready task. When 50 calls' answers arrive
+together, each call's next request then waits behind all the others': over a 50 ms round trip,
+each round of the default ``AsyncClient`` took about 2 ms longer than aiohttp's. paysdk's pool
+(``connections.py``) gives a connection to one request at a time, so ``AsyncDirectConnection``
+needs no lock: it speaks HTTP/1.1 as httpcore's does (h11; the same exceptions, keep-alive and
+expiry) on a stream the route's backend opens, and yields only to wait for the network.
 
-While something has replaced the send of httpcore's own connection (respx does, while one of
-its routers is started, and ``MockPaymentAPI`` is built on respx), the route makes httpcore's
-connections, and its idle own ones are passed over, so that each request reaches what replaced
-it.
-
-The sync client keeps httpcore's connections: their locks are threading locks, which yield to
-nothing.
+While something replaced httpcore's connection's send (respx, while a router is started; so
+``MockPaymentAPI``), the route makes httpcore's connections and passes over its own idle ones,
+so each request reaches the replacement. The sync client keeps httpcore's connections: their
+threading locks yield to nothing.
 """
 
 from __future__ import annotations

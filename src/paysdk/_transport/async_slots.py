@@ -1,10 +1,8 @@
-"""How many connections a pool of the async httpx client may have at work at once, the shield
-its clean-up runs under, and the backend it opens sockets with unless told another: the async
-halves of ``slots.py``, kept out of ``_async/``.
+"""The async halves of ``slots.py``, kept out of ``_async/``: the bound on a pool's requests at
+work, the shield its clean-up runs under, and the backend it opens sockets with by default.
 
-Waiting is first come, first served, and a slot given back goes straight to the oldest waiter,
-so the cost of a call does not grow with how many connections the pool holds or how many
-calls wait.
+First come, first served: a slot given back goes straight to the oldest waiter, so a call costs
+the same however many connections the pool holds or calls wait.
 """
 
 from __future__ import annotations

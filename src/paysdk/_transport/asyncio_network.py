@@ -1,15 +1,12 @@
-"""An httpcore network backend on asyncio's own transports, for the pools of paysdk's
-``AsyncClient`` under asyncio.
+"""An httpcore network backend on asyncio's own transports, for the ``AsyncClient``'s pools.
 
 httpcore's default async backend goes through anyio, whose TLS stream runs OpenSSL's memory
-buffers from Python and whose socket stream adds a few awaits per read and write: together
-about a sixth of the client's CPU on a verify over TLS. ``AsyncioBackend`` opens connections with
-``loop.create_connection`` (racing a name's addresses itself) and hands back the stream of
-``asyncio_stream.py``, which upgrades with ``loop.start_tls`` (asyncio's TLS protocol). Failures
-are raised as httpcore's anyio backend raises them (``httpcore/_backends/anyio.py``): a connect
-timeout as ``ConnectTimeout``, each ``OSError`` as a ``ConnectError`` caused by it. Outside
-asyncio (trio), and on another asyncio loop (uvloop), it hands every call to httpcore's own
-backend for that library. Public names of asyncio, anyio and httpcore only.
+buffers from Python and whose socket stream adds awaits per read and write: about a sixth of the
+client's CPU on a verify over TLS. ``AsyncioBackend`` connects with ``loop.create_connection``
+(racing a name's addresses itself) and returns ``asyncio_stream.py``'s stream, which upgrades
+with ``loop.start_tls``. Failures are raised as httpcore's anyio backend raises them
+(``httpcore/_backends/anyio.py``). Under trio, and on another asyncio loop (uvloop), each call
+goes to httpcore's own backend. Public names of asyncio, anyio and httpcore only.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
-"""Finding the socket an attempt reads from on a merchant's own ``httpx.Client``.
+"""Finding the socket an attempt reads from on a merchant's own ``httpx.Client``, for the
+``watchdog`` (paysdk's own client bounds its sockets itself: ``deadline``), through httpcore's
+public ``trace`` request extension:
 
-paysdk's own client bounds its sockets itself (``deadline``); a client the merchant gave is left
-as it was made, so the attempt's socket is found through httpcore's public ``trace`` request
-extension and handed to the deadline ``watchdog``:
-
-- a new connection: the network stream httpcore returns from ``connect_tcp`` (and
-  ``start_tls``) carries its socket (``get_extra_info("socket")``);
-- a kept-alive connection sends no connect event, so each connection an attempt used is
-  remembered as idle when its answer is closed (``http11.response_closed``); an attempt that
-  starts sending without connecting took the only idle one, if there is only one;
-- once the head has arrived, the response's ``network_stream`` extension names it exactly.
+- a new connection: the stream ``connect_tcp`` (and ``start_tls``) returns names its socket;
+- a kept-alive one sends no connect event, so each connection an attempt used is remembered as
+  idle when its answer is closed (``http11.response_closed``); an attempt that starts sending
+  without connecting took the only idle one, if there is only one;
+- once the head is in, the response's ``network_stream`` names it exactly.
 
 HTTP/2 connections are never shut down: other requests share them.
 """

@@ -1,11 +1,10 @@
 """A whole-attempt deadline for the sync client's own sockets.
 
-httpx's timeouts are per socket operation, so a server that sends a byte every half second never
-trips them. The pools of the ``httpx.Client`` paysdk makes open their sockets through
-``deadline_backend`` (httpcore's public ``network_backend=``), so each connect, read and
-write is given at most what is left of the current attempt's deadline (a context variable, so
-threads do not share it); past it the operation fails as a timeout. The async shells bound an
-attempt with a cancel scope instead, which needs none of this.
+httpx's timeouts are per socket operation, so a server sending a byte every half second never
+trips them. The pools of paysdk's own ``httpx.Client`` open sockets through ``deadline_backend``
+(httpcore's public ``network_backend=``), which gives each connect, read and write at most what
+is left of the attempt's deadline (a context variable: threads do not share it), then fails it
+as a timeout. The async shells bound an attempt with a cancel scope instead.
 """
 
 from __future__ import annotations

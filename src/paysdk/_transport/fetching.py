@@ -1,10 +1,8 @@
-"""One GET for a product that sends a request of its own (the sandbox's payment callback), on
-the transport the clients use, so no product reaches into the transport's modules.
+"""One GET on the clients' transport, for a product's own request (the sandbox's callback).
 
-The whole call ends within its timeout (each socket operation is given what is left of it, as
-the sync client's attempts are), only the first bytes of the body asked for are read and
-decoded (in bounded steps), and a failure of the network or the server comes back as a
-``Failure``, never as an httpx exception.
+The whole call ends within its timeout (each socket operation gets what is left of it), only
+the first bytes of the body asked for are read and decoded (in bounded steps), and a network or
+server failure comes back as a ``Failure``, never an httpx exception.
 """
 
 from __future__ import annotations

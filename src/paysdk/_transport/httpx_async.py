@@ -1,14 +1,12 @@
-"""The async httpx sender: each attempt inside one cancel scope, bodies through ``BodyReader``.
+"""The async httpx sender: each attempt inside one cancel scope, bodies through ``BodyReader``
+(the sync sender's caps). Imported with the first httpx ``AsyncClient``.
 
-Like the sync sender, bodies go through ``BodyReader`` (the same caps); an attempt is bounded
-as a whole by one cancel scope. Imported with the first httpx ``AsyncClient``.
-
-The ``httpx.AsyncClient`` paysdk makes itself has no auth, redirects, cookies or event hooks
-to apply, so its sender hands each attempt straight to the client's pools (``AsyncRoutes``) as
-the ``httpcore.Request`` the client would have made, and reads httpcore's answer in the same
-steps: httpx's request and response machinery costs about a quarter of a call's CPU. A
-merchant's client, and paysdk's own while OpenTelemetry's httpx instrumentation is on (its
-spans come from the transport httpx sends through), send through httpx.
+The ``httpx.AsyncClient`` paysdk makes has no auth, redirects, cookies or event hooks to apply,
+so its sender hands each attempt straight to its pools (``AsyncRoutes``) as the
+``httpcore.Request`` the client would have made, and reads httpcore's answer the same way:
+httpx's request and response machinery costs about a quarter of a call's CPU. A merchant's
+client, and paysdk's own while OpenTelemetry's httpx instrumentation is on (its spans come from
+the transport httpx sends through), send through httpx.
 """
 
 from __future__ import annotations

@@ -213,11 +213,10 @@ class RequestBuilder:
     """The ``httpx.Request`` for a ``Send``, less what its client sends by default anyway; or
     the ``httpcore.Request`` that client would hand its transport for it (``core``).
 
-    httpx spends microseconds on every header it is given and on every timeout (it builds a new
-    ``Timeout`` from it), per request. The client paysdk makes is given the config's fixed
-    headers and timeout once (``defaults``); then a request carries little more than
-    ``Authorization``. The last headers are kept, since every call without per-call options
-    has the same ones.
+    httpx spends microseconds per request on every header and timeout it is given (it builds a
+    new ``Timeout``), so paysdk's own client is given the config's fixed headers and timeout
+    once (``defaults``) and a request carries little more than ``Authorization``. The last
+    headers are kept: every call without per-call options has the same ones.
     """
 
     __slots__ = ("_headers", "_last", "_merged", "_timeout")

@@ -1,11 +1,9 @@
 """The sync httpx sender: carry out a ``Send`` or ``Read`` step, report what came of it.
 
-Bodies are streamed through ``BodyReader``, so no answer is read past its cap, and each
-attempt is bounded as a whole: on paysdk's own client by socket deadlines (``deadline``), on a
-merchant's by the ``watchdog`` shutting the attempt's socket at its deadline (``borrowed``
-finds it), on both by a check per chunk; the async sender by a cancel scope. A network or
-service failure becomes a ``Failure``; any other exception is a bug and goes to the caller
-unchanged.
+Bodies stream through ``BodyReader`` (no answer is read past its cap), and each attempt is
+bounded as a whole: on paysdk's own client by socket deadlines (``deadline``), on a merchant's
+by the ``watchdog`` shutting its socket (``borrowed`` finds it), on both by a check per chunk.
+A network or service failure becomes a ``Failure``; any other exception is a bug, raised as is.
 """
 
 from __future__ import annotations

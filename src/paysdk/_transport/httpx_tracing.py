@@ -1,21 +1,16 @@
-"""OpenTelemetry's httpx instrumentation over the transport paysdk's httpx clients send through.
+"""OpenTelemetry's httpx instrumentation over paysdk's own httpx transport.
 
-``HTTPXClientInstrumentor`` traces httpx's own transports by wrapping their classes' methods
-(``HTTPX2ClientInstrumentor`` httpx2's); paysdk's transport is its own, so while an instrumentor
-of the httpx paysdk runs on is on, paysdk's transport sends through the instrumentation's public
-tracing transport wrapped around it instead. Asked on each request, so an application that
-instruments after making its client is traced too. Nothing of OpenTelemetry is imported here: an
-application that has not loaded the instrumentation pays one dictionary lookup a request.
+``HTTPXClientInstrumentor`` (``HTTPX2ClientInstrumentor`` for httpx2) traces httpx's own
+transports by patching their classes; paysdk's transport is its own, so while an instrumentor of
+the httpx paysdk runs on is on, it sends through the instrumentation's public tracing transport.
+Asked per request, so an application that instruments after making its client is traced too;
+nothing of OpenTelemetry is imported here, so an uninstrumented one pays one dict lookup.
 
-On httpx2 (the application called ``httpx2.alias_httpx()``, so ``httpx`` is ``httpx2``) either
-instrumentor traces paysdk, as each traces the application's own clients then: the alias points
-``HTTPXClientInstrumentor``'s ``httpx`` at httpx2 too. With both on, each request is still
-wrapped once, in one span. ``HTTPX2ClientInstrumentor`` and the ``...Httpx2`` transports are the
-instrumentation's from 0.65b0; an older one has only ``HTTPXClientInstrumentor``, whose
-transports are then httpx2's under the alias.
-
-``async_traced`` and ``traced`` are twins that ``scripts/unasync.py``'s rules turn one into the
-other.
+On httpx2 (``httpx2.alias_httpx()``) either instrumentor traces paysdk, as the alias points
+``HTTPXClientInstrumentor``'s ``httpx`` at httpx2; with both on, a request still gets one span.
+``HTTPX2ClientInstrumentor`` and the ``...Httpx2`` transports came in 0.65b0; an older
+instrumentation's unsuffixed transports are httpx2's under the alias. ``async_traced`` and
+``traced`` are twins for ``scripts/unasync.py``'s rules.
 """
 
 from __future__ import annotations
@@ -40,8 +35,7 @@ INSTRUMENTORS = (
 """The instrumentors that trace clients of the httpx paysdk runs on."""
 
 TRANSPORT_SUFFIX = "Httpx2" if ON_HTTPX2 else ""
-"""What the instrumentation appends to its tracing transports' names for the httpx paysdk runs
-on (0.65b0 on; an older instrumentation's unsuffixed ones are on httpx2 under the alias)."""
+"""What the instrumentation's tracing transports for the httpx paysdk runs on are suffixed."""
 
 
 def instrumentation() -> ModuleType | None:

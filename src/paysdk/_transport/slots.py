@@ -1,11 +1,10 @@
-"""How many connections a pool of the sync httpx client may have at work at once: the sync
-twins of ``async_slots.py`` (threads wait on a lock each; nothing needs shielding).
+"""The sync twins of ``async_slots.py``: the bound on a pool's requests at work (a thread needs
+no shielding).
 
-Waiting is first come, first served, as in ``async_slots.py``: a slot given back goes straight
-to the thread that has waited longest, so a thread that comes later (the one that gave the slot
-back, calling again) cannot take it first. ``threading.Semaphore`` lets it: a woken waiter must
-still win the race for the freed count, and waits again at the back if it loses. Taking a free
-slot costs one lock, as a semaphore's does.
+First come, first served: a slot given back goes straight to the thread that waited longest,
+so the thread that gave it back cannot take it again first, as it can from a
+``threading.Semaphore`` (whose woken waiter must still win the race for it). Taking a free slot
+costs one lock.
 """
 
 from __future__ import annotations

@@ -19,15 +19,12 @@ likely), by version: 1.1 and 3.0/3.1 say the first, later ones may say another."
 
 
 def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
-    """The context every backend verifies the service with: ``verify`` itself, one that trusts
-    the CA bundle at that path (a file, or a directory of hashed certificates), the default
-    trust (``True``), or none (``False``).
-
-    ``True`` trusts what httpx trusts: the file or directory ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``
-    names, else certifi's bundle. So the aiohttp backend trusts exactly what the httpx ones do.
-    Loading a bundle costs tens of milliseconds, so the process shares one such context among
-    its clients, as aiohttp shares its default one (a change of either variable makes another).
-    """
+    """The context every backend verifies the service with: ``verify`` itself, one trusting the
+    CA bundle at that path (a file, or a directory of hashed certificates), none (``False``), or
+    the default trust (``True``): what httpx trusts (what ``SSL_CERT_FILE`` or ``SSL_CERT_DIR``
+    names, else certifi's bundle), so the aiohttp backend trusts the same. Loading a bundle costs
+    tens of milliseconds, so the process's clients share one default context, as aiohttp shares
+    its own (a change of either variable makes another)."""
     if isinstance(verify, ssl.SSLContext):
         return verify
     if verify is True:

@@ -1,13 +1,11 @@
 """Ends a blocked socket read at the attempt's deadline, for sockets paysdk did not open.
 
-httpx's timeouts are per read, so a server trickling a byte at a time keeps a read of a
-merchant's own ``httpx.Client`` going for ever, and paysdk cannot wrap that client's sockets
-as it wraps its own (``deadline``). So each attempt is registered here with its deadline, and
-the socket it turns out to use (httpcore hands it to the ``trace`` request extension) is shut
-down when the deadline passes: the blocked read then returns, and the sender reports the
-attempt as timed out. One thread per process keeps every deadline in a heap; it starts with
-the first deadline and ends once it has had nothing to watch for a while. A forked child
-starts with no thread and no deadlines of its parent.
+httpx's timeouts are per read, so a server trickling bytes keeps a read on a merchant's own
+``httpx.Client`` going for ever, and paysdk cannot wrap that client's sockets (``deadline``).
+So each attempt registers its deadline here, and the socket it turns out to use (``borrowed``
+finds it) is shut when the deadline passes: the read returns, and the sender reports a timeout.
+One thread per process keeps the deadlines in a heap, starting with the first and ending after
+a while with none to watch; a forked child starts with no thread and no deadlines.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""An answer read whole: the step both httpx senders take once a response's headers are in.
-
-The body is read raw and handed to ``BodyReader``, which inflates it within the caps and says
-when it is done; a failure while reading is what ``failure`` makes of it, and the response is
-closed however the reading ends. ``read_body`` is that step on any response's parts (the async
-sender's httpcore responses too); ``read_answer`` is it on an ``httpx.Response``.
+"""An answer read whole through ``BodyReader``, within its caps: what both httpx senders do once a
+response's headers are in. ``read_body`` reads any response's parts (httpcore's too),
+``read_answer`` an ``httpx.Response``'s.
 """
 
 from __future__ import annotations

@@ -1,18 +1,14 @@
-"""A route's connections, pooled by paysdk, each sent through by one request at a time.
+"""A route's connections, pooled by paysdk, each used by one request at a time.
 
-``AsyncConnections`` keeps the connections its maker makes (``create_connection``):
-httpcore's, with paysdk's TLS context and network backend (the sync twin's bounds every socket
-operation by the attempt's deadline), or, for the async client's routes without a proxy,
-paysdk's own (``async_direct.py``). It sends nothing through httpcore's pool, which goes over
-every connection it holds (an expiry check, a poll of its socket, for each; a count of all of
-them for each idle one) whenever a request arrives or a response is closed, and may hand one
-idle connection to several waiting requests, all but one of which then go round again and open
-connections of their own. Here a request takes the connection last given back for its origin,
-checking that one alone, and has it to itself until its response is closed; a connection given
-back has its origin's oldest idle one checked for expiry. So a request looks at one or two
-connections whatever the pool holds, no more connections are open than requests ran at once
-(``max_connections`` at most), and nothing here asks which async library runs: httpcore's
-pool does so for each event and shield it sets up, an ``import sniffio`` each time.
+The connections are made by httpcore's pool or proxy (``create_connection``) or, for the async
+client's routes without a proxy, by ``async_direct.py``. Nothing is sent through httpcore's
+pool: on every request and close it goes over each connection it holds (an expiry check and a
+poll of its socket; a count of all of them for each idle one), it may hand one idle connection
+to several waiters (the others then open their own), and it asks which async library runs (an
+``import sniffio``) for each event and shield. Here a request takes the connection last given
+back for its origin, checking that one alone, and keeps it until its response is closed; a
+check-in checks its origin's oldest idle one for expiry. So a request looks at one or two
+connections, and no more are open than requests ran at once (``max_connections`` at most).
 """
 
 from __future__ import annotations
@@ -35,7 +31,7 @@ Origin = tuple[bytes, bytes, int]
 
 
 class AsyncConnectionMaker(Protocol):
-    """What makes a route's connections: httpcore's pools and proxies, or ``direct.py``'s."""
+    """What makes a route's connections: httpcore's pools and proxies, or ``async_direct.py``'s."""
 
     def create_connection(self, origin: httpcore.Origin) -> httpcore.AsyncConnectionInterface: ...
 

@@ -1,12 +1,10 @@
 """Carrying plans out: the one loop that drives a plan to its end, and the lazy one of items.
 
-``drive`` runs every plan that runs to a result with the driver of its kind: the ledger's
-(``ledger/_async/run.py``) and reconcile's (``ledger/_async/reconcile.py``); a call's plan, on
-every call's hot path, runs in ``run``, ``drive``'s loop with the call's driver written in. An
-item plan (``iter_payments``) is run lazily as the caller iterates, holding at most one open
-stream, which is closed however the iteration ends. ``run`` and the item loop are the only
-code that carries out the core's steps (``paysdk._core.steps``). All three loops refuse a step
-outside their plan's vocabulary, which ``drive`` is given.
+``drive`` runs the plans that run to a result (the ledger's and reconcile's) with the driver of
+their kind; a call's plan, on every call's hot path, runs in ``run``, ``drive``'s loop with the
+call's driver written in. An item plan (``iter_payments``) runs as the caller iterates, holding
+at most one open stream, closed however the iteration ends. Only ``run`` and the item loop carry
+out the core's steps; all three loops refuse a step outside their plan's vocabulary.
 """
 
 from __future__ import annotations

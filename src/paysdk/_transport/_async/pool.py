@@ -1,15 +1,13 @@
-"""The httpx transport of the clients paysdk makes, sending through connection pools of paysdk's
-own, written with httpx's and httpcore's public names alone.
+"""The httpx transport of the clients paysdk makes, over connection pools of paysdk's own, on
+httpx's and httpcore's public names alone.
 
-``AsyncRoutesTransport`` is an ``httpx.AsyncBaseTransport``: it hands each request, as
-httpcore's (``httpcore_edge.py``), to ``AsyncRoutes``, and gives back httpcore's answer as an
-``httpx.Response`` and httpcore's failures as httpx's exceptions, as httpx's own transport does.
-``AsyncRoutes`` sends each request through this process's pool for its route (direct, or by a
-proxy): ``AsyncConnections`` (``connections.py``) of paysdk's own HTTP/1.1 connections
-(``direct.py``) or, through a proxy, httpcore's, made with paysdk's TLS context and network
-backend (the sync twin's bounds every socket operation by the attempt's deadline).
-``AsyncPoolTransport``, what the clients are given, sends through it, or through
-OpenTelemetry's tracing transport around it while the httpx instrumentation is on.
+``AsyncPoolTransport``, what the clients are given, sends through ``AsyncRoutesTransport`` (or
+OpenTelemetry's tracing transport around it while the httpx instrumentation is on), which hands
+each request, as httpcore's (``httpcore_edge.py``), to ``AsyncRoutes`` and gives back httpx's
+response and exceptions, as httpx's own transport does. ``AsyncRoutes`` sends each request
+through this process's pool for its route (direct, or by a proxy): ``AsyncConnections`` of
+paysdk's own HTTP/1.1 connections (``async_direct.py``) or httpcore's, made with paysdk's TLS
+context and network backend.
 """
 
 from __future__ import annotations
