@@ -70,8 +70,7 @@ def _failure(exc: BaseException) -> Failure | None:
     _drop_frames(exc)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
-    tls = tls_failure(exc)
-    if tls is not None:
+    if (tls := tls_failure(exc)) is not None:
         return tls
     if isinstance(exc, aiohttp.ClientHttpProxyError) and exc.status == 407:
         return Failure("proxy_auth", f"407 {exc.message}", cause=exc)
@@ -124,9 +123,8 @@ class AiohttpSender:
             auto_decompress=False,  # paysdk inflates in bounded steps (_parsing/decoding)
             trust_env=False,  # the proxy is paysdk's choice (Network): looked up once, not per call
         )
-        # aiohttp quietly resends a request whose kept-alive connection was dropped; paysdk's
-        # own policy decides every retry, so both backends make the same attempts. backend()
-        # checked that the attribute exists.
+        # aiohttp quietly resends a request whose kept-alive connection dropped; paysdk's policy
+        # decides every retry, the same for both backends (backend() checked the attribute)
         session._retry_connection = False
         return session
 

@@ -134,9 +134,8 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
         protocol = self._protocol
         if protocol.chunks:
-            # what a read that waited would have done: let the loop's other tasks (and a
-            # timeout) run. A server that keeps the buffer full would otherwise hold the loop
-            # for as long as it sends, each read handing back bytes already here.
+            # yield as a read that waited would (to other tasks, and a timeout): a server that
+            # keeps the buffer full would otherwise hold the loop for as long as it sends
             await asyncio.sleep(0)
         while not protocol.chunks:
             if self._closed:

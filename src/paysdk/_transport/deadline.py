@@ -98,10 +98,8 @@ def _deadline_backend() -> type[Any]:
             local_address: str | None = None,
             socket_options: Iterable[Any] | None = None,
         ) -> httpcore.NetworkStream:
-            stream = self._inner.connect_tcp(
-                host, port, _clip(timeout, httpcore.ConnectTimeout), local_address, socket_options
-            )
-            return _Stream(stream)
+            left = _clip(timeout, httpcore.ConnectTimeout)
+            return _Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
 
         def connect_unix_socket(
             self,
@@ -109,10 +107,8 @@ def _deadline_backend() -> type[Any]:
             timeout: float | None = None,
             socket_options: Iterable[Any] | None = None,
         ) -> httpcore.NetworkStream:
-            stream = self._inner.connect_unix_socket(
-                path, _clip(timeout, httpcore.ConnectTimeout), socket_options
-            )
-            return _Stream(stream)
+            left = _clip(timeout, httpcore.ConnectTimeout)
+            return _Stream(self._inner.connect_unix_socket(path, left, socket_options))
 
         def sleep(self, seconds: float) -> None:
             self._inner.sleep(seconds)

@@ -64,8 +64,7 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
         return timeout_failure(exc)
     if isinstance(exc, (httpx.DecodingError, DecodingError)):
         return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
-    tls = tls_failure(exc)
-    if tls is not None:
+    if (tls := tls_failure(exc)) is not None:
         return tls
     if isinstance(exc, httpx.ProxyError) and str(exc).startswith("407"):  # httpcore: "407 ..."
         return Failure("proxy_auth", str(exc), cause=exc)

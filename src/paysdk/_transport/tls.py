@@ -51,11 +51,9 @@ def _default_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLCont
 def tls_failure(exc: BaseException) -> Failure | None:
     """The ``Failure`` a refused certificate or a server that does not speak TLS stands for,
     whichever library raised ``exc``; ``None`` for any other error."""
-    refused = certificate_error(exc)
-    if refused is not None:
+    if (refused := certificate_error(exc)) is not None:
         return Failure("certificate", certificate_problem(refused), cause=exc)
-    not_tls = plain_http_error(exc)
-    if not_tls is not None:
+    if (not_tls := plain_http_error(exc)) is not None:
         return Failure("tls_protocol", str(not_tls), cause=exc)
     return None
 
