@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import sys
 from types import ModuleType
+from typing import Any
 
 import httpx
 
@@ -51,18 +52,15 @@ def instrumentation() -> ModuleType | None:
     return None  # partly imported still, or not instrumenting
 
 
-def tracing_transport(module: ModuleType, name: str) -> type:
-    """The instrumentation's tracing transport class ``name`` for the httpx paysdk runs on."""
-    wrapper: type = getattr(module, name + TRANSPORT_SUFFIX, None) or getattr(module, name)
-    return wrapper
+def _wrapped(module: ModuleType, name: str, transport: object) -> Any:
+    """``transport`` inside the tracing transport class ``name`` for the httpx paysdk runs on."""
+    return (getattr(module, name + TRANSPORT_SUFFIX, None) or getattr(module, name))(transport)
 
 
 def traced(transport: httpx.BaseTransport, module: ModuleType) -> httpx.BaseTransport:
     """``transport`` inside the instrumentation's tracing transport: each request a client
     span, on the application's tracer and meter providers."""
-    wrapper: httpx.BaseTransport = tracing_transport(module, "SyncOpenTelemetryTransport")(
-        transport
-    )
+    wrapper: httpx.BaseTransport = _wrapped(module, "SyncOpenTelemetryTransport", transport)
     return wrapper
 
 
@@ -70,7 +68,5 @@ def async_traced(
     transport: httpx.AsyncBaseTransport, module: ModuleType
 ) -> httpx.AsyncBaseTransport:
     """The async twin of ``traced``."""
-    wrapper: httpx.AsyncBaseTransport = tracing_transport(module, "AsyncOpenTelemetryTransport")(
-        transport
-    )
+    wrapper: httpx.AsyncBaseTransport = _wrapped(module, "AsyncOpenTelemetryTransport", transport)
     return wrapper
