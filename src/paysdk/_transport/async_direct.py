@@ -21,6 +21,7 @@ import contextlib
 import ssl
 import time
 from collections.abc import AsyncIterable, AsyncIterator
+from typing import cast
 
 import h11
 import httpcore
@@ -65,12 +66,14 @@ class AsyncDirectConnections:
         Args:
             replaced: httpcore's pool for the route, which makes its connections while their
                 send is replaced.
-            backend: what opens the sockets; ``None`` for httpcore's own.
+            backend: what opens the sockets; ``None`` for httpcore's own (on anyio, which runs
+                under asyncio and trio alike).
             ssl_context: the TLS context of ``https`` origins; ``None`` if the route has none.
             keepalive_expiry: seconds an idle connection is kept, as httpcore's option.
         """
         self._replaced = replaced
-        self._backend = backend or async_slots.async_default_backend()
+        # httpcore's stand-in class for a missing anyio is no backend to a type checker
+        self._backend = backend or cast(httpcore.AsyncNetworkBackend, httpcore.AnyIOBackend())
         self._ssl_context = ssl_context
         self._keepalive_expiry = keepalive_expiry
 

@@ -1,5 +1,5 @@
 """The async halves of ``slots.py``, kept out of ``_async/``: the bound on a pool's requests at
-work, the shield its clean-up runs under, and the backend it opens sockets with by default.
+work, and the shield its clean-up runs under.
 
 First come, first served: a slot given back goes straight to the oldest waiter, so a call costs
 the same however many connections the pool holds or calls wait.
@@ -9,12 +9,11 @@ from __future__ import annotations
 
 from collections import deque
 from contextlib import AbstractContextManager
-from typing import cast
 
 import anyio
 import httpcore
 
-__all__ = ["AsyncSlots", "async_default_backend", "async_shielded"]
+__all__ = ["AsyncSlots", "async_shielded"]
 
 
 class AsyncSlots:
@@ -62,9 +61,3 @@ class AsyncSlots:
 def async_shielded() -> AbstractContextManager[object]:
     """A scope that cancellation does not cut short: closing a connection finishes."""
     return anyio.CancelScope(shield=True)
-
-
-def async_default_backend() -> httpcore.AsyncNetworkBackend:
-    """httpcore's backend on anyio, which runs under asyncio and trio alike."""
-    # httpcore's stand-in class for a missing anyio is no backend to a type checker
-    return cast(httpcore.AsyncNetworkBackend, httpcore.AnyIOBackend())
