@@ -140,10 +140,10 @@ class AttemptTrace:
         elif event == "http11.send_request_headers.started":
             self._sending(_origin_of(info.get("request")))
         elif event == "http11.response_closed.started":
-            self._closed()
+            self._release()  # the answer is closed
 
-    def _closed(self) -> None:
-        """The answer is closed: its connection may serve the next attempt to its origin."""
+    def _release(self) -> None:
+        """The socket taken may serve the next attempt to its origin: it is idle."""
         if self._sock is not None and self._origin is not None:
             self._idle.release(self._origin, self._sock)
 
@@ -162,8 +162,7 @@ class AttemptTrace:
             return
         sock = socket_of(stream)
         if sock is not None and sock is not self._sock:
-            if self._sock is not None and self._origin is not None:  # taken for it: not its own
-                self._idle.release(self._origin, self._sock)
+            self._release()  # the one taken for it was not its own
             self._take(sock)
 
     def _take(self, sock: socket.socket) -> None:
