@@ -45,13 +45,10 @@ WhenEnded = Callable[["BaseException | None"], object]
 """Told how an iteration ended: ``None`` (it ran out), ``GeneratorExit`` (stopped early), or
 what it raised."""
 AsyncSleepFunction = Callable[[float], Awaitable[None]]
-CloseFunction = Callable[[], None]
-"""What releases a response's connection once its body is read, or given up."""
-AsyncCloseFunction = Callable[[], Awaitable[None]]
-RawBody: TypeAlias = tuple["str | None", Iterator[bytes], CloseFunction]
+RawBody: TypeAlias = tuple["str | None", Iterator[bytes], Callable[[], None]]
 """A response's body as read raw: its Content-Encoding (``None`` for bytes already decoded),
-its chunks as they arrive, and what closes it."""
-AsyncRawBody: TypeAlias = tuple["str | None", AsyncIterator[bytes], AsyncCloseFunction]
+its chunks as they arrive, and what closes it (releasing its connection)."""
+AsyncRawBody: TypeAlias = tuple["str | None", AsyncIterator[bytes], Callable[[], Awaitable[None]]]
 S = TypeVar("S")
 T = TypeVar("T")
 SteppedPlan: TypeAlias = Generator[S, Any, T]
