@@ -49,7 +49,7 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
                 busy_timeout=self.timeout,
                 create=self._create_table,
             )
-        from .._databases.postgres import AsyncPostgresDriver
+        from .._databases._async.postgres import AsyncPostgresDriver
 
         return AsyncPostgresDriver(self._where, timeout=self.timeout)
 

@@ -1,48 +1,51 @@
-"""The PostgreSQL backend, through psycopg 3: many workers on many machines share one ledger.
+"""The PostgreSQL backend through psycopg 3, as its drivers (``_async/postgres.py`` and its
+generated ``_sync`` twin) share it: many workers on many machines share one ledger.
 
-Transactions run at READ COMMITTED: the claim is ``INSERT ... ON CONFLICT DO NOTHING`` then a
-compare-and-set ``UPDATE``, and PostgreSQL re-checks an UPDATE's condition against the row a
-concurrent transaction committed, so exactly one worker wins each claim. Every wait is bounded
-by the ledger's timeout: connecting, each lock, a dead peer (TCP); a statement by twice it, and a
-transaction left idle by ten times.
+READ COMMITTED suffices: a claim is ``INSERT ... ON CONFLICT DO NOTHING`` then a compare-and-set
+``UPDATE``, whose condition PostgreSQL re-checks against a row another transaction committed, so
+one worker wins. Every wait is bounded by the ledger's timeout (connecting, each lock, a dead
+peer); a statement by twice it, a transaction left idle by ten times.
 
-It works through a connection pooler (PgBouncer, in transaction or session mode): the ledger
-sends no startup parameter of its own (no ``options``: a pooler refuses what it cannot track),
-sets the server's timeouts per transaction with ``SET LOCAL`` in the round trip of its ``BEGIN``,
-and never prepares a statement on the server (a pooler may run the next transaction on another
-server connection, where it does not exist).
+Through a pooler (PgBouncer, transaction or session mode): no startup parameter of the ledger's
+own (a pooler refuses what it cannot track), the timeouts set per transaction with ``SET LOCAL``
+in its ``BEGIN``'s round trip, and nothing prepared on the server (the next transaction may run
+on another server connection).
 """
 
 from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Generator
+from typing import Any
 
 from ..._errors import ConfigurationError
 from .._errors import LedgerError
-from .._sql import POSTGRES
-from .._steps import Rows
-from .driver import AsyncConnection, Connection, Idle
 from .postgres_url import PostgresURL, parse_url, scrub
 
-if TYPE_CHECKING:
-    import psycopg
-
-__all__ = ["AsyncPostgresDriver", "PostgresDriver"]
+__all__ = [
+    "checked_url",
+    "client_settings",
+    "connect_error",
+    "failing_as_ledger_error",
+    "load_psycopg",
+    "local_timeouts",
+    "opening",
+    "postgres_error",
+    "trusted",
+]
 
 
 def checked_url(url: str) -> PostgresURL:
     """``url`` as libpq reads it, or a ConfigurationError that names what is wrong, never the
     password (``_pg_url``); needs psycopg (the ``postgres`` extra)."""
-    psycopg = _psycopg()
+    psycopg = load_psycopg()
     from psycopg.conninfo import conninfo_to_dict
 
     return parse_url(url, conninfo_to_dict, psycopg.Error)
 
 
-def _connect_error(exc: Exception, timeout: float, url: PostgresURL) -> LedgerError:
+def connect_error(exc: Exception, timeout: float, url: PostgresURL) -> LedgerError:
     """The ledger's error for a failed connect, with the URL's secrets hidden; chained to
     psycopg's only when that holds none of them (a traceback prints the cause's text)."""
     failed = postgres_error(exc, timeout, url.secrets)
@@ -50,7 +53,7 @@ def _connect_error(exc: Exception, timeout: float, url: PostgresURL) -> LedgerEr
     return failed
 
 
-def _psycopg() -> Any:
+def load_psycopg() -> Any:
     try:
         import psycopg
     except ImportError:
@@ -60,13 +63,13 @@ def _psycopg() -> Any:
     return psycopg
 
 
-def _trusted(sql: str) -> Any:
+def trusted(sql: str) -> Any:
     """psycopg types queries as LiteralString; ours are constants and a table name checked as
     an identifier (see ``_sql``), so they are passed as such."""
     return sql
 
 
-def _client_settings(timeout: float) -> dict[str, Any]:
+def client_settings(timeout: float) -> dict[str, Any]:
     """psycopg's and libpq's own settings, none of them sent to the server: connecting and a
     dead peer bounded by ``timeout``, transactions begun by the ledger, nothing prepared."""
     seconds = max(1, round(timeout))
@@ -77,12 +80,12 @@ def _client_settings(timeout: float) -> dict[str, Any]:
         "keepalives_interval": seconds,
         "keepalives_count": 3,
         "tcp_user_timeout": max(1, round(timeout * 1000)),
-        "autocommit": True,  # so BEGIN and the timeouts go in one round trip (see _opening)
+        "autocommit": True,  # so BEGIN and the timeouts go in one round trip (see opening)
         "prepare_threshold": None,  # a pooler may run the next statement on another connection
     }
 
 
-def _opening(timeout: float, options: str) -> str:
+def opening(timeout: float, options: str) -> str:
     """``BEGIN`` and this transaction's timeouts, as one simple query: one round trip.
 
     Args:
@@ -130,207 +133,15 @@ def _options_set(options: str) -> set[str]:
     return {setting.partition("=")[0].lower().replace("-", "_") for setting in settings}
 
 
-class _PgConnection:
-    def __init__(self, raw: psycopg.Connection[Any], timeout: float) -> None:
-        self.raw = raw
-        self.timeout = timeout
-        self.opening = _opening(timeout, raw.info.options or "")
+@contextlib.contextmanager
+def failing_as_ledger_error(timeout: float) -> Generator[None]:
+    """Turn psycopg's errors in the block into the ledger's (``postgres_error``), chained."""
+    import psycopg
 
-    def begin(self) -> None:
-        import psycopg
-
-        try:
-            self.raw.execute(_trusted(self.opening))
-        except psycopg.Error as exc:
-            raise postgres_error(exc, self.timeout) from exc
-
-    def execute(self, sql: str, params: Sequence[object]) -> Rows:
-        import psycopg
-
-        try:
-            cursor = self.raw.execute(_trusted(sql), list(params))
-            rows = cursor.fetchall() if cursor.description is not None else []
-            return Rows(rows, cursor.rowcount)
-        except psycopg.Error as exc:
-            raise postgres_error(exc, self.timeout) from exc
-
-    def commit(self) -> None:
-        import psycopg
-
-        try:
-            self.raw.commit()
-        except psycopg.Error as exc:
-            raise postgres_error(exc, self.timeout) from exc
-
-    def rollback(self) -> None:
-        """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
-        import psycopg
-
-        with contextlib.suppress(psycopg.Error):
-            self.raw.rollback()
-
-
-class PostgresDriver:
-    """Short transactions on pooled psycopg connections."""
-
-    dialect = POSTGRES
-
-    def __init__(self, url: str, *, timeout: float) -> None:
-        self.target = checked_url(url)
-        self.url = url
-        self.timeout = timeout
-        self._idle: Idle[_PgConnection] = Idle()
-
-    def begin(self, write: bool = True) -> Connection:
-        """A transaction at READ COMMITTED; reads and writes alike (row locks, not a file's).
-
-        An idle connection the server dropped (a restart, a failover, a pooler's restart) is
-        closed, with every other idle one, and a new connection opened in its place at once.
-
-        Args:
-            write: unused: PostgreSQL locks rows, not the database.
-
-        Returns:
-            The connection, its transaction begun.
-
-        Raises:
-            LedgerError: no connection could be opened, or its transaction begun.
-        """
-        connection = self._idle.take()
-        if connection is not None and not connection.raw.closed:
-            try:
-                connection.begin()
-                return connection
-            except LedgerError:
-                broken = connection.raw.broken  # before close(), which makes it closed cleanly
-                connection.raw.close()
-                if not broken:
-                    raise
-                for stale in self._idle.drain():  # the server went away: so did they all
-                    stale.raw.close()
-        connection = self._connect()  # a new one, whether none was idle or the idle one died
-        try:
-            connection.begin()
-        except LedgerError:
-            connection.raw.close()
-            raise
-        return connection
-
-    def _connect(self) -> _PgConnection:
-        psycopg = _psycopg()
-        try:
-            raw = psycopg.connect(self.url, **_client_settings(self.timeout))
-        except psycopg.Error as exc:
-            failed = _connect_error(exc, self.timeout, self.target)
-        else:
-            return _PgConnection(raw, self.timeout)
-        raise failed  # outside the except block: psycopg's text is no implicit context
-
-    def done(self, connection: Connection) -> None:
-        assert isinstance(connection, _PgConnection)
-        if connection.raw.closed or connection.raw.info.transaction_status != 0:  # not IDLE
-            connection.raw.close()
-            return
-        if not self._idle.give(connection):
-            connection.raw.close()
-
-    def close(self) -> None:
-        for connection in self._idle.drain():
-            connection.raw.close()
-
-
-class _AsyncPgConnection:
-    def __init__(self, raw: psycopg.AsyncConnection[Any], timeout: float) -> None:
-        self.raw = raw
-        self.timeout = timeout
-        self.opening = _opening(timeout, raw.info.options or "")
-
-    async def begin(self) -> None:
-        import psycopg
-
-        try:
-            await self.raw.execute(_trusted(self.opening))
-        except psycopg.Error as exc:
-            raise postgres_error(exc, self.timeout) from exc
-
-    async def execute(self, sql: str, params: Sequence[object]) -> Rows:
-        import psycopg
-
-        try:
-            cursor = await self.raw.execute(_trusted(sql), list(params))
-            rows = await cursor.fetchall() if cursor.description is not None else []
-            return Rows(rows, cursor.rowcount)
-        except psycopg.Error as exc:
-            raise postgres_error(exc, self.timeout) from exc
-
-    async def commit(self) -> None:
-        import psycopg
-
-        try:
-            await self.raw.commit()
-        except psycopg.Error as exc:
-            raise postgres_error(exc, self.timeout) from exc
-
-    async def rollback(self) -> None:
-        import psycopg
-
-        with contextlib.suppress(psycopg.Error):
-            await self.raw.rollback()
-
-
-class AsyncPostgresDriver:
-    """The same, on psycopg's ``AsyncConnection``."""
-
-    dialect = POSTGRES
-
-    def __init__(self, url: str, *, timeout: float) -> None:
-        self.target = checked_url(url)
-        self.url = url
-        self.timeout = timeout
-        self._idle: Idle[_AsyncPgConnection] = Idle()
-
-    async def begin(self, write: bool = True) -> AsyncConnection:
-        connection = self._idle.take()
-        if connection is not None and not connection.raw.closed:
-            try:
-                await connection.begin()
-                return connection
-            except LedgerError:
-                broken = connection.raw.broken
-                await connection.raw.close()
-                if not broken:
-                    raise
-                for stale in self._idle.drain():
-                    await stale.raw.close()
-        connection = await self._connect()
-        try:
-            await connection.begin()
-        except LedgerError:
-            await connection.raw.close()
-            raise
-        return connection
-
-    async def _connect(self) -> _AsyncPgConnection:
-        psycopg = _psycopg()
-        try:
-            raw = await psycopg.AsyncConnection.connect(self.url, **_client_settings(self.timeout))
-        except psycopg.Error as exc:
-            failed = _connect_error(exc, self.timeout, self.target)
-        else:
-            return _AsyncPgConnection(raw, self.timeout)
-        raise failed  # outside the except block: psycopg's text is no implicit context
-
-    async def done(self, connection: AsyncConnection) -> None:
-        assert isinstance(connection, _AsyncPgConnection)
-        if connection.raw.closed or connection.raw.info.transaction_status != 0:
-            await connection.raw.close()
-            return
-        if not self._idle.give(connection):
-            await connection.raw.close()
-
-    async def close(self) -> None:
-        for connection in self._idle.drain():
-            await connection.raw.close()
+    try:
+        yield
+    except psycopg.Error as exc:
+        raise postgres_error(exc, timeout) from exc
 
 
 def postgres_error(exc: Exception, timeout: float, secrets: tuple[str, ...] = ()) -> LedgerError:

@@ -82,11 +82,8 @@ class SQLiteDriver:
 
     def done(self, connection: Connection) -> None:
         assert isinstance(connection, _SQLiteConnection)
-        if connection.raw.in_transaction:
-            connection.raw.close()  # a failed COMMIT or ROLLBACK: do not reuse it
-            return
-        if not self._idle.give(connection):
-            connection.raw.close()
+        if connection.raw.in_transaction or not self._idle.give(connection):
+            connection.raw.close()  # a failed COMMIT or ROLLBACK (never reused), or enough idle
 
     def close(self) -> None:
         for connection in self._idle.drain():

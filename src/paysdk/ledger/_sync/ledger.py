@@ -51,7 +51,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
                 busy_timeout=self.timeout,
                 create=self._create_table,
             )
-        from .._databases.postgres import PostgresDriver
+        from .._databases._sync.postgres import PostgresDriver
 
         return PostgresDriver(self._where, timeout=self.timeout)
 

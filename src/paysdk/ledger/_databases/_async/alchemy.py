@@ -23,7 +23,7 @@ from ..._steps import Rows
 from ..._twins import async_shield
 from ..alchemy import DATABASE_ERRORS, async_driver_connection, error, in_transaction
 from ..driver import AsyncConnection
-from ..postgres import _opening
+from ..postgres import opening
 
 if TYPE_CHECKING:
     from ..alchemy import AsyncEngine, AsyncEngineConnection
@@ -127,7 +127,7 @@ class AsyncSQLAlchemyTransaction:
         else:
             self.shops_setting = self.raw.prepare_threshold
             self.raw.prepare_threshold = None
-            await self._bare(_opening(self.driver.timeout, self.raw.info.options or ""))
+            await self._bare(opening(self.driver.timeout, self.raw.info.options or ""))
 
     async def execute(self, sql: str, params: Sequence[object]) -> Rows:
         try:

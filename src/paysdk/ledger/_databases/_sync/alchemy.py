@@ -25,7 +25,7 @@ from ..._steps import Rows
 from ..._twins import shield
 from ..alchemy import DATABASE_ERRORS, driver_connection, error, in_transaction
 from ..driver import Connection
-from ..postgres import _opening
+from ..postgres import opening
 
 if TYPE_CHECKING:
     from ..alchemy import Engine, EngineConnection
@@ -129,7 +129,7 @@ class SQLAlchemyTransaction:
         else:
             self.shops_setting = self.raw.prepare_threshold
             self.raw.prepare_threshold = None
-            self._bare(_opening(self.driver.timeout, self.raw.info.options or ""))
+            self._bare(opening(self.driver.timeout, self.raw.info.options or ""))
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         try:
