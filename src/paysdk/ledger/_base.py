@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
-from typing import Any, TypeVar
+from typing import Any
 
 from .._core.config import check_account
 from .._errors import ConfigurationError
@@ -17,7 +17,6 @@ from ._steps import LedgerPlan
 
 __all__ = ["DEFAULT_LEASE", "sqlite_file"]
 
-T = TypeVar("T")
 DEFAULT_LEASE = dt.timedelta(minutes=5)
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 
@@ -146,10 +145,9 @@ class BaseLedger:
     def _rows_plan(
         self, after: str, limit: object, state: object, account: object
     ) -> LedgerPlan[list[LedgerRow]]:
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-            raise ConfigurationError(f"limit must be a positive int, not {limit!r}")
         checked, label = _plans.check_state(state), check_account(account)
-        most = min(limit, _plans.AMOUNTS.stop - 1)  # a LIMIT is a signed 64-bit integer, as amounts
+        # a LIMIT is a signed 64-bit integer, as amounts are
+        most = min(check_limit(limit, "limit"), _plans.AMOUNTS.stop - 1)
         return _plans.rows_after(self._driver.dialect, self.table, after, most, checked, label)
 
     def _set_aside_plan(
@@ -174,7 +172,7 @@ def needs_lookup(fulfil: object, lookup: object) -> None:
         )
 
 
-def check_limit(limit: object) -> int:
+def check_limit(limit: object, name: str = "max_discrepancies") -> int:
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ConfigurationError(f"max_discrepancies must be a positive int, not {limit!r}")
+        raise ConfigurationError(f"{name} must be a positive int, not {limit!r}")
     return limit

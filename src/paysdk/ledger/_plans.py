@@ -116,20 +116,19 @@ def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
         keys: Rows = yield Query(find_key, (table,))
         for statement in _sql.postgres_swap_key(table, str(keys.rows[0][0])):
             yield Query(statement)
-        yield Query(_sql.verified_by_index(dialect, table))
-        return
-    new, build, count = _sql.sqlite_rebuild(dialect, table)
-    for statement in build:
-        yield Query(statement)
-    copied: Rows = yield Query(count)
-    kept: Rows = yield Query(_sql.count_rows(table))
-    if copied.rows[0][0] != kept.rows[0][0]:
-        raise LedgerError(
-            f"migrating the ledger's table {table!r} to accounts copied {copied.rows[0][0]} of "
-            f"its {kept.rows[0][0]} rows; nothing was changed"
-        )
-    for statement in _sql.sqlite_swap(table, new):
-        yield Query(statement)
+    else:
+        new, build, count = _sql.sqlite_rebuild(dialect, table)
+        for statement in build:
+            yield Query(statement)
+        copied: Rows = yield Query(count)
+        kept: Rows = yield Query(_sql.count_rows(table))
+        if copied.rows[0][0] != kept.rows[0][0]:
+            raise LedgerError(
+                f"migrating the ledger's table {table!r} to accounts copied {copied.rows[0][0]} "
+                f"of its {kept.rows[0][0]} rows; nothing was changed"
+            )
+        for statement in _sql.sqlite_swap(table, new):
+            yield Query(statement)
     yield Query(_sql.verified_by_index(dialect, table))
 
 

@@ -351,7 +351,7 @@ def sqlite_rebuild(dialect: Dialect, table: str) -> tuple[str, list[str], str]:
     new = f"{schema}{dot}{name}_paysdk_accounts"
     create = f"CREATE TABLE {new} " + _COLUMNS.format(ts=dialect.timestamp_type)
     copy = f"INSERT INTO {new} ({OLD_COLUMNS}) SELECT {OLD_COLUMNS} FROM {table}"
-    return new, [f"DROP TABLE IF EXISTS {new}", create, copy], f"SELECT count(*) FROM {new}"
+    return new, [f"DROP TABLE IF EXISTS {new}", create, copy], count_rows(new)
 
 
 def sqlite_swap(table: str, new: str) -> list[str]:

@@ -41,8 +41,6 @@ class Kind(str, enum.Enum):
 
 ALARMS = frozenset({Kind.NOT_COMPLETED, Kind.NOT_LISTED, Kind.MISMATCH, Kind.UNKNOWN})
 """The kinds that need attention whatever happens; ``MISSED`` does unless fulfilled by the run."""
-SET_ASIDE = frozenset({Kind.REFUSED, Kind.IGNORED, Kind.FOREIGN})
-"""The kinds shown for a person to see, that never need attention: decided, or not ours."""
 
 
 @dataclasses.dataclass(frozen=True)
