@@ -1,12 +1,9 @@
 """The ledger's decisions, I/O-free: claim, lease, run the action once, record or release.
 
-Like ``paysdk._core``, each operation is a *plan*: a generator yielding steps (``_steps``) that
-its one driver (``_async/run.py``) carries out (``Begin`` a write transaction, run a ``Query``,
-``Commit``, ``Sleep`` before trying again, or ``Act``: run the merchant's action outside any
-transaction) and returns the result (``_rows``). A step that fails is rolled back and its
-LedgerError thrown into the plan, which decides what it means (retrying the record of an action
-that ran, say).
-``Ledger`` and ``AsyncLedger`` run the same plans, so sync and async share every decision.
+Each operation is a *plan*, as in ``paysdk._core``: a generator of steps (``_steps``) that its
+one driver (``_async/run.py``) carries out, returning the result (``_rows``). A failed step is
+rolled back and its LedgerError thrown into the plan, which decides what it means (retrying the
+record of an action that ran, say). ``Ledger`` and ``AsyncLedger`` share every decision.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
 """The ledger's schema and statements, for SQLite and PostgreSQL: the one place SQL is written.
 
-Statements use ``?`` placeholders; ``Dialect`` turns them into the driver's own style.
-Timestamps are timezone-aware UTC datetimes in Python: ``timestamptz`` on PostgreSQL, and on
-SQLite ISO 8601 text of fixed width (``2026-11-23T13:00:00.000000Z``), which sorts as time does.
-
-"Now" is the database's clock, never a worker's: the statements that start, check and end a
-lease read it in SQL (``Dialect.now``), so workers whose clocks disagree still agree on
-whether a claim is live. On SQLite, one file on one machine, that is the machine's own clock.
-A claim whose lease ran out is read as ``unknown`` (``row``): nobody takes it over.
+Statements use ``?`` placeholders, which ``Dialect`` turns into the driver's style. Timestamps
+are aware UTC datetimes: ``timestamptz`` on PostgreSQL; on SQLite, ISO 8601 text of fixed width
+(``2026-11-23T13:00:00.000000Z``), which sorts as time does. "Now" is the database's clock
+(``Dialect.now``), never a worker's, so workers whose clocks disagree still agree on whether a
+claim is live. A claim whose lease ran out reads as ``unknown`` (``row``): nobody takes it over.
 """
 
 from __future__ import annotations

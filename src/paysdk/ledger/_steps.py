@@ -1,24 +1,12 @@
-"""The words the ledger's plans speak: the steps they yield to their driver and its answers.
+"""The steps the ledger's plans yield to their driver, and its answers.
 
-The ledger's half of paysdk's one step vocabulary (the core's half, a call's, is
-``paysdk._core.steps``), by the same convention: every step and every answer made here is a
-named tuple (one is made per statement, and a tuple is built in about half a frozen dataclass's
-time and defined in a sixth of it); each step's docstring says what it is answered with
-(``None`` when it only has an effect); a meaning the core has is the core's step, so a
-ledger plan waits with the core's ``Sleep``. Two plans speak it, each carried out by one driver:
-
-- a ledger plan (``_plans``): ``Begin``, ``Query``, ``Commit``, ``Act``, ``Sleep``
-  (``LEDGER_STEPS``), carried out on a database by ``_async/run.py``;
-- the reconciliation plan (``_reconciliation``): ``NextBatch``, ``CloseList``, ``LookUp``,
-  ``Checked``, ``FindOrder``, ``Fulfil``, ``FulfilledPage``, ``Verify`` (``RECONCILE_STEPS``),
-  carried out with a client and a ledger by ``_async/reconcile.py``.
-
-A step's failure is not an answer: the driver throws it into the plan (a ``LedgerError``; for
-reconcile, any ``Exception``), which decides what it means. A step outside the plan's vocabulary
-is no step's failure but the plan's bug: ``drive``, given the vocabulary, refuses it with a
-``TypeError`` and never throws it in. Nothing here does I/O. A named tuple
-with no fields equals any other (``Commit() == Act()``): tell steps apart by their type, as the
-drivers do, never by ``==``.
+The ledger's half of paysdk's step vocabulary (the core's half is ``paysdk._core.steps``, whose
+``Sleep`` a ledger plan waits with). Each is a named tuple, built in about half a frozen
+dataclass's time (one is made per statement); its docstring says what answers it (``None``: it
+only has an effect). A step's failure is thrown into the plan, which decides what it means; a step
+outside the plan's vocabulary (``LEDGER_STEPS``, ``RECONCILE_STEPS``) is the plan's bug, refused
+by ``drive`` with a ``TypeError``. A named tuple with no fields equals any other
+(``Commit() == Act()``): tell steps apart by their type, never by ``==``.
 """
 
 from __future__ import annotations

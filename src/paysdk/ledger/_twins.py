@@ -1,10 +1,8 @@
 """Where the sync and async ledgers genuinely differ, in small helpers kept out of ``_async/``.
 
-``scripts/unasync.py`` makes ``_sync/`` from ``_async/`` by renaming: each ``async_`` helper here
-becomes its plain-named twin beside it (``async_take`` -> ``take``), so the generated code calls
-the sync one; ``AsyncFulfilOnce`` likewise becomes ``FulfilOnce``, the ledgers' ``fulfil_once``,
-whose signature and actions differ (the async one also awaits what an action returns). Everything
-else the two share, word for word.
+``scripts/unasync.py`` renames each ``async_`` helper here to its plain-named twin beside it
+(``async_take`` -> ``take``), and ``AsyncFulfilOnce`` to ``FulfilOnce`` (the ledgers'
+``fulfil_once``, whose signatures and actions differ), so the generated code calls the sync ones.
 """
 
 from __future__ import annotations

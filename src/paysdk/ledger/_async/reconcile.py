@@ -1,10 +1,7 @@
-"""The reconciliation plan's driver: the one place its steps (``_steps.RECONCILE_STEPS``) are
-carried out, with a client and a ledger.
-
-Payments are streamed with ``iter_payments``, so memory does not grow with the service's list.
-A step's exception is thrown into the plan, which decides what it means; a step outside the
-vocabulary is refused by ``async_drive`` before it is carried out, and never thrown in.
-"""
+"""The reconciliation plan's one driver: its steps (``_steps.RECONCILE_STEPS``) carried out with
+a client and a ledger, the payments streamed (``iter_payments``) so memory does not grow with the
+list. A step's exception is thrown into the plan; a step outside its vocabulary is refused by
+``async_drive``, never thrown in."""
 
 from __future__ import annotations
 

@@ -1,11 +1,7 @@
-"""The ledger plans' driver: the one place their steps (``_steps.LEDGER_STEPS``) are carried out.
-
-Transactions, statements, waits and the merchant's action, on a database driver. A step that
-fails with LedgerError is rolled back and thrown into the plan, which decides what it means;
-however the run ends, a transaction left open is rolled back and its connection given back.
-A plan of statements can also run inside a transaction its caller holds (a Django migration's),
-where any other step is refused.
-"""
+"""The ledger plans' one driver: their steps (``_steps.LEDGER_STEPS``) carried out on a database
+driver. A step that fails with LedgerError is rolled back and thrown into the plan, which decides
+what it means; however the run ends, a transaction left open is rolled back and its connection
+given back. ``run_in_transaction`` runs a plan of statements in its caller's transaction."""
 
 from __future__ import annotations
 

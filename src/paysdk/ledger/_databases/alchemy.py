@@ -1,13 +1,10 @@
-"""What the ledger's SQLAlchemy drivers share, sync and async: which engines they take, how a
-transaction opens on each database, and what a database error means.
+"""What the SQLAlchemy drivers (``_async/alchemy.py`` and its generated ``_sync`` twin) share:
+which engines they take, how a transaction opens on each database, what a database error means.
 
-The drivers (``_async/alchemy.py`` and its generated ``_sync`` twin) run each transaction on a
-connection checked out of the shop's engine, in SQLAlchemy's ``AUTOCOMMIT`` mode so that the
-ledger writes its own ``BEGIN``: SQLite's ``BEGIN IMMEDIATE`` (the write lock before the claim is
-read), PostgreSQL's ``BEGIN; SET LOCAL ...`` (the timeouts, in the round trip of the BEGIN).
-Where the two drivers genuinely differ, the difference is a helper here:
-``async_driver_connection`` and its sync twin ``driver_connection`` (``scripts/unasync.py`` turns
-one name into the other).
+Each transaction runs on a connection of the shop's engine in SQLAlchemy's ``AUTOCOMMIT`` mode,
+so that the ledger writes its own ``BEGIN``: SQLite's ``BEGIN IMMEDIATE`` (the write lock before
+the claim is read), PostgreSQL's ``BEGIN; SET LOCAL ...`` (the timeouts, in its round trip).
+The drivers differ only in ``async_driver_connection`` and its sync twin ``driver_connection``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,16 @@
 """The ledger's driver on the merchant's own Django database, SQLite or PostgreSQL (the shell,
-``DjangoLedger``, is ``.._django``).
+``DjangoLedger``, is ``.._django``): the same plans and SQL as [`Ledger`][paysdk.ledger.Ledger],
+on ``django.db.connections[using]``, the calling thread's connection as Django manages it.
 
-The same plans and SQL as [`Ledger`][paysdk.ledger.Ledger], run on ``django.db.connections[using]``
-(the calling thread's connection, opened, pooled and closed by Django as it does for the app).
 Each transaction of a plan is a ``transaction.atomic(using=...)`` block of its own, committed
-before the merchant's action runs and again after it: that is what makes a claim exactly-once.
+before the merchant's action runs and again after it: that makes a claim exactly-once. A claim
+made inside the merchant's transaction would commit (or vanish) with its work, after the action
+ran, so inside one (``transaction.atomic``, ``ATOMIC_REQUESTS``, autocommit off) every call is
+refused with a ConfigurationError, before any statement.
 
-So the ledger never runs inside the merchant's own transaction: a claim made there would commit
-(or vanish) with the merchant's work, after the action ran, and a rollback would let the next
-delivery run it again. Inside ``transaction.atomic`` (or ``ATOMIC_REQUESTS``, or with autocommit
-turned off) every call is refused with a ConfigurationError, before any statement.
-
-Waits are bounded by the ledger's ``timeout``, as on its own connections: on PostgreSQL each
-transaction sets ``lock_timeout``, ``statement_timeout`` and ``idle_in_transaction_session_timeout``
-with ``SET LOCAL`` (gone at its end); on SQLite the connection's ``busy_timeout`` is the ledger's
-for the transaction, then set back to Django's. Django's database errors become LedgerError.
+Waits are bounded by the ledger's ``timeout``: on PostgreSQL each transaction sets its timeouts
+with ``SET LOCAL``; on SQLite the connection's ``busy_timeout`` is the ledger's for the
+transaction, then Django's again. Django's database errors become LedgerError.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """Reconciliation's decisions, I/O-free: compare the service's list with the ledger, batch by batch.
 
-``reconcile_plan`` is a plan, as the ledger's are: it yields steps (``_steps``: the next batch
-of the list, its ledger rows, a missed payment to fulfil, a page of fulfilled rows, a payment to
-verify) and builds the ``ReconcileReport`` from the answers, with ``Reconciliation``
-doing the comparing. Its one driver (``_async/reconcile.py`` and its generated sync twin)
-only carries the steps out, throwing a step's exception into the plan, so both decide alike.
+``reconcile_plan`` yields steps (``_steps``) and builds the ``ReconcileReport`` from their
+answers, ``Reconciliation`` doing the comparing. Its one driver (``_async/reconcile.py``, and
+its generated sync twin) only carries the steps out, so both decide alike.
 """
 
 from __future__ import annotations

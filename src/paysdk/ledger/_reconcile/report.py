@@ -1,14 +1,12 @@
-"""What reconcile reports: exact counts, and the payments that need attention (up to a limit).
-
-The comparing that fills a report is ``_reconciliation``'s plan.
-"""
+"""What reconcile reports: exact counts, and the payments that need attention (up to a limit);
+``plan`` fills it."""
 
 from __future__ import annotations
 
 import dataclasses
 import enum
 
-__all__ = ["ALARMS", "MAX_DISCREPANCIES", "SET_ASIDE", "Discrepancy", "Kind", "ReconcileReport"]
+__all__ = ["ALARMS", "MAX_DISCREPANCIES", "Discrepancy", "Kind", "ReconcileReport"]
 
 
 class Kind(str, enum.Enum):
