@@ -137,13 +137,7 @@ class Reconciliation:
 
         Verify settles it: a payment made (and fulfilled) after the list was read is fine.
         """
-        kind: Kind | None = None
-        if payment is None:
-            kind = Kind.NOT_LISTED
-        elif not payment.succeeded:
-            kind = Kind.NOT_COMPLETED
-        elif _differ(payment.amount, payment.currency, row):
-            kind = Kind.MISMATCH
+        kind = Kind.NOT_LISTED if payment is None else _wrong_with(payment, row)
         if kind is not None:
             self.report._add(
                 Discrepancy(
@@ -161,15 +155,20 @@ class Reconciliation:
     def _compare(payment: Listed, row: Found | None) -> Discrepancy | None:
         if row is None:
             return _listed(Kind.MISSED, payment) if payment.succeeded else None
-        if not payment.succeeded:
-            kind = Kind.NOT_COMPLETED
-        elif _differ(payment.amount, payment.currency, row):
-            kind = Kind.MISMATCH
-        else:
+        kind = _wrong_with(payment, row)
+        if kind is None:
             return None
         return dataclasses.replace(
             _listed(kind, payment), fulfilled_amount=row.amount, fulfilled_currency=row.currency
         )
+
+
+def _wrong_with(payment: Listed | VerifiedPayment, row: Found) -> Kind | None:
+    """What is wrong with a fulfilled row, given its payment as the service has it: not
+    completed, or another amount or currency; ``None`` if nothing."""
+    if not payment.succeeded:
+        return Kind.NOT_COMPLETED
+    return Kind.MISMATCH if _differ(payment.amount, payment.currency, row) else None
 
 
 def _listed(kind: Kind, payment: Listed) -> Discrepancy:
