@@ -161,16 +161,13 @@ _SET_ASIDE_SQL = "(" + ", ".join(f"'{state}'" for state in SET_ASIDE) + ")"
 
 
 def take_over(dialect: Dialect, table: str) -> str:
-    """Claim a released, refused or ignored row: a compare-and-set, so one worker wins. A
-    refusal or an ignore records why the payment was not fulfilled then; a later delivery whose
-    checks pass (the order now exists, say) fulfils it.
-
-    Never a claim whose lease ran out: its action may have run, unrecorded (its worker lost the
-    database, or died after the action), so it waits for ``resolve``. On PostgreSQL a
-    concurrent UPDATE of the same row waits, then re-checks the WHERE clause against the
-    committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time.
-    Parameters: claim token, lease (seconds), amount, currency, key fingerprint, account,
-    reference.
+    """Claim a released, refused or ignored row (``SET_ASIDE``: a later delivery whose checks
+    pass fulfils it, the order now existing, say): a compare-and-set, so one worker wins. On
+    PostgreSQL a concurrent UPDATE of the row waits, then re-checks the WHERE clause against the
+    committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time. Never a claim whose
+    lease ran out: its action may have run unrecorded (its worker lost the database, or died
+    after the action), so it waits for ``resolve``. Parameters: claim token, lease (seconds),
+    amount, currency, key fingerprint, account, reference.
 
     Args:
         dialect: the database's; its clock starts the new lease.

@@ -1,13 +1,12 @@
 """A PostgreSQL ledger's URL, read as libpq reads it: what a repr may show of it, and the secrets
 no message may hold.
 
-libpq's own parse errors quote the URL, or the part that failed, password included, and Python's
-``urllib.parse`` splits some URLs differently from libpq (an unencoded ``?`` in a password), so
-neither is trusted with the text: a URL libpq cannot parse, or one it parses into something no
-merchant meant (an unencoded ``@`` or ``/`` in a password, read as part of the host or the
-database), is refused with a ConfigurationError that says which part is wrong and never quotes
-it. A URL that parses gives ``shown`` (hosts, ports and database, never the user or password)
-and ``secrets``: what ``scrub`` takes out of any later message of the database's.
+libpq's parse errors quote the URL (its password too), and ``urllib.parse`` splits some URLs
+otherwise than libpq (an unencoded ``?`` in a password), so neither is trusted with the text: a
+URL libpq cannot parse, or parses into something no merchant meant (an unencoded ``@`` or ``/`` in
+a password, read into the host or the database), is refused with a ConfigurationError that names
+the wrong part and never quotes it. A parsed URL gives ``shown`` (hosts, ports and database) and
+``secrets``, which ``scrub`` hides in the database's later messages.
 """
 
 from __future__ import annotations

@@ -1,12 +1,11 @@
 """The ledger's driver on a shop's SQLAlchemy AsyncEngine: each transaction on a connection from
 the engine's pool, given back once the transaction has ended, never in the middle of one.
 
-Each transaction runs in SQLAlchemy's ``AUTOCOMMIT`` mode so that the ledger writes its own
-``BEGIN`` (``_alchemy`` says why); for its length the connection waits for SQLite's locks as
-long as the ledger's timeout, and psycopg prepares none of its statements (a pooler such as
-PgBouncer may run the next transaction on another server connection). Both go back to what the
-shop set before the connection does. A connection still in a transaction (its ROLLBACK failed)
-is invalidated: SQLAlchemy closes it rather than pool it.
+In ``AUTOCOMMIT`` mode (``alchemy`` says why), for the transaction's length, the connection waits
+for SQLite's locks as long as the ledger's timeout and psycopg prepares no statement (a pooler
+such as PgBouncer may run the next transaction on another server connection); both are set back
+as the shop had them. A connection still in a transaction (its ROLLBACK failed) is invalidated:
+SQLAlchemy closes it rather than pool it.
 """
 
 from __future__ import annotations
