@@ -129,16 +129,18 @@ def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     yield Query(_sql.verified_by_index(dialect, table))
 
 
-def check_one_unlabelled_key(payment: VerifiedPayment | None, stored: Rows) -> None:
-    """Refuse an unlabelled payment verified with another key than the unlabelled rows the
-    ledger holds (``stored``: ``_sql.unlabelled_keys``'s answer), whichever process wrote them:
-    two accounts whose references the ledger could not tell apart.
+def check_one_unlabelled_key(table: str, payment: VerifiedPayment | None) -> LedgerPlan[None]:
+    """After a write, refuse an unlabelled payment verified with another key than the unlabelled
+    rows the ledger holds, whichever process wrote them: two accounts whose references the ledger
+    could not tell apart. The write is then rolled back; SQLite holds the write lock already, so
+    this read waits for no upgrade.
 
     Raises:
         ConfigurationError: the fingerprints differ.
     """
     if payment is None or payment.account or not payment.verified_by:
-        return
+        return  # only an unlabelled payment whose key is known is checked
+    stored: Rows = yield Query(_sql.unlabelled_keys(table))
     if any(key not in (None, payment.verified_by) for key in stored.rows[0]):
         raise ConfigurationError(
             f"{payment.reference!r} was verified with another account's key than the payments "
@@ -191,10 +193,7 @@ def fulfil_once(
 
     yield Begin()
     inserted: Rows = yield Query(_sql.insert_claim(dialect, table), (*key, *claim))
-    if not payment.account and payment.verified_by:  # the one account that has no label
-        # after a write: SQLite holds the write lock, so the read waits for no upgrade
-        stored: Rows = yield Query(_sql.unlabelled_keys(table))
-        check_one_unlabelled_key(payment, stored)  # refused: the claim is rolled back
+    yield from check_one_unlabelled_key(table, payment)
     claimed = inserted.rowcount == 1
     if not claimed:
         updated: Rows = yield Query(_sql.take_over(dialect, table), (*claim, *key))
@@ -379,9 +378,7 @@ def set_aside(
     yield Query(
         _sql.set_aside(dialect, table), (account, reference, state, amount, currency, reason)
     )
-    if payment is not None and not payment.account and payment.verified_by:
-        stored: Rows = yield Query(_sql.unlabelled_keys(table))  # after the write, as above
-        check_one_unlabelled_key(payment, stored)  # refused: rolled back
+    yield from check_one_unlabelled_key(table, payment)
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     return LedgerRow._from_db(found.rows[0])
