@@ -379,7 +379,7 @@ def count_rows(table: str) -> str:
 
 
 def verified_by_index(dialect: Dialect, table: str) -> str:
-    """Index the key fingerprints by account, so that ``unlabelled_key`` reads one entry
+    """Index the key fingerprints by account, so that ``unlabelled_keys`` reads one entry
     however many rows (made before fingerprints, without one) the table holds."""
     schema, dot, name = table.rpartition(".")
     if dialect.name == "postgresql":  # the index goes in its table's schema

@@ -38,7 +38,7 @@ __all__ = [
 
 def checked_url(url: str) -> PostgresURL:
     """``url`` as libpq reads it, or a ConfigurationError that names what is wrong, never the
-    password (``_pg_url``); needs psycopg (the ``postgres`` extra)."""
+    password (``postgres_url``); needs psycopg (the ``postgres`` extra)."""
     psycopg = load_psycopg()
     from psycopg.conninfo import conninfo_to_dict
 
