@@ -1,8 +1,5 @@
 """What a ledger backend must do: open a transaction (write or read), run a statement, commit.
-
-Drivers hold no decisions (those live in ``_plans``); they only carry out steps. Each
-driver turns its database's errors into ``LedgerError``.
-"""
+It holds no decisions (those are ``_plans``'), and turns its database's errors into LedgerError."""
 
 from __future__ import annotations
 
