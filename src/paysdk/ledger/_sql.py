@@ -116,11 +116,7 @@ def current_state(dialect: Dialect) -> str:
 
 def row(dialect: Dialect) -> str:
     """The columns [`LedgerRow`][paysdk.ledger.LedgerRow] is read from, in order; the state is
-    `current_state`'s.
-
-    Args:
-        dialect: the database's; its clock says whether a lease ran out.
-    """
+    `current_state`'s, by ``dialect``'s clock."""
     return (
         f"reference, {current_state(dialect)}, claim_token, attempts, lease_expires_at, amount, "
         "currency, fulfilled_at, reason, account"
@@ -128,11 +124,8 @@ def row(dialect: Dialect) -> str:
 
 
 def found(dialect: Dialect) -> str:
-    """The columns reconcile's ``Found`` is read from, in order: what it compares of a row.
-
-    Args:
-        dialect: the database's; its clock says whether a lease ran out.
-    """
+    """The columns reconcile's ``Found`` is read from, in order: what it compares of a row (the
+    state as in ``row``)."""
     return f"reference, {current_state(dialect)}, amount, currency, reason"
 
 
