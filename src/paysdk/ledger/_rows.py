@@ -62,14 +62,7 @@ class LedgerRow:
 
     @classmethod
     def _from_db(cls, row: Sequence[Any]) -> LedgerRow:
-        """A row as the database driver returns it.
-
-        Args:
-            row: the table's columns, in the order the ledger selects them.
-
-        Returns:
-            The row.
-        """
+        """A row as the database driver returns it: its columns in ``_sql.row``'s order."""
         reference, state, token, attempts, lease, amount, currency, fulfilled, reason, account = row
         made = cls(
             reference,

@@ -58,14 +58,10 @@ class Dialect:
     """``reference = ANY(?)`` with one array parameter, rather than ``IN (?, ?, ...)``."""
 
     def sql(self, text: str) -> str:
-        """``text`` in the driver's parameter style. In the "format" style (``%s``, psycopg's and
-        every Django cursor's), each literal ``%`` (SQLite's ``strftime`` formats) is doubled:
-        the driver reads ``%`` as a placeholder's start, and Django's debug cursor (``DEBUG =
-        True``) formats each query it logs with Python's ``%``.
-
-        Args:
-            text: a statement with ``?`` placeholders.
-        """
+        """``text``, a statement with ``?`` placeholders, in the driver's parameter style. In the
+        "format" style (``%s``, psycopg's and every Django cursor's), each literal ``%`` (SQLite's
+        ``strftime`` formats) is doubled: the driver reads ``%`` as a placeholder's start, and
+        Django's debug cursor (``DEBUG = True``) formats each query it logs with Python's ``%``."""
         if self.placeholder == "%s":
             text = text.replace("%", "%%")
         return text.replace("?", self.placeholder)

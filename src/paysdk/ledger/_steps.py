@@ -117,11 +117,7 @@ class Listed(NamedTuple):
 
     @classmethod
     def of(cls, payment: ListedPayment) -> Listed:
-        """The fields reconcile reads of ``payment``, ``succeeded`` as the model decides it.
-
-        Args:
-            payment: a payment of the service's list.
-        """
+        """The fields reconcile reads of a listed payment, ``succeeded`` as the model decides it."""
         return cls(
             payment.reference, payment.amount, payment.currency, payment.status, payment.succeeded
         )

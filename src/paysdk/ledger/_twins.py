@@ -76,20 +76,14 @@ def async_shield(timeout: float) -> anyio.CancelScope:
 
 
 def sleep(seconds: float) -> None:
-    """Wait, blocking the thread: a plan's Sleep before it tries a failed write again.
-
-    Args:
-        seconds: how long.
-    """
+    """Wait ``seconds``, blocking the thread: a plan's Sleep before it tries a failed write
+    again."""
     time.sleep(seconds)
 
 
 async def async_sleep(seconds: float) -> None:
-    """Wait without blocking the event loop: a plan's Sleep before it tries a write again.
-
-    Args:
-        seconds: how long.
-    """
+    """Wait ``seconds`` without blocking the event loop: a plan's Sleep before it tries a write
+    again."""
     import anyio
 
     await anyio.sleep(seconds)

@@ -86,12 +86,8 @@ def client_settings(timeout: float) -> dict[str, Any]:
 
 
 def opening(timeout: float, options: str) -> str:
-    """``BEGIN`` and this transaction's timeouts, as one simple query: one round trip.
-
-    Args:
-        timeout: the ledger's timeout, in seconds.
-        options: the libpq ``options`` the connection was opened with (``-c name=value ...``).
-    """
+    """``BEGIN`` and this transaction's timeouts (``local_timeouts``, same arguments), as one
+    simple query: one round trip."""
     return "; ".join(["BEGIN", *local_timeouts(timeout, options)])
 
 

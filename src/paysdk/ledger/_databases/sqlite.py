@@ -177,13 +177,8 @@ async def _in_thread(function: Callable[[], T]) -> T:
 
 
 def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
-    """The ledger's error for sqlite3's, naming the file and saying what is wrong in words.
-
-    Args:
-        exc: what sqlite3 raised.
-        path: the ledger's file.
-        timeout: the ledger's timeout (SQLite's busy timeout), in seconds.
-    """
+    """The ledger's error for ``exc``, sqlite3's, naming the ledger's file (``path``) and saying
+    in words what is wrong; ``timeout`` is SQLite's busy timeout, the ledger's, in seconds."""
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message says it too
     text = str(exc)
     directory = os.path.dirname(os.path.abspath(path))

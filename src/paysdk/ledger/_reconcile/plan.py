@@ -206,14 +206,7 @@ def _same_currency(expected: object, actual: object) -> bool:
     currencies, and each payment compared with its fulfilled row would otherwise match both codes
     against a regular expression. Any other string is never a code, and is never kept: the memory
     lives as long as the process, and a hostile list's currencies may be a megabyte each.
-
-    Args:
-        expected: the ledger's currency.
-        actual: the service's.
-
-    Returns:
-        Whether both are the same three-letter code.
-    """
+    ``expected`` is the ledger's currency, ``actual`` the service's."""
     if type(expected) is str and type(actual) is str and len(expected) == len(actual) == 3:
         return _same_code(expected, actual)
     return same_currency(expected, actual)

@@ -125,15 +125,8 @@ class ReconcileReport:
         return alarms > 0 or self.unresolved_missed > 0
 
     def _add(self, discrepancy: Discrepancy, limit: int) -> int | None:
-        """Count it; keep it if fewer than ``limit`` are kept.
-
-        Args:
-            discrepancy: what was found.
-            limit: the most discrepancies the report keeps.
-
-        Returns:
-            Its index in ``discrepancies``; ``None`` if it was only counted.
-        """
+        """Count ``discrepancy``; keep it if fewer than ``limit`` are kept, and return its index
+        in ``discrepancies`` (``None``: only counted)."""
         self.counts[str(discrepancy.kind)] += 1
         if discrepancy.kind is Kind.MISSED and not discrepancy.resolved:
             self.unresolved_missed += 1
