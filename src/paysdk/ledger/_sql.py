@@ -99,11 +99,7 @@ POSTGRES = Dialect(
 
 def current_state(dialect: Dialect) -> str:
     """A row's state as the ledger reads it: a claim whose lease ran out by the database's clock
-    is ``unknown``; any other state is as stored.
-
-    Args:
-        dialect: the database's; its clock says whether a lease ran out.
-    """
+    is ``unknown``; any other state is as stored."""
     return (
         f"CASE WHEN state = 'claimed' AND lease_expires_at <= {dialect.now} THEN 'unknown' "
         "ELSE state END"
@@ -129,12 +125,7 @@ def insert_claim(dialect: Dialect, table: str) -> str:
     """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row.
 
     Parameters: account, reference, claim token, lease (seconds), amount, currency, key
-    fingerprint (``verified_by``, or ``None``).
-
-    Args:
-        dialect: the database's; its clock starts the lease.
-        table: the ledger's table.
-    """
+    fingerprint (``verified_by``, or ``None``)."""
     return (
         f"INSERT INTO {table} (account, reference, state, claim_token, attempts, "
         f"lease_expires_at, amount, currency, claimed_at, verified_by) VALUES (?, ?, 'claimed', "
@@ -156,12 +147,7 @@ def take_over(dialect: Dialect, table: str) -> str:
     committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time. Never a claim whose
     lease ran out: its action may have run unrecorded (its worker lost the database, or died
     after the action), so it waits for ``resolve``. Parameters: claim token, lease (seconds),
-    amount, currency, key fingerprint, account, reference.
-
-    Args:
-        dialect: the database's; its clock starts the new lease.
-        table: the ledger's table.
-    """
+    amount, currency, key fingerprint, account, reference."""
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
         f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, "
@@ -175,12 +161,7 @@ def set_aside(dialect: Dialect, table: str) -> str:
     a refusal never undoes a fulfilment nor races a worker fulfilling it.
 
     Parameters: account, reference, state (``refused`` or ``ignored``), amount, currency,
-    reason.
-
-    Args:
-        dialect: the database's; its clock dates the row it inserts.
-        table: the ledger's table.
-    """
+    reason."""
     return (
         f"INSERT INTO {table} AS ledger (account, reference, state, attempts, amount, currency, "
         f"claimed_at, reason) VALUES (?, ?, ?, 0, ?, ?, {dialect.now}, ?) "
@@ -195,12 +176,7 @@ def mark_fulfilled(dialect: Dialect, table: str) -> str:
     was resolved by hand meanwhile. The token stays, so sending it again after a commit whose
     answer was lost matches the row it already marked (and keeps its first ``fulfilled_at``).
 
-    Parameters: account, reference, claim token.
-
-    Args:
-        dialect: the database's; its clock dates the fulfilment.
-        table: the ledger's table.
-    """
+    Parameters: account, reference, claim token."""
     return (
         f"UPDATE {table} SET state = 'fulfilled', lease_expires_at = NULL, "
         f"fulfilled_at = COALESCE(fulfilled_at, {dialect.now}), last_error = NULL "
@@ -209,14 +185,8 @@ def mark_fulfilled(dialect: Dialect, table: str) -> str:
 
 
 def resolve(dialect: Dialect, table: str, *, ran: bool) -> str:
-    """Settle a claim whose lease ran out unrecorded, as a person decided: fulfilled (the action
-    ran) or released (it did not: the next delivery runs it). Parameters: account, reference.
-
-    Args:
-        dialect: the database's; its clock says whether the lease ran out.
-        table: the ledger's table.
-        ran: whether the action ran.
-    """
+    """Settle a claim whose lease ran out unrecorded, as a person decided: fulfilled if ``ran``
+    (the action ran), else released (the next delivery runs it). Parameters: account, reference."""
     settle = (
         f"state = 'fulfilled', fulfilled_at = {dialect.now}, lease_expires_at = NULL, "
         "last_error = 'resolved by hand: the action ran'"
