@@ -286,22 +286,9 @@ def write_retrying(
 def resolve(
     dialect: _sql.Dialect, table: str, reference: str, *, ran: bool, account: str = ""
 ) -> LedgerPlan[LedgerRow]:
-    """Settle a claim whose outcome is unknown, as a person decided after checking.
-
-    Args:
-        dialect: the database's; its clock says whether the claim's lease ran out.
-        table: the ledger's table.
-        reference: the payment's reference.
-        ran: whether the action did run: ``True`` records it fulfilled, ``False`` releases it
-            so that the next delivery (or reconcile) runs it.
-        account: the merchant account's label (``""``: unlabelled).
-
-    Returns:
-        The row as it now is.
-
-    Raises:
-        LedgerError: the reference has no row in the ``unknown`` state.
-    """
+    """Settle a claim whose outcome is unknown, as a person decided after checking: fulfilled if
+    ``ran``, else released so that the next delivery (or reconcile) runs it; the row as it now is.
+    LedgerError if ``reference`` (of ``account``) has no row in the ``unknown`` state."""
     yield Begin()
     settled: Rows = yield Query(_sql.resolve(dialect, table, ran=ran), (account, reference))
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
@@ -355,23 +342,12 @@ def set_aside(
     state: SetAside,
     payment: VerifiedPayment | None = None,
 ) -> LedgerPlan[LedgerRow]:
-    """Record why a payment is not fulfilled: refused by the merchant, or ignored as not theirs.
+    """Record why a payment is not fulfilled (``state``: refused by the merchant, or ignored as
+    not theirs; ``target``: ``set_aside_target``'s), and return its row as it now is.
 
-    A fulfilled or claimed payment keeps its state (the returned row says which); one set aside
-    can still be fulfilled by a later delivery that passes its checks.
-
-    Args:
-        dialect: the database's; its clock dates a new row.
-        table: the ledger's table.
-        target: the account, reference, amount, currency and reason (why, for whoever reads
-            the ledger or reconcile's report) to record: ``set_aside_target``'s.
-        state: ``"refused"`` or ``"ignored"``.
-        payment: the verified payment set aside (``None`` for a bare reference): an
-            unlabelled one verified with another key than the ledger's unlabelled rows is
-            refused, as ``fulfil_once`` refuses it.
-
-    Returns:
-        The payment's row as it now is.
+    A fulfilled or claimed payment keeps its state (the row says which); one set aside can still
+    be fulfilled by a later delivery that passes its checks. ``payment`` (``None`` for a bare
+    reference) is refused as ``fulfil_once`` refuses it (``check_one_unlabelled_key``).
     """
     account, reference, amount, currency, reason = target
     yield Begin()

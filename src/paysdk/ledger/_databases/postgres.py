@@ -113,12 +113,9 @@ def local_timeouts(timeout: float, options: str) -> list[str]:
 
 
 def _options_set(options: str) -> set[str]:
-    """The settings libpq ``options`` set: ``-c name=value``, ``-cname=value``, ``--name=value``,
-    separated by spaces (a backslash escapes the next character), as PostgreSQL reads them.
-
-    Args:
-        options: the ``options`` connection parameter, possibly empty.
-    """
+    """The settings libpq ``options`` (possibly empty) set: ``-c name=value``, ``-cname=value``,
+    ``--name=value``, separated by spaces (a backslash escapes the next character), as PostgreSQL
+    reads them."""
     words = [re.sub(r"\\(.)", r"\1", word) for word in re.findall(r"(?:\\.|\S)+", options)]
     settings: list[str] = []
     for index, word in enumerate(words):
