@@ -41,7 +41,7 @@ RULES = [
     (r"\bhandle_async_request\b", "handle_request"),  # httpcore's pools and httpx's transports
     (r"(\bfrom \S*\.)_async\b", r"\1_sync"),  # an import of another async module: its twin
     (r"\bAsync([A-Z]\w*)", r"\1"),  # AsyncLedger, AsyncExitStack, AsyncIterator...
-    (r"\basync_([a-z]\w*)", r"\1"),  # a helper's async twin: async_take -> take
+    (r"\basync_([a-z]\w*)\b(?!\.py)", r"\1"),  # a helper's twin (async_take -> take), not a file
 ]
 """Applied in order to each line: a regular expression and its replacement."""
 

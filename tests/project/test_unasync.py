@@ -116,6 +116,7 @@ def test_the_check_catches_a_missing_or_orphaned_generated_file(tree: Path) -> N
         ("from ..._client._async.client import A", "from ..._client._sync.client import A"),
         ('"""``_async/`` is the source"""', '"""``_async/`` is the source"""'),
         ("ledger.aclosed = enter_async_contexts", "ledger.aclosed = enter_async_contexts"),
+        ('"""made by ``async_direct.py``"""', '"""made by ``async_direct.py``"""'),  # a file
     ],
 )
 def test_a_line_becomes_its_sync_twin(line: str, sync: str) -> None:

@@ -3,7 +3,7 @@
 """A route's connections, pooled by paysdk, each used by one request at a time.
 
 The connections are made by httpcore's pool or proxy (``create_connection``) or, for the async
-client's routes without a proxy, by ``direct.py``. Nothing is sent through httpcore's
+client's routes without a proxy, by ``async_direct.py``. Nothing is sent through httpcore's
 pool: on every request and close it goes over each connection it holds (an expiry check and a
 poll of its socket; a count of all of them for each idle one), it may hand one idle connection
 to several waiters (the others then open their own), and it asks which async library runs (an
@@ -33,7 +33,7 @@ Origin = tuple[bytes, bytes, int]
 
 
 class ConnectionMaker(Protocol):
-    """What makes a route's connections: httpcore's pools and proxies, or ``direct.py``'s."""
+    """What makes a route's connections: httpcore's pools and proxies, or ``async_direct.py``'s."""
 
     def create_connection(self, origin: httpcore.Origin) -> httpcore.ConnectionInterface: ...
 

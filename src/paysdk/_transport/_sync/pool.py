@@ -8,7 +8,7 @@ OpenTelemetry's tracing transport around it while the httpx instrumentation is o
 each request, as httpcore's (``httpcore_edge.py``), to ``Routes`` and gives back httpx's
 response and exceptions, as httpx's own transport does. ``Routes`` sends each request
 through this process's pool for its route (direct, or by a proxy): ``Connections`` of
-paysdk's own HTTP/1.1 connections (``direct.py``) or httpcore's, made with paysdk's TLS
+paysdk's own HTTP/1.1 connections (``async_direct.py``) or httpcore's, made with paysdk's TLS
 context and network backend.
 """
 
