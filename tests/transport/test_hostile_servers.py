@@ -265,6 +265,28 @@ async def test_a_server_echoing_the_key_gets_it_into_no_message(
         assert key not in written
 
 
+HOSTILE_HEADER = f"text/html; k={SECRET}\x1b[2J\x9b2J"
+"""A header value that echoes the key and carries ESC and C1 CSI, which a terminal acts on."""
+
+
+@pytest.mark.parametrize(
+    "header", ["Content-Type", "Content-Encoding"], ids=["content-type", "content-encoding"]
+)
+async def test_a_header_the_message_quotes_has_the_key_blotted_out_and_controls_escaped(
+    header: str, endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """A 2xx answer that cannot be read names its Content-Type or Content-Encoding in the
+    message, which a merchant prints and logs: the value is the server's, like the body."""
+    hostile.script(respond(200, b"<html>", {header: HOSTILE_HEADER}))
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    with pytest.raises(ResponseValidationError) as caught:
+        await endpoint.call(client)
+    message = str(caught.value)
+    assert "<secret key>" in message
+    assert SECRET not in message and SECRET.lower() not in message
+    assert not any(ch in message for ch in "\x1b\x9b"), message
+
+
 async def test_the_environments_proxy_is_used_by_every_backend(
     hostile: HostileServer, make_loopback_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:

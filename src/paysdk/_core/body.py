@@ -47,7 +47,7 @@ def undecodable(
     encoding = headers.get("content-encoding", "none")
     return Failure(
         "undecodable",
-        f"the body could not be decoded (Content-Encoding: {encoding}): {exc}",
+        f"the body could not be decoded (Content-Encoding: {encoding!r}): {exc}",
         status_code=status_code,
         headers=headers,
         content=content,

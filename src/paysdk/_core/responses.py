@@ -182,7 +182,9 @@ def invalid_body(
     """The error for a 2xx body (or, with ``where``, a part of it) that is not as documented."""
     errors = exc.errors(include_url=False, include_input=False, include_context=False)
     if errors and errors[0]["type"] == "json_invalid":
-        content_type = response.headers.get("content-type", "no content-type")
+        content_type = _scrubbed_excerpt(
+            response.headers.get("content-type", "no content-type"), request.scrub
+        )  # a header is the server's text like the body: it may echo the key or hold controls
         excerpt = _scrubbed_excerpt(
             response.content.decode("utf-8", errors="replace"), request.scrub
         )
@@ -228,7 +230,8 @@ def _address(url: str) -> str:
 
 
 def _scrubbed_excerpt(text: str, scrub: Callable[[str], str]) -> str:
-    return body_excerpt(scrub(text).encode())
+    # A header aiohttp decoded keeps its undecodable bytes as lone surrogates: replaced.
+    return body_excerpt(scrub(text).encode(errors="replace"))
 
 
 def failure_error(request: Send, failure: Failure, reference: str | None = None) -> PaySDKError:

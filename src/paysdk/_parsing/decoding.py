@@ -28,7 +28,9 @@ class ContentDecoder:
     def __init__(self, content_encoding: str | None) -> None:
         encoding = (content_encoding or "identity").strip().lower()
         if encoding not in ("identity", "gzip", "x-gzip", "deflate"):
-            raise DecodingError(f"a Content-Encoding paysdk does not read: {encoding!r}")
+            raise DecodingError(  # quoted as sent: a key it echoes is then blotted out
+                f"a Content-Encoding paysdk does not read: {content_encoding!r}"
+            )
         self._encoding = encoding
         self._inflater = _inflater(encoding)
         self._started = False
