@@ -72,6 +72,9 @@ def test_arguments_win_over_the_environment(
         ({"timeout": httpx.Timeout(-1)}, "the connect timeout must be more than 0"),
         ({"timeout": httpx.Timeout(5, read=float("inf"))}, "the read timeout"),
         ({"base_url": "https://api.pay.test/#frag"}, "query or fragment"),
+        ({"base_url": "https://api.pay.test/v1?"}, "query or fragment"),
+        ({"base_url": "https://api.pay.test/v1#"}, "query or fragment"),
+        ({"base_url": "https://api.pay.test/v1/?#"}, "query or fragment"),
         ({"base_url": "https://ex\x7fample.com"}, "not a valid URL"),
         ({"base_url": "https://xn--a.com"}, "not a valid URL"),
         ({"base_url": "https://xn--zz.com"}, "not a valid URL"),  # not Punycode at all
