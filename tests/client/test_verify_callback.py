@@ -114,6 +114,19 @@ async def test_an_expected_currency_that_is_not_a_code_is_refused_before_any_req
     assert route.call_count == 0
 
 
+@pytest.mark.parametrize("amount", [10**5000, -(10**5000)], ids=["huge", "hugely-negative"])
+@respx.mock
+async def test_an_order_amount_too_long_to_print_is_a_mismatch(
+    client: EitherClient, check: Check, amount: int
+) -> None:
+    """Python refuses to write out an int of more than 4,300 digits: the message says what the
+    amount is instead of failing to say it."""
+    answer(respx.get(VERIFY_URL))
+    with pytest.raises(paysdk.PaymentMismatchError, match="an integer of over") as caught:
+        await check(client, dataclasses.replace(ORDER, amount=amount))
+    assert caught.value.mismatches == {"amount": (amount, 250000)}
+
+
 @respx.mock
 async def test_a_failed_payment_is_refused(client: EitherClient, check: Check) -> None:
     answer(respx.get(VERIFY_URL), success=False)

@@ -6,6 +6,7 @@ import dataclasses
 import decimal
 import inspect
 import re
+import sys
 from collections.abc import Mapping
 from typing import Any, TypeGuard
 
@@ -153,7 +154,7 @@ def check_payment(
         mismatches["currency"] = (expected.currency, payment.currency)
     if mismatches:
         detail = ", ".join(
-            f"{field} expected {want!r} but the service says {got!r}"
+            f"{field} expected {_shown(want)} but the service says {_shown(got)}"
             for field, (want, got) in mismatches.items()
         )
         raise PaymentMismatchError(
@@ -162,6 +163,14 @@ def check_payment(
             mismatches=mismatches,
         )
     return payment
+
+
+def _shown(value: object) -> str:
+    """``value`` as a message shows it: its repr, or what an int too long to print is."""
+    try:
+        return repr(value)
+    except ValueError:  # an int past sys.get_int_max_str_digits(): an order's amount may be any
+        return f"an integer of over {sys.get_int_max_str_digits():,} digits"
 
 
 publish("paysdk", Expected)
