@@ -9,9 +9,11 @@ Every case runs for sync, async and aiohttp-backed async, verify and list. To ad
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import gzip
 import json
+import pickle
 import time
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -263,6 +265,22 @@ async def test_a_server_echoing_the_key_gets_it_into_no_message(
     assert key.encode() in error.content  # the server really did echo it
     for written in (str(error), repr(error), error.text, repr(error.body)):
         assert key not in written
+
+
+async def test_an_api_error_survives_a_pickle_and_a_deep_copy_with_its_headers(
+    endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """A task queue sends an exception back from its worker process pickled, and error
+    reporters copy them: on every backend the headers go along, looked up in any case."""
+    hostile.script(respond_json(500, {"error": "boom"}, {"X-Request-Id": "req_1"}))
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    with pytest.raises(ServerError) as caught:
+        await endpoint.call(client)
+    for twin in (pickle.loads(pickle.dumps(caught.value)), copy.deepcopy(caught.value)):  # noqa: S301
+        assert type(twin) is ServerError
+        assert str(twin) == str(caught.value)
+        assert twin.headers["x-request-id"] == twin.headers["X-Request-Id"] == "req_1"
+        assert twin.content == caught.value.content
 
 
 HOSTILE_HEADER = f"text/html; k={SECRET}\x1b[2J\x9b2J"

@@ -27,10 +27,12 @@ from .tls import chain, tls_failure
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
     import yarl
+    from multidict import CIMultiDict
 
 try:
     import aiohttp
     import yarl
+    from multidict import CIMultiDict  # aiohttp's own dependency
 except ImportError:  # exercised by a test that hides aiohttp
     _installed = False
 else:
@@ -85,6 +87,13 @@ def _drop_frames(exc: BaseException) -> None:
         raised.__traceback__ = None
 
 
+def _headers(response: aiohttp.ClientResponse) -> CIMultiDict[str]:
+    """The answer's headers as a mapping of their own: aiohttp's read-only view of them cannot
+    be pickled or copied, and an ``APIError`` that holds them must be (a task queue sends it
+    back from a worker process)."""
+    return CIMultiDict(response.headers)
+
+
 def _stream(response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> AsyncStream:
     """A successful answer left open for ``iter_payments``, read as the httpx backend reads one."""
     encoding = response.headers.get("Content-Encoding")
@@ -92,7 +101,7 @@ def _stream(response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> Asy
     async def close() -> None:
         response.close()
 
-    opened = Opened(response.status, response.headers)
+    opened = Opened(response.status, _headers(response))
     pieces = adecoded(encoding, response.content.iter_any())
     return AsyncStream(opened, pieces, close, closed, _failure)
 
@@ -214,7 +223,7 @@ async def _read(
     request: Send, response: aiohttp.ClientResponse, started: float
 ) -> Answer | Failure:
     encoding = response.headers.get("Content-Encoding")
-    reader = BodyReader(request, response.status, response.headers, started, encoding=encoding)
+    reader = BodyReader(request, response.status, _headers(response), started, encoding=encoding)
     length = response.content_length
     if encoding is None and length is not None and length <= reader.limit:
         return reader.take(await response.read()) or reader.finish()  # one read: the common case
