@@ -80,6 +80,9 @@ def test_arguments_win_over_the_environment(
         ({"base_url": "https://xn--zz.com"}, "not a valid URL"),  # not Punycode at all
         ({"base_url": "https://api.xn--.com"}, "not a valid URL"),  # an empty A-label
         ({"base_url": "https://\uff21.com"}, "not a valid URL"),
+        ({"base_url": "https://api pay.test"}, "no host name has"),
+        ({"base_url": "https://api%2Epay.test"}, "no host name has"),
+        ({"base_url": "https://api,pay.test/v1"}, "no host name has"),
         ({"base_url": "https://" + "a" * 64 + ".com"}, "not a valid URL"),
         ({"default_headers": {"X-A": " lead"}}, "spaces at either end"),
         ({"default_headers": {"X-A": "\t"}}, "spaces at either end"),
@@ -101,6 +104,17 @@ def test_bad_configuration_is_refused_with_a_clear_message(
     assert isinstance(caught.value, ValueError)
     assert SECRET not in str(caught.value)
     assert "sk_x" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "base_url",
+    ["https://pay_api.internal:8443/v1", "https://api.pay.test./v1", "https://\u00fc.pay.test"],
+    ids=["underscore", "final-dot", "idna"],
+)
+def test_host_names_a_resolver_takes_are_accepted(base_url: str) -> None:
+    """Underscores (Docker's and Kubernetes' service names), the root's final dot and names
+    in other scripts are host names; only characters no resolver takes are refused."""
+    paysdk.Client(secret_key=SECRET, base_url=base_url).close()
 
 
 @pytest.mark.anyio

@@ -89,6 +89,11 @@ def failure_from_httpcore(exc: Exception, sent: Send) -> Failure | None:
     return failure_from_httpx(mapped)
 
 
+_HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?")
+"""A host name once IDNA-encoded: dot-separated labels of letters, digits, '-' and '_' (which
+DNS names of services, Docker's and Kubernetes', carry), perhaps with the root's final dot."""
+
+
 def check_host(url: str) -> None:
     """Refuse ``url`` if httpx or the resolver would refuse its host: stray characters, bad IDNA.
 
@@ -97,11 +102,18 @@ def check_host(url: str) -> None:
 
     Raises:
         httpx.InvalidURL: httpx cannot parse ``url``.
-        ValueError: its host is not a valid IDNA name (``UnicodeError`` and ``IDNAError`` are).
+        ValueError: its host is not a valid IDNA name (``UnicodeError`` and ``IDNAError`` are),
+            or holds characters no host name has (a space, ``%``, punctuation).
     """
     parsed = httpx.URL(url)
     parsed.host.encode("idna")
     parsed.raw_host.decode("idna")
+    name = parsed.raw_host.decode("ascii")  # an IPv6 address holds ':', checked by httpx
+    if ":" not in name and _HOST_NAME.fullmatch(name) is None:
+        raise ValueError(
+            f"the host {parsed.host!r} has characters no host name has (spaces, '%', "
+            "punctuation): it cannot be resolved"
+        )
 
 
 def timeout_failure(exc: httpx.TimeoutException) -> Failure:
