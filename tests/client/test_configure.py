@@ -107,6 +107,49 @@ def test_bad_configuration_is_refused_with_a_clear_message(
 
 
 @pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"base_url": SECRET},
+        {"base_url": f"https://api.pay.test/v1?key={SECRET}"},
+        {"base_url": f"https://api.pay.test:{SECRET}"},
+        {"base_url": f"http://{SECRET}.pay.test"},
+        {"verify": f"/etc/{SECRET}.pem"},
+        {"pause_gc": SECRET},
+    ],
+    ids=["key-as-url", "in-query", "as-port", "in-host", "verify", "pause_gc"],
+)
+def test_a_key_pasted_where_another_setting_goes_is_not_quoted_back(
+    kwargs: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The checks quote what they refuse, so that it can be found: never the key, whether it
+    was given as secret_key, read from the environment, or given to a with_options copy."""
+    options = {"secret_key": SECRET, "base_url": BASE_URL, **kwargs}
+    with pytest.raises(paysdk.ConfigurationError) as caught:
+        paysdk.Client(**options)
+    assert SECRET.lower() not in str(caught.value).lower()  # a host name is quoted lower-cased
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", SECRET)
+    with pytest.raises(paysdk.ConfigurationError) as caught:
+        paysdk.Client(**{name: value for name, value in options.items() if name != "secret_key"})
+    assert SECRET.lower() not in str(caught.value).lower()
+    if "base_url" in kwargs:
+        with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client:
+            with pytest.raises(paysdk.ConfigurationError) as caught:
+                client.with_options(base_url=kwargs["base_url"])
+            assert SECRET.lower() not in str(caught.value).lower()
+
+
+def test_a_value_that_is_no_url_at_all_is_not_quoted_as_base_url(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """PAYSDK_BASE_URL holding the key (the two variables swapped) while the key is unset: the
+    key is unknown, so the value is not quoted at all."""
+    monkeypatch.setenv("PAYSDK_BASE_URL", SECRET)
+    with pytest.raises(paysdk.ConfigurationError, match="absolute http") as caught:
+        paysdk.Client()
+    assert SECRET not in str(caught.value)
+
+
+@pytest.mark.parametrize(
     "base_url",
     ["https://pay_api.internal:8443/v1", "https://api.pay.test./v1", "https://\u00fc.pay.test"],
     ids=["underscore", "final-dot", "idna"],

@@ -158,9 +158,10 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 "verify= and proxy= configure the connections paysdk makes; a given "
                 "http_client keeps its own: set them on it instead"
             )
-        network = _configure.create_network(
-            verify=verify, proxy=proxy, base_url=self._config.base_url
-        )
+        with _configure.key_kept_out(self._config.secret_key):
+            network = _configure.create_network(
+                verify=verify, proxy=proxy, base_url=self._config.base_url
+            )
         self._owns_http = http_client is None
         self._connect(http_client, http_backend, network)
         _logs.configure_logging()

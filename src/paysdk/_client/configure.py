@@ -6,11 +6,13 @@ contains the secret key.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
+import re
 import ssl
 import sys
-from collections.abc import Mapping
+from collections.abc import Generator, Mapping
 from typing import TypeVar, cast
 from urllib.parse import urlsplit
 
@@ -159,26 +161,50 @@ def create_config(
         if value is None
     }
     insecure = allow_insecure_http
-    return Config(
-        secret_key="" if key is None else check_secret_key(key),
-        base_url="" if url is None else check_base_url(url, allow_insecure_http=insecure),
-        timeout=check_timeout(given),
-        max_retries=check_max_retries(retries),
-        headers=headers,
-        max_response_bytes=check_max_bytes(max_response_bytes),
-        deadline=check_deadline(deadline),
-        allow_insecure_http=allow_insecure_http,
-        verifies_tls=verifies_tls,
-        account=check_account(account),
-        pauses_gc=check_pause_gc(pause_gc),
-        unset=unset,
-    )
+    with key_kept_out(key):
+        return Config(
+            secret_key="" if key is None else check_secret_key(key),
+            base_url="" if url is None else check_base_url(url, allow_insecure_http=insecure),
+            timeout=check_timeout(given),
+            max_retries=check_max_retries(retries),
+            headers=headers,
+            max_response_bytes=check_max_bytes(max_response_bytes),
+            deadline=check_deadline(deadline),
+            allow_insecure_http=allow_insecure_http,
+            verifies_tls=verifies_tls,
+            account=check_account(account),
+            pauses_gc=check_pause_gc(pause_gc),
+            unset=unset,
+        )
+
+
+@contextlib.contextmanager
+def key_kept_out(*keys: object) -> Generator[None, None, None]:
+    """A ``ConfigurationError`` raised inside, with each of ``keys`` blotted out of its message:
+    a check quotes what it refuses, and a key pasted into ``base_url`` would be quoted too."""
+    try:
+        yield
+    except ConfigurationError as exc:
+        message = exc.message
+        for key in keys:
+            if isinstance(key, str) and len(key) >= 4:
+                for quoted in (key, repr(key)[1:-1]):  # as given, and as a repr quotes it
+                    # in any case: a host name is quoted lower-cased
+                    message = re.sub(re.escape(quoted), "<secret key>", message, flags=re.I)
+        if message == exc.message:
+            raise
+        raise ConfigurationError(message) from None
 
 
 def apply_options(config: Config, options: CallOptions) -> Config:
     """``config`` with per-call options applied; the input is checked like the original."""
     if not options:
         return config
+    with key_kept_out(config.secret_key, options.get("secret_key")):
+        return _applied(config, options)
+
+
+def _applied(config: Config, options: CallOptions) -> Config:
     unknown = set(options) - set(CallOptions.__annotations__)
     if unknown:
         raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
@@ -255,8 +281,9 @@ def check_base_url(url: object, *, allow_insecure_http: bool) -> str:
     except ValueError as exc:
         raise ConfigurationError(f"base_url {text!r} is not a valid URL: {exc}") from None
     if parts.scheme not in ("http", "https") or not host:
+        shown = f" {text!r}" if "://" in text else ""  # no URL at all: perhaps the key, misplaced
         raise ConfigurationError(
-            f"base_url {text!r} must be an absolute http:// or https:// URL with a host"
+            f"base_url{shown} must be an absolute http:// or https:// URL with a host"
         )
     if parts.username is not None or parts.password is not None:
         raise ConfigurationError("base_url must not contain credentials; use secret_key")
