@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import gzip
 import json
+import logging
 import pickle
 import time
 from collections.abc import Mapping, Sequence
@@ -281,6 +282,24 @@ async def test_an_api_error_survives_a_pickle_and_a_deep_copy_with_its_headers(
         assert str(twin) == str(caught.value)
         assert twin.headers["x-request-id"] == twin.headers["X-Request-Id"] == "req_1"
         assert twin.content == caught.value.content
+
+
+async def test_a_reason_phrase_reaches_no_log_line(
+    endpoint: Endpoint,
+    hostile: HostileServer,
+    make_loopback_client: MakeClient,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """httpx logs each request it sends at INFO with the answer's reason phrase, the server's
+    own text: one that echoes the key and carries terminal escapes shows in no log line."""
+    reason = f"\x1b[2J{SECRET}"
+    hostile.script(raw(head(500, {"Content-Length": "0"}, reason=reason)))
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    with caplog.at_level(logging.INFO), pytest.raises(ServerError):
+        await endpoint.call(client)
+    for record in caplog.records:
+        if record.name.startswith("httpx"):
+            assert SECRET not in record.getMessage() and "\x1b" not in record.getMessage()
 
 
 HOSTILE_HEADER = f"text/html; k={SECRET}\x1b[2J\x9b2J"

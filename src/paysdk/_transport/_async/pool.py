@@ -127,11 +127,15 @@ class AsyncRoutesTransport(httpx.AsyncBaseTransport):
             raise mapped from exc
         body = response.stream
         assert isinstance(body, AsyncIterable)
+        extensions = extensions_of(response)
+        # The server's reason phrase is its own text, which httpx's log line of each request
+        # shows as it is (an echoed key, terminal escapes): the status's standard phrase instead.
+        extensions["reason_phrase"] = httpx.codes.get_reason_phrase(response.status).encode()
         return httpx.Response(
             status_code=response.status,
             headers=response.headers,
             stream=AsyncResponseBody(body, request),
-            extensions=extensions_of(response),
+            extensions=extensions,
         )
 
     async def aclose(self) -> None:

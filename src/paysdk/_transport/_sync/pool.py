@@ -129,11 +129,15 @@ class RoutesTransport(httpx.BaseTransport):
             raise mapped from exc
         body = response.stream
         assert isinstance(body, Iterable)
+        extensions = extensions_of(response)
+        # The server's reason phrase is its own text, which httpx's log line of each request
+        # shows as it is (an echoed key, terminal escapes): the status's standard phrase instead.
+        extensions["reason_phrase"] = httpx.codes.get_reason_phrase(response.status).encode()
         return httpx.Response(
             status_code=response.status,
             headers=response.headers,
             stream=ResponseBody(body, request),
-            extensions=extensions_of(response),
+            extensions=extensions,
         )
 
     def close(self) -> None:
