@@ -16,6 +16,7 @@ import json
 import logging
 import pickle
 import time
+import traceback
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -300,6 +301,32 @@ async def test_a_reason_phrase_reaches_no_log_line(
     for record in caplog.records:
         if record.name.startswith("httpx"):
             assert SECRET not in record.getMessage() and "\x1b" not in record.getMessage()
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 2x0 " + SECRET.encode() + b"\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nX-\x1b" + SECRET.encode() + b"\r\nContent-Length: 0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Encoding: "
+        + SECRET.encode()
+        + b"\r\n\r\n{}",
+    ],
+    ids=["status-line", "header-line", "content-encoding"],
+)
+async def test_a_line_echoing_the_key_reaches_no_traceback(
+    answer: bytes,
+    endpoint: Endpoint,
+    hostile: HostileServer,
+    make_loopback_client: MakeClient,
+) -> None:
+    """h11, httpcore, httpx and aiohttp quote the line they refuse in their errors, which a
+    paysdk error is raised from: ``logger.exception()`` and error reporters print the chain."""
+    hostile.script(raw(answer))
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    with pytest.raises(PaySDKError) as caught:
+        await endpoint.call(client)
+    assert SECRET not in "".join(traceback.format_exception(caught.value))
 
 
 HOSTILE_HEADER = f"text/html; k={SECRET}\x1b[2J\x9b2J"

@@ -280,5 +280,21 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
         error = APIConnectionError(f"the service's answer {detail.removeprefix('the ')}", **where)
     else:
         error = APIConnectionError(f"could not reach the service: {detail}", **where)
-    error.__cause__ = failure.cause
+    if _holds_key(request, failure.cause):  # chained, its text would show in every traceback
+        error.__cause__, error.__suppress_context__ = None, True
+    else:
+        error.__cause__ = failure.cause
     return error
+
+
+def _holds_key(request: Send, cause: BaseException | None) -> bool:
+    """Whether the text of ``cause``, or of one it was raised from, holds the secret key: a
+    parser's error quotes the line it refused, and a server may echo the key in any line."""
+    seen: set[int] = set()
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        text = str(cause)
+        if request.scrub(text) != text:
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
