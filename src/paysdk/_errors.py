@@ -30,7 +30,8 @@ PaySDKError
 
 Nothing is lost: an ``APIError`` keeps the status code, the response headers, the raw body
 bytes and, where it was JSON, the parsed body. No message, ``text`` or ``body`` ever contains the
-secret key (a server that echoes it has it blotted out); only the raw ``content`` is as received.
+secret key (a server that echoes it has it blotted out); only the raw ``content`` and the
+``headers`` are as received.
 """
 
 from __future__ import annotations
@@ -170,7 +171,8 @@ class APIError(PaySDKError):
 
     Attributes:
         status_code: the HTTP status.
-        headers: the response headers (a case-insensitive mapping).
+        headers: the response headers (a case-insensitive mapping), as received: a header
+            that echoes the secret key still holds it.
         text: the body decoded as text, with the secret key blotted out if the server echoed it.
         content: the raw body bytes, exactly as received (an error body is kept up to 64 KiB).
         body: ``text`` parsed as JSON where it was JSON (and at most ``BODY_PARSE_LIMIT``
