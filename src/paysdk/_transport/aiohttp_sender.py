@@ -12,7 +12,7 @@ import asyncio
 import functools
 import math
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from .._core.body import BodyReader, attempt_timed_out
@@ -27,12 +27,10 @@ from .tls import chain, tls_failure
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
     import yarl
-    from multidict import CIMultiDict
 
 try:
     import aiohttp
     import yarl
-    from multidict import CIMultiDict  # aiohttp's own dependency
 except ImportError:  # exercised by a test that hides aiohttp
     _installed = False
 else:
@@ -87,11 +85,11 @@ def _drop_frames(exc: BaseException) -> None:
         raised.__traceback__ = None
 
 
-def _headers(response: aiohttp.ClientResponse) -> CIMultiDict[str]:
-    """The answer's headers as a mapping of their own: aiohttp's read-only view of them cannot
-    be pickled or copied, and an ``APIError`` that holds them must be (a task queue sends it
-    back from a worker process)."""
-    return CIMultiDict(response.headers)
+def _headers(response: aiohttp.ClientResponse) -> Mapping[str, str]:
+    """The answer's headers as a mapping of their own (a ``CIMultiDict``): aiohttp's read-only
+    view of them cannot be pickled or copied, and an ``APIError`` that holds them must be (a
+    task queue sends it back from a worker process)."""
+    return response.headers.copy()
 
 
 def _stream(response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> AsyncStream:
