@@ -63,6 +63,8 @@ def test_arguments_win_over_the_environment(
         ({"base_url": "https://user:pw@api.pay.test"}, "credentials"),
         ({"base_url": "https://api.pay.test/?x=1"}, "query"),
         ({"base_url": "https://api.pay.test:notaport"}, "not a valid URL"),
+        ({"base_url": "https://api.pay.test:0/v1"}, "port 0"),
+        ({"base_url": "http://127.0.0.1:00"}, "port 0"),
         ({"base_url": "http://api.pay.test"}, "plain http.*allow_insecure_http"),
         ({"base_url": "http://10.0.0.5:8080"}, "plain http"),
         ({"timeout": -1}, "more than 0"),

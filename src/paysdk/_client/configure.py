@@ -277,9 +277,11 @@ def check_base_url(url: object, *, allow_insecure_http: bool) -> str:
     try:
         parts = urlsplit(text)
         host = parts.hostname
-        parts.port  # noqa: B018 - raises ValueError for a port that is not a number
+        port = parts.port  # raises ValueError for a port that is not a number
     except ValueError as exc:
         raise ConfigurationError(f"base_url {text!r} is not a valid URL: {exc}") from None
+    if port == 0:  # no server listens there: every call would fail to connect, and be retried
+        raise ConfigurationError(f"base_url {text!r} names port 0, which nothing can listen on")
     if parts.scheme not in ("http", "https") or not host:
         shown = f" {text!r}" if "://" in text else ""  # no URL at all: perhaps the key, misplaced
         raise ConfigurationError(
