@@ -13,7 +13,14 @@ import respx
 
 import paysdk
 from paysdk import Expected
-from tests.conftest import BASE_URL, NOT_FOUND_BODY, EitherClient, MakeClient, verify_body
+from tests.conftest import (
+    BASE_URL,
+    NOT_FOUND_BODY,
+    SECRET,
+    EitherClient,
+    MakeClient,
+    verify_body,
+)
 from tests.support.merchant import Order
 
 pytestmark = pytest.mark.anyio
@@ -125,6 +132,32 @@ async def test_an_order_amount_too_long_to_print_is_a_mismatch(
     with pytest.raises(paysdk.PaymentMismatchError, match="an integer of over") as caught:
         await check(client, dataclasses.replace(ORDER, amount=amount))
     assert caught.value.mismatches == {"amount": (amount, 250000)}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"currency": f"Bearer {SECRET}"},
+        {"currency": "\u202e" * 100_000},
+        {"reference": f"Bearer {SECRET}"},
+        {"reference": "x" * 100_000},
+    ],
+    ids=["key-as-currency", "huge-currency", "key-as-reference", "huge-reference"],
+)
+@respx.mock
+async def test_what_the_service_said_is_quoted_blotted_and_short(
+    client: EitherClient, check: Check, changes: dict[str, str]
+) -> None:
+    """A currency or reference the service sent is its own text: the mismatch's message, which
+    merchants log, quotes it without the key and cut short (``exc.actual`` keeps it whole)."""
+    answer(respx.get(VERIFY_URL), **changes)
+    with pytest.raises(paysdk.PaymentMismatchError) as caught:
+        await check(client, ORDER)
+    message = str(caught.value)
+    assert SECRET not in message
+    assert len(message) < 1000  # 64 characters, each shown as at most a 6-character escape
+    ((field, sent),) = changes.items()
+    assert caught.value.actual[field] == sent
 
 
 @respx.mock

@@ -139,6 +139,11 @@ class Config:
         phases = tuple(self.timeout)
         return None if None in phases else max(phase for phase in phases if phase is not None)
 
+    def scrub(self, text: str) -> str:
+        """``text`` with the secret key blotted out, for a message that quotes the service."""
+        key = self.secret_key
+        return text.replace(key, "<secret key>") if len(key) >= 4 else text
+
     def max_bytes(self, default: int) -> int:
         """The body cap of an endpoint whose own is ``default``."""
         return default if self.max_response_bytes is None else self.max_response_bytes

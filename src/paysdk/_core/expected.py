@@ -7,7 +7,7 @@ import decimal
 import inspect
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeGuard
 
 from .._errors import (
@@ -142,9 +142,14 @@ def _is_order_mapping(found: object) -> TypeGuard[Mapping[str, Any]]:
 
 
 def check_payment(
-    payment: VerifiedPayment, expected: Expected, *, require_success: bool = True
+    payment: VerifiedPayment,
+    expected: Expected,
+    *,
+    require_success: bool = True,
+    scrub: Callable[[str], str] | None = None,
 ) -> VerifiedPayment:
-    """Return ``payment`` if it can be fulfilled, else raise why it cannot."""
+    """Return ``payment`` if it can be fulfilled, else raise why it cannot; ``scrub`` blots the
+    secret key out of what the service said, which the message quotes."""
     mismatches: dict[str, tuple[object, object]] = {}
     if require_success and not payment.succeeded:
         raise PaymentFailedError(f"payment {payment.reference!r} did not succeed", payment=payment)
@@ -154,7 +159,7 @@ def check_payment(
         mismatches["currency"] = (expected.currency, payment.currency)
     if mismatches:
         detail = ", ".join(
-            f"{field} expected {_shown(want)} but the service says {_shown(got)}"
+            f"{field} expected {quoted(want)} but the service says {quoted(got, scrub)}"
             for field, (want, got) in mismatches.items()
         )
         raise PaymentMismatchError(
@@ -165,8 +170,18 @@ def check_payment(
     return payment
 
 
-def _shown(value: object) -> str:
-    """``value`` as a message shows it: its repr, or what an int too long to print is."""
+QUOTED_MAX = 64
+"""A string the service sent is quoted in a message up to this many characters."""
+
+
+def quoted(value: object, scrub: Callable[[str], str] | None = None) -> str:
+    """``value`` as a message shows it: its repr (a string the service sent blotted of the key
+    by ``scrub``, then cut), or what an int too long to print is."""
+    if isinstance(value, str):
+        text = value if scrub is None else scrub(value)
+        if len(text) > QUOTED_MAX:
+            return f"{text[:QUOTED_MAX]!r}... ({len(text):,} characters)"
+        return repr(text)
     try:
         return repr(value)
     except ValueError:  # an int past sys.get_int_max_str_digits(): an order's amount may be any

@@ -21,7 +21,7 @@ from .._models.verified import VerifiedPayment
 from .._parsing.stream import ListStream
 from .attempts import Attempts, attempts_for
 from .config import Config
-from .expected import Expected, check_payment
+from .expected import Expected, check_payment, quoted
 from .requests import list_request, verify_request
 from .responses import (
     error_for,
@@ -131,17 +131,21 @@ def verified(reference: str, config: Config) -> Callable[[Answer], VerifiedPayme
     the account ``config`` reaches (its label, and its fingerprint: ``Config.issuer``)."""
 
     def parse(answer: Answer) -> VerifiedPayment:
-        payment = check_answered(parse_verify(answer.content), reference)
+        payment = check_answered(parse_verify(answer.content), reference, config.scrub)
         return payment.issued_by(config.account, config.issuer)
 
     return parse
 
 
-def check_answered(payment: VerifiedPayment, reference: str) -> VerifiedPayment:
-    """``payment``, refused if it is not the one asked for (a confused proxy, say)."""
+def check_answered(
+    payment: VerifiedPayment, reference: str, scrub: Callable[[str], str] | None = None
+) -> VerifiedPayment:
+    """``payment``, refused if it is not the one asked for (a confused proxy, say); ``scrub``
+    blots the secret key out of the reference the service sent, which the message quotes."""
     if payment.reference != reference:
         raise PaymentMismatchError(
-            f"asked for payment {reference!r}, the service answered with {payment.reference!r}",
+            f"asked for payment {reference!r}, the service answered with "
+            + quoted(payment.reference, scrub),
             payment=payment,
             mismatches={"reference": (reference, payment.reference)},
         )
@@ -258,11 +262,14 @@ def confirm(
     config: Config, reference: str, expected: Expected, *, require_success: bool = True
 ) -> Plan[VerifiedPayment]:
     """Verify, then check the payment succeeded and matches what the merchant expects."""
-    return _checked(verify(config, reference), expected, require_success)
+    return _checked(verify(config, reference), expected, require_success, config.scrub)
 
 
 def _checked(
-    plan: Plan[VerifiedPayment], expected: Expected, require_success: bool
+    plan: Plan[VerifiedPayment],
+    expected: Expected,
+    require_success: bool,
+    scrub: Callable[[str], str],
 ) -> Plan[VerifiedPayment]:
     payment = yield from plan
-    return check_payment(payment, expected, require_success=require_success)
+    return check_payment(payment, expected, require_success=require_success, scrub=scrub)
