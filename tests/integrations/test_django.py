@@ -355,6 +355,49 @@ def test_a_view_that_raises_leaves_the_payment_unfulfilled(
         check_a_raising_view_is_released(views, deliver, lambda: ledger.row(REFERENCE))
 
 
+def test_a_view_that_forgets_to_return_a_response_is_fulfilled_once(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    """A view that ships and returns no response ran to its end: the payment is recorded
+    fulfilled, Django says what the view returned, and the retry does not ship it again."""
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> Any:
+            shop.fulfil(payment)
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        browser = DjangoClient()
+        with pytest.raises(ValueError, match="didn't return an HttpResponse"):
+            browser.get(f"{PATH}?reference={REFERENCE}")
+        retry = browser.get(f"{PATH}?reference={REFERENCE}")
+        row = ledger.row(REFERENCE)
+    assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "already_fulfilled"})
+    assert (shop.fulfilled, shop.deliveries) == ([REFERENCE], 1)
+    assert row is not None and row.state == "fulfilled"
+
+
+@pytest.mark.anyio
+async def test_an_async_view_that_forgets_to_return_a_response_is_fulfilled_once(
+    async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path
+) -> None:
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+
+        @verified_callback(async_client, lookup=shop.lookup, ledger=ledger)
+        async def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> Any:
+            shop.fulfil(payment)
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        browser = DjangoAsyncClient()
+        with pytest.raises(ValueError, match="didn't return an HttpResponse"):
+            await browser.get(f"{PATH}?reference={REFERENCE}")
+        retry = await browser.get(f"{PATH}?reference={REFERENCE}")
+        row = await ledger.row(REFERENCE)
+    assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "already_fulfilled"})
+    assert (shop.fulfilled, shop.deliveries) == ([REFERENCE], 1)
+    assert row is not None and row.state == "fulfilled"
+
+
 @pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
 def test_with_a_ledger_refusals_of_confirmed_payments_are_recorded(
     client: paysdk.Client, shop: Shop, tmp_path: Path, case: CallbackCase

@@ -190,7 +190,14 @@ def _decorate_async(
 
 
 def _checked(response: HttpResponseBase) -> HttpResponseBase:
-    """The view's response if it is a success; see ``_callback.check_answer``."""
+    """The view's response if it is a success; see ``_callback.check_answer``.
+
+    A view that returned no response (``None``, a forgotten ``return``) ran to its end: it is
+    recorded fulfilled, as any value that is not a response is, and Django then refuses the
+    answer with its own error, rather than the ledger releasing it for the retry to run again.
+    """
+    if not isinstance(response, HttpResponseBase):
+        return check_answer(response, None, bytes)
     body = response.content if isinstance(response, HttpResponse) else b""
     return check_answer(response, response.status_code, lambda: body)
 
