@@ -7,6 +7,7 @@ import logging
 import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import flask
 import pytest
@@ -215,6 +216,30 @@ def test_a_view_that_raises_leaves_the_payment_unfulfilled(
     with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
         deliver = delivery(ledger_app(client, shop, ledger, views).test_client())
         check_a_raising_view_is_released(views, deliver, lambda: ledger.row(REFERENCE))
+
+
+def test_a_view_that_forgets_to_return_a_response_is_fulfilled_once(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    """A view that ships and returns nothing Flask can answer ran to its end: the payment is
+    recorded fulfilled, Flask says what the view returned, and the retry does not ship again."""
+    app = flask.Flask(__name__)
+    app.testing = True  # the view's error reaches the test, not only Flask's 500 page
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> Any:
+            shop.fulfil(payment)
+
+        browser = app.test_client()
+        with pytest.raises(TypeError, match="did not return a valid response"):
+            browser.get(f"{PATH}?reference={REFERENCE}")
+        retry = browser.get(f"{PATH}?reference={REFERENCE}")
+        row = ledger.row(REFERENCE)
+    assert (retry.status_code, retry.get_json()) == (200, {"status": "already_fulfilled"})
+    assert (shop.fulfilled, shop.deliveries) == ([REFERENCE], 1)
+    assert row is not None and row.state == "fulfilled"
 
 
 @pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
