@@ -248,6 +248,10 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
         ("orders.db", {"lease": 2**70}, "lease"),  # more seconds than a timedelta holds
         ("orders.db", {"lease": float("inf")}, "lease"),
         ("orders.db", {"table": "orders; DROP TABLE orders"}, "table"),
+        ("orders.db", {"table": "temp.fulfilments"}, "temporary"),  # SQLite's, per connection
+        ("orders.db", {"table": "TEMP.fulfilments"}, "temporary"),
+        ("postgresql://shop@db/shop", {"table": "pg_temp.fulfilments"}, "temporary"),
+        ("postgresql://shop@db/shop", {"table": "pg_temp_3.fulfilments"}, "temporary"),
         ("orders.db", {"timeout": -1}, "timeout"),
     ],
 )

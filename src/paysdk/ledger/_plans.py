@@ -35,11 +35,21 @@ T = TypeVar("T")
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
 
 
+_TEMPORARY_SCHEMA = re.compile(r"(temp|pg_temp(_[0-9]+)?)\.", re.IGNORECASE)
+"""SQLite's ``temp`` and PostgreSQL's ``pg_temp``: a table there is one connection's own."""
+
+
 def check_table(table: object) -> str:
     if not isinstance(table, str) or _TABLE_NAME.fullmatch(table) is None:
         raise ConfigurationError(
             f"table must be a plain SQL name like {_sql.DEFAULT_TABLE!r} (or schema.name), "
             f"not {table!r}"
+        )
+    if _TEMPORARY_SCHEMA.match(table):
+        raise ConfigurationError(
+            f"table {table!r} is in a temporary schema, which gives each database connection "
+            "a table of its own, so each connection would fulfil the same payment again: "
+            "name a lasting table"
         )
     return table
 
