@@ -243,6 +243,9 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
         ("mysql://shop@db/shop", {}, "unsupported ledger URL scheme"),
         ("sqlite://", {}, "in-memory"),
         (":memory:", {}, "in-memory"),
+        ("file::memory:", {}, "SQLite URI"),  # in memory where SQLite reads URIs
+        ("sqlite:///file::memory:?cache=shared", {}, "SQLite URI"),
+        ("file:orders.db?mode=memory", {}, "SQLite URI"),
         ("orders.db", {"lease": 0}, "lease"),
         ("orders.db", {"lease": "5 minutes"}, "lease"),
         ("orders.db", {"lease": 2**70}, "lease"),  # more seconds than a timedelta holds

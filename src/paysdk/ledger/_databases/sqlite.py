@@ -203,9 +203,18 @@ def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
 
 
 def sqlite_path(path: str | os.PathLike[str]) -> str:
+    """``path``, if it names a file: never an in-memory database, nor a ``file:`` URI, which a
+    SQLite built to read URIs (as many systems' are) opens as one, ``file::memory:`` included,
+    while another opens a file of that name."""
     text = os.fspath(path)
     if not text or text == ":memory:":
         raise ConfigurationError(
             "an in-memory SQLite ledger forgets everything and is not shared: give a file path"
+        )
+    if text.startswith("file:"):  # SQLite reads a URI by this exact, case-sensitive prefix
+        raise ConfigurationError(
+            f"a SQLite URI is not a ledger's path ({text[:40]!r}): some SQLite builds open "
+            "it as a URI (file::memory: is then an unshared in-memory database), others as a "
+            "file of that name; give the database file's path"
         )
     return text
