@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import subprocess
 import sys
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
 
 import pytest
@@ -17,6 +19,8 @@ from paysdk.ledger import (
     LedgerError,
     Outcome,
     UnverifiedPaymentError,
+    _plans,
+    _sql,
 )
 from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.ledger_worker import abandon_claim
@@ -251,6 +255,10 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
         ("orders.db", {"lease": 2**70}, "lease"),  # more seconds than a timedelta holds
         ("orders.db", {"lease": float("inf")}, "lease"),
         ("orders.db", {"table": "orders; DROP TABLE orders"}, "table"),
+        ("orders.db", {"table": "order"}, "reserves"),  # a syntax error in either database
+        ("orders.db", {"table": "Transaction"}, "reserves"),  # SQLite's
+        ("postgresql://shop@db/shop", {"table": "shop.user"}, "reserves"),  # PostgreSQL's
+        ("orders.db", {"table": "sqlite_fulfilments"}, "reserves"),  # SQLite's own prefix
         ("orders.db", {"table": "temp.fulfilments"}, "temporary"),  # SQLite's, per connection
         ("orders.db", {"table": "TEMP.fulfilments"}, "temporary"),
         ("postgresql://shop@db/shop", {"table": "pg_temp.fulfilments"}, "temporary"),
@@ -263,6 +271,37 @@ def test_bad_configuration_is_refused_before_any_database_is_touched(
 ) -> None:
     with pytest.raises(paysdk.PaySDKError, match=message):
         Ledger(url, **options)
+
+
+def test_each_reserved_table_name_is_one_its_database_refuses(ledger_url: str) -> None:
+    """The names refused for a database are those it refuses itself in the ledger's statements
+    (a syntax error), and no name that works: a plain one makes the table."""
+    backend = "sqlite" if ledger_url.startswith("sqlite") else "postgresql"
+    dialect = _sql.SQLITE if backend == "sqlite" else _sql.POSTGRES
+    with _raw_connection(ledger_url) as (execute, refused):
+        accepted = []
+        for word in [*sorted(_plans.RESERVED_WORDS[backend]), "shop_fulfilments"]:
+            with contextlib.suppress(refused):
+                for statement in dialect.schema(word):
+                    execute(statement)
+                execute(_sql.select_one(dialect, word).replace("?", "''"))
+                accepted.append(word)
+    assert accepted == ["shop_fulfilments"]
+
+
+@contextlib.contextmanager
+def _raw_connection(url: str) -> Iterator[tuple[Callable[[str], object], type[Exception]]]:
+    """A statement runner on ``url``'s database, outside the ledger, each statement its own
+    transaction; and the error its driver raises for a statement the database refuses."""
+    if url.startswith("sqlite:///"):
+        with contextlib.closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as connection:
+            connection.isolation_level = None
+            yield connection.execute, sqlite3.Error
+        return
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as server:
+        yield server.execute, psycopg.Error
 
 
 def test_postgres_without_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -106,7 +106,7 @@ class BaseLedger:
         """Check and keep what every ledger takes, then open its driver (``_open_driver``): the
         one step a ledger on another connection (Django's, SQLAlchemy's) shares with this one."""
         self.lease: dt.timedelta = _plans.check_lease(lease)
-        self.table: str = _plans.check_table(table)
+        self.table: str = _plans.check_table(table, self._backend)
         if not isinstance(timeout, (int, float)) or not timeout > 0:
             raise ConfigurationError(f"timeout must be a positive number, not {timeout!r}")
         self.timeout: float = float(timeout)

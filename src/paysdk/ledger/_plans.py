@@ -34,16 +34,54 @@ T = TypeVar("T")
 
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
 
+_SQLITE_RESERVED = """
+    add all alter and as autoincrement between case check collate commit constraint create
+    default deferrable delete distinct drop else escape except exists foreign from group
+    having if in index insert intersect into is isnull join limit not nothing notnull null
+    on or order primary references returning select set table then to transaction union
+    unique update using values when where
+"""
+_POSTGRES_RESERVED = """
+    all analyse analyze and any array as asc asymmetric authorization binary both case cast
+    check collate collation column concurrently constraint create cross current_catalog
+    current_date current_role current_schema current_time current_timestamp current_user
+    default deferrable desc distinct do else end except false fetch for foreign freeze from
+    full grant group having ilike in initially inner intersect into is isnull join lateral
+    leading left like limit localtime localtimestamp natural not notnull null offset on only
+    or order outer overlaps placing primary references returning right select session_user
+    similar some symmetric table tablesample then to trailing true union unique user using
+    variadic verbose when where window with
+"""
+RESERVED_WORDS = {
+    "sqlite": frozenset(_SQLITE_RESERVED.split()),
+    "postgresql": frozenset(_POSTGRES_RESERVED.split()),
+}
+"""The words each database refuses as a bare table or schema name (SQLite 3.40's; PostgreSQL's
+reserved keywords and those it allows only as a function or type name): the ledger's SQL names
+its table unquoted, so every statement on such a table would be a syntax error."""
 
 _TEMPORARY_SCHEMA = re.compile(r"(temp|pg_temp(_[0-9]+)?)\.", re.IGNORECASE)
 """SQLite's ``temp`` and PostgreSQL's ``pg_temp``: a table there is one connection's own."""
 
 
-def check_table(table: object) -> str:
+def check_table(table: object, backend: str | None = None) -> str:
+    """``table``, if it is a plain name that lasts beyond a connection and that ``backend``
+    (``"sqlite"`` or ``"postgresql"``; ``None``: not known yet) takes unquoted."""
     if not isinstance(table, str) or _TABLE_NAME.fullmatch(table) is None:
         raise ConfigurationError(
             f"table must be a plain SQL name like {_sql.DEFAULT_TABLE!r} (or schema.name), "
             f"not {table!r}"
+        )
+    parts = table.lower().split(".")
+    words = RESERVED_WORDS.get(backend or "", frozenset())
+    reserved = [repr(part) for part in parts if part in words]
+    if backend == "sqlite" and parts[-1].startswith("sqlite_"):
+        reserved.append("names starting 'sqlite_'")
+    if reserved:
+        database = "SQLite" if backend == "sqlite" else "PostgreSQL"
+        raise ConfigurationError(
+            f"table {table!r}: {database} reserves {reserved[0]} for its own use, so every "
+            f"statement on it would fail; name it otherwise, like {_sql.DEFAULT_TABLE!r}"
         )
     if _TEMPORARY_SCHEMA.match(table):
         raise ConfigurationError(
