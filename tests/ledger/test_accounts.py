@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import paysdk
-from paysdk.ledger import Ledger, Outcome
+from paysdk.ledger import AsyncLedger, Ledger, Outcome
 from paysdk.sandbox import Sandbox
 from tests.support.either_ledger import MakeLedger, paid
 
@@ -192,3 +192,42 @@ def test_an_account_label_is_a_short_ascii_name_refused_without_quoting_it(label
         client.with_options(account=label)  # type: ignore[arg-type]
     assert client.with_options(account="lagos-1").account == "lagos-1"
     assert client.account == ""
+
+
+def test_reconcile_of_an_unlabelled_client_is_refused_where_another_keys_rows_are(
+    tmp_path: Path,
+) -> None:
+    """Two accounts' clients, neither labelled, on one ledger: the first fulfils its order-1042.
+    Reconciling the second would read the first's row as its own and report its unfulfilled
+    order-1042 as fulfilled; it is refused before anything is listed, as its fulfil_once is."""
+    with (
+        Sandbox() as lagos,
+        Sandbox() as abuja,
+        paysdk.Client(secret_key=lagos.secret_key, base_url=lagos.base_url) as first,
+        paysdk.Client(secret_key=abuja.secret_key, base_url=abuja.base_url) as second,
+        Ledger(tmp_path / "ledger.db") as ledger,
+    ):
+        assert ledger.fulfil_once(first.verify("order-1042"), lambda p: None).fulfilled_now
+        abuja.clear_requests()
+        with pytest.raises(paysdk.ConfigurationError, match="account="):
+            ledger.reconcile(second)
+        assert abuja.requests == []
+        assert ledger.reconcile(first).fulfilled_ok == 1
+        labelled = ledger.reconcile(second.with_options(account="abuja-2"))
+        assert labelled.fulfilled_ok == 0  # its order-1042 is missed, as it is
+
+
+async def test_async_reconcile_of_an_unlabelled_client_is_refused_where_another_keys_rows_are(
+    tmp_path: Path,
+) -> None:
+    with Sandbox() as lagos, Sandbox() as abuja:
+        async with (
+            paysdk.AsyncClient(secret_key=lagos.secret_key, base_url=lagos.base_url) as first,
+            paysdk.AsyncClient(secret_key=abuja.secret_key, base_url=abuja.base_url) as second,
+            AsyncLedger(tmp_path / "ledger.db") as ledger,
+        ):
+            payment = await first.verify("order-1042")
+            assert (await ledger.fulfil_once(payment, lambda p: None)).fulfilled_now
+            with pytest.raises(paysdk.ConfigurationError, match="account="):
+                await ledger.reconcile(second)
+            assert (await ledger.reconcile(first)).fulfilled_ok == 1

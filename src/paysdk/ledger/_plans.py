@@ -189,7 +189,7 @@ def check_one_unlabelled_key(table: str, payment: VerifiedPayment | None) -> Led
     if payment is None or payment.account or not payment.verified_by:
         return  # only an unlabelled payment whose key is known is checked
     stored: Rows = yield Query(_sql.unlabelled_keys(table))
-    if any(key not in (None, payment.verified_by) for key in stored.rows[0]):
+    if _another_key(stored, payment.verified_by):
         raise ConfigurationError(
             f"{payment.reference!r} was verified with another account's key than the payments "
             "this ledger holds without an account, and neither client names its account: "
@@ -197,6 +197,35 @@ def check_one_unlabelled_key(table: str, payment: VerifiedPayment | None) -> Led
             "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...)); "
             "nothing was run"
         )
+
+
+def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[None]:
+    """Refuse to reconcile an unlabelled client (``account`` ``""``) whose key's fingerprint
+    (``issuer``) is not the one the ledger's unlabelled rows were verified with: reconcile would
+    read another account's rows as its own, and report its payments of their references as
+    fulfilled. Nothing is checked for a labelled client, or one whose key is not set.
+
+    Raises:
+        ConfigurationError: the fingerprints differ.
+    """
+    if account or not issuer:
+        return
+    yield Begin(write=False)
+    stored: Rows = yield Query(_sql.unlabelled_keys(table))
+    yield Commit()
+    if _another_key(stored, issuer):
+        raise ConfigurationError(
+            "this client's key is not the one the payments this ledger holds without an "
+            "account were verified with, and the client names no account: reconcile would read "
+            "another account's payments as its own. Give each account's client a label "
+            "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...)); "
+            "nothing was listed"
+        )
+
+
+def _another_key(stored: Rows, issuer: str) -> bool:
+    """Whether ``unlabelled_keys``'s two ends hold a fingerprint other than ``issuer``."""
+    return any(key not in (None, issuer) for key in stored.rows[0])
 
 
 def fulfil_once(

@@ -254,6 +254,13 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             max_discrepancies=check_limit(max_discrepancies),
         )
 
+    async def _check_reconciled_key(self, client: AsyncClient) -> None:
+        """Refuse to reconcile an unlabelled ``client`` whose key is not the one this ledger's
+        unlabelled rows were verified with (``_plans.check_reconciled_key``)."""
+        config = client._config
+        issuer = "" if config.unset else config.issuer
+        await self._run(_plans.check_reconciled_key(self.table, config.account, issuer))
+
     async def create_table(self) -> None:
         """Create the ledger's table if it does not exist (done on first use by default).
 

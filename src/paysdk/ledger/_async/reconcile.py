@@ -40,7 +40,10 @@ Progress = Callable[[int], object]
 
 
 class AsyncLedgerView(Protocol):
-    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
+    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references,
+    and its refusal of a client whose unlabelled payments are not its own."""
+
+    async def _check_reconciled_key(self, client: AsyncClient) -> None: ...
 
     async def _found_rows(self, references: Sequence[str], *, account: str) -> dict[str, Found]: ...
 
@@ -63,6 +66,7 @@ async def reconcile(
     max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:
+    await ledger._check_reconciled_key(client)
     plan = reconcile_plan(
         fulfilling=fulfil is not None,
         looking_up=lookup is not None,

@@ -42,7 +42,10 @@ Progress = Callable[[int], object]
 
 
 class LedgerView(Protocol):
-    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references."""
+    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references,
+    and its refusal of a client whose unlabelled payments are not its own."""
+
+    def _check_reconciled_key(self, client: Client) -> None: ...
 
     def _found_rows(self, references: Sequence[str], *, account: str) -> dict[str, Found]: ...
 
@@ -65,6 +68,7 @@ def reconcile(
     max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:
+    ledger._check_reconciled_key(client)
     plan = reconcile_plan(
         fulfilling=fulfil is not None,
         looking_up=lookup is not None,
