@@ -304,6 +304,21 @@ def _raw_connection(url: str) -> Iterator[tuple[Callable[[str], object], type[Ex
         yield server.execute, psycopg.Error
 
 
+async def test_rows_of_one_reference_string_is_refused_not_read_as_its_characters(
+    tmp_path: Any,
+) -> None:
+    """``rows("order-1")`` would look up "o", "r", "d"... and answer ``{}``: a fulfilled payment
+    read as one with no row. A string is refused, naming ``row``."""
+    with Ledger(tmp_path / "l.db") as ledger:
+        ledger.fulfil_once(paid(), lambda p: None)
+        with pytest.raises(paysdk.ConfigurationError, match=r"row\("):
+            ledger.rows("order-1")
+        assert ledger.rows(["order-1"]).keys() == {"order-1"}
+    async with AsyncLedger(tmp_path / "l.db") as async_ledger:
+        with pytest.raises(paysdk.ConfigurationError, match=r"row\("):
+            await async_ledger.rows("order-1")
+
+
 def test_postgres_without_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(paysdk.ConfigurationError, match=r"paysdk\[postgres\]"):

@@ -437,6 +437,17 @@ def set_aside(
     return LedgerRow._from_db(found.rows[0])
 
 
+def check_references(references: Sequence[str]) -> Sequence[str]:
+    """The references ``rows`` looks up: one string is refused, since it would be read as its
+    characters, each a reference with no row."""
+    if isinstance(references, (str, bytes)):
+        raise ConfigurationError(
+            f"rows takes a list of references, not one string ({references[:40]!r}); for one "
+            "reference, use row(reference)"
+        )
+    return references
+
+
 def rows_for(
     dialect: _sql.Dialect, table: str, references: Sequence[str], account: str = ""
 ) -> LedgerPlan[dict[str, LedgerRow]]:

@@ -78,10 +78,11 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
             Each reference that has a row, with its row.
 
         Raises:
+            ConfigurationError: ``references`` is one string (``row`` takes one reference).
             LedgerError: the database failed or refused (the cause is chained).
         """
-        label = check_account(account)
-        return self._run(_plans.rows_for(self._driver.dialect, self.table, references, label))
+        label, checked = check_account(account), _plans.check_references(references)
+        return self._run(_plans.rows_for(self._driver.dialect, self.table, checked, label))
 
     def row(self, reference: str, *, account: str = "") -> LedgerRow | None:
         """The ledger's row for one reference.
