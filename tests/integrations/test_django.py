@@ -13,6 +13,8 @@ from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
+from django.template import engines
+from django.template.response import TemplateResponse
 from django.test import AsyncClient as DjangoAsyncClient
 from django.test import Client as DjangoClient
 from django.test import RequestFactory
@@ -375,6 +377,32 @@ def test_a_view_that_forgets_to_return_a_response_is_fulfilled_once(
     assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "already_fulfilled"})
     assert (shop.fulfilled, shop.deliveries) == ([REFERENCE], 1)
     assert row is not None and row.state == "fulfilled"
+
+
+@pytest.mark.parametrize(("status", "state"), [(200, "fulfilled"), (409, "refused")])
+def test_a_template_response_is_recorded_by_the_fulfilment_rule(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, status: int, state: str
+) -> None:
+    """A ``TemplateResponse`` (what class-based views return) is rendered after the view
+    returns: the ledger records it by its status without reading its body first, and Django
+    renders it as usual."""
+    template = engines["django"].from_string("thank you for {{ reference }}")
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(
+            request: HttpRequest, payment: paysdk.VerifiedPayment
+        ) -> TemplateResponse:
+            shop.fulfil(payment)
+            context = {"reference": payment.reference}
+            return TemplateResponse(request, template, context, status=status)
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        first = DjangoClient().get(f"{PATH}?reference={REFERENCE}")
+        row = ledger.row(REFERENCE)
+    assert (first.status_code, first.content) == (status, b"thank you for order-1042")
+    assert row is not None and row.state == state
+    assert shop.deliveries == 1
 
 
 @pytest.mark.anyio

@@ -30,6 +30,7 @@ from .._extras import missing_extra
 try:
     from django.http import HttpRequest, HttpResponse, JsonResponse
     from django.http.response import HttpResponseBase
+    from django.template.response import SimpleTemplateResponse
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
 
@@ -198,8 +199,16 @@ def _checked(response: HttpResponseBase) -> HttpResponseBase:
     """
     if not isinstance(response, HttpResponseBase):
         return check_answer(response, None, bytes)
-    body = response.content if isinstance(response, HttpResponse) else b""
-    return check_answer(response, response.status_code, lambda: body)
+    return check_answer(response, response.status_code, lambda: _body(response))
+
+
+def _body(response: HttpResponseBase) -> bytes:
+    """A refusing response's body, for its reason: none for a stream, nor for a template response
+    not rendered yet (Django renders it after the view, through the middleware; reading it first
+    would raise)."""
+    if isinstance(response, SimpleTemplateResponse) and not response.is_rendered:
+        return b""
+    return response.content if isinstance(response, HttpResponse) else b""
 
 
 def _error_response(error: PaySDKError) -> JsonResponse:
