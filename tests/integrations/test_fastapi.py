@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fastapi import FastAPI
+from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from fastapi.testclient import TestClient
 from starlette.requests import Request
@@ -291,6 +291,33 @@ def test_an_endpoints_answer_is_recorded_by_the_fulfilment_rule(
     client = sandbox_client(callback_sandbox, kind)
     ledger = open_ledger(kind, tmp_path / "ledger.db")
     with TestClient(ledger_app(client, shop, ledger, views)) as browser:
+        check_the_rule(answer, views, delivery(browser), lambda: row_of(browser, ledger))
+        close(browser, client, ledger)
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
+@pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
+def test_a_status_set_on_the_injected_response_is_recorded_by_the_fulfilment_rule(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, answer: ViewAnswer, kind: str
+) -> None:
+    """FastAPI's way to answer a returned value with another status: ``response.status_code``
+    on a ``Response`` parameter. That status is the answer, so it is what the ledger records
+    (a 503 so set asks for the retry, which runs the endpoint again)."""
+    views = Views(answer)
+    client = sandbox_client(callback_sandbox, kind)
+    ledger = open_ledger(kind, tmp_path / "ledger.db")
+    app = FastAPI()
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    async def payment_callback(
+        payment: paysdk.VerifiedPayment, response: Response
+    ) -> dict[str, str]:
+        answered = views.next()
+        response.status_code = answered.status_code
+        return answered.body
+
+    with TestClient(app) as browser:
         check_the_rule(answer, views, delivery(browser), lambda: row_of(browser, ledger))
         close(browser, client, ledger)
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import json
 import typing
 from collections.abc import Callable
 from typing import Any
@@ -155,7 +156,7 @@ class _Callback:
             return await run_in_threadpool(functools.partial(endpoint, paid, **kwargs))
 
         async def checked(paid: VerifiedPayment) -> Any:
-            return _checked(await run(paid))
+            return _checked(await run(paid), kwargs)
 
         ledger = self.ledger
         if ledger is None:
@@ -206,11 +207,30 @@ def _is_request(annotation: object) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, Request)
 
 
-def _checked(value: object) -> object:
-    """The endpoint's answer if it is a success; see ``_callback.check_answer``."""
-    if not isinstance(value, Response):
-        return check_answer(value, None, bytes)
-    return check_answer(value, value.status_code, lambda: bytes(getattr(value, "body", b"")))
+def _checked(value: object, kwargs: dict[str, Any]) -> object:
+    """The endpoint's answer if it is a success; see ``_callback.check_answer``. A value that
+    is not a response is answered with the status the endpoint set on the ``Response``
+    parameter FastAPI gave it, if it set one (``kwargs`` holds that parameter), else 200."""
+    if isinstance(value, Response):
+        return check_answer(value, value.status_code, lambda: bytes(getattr(value, "body", b"")))
+    return check_answer(value, _status_set(kwargs), lambda: _json(value))
+
+
+def _status_set(kwargs: dict[str, Any]) -> int | None:
+    """The status set on a ``Response`` parameter, which FastAPI gives with none set."""
+    for given in kwargs.values():
+        status: int | None = getattr(given, "status_code", None)
+        if isinstance(given, Response) and status is not None:
+            return status
+    return None
+
+
+def _json(value: object) -> bytes:
+    """A value's body as FastAPI would write it, near enough for a refusal's reason."""
+    try:
+        return json.dumps(value, default=str).encode()
+    except (TypeError, ValueError):  # a structure json cannot write: no excerpt
+        return b""
 
 
 def _answer(response: CallbackResponse) -> JSONResponse:
