@@ -264,6 +264,9 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
         ("postgresql://shop@db/shop", {"table": "pg_temp.fulfilments"}, "temporary"),
         ("postgresql://shop@db/shop", {"table": "pg_temp_3.fulfilments"}, "temporary"),
         ("orders.db", {"timeout": -1}, "timeout"),
+        ("orders.db", {"timeout": float("inf")}, "timeout"),
+        ("postgresql://shop@db/shop", {"timeout": float("inf")}, "timeout"),
+        ("postgresql://shop@db/shop", {"timeout": 40_000}, "timeout"),  # past TCP's keepalive
     ],
 )
 def test_bad_configuration_is_refused_before_any_database_is_touched(

@@ -18,6 +18,9 @@ from ._steps import LedgerPlan
 __all__ = ["DEFAULT_LEASE", "sqlite_file"]
 
 DEFAULT_LEASE = dt.timedelta(minutes=5)
+MAX_TIMEOUT = 32767.0
+"""The longest ``timeout``, in seconds: Linux's longest TCP keepalive idle time, which a
+PostgreSQL ledger's connections take from it; beyond it (or infinite) every call would fail."""
 _SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
 
 
@@ -86,6 +89,7 @@ class BaseLedger:
             timeout: the longest one database wait may take, in seconds: a lock (both), or on
                 PostgreSQL connecting, a dead peer, a statement (twice it): beyond it,
                 LedgerError, so a stuck worker or database fails a call instead of hanging it.
+                At most 32767 (about 9 hours).
 
         Raises:
             ConfigurationError: a URL of no supported database or a malformed one (the
@@ -107,8 +111,11 @@ class BaseLedger:
         one step a ledger on another connection (Django's, SQLAlchemy's) shares with this one."""
         self.lease: dt.timedelta = _plans.check_lease(lease)
         self.table: str = _plans.check_table(table, self._backend)
-        if not isinstance(timeout, (int, float)) or not timeout > 0:
-            raise ConfigurationError(f"timeout must be a positive number, not {timeout!r}")
+        if not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
+            raise ConfigurationError(
+                f"timeout must be a positive number of seconds, at most {MAX_TIMEOUT:g} (the "
+                f"longest TCP keepalive a PostgreSQL connection takes), not {timeout!r}"
+            )
         self.timeout: float = float(timeout)
         self._create_table = create_table
         self._ready = not create_table
