@@ -120,15 +120,13 @@ def verified_callback(
 def _checked(answer: ResponseReturnValue) -> ResponseReturnValue:
     """The view's answer, as a response, if it is a success; see ``_callback.check_answer``.
 
-    An answer Flask cannot make a response of (``None``, a forgotten ``return``) is from a view
-    that ran to its end: it is recorded fulfilled, as any value that is not a response is, and
-    Flask then refuses it with its own error, rather than the ledger releasing it for the retry
-    to run again.
+    ``None`` (a forgotten ``return``) is from a view that ran to its end: it is recorded
+    fulfilled, as any value that is not a response is, and Flask then refuses it with its own
+    error, rather than the ledger releasing it for the retry to run again.
     """
-    try:
-        response = make_response(answer)
-    except TypeError:  # Flask's refusal of the view's return value
+    if answer is None:
         return check_answer(answer, None, bytes)
+    response = make_response(answer)
     return check_answer(
         response,
         response.status_code,
