@@ -242,6 +242,27 @@ def test_a_view_that_forgets_to_return_a_response_is_fulfilled_once(
     assert row is not None and row.state == "fulfilled"
 
 
+def test_a_refusal_whose_body_is_all_escapes_is_recorded_with_a_short_reason(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    """A 4xx body of invisible characters, each quoted as a six-character escape: the reason
+    stays short enough for the ledger to record it."""
+    app = flask.Flask(__name__)
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> tuple[str, int]:
+            return "sold out" + "\u200b" * 300, 409
+
+        answer = app.test_client().get(f"{PATH}?reference={REFERENCE}")
+        row = ledger.row(REFERENCE)
+    assert answer.status_code == 409
+    assert row is not None and row.state == "refused" and row.reason is not None
+    assert row.reason.startswith("the callback view answered 409: sold out\\u200b")
+    assert len(row.reason) < 300
+
+
 @pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
 def test_with_a_ledger_refusals_of_confirmed_payments_are_recorded(
     client: paysdk.Client, shop: Shop, tmp_path: Path, case: CallbackCase

@@ -221,6 +221,9 @@ def _shown(value: object) -> str:
 
 
 def _excerpt(body: bytes) -> str:
+    """The body's first characters, each unprintable one escaped; at most ``EXCERPT`` characters
+    once escaped (an escape is up to ten), so the reason stays one the ledger records."""
     text = body.decode("utf-8", "replace").strip()
-    short = text[:EXCERPT] + ("..." if len(text) > EXCERPT else "")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in short) or "(empty body)"
+    shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:EXCERPT])
+    cut = len(text) > EXCERPT or len(shown) > EXCERPT
+    return shown[:EXCERPT] + ("..." if cut else "") or "(empty body)"
