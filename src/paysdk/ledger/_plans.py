@@ -437,15 +437,22 @@ def set_aside(
     return LedgerRow._from_db(found.rows[0])
 
 
-def check_references(references: Sequence[str]) -> Sequence[str]:
+def check_references(references: Sequence[str]) -> list[str]:
     """The references ``rows`` looks up: one string is refused, since it would be read as its
-    characters, each a reference with no row."""
+    characters, each a reference with no row; so is a reference that is not a string."""
     if isinstance(references, (str, bytes)):
         raise ConfigurationError(
             f"rows takes a list of references, not one string ({references[:40]!r}); for one "
             "reference, use row(reference)"
         )
-    return references
+    listed = list(references)
+    for reference in listed:
+        if not isinstance(reference, str):
+            hint = ": pass payment.reference" if isinstance(reference, VerifiedPayment) else ""
+            raise ConfigurationError(
+                f"a reference is a string, not a {type(reference).__name__}{hint}"
+            )
+    return listed
 
 
 def rows_for(

@@ -76,7 +76,8 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             Each reference that has a row, with its row.
 
         Raises:
-            ConfigurationError: ``references`` is one string (``row`` takes one reference).
+            ConfigurationError: ``references`` is one string (``row`` takes one reference), or
+                holds one that is not a string.
             LedgerError: the database failed or refused (the cause is chained).
         """
         label, checked = check_account(account), _plans.check_references(references)
