@@ -319,6 +319,8 @@ async def test_rows_of_one_reference_string_is_refused_not_read_as_its_character
         assert ledger.rows(["order-1"]).keys() == {"order-1"}
         with pytest.raises(paysdk.ConfigurationError, match=r"payment\.reference"):
             ledger.row(paid())
+        with pytest.raises(paysdk.ConfigurationError, match=r"payment\.reference"):
+            ledger.resolve(paid(), ran=True)
     async with AsyncLedger(tmp_path / "l.db") as async_ledger:
         with pytest.raises(paysdk.ConfigurationError, match=r"row\("):
             await async_ledger.rows("order-1")

@@ -145,8 +145,9 @@ class BaseLedger:
     def _resolve_plan(self, reference: str, ran: object, account: object) -> LedgerPlan[LedgerRow]:
         if not isinstance(ran, bool):
             raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
+        (checked,) = _plans.check_references([reference])
         return _plans.resolve(
-            self._driver.dialect, self.table, reference, ran=ran, account=check_account(account)
+            self._driver.dialect, self.table, checked, ran=ran, account=check_account(account)
         )
 
     def _rows_plan(

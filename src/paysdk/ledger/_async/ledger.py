@@ -155,6 +155,7 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             The payment's row as it now is.
 
         Raises:
+            ConfigurationError: ``reference`` is not a string.
             LedgerError: it is not in the ``unknown`` state (or the database failed).
         """
         return await self._run(self._resolve_plan(reference, ran, account))

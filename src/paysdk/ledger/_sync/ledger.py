@@ -157,6 +157,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
             The payment's row as it now is.
 
         Raises:
+            ConfigurationError: ``reference`` is not a string.
             LedgerError: it is not in the ``unknown`` state (or the database failed).
         """
         return self._run(self._resolve_plan(reference, ran, account))
