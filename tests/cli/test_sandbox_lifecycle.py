@@ -7,8 +7,11 @@ import json
 import os
 import signal
 import socket
+import subprocess
 import time
 from pathlib import Path
+
+import pytest
 
 from paysdk.cli._background import alive
 from tests.cli.sandbox_cli import KEY, Paysdk
@@ -108,3 +111,21 @@ def test_a_detached_sandbox_on_a_free_port_stops_cleanly_on_sigterm(cli: Paysdk)
     said = log.read_text()
     assert "sandbox stopped" in said
     assert "Traceback" not in said and "please report" not in said
+
+
+@pytest.mark.parametrize("shell", ["sk_$(touch${IFS}RAN)", "sk_`touch${IFS}RAN`;'\"*&|#"])
+def test_a_shell_that_evals_the_export_lines_sets_the_key_as_given_and_runs_nothing(
+    cli: Paysdk, port: int, tmp_path: Path, shell: str
+) -> None:
+    ran = tmp_path / "ran"
+    key = shell.replace("RAN", str(ran))
+    started = cli("sandbox", "--detach", "--port", str(port), PAYSDK_SANDBOX_SECRET_KEY=key)
+    assert started.returncode == 0, started.stderr
+    shown = subprocess.run(
+        ["sh", "-c", 'eval "$1" && printf "%s\\n" "$PAYSDK_BASE_URL" "$PAYSDK_SECRET_KEY"', "sh",
+         started.stdout],
+        capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert (shown.returncode, shown.stderr) == (0, "")
+    assert shown.stdout.splitlines() == [f"http://127.0.0.1:{port}", key]
+    assert not ran.exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -143,9 +144,21 @@ def _announce(sandbox: Any, state: str | None) -> None:
     if state is not None:
         print(f"state file: {os.path.abspath(state)}")
     print("\nPoint a client or the paysdk command at it:\n")
-    print(f"  export {ENV_BASE_URL}={sandbox.base_url}")
-    print(f"  export {ENV_SECRET_KEY}={sandbox.secret_key}")
+    for line in _export_lines(sandbox.base_url, sandbox.secret_key):
+        print(f"  {line}")
     print("\nPress Ctrl-C to stop.", flush=True)
+
+
+def _export_lines(base_url: str, secret_key: str) -> list[str]:
+    """The two ``export`` lines a shell runs (``eval``) to point clients at a sandbox.
+
+    Each value is quoted for a POSIX shell, so ``eval`` sets it exactly as given and runs nothing
+    a key may hold (``$(...)``, a backtick, ``;``); a plain key or URL is left unquoted.
+    """
+    return [
+        f"export {ENV_BASE_URL}={shlex.quote(base_url)}",
+        f"export {ENV_SECRET_KEY}={shlex.quote(secret_key)}",
+    ]
 
 
 def _tell_ready(descriptor: int, sandbox: Any, log: str | None) -> None:
@@ -183,8 +196,8 @@ def _detach(args: argparse.Namespace, port: int, secret_key: str | None) -> int:
         message = started.error.removeprefix(f"{PROG}: error: ")
         return print_error(f"the sandbox did not start: {message}", started.code)
     running = started.sandbox
-    print(f"export {ENV_BASE_URL}={running.base_url}")
-    print(f"export {ENV_SECRET_KEY}={running.secret_key}")
+    for line in _export_lines(running.base_url, running.secret_key):
+        print(line)
     print(
         f"paysdk sandbox running in the background on {running.base_url} (pid {running.pid})\n"
         f"log: {running.log}\n"
