@@ -129,3 +129,22 @@ def test_a_shell_that_evals_the_export_lines_sets_the_key_as_given_and_runs_noth
     assert (shown.returncode, shown.stderr) == (0, "")
     assert shown.stdout.splitlines() == [f"http://127.0.0.1:{port}", key]
     assert not ran.exists()
+
+
+@pytest.mark.parametrize("key", ["my key", "sk_tab\there", " sk_padded", "sk_café", "sk_\x1b[2J"])
+@pytest.mark.parametrize("detach", [True, False])
+def test_a_key_no_client_could_send_is_refused_before_the_sandbox_starts(
+    cli: Paysdk, port: int, key: str, detach: bool
+) -> None:
+    argv = ["sandbox", "--port", str(port), *(["--detach"] if detach else [])]
+    for given, env, source in [
+        ([*argv, "--key", key], {}, "--secret-key"),
+        (argv, {"PAYSDK_SANDBOX_SECRET_KEY": key}, "PAYSDK_SANDBOX_SECRET_KEY"),
+    ]:
+        done = cli(*given, **env)
+        assert (done.returncode, done.stdout) == (2, "")
+        assert done.stderr == (
+            f"paysdk: error: {source}: a client sends the key in a header, so it must be "
+            "printable ASCII without spaces (no client could send this one)\n"
+        )
+        assert not cli.pid_file(port).exists()

@@ -101,6 +101,13 @@ def _sandbox(args: argparse.Namespace) -> int:
 
     port = _chosen_port(args.port)
     secret_key = args.secret_key or os.environ.get(ENV_SANDBOX_SECRET_KEY) or None
+    if secret_key is not None and not _sendable(secret_key):
+        source = "--secret-key" if args.secret_key else ENV_SANDBOX_SECRET_KEY
+        return print_error(
+            f"{source}: a client sends the key in a header, so it must be printable ASCII "
+            "without spaces (no client could send this one)",
+            EXIT_USAGE,
+        )
     if args.detach:
         return _detach(args, port, secret_key)
     try:
@@ -329,6 +336,12 @@ def _chosen_port(given: int | None) -> int:
         from .._errors import ConfigurationError
 
         raise ConfigurationError(f"{ENV_SANDBOX_PORT}: {exc}") from None
+
+
+def _sendable(key: str) -> bool:
+    """Whether a client can send ``key`` (``Authorization: Bearer <key>``): printable ASCII, no
+    space, as ``paysdk.Client`` checks its own key."""
+    return all("\x21" <= char <= "\x7e" for char in key)
 
 
 def port_number(text: str) -> int:
