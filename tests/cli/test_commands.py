@@ -378,6 +378,21 @@ def test_trigger_callback(sandbox: Sandbox, run: Run) -> None:
     assert run("trigger-callback", "http://127.0.0.1:9/cb", "--reference", "x")[0] == 3
 
 
+@pytest.mark.parametrize("timeout", ["inf", "1e10", "100000"])
+def test_a_trigger_callback_timeout_no_socket_can_wait_is_a_usage_error(
+    sandbox: Sandbox, run: Run, timeout: str
+) -> None:
+    code, out, err = run(
+        "trigger-callback", f"{sandbox.base_url}/cb", "--reference", "x", "--timeout", timeout
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "paysdk: error: --timeout: the callback's timeout must be more than 0 and at most 86400 "
+        f"seconds, not {float(timeout)!r}\n"
+    )
+    assert sandbox.requests == []
+
+
 def test_python_m_paysdk_runs_as_a_process(sandbox: Sandbox) -> None:
     env = {**os.environ, "PAYSDK_BASE_URL": sandbox.base_url, "PAYSDK_SECRET_KEY": "sk_wrong"}
     done = subprocess.run(

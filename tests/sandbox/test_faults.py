@@ -403,6 +403,19 @@ def test_send_callback_reports_the_handlers_failure(sandbox: Sandbox) -> None:
     assert (result.status_code, result.body, result.ok) == (400, "unknown order", False)
 
 
+@pytest.mark.parametrize("timeout", [float("inf"), float("nan"), 1e10, 0, -1, True, "5"])
+def test_a_callback_timeout_no_socket_can_wait_is_refused_before_anything_is_sent(
+    sandbox: Sandbox, timeout: Any
+) -> None:
+    url = f"{sandbox.base_url}/callback"
+    with pytest.raises(ValueError, match="timeout must be more than 0 and at most 86400 seconds"):
+        send_callback(url, "x", timeout=timeout)
+    with pytest.raises(ValueError, match="timeout must be more than 0 and at most 86400 seconds"):
+        sandbox.pay("order-new", callback=url, timeout=timeout)
+    assert sandbox.requests == []
+    assert sandbox.get_payment("order-new") is None
+
+
 def test_send_callback_to_nowhere_or_too_slow_raises(sandbox: Sandbox) -> None:
     sandbox.inject(Fault(delay=5), path="/callback")
     with pytest.raises(CallbackDeliveryError, match="timed out"):

@@ -1,4 +1,5 @@
-"""The callback request the service sends a merchant: ``GET <callback URL>?reference=...``."""
+"""The callback request the service sends a merchant, ``GET <callback URL>?reference=...``, and
+how long one may take."""
 
 from __future__ import annotations
 
@@ -6,7 +7,10 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from .._lazy import publish
 
-__all__ = ["callback_url"]
+__all__ = ["LONGEST_CALLBACK_TIMEOUT", "callback_timeout", "callback_url"]
+
+LONGEST_CALLBACK_TIMEOUT = 86400.0
+"""The longest timeout a callback takes, in seconds: a day (a socket cannot wait for ever)."""
 
 
 def callback_url(url: str, reference: str) -> str:
@@ -42,3 +46,22 @@ def callback_url(url: str, reference: str) -> str:
 
 
 publish("paysdk.sandbox", callback_url)
+
+
+def callback_timeout(timeout: object) -> float:
+    """``timeout`` as a callback's seconds, checked before anything is sent or recorded.
+
+    Raises:
+        ValueError: not a number more than 0 and at most ``LONGEST_CALLBACK_TIMEOUT`` (infinity
+            and NaN included).
+    """
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not 0 < timeout <= LONGEST_CALLBACK_TIMEOUT
+    ):
+        raise ValueError(
+            "the callback's timeout must be more than 0 and at most "
+            f"{LONGEST_CALLBACK_TIMEOUT:.0f} seconds, not {timeout!r}"
+        )
+    return float(timeout)

@@ -14,6 +14,7 @@ import os
 from typing import TYPE_CHECKING, Any, cast
 
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
+from .._service.callbacks import callback_timeout
 from . import _background as background
 from ._background import RunningSandbox
 from ._connection import positive_float, whole_amount
@@ -204,6 +205,10 @@ def _trigger_callback(args: argparse.Namespace) -> int:
         callback_url(args.url, args.reference)  # the user's URL, checked before anything is sent
     except ValueError as exc:
         return print_error(exc, EXIT_USAGE)
+    try:
+        callback_timeout(args.timeout)
+    except ValueError as exc:
+        return print_error(f"--timeout: {exc}", EXIT_USAGE)
     try:
         result = send_callback(args.url, args.reference, timeout=args.timeout)
     except CallbackDeliveryError as exc:

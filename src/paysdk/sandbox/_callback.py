@@ -9,9 +9,15 @@ from __future__ import annotations
 import dataclasses
 
 from .._parsing.decoding import ACCEPT_ENCODING
-from .._service.callbacks import callback_url
+from .._service.callbacks import callback_timeout, callback_url
 
-__all__ = ["CallbackDeliveryError", "CallbackResult", "callback_url", "send_callback"]
+__all__ = [
+    "CallbackDeliveryError",
+    "CallbackResult",
+    "callback_timeout",
+    "callback_url",
+    "send_callback",
+]
 
 DEFAULT_CALLBACK_TIMEOUT = 10.0
 MAX_CALLBACK_BODY = 64 * 1024
@@ -57,9 +63,11 @@ def send_callback(
         What the handler answered.
 
     Raises:
-        ValueError: ``url`` is not an absolute, valid http(s) URL.
+        ValueError: ``url`` is not an absolute, valid http(s) URL, or ``timeout`` is not more
+            than 0 and at most a day.
         CallbackDeliveryError: the handler cannot be reached or does not answer whole in time.
     """
+    timeout = callback_timeout(timeout)
     # Imported here, when a callback is sent: a sandbox that never sends one (most) starts
     # without the HTTP client.
     from .._transport import Fetched, fetch

@@ -17,7 +17,13 @@ from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
 from .._service.store import StandIn
 from ._answering import Answering
-from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, callback_url, send_callback
+from ._callback import (
+    DEFAULT_CALLBACK_TIMEOUT,
+    CallbackResult,
+    callback_timeout,
+    callback_url,
+    send_callback,
+)
 from ._http import DEFAULT_MAX_CONNECTIONS
 from ._payments import SandboxPayments
 from ._requests import RecordedRequest, RequestLog
@@ -172,12 +178,14 @@ class Sandbox(StandIn[SandboxPayments]):
             The handler's answer: the URL requested, its status and the start of its body.
 
         Raises:
-            ValueError: the callback URL is not http(s).
+            ValueError: the callback URL is not http(s), or ``timeout`` is not more than 0 and
+                at most a day.
             CallbackDeliveryError: the payment was recorded, but its handler could not be
                 reached or did not answer in time.
         """
         reference = payment if isinstance(payment, str) else payment.reference
         callback_url(callback, reference)
+        callback_timeout(timeout)
         record = self.add_payment(payment, **fields)
         return self.send_callback(callback, record.reference, timeout=timeout)
 
@@ -258,7 +266,8 @@ class Sandbox(StandIn[SandboxPayments]):
             What the handler answered.
 
         Raises:
-            ValueError: ``url`` is not an absolute, valid http(s) URL.
+            ValueError: ``url`` is not an absolute, valid http(s) URL, or ``timeout`` is not
+                more than 0 and at most a day.
             CallbackDeliveryError: the handler cannot be reached or does not answer in time.
         """
         return send_callback(url, reference, timeout=timeout)
