@@ -96,6 +96,21 @@ def test_a_corrupt_state_file_is_an_error_naming_it(cli: Paysdk, port: int, tmp_
     assert not cli.pid_file(port).exists()
 
 
+@pytest.mark.parametrize("option", ["--seed", "--state"])
+def test_a_seed_or_state_file_nested_too_deeply_is_an_error_naming_it(
+    cli: Paysdk, port: int, tmp_path: Path, option: str
+) -> None:
+    nested = tmp_path / "nested.json"
+    nested.write_text("[" * 100_000 + "]" * 100_000)
+    for argv in (("--detach", "--port", str(port)), ("--port", str(port))):
+        done = cli("sandbox", *argv, option, str(nested))
+        assert (done.returncode, done.stdout) == (2, "")
+        assert str(nested) in done.stderr
+        assert "not valid JSON: nested too deeply to read" in done.stderr
+        assert "Traceback" not in done.stderr
+    assert not cli.pid_file(port).exists()
+
+
 def test_a_detached_sandbox_on_a_free_port_stops_cleanly_on_sigterm(cli: Paysdk) -> None:
     started = cli("sandbox", "--detach", "--key", KEY)
     assert started.returncode == 0, started.stderr

@@ -50,6 +50,8 @@ def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
         data = json.loads(text)
     except ValueError as exc:
         raise SeedError(f"{source}: not valid JSON: {exc}") from None
+    except RecursionError:  # nested deeper than the interpreter's stack allows
+        raise SeedError(f"{source}: not valid JSON: nested too deeply to read") from None
     if not isinstance(data, list):
         raise SeedError(f"{source}: expected a JSON array of payment records")
     items = cast("list[object]", data)
