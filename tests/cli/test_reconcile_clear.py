@@ -174,6 +174,14 @@ def test_resolve_settles_an_unknown_outcome(
         (("reconcile", "--lookup", "tests.cli.shop:NOT_A_FUNCTION"), "is a int, not a function"),
         (("reconcile", "--lookup", "find_order"), "expected package.module:function"),
         (("reconcile", "--fulfil", "tests.cli.shop:ship"), "--fulfil needs --lookup"),
+        (
+            ("reconcile", "--max-discrepancies", "0"),
+            "argument --max-discrepancies: expected a positive whole number, not '0'",
+        ),
+        (
+            ("reconcile", "--max-discrepancies", "-5"),
+            "argument --max-discrepancies: expected a positive whole number, not '-5'",
+        ),
     ],
 )
 def test_usage_errors_exit_2_and_say_what_is_wrong(

@@ -71,7 +71,7 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
     )
     reconcile.add_argument(
         "--max-discrepancies",
-        type=whole_number,
+        type=_positive,
         default=MAX_DISCREPANCIES,
         metavar="N",
         help="list at most N payments (all are counted); default %(default)s",
@@ -83,6 +83,11 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         csv="print the payments as CSV (the summary is not included)",
     )
     reconcile.set_defaults(command=_reconcile)
+
+
+def _positive(text: str) -> int:
+    """``--max-discrepancies``: a whole number of at least 1, checked with the other options."""
+    return whole_number(text, 1, expected="a positive whole number")
 
 
 def _reconcile(args: argparse.Namespace) -> int:
