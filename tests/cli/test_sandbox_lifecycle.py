@@ -86,6 +86,22 @@ def test_status_and_stop_find_the_only_sandbox_and_its_port_from_the_environment
     assert cli("sandbox", "status").returncode == 1
 
 
+def test_a_copy_of_a_pid_file_under_another_name_is_not_a_sandbox(cli: Paysdk, port: int) -> None:
+    cli.start(port)
+    record = cli.pid_file(port).read_text()
+    for name in (f"sandbox-{port} (copy).pid", "sandbox-.pid", "sandbox-\u0661.pid"):
+        (cli.runtime / name).write_text(record)
+    status = cli("sandbox", "status")
+    assert (status.returncode, status.stderr) == (0, "")
+    assert status.stdout.startswith(f"port {port}: running, pid {cli.pid(port)}, ")
+    assert status.stdout.count("\n") == 1
+    stopped = cli("sandbox", "stop")
+    assert (stopped.returncode, stopped.stdout) == (0, "")
+    assert (
+        stopped.stderr == f"stopped the sandbox on port {port} (pid {json.loads(record)['pid']})\n"
+    )
+
+
 def test_a_corrupt_state_file_is_an_error_naming_it(cli: Paysdk, port: int, tmp_path: Path) -> None:
     state = tmp_path / "state.json"
     state.write_text("[{")

@@ -137,9 +137,12 @@ def log_file(port: int | None) -> Path:
 
 
 def pid_files() -> list[Path]:
-    """Every detached sandbox's pid file, by port."""
+    """Every detached sandbox's pid file, by port. A file of another name that the glob matches
+    (``sandbox-8321 (copy).pid``, left by a person or a file manager) is not one."""
     found = runtime_dir().glob("sandbox-*.pid")
-    return sorted(found, key=lambda path: int(path.stem.split("-")[1]))
+    ports = {path: path.stem.removeprefix("sandbox-") for path in found}
+    named = [path for path, port in ports.items() if port.isascii() and port.isdigit()]
+    return sorted(named, key=lambda path: int(ports[path]))
 
 
 def write_pid_file(sandbox: RunningSandbox) -> Path:
