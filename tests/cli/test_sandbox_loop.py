@@ -46,6 +46,24 @@ def test_detach_pay_and_stop(cli: Paysdk, port: int, merchant: Merchant, tmp_pat
     assert not cli.pid_file(port).exists()
 
 
+def test_a_sandbox_that_cannot_save_its_state_says_why_and_exits_1(
+    cli: Paysdk, port: int, merchant: Merchant, tmp_path: Path
+) -> None:
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    cli.start(port, "--state", str(kept / "state.json"))
+    kept.rmdir()  # the state file's directory is gone: the sandbox cannot write its state
+    paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD",
+               "--callback", merchant.url)  # fmt: skip
+    assert (paid.returncode, paid.stdout) == (1, "")
+    assert paid.stderr.startswith(
+        f"paysdk: error: the sandbox at http://127.0.0.1:{port} failed: cannot write the state "
+        f"file {str(kept / 'state.json')!r}"
+    )
+    assert paid.stderr.count("\n") == 1
+    assert merchant.fulfilled == []
+
+
 def test_the_state_survives_stop_and_start(
     cli: Paysdk, port: int, merchant: Merchant, tmp_path: Path
 ) -> None:

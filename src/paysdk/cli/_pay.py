@@ -4,7 +4,8 @@
 ``Sandbox.pay``), so the callback comes as from the service and the handler's verify finds the
 payment. With no base URL (flag or variable) it pays in the one sandbox running detached, with its
 key unless ``--secret-key`` is given. It exits 0 when the handler answered 2xx, 1 when it
-answered anything else and 3 when it, or the sandbox, could not be reached.
+answered anything else (or the sandbox failed, as when it cannot write its state file) and 3 when
+it, or the sandbox, could not be reached.
 """
 
 from __future__ import annotations
@@ -167,6 +168,8 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
         )
     if answer.status_code == 400 and "message" in data:
         return print_error(f"the sandbox refused the payment: {data['message']}", EXIT_USAGE)
+    if answer.status_code >= 500 and isinstance(data.get("message"), str):  # its disk, or a bug
+        return print_error(f"the sandbox at {base_url} failed: {data['message']}", EXIT_FAILURE)
     if answer.status_code != 201 or not isinstance(data.get("callback"), dict):
         return print_error(
             f"{base_url} is not a paysdk sandbox (POST /_sandbox/pay answered "
