@@ -636,6 +636,37 @@ def test_a_reader_that_stops_early_is_not_an_unreachable_service(sandbox: Sandbo
     assert (done.returncode, done.stderr) == (141, b"")
 
 
+@pytest.mark.parametrize("argv", [("verify", COMPLETED_REFERENCE), ("list", "--json")])
+def test_a_closed_stdout_is_a_closed_pipe_not_a_bug(
+    sandbox: Sandbox, argv: tuple[str, ...]
+) -> None:
+    """``paysdk list >&-``: started without a stdout at all, which Python leaves ``None``."""
+    env = {
+        **os.environ,
+        "PAYSDK_BASE_URL": sandbox.base_url,
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+    }
+    command = shlex.join([sys.executable, "-m", "paysdk", *argv])
+    done = subprocess.run(
+        ["/bin/sh", "-c", f"{command} >&-"], capture_output=True, env=env, timeout=30, check=False
+    )
+    assert (done.returncode, done.stderr) == (141, b"")
+
+
+def test_an_error_with_stderr_closed_never_reaches_stdout(sandbox: Sandbox) -> None:
+    """``paysdk verify ... 2>&-``: the error is not written into the command's output."""
+    env = {
+        **os.environ,
+        "PAYSDK_BASE_URL": sandbox.base_url,
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+    }
+    command = shlex.join([sys.executable, "-m", "paysdk", "verify", UNKNOWN_REFERENCE])
+    done = subprocess.run(
+        ["/bin/sh", "-c", f"{command} 2>&-"], capture_output=True, env=env, timeout=30, check=False
+    )
+    assert (done.returncode, done.stdout) == (1, b"")
+
+
 def test_head_closing_the_pipe_leaves_stderr_quiet(sandbox: Sandbox) -> None:
     env = {
         **os.environ,

@@ -41,6 +41,7 @@ from paysdk.cli._report import (
     broken_pipe,
     escape_unwritable,
     in_cli_words,
+    open_missing_streams,
     print_csv,
     print_error,
     print_internal_error,
@@ -54,6 +55,7 @@ __all__ = ["main"]
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
+    open_missing_streams()
     escape_unwritable()
     parser = build_parser()
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import codecs
 import csv
+import errno
 import io
 import logging
 import os
@@ -122,6 +123,24 @@ class VerboseLog(logging.Handler):
             print(f"{PROG}: attempt {self.sent}: {printable(record.getMessage())}", file=sys.stderr)
         else:  # "GET url failed (ServerError); retry 1 of 2 in 0.52s"
             print(f"{PROG}: {printable(record.getMessage())}", file=sys.stderr)
+
+
+class _ClosedOutput(io.TextIOBase):
+    """The standard output of a process started without one (``paysdk list >&-``): every write
+    is a closed pipe's, so the command ends as when its reader has gone."""
+
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(errno.EPIPE, "standard output is closed")
+
+
+def open_missing_streams() -> None:
+    """Stand in for a standard stream the process was started without, which Python leaves
+    ``None``: stdout as a closed pipe (exit 141, like ``| head``), stderr as a sink (an error
+    must not go to stdout, where ``print(file=None)`` would write it)."""
+    if sys.stdout is None:
+        sys.stdout = _ClosedOutput()
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's
 
 
 def escape_unwritable() -> None:
