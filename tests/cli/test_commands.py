@@ -441,6 +441,32 @@ def test_the_sandbox_command_serves_until_signalled(stop_signal: signal.Signals)
         pass
 
 
+def test_the_sandbox_command_answers_on_when_its_log_cannot_be_written() -> None:
+    """``paysdk sandbox 2>&1 | head``: once the log's reader has gone, every request is still
+    answered (the log line is lost), rather than none."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the log's reader is gone before the first request: a sure EPIPE
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "paysdk.sandbox", "--secret-key", "sk_cli_test"],
+            stdout=subprocess.PIPE, stderr=write_end, text=True,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    try:
+        assert process.stdout is not None
+        base_url = process.stdout.readline().split()[-1]
+        headers = {"Authorization": "Bearer sk_cli_test"}
+        for _ in range(3):
+            answer = httpx.get(f"{base_url}/payments", headers=headers, timeout=10)
+            assert answer.status_code == 200
+    finally:
+        process.kill()
+        process.wait()
+        if process.stdout is not None:
+            process.stdout.close()
+
+
 def test_the_sandbox_command_rejects_a_bad_seed(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["sandbox", "--seed", "/nonexistent/seed.json"]) == 2
     assert "cannot read seed file" in capsys.readouterr().err

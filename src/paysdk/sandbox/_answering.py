@@ -6,6 +6,7 @@ request, so a change a test makes while the sandbox runs applies to the next one
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from typing import Protocol
@@ -55,9 +56,11 @@ class Answering:
 
     def log(self, message: str) -> None:
         """Write one line to stderr: its control characters (a client's request line may hold
-        any) shown as escapes, never sent to the terminal."""
+        any) shown as escapes, never sent to the terminal. A line stderr cannot take (its
+        reader has gone, its disk is full) is lost: the request is answered all the same."""
         if self._sandbox.log_requests:
-            sys.stderr.write(f"sandbox: {printable(message)}\n")
+            with contextlib.suppress(OSError):
+                sys.stderr.write(f"sandbox: {printable(message)}\n")
 
     def connected(self, client_address: tuple[str, int]) -> None:
         self._requests.connected(client_address)
