@@ -112,6 +112,30 @@ def test_a_content_length_it_will_not_read_is_answered(
     assert_no_traceback(capfd)
 
 
+def test_a_chunked_body_is_refused_and_never_read_as_a_request(
+    sandbox: Sandbox, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """Its chunks would otherwise be taken for the next request on the connection."""
+    body = b'[{"reference": "order-chunked"}]'
+    request = (
+        f"POST /_sandbox/payments HTTP/1.1\r\nHost: x\r\n"
+        f"Authorization: Bearer {sandbox.secret_key}\r\nTransfer-Encoding: chunked\r\n\r\n"
+    ).encode() + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
+    answer = exchange(sandbox.port, request)
+    assert answer.startswith(status_line(411))
+    assert answer.count(b"HTTP/1.1 ") == 1  # one answer: the chunks were not read as a request
+    assert body_of(answer) == {
+        "error": "Length Required",
+        "message": "the sandbox reads a request body sent with a Content-Length only",
+    }
+    with httpx.Client(headers={"Authorization": f"Bearer {sandbox.secret_key}"}) as client:
+        streamed = client.post(f"{sandbox.base_url}/_sandbox/payments", content=iter([body]))
+    assert streamed.status_code == 411
+    assert sandbox.get_payment("order-chunked") is None
+    assert_still_serving(sandbox)
+    assert_no_traceback(capfd)
+
+
 def test_a_refused_body_still_gets_its_answer(
     sandbox: Sandbox, capfd: pytest.CaptureFixture[str]
 ) -> None:

@@ -2,12 +2,13 @@
 
 The standard library's ``ThreadingHTTPServer`` on purpose: with no dependency, ``pip install
 python-paysdk`` alone runs the sandbox. Bounded wherever a client could hold it: the request body
-(1 MiB, 413 beyond), the time a request may take to arrive or a connection sit idle
-(``idle_timeout``), the connections served at once (``max_connections``: one more is answered 503
-by the accept loop, which never waits), the listen backlog (a burst waits in the kernel's queue,
-not in SYN retries). A client that hangs up is one log line, never a traceback. Over TLS the
-accept loop only wraps each socket: the handshake runs in the connection's own thread within the
-idle timeout, so a client that never finishes it holds up no one else.
+(1 MiB, 413 beyond; read by its Content-Length, so a chunked one is answered 411), the time a
+request may take to arrive or a connection sit idle (``idle_timeout``), the connections served
+at once (``max_connections``: one more is answered 503 by the accept loop, which never waits),
+the listen backlog (a burst waits in the kernel's queue, not in SYN retries). A client that hangs
+up is one log line, never a traceback. Over TLS the accept loop only wraps each socket: the
+handshake runs in the connection's own thread within the idle timeout, so a client that never
+finishes it holds up no one else.
 """
 
 from __future__ import annotations
@@ -292,7 +293,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._owner.sandbox.log(format % args)
 
     def _read_body(self) -> bytes | None:
-        """The request body; ``None`` once a Content-Length it will not read was answered."""
+        """The request body; ``None`` once a body it will not read was answered (and the
+        connection closed: what the client sends next may be that body, not a request)."""
+        if self.headers.get("Transfer-Encoding") is not None:  # chunked: not read, so refused
+            self.close_connection = True
+            message = "the sandbox reads a request body sent with a Content-Length only"
+            self.send(Reply.error(411, "Length Required", message))
+            return None
         declared = self.headers.get("Content-Length")
         if declared is None:
             return b""
