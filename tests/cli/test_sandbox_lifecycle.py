@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from paysdk.cli._background import alive
-from tests.cli.sandbox_cli import KEY, Paysdk
+from tests.cli.sandbox_cli import KEY, Paysdk, free_port, listening
 
 # --- starting, stopping, status ---------------------------------------------------------------
 
@@ -100,6 +100,24 @@ def test_a_copy_of_a_pid_file_under_another_name_is_not_a_sandbox(cli: Paysdk, p
     assert (
         stopped.stderr == f"stopped the sandbox on port {port} (pid {json.loads(record)['pid']})\n"
     )
+
+
+def test_a_port_given_before_the_action_names_the_sandbox_it_acts_on(cli: Paysdk) -> None:
+    """``paysdk sandbox --port N stop`` stops the sandbox on N or none, never the only other."""
+    running, other = free_port(), free_port()
+    cli.start(running)
+    status = cli("sandbox", "--port", str(other), "status")
+    assert (status.returncode, status.stdout) == (1, "")
+    assert status.stderr == f"no sandbox is running on port {other}\n"
+    stopped = cli("sandbox", "--port", str(other), "stop")
+    assert (stopped.returncode, stopped.stderr) == (
+        0,
+        f"no sandbox is running on port {other}: nothing to stop\n",
+    )
+    assert listening(running)
+    pid = cli.pid(running)
+    stopped = cli("sandbox", "--port", str(running), "stop")
+    assert stopped.stderr == f"stopped the sandbox on port {running} (pid {pid})\n"
 
 
 def test_a_corrupt_state_file_is_an_error_naming_it(cli: Paysdk, port: int, tmp_path: Path) -> None:

@@ -88,6 +88,7 @@ def add_sandbox_commands(commands: Any) -> None:
         action.add_argument(
             "--port",
             type=port_number,
+            default=argparse.SUPPRESS,  # else it would undo `paysdk sandbox --port N stop`
             help=f"the sandbox's port (default: ${ENV_SANDBOX_PORT}, else the only one running)",
         )
         action.set_defaults(command=command)
