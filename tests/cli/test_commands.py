@@ -472,6 +472,19 @@ def test_the_sandbox_command_rejects_a_bad_seed(capsys: pytest.CaptureFixture[st
     assert "cannot read seed file" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("created_at", ["9999-12-31T23:00:00-05:00", "0001-01-01T00:00:00+01:00"])
+def test_the_sandbox_command_rejects_a_seed_time_outside_the_calendar_in_utc(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, created_at: str
+) -> None:
+    """Served as it was, every list would answer 500: the service writes its times in UTC."""
+    seed = tmp_path / "seed.json"
+    seed.write_text(json.dumps([{"reference": "order-far", "created_at": created_at}]))
+    assert main(["sandbox", "--seed", str(seed)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"paysdk: error: {seed}: record 0: created_at must be a time whose ")
+    assert err.count("\n") == 1
+
+
 @pytest.mark.parametrize("port", ["65536", "-1", "http"])
 def test_the_sandbox_command_refuses_a_port_out_of_range(
     capsys: pytest.CaptureFixture[str], port: str

@@ -113,6 +113,10 @@ class PaymentRecord:
         updated = self.updated_at
         if updated is not None and (not isinstance(updated, dt.datetime) or updated.tzinfo is None):
             _fail("updated_at", "a timezone-aware datetime")
+        if self.created_at.year in _EDGE_YEARS:  # only there can UTC fall outside the calendar
+            _check_in_utc("created_at", self.created_at)
+        if updated is not None and updated.year in _EDGE_YEARS:
+            _check_in_utc("updated_at", updated)
         if not _is_object(self.metadata):
             _fail("metadata", "an object")
         set_ = object.__setattr__  # the dataclass is frozen: normalise once, here
@@ -215,6 +219,18 @@ class PaymentRecord:
 
 def _fail(field: str, expected: str) -> NoReturn:
     raise SeedError(f"{field} must be {expected}")
+
+
+_EDGE_YEARS = (dt.MINYEAR, dt.MAXYEAR)
+
+
+def _check_in_utc(field: str, value: dt.datetime) -> None:
+    """Refuse a time whose UTC date is outside the calendar (``9999-12-31T23:00-05:00``): every
+    answer holding it, in UTC, would fail."""
+    try:
+        value.astimezone(dt.timezone.utc)
+    except OverflowError:
+        _fail(field, f"a time whose date in UTC is within years 1 to 9999, not {value.isoformat()}")
 
 
 def _is_object(value: object) -> TypeGuard[Mapping[str, Any]]:
