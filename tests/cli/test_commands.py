@@ -378,6 +378,20 @@ def test_trigger_callback(sandbox: Sandbox, run: Run) -> None:
     assert run("trigger-callback", "http://127.0.0.1:9/cb", "--reference", "x")[0] == 3
 
 
+def test_a_callback_url_whose_port_is_past_65535_is_refused_not_sent_to_another_port(
+    sandbox: Sandbox, run: Run
+) -> None:
+    """Port 65536 + N is not port N: the handler on N never hears of it."""
+    sandbox.inject(Fault(status=200, body="OK"), path="/cb")
+    url = f"http://127.0.0.1:{sandbox.port + 65536}/cb"
+    code, out, err = run("trigger-callback", url, "--reference", "x")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"paysdk: error: callback URL {url!r} is not a valid URL: Port out of range 0-65535\n"
+    )
+    assert sandbox.requests == []
+
+
 @pytest.mark.parametrize("timeout", ["inf", "1e10", "100000"])
 def test_a_trigger_callback_timeout_no_socket_can_wait_is_a_usage_error(
     sandbox: Sandbox, run: Run, timeout: str

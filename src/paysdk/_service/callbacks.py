@@ -31,6 +31,10 @@ def callback_url(url: str, reference: str) -> str:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
         raise ValueError(f"callback URL must be an absolute http(s) URL, not {url!r}")
+    try:  # a port past 65535 would be sent to another port (its remainder), not refused
+        parts.port  # noqa: B018 - raises ValueError for a port that is not one
+    except ValueError as exc:
+        raise ValueError(f"callback URL {url!r} is not a valid URL: {exc}") from None
     param = f"reference={quote(reference, safe='')}"
     query = f"{parts.query}&{param}" if parts.query else param
     target = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
