@@ -136,6 +136,21 @@ def test_pay_usage_errors_exit_2(cli: Paysdk, port: int, argv: tuple[str, ...], 
     assert says in paid.stderr
 
 
+@pytest.mark.parametrize("timeout", ["inf", "1e10", "100000"])
+def test_a_pay_timeout_past_a_day_is_a_usage_error_before_anything_is_sent(
+    cli: Paysdk, port: int, merchant: Merchant, timeout: str
+) -> None:
+    cli.start(port)
+    paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD",
+               "--callback", merchant.url, "--timeout", timeout)  # fmt: skip
+    assert (paid.returncode, paid.stdout) == (2, "")
+    assert paid.stderr == (
+        "paysdk: error: --timeout must be more than 0 and at most 86400 seconds, got "
+        f"{float(timeout)!r}\n"
+    )
+    assert merchant.fulfilled == []
+
+
 def test_pay_with_the_wrong_key_exits_2(cli: Paysdk, port: int) -> None:
     cli.start(port)
     paid = pay(cli, port, "order-7", "--amount", "5", "--currency", "USD",

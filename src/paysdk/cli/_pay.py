@@ -86,8 +86,9 @@ def _pay(args: argparse.Namespace) -> int:
 
     from paysdk.sandbox import FAILED, MAX_CALLBACK_TIMEOUT, callback_url
 
-    from .._client.configure import check_base_url, check_secret_key
+    from .._client.configure import check_base_url, check_secret_key, check_timeout
 
+    check_timeout(args.timeout)  # as every command that calls the service checks it
     if args.callback_timeout > MAX_CALLBACK_TIMEOUT:
         return print_error(
             f"--callback-timeout must be at most {MAX_CALLBACK_TIMEOUT:g} seconds", EXIT_USAGE
