@@ -85,6 +85,29 @@ def test_payments_survive_a_restart_and_a_removal_is_remembered(tmp_path: Path) 
     assert again.get_payment("order-7") == first.get_payment("order-7")
 
 
+def test_a_customer_name_holding_half_an_emoji_is_saved_and_later_changes_too(
+    tmp_path: Path,
+) -> None:
+    """``"Ada \\ud83d"`` (an emoji cut in half, as JSON allows) cannot be written as UTF-8: the
+    state file carries it as JSON's own escape, and reads it back the same."""
+    state = tmp_path / "state.json"
+    name = "Ada \ud83d"
+    customer = {"name": name, "email": "ada@example.com", "phone": "+2348000000000"}
+    with Sandbox(state_file=state, payments=[]) as sandbox:
+        answer = httpx.post(
+            f"{sandbox.base_url}/_sandbox/payments",
+            content=json.dumps([{"reference": "order-half", "customer": customer}]),
+            headers={"Authorization": f"Bearer {sandbox.secret_key}"},
+        )
+        assert answer.status_code == 201, answer.text
+        sandbox.add_payment("order-8")  # a later change is saved as well
+    again = Sandbox(state_file=state)
+    assert [p.reference for p in again.payments] == ["order-8", "order-half"]
+    half = again.get_payment("order-half")
+    assert half is not None
+    assert half.customer["name"] == name
+
+
 @pytest.mark.parametrize(
     ("content", "says"),
     [

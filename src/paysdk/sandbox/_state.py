@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable
 
@@ -14,6 +15,8 @@ from .._service.records import PaymentRecord, SeedError
 from .._service.seed import parse_seed
 
 __all__ = ["StateFileError", "load_state", "save_state"]
+
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class StateFileError(SeedError):
@@ -51,6 +54,9 @@ def save_state(path: str | os.PathLike[str], payments: Iterable[PaymentRecord]) 
     """
     name = os.fspath(path)
     text = json.dumps([record.to_json() for record in payments], indent=2, ensure_ascii=False)
+    # A lone surrogate (half an emoji, which JSON may carry) has no UTF-8: JSON's escape for it
+    # reads back the same.
+    text = _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     directory = os.path.dirname(os.path.abspath(name))
     try:
         descriptor, temporary = tempfile.mkstemp(prefix=".paysdk-state-", dir=directory)
