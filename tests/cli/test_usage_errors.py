@@ -125,3 +125,33 @@ def test_every_command_s_help_ends_with_what_each_exit_code_means() -> None:
         done = paysdk_(*path, "--help")
         assert done.returncode == 0, path
         assert " ".join(done.stdout.split()).endswith(exit_codes_help()), path
+
+
+@pytest.mark.parametrize(
+    ("argv", "flag"),
+    [
+        (("ledger", "refuse", "order-1042", "--reason"), "--reason"),
+        (("ledger", "ignore", "order-1042", "--reason"), "--reason"),
+        (("trigger-callback", "http://127.0.0.1:9/cb", "--reference"), "--reference"),
+    ],
+)
+def test_text_typed_on_a_terminal_that_is_not_utf8_is_a_usage_error(
+    tmp_path: Path, argv: tuple[str, ...], flag: str
+) -> None:
+    """``café`` typed on a Latin-1 terminal: its ``\\xe9`` is no UTF-8, and reaches Python as a
+    lone surrogate that no database or URL can hold."""
+    ledger = tmp_path / "l.db"
+    with Ledger(ledger) as made:
+        made.create_table()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv, b"caf\xe9 sold out"],
+        env={**env, "PAYSDK_LEDGER": str(ledger)}, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert done.stderr.splitlines()[-1].endswith(
+        f"error: argument {flag}: not UTF-8 text: 'caf\\udce9 sold out' (is the terminal's "
+        "encoding UTF-8?)".encode()
+    )
+    with Ledger(ledger) as kept:
+        assert kept.rows_after("", 10) == []

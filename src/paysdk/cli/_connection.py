@@ -59,6 +59,22 @@ def ascii_number(text: str) -> str:
     return text
 
 
+def utf8_text(text: str) -> str:
+    """An argparse type: text that UTF-8 can carry. Bytes that are not UTF-8 (typed on a Latin-1
+    terminal, say) reach Python as lone surrogates, which no database or URL can hold.
+
+    Raises:
+        argparse.ArgumentTypeError: ``text`` holds such bytes.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise argparse.ArgumentTypeError(
+            f"not UTF-8 text: {text!r} (is the terminal's encoding UTF-8?)"
+        ) from None
+    return text
+
+
 def whole_number(
     text: str, low: float = -math.inf, high: float = math.inf, expected: str = "a whole number"
 ) -> int:

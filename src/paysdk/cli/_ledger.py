@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._command import add_formats
-from ._connection import whole_number
+from ._connection import utf8_text, whole_number
 from ._escape import cell_text, printable
 from ._exits import EXIT_FAILURE, EXIT_OK
 from ._ledger_options import ledger_options, open_ledger
@@ -64,7 +64,9 @@ def add_ledger_command(commands: Any) -> None:
             help=f"record that {doing}: reconcile then shows it, never as missed",
         )
         action.add_argument("reference", help="the payment's reference, e.g. order-1042")
-        action.add_argument("--reason", required=True, help="why, as reconcile will show it")
+        action.add_argument(
+            "--reason", type=utf8_text, required=True, help="why, as reconcile will show it"
+        )
         action.set_defaults(command=functools.partial(_set_aside, state=state))
 
     resolve = actions.add_parser(

@@ -18,7 +18,7 @@ from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from .._service.callbacks import callback_timeout
 from . import _background as background
 from ._background import RunningSandbox
-from ._connection import positive_float, whole_amount
+from ._connection import positive_float, utf8_text, whole_amount
 from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from ._report import print_error
@@ -73,7 +73,7 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
     trigger.add_argument(
         "url", help="your callback URL, e.g. http://127.0.0.1:8000/payments/callback"
     )
-    trigger.add_argument("--reference", required=True, help="the reference to send")
+    trigger.add_argument("--reference", type=utf8_text, required=True, help="the reference to send")
     trigger.add_argument("--timeout", type=positive_float, default=10.0, help="seconds (10)")
     trigger.set_defaults(command=_trigger_callback)
 
