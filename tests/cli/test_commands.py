@@ -250,6 +250,18 @@ def test_flags_override_the_environment(sandbox: Sandbox, run: Run) -> None:
     assert "sk_wrong_one" not in err
 
 
+def test_a_404_that_is_not_the_services_asks_about_the_flag_or_variable_that_was_used(
+    sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, _, err = run("list", "--base-url", f"{sandbox.base_url}/v9")
+    assert code == 1
+    assert err.startswith("paysdk: error: not found; is --base-url right?: Not Found - no route")
+    monkeypatch.setenv("PAYSDK_BASE_URL", f"{sandbox.base_url}/v9")
+    code, _, err = run("verify", COMPLETED_REFERENCE)
+    assert code == 1
+    assert err.startswith("paysdk: error: not found; is PAYSDK_BASE_URL right?: Not Found")
+
+
 def test_unreachable_service_exits_3(sandbox: Sandbox, run: Run) -> None:
     sandbox.inject(Fault(disconnect="before_response"), times=None)
     code, _, err = run("list", "--max-retries", "0")

@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except paysdk.APIConnectionError as exc:
         return print_error(f"{exc} {attempts_made(exc)}", EXIT_UNREACHABLE)
     except paysdk.APIError as exc:
-        return print_error(f"{exc} {attempts_made(exc)}", EXIT_FAILURE)
+        return print_error(f"{_api_error(exc, args)} {attempts_made(exc)}", EXIT_FAILURE)
     except paysdk.PaySDKError as exc:
         return print_error(exc, EXIT_FAILURE)
     except KeyboardInterrupt:
@@ -96,6 +96,20 @@ def _configuration_error(exc: paysdk.ConfigurationError, args: argparse.Namespac
         base_url_from=source_of(args, "--base-url", ENV_BASE_URL),
         secret_key_from=source_of(args, "--secret-key", ENV_SECRET_KEY),
     )
+
+
+_WRONG_BASE_URL = "not found; is base_url right?"
+"""How a 404 that is not the service's own begins: it names the client's keyword argument."""
+
+
+def _api_error(exc: paysdk.APIError, args: argparse.Namespace) -> str:
+    """The service's error, its hint in the command's words: a 404 that is not the service's
+    own asks whether ``--base-url`` (or ``PAYSDK_BASE_URL``, whichever set it) is right."""
+    text = str(exc)
+    if type(exc) is paysdk.NotFoundError and text.startswith(_WRONG_BASE_URL):
+        source = source_of(args, "--base-url", ENV_BASE_URL)
+        text = f"not found; is {source} right?{text[len(_WRONG_BASE_URL) :]}"
+    return text
 
 
 # --- verify and list --------------------------------------------------------------------------
