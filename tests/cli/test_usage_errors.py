@@ -133,6 +133,10 @@ def test_every_command_s_help_ends_with_what_each_exit_code_means() -> None:
         (("ledger", "refuse", "order-1042", "--reason"), "--reason"),
         (("ledger", "ignore", "order-1042", "--reason"), "--reason"),
         (("trigger-callback", "http://127.0.0.1:9/cb", "--reference"), "--reference"),
+        (
+            ("pay", "--amount", "5", "--currency", "USD", "--callback", "http://127.0.0.1:9/cb"),
+            "reference",
+        ),
     ],
 )
 def test_text_typed_on_a_terminal_that_is_not_utf8_is_a_usage_error(

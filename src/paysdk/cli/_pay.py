@@ -39,7 +39,7 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
         parents=[client],
         help="pay in a running sandbox and send the callback to your handler, in one step",
     )
-    pay.add_argument("reference", help="the payment's reference, e.g. order-1042")
+    pay.add_argument("reference", type=utf8_text, help="the payment's reference, e.g. order-1042")
     pay.add_argument("--amount", type=whole_amount, required=True, help="an integer, e.g. 2500000")
     pay.add_argument(
         "--currency",
