@@ -634,6 +634,24 @@ def test_without_verbose_nothing_but_the_output_is_printed(sandbox: Sandbox, run
     assert (code, err) == (0, "")
 
 
+def test_retries_and_timeout_not_given_are_read_from_the_environment_as_the_client_does(
+    sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sandbox.inject(Fault.server_error(), path="/payments", times=None)
+    monkeypatch.setenv("PAYSDK_MAX_RETRIES", "0")
+    code, _, err = run("list")
+    assert (code, err.endswith(" (1 attempt)\n")) == (1, True)
+    assert run("list", "--max-retries", "1")[2].endswith(" (2 attempts)\n")  # the flag first
+    monkeypatch.setenv("PAYSDK_TIMEOUT", "soon")
+    code, _, err = run("verify", COMPLETED_REFERENCE)
+    assert code == 2
+    assert "PAYSDK_TIMEOUT='soon' is not a valid number of seconds" in err
+    code, _, err = run("pay", "order-9", "--amount", "1", "--currency", "NGN",
+                       "--callback", "http://127.0.0.1:9/cb")  # fmt: skip
+    assert code == 2
+    assert "PAYSDK_TIMEOUT='soon' is not a valid number of seconds" in err
+
+
 def test_the_final_error_says_how_many_attempts_were_made(
     sandbox: Sandbox, run: Run, tmp_path: Path
 ) -> None:

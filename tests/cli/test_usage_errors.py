@@ -38,7 +38,9 @@ def test_the_sandbox_usage_shows_its_action_as_optional() -> None:
 def test_max_retries_shows_its_default(command: str) -> None:
     done = paysdk_(command, "--help")
     assert done.returncode == 0
-    assert "retries of transient errors (2)" in " ".join(done.stdout.split())
+    said = " ".join(done.stdout.split())
+    assert "retries of transient errors (default: $PAYSDK_MAX_RETRIES, else 2)" in said
+    assert "seconds (default: $PAYSDK_TIMEOUT, else 30)" in said
 
 
 @pytest.mark.parametrize(

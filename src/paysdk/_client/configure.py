@@ -148,10 +148,10 @@ def create_config(
     headers.update(check_headers(default_headers or {}, what="default_headers"))
     given: object = timeout
     if isinstance(given, NotGiven):
-        given = _from_env(ENV_TIMEOUT, float, DEFAULT_TIMEOUT)
+        given = from_env(ENV_TIMEOUT, float, DEFAULT_TIMEOUT)
     retries: object = max_retries
     if isinstance(retries, NotGiven):
-        retries = _from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
+        retries = from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
     unset = {
         name: message
         for name, value, message in (
@@ -236,7 +236,8 @@ def _without(config: Config, setting: str) -> dict[str, str]:
     return {name: message for name, message in config.unset.items() if name != setting}
 
 
-def _from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
+def from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
+    """The number variable ``name`` holds, or ``default`` where it is unset or blank."""
     value = os.environ.get(name)
     if value is None or not value.strip():
         return default

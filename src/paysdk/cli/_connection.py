@@ -6,7 +6,7 @@ import argparse
 import math
 
 import paysdk
-from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
+from paysdk._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
 
 from ._command import Command
 
@@ -17,9 +17,13 @@ def connection_options() -> Command:
     group = client.add_argument_group("connection")
     group.add_argument("--secret-key", help=f"secret key (default: ${ENV_SECRET_KEY})")
     group.add_argument("--base-url", help=f"service address (default: ${ENV_BASE_URL})")
-    group.add_argument("--timeout", type=positive_float, default=30.0, help="seconds (30)")
     group.add_argument(
-        "--max-retries", type=whole_number, default=2, help="retries of transient errors (2)"
+        "--timeout", type=positive_float, help=f"seconds (default: ${ENV_TIMEOUT}, else 30)"
+    )
+    group.add_argument(
+        "--max-retries",
+        type=whole_number,
+        help=f"retries of transient errors (default: ${ENV_MAX_RETRIES}, else 2)",
     )
     group.add_argument(
         "--allow-insecure-http", action="store_true", help="allow http:// to a non-local host"
@@ -31,12 +35,13 @@ def connection_options() -> Command:
 
 
 def client_from(args: argparse.Namespace) -> paysdk.Client:
-    """The client the connection options describe."""
+    """The client the connection options describe; an option not given is the client's to
+    read from the environment, as the key and the URL are."""
     return paysdk.Client(
         secret_key=args.secret_key,
         base_url=args.base_url,
-        timeout=args.timeout,
-        max_retries=args.max_retries,
+        timeout=paysdk.NOT_GIVEN if args.timeout is None else args.timeout,
+        max_retries=paysdk.NOT_GIVEN if args.max_retries is None else args.max_retries,
         allow_insecure_http=args.allow_insecure_http,
         account=getattr(args, "account", None),
     )

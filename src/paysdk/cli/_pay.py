@@ -14,7 +14,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any, cast
 
-from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
+from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._service.callbacks import callback_timeout
 from . import _background as background
 from ._background import RunningSandbox
@@ -86,9 +86,10 @@ def _pay(args: argparse.Namespace) -> int:
 
     from paysdk.sandbox import FAILED, MAX_CALLBACK_TIMEOUT, callback_url
 
-    from .._client.configure import check_base_url, check_secret_key, check_timeout
+    from .._client.configure import check_base_url, check_secret_key, check_timeout, from_env
 
-    check_timeout(args.timeout)  # as every command that calls the service checks it
+    seconds = args.timeout if args.timeout is not None else from_env(ENV_TIMEOUT, float, 30.0)
+    check_timeout(seconds)  # as every command that calls the service checks it
     if args.callback_timeout > MAX_CALLBACK_TIMEOUT:
         return print_error(
             f"--callback-timeout must be at most {MAX_CALLBACK_TIMEOUT:g} seconds", EXIT_USAGE
@@ -126,7 +127,7 @@ def _pay(args: argparse.Namespace) -> int:
             f"{base_url}/_sandbox/pay",
             json=body,
             headers={"Authorization": f"Bearer {secret_key}"},
-            timeout=args.timeout + args.callback_timeout,
+            timeout=seconds + args.callback_timeout,
             trust_env=False,
         )
     except httpx.HTTPError as exc:
