@@ -15,7 +15,14 @@ import pytest
 import respx
 
 import paysdk
-from tests.conftest import BASE_URL, NOT_FOUND_BODY, SECRET, EitherClient, MakeClient
+from tests.conftest import (
+    BASE_URL,
+    NOT_FOUND_BODY,
+    SECRET,
+    EitherClient,
+    MakeClient,
+    verify_body,
+)
 from tests.support.clients import network_of
 
 CLIENTS = [paysdk.Client, paysdk.AsyncClient]
@@ -95,6 +102,9 @@ def test_arguments_win_over_the_environment(
         ({"default_headers": {"Authorization": "Bearer other"}}, "must not set"),
         ({"default_headers": {"X-A": "a\nb"}}, "cannot be sent"),
         ({"default_headers": {"Bad Name": "x"}}, "invalid header name"),
+        ({"default_headers": {"Accept-Encoding": "br"}}, "offers br, which paysdk cannot read"),
+        ({"default_headers": {"accept-encoding": "gzip, zstd;q=0.5"}}, "offers zstd, which"),
+        ({"default_headers": {"Accept-Encoding": "*"}}, r"offers \*, which"),
     ],
 )
 def test_bad_configuration_is_refused_with_a_clear_message(
@@ -399,3 +409,16 @@ def test_the_proxys_password_is_never_shown() -> None:
     network = network_of(client)
     assert "hunter2" not in repr(client) + repr(network)
     client.close()
+
+
+@pytest.mark.parametrize("value", ["gzip", "identity", "deflate, gzip;q=0.5", "gzip, br;q=0"])
+def test_an_accept_encoding_of_codings_paysdk_reads_is_sent_as_given(value: str) -> None:
+    with respx.mock(base_url=BASE_URL) as router:
+        route = router.get("/payment/order-1042").respond(200, json=verify_body())
+        with paysdk.Client(
+            secret_key=SECRET, base_url=BASE_URL, default_headers={"Accept-Encoding": value}
+        ) as client:
+            client.verify("order-1042")
+            with pytest.raises(paysdk.ConfigurationError, match="offers br"):
+                client.verify("order-1042", extra_headers={"Accept-Encoding": "br"})
+    assert [call.request.headers["accept-encoding"] for call in route.calls] == [value]

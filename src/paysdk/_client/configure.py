@@ -21,7 +21,7 @@ import httpx
 from .._core.config import Config, Timeout, check_account
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._errors import ConfigurationError
-from .._parsing.decoding import ACCEPT_ENCODING
+from .._parsing.decoding import ACCEPT_ENCODING, READABLE_CODINGS
 from .._transport.httpx_common import BACKEND, check_host
 from .._transport.network import Network, Proxy, parse_proxy
 from .._transport.tls import ssl_context
@@ -399,5 +399,24 @@ def check_headers(headers: Mapping[str, str], *, what: str) -> dict[str, str]:
                 f"{what}[{name!r}] has characters that cannot be sent in a header "
                 "(control or non-ASCII characters, or spaces at either end)"
             )
+        unreadable = _unreadable_codings(value) if name.lower() == "accept-encoding" else []
+        if unreadable:
+            raise ConfigurationError(
+                f"{what}[{name!r}] offers {', '.join(unreadable)}, which paysdk cannot read: "
+                "it inflates gzip and deflate, and an answer in another coding would fail"
+            )
         checked[name] = value
     return checked
+
+
+def _unreadable_codings(accept_encoding: str) -> list[str]:
+    """The codings an ``Accept-Encoding`` value offers (``q=0`` refuses one) that paysdk's
+    decoder cannot read."""
+    offered: list[str] = []
+    for part in accept_encoding.split(","):
+        coding, _, weight = part.partition(";")
+        coding = coding.strip().lower()
+        refused = re.fullmatch(r"\s*q\s*=\s*0(\.0{0,3})?\s*", weight) is not None
+        if coding and not refused and coding not in READABLE_CODINGS:
+            offered.append(coding)
+    return offered

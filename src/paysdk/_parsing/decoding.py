@@ -13,6 +13,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator
 from typing import Final
 
 ACCEPT_ENCODING: Final = "gzip, deflate"
+READABLE_CODINGS: Final = frozenset({"identity", "gzip", "x-gzip", "deflate"})
 STEP: Final = 64 * 1024
 
 
@@ -27,7 +28,7 @@ class ContentDecoder:
 
     def __init__(self, content_encoding: str | None) -> None:
         encoding = (content_encoding or "identity").strip().lower()
-        if encoding not in ("identity", "gzip", "x-gzip", "deflate"):
+        if encoding not in READABLE_CODINGS:
             raise DecodingError(  # quoted as sent: a key it echoes is then blotted out
                 f"a Content-Encoding paysdk does not read: {content_encoding!r}"
             )
