@@ -153,6 +153,31 @@ async def test_a_verify_envelope_reporting_failure_is_never_a_success(
         raw.parse()
 
 
+async def test_half_an_emoji_in_a_name_reads_as_the_replacement_character(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    """A lone surrogate escape (the sandbox serves text; a Latin-1 byte is no text it can send)."""
+    record = sandbox.get_payment(COMPLETED_REFERENCE)
+    assert record is not None
+    verified, listed = record.verify_shape(), record.list_shape()
+    verified["customer"] = listed["customer"] = {"name": "Ada \ud83d"}
+    other = {**record.list_shape(), "reference": "order-2"}
+    path = f"/payment/{COMPLETED_REFERENCE}"
+    sandbox.inject(Fault.json(200, {"status": True, "data": verified}), path=path, times=None)
+    sandbox.inject(Fault.json(200, {"data": [listed, other]}), path="/payments", times=None)
+    client = connect()
+
+    payment = await client.verify(COMPLETED_REFERENCE)
+    payments, streamed = await client.list_payments(), await client.drain()
+
+    assert payment.customer is not None and payment.customer.name == "Ada \ufffd"
+    assert [p.customer.name if p.customer else None for p in payments] == [
+        "Ada \ufffd",
+        record.customer["name"],
+    ]
+    assert streamed == payments
+
+
 @pytest.mark.parametrize(
     "references",
     [COMPLETED_REFERENCE, COMPLETED_REFERENCE.encode(), bytearray(b"order-1"), memoryview(b"o")],

@@ -362,6 +362,132 @@ async def test_a_2xx_body_of_the_wrong_shape_is_a_validation_error(
     assert len(respx_mock.calls) == 1  # a malformed answer is not retried
 
 
+NAMES_NOT_UTF8 = pytest.mark.parametrize(
+    ("sent", "read"),
+    [
+        (b"Ada \\ud83d", "Ada \ufffd"),  # half an emoji: a lone high surrogate escape
+        (b"\\ude00 Ada", "\ufffd Ada"),  # a lone low surrogate escape
+        (b"Ren\xe9e", "Ren\ufffde"),  # Latin-1, not UTF-8
+    ],
+    ids=["lone-high-surrogate", "lone-low-surrogate", "latin-1-byte"],
+)
+
+
+def with_name(body: object, sent: bytes) -> bytes:
+    """``body`` as JSON whose customer named ``NAME`` is named ``sent``, byte for byte."""
+    return json.dumps(body).encode().replace(b'"NAME"', b'"' + sent + b'"')
+
+
+@NAMES_NOT_UTF8
+async def test_a_name_not_utf8_reads_as_the_replacement_character_on_verify(
+    client: EitherClient, respx_mock: respx.Router, sent: bytes, read: str
+) -> None:
+    content = with_name(verify_body(customer={"name": "NAME"}), sent)
+    respx_mock.get(VERIFY_URL).respond(200, content=content)
+
+    payment = await client.verify("order-1042")
+
+    assert payment.customer is not None and payment.customer.name == read
+    assert (payment.reference, payment.amount) == ("order-1042", 250000)
+
+
+@NAMES_NOT_UTF8
+async def test_a_name_not_utf8_spoils_no_list(
+    client: EitherClient, respx_mock: respx.Router, sent: bytes, read: str
+) -> None:
+    items = [listed_body("order-1"), listed_body("order-2", customer={"name": "NAME"})]
+    respx_mock.get(LIST_URL).respond(200, content=with_name({"data": items}, sent))
+
+    for payments in (await client.list_payments(), await client.drain()):
+        assert [p.reference for p in payments] == ["order-1", "order-2"]
+        assert [p.customer.name if p.customer else None for p in payments] == [
+            "Adaeze Okafor",
+            read,
+        ]
+        assert payments[0] == paysdk.ListedPayment.model_validate(listed_body("order-1"))
+
+
+@NAMES_NOT_UTF8
+async def test_a_name_not_utf8_spoils_no_list_past_a_mebibyte(
+    client: EitherClient, respx_mock: respx.Router, sent: bytes, read: str
+) -> None:
+    """Past 1 MiB the list is validated in batches (``_parsing/batches.py``)."""
+    items = [listed_body(f"order-{n}") for n in range(4000)]
+    items[2500]["customer"] = {"name": "NAME"}
+    content = with_name({"data": items}, sent)
+    assert len(content) > 1024 * 1024
+    respx_mock.get(LIST_URL).respond(200, content=content)
+
+    for payments in (await client.list_payments(), await client.drain()):
+        assert [p.reference for p in payments] == [f"order-{n}" for n in range(4000)]
+        names = {n: p.customer.name for n, p in enumerate(payments) if p.customer}
+        assert names.pop(2500) == read
+        assert set(names.values()) == {"Adaeze Okafor"} and len(names) == 3999
+
+
+async def test_a_surrogate_pair_escape_reads_as_its_emoji(
+    client: EitherClient, respx_mock: respx.Router
+) -> None:
+    sent = b"Ada \\ud83d\\ude00"
+    respx_mock.get(VERIFY_URL).respond(
+        200, content=with_name(verify_body(customer={"name": "NAME"}), sent)
+    )
+    respx_mock.get(LIST_URL).respond(
+        200, content=with_name({"data": [listed_body(customer={"name": "NAME"})]}, sent)
+    )
+
+    payment = await client.verify("order-1042")
+    listed, streamed = await client.list_payments(), await client.drain()
+
+    assert payment.customer is not None and payment.customer.name == "Ada \U0001f600"
+    assert [p.customer.name if p.customer else None for p in listed] == ["Ada \U0001f600"]
+    assert streamed == listed
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"data": [{"customer": {"name": "Ada \\ud83d"}',
+        b'{"data": [] "name": "Ren\xe9e"}',
+        b'{"data": [\xe9]}',
+    ],
+    ids=["cut-short", "no-comma", "byte-outside-a-string"],
+)
+async def test_a_body_not_json_even_so_is_still_refused_on_every_path(
+    client: EitherClient, respx_mock: respx.Router, content: bytes
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, content=content)
+    respx_mock.get(LIST_URL).respond(200, content=content)
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
+        "verify": lambda: client.verify("order-1042"),
+        "list_payments": lambda: client.list_payments(),
+        "iter_payments": lambda: client.drain(),
+    }
+    for name, call in calls.items():
+        with pytest.raises(paysdk.ResponseValidationError) as caught:
+            await call()
+        assert "not JSON" in str(caught.value), name
+        assert caught.value.content == (b"" if name == "iter_payments" else content), name
+
+
+async def test_a_repaired_body_keeps_its_other_checks(
+    client: EitherClient, respx_mock: respx.Router
+) -> None:
+    """Repaired, a body is validated as any other: its shape, and the reference asked for."""
+    wrong_shape = with_name(verify_body(customer={"name": "NAME"}, amount="lots"), b"\\ud83d")
+    other = with_name(verify_body("order-9", customer={"name": "NAME"}), b"\\ud83d")
+    respx_mock.get(VERIFY_URL).mock(
+        side_effect=[httpx.Response(200, content=wrong_shape), httpx.Response(200, content=other)]
+    )
+
+    with pytest.raises(
+        paysdk.ResponseValidationError, match=r"not the documented shape: data\.amount"
+    ):
+        await client.verify("order-1042")
+    with pytest.raises(paysdk.PaymentMismatchError):
+        await client.verify("order-1042")
+
+
 async def test_a_number_too_long_to_read_is_said_so_on_every_path(
     client: EitherClient, respx_mock: respx.Router
 ) -> None:

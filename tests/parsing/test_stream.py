@@ -69,7 +69,7 @@ def test_white_space_other_fields_and_unicode_anywhere() -> None:
         (b'{"data": []} trailing', "more after its closing brace"),
         (b'{"data": [' + json.dumps(listed_body()).encode() + b"]", "cut short"),
         (b'{"data": [] "x": 1}', "not JSON"),
-        (b'{"data": ["\xff"]}', "not UTF-8"),
+        (b'{"data": [\xff]}', "not JSON"),
         (b'{"data": [' + b"[" * 100_000 + b"]", "nested too deeply"),
     ],
 )
@@ -327,13 +327,19 @@ def test_a_deadline_bounds_the_whole_iteration() -> None:
         plan.send(b" ")
 
 
-def test_a_lone_surrogate_is_refused_as_list_payments_refuses_it() -> None:
-    body = json.dumps({"data": [listed_body(reference="x\ud800y")]}).encode()
+@pytest.mark.parametrize("size", [1, 2, 3, 64, 1 << 20])
+def test_lone_surrogates_and_bytes_not_utf8_read_as_the_replacement_character(size: int) -> None:
+    """As ``list_payments`` reads them, however the chunks cut the body."""
+    body = json.dumps(
+        {"data": [listed_body(reference="x\ud800y"), listed_body(reference="a\udc00")]}
+    ).encode()
     assert b"\\ud800" in body
-    with pytest.raises(ValueError, match="lone surrogate"):
-        parse_in_chunks(body, 64)
+    assert parse_in_chunks(body, size) == ["x\ufffdy", "a\ufffd"]
+    latin1 = json.dumps({"data": [listed_body(reference="REN-E")]}).encode()
+    latin1 = latin1.replace(b"REN-E", b"REN\xc9E-\xe2\x82")  # Latin-1's E acute; a cut euro sign
+    assert parse_in_chunks(latin1, size) == ["REN\ufffdE-\ufffd"]
     good = json.dumps({"data": [listed_body(reference="caf\u00e9 \U0001f600")]}).encode()
-    assert parse_in_chunks(good, 5) == ["caf\u00e9 \U0001f600"]  # escapes and pairs are fine
+    assert parse_in_chunks(good, size) == ["caf\u00e9 \U0001f600"]  # escapes and pairs as sent
 
 
 @pytest.mark.parametrize("filler", ["},", '\\"]'], ids=["braces-and-commas", "escapes"])

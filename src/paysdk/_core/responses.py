@@ -60,7 +60,7 @@ with this error at ``("status",)``, whatever ``data`` says."""
 def parse_verify(content: bytes) -> VerifiedPayment:
     """The payment of a verify body; a ``ValidationError`` (``ENVELOPE_FAILED``) if its envelope
     reports failure."""
-    envelope = _verify_envelope().validate_json(content)
+    envelope = _validated(_verify_envelope(), content)
     if envelope.get("status") is False:
         raise ValidationError.from_exception_data(
             "VerifyEnvelope",
@@ -73,7 +73,7 @@ def parse_list(content: bytes, *, pause_gc: bool = True) -> list[ListedPayment]:
     """The payments of a list body; past 1 MiB, with the cyclic GC paused unless ``pause_gc``
     is false (the client's ``pause_gc=False``: the pause is process-wide)."""
     if len(content) < _PAUSE_GC_ABOVE:
-        return _list_envelope().validate_json(content)["data"]
+        return _validated(_list_envelope(), content)["data"]
     if not pause_gc:
         return _parse_large_list(content)
     with gc_paused():  # building 10**5 objects that hold no cycles: collections only slow it
@@ -85,10 +85,35 @@ def _parse_large_list(content: bytes) -> list[ListedPayment]:
     from .._parsing.batches import validate_in_batches  # a verify-only process never cuts a list
 
     envelope = _list_envelope()
-    payments = validate_in_batches(content, lambda batch: envelope.validate_json(batch)["data"])
+    payments = validate_in_batches(content, lambda batch: _validated(envelope, batch)["data"])
     if payments is None:
-        return envelope.validate_json(content)["data"]
+        return _validated(envelope, content)["data"]
     return payments
+
+
+def _validated(validator: Validator[T], content: bytes) -> T:
+    """What ``validator`` makes of ``content``; a body that is not JSON only for lone surrogate
+    escapes or bytes that are not UTF-8 is validated again repaired (see ``_parsing/repair.py``),
+    so those read as U+FFFD and every other error stays the strict parse's."""
+    try:
+        return validator.validate_json(content)
+    except ValidationError as exc:
+        if not _not_json(exc):
+            raise
+        from .._parsing.repair import repaired_json  # a well-formed body never needs it
+
+        repaired = repaired_json(content)
+        if repaired is None:
+            raise
+    return validator.validate_json(repaired)
+
+
+def _not_json(exc: ValidationError) -> bool:
+    """Whether the parse failed before any validation: the body is not JSON as pydantic reads it."""
+    if exc.error_count() != 1:
+        return False
+    error = exc.errors(include_url=False, include_input=False, include_context=False)[0]
+    return error["type"] == "json_invalid"
 
 
 @functools.cache

@@ -14,6 +14,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Final
 
+from .repair import without_lone_surrogates
+
 if TYPE_CHECKING:
     from .._models.listed import ListedPayment
 
@@ -45,7 +47,7 @@ class ListStream:
         self._validate = ListedPayment.model_validate
         self.max_item_bytes = max_item_bytes
         self.count = 0
-        self._decoder = codecs.getincrementaldecoder("utf-8")()
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._text = ""
         self._pos = 0
         self._state = "start"
@@ -88,10 +90,8 @@ class ListStream:
         return items
 
     def _decode(self, chunk: bytes, final: bool = False) -> str:
-        try:
-            return self._decoder.decode(chunk, final)
-        except UnicodeDecodeError:
-            raise ValueError("a body that is not UTF-8 text") from None
+        """``chunk`` as text, each byte that is not UTF-8 read as U+FFFD (as ``repair`` does)."""
+        return self._decoder.decode(chunk, final)
 
     def _take_held(self, text: str) -> None:
         if self._held:
@@ -204,19 +204,10 @@ class ListStream:
         if after >= len(text) and not final:  # a number may go on in the next chunk
             return self._wait(text, pos)
         self._check_size(after - pos)  # one that arrived whole, within a single chunk
-        if text.find("\\u", pos, after) != -1:
-            _refuse_lone_surrogates(value)
+        if text.find("\\u", pos, after) != -1:  # rare: only an escape can make a lone surrogate
+            value = without_lone_surrogates(value)
         return value, after
 
     def _wait(self, text: str, pos: int) -> tuple[None, None]:
         self._pos, self._waiting, self._tried = pos, True, len(text) - pos
         return None, None
-
-
-def _refuse_lone_surrogates(value: object) -> None:
-    """The standard library's decoder takes ``"\\ud800"`` alone; pydantic (and UTF-8) do not.
-    Checked only for values with ``\\u`` escapes, which are rare."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError("a body that is not JSON (a lone surrogate in a string)") from None

@@ -1,0 +1,54 @@
+"""Reading a body whose strings hold half an emoji or bytes that are not UTF-8.
+
+A string cut mid-emoji (a lone surrogate escape such as ``"\\ud83d"``) or a Latin-1 byte is no
+text pydantic's JSON parser reads, so one such customer name would fail a whole list. Each
+offending piece is read as U+FFFD, the replacement character, on every path the same way. The
+repair runs only after the strict parse fails as not JSON: a well-formed body costs nothing more.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final
+
+REPLACEMENT: Final = "\ufffd"
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+"""A surrogate left in decoded text: a pair's escapes decode to one character, so any is lone."""
+
+
+def repaired_json(body: bytes) -> bytes | None:
+    """``body`` as UTF-8 JSON with each undecodable byte and lone surrogate escape replaced by
+    U+FFFD; ``None`` when it is not JSON even so (the strict parse's error then stands).
+
+    Args:
+        body: the bytes the strict parse refused.
+
+    Returns:
+        The repaired body, or ``None``.
+    """
+    try:
+        value = json.loads(body.decode("utf-8", errors="replace"))
+    except (ValueError, RecursionError):  # a number past Python's digits is a ValueError too
+        return None
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except RecursionError:
+        return None
+    return _LONE_SURROGATE.sub(REPLACEMENT, text).encode()
+
+
+def without_lone_surrogates(value: object) -> object:
+    """``value`` (decoded by ``json``) with each lone surrogate in its strings replaced by
+    U+FFFD; ``value`` itself when it holds none.
+
+    Args:
+        value: a value ``json`` decoded, from text holding a ``\\u`` escape.
+
+    Returns:
+        The value, repaired if it needed it.
+    """
+    text = json.dumps(value, ensure_ascii=False)
+    if _LONE_SURROGATE.search(text) is None:
+        return value
+    return json.loads(_LONE_SURROGATE.sub(REPLACEMENT, text))

@@ -1,0 +1,76 @@
+"""Bodies whose strings hold lone surrogate escapes or bytes that are not UTF-8, read leniently."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from paysdk._core import responses
+from paysdk._parsing import repair
+from paysdk._parsing.repair import repaired_json, without_lone_surrogates
+from tests.conftest import listed_body, verify_body
+
+
+@pytest.mark.parametrize(
+    ("body", "read"),
+    [
+        (b'{"name": "Ada \\ud83d"}', {"name": "Ada \ufffd"}),
+        (b'{"name": "\\udc00\\ud800 Ada"}', {"name": "\ufffd\ufffd Ada"}),
+        (b'{"Ren\xe9e": ["caf\xc3"]}', {"Ren\ufffde": ["caf\ufffd"]}),
+        (b'{"name": "Ada \\ud83d\\ude00"}', {"name": "Ada \U0001f600"}),  # a pair: its emoji
+    ],
+    ids=["lone-high", "lone-low-then-high", "latin-1-and-cut-utf8", "pair"],
+)
+def test_a_body_is_repaired_to_utf8_json_with_the_replacement_character(
+    body: bytes, read: object
+) -> None:
+    repaired = repaired_json(body)
+    assert repaired is not None
+    assert json.loads(repaired.decode("utf-8")) == read  # strict: every piece is UTF-8 now
+
+
+def test_numbers_are_written_back_for_pydantic_to_judge_as_before() -> None:
+    """NaN and infinities as JSON's extension writes them; numbers and types as they were."""
+    body = b'[1, 2.5, 1.0, NaN, 1e400, -1e400, "\\u00e9 \\ud83d", null, true]'
+    assert (
+        repaired_json(body)
+        == b'[1, 2.5, 1.0, NaN, Infinity, -Infinity, "\xc3\xa9 \xef\xbf\xbd", null, true]'
+    )
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"<html>502</html>",
+        b'{"name": "Ada \\ud83d"',
+        b'{"data": []} "\\ud83d"',
+        b"[\xe9]",
+        b"[" + b"9" * 5000 + b"]",  # past the digits Python reads into an int
+        b"[" * 100_000 + b"]" * 100_000,
+    ],
+    ids=["empty", "html", "cut-short", "more-after", "byte-outside-a-string", "huge", "deep"],
+)
+def test_a_body_that_is_not_json_even_so_is_not_repaired(body: bytes) -> None:
+    assert repaired_json(body) is None
+
+
+def test_a_value_without_lone_surrogates_is_returned_as_it_is() -> None:
+    value = {"name": "caf\u00e9 \U0001f600"}
+    assert without_lone_surrogates(value) is value
+    assert without_lone_surrogates({"\ud83d": ["x\udc00"]}) == {"\ufffd": ["x\ufffd"]}
+
+
+def test_a_well_formed_body_is_never_repaired(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The repair is the slow path: a body pydantic reads never reaches it."""
+
+    def refuse(body: bytes) -> bytes | None:
+        raise AssertionError("repaired a well-formed body")
+
+    monkeypatch.setattr(repair, "repaired_json", refuse)
+    assert responses.parse_verify(json.dumps(verify_body()).encode()).reference
+    items = [listed_body(f"order-{n}") for n in range(3000)]
+    for size in (1, 3000):
+        body = json.dumps({"data": items[:size]}).encode()
+        assert len(responses.parse_list(body)) == size
