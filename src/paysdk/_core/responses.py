@@ -60,7 +60,11 @@ with this error at ``("status",)``, whatever ``data`` says."""
 def parse_verify(content: bytes) -> VerifiedPayment:
     """The payment of a verify body; a ``ValidationError`` (``ENVELOPE_FAILED``) if its envelope
     reports failure."""
-    envelope = _validated(_verify_envelope(), content)
+    validator = _verify_envelope()
+    try:
+        envelope = validator.validate_json(content)
+    except ValidationError as exc:
+        envelope = validator.validate_json(_repaired(content, exc))
     if envelope.get("status") is False:
         raise ValidationError.from_exception_data(
             "VerifyEnvelope",
@@ -73,7 +77,7 @@ def parse_list(content: bytes, *, pause_gc: bool = True) -> list[ListedPayment]:
     """The payments of a list body; past 1 MiB, with the cyclic GC paused unless ``pause_gc``
     is false (the client's ``pause_gc=False``: the pause is process-wide)."""
     if len(content) < _PAUSE_GC_ABOVE:
-        return _validated(_list_envelope(), content)["data"]
+        return _validated_list(content)
     if not pause_gc:
         return _parse_large_list(content)
     with gc_paused():  # building 10**5 objects that hold no cycles: collections only slow it
@@ -84,28 +88,33 @@ def _parse_large_list(content: bytes) -> list[ListedPayment]:
     """Batch by batch where the body allows it (see ``_parsing/batches.py``), else whole."""
     from .._parsing.batches import validate_in_batches  # a verify-only process never cuts a list
 
-    envelope = _list_envelope()
-    payments = validate_in_batches(content, lambda batch: _validated(envelope, batch)["data"])
+    payments = validate_in_batches(content, _validated_list)
     if payments is None:
-        return _validated(envelope, content)["data"]
+        return _validated_list(content)
     return payments
 
 
-def _validated(validator: Validator[T], content: bytes) -> T:
-    """What ``validator`` makes of ``content``; a body that is not JSON only for lone surrogate
-    escapes or bytes that are not UTF-8 is validated again repaired (see ``_parsing/repair.py``),
-    so those read as U+FFFD and every other error stays the strict parse's."""
+def _validated_list(content: bytes) -> list[ListedPayment]:
+    """The payments of ``{"data": [...]}``'s bytes (a whole body, or a batch of one)."""
+    validator = _list_envelope()
     try:
-        return validator.validate_json(content)
+        return validator.validate_json(content)["data"]
     except ValidationError as exc:
-        if not _not_json(exc):
-            raise
-        from .._parsing.repair import repaired_json  # a well-formed body never needs it
+        return validator.validate_json(_repaired(content, exc))["data"]
 
-        repaired = repaired_json(content)
-        if repaired is None:
-            raise
-    return validator.validate_json(repaired)
+
+def _repaired(content: bytes, exc: ValidationError) -> bytes:
+    """``content`` repaired (``_parsing/repair.py``) when the strict parse refused it as not
+    JSON, to be validated again: a lone surrogate escape or a byte that is not UTF-8 then reads
+    as U+FFFD, and any other error is the one it would have been. Raises ``exc`` otherwise."""
+    if not _not_json(exc):
+        raise exc
+    from .._parsing.repair import repaired_json  # a well-formed body never needs it
+
+    repaired = repaired_json(content)
+    if repaired is None:
+        raise exc
+    return repaired
 
 
 def _not_json(exc: ValidationError) -> bool:
