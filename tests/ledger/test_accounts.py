@@ -66,6 +66,38 @@ async def test_unlabelled_payments_of_two_keys_are_refused_before_any_action(
     assert labelled.fulfilled_now  # a label tells them apart
 
 
+async def test_retire_key_lets_a_rotated_key_fulfil_and_keeps_its_old_payments_fulfilled(
+    make_ledger: MakeLedger,
+) -> None:
+    """Key A fulfils two unlabelled payments (and a labelled account one); its rotation to key B
+    is refused until retire_key clears the two unlabelled fingerprints. Then B's payments are
+    fulfilled, a replay of A's reference is already fulfilled (its action not run again), and B's
+    fingerprint is the one held: A's is refused."""
+    ledger = make_ledger()
+    shipped: list[str] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> None:
+        shipped.append(f"{payment.account}/{payment.reference}")
+
+    assert (await ledger.fulfil_once(of("", "key-a"), ship)).fulfilled_now
+    assert (await ledger.fulfil_once(of("", "key-a", "order-2"), ship)).fulfilled_now
+    assert (await ledger.fulfil_once(of("lagos-1", "key-c"), ship)).fulfilled_now
+    with pytest.raises(paysdk.ConfigurationError, match=r"account=.*nothing was run"):
+        await ledger.fulfil_once(of("", "key-b", "order-3"), ship)
+
+    assert await ledger.retire_key() == 2  # the unlabelled rows alone
+    assert (await ledger.fulfil_once(of("", "key-b", "order-3"), ship)).fulfilled_now
+    replayed = await ledger.fulfil_once(of("", "key-b"), ship)
+    assert replayed.outcome is Outcome.ALREADY_FULFILLED
+    with pytest.raises(paysdk.ConfigurationError, match=r"account=.*nothing was run"):
+        await ledger.fulfil_once(of("", "key-a", "order-4"), ship)
+    assert shipped == ["/order-1", "/order-2", "lagos-1/order-1", "/order-3"]
+    labelled = await ledger.row("order-1", "lagos-1")
+    assert labelled is not None and labelled.state == "fulfilled"
+    assert await ledger.retire_key() == 1  # order-3's, of key B
+    assert await ledger.retire_key() == 0
+
+
 def test_unlabelled_payments_of_two_keys_are_refused_across_ledgers_of_one_database(
     ledger_url: str,
 ) -> None:
@@ -215,6 +247,25 @@ def test_reconcile_of_an_unlabelled_client_is_refused_where_another_keys_rows_ar
         assert ledger.reconcile(first).fulfilled_ok == 1
         labelled = ledger.reconcile(second.with_options(account="abuja-2"))
         assert labelled.fulfilled_ok == 0  # its order-1042 is missed, as it is
+
+
+def test_reconcile_of_a_rotated_key_is_refused_until_the_old_key_is_retired(
+    tmp_path: Path,
+) -> None:
+    """One account whose key changed (another sandbox: another fingerprint): reconcile of the new
+    key is refused until retire_key, then reads the old key's rows as its own."""
+    with (
+        Sandbox() as old,
+        Sandbox() as new,
+        paysdk.Client(secret_key=old.secret_key, base_url=old.base_url) as before,
+        paysdk.Client(secret_key=new.secret_key, base_url=new.base_url) as after,
+        Ledger(tmp_path / "ledger.db") as ledger,
+    ):
+        assert ledger.fulfil_once(before.verify("order-1042"), lambda p: None).fulfilled_now
+        with pytest.raises(paysdk.ConfigurationError, match="account="):
+            ledger.reconcile(after)
+        assert ledger.retire_key() == 1
+        assert ledger.reconcile(after).fulfilled_ok == 1
 
 
 async def test_async_reconcile_of_an_unlabelled_client_is_refused_where_another_keys_rows_are(

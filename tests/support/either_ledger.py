@@ -47,6 +47,11 @@ class EitherLedger:
             return self.ledger.ignore(payment, reason)
         return await self.ledger.ignore(payment, reason)
 
+    async def retire_key(self) -> int:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.retire_key()
+        return await self.ledger.retire_key()
+
     async def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None
     ) -> list[LedgerRow]:

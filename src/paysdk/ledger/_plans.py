@@ -223,6 +223,16 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
         )
 
 
+def retire_key(table: str) -> LedgerPlan[int]:
+    """Clear the unlabelled rows' key fingerprints in one transaction, so that a rotated key's
+    payments are fulfilled and its old rows still answer a replayed callback; how many rows it
+    cleared."""
+    yield Begin()
+    cleared: Rows = yield Query(_sql.retire_keys(table))
+    yield Commit()
+    return cleared.rowcount
+
+
 def _another_key(stored: Rows, issuer: str) -> bool:
     """Whether ``unlabelled_keys``'s two ends hold a fingerprint other than ``issuer``."""
     return any(key not in (None, issuer) for key in stored.rows[0])

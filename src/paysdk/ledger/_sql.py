@@ -209,6 +209,12 @@ def release(table: str) -> str:
     )
 
 
+def retire_keys(table: str) -> str:
+    """Clear the key fingerprints of the unlabelled account's rows, so that the next unlabelled
+    payment's key (a rotated one) is the one they are checked against. No parameters."""
+    return f"UPDATE {table} SET verified_by = NULL WHERE account = '' AND verified_by IS NOT NULL"
+
+
 def select_one(dialect: Dialect, table: str) -> str:
     """One payment's row. Parameters: account, reference."""
     return f"SELECT {row(dialect)} FROM {table} WHERE account = ? AND reference = ?"

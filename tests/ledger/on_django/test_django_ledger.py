@@ -108,6 +108,9 @@ test_two_accounts_payments_of_one_reference_are_fulfilled_apart = (
 test_unlabelled_payments_of_two_keys_are_refused_before_any_action = (
     test_accounts.test_unlabelled_payments_of_two_keys_are_refused_before_any_action
 )
+test_retire_key_lets_a_rotated_key_fulfil_and_keeps_its_old_payments_fulfilled = (
+    test_accounts.test_retire_key_lets_a_rotated_key_fulfil_and_keeps_its_old_payments_fulfilled
+)
 test_pages_walk_every_row_in_reference_order_and_filter_by_state = (
     test_rows_after.test_pages_walk_every_row_in_reference_order_and_filter_by_state
 )

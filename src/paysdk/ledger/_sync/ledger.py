@@ -210,6 +210,26 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         """
         return self._run(self._set_aside_plan(payment, "ignored", reason, account))
 
+    def retire_key(self) -> int:
+        """Clear the key fingerprints of the unlabelled rows (account ``""``), after rotating an
+        unlabelled client's secret key (or changing its ``base_url``), which the ledger would
+        otherwise refuse as another account's.
+
+        Call it once the old key is retired, before the new key's first callback: the next
+        unlabelled payment records the new key's fingerprint. The rows stay the unlabelled
+        account's, so a replayed callback of the old key still finds its row and is not run
+        again; labelling the client instead would start a new account, which the old rows do not
+        cover. Labelled accounts' rows are untouched. It runs, in one transaction,
+        ``UPDATE paysdk_fulfilments SET verified_by = NULL WHERE account = ''`` on its table.
+
+        Returns:
+            How many rows it cleared (0 if none held a fingerprint).
+
+        Raises:
+            LedgerError: the database failed or refused (the cause is chained).
+        """
+        return self._run(_plans.retire_key(self.table))
+
     def reconcile(
         self,
         client: Client,
