@@ -123,3 +123,37 @@ def test_a_malformed_account_is_a_usage_error_that_does_not_echo_it(
     code, out, err = paysdk_cli("ledger", "list", "--ledger", str(ledger_path), "--account", label)
     assert (code, out) == (2, "")
     assert "--account" in err and "never pass a key" in err and label not in err
+
+
+def test_retire_key_lets_a_rotated_key_reconcile_the_unlabelled_rows(
+    accounts: dict[str, Sandbox], ledger_path: Path
+) -> None:
+    """The unlabelled account's order-1, fulfilled with lagos's key, then a key rotation (another
+    service of the same payments: another fingerprint): reconcile is refused until ``ledger
+    retire-key`` clears the one unlabelled row's fingerprint, the labelled lagos-1 row kept."""
+    lagos, ledger = accounts["lagos-1"], ["--ledger", str(ledger_path)]
+    with (
+        Sandbox() as rotated,
+        paysdk.Client(secret_key=lagos.secret_key, base_url=lagos.base_url) as client,
+        Ledger(ledger_path) as opened,
+    ):
+        only_order_1(rotated, 700)
+        assert opened.fulfil_once(client.verify("order-1"), lambda payment: None).fulfilled_now
+        code, out, err = paysdk_cli("reconcile", *ledger, service=rotated)
+        assert (code, out) == (2, "") and "account=" in err
+
+        code, out, err = paysdk_cli("ledger", "retire-key", *ledger, "--account", "lagos-1")
+        assert (code, out) == (2, "") and "leave out --account" in err
+        code, out, err = paysdk_cli("ledger", "retire-key", *ledger)
+        assert (code, err) == (0, "")
+        assert out == (
+            "cleared the key fingerprint of 1 unlabelled row: the next payment records its key\n"
+        )
+        code, out, err = paysdk_cli("reconcile", *ledger, service=rotated)
+        assert (code, err, out.splitlines()[-1]) == (0, "", "all clear: nothing needs attention")
+        assert paysdk_cli("ledger", "retire-key", *ledger)[:2] == (
+            0,
+            "cleared the key fingerprint of 0 unlabelled rows: the next payment records its key\n",
+        )
+        kept = opened.row("order-1", account="lagos-1")
+        assert kept is not None and kept.state == "fulfilled"

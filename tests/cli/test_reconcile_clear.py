@@ -226,7 +226,7 @@ def test_every_ledger_action_and_option_has_help(capsys: pytest.CaptureFixture[s
     [commands] = [a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction)]
     ledger = commands.choices["ledger"]
     [actions] = [a for a in ledger._actions if isinstance(a, argparse._SubParsersAction)]
-    assert set(actions.choices) == {"list", "refuse", "ignore", "resolve"}
+    assert set(actions.choices) == {"list", "refuse", "ignore", "resolve", "retire-key"}
     for name, action in actions.choices.items():
         for option in action._actions:
             assert option.help, f"paysdk ledger {name} {option.option_strings or option.dest}"

@@ -1,8 +1,9 @@
 """``paysdk ledger``: read the fulfilment ledger, and record what a person decided about a payment.
 
 ``list`` pages through rows in reference order (constant memory, however long the ledger);
-``refuse``, ``ignore`` and ``resolve`` record a decision (each parser's help says which). A
-change the ledger declines (a fulfilled or claimed row keeps its state) exits 1 and says why.
+``refuse``, ``ignore`` and ``resolve`` record a decision (each parser's help says which);
+``retire-key`` clears the unlabelled rows' key fingerprints after a key rotation. A change the
+ledger declines (a fulfilled or claimed row keeps its state) exits 1 and says why.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import functools
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
+from .._errors import ConfigurationError
 from ._command import add_formats
 from ._connection import utf8_text, whole_number
 from ._escape import cell_text, printable
@@ -35,7 +37,8 @@ def add_ledger_command(commands: Any) -> None:
     from ..ledger import STATES
 
     ledger = commands.add_parser(
-        "ledger", help="list the fulfilment ledger; refuse, ignore or resolve a payment"
+        "ledger",
+        help="list the fulfilment ledger; refuse, ignore or resolve a payment; retire an old key",
     )
     actions = ledger.add_subparsers(
         title="actions",
@@ -86,6 +89,14 @@ def add_ledger_command(commands: Any) -> None:
         help="it did not: release the claim, so the next delivery (or reconcile) runs it",
     )
     resolve.set_defaults(command=_resolve)
+
+    retire = actions.add_parser(
+        "retire-key",
+        parents=[options],
+        help="after rotating the unlabelled client's secret key: clear the old key's "
+        "fingerprints, so the new key's payments are fulfilled and old ones stay fulfilled",
+    )
+    retire.set_defaults(command=_retire_key)
 
 
 def _state(text: str) -> str:
@@ -177,4 +188,22 @@ def _resolve(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
         row = ledger.resolve(args.reference, ran=args.ran, account=args.account)
     print(printable(f"{row.reference}: {row.state}"))
+    return EXIT_OK
+
+
+def _retire_key(args: argparse.Namespace) -> int:
+    """``Ledger.retire_key``: only the unlabelled account's rows hold a key check, so a label
+    is the user's mistake, refused before the ledger is opened."""
+    if args.account:
+        raise ConfigurationError(
+            "retire-key clears the unlabelled account's key fingerprints; a labelled account's "
+            "rows are never checked against a key: leave out --account"
+        )
+    with open_ledger(args) as ledger:
+        cleared = ledger.retire_key()
+    rows = "row" if cleared == 1 else "rows"
+    print(
+        f"cleared the key fingerprint of {cleared} unlabelled {rows}: "
+        "the next payment records its key"
+    )
     return EXIT_OK
