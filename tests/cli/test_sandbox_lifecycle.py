@@ -197,3 +197,20 @@ def test_a_key_no_client_could_send_is_refused_before_the_sandbox_starts(
             "printable ASCII without spaces (no client could send this one)\n"
         )
         assert not cli.pid_file(port).exists()
+
+
+def test_a_sandbox_on_a_free_port_logs_under_its_port_so_each_run_leaves_no_log_behind(
+    cli: Paysdk,
+) -> None:
+    logs = set()
+    for _ in range(2):
+        started = cli("sandbox", "--detach", "--key", KEY)
+        assert started.returncode == 0, started.stderr
+        port = int(started.stderr.rsplit("--port ", 1)[1].split()[0])
+        log = Path(json.loads(cli.pid_file(port).read_text())["log"])
+        assert log == cli.runtime / f"sandbox-{port}.log"
+        assert f"log: {log}" in started.stderr
+        assert cli("sandbox", "stop", "--port", str(port)).returncode == 0
+        assert "sandbox stopped" in log.read_text()
+        logs.add(log)
+    assert set(cli.runtime.glob("sandbox-*.log")) == logs  # no log named for another pid

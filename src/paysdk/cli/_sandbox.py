@@ -170,7 +170,13 @@ def _export_lines(base_url: str, secret_key: str) -> list[str]:
 
 
 def _tell_ready(descriptor: int, sandbox: Any, log: str | None) -> None:
-    """Write the pid file, then its path to ``--detach``'s pipe, and close the pipe."""
+    """Write the pid file, then its path to ``--detach``'s pipe, and close the pipe. A log
+    named for a free port not yet known takes the port's name, as a given port's log has, so
+    that the next sandbox on that port starts it again rather than leaving one more behind."""
+    named = background.log_file(sandbox.port)
+    if log is not None and log != str(named):
+        os.replace(log, named)  # this process writes on through the descriptor it holds
+        log = str(named)
     running = background.RunningSandbox(
         pid=os.getpid(),
         port=sandbox.port,
