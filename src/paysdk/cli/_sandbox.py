@@ -171,8 +171,8 @@ def _export_lines(base_url: str, secret_key: str) -> list[str]:
 
 def _tell_ready(descriptor: int, sandbox: Any, log: str | None) -> None:
     """Write the pid file, then its path to ``--detach``'s pipe, and close the pipe. A log
-    named for a free port not yet known takes the port's name, as a given port's log has, so
-    that the next sandbox on that port starts it again rather than leaving one more behind."""
+    named for a free port not yet known takes the port's name, as a given port's log has
+    (replacing an earlier one of that port), so that each run leaves no log of its own behind."""
     named = background.log_file(sandbox.port)
     if log is not None and log != str(named):
         os.replace(log, named)  # this process writes on through the descriptor it holds
