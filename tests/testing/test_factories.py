@@ -171,3 +171,16 @@ def test_the_suites_sample_bodies_are_a_factorys_payment() -> None:
     assert paysdk.VerifiedPayment.model_validate(conftest.verify_body()["data"]) == verified
     assert paysdk.ListedPayment.model_validate(conftest.listed_body()) == listed
     assert conftest.NOT_FOUND_BODY == paysdk.sandbox.NOT_FOUND_BODY
+
+
+@pytest.mark.parametrize("year", [1, 5, 999])
+def test_a_payment_from_before_year_1000_is_listed_by_the_fake(year: int) -> None:
+    created = dt.datetime(year, 3, 4, 5, 6, 7, tzinfo=dt.timezone.utc)
+    listed = listed_payment(created_at=created, updated_at=created)
+    assert listed.created_at == created
+    assert WIRE_TIME.fullmatch(payment_record(created_at=created).list_shape()["created_at"])
+    with paysdk.testing.MockPaymentAPI() as api:
+        api.add_payment("order-7", created_at=created, updated_at=created)
+        with api.client() as client:
+            (payment,) = client.list_payments()
+    assert payment.created_at == created

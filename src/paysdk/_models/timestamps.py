@@ -27,4 +27,5 @@ def wire_timestamp(value: dt.datetime) -> str:
     Returns:
         The timestamp as the service writes it (``2024-05-01T12:00:00.000000Z``).
     """
-    return as_utc(value).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat, not strftime: ``%Y`` writes year 5 as "5" on glibc, which no parser reads back
+    return as_utc(value).replace(tzinfo=None).isoformat(timespec="microseconds") + "Z"
