@@ -24,6 +24,14 @@ from tests import conftest
 WIRE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 
+def nested(depth: int) -> dict[str, object]:
+    """An object ``depth`` objects deep, past what JSON can be written for."""
+    inner: dict[str, object] = {}
+    for _ in range(depth):
+        inner = {"m": inner}
+    return inner
+
+
 def seeded(reference: str) -> PaymentRecord:
     (record,) = [r for r in default_payments() if r.reference == reference]
     return record
@@ -111,6 +119,12 @@ def test_an_unknown_status_is_kept_as_the_service_would_send_it() -> None:
         ({"created_at": dt.datetime(2026, 1, 2)}, "created_at must be a timezone-aware"),
         ({"updated_at": "2026-01-02T00:00:00Z"}, "updated_at must be a timezone-aware"),
         ({"customer": {"name": "Ada"}}, "customer must be an object with exactly"),
+        ({"amout": 500}, "unknown payment field.* 'amout'; the fields are amount, "),
+        ({"reference": 7}, "reference must be a non-empty string"),
+        ({"metadata": {"tags": {"gift"}}}, r"metadata must be JSON \(Object of type set"),
+        ({"metadata": {"at": dt.datetime(2026, 1, 2)}}, "metadata must be JSON"),
+        ({"metadata": nested(5000)}, "nested too deep"),
+        ({"created_at": dt.datetime.max.replace(tzinfo=dt.timezone.utc)}, "give updated_at"),
         (
             {
                 "created_at": dt.datetime(2026, 1, 2, tzinfo=dt.timezone.utc),

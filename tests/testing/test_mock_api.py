@@ -12,7 +12,14 @@ import pytest
 import respx
 
 import paysdk
-from paysdk.sandbox import NOT_FOUND_BODY, UNAUTHORIZED_BODY, Sandbox, default_payments
+from paysdk.sandbox import (
+    NOT_FOUND_BODY,
+    UNAUTHORIZED_BODY,
+    PaymentRecord,
+    Sandbox,
+    SeedError,
+    default_payments,
+)
 from paysdk.testing import Fault, MockPaymentAPI, payment_record
 
 pytestmark = pytest.mark.anyio
@@ -290,6 +297,17 @@ def test_add_payment_forms(api: MockPaymentAPI) -> None:
         api.add_payment(42)  # type: ignore[arg-type]
     api.remove_payment(record.reference)
     assert api.payments == []
+
+
+def test_a_payment_whose_metadata_is_not_json_is_refused_when_added(api: MockPaymentAPI) -> None:
+    record = PaymentRecord(
+        reference="order-7", amount=500, currency="NGN", status="COMPLETED", metadata={"ok": {1}}
+    )
+    with pytest.raises(paysdk.ConfigurationError, match="metadata must be JSON"):
+        api.add_payment(record)
+    with Sandbox() as sandbox, pytest.raises(SeedError, match="metadata must be JSON"):
+        sandbox.add_payment(record)
+    assert api.get_payment("order-7") is None
 
 
 def test_reset_forgets_payments_faults_calls_and_waits(api: MockPaymentAPI) -> None:

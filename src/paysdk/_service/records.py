@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import hashlib
+import json
 import re
 import uuid
 from collections.abc import Mapping, Sequence
@@ -16,7 +17,7 @@ from typing import Any, NoReturn, TypeGuard
 from .._lazy import publish
 from .._models.timestamps import wire_timestamp
 
-__all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError"]
+__all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError", "check_json_metadata"]
 
 COMPLETED = "COMPLETED"
 """The status of a successful payment."""
@@ -215,6 +216,21 @@ class PaymentRecord:
             "customer": dict(self.customer),
             "products": [dict(product) for product in self.products],
         }
+
+
+def check_json_metadata(record: PaymentRecord) -> PaymentRecord:
+    """``record``, once its metadata is known to be JSON, as every answer holding it is sent.
+
+    Raises:
+        SeedError: metadata holding a value JSON has no form for (a set, bytes, a datetime) or
+            nested too deep to write.
+    """
+    try:
+        json.dumps(record.metadata)
+    except (TypeError, ValueError, RecursionError) as exc:
+        detail = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        raise SeedError(f"metadata must be JSON ({detail})") from None
+    return record
 
 
 def _fail(field: str, expected: str) -> NoReturn:

@@ -13,7 +13,7 @@ from typing_extensions import Self
 
 from .api import Reply, answer_api
 from .faults import Fault
-from .records import PaymentRecord
+from .records import PaymentRecord, check_json_metadata
 
 __all__ = ["PaymentStore", "StandIn"]
 
@@ -27,7 +27,12 @@ class PaymentStore:
         self.reset(records)
 
     def put(self, record: PaymentRecord) -> PaymentRecord:
-        """Add ``record``, replacing the payment with its reference if there is one."""
+        """Add ``record``, replacing the payment with its reference if there is one.
+
+        Raises:
+            SeedError: metadata that is not JSON, which no answer could carry.
+        """
+        check_json_metadata(record)
         with self._lock:
             self._payments[record.reference] = record
         return record

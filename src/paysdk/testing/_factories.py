@@ -20,7 +20,7 @@ from typing_extensions import TypedDict, Unpack
 from .._errors import ConfigurationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
-from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError
+from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError, check_json_metadata
 from .._service.seed import (
     COMPLETED_REFERENCE,
     FAILED_REFERENCE,
@@ -111,7 +111,15 @@ def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
         ConfigurationError: fields that contradict each other (``success`` and ``status``) or
             are out of range.
     """
+    unknown = sorted(set(fields) - PaymentFields.__optional_keys__)
+    if unknown:
+        raise ConfigurationError(
+            f"unknown payment field(s) {', '.join(map(repr, unknown))}; the fields are "
+            f"{', '.join(sorted(PaymentFields.__optional_keys__))}"
+        )
     reference = fields["reference"] if "reference" in fields else f"order-{next(_references)}"
+    if not isinstance(reference, str):
+        raise ConfigurationError("not a valid payment: reference must be a non-empty string")
     status = _status(fields)
     succeeded = status == COMPLETED
     method = _method(fields)
@@ -119,11 +127,19 @@ def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
     currency = fields.get("currency", "NGN")
     created_at = _aware(fields.get("created_at", dt.datetime.now(dt.timezone.utc)), "created_at")
     settled = dt.timedelta(seconds=14 if succeeded else 3)
-    updated_at = _aware(fields.get("updated_at", created_at + settled), "updated_at")
+    if "updated_at" in fields:
+        updated_at = _aware(fields["updated_at"], "updated_at")
+    else:
+        try:
+            updated_at = created_at + settled
+        except OverflowError:
+            raise ConfigurationError(
+                "created_at is too close to year 9999's end: give updated_at"
+            ) from None
     if updated_at < created_at:
         raise ConfigurationError("updated_at must not be before created_at")
     try:
-        return PaymentRecord(
+        record = PaymentRecord(
             reference=reference,
             amount=amount,
             currency=currency,
@@ -138,6 +154,7 @@ def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
             created_at=created_at,
             updated_at=updated_at,
         )
+        return check_json_metadata(record)
     except SeedError as exc:
         raise ConfigurationError(f"not a valid payment: {exc}") from None
 

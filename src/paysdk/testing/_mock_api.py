@@ -24,7 +24,7 @@ from .._core import reference_problem
 from .._errors import ConfigurationError
 from .._service.api import Reply, api_route, authorized, new_request_id, redacted
 from .._service.faults import Fault, FaultBook, answer_request_id
-from .._service.records import PaymentRecord
+from .._service.records import PaymentRecord, SeedError
 from .._service.store import PaymentStore, StandIn
 from .._transport import httpx_timeout
 from ._factories import PaymentFields, payment_record
@@ -229,13 +229,16 @@ class MockPaymentAPI(StandIn[PaymentStore]):
             The record as stored.
 
         Raises:
-            ConfigurationError: a record and fields both, the reference twice, or fields out of
-                range.
+            ConfigurationError: a record and fields both, the reference twice, fields out of
+                range, or metadata that is not JSON.
         """
         if isinstance(payment, PaymentRecord):
             if fields:
                 raise ConfigurationError("give a PaymentRecord or fields, not both")
-            return self._payments.put(payment)
+            try:
+                return self._payments.put(payment)
+            except SeedError as exc:
+                raise ConfigurationError(f"not a valid payment: {exc}") from None
         if isinstance(payment, str):
             if "reference" in fields:
                 raise ConfigurationError("give the reference once")
