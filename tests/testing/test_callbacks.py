@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
+from paysdk.sandbox import Sandbox
 from paysdk.testing import CallbackSender
 
 Scope = MutableMapping[str, Any]
@@ -115,3 +118,27 @@ def test_bad_arguments_are_refused(
 ) -> None:
     with pytest.raises((ValueError, TypeError), match=error):
         sender.send(app, url, "order-1", interface=interface)
+
+
+@pytest.mark.parametrize(
+    ("reference", "error"),
+    [
+        (1042, TypeError("reference must be a string, not int")),
+        (b"order-1", TypeError("reference must be a string, not bytes")),
+        ("order-\ud800", ValueError("not text UTF-8 can encode")),
+    ],
+)
+def test_a_reference_no_url_can_carry_is_refused_saying_why(
+    sender: CallbackSender, reference: Any, error: Exception
+) -> None:
+    for app in (WSGIEcho(), ASGIEcho()):
+        with pytest.raises(type(error), match=re.escape(str(error))):
+            sender.send(app, "/cb", reference)
+    with Sandbox() as sandbox, pytest.raises(type(error), match=re.escape(str(error))):
+        sandbox.send_callback("http://127.0.0.1:9/cb", reference)
+
+
+@pytest.mark.parametrize("reference", ["", "a&b=c#d e", "\x00\n"])
+def test_any_string_is_sent_percent_encoded(sender: CallbackSender, reference: str) -> None:
+    answer = sender.send(WSGIEcho(), "/cb", reference)
+    assert answer.json()["query"] == "reference=" + quote(reference, safe="")

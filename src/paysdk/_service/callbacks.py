@@ -26,7 +26,9 @@ def callback_url(url: str, reference: str) -> str:
         The URL the callback is sent to.
 
     Raises:
-        ValueError: ``url`` is not an absolute, valid http(s) URL.
+        ValueError: ``url`` is not an absolute, valid http(s) URL, or ``reference`` holds a
+            lone surrogate.
+        TypeError: ``reference`` is not a string.
     """
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.netloc:
@@ -35,7 +37,12 @@ def callback_url(url: str, reference: str) -> str:
         parts.port  # noqa: B018 - raises ValueError for a port that is not one
     except ValueError as exc:
         raise ValueError(f"callback URL {url!r} is not a valid URL: {exc}") from None
-    param = f"reference={quote(reference, safe='')}"
+    if not isinstance(reference, str):
+        raise TypeError(f"reference must be a string, not {type(reference).__name__}")
+    try:
+        param = f"reference={quote(reference, safe='')}"
+    except UnicodeEncodeError:  # a lone surrogate: no URL can carry it
+        raise ValueError(f"reference {reference!r} is not text UTF-8 can encode") from None
     query = f"{parts.query}&{param}" if parts.query else param
     target = urlunsplit((parts.scheme, parts.netloc, parts.path or "/", query, ""))
     import httpx  # here: a sandbox that sends no callback starts without the HTTP client

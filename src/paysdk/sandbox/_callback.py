@@ -63,8 +63,9 @@ def send_callback(
         What the handler answered.
 
     Raises:
-        ValueError: ``url`` is not an absolute, valid http(s) URL, or ``timeout`` is not more
-            than 0 and at most a day.
+        ValueError: ``url`` is not an absolute, valid http(s) URL, ``reference`` holds a lone
+            surrogate, or ``timeout`` is not more than 0 and at most a day.
+        TypeError: ``reference`` is not a string.
         CallbackDeliveryError: the handler cannot be reached or does not answer whole in time.
     """
     timeout = callback_timeout(timeout)

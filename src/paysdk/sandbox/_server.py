@@ -266,8 +266,9 @@ class Sandbox(StandIn[SandboxPayments]):
             What the handler answered.
 
         Raises:
-            ValueError: ``url`` is not an absolute, valid http(s) URL, or ``timeout`` is not
-                more than 0 and at most a day.
+            ValueError: ``url`` is not an absolute, valid http(s) URL, ``reference`` holds a
+                lone surrogate, or ``timeout`` is not more than 0 and at most a day.
+            TypeError: ``reference`` is not a string.
             CallbackDeliveryError: the handler cannot be reached or does not answer in time.
         """
         return send_callback(url, reference, timeout=timeout)
