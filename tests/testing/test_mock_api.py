@@ -238,6 +238,26 @@ def test_a_bad_key_or_base_url_is_refused_up_front() -> None:
         MockPaymentAPI(base_url="api.paysdk.test")
 
 
+@pytest.mark.parametrize(
+    ("fault", "message"),
+    [
+        (Fault.server_error, r"not <bound method Fault\.server_error.*>: call it$"),
+        ("timeout", "not 'timeout'$"),
+        (None, "not None$"),
+    ],
+)
+def test_something_other_than_a_fault_is_refused_when_injected(
+    api: MockPaymentAPI, fault: Any, message: str
+) -> None:
+    api.add_payment("order-7")
+    with pytest.raises(TypeError, match="fault must be a Fault such as .*" + message):
+        api.inject(fault)
+    with Sandbox() as sandbox, pytest.raises(TypeError, match=message):
+        sandbox.inject(fault)
+    with api.client() as client:
+        assert client.verify("order-7").succeeded  # nothing was injected
+
+
 def test_bad_fault_places_are_refused(api: MockPaymentAPI) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="reference names a verify call"):
         api.inject(Fault.server_error(), reference="x", endpoint="list")

@@ -227,8 +227,14 @@ class FaultBook:
             times: how many requests it applies to; ``None``: until cleared.
 
         Raises:
+            TypeError: ``fault`` is not a ``Fault``.
             ValueError: a path not starting with ``/``, or ``times`` out of range.
         """
+        if not isinstance(fault, Fault):
+            hint = ": call it" if callable(fault) else ""
+            raise TypeError(
+                f"fault must be a Fault such as Fault.server_error(503), not {fault!r:.80}{hint}"
+            )
         if path is not None and not (isinstance(path, str) and path.startswith("/")):
             raise ValueError("path must be None or start with '/'")
         if times is not None and (type(times) is not int or not 1 <= times <= MAX_TIMES):

@@ -211,6 +211,7 @@ class Sandbox(StandIn[SandboxPayments]):
             times: how many requests it applies to; ``None``: until cleared.
 
         Raises:
+            TypeError: ``fault`` is not a [`Fault`][paysdk.sandbox.Fault].
             ValueError: a path not starting with ``/``, or ``times`` out of range.
         """
         self.faults.add(fault, path=path, times=times)

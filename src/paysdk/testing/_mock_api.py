@@ -274,6 +274,8 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         Raises:
             ConfigurationError: a reference with ``endpoint="list"``, an unknown endpoint, or a
                 malformed reference.
+            TypeError: ``fault`` is not a ``Fault`` (``Fault.timeout`` rather than
+                ``Fault.timeout()``).
             ValueError: ``times`` out of range.
         """
         if reference is not None and endpoint not in (None, "verify"):
