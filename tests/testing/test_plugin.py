@@ -328,3 +328,35 @@ def test_without_respx_the_plugin_loads_and_paysdk_api_names_the_extra(
     result.stdout.re_match_lines(
         [r".*ConfigurationError: .* pip install 'python-paysdk\[testing\]'"]
     )
+
+
+def test_paysdk_log_writes_each_line_to_the_stderr_of_the_test_that_logs_it(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PAYSDK_LOG", "debug")
+    pytester.makepyfile(
+        test_logged=textwrap.dedent(
+            """
+            import paysdk
+
+            def call(paysdk_api, reference):
+                paysdk_api.add_payment(reference)
+                with paysdk.Client() as client:
+                    client.verify(reference)
+
+            def test_the_first_client_turns_the_log_on(paysdk_api, capsys):
+                call(paysdk_api, "order-1")
+                assert "paysdk: GET https://api.paysdk.test/payment/order-1 -> 200" in (
+                    capsys.readouterr().err
+                )
+
+            def test_a_later_test_sees_its_own_lines(paysdk_api, capsys):
+                call(paysdk_api, "order-2")
+                err = capsys.readouterr().err
+                assert "Logging error" not in err
+                assert "paysdk: GET https://api.paysdk.test/payment/order-2 -> 200" in err
+            """
+        )
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
+    result.assert_outcomes(passed=2)

@@ -1,7 +1,8 @@
 """``PAYSDK_LOG=debug|info``: the ``paysdk`` logger on stderr without a line of code.
 
 Each send is logged at DEBUG and each retry at INFO; nothing paysdk logs holds the secret key.
-Set once, the first time a client is made; a handler you added yourself is left alone.
+Set once, the first time a client is made; a handler you added yourself is left alone. Each
+line goes to ``sys.stderr`` as it is when the line is logged.
 """
 
 from __future__ import annotations
@@ -9,11 +10,31 @@ from __future__ import annotations
 import logging
 import os
 import sys
+from typing import TextIO
 
 from .._core.environment import ENV_LOG
 from .._errors import ConfigurationError
 
 _LEVELS = {"debug": logging.DEBUG, "info": logging.INFO}
+
+
+class CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is when a line is logged, as logging's last resort
+    does: a stream swapped in for a while (pytest's ``capsys``, a CLI runner) and closed since
+    is never written to."""
+
+    def __init__(self) -> None:
+        logging.Handler.__init__(self)
+
+    @property
+    def stream(self) -> TextIO:
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO) -> None:
+        """Kept for ``StreamHandler``'s own ``setStream``: the stream is always the current one."""
+
+
 _configured = False
 
 
@@ -30,6 +51,6 @@ def configure_logging() -> None:
     logger = logging.getLogger("paysdk")
     logger.setLevel(_LEVELS[value])
     if not logger.handlers:
-        handler = logging.StreamHandler(sys.stderr)
+        handler = CurrentStderrHandler()
         handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s paysdk: %(message)s"))
         logger.addHandler(handler)
