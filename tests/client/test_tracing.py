@@ -176,6 +176,27 @@ async def test_a_failed_call_is_an_error_span_with_its_type_and_request_id(
     assert_no_key(spans)
 
 
+async def test_the_request_id_is_the_last_answers_even_when_it_had_none(
+    sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """A 503 with an id, retried into a 404 without one: the span shows the 404 and no id."""
+    path = f"/payment/{UNKNOWN_REFERENCE}"
+    busy = {"status": False, "message": "busy"}
+    sandbox.inject(Fault.json(503, busy, {"X-Request-Id": "req_the_503"}), path=path)
+    sandbox.inject(Fault.json(404, dict(NOT_FOUND_BODY), {"X-Request-Id": " "}), path=path)
+    with pytest.raises(paysdk.PaymentNotFoundError) as raised:
+        await connect().verify(UNKNOWN_REFERENCE)
+    assert raised.value.request_id is None
+    span = only(spans, "paysdk.verify")
+    assert "paysdk.request_id" not in (span.attributes or {})
+    assert attributes(span) == {
+        "paysdk.reference": UNKNOWN_REFERENCE,
+        "paysdk.attempts": 2,
+        "http.response.status_code": 404,
+        "error.type": "paysdk.PaymentNotFoundError",
+    }
+
+
 async def test_a_refused_connection_is_retried_then_an_error_span(
     make_loopback_client: MakeClient, spans: InMemorySpanExporter
 ) -> None:

@@ -76,7 +76,7 @@ class CallSpan:
     span.if_raised():`` only if the block raises (the call goes on after it).
     """
 
-    __slots__ = ("_last", "_name", "_reference", "_span", "_trace", "attempts")
+    __slots__ = ("_answer", "_last", "_name", "_reference", "_span", "_trace", "attempts")
 
     def __init__(self, trace: ModuleType, name: str, reference: str | None) -> None:
         self._trace = trace
@@ -84,6 +84,7 @@ class CallSpan:
         self._reference = reference
         self._span: Any = None
         self._last = ""
+        self._answer: tuple[int, str | None] | None = None
         self.attempts = 0
 
     @property
@@ -109,17 +110,15 @@ class CallSpan:
 
     def _sent(self, request: Send, result: object) -> None:
         self.attempts += 1
-        span = self._span
         if isinstance(result, Failure):
             self._last = result.kind
             return
         opened = result if isinstance(result, (Answer, Opened)) else getattr(result, "opened", None)
         if isinstance(opened, (Answer, Opened)):
             self._last = f"HTTP {opened.status_code}"
-            span.set_attribute("http.response.status_code", opened.status_code)
-            request_id = request_id_of(opened.headers, request.scrub)
-            if request_id is not None:
-                span.set_attribute("paysdk.request_id", request_id)
+            # kept as a pair and set at the end: the id of an earlier answer must never be
+            # shown beside the status of a later one that had none
+            self._answer = (opened.status_code, request_id_of(opened.headers, request.scrub))
 
     def _waiting(self, seconds: float) -> None:
         if self._span is not None:
@@ -190,6 +189,11 @@ class CallSpan:
         if span is None:
             return
         self._span = None
+        if self._answer is not None:
+            status_code, request_id = self._answer
+            span.set_attribute("http.response.status_code", status_code)
+            if request_id is not None:
+                span.set_attribute("paysdk.request_id", request_id)
         span.set_attribute("paysdk.attempts", self.attempts)
         if isinstance(error, GeneratorExit):
             span.set_attribute("paysdk.stopped_early", True)
