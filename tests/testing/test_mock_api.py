@@ -352,3 +352,30 @@ def test_the_fake_leaves_no_routes_and_other_hosts_to_other_routers() -> None:
         assert httpx.get(f"{api.base_url}/payments").status_code == 418  # no longer the fake's
     assert not api.running and not respx.mock.routes
     api.stop()  # twice is fine
+
+
+@pytest.mark.parametrize("stand_in", [MockPaymentAPI, Sandbox])
+@pytest.mark.parametrize(
+    ("payments", "says"),
+    [
+        (5, "payments must be a list of PaymentRecord, not int"),
+        ("order-1042", "payments must be a list of PaymentRecord, not str"),
+        ({"reference": "order-1042"}, "payments must be a list of PaymentRecord, not dict"),
+        (payment_record(), r"payments takes a list of PaymentRecord: pass \[record\]"),
+        ([payment_record(), 5], "payments holds a 'int', not a PaymentRecord"),
+    ],
+)
+def test_payments_that_are_not_a_list_of_records_are_refused_saying_what_to_pass(
+    stand_in: type[MockPaymentAPI] | type[Sandbox], payments: object, says: str
+) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match=says) as caught:
+        stand_in(payments=payments)  # type: ignore[arg-type]
+    assert "paysdk.testing.payment_record" in str(caught.value)
+
+
+@pytest.mark.parametrize("stand_in", [MockPaymentAPI, Sandbox])
+def test_payments_may_be_any_iterable_of_records(
+    stand_in: type[MockPaymentAPI] | type[Sandbox],
+) -> None:
+    made = stand_in(payments=iter([payment_record(reference="order-1")]))
+    assert [payment.reference for payment in made.payments] == ["order-1"]

@@ -11,13 +11,21 @@ import hashlib
 import json
 import re
 import uuid
-from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn, TypeGuard
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NoReturn, TypeGuard, cast
 
+from .._errors import ConfigurationError
 from .._lazy import publish
 from .._models.timestamps import wire_timestamp
 
-__all__ = ["COMPLETED", "FAILED", "PaymentRecord", "SeedError", "check_json_metadata"]
+__all__ = [
+    "COMPLETED",
+    "FAILED",
+    "PaymentRecord",
+    "SeedError",
+    "check_json_metadata",
+    "records_of",
+]
 
 COMPLETED = "COMPLETED"
 """The status of a successful payment."""
@@ -315,3 +323,24 @@ def _parse_timestamp(value: object, field: str) -> dt.datetime:
 
 
 publish("paysdk.sandbox", PaymentRecord, SeedError)
+
+
+def records_of(payments: object) -> list[PaymentRecord]:
+    """``payments`` as a list of records. One record (not in a list), a string, or anything
+    else that is not a ``PaymentRecord`` is refused, saying what to pass instead.
+
+    Raises:
+        ConfigurationError: ``payments`` is not an iterable of ``PaymentRecord``.
+    """
+    hint = "make each with paysdk.testing.payment_record"
+    if isinstance(payments, PaymentRecord):
+        raise ConfigurationError(f"payments takes a list of PaymentRecord: pass [record] ({hint})")
+    given = type(payments).__name__
+    if isinstance(payments, (str, bytes, Mapping)) or not isinstance(payments, Iterable):
+        raise ConfigurationError(f"payments must be a list of PaymentRecord, not {given} ({hint})")
+    records: list[object] = list(cast("Iterable[object]", payments))
+    for record in records:
+        if not isinstance(record, PaymentRecord):
+            kind = type(record).__name__
+            raise ConfigurationError(f"payments holds a {kind!r}, not a PaymentRecord ({hint})")
+    return cast("list[PaymentRecord]", records)

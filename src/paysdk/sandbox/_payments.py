@@ -10,7 +10,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from .._service.records import PaymentRecord
+from .._service.records import PaymentRecord, records_of
 from .._service.seed import default_payments
 from .._service.store import PaymentStore
 from ._state import load_state, save_state
@@ -37,7 +37,7 @@ class SandboxPayments:
         if saved is not None:
             self._initial = saved
         else:
-            self._initial = list(default_payments() if payments is None else payments)
+            self._initial = default_payments() if payments is None else records_of(payments)
         self.store.reset(self._initial)
 
     def add(self, payment: PaymentRecord | str, /, **fields: Any) -> PaymentRecord:

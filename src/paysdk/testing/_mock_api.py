@@ -24,7 +24,7 @@ from .._core import reference_problem
 from .._errors import ConfigurationError
 from .._service.api import Reply, api_route, authorized, new_request_id, redacted
 from .._service.faults import Fault, FaultBook, answer_request_id
-from .._service.records import PaymentRecord, SeedError
+from .._service.records import PaymentRecord, SeedError, records_of
 from .._service.store import PaymentStore, StandIn
 from .._transport import httpx_timeout
 from ._factories import PaymentFields, payment_record
@@ -107,7 +107,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
             side_effect=self._answer
         )
         self._running = False
-        for record in payments:
+        for record in records_of(payments):
             self.add_payment(record)
 
     def __repr__(self) -> str:
