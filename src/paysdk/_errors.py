@@ -374,8 +374,9 @@ class CertificateVerificationError(APIConnectionError):
 
 class TLSProtocolError(APIConnectionError):
     """The server at the service's address did not answer in TLS: it most likely speaks plain
-    HTTP (an ``https://`` URL on an ``http://`` port). Not retried, since trying again meets the
-    same server; use ``http://`` if it is meant to be plain HTTP, or the port that speaks TLS."""
+    HTTP (an ``https://`` URL on an ``http://`` port), or offers only TLS versions the client
+    refuses (TLS 1.0 or 1.1). Not retried, since trying again meets the same server; use
+    ``http://`` if it is meant to be plain HTTP, or the port that speaks TLS 1.2 or later."""
 
 
 class ProxyAuthenticationError(APIConnectionError):

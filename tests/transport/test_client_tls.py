@@ -258,6 +258,34 @@ async def test_https_to_a_plain_http_server_is_one_attempt_that_says_so(
     assert sandbox.secret_key not in str(error) + repr(error)
 
 
+@pytest.mark.filterwarnings("ignore:ssl.TLSVersion.TLSv1:DeprecationWarning")
+@pytest.mark.parametrize(
+    "newest", [ssl.TLSVersion.TLSv1, ssl.TLSVersion.TLSv1_1], ids=["1.0", "1.1"]
+)
+async def test_a_server_offering_only_tls_1_0_or_1_1_is_one_attempt_that_says_so(
+    newest: ssl.TLSVersion,
+    tls_ca: trustme.CA,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """A server whose newest TLS is 1.0 or 1.1, which Python refuses: TLSProtocolError after one
+    attempt (the next meets the same server), naming the versions and what to do."""
+    context = serving(tls_ca.issue_cert(*SERVER_NAMES))
+    context.minimum_version = ssl.TLSVersion.TLSv1
+    context.maximum_version = newest
+    context.set_ciphers("DEFAULT:@SECLEVEL=0")  # OpenSSL 3 has no TLS 1.0 cipher above level 0
+    with Sandbox(ssl_context=context) as outdated:
+        client = connect(make_loopback_client, outdated, verify=tls_client_context, max_retries=2)
+        with pytest.raises(paysdk.TLSProtocolError) as caught:
+            await client.verify(COMPLETED_REFERENCE)
+        error = caught.value
+        assert f"the server at 127.0.0.1:{outdated.port} offers no TLS version" in str(error)
+        assert "TLS 1.0 or 1.1" in str(error)
+        assert "TLS 1.2 or later" in str(error)
+        assert (error.attempts, client.sleeps) == (1, [])
+        assert outdated.requests == []
+
+
 # --- loading the trust: once per process, and only for TLS ------------------------------------
 
 

@@ -288,6 +288,13 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
             "speak plain HTTP; use http:// if it is meant to, or check the port",
             **where,
         )
+    elif failure.kind == "tls_version":
+        error = TLSProtocolError(
+            f"the server at {_address(request.url)} offers no TLS version this client accepts "
+            f"({detail}): it likely offers only TLS 1.0 or 1.1, which Python refuses; the service "
+            "must offer TLS 1.2 or later (or check the port, or the TLS context given as verify=)",
+            **where,
+        )
     elif failure.kind == "proxy_auth":
         error = ProxyAuthenticationError(
             f"the proxy refused to open a tunnel to the service: {detail}; check the credentials "

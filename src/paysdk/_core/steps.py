@@ -108,6 +108,7 @@ FailureKind: TypeAlias = Literal[
     "timeout",
     "certificate",
     "tls_protocol",
+    "tls_version",
     "proxy_auth",
     "too_large",
     "undecodable",

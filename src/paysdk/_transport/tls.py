@@ -16,6 +16,11 @@ __all__ = ["chain", "ssl_context", "tls_failure"]
 NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
 """OpenSSL's reasons when what came back to its hello is not TLS at all (plain HTTP, most
 likely), by version: 1.1 and 3.0/3.1 say the first, later ones may say another."""
+NO_COMMON_VERSION = frozenset(
+    {"TLSV1_ALERT_PROTOCOL_VERSION", "UNSUPPORTED_PROTOCOL", "NO_PROTOCOLS_AVAILABLE"}
+)
+"""OpenSSL's reasons when the server and the client share no TLS version: the server offers
+only TLS 1.0 or 1.1, which Python's ssl refuses, or the client's context was narrowed."""
 
 
 def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
@@ -55,6 +60,8 @@ def tls_failure(exc: BaseException) -> Failure | None:
         return Failure("certificate", certificate_problem(refused), cause=exc)
     if (not_tls := plain_http_error(exc)) is not None:
         return Failure("tls_protocol", str(not_tls), cause=exc)
+    if (outdated := _ssl_error(exc, NO_COMMON_VERSION)) is not None:
+        return Failure("tls_version", str(outdated), cause=exc)
     return None
 
 
@@ -80,8 +87,13 @@ def certificate_problem(error: ssl.SSLCertVerificationError) -> str:
 def plain_http_error(exc: BaseException) -> ssl.SSLError | None:
     """The TLS error behind ``exc`` that says the server did not answer in TLS, if one does:
     searched along its causes, as aiohttp and httpx both wrap it."""
+    return _ssl_error(exc, NOT_TLS)
+
+
+def _ssl_error(exc: BaseException, reasons: frozenset[str]) -> ssl.SSLError | None:
+    """The TLS error behind ``exc`` whose OpenSSL reason is one of ``reasons``, if one is."""
     for current in chain(exc):
-        if isinstance(current, ssl.SSLError) and getattr(current, "reason", None) in NOT_TLS:
+        if isinstance(current, ssl.SSLError) and getattr(current, "reason", None) in reasons:
             return current
     return None
 
