@@ -342,3 +342,27 @@ async def test_a_trust_that_cannot_load_is_a_configuration_error_when_tls_first_
     with pytest.raises(paysdk.ConfigurationError, match="cannot be loaded as a CA bundle"):
         await secure.verify(COMPLETED_REFERENCE)
     assert tls_sandbox.requests == []
+
+
+@pytest.mark.usefixtures("default_trust")
+@pytest.mark.parametrize("kind", ["missing", "not PEM", "a directory"])
+async def test_an_ssl_cert_file_that_cannot_load_is_named_with_what_to_do(
+    kind: str,
+    tls_sandbox: Sandbox,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+    not_a_bundle: str,
+    tmp_path: Path,
+) -> None:
+    """A client given no ``verify=`` while ``SSL_CERT_FILE`` names a file that is missing, holds
+    no certificate, or is a directory: the ConfigurationError names the variable and its value
+    (not ``verify=True``, which the user never wrote) and says how to fix it."""
+    path = {"missing": str(tmp_path / "gone.pem"), "not PEM": not_a_bundle}.get(kind, str(tmp_path))
+    monkeypatch.setenv("SSL_CERT_FILE", path)
+    with pytest.raises(paysdk.ConfigurationError) as caught:
+        connect(make_loopback_client, tls_sandbox)
+    message = str(caught.value)
+    assert message.startswith(f"SSL_CERT_FILE={path!r} cannot be loaded as a CA bundle: ")
+    assert "point it at a PEM file of CA certificates, or unset it" in message
+    assert "verify=True" not in message
+    assert tls_sandbox.requests == []

@@ -24,7 +24,7 @@ from .._errors import ConfigurationError
 from .._parsing.decoding import ACCEPT_ENCODING, READABLE_CODINGS
 from .._transport.httpx_common import BACKEND, check_host
 from .._transport.network import Network, Proxy, parse_proxy
-from .._transport.tls import ssl_context
+from .._transport.tls import ssl_context, unloadable
 from .._version import __version__
 from .options import CallOptions, NotGiven, TimeoutTypes
 
@@ -95,9 +95,7 @@ def create_network(*, verify: object, proxy: object, base_url: str) -> Network:
         try:
             given = ssl_context(given)
         except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError: a file that is no bundle
-            raise ConfigurationError(
-                f"verify={given!r} cannot be loaded as a CA bundle: {exc}"
-            ) from None
+            raise ConfigurationError(unloadable(given, exc)) from None
     try:
         return Network(given, chosen)
     except ValueError as exc:  # the environment names a proxy that cannot be used

@@ -16,7 +16,7 @@ from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 from .._errors import ConfigurationError
-from .tls import ssl_context
+from .tls import ssl_context, unloadable
 
 __all__ = ["Network", "Proxy", "parse_proxy"]
 
@@ -106,9 +106,7 @@ class Network:
             try:
                 self._ssl_context = ssl_context(self._verify)
             except (OSError, ValueError) as exc:  # ssl.SSLError is an OSError
-                raise ConfigurationError(
-                    f"verify={self._verify!r} cannot be loaded as a CA bundle: {exc}"
-                ) from None
+                raise ConfigurationError(unloadable(self._verify, exc)) from None
         return self._ssl_context
 
     def __repr__(self) -> str:

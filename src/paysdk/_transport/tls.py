@@ -11,7 +11,7 @@ from pathlib import Path
 
 from .._core.steps import Failure
 
-__all__ = ["chain", "ssl_context", "tls_failure"]
+__all__ = ["chain", "ssl_context", "tls_failure", "unloadable"]
 
 NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "RECORD_LAYER_FAILURE", "PACKET_LENGTH_TOO_LONG"})
 """OpenSSL's reasons when what came back to its hello is not TLS at all (plain HTTP, most
@@ -43,6 +43,19 @@ def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
     if path.is_dir():
         return ssl.create_default_context(capath=str(path))
     return ssl.create_default_context(cafile=str(path))
+
+
+def unloadable(verify: ssl.SSLContext | str | bool, exc: Exception) -> str:
+    """What to tell a user whose trust ``ssl_context(verify)`` could not load (``exc``): with
+    the default ``verify``, the ``SSL_CERT_FILE`` that named the bundle, since that user passed
+    no ``verify=`` at all (a bad ``SSL_CERT_DIR`` fails no load: it only trusts nothing)."""
+    cert_file = os.environ.get("SSL_CERT_FILE")
+    if verify is True and cert_file:
+        return (
+            f"SSL_CERT_FILE={cert_file!r} cannot be loaded as a CA bundle: {exc}; point it at a "
+            "PEM file of CA certificates, or unset it to trust certifi's bundle"
+        )
+    return f"verify={verify!r} cannot be loaded as a CA bundle: {exc}"
 
 
 @functools.lru_cache(maxsize=4)
