@@ -197,6 +197,33 @@ async def test_a_proxy_refusing_the_tunnel_is_a_connection_error_that_hides_the_
     assert not [secret for secret in [*secrets, password or PASSWORD] if secret in shown]
 
 
+# --- a proxy URL that cannot be right -------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["proxy=", "HTTPS_PROXY", "https_proxy"])
+async def test_a_proxy_on_port_0_is_refused_when_the_client_is_made(
+    where: str,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A proxy URL naming port 0 (a template's placeholder, say) is a ConfigurationError before
+    any request, on every backend, that hides the password: not a proxy on the scheme's default
+    port, tried and retried in its place."""
+    url = f"http://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:0"
+    options: dict[str, object] = {"verify": tls_client_context}
+    if where == "proxy=":
+        options["proxy"] = url
+    else:
+        monkeypatch.setenv(where, url)
+    with pytest.raises(paysdk.ConfigurationError, match="port 0") as caught:
+        connect(make_loopback_client, tls_sandbox, **options)
+    assert PASSWORD not in str(caught.value)
+    assert quote(PASSWORD, safe="") not in str(caught.value)
+    assert tls_sandbox.requests == []
+
+
 # --- forwarding plain http:// ----------------------------------------------------------------
 
 

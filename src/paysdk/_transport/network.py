@@ -58,6 +58,8 @@ def parse_proxy(url: str) -> Proxy:
         raise ValueError(f"the proxy URL's port is not a number: {exc}") from None
     if parts.scheme not in PROXY_SCHEMES or not parts.hostname:
         raise ValueError("a proxy URL must be http:// or https:// with a host")
+    if port == 0:  # read as "no port", it would become the scheme's default: another proxy
+        raise ValueError("the proxy URL names port 0, which no proxy can listen on")
     host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
     address = f"{parts.scheme}://{host}:{port or (443 if parts.scheme == 'https' else 80)}"
     auth = None
