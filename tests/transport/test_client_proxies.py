@@ -120,6 +120,28 @@ async def test_the_environments_https_proxy_is_followed_and_no_proxy_bypasses_it
     assert [r.path for r in tls_sandbox.requests] == [VERIFY, VERIFY]
 
 
+async def test_a_no_proxy_entry_with_a_port_bypasses_that_port_only(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``NO_PROXY=host:port``, as httpx reads it: the service on that port is reached direct,
+    the same host on another port still through ``HTTPS_PROXY``."""
+    monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
+    monkeypatch.setenv("NO_PROXY", f"127.0.0.1:{tls_sandbox.port}")
+    direct = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    assert (await direct.verify(COMPLETED_REFERENCE)).succeeded
+    assert forward_proxy.requests == []
+
+    monkeypatch.setenv("NO_PROXY", f"127.0.0.1:{forward_proxy.port}")  # another port
+    proxied = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    assert (await proxied.verify(COMPLETED_REFERENCE)).succeeded
+    assert_only_tunnels(forward_proxy.requests, tls_sandbox)
+    assert [r.path for r in tls_sandbox.requests] == [VERIFY, VERIFY]
+
+
 async def test_the_environment_is_read_when_the_client_is_made(
     forward_proxy: ForwardProxy,
     tls_sandbox: Sandbox,

@@ -151,7 +151,7 @@ class AiohttpSender:
     async def _send(self, request: Send) -> Answer | Failure | AsyncStream:
         session = self._sessions.get()
         url = yarl.URL(request.url, encoded=True)  # sent as the core encoded it, byte for byte
-        proxy = self._network.proxy_for(url.scheme, url.raw_host or "")
+        proxy = self._network.proxy_for(url.scheme, url.raw_host or "", url.port)
         tls = url.scheme == "https" or (proxy is not None and proxy.url.startswith("https:"))
         started = time.monotonic()
         try:

@@ -95,7 +95,7 @@ class Network:
         else:
             self.verifies = verify is not False
         self._environment = environment_proxies() if proxy is None and trust_env else {}
-        self._routes: dict[tuple[str, str], Proxy | None] = {}
+        self._routes: dict[tuple[str, str, int], Proxy | None] = {}
 
     @property
     def ssl_context(self) -> ssl.SSLContext:
@@ -114,23 +114,32 @@ class Network:
     def __repr__(self) -> str:
         return f"Network(proxy={self.proxy!r}, verifies={self.verifies})"
 
-    def proxy_for(self, scheme: str, host: str) -> Proxy | None:
-        """The proxy a request to ``scheme://host`` goes through, or ``None`` to go direct."""
+    def proxy_for(self, scheme: str, host: str, port: int | None = None) -> Proxy | None:
+        """The proxy a request to ``scheme://host:port`` goes through, or ``None`` to go direct;
+        ``port`` left out is the scheme's default."""
         if self.proxy is not None:
             return self.proxy
+        port = port or (443 if scheme == "https" else 80)
         try:
-            return self._routes[scheme, host]
+            return self._routes[scheme, host, port]
         except KeyError:
             if len(self._routes) >= MAX_ROUTES:
                 self._routes.clear()
-            route = self._routes[scheme, host] = self._from_environment(scheme, host)
+            route = self._routes[scheme, host, port] = self._from_environment(scheme, host, port)
             return route
 
-    def _from_environment(self, scheme: str, host: str) -> Proxy | None:
+    def _from_environment(self, scheme: str, host: str, port: int) -> Proxy | None:
         proxy = self._environment.get(scheme) or self._environment.get("all")
-        if proxy is None or urllib.request.proxy_bypass(host):
+        if proxy is None or _bypassed(host, port):
             return None
         return proxy
+
+
+def _bypassed(host: str, port: int) -> bool:
+    """Whether ``NO_PROXY`` names ``host``, or ``host:port`` (``api.internal:8443``), as httpx
+    reads an entry with a port."""
+    with_port = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    return bool(urllib.request.proxy_bypass(host) or urllib.request.proxy_bypass(with_port))
 
 
 def environment_proxies() -> dict[str, Proxy]:

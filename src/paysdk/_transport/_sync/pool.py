@@ -59,7 +59,8 @@ class Routes:
 
     def _route(self, url: httpcore.URL) -> Connections:
         pools = self._pools.get()
-        proxy = self.network.proxy_for(url.scheme.decode("ascii"), url.host.decode("ascii"))
+        scheme, host = url.scheme.decode("ascii"), url.host.decode("ascii")
+        proxy = self.network.proxy_for(scheme, host, url.port)
         tls = url.scheme == b"https" or (proxy is not None and proxy.url.startswith("https:"))
         pool = pools.by_route.get((proxy, tls))
         if pool is None:
