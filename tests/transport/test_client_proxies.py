@@ -246,6 +246,31 @@ async def test_a_proxy_on_port_0_is_refused_when_the_client_is_made(
     assert tls_sandbox.requests == []
 
 
+@pytest.mark.parametrize("where", ["proxy=", "HTTPS_PROXY", "ALL_PROXY"])
+async def test_a_socks_proxy_is_refused_saying_only_http_proxies_are_spoken(
+    where: str,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``socks5://`` (which paysdk cannot use) is a ConfigurationError naming the scheme it
+    refused and what it takes instead, without the password, before any request."""
+    url = f"socks5://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:1080"
+    options: dict[str, object] = {"verify": tls_client_context}
+    if where == "proxy=":
+        options["proxy"] = url
+    else:
+        monkeypatch.setenv(where, url)
+    with pytest.raises(paysdk.ConfigurationError) as caught:
+        connect(make_loopback_client, tls_sandbox, **options)
+    message = str(caught.value)
+    assert "must be http:// or https://, not socks5://" in message
+    assert "HTTP proxies only" in message
+    assert PASSWORD not in message
+    assert quote(PASSWORD, safe="") not in message
+
+
 # --- forwarding plain http:// ----------------------------------------------------------------
 
 

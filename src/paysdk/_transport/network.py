@@ -56,7 +56,12 @@ def parse_proxy(url: str) -> Proxy:
         port = parts.port
     except ValueError as exc:
         raise ValueError(f"the proxy URL's port is not a number: {exc}") from None
-    if parts.scheme not in PROXY_SCHEMES or not parts.hostname:
+    if parts.scheme not in PROXY_SCHEMES:
+        raise ValueError(
+            f"a proxy URL must be http:// or https://, not {parts.scheme}://: paysdk (as httpx "
+            "without its socks extra) speaks to HTTP proxies only"
+        )
+    if not parts.hostname:
         raise ValueError("a proxy URL must be http:// or https:// with a host")
     if port == 0:  # read as "no port", it would become the scheme's default: another proxy
         raise ValueError("the proxy URL names port 0, which no proxy can listen on")
