@@ -246,7 +246,9 @@ async def test_a_proxy_on_port_0_is_refused_when_the_client_is_made(
     assert tls_sandbox.requests == []
 
 
-@pytest.mark.parametrize("where", ["proxy=", "HTTPS_PROXY", "ALL_PROXY"])
+@pytest.mark.parametrize(
+    "where", ["proxy=", "HTTPS_PROXY", "ALL_PROXY", "https_proxy", "all_proxy"]
+)
 async def test_a_socks_proxy_is_refused_saying_only_http_proxies_are_spoken(
     where: str,
     tls_sandbox: Sandbox,
@@ -265,6 +267,7 @@ async def test_a_socks_proxy_is_refused_saying_only_http_proxies_are_spoken(
     with pytest.raises(paysdk.ConfigurationError) as caught:
         connect(make_loopback_client, tls_sandbox, **options)
     message = str(caught.value)
+    assert message.startswith("proxy: " if where == "proxy=" else f"the environment's {where}: ")
     assert "must be http:// or https://, not socks5://" in message
     assert "HTTP proxies only" in message
     assert PASSWORD not in message

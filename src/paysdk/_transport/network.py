@@ -10,6 +10,7 @@ secret key or the payment.
 from __future__ import annotations
 
 import base64
+import os
 import ssl
 import urllib.request
 from typing import NamedTuple
@@ -159,5 +160,12 @@ def environment_proxies() -> dict[str, Proxy]:
             try:
                 proxies[scheme] = parse_proxy(url)
             except ValueError as exc:
-                raise ValueError(f"the environment's {scheme.upper()}_PROXY: {exc}") from None
+                raise ValueError(f"the environment's {_variable(scheme)}: {exc}") from None
     return proxies
+
+
+def _variable(scheme: str) -> str:
+    """The variable the environment's proxy for ``scheme`` came from: the lower-case one where
+    it is set, as urllib reads it first, else the upper-case one."""
+    lower = f"{scheme}_proxy"
+    return lower if os.environ.get(lower) else lower.upper()
