@@ -157,6 +157,22 @@ async def test_the_environment_is_read_when_the_client_is_made(
     assert len(tls_sandbox.requests) == 1
 
 
+async def test_no_proxy_set_after_a_client_is_made_does_not_reroute_it(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``NO_PROXY`` is read with ``HTTPS_PROXY``, when the client is made: one set before the
+    client's first call does not send it direct."""
+    monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
+    client = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert_only_tunnels(forward_proxy.requests, tls_sandbox)
+
+
 # --- a proxy that wants credentials -----------------------------------------------------------
 
 

@@ -13,7 +13,8 @@ import base64
 import os
 import ssl
 import urllib.request
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, cast
 from urllib.parse import unquote, urlsplit
 
 from .._errors import ConfigurationError
@@ -80,7 +81,15 @@ class Network:
     as httpx reads it. The TLS context is made when a connection first needs it: a client of an
     ``http://`` sandbox loads no CA bundle."""
 
-    __slots__ = ("_environment", "_routes", "_ssl_context", "_verify", "proxy", "verifies")
+    __slots__ = (
+        "_environment",
+        "_no_proxy",
+        "_routes",
+        "_ssl_context",
+        "_verify",
+        "proxy",
+        "verifies",
+    )
 
     def __init__(
         self, verify: ssl.SSLContext | str | bool, proxy: Proxy | None, *, trust_env: bool = True
@@ -101,6 +110,8 @@ class Network:
         else:
             self.verifies = verify is not False
         self._environment = environment_proxies() if proxy is None and trust_env else {}
+        named = urllib.request.getproxies_environment() if trust_env else {}
+        self._no_proxy = named.get("no", "") if named else None  # None: the system's proxies
         self._routes: dict[tuple[str, str, int], Proxy | None] = {}
 
     @property
@@ -136,16 +147,27 @@ class Network:
 
     def _from_environment(self, scheme: str, host: str, port: int) -> Proxy | None:
         proxy = self._environment.get(scheme) or self._environment.get("all")
-        if proxy is None or _bypassed(host, port):
+        if proxy is None or self._bypassed(host, port):
             return None
         return proxy
 
+    def _bypassed(self, host: str, port: int) -> bool:
+        """Whether ``NO_PROXY``, as it was when the client was made, names ``host``, or
+        ``host:port`` (``api.internal:8443``) as httpx reads an entry with a port. Without it,
+        for proxies from the system's settings (macOS's, Windows'), their own exceptions."""
+        with_port = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if self._no_proxy is None:
+            bypass = urllib.request.proxy_bypass
+            return bool(bypass(host) or bypass(with_port))
+        exceptions = {"no": self._no_proxy}
+        return bool(_bypass_env(host, exceptions) or _bypass_env(with_port, exceptions))
 
-def _bypassed(host: str, port: int) -> bool:
-    """Whether ``NO_PROXY`` names ``host``, or ``host:port`` (``api.internal:8443``), as httpx
-    reads an entry with a port."""
-    with_port = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-    return bool(urllib.request.proxy_bypass(host) or urllib.request.proxy_bypass(with_port))
+
+_bypass_env = cast(
+    "Callable[[str, dict[str, str]], object]", vars(urllib.request)["proxy_bypass_environment"]
+)
+"""urllib's reading of ``NO_PROXY`` (``proxy_bypass`` on Linux), given the value to read: in
+every Python paysdk supports, but not in typeshed."""
 
 
 def environment_proxies() -> dict[str, Proxy]:
