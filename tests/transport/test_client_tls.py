@@ -206,12 +206,15 @@ async def test_a_certificate_for_another_name_is_refused(
     make_loopback_client: MakeClient,
 ) -> None:
     """A certificate from a trusted CA, but for ``service.test``, not the host connected to:
-    CertificateVerificationError naming the mismatch, not retried."""
+    CertificateVerificationError naming the mismatch and pointing at base_url (trusting another
+    CA would not help), not retried."""
     context = serving(tls_ca.issue_cert("service.test"))
     with Sandbox(ssl_context=context, host=host) as elsewhere:
         client = connect(make_loopback_client, elsewhere, verify=tls_client_context, max_retries=2)
         with pytest.raises(paysdk.CertificateVerificationError, match=problem) as caught:
             await client.verify(COMPLETED_REFERENCE)
+        assert "the certificate is for other names than base_url's host" in str(caught.value)
+        assert "private certificate authority" not in str(caught.value)  # trusting is no cure
         assert caught.value.attempts == 1
         assert client.sleeps == []
         assert elsewhere.requests == []
@@ -221,7 +224,7 @@ async def test_an_expired_certificate_is_refused(
     tls_ca: trustme.CA, tls_client_context: ssl.SSLContext, make_loopback_client: MakeClient
 ) -> None:
     """A certificate from a trusted CA for the right name, but past its end: refused as
-    expired, not retried."""
+    expired, with what to do about that (not trusting another CA), not retried."""
     now = datetime.datetime.now(datetime.timezone.utc)
     expired = tls_ca.issue_cert(
         *SERVER_NAMES,
@@ -230,8 +233,12 @@ async def test_an_expired_certificate_is_refused(
     )
     with Sandbox(ssl_context=serving(expired)) as stale:
         client = connect(make_loopback_client, stale, verify=tls_client_context, max_retries=2)
-        with pytest.raises(paysdk.CertificateVerificationError, match="certificate has expired"):
+        with pytest.raises(
+            paysdk.CertificateVerificationError, match="certificate has expired"
+        ) as caught:
             await client.verify(COMPLETED_REFERENCE)
+        assert "check this machine's clock, or ask the service to renew it" in str(caught.value)
+        assert "private certificate authority" not in str(caught.value)  # trusting is no cure
         assert client.sleeps == []
         assert stale.requests == []
 

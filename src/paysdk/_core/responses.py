@@ -277,9 +277,7 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
         error = APITimeoutError(detail, **where)
     elif failure.kind == "certificate":
         error = CertificateVerificationError(
-            f"could not verify the service's TLS certificate: {detail}; if the service uses a "
-            "private certificate authority, trust it with verify='/path/to/ca-bundle.pem' or "
-            "SSL_CERT_FILE",
+            f"could not verify the service's TLS certificate: {detail}",
             **where,
         )
     elif failure.kind == "tls_protocol":

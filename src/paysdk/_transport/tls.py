@@ -70,7 +70,8 @@ def tls_failure(exc: BaseException) -> Failure | None:
     """The ``Failure`` a refused certificate or a server that does not speak TLS stands for,
     whichever library raised ``exc``; ``None`` for any other error."""
     if (refused := certificate_error(exc)) is not None:
-        return Failure("certificate", certificate_problem(refused), cause=exc)
+        problem = f"{certificate_problem(refused)}; {certificate_advice(refused)}"
+        return Failure("certificate", problem, cause=exc)
     if (not_tls := plain_http_error(exc)) is not None:
         return Failure("tls_protocol", str(not_tls), cause=exc)
     if (outdated := _ssl_error(exc, NO_COMMON_VERSION)) is not None:
@@ -95,6 +96,34 @@ def certificate_problem(error: ssl.SSLCertVerificationError) -> str:
     """What is wrong with the certificate, in OpenSSL's words."""
     # getattr: OpenSSL sets both on the errors it raises; a subclass made in Python has neither
     return getattr(error, "verify_message", None) or getattr(error, "reason", None) or str(error)
+
+
+WRONG_NAME = frozenset({62, 64})
+"""OpenSSL's codes for a certificate that names other hosts (``X509_V_ERR_HOSTNAME_MISMATCH``)
+or other addresses (``X509_V_ERR_IP_ADDRESS_MISMATCH``) than the one connected to."""
+OUT_OF_DATE = frozenset({9, 10})
+"""OpenSSL's codes for a certificate not valid yet (``X509_V_ERR_CERT_NOT_YET_VALID``) or no
+longer (``X509_V_ERR_CERT_HAS_EXPIRED``)."""
+
+
+def certificate_advice(error: ssl.SSLCertVerificationError) -> str:
+    """What to do about ``error``: trusting another authority cures an unknown issuer, not a
+    certificate for another host or out of its dates."""
+    code = getattr(error, "verify_code", None)  # set by OpenSSL, as certificate_problem says
+    if code in WRONG_NAME:
+        return (
+            "the certificate is for other names than base_url's host: check base_url (the "
+            "service's own name, not an address or alias it does not list)"
+        )
+    if code in OUT_OF_DATE:
+        return (
+            "the certificate is outside its dates: check this machine's clock, or ask the "
+            "service to renew it"
+        )
+    return (
+        "if the service uses a private certificate authority, trust it with "
+        "verify='/path/to/ca-bundle.pem' or SSL_CERT_FILE"
+    )
 
 
 def plain_http_error(exc: BaseException) -> ssl.SSLError | None:
