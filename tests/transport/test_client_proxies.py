@@ -9,6 +9,7 @@ Each test runs on every backend (sync, async over httpx, async over aiohttp) thr
 from __future__ import annotations
 
 import base64
+import socket
 import ssl
 import traceback
 from collections.abc import Iterator
@@ -233,6 +234,39 @@ async def test_a_proxy_refusing_the_tunnel_is_a_connection_error_that_hides_the_
     shown = "".join(traceback.format_exception(error)) + repr(error) + repr(client.client)
     secrets = [PASSWORD, quote(PASSWORD, safe=""), tls_sandbox.secret_key]
     assert not [secret for secret in [*secrets, password or PASSWORD] if secret in shown]
+
+
+@pytest.mark.parametrize("refusal", ["502 Bad Gateway", "403 Forbidden"])
+async def test_a_proxy_that_does_not_open_the_tunnel_is_named_with_its_answer(
+    refusal: str,
+    forward_proxy: ForwardProxy,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """A CONNECT answered 502 (the proxy cannot reach the service) or 403 (its policy refuses
+    the host): an APIConnectionError saying the proxy did not open the tunnel, with the proxy's
+    status and reason, in the same words on every backend, and retried as any connection
+    failure is."""
+    with socket.socket() as unused:  # a loopback port nothing listens on: the proxy's 502
+        unused.bind(("127.0.0.1", 0))
+        dead = f"127.0.0.1:{unused.getsockname()[1]}"
+    address = dead if refusal.startswith("502") else "service.test:443"  # not loopback: 403
+    client = make_loopback_client(
+        base_url=f"https://{address}",
+        secret_key="sk_test_proxied_0123",
+        verify=tls_client_context,
+        proxy=forward_proxy.url,
+        max_retries=1,
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    error = caught.value
+    assert type(error) is paysdk.APIConnectionError
+    assert str(error).startswith(
+        f"the proxy did not open a tunnel to the service at {address}: {refusal} ("
+    )
+    assert (error.attempts, len(client.sleeps)) == (2, 1)
+    assert [request.method for request in forward_proxy.requests] == ["CONNECT", "CONNECT"]
 
 
 # --- a proxy URL that cannot be right -------------------------------------------------------

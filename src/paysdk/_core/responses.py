@@ -299,6 +299,11 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
             "in proxy= or HTTPS_PROXY (http://user:password@proxy:port)",
             **where,
         )
+    elif failure.kind == "proxy":
+        error = APIConnectionError(
+            f"the proxy did not open a tunnel to the service at {_address(request.url)}: {detail}",
+            **where,
+        )
     elif failure.kind == "too_large" and failure.status_code is not None:
         error = ResponseTooLargeError(
             f"{detail}; raise it with max_response_bytes=..."

@@ -110,6 +110,7 @@ FailureKind: TypeAlias = Literal[
     "tls_protocol",
     "tls_version",
     "proxy_auth",
+    "proxy",
     "too_large",
     "undecodable",
     "closed",

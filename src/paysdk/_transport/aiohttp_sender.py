@@ -74,6 +74,8 @@ def _failure(exc: BaseException) -> Failure | None:
         return tls
     if isinstance(exc, aiohttp.ClientHttpProxyError) and exc.status == 407:
         return Failure("proxy_auth", f"407 {exc.message}", cause=exc)
+    if isinstance(exc, aiohttp.ClientHttpProxyError):
+        return Failure("proxy", f"{exc.status} {exc.message}", cause=exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
 

@@ -68,6 +68,8 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
         return tls
     if isinstance(exc, httpx.ProxyError) and str(exc).startswith("407"):  # httpcore: "407 ..."
         return Failure("proxy_auth", str(exc), cause=exc)
+    if isinstance(exc, httpx.ProxyError) and re.match("[1-5][0-9][0-9] ", str(exc)):
+        return Failure("proxy", str(exc), cause=exc)  # httpcore: the CONNECT's status and reason
     detail = str(exc) or type(exc).__name__
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
