@@ -15,6 +15,7 @@ PaySDKError
 ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
 │   ├── APITimeoutError           no answer in time (retried)
 │   ├── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
+│   ├── TLSProtocolError          no TLS 1.2+ at the service's address (not retried)
 │   └── ProxyAuthenticationError  the proxy refused its credentials, 407 (not retried)
 ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
 ├── EventLoopError                an AsyncClient used from an event loop other than its own
