@@ -124,6 +124,7 @@ def test_an_unknown_status_is_kept_as_the_service_would_send_it() -> None:
         ({"metadata": {"tags": {"gift"}}}, r"metadata must be JSON \(Object of type set"),
         ({"metadata": {"at": dt.datetime(2026, 1, 2)}}, "metadata must be JSON"),
         ({"metadata": nested(5000)}, "nested too deep"),
+        ({"metadata": nested(100)}, "nested too deep: at most 100 levels"),
         ({"created_at": dt.datetime.max.replace(tzinfo=dt.timezone.utc)}, "give updated_at"),
         (
             {
@@ -198,3 +199,10 @@ def test_a_payment_from_before_year_1000_is_listed_by_the_fake(year: int) -> Non
         with api.client() as client:
             (payment,) = client.list_payments()
     assert payment.created_at == created
+
+
+def test_metadata_as_deep_as_a_client_reads_is_verified_through_the_fake() -> None:
+    with paysdk.testing.MockPaymentAPI() as api:
+        api.add_payment("order-7", metadata=nested(99))  # 100 objects deep
+        with api.client() as client:
+            assert client.verify("order-7").metadata == nested(99)

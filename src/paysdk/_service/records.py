@@ -233,12 +233,35 @@ def check_json_metadata(record: PaymentRecord) -> PaymentRecord:
         SeedError: metadata holding a value JSON has no form for (a set, bytes, a datetime) or
             nested too deep to write.
     """
+    deep = f"nested too deep: at most {MAX_METADATA_DEPTH} levels, as a client reads it"
+    if _deeper_than(record.metadata, MAX_METADATA_DEPTH):
+        raise SeedError(f"metadata must be JSON ({deep})")
     try:
         json.dumps(record.metadata)
     except (TypeError, ValueError, RecursionError) as exc:
-        detail = "nested too deep" if isinstance(exc, RecursionError) else str(exc)
+        detail = deep if isinstance(exc, RecursionError) else str(exc)
         raise SeedError(f"metadata must be JSON ({detail})") from None
     return record
+
+
+MAX_METADATA_DEPTH = 100
+"""How deep metadata may nest objects and lists: well within the 200 levels pydantic's JSON
+parser reads an answer to, on every Python (whose own JSON writer's limit varies by version)."""
+
+
+def _deeper_than(value: object, limit: int) -> bool:
+    """Whether ``value`` nests objects and lists more than ``limit`` deep, found level by level
+    (no recursion to run out of)."""
+    level: list[object] = [value]
+    for _ in range(limit):
+        inner: list[object] = []
+        for item in level:
+            if isinstance(item, dict):
+                inner.extend(cast("dict[object, object]", item).values())
+            elif isinstance(item, list):
+                inner.extend(cast("list[object]", item))
+        level = inner
+    return any(isinstance(item, (dict, list)) for item in level)
 
 
 def _fail(field: str, expected: str) -> NoReturn:
