@@ -3,6 +3,7 @@ failure looks like whichever library met it."""
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import ssl
@@ -60,9 +61,13 @@ def unloadable(verify: ssl.SSLContext | str | bool, exc: Exception) -> str:
 
 @functools.lru_cache(maxsize=4)
 def _default_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    """The default trust while the environment names ``cert_file`` and ``cert_dir``."""
+    """The default trust while the environment names ``cert_file`` and ``cert_dir``. A
+    ``cert_file`` that is no file is refused here: httpx before 0.28 passed over it unsaid."""
     import httpx
 
+    if cert_file and not Path(cert_file).is_file():
+        code = errno.EISDIR if Path(cert_file).is_dir() else errno.ENOENT
+        raise OSError(code, os.strerror(code), cert_file)
     return httpx.create_ssl_context(verify=True, trust_env=True)
 
 
