@@ -252,15 +252,15 @@ def test_a_driver_refuses_a_step_outside_its_plans_vocabulary(
             SQLiteDriver(str(tmp_path / "ledger.db"), busy_timeout=1.0), plan, record, timeout=1
         ),
         "reconciliation": lambda: sync_reconcile.reconcile(
-            paysdk.Ledger(tmp_path / "ledger.db"),
-            paysdk.Client(secret_key="sk_test_refused", base_url="http://127.0.0.1:9"),
-            fulfil=record,
-            lookup=None,
-            progress=record,
+            ledger, client, fulfil=record, lookup=None, progress=record
         ),
     }
     monkeypatch.setattr(sync_reconcile, "reconcile_plan", lambda **_: plan)
-    with pytest.raises(TypeError, match=r"asked for"):
+    with (
+        paysdk.Ledger(tmp_path / "ledger.db") as ledger,
+        paysdk.Client(secret_key="sk_test_refused", base_url="http://127.0.0.1:9") as client,
+        pytest.raises(TypeError, match=r"asked for"),
+    ):
         runs[kind]()
     assert carried == []  # nothing was sent, slept, run or reported
     assert seen == []  # never answered, and the refusal never thrown in for the plan to take
