@@ -178,6 +178,24 @@ async def test_half_an_emoji_in_a_name_reads_as_the_replacement_character(
     assert streamed == payments
 
 
+async def test_a_list_naming_data_twice_reads_the_last_and_stops_a_stream(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    """``list_payments`` reads the last ``data``, as JSON parsers do; ``iter_payments`` has
+    handed out the first list's payments already, so it stops there with an error."""
+    first, last = sandbox.payments[:1], sandbox.payments[1:]
+    body = json.dumps({"data": [p.list_shape() for p in first]})[:-1]
+    body += ', "data": ' + json.dumps([p.list_shape() for p in last]) + "}"
+    sandbox.inject(Fault(status=200, body=body), path="/payments", times=None)
+    client = connect()
+
+    payments = await client.list_payments()
+
+    assert [p.reference for p in payments] == [p.reference for p in last]
+    with pytest.raises(paysdk.ResponseValidationError, match="data: given twice"):
+        await client.drain()
+
+
 @pytest.mark.parametrize(
     "references",
     [COMPLETED_REFERENCE, COMPLETED_REFERENCE.encode(), bytearray(b"order-1"), memoryview(b"o")],

@@ -17,10 +17,11 @@ from paysdk._parsing.batches import BATCH_BYTES, MAX_MISSES, validate_in_batches
 from tests.conftest import listed_body
 
 _ENVELOPE = _responses._list_envelope()
+_BATCH = _responses._batch_shape()
 
 
 def _validate_batch(batch: bytes) -> list[ListedPayment]:
-    return _ENVELOPE.validate_json(batch)["data"]
+    return _BATCH.validate_json(batch)[0]
 
 
 def _whole(body: bytes) -> list[ListedPayment]:
@@ -28,14 +29,14 @@ def _whole(body: bytes) -> list[ListedPayment]:
 
 
 class _Batches:
-    """The validator, recording the size of every batch it was given (``{"data":[...]}``)."""
+    """The validator, recording the size of every batch it was given (``[[...]]``)."""
 
     def __init__(self) -> None:
         self.sizes: list[int] = []
         self.failed = 0
 
-    def validate_json(self, batch: bytes) -> dict[str, list[ListedPayment]]:
-        return {"data": self(batch)}
+    def validate_json(self, batch: bytes) -> list[list[ListedPayment]]:
+        return [self(batch)]
 
     def __call__(self, batch: bytes) -> list[ListedPayment]:
         self.sizes.append(len(batch))
@@ -78,7 +79,7 @@ def test_parse_list_cuts_a_body_over_a_megabyte_and_gets_what_the_whole_parse_ge
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     batches = _Batches()
-    monkeypatch.setattr(_responses, "_list_envelope", lambda: batches)
+    monkeypatch.setattr(_responses, "_batch_shape", lambda: batches)
     body = _body(_payments(4000))
     assert len(body) > 1024 * 1024
     assert _core.parse_list(body) == _whole(body)
@@ -110,6 +111,17 @@ def test_strings_that_look_like_structure_never_change_the_result(text: str) -> 
     result = validate_in_batches(body, _validate_batch, batch_bytes=2048)
     assert result is None or result == _whole(body)
     assert _core.parse_list(body) == _whole(body)
+
+
+def test_a_second_data_key_is_left_to_the_whole_parse_which_reads_the_last() -> None:
+    # Cut at the second key, a batch holding it would read as one object naming "data" twice.
+    first, last = _body(_payments(300)), _body(_payments(200, currency="USD"))
+    body = first[:-1] + b', "data": ' + last[len(b'{"data": ') :]
+    batches = _Batches()
+    assert validate_in_batches(body, batches, batch_bytes=4096) is None
+    assert batches.failed >= 1
+    assert _core.parse_list(body) == _whole(body) == _whole(last)
+    assert json.loads(body)["data"] == json.loads(last)["data"]  # as the standard library reads it
 
 
 def test_too_many_misses_hand_the_body_to_the_whole_parse() -> None:

@@ -88,19 +88,28 @@ def _parse_large_list(content: bytes) -> list[ListedPayment]:
     """Batch by batch where the body allows it (see ``_parsing/batches.py``), else whole."""
     from .._parsing.batches import validate_in_batches  # a verify-only process never cuts a list
 
-    payments = validate_in_batches(content, _validated_list)
+    payments = validate_in_batches(content, _validated_batch)
     if payments is None:
         return _validated_list(content)
     return payments
 
 
 def _validated_list(content: bytes) -> list[ListedPayment]:
-    """The payments of ``{"data": [...]}``'s bytes (a whole body, or a batch of one)."""
-    validator = _list_envelope()
+    """The payments of a whole ``{"data": [...]}`` body."""
+    return _validated(content, _list_envelope())["data"]
+
+
+def _validated_batch(content: bytes) -> list[ListedPayment]:
+    """The payments of a batch cut from a list body, wrapped as ``[[...]]``."""
+    return _validated(content, _batch_shape())[0]
+
+
+def _validated(content: bytes, validator: Validator[T]) -> T:
+    """``content`` validated, or validated again once repaired where it is not JSON."""
     try:
-        return validator.validate_json(content)["data"]
+        return validator.validate_json(content)
     except ValidationError as exc:
-        return validator.validate_json(_repaired(content, exc))["data"]
+        return validator.validate_json(_repaired(content, exc))
 
 
 def _repaired(content: bytes, exc: ValidationError) -> bytes:
@@ -136,6 +145,13 @@ def _list_envelope() -> Validator[ListEnvelope]:
     from .._models.listed import ListEnvelope  # a verify-only process never builds the list shape
 
     return _validator(ListEnvelope)
+
+
+@functools.cache
+def _batch_shape() -> Validator[list[list[ListedPayment]]]:
+    from .._models.listed import ListedPayment
+
+    return _validator(list[list[ListedPayment]])
 
 
 class Validator(Protocol[T_co]):

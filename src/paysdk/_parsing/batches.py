@@ -13,8 +13,9 @@ opens the same way (a product with its own ``id``) can fool that guess, but neve
 batch cut inside a payment is not valid JSON. That batch is then cut again where the braces
 since its start balance as well. After a few such misses, or at any other error, the caller
 parses the body whole as before (same result, same error at the same location). Each batch is
-wrapped as ``{"data":[...]}``, so its payments sit as deep as in the body: the parser's nesting
-limit falls on the same payments either way.
+wrapped as ``[[...]]``, so its payments sit as deep as in the body (the parser's nesting limit
+falls on the same payments either way), and a batch that spans anything but payments, such as
+a second ``"data"`` key, is no list of them: the body is then parsed whole, as small ones are.
 """
 
 from __future__ import annotations
@@ -38,13 +39,13 @@ _HEAD: Final = re.compile(rb"%s\{%s\"data\"%s:%s\[%s" % ((_SPACE,) * 5))
 _OPENING: Final = re.compile(rb"\{%s\"[^\"\\]{0,64}\"" % _SPACE)
 _TAIL_WINDOW: Final = 4096
 """How far from the end the closing ``]}`` is looked for: more trailing space parses whole."""
-_WRAP: Final = (b'{"data":[', b"]}")
+_WRAP: Final = (b"[[", b"]]")
 
 
 def validate_in_batches(
     body: bytes, validate: Callable[[bytes], list[T]], batch_bytes: int = BATCH_BYTES
 ) -> list[T] | None:
-    """The list's elements, ``validate`` (``{"data": [...]}``'s bytes -> its elements) run
+    """The list's elements, ``validate`` (``[[...]]``'s bytes -> the elements inside) run
     batch by batch; ``None`` when the body is better parsed whole: it is not plainly
     ``{"data": [{...}, ...]}``, it cannot be cut, or a batch failed (the whole parse then says
     how, and where)."""

@@ -161,6 +161,8 @@ class ListStream:
                     return items
                 if not isinstance(key, str):
                     raise ValueError("a body that is not JSON")
+                if key == "data" and self._seen_data:  # its first list is handed out already
+                    raise ValueError(f"{_NOT_DOCUMENTED}: data: given twice")
                 self._key, self._pos, self._state = key, after, "colon"
             elif state == "colon":
                 if char != ":":
