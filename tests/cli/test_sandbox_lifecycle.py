@@ -180,6 +180,19 @@ def test_a_shell_that_evals_the_export_lines_sets_the_key_as_given_and_runs_noth
     assert not ran.exists()
 
 
+def test_a_sandbox_bound_to_every_address_tells_clients_its_loopback_url(
+    cli: Paysdk, port: int
+) -> None:
+    """As in a container: the URL it prints is one a client accepts over plain HTTP."""
+    started = cli("sandbox", "--detach", "--host", "0.0.0.0", "--port", str(port), "--key", KEY)  # noqa: S104
+    assert started.returncode == 0, started.stderr
+    assert f"export PAYSDK_BASE_URL=http://127.0.0.1:{port}\n" in started.stdout
+    listed = cli("list", PAYSDK_BASE_URL=f"http://127.0.0.1:{port}", PAYSDK_SECRET_KEY=KEY)
+    assert listed.returncode == 0, listed.stderr
+    status = cli("sandbox", "--port", str(port), "status")
+    assert f"http://127.0.0.1:{port}" in status.stdout, status
+
+
 @pytest.mark.parametrize("key", ["my key", "sk_tab\there", " sk_padded", "sk_café", "sk_\x1b[2J"])
 @pytest.mark.parametrize("detach", [True, False])
 def test_a_key_no_client_could_send_is_refused_before_the_sandbox_starts(

@@ -146,7 +146,8 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 def _announce(sandbox: Any, state: str | None) -> None:
     references = ", ".join(p.reference for p in sandbox.payments)
-    print(f"paysdk sandbox listening on {sandbox.base_url}")
+    bound = "" if sandbox.host in sandbox.base_url else f" (bound to {sandbox.host}: every address)"
+    print(f"paysdk sandbox listening on {sandbox.base_url}{bound}")
     print(f"secret key: {sandbox.secret_key}")
     print(printable(f"{len(sandbox.payments)} payments: {references}"))
     if state is not None:

@@ -33,6 +33,9 @@ __all__ = ["Sandbox", "generate_secret_key"]
 
 DEFAULT_IDLE_TIMEOUT = 30.0
 
+_UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}  # noqa: S104
+"""The wildcard addresses a sandbox may bind, and the loopback address a client reaches it at."""
+
 
 def generate_secret_key() -> str:
     return f"sk_sandbox_{secrets.token_urlsafe(24)}"
@@ -129,7 +132,10 @@ class Sandbox(StandIn[SandboxPayments]):
 
     @property
     def base_url(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
+        """Where a client on this machine reaches it: loopback for a wildcard ``host`` (such as
+        ``0.0.0.0``), which no client accepts over plain HTTP."""
+        host = _UNSPECIFIED.get(self.host.strip("[]"), self.host)
+        host = f"[{host}]" if ":" in host else host
         scheme = "http" if self.ssl_context is None else "https"
         return f"{scheme}://{host}:{self.port}"
 
