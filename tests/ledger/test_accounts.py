@@ -51,6 +51,25 @@ async def test_two_accounts_payments_of_one_reference_are_fulfilled_apart(
     assert await ledger.row("order-1") is None  # the unlabelled account has none
 
 
+@pytest.mark.parametrize("verified_by", ["lagos-1", ""])
+async def test_a_payment_set_aside_under_another_account_than_its_own_is_refused(
+    make_ledger: MakeLedger, verified_by: str
+) -> None:
+    """A payment names its account: ``account=`` naming another is the caller's mistake (a
+    payment verified by the wrong client), refused before anything is written, rather than
+    recorded under the payment's account while the account named keeps its row as it was."""
+    ledger = make_ledger()
+    payment = of(verified_by, "key-a")
+    for set_aside in (ledger.refuse, ledger.ignore):
+        with pytest.raises(paysdk.ConfigurationError, match="abuja-2") as refused:
+            await set_aside(payment, "not this shop's order", account="abuja-2")
+        assert "nothing was recorded" in str(refused.value)
+    for account in (verified_by, "abuja-2"):
+        assert await ledger.row("order-1", account) is None
+    same = await ledger.refuse(payment, "no such order", account=verified_by)
+    assert (same.account, same.state) == (verified_by, "refused")
+
+
 async def test_unlabelled_payments_of_two_keys_are_refused_before_any_action(
     make_ledger: MakeLedger,
 ) -> None:

@@ -37,15 +37,15 @@ class EitherLedger:
             return self.ledger.row(reference, account=account)
         return await self.ledger.row(reference, account=account)
 
-    async def refuse(self, payment: Any, reason: str) -> LedgerRow:
+    async def refuse(self, payment: Any, reason: str, account: str = "") -> LedgerRow:
         if isinstance(self.ledger, Ledger):
-            return self.ledger.refuse(payment, reason)
-        return await self.ledger.refuse(payment, reason)
+            return self.ledger.refuse(payment, reason, account=account)
+        return await self.ledger.refuse(payment, reason, account=account)
 
-    async def ignore(self, payment: Any, reason: str) -> LedgerRow:
+    async def ignore(self, payment: Any, reason: str, account: str = "") -> LedgerRow:
         if isinstance(self.ledger, Ledger):
-            return self.ledger.ignore(payment, reason)
-        return await self.ledger.ignore(payment, reason)
+            return self.ledger.ignore(payment, reason, account=account)
+        return await self.ledger.ignore(payment, reason, account=account)
 
     async def retire_key(self) -> int:
         if isinstance(self.ledger, Ledger):

@@ -412,9 +412,19 @@ def set_aside_target(
 
     An amount the ledger cannot hold (beyond ``AMOUNTS``) is recorded as 0, as a bare
     reference's is, and the reason says what it was: the refusal is recorded all the same.
+
+    Raises:
+        ConfigurationError: ``account`` names another account than the payment's own.
     """
     if not isinstance(payment, VerifiedPayment):
         return account, check_reference(payment), 0, "", reason
+    if account and account != payment.account:
+        verified = f"account {payment.account!r}" if payment.account else "an unlabelled client"
+        raise ConfigurationError(
+            f"{payment.reference!r} was verified by {verified}, not by account {account!r}: "
+            "a payment is recorded under the account that verified it, so leave account= out "
+            "(or verify it with that account's client); nothing was recorded"
+        )
     if payment.amount in AMOUNTS:
         return payment.account, payment.reference, payment.amount, payment.currency, reason
     amount = describe_amount(payment.amount)

@@ -180,7 +180,8 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
 
         Raises:
             InvalidReferenceError: the reference is not one the service could have issued.
-            ConfigurationError: the reason is empty or longer than 1000 characters.
+            ConfigurationError: the reason is empty or longer than 1000 characters, or
+                ``account`` names another account than the payment's own.
             LedgerError: the database failed.
         """
         return await self._run(self._set_aside_plan(payment, "refused", reason, account))
@@ -203,7 +204,8 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
 
         Raises:
             InvalidReferenceError: the reference is not one the service could have issued.
-            ConfigurationError: the reason is empty or longer than 1000 characters.
+            ConfigurationError: the reason is empty or longer than 1000 characters, or
+                ``account`` names another account than the payment's own.
             LedgerError: the database failed.
         """
         return await self._run(self._set_aside_plan(payment, "ignored", reason, account))

@@ -182,7 +182,8 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
 
         Raises:
             InvalidReferenceError: the reference is not one the service could have issued.
-            ConfigurationError: the reason is empty or longer than 1000 characters.
+            ConfigurationError: the reason is empty or longer than 1000 characters, or
+                ``account`` names another account than the payment's own.
             LedgerError: the database failed.
         """
         return self._run(self._set_aside_plan(payment, "refused", reason, account))
@@ -205,7 +206,8 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
 
         Raises:
             InvalidReferenceError: the reference is not one the service could have issued.
-            ConfigurationError: the reason is empty or longer than 1000 characters.
+            ConfigurationError: the reason is empty or longer than 1000 characters, or
+                ``account`` names another account than the payment's own.
             LedgerError: the database failed.
         """
         return self._run(self._set_aside_plan(payment, "ignored", reason, account))
