@@ -61,3 +61,16 @@ async def test_a_limit_past_the_databases_integers_is_no_limit(make_ledger: Make
     await ledger.fulfil_once(paid("order-1"), lambda payment: None)
     for limit in (2**63, 2**70):
         assert [row.reference for row in await ledger.rows_after(limit=limit)] == ["order-1"]
+
+
+@pytest.mark.parametrize("after", [None, 5, b"order-0"])
+async def test_a_page_after_something_that_is_no_reference_is_refused(
+    make_ledger: MakeLedger, after: object
+) -> None:
+    """``after=None`` (the first page, as a loop written ``after = None`` asks for it) would
+    compare every reference with NULL, and list nothing, as if the ledger were empty."""
+    ledger = make_ledger()
+    await ledger.fulfil_once(paid("order-1"), lambda payment: None)
+    with pytest.raises(paysdk.ConfigurationError, match=r"after must be a reference.*\"\""):
+        await ledger.rows_after(after, 10)  # type: ignore[arg-type]
+    assert [row.reference for row in await ledger.rows_after("", 10)] == ["order-1"]

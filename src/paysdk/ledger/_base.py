@@ -151,9 +151,14 @@ class BaseLedger:
         )
 
     def _rows_plan(
-        self, after: str, limit: object, state: object, account: object
+        self, after: object, limit: object, state: object, account: object
     ) -> LedgerPlan[list[LedgerRow]]:
         checked, label = _plans.check_state(state), check_account(account)
+        if not isinstance(after, str):  # None would compare with NULL: no rows, silently
+            raise ConfigurationError(
+                f'after must be a reference (a str, "" for the first page), not '
+                f"{type(after).__name__}"
+            )
         # a LIMIT is a signed 64-bit integer, as amounts are
         most = min(check_limit(limit, "limit"), _plans.AMOUNTS.stop - 1)
         return _plans.rows_after(self._driver.dialect, self.table, after, most, checked, label)

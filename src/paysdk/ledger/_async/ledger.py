@@ -136,7 +136,8 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             Up to ``limit`` rows whose reference sorts after ``after``.
 
         Raises:
-            ConfigurationError: an unknown state, or a limit that is not a positive int.
+            ConfigurationError: an unknown state, a limit that is not a positive int, or an
+                ``after`` that is not a str.
             LedgerError: the database failed or refused (the cause is chained).
         """
         return await self._run(self._rows_plan(after, limit, state, account))

@@ -138,7 +138,8 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
             Up to ``limit`` rows whose reference sorts after ``after``.
 
         Raises:
-            ConfigurationError: an unknown state, or a limit that is not a positive int.
+            ConfigurationError: an unknown state, a limit that is not a positive int, or an
+                ``after`` that is not a str.
             LedgerError: the database failed or refused (the cause is chained).
         """
         return self._run(self._rows_plan(after, limit, state, account))
