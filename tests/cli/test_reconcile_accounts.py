@@ -157,3 +157,16 @@ def test_retire_key_lets_a_rotated_key_reconcile_the_unlabelled_rows(
         )
         kept = opened.row("order-1", account="lagos-1")
         assert kept is not None and kept.state == "fulfilled"
+
+
+def test_reconcile_without_the_label_of_the_keys_payments_is_refused(
+    accounts: dict[str, Sandbox], ledger_path: Path
+) -> None:
+    """lagos-1's order-1, fulfilled by a client labelled lagos-1; a cron job reconciling the same
+    key without ``--account`` (or with ``--account Lagos-1``) would report it missed and, with
+    ``--fulfil``, ship it again: a usage error, naming the label its payments are under."""
+    ledger = ["--ledger", str(ledger_path)]
+    for chosen in ([], ["--account", "Lagos-1"]):
+        code, out, err = paysdk_cli("reconcile", *ledger, *chosen, service=accounts["lagos-1"])
+        assert (code, out) == (2, "")
+        assert "account 'lagos-1'" in err and "nothing was listed" in err

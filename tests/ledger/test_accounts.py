@@ -268,6 +268,39 @@ def test_reconcile_of_an_unlabelled_client_is_refused_where_another_keys_rows_ar
         assert labelled.fulfilled_ok == 0  # its order-1042 is missed, as it is
 
 
+@pytest.mark.parametrize(
+    ("web", "cron", "named"),
+    [
+        ("lagos-1", "", "account 'lagos-1'"),
+        ("", "lagos-1", "no account"),
+        ("lagos-1", "Lagos-1", "account 'lagos-1'"),
+    ],
+)
+def test_reconcile_under_another_label_than_its_keys_payments_is_refused_before_listing(
+    ledger_url: str, web: str, cron: str, named: str
+) -> None:
+    """One merchant, one key: the callback view's client labelled ``web``, the reconcile job's
+    ``cron`` (a label left out, added, or typed in another case). Reconcile would find none of
+    the view's rows, report each payment missed and, with ``fulfil=``, ship it again: it is
+    refused before anything is listed."""
+    shipped: list[str] = []
+    orders = {"order-1042": {"amount": 2500000, "currency": "NGN"}}
+    with (
+        Sandbox() as service,
+        paysdk.Client(secret_key=service.secret_key, base_url=service.base_url) as platform,
+        Ledger(ledger_url) as ledger,
+    ):
+        view, job = platform.with_options(account=web), platform.with_options(account=cron)
+        paid_now = ledger.fulfil_once(view.verify("order-1042"), lambda p: shipped.append("view"))
+        assert paid_now.fulfilled_now
+        service.clear_requests()
+        with pytest.raises(paysdk.ConfigurationError, match="nothing was listed") as refused:
+            ledger.reconcile(job, fulfil=lambda p: shipped.append("job"), lookup=orders.get)
+        assert named in str(refused.value)
+        assert (service.requests, shipped) == ([], ["view"])
+        assert ledger.reconcile(view, fulfil=lambda p: None, lookup=orders.get).fulfilled_ok == 1
+
+
 def test_reconcile_of_a_rotated_key_is_refused_until_the_old_key_is_retired(
     tmp_path: Path,
 ) -> None:

@@ -200,20 +200,24 @@ def check_one_unlabelled_key(table: str, payment: VerifiedPayment | None) -> Led
 
 
 def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[None]:
-    """Refuse to reconcile an unlabelled client (``account`` ``""``) whose key's fingerprint
-    (``issuer``) is not the one the ledger's unlabelled rows were verified with: reconcile would
-    read another account's rows as its own, and report its payments of their references as
-    fulfilled. Nothing is checked for a labelled client, or one whose key is not set.
+    """Refuse to reconcile a client whose rows would not be its own: an unlabelled client
+    (``account`` ``""``) whose key's fingerprint (``issuer``) is not the one the ledger's
+    unlabelled rows were verified with, or any client whose key verified rows held under another
+    account label (a label left out, added, or spelled otherwise: the same payments, split). In
+    either case reconcile would read the wrong rows, report the key's fulfilled payments as
+    missed, and with ``fulfil`` fulfil them again. Nothing is checked for a client whose key is
+    not set.
 
     Raises:
-        ConfigurationError: the fingerprints differ.
+        ConfigurationError: the fingerprints differ, or the key's rows are another account's.
     """
-    if account or not issuer:
+    if not issuer:
         return
     yield Begin(write=False)
     stored: Rows = yield Query(_sql.unlabelled_keys(table))
+    elsewhere: Rows = yield Query(_sql.other_account_of_key(table), (issuer, account))
     yield Commit()
-    if _another_key(stored, issuer):
+    if not account and _another_key(stored, issuer):
         raise ConfigurationError(
             "this client's key is not the one the payments this ledger holds without an "
             "account were verified with, and the client names no account: reconcile would read "
@@ -221,6 +225,20 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
             "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...)); "
             "nothing was listed"
         )
+    if elsewhere.rows:
+        held, named = (_account_named(label) for label in (str(elsewhere.rows[0][0]), account))
+        raise ConfigurationError(
+            f"this client's key verified payments this ledger holds under {held}, and the "
+            f"client names {named}: reconcile would find none of them, report each as missed, "
+            f"and with fulfil= fulfil it again. Reconcile with the client labelled as the "
+            f"callback view's is (Client(account=...); paysdk reconcile --account), the same "
+            f"label to the letter; nothing was listed"
+        )
+
+
+def _account_named(label: str) -> str:
+    """An account label for a message: ``account 'lagos-1'``, or ``no account``."""
+    return f"account {label!r}" if label else "no account"
 
 
 def retire_key(table: str) -> LedgerPlan[int]:

@@ -264,8 +264,10 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             The [`ReconcileReport`][paysdk.ledger.ReconcileReport].
 
         Raises:
-            ConfigurationError: ``fulfil`` without ``lookup``, or ``max_discrepancies`` not a
-                positive int.
+            ConfigurationError: ``fulfil`` without ``lookup``, ``max_discrepancies`` not a
+                positive int, or rows that would not be the client's: its key verified rows
+                held under another account label, or (unlabelled) another key verified the
+                unlabelled rows.
             APIError: the service failed to list or verify (after the retries).
             APIConnectionError: no answer from the service (after the retries).
             LedgerError: the database failed or refused (the cause is chained).
@@ -281,8 +283,9 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         )
 
     async def _check_reconciled_key(self, client: AsyncClient) -> None:
-        """Refuse to reconcile an unlabelled ``client`` whose key is not the one this ledger's
-        unlabelled rows were verified with (``_plans.check_reconciled_key``)."""
+        """Refuse to reconcile a ``client`` whose rows would not be its own: its key verified
+        another account's rows, or (unlabelled) another key the unlabelled rows
+        (``_plans.check_reconciled_key``)."""
         config = client._config
         issuer = "" if config.unset else config.issuer
         await self._run(_plans.check_reconciled_key(self.table, config.account, issuer))
