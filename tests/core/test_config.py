@@ -52,3 +52,28 @@ def test_attempt_budget_is_the_longest_phase(timeout: Any, budget: float | None)
     config = make_config(timeout=timeout, max_retries=0)
     assert config.attempt_budget == budget
     assert _core.verify_request(config, "order-1").budget == budget
+
+
+@pytest.mark.parametrize(
+    ("spelled", "same"),
+    [
+        ("HTTPS://Pay.Example.COM/v1/", "https://pay.example.com/v1"),
+        ("https://pay.example.com:443/v1", "https://pay.example.com/v1"),
+        ("https://pay.example.com./v1", "https://pay.example.com/v1"),
+        ("http://[::1]:8321/", "http://[::1]:8321"),
+    ],
+)
+def test_the_account_fingerprint_is_the_same_however_the_base_url_is_spelled(
+    spelled: str, same: str
+) -> None:
+    assert make_config(base_url=spelled).issuer == make_config(base_url=same).issuer
+
+
+@pytest.mark.parametrize(
+    "other",
+    ["https://pay.example.com:8443/v1", "https://pay.example.com/V1", "http://pay.example.com/v1"],
+)
+def test_another_port_path_or_scheme_is_another_account(other: str) -> None:
+    assert make_config(base_url=other, allow_insecure_http=True).issuer != (
+        make_config(base_url="https://pay.example.com/v1").issuer
+    )

@@ -245,6 +245,24 @@ def test_an_account_label_is_a_short_ascii_name_refused_without_quoting_it(label
     assert client.account == ""
 
 
+def test_one_key_is_one_account_however_its_base_url_is_spelled(tmp_path: Path) -> None:
+    """The web app and the cron job name the service each their own way (an upper-case scheme,
+    a trailing slash): their unlabelled payments are one account's, never another key's."""
+    with (
+        Sandbox() as service,
+        paysdk.Client(secret_key=service.secret_key, base_url=service.base_url) as job,
+        paysdk.Client(
+            secret_key=service.secret_key, base_url=service.base_url.upper() + "/"
+        ) as web,
+        Ledger(tmp_path / "ledger.db") as ledger,
+    ):
+        assert web.verify("order-1042").verified_by == job.verify("order-1042").verified_by
+        assert ledger.fulfil_once(web.verify("order-1042"), lambda p: None).fulfilled_now
+        service.add_payment("order-2", amount=500)
+        assert ledger.fulfil_once(job.verify("order-2"), lambda p: None).fulfilled_now
+        assert ledger.reconcile(job).fulfilled_ok == 2
+
+
 def test_reconcile_of_an_unlabelled_client_is_refused_where_another_keys_rows_are(
     tmp_path: Path,
 ) -> None:

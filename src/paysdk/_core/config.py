@@ -14,6 +14,7 @@ import hmac
 import re
 from collections.abc import Mapping
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 from .._errors import ConfigurationError
 
@@ -124,7 +125,7 @@ class Config:
     def issuer(self) -> str:
         """A fingerprint of the account the key and base URL reach (a keyed hash: not the key,
         nor a way back to it), so a ledger can tell two unlabelled accounts' payments apart."""
-        material = f"{self.base_url}\0{self.secret_key}".encode()
+        material = f"{_as_the_service_sees_it(self.base_url)}\0{self.secret_key}".encode()
         return hmac.new(b"paysdk account fingerprint", material, hashlib.sha256).hexdigest()[:16]
 
     @functools.cached_property
@@ -162,3 +163,17 @@ def check_account(account: object) -> str:
             "63, such as 'lagos-1'): it labels the account in the ledger; never pass a key"
         )
     return account
+
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _as_the_service_sees_it(base_url: str) -> str:
+    """``base_url`` however it is spelled: scheme and host in lower case, without the scheme's
+    own port or a trailing dot, so one account has one fingerprint in every deployment."""
+    parts = urlsplit(base_url)
+    host = (parts.hostname or "").rstrip(".")
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port not in (None, _DEFAULT_PORTS.get(parts.scheme)):
+        netloc += f":{parts.port}"
+    return f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}"
