@@ -24,6 +24,7 @@ __all__ = [
     "PaymentRecord",
     "SeedError",
     "check_json_metadata",
+    "deeper_than",
     "records_of",
 ]
 
@@ -234,7 +235,7 @@ def check_json_metadata(record: PaymentRecord) -> PaymentRecord:
             nested too deep to write.
     """
     deep = f"nested too deep: at most {MAX_METADATA_DEPTH} levels, as a client reads it"
-    if _deeper_than(record.metadata, MAX_METADATA_DEPTH):
+    if deeper_than(record.metadata, MAX_METADATA_DEPTH):
         raise SeedError(f"metadata must be JSON ({deep})")
     try:
         json.dumps(record.metadata)
@@ -249,7 +250,7 @@ MAX_METADATA_DEPTH = 100
 parser reads an answer to, on every Python (whose own JSON writer's limit varies by version)."""
 
 
-def _deeper_than(value: object, limit: int) -> bool:
+def deeper_than(value: object, limit: int) -> bool:
     """Whether ``value`` nests objects and lists more than ``limit`` deep, found level by level
     (no recursion to run out of)."""
     level: list[object] = [value]

@@ -16,7 +16,7 @@ from typing import Any, Protocol, cast
 
 from .._service.api import Reply
 from .._service.faults import Fault, FaultBook
-from .._service.records import PaymentRecord, SeedError
+from .._service.records import PaymentRecord, SeedError, deeper_than
 from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackDeliveryError, CallbackResult
 from ._requests import RecordedRequest
 from ._state import StateFileError
@@ -149,7 +149,7 @@ def _json_items(body: bytes, *, many: bool = True) -> list[Mapping[str, Any]]:
         raise ValueError("the body must be JSON") from None
     except RecursionError:  # deeper than the interpreter's stack allows
         raise ValueError(TOO_DEEP) from None
-    if _depth(data) > MAX_JSON_DEPTH:
+    if deeper_than(data, MAX_JSON_DEPTH):
         raise ValueError(TOO_DEEP)
     items = cast("list[object]", data) if isinstance(data, list) else [data]
     if not items or not all(isinstance(item, dict) for item in items):
@@ -157,19 +157,6 @@ def _json_items(body: bytes, *, many: bool = True) -> list[Mapping[str, Any]]:
     if not many and isinstance(data, list):
         raise ValueError("the body must be a JSON object")
     return cast("list[Mapping[str, Any]]", items)
-
-
-def _depth(data: object) -> int:
-    """How deeply lists and objects nest in ``data`` (0 for a scalar), without recursion."""
-    deepest, todo = 0, [(data, 0)]
-    while todo:
-        value, level = todo.pop()
-        if isinstance(value, (list, dict)):
-            deepest = max(deepest, level + 1)
-            nested = cast("list[Any] | dict[str, Any]", value)  # parsed JSON: str keys
-            items = nested.values() if isinstance(nested, dict) else nested
-            todo.extend((item, level + 1) for item in items)
-    return deepest
 
 
 def _request_json(request: RecordedRequest) -> dict[str, Any]:
