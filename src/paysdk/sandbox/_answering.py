@@ -1,8 +1,6 @@
-"""How a running sandbox answers each request: a control request (under ``/_sandbox/``, with the
-key) by ``_control``; an API request by the service's rules (``paysdk._service.api``), after
-taking and logging the fault that applies to it. Key, faults and payments are read at each
-request, so a change a test makes while the sandbox runs applies to the next one.
-"""
+"""How a running sandbox answers a request: a control one by ``_control``, an API one by the
+service's rules after taking and logging its fault. Key, faults and payments are read at each
+request, so a change a test makes while the sandbox runs applies to the next one."""
 
 from __future__ import annotations
 
@@ -22,8 +20,7 @@ __all__ = ["Answered", "Answering"]
 
 
 class Answered(Controlled, Protocol):
-    """What answering uses of a sandbox (``paysdk.sandbox.Sandbox``), beyond what the control
-    endpoints use."""
+    """What answering uses of a ``Sandbox``, beyond what the control endpoints use."""
 
     secret_key: str
     idle_timeout: float

@@ -1,8 +1,5 @@
-"""Send the service's payment callback, ``GET <callback URL>?reference=<reference>``, for
-``Sandbox.send_callback`` and ``paysdk trigger-callback``. The whole call is bounded by its
-timeout and the answer's body by ``MAX_CALLBACK_BODY``, so a handler that trickles or floods
-cannot hold the caller.
-"""
+"""Send the service's payment callback (``Sandbox.send_callback``, ``paysdk trigger-callback``),
+bounded in time and body size so that a handler that trickles or floods cannot hold the caller."""
 
 from __future__ import annotations
 
@@ -69,8 +66,7 @@ def send_callback(
         CallbackDeliveryError: the handler cannot be reached or does not answer whole in time.
     """
     timeout = callback_timeout(timeout)
-    # Imported here, when a callback is sent: a sandbox that never sends one (most) starts
-    # without the HTTP client.
+    # here: a sandbox that sends no callback (most) starts without the HTTP client
     from .._transport import Fetched, fetch
 
     target = callback_url(url, reference)

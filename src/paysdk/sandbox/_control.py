@@ -1,9 +1,6 @@
-"""The sandbox's control endpoints, under ``/_sandbox/``, for tests and tools in another process.
-
-``faults`` (POST, DELETE), ``requests`` (GET, DELETE), ``payments`` (POST), ``pay`` (POST: record
-a payment and send its callback, what ``paysdk pay`` calls) and ``status`` (GET: the serving
-process's pid, what ``paysdk sandbox stop`` checks before signalling it). Each takes the key.
-"""
+"""The sandbox's control endpoints under ``/_sandbox/``, each taking the key, for tests and tools
+in another process: ``pay`` is what ``paysdk pay`` calls, ``status`` (the serving process's pid)
+what ``paysdk sandbox stop`` checks before signalling it."""
 
 from __future__ import annotations
 
@@ -101,13 +98,9 @@ def answer_control(sandbox: Controlled, method: str, path: str, body: bytes) -> 
 
 
 def _pay(sandbox: Controlled, body: bytes) -> Reply:
-    """``{"payment": {record}, "callback": URL, "timeout": seconds, "replace": bool}``:
-    ``Sandbox.pay``.
-
-    201 with the payment and, under ``callback``, the handler's answer (``status_code``, ``body``)
-    or why it could not be delivered (``error``). With ``"replace": false``, a reference the
-    sandbox already holds is refused (409) and nothing is recorded or sent; it defaults to true.
-    """
+    """``Sandbox.pay`` for ``{"payment": {...}, "callback": URL, "timeout": s, "replace": bool}``:
+    201 with the payment and, under ``callback``, the handler's answer or why it was not delivered
+    (``error``). ``"replace": false`` refuses (409) a reference already held, sending nothing."""
     [request] = _json_items(body, many=False)
     unknown = sorted(set(request) - {"payment", "callback", "timeout", "replace"})
     if unknown:

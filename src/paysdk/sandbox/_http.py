@@ -1,15 +1,6 @@
-"""The sandbox's HTTP layer: a threaded stdlib server that stays up whatever a client sends.
-
-The standard library's ``ThreadingHTTPServer`` on purpose: with no dependency, ``pip install
-python-paysdk`` alone runs the sandbox. Bounded wherever a client could hold it: the request body
-(1 MiB, 413 beyond; read by its Content-Length, so a chunked one is answered 411), the time a
-request may take to arrive or a connection sit idle (``idle_timeout``), the connections served
-at once (``max_connections``: one more is answered 503 by the accept loop, which never waits),
-the listen backlog (a burst waits in the kernel's queue, not in SYN retries). A client that hangs
-up is one log line, never a traceback. Over TLS the accept loop only wraps each socket: the
-handshake runs in the connection's own thread within the idle timeout, so a client that never
-finishes it holds up no one else.
-"""
+"""The sandbox's HTTP layer: the stdlib's ``ThreadingHTTPServer`` (no dependency, so ``pip install
+python-paysdk`` alone runs it), bounded wherever a client could hold it (body, request time,
+connections, backlog, TLS handshake) so that it stays up whatever a client sends."""
 
 from __future__ import annotations
 
@@ -236,12 +227,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             super().handle()
 
     def _handshake(self) -> bool:
-        """Finish a TLS connection's handshake here, in its own thread, within the idle timeout
-        (set in ``setup``; the whole handshake, not each read). True when there is none to do.
-
-        A client that fails it (it does not trust the certificate, speaks plain HTTP, hangs up,
-        or is cut by ``stop()``) is one log line.
-        """
+        """Finish a TLS handshake here, in the connection's own thread (one that never finishes
+        holds up no one else), within the idle timeout set in ``setup`` (for the whole handshake,
+        not each read); True when there is none to do. A client that fails it (an untrusted
+        certificate, plain HTTP, a hang-up, ``stop()``) is one log line."""
         connection = self.connection
         if not isinstance(connection, ssl.SSLSocket):
             return True

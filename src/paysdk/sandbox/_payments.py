@@ -1,7 +1,5 @@
-"""A sandbox's payments: the store its endpoints read (the fake's too, ``paysdk._service.store``),
-the payments it started with (for ``Sandbox.reset()``), and its state file (``_state``), saved
-after every change.
-"""
+"""A sandbox's payments: the store its endpoints read, the payments it started with (for
+``Sandbox.reset()``), and its state file (``_state``), saved after every change."""
 
 from __future__ import annotations
 
@@ -19,10 +17,8 @@ __all__ = ["SandboxPayments"]
 
 
 class SandboxPayments:
-    """A sandbox's payments, thread-safe, saved to ``state_file`` (if any) after each change.
-
-    Starts from the state file when it exists, else from ``payments`` (``default_payments``
-    when not given).
+    """A sandbox's payments, thread-safe, saved to ``state_file`` (if any) after each change;
+    from that file when it exists, else ``payments`` (``None``: ``default_payments``).
 
     Raises:
         StateFileError: the state file exists but cannot be read or parsed.

@@ -1,7 +1,5 @@
-"""The sandbox's request log: each request to an API path and each connection served, bounded
-whatever clients send. Handler threads append while a test reads, so it has a lock of its own
-and hands out copies.
-"""
+"""The sandbox's request log of API requests and connections, bounded whatever clients send; it
+locks and hands out copies, as handler threads append while a test reads."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""``Sandbox``, what a merchant starts: its options, checked at once, and its public methods, each
-handed to the part that holds it: ``_thread`` (the server thread), ``_http`` (HTTP),
-``_answering`` (each request; ``_control`` the control endpoints), ``_payments`` (``_state``
-their file), ``_requests`` (the request log), ``_callback``; faults are the service's own.
-"""
+"""``Sandbox``: its options, checked at once, and its methods, each handed to the module holding
+it (``_thread``, ``_http``, ``_answering``, ``_control``, ``_payments``, ``_state``, ``_requests``,
+``_callback``); faults are the service's own."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""A sandbox's state file: its payments between runs, in the seed format. Read once at the start;
-written after each change to a temporary file renamed over the old one, so a crash or a full disk
-leaves the previous state whole.
-"""
+"""A sandbox's state file: its payments between runs, in the seed format, read once at the start
+and rewritten atomically after each change (a crash or full disk leaves the previous one whole)."""
 
 from __future__ import annotations
 

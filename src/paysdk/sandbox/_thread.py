@@ -1,7 +1,5 @@
-"""The thread a sandbox serves from: starting its HTTP server, and stopping it (connections cut,
-port released, thread joined) so a test leaves nothing behind. Each start makes a new server and
-thread, so a stopped sandbox can start again.
-"""
+"""The thread a sandbox serves from, stopped whole (connections cut, port released, thread joined)
+so a test leaves nothing behind; each start makes a new server and thread, so it can restart."""
 
 from __future__ import annotations
 
@@ -14,8 +12,7 @@ __all__ = ["ServerThread"]
 
 
 class ServerThread:
-    """A sandbox's HTTP server, serving ``Service`` from a daemon thread between ``start`` and
-    ``stop``."""
+    """A sandbox's HTTP server, serving ``Service`` from a daemon thread from start to stop."""
 
     def __init__(self) -> None:
         self.stopping = threading.Event()
