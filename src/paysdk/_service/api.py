@@ -1,7 +1,6 @@
-"""The service's API without I/O: routes, the key check, bodies and the reply to a request. The
-sandbox and the in-memory fake both answer through ``answer_api``, so the two cannot drift apart,
-and both stamp each API answer, faults included, with an ``X-Request-Id``, as the service does.
-"""
+"""The service's API without I/O: routes, the key check, bodies and replies. The sandbox and the
+fake both answer through ``answer_api``, so they cannot drift apart, and both stamp each answer,
+faults included, with an ``X-Request-Id`` as the service does."""
 
 from __future__ import annotations
 
@@ -65,9 +64,8 @@ def header_value(headers: Mapping[str, str], name: str) -> str | None:
 
 @dataclasses.dataclass(frozen=True)
 class Reply:
-    """What a stand-in of the service sends back to an HTTP request: status, body and headers.
-
-    Not ``paysdk._core.steps.Answer``, which is what the client receives."""
+    """What a stand-in of the service sends back: status, body and headers (not
+    ``paysdk._core.steps.Answer``, which is what the client receives)."""
 
     status: int
     body: bytes
@@ -99,11 +97,9 @@ class ApiRoute:
 
 
 def api_route(path: str) -> ApiRoute | None:
-    """The endpoint of a raw (still percent-encoded) path, or ``None`` for no route.
-
-    The path is split on ``/`` first and only then is the reference segment decoded, so
-    ``/payment/a%2Fb`` looks up ``a/b`` and ``/payment/..%2Fpayments`` never lists.
-    """
+    """The endpoint of a raw (percent-encoded) path, or ``None``: the path is split on ``/`` before
+    the reference is decoded, so ``/payment/a%2Fb`` looks up ``a/b`` and ``/payment/..%2Fpayments``
+    never lists."""
     if path == "/payments":
         return ApiRoute("list")
     segments = path.split("/")
@@ -141,10 +137,8 @@ def answer_api(
     find: Callable[[str], PaymentRecord | None],
     listing: Callable[[], Iterable[PaymentRecord]],
 ) -> Reply:
-    """The service's answer to ``method path`` (a raw path, no query), faults aside.
-
-    ``find`` looks a payment up by reference; ``listing`` gives every payment, newest first.
-    """
+    """The service's answer to ``method path`` (a raw path, no query), faults aside: ``find``
+    looks a payment up by reference, ``listing`` gives every payment, newest first."""
     route = api_route(path)
     if route is None:
         return Reply.json(404, {"error": "Not Found", "message": f"no route for {path}"})

@@ -1,7 +1,6 @@
 """Fault injection: make the sandbox or the fake fail as real networks and proxies do. A ``Fault``
 says what goes wrong (a delay, another answer, a cut connection); the ``FaultBook`` where (a path,
-a prefix, or every API path) and how many times, so "fail twice, then succeed" is one line.
-"""
+a prefix, or every API path) and how many times, so "fail twice, then succeed" is one line."""
 
 from __future__ import annotations
 

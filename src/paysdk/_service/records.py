@@ -1,7 +1,6 @@
 """One record per payment a stand-in of the service holds, rendered into the verify and list
 shapes: one record for both makes the two endpoints agree, as on the real service (``success``
-and ``customer_paid`` both mean ``status == "COMPLETED"``).
-"""
+and ``customer_paid`` both mean ``status == "COMPLETED"``)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""The payments a sandbox starts with: the bundled ``seed.json`` or a JSON file of your own.
-
-The well-known references below are in the bundled seed so demos and tests can rely on them.
-"""
+"""The payments a sandbox starts with: the bundled ``seed.json`` (with the well-known references
+below, for demos and tests to rely on) or a JSON file of your own."""
 
 from __future__ import annotations
 

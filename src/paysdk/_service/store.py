@@ -1,6 +1,5 @@
 """The payments a stand-in of the service holds: one store behind the sandbox and the fake. Handler
-threads read it while a test changes it, so every operation takes its lock, and it hands out copies.
-"""
+threads read it while a test changes it, so each operation locks, and it hands out copies."""
 
 from __future__ import annotations
 

@@ -1,8 +1,6 @@
-"""Send the service's callback to the merchant's app in-process, with no server or port: httpx's
-``WSGITransport`` (Flask, Django) or ``ASGITransport`` (FastAPI, Starlette, Django's ASGI). The
-latter does not run the app's lifespan: enter an app that needs one first (for example with
-``asgi_lifespan.LifespanManager`` or Starlette's ``TestClient``).
-"""
+"""Send the service's callback to the merchant's app in-process, no server or port: httpx's
+``WSGITransport`` or ``ASGITransport``, which does not run the app's lifespan (enter an app that
+needs one first, e.g. with ``asgi_lifespan.LifespanManager`` or Starlette's ``TestClient``)."""
 
 from __future__ import annotations
 

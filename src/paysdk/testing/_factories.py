@@ -1,9 +1,6 @@
-"""Realistic, self-consistent payments for tests, as the models the client itself parses.
-
-Each factory builds one ``PaymentRecord`` (what the sandbox and ``MockPaymentAPI`` serve) and
-renders it into the verify or the list shape, so the two views of a payment always agree. Its
-card and (but for ZAR) its customers are the bundled seed's. Needs nothing beyond paysdk itself.
-"""
+"""Realistic, self-consistent payments for tests, as the models the client parses: each factory
+renders one ``PaymentRecord`` (what the sandbox and the fake serve) into the verify or list shape,
+so the two views agree. Card and customers (but ZAR's) are the seed's; it needs only paysdk."""
 
 from __future__ import annotations
 

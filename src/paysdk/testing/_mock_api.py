@@ -1,7 +1,6 @@
 """``MockPaymentAPI``: the payment service in memory, on respx, answering by the sandbox's own rules
 (``paysdk._service.api.answer_api``), so tests against either see the same bodies. It uses its own
-``respx.MockRouter``, never respx's global one, so nothing it sets up outlives ``stop``.
-"""
+``respx.MockRouter``, never respx's global one, so nothing it sets up outlives ``stop``."""
 
 from __future__ import annotations
 
@@ -368,8 +367,7 @@ def _response(reply: Reply) -> httpx.Response:
 
 
 class MockClient(Client):
-    """A Client whose retry waits are recorded in ``_waits`` instead of slept (see
-    MockPaymentAPI.client)."""
+    """A Client whose retry waits are recorded in ``_waits`` instead of slept."""
 
     _waits: list[float]
 
