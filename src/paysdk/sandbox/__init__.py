@@ -20,6 +20,7 @@ from __future__ import annotations
 from .._lazy import publish
 from .._models.timestamps import wire_timestamp
 from .._service.api import NOT_FOUND_BODY, UNAUTHORIZED_BODY
+from .._service.callbacks import callback_url
 from .._service.faults import MAX_DELAY, MAX_TIMES, Disconnect, Fault, FaultBook
 from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError
 from .._service.seed import (
@@ -31,7 +32,7 @@ from .._service.seed import (
     load_seed,
     parse_seed,
 )
-from ._callback import CallbackDeliveryError, CallbackResult, callback_url, send_callback
+from ._callback import CallbackDeliveryError, CallbackResult, send_callback
 from ._control import MAX_CALLBACK_TIMEOUT
 from ._requests import RecordedRequest
 from ._server import Sandbox

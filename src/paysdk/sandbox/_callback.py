@@ -8,13 +8,7 @@ import dataclasses
 from .._parsing.decoding import ACCEPT_ENCODING
 from .._service.callbacks import callback_timeout, callback_url
 
-__all__ = [
-    "CallbackDeliveryError",
-    "CallbackResult",
-    "callback_timeout",
-    "callback_url",
-    "send_callback",
-]
+__all__ = ["CallbackDeliveryError", "CallbackResult", "send_callback"]
 
 DEFAULT_CALLBACK_TIMEOUT = 10.0
 MAX_CALLBACK_BODY = 64 * 1024

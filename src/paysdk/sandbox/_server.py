@@ -11,17 +11,12 @@ import ssl
 from collections.abc import Iterable
 from typing import Any
 
+from .._service.callbacks import callback_timeout, callback_url
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
 from .._service.store import StandIn
 from ._answering import Answering
-from ._callback import (
-    DEFAULT_CALLBACK_TIMEOUT,
-    CallbackResult,
-    callback_timeout,
-    callback_url,
-    send_callback,
-)
+from ._callback import DEFAULT_CALLBACK_TIMEOUT, CallbackResult, send_callback
 from ._http import DEFAULT_MAX_CONNECTIONS
 from ._payments import SandboxPayments
 from ._requests import RecordedRequest, RequestLog
