@@ -47,15 +47,12 @@ class Service(Protocol):
 
     def handle(self, handler: Handler, body: bytes) -> None:
         """Answer one request whose body was read, through ``handler.send``."""
-        ...
 
     def log(self, message: str) -> None:
         """Note what happened to a connection or a request."""
-        ...
 
     def connected(self, client_address: tuple[str, int]) -> None:
         """Note a connection taken on, by its client's host and port, before its first read."""
-        ...
 
 
 class Server(http.server.ThreadingHTTPServer):
