@@ -46,18 +46,12 @@ class Controlled(Protocol):
 
     def clear_requests(self) -> None: ...
 
-    def add_payment(self, payment: PaymentRecord | str, /, **fields: Any) -> PaymentRecord: ...
+    def add_payment(self, payment: PaymentRecord, /) -> PaymentRecord: ...
 
     def get_payment(self, reference: str) -> PaymentRecord | None: ...
 
     def pay(
-        self,
-        payment: PaymentRecord | str,
-        /,
-        *,
-        callback: str,
-        timeout: float = DEFAULT_CALLBACK_TIMEOUT,
-        **fields: Any,
+        self, payment: PaymentRecord, /, *, callback: str, timeout: float
     ) -> CallbackResult: ...
 
 
