@@ -10,9 +10,8 @@ with Sandbox() as sb:
 
 It answers ``GET /payment/{reference}`` and ``GET /payments`` exactly as the specification
 describes, can fail on demand ([`Fault`][paysdk.sandbox.Fault]), records requests, and sends
-callbacks. Also a
-process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is imported by
-``import paysdk``.
+callbacks. Also a process: ``paysdk sandbox`` or ``python -m paysdk.sandbox``. Nothing here is
+imported by ``import paysdk``.
 """
 
 from __future__ import annotations

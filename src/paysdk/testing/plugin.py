@@ -1,11 +1,9 @@
-"""paysdk's pytest plugin, registered by the ``pytest11`` entry point when paysdk is installed.
+"""paysdk's pytest plugin (the ``pytest11`` entry point), importing only pytest until a fixture is
+used: ``paysdk_api`` (the in-memory fake), ``paysdk_client`` (a Client on it), ``paysdk_sandbox``
+(the session's loopback sandbox, reset before each test) and ``paysdk_callback`` (callbacks sent to
+your WSGI or ASGI app in-process).
 
-Fixtures: ``paysdk_api`` (the in-memory fake, [`MockPaymentAPI`][paysdk.testing.MockPaymentAPI]),
-``paysdk_client`` (a ``paysdk.Client`` on it), ``paysdk_sandbox`` (the loopback sandbox, one per
-session, reset before each test) and ``paysdk_callback`` (the service's callback, sent to your
-WSGI or ASGI app in-process). It imports only pytest, the rest when a fixture is first used.
-
-Before test modules and ``conftest.py`` are imported, it points ``PAYSDK_BASE_URL`` and
+Before ``conftest.py`` and test modules are imported, it points ``PAYSDK_BASE_URL`` and
 ``PAYSDK_SECRET_KEY`` at the fake unless either is set, so an app that builds ``paysdk.Client()``
 at import time can be imported; the ``paysdk_environment`` ini setting chooses ``mock`` (the
 default), ``sandbox`` (the session's sandbox, started then) or ``none`` (the environment as is).
