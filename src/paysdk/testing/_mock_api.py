@@ -21,7 +21,7 @@ from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secre
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
-from .._service.api import Reply, api_route, authorized, new_request_id, redacted
+from .._service.api import api_route, authorized, new_request_id, redacted
 from .._service.faults import Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord, SeedError, records_of
 from .._service.store import PaymentStore, StandIn
@@ -342,7 +342,8 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         if failure is not None:
             raise failure
         reply = self._answer_api(request.method, path or raw_path, authorization, fault)
-        return _response(reply.with_request_id(request_id))
+        reply = reply.with_request_id(request_id)
+        return httpx.Response(reply.status, content=reply.body, headers=dict(reply.headers))
 
 
 def _transport_error(fault: Fault, request: httpx.Request) -> httpx.TransportError | None:
@@ -360,10 +361,6 @@ def _transport_error(fault: Fault, request: httpx.Request) -> httpx.TransportErr
             "peer closed connection without sending complete message body", request=request
         )
     return None
-
-
-def _response(reply: Reply) -> httpx.Response:
-    return httpx.Response(reply.status, content=reply.body, headers=dict(reply.headers))
 
 
 class MockClient(Client):
