@@ -145,6 +145,22 @@ def test_a_seed_or_state_file_nested_too_deeply_is_an_error_naming_it(
     assert not cli.pid_file(port).exists()
 
 
+@pytest.mark.parametrize("option", ["--seed", "--state"])
+def test_a_payment_whose_metadata_no_client_could_read_is_an_error_naming_it(
+    cli: Paysdk, port: int, tmp_path: Path, option: str
+) -> None:
+    """Readable JSON, but metadata nested past what a client reads: refused when the sandbox
+    starts, not served to every verify as a body the client cannot read."""
+    record = {"reference": "order-1", "metadata": json.loads('{"a":' * 300 + "{}" + "}" * 300)}
+    seed = tmp_path / "deep.json"
+    seed.write_text(json.dumps([record]))
+    done = cli("sandbox", "--detach", "--port", str(port), option, str(seed))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert str(seed) in done.stderr
+    assert "record 0: metadata must be JSON (nested too deep: at most 100 levels" in done.stderr
+    assert not cli.pid_file(port).exists()
+
+
 def test_a_detached_sandbox_on_a_free_port_stops_cleanly_on_sigterm(cli: Paysdk) -> None:
     started = cli("sandbox", "--detach", "--key", KEY)
     assert started.returncode == 0, started.stderr

@@ -161,7 +161,8 @@ class PaymentRecord:
             The record.
 
         Raises:
-            SeedError: not an object, an unknown or missing field, or a field out of range.
+            SeedError: not an object, an unknown or missing field, a field out of range, or
+                metadata nested too deep.
         """
         if not _is_object(obj):
             raise SeedError(f"a payment record must be a JSON object, not {type(obj).__name__}")
@@ -177,7 +178,7 @@ class PaymentRecord:
         for name in ("created_at", "updated_at"):
             if fields.get(name) is not None:
                 fields[name] = _parse_timestamp(fields[name], name)
-        return cls(**fields)
+        return check_json_metadata(cls(**fields))
 
     def to_json(self) -> dict[str, Any]:
         """The seed-file form of this record; ``from_json`` reads it back unchanged."""
