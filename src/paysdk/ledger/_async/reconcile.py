@@ -33,10 +33,7 @@ if TYPE_CHECKING:
     from ..._client._async.client import AsyncClient
     from ..._client.base import Lookup
 
-__all__ = ["AsyncLedgerView", "Progress", "reconcile"]
-
-Progress = Callable[[int], object]
-"""Called after each batch with the number of payments checked so far."""
+__all__ = ["AsyncLedgerView", "reconcile"]
 
 
 class AsyncLedgerView(Protocol):
@@ -62,7 +59,7 @@ async def reconcile(
     *,
     fulfil: Callable[[VerifiedPayment], object] | None,
     lookup: Lookup | None,
-    progress: Progress | None,
+    progress: Callable[[int], object] | None,
     max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:

@@ -113,8 +113,7 @@ class AsyncLedgerSteps:
 
 async def abandon(driver: AsyncDriver, connection: AsyncConnection, timeout: float) -> None:
     """Roll back and give back a connection whose transaction did not commit, within the ledger's
-    timeout; an async ledger does it shielded from cancellation, since a rollback cut short
-    would leave the transaction (and its lock) open."""
+    timeout; an async ledger shields it from cancellation, which would leave its lock held."""
     with async_shield(timeout):
         await connection.rollback()
         await driver.done(connection)

@@ -35,10 +35,7 @@ if TYPE_CHECKING:
     from ..._client._sync.client import Client
     from ..._client.base import Lookup
 
-__all__ = ["LedgerView", "Progress", "reconcile"]
-
-Progress = Callable[[int], object]
-"""Called after each batch with the number of payments checked so far."""
+__all__ = ["LedgerView", "reconcile"]
 
 
 class LedgerView(Protocol):
@@ -64,7 +61,7 @@ def reconcile(
     *,
     fulfil: Callable[[VerifiedPayment], object] | None,
     lookup: Lookup | None,
-    progress: Progress | None,
+    progress: Callable[[int], object] | None,
     max_discrepancies: int = MAX_DISCREPANCIES,
     batch_size: int = BATCH,
 ) -> ReconcileReport:

@@ -115,8 +115,7 @@ class LedgerSteps:
 
 def abandon(driver: Driver, connection: Connection, timeout: float) -> None:
     """Roll back and give back a connection whose transaction did not commit, within the ledger's
-    timeout; an async ledger does it shielded from cancellation, since a rollback cut short
-    would leave the transaction (and its lock) open."""
+    timeout; an async ledger shields it from cancellation, which would leave its lock held."""
     with shield(timeout):
         connection.rollback()
         driver.done(connection)
