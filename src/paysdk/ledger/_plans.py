@@ -1,9 +1,7 @@
 """The ledger's decisions, I/O-free: claim, lease, run the action once, record or release.
 
-Each operation is a *plan*, as in ``paysdk._core``: a generator of steps (``_steps``) that its
-one driver (``_async/run.py``) carries out, returning the result (``_rows``). A failed step is
-rolled back and its LedgerError thrown into the plan, which decides what it means (retrying the
-record of an action that ran, say). ``Ledger`` and ``AsyncLedger`` share every decision.
+Each operation is a plan of steps (``_steps``) for its one driver (``_async/run.py``), shared by
+``Ledger`` and ``AsyncLedger``; a failed step's LedgerError is thrown in for the plan to judge.
 """
 
 from __future__ import annotations
@@ -177,15 +175,17 @@ def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     yield Query(_sql.verified_by_index(dialect, table))
 
 
-def check_one_unlabelled_key(table: str, payment: VerifiedPayment | None) -> LedgerPlan[None]:
-    """After a write, refuse an unlabelled payment verified with another key than the unlabelled
-    rows the ledger holds, whichever process wrote them: two accounts whose references the ledger
-    could not tell apart. The write is then rolled back; SQLite holds the write lock already, so
-    this read waits for no upgrade.
+_LABEL_EACH = (
+    "Give each account's client a label "
+    "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...))"
+)
 
-    Raises:
-        ConfigurationError: the fingerprints differ.
-    """
+
+def check_one_unlabelled_key(table: str, payment: VerifiedPayment | None) -> LedgerPlan[None]:
+    """After a write, refuse (ConfigurationError; the write is rolled back) an unlabelled payment
+    verified with another key than the ledger's unlabelled rows, whichever process wrote them: it
+    could not tell the two accounts' references apart. SQLite holds the write lock already, so
+    this read waits for no upgrade."""
     if payment is None or payment.account or not payment.verified_by:
         return  # only an unlabelled payment whose key is known is checked
     stored: Rows = yield Query(_sql.unlabelled_keys(table))
@@ -193,24 +193,16 @@ def check_one_unlabelled_key(table: str, payment: VerifiedPayment | None) -> Led
         raise ConfigurationError(
             f"{payment.reference!r} was verified with another account's key than the payments "
             "this ledger holds without an account, and neither client names its account: "
-            "their references could collide. Give each account's client a label "
-            "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...)); "
-            "nothing was run"
+            f"their references could collide. {_LABEL_EACH}; nothing was run"
         )
 
 
 def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[None]:
-    """Refuse to reconcile a client whose rows would not be its own: an unlabelled client
-    (``account`` ``""``) whose key's fingerprint (``issuer``) is not the one the ledger's
-    unlabelled rows were verified with, or any client whose key verified rows held under another
-    account label (a label left out, added, or spelled otherwise: the same payments, split). In
-    either case reconcile would read the wrong rows, report the key's fulfilled payments as
-    missed, and with ``fulfil`` fulfil them again. Nothing is checked for a client whose key is
-    not set.
-
-    Raises:
-        ConfigurationError: the fingerprints differ, or the key's rows are another account's.
-    """
+    """Refuse (ConfigurationError) to reconcile a client whose rows would not be its own: an
+    unlabelled client whose key's fingerprint (``issuer``) is not the unlabelled rows', or any
+    client whose key verified rows held under another label (left out, added or respelled).
+    Either way reconcile would report the key's fulfilled payments as missed, and with
+    ``fulfil`` fulfil them again. A client with no key passes."""
     if not issuer:
         return
     yield Begin(write=False)
@@ -221,9 +213,7 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
         raise ConfigurationError(
             "this client's key is not the one the payments this ledger holds without an "
             "account were verified with, and the client names no account: reconcile would read "
-            "another account's payments as its own. Give each account's client a label "
-            "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...)); "
-            "nothing was listed"
+            f"another account's payments as its own. {_LABEL_EACH}; nothing was listed"
         )
     if elsewhere.rows:
         held, named = (_account_named(label) for label in (str(elsewhere.rows[0][0]), account))
@@ -254,6 +244,14 @@ def retire_key(table: str) -> LedgerPlan[int]:
 def _another_key(stored: Rows, issuer: str) -> bool:
     """Whether ``unlabelled_keys``'s two ends hold a fingerprint other than ``issuer``."""
     return any(key not in (None, issuer) for key in stored.rows[0])
+
+
+def _read(sql: str, params: Sequence[object] = ()) -> LedgerPlan[Rows]:
+    """One statement's rows, in a read transaction of its own (which waits for no writer)."""
+    yield Begin(write=False)
+    found: Rows = yield Query(sql, params)
+    yield Commit()
+    return found
 
 
 def fulfil_once(
@@ -519,9 +517,7 @@ def _select_many(
     no references."""
     if not references:
         return []
-    yield Begin(write=False)
-    found: Rows = yield Query(*_sql.select_many(dialect, table, account, references, columns))
-    yield Commit()
+    found = yield from _read(*_sql.select_many(dialect, table, account, references, columns))
     return found.rows
 
 
@@ -544,9 +540,7 @@ def rows_after(
 ) -> LedgerPlan[list[LedgerRow]]:
     """The next page of one account's rows (of ``state``, or all), in reference order, after
     ``after``."""
-    yield Begin(write=False)
-    found: Rows = yield Query(*_sql.rows_page(dialect, table, account, state, after, limit))
-    yield Commit()
+    found = yield from _read(*_sql.rows_page(dialect, table, account, state, after, limit))
     return [LedgerRow._from_db(row) for row in found.rows]
 
 
@@ -555,7 +549,5 @@ def fulfilled_references_after(
 ) -> LedgerPlan[list[str]]:
     """The references of the next page of one account's fulfilled rows, in order, after
     ``after``."""
-    yield Begin(write=False)
-    found: Rows = yield Query(_sql.fulfilled_references_page(table), (account, after, limit))
-    yield Commit()
+    found = yield from _read(_sql.fulfilled_references_page(table), (account, after, limit))
     return [str(row[0]) for row in found.rows]
