@@ -1,10 +1,9 @@
-"""What the SQLAlchemy drivers (``_async/alchemy.py`` and its generated ``_sync`` twin) share:
-which engines they take, how a transaction opens on each database, what a database error means.
+"""What the SQLAlchemy drivers (``_async/alchemy.py``, its ``_sync`` twin) share: which engines
+they take, whether a connection is in a transaction, what a database error means.
 
-Each transaction runs on a connection of the shop's engine in SQLAlchemy's ``AUTOCOMMIT`` mode,
-so that the ledger writes its own ``BEGIN``: SQLite's ``BEGIN IMMEDIATE`` (the write lock before
-the claim is read), PostgreSQL's ``BEGIN; SET LOCAL ...`` (the timeouts, in its round trip).
-The drivers differ only in ``async_driver_connection`` and its sync twin ``driver_connection``.
+Their connections run in SQLAlchemy's ``AUTOCOMMIT`` mode so that the ledger writes its own
+``BEGIN``: SQLite's ``BEGIN IMMEDIATE`` (the write lock before the claim is read), PostgreSQL's
+``BEGIN; SET LOCAL ...`` (the timeouts, in its round trip).
 """
 
 from __future__ import annotations
@@ -54,13 +53,8 @@ else SQLAlchemy raises (a statement it refuses, a closed connection used) is a b
 
 
 def dialect_of(url: sqlalchemy.URL, name: str, driver: str) -> Dialect:
-    """The ledger's SQL for an engine's database and driver; ConfigurationError for another.
-
-    Args:
-        url: the engine's URL (an in-memory SQLite database is refused: it is not shared).
-        name: ``engine.dialect.name``: ``sqlite`` or ``postgresql``.
-        driver: ``engine.dialect.driver``: ``pysqlite``, ``aiosqlite`` or ``psycopg``.
-    """
+    """The ledger's SQL for an engine's ``url`` and its dialect's ``name`` and ``driver``;
+    ConfigurationError for another, or for an in-memory SQLite database (it is not shared)."""
     if name not in ("sqlite", "postgresql"):
         raise ConfigurationError(
             f"a SQLAlchemy ledger runs on SQLite or PostgreSQL, not {name!r} ({url.drivername})"
@@ -111,15 +105,9 @@ def in_transaction(dialect: Dialect, driven: Any) -> bool:
 
 
 def error(exc: Exception, dialect: Dialect, database: str, timeout: float) -> LedgerError:
-    """The ledger's error for what SQLAlchemy raised, worded as the ledger's own drivers word
-    their database's: which wait ran out, which file is read-only or locked.
-
-    Args:
-        exc: a DBAPIError (its ``orig`` is the driver's) or the pool's TimeoutError.
-        dialect: the ledger's SQL for the engine's database.
-        database: the engine's database, as `where` names it.
-        timeout: the ledger's timeout, in seconds.
-    """
+    """The ledger's error for what SQLAlchemy raised (a DBAPIError, whose ``orig`` is the
+    driver's, or the pool's TimeoutError), worded as the ledger's own drivers word it: which wait
+    ran out, which file is read-only or locked; ``database`` as `where` names it."""
     if isinstance(exc, sqlalchemy.exc.TimeoutError):
         return LedgerError(
             f"the ledger's database {database!r} failed: the engine's pool gave no connection "

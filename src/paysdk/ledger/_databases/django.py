@@ -1,16 +1,11 @@
-"""The ledger's driver on the merchant's own Django database, SQLite or PostgreSQL (the shell,
-``DjangoLedger``, is ``.._django``): the same plans and SQL as [`Ledger`][paysdk.ledger.Ledger],
-on ``django.db.connections[using]``, the calling thread's connection as Django manages it.
+"""The ledger's driver (its shell: ``.._django``) on the calling thread's connection to the
+merchant's Django database, SQLite or PostgreSQL: the same plans and SQL as ``Ledger``.
 
-Each transaction of a plan is a ``transaction.atomic(using=...)`` block of its own, committed
-before the merchant's action runs and again after it: that makes a claim exactly-once. A claim
-made inside the merchant's transaction would commit (or vanish) with its work, after the action
-ran, so inside one (``transaction.atomic``, ``ATOMIC_REQUESTS``, autocommit off) every call is
-refused with a ConfigurationError, before any statement.
-
-Waits are bounded by the ledger's ``timeout``: on PostgreSQL each transaction sets its timeouts
-with ``SET LOCAL``; on SQLite the connection's ``busy_timeout`` is the ledger's for the
-transaction, then Django's again. Django's database errors become LedgerError.
+Each transaction is a ``transaction.atomic`` block of its own, committed before the action runs
+and again after. A claim inside the merchant's transaction would commit (or vanish) with its work,
+after the action ran, so a call inside one (``ATOMIC_REQUESTS``, autocommit off) is refused before
+any statement. Waits are bounded by the ledger's timeout: ``SET LOCAL`` on PostgreSQL, on SQLite
+the ledger's ``busy_timeout`` for the transaction (then Django's again).
 """
 
 from __future__ import annotations
@@ -125,19 +120,9 @@ class DjangoDriver:
         self.dialect = DIALECTS[connections[using].vendor]
 
     def begin(self, write: bool = True) -> Connection:
-        """A transaction of the ledger's own, on the calling thread's connection.
-
-        Args:
-            write: unused: SQLite takes its write lock at the claim's first statement, which
-                writes, and PostgreSQL locks rows.
-
-        Returns:
-            The transaction, begun.
-
-        Raises:
-            ConfigurationError: the connection is inside the merchant's own transaction.
-            LedgerError: the database failed.
-        """
+        """A transaction of the ledger's own on the calling thread's connection (``write``
+        unused: a claim's first statement takes SQLite's write lock, and PostgreSQL locks rows);
+        ConfigurationError inside the merchant's own transaction."""
         wrapper = connections[self.using]
         if wrapper.in_atomic_block:
             raise ConfigurationError(

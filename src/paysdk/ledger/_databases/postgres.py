@@ -1,15 +1,11 @@
-"""The PostgreSQL backend through psycopg 3, as its drivers (``_async/postgres.py`` and its
-generated ``_sync`` twin) share it: many workers on many machines share one ledger.
+"""The PostgreSQL backend through psycopg 3, as its drivers (``_async/postgres.py``, its ``_sync``
+twin) share it: many workers on many machines share one ledger.
 
-READ COMMITTED suffices: a claim is ``INSERT ... ON CONFLICT DO NOTHING`` then a compare-and-set
-``UPDATE``, whose condition PostgreSQL re-checks against a row another transaction committed, so
-one worker wins. Every wait is bounded by the ledger's timeout (connecting, each lock, a dead
-peer); a statement by twice it, a transaction left idle by ten times.
-
-Through a pooler (PgBouncer, transaction or session mode): no startup parameter of the ledger's
-own (a pooler refuses what it cannot track), the timeouts set per transaction with ``SET LOCAL``
-in its ``BEGIN``'s round trip, and nothing prepared on the server (the next transaction may run
-on another server connection).
+READ COMMITTED suffices: a claim's compare-and-set ``UPDATE`` is re-checked against a row another
+transaction committed, so one worker wins. Every wait is bounded by the ledger's timeout; a
+statement by twice it, an idle transaction by ten times. For a pooler (PgBouncer): no startup
+parameter (it refuses what it cannot track), timeouts by ``SET LOCAL`` in the ``BEGIN``'s round
+trip, nothing prepared (the next transaction may run on another server connection).
 """
 
 from __future__ import annotations
@@ -92,16 +88,10 @@ def opening(timeout: float, options: str) -> str:
 
 
 def local_timeouts(timeout: float, options: str) -> list[str]:
-    """The ``SET LOCAL`` statements that bound a transaction's waits by the ledger's timeout.
-
-    ``SET LOCAL`` lasts until the transaction ends, so a pooled server connection is left as it
-    was found. A statement may wait a whole lock_timeout: it gets twice, so a lock wait is the one
-    named. A timeout the connection's own ``options`` (the URL's, or ``PGOPTIONS``) set wins.
-
-    Args:
-        timeout: the ledger's timeout, in seconds.
-        options: the libpq ``options`` the connection was opened with (``-c name=value ...``).
-    """
+    """The ``SET LOCAL`` statements (which leave a pooled server connection as it was found) that
+    bound a transaction's waits by the ledger's ``timeout``. A statement may wait a whole
+    lock_timeout: it gets twice, so a lock wait is the one named. A timeout set by the libpq
+    ``options`` the connection was opened with (the URL's, or ``PGOPTIONS``) wins."""
     ms = max(1, round(timeout * 1000))
     wanted = {
         "lock_timeout": ms,
@@ -138,13 +128,8 @@ def failing_as_ledger_error(timeout: float) -> Generator[None]:
 
 
 def postgres_error(exc: Exception, timeout: float, secrets: tuple[str, ...] = ()) -> LedgerError:
-    """The ledger's error for psycopg's; a timed-out wait says which wait, and for how long.
-
-    Args:
-        exc: what psycopg raised.
-        timeout: the ledger's timeout, in seconds.
-        secrets: text the message must not hold (the URL, its password): hidden.
-    """
+    """The ledger's error for ``exc``, psycopg's, with ``secrets`` (the URL, its password) hidden;
+    a timed-out wait says which wait, and for how long (``timeout``: the ledger's)."""
     import psycopg.errors
 
     detail = " ".join(scrub(str(exc), secrets).split())

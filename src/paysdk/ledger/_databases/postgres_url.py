@@ -1,12 +1,10 @@
-"""A PostgreSQL ledger's URL, read as libpq reads it: what a repr may show of it, and the secrets
-no message may hold.
+"""A PostgreSQL ledger's URL, read as libpq reads it: what a repr may show of it (``shown``), and
+the ``secrets`` no message may hold (``scrub`` hides them).
 
 libpq's parse errors quote the URL (its password too), and ``urllib.parse`` splits some URLs
-otherwise than libpq (an unencoded ``?`` in a password), so neither is trusted with the text: a
-URL libpq cannot parse, or parses into something no merchant meant (an unencoded ``@`` or ``/`` in
-a password, read into the host or the database), is refused with a ConfigurationError that names
-the wrong part and never quotes it. A parsed URL gives ``shown`` (hosts, ports and database) and
-``secrets``, which ``scrub`` hides in the database's later messages.
+otherwise than libpq (an unencoded ``?`` in a password), so a URL libpq cannot parse, or parses
+into something no merchant meant (a password read into the host), is refused with a
+ConfigurationError that names the wrong part and never quotes it.
 """
 
 from __future__ import annotations
@@ -44,17 +42,9 @@ class PostgresURL:
 
 
 def parse_url(url: str, conninfo_to_dict: Any, refusal: type[Exception]) -> PostgresURL:
-    """``url`` as libpq parses it (no I/O), or a ConfigurationError naming the part that is wrong.
-
-    Args:
-        url: the ledger's ``postgresql://`` or ``postgres://`` URL.
-        conninfo_to_dict: psycopg's ``psycopg.conninfo.conninfo_to_dict``.
-        refusal: what it raises for a URL libpq cannot parse (``psycopg.Error``).
-
-    Raises:
-        ConfigurationError: libpq cannot parse the URL, or would read a password into its host,
-            port or database; the message never quotes the URL.
-    """
+    """``url`` as libpq parses it with psycopg's ``conninfo_to_dict`` (no I/O), or a
+    ConfigurationError naming the wrong part, never quoting it: libpq cannot parse it (``refusal``,
+    ``psycopg.Error``), or would read a password into its host, port or database."""
     refused: str | None = None
     parts: dict[str, Any] = {}
     try:

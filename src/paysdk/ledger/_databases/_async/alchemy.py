@@ -1,11 +1,9 @@
-"""The ledger's driver on a shop's SQLAlchemy AsyncEngine: each transaction on a connection from
-the engine's pool, given back once the transaction has ended, never in the middle of one.
+"""The ledger's driver on a shop's SQLAlchemy AsyncEngine: each transaction on a pooled connection
+(in ``AUTOCOMMIT`` mode: ``alchemy`` says why), given back once the transaction has ended.
 
-In ``AUTOCOMMIT`` mode (``alchemy`` says why), for the transaction's length, the connection waits
-for SQLite's locks as long as the ledger's timeout and psycopg prepares no statement (a pooler
-such as PgBouncer may run the next transaction on another server connection); both are set back
-as the shop had them. A connection still in a transaction (its ROLLBACK failed) is invalidated:
-SQLAlchemy closes it rather than pool it.
+For the transaction, SQLite's busy timeout is the ledger's and psycopg prepares nothing (a pooler
+may run the next transaction elsewhere), both set back after; a connection left in a transaction
+(its ROLLBACK failed) is invalidated, so SQLAlchemy closes it rather than pool it.
 """
 
 from __future__ import annotations
@@ -51,21 +49,10 @@ class AsyncSQLAlchemyDriver:
         self.timeout = timeout
 
     async def begin(self, write: bool = True) -> AsyncConnection:
-        """A transaction on a connection from the engine's pool: on SQLite a write one takes the
-        write lock first (``BEGIN IMMEDIATE``); on PostgreSQL it runs at READ COMMITTED.
-
-        A pooled connection the server dropped (a restart, a failover) is discarded by
-        SQLAlchemy, with the other connections of its pool, and a new one tried at once.
-
-        Args:
-            write: whether the transaction writes (SQLite only: PostgreSQL locks rows).
-
-        Returns:
-            The connection, its transaction begun.
-
-        Raises:
-            LedgerError: no connection could be had, or its transaction begun.
-        """
+        """A pooled connection, its transaction begun (LedgerError if none could be): on SQLite a
+        ``write`` one takes the write lock first (``BEGIN IMMEDIATE``); on PostgreSQL, READ
+        COMMITTED. A connection the server dropped is discarded by SQLAlchemy, with the rest of
+        its pool, and a new one tried at once."""
         try:
             return await self._begin(write)
         except sqlalchemy.exc.DBAPIError as exc:

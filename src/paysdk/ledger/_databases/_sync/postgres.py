@@ -67,20 +67,9 @@ class PostgresDriver:
         self._idle: Idle[PgConnection] = Idle()
 
     def begin(self, write: bool = True) -> Connection:
-        """A transaction at READ COMMITTED; reads and writes alike (row locks, not a file's).
-
-        An idle connection the server dropped (a restart, a failover, a pooler's restart) is
-        closed, with every other idle one, and a new connection opened in its place at once.
-
-        Args:
-            write: unused: PostgreSQL locks rows, not the database.
-
-        Returns:
-            The connection, its transaction begun.
-
-        Raises:
-            LedgerError: no connection could be opened, or its transaction begun.
-        """
+        """A connection, its transaction begun at READ COMMITTED (``write`` unused: PostgreSQL
+        locks rows); LedgerError if none could be. An idle connection the server dropped (a
+        restart, a failover) is closed with every other idle one, and a new one opened at once."""
         connection = self._idle.take()
         if connection is not None and not connection.raw.closed:
             try:
