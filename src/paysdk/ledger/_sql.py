@@ -1,10 +1,9 @@
 """The ledger's schema and statements, for SQLite and PostgreSQL: the one place SQL is written.
 
-Statements use ``?`` placeholders, which ``Dialect`` turns into the driver's style. Timestamps
-are aware UTC datetimes: ``timestamptz`` on PostgreSQL; on SQLite, ISO 8601 text of fixed width
-(``2026-11-23T13:00:00.000000Z``), which sorts as time does. "Now" is the database's clock
-(``Dialect.now``), never a worker's, so workers whose clocks disagree still agree on whether a
-claim is live. A claim whose lease ran out reads as ``unknown`` (``row``): nobody takes it over.
+Statements use ``?`` placeholders (``Dialect`` turns them into the driver's). Timestamps are UTC:
+``timestamptz``, or on SQLite fixed-width ISO 8601 text (``2026-11-23T13:00:00.000000Z``), which
+sorts as time does. "Now" is the database's clock, never a worker's, so workers whose clocks
+disagree still agree on whether a claim is live; one whose lease ran out reads as ``unknown``.
 """
 
 from __future__ import annotations
@@ -33,12 +32,10 @@ _COLUMNS = """(
     verified_by TEXT,
     PRIMARY KEY (account, reference)
 )"""
-"""``(account, reference)`` is the unique key: one row per payment of each merchant account,
-whatever the number of workers; ``account`` is ``''`` for an unlabelled one (most merchants'
-only one), and last, where adding it to a table made before puts it. ``reason`` says why a
-payment was refused or ignored, as whoever decided it wrote it. ``verified_by`` is the
-fingerprint of the key whose client verified the payment (``VerifiedPayment.verified_by``, never
-the key): the unlabelled account's rows must all have one, whichever process wrote them."""
+"""One row per ``(account, reference)``, whatever the number of workers; ``account`` is ``''`` for
+an unlabelled one, and last, where adding it to an older table puts it. ``reason``: why a payment
+was refused or ignored. ``verified_by``: the fingerprint (never the key) of the key that verified
+the payment; the unlabelled account's rows must all have the same one."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,12 +138,10 @@ _SET_ASIDE_SQL = "(" + ", ".join(f"'{state}'" for state in SET_ASIDE) + ")"
 
 
 def take_over(dialect: Dialect, table: str) -> str:
-    """Claim a released, refused or ignored row (``SET_ASIDE``: a later delivery whose checks
-    pass fulfils it, the order now existing, say): a compare-and-set, so one worker wins. On
-    PostgreSQL a concurrent UPDATE of the row waits, then re-checks the WHERE clause against the
-    committed row; on SQLite ``BEGIN IMMEDIATE`` lets one writer in at a time. Never a claim whose
-    lease ran out: its action may have run unrecorded (its worker lost the database, or died
-    after the action), so it waits for ``resolve``. Parameters: claim token, lease (seconds),
+    """Claim a ``SET_ASIDE`` row for a later delivery whose checks pass: a compare-and-set, one
+    worker wins (PostgreSQL re-checks the WHERE clause against a concurrently committed row;
+    SQLite's ``BEGIN IMMEDIATE`` lets one writer in). Never a claim whose lease ran out: its action
+    may have run unrecorded, so it waits for ``resolve``. Parameters: claim token, lease (seconds),
     amount, currency, key fingerprint, account, reference."""
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
@@ -223,16 +218,8 @@ def select_one(dialect: Dialect, table: str) -> str:
 def select_many(
     dialect: Dialect, table: str, account: str, references: Sequence[str], columns: str
 ) -> tuple[str, Sequence[object]]:
-    """The rows of these references of one account: one array parameter where the database
-    takes one.
-
-    Args:
-        dialect: the database's.
-        table: the ledger's table.
-        account: the merchant account's label (``""``: unlabelled).
-        references: the references looked up.
-        columns: the columns selected (``row``'s or ``found``'s).
-    """
+    """The ``columns`` (``row``'s or ``found``'s) of these references' rows of one account (``""``:
+    unlabelled), as one array parameter where the database takes one."""
     where = f"SELECT {columns} FROM {table} WHERE account = ? AND reference"
     if dialect.arrays:
         return f"{where} = ANY(?)", [account, list(references)]
@@ -258,17 +245,9 @@ STATES = ("claimed", "fulfilled", "released", "refused", "ignored", "unknown")
 def rows_page(
     dialect: Dialect, table: str, account: str, state: str | None, after: str, limit: int
 ) -> tuple[str, Sequence[object]]:
-    """Rows in reference order after a given one, of one state or all: keyset pages of constant
-    memory. ``claimed`` and ``unknown`` are told apart by the lease, by the database's clock.
-
-    Args:
-        dialect: the database's; its clock tells a live claim from one whose lease ran out.
-        table: the ledger's table.
-        account: the merchant account's label (``""``: unlabelled).
-        state: one of ``STATES``, or ``None`` for every row.
-        after: the last reference of the previous page (``""`` for the first).
-        limit: the most rows to return.
-    """
+    """Up to ``limit`` rows of one account in reference order after ``after``, of one of
+    ``STATES`` (``None``: all): keyset pages of constant memory. ``claimed`` and ``unknown`` are
+    told apart by the lease, by the database's clock."""
     where, params = "account = ? AND reference > ?", [account, after]
     if state == "claimed":
         where += f" AND state = 'claimed' AND lease_expires_at > {dialect.now}"

@@ -1,11 +1,9 @@
-"""The steps the ledger's plans yield to their driver, and its answers.
+"""The steps the ledger's plans yield to their driver, and its answers (the core's half of the
+vocabulary, whose ``Sleep`` a plan waits with, is ``paysdk._core.steps``).
 
-The ledger's half of paysdk's step vocabulary (the core's half is ``paysdk._core.steps``, whose
-``Sleep`` a ledger plan waits with). Each is a named tuple, built in about half a frozen
-dataclass's time (one is made per statement); its docstring says what answers it (``None``: it
-only has an effect). A step's failure is thrown into the plan, which decides what it means; a step
-outside the plan's vocabulary (``LEDGER_STEPS``, ``RECONCILE_STEPS``) is the plan's bug, refused
-by ``drive`` with a ``TypeError``. A named tuple with no fields equals any other
+Each is a named tuple (one is made per statement: about half a frozen dataclass's cost), its
+docstring saying what answers it. A step outside ``LEDGER_STEPS`` or ``RECONCILE_STEPS`` is the
+plan's bug, refused by ``drive`` with a TypeError. Named tuples with no fields are equal
 (``Commit() == Act()``): tell steps apart by their type, never by ``==``.
 """
 

@@ -1,8 +1,6 @@
-"""Where the sync and async ledgers genuinely differ, in small helpers kept out of ``_async/``.
-
-``scripts/unasync.py`` renames each ``async_`` helper here to its plain-named twin beside it
-(``async_take`` -> ``take``), and ``AsyncFulfilOnce`` to ``FulfilOnce`` (the ledgers'
-``fulfil_once``, whose signatures and actions differ), so the generated code calls the sync ones.
+"""Where the sync and async ledgers genuinely differ, in small helpers kept out of ``_async/``:
+``scripts/unasync.py`` renames each ``async_`` one (and ``AsyncFulfilOnce``, whose signatures
+differ) to its plain-named twin here, so the generated code calls the sync ones.
 """
 
 from __future__ import annotations
@@ -76,28 +74,24 @@ def async_shield(timeout: float) -> anyio.CancelScope:
 
 
 def sleep(seconds: float) -> None:
-    """Wait ``seconds``, blocking the thread: a plan's Sleep before it tries a failed write
-    again."""
+    """Wait ``seconds``, blocking the thread (a plan's Sleep before it retries a write)."""
     time.sleep(seconds)
 
 
 async def async_sleep(seconds: float) -> None:
-    """Wait ``seconds`` without blocking the event loop: a plan's Sleep before it tries a write
-    again."""
+    """Wait ``seconds`` without blocking the event loop (a plan's Sleep before it retries)."""
     import anyio
 
     await anyio.sleep(seconds)
 
 
 def take(payments: Payments, size: int) -> list[Listed]:
-    """Up to ``size`` more payments of the stream, each as reconcile compares it, leaving the
-    rest in it."""
+    """Up to ``size`` more payments of the stream, as reconcile compares them; the rest stay."""
     return [Listed.of(payment) for payment in itertools.islice(payments, size)]
 
 
 async def async_take(payments: AsyncPayments, size: int) -> list[Listed]:
-    """Up to ``size`` more payments of the stream, each as reconcile compares it, leaving the
-    rest in it."""
+    """Up to ``size`` more payments of the stream, as reconcile compares them; the rest stay."""
     taken: list[Listed] = []
     for _ in range(size):
         try:

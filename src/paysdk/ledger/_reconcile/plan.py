@@ -1,8 +1,7 @@
 """Reconciliation's decisions, I/O-free: compare the service's list with the ledger, batch by batch.
 
-``reconcile_plan`` yields steps (``_steps``) and builds the ``ReconcileReport`` from their
-answers, ``Reconciliation`` doing the comparing. Its one driver (``_async/reconcile.py``, and
-its generated sync twin) only carries the steps out, so both decide alike.
+``reconcile_plan`` yields steps (``_steps``) for its one driver (``_async/reconcile.py``), so sync
+and async decide alike; ``Reconciliation`` compares, and builds the ``ReconcileReport``.
 """
 
 from __future__ import annotations
@@ -202,11 +201,10 @@ def _differ(amount: int, currency: str, row: Found) -> bool:
 
 
 def _same_currency(expected: object, actual: object) -> bool:
-    """``same_currency``, remembered for pairs of three-character strings alone: a list has few
-    currencies, and each payment compared with its fulfilled row would otherwise match both codes
-    against a regular expression. Any other string is never a code, and is never kept: the memory
-    lives as long as the process, and a hostile list's currencies may be a megabyte each.
-    ``expected`` is the ledger's currency, ``actual`` the service's."""
+    """``same_currency`` (the ledger's ``expected``, the service's ``actual``), cached for
+    three-character strings alone: a list has few currencies, each otherwise matched against a
+    regular expression, and the cache lives as long as the process (a hostile list's currency may
+    be a megabyte)."""
     if type(expected) is str and type(actual) is str and len(expected) == len(actual) == 3:
         return _same_code(expected, actual)
     return same_currency(expected, actual)
@@ -216,16 +214,11 @@ _same_code = functools.lru_cache(maxsize=256)(same_currency)
 
 
 class _References:
-    """A compact set of references: 8-byte digests in sorted arrays, not a set of strings.
-
-    A million fulfilled payments take 8 MB instead of ~100 MB. The digests are spread over 256
-    arrays by their top byte, each sorted on its own when first searched, so sorting never
-    holds more than a 256th of them as Python ints at once. A digest is the string's own hash
-    (``hash(reference) & _MASK``), computed once per string and stable within the process (a
-    reconcile runs in one): two references sharing one (odds around 1 in 10^7 for a million)
-    would hide one "not listed" alarm, nothing else. Each method takes many references a call:
-    a million calls of one reference each would cost more than the work in them.
-    """
+    """A compact set of references: 8-byte digests in sorted arrays (8 MB for a million, not
+    ~100 MB), spread over 256 arrays by top byte, each sorted when first searched, so sorting never
+    holds more than a 256th as Python ints. A digest is the string's cached, per-process hash (a
+    reconcile runs in one process): two references sharing one (odds around 1 in 10^7 for a
+    million) hide one "not listed" alarm. Methods take many references a call, as calls cost."""
 
     def __init__(self) -> None:
         self._buckets = [array.array("Q") for _ in range(256)]
