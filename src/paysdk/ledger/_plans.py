@@ -531,12 +531,7 @@ def check_state(state: object) -> str | None:
 
 
 def rows_after(
-    dialect: _sql.Dialect,
-    table: str,
-    after: str,
-    limit: int,
-    state: str | None,
-    account: str = "",
+    dialect: _sql.Dialect, table: str, after: str, limit: int, state: str | None, account: str = ""
 ) -> LedgerPlan[list[LedgerRow]]:
     """The next page of one account's rows (of ``state``, or all), in reference order, after
     ``after``."""

@@ -179,16 +179,7 @@ class Verify(NamedTuple):
     reference: str
 
 
-RECONCILE_STEPS = (
-    NextBatch,
-    CloseList,
-    LookUp,
-    Checked,
-    FindOrder,
-    Fulfil,
-    FulfilledPage,
-    Verify,
-)
+RECONCILE_STEPS = (NextBatch, CloseList, LookUp, Checked, FindOrder, Fulfil, FulfilledPage, Verify)
 """Every step the reconciliation plan may yield; ``_async/reconcile.py`` carries out these, and
 its ``drive`` refuses any other."""
 

@@ -12,17 +12,7 @@ from ..._transport import async_drive
 from .._databases.driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
 from .._sql import Dialect
-from .._steps import (
-    LEDGER_STEPS,
-    Act,
-    Acted,
-    Begin,
-    Commit,
-    LedgerPlan,
-    LedgerStep,
-    Query,
-    Sleep,
-)
+from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
 from .._twins import async_result_of, async_shield, async_sleep
 
 __all__ = ["abandon", "run_in_transaction", "run_plan"]

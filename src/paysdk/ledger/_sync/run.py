@@ -14,17 +14,7 @@ from ..._transport import drive
 from .._databases.driver import Connection, Driver
 from .._errors import LedgerError
 from .._sql import Dialect
-from .._steps import (
-    LEDGER_STEPS,
-    Act,
-    Acted,
-    Begin,
-    Commit,
-    LedgerPlan,
-    LedgerStep,
-    Query,
-    Sleep,
-)
+from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
 from .._twins import result_of, shield, sleep
 
 __all__ = ["abandon", "run_in_transaction", "run_plan"]
