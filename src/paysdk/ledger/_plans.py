@@ -263,26 +263,13 @@ def fulfil_once(
     record_for: float,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> LedgerPlan[FulfilResult[Any]]:
-    """Claim ``payment.reference``, run the action once, then record it done (or release it).
+    """Claim ``payment.reference`` for ``lease``, run the action once, then record it done (or
+    release it); what happened, and what the action returned if it ran.
 
-    When a lease starts and whether it has expired are the database's to say (its clock, in the
-    SQL), so a worker's clock running ahead or behind never takes a live claim or keeps a dead one.
-    A claim whose lease ran out unrecorded is never taken over: its outcome is unknown.
-
-    Args:
-        dialect: the database's: its SQL, and its clock.
-        table: the ledger's table.
-        payment: the verified payment to fulfil.
-        lease: how long a claim holds before it counts as unknown.
-        record_for: for how many seconds to keep trying to record what the action did.
-        monotonic: the clock that measures ``record_for``.
-
-    Returns:
-        What happened, and what the action returned if it ran.
-
-    Raises:
-        UnrecordedFulfilmentError: the action ran, and its completion could not be recorded.
-        LeaseLostError: the action ran, and someone resolved the claim meanwhile.
+    The database's clock says when a lease starts and ends, so a worker's clock running ahead or
+    behind never takes a live claim or keeps a dead one; a claim whose lease ran out unrecorded is
+    never taken over (its outcome is unknown). Recording is tried for ``record_for`` seconds (by
+    ``monotonic``): then UnrecordedFulfilmentError; LeaseLostError if the claim was resolved.
     """
     reference, key = payment.reference, (payment.account, payment.reference)
     token = secrets.token_hex(16)
@@ -352,23 +339,10 @@ MAX_PAUSE = 1.0
 def write_retrying(
     query: Query, budget: float, monotonic: Callable[[], float] = time.monotonic
 ) -> LedgerPlan[Rows]:
-    """Run ``query`` in a write transaction of its own, trying again after a failure (the driver
-    drops a broken connection and opens another) until it commits or ``budget`` seconds passed.
-
-    Only for a write that may run twice: the statement must match what it already did (the
-    claim's token stays on the row it marks), since a commit whose answer was lost may have
-    happened.
-
-    Args:
-        query: the statement to run.
-        budget: seconds from the first try after which a failure is final.
-        monotonic: the clock that measures ``budget``.
-
-    Returns:
-        The statement's rows, once committed.
-
-    Raises:
-        LedgerError: the last failure, once ``budget`` is spent.
+    """Run ``query`` in a write transaction of its own, trying again after a LedgerError (the
+    driver replaces a broken connection) until it commits (its rows) or ``budget`` seconds passed
+    by ``monotonic`` (the last error is raised). Only for a write that may run twice (a commit
+    whose answer was lost may have happened) and match what it did: the claim's token stays.
     """
     deadline = monotonic() + budget
     pause = FIRST_PAUSE
