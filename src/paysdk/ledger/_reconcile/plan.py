@@ -258,7 +258,6 @@ def reconcile_plan(
     *,
     fulfilling: bool,
     looking_up: bool = False,
-    batch_size: int = BATCH,
     max_discrepancies: int = MAX_DISCREPANCIES,
     account: str = "",
 ) -> Generator[ReconcileStep, Any, ReconcileReport]:
@@ -269,7 +268,7 @@ def reconcile_plan(
     (``FindOrder``): no order makes it not ours rather than missed. ``account``: the merchant
     account reconciled, which the report names."""
     state = Reconciliation(max_discrepancies, account)
-    while batch := (yield NextBatch(batch_size)):
+    while batch := (yield NextBatch(BATCH)):
         rows: Mapping[str, Found] = yield LookUp([payment.reference for payment in batch])
         for payment in state.batch(batch, rows):
             if looking_up and payment.reference not in rows:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from ..._models.verified import VerifiedPayment
 from ..._transport import drive
-from .._reconcile.plan import BATCH, reconcile_plan
+from .._reconcile.plan import reconcile_plan
 from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
 from .._rows import FulfilResult
 from .._steps import (
@@ -63,13 +63,11 @@ def reconcile(
     lookup: Lookup | None,
     progress: Callable[[int], object] | None,
     max_discrepancies: int = MAX_DISCREPANCIES,
-    batch_size: int = BATCH,
 ) -> ReconcileReport:
     ledger._check_reconciled_key(client)
     plan = reconcile_plan(
         fulfilling=fulfil is not None,
         looking_up=lookup is not None,
-        batch_size=batch_size,
         max_discrepancies=max_discrepancies,
         account=client.account,
     )
