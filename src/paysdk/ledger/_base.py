@@ -129,17 +129,12 @@ class BaseLedger:
             f"<paysdk.{type(self).__name__} {self._backend} {self._shown!r} table={self.table!r}>"
         )
 
-    @property
-    def _record_for(self) -> float:
-        """How long, in seconds, to keep trying to record what an action did once it ran:
-        twice the ledger's timeout (60 s by default), so a database restart or failover of a
-        few seconds never leaves an action that ran unrecorded."""
-        return 2 * self.timeout
-
     def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
         checked = _plans.check_payable(payment)
+        # recording what an action did is tried for twice the timeout (60 s by default), so a
+        # database restart or failover of a few seconds never leaves an action that ran unrecorded
         return _plans.fulfil_once(
-            self._driver.dialect, self.table, checked, self.lease, record_for=self._record_for
+            self._driver.dialect, self.table, checked, self.lease, record_for=2 * self.timeout
         )
 
     def _resolve_plan(self, reference: str, ran: object, account: object) -> LedgerPlan[LedgerRow]:
