@@ -150,13 +150,13 @@ def _check_kind(engine: object, *, wanted_async: bool) -> None:
     ledger takes it."""
     kinds = {False: ("SQLAlchemyLedger", "Engine"), True: ("AsyncSQLAlchemyLedger", "AsyncEngine")}
     is_async = _is_async(engine)
-    if is_async is wanted_async and (is_async or isinstance(engine, sqlalchemy.Engine)):
+    an_engine = is_async or isinstance(engine, sqlalchemy.Engine)
+    if an_engine and is_async is wanted_async:
         return
     ledger, wanted = kinds[wanted_async]
-    other = is_async or isinstance(engine, sqlalchemy.Engine)
     raise ConfigurationError(
         f"{ledger} needs a sqlalchemy {wanted}, not {type(engine).__name__}"
-        + (f": use {kinds[is_async][0]}" if other else "")
+        + (f": use {kinds[is_async][0]}" if an_engine else "")
     )
 
 

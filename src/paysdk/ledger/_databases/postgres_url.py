@@ -133,9 +133,8 @@ def _malformed(url: str, libpq: str) -> str:
 def _part_at(url: str, index: int) -> str:
     """Which part of ``url`` the character at ``index`` is in, as libpq splits a URL."""
     start = url.find("://") + 3
-    rest = url[start:]
-    head_end = start + len(rest.split("/", 1)[0])
-    head = url[start:head_end]
+    head = url[start:].split("/", 1)[0]
+    head_end = start + len(head)
     if "@" in head:
         userinfo_end = start + head.rindex("@")
         if index < userinfo_end:
