@@ -70,15 +70,9 @@ class Reconciliation:
                     continue
             found = self._compare(payment, row if fulfilled else None)
             if found is not None and row is not None and row.state in _DECIDED:
-                found = dataclasses.replace(
-                    _listed(_DECIDED[row.state], payment), reason=row.reason
-                )
+                found = _listed(_DECIDED[row.state], payment, reason=row.reason)
             if row is not None and row.state == "unknown":  # held: never fulfilled by reconcile
-                found = dataclasses.replace(
-                    _listed(Kind.UNKNOWN, payment),
-                    fulfilled_amount=row.amount,
-                    fulfilled_currency=row.currency,
-                )
+                found = _listed(Kind.UNKNOWN, payment, row)
             if found is None:
                 report.fulfilled_ok += 1 if payment.succeeded else 0
             elif found.kind is Kind.MISSED:
@@ -92,7 +86,7 @@ class Reconciliation:
         """Record a missed payment, and keep it to hand to ``fulfil`` (see ``to_fulfil``);
         ``reason``: what ``lookup`` found wrong with its order, if it was asked."""
         self._listed.update((payment.reference,))  # listed: never "not listed" later
-        found = dataclasses.replace(_listed(Kind.MISSED, payment), reason=reason)
+        found = _listed(Kind.MISSED, payment, reason=reason)
         index = self.report._add(found, self._limit)
         if len(self._to_fulfil) < self._limit:
             self._to_fulfil.append((index, found))
@@ -155,11 +149,7 @@ class Reconciliation:
         if row is None:
             return _listed(Kind.MISSED, payment) if payment.succeeded else None
         kind = _wrong_with(payment, row)
-        if kind is None:
-            return None
-        return dataclasses.replace(
-            _listed(kind, payment), fulfilled_amount=row.amount, fulfilled_currency=row.currency
-        )
+        return None if kind is None else _listed(kind, payment, row)
 
 
 def _wrong_with(payment: Listed | VerifiedPayment, row: Found) -> Kind | None:
@@ -170,10 +160,13 @@ def _wrong_with(payment: Listed | VerifiedPayment, row: Found) -> Kind | None:
     return Kind.MISMATCH if _differ(payment.amount, payment.currency, row) else None
 
 
-def _listed(kind: Kind, payment: Listed) -> Discrepancy:
-    return Discrepancy(
-        kind, payment.reference, str(payment.status), payment.amount, payment.currency
-    )
+def _listed(
+    kind: Kind, payment: Listed, row: Found | None = None, reason: str | None = None
+) -> Discrepancy:
+    """A listed payment's discrepancy; with its ledger ``row``, what the ledger recorded too."""
+    listed = (payment.reference, str(payment.status), payment.amount, payment.currency)
+    amount, currency = (None, None) if row is None else (row.amount, row.currency)
+    return Discrepancy(kind, *listed, amount, currency, reason=reason)
 
 
 _DECIDED = {"refused": Kind.REFUSED, "ignored": Kind.IGNORED}
