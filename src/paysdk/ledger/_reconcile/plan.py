@@ -126,23 +126,14 @@ class Reconciliation:
         return self._listed.missing(references)
 
     def unlisted(self, row: Found, payment: VerifiedPayment | None) -> None:
-        """A fulfilled row the list did not show, and what verify says of it (None: unknown).
-
-        Verify settles it: a payment made (and fulfilled) after the list was read is fine.
-        """
+        """A fulfilled row the list did not show, settled by what verify says of it (None:
+        unknown): a payment made (and fulfilled) after the list was read is fine."""
         kind = Kind.NOT_LISTED if payment is None else _wrong_with(payment, row)
-        if kind is not None:
-            self.report._add(
-                Discrepancy(
-                    kind,
-                    row.reference,
-                    amount=None if payment is None else payment.amount,
-                    currency=None if payment is None else payment.currency,
-                    fulfilled_amount=row.amount,
-                    fulfilled_currency=row.currency,
-                ),
-                self._limit,
-            )
+        if kind is None:
+            return
+        amount, currency = (None, None) if payment is None else (payment.amount, payment.currency)
+        found = Discrepancy(kind, row.reference, None, amount, currency, row.amount, row.currency)
+        self.report._add(found, self._limit)
 
     @staticmethod
     def _compare(payment: Listed, row: Found | None) -> Discrepancy | None:
