@@ -41,7 +41,6 @@ __all__ = [
 ]
 
 T = TypeVar("T")
-AWAITABLE_ACTION = "the action returned an awaitable: use paysdk.AsyncLedger"
 
 Payments: TypeAlias = Iterator[ListedPayment]
 AsyncPayments: TypeAlias = AsyncIterator[ListedPayment]
@@ -49,7 +48,7 @@ AsyncPayments: TypeAlias = AsyncIterator[ListedPayment]
 
 def result_of(value: object) -> object:
     """What an action returned; an awaitable is refused (ConfigurationError): sync cannot await."""
-    refuse_awaitable(value, AWAITABLE_ACTION)
+    refuse_awaitable(value, "the action returned an awaitable: use paysdk.AsyncLedger")
     return value
 
 
