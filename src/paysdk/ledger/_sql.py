@@ -120,7 +120,6 @@ def found(dialect: Dialect) -> str:
 
 def insert_claim(dialect: Dialect, table: str) -> str:
     """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row.
-
     Parameters: account, reference, claim token, lease (seconds), amount, currency, key
     fingerprint (``verified_by``, or ``None``)."""
     return (
@@ -153,10 +152,8 @@ def take_over(dialect: Dialect, table: str) -> str:
 
 def set_aside(dialect: Dialect, table: str) -> str:
     """Record a payment as refused or ignored, with why, unless it is fulfilled or claimed:
-    a refusal never undoes a fulfilment nor races a worker fulfilling it.
-
-    Parameters: account, reference, state (``refused`` or ``ignored``), amount, currency,
-    reason."""
+    a refusal never undoes a fulfilment nor races a worker fulfilling it. Parameters: account,
+    reference, state (``refused`` or ``ignored``), amount, currency, reason."""
     return (
         f"INSERT INTO {table} AS ledger (account, reference, state, attempts, amount, currency, "
         f"claimed_at, reason) VALUES (?, ?, ?, 0, ?, ?, {dialect.now}, ?) "
@@ -170,7 +167,6 @@ def mark_fulfilled(dialect: Dialect, table: str) -> str:
     """Done, but only by the claim's owner, even after its lease ran out; 0 rows if the claim
     was resolved by hand meanwhile. The token stays, so sending it again after a commit whose
     answer was lost matches the row it already marked (and keeps its first ``fulfilled_at``).
-
     Parameters: account, reference, claim token."""
     return (
         f"UPDATE {table} SET state = 'fulfilled', lease_expires_at = NULL, "

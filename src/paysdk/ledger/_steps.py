@@ -180,8 +180,7 @@ class Verify(NamedTuple):
 
 
 RECONCILE_STEPS = (NextBatch, CloseList, LookUp, Checked, FindOrder, Fulfil, FulfilledPage, Verify)
-"""Every step the reconciliation plan may yield; ``_async/reconcile.py`` carries out these, and
-its ``drive`` refuses any other."""
+"""Every step the reconciliation plan may yield, as ``_async/reconcile.py`` carries them out."""
 
 LedgerStep: TypeAlias = "Begin | Query | Commit | Act | Sleep"
 LedgerPlan: TypeAlias = Generator[LedgerStep, Any, T]
