@@ -1,7 +1,6 @@
 """The reconciliation plan's one driver: its steps (``_steps.RECONCILE_STEPS``) carried out with
 a client and a ledger, the payments streamed (``iter_payments``) so memory does not grow with the
-list. A step's exception is thrown into the plan; a step outside its vocabulary is refused by
-``async_drive``, never thrown in."""
+list; a step outside the vocabulary is refused by ``async_drive``, never thrown in."""
 
 from __future__ import annotations
 
