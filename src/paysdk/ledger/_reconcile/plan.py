@@ -93,12 +93,9 @@ class Reconciliation:
 
     def ordered(self, payment: Listed, order: object) -> None:
         """A completed payment with no ledger row, and what ``lookup`` found for it: no order
-        (``None``) makes it not ours; an order makes it missed, with how the two differ if they
-        do. An exception ``lookup`` raised keeps it missed, saying so: never silently not ours.
-
-        Raises:
-            ConfigurationError: ``lookup`` returned something that is neither an order nor None.
-        """
+        (``None``) makes it not ours; an order, missed (saying how the two differ); an exception
+        ``lookup`` raised, missed, saying so: never silently not ours. ConfigurationError if
+        ``lookup`` returned something that is neither an order nor None."""
         if order is None:
             self.report._add(_listed(Kind.FOREIGN, payment), self._limit)
         elif isinstance(order, Exception):
