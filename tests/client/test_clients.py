@@ -779,12 +779,13 @@ async def test_absurdly_nested_json_is_a_typed_error(
 @pytest.mark.parametrize(
     "timestamp", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59.999999-23:59"]
 )
-async def test_a_timestamp_outside_the_range_of_dates_is_a_validation_error(
+async def test_a_timestamp_outside_the_range_of_dates_reads_as_unset_and_is_kept(
     client: EitherClient, respx_mock: respx.Router, timestamp: str
 ) -> None:
     respx_mock.get(LIST_URL).respond(200, json={"data": [listed_body(created_at=timestamp)]})
-    with pytest.raises(paysdk.ResponseValidationError, match="created_at"):
-        await client.list_payments()
+    [payment] = await client.list_payments()
+    assert payment.created_at is None
+    assert payment.unparsed == {"created_at": timestamp}
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 from urllib.parse import urlsplit
 
 from pydantic import ValidationError
@@ -45,6 +45,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
+Body = Literal["verify", "list", "batch"]
+"""What a body is: verify's, list's, or a batch cut from list's (``_parsing/batches.py``)."""
 
 _PAUSE_GC_ABOVE: Final = 1024 * 1024
 """Bodies past this size are parsed with the cyclic GC paused: it only slows building a list."""
@@ -60,11 +62,7 @@ with this error at ``("status",)``, whatever ``data`` says."""
 def parse_verify(content: bytes) -> VerifiedPayment:
     """The payment of a verify body; a ``ValidationError`` (``ENVELOPE_FAILED``) if its envelope
     reports failure."""
-    validator = _verify_envelope()
-    try:
-        envelope = validator.validate_json(content)
-    except ValidationError as exc:
-        envelope = validator.validate_json(_repaired(content, exc))
+    envelope = _validated(content, _verify_envelope(), "verify")
     if envelope.get("status") is False:
         raise ValidationError.from_exception_data(
             "VerifyEnvelope",
@@ -96,20 +94,37 @@ def _parse_large_list(content: bytes) -> list[ListedPayment]:
 
 def _validated_list(content: bytes) -> list[ListedPayment]:
     """The payments of a whole ``{"data": [...]}`` body."""
-    return _validated(content, _list_envelope())["data"]
+    return _validated(content, _list_envelope(), "list")["data"]
 
 
 def _validated_batch(content: bytes) -> list[ListedPayment]:
     """The payments of a batch cut from a list body, wrapped as ``[[...]]``."""
-    return _validated(content, _batch_shape())[0]
+    return _validated(content, _batch_shape(), "batch")[0]
 
 
-def _validated(content: bytes, validator: Validator[T]) -> T:
-    """``content`` validated, or validated again once repaired where it is not JSON."""
+def _validated(content: bytes, validator: Validator[T], body: Body) -> T:
+    """``content`` validated from its bytes. Only if that fails: validated again once repaired
+    where it is not JSON (``_repaired``), then without the optional fields it could not read
+    (``_parsing/lenient.py``; ``body`` says where its payments sit)."""
     try:
         return validator.validate_json(content)
     except ValidationError as exc:
-        return validator.validate_json(_repaired(content, exc))
+        error = exc
+    if _not_json(error):
+        content = _repaired(content, error)
+        try:
+            return validator.validate_json(content)
+        except ValidationError as exc:
+            error = exc
+    from .._parsing.lenient import Shape, readable  # a well-formed body never needs it
+
+    if body == "verify":
+        shape = Shape(VerifiedPayment, "verify")
+    else:
+        from .._models.listed import ListedPayment
+
+        shape = Shape(ListedPayment, body)
+    return readable(validator.validate_python, content, error, shape)
 
 
 def _repaired(content: bytes, exc: ValidationError) -> bytes:
@@ -156,6 +171,7 @@ def _batch_shape() -> Validator[list[list[ListedPayment]]]:
 
 class Validator(Protocol[T_co]):
     def validate_json(self, data: bytes, /) -> T_co: ...
+    def validate_python(self, data: object, /) -> T_co: ...
 
 
 def _validator(shape: type[T]) -> Validator[T]:

@@ -79,14 +79,15 @@ class VerifiedPayment(WireModel):
         return self
 
     def __eq__(self, other: object) -> bool:
-        """Equal fields (those the service sent beyond the model's too) and account label; the
-        key's fingerprint is not compared."""
+        """Equal fields (those the service sent beyond the model's and ``unparsed`` too) and
+        account label; the key's fingerprint is not compared."""
         if not isinstance(other, VerifiedPayment):
             return NotImplemented
         return (
             self.__dict__ == other.__dict__
             and self.__pydantic_extra__ == other.__pydantic_extra__
             and self._account == other._account
+            and self.unparsed == other.unparsed
         )
 
     def __hash__(self) -> int:

@@ -1,19 +1,27 @@
 """What both payment shapes are built from: the liberal base model, customer, product, timestamps.
 
 Field names are exactly the wire names. The models are liberal in what they accept: fields the
-spec leaves unclear are optional, unknown fields are kept (``model_extra``), and an unknown
-``status`` is kept as the plain string it was. What a merchant needs to decide on fulfilment
-(reference, amount, currency and the outcome) is required, so a body without it is an error
-rather than a payment that silently looks unpaid.
+spec leaves unclear are optional, unknown fields are kept (``model_extra``), an unknown
+``status`` is kept as the plain string it was, and an optional field sent in a type it cannot
+be read as reads as unset, the value sent kept in ``unparsed`` (``_parsing/lenient.py``). What
+a merchant needs to decide on fulfilment (reference, amount, currency and the outcome) is
+required, so a body without it is an error rather than a payment that silently looks unpaid.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Union
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Union
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-__all__ = ["Customer", "Exact", "Metadata", "Product", "Products", "WireModel"]
+__all__ = ["Customer", "Exact", "Metadata", "Product", "Products", "WireModel", "keep_unparsed"]
+
+_UNPARSED: Final = "_unparsed"
+"""The key of ``unparsed`` in the private dict: declared as a private attribute, it would cost
+every model a Python call to build, and only a model read after a failed parse holds one."""
+_NOTHING: Final[Mapping[str, Any]] = MappingProxyType({})
 
 
 class WireModel(BaseModel):
@@ -26,6 +34,38 @@ class WireModel(BaseModel):
         defer_build=True,
         cache_strings="none",
     )
+
+    @property
+    def unparsed(self) -> Mapping[str, Any]:
+        """The values of optional fields sent in a type they cannot be read as, by field name
+        (``{"fee": "n/a"}``): each such field reads as unset (``None``, or empty products or
+        metadata), and what the server sent is kept here, as unknown fields are in
+        ``model_extra``. Not part of ``model_dump``."""
+        private = self.__pydantic_private__
+        if not private or _UNPARSED not in private:
+            return _NOTHING
+        return MappingProxyType(private[_UNPARSED])
+
+    def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
+        yield from super().__repr_args__()
+        if self.unparsed:
+            yield "unparsed", dict(self.unparsed)
+
+
+def keep_unparsed(model: WireModel, field: str, value: object) -> None:
+    """Keep ``value``, sent for ``model``'s optional ``field`` in a type it cannot be read as,
+    in ``model.unparsed``.
+
+    Args:
+        model: the model read without the value (the field unset).
+        field: the field's name.
+        value: what the server sent for it.
+    """
+    private = model.__pydantic_private__
+    if private is None:  # a model without private attributes has no dict until it needs one
+        private = {}
+        object.__setattr__(model, "__pydantic_private__", private)
+    private.setdefault(_UNPARSED, {})[field] = value
 
 
 class Customer(WireModel):
@@ -44,11 +84,11 @@ class Product(WireModel):
 # tried left to right keeps the common case (a list, an object) in pydantic's core: only a
 # ``null`` costs a Python call.
 if TYPE_CHECKING:  # what the fields hold, whatever came over the wire
-    Products = list["Product"]
+    Products = list[Product]
     Metadata = dict[str, Any]
 else:
     Products = Annotated[
-        Union[list["Product"], Annotated[None, AfterValidator(lambda _: [])]],  # noqa: UP007
+        Union[list[Product], Annotated[None, AfterValidator(lambda _: [])]],  # noqa: UP007
         Field(union_mode="left_to_right"),
     ]
     Metadata = Annotated[

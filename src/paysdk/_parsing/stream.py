@@ -14,6 +14,8 @@ import json
 import re
 from typing import TYPE_CHECKING, Final
 
+from pydantic import ValidationError
+
 from .repair import without_lone_surrogates
 
 if TYPE_CHECKING:
@@ -138,7 +140,10 @@ class ListStream:
                 value, after = self._value(text, pos, final)
                 if after is None:
                     return items
-                items.append(validate(value))
+                try:
+                    items.append(validate(value))
+                except ValidationError as exc:
+                    items.append(self._readable(value, exc))
                 self.count += 1
                 self._pos, self._state = after, "separator"
             elif state in ("items", "separator"):
@@ -188,6 +193,14 @@ class ListStream:
                     raise ValueError("a body that is not JSON")
             else:  # "end": only white space may follow
                 raise ValueError("a body with more after its closing brace")
+
+    def _readable(self, value: object, error: ValidationError) -> ListedPayment:
+        """The payment ``value`` without the optional fields it could not read, or ``error``
+        (``_parsing/lenient.py``)."""
+        from .._models.listed import ListedPayment
+        from .lenient import Shape, readable_value
+
+        return readable_value(self._validate, value, error, Shape(ListedPayment, "payment"))
 
     def _value(self, text: str, pos: int, final: bool) -> tuple[object, int | None]:
         """One JSON value at ``pos`` and where it ends, or ``None`` if more bytes must come."""

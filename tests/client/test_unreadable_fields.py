@@ -1,0 +1,180 @@
+"""An optional field the server sends in a type it cannot be read as fails nothing: it reads as
+unset and what was sent stays in ``unparsed``. The fields fulfilment is decided on stay strict.
+
+Each test runs on both clients: over respx, and over loopback against the sandbox serving the
+odd body (sync, async and async over aiohttp).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import respx
+
+import paysdk
+from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
+from tests.conftest import BASE_URL, SAMPLE, EitherClient, MakeClient, listed_body, verify_body
+
+pytestmark = pytest.mark.anyio
+
+VERIFY_URL = f"{BASE_URL}/payment/{COMPLETED_REFERENCE}"
+LIST_URL = f"{BASE_URL}/payments"
+CALLBACK_URL = f"https://shop.example/callback?reference={COMPLETED_REFERENCE}"
+
+ODD_VERIFY: dict[str, Any] = {
+    "fee": "n/a",
+    "customer": "guest",
+    "metadata": "none",
+    "transaction_id": 1042,
+    "authorization": ["visa"],
+    "products": [{"name": "Mug", "amount": "twelve"}],
+}
+"""A value of another type in each of verify's optional fields (a product's too)."""
+ODD_LIST: dict[str, Any] = {
+    "fee": {"value": 3750},
+    "customer": {"name": 7, "email": "ada@example.com"},
+    "id": None,  # a null where a string is expected is no error: ``None`` is allowed
+    "customer_paid": "perhaps",
+    "created_at": "yesterday",
+    "products": "none",
+}
+"""A value of another type in list's optional fields, and a customer's."""
+
+
+def check_verified(payment: paysdk.VerifiedPayment) -> None:
+    """The payment of a verify answer with ``ODD_VERIFY``'s fields."""
+    assert (payment.reference, payment.amount, payment.currency, payment.succeeded) == (
+        COMPLETED_REFERENCE,
+        SAMPLE.amount,
+        SAMPLE.currency,
+        True,
+    )
+    assert (payment.fee, payment.customer, payment.transaction_id, payment.authorization) == (
+        (None,) * 4
+    )
+    assert payment.metadata == {}
+    assert dict(payment.unparsed) == {
+        key: value for key, value in ODD_VERIFY.items() if key != "products"
+    }
+    [product] = payment.products
+    assert (product.name, product.amount, dict(product.unparsed)) == (
+        "Mug",
+        None,
+        {"amount": "twelve"},
+    )
+
+
+def check_listed(payments: list[paysdk.ListedPayment]) -> None:
+    """The payments of a list answer whose first has ``ODD_LIST``'s fields."""
+    odd, plain = payments
+    assert (odd.reference, odd.amount, odd.status) == (
+        COMPLETED_REFERENCE,
+        SAMPLE.amount,
+        "COMPLETED",
+    )
+    assert (odd.fee, odd.id, odd.customer_paid, odd.created_at, odd.products) == (
+        None,
+        None,
+        None,
+        None,
+        [],
+    )
+    assert dict(odd.unparsed) == {
+        key: ODD_LIST[key] for key in ("fee", "customer_paid", "created_at", "products")
+    }
+    assert odd.customer is not None
+    assert (odd.customer.name, odd.customer.email) == (None, "ada@example.com")
+    assert dict(odd.customer.unparsed) == {"name": 7}
+    assert plain.reference == "order-2" and not plain.unparsed
+
+
+async def test_verify_confirm_and_verify_callback_read_unreadable_optional_fields(
+    client: EitherClient, respx_mock: respx.Router
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(**ODD_VERIFY))
+
+    check_verified(await client.verify(COMPLETED_REFERENCE))
+    check_verified(
+        await client.confirm(COMPLETED_REFERENCE, amount=SAMPLE.amount, currency=SAMPLE.currency)
+    )
+    check_verified(
+        await client.verify_callback(CALLBACK_URL, amount=SAMPLE.amount, currency=SAMPLE.currency)
+    )
+
+
+async def test_list_and_iter_payments_read_unreadable_optional_fields(
+    client: EitherClient, respx_mock: respx.Router
+) -> None:
+    body = {"data": [listed_body(**ODD_LIST), listed_body("order-2")]}
+    respx_mock.get(LIST_URL).respond(200, json=body)
+
+    check_listed(await client.list_payments())
+    check_listed(await client.drain())
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"amount": "250000", "fee": "n/a"},
+        {"currency": 566, "customer": "guest"},
+        {"success": "yes", "metadata": 1},
+        {"reference": None},
+    ],
+)
+async def test_a_wrong_type_in_a_field_fulfilment_is_decided_on_still_fails_the_verify(
+    client: EitherClient, respx_mock: respx.Router, changes: dict[str, Any]
+) -> None:
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(**changes))
+    with pytest.raises(paysdk.ResponseValidationError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    strict = next(iter(changes))
+    assert [error["loc"] for error in caught.value.errors] == [("data", strict)]
+    assert str(caught.value).startswith(
+        f"the service answered with a body that is not the documented shape: data.{strict}: "
+    )
+
+
+@pytest.mark.parametrize(
+    "changes", [{"status": 3, "fee": "n/a"}, {"amount": 1.5}, {"currency": None}]
+)
+async def test_a_wrong_type_in_a_field_fulfilment_is_decided_on_still_fails_the_list(
+    client: EitherClient, respx_mock: respx.Router, changes: dict[str, Any]
+) -> None:
+    body = {"data": [listed_body("order-2"), listed_body(**changes)]}
+    respx_mock.get(LIST_URL).respond(200, json=body)
+    strict = next(iter(changes))
+    for call in (client.list_payments, client.drain):
+        with pytest.raises(paysdk.ResponseValidationError) as caught:
+            await call()
+        assert {error["loc"][:3] for error in caught.value.errors} == {("data", 1, strict)}
+
+
+async def test_over_http_against_the_sandbox(sandbox: Sandbox, connect: MakeClient) -> None:
+    verified = {"status": True, "message": "ok", "data": verify_body(**ODD_VERIFY)["data"]}
+    listed = {"data": [listed_body(**ODD_LIST), listed_body("order-2")]}
+    path = f"/payment/{COMPLETED_REFERENCE}"
+    sandbox.inject(Fault.json(200, verified), path=path, times=None)
+    sandbox.inject(Fault.json(200, listed), path="/payments", times=None)
+    client = connect()
+
+    check_verified(await client.verify(COMPLETED_REFERENCE))
+    check_verified(
+        await client.verify_callback(CALLBACK_URL, amount=SAMPLE.amount, currency=SAMPLE.currency)
+    )
+    check_listed(await client.list_payments())
+    check_listed(await client.drain())
+    assert [request.path for request in sandbox.requests] == [path, path, "/payments", "/payments"]
+
+
+async def test_a_strict_field_of_the_wrong_type_over_http_fails_without_retrying(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    body = verify_body(amount=2_500_000.0, fee="n/a")
+    sandbox.inject(Fault(status=200, body=json.dumps(body)), path="/payment/*", times=None)
+    with pytest.raises(
+        paysdk.ResponseValidationError, match=r"data\.amount: Input should be a valid integer"
+    ):
+        await connect().verify(COMPLETED_REFERENCE)
+    assert len(sandbox.requests) == 1
