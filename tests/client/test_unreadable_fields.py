@@ -178,3 +178,41 @@ async def test_a_strict_field_of_the_wrong_type_over_http_fails_without_retrying
     ):
         await connect().verify(COMPLETED_REFERENCE)
     assert len(sandbox.requests) == 1
+
+
+@pytest.mark.parametrize("fee", [True, 3750.0, "3750", " 3750 ", "3_750"])
+async def test_a_fee_or_product_amount_that_is_no_int_is_kept_as_sent_not_converted(
+    client: EitherClient, respx_mock: respx.Router, fee: object
+) -> None:
+    products = [{"name": "Mug", "amount": fee}]
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(fee=fee, products=products))
+    respx_mock.get(LIST_URL).respond(200, json={"data": [listed_body(fee=fee, products=products)]})
+
+    payment = await client.verify(COMPLETED_REFERENCE)
+    [listed] = await client.list_payments()
+    assert [listed] == await client.drain()
+    for read in (payment, listed):
+        assert (read.fee, dict(read.unparsed)) == (None, {"fee": fee})
+        [product] = read.products
+        assert (product.amount, dict(product.unparsed)) == (None, {"amount": fee})
+
+
+async def test_amounts_past_64_bits_are_read_exactly_over_http(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    huge = 2**64 + 1
+    products = [{"name": "Ship", "amount": huge * 3}]
+    verified = verify_body(amount=huge, fee=huge * 2, products=products)
+    listed = {"data": [listed_body(amount=huge, fee=huge * 2, products=products)]}
+    sandbox.inject(Fault.json(200, verified), path="/payment/*", times=None)
+    sandbox.inject(Fault.json(200, listed), path="/payments", times=None)
+    client = connect()
+
+    payment = await client.confirm(COMPLETED_REFERENCE, amount=huge, currency=SAMPLE.currency)
+    [first] = await client.list_payments()
+    assert [first] == await client.drain()
+    for read in (payment, first):
+        assert (read.amount, read.fee, read.products[0].amount) == (huge, huge * 2, huge * 3)
+        assert not read.unparsed
+    with pytest.raises(paysdk.PaymentMismatchError, match=f"amount expected {huge - 1} but"):
+        await client.confirm(COMPLETED_REFERENCE, amount=huge - 1, currency=SAMPLE.currency)

@@ -44,7 +44,7 @@ class ListedPayment(WireModel):
     currency: Annotated[str, Exact]
     status: Annotated[PaymentStatus | str, Field(union_mode="left_to_right")]
     customer_paid: bool | None = None
-    fee: int | None = None
+    fee: Annotated[int, Exact] | None = None
     customer: Customer | None = None
     products: Products = Field(default_factory=list["Product"])
     created_at: UTCDateTime | None = None

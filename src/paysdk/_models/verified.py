@@ -33,7 +33,7 @@ class VerifiedPayment(WireModel):
     currency: Annotated[str, Exact]
     success: Annotated[bool, Exact]
     transaction_id: str | None = None
-    fee: int | None = None
+    fee: Annotated[int, Exact] | None = None
     customer: Customer | None = None
     products: Products = Field(default_factory=list["Product"])
     metadata: Metadata = Field(default_factory=dict[str, Any])

@@ -68,6 +68,11 @@ def keep_unparsed(model: WireModel, field: str, value: object) -> None:
     private.setdefault(_UNPARSED, {})[field] = value
 
 
+Exact = Field(strict=True)
+"""For the fields fulfilment is decided on, and the amounts: ``"100"``, ``100.0`` and ``true``
+are no amount (an amount is an int as the service sent it, never converted)."""
+
+
 class Customer(WireModel):
     name: str | None = None
     email: str | None = None
@@ -76,7 +81,7 @@ class Customer(WireModel):
 
 class Product(WireModel):
     name: str | None = None
-    amount: int | None = None
+    amount: Annotated[int, Exact] | None = None
     description: str | None = None
 
 
@@ -95,6 +100,3 @@ else:
         Union[dict[str, Any], Annotated[None, AfterValidator(lambda _: {})]],  # noqa: UP007
         Field(union_mode="left_to_right"),
     ]
-
-Exact = Field(strict=True)
-"""For the fields fulfilment is decided on: ``"100"`` and ``true`` are no amount."""
