@@ -812,3 +812,22 @@ def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_
     )
     ok, failure = exits.EXIT_OK, exits.EXIT_FAILURE
     assert result.stdout.splitlines() == [f"{failure} {ok} {ok} {ok} True", "[]"], result.stderr
+
+
+def test_json_output_keeps_what_the_service_sent_in_a_field_it_could_not_read(
+    sandbox: Sandbox, run: Run
+) -> None:
+    """An optional field sent in another type reads as unset; ``--json`` still prints it."""
+    record = sandbox.get_payment(COMPLETED_REFERENCE)
+    assert record is not None
+    verified, listed = record.verify_shape(), record.list_shape()
+    for shape in (verified, listed):
+        shape["fee"], shape["customer"] = "n/a", {**shape["customer"], "name": 7}
+    path = f"/payment/{COMPLETED_REFERENCE}"
+    sandbox.inject(Fault.json(200, {"status": True, "data": verified}), path=path)
+    sandbox.inject(Fault.json(200, {"data": [listed]}), path="/payments")
+
+    code, out, _ = run("verify", COMPLETED_REFERENCE, "--json")
+    assert (code, json.loads(out)) == (0, verified)
+    code, out, _ = run("list", "--json")
+    assert (code, json.loads(out)) == (0, [listed])

@@ -37,6 +37,7 @@ from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
     PROG,
     VerboseLog,
+    as_received,
     attempts_made,
     broken_pipe,
     escape_unwritable,
@@ -119,7 +120,7 @@ def _verify(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         payment = client.verify(args.reference)
     if args.format == "json":
-        print_json(payment.model_dump(mode="json", exclude_unset=True))
+        print_json(as_received(payment))
         return EXIT_OK
     rows = [
         ("reference", payment.reference),
@@ -188,7 +189,7 @@ def _list(args: argparse.Namespace) -> int:
     if args.since is not None:
         payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
     if args.format == "json":
-        print_json([p.model_dump(mode="json", exclude_unset=True) for p in payments])
+        print_json([as_received(p) for p in payments])
     elif args.format == "csv":
         print_csv(
             [column.name for column in _COLUMNS],

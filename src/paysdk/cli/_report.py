@@ -17,10 +17,14 @@ import sys
 import traceback
 from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, cast
 
 from .._errors import PaySDKError
 from ._escape import json_text, printable, spreadsheet_cell
 from ._exits import EXIT_BROKEN_PIPE
+
+if TYPE_CHECKING:
+    from .._models.wire import WireModel
 
 PROG = "paysdk"
 
@@ -165,6 +169,24 @@ def print_json(data: object, indent: int | None = 2) -> None:
     stdout's encoding cannot write them all."""
     ascii_only = not _writes_unicode(sys.stdout)
     sys.stdout.write(json_text(data, indent, ascii_only=ascii_only) + "\n")
+
+
+def as_received(model: WireModel) -> dict[str, Any]:
+    """``model``'s fields as the service sent them (``exclude_unset``), each optional field it
+    could not read put back at any depth (``unparsed``), so ``--json`` loses nothing."""
+    from .._models.wire import WireModel  # only --json reads it
+
+    dumped = model.model_dump(mode="json", exclude_unset=True)
+    for name, value in model:
+        if name not in dumped:
+            continue
+        if isinstance(value, WireModel):
+            dumped[name] = as_received(value)
+        elif isinstance(value, list):
+            items = cast("list[object]", value)
+            if any(isinstance(item, WireModel) for item in items):
+                dumped[name] = [as_received(i) if isinstance(i, WireModel) else i for i in items]
+    return {**dumped, **model.unparsed}
 
 
 def print_csv(header: Sequence[str], rows: Iterable[Iterable[object]]) -> None:
