@@ -32,7 +32,7 @@ from paysdk.ledger._django import key_by_account
 from paysdk.sandbox import Sandbox
 from tests.ledger import test_accounts, test_amounts, test_rows_after, test_set_aside
 from tests.ledger import test_ledger as shared
-from tests.support.django_site import serve, url_of
+from tests.support.django_site import postgres_settings, serve, url_of
 from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.fulfilment_rule import (
     REFERENCE,
@@ -409,3 +409,18 @@ def test_its_timeouts_last_only_for_its_own_transactions(using: str) -> None:
     assert seen == [djangos]  # the action runs on Django's connection as Django set it
     assert current() == djangos
     assert djangos in (5000, "0")  # sqlite3's default busy timeout; PostgreSQL's: none
+
+
+def test_a_postgresql_server_that_is_down_is_named_in_the_ledger_error() -> None:
+    """psycopg's own connection error (``psycopg.OperationalError``, not one of
+    ``psycopg.errors``) reads as the PostgreSQL ledger's, as on the other ledgers."""
+    from tests.cli.sandbox_cli import free_port
+
+    settings = postgres_settings(f"postgresql://paysdk@127.0.0.1:{free_port()}/shop")
+    connections.settings["down"] = {**connections.settings["postgres"], **settings}
+    try:
+        with pytest.raises(LedgerError, match=r"^the PostgreSQL ledger failed: .*'down'"):
+            DjangoLedger("down").fulfil_once(paid(), lambda payment: None)
+    finally:
+        connections["down"].close()
+        del connections.settings["down"]

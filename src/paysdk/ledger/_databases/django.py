@@ -167,7 +167,7 @@ class DjangoDriver:
         if isinstance(cause, sqlite3.Error):
             name = str(connections[self.using].settings_dict.get("NAME", ""))
             found = sqlite_error(cause, name, self.timeout)
-        elif isinstance(cause, Exception) and type(cause).__module__.startswith("psycopg."):
+        elif isinstance(cause, Exception) and type(cause).__module__.split(".")[0] == "psycopg":
             found = postgres_error(cause, self.timeout)
         else:
             found = LedgerError(f"the ledger failed: {' '.join(str(cause).split())}")
