@@ -15,7 +15,7 @@ PaySDKError
 ├── APIConnectionError            no answer at all: DNS, refused, reset, TLS (retried)
 │   ├── APITimeoutError           no answer in time (retried)
 │   ├── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
-│   ├── TLSProtocolError          no TLS 1.2+ at the service's address (not retried)
+│   ├── TLSProtocolError          no TLS 1.2+, or no client certificate it takes (not retried)
 │   └── ProxyAuthenticationError  the proxy refused its credentials, 407 (not retried)
 ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
 ├── EventLoopError                an AsyncClient used from an event loop other than its own
@@ -376,8 +376,10 @@ class CertificateVerificationError(APIConnectionError):
 class TLSProtocolError(APIConnectionError):
     """The server at the service's address did not answer in TLS: it most likely speaks plain
     HTTP (an ``https://`` URL on an ``http://`` port), or offers only TLS versions the client
-    refuses (TLS 1.0 or 1.1). Not retried, since trying again meets the same server; use
-    ``http://`` if it is meant to be plain HTTP, or the port that speaks TLS 1.2 or later."""
+    refuses (TLS 1.0 or 1.1); or it refused the handshake: it requires a client certificate
+    (pass one in the ``ssl.SSLContext`` given as ``verify=``) or refused the one sent. Not
+    retried, since trying again meets the same server; use ``http://`` if it is meant to be
+    plain HTTP, or the port that speaks TLS 1.2 or later."""
 
 
 class ProxyAuthenticationError(APIConnectionError):

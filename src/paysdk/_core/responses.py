@@ -325,6 +325,8 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
             "must offer TLS 1.2 or later (or check the port, or the TLS context given as verify=)",
             **where,
         )
+    elif failure.kind == "tls_refused":
+        error = TLSProtocolError(f"the server at {_address(request.url)} {detail}", **where)
     elif failure.kind == "proxy_auth":
         error = ProxyAuthenticationError(
             f"the proxy refused to open a tunnel to the service: {detail}; check the credentials "

@@ -109,6 +109,7 @@ FailureKind: TypeAlias = Literal[
     "certificate",
     "tls_protocol",
     "tls_version",
+    "tls_refused",
     "proxy_auth",
     "proxy",
     "too_large",

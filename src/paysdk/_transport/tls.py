@@ -22,6 +22,28 @@ NO_COMMON_VERSION = frozenset(
 )
 """OpenSSL's reasons when the server and the client share no TLS version: the server offers
 only TLS 1.0 or 1.1, which Python's ssl refuses, or the client's context was narrowed."""
+CERTIFICATE_REQUIRED = frozenset({"TLSV13_ALERT_CERTIFICATE_REQUIRED"})
+"""OpenSSL's reason when a TLS 1.3 server wanted a client certificate and was sent none."""
+HANDSHAKE_REFUSED = frozenset({"SSLV3_ALERT_HANDSHAKE_FAILURE"})
+"""OpenSSL's reason when a server refused the handshake without saying why: under TLS 1.2, what
+a server that wants a client certificate says to a client that sent none, or one sharing no
+cipher with it."""
+CERTIFICATE_REFUSED = frozenset(
+    {
+        "TLSV1_ALERT_UNKNOWN_CA",
+        "SSLV3_ALERT_BAD_CERTIFICATE",
+        "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE",
+        "SSLV3_ALERT_CERTIFICATE_REVOKED",
+        "SSLV3_ALERT_CERTIFICATE_EXPIRED",
+        "SSLV3_ALERT_CERTIFICATE_UNKNOWN",
+    }
+)
+"""OpenSSL's reasons when the server refused the client certificate it was sent (the client's
+own refusal of the server's is an ``SSLCertVerificationError``, met first)."""
+CLIENT_CERTIFICATE_HOW = (
+    "load it into an ssl.SSLContext (context.load_cert_chain(certfile, keyfile)) and pass that "
+    "as verify="
+)
 
 
 def ssl_context(verify: ssl.SSLContext | str | bool) -> ssl.SSLContext:
@@ -72,8 +94,9 @@ def _default_context(cert_file: str | None, cert_dir: str | None) -> ssl.SSLCont
 
 
 def tls_failure(exc: BaseException) -> Failure | None:
-    """The ``Failure`` a refused certificate or a server that does not speak TLS stands for,
-    whichever library raised ``exc``; ``None`` for any other error."""
+    """The ``Failure`` a refused certificate, a server that does not speak TLS or one that
+    refused the handshake (a client certificate it wants) stands for, whichever library raised
+    ``exc``; ``None`` for any other error."""
     if (refused := certificate_error(exc)) is not None:
         problem = f"{certificate_problem(refused)}; {certificate_advice(refused)}"
         return Failure("certificate", problem, cause=exc)
@@ -81,6 +104,27 @@ def tls_failure(exc: BaseException) -> Failure | None:
         return Failure("tls_protocol", str(not_tls), cause=exc)
     if (outdated := _ssl_error(exc, NO_COMMON_VERSION)) is not None:
         return Failure("tls_version", str(outdated), cause=exc)
+    if (unsent := _ssl_error(exc, CERTIFICATE_REQUIRED)) is not None:
+        return Failure(
+            "tls_refused",
+            f"requires a client certificate and was sent none ({unsent}): "
+            + CLIENT_CERTIFICATE_HOW,
+            cause=exc,
+        )
+    if (handshake := _ssl_error(exc, HANDSHAKE_REFUSED)) is not None:
+        return Failure(
+            "tls_refused",
+            f"refused the TLS handshake ({handshake}): it may require a client certificate "
+            f"({CLIENT_CERTIFICATE_HOW}), or share no cipher with this client",
+            cause=exc,
+        )
+    if (theirs := _ssl_error(exc, CERTIFICATE_REFUSED)) is not None:
+        return Failure(
+            "tls_refused",
+            f"refused this client's certificate ({theirs}): check the certificate and key "
+            "loaded into the ssl.SSLContext given as verify= (its issuer, its dates)",
+            cause=exc,
+        )
     return None
 
 
