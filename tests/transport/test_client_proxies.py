@@ -236,17 +236,21 @@ async def test_a_proxy_refusing_the_tunnel_is_a_connection_error_that_hides_the_
     assert not [secret for secret in [*secrets, password or PASSWORD] if secret in shown]
 
 
-@pytest.mark.parametrize("refusal", ["502 Bad Gateway", "403 Forbidden"])
+@pytest.mark.parametrize(
+    ("refusal", "retried"), [("502 Bad Gateway", True), ("403 Forbidden", True)]
+)
 async def test_a_proxy_that_does_not_open_the_tunnel_is_named_with_its_answer(
     refusal: str,
+    retried: bool,
     forward_proxy: ForwardProxy,
     tls_client_context: ssl.SSLContext,
     make_loopback_client: MakeClient,
 ) -> None:
-    """A CONNECT answered 502 (the proxy cannot reach the service) or 403 (its policy refuses
-    the host): an APIConnectionError saying the proxy did not open the tunnel, with the proxy's
-    status and reason, in the same words on every backend, and retried as any connection
-    failure is."""
+    """A CONNECT answered 502 (the proxy cannot reach the service, which may come back) or 403
+    (its policy refuses the host, which no retry changes): an error naming the proxy and where
+    it was configured, saying it did not open the tunnel, with its status and reason, in the
+    same words on every backend. The 502 is an APIConnectionError, retried; the 403 a
+    ProxyAuthenticationError after one attempt, saying whom to ask."""
     with socket.socket() as unused:  # a loopback port nothing listens on: the proxy's 502
         unused.bind(("127.0.0.1", 0))
         dead = f"127.0.0.1:{unused.getsockname()[1]}"
@@ -261,12 +265,57 @@ async def test_a_proxy_that_does_not_open_the_tunnel_is_named_with_its_answer(
     with pytest.raises(paysdk.APIConnectionError) as caught:
         await client.verify(COMPLETED_REFERENCE)
     error = caught.value
+    assert str(error).startswith(
+        f"the proxy {forward_proxy.url} (from proxy=) did not open a tunnel to the service at "
+        f"{address}: {refusal}"
+    )
+    if retried:
+        assert type(error) is paysdk.APIConnectionError
+        assert (error.attempts, len(client.sleeps)) == (2, 1)
+        assert [request.method for request in forward_proxy.requests] == ["CONNECT", "CONNECT"]
+    else:
+        assert type(error) is paysdk.ProxyAuthenticationError
+        assert "its policy does not let this client reach that host" in str(error)
+        assert (error.attempts, client.sleeps) == (1, [])
+        assert [request.method for request in forward_proxy.requests] == ["CONNECT"]
+
+
+@pytest.mark.parametrize("where", ["proxy=", "HTTPS_PROXY", "https_proxy", "ALL_PROXY"])
+async def test_a_proxy_that_refuses_the_connection_is_named_with_where_it_was_configured(
+    where: str,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Nothing listens at the proxy's address: an APIConnectionError naming the proxy (not the
+    service, which was never tried) and where it was configured, in the same words on every
+    backend, without its password; retried, as a proxy may be restarting."""
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    url = f"http://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{port}"
+    options: dict[str, object] = {"verify": tls_client_context, "max_retries": 1}
+    if where == "proxy=":
+        options["proxy"] = url
+    else:
+        monkeypatch.setenv(where, url)
+    client = connect(make_loopback_client, tls_sandbox, **options)
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    error = caught.value
+    configured = where if where == "proxy=" else f"the environment's {where}"
     assert type(error) is paysdk.APIConnectionError
     assert str(error).startswith(
-        f"the proxy did not open a tunnel to the service at {address}: {refusal} ("
+        f"could not connect to the proxy http://127.0.0.1:{port} (from {configured}): "
+        "Connection refused ("
     )
     assert (error.attempts, len(client.sleeps)) == (2, 1)
-    assert [request.method for request in forward_proxy.requests] == ["CONNECT", "CONNECT"]
+    shown = "".join(traceback.format_exception(error)) + repr(error)
+    assert not [
+        s for s in [PASSWORD, quote(PASSWORD, safe=""), tls_sandbox.secret_key] if s in shown
+    ]
+    assert tls_sandbox.requests == []
 
 
 # --- a proxy URL that cannot be right -------------------------------------------------------

@@ -34,6 +34,19 @@ def test_a_proxy_url_keeps_its_credentials_apart_from_its_address() -> None:
     assert parse_proxy("https://[::1]") == Proxy("https://[::1]:443")
 
 
+def test_a_proxy_is_named_by_its_address_and_where_it_was_configured_never_its_password(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What an error says of a proxy: its address and ``proxy=`` or the variable that named it
+    (the lower-case one where it is set, as urllib reads it first)."""
+    given = parse_proxy("http://user:pa55-word@proxy.corp:3128")
+    assert given.named == "http://proxy.corp:3128 (from proxy=)"
+    monkeypatch.setenv("https_proxy", "http://user:pa55-word@proxy.corp:3128")
+    (found,) = [p for p in [_network().proxy_for("https", "api.example.com")] if p is not None]
+    assert found.named == "http://proxy.corp:3128 (from the environment's https_proxy)"
+    assert "pa55-word" not in given.named + found.named
+
+
 @pytest.mark.parametrize("url", ["socks5://proxy:1080", "ftp://proxy", "http://", "http://p:x"])
 def test_a_proxy_paysdk_cannot_use_is_refused(url: str) -> None:
     with pytest.raises(ValueError, match="proxy"):
@@ -48,9 +61,11 @@ def test_the_environments_proxies_are_read_per_scheme_and_no_proxy_is_honoured(
     monkeypatch.setenv("NO_PROXY", "internal.example.com,127.0.0.1")
     network = _network()
     assert network.proxy_for("https", "api.example.com") == Proxy(
-        "http://tls-proxy.corp:3128", ("user", "pw")
+        "http://tls-proxy.corp:3128", ("user", "pw"), "HTTPS_PROXY"
     )
-    assert network.proxy_for("http", "api.example.com") == Proxy("http://plain-proxy.corp:3128")
+    assert network.proxy_for("http", "api.example.com") == Proxy(
+        "http://plain-proxy.corp:3128", None, "HTTP_PROXY"
+    )
     assert network.proxy_for("https", "internal.example.com") is None
     assert network.proxy_for("https", "api.internal.example.com") is None  # a subdomain too
     assert network.proxy_for("http", "127.0.0.1") is None
@@ -58,7 +73,9 @@ def test_the_environments_proxies_are_read_per_scheme_and_no_proxy_is_honoured(
 
 def test_all_proxy_carries_what_no_scheme_proxy_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALL_PROXY", "http://any-proxy.corp:3128")
-    assert _network().proxy_for("https", "api.example.com") == Proxy("http://any-proxy.corp:3128")
+    assert _network().proxy_for("https", "api.example.com") == Proxy(
+        "http://any-proxy.corp:3128", None, "ALL_PROXY"
+    )
 
 
 def test_a_given_proxy_carries_every_request_whatever_the_environment_says(
@@ -74,7 +91,9 @@ def test_the_environment_is_read_when_the_client_is_made(monkeypatch: pytest.Mon
     network = _network()
     monkeypatch.setenv("HTTPS_PROXY", "http://late.corp:3128")
     assert network.proxy_for("https", "api.example.com") is None
-    assert _network().proxy_for("https", "api.example.com") == Proxy("http://late.corp:3128")
+    assert _network().proxy_for("https", "api.example.com") == Proxy(
+        "http://late.corp:3128", None, "HTTPS_PROXY"
+    )
 
 
 def test_a_client_refuses_an_environment_proxy_it_cannot_use_when_it_is_made(
@@ -106,4 +125,6 @@ def test_the_routes_remembered_stay_bounded_however_many_hosts_are_called(
         network.proxy_for("https", f"shop-{number}.example.com")
         assert len(network._routes) <= MAX_ROUTES
     assert network.proxy_for("https", "shop-7.example.com") is None
-    assert network.proxy_for("https", "shop-8.example.com") == Proxy("http://proxy.corp:3128")
+    assert network.proxy_for("https", "shop-8.example.com") == Proxy(
+        "http://proxy.corp:3128", None, "HTTPS_PROXY"
+    )

@@ -80,7 +80,8 @@ def sender(
     if http_client is not None:
         return httpx_sync.SyncHttpxSender(http_client)
     made = defaults()  # sent by the client itself, not per request
-    return httpx_sync.SyncHttpxSender(httpx_sync.own_client(network, made), defaults=made)
+    own = httpx_sync.own_client(network, made)
+    return httpx_sync.SyncHttpxSender(own, defaults=made, network=network)
 
 
 def async_sender(

@@ -328,15 +328,12 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     elif failure.kind == "tls_refused":
         error = TLSProtocolError(f"the server at {_address(request.url)} {detail}", **where)
     elif failure.kind == "proxy_auth":
-        error = ProxyAuthenticationError(
-            f"the proxy refused to open a tunnel to the service: {detail}; check the credentials "
-            "in proxy= or HTTPS_PROXY (http://user:password@proxy:port)",
-            **where,
-        )
+        error = ProxyAuthenticationError(_proxy_refused(request, failure, detail), **where)
     elif failure.kind == "proxy":
+        error = APIConnectionError(_proxy_said(request, failure, detail), **where)
+    elif failure.kind == "proxy_connect":
         error = APIConnectionError(
-            f"the proxy did not open a tunnel to the service at {_address(request.url)}: {detail}",
-            **where,
+            f"could not connect to the proxy {failure.proxy}: {detail}", **where
         )
     elif failure.kind == "too_large" and failure.status_code is not None:
         error = ResponseTooLargeError(
@@ -363,6 +360,21 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     else:
         error.__cause__ = failure.cause
     return error
+
+
+def _proxy_said(request: Send, failure: Failure, detail: str) -> str:
+    """That the proxy (named, where the transport knows it) did not carry ``request``: a tunnel
+    for an ``https://`` service, a forwarded request for a plain one; and its answer."""
+    proxy = f"the proxy {failure.proxy}" if failure.proxy else "the proxy"
+    carry = "open a tunnel to" if request.url.startswith("https:") else "forward the request to"
+    return f"{proxy} did not {carry} the service at {_address(request.url)}: {detail}"
+
+
+def _proxy_refused(request: Send, failure: Failure, detail: str) -> str:
+    """``_proxy_said``, and what to do about a 407: other credentials."""
+    said = _proxy_said(request, failure, detail)
+    where = "its URL" if failure.proxy else "proxy= or HTTPS_PROXY"
+    return f"{said}; check the credentials in {where} (http://user:password@proxy:port)"
 
 
 def _holds_key(request: Send, cause: BaseException | None) -> bool:

@@ -112,6 +112,7 @@ FailureKind: TypeAlias = Literal[
     "tls_refused",
     "proxy_auth",
     "proxy",
+    "proxy_connect",
     "too_large",
     "undecodable",
     "closed",
@@ -131,6 +132,9 @@ class Failure(NamedTuple):
     headers: Mapping[str, str] | None = None
     content: bytes = b""
     cause: BaseException | None = None
+    proxy: str | None = None
+    """The proxy that failed, as a message names it (address and where it was configured);
+    ``None`` where the request went through no proxy paysdk knows of."""
 
 
 if TYPE_CHECKING:  # for type checkers only: building these at import costs every user time

@@ -21,7 +21,7 @@ from .._errors import ConfigurationError
 from .._parsing.decoding import DecodingError, adecoded
 from .async_streams import AsyncStream, LoopBinding
 from .forks import PerProcess
-from .network import Network, Proxy
+from .network import Network, Proxy, through_proxy
 from .tls import chain, tls_failure
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
@@ -170,11 +170,11 @@ class AiohttpSender:
         except Exception as exc:
             if (failure := _failure(exc)) is None:
                 raise
-            return failure
+            return through_proxy(failure, request, self._network)
         if request.opens(response.status):
             return _stream(response, lambda: self._closed)
         try:
-            return await _read(request, response, started)
+            return through_proxy(await _read(request, response, started), request, self._network)
         except Exception as exc:
             if (failure := _failure(exc)) is None:
                 raise

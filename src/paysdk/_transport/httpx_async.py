@@ -37,7 +37,7 @@ from .httpx_common import (
     failure_from_httpx,
     own_client_options,
 )
-from .network import Network
+from .network import Network, through_proxy
 
 __all__ = ["AsyncHttpxSender", "own_async_client", "own_async_sender"]
 
@@ -108,6 +108,7 @@ class AsyncHttpxSender:
         self.binding = LoopBinding()
         self._requests = RequestBuilder(defaults)
         self._routes = routes
+        self._network = routes.network if routes is not None else None
         self._closed = False
 
     @property
@@ -129,10 +130,11 @@ class AsyncHttpxSender:
         except Exception as exc:
             if (failure := self._failure(exc)) is None:
                 raise
-            return failure
+            return through_proxy(failure, request, self._network)
         if request.opens(response.status_code):
             return httpx_stream(response, lambda: self.is_closed)
-        return await read_answer(request, response, started, self._failure)
+        answer = await read_answer(request, response, started, self._failure)
+        return through_proxy(answer, request, self._network)
 
     async def _direct(
         self, routes: AsyncRoutes, request: Send, started: float
@@ -144,13 +146,14 @@ class AsyncHttpxSender:
         except Exception as exc:
             if (failure := self._core_failure(exc, request)) is None:
                 raise
-            return failure
+            return through_proxy(failure, request, self._network)
         headers = httpx.Headers(response.headers)
         if request.opens(response.status):
             return core_stream(request, response, headers, lambda: self.is_closed)
         body = (headers.get("content-encoding"), response.aiter_stream(), response.aclose)
         failed = functools.partial(self._core_failure, sent=request)
-        return await read_body(request, (response.status, headers), body, started, failed)
+        answer = await read_body(request, (response.status, headers), body, started, failed)
+        return through_proxy(answer, request, self._network)
 
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""

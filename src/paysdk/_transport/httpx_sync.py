@@ -29,7 +29,7 @@ from .httpx_common import (
     sync_body,
     timeout_failure,
 )
-from .network import Network
+from .network import Network, through_proxy
 
 __all__ = ["SyncHttpxSender", "own_client"]
 
@@ -112,15 +112,24 @@ class SyncStream:
 class SyncHttpxSender:
     """Sends with an ``httpx.Client``; the one paysdk makes has deadline-bound sockets."""
 
-    def __init__(self, http: httpx.Client, *, defaults: HttpxDefaults | None = None) -> None:
+    def __init__(
+        self,
+        http: httpx.Client,
+        *,
+        defaults: HttpxDefaults | None = None,
+        network: Network | None = None,
+    ) -> None:
         """
         Args:
             http: the client to send with.
             defaults: what ``http`` (made by ``own_client``) was made with; ``None`` for a
                 client the merchant gave, whose sockets, headers and timeout paysdk leaves as
                 they are.
+            network: what ``http`` (made by ``own_client``) was made on, so a failure of its
+                proxy names it; ``None`` for a client the merchant gave.
         """
         self.http = http
+        self._network = network
         self._requests = RequestBuilder(defaults)
         self._idle = IdleSockets.of(http) if defaults is None else None
 
@@ -156,12 +165,13 @@ class SyncHttpxSender:
         except Exception as exc:
             if (failure := self._failure(exc)) is None:
                 raise
-            return failure
+            return through_proxy(failure, request, self._network)
         if trace is not None:
             trace.found(response.extensions.get("network_stream"), response.http_version)
         if request.opens(response.status_code):
             return SyncStream(response, lambda: self.http.is_closed, borrowed=trace is not None)
-        return read_answer(request, response, started, self._failure)
+        answer = read_answer(request, response, started, self._failure)
+        return through_proxy(answer, request, self._network)
 
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""

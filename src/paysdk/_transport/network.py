@@ -10,17 +10,20 @@ secret key or the payment.
 from __future__ import annotations
 
 import base64
+import errno
 import os
+import socket
 import ssl
 import urllib.request
-from collections.abc import Callable
-from typing import NamedTuple, cast
+from collections.abc import Callable, Iterator
+from typing import NamedTuple, TypeVar, cast
 from urllib.parse import unquote, urlsplit
 
+from .._core.steps import Failure, Send
 from .._errors import ConfigurationError
-from .tls import ssl_context, unloadable
+from .tls import chain, ssl_context, unloadable
 
-__all__ = ["Network", "Proxy", "parse_proxy"]
+__all__ = ["Network", "Proxy", "parse_proxy", "through_proxy"]
 
 PROXY_SCHEMES = ("http", "https")
 MAX_ROUTES = 256
@@ -34,9 +37,18 @@ class Proxy(NamedTuple):
     url: str
     """``scheme://host:port``, without credentials."""
     auth: tuple[str, str] | None = None
+    source: str = "proxy="
+    """Where it was configured: ``proxy=``, or the environment variable that named it."""
 
     def __repr__(self) -> str:
         return f"Proxy({self.url!r}{', auth=<hidden>' if self.auth else ''})"
+
+    @property
+    def named(self) -> str:
+        """The proxy as a message names it: its address and where it was configured, so the
+        merchant looks in the right place; never its credentials."""
+        where = self.source if self.source == "proxy=" else f"the environment's {self.source}"
+        return f"{self.url} (from {where})"
 
     @property
     def authorization(self) -> str | None:
@@ -47,8 +59,9 @@ class Proxy(NamedTuple):
         return f"Basic {token}"
 
 
-def parse_proxy(url: str) -> Proxy:
-    """A proxy URL (``http://user:password@proxy:3128``) as a ``Proxy``.
+def parse_proxy(url: str, source: str = "proxy=") -> Proxy:
+    """A proxy URL (``http://user:password@proxy:3128``) as a ``Proxy``; ``source``: where it
+    was configured (``proxy=``, or an environment variable's name).
 
     Raises:
         ValueError: the URL is not an http:// or https:// URL with a host.
@@ -72,7 +85,7 @@ def parse_proxy(url: str) -> Proxy:
     auth = None
     if parts.username is not None:
         auth = (unquote(parts.username), unquote(parts.password or ""))
-    return Proxy(address, auth)
+    return Proxy(address, auth, source)
 
 
 class Network:
@@ -180,7 +193,7 @@ def environment_proxies() -> dict[str, Proxy]:
     for scheme, url in urllib.request.getproxies().items():
         if scheme in ("http", "https", "all") and url:
             try:
-                proxies[scheme] = parse_proxy(url)
+                proxies[scheme] = parse_proxy(url, _variable(scheme))
             except ValueError as exc:
                 raise ValueError(f"the environment's {_variable(scheme)}: {exc}") from None
     return proxies
@@ -191,3 +204,61 @@ def _variable(scheme: str) -> str:
     it is set, as urllib reads it first, else the upper-case one."""
     lower = f"{scheme}_proxy"
     return lower if os.environ.get(lower) else lower.upper()
+
+
+T = TypeVar("T")
+
+UNREACHABLE = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
+"""The errors of a TCP connection that was never made: through a proxy, the connection is to
+the proxy (the proxy connects to the service), so these are the proxy's."""
+
+
+def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Failure:
+    """An attempt's ``outcome``, naming the proxy ``request`` went through where that proxy
+    failed: could not be connected to (retried, as it may be restarting) or did not open the
+    tunnel; the outcome as it is otherwise, or without a ``network`` (a merchant's own httpx
+    client)."""
+    if network is None:
+        return outcome
+    if not isinstance(outcome, Failure) or outcome.kind not in ("proxy", "proxy_auth", "connect"):
+        return outcome
+    proxy = _proxy_of(request, network)
+    if proxy is None:
+        return outcome
+    if outcome.kind != "connect":
+        return outcome._replace(proxy=proxy.named)
+    for exc in _every_cause(outcome.cause):
+        if _unreachable(exc):
+            return outcome._replace(kind="proxy_connect", detail=_said(exc), proxy=proxy.named)
+    return outcome
+
+
+def _proxy_of(request: Send, network: Network) -> Proxy | None:
+    parts = urlsplit(request.url)
+    return network.proxy_for(parts.scheme, parts.hostname or "", parts.port)
+
+
+def _unreachable(exc: BaseException) -> bool:
+    """Whether ``exc`` says no TCP connection was made: refused, no route, or a name that does
+    not resolve (through a proxy, the proxy's: the service's is resolved by the proxy)."""
+    if isinstance(exc, socket.gaierror):
+        return True
+    return isinstance(exc, OSError) and exc.errno in UNREACHABLE
+
+
+def _said(exc: BaseException) -> str:
+    """What ``exc`` says in the operating system's words, the same on every backend (asyncio
+    words a refusal "Connect call failed (address)")."""
+    if isinstance(exc, OSError) and not isinstance(exc, socket.gaierror) and exc.errno:
+        return os.strerror(exc.errno)
+    return getattr(exc, "strerror", None) or str(exc)
+
+
+def _every_cause(exc: BaseException | None) -> Iterator[BaseException]:
+    """``exc``, what it was raised from, and each exception of a group among them (anyio
+    raises "All connection attempts failed" from the group of each address's failure)."""
+    for current in chain(exc):
+        yield current
+        for inner in getattr(current, "exceptions", ()):
+            if isinstance(inner, BaseException):
+                yield from _every_cause(inner)
