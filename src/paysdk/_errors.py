@@ -16,7 +16,7 @@ PaySDKError
 │   ├── APITimeoutError           no answer in time (retried)
 │   ├── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
 │   ├── TLSProtocolError          no TLS 1.2+, or no client certificate it takes (not retried)
-│   └── ProxyAuthenticationError  the proxy refused its credentials, 407 (not retried)
+│   └── ProxyAuthenticationError  the proxy refused its credentials (407) or the host (403)
 ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
 ├── EventLoopError                an AsyncClient used from an event loop other than its own
 ├── PaymentVerificationError      the payment exists but must not be fulfilled
@@ -383,9 +383,10 @@ class TLSProtocolError(APIConnectionError):
 
 
 class ProxyAuthenticationError(APIConnectionError):
-    """The proxy refused to open a tunnel to the service without the right credentials (407).
-    Not retried: the next attempt would bring the same ones; fix them in ``proxy=`` or
-    ``HTTPS_PROXY``."""
+    """The proxy refused to carry the request to the service: 407, without the right
+    credentials, or 403, its policy forbids it. Not retried: the next attempt would bring the
+    same credentials to the same policy; fix them in the proxy URL (``proxy=`` or the
+    environment variable the message names), or ask the proxy's administrators."""
 
 
 class ClientClosedError(PaySDKError, RuntimeError):

@@ -237,7 +237,7 @@ async def test_a_proxy_refusing_the_tunnel_is_a_connection_error_that_hides_the_
 
 
 @pytest.mark.parametrize(
-    ("refusal", "retried"), [("502 Bad Gateway", True), ("403 Forbidden", True)]
+    ("refusal", "retried"), [("502 Bad Gateway", True), ("403 Forbidden", False)]
 )
 async def test_a_proxy_that_does_not_open_the_tunnel_is_named_with_its_answer(
     refusal: str,

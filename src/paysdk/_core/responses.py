@@ -371,8 +371,14 @@ def _proxy_said(request: Send, failure: Failure, detail: str) -> str:
 
 
 def _proxy_refused(request: Send, failure: Failure, detail: str) -> str:
-    """``_proxy_said``, and what to do about a 407: other credentials."""
+    """``_proxy_said``, and what to do about a refusal no retry changes: a 407 wants other
+    credentials, a 403 is the proxy's policy."""
     said = _proxy_said(request, failure, detail)
+    if detail.startswith("403"):
+        return (
+            f"{said}; its policy does not let this client reach that host: ask the proxy's "
+            "administrators to allow it, or check base_url"
+        )
     where = "its URL" if failure.proxy else "proxy= or HTTPS_PROXY"
     return f"{said}; check the credentials in {where} (http://user:password@proxy:port)"
 

@@ -123,7 +123,8 @@ class Failure(NamedTuple):
     """An attempt that brought no usable answer, in words the core turns into an exception.
 
     ``status_code`` and ``headers`` are set where the answer had begun (a body too large or
-    not decodable); ``content`` holds what was read of it.
+    not decodable); ``content`` holds what was read of it. ``proxy_auth`` is a proxy's refusal
+    no retry changes (407, or 403: its policy); ``proxy`` any other answer it gave the tunnel.
     """
 
     kind: FailureKind

@@ -72,8 +72,8 @@ def _failure(exc: BaseException) -> Failure | None:
         return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
     if (tls := tls_failure(exc)) is not None:
         return tls
-    if isinstance(exc, aiohttp.ClientHttpProxyError) and exc.status == 407:
-        return Failure("proxy_auth", f"407 {exc.message}", cause=exc)
+    if isinstance(exc, aiohttp.ClientHttpProxyError) and exc.status in (403, 407):
+        return Failure("proxy_auth", f"{exc.status} {exc.message}", cause=exc)  # as httpx's
     if isinstance(exc, aiohttp.ClientHttpProxyError):
         return Failure("proxy", f"{exc.status} {exc.message}", cause=exc)
     detail = str(exc) or type(exc).__name__

@@ -66,8 +66,8 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
         return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
     if (tls := tls_failure(exc)) is not None:
         return tls
-    if isinstance(exc, httpx.ProxyError) and str(exc).startswith("407"):  # httpcore: "407 ..."
-        return Failure("proxy_auth", str(exc), cause=exc)
+    if isinstance(exc, httpx.ProxyError) and re.match("40[37] ", str(exc)):  # httpcore: "407 ..."
+        return Failure("proxy_auth", str(exc), cause=exc)  # its credentials, or its policy
     if isinstance(exc, httpx.ProxyError) and re.match("[1-5][0-9][0-9] ", str(exc)):
         return Failure("proxy", str(exc), cause=exc)  # httpcore: the CONNECT's status and reason
     detail = str(exc) or type(exc).__name__
