@@ -390,6 +390,45 @@ async def test_plain_http_to_a_loopback_sandbox_is_forwarded(
     assert [r.path for r in sandbox.requests] == [VERIFY]
 
 
+@pytest.mark.parametrize("where", ["proxy=", "HTTP_PROXY"])
+@pytest.mark.parametrize("password", [None, "hunter2-Qx7"], ids=["without", "wrong"])
+async def test_a_proxy_refusing_to_forward_is_the_error_a_refused_tunnel_is(
+    where: str,
+    password: str | None,
+    guarded: ForwardProxy,
+    sandbox: Sandbox,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A 407 to a forwarded plain-HTTP request is the ProxyAuthenticationError a CONNECT's 407
+    is (not the service's unexpected answer), naming the proxy and where it was configured,
+    after one attempt, without the password; the sandbox is never reached."""
+    proxy = (
+        guarded.url if password is None else f"http://{USER}:{password}@127.0.0.1:{guarded.port}"
+    )
+    if where == "proxy=":
+        client = connect(make_loopback_client, sandbox, proxy=proxy, max_retries=2)
+    else:
+        monkeypatch.setenv(where, proxy)
+        client = connect(make_loopback_client, sandbox, max_retries=2)
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    error = caught.value
+    configured = where if where == "proxy=" else f"the environment's {where}"
+    assert type(error) is paysdk.ProxyAuthenticationError
+    assert str(error).startswith(
+        f"the proxy {guarded.url} (from {configured}) did not forward the request to the "
+        f"service at 127.0.0.1:{sandbox.port}: 407 Proxy Authentication Required; check the "
+        "credentials in its URL"
+    )
+    assert (error.attempts, client.sleeps) == (1, [])
+    assert (guarded.refused, guarded.forwarded) == (1, 0)
+    assert sandbox.requests == []
+    shown = "".join(traceback.format_exception(error)) + repr(error)
+    secrets = [PASSWORD, quote(PASSWORD, safe=""), password or PASSWORD, sandbox.secret_key]
+    assert not [secret for secret in secrets if secret in shown]
+
+
 # --- a certificate that fails verification inside a tunnel ------------------------------------
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple, TypeVar, cast
 from urllib.parse import unquote, urlsplit
 
-from .._core.steps import Failure, Send
+from .._core.steps import Answer, Failure, Send
 from .._errors import ConfigurationError
 from .tls import chain, ssl_context, unloadable
 
@@ -208,6 +208,7 @@ def _variable(scheme: str) -> str:
 
 T = TypeVar("T")
 
+PROXY_AUTHENTICATION_REQUIRED = "407 Proxy Authentication Required"
 UNREACHABLE = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
 """The errors of a TCP connection that was never made: through a proxy, the connection is to
 the proxy (the proxy connects to the service), so these are the proxy's."""
@@ -215,11 +216,18 @@ the proxy (the proxy connects to the service), so these are the proxy's."""
 
 def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Failure:
     """An attempt's ``outcome``, naming the proxy ``request`` went through where that proxy
-    failed: could not be connected to (retried, as it may be restarting) or did not open the
-    tunnel; the outcome as it is otherwise, or without a ``network`` (a merchant's own httpx
-    client)."""
+    failed: could not be connected to (retried, as it may be restarting), did not open the
+    tunnel, or answered 407 to a forwarded plain-HTTP request, as it does to a tunnel's; the
+    outcome as it is otherwise, or without a ``network`` (a merchant's own httpx client)."""
     if network is None:
         return outcome
+    if isinstance(outcome, Answer):
+        if outcome.status_code != 407:
+            return outcome
+        proxy = _proxy_of(request, network)
+        if proxy is None:  # only a proxy answers 407; without one, the core says what it can
+            return outcome
+        return Failure("proxy_auth", PROXY_AUTHENTICATION_REQUIRED, proxy=proxy.named)
     if not isinstance(outcome, Failure) or outcome.kind not in ("proxy", "proxy_auth", "connect"):
         return outcome
     proxy = _proxy_of(request, network)
