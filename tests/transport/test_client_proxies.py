@@ -12,19 +12,23 @@ import base64
 import socket
 import ssl
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
+import httpx
 import pytest
 
 import paysdk
 from paysdk.sandbox import COMPLETED_REFERENCE, RecordedRequest, Sandbox
 from tests.conftest import EitherClient, MakeClient
 from tests.support.proxy import ForwardProxy, ProxiedRequest
+from tests.support.scripted import Scripted
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_proxy_env")]
 
 VERIFY = f"/payment/{COMPLETED_REFERENCE}"
+BAD_REQUEST = b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+"""What a plain-HTTP proxy may answer a TLS hello with, as a request it cannot read."""
 USER, PASSWORD = "merchant", "p@ss:w/rd-Zk41"  # characters a URL's userinfo must percent-encode
 
 
@@ -371,6 +375,70 @@ async def test_a_socks_proxy_is_refused_saying_only_http_proxies_are_spoken(
     assert "HTTP proxies only" in message
     assert PASSWORD not in message
     assert quote(PASSWORD, safe="") not in message
+
+
+# --- an https:// proxy URL for a proxy that speaks plain HTTP -------------------------------
+
+
+async def test_an_https_proxy_url_for_a_plain_http_proxy_that_answers_names_the_proxy(
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    scripted: Callable[[list[bytes | None]], Scripted],
+) -> None:
+    """``proxy="https://..."`` for a proxy that speaks plain HTTP and answers the TLS hello with
+    a 400: TLSProtocolError after one attempt that names the proxy first and says to start its
+    URL with http:// (not only that the service's port speaks plain HTTP), without the
+    password; the service is never reached."""
+    plain = scripted([BAD_REQUEST, None])
+    port = int(plain.url.rsplit(":", 1)[1].strip("/"))
+    proxy = f"https://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{port}"
+    client = connect(
+        make_loopback_client, tls_sandbox, verify=tls_client_context, proxy=proxy, max_retries=2
+    )
+    with pytest.raises(paysdk.TLSProtocolError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    error = caught.value
+    assert str(error).startswith(
+        f"the proxy https://127.0.0.1:{port} (from proxy=), or the server at "
+        f"127.0.0.1:{tls_sandbox.port} behind it, did not answer in TLS ("
+    )
+    assert "if this one does, start its URL with http://" in str(error)
+    assert (error.attempts, client.sleeps) == (1, [])
+    assert tls_sandbox.requests == []
+    shown = "".join(traceback.format_exception(error)) + repr(error)
+    assert not [
+        s for s in [PASSWORD, quote(PASSWORD, safe=""), tls_sandbox.secret_key] if s in shown
+    ]
+
+
+async def test_an_https_proxy_url_for_a_silent_plain_http_proxy_times_out_saying_why(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """``proxy="https://..."`` for a plain-HTTP proxy that waits, silent, for the rest of the
+    request it takes the TLS hello for: no client can tell it from a slow TLS server, so the
+    attempt runs out its timeout; the APITimeoutError then says the proxy is spoken to in TLS
+    and to start its URL with http:// if it speaks plain HTTP."""
+    proxy = forward_proxy.url.replace("http://", "https://", 1)
+    client = connect(
+        make_loopback_client,
+        tls_sandbox,
+        verify=tls_client_context,
+        proxy=proxy,
+        timeout=httpx.Timeout(2.0, connect=0.3),  # the handshake's own timeout ends it
+        max_retries=0,
+    )
+    with pytest.raises(paysdk.APITimeoutError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    assert (
+        f"; the proxy {proxy} (from proxy=) is spoken to in TLS, as its https:// URL asks: if it "
+        "speaks plain HTTP, as most proxies do, start its URL with http://"
+    ) in str(caught.value)
+    assert forward_proxy.requests == []  # it never read a whole request
+    assert tls_sandbox.requests == []
 
 
 # --- forwarding plain http:// ----------------------------------------------------------------

@@ -306,10 +306,17 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     detail = request.scrub(failure.detail)
     error: PaySDKError
     if failure.kind == "timeout":
-        error = APITimeoutError(detail, **where)
+        error = APITimeoutError(detail + _spoken_to_in_tls(failure), **where)
     elif failure.kind == "certificate":
         error = CertificateVerificationError(
             f"could not verify the service's TLS certificate: {detail}",
+            **where,
+        )
+    elif failure.kind == "tls_protocol" and failure.proxy:
+        error = TLSProtocolError(
+            f"the proxy {failure.proxy}, or the server at {_address(request.url)} behind it, did "
+            f"not answer in TLS ({detail}): most proxies speak plain HTTP, even to carry https:// "
+            "requests: if this one does, start its URL with http://; else check base_url",
             **where,
         )
     elif failure.kind == "tls_protocol":
@@ -360,6 +367,17 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     else:
         error.__cause__ = failure.cause
     return error
+
+
+def _spoken_to_in_tls(failure: Failure) -> str:
+    """Where the attempt went through an ``https://`` proxy (``failure.proxy``), that the proxy
+    may speak plain HTTP: waiting, silent, for the rest of a request it cannot read."""
+    if not failure.proxy:
+        return ""
+    return (
+        f"; the proxy {failure.proxy} is spoken to in TLS, as its https:// URL asks: if it speaks "
+        "plain HTTP, as most proxies do, start its URL with http://"
+    )
 
 
 def _proxy_said(request: Send, failure: Failure, detail: str) -> str:

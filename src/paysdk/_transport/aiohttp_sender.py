@@ -148,7 +148,7 @@ class AiohttpSender:
 
         with move_on_after(request.budget):  # a stream: bound the wait for its head only
             return await self._send(request)
-        return attempt_timed_out(request.budget)
+        return through_proxy(attempt_timed_out(request.budget), request, self._network)
 
     async def _send(self, request: Send) -> Answer | Failure | AsyncStream:
         session = self._sessions.get()

@@ -119,7 +119,7 @@ class AsyncHttpxSender:
         started = time.monotonic()
         with move_on_after(request.budget):  # only its own cancel scope is a timeout
             return await self._attempt(request, started)
-        return attempt_timed_out(request.budget)
+        return through_proxy(attempt_timed_out(request.budget), request, self._network)
 
     async def _attempt(self, request: Send, started: float) -> Answer | Failure | AsyncStream:
         routes = self._routes

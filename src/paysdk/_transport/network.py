@@ -209,6 +209,8 @@ def _variable(scheme: str) -> str:
 T = TypeVar("T")
 
 PROXY_AUTHENTICATION_REQUIRED = "407 Proxy Authentication Required"
+PROXY_SUSPECTS = frozenset({"proxy", "proxy_auth", "connect", "tls_protocol", "timeout"})
+"""The failures a proxy on the way may have caused, which ``through_proxy`` looks at."""
 UNREACHABLE = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
 """The errors of a TCP connection that was never made: through a proxy, the connection is to
 the proxy (the proxy connects to the service), so these are the proxy's."""
@@ -217,7 +219,9 @@ the proxy (the proxy connects to the service), so these are the proxy's."""
 def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Failure:
     """An attempt's ``outcome``, naming the proxy ``request`` went through where that proxy
     failed: could not be connected to (retried, as it may be restarting), did not open the
-    tunnel, or answered 407 to a forwarded plain-HTTP request, as it does to a tunnel's; the
+    tunnel, or answered 407 to a forwarded plain-HTTP request, as it does to a tunnel's; or
+    where an ``https://`` proxy may be one that speaks plain HTTP: no TLS, or no answer in time
+    (most proxies speak plain HTTP, and many wait silently for the rest of a request); the
     outcome as it is otherwise, or without a ``network`` (a merchant's own httpx client)."""
     if network is None:
         return outcome
@@ -228,11 +232,13 @@ def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Fai
         if proxy is None:  # only a proxy answers 407; without one, the core says what it can
             return outcome
         return Failure("proxy_auth", PROXY_AUTHENTICATION_REQUIRED, proxy=proxy.named)
-    if not isinstance(outcome, Failure) or outcome.kind not in ("proxy", "proxy_auth", "connect"):
+    if not isinstance(outcome, Failure) or outcome.kind not in PROXY_SUSPECTS:
         return outcome
     proxy = _proxy_of(request, network)
     if proxy is None:
         return outcome
+    if outcome.kind in ("tls_protocol", "timeout"):  # a plain-HTTP proxy, reached over TLS?
+        return outcome._replace(proxy=proxy.named) if proxy.url.startswith("https:") else outcome
     if outcome.kind != "connect":
         return outcome._replace(proxy=proxy.named)
     for exc in _every_cause(outcome.cause):
