@@ -245,6 +245,13 @@ class ForwardProxy:
         with self._lock:
             return self._refused
 
+    @property
+    def open_connections(self) -> int:
+        """Client connections the proxy is serving at this moment (each one's thread ends when
+        the client closes it)."""
+        with self._lock:
+            return sum(thread.name.startswith("proxy-conn-") for thread in self._threads)
+
     def clear(self) -> None:
         """Forget what was recorded: the requests and the counters."""
         with self._lock:

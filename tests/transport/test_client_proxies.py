@@ -15,6 +15,7 @@ import traceback
 from collections.abc import Callable, Iterator
 from urllib.parse import quote
 
+import anyio
 import httpx
 import pytest
 
@@ -439,6 +440,37 @@ async def test_an_https_proxy_url_for_a_silent_plain_http_proxy_times_out_saying
     ) in str(caught.value)
     assert forward_proxy.requests == []  # it never read a whole request
     assert tls_sandbox.requests == []
+
+
+async def test_an_attempt_that_ends_in_an_https_proxys_handshake_leaves_no_socket_open(
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    request: pytest.FixtureRequest,
+) -> None:
+    """The attempt's budget (one timeout for every phase) runs out while the TLS handshake with
+    an ``https://`` proxy waits: the connection to the proxy is closed then, not left open
+    until the event loop closes."""
+    if request.node.callspec.params["make_loopback_client"] == "aiohttp":
+        pytest.skip("aiohttp leaves its own connection to the proxy open when cancelled there")
+    proxy = forward_proxy.url.replace("http://", "https://", 1)
+    client = connect(
+        make_loopback_client,
+        tls_sandbox,
+        verify=tls_client_context,
+        proxy=proxy,
+        timeout=0.3,
+        max_retries=0,
+    )
+    with pytest.raises(paysdk.APITimeoutError):
+        await client.verify(COMPLETED_REFERENCE)
+    await client.close()
+    for _ in range(500):  # up to 5 s for the proxy's thread to see the connection close
+        if not forward_proxy.open_connections:
+            break
+        await anyio.sleep(0.01)
+    assert forward_proxy.open_connections == 0
 
 
 # --- forwarding plain http:// ----------------------------------------------------------------

@@ -29,6 +29,7 @@ from ._async.pool import AsyncPoolTransport, AsyncRoutes
 from .async_direct import AsyncDirectConnections
 from .async_streams import AsyncStream, LoopBinding
 from .asyncio_network import AsyncioBackend
+from .closing_tls import ClosingTLSBackend
 from .httpx_common import (
     HttpxDefaults,
     RequestBuilder,
@@ -54,9 +55,13 @@ def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSen
     while untraced. Requests without a proxy go over paysdk's own HTTP/1.1 connections
     (``async_direct.py``), opened on asyncio's own transports on asyncio's own loop
     (``asyncio_network.py``); through a proxy (TLS inside TLS for an HTTPS one), under trio and
-    on another loop (uvloop), connections are opened by httpcore's own backend."""
+    on another loop (uvloop), connections are opened by httpcore's own backend (through a
+    proxy, closed should a handshake be cancelled: ``closing_tls.py``)."""
     transport = AsyncPoolTransport(
-        network, direct_backend=AsyncioBackend(), direct_connections=AsyncDirectConnections
+        network,
+        network_backend=ClosingTLSBackend(),
+        direct_backend=AsyncioBackend(),
+        direct_connections=AsyncDirectConnections,
     )
     http = own_async_client(transport, defaults)
     return AsyncHttpxSender(http, defaults=defaults, routes=transport.routes)

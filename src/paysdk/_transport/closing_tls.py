@@ -1,0 +1,99 @@
+"""httpcore's own network backend, for the ``AsyncClient``'s routes through a proxy, with one
+difference: a stream whose TLS handshake is cancelled is closed.
+
+httpcore's anyio backend closes a stream whose handshake failed, but not one whose handshake was
+cancelled: the attempt's budget running out while an ``https://`` proxy (or the service, inside
+its tunnel) has not finished its handshake. That stream's socket would stay open until the
+garbage collector found it. Public names of anyio and httpcore only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+from collections.abc import Iterable
+from typing import Any, cast
+
+import anyio
+import httpcore
+
+from .asyncio_network import SocketOption
+
+__all__ = ["ClosingTLSBackend"]
+
+
+class ClosingTLSBackend(httpcore.AsyncNetworkBackend):
+    """httpcore's backend for the running library (anyio's under asyncio, trio's under trio),
+    its streams closed when a handshake is cancelled."""
+
+    def __init__(self) -> None:
+        self._trio: httpcore.AsyncNetworkBackend | None = None
+        self._anyio: httpcore.AsyncNetworkBackend | None = None
+
+    def _own(self) -> httpcore.AsyncNetworkBackend:
+        """httpcore's backend for the library running the caller, as its pools choose one."""
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # httpcore's pools run under asyncio and trio only
+            self._trio = self._trio or cast(httpcore.AsyncNetworkBackend, httpcore.TrioBackend())
+            return self._trio
+        self._anyio = self._anyio or cast(httpcore.AsyncNetworkBackend, httpcore.AnyIOBackend())
+        return self._anyio
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+        local_address: str | None = None,
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        own = self._own()
+        return ClosingTLSStream(
+            await own.connect_tcp(host, port, timeout, local_address, socket_options)
+        )
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        own = self._own()
+        return ClosingTLSStream(await own.connect_unix_socket(path, timeout, socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._own().sleep(seconds)
+
+
+class ClosingTLSStream(httpcore.AsyncNetworkStream):
+    """A stream of httpcore's, closed if its upgrade to TLS is cancelled."""
+
+    def __init__(self, stream: httpcore.AsyncNetworkStream) -> None:
+        self._stream = stream
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
+        return await self._stream.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+    ) -> httpcore.AsyncNetworkStream:
+        try:
+            upgraded = await self._stream.start_tls(ssl_context, server_hostname, timeout)
+        except BaseException:  # cancelled, or failed (closed then already: closing is harmless)
+            with anyio.CancelScope(shield=True):
+                await self._stream.aclose()
+            raise
+        return ClosingTLSStream(upgraded)
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
