@@ -323,6 +323,35 @@ async def test_a_proxy_that_refuses_the_connection_is_named_with_where_it_was_co
     assert tls_sandbox.requests == []
 
 
+async def test_a_proxys_reason_phrase_is_escaped_and_cut_in_the_error(
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    scripted: Callable[[list[bytes | None]], Scripted],
+) -> None:
+    """A proxy's reason phrase is its own text: one with a terminal escape sequence, bytes that
+    are not UTF-8 and thousands of characters is shown escaped, in ASCII and cut, on every
+    backend, so printing or logging the error neither drives a terminal nor fails to encode."""
+    reason = b"\x1b[2J\x1b[31mEVIL \xff\xfe" + b"x" * 5000
+    answer = b"HTTP/1.1 502 " + reason + b"\r\nContent-Length: 0\r\n\r\n"
+    hostile = scripted([answer, None])
+    client = make_loopback_client(
+        base_url="https://127.0.0.1:9",
+        secret_key="sk_test_proxied_0123",
+        verify=tls_client_context,
+        proxy=hostile.url.rstrip("/"),
+        max_retries=0,
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    message = str(caught.value)
+    assert (
+        "did not open a tunnel to the service at 127.0.0.1:9: 502 \\x1b[2J\\x1b[31mEVIL" in message
+    )
+    assert message.isascii()
+    assert message.isprintable()
+    assert len(message) < 500
+
+
 # --- a proxy URL that cannot be right -------------------------------------------------------
 
 

@@ -382,10 +382,12 @@ def _spoken_to_in_tls(failure: Failure) -> str:
 
 def _proxy_said(request: Send, failure: Failure, detail: str) -> str:
     """That the proxy (named, where the transport knows it) did not carry ``request``: a tunnel
-    for an ``https://`` service, a forwarded request for a plain one; and its answer."""
+    for an ``https://`` service, a forwarded request for a plain one; and its answer, whose
+    reason phrase is the proxy's own text: escaped and cut, as a body's excerpt is."""
     proxy = f"the proxy {failure.proxy}" if failure.proxy else "the proxy"
     carry = "open a tunnel to" if request.url.startswith("https:") else "forward the request to"
-    return f"{proxy} did not {carry} the service at {_address(request.url)}: {detail}"
+    said = _scrubbed_excerpt(detail, request.scrub)
+    return f"{proxy} did not {carry} the service at {_address(request.url)}: {said}"
 
 
 def _proxy_refused(request: Send, failure: Failure, detail: str) -> str:
