@@ -352,6 +352,32 @@ async def test_a_proxys_reason_phrase_is_escaped_and_cut_in_the_error(
     assert len(message) < 500
 
 
+async def test_a_proxy_that_hangs_up_is_named_as_the_way_the_service_was_not_reached(
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    scripted: Callable[[list[bytes | None]], Scripted],
+) -> None:
+    """A proxy that closes the connection without answering the CONNECT: an APIConnectionError
+    that says the service was not reached through that proxy (named, with where it was
+    configured), on every backend, retried as a broken connection is."""
+    hanging_up = scripted([None, None])
+    proxy = hanging_up.url.rstrip("/")
+    client = make_loopback_client(
+        base_url="https://127.0.0.1:9",
+        secret_key="sk_test_proxied_0123",
+        verify=tls_client_context,
+        proxy=proxy,
+        max_retries=1,
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    assert type(caught.value) is paysdk.APIConnectionError
+    assert str(caught.value).startswith(
+        f"could not reach the service through the proxy {proxy} (from proxy=): "
+    )
+    assert (caught.value.attempts, len(client.sleeps)) == (2, 1)
+
+
 # --- a proxy URL that cannot be right -------------------------------------------------------
 
 

@@ -361,7 +361,8 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     elif failure.kind == "undecodable":  # before any status: a proxy mangled the answer
         error = APIConnectionError(f"the service's answer {detail.removeprefix('the ')}", **where)
     else:
-        error = APIConnectionError(f"could not reach the service: {detail}", **where)
+        through = f" through the proxy {failure.proxy}" if failure.proxy else ""
+        error = APIConnectionError(f"could not reach the service{through}: {detail}", **where)
     if _holds_key(request, failure.cause):  # chained, its text would show in every traceback
         error.__cause__, error.__suppress_context__ = None, True
     else:

@@ -219,7 +219,8 @@ the proxy (the proxy connects to the service), so these are the proxy's."""
 def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Failure:
     """An attempt's ``outcome``, naming the proxy ``request`` went through where that proxy
     failed: could not be connected to (retried, as it may be restarting), did not open the
-    tunnel, or answered 407 to a forwarded plain-HTTP request, as it does to a tunnel's; or
+    tunnel, or answered 407 to a forwarded plain-HTTP request, as it does to a tunnel's; where
+    a connection broke on the way (the proxy's, or the service's in the tunnel); or
     where an ``https://`` proxy may be one that speaks plain HTTP: no TLS, or no answer in time
     (most proxies speak plain HTTP, and many wait silently for the rest of a request); the
     outcome as it is otherwise, or without a ``network`` (a merchant's own httpx client)."""
@@ -244,7 +245,7 @@ def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Fai
     for exc in _every_cause(outcome.cause):
         if _unreachable(exc):
             return outcome._replace(kind="proxy_connect", detail=_said(exc), proxy=proxy.named)
-    return outcome
+    return outcome._replace(proxy=proxy.named)  # the service, or the proxy: said to be on the way
 
 
 def _proxy_of(request: Send, network: Network) -> Proxy | None:
