@@ -18,6 +18,7 @@ from urllib.parse import quote
 import anyio
 import httpx
 import pytest
+import trustme
 
 import paysdk
 from paysdk.sandbox import COMPLETED_REFERENCE, RecordedRequest, Sandbox
@@ -526,6 +527,32 @@ async def test_an_attempt_that_ends_in_an_https_proxys_handshake_leaves_no_socke
             break
         await anyio.sleep(0.01)
     assert forward_proxy.open_connections == 0
+
+
+async def test_an_https_proxys_certificate_that_does_not_verify_names_the_proxy(
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """An ``https://`` proxy whose certificate the client's trust does not know (it is checked
+    with the same trust as the service's): CertificateVerificationError after one attempt that
+    names the proxy as well as the service, on every backend."""
+    stranger = trustme.CA().issue_cert("127.0.0.1")
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    stranger.configure_cert(context)
+    with Sandbox(ssl_context=context) as untrusted:  # stands in for the proxy: TLS fails first
+        proxy = f"https://127.0.0.1:{untrusted.port}"
+        client = connect(
+            make_loopback_client, tls_sandbox, verify=tls_client_context, proxy=proxy, max_retries=2
+        )
+        with pytest.raises(paysdk.CertificateVerificationError) as caught:
+            await client.verify(COMPLETED_REFERENCE)
+    assert str(caught.value).startswith(
+        f"could not verify the TLS certificate of the proxy {proxy} (from proxy=) or of the "
+        "service: "
+    )
+    assert (caught.value.attempts, client.sleeps) == (1, [])
+    assert tls_sandbox.requests == []
 
 
 # --- forwarding plain http:// ----------------------------------------------------------------

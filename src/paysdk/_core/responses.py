@@ -308,10 +308,10 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     if failure.kind == "timeout":
         error = APITimeoutError(detail + _spoken_to_in_tls(failure), **where)
     elif failure.kind == "certificate":
-        error = CertificateVerificationError(
-            f"could not verify the service's TLS certificate: {detail}",
-            **where,
-        )
+        whose = "the service's TLS certificate"
+        if failure.proxy:  # checked with the same trust, the proxy's may be the one refused
+            whose = f"the TLS certificate of the proxy {failure.proxy} or of the service"
+        error = CertificateVerificationError(f"could not verify {whose}: {detail}", **where)
     elif failure.kind == "tls_protocol" and failure.proxy:
         error = TLSProtocolError(
             f"the proxy {failure.proxy}, or the server at {_address(request.url)} behind it, did "

@@ -209,7 +209,9 @@ def _variable(scheme: str) -> str:
 T = TypeVar("T")
 
 PROXY_AUTHENTICATION_REQUIRED = "407 Proxy Authentication Required"
-PROXY_SUSPECTS = frozenset({"proxy", "proxy_auth", "connect", "tls_protocol", "timeout"})
+PROXY_SUSPECTS = frozenset(
+    {"proxy", "proxy_auth", "connect", "tls_protocol", "timeout", "certificate"}
+)
 """The failures a proxy on the way may have caused, which ``through_proxy`` looks at."""
 UNREACHABLE = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
 """The errors of a TCP connection that was never made: through a proxy, the connection is to
@@ -220,10 +222,11 @@ def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Fai
     """An attempt's ``outcome``, naming the proxy ``request`` went through where that proxy
     failed: could not be connected to (retried, as it may be restarting), did not open the
     tunnel, or answered 407 to a forwarded plain-HTTP request, as it does to a tunnel's; where
-    a connection broke on the way (the proxy's, or the service's in the tunnel); or
-    where an ``https://`` proxy may be one that speaks plain HTTP: no TLS, or no answer in time
-    (most proxies speak plain HTTP, and many wait silently for the rest of a request); the
-    outcome as it is otherwise, or without a ``network`` (a merchant's own httpx client)."""
+    a connection broke on the way (the proxy's, or the service's in the tunnel); or where an
+    ``https://`` proxy may be to blame: no TLS, or no answer in time (most proxies speak plain
+    HTTP, and many wait silently for the rest of a request), or a certificate that does not
+    verify (the proxy's is checked with the same trust as the service's); the outcome as it is
+    otherwise, or without a ``network`` (a merchant's own httpx client)."""
     if network is None:
         return outcome
     if isinstance(outcome, Answer):
@@ -238,7 +241,7 @@ def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Fai
     proxy = _proxy_of(request, network)
     if proxy is None:
         return outcome
-    if outcome.kind in ("tls_protocol", "timeout"):  # a plain-HTTP proxy, reached over TLS?
+    if outcome.kind in ("tls_protocol", "timeout", "certificate"):  # the https:// proxy's?
         return outcome._replace(proxy=proxy.named) if proxy.url.startswith("https:") else outcome
     if outcome.kind != "connect":
         return outcome._replace(proxy=proxy.named)
