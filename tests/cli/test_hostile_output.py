@@ -313,6 +313,28 @@ def test_sandbox_status_and_stop_show_nothing_raw_of_a_pid_file_of_another_shape
     assert "Traceback" not in screen
 
 
+TYPED = "x\x1b[2J\x1b]0;pwned\x07\u202e\x9b1A\rpaid"
+"""An argument a script passed on from a customer: each usage error quotes it."""
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        pytest.param(("ledger", "list", TYPED), id="unrecognized-argument"),
+        pytest.param(("verify", "order-1", TYPED), id="a-second-reference"),
+        pytest.param(("list", f"--s={TYPED}"), id="ambiguous-option"),
+        pytest.param((f"--{TYPED}", "list"), id="top-level-parser"),
+    ],
+)
+def test_a_usage_error_quoting_an_argument_shows_nothing_raw(
+    env: dict[str, str], argv: tuple[str, ...]
+) -> None:
+    code, screen = on_terminal(env, *argv)
+    assert (code, raw_controls(screen)) == (2, [])
+    assert lines_of(screen)[-1].startswith("paysdk")
+    assert "\\x1b[2J\\x1b]0;pwned\\x07\\u202e\\x9b1A\\rpaid" in screen
+
+
 LETTERS = "Zo\u00eb \u0130stanbul \U0001f600"
 """A customer name of letters a Latin-1 or ASCII terminal cannot show: none is hostile."""
 

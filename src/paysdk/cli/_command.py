@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
+from ._escape import printable
 from ._exits import exit_codes_help
 
-__all__ = ["Command", "add_formats"]
+__all__ = ["Command", "Parser", "add_formats"]
 
 
-class Command(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
+    """A parser whose usage errors show the arguments they quote ``printable``: argparse
+    writes an unrecognized or ambiguous argument as it was typed, and a script may pass on a
+    customer's text (``paysdk verify "$REF"``) holding escape sequences."""
+
+    def error(self, message: str) -> NoReturn:
+        """Print the usage and ``message``, its control characters shown as escapes; exit 2.
+
+        Args:
+            message: argparse's account of what is wrong with the arguments.
+        """
+        super().error(printable(message))
+
+
+class Command(Parser):
     """A subcommand's parser: an argument it does not know is its error, shown with its usage
     (argparse leaves it to the top-level parser, whose usage does not help). Its help ends
     with what each exit code means."""

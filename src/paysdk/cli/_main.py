@@ -19,7 +19,7 @@ from contextlib import nullcontext
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.timestamps import wire_timestamp
-from paysdk.cli._command import Command, add_formats
+from paysdk.cli._command import Command, Parser, add_formats
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
 from paysdk.cli._escape import cell_text, printable
 from paysdk.cli._exits import (
@@ -260,7 +260,7 @@ def parse_since(text: str) -> dt.datetime:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``paysdk`` parser, every command and option with its help."""
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog=PROG,
         description="Verify and list payments, run a local sandbox, pay in it, send callbacks.",
         epilog=exit_codes_help(),
