@@ -362,3 +362,35 @@ async def test_a_header_named_twice_in_any_case_is_sent_once_with_both_values(
     assert sent["user-agent"].startswith("paysdk/")
     assert sent["user-agent"].endswith(", shop/1.4")
     assert sent["x-trace"] == "0, 1"
+
+
+HOSTILE_KEY = "note\x1b[2J\x1b]0;pwned\x07\u202e\u200d\x9b1A\rpaid"
+"""A field name the service may send beside the documented ones: kept, never shown raw."""
+
+
+async def test_a_payments_repr_shows_an_unknown_fields_name_escaped(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    """A merchant logs ``%r`` of a payment: a field name holding escape sequences is quoted as
+    Python quotes a string, as its value is, never written raw to a terminal or a log."""
+    record = sandbox.get_payment(COMPLETED_REFERENCE)
+    assert record is not None
+    data = record.verify_shape()
+    data[HOSTILE_KEY] = "x"
+    data["customer"][HOSTILE_KEY] = 1
+    data["products"][0][HOSTILE_KEY] = 2
+    body = {"status": True, "message": "Verification successful", "data": data}
+    sandbox.inject(Fault(status=200, body=json.dumps(body)), path=f"/payment/{COMPLETED_REFERENCE}")
+    listed = {**record.list_shape(), HOSTILE_KEY: 3}
+    sandbox.inject(Fault(status=200, body=json.dumps({"data": [listed]})), path="/payments")
+    client = connect()
+    payment = await client.verify(COMPLETED_REFERENCE)
+    [in_list] = await client.list_payments()
+    assert payment.model_extra == {HOSTILE_KEY: "x"}
+    assert in_list.model_extra == {HOSTILE_KEY: 3}
+    for shown in (repr(payment), str(payment), repr(in_list), str(in_list)):
+        assert not any(char in shown for char in "\x1b\x07\u202e\u200d\x9b\r"), shown
+        assert f"{HOSTILE_KEY!r}=" in shown
+    assert f"{HOSTILE_KEY!r}=1" in repr(payment.customer)
+    assert f"{HOSTILE_KEY!r}=2" in repr(payment.products[0])
+    assert "reference='order-1042'" in repr(payment)  # a field name stays bare

@@ -47,7 +47,12 @@ class WireModel(BaseModel):
         return MappingProxyType(private[_UNPARSED])
 
     def __repr_args__(self) -> Iterator[tuple[str | None, Any]]:
-        yield from super().__repr_args__()
+        """The fields ``repr`` and ``str`` show, then ``unparsed``; the name of a field the
+        server added is quoted as Python quotes a string unless it is a plain ASCII name, so
+        escape sequences or bidi controls in it are shown as escapes, as they are in a value."""
+        for name, value in super().__repr_args__():
+            plain = name is None or (name.isascii() and name.isidentifier())
+            yield (name if plain else repr(name)), value
         if self.unparsed:
             yield "unparsed", dict(self.unparsed)
 
