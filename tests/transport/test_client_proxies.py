@@ -23,6 +23,7 @@ import trustme
 import paysdk
 from paysdk.sandbox import COMPLETED_REFERENCE, RecordedRequest, Sandbox
 from tests.conftest import EitherClient, MakeClient
+from tests.support.hostile import HostileServer, raw
 from tests.support.proxy import ForwardProxy, ProxiedRequest
 from tests.support.scripted import Scripted
 
@@ -377,6 +378,41 @@ async def test_a_proxy_that_hangs_up_is_named_as_the_way_the_service_was_not_rea
         f"could not reach the service through the proxy {proxy} (from proxy=): "
     )
     assert (caught.value.attempts, len(client.sleeps)) == (2, 1)
+
+
+HOSTILE_REASON = b"Forbid\x1b[2J\t\x9b2J \xc2\x9b2J \xe2\x80\xaeden"
+"""A reason phrase as h11 and aiohttp read it: ESC and a tab, a lone C1 CSI byte, and C1 CSI
+and a bidi override in UTF-8."""
+
+
+@pytest.mark.parametrize(
+    ("status", "error_type"),
+    [(403, paysdk.ProxyAuthenticationError), (407, paysdk.ProxyAuthenticationError)],
+)
+async def test_a_proxys_reason_phrase_reaches_the_message_without_control_characters(
+    status: int,
+    error_type: type[paysdk.APIConnectionError],
+    hostile: HostileServer,
+    make_loopback_client: MakeClient,
+) -> None:
+    """The proxy's reason for refusing the tunnel is quoted with its control characters shown
+    as escapes, on every backend: nothing of it that would act on the terminal or log viewer
+    showing the message (ESC, C1, bidi controls) is written raw."""
+    challenge = b"Proxy-Authenticate: Basic realm=x\r\n" if status == 407 else b""
+    answer = b"HTTP/1.1 %d %s\r\n%sContent-Length: 0\r\n\r\n" % (status, HOSTILE_REASON, challenge)
+    hostile.script(raw(answer))
+    client = make_loopback_client(
+        base_url="https://service.test",
+        secret_key="sk_test_proxied_0123",
+        proxy=hostile.base_url,
+        max_retries=0,
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    assert type(caught.value) is error_type
+    message = str(caught.value)
+    assert f"{status} Forbid\\x1b[2J\\t" in message
+    assert message.isascii() and message.isprintable(), repr(message)
 
 
 # --- a proxy URL that cannot be right -------------------------------------------------------
