@@ -73,6 +73,31 @@ async def test_an_action_that_raises_records_nothing_and_can_be_retried(
     assert (row.state, row.attempts) == ("fulfilled", 2)
 
 
+@pytest.mark.parametrize(
+    "said",
+    ["no address for Ada\x00", "cannot read /srv/orders/\udc9b.json"],
+    ids=["nul", "surrogate"],
+)
+async def test_an_action_whose_error_no_database_can_store_is_released_and_raised_as_is(
+    make_ledger: MakeLedger, said: str
+) -> None:
+    """An action's error may quote a customer's text (a NUL, which PostgreSQL's text refuses)
+    or a file name Python read as lone surrogates (which no UTF-8 column holds): its claim is
+    released all the same, for the next delivery to retry, and the action's error is raised."""
+    ledger = make_ledger()
+
+    def broken(payment: paysdk.VerifiedPayment) -> None:
+        raise RuntimeError(said)
+
+    with pytest.raises(RuntimeError) as caught:
+        await ledger.fulfil_once(paid(), broken)
+    assert str(caught.value) == said
+    row = await ledger.row("order-1")
+    assert row is not None
+    assert (row.state, row._claim_token) == ("released", None)
+    assert (await ledger.fulfil_once(paid(), lambda payment: "ok")).fulfilled_now
+
+
 async def test_a_live_claim_is_in_progress_elsewhere(make_ledger: MakeLedger) -> None:
     worker, other = make_ledger(), make_ledger()
     seen: list[FulfilResult[Any]] = []

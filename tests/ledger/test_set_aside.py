@@ -102,3 +102,28 @@ def test_a_bad_reason_or_reference_is_refused_before_the_database(
         pytest.raises(error, match=problem),
     ):
         ledger.refuse(payment, reason)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("given", "stored"),
+    [("NGN\x00", "NGN\\x00"), ("NG\udc9b", "NG\\udc9b")],
+    ids=["nul", "surrogate"],
+)
+async def test_text_no_database_can_store_is_recorded_as_escapes_on_every_database(
+    make_ledger: MakeLedger, given: str, stored: str
+) -> None:
+    """A NUL (which PostgreSQL's text refuses) or a lone surrogate (which no UTF-8 column holds)
+    in a currency the service sent or a reason the merchant wrote is recorded as its escape, on
+    SQLite and PostgreSQL alike: never a bare UnicodeEncodeError, nor a LedgerError that reads
+    as an outage a retry could end."""
+    ledger = make_ledger()
+    refused = await ledger.refuse(paid("order-1", currency=given), f"customer {given}")
+    assert (refused.state, refused.currency, refused.reason) == (
+        "refused",
+        stored,
+        f"customer {stored}",
+    )
+    result = await ledger.fulfil_once(paid("order-2", currency=given), lambda payment: "ok")
+    assert result.fulfilled_now
+    row = await ledger.row("order-2")
+    assert row is not None and (row.state, row.currency) == ("fulfilled", stored)

@@ -109,6 +109,20 @@ PostgreSQL's ``bigint`` alike. The service's integers are unbounded; a payment b
 refused before any statement (``check_payable``), never half-written."""
 
 
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def storable(text: str) -> str:
+    """``text`` as a text column holds it on every database: a NUL (which PostgreSQL refuses)
+    and lone surrogates (which no UTF-8 encodes) written as their escapes (``\\x00``,
+    ``\\udc9b``), as ``paysdk`` shows them; any other text is kept exactly."""
+    if _UNSTORABLE.search(text) is None:  # the common case: one scan, no copy
+        return text
+    return _UNSTORABLE.sub(
+        lambda found: "\\x00" if found[0] == "\x00" else f"\\u{ord(found[0]):04x}", text
+    )
+
+
 def check_payable(payment: object) -> VerifiedPayment:
     """Only a verified, successful payment can be fulfilled: never a bare reference, and never
     one whose amount the ledger cannot record (AmountOutOfRangeError, a permanent refusal)."""
@@ -277,7 +291,7 @@ def fulfil_once(
         token,
         lease.total_seconds(),
         payment.amount,
-        payment.currency,
+        storable(payment.currency),
         payment.verified_by or None,
     )
 
@@ -297,7 +311,7 @@ def fulfil_once(
 
     acted: Acted = yield Act()
     if acted.error is not None:
-        problem = f"{type(acted.error).__name__}: {acted.error}"[:500]
+        problem = storable(f"{type(acted.error).__name__}: {acted.error}"[:500])
         release = Query(_sql.release(table), (problem, *key, token))
         try:
             yield from write_retrying(release, record_for, monotonic)
@@ -401,11 +415,13 @@ def set_aside_target(
     account) or a bare reference (of ``account``).
 
     An amount the ledger cannot hold (beyond ``AMOUNTS``) is recorded as 0, as a bare
-    reference's is, and the reason says what it was: the refusal is recorded all the same.
+    reference's is, and the reason says what it was: the refusal is recorded all the same. The
+    currency and the reason are recorded ``storable``.
 
     Raises:
         ConfigurationError: ``account`` names another account than the payment's own.
     """
+    reason = storable(reason)
     if not isinstance(payment, VerifiedPayment):
         return account, check_reference(payment), 0, "", reason
     if account and account != payment.account:
@@ -415,11 +431,12 @@ def set_aside_target(
             "a payment is recorded under the account that verified it, so leave account= out "
             "(or verify it with that account's client); nothing was recorded"
         )
+    currency = storable(payment.currency)
     if payment.amount in AMOUNTS:
-        return payment.account, payment.reference, payment.amount, payment.currency, reason
+        return payment.account, payment.reference, payment.amount, currency, reason
     amount = describe_amount(payment.amount)
     noted = f"{reason} (its amount, {amount}, is beyond what the ledger records: stored as 0)"
-    return payment.account, payment.reference, 0, payment.currency, noted
+    return payment.account, payment.reference, 0, currency, noted
 
 
 def set_aside(
