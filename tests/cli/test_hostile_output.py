@@ -57,16 +57,15 @@ REFUSED = payment_record(
 )
 """A completed payment the ledger refused, for reconcile to list with the ledger's reason."""
 
-BIDI = set("\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
-
 
 def raw_controls(text: str) -> list[str]:
-    """Every character in ``text`` a terminal acts on, but for the line ends of its lines."""
+    """Every character in ``text`` a terminal acts on (or shows as nothing: bidi controls and
+    the other format characters), but for the line ends of its lines."""
     text = text.replace("\r\n", "\n")  # a terminal's line end (ONLCR)
     return [
         char
         for char in text
-        if char != "\n" and (unicodedata.category(char) in ("Cc", "Cs", "Zl", "Zp") or char in BIDI)
+        if char != "\n" and unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp")
     ]
 
 
@@ -333,6 +332,55 @@ def test_a_usage_error_quoting_an_argument_shows_nothing_raw(
     assert (code, raw_controls(screen)) == (2, [])
     assert lines_of(screen)[-1].startswith("paysdk")
     assert "\\x1b[2J\\x1b]0;pwned\\x07\\u202e\\x9b1A\\rpaid" in screen
+
+
+LOOKALIKES = [
+    "order-1042\u200b",  # zero-width space
+    "order-\u200d1042",  # zero-width joiner
+    "order-1042\u2060",  # word joiner
+    "\ufefforder-1042",  # byte order mark
+    "order-10\u00ad42",  # soft hyphen
+    "order-1042\U000e0041",  # a tag character
+]
+"""References the service may list that a terminal shows as ``order-1042``: each character
+between is one of those ``paysdk verify`` refuses in a reference as invisible formatting."""
+
+
+@pytest.fixture
+def lookalikes(sandbox: Sandbox, tmp_path: Path) -> Path:
+    """The service lists ``order-1042`` and its look-alikes; a ledger fulfilled ``order-1042``."""
+    for offset, reference in enumerate(["order-1042", *LOOKALIKES]):
+        created = CREATED + dt.timedelta(hours=1, minutes=offset)
+        sandbox.add_payment(payment_record(reference=reference, created_at=created, amount=700))
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as made:
+        made.create_table()
+        made.refuse("order-1042", "seen")
+    return path
+
+
+@pytest.mark.parametrize("command", ["list", "reconcile"])
+def test_references_that_differ_by_invisible_characters_are_told_apart(
+    env: dict[str, str], lookalikes: Path, command: str
+) -> None:
+    """Shown raw, a reconcile report would list ``order-1042`` as missed beside the row that
+    set it aside, and ``paysdk list`` would show it seven times: each invisible character is an
+    escape, as a control character is."""
+    argv = ["list"] if command == "list" else ["reconcile", "--ledger", str(lookalikes)]
+    code, screen = on_terminal(env, *argv)
+    assert code == (0 if command == "list" else 4)
+    assert raw_controls(without_progress(screen)) == []
+    lines = lines_of(without_progress(screen))
+    shown = [
+        cell
+        for line in lines
+        for cell in line.split()
+        if cell.startswith(("order-1", "order-\\u", "\\ufeff"))
+    ]
+    assert sorted(shown) == sorted(
+        ["order-1042", "order-1042\\u200b", "order-\\u200d1042", "order-1042\\u2060",
+         "\\ufefforder-1042", "order-10\\xad42", "order-1042\\U000e0041"]
+    )  # fmt: skip
 
 
 LETTERS = "Zo\u00eb \u0130stanbul \U0001f600"

@@ -14,9 +14,18 @@ __all__ = ["BEYOND_JSON", "printable"]
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 """Bidi controls: the Arabic letter mark, LRM and RLM, the embeddings, overrides and isolates."""
-BEYOND_JSON = rf"\x7f-\x9f{_BIDI}\u2028\u2029\ud800-\udfff"
-"""What JSON leaves raw but a terminal acts on: DEL, C1, bidi controls, the line and paragraph
-separators, and lone surrogates (which no UTF-8 stream can carry); a regex character class."""
+_INVISIBLE = (
+    "\u00ad\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u180e\u200b-\u200d\u2060-\u2064"
+    "\u206a-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f"
+    "\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+)
+"""The other format characters (Unicode's ``Cf``): zero-width spaces and joiners, the word
+joiner, the byte order mark, the soft hyphen, tags. A terminal shows none of them, so
+``order-1042`` and ``order-1042`` followed by one look the same; references refuse them too."""
+BEYOND_JSON = rf"\x7f-\x9f{_BIDI}{_INVISIBLE}\u2028\u2029\ud800-\udfff"
+"""What JSON leaves raw but a terminal acts on or does not show: DEL, C1, bidi controls and the
+other format characters, the line and paragraph separators, and lone surrogates (which no UTF-8
+stream can carry); a regex character class."""
 _CONTROL = re.compile(rf"[\x00-\x1f{BEYOND_JSON}]")
 _CONTROL_BUT_NEWLINE = re.compile(rf"[\x00-\x09\x0b-\x1f{BEYOND_JSON}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -25,14 +34,19 @@ _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 def _visible(match: re.Match[str]) -> str:
     char = match[0]
     code = ord(char)
-    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    if char in _NAMED:
+        return _NAMED[char]
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def printable(text: str, *, keep_newlines: bool = False) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``, ``\\n``, ``\\u202e``).
 
-    C0, DEL, C1, bidi controls, U+2028/U+2029 and lone surrogates are replaced; everything else,
-    accents and scripts included, is left as it is.
+    C0, DEL, C1, bidi controls and the other format characters (zero-width, the byte order mark,
+    tags), U+2028/U+2029 and lone surrogates are replaced; everything else, accents and scripts
+    included, is left as it is.
 
     Args:
         text: a string from the service, a customer, a ledger, a handler or a client.
