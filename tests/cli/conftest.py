@@ -29,7 +29,7 @@ def cli(tmp_path: Path) -> Iterator[Paysdk]:
     yield paysdk_
     for pid_file in runtime.glob("sandbox-*.pid"):
         pid = json.loads(pid_file.read_text())["pid"]
-        if alive(pid):
+        if type(pid) is int and pid > 0 and alive(pid):  # 0 or -1 would be a group, or all
             os.kill(pid, signal.SIGKILL)
 
 

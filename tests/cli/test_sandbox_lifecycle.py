@@ -69,6 +69,36 @@ def test_stop_never_signals_a_live_process_that_is_not_the_sandbox(cli: Paysdk, 
     cli.pid_file(port).unlink()  # so that the fixture does not stop this process
 
 
+@pytest.mark.parametrize(
+    ("pid", "listed_port"),
+    [(2**70, None), (2**31, None), (0, None), (-1, None), (None, 0), (None, 2**70), (None, -5)],
+)
+def test_a_pid_file_whose_pid_or_port_no_process_or_socket_can_have_is_unreadable(
+    cli: Paysdk, port: int, pid: int | None, listed_port: int | None
+) -> None:
+    """A pid past what a pid can be, 0 or a negative one (which ``kill`` takes for a group, or
+    every process), or a port outside 1 to 65535: the file is of another shape, removed by
+    ``stop`` as unreadable and passed over by ``status``, never signalled or an internal error."""
+    cli.runtime.mkdir()
+    record = {"pid": os.getpid() if pid is None else pid,
+              "port": port if listed_port is None else listed_port,
+              "base_url": f"http://127.0.0.1:{port}", "secret_key": KEY, "log": ""}  # fmt: skip
+    path = cli.pid_file(port)
+    path.write_text(json.dumps(record))
+    try:
+        status = cli("sandbox", "status", "--port", str(port))
+        assert (status.returncode, status.stdout) == (1, "")
+        assert "Traceback" not in status.stderr
+        stopped = cli("sandbox", "stop", "--port", str(port))
+        assert (stopped.returncode, stopped.stderr) == (
+            0,
+            f"removed an unreadable pid file: {path}\n",
+        )
+        assert not path.exists()
+    finally:
+        path.unlink(missing_ok=True)  # the fixture kills the pid of a pid file left behind
+
+
 def test_status_and_stop_find_the_only_sandbox_and_its_port_from_the_environment(
     cli: Paysdk, port: int
 ) -> None:

@@ -155,10 +155,17 @@ def write_pid_file(sandbox: RunningSandbox) -> Path:
     return path
 
 
+_PIDS = range(1, 2**31)
+"""The pids a process can have (``kill`` takes 0 and a negative pid for a process group, -1
+for every process, and refuses one past a C ``int``)."""
+_PORTS = range(1, 65536)
+"""The ports a listening sandbox can have."""
+
+
 def read_pid_file(path: Path) -> RunningSandbox | None:
     """What the pid file says; ``None`` if it is gone, unreadable or of another shape (each
-    field of its type: a port that is text would be printed, a pid that is text signalled),
-    a stale file to remove."""
+    field of its type: a port that is text would be printed, a pid that is text signalled; a
+    pid or port out of range), a stale file to remove."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         running = RunningSandbox(**data)
@@ -169,7 +176,7 @@ def read_pid_file(path: Path) -> RunningSandbox | None:
     typed = all(type(number) is int for number in numbers) and all(
         isinstance(text, str) for text in texts
     )
-    return running if typed else None
+    return running if typed and running.pid in _PIDS and running.port in _PORTS else None
 
 
 def remove_pid_file(port: int, pid: int | None = None) -> None:
