@@ -187,6 +187,33 @@ def test_reconcile_fulfils_what_callbacks_missed_once_and_only_if_it_matches_the
     assert shop.deliveries == len(shop.fulfilled)
 
 
+@pytest.mark.parametrize("twin", ["sync", "async"])
+async def test_a_listed_reference_no_database_holds_is_missed_not_a_ledger_failure(
+    ledger_url: str, twin: str
+) -> None:
+    """The service may list a reference holding a NUL, which PostgreSQL's text cannot hold and
+    so no row has: it is missed (a reference paysdk refuses to verify, so never fulfilled),
+    and the run goes on, on SQLite and PostgreSQL alike, rather than ending in a LedgerError."""
+    odd = "order-\x00-7"
+    with Sandbox(payments=[]) as service:
+        service.add_payment(odd, amount=500, currency="NGN")
+        service.add_payment("order-8", amount=700, currency="NGN")
+        key, url = service.secret_key, service.base_url
+        if twin == "sync":
+            with paysdk.Client(secret_key=key, base_url=url) as c, Ledger(ledger_url) as ledger:
+                ledger.fulfil_once(c.verify("order-8"), lambda payment: None)
+                report = ledger.reconcile(c)
+        else:
+            async with (
+                paysdk.AsyncClient(secret_key=key, base_url=url) as ac,
+                AsyncLedger(ledger_url) as aledger,
+            ):
+                await aledger.fulfil_once(await ac.verify("order-8"), lambda payment: None)
+                report = await aledger.reconcile(ac)
+    assert (report.listed, report.fulfilled_ok) == (2, 1)
+    assert [(d.kind, d.reference) for d in report.discrepancies] == [(Kind.MISSED, odd)]
+
+
 async def test_the_async_twin_reconciles_alike(shop_service: Sandbox, ledger_url: str) -> None:
     shop = shop_for(shop_service)
 

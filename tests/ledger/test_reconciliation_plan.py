@@ -223,3 +223,32 @@ def test_a_currency_the_service_sent_is_not_kept_once_the_run_is_over() -> None:
     gc.collect()
     held = sys.getrefcount(sent) - before
     assert held == 0
+
+
+def test_a_reference_no_database_holds_is_never_looked_up_and_is_missed() -> None:
+    """A listed reference holding a NUL has no row (PostgreSQL's text cannot hold it, and a
+    query naming it fails): it is not looked up, and a batch of only such references asks for
+    no rows at all (an empty ``IN ()`` is no SQL)."""
+    plan = reconcile_plan(fulfilling=False)
+    batches = [[listed("order-\x00-7")], [listed("order-8"), listed("order-\x00-9")], []]
+    looked_up: list[list[str]] = []
+    step: ReconcileStep = next(plan)
+    try:
+        while True:
+            reply: Any = None
+            if isinstance(step, NextBatch):
+                reply = batches.pop(0)
+            elif isinstance(step, LookUp):
+                looked_up.append(list(step.references))
+                reply = {}
+            elif isinstance(step, FulfilledPage):
+                reply = []
+            step = plan.send(reply)
+    except StopIteration as done:
+        report: ReconcileReport = done.value
+    assert looked_up == [["order-8"]]
+    assert kinds(report) == {
+        "order-\x00-7": (Kind.MISSED, None),
+        "order-8": (Kind.MISSED, None),
+        "order-\x00-9": (Kind.MISSED, None),
+    }

@@ -112,11 +112,16 @@ refused before any statement (``check_payable``), never half-written."""
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
+def stored_as_is(text: str) -> bool:
+    """Whether every database holds ``text`` as it is: it has no NUL and no lone surrogate."""
+    return _UNSTORABLE.search(text) is None
+
+
 def storable(text: str) -> str:
     """``text`` as a text column holds it on every database: a NUL (which PostgreSQL refuses)
     and lone surrogates (which no UTF-8 encodes) written as their escapes (``\\x00``,
     ``\\udc9b``), as ``paysdk`` shows them; any other text is kept exactly."""
-    if _UNSTORABLE.search(text) is None:  # the common case: one scan, no copy
+    if stored_as_is(text):  # the common case: one scan, no copy
         return text
     return _UNSTORABLE.sub(
         lambda found: "\\x00" if found[0] == "\x00" else f"\\u{ord(found[0]):04x}", text

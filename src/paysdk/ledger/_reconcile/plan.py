@@ -16,6 +16,7 @@ from typing import Any
 from ..._core import expected_for, same_currency
 from ..._errors import PaymentNotFoundError, PaymentVerificationError
 from ..._models.verified import VerifiedPayment
+from .._plans import stored_as_is
 from .._rows import FulfilResult
 from .._steps import (
     Checked,
@@ -250,7 +251,9 @@ def reconcile_plan(
     account reconciled, which the report names."""
     state = Reconciliation(max_discrepancies, account)
     while batch := (yield NextBatch(BATCH)):
-        rows: Mapping[str, Found] = yield LookUp([payment.reference for payment in batch])
+        # a reference no database holds as it is (a NUL in it) has no row: not looked up
+        held = [payment.reference for payment in batch if stored_as_is(payment.reference)]
+        rows: Mapping[str, Found] = (yield LookUp(held)) if held else {}
         for payment in state.batch(batch, rows):
             if looking_up and payment.reference not in rows:
                 try:
