@@ -141,15 +141,17 @@ async def test_an_order_amount_too_long_to_print_is_a_mismatch(
         {"currency": "\u202e" * 100_000},
         {"reference": f"Bearer {SECRET}"},
         {"reference": "x" * 100_000},
+        {"amount": -(10**4000)},
     ],
-    ids=["key-as-currency", "huge-currency", "key-as-reference", "huge-reference"],
+    ids=["key-as-currency", "huge-currency", "key-as-reference", "huge-reference", "huge-amount"],
 )
 @respx.mock
 async def test_what_the_service_said_is_quoted_blotted_and_short(
-    client: EitherClient, check: Check, changes: dict[str, str]
+    client: EitherClient, check: Check, changes: dict[str, object]
 ) -> None:
-    """A currency or reference the service sent is its own text: the mismatch's message, which
-    merchants log, quotes it without the key and cut short (``exc.actual`` keeps it whole)."""
+    """A currency, reference or amount the service sent is its own: the mismatch's message,
+    which merchants log, quotes it without the key and cut short (``exc.actual`` keeps it
+    whole); an amount of 4,001 digits, which JSON can carry, is not a 4,000-character line."""
     answer(respx.get(VERIFY_URL), **changes)
     with pytest.raises(paysdk.PaymentMismatchError) as caught:
         await check(client, ORDER)
@@ -158,6 +160,9 @@ async def test_what_the_service_said_is_quoted_blotted_and_short(
     assert len(message) < 1000  # 64 characters, each shown as at most a 6-character escape
     ((field, sent),) = changes.items()
     assert caught.value.actual[field] == sent
+    if field == "amount":
+        assert "but the service says -100000000" in message
+        assert message.endswith("... (4,001 digits)")
 
 
 @respx.mock

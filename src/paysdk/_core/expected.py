@@ -176,16 +176,19 @@ QUOTED_MAX = 64
 
 def quoted(value: object, scrub: Callable[[str], str] | None = None) -> str:
     """``value`` as a message shows it: its repr (a string the service sent blotted of the key
-    by ``scrub``, then cut), or what an int too long to print is."""
+    by ``scrub``, then cut; an int's digits cut as well), or what an int too long to print is."""
     if isinstance(value, str):
         text = value if scrub is None else scrub(value)
         if len(text) > QUOTED_MAX:
             return f"{text[:QUOTED_MAX]!r}... ({len(text):,} characters)"
         return repr(text)
     try:
-        return repr(value)
+        text = repr(value)
     except ValueError:  # an int past sys.get_int_max_str_digits(): an order's amount may be any
         return f"an integer of over {sys.get_int_max_str_digits():,} digits"
+    if isinstance(value, int) and len(text) > QUOTED_MAX:  # JSON carries 4,300 digits
+        return f"{text[:QUOTED_MAX]}... ({len(text.lstrip('-')):,} digits)"
+    return text
 
 
 publish("paysdk", Expected)
