@@ -98,6 +98,20 @@ async def test_an_action_whose_error_no_database_can_store_is_released_and_raise
     assert (await ledger.fulfil_once(paid(), lambda payment: "ok")).fulfilled_now
 
 
+async def test_a_reference_no_database_holds_has_no_row_on_every_database(
+    make_ledger: MakeLedger,
+) -> None:
+    """A reference holding a NUL (which PostgreSQL's text refuses) or a lone surrogate (which
+    no UTF-8 encodes) can have no row: ``row`` says so, as for any reference without one,
+    rather than raising a LedgerError (PostgreSQL) or a bare UnicodeEncodeError (SQLite)."""
+    ledger = make_ledger()
+    await ledger.fulfil_once(paid("order-1"), lambda payment: None)
+    for reference in ("order-\x00-1", "order-\udc9b", "\x00"):
+        assert await ledger.row(reference) is None
+    row = await ledger.row("order-1")
+    assert row is not None and row.state == "fulfilled"
+
+
 async def test_a_live_claim_is_in_progress_elsewhere(make_ledger: MakeLedger) -> None:
     worker, other = make_ledger(), make_ledger()
     seen: list[FulfilResult[Any]] = []

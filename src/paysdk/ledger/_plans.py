@@ -510,7 +510,9 @@ def _select_many(
     dialect: _sql.Dialect, table: str, references: Sequence[str], account: str, columns: str
 ) -> LedgerPlan[list[tuple[Any, ...]]]:
     """The ``columns`` of these references' rows, as the database returns them; no query for
-    no references."""
+    no references. A reference no database holds as it is (``stored_as_is``) has no row, and
+    is not asked for: PostgreSQL refuses a NUL in a query, and no UTF-8 encodes a surrogate."""
+    references = [reference for reference in references if stored_as_is(reference)]
     if not references:
         return []
     found = yield from _read(*_sql.select_many(dialect, table, account, references, columns))
