@@ -565,3 +565,32 @@ async def test_lookups_read_beside_a_writer_without_waiting_for_its_lock(tmp_pat
         finally:
             writer.execute("ROLLBACK")
             writer.close()
+
+
+def _indexed_columns(ledger_url: str, table: str) -> set[tuple[str, ...]]:
+    """The columns of each index on ``table``, as the database itself reports them."""
+    if ledger_url.startswith("sqlite:///"):
+        with contextlib.closing(sqlite3.connect(ledger_url.removeprefix("sqlite:///"))) as db:
+            names = [row[1] for row in db.execute(f"PRAGMA index_list({table})")]
+            return {
+                tuple(row[2] for row in db.execute(f"PRAGMA index_info({name})")) for name in names
+            }
+    import psycopg
+
+    with psycopg.connect(ledger_url) as db:
+        definitions = db.execute(
+            "SELECT indexdef FROM pg_indexes WHERE tablename = %s", (table,)
+        ).fetchall()
+    return {tuple(d[0].rsplit("(", 1)[1].rstrip(")").split(", ")) for d in definitions}
+
+
+@pytest.mark.parametrize("length", [30, 52, 63])
+async def test_a_table_of_any_name_length_gets_its_key_fingerprint_index(
+    make_ledger: MakeLedger, ledger_url: str, length: int
+) -> None:
+    """PostgreSQL cuts names at 63 characters: cut there, the index of a long table's name was
+    named as the table itself, so never made, and every reconcile scanned the whole table."""
+    table = "ledger_" + "x" * (length - len("ledger_"))
+    ledger = make_ledger(table=table)
+    await ledger.fulfil_once(paid("order-1"), lambda payment: None)
+    assert ("account", "verified_by") in _indexed_columns(ledger_url, table)

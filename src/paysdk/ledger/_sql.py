@@ -10,6 +10,7 @@ and nobody takes it over.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Sequence
 
 __all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "SQLITE_FORMAT", "STATES", "Dialect"]
@@ -323,12 +324,23 @@ def verified_by_index(dialect: Dialect, table: str) -> str:
     """Index the key fingerprints by account, so that ``unlabelled_keys`` reads one entry
     however many rows (made before fingerprints, without one) the table holds."""
     schema, dot, name = table.rpartition(".")
+    index = verified_by_index_name(name)
     if dialect.name == "postgresql":  # the index goes in its table's schema
-        return f"CREATE INDEX IF NOT EXISTS {name}_verified_by ON {table} (account, verified_by)"
-    return (
-        f"CREATE INDEX IF NOT EXISTS {schema}{dot}{name}_verified_by ON {name} "
-        "(account, verified_by)"
-    )
+        return f"CREATE INDEX IF NOT EXISTS {index} ON {table} (account, verified_by)"
+    return f"CREATE INDEX IF NOT EXISTS {schema}{dot}{index} ON {name} (account, verified_by)"
+
+
+def verified_by_index_name(name: str) -> str:
+    """``{name}_verified_by``, within PostgreSQL's 63 characters: cut there, a long table's
+    index would be named as the table itself (so never made) or as another table's."""
+    index = f"{name}_verified_by"
+    if len(index) <= _LONGEST_NAME:
+        return index
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[: _LONGEST_NAME - 21]}_{digest}_verified_by"
+
+
+_LONGEST_NAME = 63
 
 
 def other_account_of_key(table: str) -> str:

@@ -34,7 +34,7 @@ from ._databases import alchemy as _alchemy
 from ._databases._async.alchemy import AsyncSQLAlchemyDriver
 from ._databases._sync.alchemy import SQLAlchemyDriver
 from ._databases.driver import AsyncDriver, Driver
-from ._sql import DEFAULT_TABLE, Dialect
+from ._sql import DEFAULT_TABLE, Dialect, verified_by_index_name
 from ._sync.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -197,6 +197,6 @@ def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sq
         sqlalchemy.Column("account", text, nullable=False, server_default=sqlalchemy.text("''")),
         sqlalchemy.Column("verified_by", text),
         sqlalchemy.PrimaryKeyConstraint("account", "reference"),
-        sqlalchemy.Index(f"{table}_verified_by", "account", "verified_by"),
+        sqlalchemy.Index(verified_by_index_name(table), "account", "verified_by"),
         schema=schema or None,
     )
