@@ -1,11 +1,9 @@
-"""Where ``Client`` and ``AsyncClient`` genuinely differ, in small helpers kept out of ``_async/``.
+"""Where ``Client`` and ``AsyncClient`` truly differ, kept out of ``_async/``: ``unasync.py``
+renames each ``async_`` (or ``Async``) name here to its plain twin beside it.
 
-``scripts/unasync.py`` makes ``_sync/client.py`` from ``_async/client.py`` by renaming: each
-``async_`` (or ``Async``) name here becomes its plain-named twin beside it, so the generated
-client calls the sync one. The sync client sends with httpx only and waits by blocking its
-thread; the async one may send with aiohttp, checks its event loop before each request, and
-waits without blocking the loop. Nothing here loads httpx's senders, asyncio or anyio until a
-client is made.
+The sync client sends with httpx and blocks to wait; the async one may send with aiohttp, checks
+its event loop before each request, and waits without blocking. Senders, asyncio and anyio load
+only once a client is made.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """``verify_many``: many verifies at bounded concurrency, results in input order.
 
-Both runners keep a window of at most ``concurrency`` calls: the next reference is taken from
-the input only when the oldest result has been handed out, so neither tasks nor results pile up
-however many references come (a generator of 10**6 is fine). Each result carries the payment or
-the ``PaySDKError`` for that one reference; anything else is a bug and is raised.
+A window of at most ``concurrency`` calls: the next reference is read only once the oldest result
+is handed out, so nothing piles up however many come. A result holds the payment or that
+reference's ``PaySDKError``; anything else is a bug, raised.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""A client's configuration, read from arguments or the environment and checked before any request.
-
-Every check raises ``ConfigurationError`` with a message that says what to change and never
-contains the secret key.
-"""
+"""A client's configuration from arguments or the environment, checked before any request: each
+refusal is a ``ConfigurationError`` saying what to change, never holding the secret key."""
 
 from __future__ import annotations
 
@@ -35,6 +32,11 @@ MAX_TIMEOUT = 86400.0
 """A day: longer is a mistake (and sockets cannot take infinite or huge values)."""
 
 MAX_BYTES_LIMIT = 2**40
+MISSING = {
+    "secret_key": f"no secret key: pass secret_key=... or set {ENV_SECRET_KEY}",
+    "base_url": f"no base URL: pass base_url=... or set {ENV_BASE_URL}",
+}
+"""Why a call cannot be made without each setting."""
 
 
 _PYTHON = ".".join(str(part) for part in sys.version_info[:3])
@@ -151,11 +153,8 @@ def create_config(
     if isinstance(retries, NotGiven):
         retries = from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
     unset = {
-        name: message
-        for name, value, message in (
-            ("secret_key", key, f"no secret key: pass secret_key=... or set {ENV_SECRET_KEY}"),
-            ("base_url", url, f"no base URL: pass base_url=... or set {ENV_BASE_URL}"),
-        )
+        name: MISSING[name]
+        for name, value in (("secret_key", key), ("base_url", url))
         if value is None
     }
     insecure = allow_insecure_http
@@ -248,13 +247,14 @@ def from_env(name: str, kind: type[float] | type[int], default: T) -> float | in
 
 
 def check_secret_key(key: object) -> str:
-    hint = f"pass secret_key=... or set {ENV_SECRET_KEY}"
     if key is None:
-        raise ConfigurationError(f"no secret key: {hint}")
+        raise ConfigurationError(MISSING["secret_key"])
     if not isinstance(key, str):
         raise ConfigurationError(f"the secret key must be a str, not {type(key).__name__}")
     if not key.strip():
-        raise ConfigurationError(f"the secret key is empty: {hint}")
+        raise ConfigurationError(
+            f"the secret key is empty: pass secret_key=... or set {ENV_SECRET_KEY}"
+        )
     if key != key.strip():
         raise ConfigurationError(
             "the secret key has leading or trailing whitespace; check how it is loaded"
@@ -269,7 +269,7 @@ def check_secret_key(key: object) -> str:
 
 def check_base_url(url: object, *, allow_insecure_http: bool) -> str:
     if url is None:
-        raise ConfigurationError(f"no base URL: pass base_url=... or set {ENV_BASE_URL}")
+        raise ConfigurationError(MISSING["base_url"])
     if not isinstance(url, str):
         raise ConfigurationError(f"base_url must be a str, not {type(url).__name__}")
     text = url.strip()

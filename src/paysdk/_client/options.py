@@ -1,8 +1,5 @@
-"""The small types a client's signature needs: defined apart, so ``paysdk.Client`` is cheap.
-
-What a client runs on (the core, the senders, the models) loads with the first client made;
-its signature only needs these.
-"""
+"""The small types a client's signature needs, apart so ``paysdk.Client`` loads cheaply: what a
+client runs on loads with the first client made."""
 
 from __future__ import annotations
 

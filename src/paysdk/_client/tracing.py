@@ -1,15 +1,9 @@
-"""OpenTelemetry spans for paysdk's calls: one span a call, retries as its events.
+"""OpenTelemetry spans: one ``paysdk.<method>`` span a call (the ledger's ``fulfil_once`` too).
 
-Each call (``paysdk.verify``, ``paysdk.list_payments``, ``paysdk.iter_payments``,
-``paysdk.confirm``, ``paysdk.verify_callback``; ``paysdk.fulfil_once`` in the ledger) is one
-span, current while each request is sent, so the HTTP spans of httpx's or aiohttp's
-instrumentation nest under it. It records how many attempts the call made, the last answer's
-status and request id, each retry's reason and wait, and how the call ended.
-
-paysdk imports no part of OpenTelemetry itself: it traces once the application has loaded
-``opentelemetry.trace`` (to configure an SDK, an instrumentation, or through
-``opentelemetry-instrument``). An application that has not pays one dictionary lookup a call.
-The ``otel`` extra installs opentelemetry-api, which is all a library should depend on.
+A span is current while each request is sent, so HTTP instrumentation nests under it, and holds
+the attempts, the last answer's status and request id, each retry's reason and wait, and how the
+call ended. paysdk imports no OpenTelemetry: it traces once the application has loaded
+``opentelemetry.trace``, and costs one dictionary lookup a call until then.
 """
 
 from __future__ import annotations
@@ -205,8 +199,7 @@ class CallSpan:
 
 
 class Untraced(CallSpan):
-    """What a call runs with when nothing records spans: a span never started, whose every
-    method leaves things as they are, at the cost of a method call."""
+    """The span of a call nothing records: never started, each method a no-op."""
 
     def __init__(self) -> None:
         self._span = None

@@ -1,9 +1,7 @@
-"""``AsyncClient``: a thin shell that sends and sleeps, and leaves the rest to ``_core``.
+"""``AsyncClient``: a thin shell that runs the plans ``paysdk._core`` builds, sending and sleeping.
 
-Each public method builds a plan in ``paysdk._core`` and runs it. This file is the one source of
-both clients: ``scripts/unasync.py`` generates ``Client`` from it, and where the two truly differ
-(how they send, how they wait) the difference lives in ``_client/_twins.py``; so a behaviour
-fixed in the core, or here, is fixed for both.
+The one source of both clients: ``scripts/unasync.py`` generates ``Client`` from it, and where
+they truly differ (how they send and wait) lives in ``_twins.py``.
 """
 
 from __future__ import annotations
