@@ -81,8 +81,7 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
 
         Args:
             reference: the payment's reference (your order id, as you gave it to the service).
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             The payment; check ``succeeded`` (or use ``confirm``) before fulfilling it.
@@ -108,8 +107,7 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
         """Every payment the service lists for this merchant, read whole (see ``iter_payments``).
 
         Args:
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             The listed payments, in the service's order.
@@ -134,8 +132,7 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
         Use it in an ``async with`` block (or ``await aclose()``) if you may stop early.
 
         Args:
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             An async iterator of [`ListedPayment`][paysdk.ListedPayment]s, also an async context
@@ -162,8 +159,7 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
         Args:
             references: the references to verify (any iterable, read lazily).
             concurrency: how many calls may be in flight at once.
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             An async iterator of [`VerifyResult`][paysdk.VerifyResult]s in input order;
@@ -202,8 +198,7 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
             amount: the amount expected, in the unit the service reports; ``None``: not checked.
             currency: the currency expected: three ASCII letters, in any case; ``None``: not
                 checked.
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             The payment, succeeded and matching.
@@ -244,8 +239,7 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
                 order, a mapping, an [`Expected`][paysdk.Expected], or ``None`` for no such
                 order. It may
                 be async.
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             The payment, succeeded and matching what was expected.

@@ -78,8 +78,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
 
         Args:
             reference: the payment's reference (your order id, as you gave it to the service).
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             The payment; check ``succeeded`` (or use ``confirm``) before fulfilling it.
@@ -104,8 +103,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
         """Every payment the service lists for this merchant, read whole (see ``iter_payments``).
 
         Args:
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             The listed payments, in the service's order.
@@ -130,8 +128,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
         the first payment is retried; after it, the error says how many payments came first.
 
         Args:
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             An iterator of [`ListedPayment`][paysdk.ListedPayment]s, also a context manager;
@@ -158,8 +155,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
         Args:
             references: the references to verify; read lazily, so it may be a generator.
             concurrency: how many calls may be in flight at once.
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             An iterator of [`VerifyResult`][paysdk.VerifyResult]s in input order; ``close()`` it
@@ -198,8 +194,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
             amount: the amount expected, in the unit the service reports; ``None``: not checked.
             currency: the currency expected: three ASCII letters, in any case; ``None``: not
                 checked.
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             The payment, succeeded and matching.
@@ -241,8 +236,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
             lookup: finds what to expect from the reference ([`Lookup`][paysdk.Lookup]): your
                 order, a mapping, an [`Expected`][paysdk.Expected], or ``None`` for no such
                 order.
-            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]): ``timeout``,
-                ``max_retries``, ``extra_headers``, ``secret_key``, ``base_url``...
+            **options: per-call overrides ([`CallOptions`][paysdk.CallOptions]).
 
         Returns:
             The payment, succeeded and matching what was expected.
