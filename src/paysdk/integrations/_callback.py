@@ -1,10 +1,9 @@
 """What every framework helper decides, free of I/O: which requests are callbacks (GET only), which
 view answers fulfil a payment, and which refusals the ledger records; the adapters carry it out.
 
-The fulfilment rule: a 2xx or 3xx answer, or a value that is not a response, is recorded
-fulfilled. A 4xx is the merchant refusing the payment: the claim is released and the refusal
-recorded with the status and a body excerpt. A 5xx or an exception releases the claim and records
-nothing, so the service's retry runs the view again.
+The fulfilment rule: a 2xx, 3xx or non-response is fulfilled; a 4xx is the merchant's refusal,
+released and recorded with the status and a body excerpt; a 5xx or an exception is released
+unrecorded, so the service's retry runs the view again.
 """
 
 from __future__ import annotations
@@ -73,9 +72,7 @@ ONLY_METHOD = "GET"
 
 def method_response(method: str) -> CallbackResponse | None:
     """The answer to a callback request by ``method``: ``None`` for GET, which is handled; for any
-    other (``HEAD`` too, which frameworks route to a GET view), 405 with ``Allow: GET``.
-
-    The method is compared exactly: HTTP methods are case-sensitive.
+    other (``HEAD`` too), 405. Compared exactly: HTTP methods are case-sensitive.
 
     Args:
         method: the request's method, as the framework gives it.
@@ -192,10 +189,8 @@ def failed_payment(error: PaySDKError) -> PaymentFailedError | None:
 def refusal_of(error: PaySDKError) -> Refusal | None:
     """The refusal to record for a callback refused before fulfilment or by the ledger, or None.
 
-    Only a payment the service confirmed is recorded (a failed or mismatched one, or one whose
-    amount the ledger cannot hold). The callback is unauthenticated: an unknown order, or a
-    reference the service does not know, is whatever a sender made up, and recording it would
-    let anyone fill the ledger.
+    Only a payment the service confirmed is recorded: the callback is unauthenticated, and
+    recording an unknown order or reference would let anyone fill the ledger.
     """
     if isinstance(error, AmountOutOfRangeError):
         return Refusal(error.payment, "its amount is beyond what the ledger records")

@@ -7,15 +7,12 @@ matches the merchant's order.
         await ship(payment.reference)  # runs once per payment with a ledger
         return {"status": "ok"}
 
-As in Django and Flask, the decorated endpoint is the fulfilment: a bad callback never reaches
-it and is answered as [`responses`][paysdk.integrations.responses] describes (a request by any
-method but GET, ``HEAD`` too, which Starlette routes to a GET endpoint, is answered 405 with
-``Allow: GET``), and with
-``ledger=`` it runs once per payment, as the ledger's action, and only a success is recorded as
-fulfilled (see the fulfilment rule in
-[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded)). The endpoint's first
-parameter is the payment; FastAPI fills the others as usual. Only Starlette is imported (the
-``fastapi`` extra installs it).
+A bad callback never reaches the endpoint: it is answered as
+[`responses`][paysdk.integrations.responses] describes (any method but GET, ``HEAD`` too, 405
+with ``Allow: GET``). With ``ledger=`` it runs once per payment, as the ledger's action, and only
+a success is recorded as fulfilled: see the fulfilment rule in
+[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded). The payment is its
+first parameter; FastAPI fills the others. Only Starlette is imported (the ``fastapi`` extra).
 """
 
 from __future__ import annotations
@@ -83,9 +80,7 @@ def verified_callback(
 
     Args:
         client: a ``paysdk.AsyncClient`` or a ``paysdk.Client``.
-        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]): an
-            object or mapping with ``amount`` and ``currency``, a ``paysdk.Expected``, or
-            ``None`` for a reference never issued.
+        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]).
         ledger: fulfil each payment once through this ``AsyncLedger`` or ``Ledger``; refusals
             are recorded in it too.
         on_failed: called (and awaited, if async) with the ``PaymentFailedError`` of a failed
@@ -179,11 +174,8 @@ class _Callback:
 
 
 def _signature(endpoint: Endpoint) -> tuple[inspect.Signature, str | None]:
-    """What FastAPI should read: the endpoint's parameters after the payment, with the request.
-
-    The annotations are resolved here, in the endpoint's module, since FastAPI would otherwise
-    resolve them in this one. Returns the signature and the endpoint's own request parameter.
-    """
+    """What FastAPI should read, and the endpoint's own request parameter: its parameters after
+    the payment, with the request; annotations resolved in the endpoint's module, not this one."""
     if not callable(endpoint):
         raise ConfigurationError(f"verified_callback decorates an endpoint, not {endpoint!r}")
     signature = inspect.signature(endpoint)

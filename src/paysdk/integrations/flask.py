@@ -66,9 +66,7 @@ def verified_callback(
 
     Args:
         client: the ``paysdk.Client`` that verifies the callback.
-        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]): an
-            object or mapping with ``amount`` and ``currency``, a ``paysdk.Expected``, or
-            ``None`` for a reference never issued.
+        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]).
         ledger: a ``paysdk.Ledger`` to fulfil each payment once through; refusals are recorded
             in it too.
         on_failed: called with the ``PaymentFailedError`` of a failed payment (to record it);
@@ -118,12 +116,8 @@ def verified_callback(
 
 
 def _checked(answer: ResponseReturnValue) -> ResponseReturnValue:
-    """The view's answer, as a response, if it is a success; see ``_callback.check_answer``.
-
-    ``None`` (a forgotten ``return``) is from a view that ran to its end: it is recorded
-    fulfilled, as any value that is not a response is, and Flask then refuses it with its own
-    error, rather than the ledger releasing it for the retry to run again.
-    """
+    """The view's answer, as a response, if it is a success (``_callback.check_answer``). ``None``
+    (a forgotten ``return``) ran to its end: recorded fulfilled, then refused by Flask itself."""
     if answer is None:
         return check_answer(answer, None, bytes)
     response = make_response(answer)

@@ -13,25 +13,15 @@
 | LedgerError | 503 | ``retry_later`` | could not record the fulfilment |
 | any other PaySDKError | 500 | ``error`` | fix the configuration or key |
 | a method other than GET | 405 | ``method_not_allowed`` | the service calls back with GET only |
+| a duplicate (``ledger=``) | 200 | ``already_fulfilled`` | the view does not run again |
+| fulfilling elsewhere | 503 | ``in_progress`` | another worker runs the view: come back |
+| a claim of unknown outcome | 503 | ``unknown`` | it waits for a person's ``resolve`` |
 
-A request by any method but ``GET`` (``HEAD``, ``POST``, ``OPTIONS``...) is answered 405 with
-``Allow: GET`` before anything else: nothing is verified, and neither the view nor the ledger
-runs.
-
-With a fulfilment ledger (``ledger=``), a verified callback is fulfilled once; the others are
-answered by [`fulfilment_response`][paysdk.integrations.responses.fulfilment_response]: 200
-``already_fulfilled`` for a duplicate, 503 ``in_progress`` while another worker is fulfilling it
-(asking the service to come back), and 503 ``unknown`` while a claim whose outcome is unknown
-waits for a person to resolve it.
-
-A failed payment is answered 200: retrying cannot change it, and nothing is fulfilled. Every
-non-2xx asks the service to try again (if it retries), which is only useful for 503 and 500.
-A payment whose amount is beyond what the ledger records (a signed 64-bit integer) is answered
-200 as well: it is refused for good (recorded so, its amount as 0), nothing ran, and a retry
-would meet the same amount; it is logged as an error for a person to settle by hand.
-A fulfilment that ran but could not be recorded is answered 200 too: a retry must not run it
-again (the ledger would answer it ``in_progress``, then ``unknown``); it is logged as an error
-and reconcile lists it until a person settles it with ``resolve``.
+A method other than GET is answered (with ``Allow: GET``) before anything is verified or run;
+the last three rows are
+[`fulfilment_response`][paysdk.integrations.responses.fulfilment_response]'s. Each 200 is final:
+a retry could not change it, or must not run the view again. Why each is answered so:
+[Callbacks](callbacks.md#what-to-answer-the-service).
 """
 
 from __future__ import annotations

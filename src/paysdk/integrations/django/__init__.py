@@ -92,9 +92,7 @@ def verified_callback(
 
     Args:
         client: a ``paysdk.Client`` for a sync view, an ``AsyncClient`` for an ``async def`` one.
-        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]): an
-            object or mapping with ``amount`` and ``currency``, a ``paysdk.Expected``, or
-            ``None`` for a reference never issued.
+        lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]).
         ledger: fulfil each payment once through it (a ``Ledger`` with a ``Client``, an
             ``AsyncLedger`` with an ``AsyncClient``); refusals are recorded in it too.
         on_failed: called with ``(request, error)`` for a failed payment (to record it); may
@@ -191,12 +189,8 @@ def _decorate_async(
 
 
 def _checked(response: HttpResponseBase) -> HttpResponseBase:
-    """The view's response if it is a success; see ``_callback.check_answer``.
-
-    A view that returned no response (``None``, a forgotten ``return``) ran to its end: it is
-    recorded fulfilled, as any value that is not a response is, and Django then refuses the
-    answer with its own error, rather than the ledger releasing it for the retry to run again.
-    """
+    """The view's response if it is a success (``_callback.check_answer``). No response (a
+    forgotten ``return``) ran to its end: recorded fulfilled, then refused by Django itself."""
     if not isinstance(response, HttpResponseBase):
         return check_answer(response, None, bytes)
     return check_answer(response, response.status_code, lambda: _body(response))
@@ -204,8 +198,7 @@ def _checked(response: HttpResponseBase) -> HttpResponseBase:
 
 def _body(response: HttpResponseBase) -> bytes:
     """A refusing response's body, for its reason: none for a stream, nor for a template response
-    not rendered yet (Django renders it after the view, through the middleware; reading it first
-    would raise)."""
+    not rendered yet (the middleware renders it after the view; reading it first would raise)."""
     if isinstance(response, SimpleTemplateResponse) and not response.is_rendered:
         return b""
     return response.content if isinstance(response, HttpResponse) else b""
