@@ -78,8 +78,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         account: str | None = None,
         pause_gc: bool = True,
     ) -> None:
-        """Settings left out are read from the environment: PAYSDK_SECRET_KEY, PAYSDK_BASE_URL,
-        PAYSDK_TIMEOUT (seconds) and PAYSDK_MAX_RETRIES; else 30 s (5 s to connect) and 2.
+        """Settings left out are read from the environment (``PAYSDK_*``), else defaulted.
 
         A client made where neither the arguments nor the environment give a secret key or a
         base URL (at import time, in ``manage.py migrate`` or a Docker build) is made, and each

@@ -33,14 +33,12 @@ _END = object()
 class VerifyResult:
     """One reference's outcome: ``payment`` if it was verified, else the ``error`` it met.
 
-    ``request_id`` is the last answer's ``X-Request-Id`` (or ``Request-Id``), if the service
-    sent one: for an error that was an answer, it is ``error.request_id``.
-
     Attributes:
         reference: the reference, as it was given.
         payment: the verified payment; ``None`` if the call failed.
         error: the paysdk exception the call met; ``None`` if it succeeded.
-        request_id: the last answer's request id, if the service sent one.
+        request_id: the last answer's ``X-Request-Id`` (or ``Request-Id``), if the service sent
+            one (for an error that was an answer, ``error.request_id``).
     """
 
     reference: str
@@ -87,9 +85,8 @@ def _check_concurrency(concurrency: object) -> int:
 
 
 def _references(references: Iterable[str]) -> Iterator[Any]:
-    """An iterator over ``references``, read lazily; a ``str`` or ``bytes`` is refused.
-
-    A string is an iterable too: ``verify_many("order-1")`` would verify each of its characters.
+    """An iterator over ``references``, read lazily; a ``str`` or ``bytes`` is refused, whose
+    characters would each be verified.
 
     Raises:
         TypeError: ``references`` is a ``str``, ``bytes`` or another bytes-like object.

@@ -1,8 +1,7 @@
 """``PAYSDK_LOG=debug|info``: the ``paysdk`` logger on stderr without a line of code.
 
-Each send is logged at DEBUG and each retry at INFO; nothing paysdk logs holds the secret key.
-Set once, the first time a client is made; a handler you added yourself is left alone. Each
-line goes to ``sys.stderr`` as it is when the line is logged.
+Set once, with the first client made; a handler you added yourself is left alone. Each send is
+logged at DEBUG and each retry at INFO, never with the secret key.
 """
 
 from __future__ import annotations
