@@ -66,10 +66,6 @@ class NotFulfilled(Exception):
         return None if self.refusal is None else Refusal(payment, self.refusal)
 
 
-ONLY_METHOD = "GET"
-"""The one method a callback is fulfilled for: the service calls back with GET."""
-
-
 def method_response(method: str) -> CallbackResponse | None:
     """The answer to a callback request by ``method``: ``None`` for GET, which is handled; for any
     other (``HEAD`` too), 405. Compared exactly: HTTP methods are case-sensitive.
@@ -81,7 +77,7 @@ def method_response(method: str) -> CallbackResponse | None:
         ``None`` for GET; else the 405 ``method_not_allowed`` answer, whose ``headers`` hold
         ``Allow: GET``.
     """
-    if method == ONLY_METHOD:
+    if method == "GET":
         return None
     log.info("callback answered 405 (method_not_allowed): a %s request", _shown_method(method))
     return CallbackResponse(405, "method_not_allowed")
