@@ -1,11 +1,8 @@
 """A read-only admin of the ledger's table, registered when ``django.contrib.admin`` is installed.
 
-The state shown and filtered on is the one the ledger reads (``DjangoLedger.state_sql``): a claim
-whose lease ran out by the database's clock is ``unknown``, which the stored ``state`` never says.
-
-A row is one account's payment of one reference, while the model's primary key (Django's state)
-is the reference alone: each row's page is named ``<account>/<reference>`` (an account label has
-no ``/``; ``/<reference>`` for the unlabelled account) and ``get_object`` looks it up by both.
+The state shown is the ledger's (``DjangoLedger.state_sql``): an expired claim is ``unknown``,
+which the stored ``state`` never says. The model's key is the reference alone, but a row is one
+account's: its page is ``<account>/<reference>`` (a label has no ``/``), looked up by both.
 """
 
 from __future__ import annotations

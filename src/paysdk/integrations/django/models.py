@@ -1,12 +1,6 @@
-"""The ledger's table, for migrations and the admin: every read and write of the ledger goes
-through [`DjangoLedger`][paysdk.integrations.django.DjangoLedger] (its SQL), never through this
-model.
-
-The columns are exactly those the ledger creates itself. Timestamps are ``timestamptz`` on
-PostgreSQL; on SQLite they are the ledger's ``TEXT`` of fixed width (UTC ISO 8601, ``...Z``),
-which its SQL compares with SQLite's clock as text: `LedgerTimestampField` keeps that
-representation, while the model (and the admin) still see aware datetimes.
-"""
+"""The ledger's table, for migrations and the admin: exactly the columns the ledger creates, read
+and written only by [`DjangoLedger`][paysdk.integrations.django.DjangoLedger]'s SQL, never through
+this model (timestamps as ``LedgerTimestampField`` says)."""
 
 from __future__ import annotations
 
@@ -30,13 +24,11 @@ else:  # not generic at run time
 
 
 class LedgerTimestampField(_DateTimeField):
-    """A ``DateTimeField`` stored as the ledger stores time.
+    """A ``DateTimeField`` stored as the ledger stores time, the model still seeing aware datetimes.
 
-    On SQLite, Django's ``DateTimeField`` is a ``datetime`` column (NUMERIC affinity) written as
-    ``2026-11-23 13:00:00.000000``: beside the ledger's ``2026-11-23T13:00:00.000000Z`` that
-    compares wrongly as text, so on SQLite this field is a ``text`` column written in the
-    ledger's form. Reading needs nothing: Django's SQLite converter parses either form. On
-    every other database it is Django's ``DateTimeField`` (``timestamp with time zone``).
+    On SQLite, Django writes ``2026-11-23 13:00:00.000000``, which compares wrongly as text
+    beside the ledger's ``2026-11-23T13:00:00.000000Z``: there it is a ``text`` column in the
+    ledger's form (Django's converter reads either). Elsewhere it is Django's own field.
     """
 
     def db_type(self, connection: BaseDatabaseWrapper) -> str | None:
