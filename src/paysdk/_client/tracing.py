@@ -223,9 +223,6 @@ class Untraced(CallSpan):
     def sleeping(self, sleep: Callable[[float], R]) -> Callable[[float], R]:
         return sleep
 
-    def end(self, error: BaseException | None = None) -> None:
-        return None
-
 
 UNTRACED = Untraced()
 """The one span that records nothing."""
