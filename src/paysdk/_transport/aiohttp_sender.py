@@ -21,7 +21,7 @@ from .._errors import ConfigurationError
 from .._parsing.decoding import DecodingError, adecoded
 from .async_streams import AsyncStream, LoopBinding
 from .forks import PerProcess
-from .network import Network, Proxy, through_proxy
+from .network import Network, Proxy, proxy_refused, through_proxy, timeout_failure
 from .tls import chain, tls_failure
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
@@ -69,13 +69,11 @@ def _failure(exc: BaseException) -> Failure | None:
         return None
     _drop_frames(exc)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
-        return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
+        return timeout_failure(exc)
     if (tls := tls_failure(exc)) is not None:
         return tls
-    if isinstance(exc, aiohttp.ClientHttpProxyError) and exc.status in (403, 407):
-        return Failure("proxy_auth", f"{exc.status} {exc.message}", cause=exc)  # as httpx's
     if isinstance(exc, aiohttp.ClientHttpProxyError):
-        return Failure("proxy", f"{exc.status} {exc.message}", cause=exc)
+        return proxy_refused(exc.status, f"{exc.status} {exc.message}", exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
 

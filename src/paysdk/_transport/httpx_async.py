@@ -123,7 +123,7 @@ class AsyncHttpxSender:
     async def send(self, request: Send) -> Answer | Failure | AsyncStream:
         started = time.monotonic()
         with move_on_after(request.budget):  # only its own cancel scope is a timeout
-            return await self._attempt(request, started)
+            return through_proxy(await self._attempt(request, started), request, self._network)
         return through_proxy(attempt_timed_out(request.budget), request, self._network)
 
     async def _attempt(self, request: Send, started: float) -> Answer | Failure | AsyncStream:
@@ -135,11 +135,10 @@ class AsyncHttpxSender:
         except Exception as exc:
             if (failure := self._failure(exc)) is None:
                 raise
-            return through_proxy(failure, request, self._network)
+            return failure
         if request.opens(response.status_code):
             return httpx_stream(response, lambda: self.is_closed)
-        answer = await read_answer(request, response, started, self._failure)
-        return through_proxy(answer, request, self._network)
+        return await read_answer(request, response, started, self._failure)
 
     async def _direct(
         self, routes: AsyncRoutes, request: Send, started: float
@@ -151,14 +150,13 @@ class AsyncHttpxSender:
         except Exception as exc:
             if (failure := self._core_failure(exc, request)) is None:
                 raise
-            return through_proxy(failure, request, self._network)
+            return failure
         headers = httpx.Headers(response.headers)
         if request.opens(response.status):
             return core_stream(request, response, headers, lambda: self.is_closed)
         body = (headers.get("content-encoding"), response.aiter_stream(), response.aclose)
         failed = functools.partial(self._core_failure, sent=request)
-        answer = await read_body(request, (response.status, headers), body, started, failed)
-        return through_proxy(answer, request, self._network)
+        return await read_body(request, (response.status, headers), body, started, failed)
 
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""

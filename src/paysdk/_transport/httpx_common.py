@@ -15,6 +15,7 @@ import httpx
 from .._core.config import Timeout
 from .._core.steps import Failure, Send
 from .._parsing.decoding import DecodingError, decoded
+from .network import proxy_refused, timeout_failure
 from .tls import tls_failure
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "own_client_options",
     "raw_body",
     "sync_body",
-    "timeout_failure",
 ]
 
 BACKEND = f"{httpx.__name__}/{httpx.__version__}"
@@ -66,10 +66,10 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
         return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
     if (tls := tls_failure(exc)) is not None:
         return tls
-    if isinstance(exc, httpx.ProxyError) and re.match("40[37] ", str(exc)):  # httpcore: "407 ..."
-        return Failure("proxy_auth", str(exc), cause=exc)  # its credentials, or its policy
-    if isinstance(exc, httpx.ProxyError) and re.match("[1-5][0-9][0-9] ", str(exc)):
-        return Failure("proxy", str(exc), cause=exc)  # httpcore: the CONNECT's status and reason
+    if isinstance(exc, httpx.ProxyError) and (status := re.match("([1-5][0-9][0-9]) ", str(exc))):
+        return proxy_refused(
+            int(status[1]), str(exc), exc
+        )  # httpcore: the CONNECT's status, reason
     detail = str(exc) or type(exc).__name__
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
@@ -116,11 +116,6 @@ def check_host(url: str) -> None:
             f"the host {parsed.host!r} has characters no host name has (spaces, '%', "
             "punctuation): it cannot be resolved"
         )
-
-
-def timeout_failure(exc: httpx.TimeoutException) -> Failure:
-    """The ``Failure`` an httpx timeout stands for."""
-    return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
 
 
 def httpx_timeout(timeout: Timeout) -> httpx.Timeout:

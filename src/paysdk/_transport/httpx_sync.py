@@ -27,9 +27,8 @@ from .httpx_common import (
     failure_from_httpx,
     own_client_options,
     sync_body,
-    timeout_failure,
 )
-from .network import Network, through_proxy
+from .network import Network, through_proxy, timeout_failure
 
 __all__ = ["SyncHttpxSender", "own_client"]
 
@@ -142,7 +141,7 @@ class SyncHttpxSender:
         deadline = _deadline_of(request.budget, started)
         if deadline is None or self._idle is None:
             with attempt_deadline(deadline):
-                return self._send(request, started, None)
+                return through_proxy(self._send(request, started, None), request, self._network)
         watch = watchdog.watch(deadline)
         try:
             outcome = self._send(request, started, AttemptTrace(watch, self._idle))
@@ -152,7 +151,7 @@ class SyncHttpxSender:
             if isinstance(outcome, SyncStream):
                 outcome.close()
             return deadline_passed()
-        return outcome
+        return through_proxy(outcome, request, self._network)
 
     def _send(
         self, request: Send, started: float, trace: AttemptTrace | None
@@ -165,13 +164,12 @@ class SyncHttpxSender:
         except Exception as exc:
             if (failure := self._failure(exc)) is None:
                 raise
-            return through_proxy(failure, request, self._network)
+            return failure
         if trace is not None:
             trace.found(response.extensions.get("network_stream"), response.http_version)
         if request.opens(response.status_code):
             return SyncStream(response, lambda: self.http.is_closed, borrowed=trace is not None)
-        answer = read_answer(request, response, started, self._failure)
-        return through_proxy(answer, request, self._network)
+        return read_answer(request, response, started, self._failure)
 
     def _failure(self, exc: Exception) -> Failure | None:
         """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""

@@ -23,7 +23,7 @@ from .._core.steps import Answer, Failure, Send
 from .._errors import ConfigurationError
 from .tls import chain, ssl_context, unloadable
 
-__all__ = ["Network", "Proxy", "parse_proxy", "through_proxy"]
+__all__ = ["Network", "Proxy", "parse_proxy", "proxy_refused", "through_proxy", "timeout_failure"]
 
 PROXY_SCHEMES = ("http", "https")
 MAX_ROUTES = 256
@@ -249,6 +249,17 @@ def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Fai
         if _unreachable(exc):
             return outcome._replace(kind="proxy_connect", detail=_said(exc), proxy=proxy.named)
     return outcome._replace(proxy=proxy.named)  # the service, or the proxy: said to be on the way
+
+
+def timeout_failure(exc: BaseException) -> Failure:
+    """The ``Failure`` a library's timeout (``exc``) stands for, worded alike on every backend."""
+    return Failure("timeout", f"no answer within the timeout ({type(exc).__name__})", cause=exc)
+
+
+def proxy_refused(status: int, said: str, exc: BaseException) -> Failure:
+    """A proxy's error answer (``said``: its status and reason) to a tunnel's ``CONNECT``: 407
+    (its credentials) or 403 (its policy) is not retried like an outage, as 502 or 503 is."""
+    return Failure("proxy_auth" if status in (403, 407) else "proxy", said, cause=exc)
 
 
 def _proxy_of(request: Send, network: Network) -> Proxy | None:
