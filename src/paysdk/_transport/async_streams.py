@@ -16,7 +16,7 @@ from .._core.steps import Answer, Failure, Opened, Read, Send
 from .._errors import EventLoopError, closed_error
 from .forks import PerProcess
 
-__all__ = ["AsyncOpenStream", "AsyncSender", "AsyncStream", "LoopBinding"]
+__all__ = ["AsyncOpenStream", "AsyncSender", "AsyncStream", "LoopBinding", "running_loop"]
 
 
 class AsyncSender(Protocol):
@@ -35,6 +35,14 @@ class AsyncOpenStream(Protocol):
 
     async def read(self, step: Read) -> bytes | Failure: ...
     async def close(self) -> None: ...
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The asyncio loop running the caller; ``None`` if none does (under trio)."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 class _Bound:
@@ -81,11 +89,7 @@ class LoopBinding:
         closed is run in a worker thread until they are; a closed loop took them with it, and
         their sockets are released when the client is collected.
         """
-        owner = self.loop
-        try:
-            current: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            current = None
+        owner, current = self.loop, running_loop()
         if owner is None or current is None or owner is current:
             await close()
         elif owner.is_closed():

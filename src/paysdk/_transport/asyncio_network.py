@@ -21,9 +21,10 @@ from typing import Any, cast
 import anyio
 import httpcore
 
+from .async_streams import running_loop
 from .asyncio_stream import AsyncioStream, Protocol
 
-__all__ = ["AsyncioBackend"]
+__all__ = ["AsyncioBackend", "HttpcoreBackends"]
 
 SocketOption = (
     tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
@@ -35,32 +36,17 @@ OWN_LOOPS: tuple[type[asyncio.AbstractEventLoop], ...] = (asyncio.BaseEventLoop,
 proactor), whose transports it was written against."""
 
 
-class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    """Opens httpcore's connections on asyncio's transports while one of asyncio's own event
-    loops runs the caller; otherwise hands each call to the fallback."""
+class HttpcoreBackends:
+    """httpcore's own backend for the library running the caller, as its pools choose one, made
+    on first use: trio's outside asyncio (httpcore's pools run under asyncio and trio only),
+    anyio's on an asyncio loop."""
 
-    def __init__(self, fallback: httpcore.AsyncNetworkBackend | None = None) -> None:
-        """
-        Args:
-            fallback: the backend on any other loop; ``None`` for httpcore's own for it: its
-                trio backend outside asyncio (httpcore's pools run under asyncio and trio
-                only), its anyio backend on another asyncio loop (uvloop's, whose transports
-                this backend was not written against).
-        """
-        self._fallback = fallback
+    def __init__(self) -> None:
         self._trio: httpcore.AsyncNetworkBackend | None = None
         self._anyio: httpcore.AsyncNetworkBackend | None = None
 
-    def _other(self) -> httpcore.AsyncNetworkBackend | None:
-        """``None`` on asyncio's own loop; otherwise the backend to hand the call to."""
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
-        if isinstance(loop, OWN_LOOPS):
-            return None
-        if self._fallback is not None:
-            return self._fallback
+    def for_loop(self, loop: asyncio.AbstractEventLoop | None) -> httpcore.AsyncNetworkBackend:
+        """The backend for ``loop``, the running asyncio loop (``None``: none runs)."""
         # httpcore's stand-in classes (for a missing trio or anyio) are no backends to a type
         # checker, so each is named as the interface it implements
         if loop is None:
@@ -68,6 +54,28 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             return self._trio
         self._anyio = self._anyio or cast(httpcore.AsyncNetworkBackend, httpcore.AnyIOBackend())
         return self._anyio
+
+
+class AsyncioBackend(httpcore.AsyncNetworkBackend):
+    """Opens httpcore's connections on asyncio's transports while one of asyncio's own event
+    loops runs the caller; otherwise hands each call to the fallback."""
+
+    def __init__(self, fallback: httpcore.AsyncNetworkBackend | None = None) -> None:
+        """
+        Args:
+            fallback: the backend on any other loop; ``None`` for httpcore's own for it
+                (``HttpcoreBackends``: on another asyncio loop, uvloop's, whose transports
+                this backend was not written against, its anyio backend).
+        """
+        self._fallback = fallback
+        self._httpcore = HttpcoreBackends()
+
+    def _other(self) -> httpcore.AsyncNetworkBackend | None:
+        """``None`` on asyncio's own loop; otherwise the backend to hand the call to."""
+        loop = running_loop()
+        if isinstance(loop, OWN_LOOPS):
+            return None
+        return self._fallback or self._httpcore.for_loop(loop)
 
     async def connect_tcp(
         self,

@@ -9,15 +9,15 @@ garbage collector found it. Public names of anyio and httpcore only.
 
 from __future__ import annotations
 
-import asyncio
 import ssl
 from collections.abc import Iterable
-from typing import Any, cast
+from typing import Any
 
 import anyio
 import httpcore
 
-from .asyncio_network import SocketOption
+from .async_streams import running_loop
+from .asyncio_network import HttpcoreBackends, SocketOption
 
 __all__ = ["ClosingTLSBackend"]
 
@@ -27,18 +27,10 @@ class ClosingTLSBackend(httpcore.AsyncNetworkBackend):
     its streams closed when a handshake is cancelled."""
 
     def __init__(self) -> None:
-        self._trio: httpcore.AsyncNetworkBackend | None = None
-        self._anyio: httpcore.AsyncNetworkBackend | None = None
+        self._httpcore = HttpcoreBackends()
 
     def _own(self) -> httpcore.AsyncNetworkBackend:
-        """httpcore's backend for the library running the caller, as its pools choose one."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:  # httpcore's pools run under asyncio and trio only
-            self._trio = self._trio or cast(httpcore.AsyncNetworkBackend, httpcore.TrioBackend())
-            return self._trio
-        self._anyio = self._anyio or cast(httpcore.AsyncNetworkBackend, httpcore.AnyIOBackend())
-        return self._anyio
+        return self._httpcore.for_loop(running_loop())
 
     async def connect_tcp(
         self,
