@@ -1,9 +1,8 @@
 """The shells that carry plans out: the loops, the senders, and the httpx transport over
 paysdk's own connection pools.
 
-What the products may use is named here and loaded on first use (the ledger's ``drive`` and
-``async_drive``, the sandbox's ``fetch``, ``httpx_timeout``, ``check_host``); an import contract
-in ``pyproject.toml`` keeps them out of the modules below.
+What the products may use is named here, loaded on first use; an import contract in
+``pyproject.toml`` keeps them out of the modules below.
 """
 
 from __future__ import annotations

@@ -1,18 +1,14 @@
 """The async client's connections on a route without a proxy: HTTP/1.1 on h11, one request at a
 time, no lock.
 
-httpcore's connection takes three locks per request; under asyncio they are anyio's, and each,
-even uncontended, hands the loop to every other ready task. When 50 calls' answers arrive
-together, each call's next request then waits behind all the others': over a 50 ms round trip,
-each round of the default ``AsyncClient`` took about 2 ms longer than aiohttp's. paysdk's pool
-(``connections.py``) gives a connection to one request at a time, so ``AsyncDirectConnection``
-needs no lock: it speaks HTTP/1.1 as httpcore's does (h11; the same exceptions, keep-alive and
-expiry) on a stream the route's backend opens, and yields only to wait for the network.
-
-While something replaced httpcore's connection's send (respx, while a router is started; so
-``MockPaymentAPI``), the route makes httpcore's connections and passes over its own idle ones,
-so each request reaches the replacement. The sync client keeps httpcore's connections: their
-threading locks yield to nothing.
+httpcore's connection takes three anyio locks per request, and each, even uncontended, hands the
+loop to every ready task: with 50 calls' answers arriving together, each round over a 50 ms round
+trip took about 2 ms longer than aiohttp's. paysdk's pool (``connections.py``) gives a connection
+to one request at a time, so ``AsyncDirectConnection`` speaks HTTP/1.1 as httpcore's does (the
+same exceptions, keep-alive and expiry) without a lock, yielding only to wait for the network.
+While httpcore's connection's send is replaced (respx's router, so ``MockPaymentAPI``), the route
+makes httpcore's connections and passes over its own idle ones. The sync client keeps httpcore's
+connections: their threading locks yield to nothing.
 """
 
 from __future__ import annotations

@@ -1,12 +1,10 @@
 """An httpcore network backend on asyncio's own transports, for the ``AsyncClient``'s pools.
 
-httpcore's default async backend goes through anyio, whose TLS stream runs OpenSSL's memory
-buffers from Python and whose socket stream adds awaits per read and write: about a sixth of the
-client's CPU on a verify over TLS. ``AsyncioBackend`` connects with ``loop.create_connection``
-(racing a name's addresses itself) and returns ``asyncio_stream.py``'s stream, which upgrades
-with ``loop.start_tls``. Failures are raised as httpcore's anyio backend raises them
-(``httpcore/_backends/anyio.py``). Under trio, and on another asyncio loop (uvloop), each call
-goes to httpcore's own backend. Public names of asyncio, anyio and httpcore only.
+httpcore's anyio backend runs OpenSSL's memory buffers from Python and adds awaits per read and
+write: about a sixth of a TLS verify's CPU. This one connects with ``loop.create_connection``
+(racing a name's addresses itself) and upgrades with ``loop.start_tls``, raising what httpcore's
+anyio backend raises (``httpcore/_backends/anyio.py``). Under trio, and on another loop (uvloop),
+each call goes to httpcore's own backend. Public names of asyncio, anyio and httpcore only.
 """
 
 from __future__ import annotations
@@ -123,10 +121,9 @@ so one that never answers is passed over."""
 async def _race(
     loop: asyncio.AbstractEventLoop, host: str, port: int, local: tuple[str, int] | None
 ) -> tuple[asyncio.Transport, Protocol]:
-    """The first connection made to one of ``host``'s addresses, raced as anyio races them.
-
-    asyncio's own race (``happy_eyeballs_delay``) drops, unclosed, a connection made as its
-    caller is cancelled; here every connection made but not returned is closed.
+    """The first connection made to one of ``host``'s addresses, raced as anyio races them,
+    closing every other one made (asyncio's ``happy_eyeballs_delay`` leaves one made as its
+    caller is cancelled unclosed).
 
     Raises:
         OSError: the name did not resolve, or no address took the connection.

@@ -1,14 +1,10 @@
 """Finding the socket an attempt reads from on a merchant's own ``httpx.Client``, for the
-``watchdog`` (paysdk's own client bounds its sockets itself: ``deadline``), through httpcore's
-public ``trace`` request extension:
-
-- a new connection: the stream ``connect_tcp`` (and ``start_tls``) returns names its socket;
-- a kept-alive one sends no connect event, so each connection an attempt used is remembered as
-  idle when its answer is closed (``http11.response_closed``); an attempt that starts sending
-  without connecting took the only idle one, if there is only one;
-- once the head is in, the response's ``network_stream`` names it exactly.
-
-HTTP/2 connections are never shut down: other requests share them.
+``watchdog`` (paysdk's own client bounds its sockets: ``deadline``), by httpcore's ``trace``
+extension: a new connection's stream (``connect_tcp``, ``start_tls``) names its socket; a
+kept-alive one sends no connect event, so each socket used is remembered as idle when its answer
+closes, and an attempt that sends without connecting took the only idle one to its origin, if
+there is only one; the response's ``network_stream`` then names it exactly. HTTP/2 connections
+are never shut down: other requests share them.
 """
 
 from __future__ import annotations

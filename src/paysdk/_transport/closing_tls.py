@@ -1,10 +1,8 @@
-"""httpcore's own network backend, for the ``AsyncClient``'s routes through a proxy, with one
-difference: a stream whose TLS handshake is cancelled is closed.
-
-httpcore's anyio backend closes a stream whose handshake failed, but not one whose handshake was
-cancelled: the attempt's budget running out while an ``https://`` proxy (or the service, inside
-its tunnel) has not finished its handshake. That stream's socket would stay open until the
-garbage collector found it. Public names of anyio and httpcore only.
+"""httpcore's own network backend, for the ``AsyncClient``'s routes through a proxy, but a stream
+whose TLS handshake is cancelled is closed: httpcore's anyio backend closes one whose handshake
+failed, not one cancelled (the budget running out in an ``https://`` proxy's handshake, or the
+service's in its tunnel), whose socket would stay open until garbage-collected. Public names of
+anyio and httpcore only.
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
-"""The async httpx sender: each attempt inside one cancel scope, bodies through ``BodyReader``
-(the sync sender's caps). Imported with the first httpx ``AsyncClient``.
+"""The async httpx sender (loaded with the first httpx ``AsyncClient``): each attempt inside one
+cancel scope, bodies through ``BodyReader``.
 
-The ``httpx.AsyncClient`` paysdk makes has no auth, redirects, cookies or event hooks to apply,
-so its sender hands each attempt straight to its pools (``AsyncRoutes``) as the
-``httpcore.Request`` the client would have made, and reads httpcore's answer the same way:
-httpx's request and response machinery costs about a quarter of a call's CPU. A merchant's
-client, and paysdk's own while OpenTelemetry's httpx instrumentation is on (its spans come from
-the transport httpx sends through), send through httpx.
+paysdk's own ``httpx.AsyncClient`` has no auth, redirects, cookies or event hooks, so its sender
+hands each attempt to its pools (``AsyncRoutes``) as the ``httpcore.Request`` the client would
+have made: httpx's request and response machinery costs about a quarter of a call's CPU. A
+merchant's client, and paysdk's own while OpenTelemetry's httpx instrumentation is on (its spans
+come from the transport), send through httpx.
 """
 
 from __future__ import annotations
 
 import functools
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 
 import httpcore
 import httpx
@@ -67,24 +66,18 @@ def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSen
     return AsyncHttpxSender(http, defaults=defaults, routes=transport.routes)
 
 
-async def async_body(response: httpx.Response) -> AsyncIterator[bytes]:
-    """The decoded body, inflated in bounded steps as it arrives (for streams)."""
-    encoding, chunks = async_raw_body(response)
-    async for piece in adecoded(encoding, chunks):
-        yield piece
-
-
 def httpx_stream(response: httpx.Response, closed: Callable[[], bool]) -> AsyncStream:
     """A successful httpx answer left open for ``iter_payments``."""
     opened = Opened(response.status_code, response.headers)
-    return AsyncStream(opened, async_body(response), response.aclose, closed, failure_from_httpx)
+    pieces = adecoded(*async_raw_body(response))  # inflated in bounded steps as it arrives
+    return AsyncStream(opened, pieces, response.aclose, closed, failure_from_httpx)
 
 
 def core_stream(
     sent: Send, response: httpcore.Response, headers: httpx.Headers, closed: Callable[[], bool]
 ) -> AsyncStream:
     """A successful httpcore answer to ``sent`` left open for ``iter_payments``, decoded as
-    ``async_body`` decodes an httpx one."""
+    ``httpx_stream`` decodes an httpx one."""
     pieces = adecoded(headers.get("content-encoding"), response.aiter_stream())
     opened = Opened(response.status, headers)
     failure = functools.partial(failure_from_httpcore, sent=sent)

@@ -131,8 +131,7 @@ def narrowed(timeout: Timeout, budget: float) -> Timeout:
 
 def sync_body(response: httpx.Response) -> Iterator[bytes]:
     """The decoded body, inflated in bounded steps as it arrives (for streams)."""
-    encoding, chunks = raw_body(response)
-    return decoded(encoding, chunks)
+    return decoded(*raw_body(response))
 
 
 def body_source(response: httpx.Response) -> tuple[str | None, bytes | None]:
@@ -218,14 +217,11 @@ def own_client_options(defaults: HttpxDefaults) -> dict[str, Any]:
 
 
 class RequestBuilder:
-    """The ``httpx.Request`` for a ``Send``, less what its client sends by default anyway; or
-    the ``httpcore.Request`` that client would hand its transport for it (``core``).
-
-    httpx spends microseconds per request on every header and timeout it is given (it builds a
-    new ``Timeout``), so paysdk's own client is given the config's fixed headers and timeout
-    once (``defaults``) and a request carries little more than ``Authorization``. The last
-    headers are kept: every call without per-call options has the same ones.
-    """
+    """The ``httpx.Request`` for a ``Send``, or the ``httpcore.Request`` its client would hand
+    its transport (``core``). httpx spends microseconds per request on each header and timeout
+    given, so paysdk's own client is given the config's fixed ones once (``defaults``) and a
+    request carries little more than ``Authorization``; the last headers are kept, as every call
+    without per-call options has the same ones."""
 
     __slots__ = ("_headers", "_last", "_merged", "_timeout")
 

@@ -1,16 +1,12 @@
 """OpenTelemetry's httpx instrumentation over paysdk's own httpx transport.
 
-``HTTPXClientInstrumentor`` (``HTTPX2ClientInstrumentor`` for httpx2) traces httpx's own
-transports by patching their classes; paysdk's transport is its own, so while an instrumentor of
-the httpx paysdk runs on is on, it sends through the instrumentation's public tracing transport.
-Asked per request, so an application that instruments after making its client is traced too;
-nothing of OpenTelemetry is imported here, so an uninstrumented one pays one dict lookup.
-
-On httpx2 (``httpx2.alias_httpx()``) either instrumentor traces paysdk, as the alias points
-``HTTPXClientInstrumentor``'s ``httpx`` at httpx2; with both on, a request still gets one span.
-``HTTPX2ClientInstrumentor`` and the ``...Httpx2`` transports came in 0.65b0; an older
-instrumentation's unsuffixed transports are httpx2's under the alias. ``async_traced`` and
-``traced`` are twins for ``scripts/unasync.py``'s rules.
+``HTTPXClientInstrumentor`` (``HTTPX2ClientInstrumentor`` for httpx2) patches httpx's own
+transport classes, not paysdk's, so while one for the httpx paysdk runs on is instrumenting,
+paysdk sends through the instrumentation's public tracing transport. Asked per request (an app
+may instrument after making its client); nothing of OpenTelemetry is imported here, so an
+uninstrumented app pays one dict lookup. Under ``httpx2.alias_httpx()`` either instrumentor
+traces paysdk (one span per request with both on); the ``...Httpx2`` transports came in 0.65b0,
+before which the unsuffixed ones are httpx2's under the alias.
 """
 
 from __future__ import annotations
@@ -67,6 +63,6 @@ def traced(transport: httpx.BaseTransport, module: ModuleType) -> httpx.BaseTran
 def async_traced(
     transport: httpx.AsyncBaseTransport, module: ModuleType
 ) -> httpx.AsyncBaseTransport:
-    """The async twin of ``traced``."""
+    """The async twin of ``traced``, named for ``scripts/unasync.py``'s rules."""
     wrapper: httpx.AsyncBaseTransport = _wrapped(module, "AsyncOpenTelemetryTransport", transport)
     return wrapper

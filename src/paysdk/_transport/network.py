@@ -219,14 +219,12 @@ the proxy (the proxy connects to the service), so these are the proxy's."""
 
 
 def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Failure:
-    """An attempt's ``outcome``, naming the proxy ``request`` went through where that proxy
-    failed: could not be connected to (retried, as it may be restarting), did not open the
-    tunnel, or answered 407 to a forwarded plain-HTTP request, as it does to a tunnel's; where
-    a connection broke on the way (the proxy's, or the service's in the tunnel); or where an
-    ``https://`` proxy may be to blame: no TLS, or no answer in time (most proxies speak plain
-    HTTP, and many wait silently for the rest of a request), or a certificate that does not
-    verify (the proxy's is checked with the same trust as the service's); the outcome as it is
-    otherwise, or without a ``network`` (a merchant's own httpx client)."""
+    """``outcome``, naming the proxy ``request`` went through where it may be to blame: not
+    connected to (``proxy_connect``, retried: it may be restarting), a refused tunnel, a 407 to a
+    forwarded request, a connection broken on the way; through an ``https://`` proxy, also no
+    TLS, no answer in time (most proxies speak plain HTTP and wait silently for the rest of a
+    request) or a certificate that does not verify (checked with the service's trust). As it is
+    without a ``network`` (a merchant's own httpx client)."""
     if network is None:
         return outcome
     if isinstance(outcome, Answer):

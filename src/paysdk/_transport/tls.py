@@ -100,7 +100,7 @@ def tls_failure(exc: BaseException) -> Failure | None:
     if (refused := certificate_error(exc)) is not None:
         problem = f"{certificate_problem(refused)}; {certificate_advice(refused)}"
         return Failure("certificate", problem, cause=exc)
-    if (not_tls := plain_http_error(exc)) is not None:
+    if (not_tls := _ssl_error(exc, NOT_TLS)) is not None:
         return Failure("tls_protocol", str(not_tls), cause=exc)
     if (outdated := _ssl_error(exc, NO_COMMON_VERSION)) is not None:
         return Failure("tls_version", str(outdated), cause=exc)
@@ -175,14 +175,9 @@ def certificate_advice(error: ssl.SSLCertVerificationError) -> str:
     )
 
 
-def plain_http_error(exc: BaseException) -> ssl.SSLError | None:
-    """The TLS error behind ``exc`` that says the server did not answer in TLS, if one does:
-    searched along its causes, as aiohttp and httpx both wrap it."""
-    return _ssl_error(exc, NOT_TLS)
-
-
 def _ssl_error(exc: BaseException, reasons: frozenset[str]) -> ssl.SSLError | None:
-    """The TLS error behind ``exc`` whose OpenSSL reason is one of ``reasons``, if one is."""
+    """The TLS error behind ``exc`` whose OpenSSL reason is one of ``reasons``, if one is:
+    searched along its causes, as aiohttp and httpx both wrap it."""
     for current in chain(exc):
         if isinstance(current, ssl.SSLError) and getattr(current, "reason", None) in reasons:
             return current

@@ -1,11 +1,10 @@
 """Ends a blocked socket read at the attempt's deadline, for sockets paysdk did not open.
 
 httpx's timeouts are per read, so a server trickling bytes keeps a read on a merchant's own
-``httpx.Client`` going for ever, and paysdk cannot wrap that client's sockets (``deadline``).
-So each attempt registers its deadline here, and the socket it turns out to use (``borrowed``
-finds it) is shut when the deadline passes: the read returns, and the sender reports a timeout.
-One thread per process keeps the deadlines in a heap, starting with the first and ending after
-a while with none to watch; a forked child starts with no thread and no deadlines.
+``httpx.Client`` going for ever, and paysdk cannot wrap its sockets (``deadline``): the socket an
+attempt uses (``borrowed`` finds it) is shut when its deadline passes, and the sender reports a
+timeout. One thread per process keeps the deadlines in a heap, ending after a while with none; a
+forked child starts with no thread and no deadlines.
 """
 
 from __future__ import annotations

@@ -1,13 +1,10 @@
-"""The httpx transport of the clients paysdk makes, over connection pools of paysdk's own, on
-httpx's and httpcore's public names alone.
+"""The httpx transport of the clients paysdk makes, over pools of paysdk's own, on httpx's and
+httpcore's public names alone.
 
-``AsyncPoolTransport``, what the clients are given, sends through ``AsyncRoutesTransport`` (or
-OpenTelemetry's tracing transport around it while the httpx instrumentation is on), which hands
-each request, as httpcore's (``httpcore_edge.py``), to ``AsyncRoutes`` and gives back httpx's
-response and exceptions, as httpx's own transport does. ``AsyncRoutes`` sends each request
-through this process's pool for its route (direct, or by a proxy): ``AsyncConnections`` of
-paysdk's own HTTP/1.1 connections (``async_direct.py``) or httpcore's, made with paysdk's TLS
-context and network backend.
+``AsyncPoolTransport`` sends through ``AsyncRoutesTransport`` (inside OpenTelemetry's tracing
+transport while it is on), which hands each request, as httpcore's, to ``AsyncRoutes`` and gives
+back httpx's response and exceptions as httpx's own transport does. ``AsyncRoutes`` sends it
+through this process's pool for its route (direct, or by a proxy).
 """
 
 from __future__ import annotations

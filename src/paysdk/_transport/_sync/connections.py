@@ -2,15 +2,13 @@
 # one and run `python scripts/unasync.py` (`--check` says whether this one is up to date).
 """A route's connections, pooled by paysdk, each used by one request at a time.
 
-The connections are made by httpcore's pool or proxy (``create_connection``) or, for the async
-client's routes without a proxy, by ``async_direct.py``. Nothing is sent through httpcore's
-pool: on every request and close it goes over each connection it holds (an expiry check and a
-poll of its socket; a count of all of them for each idle one), it may hand one idle connection
-to several waiters (the others then open their own), and it asks which async library runs (an
-``import sniffio``) for each event and shield. Here a request takes the connection last given
-back for its origin, checking that one alone, and keeps it until its response is closed; a
-check-in checks its origin's oldest idle one for expiry. So a request looks at one or two
-connections, and no more are open than requests ran at once (``max_connections`` at most).
+Connections are made by httpcore's pool or proxy (``create_connection``), or by
+``async_direct.py`` for the async client's routes without a proxy; nothing is sent through
+httpcore's pool, which on every request and close goes over each connection it holds, may hand
+one idle connection to several waiters, and asks which async library runs (``import sniffio``)
+per event and shield. Here a request takes the connection last given back for its origin,
+checking that one alone, and a check-in checks its origin's oldest idle one for expiry: no more
+are open than requests ran at once (``max_connections`` at most).
 """
 
 from __future__ import annotations
