@@ -160,9 +160,7 @@ class Network:
 
     def _from_environment(self, scheme: str, host: str, port: int) -> Proxy | None:
         proxy = self._environment.get(scheme) or self._environment.get("all")
-        if proxy is None or self._bypassed(host, port):
-            return None
-        return proxy
+        return None if proxy is None or self._bypassed(host, port) else proxy
 
     def _bypassed(self, host: str, port: int) -> bool:
         """Whether ``NO_PROXY``, as it was when the client was made, names ``host``, or

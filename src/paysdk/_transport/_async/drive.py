@@ -36,10 +36,8 @@ async def drive(
     failures: type[BaseException] | tuple[type[BaseException], ...] = (),
 ) -> T:
     """Run ``plan`` to its result, sending back what ``carry_out`` made of each step, or throwing
-    in what it raised of ``failures``, for the plan to decide on.
-
-    A step outside ``vocabulary`` is the plan's bug, not a step's failure: it is refused here,
-    never thrown in, so no plan can take it for a failure it handles."""
+    in what it raised of ``failures``. A step outside ``vocabulary`` is the plan's bug: refused
+    here, never thrown in, so no plan can take it for a failure it handles."""
     try:
         step = next(plan)
         while True:
@@ -139,8 +137,7 @@ class AsyncItemIterator(AsyncCloses, Generic[T]):
             plan: the item plan to carry out.
             send: sends a request step.
             sleep: waits before a retry.
-            done: told how the iteration ended (``None``: it ran out; ``GeneratorExit``: it
-                was stopped early; else what it raised), once it has begun.
+            done: told how the iteration ended (``WhenEnded``), once it has begun.
         """
         self._items = _items(plan, send, sleep, done)
 
