@@ -141,27 +141,22 @@ class AsyncHttpxSender:
         try:
             response = await routes.handle_async_request(self._requests.core(self.http, request))
         except Exception as exc:
-            if (failure := self._core_failure(exc, request)) is None:
+            if (failure := self._failure(exc, request)) is None:
                 raise
             return failure
         headers = httpx.Headers(response.headers)
         if request.opens(response.status):
             return core_stream(request, response, headers, lambda: self.is_closed)
         body = (headers.get("content-encoding"), response.aiter_stream(), response.aclose)
-        failed = functools.partial(self._core_failure, sent=request)
+        failed = functools.partial(self._failure, sent=request)
         return await read_body(request, (response.status, headers), body, started, failed)
 
-    def _failure(self, exc: Exception) -> Failure | None:
-        """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""
+    def _failure(self, exc: Exception, sent: Send | None = None) -> Failure | None:
+        """What ``exc`` stands for (raised sending or reading ``sent`` through httpcore, if
+        given); ``None`` for a bug, which the caller re-raises."""
         if self.is_closed:
             raise closed_error("AsyncClient") from None
-        return failure_from_httpx(exc)
-
-    def _core_failure(self, exc: Exception, sent: Send) -> Failure | None:
-        """``_failure`` for what sending or reading ``sent`` through httpcore raised."""
-        if self.is_closed:
-            raise closed_error("AsyncClient") from None
-        return failure_from_httpcore(exc, sent)
+        return failure_from_httpx(exc) if sent is None else failure_from_httpcore(exc, sent)
 
     async def close(self) -> None:
         self._closed = True
