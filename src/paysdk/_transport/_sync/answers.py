@@ -25,25 +25,11 @@ def read_answer(
     started: float,
     failure: Callable[[Exception], Failure | None],
 ) -> Answer | Failure:
-    """What ``response`` answers ``request`` with, its body read whole within the caps.
-
-    Args:
-        request: the step sent, whose caps and budget the body is read within.
-        response: the response, its headers in and its body not read yet.
-        started: when the attempt began (``time.monotonic()``), for its budget.
-        failure: what an exception while reading stands for; ``None`` for a bug, re-raised.
-
-    Returns:
-        The answer, or the failure the reading met.
-    """
-    encoding, chunks = raw_body(response)
-    return read_body(
-        request,
-        (response.status_code, response.headers),
-        (encoding, chunks, response.close),
-        started,
-        failure,
-    )
+    """``read_body`` for an httpx ``response``, its headers in and its body not read yet; the
+    other arguments and what it returns as ``read_body``'s."""
+    head = (response.status_code, response.headers)
+    body = (*raw_body(response), response.close)
+    return read_body(request, head, body, started, failure)
 
 
 def read_body(
