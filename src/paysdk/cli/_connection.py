@@ -94,6 +94,11 @@ def whole_number(
     return value
 
 
+def positive_count(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--limit``, ``--max-discrepancies``)."""
+    return whole_number(text, 1, expected="a positive whole number")
+
+
 def positive_float(text: str) -> float:
     """An argparse type: a positive number of seconds."""
     try:

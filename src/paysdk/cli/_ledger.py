@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
 from ._command import add_formats
-from ._connection import utf8_text, whole_number
+from ._connection import positive_count, utf8_text
 from ._escape import cell_text, printable
 from ._exits import EXIT_FAILURE, EXIT_OK
 from ._ledger_options import ledger_options, open_ledger
@@ -52,7 +52,7 @@ def add_ledger_command(commands: Any) -> None:
     list_ = actions.add_parser("list", parents=[options], help="list rows in reference order")
     list_.add_argument("--state", type=_state, help="only rows in this state: " + ", ".join(STATES))
     list_.add_argument(
-        "--limit", type=_positive, metavar="N", help="list at most N rows (default: all)"
+        "--limit", type=positive_count, metavar="N", help="list at most N rows (default: all)"
     )
     add_formats(list_, "table", json="print JSON lines", csv="print CSV")
     list_.set_defaults(command=_list)
@@ -107,10 +107,6 @@ def _state(text: str) -> str:
             f"unknown state {text!r}: expected one of {', '.join(STATES)}"
         )
     return text
-
-
-def _positive(text: str) -> int:
-    return whole_number(text, 1, expected="a positive whole number")
 
 
 def _rows(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigurationError
 from ..ledger import MAX_DISCREPANCIES
 from ._command import add_formats
-from ._connection import client_from, whole_number
+from ._connection import client_from, positive_count
 from ._escape import cell_text
 from ._exits import EXIT_ATTENTION, EXIT_OK
 from ._imports import import_callable
@@ -71,7 +71,7 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
     )
     reconcile.add_argument(
         "--max-discrepancies",
-        type=_positive,
+        type=positive_count,
         default=MAX_DISCREPANCIES,
         metavar="N",
         help="list at most N payments (all are counted); default %(default)s",
@@ -83,11 +83,6 @@ def add_reconcile_command(commands: Any, client: argparse.ArgumentParser) -> Non
         csv="print the payments as CSV (the summary is not included)",
     )
     reconcile.set_defaults(command=_reconcile)
-
-
-def _positive(text: str) -> int:
-    """``--max-discrepancies``: a whole number of at least 1, checked with the other options."""
-    return whole_number(text, 1, expected="a positive whole number")
 
 
 def _reconcile(args: argparse.Namespace) -> int:
