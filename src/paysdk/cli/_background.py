@@ -29,8 +29,6 @@ from urllib.parse import urlsplit
 from .._errors import ConfigurationError
 
 __all__ = [
-    "ENV_SANDBOX_DIR",
-    "Detached",
     "RunningSandbox",
     "alive",
     "pid_file",

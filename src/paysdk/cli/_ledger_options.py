@@ -12,7 +12,7 @@ from ._command import Command
 if TYPE_CHECKING:
     from ..ledger import Ledger
 
-__all__ = ["ENV_LEDGER", "account_label", "ledger_options", "open_ledger"]
+__all__ = ["ledger_options", "open_ledger"]
 
 ENV_LEDGER = "PAYSDK_LEDGER"
 """The ledger's URL when ``--ledger`` is not given."""

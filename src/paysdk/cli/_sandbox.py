@@ -24,7 +24,7 @@ from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from ._report import PROG, print_error
 
-__all__ = ["ENV_SANDBOX_PORT", "ENV_SANDBOX_SECRET_KEY", "add_sandbox_commands", "port_number"]
+__all__ = ["add_sandbox_commands"]
 
 ENV_SANDBOX_PORT = "PAYSDK_SANDBOX_PORT"
 ENV_SANDBOX_SECRET_KEY = "PAYSDK_SANDBOX_SECRET_KEY"  # noqa: S105 - the variable's name
