@@ -110,10 +110,20 @@ def _reconcile(args: argparse.Namespace) -> int:
                 progress.clear()
     order = list(Kind)  # missed first, then the alarms, then those set aside
     report.discrepancies.sort(key=lambda d: (order.index(d.kind), d.reference))
-    if args.format == "table":
-        _print_table(report, fulfilling=fulfil is not None)
+    if args.format == "json":
+        print_json(
+            {
+                "account": report.account,
+                "summary": _summary(report),
+                "needs_attention": report.needs_attention,
+                "truncated": report.truncated,
+                "discrepancies": [d.as_dict() for d in report.discrepancies],
+            }
+        )
+    elif args.format == "csv":
+        print_csv(_COLUMNS, (_values(d) for d in report.discrepancies))
     else:
-        {"json": _print_json, "csv": _print_csv}[args.format](report)
+        _print_table(report, fulfilling=fulfil is not None)
     if report.truncated and args.format != "table":
         sys.stderr.write(_cut(report) + "\n")
     return EXIT_ATTENTION if report.needs_attention else EXIT_OK
@@ -197,19 +207,3 @@ def _verdict(report: ReconcileReport, *, fulfilling: bool) -> str:
     alarms = sum(report.counts[str(kind)] for kind in ALARMS)
     missed = "missed and not fulfilled" if fulfilling else "missed"
     return f"needs attention: {report.unresolved_missed} {missed}, {alarms} alarms"
-
-
-def _print_json(report: ReconcileReport) -> None:
-    print_json(
-        {
-            "account": report.account,
-            "summary": _summary(report),
-            "needs_attention": report.needs_attention,
-            "truncated": report.truncated,
-            "discrepancies": [d.as_dict() for d in report.discrepancies],
-        }
-    )
-
-
-def _print_csv(report: ReconcileReport) -> None:
-    print_csv(_COLUMNS, (_values(d) for d in report.discrepancies))
