@@ -192,9 +192,8 @@ def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
     """The pid of the process serving ``sandbox.base_url``, as it says; ``None`` if none says.
 
     Asked, not read from the pid file: a pid outlives its process and may be another's by now.
-    Over http.client (a detached sandbox serves plain HTTP here), so ``status`` and ``stop`` run
-    without httpx; imported here, as it (with ssl and the email parser) is a third of the
-    command line's start, and only the commands that ask a detached sandbox need it.
+    Over http.client (a detached sandbox serves plain HTTP), not httpx; imported here, as it
+    (with ssl and the email parser) is a third of the command line's start.
     """
     import http.client
 

@@ -1,11 +1,9 @@
 """Text the command prints, made safe for a terminal and a spreadsheet.
 
-Strings from the service, a customer, a ledger or a callback handler can hold anything. A
-terminal acts on control characters (``ESC [2J`` clears the screen, C1 ``CSI`` does what
-``ESC [`` does, a newline adds a line, a bidi override reorders what is shown), and a spreadsheet
-runs a cell that starts with ``=`` as a formula. Every such string the command prints passes
-through `printable` (tables, lines and errors; ``_core.terminal``'s, which the sandbox's request
-log shares), `json_text` (``--json``) or `spreadsheet_cell` (``--csv``).
+A string from the service, a customer, a ledger or a handler may hold what a terminal acts on
+(``ESC [2J``, C1 ``CSI``, a newline, a bidi override) or a spreadsheet runs (``=1+1``): each
+passes through `printable` (``_core.terminal``'s, shared with the sandbox's request log),
+`json_text` (``--json``) or `spreadsheet_cell` (``--csv``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""``paysdk ledger``: read the fulfilment ledger, and record what a person decided about a payment.
-
-``list`` pages through rows in reference order (constant memory, however long the ledger);
-``refuse``, ``ignore`` and ``resolve`` record a decision (each parser's help says which);
-``retire-key`` clears the unlabelled rows' key fingerprints after a key rotation. A change the
-ledger declines (a fulfilled or claimed row keeps its state) exits 1 and says why.
-"""
+"""``paysdk ledger``: list the fulfilment ledger, record what a person decided about a payment,
+clear an old key's fingerprints. A change the ledger declines (a fulfilled or claimed row keeps
+its state) exits 1 and says why."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
 
 Errors are one line on stderr, never holding the secret key, naming the command's flags and
-variables (not keyword arguments); only an internal error (a bug, to report) shows its traceback.
-The exit codes are listed once, in ``_exits``.
+variables (not keyword arguments); only an internal error (a bug) shows its traceback.
 """
 
 from __future__ import annotations

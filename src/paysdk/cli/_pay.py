@@ -1,11 +1,8 @@
 """``paysdk pay`` and ``paysdk trigger-callback``: a merchant's callback handler, exercised locally.
 
 ``pay`` has a running sandbox record a payment and send its callback (``POST /_sandbox/pay``, as
-``Sandbox.pay``), so the callback comes as from the service and the handler's verify finds the
-payment. With no base URL (flag or variable) it pays in the one sandbox running detached, with its
-key unless ``--secret-key`` is given. It exits 0 when the handler answered 2xx, 1 when it
-answered anything else (or the sandbox failed, as when it cannot write its state file) and 3 when
-it, or the sandbox, could not be reached.
+``Sandbox.pay``), so the handler's verify finds the payment. With no base URL (flag or variable)
+it pays in the one sandbox running detached, with its key unless ``--secret-key`` is given.
 """
 
 from __future__ import annotations

@@ -1,10 +1,8 @@
 """``paysdk reconcile --ledger URL``: what the service lists against what the ledger fulfilled.
 
-It exits 4 (``EXIT_ATTENTION``) when something needs attention: a missed payment, or an alarm
-(fulfilled but not completed, not listed, for another amount or currency, or an unknown
-outcome); refused, ignored and not-ours payments are listed, never a reason to fail.
-``--lookup`` and ``--fulfil`` name the merchant's functions (``_imports``). Progress goes to
-stderr, only when it is a terminal.
+It exits 4 (``EXIT_ATTENTION``) for a missed payment or an alarm (``ledger.ALARMS``); refused,
+ignored and not-ours payments are listed, never a reason to fail. Progress goes to stderr, only
+when it is a terminal.
 """
 
 from __future__ import annotations

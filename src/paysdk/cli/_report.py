@@ -43,11 +43,8 @@ def print_error(exc: BaseException | str, code: int) -> int:
 
 
 def print_internal_error(exc: BaseException, code: int) -> int:
-    """Print ``exc``'s traceback, then one line calling it a bug, on stderr; return ``code``.
-
-    An exception that is not paysdk's is neither the service's failure nor the user's mistake:
-    the traceback (no local variables) is what a report needs.
-    """
+    """Print ``exc``'s traceback (no local variables: what a bug report needs), then one line
+    calling it a bug, on stderr; return ``code``."""
     trace = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     sys.stderr.write(printable(trace, keep_newlines=True))
     said = " ".join(str(exc).split())
@@ -67,11 +64,8 @@ _SECRET_KEY_VALUE = re.compile(r"^the secret key\b")  # "the secret key has ..."
 def in_cli_words(
     message: str, *, base_url_from: str = "--base-url", secret_key_from: str | None = None
 ) -> str:
-    """A configuration error as the command's user meets it: flags, not keyword arguments.
-
-    ``base_url_from`` and ``secret_key_from`` name where a value came from (its flag, or the
-    environment variable when the flag was not given), so an error about the value names it.
-    """
+    """A configuration error in flags, not keyword arguments; ``base_url_from`` and
+    ``secret_key_from`` name where a value came from (its flag, else its variable)."""
     message = _BASE_URL_VALUE.sub(base_url_from, message)
     if secret_key_from is not None:
         message = _SECRET_KEY_VALUE.sub(f"the secret key from {secret_key_from}", message)
@@ -203,11 +197,8 @@ def print_table(
     header: Sequence[str] | None,
     right: Sequence[bool] = (),
 ) -> None:
-    """Rows as aligned columns two spaces apart; ``right`` marks right-aligned columns.
-
-    Every cell is shown ``printable``: a control character in a cell is an escape, never a
-    line of its own or a command to the terminal.
-    """
+    """Rows as aligned columns two spaces apart; ``right`` marks right-aligned columns. Each
+    cell is shown ``printable``: a control character is an escape, never a line or a command."""
     table = [*([header] if header is not None else []), *rows]
     lines = [[printable(cell) for cell in line] for line in table]
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]

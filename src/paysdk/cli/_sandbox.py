@@ -159,11 +159,9 @@ def _announce(sandbox: Any, state: str | None) -> None:
 
 
 def _export_lines(base_url: str, secret_key: str) -> list[str]:
-    """The two ``export`` lines a shell runs (``eval``) to point clients at a sandbox.
-
-    Each value is quoted for a POSIX shell, so ``eval`` sets it exactly as given and runs nothing
-    a key may hold (``$(...)``, a backtick, ``;``); a plain key or URL is left unquoted.
-    """
+    """The two ``export`` lines that point clients at a sandbox. Each value is quoted for a POSIX
+    shell (a plain one left bare), so ``eval`` sets it as given and runs nothing a key may hold
+    (``$(...)``, a backtick, ``;``)."""
     return [
         f"export {ENV_BASE_URL}={shlex.quote(base_url)}",
         f"export {ENV_SECRET_KEY}={shlex.quote(secret_key)}",
