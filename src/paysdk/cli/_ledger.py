@@ -144,17 +144,16 @@ def _list(args: argparse.Namespace) -> int:
 
 def _print_pages(rows: Iterator[LedgerRow]) -> None:
     """An aligned table a page at a time (each page its own widths), so memory stays flat."""
-    header = [name.replace("_", " ").upper() for name in _COLUMNS]
     right = [name in ("amount", "attempts") for name in _COLUMNS]
     page: list[list[str]] = []
     shown = False
     for row in rows:
         page.append([cell_text(value) for value in _cells(row)])
         if len(page) == PAGE:
-            print_table(page, header=None if shown else header, right=right)
+            print_table(page, header=None if shown else _COLUMNS, right=right)
             page, shown = [], True
     if page or not shown:
-        print_table(page, header=None if shown else header, right=right)
+        print_table(page, header=None if shown else _COLUMNS, right=right)
 
 
 def _cells(row: LedgerRow) -> list[object]:

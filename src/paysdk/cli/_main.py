@@ -199,7 +199,7 @@ def _list(args: argparse.Namespace) -> int:
     else:
         columns = [column for column in _COLUMNS if column.in_table]
         rows = [[cell_text(column.value(p)) for column in columns] for p in payments]
-        header = [column.name.replace("_", " ").upper() for column in columns]
+        header = [column.name for column in columns]
         print_table(rows, header=header, right=[column.right for column in columns])
     return EXIT_OK
 

@@ -175,10 +175,9 @@ def _cut(report: ReconcileReport) -> str:
 def _print_table(report: ReconcileReport, *, fulfilling: bool) -> None:
     columns = _COLUMNS if fulfilling else _COLUMNS[:-1]
     if report.discrepancies:
-        header = [name.replace("_", " ").upper() for name in columns]
         right = [name.endswith("amount") for name in columns]
         rows = [_table_cells(d, columns) for d in report.discrepancies]
-        print_table(rows, header=header, right=right)
+        print_table(rows, header=columns, right=right)
         print()
     if report.truncated:
         print(_cut(report))

@@ -197,9 +197,11 @@ def print_table(
     header: Sequence[str] | None,
     right: Sequence[bool] = (),
 ) -> None:
-    """Rows as aligned columns two spaces apart; ``right`` marks right-aligned columns. Each
-    cell is shown ``printable``: a control character is an escape, never a line or a command."""
-    table = [*([header] if header is not None else []), *rows]
+    """Rows as aligned columns two spaces apart, under ``header``'s column names in capitals
+    (``_`` a space); ``right`` marks right-aligned columns. Each cell is shown ``printable``: a
+    control character is an escape, never a line or a command."""
+    heads = [] if header is None else [[name.replace("_", " ").upper() for name in header]]
+    table = [*heads, *rows]
     lines = [[printable(cell) for cell in line] for line in table]
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     for line in lines:
