@@ -63,9 +63,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     command: Callable[[argparse.Namespace], int] = args.command
-    verbose = getattr(args, "verbose", False)
     try:
-        with VerboseLog().watching() if verbose else nullcontext():
+        with VerboseLog().watching() if getattr(args, "verbose", False) else nullcontext():
             code = command(args)
             sys.stdout.flush()  # a closed pipe shows here, not at exit
             return code
