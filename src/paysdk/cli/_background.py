@@ -1,9 +1,8 @@
 """A sandbox in the background: ``paysdk sandbox --detach``, ``stop`` and ``status``.
 
-A detached sandbox is ``paysdk sandbox`` run as a child in its own session, its output in a log.
-Once it listens it writes ``sandbox-<port>.pid`` (JSON: pid, port, URL, key, log) in the runtime
-directory and tells its starter through a pipe; it removes the file when it stops. The pid file
-and the log hold the key, so both are its owner's alone (0600), in a directory that is too (0700).
+The child (in its own session, its output in a log) writes ``sandbox-<port>.pid`` (JSON: pid,
+port, URL, key, log) in the runtime directory once it listens, tells its starter through a pipe,
+and removes the file when it stops. Both files hold the key: they are 0600, in a 0700 directory.
 ``stop`` signals a pid only once the sandbox on that port says it is that pid (``serving_pid``):
 a pid file left by a killed sandbox, its pid since reused, is removed as stale instead.
 """

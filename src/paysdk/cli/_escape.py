@@ -24,11 +24,9 @@ MISSING = "-"
 
 
 def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False) -> str:
-    """``data`` as exact JSON that is also safe on a terminal.
-
-    ``json`` escapes C0 controls itself; DEL, C1, bidi controls, the separators and lone
-    surrogates it would write raw are written as ``\\uXXXX`` escapes, which parse back to the
-    very same strings.
+    """``data`` as exact JSON, safe on a terminal: what ``json`` writes raw (DEL, C1 and bidi
+    controls, the separators, lone surrogates) is escaped as ``\\uXXXX``, which parses back to
+    the very same strings.
 
     Args:
         data: what to write, as ``json.dumps`` takes it.
