@@ -104,6 +104,26 @@ def test_the_first_hour_runs_in_each_framework_and_is_where_a_newcomer_looks() -
     assert "](first-hour.md)" in index.split("\n## ", 1)[0]  # before its first section
 
 
+START_LINES = {
+    "Flask": [" * Running on http://127.0.0.1:8000"],
+    "FastAPI": ["INFO:     Uvicorn running on http://127.0.0.1:8002 (Press CTRL+C to quit)"],
+    "Django": [
+        "Starting development server at http://127.0.0.1:8001/",  # Django 4.2 to 5.2
+        "Starting WSGI development server at http://127.0.0.1:8001/",  # Django 6
+    ],
+}
+"""What each framework's server prints once it listens, in each version its extra allows: the
+page's run sees only the tests' own versions, a newcomer on Python 3.12+ the newest."""
+
+
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_first_hours_start_up_line_is_each_versions(framework: str) -> None:
+    found = expected_lines(BLOCKS["docs/first-hour.md"], framework)
+    expected = [line for _, line in found if line.strip() != "..."]  # "..." is any line
+    for printed in START_LINES[framework]:
+        assert any(shown_by(line, [printed]) for line in expected), (framework, printed)
+
+
 def test_the_harness_reads_tabs_saved_files_and_exemptions(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
     page.write_text(
