@@ -278,6 +278,30 @@ def test_the_sandbox_is_shared_by_the_session_and_reset_for_each_test(
     run_inprocess(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 
+def test_a_test_asking_for_the_fake_and_the_sandbox_is_told_to_choose(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(
+        test_both=textwrap.dedent(
+            """
+            import paysdk
+
+            def test_fake_first(paysdk_api, paysdk_sandbox):
+                paysdk.Client(max_retries=0).verify("order-1042")
+
+            def test_sandbox_first(paysdk_sandbox, paysdk_client):
+                paysdk.Client(max_retries=0).verify("order-1042")
+            """
+        )
+    )
+    result = run_inprocess(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=2)
+    result.stdout.re_match_lines(
+        [r".*ConfigurationError: test_fake_first uses both paysdk_api .* and paysdk_sandbox"]
+    )
+    result.stdout.no_fnmatch_line("*not mocked*")
+
+
 HEAVY = ["respx", "paysdk.sandbox", "paysdk.testing._mock_api", "paysdk.testing._callbacks"]
 
 

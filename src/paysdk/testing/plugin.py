@@ -74,13 +74,34 @@ def _set_environment(config: pytest.Config, base_url: str, secret_key: str) -> N
     patch.setenv(ENV_SECRET_KEY, secret_key)
 
 
+def _one_service(request: pytest.FixtureRequest) -> None:
+    """Refuse a test that asks for both the fake and the sandbox: each points the PAYSDK_*
+    variables at itself, and the fake's router refuses the sandbox's real HTTP requests.
+
+    Args:
+        request: the test's fixture request, which names every fixture it uses.
+    """
+    if {"paysdk_api", "paysdk_sandbox"} <= set(request.fixturenames):
+        from .._errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"{request.node.name} uses both paysdk_api (the service in memory) and "
+            "paysdk_sandbox (the service over HTTP), which cannot serve one test: the fake "
+            "refuses every HTTP request it does not answer itself, the sandbox's included. "
+            "Use each in a test of its own."
+        )
+
+
 @pytest.fixture
-def paysdk_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[MockPaymentAPI]:
+def paysdk_api(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[MockPaymentAPI]:
     """The payment service in memory (no payments yet); ``paysdk.Client()`` finds it.
 
     PAYSDK_BASE_URL and PAYSDK_SECRET_KEY point at it for the test, so clients your code
     builds from the environment talk to it too. Needs ``python-paysdk[testing]`` (respx).
     """
+    _one_service(request)
     from . import MockPaymentAPI
 
     with MockPaymentAPI() as api:
