@@ -73,3 +73,24 @@ def test_a_pytest_example_passes_in_a_project_of_its_own(block: str, tmp_path: P
     passed = len(TEST_FUNCTION.findall(block))
     assert done.returncode == 0, done.stdout + done.stderr
     assert re.search(rf"\b{passed} passed\b", done.stdout), done.stdout
+
+
+FAULT_ROW = re.compile(r"^\| `(Fault\.\w+\([^`]*\))` \|.*`(\w+Error)` \|$", flags=re.MULTILINE)
+
+
+@pytest.mark.parametrize(("fault", "error"), FAULT_ROW.findall(PAGE), ids=lambda value: value)
+def test_each_fault_of_the_table_raises_the_error_it_names(fault: str, error: str) -> None:
+    import paysdk
+    from paysdk.testing import Fault, MockPaymentAPI
+
+    with MockPaymentAPI() as api, api.client(max_retries=0) as client:
+        api.inject(eval(fault, {"Fault": Fault}))  # noqa: S307 - the page's own table
+        with pytest.raises(getattr(paysdk, error)) as raised:
+            client.list_payments()
+    assert type(raised.value).__name__ == error
+
+
+def test_every_fault_of_the_table_names_its_error() -> None:
+    """Each named fault's row says what the client raises (the last row is any other fault)."""
+    named = re.findall(r"^\| `Fault\.(?!json\()\w+\(", PAGE, flags=re.MULTILINE)
+    assert len(FAULT_ROW.findall(PAGE)) == len(named) == 6
