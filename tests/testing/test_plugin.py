@@ -384,3 +384,33 @@ def test_paysdk_log_writes_each_line_to_the_stderr_of_the_test_that_logs_it(
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-p", "no:randomly")
     result.assert_outcomes(passed=2)
+
+
+def test_a_merchants_lenient_respx_router_started_first_leaves_the_fakes_host_to_the_fake(
+    pytester: pytest.Pytester,
+) -> None:
+    """respx asks its routers in the order they started; one with ``assert_all_mocked=False``
+    answers every request it has no route for (an empty 200), the fake's too."""
+    pytester.makepyfile(
+        test_respx_too=textwrap.dedent(
+            """
+            import httpx
+            import pytest
+
+            import paysdk
+
+            @pytest.fixture(autouse=True)
+            def no_real_http(respx_mock):
+                respx_mock.get("https://geo.example/ip").respond(json={"ip": "127.0.0.1"})
+
+            @pytest.mark.respx(assert_all_mocked=False, assert_all_called=False)
+            def test_both_answer(paysdk_api):
+                paysdk_api.add_payment("order-1")
+                with paysdk.Client() as client:
+                    assert client.verify("order-1").succeeded
+                assert httpx.get("https://geo.example/ip").json() == {"ip": "127.0.0.1"}
+                assert paysdk_api.verified_references() == ["order-1"]
+            """
+        )
+    )
+    run_inprocess(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=1)

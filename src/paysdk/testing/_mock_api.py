@@ -118,6 +118,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         """Start answering requests to ``base_url`` (patches httpx's transports through respx)."""
         if not self._running:
             self._router.start()
+            _ask_first(self._router)
             self._running = True
         return self
 
@@ -344,6 +345,16 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         reply = self._answer_api(request.method, path or raw_path, authorization, fault)
         reply = reply.with_request_id(request_id)
         return httpx.Response(reply.status, content=reply.body, headers=dict(reply.headers))
+
+
+def _ask_first(router: respx.MockRouter) -> None:
+    """Put ``router`` before the respx routers started earlier: respx asks them in order, and
+    one with ``assert_all_mocked=False`` answers any request it has no route for (an empty 200),
+    requests to the fake's host too."""
+    routers = router.Mocker.routers if router.Mocker is not None else []
+    if router in routers:
+        routers.remove(router)
+        routers.insert(0, router)
 
 
 def _transport_error(fault: Fault, request: httpx.Request) -> httpx.TransportError | None:
