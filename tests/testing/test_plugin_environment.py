@@ -8,9 +8,11 @@ test module (``paysdk_environment``: the fake by default, the sandbox, or nothin
 from __future__ import annotations
 
 import os
+from urllib.parse import urlsplit
 
 import pytest
 
+from paysdk._core.responses import FAKE_HOST
 from paysdk.testing import MockPaymentAPI
 from paysdk.testing.plugin import MOCK_BASE_URL, MOCK_SECRET_KEY
 from tests.support.pytester import import_all_of_paysdk, run_inprocess
@@ -76,6 +78,7 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_plugin_repeats_the_fakes_defaults() -> None:
     api = MockPaymentAPI()
     assert (api.base_url, api.secret_key) == (MOCK_BASE_URL, MOCK_SECRET_KEY)
+    assert urlsplit(api.base_url).hostname == FAKE_HOST  # the host whose failures say "paysdk_api"
 
 
 @pytest.mark.usefixtures("clean_environment")
@@ -130,3 +133,25 @@ def test_an_unknown_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = run_inprocess(pytester, "-p", "no:cacheprovider")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*paysdk_environment = 'production'*mock, sandbox, none*"])
+
+
+@pytest.mark.usefixtures("clean_environment")
+def test_a_call_to_the_fakes_host_without_the_fake_says_to_ask_for_paysdk_api(
+    pytester: pytest.Pytester,
+) -> None:
+    """The default environment names the fake, so a test that forgot ``paysdk_api`` (or calls
+    from a process of its own, where the fake does not run) is told why nothing answers."""
+    pytester.makepyfile(
+        test_forgot="""
+import paysdk
+
+def test_without_the_fixture():
+    with paysdk.Client(max_retries=0) as client:
+        client.verify("order-7")
+"""
+    )
+    result = run_inprocess(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        ["E   *APIConnectionError: could not reach the service: *api.paysdk.test is *paysdk_api*"]
+    )

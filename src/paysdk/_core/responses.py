@@ -48,6 +48,15 @@ T_co = TypeVar("T_co", covariant=True)
 Body = Literal["verify", "list", "batch"]
 """What a body is: verify's, list's, or a batch cut from list's (``_parsing/batches.py``)."""
 
+FAKE_HOST: Final = "api.paysdk.test"
+"""The host of ``paysdk.testing.MockPaymentAPI`` (and of the pytest plugin's default
+environment): it never resolves, so a call to it where no fake runs is told what to do."""
+FAKE_HOST_HINT: Final = (
+    f"; {FAKE_HOST} is paysdk.testing's in-memory fake, which answers only in a process where a "
+    "MockPaymentAPI runs: ask for the paysdk_api fixture in this test (or paysdk_sandbox, a real "
+    "server on 127.0.0.1, for a client in another process)"
+)
+
 _PAUSE_GC_ABOVE: Final = 1024 * 1024
 """Bodies past this size are parsed with the cyclic GC paused: it only slows building a list."""
 
@@ -362,7 +371,8 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
         error = APIConnectionError(f"the service's answer {detail.removeprefix('the ')}", **where)
     else:
         through = f" through the proxy {failure.proxy}" if failure.proxy else ""
-        error = APIConnectionError(f"could not reach the service{through}: {detail}", **where)
+        hint = FAKE_HOST_HINT if urlsplit(request.url).hostname == FAKE_HOST else ""
+        error = APIConnectionError(f"could not reach the service{through}: {detail}{hint}", **where)
     if _holds_key(request, failure.cause):  # chained, its text would show in every traceback
         error.__cause__, error.__suppress_context__ = None, True
     else:
