@@ -414,3 +414,34 @@ def test_a_merchants_lenient_respx_router_started_first_leaves_the_fakes_host_to
         )
     )
     run_inprocess(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_a_request_the_fake_refuses_says_why_and_what_to_do(pytester: pytest.Pytester) -> None:
+    """The fake refuses other hosts so that no test reaches a network; a merchant who never
+    used respx is told that the refusal is the fake's, and how to get an answer."""
+    pytester.makepyfile(
+        test_refused=textwrap.dedent(
+            """
+            import httpx
+
+            import paysdk
+            from paysdk.sandbox import COMPLETED_REFERENCE
+
+            def test_another_service(paysdk_api):
+                httpx.get("https://shipping.example/rates")
+
+            def test_the_sandbox_too(paysdk_api, paysdk_sandbox):
+                with paysdk.Client(max_retries=0) as client:  # the variables name the sandbox
+                    client.verify(COMPLETED_REFERENCE)
+            """
+        )
+    )
+    result = run_inprocess(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    for host in ("https://shipping.example/rates", "http://127.0.0.1:*/payment/order-1042"):
+        result.stdout.fnmatch_lines(
+            [
+                f"E * RESPX: *{host}* not mocked! paysdk_api*answers only https://api.paysdk.test*"
+                "respx_mock*paysdk_sandbox in a test without paysdk_api*"
+            ]
+        )

@@ -105,6 +105,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         self._router.route(scheme=parts.scheme, host=parts.hostname, port=port).mock(
             side_effect=self._answer
         )
+        self._router.route().mock(side_effect=self._refuse)
         self._running = False
         for record in records_of(payments):
             self.add_payment(record)
@@ -321,6 +322,14 @@ class MockPaymentAPI(StandIn[PaymentStore]):
 
     # --- answering ----------------------------------------------------------------------------
 
+    def _refuse(self, request: httpx.Request) -> httpx.Response:
+        raise NotTheFakesRequest(
+            f"RESPX: {request!r} not mocked! paysdk_api "
+            f"(paysdk.testing.MockPaymentAPI) answers only {self.base_url} and refuses every other "
+            "host, so that no test reaches a network by accident; mock this one with respx "
+            "(respx_mock), or, for the sandbox, use paysdk_sandbox in a test without paysdk_api"
+        )
+
     def _answer(self, request: httpx.Request) -> httpx.Response:
         raw_path = request.url.raw_path.split(b"?", 1)[0].decode("ascii")
         path = raw_path[len(self._base_path) :] if raw_path.startswith(self._base_path) else ""
@@ -345,6 +354,13 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         reply = self._answer_api(request.method, path or raw_path, authorization, fault)
         reply = reply.with_request_id(request_id)
         return httpx.Response(reply.status, content=reply.body, headers=dict(reply.headers))
+
+
+class NotTheFakesRequest(respx.models.AllMockedAssertionError):
+    """A request to a host the fake does not answer, said with what to do about it.
+
+    respx tries its next router on this error, and raises it when no router answers.
+    """
 
 
 def _ask_first(router: respx.MockRouter) -> None:
