@@ -445,3 +445,72 @@ def test_a_request_the_fake_refuses_says_why_and_what_to_do(pytester: pytest.Pyt
                 "respx_mock*paysdk_sandbox in a test without paysdk_api*"
             ]
         )
+
+
+DJANGO_CONFTEST = """
+import django
+from django.conf import settings
+from django.core.management import call_command
+
+settings.configure(
+    SECRET_KEY="not-secret",
+    INSTALLED_APPS=["paysdk.integrations.django"],
+    DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+    ROOT_URLCONF="django_shop",
+    ALLOWED_HOSTS=["testserver"],
+)
+django.setup()
+call_command("migrate", verbosity=0)
+"""
+
+DJANGO_SHOP = """
+import paysdk
+from django.http import JsonResponse
+from django.urls import path
+from paysdk.integrations.django import DjangoLedger, verified_callback
+
+client = paysdk.Client()
+
+
+@verified_callback(client, lookup={"order-1": {"amount": 5000, "currency": "NGN"}}.get,
+                   ledger=DjangoLedger())
+def payment_callback(request, payment):
+    return JsonResponse({"status": "ok"})
+
+
+urlpatterns = [path("payments/callback", payment_callback)]
+"""
+
+DJANGO_TESTS = """
+import pytest
+from django.test import TestCase
+
+
+class CallbackTests(TestCase):
+    @pytest.fixture(autouse=True)
+    def fake(self, paysdk_api):
+        self.api = paysdk_api
+
+    def test_paid(self):
+        self.api.add_payment("order-1", amount=5000, currency="NGN")
+        response = self.client.get("/payments/callback", {"reference": "order-1"})
+        assert response.status_code == 200
+"""
+
+
+def test_a_django_testcase_whose_callback_uses_a_ledger_is_told_to_use_transactiontestcase(
+    pytester: pytest.Pytester,
+) -> None:
+    """``django.test.TestCase`` runs each test inside ``transaction.atomic``, where a
+    ``DjangoLedger`` refuses to run: the callback answers 500, and the log says why."""
+    pytest.importorskip("django")
+    pytester.makeconftest(DJANGO_CONFTEST)
+    pytester.makepyfile(django_shop=DJANGO_SHOP, test_django_shop=DJANGO_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*DjangoLedger cannot run inside transaction.atomic*django.test.TestCase*"
+            "TransactionTestCase*"
+        ]
+    )

@@ -130,7 +130,9 @@ class DjangoDriver:
                 "it commits its claim before the action runs, and the merchant's transaction "
                 "would commit or roll back that claim with its own work; call it outside any "
                 "atomic block (with ATOMIC_REQUESTS, decorate the callback view with "
-                "@transaction.non_atomic_requests)"
+                "@transaction.non_atomic_requests; in tests, django.test.TestCase runs each test "
+                "inside one: use TransactionTestCase, or pytest-django's "
+                "django_db(transaction=True))"
             )
         try:
             autocommit = wrapper.get_autocommit()
