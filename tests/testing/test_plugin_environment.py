@@ -155,3 +155,46 @@ def test_without_the_fixture():
     result.stdout.fnmatch_lines(
         ["E   *APIConnectionError: could not reach the service: *api.paysdk.test is *paysdk_api*"]
     )
+
+
+@pytest.mark.usefixtures("clean_environment")
+def test_a_proxy_in_the_environment_never_carries_the_kits_requests(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """CI machines often name a proxy; the fake's and the sandbox's requests stay on this
+    machine all the same (the proxy here is a closed port on loopback: used, it would refuse)."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "internal.example")
+    for name in ("http_proxy", "https_proxy", "all_proxy", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    pytester.makeconftest(CONFTEST_IMPORTS_THE_SHOP)
+    pytester.makepyfile(
+        shop=SHOP,
+        test_behind_a_proxy="""
+import os
+
+import paysdk
+from paysdk.sandbox import COMPLETED_REFERENCE
+
+from shop import order_paid
+
+
+def test_the_module_level_client(paysdk_api):
+    paysdk_api.add_payment("order-7")
+    assert order_paid("order-7")
+
+
+def test_a_client_made_in_the_test(paysdk_client, paysdk_api):
+    paysdk_api.add_payment("order-7")
+    assert paysdk_client.verify("order-7").succeeded
+
+
+def test_the_sandbox(paysdk_sandbox):
+    with paysdk.Client(max_retries=0) as client:
+        assert client.verify(COMPLETED_REFERENCE).succeeded
+    assert "internal.example" in os.environ["NO_PROXY"]  # the merchant's own entry kept
+""",
+    )
+    run_inprocess(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=3)
+    assert os.environ["NO_PROXY"] == "internal.example"  # put back as the run found it

@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -31,6 +32,8 @@ ENVIRONMENTS = ("mock", "sandbox", "none")
 MOCK_BASE_URL = "https://api.paysdk.test"
 MOCK_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - MockPaymentAPI's fixed test key
 EARLY_SANDBOX = pytest.StashKey["Sandbox"]()
+NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
+"""Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,6 +75,24 @@ def _set_environment(config: pytest.Config, base_url: str, secret_key: str) -> N
     config.add_cleanup(patch.undo)
     patch.setenv(ENV_BASE_URL, base_url)
     patch.setenv(ENV_SECRET_KEY, secret_key)
+    _bypass_proxies(patch, base_url)
+
+
+def _bypass_proxies(patch: pytest.MonkeyPatch, base_url: str) -> None:
+    """Add ``base_url``'s host to ``NO_PROXY``, so that a proxy the environment names (as CI
+    machines often do) never carries a test's requests to the fake or the sandbox.
+
+    Args:
+        patch: the monkeypatch that puts the variables back.
+        base_url: the fake's or the sandbox's URL.
+    """
+    host = urlsplit(base_url).hostname or ""
+    current = next((os.environ[name] for name in NO_PROXY_NAMES if name in os.environ), "")
+    entries = [entry.strip() for entry in current.split(",") if entry.strip()]
+    if host in entries or "*" in entries:
+        return
+    for name in NO_PROXY_NAMES:
+        patch.setenv(name, ",".join([*entries, host]))
 
 
 def _one_service(request: pytest.FixtureRequest) -> None:
@@ -107,6 +128,7 @@ def paysdk_api(
     with MockPaymentAPI() as api:
         monkeypatch.setenv(ENV_BASE_URL, api.base_url)
         monkeypatch.setenv(ENV_SECRET_KEY, api.secret_key)
+        _bypass_proxies(monkeypatch, api.base_url)
         yield api
 
 
@@ -142,6 +164,7 @@ def paysdk_sandbox(paysdk_sandbox_server: Sandbox, monkeypatch: pytest.MonkeyPat
     paysdk_sandbox_server.reset()
     monkeypatch.setenv(ENV_BASE_URL, paysdk_sandbox_server.base_url)
     monkeypatch.setenv(ENV_SECRET_KEY, paysdk_sandbox_server.secret_key)
+    _bypass_proxies(monkeypatch, paysdk_sandbox_server.base_url)
     return paysdk_sandbox_server
 
 
