@@ -514,3 +514,37 @@ def test_a_django_testcase_whose_callback_uses_a_ledger_is_told_to_use_transacti
             "TransactionTestCase*"
         ]
     )
+
+
+def test_paysdk_api_answers_inside_a_fake_the_merchant_started_for_the_session(
+    pytester: pytest.Pytester,
+) -> None:
+    """Two fakes on one host: the one started last (the test's) answers while it runs."""
+    pytester.makepyfile(
+        test_nested=textwrap.dedent(
+            """
+            import pytest
+
+            import paysdk
+            from paysdk.testing import MockPaymentAPI
+
+            @pytest.fixture(scope="session", autouse=True)
+            def session_fake():
+                with MockPaymentAPI() as api:
+                    api.add_payment("order-seed")
+                    yield api
+
+            def test_the_tests_own_fake_answers(paysdk_api, session_fake):
+                paysdk_api.add_payment("order-1")
+                with paysdk.Client() as client:
+                    assert client.verify("order-1").succeeded
+                assert paysdk_api.verified_references() == ["order-1"]
+                assert session_fake.calls == []
+
+            def test_then_the_sessions_again(session_fake):
+                with paysdk.Client() as client:
+                    assert client.verify("order-seed").succeeded
+            """
+        )
+    )
+    run_inprocess(pytester, "-p", "no:cacheprovider", "-p", "no:randomly").assert_outcomes(passed=2)
