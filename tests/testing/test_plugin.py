@@ -425,13 +425,18 @@ def test_a_request_the_fake_refuses_says_why_and_what_to_do(pytester: pytest.Pyt
             import httpx
 
             import paysdk
-            from paysdk.sandbox import COMPLETED_REFERENCE
+            from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 
             def test_another_service(paysdk_api):
                 httpx.get("https://shipping.example/rates")
 
-            def test_the_sandbox_too(paysdk_api, paysdk_sandbox):
-                with paysdk.Client(max_retries=0) as client:  # the variables name the sandbox
+            def test_a_sandbox_too(paysdk_api):
+                with (
+                    Sandbox() as sandbox,
+                    paysdk.Client(
+                        base_url=sandbox.base_url, secret_key=sandbox.secret_key, max_retries=0
+                    ) as client,
+                ):
                     client.verify(COMPLETED_REFERENCE)
             """
         )
