@@ -161,3 +161,22 @@ def test_text_typed_on_a_terminal_that_is_not_utf8_is_a_usage_error(
     )
     with Ledger(ledger) as kept:
         assert kept.rows_after("", 10) == []
+
+
+def _parsers(parser: argparse.ArgumentParser) -> list[argparse.ArgumentParser]:
+    found = [parser]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                found += _parsers(sub)
+    return found
+
+
+def test_help_and_usage_errors_are_plain_text_on_every_python() -> None:
+    """argparse colours help and errors from Python 3.14 on; the command's are plain text, as
+    its own output is (the pseudo-terminal tests of hostile arguments see every byte)."""
+    from paysdk.cli._main import build_parser
+
+    parsers = _parsers(build_parser())
+    assert len(parsers) > 10
+    assert {getattr(parser, "color", False) for parser in parsers} == {False}

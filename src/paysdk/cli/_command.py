@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -15,7 +16,14 @@ __all__ = ["Command", "Parser", "add_formats"]
 class Parser(argparse.ArgumentParser):
     """A parser whose usage errors show the arguments they quote ``printable``: argparse
     writes an unrecognized or ambiguous argument as it was typed, and a script may pass on a
-    customer's text (``paysdk verify "$REF"``) holding escape sequences."""
+    customer's text (``paysdk verify "$REF"``) holding escape sequences. Its help and errors
+    are plain text on every Python, as the command's own output is (argparse colours them from
+    3.14 on)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        if sys.version_info >= (3, 14):
+            kwargs.setdefault("color", False)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         """Print the usage and ``message``, its control characters shown as escapes; exit 2.
