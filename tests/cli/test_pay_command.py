@@ -131,3 +131,33 @@ def test_pay_replaces_a_payment_the_sandbox_holds_only_when_told(
         now = client.verify("order-1042")
         assert (now.succeeded, now.amount) == (False, 5)
     assert merchant.failed == ["order-1042"]
+
+
+HIDDEN = "the reference contains control or invisible formatting characters"
+
+
+@pytest.mark.parametrize(
+    ("reference", "problem"),
+    [
+        ("order-7 ", "the reference has leading or trailing whitespace: 'order-7 '"),
+        (" order-7", "the reference has leading or trailing whitespace: ' order-7'"),
+        ("..", "'..' is not a reference"),
+        ("order-\u200b7", f"{HIDDEN}: 'order-\\u200b7'"),
+        ("order-7\x1b[2J", f"{HIDDEN}: 'order-7\\x1b[2J'"),
+        ("7" * 257, "the reference is 257 characters long; at most 256"),
+    ],
+)
+def test_pay_refuses_a_reference_verify_refuses_before_anything_is_sent(
+    cli: Paysdk, port: int, merchant: Merchant, reference: str, problem: str
+) -> None:
+    """A payment made with such a reference is one the merchant's handler can never verify:
+    the command says why, as verify would, and the sandbox records nothing."""
+    cli.start(port)
+    paid = pay(cli, port, reference, "--amount", "500", "--currency", "USD",
+               "--callback", merchant.url)  # fmt: skip
+    assert (paid.returncode, paid.stdout) == (2, "")
+    assert f"argument reference: {problem}" in paid.stderr
+    assert paid.stderr.rstrip().endswith("(verify refuses it)")
+    assert (merchant.fulfilled, merchant.failed) == ([], [])
+    with paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{port}") as client:
+        assert reference not in [p.reference for p in client.list_payments()]

@@ -80,6 +80,22 @@ def utf8_text(text: str) -> str:
     return text
 
 
+def payment_reference(text: str) -> str:
+    """An argparse type: a reference ``verify`` takes, by its rule (``_core/references.py``), so
+    a payment the command makes is one the client can verify.
+
+    Raises:
+        argparse.ArgumentTypeError: a reference ``verify`` would refuse, saying why.
+    """
+    from .._core.references import reference_problem
+
+    problem = reference_problem(utf8_text(text))
+    if problem is not None:
+        said = problem if repr(text) in problem else f"{problem}: {text!r}"
+        raise argparse.ArgumentTypeError(f"{said} (verify refuses it)")
+    return text
+
+
 def whole_number(
     text: str, low: float = -math.inf, high: float = math.inf, expected: str = "a whole number"
 ) -> int:

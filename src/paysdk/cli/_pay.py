@@ -15,7 +15,7 @@ from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._service.callbacks import callback_timeout
 from . import _background as background
 from ._background import RunningSandbox
-from ._connection import positive_float, utf8_text, whole_amount
+from ._connection import payment_reference, positive_float, utf8_text, whole_amount
 from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from ._report import print_error
@@ -36,7 +36,9 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
         parents=[client],
         help="pay in a running sandbox and send the callback to your handler, in one step",
     )
-    pay.add_argument("reference", type=utf8_text, help="the payment's reference, e.g. order-1042")
+    pay.add_argument(
+        "reference", type=payment_reference, help="the payment's reference, e.g. order-1042"
+    )
     pay.add_argument("--amount", type=whole_amount, required=True, help="an integer, e.g. 2500000")
     pay.add_argument(
         "--currency",
