@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from paysdk.cli._escape import json_text, printable, spreadsheet_cell
+from paysdk.cli._escape import json_text, printable, spreadsheet_cell, table_cell
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
@@ -383,6 +383,70 @@ def test_references_that_differ_by_invisible_characters_are_told_apart(
     )  # fmt: skip
 
 
+SPACED = {
+    "order 1042": "order 1042",
+    "order  1042": "order  1042",
+    "order\u00a01042": "order\\xa01042",  # no-break space
+    "order\u20071042": "order\\u20071042",  # figure space
+    "order\u202f1042": "order\\u202f1042",  # narrow no-break space
+    "order\u30001042": "order\\u30001042",  # ideographic space, as wide as two
+    "order-1042 ": "order-1042\\x20",
+    " order-1042": "\\x20order-1042",
+    "order-1042\u200b": "order-1042\\u200b",  # a zero-width space
+}
+"""References the service may list, each shown raw as another one or as ``order-1042`` (a
+table pads cells with spaces), and how the table shows them."""
+
+
+@pytest.fixture
+def spaced(sandbox: Sandbox, tmp_path: Path) -> Path:
+    """The service lists ``order-1042`` and the ``SPACED`` references; a ledger refused
+    ``order-1042``."""
+    for offset, reference in enumerate(["order-1042", *SPACED]):
+        created = CREATED + dt.timedelta(hours=2, minutes=offset)
+        customer = {"name": "Ada  Lovelace", "email": "ada@example.com", "phone": "+1 555"}
+        record = payment_record(
+            reference=reference, created_at=created, amount=700, customer=customer
+        )
+        sandbox.add_payment(record)
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as made:
+        made.create_table()
+        made.refuse("order-1042", "seen")
+    return path
+
+
+def column(lines: list[str], name: str, after: str) -> list[str]:
+    """The cells of the column headed ``name`` (the next one headed ``after``), each line's."""
+    start, end = lines[0].index(name), lines[0].index(after)
+    return [line[start:end].rstrip() for line in lines[1:] if line[start:end].strip()]
+
+
+@pytest.mark.parametrize("command", ["list", "reconcile"])
+def test_references_that_differ_by_a_space_or_its_look_alike_are_told_apart(
+    env: dict[str, str], spaced: Path, command: str
+) -> None:
+    """Shown raw, ``order-1042 `` would read as the ``order-1042`` the ledger refused, and a
+    no-break space as a space: a space at either end of a cell and any space but the ASCII one
+    are escapes, while spaces within stay spaces."""
+    argv = ["list"] if command == "list" else ["reconcile", "--ledger", str(spaced)]
+    code, screen = on_terminal(env, *argv)
+    assert code == (0 if command == "list" else 4)
+    lines = [line for line in lines_of(without_progress(screen)) if line][: -2 if code else None]
+    shown = column(lines, "REFERENCE", "STATUS")
+    expected = ["order-1042", *SPACED.values()]  # reconcile: the one refused, the others missed
+    assert sorted(cell for cell in shown if "1042" in cell) == sorted(expected)
+    assert all(line.rstrip() == line for line in lines)
+
+
+def test_verify_keeps_the_spaces_within_a_customers_name(env: dict[str, str], spaced: Path) -> None:
+    code, screen = on_terminal(env, "verify", "order\u00a01042")
+    assert code == 0
+    lines = lines_of(screen)
+    assert "reference:       order\\xa01042" in lines
+    assert "customer:        Ada  Lovelace <ada@example.com> +1 555" in lines
+
+
 LETTERS = "Zo\u00eb \u0130stanbul \U0001f600"
 """A customer name of letters a Latin-1 or ASCII terminal cannot show: none is hostile."""
 
@@ -482,6 +546,7 @@ def test_ledger_csv_neutralises_formulas(env: dict[str, str], formula_ledger: Pa
         ),
         ("line\u2028para\u2029", "line\\u2028para\\u2029"),
         ("lone \ud800", "lone \\ud800"),
+        ("no\u00a0break  wide\u3000em\u2003", "no\\xa0break  wide\\u3000em\\u2003"),
     ],
 )
 def test_printable_escapes_control_characters_only(text: str, shown: str) -> None:
@@ -494,10 +559,26 @@ def test_printable_can_keep_line_breaks_but_no_carriage_return() -> None:
 
 
 def test_json_text_parses_back_to_the_same_strings() -> None:
-    data = {"name": NAME, "k\u202e": ["\x85", "\ud800", 1, -2.5, None]}
+    data = {"name": NAME, "k\u202e": ["\x85", "\ud800", 1, -2.5, None, "a\u00a0b "]}
     text = json_text(data)
     assert json.loads(text) == data
     assert raw_controls(text.replace("\n", "")) == []
+    assert '"a\\u00a0b "' in text
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Ada  Lovelace", "Ada  Lovelace"),  # spaces within stay
+        ("order-1042 ", "order-1042\\x20"),
+        ("  order-1042", "\\x20\\x20order-1042"),
+        ("order\u00a01042", "order\\xa01042"),
+        ("order-1042\u200b", "order-1042\\u200b"),
+        ("", ""),
+    ],
+)
+def test_table_cell(text: str, shown: str) -> None:
+    assert table_cell(text) == shown
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["BEYOND_JSON", "printable"]
+__all__ = ["BEYOND_JSON", "LOOKALIKE_SPACES", "printable"]
 
 _BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 """Bidi controls: the Arabic letter mark, LRM and RLM, the embeddings, overrides and isolates."""
@@ -26,8 +26,12 @@ BEYOND_JSON = rf"\x7f-\x9f{_BIDI}{_INVISIBLE}\u2028\u2029\ud800-\udfff"
 """What JSON leaves raw but a terminal acts on or does not show: DEL, C1, bidi controls and the
 other format characters, the line and paragraph separators, and lone surrogates (which no UTF-8
 stream can carry); a regex character class."""
-_CONTROL = re.compile(rf"[\x00-\x1f{BEYOND_JSON}]")
-_CONTROL_BUT_NEWLINE = re.compile(rf"[\x00-\x09\x0b-\x1f{BEYOND_JSON}]")
+LOOKALIKE_SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
+"""Every space but the ASCII one (Unicode's ``Zs``): the no-break, en, em, figure, thin and
+ideographic spaces. A terminal shows each as one or two blanks, so ``order 1042`` with a no-break
+space looks as the one with a space; a regex character class."""
+_CONTROL = re.compile(rf"[\x00-\x1f{BEYOND_JSON}{LOOKALIKE_SPACES}]")
+_CONTROL_BUT_NEWLINE = re.compile(rf"[\x00-\x09\x0b-\x1f{BEYOND_JSON}{LOOKALIKE_SPACES}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 
@@ -45,8 +49,8 @@ def printable(text: str, *, keep_newlines: bool = False) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``, ``\\n``, ``\\u202e``).
 
     C0, DEL, C1, bidi controls and the other format characters (zero-width, the byte order mark,
-    tags), U+2028/U+2029 and lone surrogates are replaced; everything else, accents and scripts
-    included, is left as it is.
+    tags), U+2028/U+2029, every space but the ASCII one (``\\xa0``, ``\\u3000``) and lone
+    surrogates are replaced; everything else, accents and scripts included, is left as it is.
 
     Args:
         text: a string from the service, a customer, a ledger, a handler or a client.

@@ -3,7 +3,7 @@
 A string from the service, a customer, a ledger or a handler may hold what a terminal acts on
 (``ESC [2J``, C1 ``CSI``, a newline, a bidi override) or a spreadsheet runs (``=1+1``): each
 passes through `printable` (``_core.terminal``'s, shared with the sandbox's request log),
-`json_text` (``--json``) or `spreadsheet_cell` (``--csv``).
+`table_cell` (a table's cells), `json_text` (``--json``) or `spreadsheet_cell` (``--csv``).
 """
 
 from __future__ import annotations
@@ -11,11 +11,12 @@ from __future__ import annotations
 import json
 import re
 
-from .._core.terminal import BEYOND_JSON, printable
+from .._core.terminal import BEYOND_JSON, LOOKALIKE_SPACES, printable
 
-__all__ = ["cell_text", "json_text", "printable", "spreadsheet_cell"]
+__all__ = ["cell_text", "json_text", "printable", "spreadsheet_cell", "table_cell"]
 
-_JSON_RAW = re.compile(f"[{BEYOND_JSON}]")
+_JSON_RAW = re.compile(f"[{BEYOND_JSON}{LOOKALIKE_SPACES}]")
+_END_SPACES = re.compile("^ +| +$")
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """A cell starting with one of these is a formula to a spreadsheet (OWASP's list)."""
@@ -25,8 +26,8 @@ MISSING = "-"
 
 def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False) -> str:
     """``data`` as exact JSON, safe on a terminal: what ``json`` writes raw (DEL, C1 and bidi
-    controls, the separators, lone surrogates) is escaped as ``\\uXXXX``, which parses back to
-    the very same strings.
+    controls, the separators, spaces other than the ASCII one, lone surrogates) is escaped as
+    ``\\uXXXX``, which parses back to the very same strings.
 
     Args:
         data: what to write, as ``json.dumps`` takes it.
@@ -48,6 +49,14 @@ def cell_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def table_cell(text: str) -> str:
+    """A table cell as shown: ``printable``, and a space at either end shown as ``\\x20`` (a
+    table pads its cells with spaces, where ``order-1042 `` would read as ``order-1042``).
+    Spaces within, as in a customer's name, stay spaces."""
+    shown = printable(text)
+    return _END_SPACES.sub(lambda match: "\\x20" * len(match[0]), shown)
 
 
 def spreadsheet_cell(value: object) -> str | int:

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 from .._errors import PaySDKError
-from ._escape import json_text, printable, spreadsheet_cell
+from ._escape import json_text, printable, spreadsheet_cell, table_cell
 from ._exits import EXIT_BROKEN_PIPE
 
 if TYPE_CHECKING:
@@ -198,11 +198,12 @@ def print_table(
     right: Sequence[bool] = (),
 ) -> None:
     """Rows as aligned columns two spaces apart, under ``header``'s column names in capitals
-    (``_`` a space); ``right`` marks right-aligned columns. Each cell is shown ``printable``: a
-    control character is an escape, never a line or a command."""
+    (``_`` a space); ``right`` marks right-aligned columns. Each cell is shown as ``table_cell``
+    shows it: a control character or a look-alike space is an escape, never a line, a command
+    or a blank that passes for another."""
     heads = [] if header is None else [[name.replace("_", " ").upper() for name in header]]
     table = [*heads, *rows]
-    lines = [[printable(cell) for cell in line] for line in table]
+    lines = [[table_cell(cell) for cell in line] for line in table]
     widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
     for line in lines:
         cells = [
