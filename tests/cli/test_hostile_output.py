@@ -393,6 +393,7 @@ SPACED = {
     "order-1042 ": "order-1042\\x20",
     " order-1042": "\\x20order-1042",
     "order-1042\u200b": "order-1042\\u200b",  # a zero-width space
+    "order-1042\\u200b": "order-1042\\\\u200b",  # the text of its escape
 }
 """References the service may list, each shown raw as another one or as ``order-1042`` (a
 table pads cells with spaces), and how the table shows them."""
@@ -427,8 +428,9 @@ def test_references_that_differ_by_a_space_or_its_look_alike_are_told_apart(
     env: dict[str, str], spaced: Path, command: str
 ) -> None:
     """Shown raw, ``order-1042 `` would read as the ``order-1042`` the ledger refused, and a
-    no-break space as a space: a space at either end of a cell and any space but the ASCII one
-    are escapes, while spaces within stay spaces."""
+    no-break space as a space, and the text ``\\u200b`` as the escape of a zero-width space: a
+    space at either end of a cell, any space but the ASCII one and a backslash of the text are
+    escapes, while spaces within stay spaces."""
     argv = ["list"] if command == "list" else ["reconcile", "--ledger", str(spaced)]
     code, screen = on_terminal(env, *argv)
     assert code == (0 if command == "list" else 4)
@@ -573,7 +575,9 @@ def test_json_text_parses_back_to_the_same_strings() -> None:
         ("order-1042 ", "order-1042\\x20"),
         ("  order-1042", "\\x20\\x20order-1042"),
         ("order\u00a01042", "order\\xa01042"),
+        ("order-1042\\u200b", "order-1042\\\\u200b"),  # the text of an escape is not one
         ("order-1042\u200b", "order-1042\\u200b"),
+        ("C:\\shop\\", "C:\\\\shop\\\\"),
         ("", ""),
     ],
 )

@@ -52,10 +52,11 @@ def cell_text(value: object) -> str:
 
 
 def table_cell(text: str) -> str:
-    """A table cell as shown: ``printable``, and a space at either end shown as ``\\x20`` (a
-    table pads its cells with spaces, where ``order-1042 `` would read as ``order-1042``).
-    Spaces within, as in a customer's name, stay spaces."""
-    shown = printable(text)
+    """A table cell as shown: ``printable``, each backslash doubled (so the text ``\\u200b``
+    never reads as the escape of a zero-width space), and a space at either end shown as
+    ``\\x20`` (a table pads its cells with spaces, where ``order-1042 `` would read as
+    ``order-1042``). Spaces within, as in a customer's name, stay spaces."""
+    shown = printable(text.replace("\\", "\\\\"))
     return _END_SPACES.sub(lambda match: "\\x20" * len(match[0]), shown)
 
 
