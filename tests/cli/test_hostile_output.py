@@ -25,6 +25,7 @@ from paysdk.cli._escape import json_text, printable, spreadsheet_cell, table_cel
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
+from tests.support.hostile import HostileServer, respond
 
 NAME = (
     "Ada\x1b[2J\x1b[H\x1b[1Asuccess: yes\n"  # clear the screen, home, a line of its own
@@ -201,6 +202,25 @@ def test_an_error_quoting_the_service_is_one_line_with_nothing_raw(
     [line] = lines_of(screen)
     assert line.startswith("paysdk: error: ")
     assert "'order-hostile': \\x1b[2J\\x1b]0;x\\x07\\u202e\\x9b1A\\nsuccess: yes" in line
+
+
+def test_a_list_not_json_for_a_byte_not_utf8_names_the_byte_and_where(
+    hostile: HostileServer,
+) -> None:
+    """The body's text, as read, holds U+FFFD; the service sent 0xff, which the error names."""
+    body = b'{"data": []}\xff'
+    hostile.script(respond(200, body, {"Content-Type": "application/json"}))
+    others = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    env = {**others, "PAYSDK_BASE_URL": hostile.base_url,
+           "PAYSDK_SECRET_KEY": "sk_test_Zq3Jv9WmX4pL7tR2", "PAYSDK_MAX_RETRIES": "0"}  # fmt: skip
+    code, screen = on_terminal(env, "list")
+    assert (code, raw_controls(screen)) == (1, [])
+    [line] = lines_of(screen)
+    assert line.startswith(
+        "paysdk: error: the service answered with a body that is not JSON (application/json), "
+        "holding bytes that are not UTF-8 (the first, 0xff, at byte 12), shown as \\ufffd: "
+        '{"data": []}\\ufffd (HTTP 200 from GET '
+    )
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -76,6 +77,37 @@ def test_white_space_other_fields_and_unicode_anywhere() -> None:
 def test_bodies_that_are_not_a_list_are_refused(body: bytes, problem: str) -> None:
     with pytest.raises(ValueError, match=problem):
         parse_in_chunks(body, 7)
+
+
+@pytest.mark.parametrize("size", [1, 2, 5, 1 << 20])
+@pytest.mark.parametrize(
+    ("body", "problem"),
+    [
+        (b'{"data": []}\xff', "more after its closing brace"),
+        (b'{"data": [\xff]}', "cut short or is not JSON"),
+        (b'{\xe9"data": []}', "cut short or is not JSON"),
+        (b'{"data": [], "x": 1\xc3}', "not JSON"),
+        (b"\xff", "body is not a JSON object"),
+        (b'{"data": \x80}', "data: Input should be a valid list"),
+    ],
+)
+def test_a_body_not_json_for_bytes_not_utf8_says_which_and_where(
+    body: bytes, problem: str, size: int
+) -> None:
+    """The body's text holds U+FFFD where the service sent such a byte: the error names the
+    byte the service did send, and where, however the chunks cut the body."""
+    where = next(i for i, byte in enumerate(body) if byte >= 0x80)
+    said = f"holding bytes that are not UTF-8 (the first, 0x{body[where]:02x}, at byte {where})"
+    with pytest.raises(ValueError, match=re.escape(problem)) as raised:
+        parse_in_chunks(body, size)
+    assert str(raised.value).endswith(said)
+
+
+@pytest.mark.parametrize("size", [1, 2, 1 << 20])
+def test_a_replacement_character_the_service_sent_is_no_byte_that_is_not_utf8(size: int) -> None:
+    body = '{"x": "\ufffd" "data": []}'.encode()
+    with pytest.raises(ValueError, match=r"^a body that is not JSON$"):
+        parse_in_chunks(body, size)
 
 
 def test_a_payment_over_the_item_cap_is_refused_while_streaming() -> None:

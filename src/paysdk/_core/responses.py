@@ -37,6 +37,7 @@ from .._errors import (
 )
 from .._models.verified import VerifiedPayment, VerifyEnvelope
 from .._parsing.gcpause import gc_paused
+from .._parsing.repair import not_utf8
 from .retry import retry_after
 from .steps import Answer, Failure, Send
 
@@ -263,7 +264,9 @@ def invalid_body(
         excerpt = _scrubbed_excerpt(
             response.content.decode("utf-8", errors="replace"), request.scrub
         )
-        what = f"a body that is not JSON ({content_type}): {excerpt}"
+        bytes_said = not_utf8(response.content)
+        why = "" if bytes_said is None else f", holding {bytes_said}, shown as \\ufffd"
+        what = f"a body that is not JSON ({content_type}){why}: {excerpt}"
         if "number out of range" in errors[0]["msg"]:  # pydantic reads up to 4,300 digits
             what = f"a body with a number too long to read (over 4,300 digits): {excerpt}"
     else:

@@ -8,6 +8,7 @@ repair runs only after the strict parse fails as not JSON: a well-formed body co
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from typing import Final
@@ -15,6 +16,27 @@ from typing import Final
 REPLACEMENT: Final = "\ufffd"
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 """A surrogate left in decoded text: a pair's escapes decode to one character, so any is lone."""
+
+
+def not_utf8(data: bytes, offset: int = 0, *, final: bool = True) -> str | None:
+    """Where ``data`` first holds a byte that is not UTF-8, in words (``bytes that are not
+    UTF-8 (the first, 0xff, at byte 12)``), or ``None`` if it is all UTF-8: the decoder reads
+    such a byte as U+FFFD, which the service never sent, so an error says what it did send.
+
+    Args:
+        data: the bytes, or the part of a body from ``offset`` on.
+        offset: where ``data`` starts in the body.
+        final: ``data`` ends the body; else a character cut at its end is not counted.
+
+    Returns:
+        The words, or ``None``.
+    """
+    try:
+        codecs.utf_8_decode(data, "strict", final)
+    except UnicodeDecodeError as exc:
+        at = offset + exc.start
+        return f"bytes that are not UTF-8 (the first, 0x{data[exc.start]:02x}, at byte {at:,})"
+    return None
 
 
 def repaired_json(body: bytes) -> bytes | None:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from pydantic import ValidationError
 
-from .repair import without_lone_surrogates
+from .repair import not_utf8, without_lone_surrogates
 
 if TYPE_CHECKING:
     from .._models.listed import ListedPayment
@@ -50,6 +50,10 @@ class ListStream:
         self.max_item_bytes = max_item_bytes
         self.count = 0
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._read = 0
+        """Bytes decoded so far."""
+        self._not_utf8: str | None = None
+        """Where the body first held a byte that is not UTF-8 (``repair.not_utf8``), once seen."""
         self._text = ""
         self._pos = 0
         self._state = "start"
@@ -92,8 +96,21 @@ class ListStream:
         return items
 
     def _decode(self, chunk: bytes, final: bool = False) -> str:
-        """``chunk`` as text, each byte that is not UTF-8 read as U+FFFD (as ``repair`` does)."""
-        return self._decoder.decode(chunk, final)
+        """``chunk`` as text, each byte that is not UTF-8 read as U+FFFD (as ``repair`` does);
+        the first such byte's place is kept, for an error that the body is not JSON."""
+        pending = self._decoder.getstate()[0]
+        text = self._decoder.decode(chunk, final)
+        if self._not_utf8 is None and "\ufffd" in text:  # one sent as such, or a byte replaced
+            self._not_utf8 = not_utf8(pending + chunk, self._read - len(pending), final=final)
+        self._read += len(chunk)
+        return text
+
+    def _not_json(self, problem: str) -> ValueError:
+        """The error for a body that is not JSON (or not shaped as documented) at ``problem``,
+        saying where it holds bytes that are not UTF-8: the cause, most likely, read as U+FFFD."""
+        if self._not_utf8 is not None:
+            problem = f"{problem}, holding {self._not_utf8}"
+        return ValueError(problem)
 
     def _take_held(self, text: str) -> None:
         if self._held:
@@ -118,7 +135,7 @@ class ListStream:
         if self._state != "end":
             if self._state == "start" and not self._text.strip():
                 raise ValueError("an empty body")
-            raise ValueError("a body that is cut short or is not JSON")
+            raise self._not_json("a body that is cut short or is not JSON")
         if not self._seen_data:
             raise ValueError(f"{_NOT_DOCUMENTED}: data: Field required")
         return items
@@ -152,10 +169,10 @@ class ListStream:
                 elif char == "," and state == "separator":
                     self._pos, self._state = pos + 1, "element"
                 else:
-                    raise ValueError("a body that is not JSON")
+                    raise self._not_json("a body that is not JSON")
             elif state == "start":
                 if char != "{":
-                    raise ValueError(f"{_NOT_DOCUMENTED}: body is not a JSON object")
+                    raise self._not_json(f"{_NOT_DOCUMENTED}: body is not a JSON object")
                 self._pos, self._state = pos + 1, "key"
             elif state in ("key", "next_key"):
                 if char == "}" and state == "key":
@@ -165,18 +182,20 @@ class ListStream:
                 if after is None:
                     return items
                 if not isinstance(key, str):
-                    raise ValueError("a body that is not JSON")
+                    raise self._not_json("a body that is not JSON")
                 if key == "data" and self._seen_data:  # its first list is handed out already
                     raise ValueError(f"{_NOT_DOCUMENTED}: data: given twice")
                 self._key, self._pos, self._state = key, after, "colon"
             elif state == "colon":
                 if char != ":":
-                    raise ValueError("a body that is not JSON")
+                    raise self._not_json("a body that is not JSON")
                 self._pos, self._state = pos + 1, "value"
             elif state == "value":
                 if self._key == "data":
                     if char != "[":
-                        raise ValueError(f"{_NOT_DOCUMENTED}: data: Input should be a valid list")
+                        raise self._not_json(
+                            f"{_NOT_DOCUMENTED}: data: Input should be a valid list"
+                        )
                     self._seen_data = True
                     self._pos, self._state = pos + 1, "items"
                     continue
@@ -190,9 +209,9 @@ class ListStream:
                 elif char == ",":
                     self._pos, self._state = pos + 1, "next_key"
                 else:
-                    raise ValueError("a body that is not JSON")
+                    raise self._not_json("a body that is not JSON")
             else:  # "end": only white space may follow
-                raise ValueError("a body with more after its closing brace")
+                raise self._not_json("a body with more after its closing brace")
 
     def _readable(self, value: object, error: ValidationError) -> ListedPayment:
         """The payment ``value`` without the optional fields it could not read, or ``error``
@@ -208,7 +227,7 @@ class ListStream:
             value, after = _DECODER.raw_decode(text, pos)
         except json.JSONDecodeError:
             if final:
-                raise ValueError("a body that is cut short or is not JSON") from None
+                raise self._not_json("a body that is cut short or is not JSON") from None
             return self._wait(text, pos)
         except ValueError:  # sys.get_int_max_str_digits, 4,300 unless the application changed it
             raise ValueError(
