@@ -180,3 +180,32 @@ def test_help_and_usage_errors_are_plain_text_on_every_python() -> None:
     parsers = _parsers(build_parser())
     assert len(parsers) > 10
     assert {getattr(parser, "color", False) for parser in parsers} == {False}
+
+
+@pytest.mark.parametrize(
+    ("command", "variable", "value", "problem"),
+    [
+        ("list", "PAYSDK_TIMEOUT", "nan", "is out of range: seconds more than 0 and at most 86400"),
+        ("list", "PAYSDK_TIMEOUT", "\u0661\u0660", "is not a valid number of seconds"),
+        ("list", "PAYSDK_MAX_RETRIES", "\uff13", "is not a valid count"),
+        ("list", "PAYSDK_MAX_RETRIES", "99", "is out of range: a count from 0 to 10"),
+        ("pay", "PAYSDK_TIMEOUT", "inf", "is out of range: seconds more than 0 and at most 86400"),
+        ("pay", "PAYSDK_TIMEOUT", "\uff15", "is not a valid number of seconds"),
+    ],
+)
+def test_a_variable_out_of_range_or_not_ascii_digits_is_named_not_a_flag(
+    command: str, variable: str, value: str, problem: str
+) -> None:
+    """The user set the variable, not ``--timeout``: the error names it, as for a value that
+    is not a number, and digits of another script are no number here, as in the flags."""
+    argv = ["pay", "order-7", "--amount", "5", "--currency", "USD", "--callback",
+            "http://127.0.0.1:9/cb"] if command == "pay" else ["list"]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv],
+        env={**env, "PAYSDK_BASE_URL": "http://127.0.0.1:9", "PAYSDK_SECRET_KEY": "sk_test_x1",
+             variable: value},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"paysdk: error: {variable}={value!r} {problem}\n"

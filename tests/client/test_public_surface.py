@@ -249,6 +249,27 @@ def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.Monke
         paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "problem"),
+    [
+        ("PAYSDK_TIMEOUT", "\u0661\u0660", "is not a valid number of seconds"),  # Arabic-Indic 10
+        ("PAYSDK_MAX_RETRIES", "\uff13", "is not a valid count"),  # fullwidth 3
+        ("PAYSDK_TIMEOUT", "nan", "is out of range: seconds more than 0 and at most 86400"),
+        ("PAYSDK_TIMEOUT", "0", "is out of range: seconds more than 0 and at most 86400"),
+        ("PAYSDK_MAX_RETRIES", "11", "is out of range: a count from 0 to 10"),
+    ],
+)
+def test_a_variable_not_an_ascii_number_in_range_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, problem: str
+) -> None:
+    """``int`` and ``float`` read digits of any script; and the caller passed no ``timeout``,
+    so an error about one names the variable that held it."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(paysdk.ConfigurationError, match=f"^{name}=") as raised:
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
+    assert str(raised.value) == f"{name}={value!r} {problem}"
+
+
 def test_paysdk_log_turns_the_logger_on_without_code() -> None:
     code = (
         "import paysdk, respx\n"

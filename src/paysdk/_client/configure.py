@@ -234,16 +234,31 @@ def _without(config: Config, setting: str) -> dict[str, str]:
 
 
 def from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
-    """The number variable ``name`` holds, or ``default`` where it is unset or blank."""
+    """The number variable ``name`` holds (``PAYSDK_TIMEOUT``, seconds; ``PAYSDK_MAX_RETRIES``,
+    a count), or ``default`` where it is unset or blank. Its digits are ASCII (``int`` and
+    ``float`` also read other scripts' and fullwidth ones, which no variable means) and its
+    range the keyword argument's, the error naming the variable, which the caller never passed.
+    """
     value = os.environ.get(name)
     if value is None or not value.strip():
         return default
+    text = value.strip()
+    what = "number of seconds" if kind is float else "count"
     try:
-        return kind(value.strip())
+        number = kind(text) if text.isascii() else None
     except ValueError:
+        number = None
+    if number is None:
+        raise ConfigurationError(f"{name}={value!r} is not a valid {what}")
+    if kind is float and not 0 < number <= MAX_TIMEOUT:  # also NaN and infinity
         raise ConfigurationError(
-            f"{name}={value!r} is not a valid {'number of seconds' if kind is float else 'count'}"
-        ) from None
+            f"{name}={value!r} is out of range: seconds more than 0 and at most {MAX_TIMEOUT:.0f}"
+        )
+    if kind is int and not 0 <= number <= MAX_RETRIES_LIMIT:
+        raise ConfigurationError(
+            f"{name}={value!r} is out of range: a count from 0 to {MAX_RETRIES_LIMIT}"
+        )
+    return number
 
 
 def check_secret_key(key: object) -> str:
