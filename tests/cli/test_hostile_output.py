@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from paysdk.cli._escape import json_text, printable, spreadsheet_cell, table_cell
+from paysdk.cli._escape import Code, cell_text, json_text, printable, spreadsheet_cell, table_cell
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
@@ -469,6 +469,41 @@ def test_verify_keeps_the_spaces_within_a_customers_name(env: dict[str, str], sp
     assert "customer:        Ada  Lovelace <ada@example.com> +1 555" in lines
 
 
+def test_a_status_or_currency_of_look_alike_letters_is_escaped_whole(
+    sandbox: Sandbox, env: dict[str, str], tmp_path: Path
+) -> None:
+    """``COMPLETED`` spelt with a Cyrillic E is not completed (``--status completed`` leaves it
+    out), and ``USD`` with a Cyrillic S not ``USD`` (``confirm`` refuses it): the tables show
+    each such letter of a status or currency as an escape, while an address keeps its
+    letters."""
+    record = payment_record(reference="order-cyr", created_at=CREATED, amount=700)
+    listed = {**record.list_shape(), "status": "COMPL\u0415TED", "currency": "U\u0405D"}
+    listed["customer"] = {**listed["customer"], "email": "zo\u00eb@example.com"}
+    sandbox.inject(Fault.json(200, {"data": [listed]}), path="/payments")
+    code, screen = on_terminal(env, "list")
+    assert code == 0
+    [_, row] = lines_of(screen)
+    assert row.split()[:5] == ["order-cyr", "COMPL\\u0415TED", "700", "10", "U\\u0405D"]
+    assert "zo\u00eb@example.com" in row
+    verified = {**record.verify_shape(), "currency": "U\u0405D"}
+    body = {"status": True, "message": "Verification successful", "data": verified}
+    sandbox.inject(Fault.json(200, body), path="/payment/order-cyr")
+    code, screen = on_terminal(env, "verify", "order-cyr")
+    assert code == 0
+    assert "amount:          700 U\\u0405D" in lines_of(screen)
+    completed = {**listed, "status": "COMPLETED"}  # missed: in no ledger
+    sandbox.inject(Fault.json(200, {"data": [completed]}), path="/payments", times=None)
+    ledger = tmp_path / "ledger.db"
+    with Ledger(ledger) as made:
+        made.create_table()
+    code, screen = on_terminal(env, "reconcile", "--ledger", str(ledger))
+    assert code == 4
+    missed = [line for line in lines_of(without_progress(screen)) if "order-cyr" in line]
+    assert [line.split()[:5] for line in missed] == [
+        ["missed", "order-cyr", "COMPLETED", "700", "U\\u0405D"]
+    ]
+
+
 LETTERS = "Zo\u00eb \u0130stanbul \U0001f600"
 """A customer name of letters a Latin-1 or ASCII terminal cannot show: none is hostile."""
 
@@ -603,6 +638,22 @@ def test_json_text_parses_back_to_the_same_strings() -> None:
 )
 def test_table_cell(text: str, shown: str) -> None:
     assert table_cell(text) == shown
+
+
+@pytest.mark.parametrize(
+    ("code", "shown"),
+    [
+        ("USD", "USD"),
+        ("U\u0405D", "U\\u0405D"),  # a Cyrillic S
+        ("\uff35SD", "\\uff35SD"),  # a fullwidth U
+        ("COMPL\u0415TED", "COMPL\\u0415TED"),
+        ("NGN\x1b[31m ", "NGN\\x1b[31m\\x20"),
+        ("N\\u0405", "N\\\\u0405"),  # the text of an escape, not a letter
+    ],
+)
+def test_a_code_cell_is_shown_in_ascii(code: str, shown: str) -> None:
+    assert table_cell(Code(code)) == shown
+    assert table_cell(cell_text(Code(code))) == shown  # a cell's text stays a Code
 
 
 @pytest.mark.parametrize(

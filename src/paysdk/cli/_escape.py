@@ -13,7 +13,7 @@ import re
 
 from .._core.terminal import BEYOND_JSON, LOOKALIKE_SPACES, printable
 
-__all__ = ["cell_text", "json_text", "printable", "spreadsheet_cell", "table_cell"]
+__all__ = ["Code", "cell_text", "json_text", "printable", "spreadsheet_cell", "table_cell"]
 
 _JSON_RAW = re.compile(f"[{BEYOND_JSON}{LOOKALIKE_SPACES}]")
 _END_SPACES = re.compile("^ +| +$")
@@ -42,8 +42,19 @@ def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False)
     return _JSON_RAW.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
 
 
+class Code(str):
+    """Text the service contract makes ASCII (a status, a currency code): a table shows each
+    other character of it as an escape, so ``COMPL\\u0415TED``, with a Cyrillic letter, is never
+    read as ``COMPLETED``, nor ``\\uff35SD`` as ``USD``."""
+
+    __slots__ = ()
+
+
 def cell_text(value: object) -> str:
-    """A table cell's text: ``-`` for a value left out (``None``), ``true``/``false`` for a bool."""
+    """A table cell's text: ``-`` for a value left out (``None``), ``true``/``false`` for a bool;
+    text as it is (a `Code` stays one)."""
+    if isinstance(value, str):
+        return value
     if value is None:
         return MISSING
     if isinstance(value, bool):
@@ -55,8 +66,11 @@ def table_cell(text: str) -> str:
     """A table cell as shown: ``printable``, each backslash doubled (so the text ``\\u200b``
     never reads as the escape of a zero-width space), and a space at either end shown as
     ``\\x20`` (a table pads its cells with spaces, where ``order-1042 `` would read as
-    ``order-1042``). Spaces within, as in a customer's name, stay spaces."""
+    ``order-1042``). Spaces within, as in a customer's name, stay spaces; a `Code` beyond
+    ASCII is escaped whole."""
     shown = printable(text.replace("\\", "\\\\"))
+    if isinstance(text, Code) and not shown.isascii():
+        shown = shown.encode("ascii", "backslashreplace").decode("ascii")
     return _END_SPACES.sub(lambda match: "\\x20" * len(match[0]), shown)
 
 

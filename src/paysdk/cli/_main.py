@@ -20,7 +20,7 @@ from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.timestamps import wire_timestamp
 from paysdk.cli._command import Command, Parser, add_formats
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
-from paysdk.cli._escape import cell_text, printable
+from paysdk.cli._escape import Code, cell_text, printable
 from paysdk.cli._exits import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
@@ -123,7 +123,7 @@ def _verify(args: argparse.Namespace) -> int:
     rows = [
         ("reference", payment.reference),
         ("success", "yes" if payment.succeeded else "no"),
-        ("amount", f"{payment.amount} {payment.currency}"),
+        ("amount", Code(f"{payment.amount} {payment.currency}")),
         ("fee", cell_text(payment.fee)),
         ("transaction_id", cell_text(payment.transaction_id)),
         ("customer", _customer(payment.customer)),
@@ -166,10 +166,10 @@ class _Column:
 _COLUMNS = (
     _Column("id", lambda p: p.id, in_table=False),
     _Column("reference", lambda p: p.reference),
-    _Column("status", lambda p: str(p.status)),
+    _Column("status", lambda p: Code(p.status)),
     _Column("amount", lambda p: p.amount, right=True),
     _Column("fee", lambda p: p.fee, right=True),
-    _Column("currency", lambda p: p.currency),
+    _Column("currency", lambda p: Code(p.currency)),
     _Column("customer_paid", lambda p: p.customer_paid, in_table=False),
     _Column("customer_email", lambda p: p.customer and p.customer.email),
     _Column("created_at", lambda p: _timestamp(p.created_at)),
