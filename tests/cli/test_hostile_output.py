@@ -33,6 +33,8 @@ NAME = (
 )
 """A customer name that, printed raw, makes a failed payment read ``success: yes``."""
 EMAIL = '=HYPERLINK("http://evil.example/refund","Refund")'
+QUOTED_EMAIL = '"=HYPERLINK(""http://evil.example/refund"",""Refund"")"'
+"""``EMAIL`` as ``verify`` shows it: quoted, for the marks its parts are told apart by."""
 HOSTILE_REFERENCE = "@SUM(1+1)\x1b[8m\u202e"
 """A reference the service lists: a formula to a spreadsheet, and hidden text to a terminal."""
 
@@ -159,10 +161,41 @@ def test_verify_shows_every_control_character_as_an_escape_on_one_line(
     customer = lines[5].removeprefix("customer:").strip()
     assert customer == (
         "Ada\\x1b[2J\\x1b[H\\x1b[1Asuccess: yes\\nsuccess:         yes\\r\\u202eon\\u2066"
-        f"\\x9b2K\\x7f\\x00\\u2028end <{EMAIL}> +234\\x1b]0;pwned\\x07"
+        f"\\x9b2K\\x7f\\x00\\u2028end <{QUOTED_EMAIL}> +234\\x1b]0;pwned\\x07"
     )
     assert lines[6].endswith("Gift\\x9b2J (500)")
     assert "note=\\x1b]8;;http://evil.example\\x07click\\x1b]8;;\\x07, count=-5" in lines[8]
+
+
+def test_verify_quotes_a_part_holding_the_marks_between_parts(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    """Shown as it is, a metadata value ``A1, refund_approved=true`` reads as a second key, a
+    product named ``Gift (0), Laptop`` as a second product and a name ending in an address as a
+    second address: such a part is shown in double quotes, a quote within doubled."""
+    record = payment_record(
+        reference="order-parts",
+        created_at=CREATED,
+        customer={
+            "name": 'Ada "A" <refunds@evil.example>',
+            "email": "ada@example.com",
+            "phone": "+1",
+        },
+        products=[
+            {"name": "Gift (0), Laptop", "amount": 500, "description": ""},
+            {"name": "Mug", "amount": 200, "description": ""},
+        ],
+        metadata={"order_id": "A1, refund_approved=true", "a=b": 7, "note": "plain words"},
+    )
+    sandbox.add_payment(record)
+    code, screen = on_terminal(env, "verify", "order-parts")
+    assert code == 0
+    lines = lines_of(screen)
+    customer = 'customer:        "Ada ""A"" <refunds@evil.example>" <ada@example.com> +1'
+    assert customer in lines
+    assert 'products:        "Gift (0), Laptop" (500), Mug (200)' in lines
+    metadata = 'metadata:        order_id="A1, refund_approved=true", "a=b"=7, note=plain words'
+    assert metadata in lines
 
 
 def test_verify_json_on_a_terminal_is_the_exact_payment_with_nothing_raw(

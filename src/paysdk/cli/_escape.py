@@ -13,10 +13,19 @@ import re
 
 from .._core.terminal import BEYOND_JSON, LOOKALIKE_SPACES, printable
 
-__all__ = ["Code", "cell_text", "json_text", "printable", "spreadsheet_cell", "table_cell"]
+__all__ = [
+    "Code",
+    "cell_text",
+    "json_text",
+    "part_text",
+    "printable",
+    "spreadsheet_cell",
+    "table_cell",
+]
 
 _JSON_RAW = re.compile(f"[{BEYOND_JSON}{LOOKALIKE_SPACES}]")
 _END_SPACES = re.compile("^ +| +$")
+_PART_MARKS = re.compile('[,<>()="]')
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """A cell starting with one of these is a formula to a spreadsheet (OWASP's list)."""
@@ -60,6 +69,17 @@ def cell_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def part_text(value: object) -> str:
+    """One of the parts a cell is made of (a customer's name beside their ``<address>``, a
+    product's name before its ``(amount)``, a metadata key or value between ``=`` and ``,``):
+    in double quotes, a quote within doubled, when it holds a mark the parts are told apart
+    by, so a value ``A1, refund_approved=true`` never reads as two."""
+    text = cell_text(value)
+    if text and _PART_MARKS.search(text) is None:
+        return text
+    return '"' + text.replace('"', '""') + '"'
 
 
 def table_cell(text: str) -> str:

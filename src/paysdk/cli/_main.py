@@ -20,7 +20,7 @@ from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.timestamps import wire_timestamp
 from paysdk.cli._command import Command, Parser, add_formats
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
-from paysdk.cli._escape import Code, cell_text, printable
+from paysdk.cli._escape import Code, cell_text, part_text, printable
 from paysdk.cli._exits import (
     EXIT_FAILURE,
     EXIT_INTERNAL,
@@ -120,6 +120,8 @@ def _verify(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(as_received(payment))
         return EXIT_OK
+    products = ", ".join(f"{part_text(p.name)} ({p.amount})" for p in payment.products)
+    metadata = ", ".join(f"{part_text(k)}={part_text(v)}" for k, v in payment.metadata.items())
     rows = [
         ("reference", payment.reference),
         ("success", "yes" if payment.succeeded else "no"),
@@ -127,9 +129,9 @@ def _verify(args: argparse.Namespace) -> int:
         ("fee", cell_text(payment.fee)),
         ("transaction_id", cell_text(payment.transaction_id)),
         ("customer", _customer(payment.customer)),
-        ("products", ", ".join(f"{p.name} ({p.amount})" for p in payment.products) or "-"),
+        ("products", products or "-"),
         ("card", _card(payment.authorization)),
-        ("metadata", ", ".join(f"{k}={v}" for k, v in payment.metadata.items()) or "-"),
+        ("metadata", metadata or "-"),
     ]
     print_table([(f"{name}:", value) for name, value in rows], header=None)
     return EXIT_OK
@@ -145,8 +147,9 @@ def _confirm(args: argparse.Namespace) -> int:
 def _customer(customer: paysdk.Customer | None) -> str:
     if customer is None:
         return "-"
-    email = customer.email and f"<{customer.email}>"
-    return " ".join(part for part in (customer.name, email, customer.phone) if part) or "-"
+    name, phone = (part_text(part) if part else part for part in (customer.name, customer.phone))
+    email = customer.email and f"<{part_text(customer.email)}>"
+    return " ".join(part for part in (name, email, phone) if part) or "-"
 
 
 def _card(card: paysdk.CardAuthorization | None) -> str:
