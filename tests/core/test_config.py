@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from typing import Any
 
 import httpx
@@ -9,7 +11,7 @@ import pytest
 
 from paysdk import _core
 from paysdk._core.config import SecretHeaders, secret_key_in
-from tests.conftest import SECRET, make_config
+from tests.conftest import SECRET, make_config, verify_body
 
 
 def test_a_header_named_twice_in_any_case_is_one_entry_with_both_values() -> None:
@@ -77,3 +79,37 @@ def test_another_port_path_or_scheme_is_another_account(other: str) -> None:
     assert make_config(base_url=other, allow_insecure_http=True).issuer != (
         make_config(base_url="https://pay.example.com/v1").issuer
     )
+
+
+@pytest.mark.parametrize(
+    ("escape", "key"),
+    [
+        (lambda body: body, "sk_live_a/b+c=="),
+        (lambda body: body.replace("/", "\\/"), "sk_live_a/b+c=="),  # PHP's json_encode
+        (  # Go's encoding/json
+            lambda body: (
+                body.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            ),
+            "sk_live_<a>&b",
+        ),
+    ],
+    ids=["as-sent", "php", "go"],
+)
+def test_a_key_echoed_in_a_body_is_found_as_json_encoders_write_it(
+    escape: Callable[[str], str], key: str
+) -> None:
+    """The key a server echoes is found however its JSON encoder writes it unasked, so a
+    payment read from that body blots it out of its ``repr``."""
+    config = make_config(secret_key=key)
+    content = escape(json.dumps(verify_body("order-1", echo=f"Bearer {key}"))).encode()
+    verified = _core.verified("order-1", config)(_core.Answer(200, {}, content))
+    assert verified.model_extra is not None
+    assert verified.model_extra["echo"] == f"Bearer {key}"
+    assert key not in repr(verified)
+    assert config.echoes_key(content)
+    assert not config.echoes_key(content.replace(b"sk_live", b"sk_test"))
+
+
+def test_a_key_too_short_to_blot_is_not_looked_for() -> None:
+    """As ``scrub`` leaves a key under four characters: blotting it would blot common words."""
+    assert not make_config(secret_key="abc").echoes_key(b'{"abc": 1}')

@@ -269,6 +269,70 @@ async def test_a_server_echoing_the_key_gets_it_into_no_message(
         assert key not in written
 
 
+def echo_in_payment(*, chunk: int = 0) -> Behaviour:
+    """The endpoint's 200 whose payment quotes the request's Authorization header in a field
+    the service added, in an optional field sent in the wrong type (``unparsed``) and in the
+    customer's name; ``chunk``: sent chunked, that many bytes a chunk, so the key is cut."""
+
+    def behave(conn: Connection, request: Request) -> bool:
+        said = request.headers.get("authorization", "")
+        echoes = {"echo": f"Authorization: {said}", "fee": said, "customer": {"name": said}}
+        if request.path.startswith("/payment/"):
+            document = verify_body(REFERENCE, **echoes)
+        else:
+            document = {"data": [listed_body(REFERENCE, **echoes)]}
+        body = json.dumps(document).encode()
+        if not chunk:
+            return respond(200, body, {"Content-Type": "application/json"})(conn, request)
+        chunked = {"Content-Type": "application/json", "Transfer-Encoding": "chunked"}
+        conn.send(head(200, chunked))
+        for start in range(0, len(body), chunk):
+            piece = body[start : start + chunk]
+            conn.send(b"%x\r\n%b\r\n" % (len(piece), piece))
+        conn.send(b"0\r\n\r\n")
+        return True
+
+    return behave
+
+
+def assert_key_blotted(payment: paysdk.VerifiedPayment | paysdk.ListedPayment) -> None:
+    """The payment holds the echoed key, and no ``repr`` or ``str`` of it or its parts shows it."""
+    assert payment.model_extra is not None
+    assert SECRET in payment.model_extra["echo"]
+    assert SECRET in payment.unparsed["fee"]
+    assert payment.customer is not None
+    assert payment.customer.name is not None
+    assert SECRET in payment.customer.name  # what was received is kept
+    for written in (repr(payment), str(payment), repr(payment.customer), f"{payment!s:}"):
+        assert SECRET not in written
+        assert "<secret key>" in written
+
+
+async def test_a_payment_echoing_the_key_has_it_blotted_out_of_its_repr(
+    endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """A merchant logs ``repr(payment)``: a key the server or a proxy echoed into the 200 body
+    shows as ``<secret key>``, as it does in an error's message."""
+    hostile.script(echo_in_payment())
+    client = make_loopback_client(base_url=hostile.base_url)
+    if endpoint.name == "verify":
+        payment: paysdk.VerifiedPayment | paysdk.ListedPayment = await client.verify(REFERENCE)
+    else:
+        (payment,) = await client.list_payments()
+    assert_key_blotted(payment)
+
+
+@pytest.mark.parametrize("chunk", [5, 4096], ids=["cut", "whole"])
+async def test_a_streamed_payment_echoing_the_key_has_it_blotted_out_of_its_repr(
+    chunk: int, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """``iter_payments`` reads the body chunk by chunk: a key cut across chunks is found too."""
+    hostile.script(echo_in_payment(chunk=chunk))
+    client = make_loopback_client(base_url=hostile.base_url)
+    (payment,) = await client.drain()
+    assert_key_blotted(payment)
+
+
 async def test_an_api_error_survives_a_pickle_and_a_deep_copy_with_its_headers(
     endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
 ) -> None:

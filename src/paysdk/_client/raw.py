@@ -110,10 +110,8 @@ def _list_plan(
     request = _core.list_request(config)
 
     def parse(answer: Answer) -> list[ListedPayment]:
-        pause_gc = config.pauses_gc
-        return _core.map_response(
-            request, answer, lambda a: _core.parse_list(a.content, pause_gc=pause_gc), None
-        )
+        parse_body = _core.listed(config)
+        return _core.map_response(request, answer, lambda a: parse_body(a.content), None)
 
     return _core.call_raw(config, request), parse, request.scrub
 

@@ -145,6 +145,28 @@ class Config:
         key = self.secret_key
         return text.replace(key, "<secret key>") if len(key) >= 4 else text
 
+    @functools.cached_property
+    def key_forms(self) -> tuple[bytes, ...]:
+        """How a body may hold the secret key: as sent, and as JSON encoders write it unasked
+        (PHP's ``\\/`` for ``/``; Go's ``\\u003c``, ``\\u003e`` and ``\\u0026`` for ``<``,
+        ``>`` and ``&``); none for a key too short to look for (as ``scrub``)."""
+        if len(self.secret_key) < 4:
+            return ()
+        raw = self.secret_key.encode()
+        go = raw
+        for char in b"<>&":
+            go = go.replace(bytes([char]), b"\\u%04x" % char)
+        return tuple(dict.fromkeys((raw, raw.replace(b"/", b"\\/"), go)))
+
+    def echoes_key(self, content: bytes) -> bool:
+        """Whether ``content``, a body from the service, holds the secret key (a server or
+        proxy echoing the ``Authorization`` header): one scan of it, for a key none of whose
+        characters JSON encoders escape."""
+        for form in self.key_forms:  # noqa: SIM110 (a generator costs more than a verify's scan)
+            if form in content:
+                return True
+        return False
+
     def max_bytes(self, default: int) -> int:
         """The body cap of an endpoint whose own is ``default``."""
         return default if self.max_response_bytes is None else self.max_response_bytes

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Generator
-from functools import partial
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 from pydantic import ValidationError
@@ -18,6 +17,7 @@ from .._errors import (
     request_id_of,
 )
 from .._models.verified import VerifiedPayment
+from .._models.wire import hide_key
 from .._parsing.stream import ListStream
 from .attempts import Attempts, attempts_for
 from .config import Config
@@ -44,6 +44,7 @@ __all__ = [
     "confirm",
     "iter_payments",
     "list_payments",
+    "listed",
     "verified",
     "verify",
     "verify_identified",
@@ -131,8 +132,12 @@ def verified(reference: str, config: Config) -> Callable[[Answer], VerifiedPayme
     the account ``config`` reaches (its label, and its fingerprint: ``Config.issuer``)."""
 
     def parse(answer: Answer) -> VerifiedPayment:
-        payment = check_answered(parse_verify(answer.content), reference, config.scrub)
-        return payment.issued_by(config.account, config.issuer)
+        payment = parse_verify(answer.content)
+        if config.echoes_key(answer.content):
+            hide_key(payment, config.secret_key)
+        return check_answered(payment, reference, config.scrub).issued_by(
+            config.account, config.issuer
+        )
 
     return parse
 
@@ -153,7 +158,22 @@ def check_answered(
 
 
 def list_payments(config: Config) -> Plan[list[ListedPayment]]:
-    return call(config, list_request(config), partial(parse_list, pause_gc=config.pauses_gc))
+    return call(config, list_request(config), listed(config))
+
+
+def listed(config: Config) -> Callable[[bytes], list[ListedPayment]]:
+    """Reads list's body: the payments, whose ``repr`` blots out the secret key if the body
+    held it (``Config.echoes_key``: a scan of the body, nothing per payment otherwise)."""
+    pause_gc = config.pauses_gc
+
+    def parse(content: bytes) -> list[ListedPayment]:
+        payments = parse_list(content, pause_gc=pause_gc)
+        if config.echoes_key(content):
+            for payment in payments:
+                hide_key(payment, config.secret_key)
+        return payments
+
+    return parse
 
 
 def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemPlan[ListedPayment]:
@@ -203,8 +223,10 @@ def _stream_items(
     emitted = 0
     answer = Answer(opened.status_code, opened.headers, b"")
     clock = attempts.policy.monotonic
-    deadline = attempts.config.deadline
+    config = attempts.config
+    deadline = config.deadline
     progressed = clock()
+    echoed, seam, reach = False, b"", max(map(len, config.key_forms), default=0)
     while True:
         budget, why = request.budget, f"no payment arrived within {request.budget or 0:g}s"
         if budget is not None:
@@ -227,7 +249,14 @@ def _stream_items(
             raise invalid_body(request, answer, exc, where=parser.where) from None
         except ValueError as exc:  # ListStream's own: not JSON, or a payment too large
             raise _stream_error(request, answer, str(exc), emitted) from None
+        if chunk and not echoed:  # a key cut across two chunks is seen with the second
+            joined = seam + chunk[:reach]
+            echoed = config.echoes_key(chunk) or config.echoes_key(joined)
+            seam = chunk[-reach:] if len(chunk) >= reach else joined[-reach:]
         if items:
+            if echoed:
+                for item in items:
+                    hide_key(item, config.secret_key)
             emitted += len(items)
             yield Emit(items)
             progressed = clock()  # the caller's time with the payments is not the server's

@@ -12,16 +12,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Union
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Union, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-__all__ = ["Customer", "Exact", "Metadata", "Product", "Products", "WireModel", "keep_unparsed"]
+__all__ = [
+    "Customer",
+    "Exact",
+    "Metadata",
+    "Product",
+    "Products",
+    "WireModel",
+    "hide_key",
+    "keep_unparsed",
+]
 
 _UNPARSED: Final = "_unparsed"
 """The key of ``unparsed`` in the private dict: declared as a private attribute, it would cost
 every model a Python call to build, and only a model read after a failed parse holds one."""
 _NOTHING: Final[Mapping[str, Any]] = MappingProxyType({})
+_HIDDEN: Final = "_hidden"
+"""The key of the secret key ``repr`` blots out, in the private dict of a model read from a
+body that held it; no other model holds one."""
 
 
 class WireModel(BaseModel):
@@ -55,6 +67,39 @@ class WireModel(BaseModel):
             yield (name if plain else repr(name)), value
         if self.unparsed:
             yield "unparsed", dict(self.unparsed)
+
+    def __repr__(self) -> str:
+        return _blotted(self, super().__repr__())
+
+    def __str__(self) -> str:
+        return _blotted(self, super().__str__())
+
+
+def _blotted(model: WireModel, text: str) -> str:
+    """``text``, about ``model``, with the secret key blotted out if the body held it."""
+    private = model.__pydantic_private__
+    key = private.get(_HIDDEN) if private else None
+    return text.replace(key, "<secret key>") if key else text
+
+
+def hide_key(model: WireModel, key: str) -> None:
+    """Have ``repr`` and ``str`` of ``model``, and of the models in it, blot out ``key``: the
+    secret key the body ``model`` was read from held (a server or proxy echoing it).
+
+    Args:
+        model: the model read from the body.
+        key: the secret key.
+    """
+    private = model.__pydantic_private__
+    if private is None:  # a model without private attributes has no dict until it needs one
+        private = {}
+        object.__setattr__(model, "__pydantic_private__", private)
+    private[_HIDDEN] = key
+    for value in model.__dict__.values():
+        parts = cast("list[object]", value) if isinstance(value, list) else [value]
+        for part in parts:
+            if isinstance(part, WireModel):
+                hide_key(part, key)
 
 
 def keep_unparsed(model: WireModel, field: str, value: object) -> None:
