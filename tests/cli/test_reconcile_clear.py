@@ -171,7 +171,10 @@ def test_resolve_settles_an_unknown_outcome(
         (("ledger", "list", "--ledger", "/no/such/l.db"), "'/no/such/l.db' does not exist"),
         (("reconcile", "--lookup", "tests.cli.nowhere:find"), "cannot import 'tests.cli.nowhere'"),
         (("reconcile", "--lookup", "tests.cli.shop:nothing"), "has no 'nothing'"),
-        (("reconcile", "--lookup", "tests.cli.shop:NOT_A_FUNCTION"), "is a int, not a function"),
+        (
+            ("reconcile", "--lookup", "tests.cli.shop:NOT_A_FUNCTION"),
+            "is of type int, not a function",
+        ),
         (("reconcile", "--lookup", "find_order"), "expected package.module:function"),
         (("reconcile", "--fulfil", "tests.cli.shop:ship"), "--fulfil needs --lookup"),
         (

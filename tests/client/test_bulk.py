@@ -188,3 +188,15 @@ def test_closing_the_sync_window_cuts_the_waits_between_retries_short(
     assert route.call_count == 2  # no retry was sent after the close
     (result,) = got
     assert isinstance(result.error, paysdk.ClientClosedError)
+
+
+@pytest.mark.parametrize("references", ["order-1", b"order-1"], ids=["str", "bytes"])
+def test_one_reference_passed_as_the_iterable_is_refused_naming_its_type(
+    references: Any,
+) -> None:
+    """A reference is an iterable of characters: verifying each would be a mistake."""
+    with (
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client,
+        pytest.raises(TypeError, match=r"iterable of references, not (str|bytes) \(which"),
+    ):
+        client.verify_many(references)

@@ -362,7 +362,7 @@ def test_the_fake_leaves_no_routes_and_other_hosts_to_other_routers() -> None:
         ("order-1042", "payments must be a list of PaymentRecord, not str"),
         ({"reference": "order-1042"}, "payments must be a list of PaymentRecord, not dict"),
         (payment_record(), r"payments takes a list of PaymentRecord: pass \[record\]"),
-        ([payment_record(), 5], "payments holds a 'int', not a PaymentRecord"),
+        ([payment_record(), 5], "payments holds an object of type int, not a PaymentRecord"),
     ],
 )
 def test_payments_that_are_not_a_list_of_records_are_refused_saying_what_to_pass(

@@ -93,7 +93,7 @@ def _references(references: Iterable[str]) -> Iterator[Any]:
     """
     if isinstance(references, (str, bytes, bytearray, memoryview)):
         raise TypeError(
-            f"verify_many takes an iterable of references, not a {type(references).__name__} "
+            f"verify_many takes an iterable of references, not {type(references).__name__} "
             "(which would verify each character): for one reference, use verify(reference) "
             "or verify_many([reference])"
         )

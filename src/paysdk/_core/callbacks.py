@@ -141,7 +141,8 @@ def _from_request(request: object) -> list[object]:
     if _is_mapping(meta) and ("QUERY_STRING" in meta or "REQUEST_METHOD" in meta):
         return _from_query_bytes(_as_bytes(meta.get("QUERY_STRING", ""), "QUERY_STRING"))
     raise InvalidCallbackError(
-        f"invalid callback source: cannot read a {type(request).__name__}; pass {ACCEPTED}"
+        f"invalid callback source: cannot read an object of type {type(request).__name__}; "
+        f"pass {ACCEPTED}"
     )
 
 
@@ -171,7 +172,9 @@ def _as_bytes(query: object, what: str) -> bytes:
             return query.encode("latin-1")
         except UnicodeEncodeError:  # text decoded as UTF-8 by the server, not as PEP 3333 says
             return query.encode("utf-8", errors="backslashreplace")
-    raise InvalidCallbackError(f"invalid callback: {what} is a {type(query).__name__}, not text")
+    raise InvalidCallbackError(
+        f"invalid callback: {what} is of type {type(query).__name__}, not text"
+    )
 
 
 def _check_length(length: int, what: str) -> None:
@@ -193,7 +196,8 @@ def _single_reference(values: list[object]) -> str:
     value = values[0]
     if not isinstance(value, str):
         raise InvalidCallbackError(
-            f"invalid callback: the {PARAMETER!r} parameter is a {type(value).__name__}, not a str"
+            f"invalid callback: the {PARAMETER!r} parameter is of type {type(value).__name__}, "
+            "not str"
         )
     problem = reference_problem(value)
     if problem is not None:

@@ -366,5 +366,7 @@ def records_of(payments: object) -> list[PaymentRecord]:
     for record in records:
         if not isinstance(record, PaymentRecord):
             kind = type(record).__name__
-            raise ConfigurationError(f"payments holds a {kind!r}, not a PaymentRecord ({hint})")
+            raise ConfigurationError(
+                f"payments holds an object of type {kind}, not a PaymentRecord ({hint})"
+            )
     return cast("list[PaymentRecord]", records)

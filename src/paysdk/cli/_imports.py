@@ -51,6 +51,6 @@ def import_callable(spec: str, flag: str) -> Callable[..., object]:
         found = getattr(found, name)
     if not callable(found):
         raise ConfigurationError(
-            f"{flag}: {spec!r} is a {type(found).__name__}, not a function to call"
+            f"{flag}: {spec!r} is of type {type(found).__name__}, not a function to call"
         )
     return found

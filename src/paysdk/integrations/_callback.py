@@ -79,7 +79,7 @@ def method_response(method: str) -> CallbackResponse | None:
     """
     if method == "GET":
         return None
-    log.info("callback answered 405 (method_not_allowed): a %s request", _shown_method(method))
+    log.info("callback answered 405 (method_not_allowed) to method %s", _shown_method(method))
     return CallbackResponse(405, "method_not_allowed")
 
 

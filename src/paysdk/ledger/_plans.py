@@ -482,7 +482,7 @@ def check_references(references: Sequence[str]) -> list[str]:
         if not isinstance(reference, str):
             hint = ": pass payment.reference" if isinstance(reference, VerifiedPayment) else ""
             raise ConfigurationError(
-                f"a reference is a string, not a {type(reference).__name__}{hint}"
+                f"a reference is a string, not {type(reference).__name__}{hint}"
             )
     return listed
 
