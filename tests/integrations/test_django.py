@@ -24,6 +24,7 @@ import paysdk
 from paysdk.integrations.django import verified_callback
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import CallbackSender, MockPaymentAPI
+from tests.conftest import SECRET
 from tests.support.django_site import configure, serve
 from tests.support.fulfilment_rule import (
     REFERENCE,
@@ -38,6 +39,7 @@ from tests.support.fulfilment_rule import (
     check_the_rule,
     ledger_rows,
 )
+from tests.support.hostile import Connection, HostileServer, Request, respond
 from tests.support.merchant import (
     CALLBACK_CASES,
     CallbackCase,
@@ -529,3 +531,53 @@ async def test_only_get_runs_an_async_view(
         assert verify_requests(callback_sandbox) == []
         fulfilled = await browser.get(f"{PATH}?reference=order-1042")
     assert (fulfilled.status_code, runs) == (200, ["order-1042"])
+
+
+# --- Django's debug page (DEBUG = True, as a new project has it) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"error": "bad header", "message": "Authorization: {said}"},
+        {
+            "status": True,
+            "data": {
+                "reference": "other",
+                "amount": 1,
+                "currency": "NGN",
+                "success": True,
+                "echo": "{said}",
+            },
+        },
+        {"status": True, "data": {"reference": REFERENCE, "currency": "NGN", "echo": "{said}"}},
+    ],
+    ids=["401", "another-payment", "not-a-payment"],
+)
+def test_a_debug_page_of_a_failed_verify_shows_no_echoed_key(
+    document: dict[str, Any], hostile: HostileServer
+) -> None:
+    """A merchant's own view whose ``verify`` raises gets Django's debug page, which shows
+    every frame's locals: what the server answered (it echoed the key) is among them."""
+    said_at = json.dumps(document)
+
+    def echo(conn: Connection, request: Request) -> bool:
+        said = request.headers.get("authorization", "")
+        body = said_at.replace("{said}", said).encode()
+        status = 401 if "error" in document else 200
+        return respond(status, body, {"Content-Type": "application/json"})(conn, request)
+
+    hostile.script(echo)
+    client = paysdk.Client(secret_key=SECRET, base_url=hostile.base_url, max_retries=0)
+
+    def checkout(request: HttpRequest) -> HttpResponse:
+        client.verify(REFERENCE)
+        return HttpResponse("paid")
+
+    serve(path("checkout", checkout))
+    with client:
+        page = DjangoClient(raise_request_exception=False).get("/checkout", HTTP_ACCEPT="text/html")
+    assert page.status_code == 500
+    html = page.content.decode()
+    assert "paysdk" in html and "Local vars" in html  # the debug page, with the locals
+    assert SECRET not in html

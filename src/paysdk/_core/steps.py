@@ -95,12 +95,24 @@ class Answer(NamedTuple):
     content: bytes
     elapsed: float = 0.0
 
+    def __repr__(self) -> str:
+        """Status and sizes, never the headers or body: a server or proxy may echo the secret
+        key there, and debug pages (Django's, with ``DEBUG = True``) show each frame's locals."""
+        return (
+            f"Answer(status_code={self.status_code!r}, headers=<{len(self.headers)} headers>, "
+            f"content=<{len(self.content)} bytes>, elapsed={self.elapsed!r})"
+        )
+
 
 class Opened(NamedTuple):
     """A successful answer whose body is left open to be read by ``Read`` steps."""
 
     status_code: int
     headers: Mapping[str, str]
+
+    def __repr__(self) -> str:
+        """The status, never the headers (as ``Answer``'s)."""
+        return f"Opened(status_code={self.status_code!r}, headers=<{len(self.headers)} headers>)"
 
 
 FailureKind: TypeAlias = Literal[
