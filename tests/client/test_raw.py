@@ -8,7 +8,7 @@ import pytest
 import respx
 
 import paysdk
-from tests.conftest import BASE_URL, MakeClient, listed_body, verify_body
+from tests.conftest import BASE_URL, SECRET, MakeClient, listed_body, verify_body
 
 pytestmark = pytest.mark.anyio
 
@@ -41,3 +41,23 @@ async def test_raw_parse_validates_as_the_call_would(
     raw = await raw if client.is_async else raw
     with pytest.raises(paysdk.PaymentMismatchError):
         raw.parse()
+
+
+async def test_a_raw_answer_echoing_the_key_parses_to_payments_whose_repr_blots_it(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    """``parse()`` gives what the plain call gives: a key the body echoed is not in a repr."""
+    echo = {"echo": f"Bearer {SECRET}"}
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body("order-1042", **echo))
+    respx_mock.get(f"{BASE_URL}/payments").respond(
+        200, json={"data": [listed_body("order-1042", **echo)]}
+    )
+    client = make_client()
+    raw: Any = client.client.with_raw_response.verify("order-1042")
+    raw = await raw if client.is_async else raw
+    listed: Any = client.client.with_raw_response.list_payments()
+    listed = await listed if client.is_async else listed
+    for payment in [raw.parse(), *listed.parse()]:
+        assert payment.model_extra["echo"] == f"Bearer {SECRET}"
+        assert SECRET not in repr(payment)
+        assert "<secret key>" in str(payment)
