@@ -551,14 +551,21 @@ async def test_only_get_runs_an_async_view(
             },
         },
         {"status": True, "data": {"reference": REFERENCE, "currency": "NGN", "echo": "{said}"}},
+        {
+            "data": [
+                {"reference": "a", "amount": 1, "currency": "NGN", "status": "completed"},
+                {"reference": "b", "echo": "{said}"},
+            ]
+        },
     ],
-    ids=["401", "another-payment", "not-a-payment"],
+    ids=["401", "another-payment", "not-a-payment", "streamed-list"],
 )
-def test_a_debug_page_of_a_failed_verify_shows_no_echoed_key(
+def test_a_debug_page_of_a_failed_call_shows_no_echoed_key(
     document: dict[str, Any], hostile: HostileServer
 ) -> None:
-    """A merchant's own view whose ``verify`` raises gets Django's debug page, which shows
-    every frame's locals: what the server answered (it echoed the key) is among them."""
+    """A merchant's own view whose ``verify`` (or ``iter_payments``) raises gets Django's debug
+    page, which shows every frame's locals: what the server answered (it echoed the key, in
+    an error body or a 2xx one) is among them."""
     said_at = json.dumps(document)
 
     def echo(conn: Connection, request: Request) -> bool:
@@ -571,7 +578,10 @@ def test_a_debug_page_of_a_failed_verify_shows_no_echoed_key(
     client = paysdk.Client(secret_key=SECRET, base_url=hostile.base_url, max_retries=0)
 
     def checkout(request: HttpRequest) -> HttpResponse:
-        client.verify(REFERENCE)
+        if isinstance(document.get("data"), list):
+            list(client.iter_payments())
+        else:
+            client.verify(REFERENCE)
         return HttpResponse("paid")
 
     serve(path("checkout", checkout))

@@ -193,8 +193,9 @@ def test_every_step_a_plan_builds_is_of_its_vocabulary() -> None:
 
 def test_the_vocabulary_is_named_tuples_defined_in_its_two_modules() -> None:
     """One convention: every step and answer is a named tuple (``Emit``, generic, is a slotted
-    class: a generic named tuple needs Python 3.11) whose docstring says what answers it; a
-    meaning both halves share is one class (the ledger waits with the core's ``Sleep``)."""
+    class: a generic named tuple needs Python 3.11; ``Chunk``, what a ``Read`` is answered with,
+    is bytes) whose docstring says what answers it; a meaning both halves share is one class
+    (the ledger waits with the core's ``Sleep``)."""
     homes = {module.__name__ for module in STEPS_MODULES}
     assert {step.__module__ for step in ALL_STEPS} == homes
     assert ledger_steps.Sleep is core_steps.Sleep
@@ -205,7 +206,9 @@ def test_the_vocabulary_is_named_tuples_defined_in_its_two_modules() -> None:
             if isinstance(value, type) and value.__module__ == module.__name__
         ]
         for kind in defined:
-            if kind is not core_steps.Emit:
+            if kind is core_steps.Chunk:
+                assert issubclass(kind, bytes)
+            elif kind is not core_steps.Emit:
                 assert issubclass(kind, tuple) and hasattr(kind, "_fields"), kind
             if kind in ALL_STEPS:
                 assert "answered with" in " ".join((kind.__doc__ or "").split()), kind

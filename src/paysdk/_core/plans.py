@@ -33,7 +33,7 @@ from .responses import (
     parse_verify,
 )
 from .retry import RetryPolicy
-from .steps import Answer, Emit, Failure, Opened, Read, Send
+from .steps import Answer, Chunk, Emit, Failure, Opened, Read, Send
 
 __all__ = [
     "ItemPlan",
@@ -226,7 +226,7 @@ def _stream_items(
     config = attempts.config
     deadline = config.deadline
     progressed = clock()
-    echoed, seam, reach = False, b"", max(map(len, config.key_forms), default=0)
+    echoed, seam, reach = False, Chunk(), max(map(len, config.key_forms), default=0)
     while True:
         budget, why = request.budget, f"no payment arrived within {request.budget or 0:g}s"
         if budget is not None:
@@ -249,10 +249,9 @@ def _stream_items(
             raise invalid_body(request, answer, exc, where=parser.where) from None
         except ValueError as exc:  # ListStream's own: not JSON, or a payment too large
             raise _stream_error(request, answer, str(exc), emitted) from None
-        if chunk and not echoed:  # a key cut across two chunks is seen with the second
-            joined = seam + chunk[:reach]
-            echoed = config.echoes_key(chunk) or config.echoes_key(joined)
-            seam = chunk[-reach:] if len(chunk) >= reach else joined[-reach:]
+        if chunk and reach and not echoed:  # a key cut across two chunks is seen with the second
+            echoed = config.echoes_key(chunk) or config.echoes_key(seam + chunk[:reach])
+            seam = Chunk((seam + chunk)[-reach:] if len(chunk) < reach else chunk[-reach:])
         if items:
             if echoed:
                 for item in items:

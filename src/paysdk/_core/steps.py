@@ -69,6 +69,16 @@ class Read(NamedTuple):
     budget: float | None
 
 
+class Chunk(bytes):
+    """A chunk of a streamed body, as the driver answers a ``Read`` with it: its ``repr`` is
+    its size, for a body may echo the secret key and debug pages show each frame's locals."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return f"<{len(self)} bytes>"
+
+
 class Emit(Generic[T]):
     """Hand these items to the caller, then carry on; answered with ``None``."""
 

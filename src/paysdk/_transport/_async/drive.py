@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from typing_extensions import Self
 
 from ..._core.closing import AsyncCloses
-from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
+from ..._core.steps import Answer, Chunk, Emit, Failure, Read, Send, Sleep
 
 if TYPE_CHECKING:
     from ..._core.plans import ItemPlan, Plan
@@ -93,6 +93,8 @@ async def _items(
             elif isinstance(step, Read):
                 assert stream is not None
                 outcome = await stream.read(step)
+                if isinstance(outcome, bytes):  # its repr, in a debug page's locals, its size
+                    outcome = Chunk(outcome)
             elif isinstance(step, Sleep):
                 await sleep(step.seconds)
                 outcome = None

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 from typing_extensions import Self
 
 from ..._core.closing import Closes
-from ..._core.steps import Answer, Emit, Failure, Read, Send, Sleep
+from ..._core.steps import Answer, Chunk, Emit, Failure, Read, Send, Sleep
 
 if TYPE_CHECKING:
     from ..._core.plans import ItemPlan, Plan
@@ -95,6 +95,8 @@ def _items(
             elif isinstance(step, Read):
                 assert stream is not None
                 outcome = stream.read(step)
+                if isinstance(outcome, bytes):  # its repr, in a debug page's locals, its size
+                    outcome = Chunk(outcome)
             elif isinstance(step, Sleep):
                 sleep(step.seconds)
                 outcome = None
