@@ -176,6 +176,23 @@ async def test_a_failed_call_is_an_error_span_with_its_type_and_request_id(
     assert_no_key(spans)
 
 
+async def test_a_hostile_request_id_reaches_the_span_blotted_and_cut(
+    sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """A request id that echoes the key, holds a character beyond ASCII and runs to thousands
+    of characters is, on the span, one short printable ASCII line without the key."""
+    headers = {"X-Request-Id": f"req-\xe9-{KEY}" + "x" * 5000}
+    sandbox.inject(
+        Fault.json(404, dict(NOT_FOUND_BODY), headers), path=f"/payment/{UNKNOWN_REFERENCE}"
+    )
+    with pytest.raises(paysdk.PaymentNotFoundError):
+        await connect().verify(UNKNOWN_REFERENCE)
+    shown = str((only(spans, "paysdk.verify").attributes or {})["paysdk.request_id"])
+    assert shown.startswith("req-?-<secret key>xxx")
+    assert len(shown) == 200 and shown.isprintable() and shown.isascii()
+    assert_no_key(spans)
+
+
 async def test_the_request_id_is_the_last_answers_even_when_it_had_none(
     sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
 ) -> None:
