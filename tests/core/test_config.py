@@ -11,7 +11,7 @@ import pytest
 
 from paysdk import _core
 from paysdk._core.config import SecretHeaders, secret_key_in
-from tests.conftest import SECRET, make_config, verify_body
+from tests.conftest import SECRET, listed_body, make_config, verify_body
 
 
 def test_a_header_named_twice_in_any_case_is_one_entry_with_both_values() -> None:
@@ -113,3 +113,17 @@ def test_a_key_echoed_in_a_body_is_found_as_json_encoders_write_it(
 def test_a_key_too_short_to_blot_is_not_looked_for() -> None:
     """As ``scrub`` leaves a key under four characters: blotting it would blot common words."""
     assert not make_config(secret_key="abc").echoes_key(b'{"abc": 1}')
+
+
+def test_a_payment_whose_repr_blots_the_key_equals_the_same_payment_read_otherwise() -> None:
+    """Blotting is the repr's business: the payments (and their customers) read from a body
+    with a client whose key it echoes equal those read with another client's."""
+    echoing = make_config()
+    other = make_config(secret_key="sk_test_another_key_entirely")
+    customer = {"name": f"Bearer {SECRET}"}
+    content = json.dumps({"data": [listed_body("order-1", customer=customer)]}).encode()
+    (blotted,), (plain,) = _core.listed(echoing)(content), _core.listed(other)(content)
+    assert SECRET not in repr(blotted) and SECRET in repr(plain)
+    assert blotted == plain and plain == blotted
+    assert blotted.customer == plain.customer
+    assert blotted != _core.listed(other)(content.replace(b"order-1", b"order-2"))[0]
