@@ -128,16 +128,16 @@ def test_a_malformed_account_is_a_usage_error_that_does_not_echo_it(
 def test_retire_key_lets_a_rotated_key_reconcile_the_unlabelled_rows(
     accounts: dict[str, Sandbox], ledger_path: Path
 ) -> None:
-    """The unlabelled account's order-1, fulfilled with lagos's key, then a key rotation (another
+    """The unlabelled account's order-1, fulfilled with abuja's key, then a key rotation (another
     service of the same payments: another fingerprint): reconcile is refused until ``ledger
     retire-key`` clears the one unlabelled row's fingerprint, the labelled lagos-1 row kept."""
-    lagos, ledger = accounts["lagos-1"], ["--ledger", str(ledger_path)]
+    abuja, ledger = accounts["abuja-2"], ["--ledger", str(ledger_path)]
     with (
         Sandbox() as rotated,
-        paysdk.Client(secret_key=lagos.secret_key, base_url=lagos.base_url) as client,
+        paysdk.Client(secret_key=abuja.secret_key, base_url=abuja.base_url) as client,
         Ledger(ledger_path) as opened,
     ):
-        only_order_1(rotated, 700)
+        only_order_1(rotated, 500)
         assert opened.fulfil_once(client.verify("order-1"), lambda payment: None).fulfilled_now
         code, out, err = paysdk_cli("reconcile", *ledger, service=rotated)
         assert (code, out) == (2, "") and "account=" in err

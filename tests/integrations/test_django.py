@@ -251,6 +251,36 @@ def test_with_a_ledger_the_view_runs_once_per_payment(
     ]
 
 
+def test_a_second_deployment_labelling_the_key_otherwise_never_ships_a_payment_again(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    """Two deployments of one shop share the ledger, their clients of one key labelled
+    ``lagos-1`` and ``Lagos-1``: the second's callback for the payment the first shipped is
+    answered 500 before its view runs, not shipped again."""
+    answers = []
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        for label in ("lagos-1", "Lagos-1"):
+
+            @verified_callback(
+                client.with_options(account=label), lookup=shop.lookup, ledger=ledger
+            )
+            def payment_callback(
+                request: HttpRequest, payment: paysdk.VerifiedPayment
+            ) -> JsonResponse:
+                shop.fulfil(payment)
+                return JsonResponse({"status": "ok"})
+
+            serve(path(PATH.lstrip("/"), payment_callback))
+            answers.append(DjangoClient().get(f"{PATH}?reference=order-1042"))
+        assert ledger.row("order-1042", account="Lagos-1") is None
+
+    assert [(r.status_code, json.loads(r.content)) for r in answers] == [
+        (200, {"status": "ok"}),
+        (500, {"status": "error"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+
+
 @pytest.mark.anyio
 async def test_with_an_async_ledger_an_async_view_runs_once(
     async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path

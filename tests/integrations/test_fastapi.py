@@ -283,6 +283,43 @@ def test_with_a_ledger_the_endpoint_runs_once_per_payment(
 
 
 @pytest.mark.parametrize("kind", ["async", "sync"])
+def test_a_second_deployment_labelling_the_key_otherwise_never_ships_a_payment_again(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, kind: str
+) -> None:
+    """Two deployments of one shop, each its own client, ledger and event loop on one ledger
+    file, their clients of one key labelled ``lagos-1`` and ``Lagos-1``: the second's callback
+    for the payment the first shipped is answered 500 before its endpoint runs."""
+    answers = []
+    for label in ("lagos-1", "Lagos-1"):
+        kinds = {"async": paysdk.AsyncClient, "sync": paysdk.Client}
+        client = kinds[kind](
+            secret_key=callback_sandbox.secret_key,
+            base_url=callback_sandbox.base_url,
+            account=label,
+        )
+        ledger = open_ledger(kind, tmp_path / "ledger.db")
+        app = FastAPI()
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            shop.fulfil(payment)
+            return {"status": "ok"}
+
+        with TestClient(app) as browser:
+            answers.append(browser.get(f"{PATH}?reference=order-1042"))
+            close(browser, client, ledger)
+
+    assert [(r.status_code, r.json()) for r in answers] == [
+        (200, {"status": "ok"}),
+        (500, {"status": "error"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        assert ledger.row("order-1042", account="Lagos-1") is None
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
 @pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
 def test_an_endpoints_answer_is_recorded_by_the_fulfilment_rule(
     callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, answer: ViewAnswer, kind: str

@@ -173,6 +173,39 @@ def test_with_a_ledger_a_delivery_during_anothers_fulfilment_is_asked_to_retry(
     assert shop.deliveries == 0
 
 
+@pytest.mark.parametrize(
+    ("first", "second"), [("lagos-1", "Lagos-1"), ("lagos-1", ""), ("", "lagos-1")]
+)
+def test_a_second_deployment_labelling_the_key_otherwise_never_ships_a_payment_again(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, first: str, second: str
+) -> None:
+    """Two deployments of one shop share the ledger, their clients of one key labelled
+    otherwise (a label in another case, left out, or added): the second's callback for the
+    payment the first shipped is answered 500 before its view runs, not shipped again."""
+
+    def deployment(label: str) -> FlaskClient:
+        app = flask.Flask(__name__)
+
+        @app.get(PATH)
+        @verified_callback(client.with_options(account=label), lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            shop.fulfil(payment)
+            return {"status": "ok"}
+
+        return app.test_client()
+
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        deployments = [deployment(label) for label in (first, second)]
+        answers = [each.get(f"{PATH}?reference=order-1042") for each in deployments]
+        assert ledger.row("order-1042", account=second) is None
+
+    assert [(r.status_code, r.get_json()) for r in answers] == [
+        (200, {"status": "ok"}),
+        (500, {"status": "error"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+
+
 # --- the fulfilment rule: only a success is recorded as fulfilled ------------------------------
 
 

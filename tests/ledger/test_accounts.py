@@ -85,6 +85,36 @@ async def test_unlabelled_payments_of_two_keys_are_refused_before_any_action(
     assert labelled.fulfilled_now  # a label tells them apart
 
 
+@pytest.mark.parametrize(
+    ("first", "second"), [("lagos-1", "Lagos-1"), ("lagos-1", ""), ("", "lagos-1")]
+)
+async def test_one_key_under_a_second_label_is_refused_before_any_action(
+    make_ledger: MakeLedger, first: str, second: str
+) -> None:
+    """One key's payments under a label typed in another case, left out or added: each payment
+    would be fulfilled once a label, so its second label is refused (nothing run or recorded),
+    for a payment the first shipped and for any other. Its own label still fulfils."""
+    ledger = make_ledger()
+    shipped: list[str] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> None:
+        shipped.append(f"{payment.account}/{payment.reference}")
+
+    assert (await ledger.fulfil_once(of(first, "key-a"), ship)).fulfilled_now
+    for reference in ("order-1", "order-2"):
+        with pytest.raises(paysdk.ConfigurationError, match="nothing was run") as refused:
+            await ledger.fulfil_once(of(second, "key-a", reference), ship)
+        assert f"names {'account ' + repr(second) if second else 'no account'}" in str(
+            refused.value
+        )
+        with pytest.raises(paysdk.ConfigurationError, match="to the letter"):
+            await ledger.refuse(of(second, "key-a", reference), "no such order")
+        assert await ledger.row(reference, second) is None
+    assert (await ledger.fulfil_once(of(first, "key-a", "order-2"), ship)).fulfilled_now
+    assert (await ledger.fulfil_once(of(second, "key-b", "order-1"), ship)).fulfilled_now
+    assert shipped == [f"{first}/order-1", f"{first}/order-2", f"{second}/order-1"]
+
+
 async def test_retire_key_lets_a_rotated_key_fulfil_and_keeps_its_old_payments_fulfilled(
     make_ledger: MakeLedger,
 ) -> None:
@@ -227,9 +257,9 @@ def test_one_platform_client_and_one_ledger_fulfil_each_accounts_order_1042(
                 payment = client.verify("order-1042")
                 ledger.fulfil_once(payment, lambda p: shipped.append((p.account, p.reference)))
         unlabelled = platform.with_options(secret_key=abuja.secret_key, base_url=abuja.base_url)
-        ledger.fulfil_once(platform.verify("order-1042"), lambda p: None)
-        with pytest.raises(paysdk.ConfigurationError, match="account="):
-            ledger.fulfil_once(unlabelled.verify("order-1042"), lambda p: None)
+        for client in (platform, unlabelled):  # each key's payments are under its label
+            with pytest.raises(paysdk.ConfigurationError, match="account="):
+                ledger.fulfil_once(client.verify("order-1042"), lambda p: None)
     assert shipped == [("lagos-1", "order-1042"), ("abuja-2", "order-1042")]
 
 

@@ -200,19 +200,32 @@ _LABEL_EACH = (
 )
 
 
-def check_one_unlabelled_key(table: str, payment: VerifiedPayment | None) -> LedgerPlan[None]:
-    """After a write, refuse (ConfigurationError; the write is rolled back) an unlabelled payment
-    verified with another key than the ledger's unlabelled rows, whichever process wrote them: it
-    could not tell the two accounts' references apart. SQLite holds the write lock already, so
-    this read waits for no upgrade."""
-    if payment is None or payment.account or not payment.verified_by:
-        return  # only an unlabelled payment whose key is known is checked
-    stored: Rows = yield Query(_sql.unlabelled_keys(table))
-    if _another_key(stored, payment.verified_by):
+def check_key(table: str, payment: VerifiedPayment | None) -> LedgerPlan[None]:
+    """After a write, refuse (ConfigurationError; the write is rolled back) a payment whose key's
+    rows would be split between accounts, whichever process wrote them: an unlabelled payment
+    verified with another key than the ledger's unlabelled rows (the two accounts' references
+    could collide), or one whose key verified rows held under another label (each payment
+    would be fulfilled once under each). SQLite holds the write lock already, so these reads
+    wait for no upgrade."""
+    if payment is None or not payment.verified_by:
+        return  # only a payment whose key is known is checked
+    account, key = payment.account, payment.verified_by
+    if not account:
+        stored: Rows = yield Query(_sql.unlabelled_keys(table))
+        if _another_key(stored, key):
+            raise ConfigurationError(
+                f"{payment.reference!r} was verified with another account's key than the "
+                "payments this ledger holds without an account, and neither client names its "
+                f"account: their references could collide. {_LABEL_EACH}; nothing was run"
+            )
+    elsewhere: Rows = yield Query(_sql.other_account_of_key(table), (account, key))
+    if elsewhere.rows:
+        held, named = (_account_named(label) for label in (str(elsewhere.rows[0][0]), account))
         raise ConfigurationError(
-            f"{payment.reference!r} was verified with another account's key than the payments "
-            "this ledger holds without an account, and neither client names its account: "
-            f"their references could collide. {_LABEL_EACH}; nothing was run"
+            f"{payment.reference!r} was verified with a key whose payments this ledger holds "
+            f"under {held}, and its client names {named}: under two labels each of the key's "
+            "payments would be fulfilled twice. Label every client of one key alike "
+            "(Client(account=...)), to the letter; nothing was run"
         )
 
 
@@ -226,7 +239,7 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
         return
     yield Begin(write=False)
     stored: Rows = yield Query(_sql.unlabelled_keys(table))
-    elsewhere: Rows = yield Query(_sql.other_account_of_key(table), (issuer, account))
+    elsewhere: Rows = yield Query(_sql.other_account_of_key(table), (account, issuer))
     yield Commit()
     if not account and _another_key(stored, issuer):
         raise ConfigurationError(
@@ -302,11 +315,11 @@ def fulfil_once(
 
     yield Begin()
     inserted: Rows = yield Query(_sql.insert_claim(dialect, table), (*key, *claim))
-    yield from check_one_unlabelled_key(table, payment)
     claimed = inserted.rowcount == 1
     if not claimed:
         updated: Rows = yield Query(_sql.take_over(dialect, table), (*claim, *key))
         claimed = updated.rowcount == 1
+    yield from check_key(table, payment)
     if not claimed:
         found: Rows = yield Query(_sql.select_one(dialect, table), key)
         yield Commit()
@@ -456,14 +469,14 @@ def set_aside(
 
     A fulfilled or claimed payment keeps its state (the row says which); one set aside can still
     be fulfilled by a later delivery that passes its checks. ``payment`` (``None`` for a bare
-    reference) is refused as ``fulfil_once`` refuses it (``check_one_unlabelled_key``).
+    reference) is refused as ``fulfil_once`` refuses it (``check_key``).
     """
     account, reference, amount, currency, reason = target
     yield Begin()
     yield Query(
         _sql.set_aside(dialect, table), (account, reference, state, amount, currency, reason)
     )
-    yield from check_one_unlabelled_key(table, payment)
+    yield from check_key(table, payment)
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     return LedgerRow._from_db(found.rows[0])
