@@ -7,7 +7,9 @@ before any action; a table made before accounts is migrated on open, keeping eve
 
 from __future__ import annotations
 
+import concurrent.futures
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -113,6 +115,44 @@ async def test_one_key_under_a_second_label_is_refused_before_any_action(
     assert (await ledger.fulfil_once(of(first, "key-a", "order-2"), ship)).fulfilled_now
     assert (await ledger.fulfil_once(of(second, "key-b", "order-1"), ship)).fulfilled_now
     assert shipped == [f"{first}/order-1", f"{first}/order-2", f"{second}/order-1"]
+
+
+FIRST_PAYMENTS = {
+    "two-unlabelled-keys": [("", "key-a", "order-1"), ("", "key-b", "order-2")],
+    "one-key-two-labels": [("lagos-1", "key-a", "order-1"), ("Lagos-1", "key-a", "order-1")],
+}
+
+
+@pytest.mark.parametrize("case", FIRST_PAYMENTS)
+def test_two_first_payments_at_once_that_would_split_a_key_are_never_both_fulfilled(
+    ledger_url: str, case: str
+) -> None:
+    """Two workers, each on a ledger of its own, fulfil at the same moment the first payment of
+    two accounts that cannot share a ledger (two unlabelled keys, or one key under two labels):
+    one is fulfilled, the other refused, in every round. On PostgreSQL each claim's transaction
+    sees only committed rows, so two such claims at once each found none of the other's."""
+    payments = [of(*first) for first in FIRST_PAYMENTS[case]]
+
+    def deliver(
+        together: threading.Barrier, ledger: Ledger, payment: paysdk.VerifiedPayment
+    ) -> str:
+        together.wait()
+        try:
+            return ledger.fulfil_once(payment, lambda p: None).outcome.value
+        except paysdk.ConfigurationError:
+            return "refused"
+
+    for round_ in range(10):
+        table = f"round_{round_}"  # a table of its own: each round is the ledger's first use
+        ledgers = [Ledger(ledger_url, table=table) for _ in payments]
+        for ledger in ledgers:
+            ledger.create_table()
+        together = [threading.Barrier(len(payments))] * len(payments)
+        with concurrent.futures.ThreadPoolExecutor(len(payments)) as pool:
+            outcomes = sorted(pool.map(deliver, together, ledgers, payments))
+        for ledger in ledgers:
+            ledger.close()
+        assert outcomes == ["fulfilled", "refused"], f"round {round_}"
 
 
 async def test_retire_key_lets_a_rotated_key_fulfil_and_keeps_its_old_payments_fulfilled(

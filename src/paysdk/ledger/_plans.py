@@ -200,16 +200,34 @@ _LABEL_EACH = (
 )
 
 
-def check_key(table: str, payment: VerifiedPayment | None) -> LedgerPlan[None]:
+def check_key(
+    dialect: _sql.Dialect,
+    table: str,
+    payment: VerifiedPayment | None,
+    *,
+    recorded: bool = False,
+) -> LedgerPlan[None]:
     """After a write, refuse (ConfigurationError; the write is rolled back) a payment whose key's
     rows would be split between accounts, whichever process wrote them: an unlabelled payment
     verified with another key than the ledger's unlabelled rows (the two accounts' references
     could collide), or one whose key verified rows held under another label (each payment
     would be fulfilled once under each). SQLite holds the write lock already, so these reads
-    wait for no upgrade."""
+    wait for no upgrade.
+
+    On PostgreSQL each transaction sees only committed rows beside its own, so two that write a
+    key's first rows (``recorded``: the write holds the fingerprint) under two accounts at once
+    would each find no other; the first row of a key under its account is checked under
+    ``key_lock``, held until commit, so the later one sees the earlier. Once the account holds a
+    committed row of the key, a conflicting write sees that row: no lock is taken."""
     if payment is None or not payment.verified_by:
         return  # only a payment whose key is known is checked
     account, key = payment.account, payment.verified_by
+    if recorded and dialect.key_lock is not None:
+        before: Rows = yield Query(
+            _sql.another_row_of_key(table), (account, key, payment.reference)
+        )
+        if not before.rows:
+            yield Query(dialect.key_lock)
     if not account:
         stored: Rows = yield Query(_sql.unlabelled_keys(table))
         if _another_key(stored, key):
@@ -319,7 +337,7 @@ def fulfil_once(
     if not claimed:
         updated: Rows = yield Query(_sql.take_over(dialect, table), (*claim, *key))
         claimed = updated.rowcount == 1
-    yield from check_key(table, payment)
+    yield from check_key(dialect, table, payment, recorded=claimed)
     if not claimed:
         found: Rows = yield Query(_sql.select_one(dialect, table), key)
         yield Commit()
@@ -476,7 +494,7 @@ def set_aside(
     yield Query(
         _sql.set_aside(dialect, table), (account, reference, state, amount, currency, reason)
     )
-    yield from check_key(table, payment)
+    yield from check_key(dialect, table, payment)
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     return LedgerRow._from_db(found.rows[0])

@@ -53,6 +53,10 @@ class Dialect:
     """The database's current time plus ``?`` seconds (a float parameter), likewise."""
     schema_lock: str | None = None
     """Run before ``CREATE TABLE IF NOT EXISTS``: PostgreSQL can fail two concurrent ones."""
+    key_lock: str | None = None
+    """Run before checking a key's first row under its account (``_plans.check_key``), until
+    commit: two transactions each writing a first row cannot both miss the other's. SQLite's
+    writers take turns already."""
     arrays: bool = False
     """``reference = ANY(?)`` with one array parameter, rather than ``IN (?, ?, ...)``."""
 
@@ -88,6 +92,7 @@ POSTGRES = Dialect(
     "TIMESTAMPTZ",
     # A constant key ("paysdk" as 8 bytes) held until commit: one schema creator at a time.
     schema_lock="SELECT pg_advisory_xact_lock(8097880697034779491)",
+    key_lock="SELECT pg_advisory_xact_lock(8097887141501822329)",  # "paysdkey" as 8 bytes
     arrays=True,
     # The server's clock when the statement reads it (now() would be when its transaction began,
     # before any lock wait): a takeover re-checked after a wait sees the time after it.
@@ -358,6 +363,13 @@ def other_account_of_key(table: str) -> str:
         f"(SELECT 1 FROM {table} AS keyed WHERE keyed.account = labels.account "
         "AND keyed.verified_by = ?) LIMIT 1"
     )
+
+
+def another_row_of_key(table: str) -> str:
+    """A row of the account a key's fingerprint verified, other than the reference just
+    written: whether that account held the key's rows before (read on the ``verified_by``
+    index). Parameters: account, fingerprint, reference."""
+    return f"SELECT 1 FROM {table} WHERE account = ? AND verified_by = ? AND reference <> ? LIMIT 1"
 
 
 def unlabelled_keys(table: str) -> str:
