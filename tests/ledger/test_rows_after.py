@@ -74,3 +74,17 @@ async def test_a_page_after_something_that_is_no_reference_is_refused(
     with pytest.raises(paysdk.ConfigurationError, match=r"after must be a reference.*\"\""):
         await ledger.rows_after(after, 10)  # type: ignore[arg-type]
     assert [row.reference for row in await ledger.rows_after("", 10)] == ["order-1"]
+
+
+@pytest.mark.parametrize("after", ["order-0\x00", "\x00", "order-\udc9b", "\ud800"])
+async def test_a_page_after_what_no_reference_holds_is_refused_on_every_database(
+    make_ledger: MakeLedger, after: str
+) -> None:
+    """A NUL or a lone surrogate is in no reference, so ``after`` holding one is no page's last
+    reference: refused alike on every database, where PostgreSQL raised a LedgerError for the
+    NUL, SQLite answered the rows after it, and both a bare UnicodeEncodeError for a surrogate."""
+    ledger = make_ledger()
+    await ledger.fulfil_once(paid("order-1"), lambda payment: None)
+    with pytest.raises(paysdk.ConfigurationError, match="NUL or a lone surrogate"):
+        await ledger.rows_after(after, 10)
+    assert [row.reference for row in await ledger.rows_after("order-0", 10)] == ["order-1"]

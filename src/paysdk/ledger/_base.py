@@ -154,6 +154,11 @@ class BaseLedger:
                 f'after must be a reference (a str, "" for the first page), not '
                 f"{type(after).__name__}"
             )
+        if not _plans.stored_as_is(after):  # PostgreSQL refuses a NUL; no UTF-8 has a surrogate
+            raise ConfigurationError(
+                f"after must be a reference (the last of the previous page), and no reference "
+                f"holds a NUL or a lone surrogate, as {after[:40]!r} does"
+            )
         # a LIMIT is a signed 64-bit integer, as amounts are
         most = min(check_limit(limit, "limit"), _plans.AMOUNTS.stop - 1)
         return _plans.rows_after(self._driver.dialect, self.table, after, most, checked, label)

@@ -117,6 +117,12 @@ test_pages_walk_every_row_in_reference_order_and_filter_by_state = (
 test_an_unknown_state_is_a_configuration_error_that_lists_them = (
     test_rows_after.test_an_unknown_state_is_a_configuration_error_that_lists_them
 )
+test_a_page_after_what_no_reference_holds_is_refused_on_every_database = (
+    test_rows_after.test_a_page_after_what_no_reference_holds_is_refused_on_every_database
+)
+test_one_key_under_a_second_label_is_refused_before_any_action = (
+    test_accounts.test_one_key_under_a_second_label_is_refused_before_any_action
+)
 
 
 def columns(alias: str, table: str) -> list[tuple[str, str, bool, bool]]:

@@ -139,7 +139,8 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
 
         Raises:
             ConfigurationError: an unknown state, a limit that is not a positive int, or an
-                ``after`` that is not a str.
+                ``after`` that is not a str or holds what no reference does (a NUL, a lone
+                surrogate).
             LedgerError: the database failed or refused (the cause is chained).
         """
         return self._run(self._rows_plan(after, limit, state, account))
