@@ -116,6 +116,22 @@ def test_ledger_list_and_refuse_amend_one_account(
     assert code != 0 and "no row" in err  # the unlabelled account has no order-1
 
 
+def test_ledger_refuse_under_the_label_in_another_case_is_a_usage_error(
+    ledger_path: Path,
+) -> None:
+    """``paysdk ledger refuse --account Lagos-1`` where the payments are under ``lagos-1``: the
+    refusal would be recorded where no client looks, and reconcile go on reporting the payment
+    missed; it exits 2 naming the label to use, and records nothing."""
+    ledger = ["--ledger", str(ledger_path)]
+    for action in ("refuse", "ignore"):
+        argv = ["ledger", action, "order-2", *ledger, "--account", "Lagos-1", "--reason", "x"]
+        code, out, err = paysdk_cli(*argv)
+        assert (code, out) == (2, "")
+        assert "'lagos-1'" in err and "nothing was recorded" in err
+    with Ledger(ledger_path, create_table=False) as opened:
+        assert opened.row("order-2", account="Lagos-1") is None
+
+
 @pytest.mark.parametrize("label", ["sk_live 7f3a", "lagos/1"])
 def test_a_malformed_account_is_a_usage_error_that_does_not_echo_it(
     ledger_path: Path, label: str

@@ -117,6 +117,27 @@ async def test_one_key_under_a_second_label_is_refused_before_any_action(
     assert shipped == [f"{first}/order-1", f"{first}/order-2", f"{second}/order-1"]
 
 
+async def test_a_bare_reference_set_aside_under_a_label_in_another_case_is_refused(
+    make_ledger: MakeLedger,
+) -> None:
+    """``refuse("order-2", account="Lagos-1")`` where only ``lagos-1`` holds payments: a label
+    typed by hand in the wrong case would record the refusal where no client looks, so it is
+    refused, naming the label to use. A label holding payments of its own is an account."""
+    ledger = make_ledger()
+    assert (await ledger.fulfil_once(of("lagos-1", "key-a"), lambda p: None)).fulfilled_now
+    for set_aside in (ledger.refuse, ledger.ignore):
+        for label in ("Lagos-1", "LAGOS-1"):
+            with pytest.raises(paysdk.ConfigurationError, match="nothing was recorded") as refused:
+                await set_aside("order-2", "out of stock", account=label)
+            assert "'lagos-1'" in str(refused.value)
+            assert await ledger.row("order-2", label) is None
+    assert (await ledger.refuse("order-2", "out of stock", account="lagos-1")).state == "refused"
+    assert (
+        await ledger.fulfil_once(of("Lagos-1", "key-b", "order-3"), lambda p: None)
+    ).fulfilled_now
+    assert (await ledger.ignore("order-2", "a test", account="Lagos-1")).state == "ignored"
+
+
 FIRST_PAYMENTS = {
     "two-unlabelled-keys": [("", "key-a", "order-1"), ("", "key-b", "order-2")],
     "one-key-two-labels": [("lagos-1", "key-a", "order-1"), ("Lagos-1", "key-a", "order-1")],

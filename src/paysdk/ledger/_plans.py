@@ -247,6 +247,26 @@ def check_key(
         )
 
 
+def check_label_case(table: str, account: str, reference: str) -> LedgerPlan[None]:
+    """After setting a bare reference aside, refuse (ConfigurationError; rolled back) a label
+    that holds no other row while the ledger holds rows under it in another case: a label typed
+    by hand (``paysdk ledger refuse --account Lagos-1``) would record the refusal where no
+    client looks, and reconcile would go on reporting the payment missed."""
+    if not account:
+        return
+    own: Rows = yield Query(_sql.another_row_of_account(table), (account, reference))
+    if own.rows:
+        return  # an account of its own, however like another its label is
+    other: Rows = yield Query(_sql.account_in_another_case(table), (account, account))
+    if other.rows:
+        held = str(other.rows[0][0])
+        raise ConfigurationError(
+            f"this ledger holds no payment under account {account!r}, and holds payments under "
+            f"account {held!r}, its label in another case: a label is matched to the letter, so "
+            f"name the account as its client does ({held!r}); nothing was recorded"
+        )
+
+
 def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[None]:
     """Refuse (ConfigurationError) to reconcile a client whose rows would not be its own: an
     unlabelled client whose key's fingerprint (``issuer``) is not the unlabelled rows', or any
@@ -495,6 +515,8 @@ def set_aside(
         _sql.set_aside(dialect, table), (account, reference, state, amount, currency, reason)
     )
     yield from check_key(dialect, table, payment)
+    if payment is None:
+        yield from check_label_case(table, account, reference)
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     return LedgerRow._from_db(found.rows[0])

@@ -348,21 +348,42 @@ def verified_by_index_name(name: str) -> str:
 _LONGEST_NAME = 63
 
 
-def other_account_of_key(table: str) -> str:
-    """One account label, other than the given one, of a row a key's fingerprint verified: a
-    key's payments split between two labels. It walks the labels on the ``verified_by`` index
-    (each the least after the last) and looks up each label's entry for the fingerprint: a few
-    index reads a label, however many rows (at 500,000 rows of 3 labels, 0.3 ms on PostgreSQL
-    and 0.02 ms on SQLite, where reading the whole index took 40 ms and 25 ms), so every
-    fulfilment may ask. Parameters: account, fingerprint."""
+def _labels(table: str) -> str:
+    """A ``labels`` table of every account label ``table`` holds, each the least after the last
+    on an index leading with ``account``: a few index reads a label, however many rows."""
     return (
         f"WITH RECURSIVE labels(account) AS (SELECT min(account) FROM {table} UNION ALL "
         f"SELECT (SELECT min(account) FROM {table} WHERE account > labels.account) FROM labels "
         "WHERE labels.account IS NOT NULL) "
+    )
+
+
+def other_account_of_key(table: str) -> str:
+    """One account label, other than the given one, of a row a key's fingerprint verified: a
+    key's payments split between two labels. It walks the labels (``_labels``) and looks up
+    each label's entry for the fingerprint in the ``verified_by`` index (at 500,000 rows of 3
+    labels, 0.3 ms on PostgreSQL and 0.02 ms on SQLite, where reading the whole index took 40 ms
+    and 25 ms), so every fulfilment may ask. Parameters: account, fingerprint."""
+    return _labels(table) + (
         "SELECT account FROM labels WHERE account IS NOT NULL AND account <> ? AND EXISTS "
         f"(SELECT 1 FROM {table} AS keyed WHERE keyed.account = labels.account "
         "AND keyed.verified_by = ?) LIMIT 1"
     )
+
+
+def account_in_another_case(table: str) -> str:
+    """One account label the given one equals but for case (labels are ASCII, which ``lower``
+    folds alike on both databases). Parameters: account, account."""
+    return _labels(table) + (
+        "SELECT account FROM labels WHERE account IS NOT NULL AND account <> ? "
+        "AND lower(account) = lower(?) LIMIT 1"
+    )
+
+
+def another_row_of_account(table: str) -> str:
+    """A row of an account other than the reference just written. Parameters: account,
+    reference."""
+    return f"SELECT 1 FROM {table} WHERE account = ? AND reference <> ? LIMIT 1"
 
 
 def another_row_of_key(table: str) -> str:

@@ -123,6 +123,9 @@ test_a_page_after_what_no_reference_holds_is_refused_on_every_database = (
 test_one_key_under_a_second_label_is_refused_before_any_action = (
     test_accounts.test_one_key_under_a_second_label_is_refused_before_any_action
 )
+test_a_bare_reference_set_aside_under_a_label_in_another_case_is_refused = (
+    test_accounts.test_a_bare_reference_set_aside_under_a_label_in_another_case_is_refused
+)
 
 
 def columns(alias: str, table: str) -> list[tuple[str, str, bool, bool]]:

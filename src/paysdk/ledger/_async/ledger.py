@@ -182,8 +182,10 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
 
         Raises:
             InvalidReferenceError: the reference is not one the service could have issued.
-            ConfigurationError: the reason is empty or longer than 1000 characters, or
-                ``account`` names another account than the payment's own.
+            ConfigurationError: the reason is empty or longer than 1000 characters,
+                ``account`` names another account than the payment's own, or (a bare
+                reference) a label holding no other payment that the ledger holds payments
+                under in another case.
             LedgerError: the database failed.
         """
         return await self._run(self._set_aside_plan(payment, "refused", reason, account))
@@ -206,8 +208,10 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
 
         Raises:
             InvalidReferenceError: the reference is not one the service could have issued.
-            ConfigurationError: the reason is empty or longer than 1000 characters, or
-                ``account`` names another account than the payment's own.
+            ConfigurationError: the reason is empty or longer than 1000 characters,
+                ``account`` names another account than the payment's own, or (a bare
+                reference) a label holding no other payment that the ledger holds payments
+                under in another case.
             LedgerError: the database failed.
         """
         return await self._run(self._set_aside_plan(payment, "ignored", reason, account))
