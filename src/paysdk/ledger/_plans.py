@@ -216,29 +216,27 @@ def check_key(
 
     On PostgreSQL each transaction sees only committed rows beside its own, so two that write a
     key's first rows (``recorded``: the write holds the fingerprint) under two accounts at once
-    would each find no other; the first row of a key under its account is checked under
+    would each find no other; the first row of a key under its account is checked again under
     ``key_lock``, held until commit, so the later one sees the earlier. Once the account holds a
-    committed row of the key, a conflicting write sees that row: no lock is taken."""
+    committed row of the key, a conflicting write sees that row: no lock is taken. The checks
+    are one statement (``key_rows``), one round trip."""
     if payment is None or not payment.verified_by:
         return  # only a payment whose key is known is checked
     account, key = payment.account, payment.verified_by
-    if recorded and dialect.key_lock is not None:
-        before: Rows = yield Query(
-            _sql.another_row_of_key(table), (account, key, payment.reference)
+    read = Query(_sql.key_rows(table), (account, key, payment.reference, account, key))
+    found: Rows = yield read
+    if recorded and dialect.key_lock is not None and found.rows[0][0] is None:
+        yield Query(dialect.key_lock)
+        found = yield read  # read again once every earlier first row is committed
+    _, elsewhere, *ends = found.rows[0]
+    if not account and any(end not in (None, key) for end in ends):
+        raise ConfigurationError(
+            f"{payment.reference!r} was verified with another account's key than the "
+            "payments this ledger holds without an account, and neither client names its "
+            f"account: their references could collide. {_LABEL_EACH}; nothing was run"
         )
-        if not before.rows:
-            yield Query(dialect.key_lock)
-    if not account:
-        stored: Rows = yield Query(_sql.unlabelled_keys(table))
-        if _another_key(stored, key):
-            raise ConfigurationError(
-                f"{payment.reference!r} was verified with another account's key than the "
-                "payments this ledger holds without an account, and neither client names its "
-                f"account: their references could collide. {_LABEL_EACH}; nothing was run"
-            )
-    elsewhere: Rows = yield Query(_sql.other_account_of_key(table), (account, key))
-    if elsewhere.rows:
-        held, named = (_account_named(label) for label in (str(elsewhere.rows[0][0]), account))
+    if elsewhere is not None:
+        held, named = (_account_named(label) for label in (str(elsewhere), account))
         raise ConfigurationError(
             f"{payment.reference!r} was verified with a key whose payments this ledger holds "
             f"under {held}, and its client names {named}: under two labels each of the key's "

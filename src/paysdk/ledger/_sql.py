@@ -364,7 +364,11 @@ def other_account_of_key(table: str) -> str:
     each label's entry for the fingerprint in the ``verified_by`` index (at 500,000 rows of 3
     labels, 0.3 ms on PostgreSQL and 0.02 ms on SQLite, where reading the whole index took 40 ms
     and 25 ms), so every fulfilment may ask. Parameters: account, fingerprint."""
-    return _labels(table) + (
+    return _labels(table) + _key_elsewhere(table)
+
+
+def _key_elsewhere(table: str) -> str:
+    return (
         "SELECT account FROM labels WHERE account IS NOT NULL AND account <> ? AND EXISTS "
         f"(SELECT 1 FROM {table} AS keyed WHERE keyed.account = labels.account "
         "AND keyed.verified_by = ?) LIMIT 1"
@@ -386,18 +390,26 @@ def another_row_of_account(table: str) -> str:
     return f"SELECT 1 FROM {table} WHERE account = ? AND reference <> ? LIMIT 1"
 
 
-def another_row_of_key(table: str) -> str:
-    """A row of the account a key's fingerprint verified, other than the reference just
-    written: whether that account held the key's rows before (read on the ``verified_by``
-    index). Parameters: account, fingerprint, reference."""
-    return f"SELECT 1 FROM {table} WHERE account = ? AND verified_by = ? AND reference <> ? LIMIT 1"
-
-
 def unlabelled_keys(table: str) -> str:
     """The least and the greatest key fingerprint of the unlabelled account's rows: two ends of
     the index (however many rows), which differ only if two keys wrote such rows."""
+    return f"SELECT {_unlabelled_ends(table)}"
+
+
+def _unlabelled_ends(table: str) -> str:
     first = (
         f"SELECT verified_by FROM {table} WHERE account = '' AND verified_by IS NOT NULL "
         "ORDER BY account, verified_by"
     )
-    return f"SELECT ({first} LIMIT 1), ({first} DESC LIMIT 1)"
+    return f"({first} LIMIT 1), ({first} DESC LIMIT 1)"
+
+
+def key_rows(table: str) -> str:
+    """What a write of a key's payment is checked against, in one round trip: a row of the same
+    account and key other than the reference written (1, or NULL: the key's first row there),
+    ``other_account_of_key``'s label (or NULL), and ``unlabelled_keys``' two ends. Parameters:
+    account, fingerprint, reference, account, fingerprint."""
+    return _labels(table) + (
+        f"SELECT (SELECT 1 FROM {table} WHERE account = ? AND verified_by = ? "
+        f"AND reference <> ? LIMIT 1), ({_key_elsewhere(table)}), {_unlabelled_ends(table)}"
+    )
