@@ -354,6 +354,30 @@ def test_one_key_is_one_account_however_its_base_url_is_spelled(tmp_path: Path) 
         assert ledger.reconcile(job).fulfilled_ok == 2
 
 
+def test_labelling_a_client_after_moving_its_unlabelled_rows_keeps_replays_fulfilled(
+    tmp_path: Path,
+) -> None:
+    """docs/fulfilment.md: labelling a client whose payments are unlabelled is refused until its
+    rows move under the label in one statement; then a replayed callback is already fulfilled,
+    and reconcile of the labelled client finds its rows."""
+    path = tmp_path / "ledger.db"
+    with (
+        Sandbox() as service,
+        paysdk.Client(secret_key=service.secret_key, base_url=service.base_url) as unlabelled,
+        Ledger(path) as ledger,
+    ):
+        labelled = unlabelled.with_options(account="lagos-1")
+        assert ledger.fulfil_once(unlabelled.verify("order-1042"), lambda p: None).fulfilled_now
+        with pytest.raises(paysdk.ConfigurationError, match="under no account"):
+            ledger.fulfil_once(labelled.verify("order-1042"), lambda p: None)
+        with sqlite3.connect(path) as moving:
+            moving.execute("UPDATE paysdk_fulfilments SET account = 'lagos-1' WHERE account = ''")
+        moving.close()
+        replayed = ledger.fulfil_once(labelled.verify("order-1042"), lambda p: None)
+        assert replayed.already_fulfilled
+        assert ledger.reconcile(labelled).fulfilled_ok == 1
+
+
 def test_reconcile_of_an_unlabelled_client_is_refused_where_another_keys_rows_are(
     tmp_path: Path,
 ) -> None:
