@@ -18,6 +18,7 @@ import paysdk
 from paysdk.ledger import AsyncLedger, Ledger, Outcome
 from paysdk.sandbox import Sandbox
 from tests.support.either_ledger import MakeLedger, paid
+from tests.support.postgres import fresh_database
 
 pytestmark = pytest.mark.anyio
 
@@ -152,6 +153,23 @@ def test_two_first_payments_at_once_that_would_split_a_key_are_never_both_fulfil
     two accounts that cannot share a ledger (two unlabelled keys, or one key under two labels):
     one is fulfilled, the other refused, in every round. On PostgreSQL each claim's transaction
     sees only committed rows, so two such claims at once each found none of the other's."""
+    race_first_payments(ledger_url, case)
+
+
+@pytest.mark.parametrize("case", FIRST_PAYMENTS)
+def test_two_first_payments_at_once_are_never_both_fulfilled_on_a_repeatable_read_server(
+    postgres_url: str, case: str
+) -> None:
+    """The same race where the server's default isolation is REPEATABLE READ (a DBA's
+    ``default_transaction_isolation``): a transaction's reads would keep the snapshot of its first
+    statement, taken before the lock wait, and miss the row committed during it."""
+    isolation = "?options=-c%20default_transaction_isolation%3Drepeatable%5C%20read"
+    race_first_payments(fresh_database(postgres_url) + isolation, case)
+
+
+def race_first_payments(url: str, case: str) -> None:
+    """Ten rounds, each on a new table, of two threads fulfilling ``FIRST_PAYMENTS[case]`` at
+    once, each on a ledger of its own: one fulfilled and one refused, every round."""
     payments = [of(*first) for first in FIRST_PAYMENTS[case]]
 
     def deliver(
@@ -165,7 +183,7 @@ def test_two_first_payments_at_once_that_would_split_a_key_are_never_both_fulfil
 
     for round_ in range(10):
         table = f"round_{round_}"  # a table of its own: each round is the ledger's first use
-        ledgers = [Ledger(ledger_url, table=table) for _ in payments]
+        ledgers = [Ledger(url, table=table) for _ in payments]
         for ledger in ledgers:
             ledger.create_table()
         together = [threading.Barrier(len(payments))] * len(payments)

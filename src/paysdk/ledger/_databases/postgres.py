@@ -20,6 +20,7 @@ from .._errors import LedgerError
 from .postgres_url import PostgresURL, parse_url, scrub
 
 __all__ = [
+    "ISOLATION",
     "checked_url",
     "client_settings",
     "connect_error",
@@ -82,9 +83,16 @@ def client_settings(timeout: float) -> dict[str, Any]:
 
 
 def opening(timeout: float, options: str) -> str:
-    """``BEGIN`` and this transaction's timeouts (``local_timeouts``, same arguments), as one
-    simple query: one round trip."""
-    return "; ".join(["BEGIN", *local_timeouts(timeout, options)])
+    """``BEGIN`` (READ COMMITTED) and this transaction's timeouts (``local_timeouts``, same
+    arguments), as one simple query: one round trip."""
+    return "; ".join([f"BEGIN {ISOLATION}", *local_timeouts(timeout, options)])
+
+
+ISOLATION = "ISOLATION LEVEL READ COMMITTED"
+"""Every ledger transaction's isolation, whatever the server's or the role's default
+(``default_transaction_isolation``): each statement sees what committed before it, so a check
+run after a lock wait (``_sql.Dialect.key_lock``) sees the rows committed during the wait, and a
+take-over re-checks a row another worker changed rather than failing to serialize."""
 
 
 def local_timeouts(timeout: float, options: str) -> list[str]:
