@@ -16,6 +16,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+import psycopg
 import pytest
 from django.conf import settings
 from django.core.management import call_command
@@ -169,6 +170,30 @@ def test_under_debug_djangos_cursor_logs_each_statement_formatted_with_its_param
     assert "'order-1'" in claims[0]  # the parameters, formatted in
     if connections[using].vendor == "sqlite":
         assert "strftime('%Y-%m-%dT%H:%M:%f', 'now')" in claims[0]
+
+
+def test_a_ledger_transaction_is_read_committed_whatever_djangos_isolation_level(
+    django_postgres: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Django's ``OPTIONS["isolation_level"]`` (REPEATABLE READ here) begins every transaction
+    on its connection: a ledger check made after waiting for another first payment's commit
+    would keep its older snapshot and miss that payment's row. The ledger's own are READ
+    COMMITTED."""
+    wrapper = connections[django_postgres]
+    repeatable = {"isolation_level": psycopg.IsolationLevel.REPEATABLE_READ}
+    monkeypatch.setitem(wrapper.settings_dict, "OPTIONS", repeatable)
+    wrapper.close()  # the next connection is made with the option
+    try:
+        driver = DjangoLedger(django_postgres)._driver
+        opened = driver.begin()
+        try:
+            shown = opened.execute("SHOW transaction_isolation", ()).rows
+        finally:
+            opened.rollback()
+            driver.done(opened)
+        assert shown == [("read committed",)]
+    finally:
+        wrapper.close()
 
 
 def test_migrate_creates_the_table_the_ledger_would_create_itself(using: str) -> None:

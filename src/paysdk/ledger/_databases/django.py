@@ -23,7 +23,7 @@ from .. import _sql
 from .._errors import LedgerError
 from .._steps import Rows
 from .driver import Connection
-from .postgres import local_timeouts, postgres_error
+from .postgres import ISOLATION, local_timeouts, postgres_error
 from .sqlite import sqlite_error, sqlite_param
 
 __all__ = ["DIALECTS", "DjangoDriver", "run_statement"]
@@ -60,7 +60,8 @@ class _DjangoTransaction:
             if self.driver.dialect is _sql.POSTGRES:
                 raw = self.wrapper.connection
                 options = getattr(getattr(raw, "info", None), "options", None) or ""
-                for statement in local_timeouts(self.driver.timeout, options):
+                timeouts = local_timeouts(self.driver.timeout, options)
+                for statement in [f"SET TRANSACTION {ISOLATION}", *timeouts]:
                     run_statement(self.wrapper, statement)
         except _DJANGO_ERRORS as exc:
             self.rollback()

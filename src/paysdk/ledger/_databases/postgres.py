@@ -89,10 +89,11 @@ def opening(timeout: float, options: str) -> str:
 
 
 ISOLATION = "ISOLATION LEVEL READ COMMITTED"
-"""Every ledger transaction's isolation, whatever the server's or the role's default
-(``default_transaction_isolation``): each statement sees what committed before it, so a check
-run after a lock wait (``_sql.Dialect.key_lock``) sees the rows committed during the wait, and a
-take-over re-checks a row another worker changed rather than failing to serialize."""
+"""Every ledger transaction's isolation, whatever the server's, the role's or the app's default
+(``default_transaction_isolation``, Django's ``isolation_level``): each statement sees what
+committed before it, so a check run after a lock wait (``_sql.Dialect.key_lock``) sees the rows
+committed during the wait, and a take-over re-checks a row another worker changed rather than
+failing to serialize."""
 
 
 def local_timeouts(timeout: float, options: str) -> list[str]:
