@@ -16,7 +16,8 @@ PaySDKError
 │   ├── APITimeoutError           no answer in time (retried)
 │   ├── CertificateVerificationError  the service's TLS certificate is not trusted (not retried)
 │   ├── TLSProtocolError          no TLS 1.2+, or no client certificate it takes (not retried)
-│   └── ProxyAuthenticationError  the proxy refused its credentials (407) or the host (403)
+│   └── ProxyAuthenticationError  the proxy refused its credentials (407), the host (403) or
+│                                 CONNECT itself (400, 405)
 ├── ClientClosedError             the client, or the one a with_options copy shares, is closed
 ├── EventLoopError                an AsyncClient used from an event loop other than its own
 ├── PaymentVerificationError      the payment exists but must not be fulfilled
@@ -384,9 +385,10 @@ class TLSProtocolError(APIConnectionError):
 
 class ProxyAuthenticationError(APIConnectionError):
     """The proxy refused to carry the request to the service: 407, without the right
-    credentials, or 403, its policy forbids it. Not retried: the next attempt would bring the
-    same credentials to the same policy; fix them in the proxy URL (``proxy=`` or the
-    environment variable the message names), or ask the proxy's administrators."""
+    credentials; 403, its policy forbids it; 400 or 405, it does not take the tunnel's
+    ``CONNECT``. Not retried: the next attempt would bring the same request and credentials to
+    the same proxy; fix them in the proxy URL (``proxy=`` or the environment variable the
+    message names), or ask the proxy's administrators."""
 
 
 class ClientClosedError(PaySDKError, RuntimeError):

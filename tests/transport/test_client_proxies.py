@@ -287,6 +287,50 @@ async def test_a_proxy_that_does_not_open_the_tunnel_is_named_with_its_answer(
         assert [request.method for request in forward_proxy.requests] == ["CONNECT"]
 
 
+@pytest.mark.parametrize(
+    ("status", "retried"),
+    [
+        ("400 Bad Request", False),
+        ("405 Method Not Allowed", False),
+        ("502 Bad Gateway", True),
+        ("503 Service Unavailable", True),
+        ("504 Gateway Timeout", True),
+    ],
+)
+async def test_a_proxy_that_will_not_carry_tunnels_is_not_retried_as_an_outage(
+    status: str,
+    retried: bool,
+    hostile: HostileServer,
+    make_loopback_client: MakeClient,
+) -> None:
+    """A CONNECT answered 400 or 405 (the proxy does not take such a request, or tunnels at
+    all: no retry changes that) is a ProxyAuthenticationError after one attempt, naming the
+    proxy and its answer and saying what to check; a 502, 503 or 504 (the way on is down for
+    now) is an APIConnectionError, retried. The same on every backend."""
+    answer = b"HTTP/1.1 %s\r\nContent-Length: 0\r\n\r\n" % status.encode()
+    hostile.script(raw(answer), raw(answer))
+    client = make_loopback_client(
+        base_url="https://service.test",
+        secret_key="sk_test_proxied_0123",
+        proxy=hostile.base_url,
+        max_retries=1,
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    error = caught.value
+    assert str(error).startswith(
+        f"the proxy {hostile.base_url} (from proxy=) did not open a tunnel to the service at "
+        f"service.test:443: {status}"
+    )
+    if retried:
+        assert type(error) is paysdk.APIConnectionError
+        assert (error.attempts, len(client.sleeps), hostile.attempts) == (2, 1, 2)
+    else:
+        assert type(error) is paysdk.ProxyAuthenticationError
+        assert "does not carry this client's tunnels" in str(error)
+        assert (error.attempts, client.sleeps, hostile.attempts) == (1, [], 1)
+
+
 @pytest.mark.parametrize("where", ["proxy=", "HTTPS_PROXY", "https_proxy", "ALL_PROXY"])
 async def test_a_proxy_that_refuses_the_connection_is_named_with_where_it_was_configured(
     where: str,

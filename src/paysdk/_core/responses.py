@@ -38,7 +38,7 @@ from .._errors import (
 from .._models.verified import VerifiedPayment, VerifyEnvelope
 from .._parsing.gcpause import gc_paused
 from .._parsing.repair import not_utf8
-from .retry import retry_after
+from .retry import PROXY_REFUSALS, retry_after
 from .steps import Answer, Failure, Send
 
 if TYPE_CHECKING:
@@ -346,7 +346,7 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
         )
     elif failure.kind == "tls_refused":
         error = TLSProtocolError(f"the server at {_address(request.url)} {detail}", **where)
-    elif failure.kind == "proxy_auth":
+    elif failure.kind == "proxy" and failure.status_code in PROXY_REFUSALS:
         error = ProxyAuthenticationError(_proxy_refused(request, failure, detail), **where)
     elif failure.kind == "proxy":
         error = APIConnectionError(_proxy_said(request, failure, detail), **where)
@@ -406,12 +406,17 @@ def _proxy_said(request: Send, failure: Failure, detail: str) -> str:
 
 def _proxy_refused(request: Send, failure: Failure, detail: str) -> str:
     """``_proxy_said``, and what to do about a refusal no retry changes: a 407 wants other
-    credentials, a 403 is the proxy's policy."""
+    credentials, a 403 is the proxy's policy, a 400 or 405 a request it does not take."""
     said = _proxy_said(request, failure, detail)
-    if detail.startswith("403"):
+    if failure.status_code == 403:
         return (
             f"{said}; its policy does not let this client reach that host: ask the proxy's "
             "administrators to allow it, or check base_url"
+        )
+    if failure.status_code != 407:
+        return (
+            f"{said}; the proxy does not carry this client's tunnels (CONNECT): check that its "
+            "URL names a forward proxy for https://, or ask its administrators"
         )
     where = "its URL" if failure.proxy else "proxy= or HTTPS_PROXY"
     return f"{said}; check the credentials in {where} (http://user:password@proxy:port)"

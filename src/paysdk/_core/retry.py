@@ -21,6 +21,11 @@ from .._errors import (
 )
 
 RETRYABLE_STATUS: Final = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+PROXY_REFUSALS: Final = frozenset({400, 403, 405, 407})
+"""A proxy's answers, in place of carrying a request, that no retry changes: the request is
+not one it takes (400, 405: it carries no tunnels, or not these), its policy (403) or the
+credentials (407). Raised as ``ProxyAuthenticationError``; any other (502, 503, 504: the way
+on is down for now) as an ``APIConnectionError``, retried."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,11 +34,11 @@ class RetryPolicy:
 
     Every request paysdk makes is a GET, so retrying can never pay or fulfil twice. Retried: no
     answer or a timeout (but not a certificate that failed verification, a server that does not
-    speak TLS, nor a proxy's 407 or 403), 408, 409, 425, 429, any 5xx, and list's "Connection Error"
-    404. Backoff doubles from ``initial_delay`` up to ``max_delay`` with up to 25% jitter. A
-    ``Retry-After`` (or ``retry-after-ms``) the server sends in a form RFC 9110 allows is obeyed
-    exactly (see ``retry_after``); one longer than ``max_retry_after`` is not waited out: the
-    error is raised for the caller to decide.
+    speak TLS, nor a proxy's ``PROXY_REFUSALS``), 408, 409, 425, 429, any 5xx, and list's
+    "Connection Error" 404. Backoff doubles from ``initial_delay`` up to ``max_delay`` with up
+    to 25% jitter. A ``Retry-After`` (or ``retry-after-ms``) the server sends in a form RFC 9110
+    allows is obeyed exactly (see ``retry_after``); one longer than ``max_retry_after`` is not
+    waited out: the error is raised for the caller to decide.
     """
 
     max_retries: int

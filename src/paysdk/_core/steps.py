@@ -132,7 +132,6 @@ FailureKind: TypeAlias = Literal[
     "tls_protocol",
     "tls_version",
     "tls_refused",
-    "proxy_auth",
     "proxy",
     "proxy_connect",
     "too_large",
@@ -145,8 +144,9 @@ class Failure(NamedTuple):
     """An attempt that brought no usable answer, in words the core turns into an exception.
 
     ``status_code`` and ``headers`` are set where the answer had begun (a body too large or
-    not decodable); ``content`` holds what was read of it. ``proxy_auth`` is a proxy's refusal
-    no retry changes (407, or 403: its policy); ``proxy`` any other answer it gave the tunnel.
+    not decodable); ``content`` holds what was read of it. ``proxy`` is a proxy's error answer
+    in place of carrying the request, its status in ``status_code``: the core decides which no
+    retry changes.
     """
 
     kind: FailureKind

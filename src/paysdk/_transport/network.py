@@ -207,9 +207,7 @@ def _variable(scheme: str) -> str:
 T = TypeVar("T")
 
 PROXY_AUTHENTICATION_REQUIRED = "407 Proxy Authentication Required"
-PROXY_SUSPECTS = frozenset(
-    {"proxy", "proxy_auth", "connect", "tls_protocol", "timeout", "certificate"}
-)
+PROXY_SUSPECTS = frozenset({"proxy", "connect", "tls_protocol", "timeout", "certificate"})
 """The failures a proxy on the way may have caused, which ``through_proxy`` looks at."""
 UNREACHABLE = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
 """The errors of a TCP connection that was never made: through a proxy, the connection is to
@@ -231,7 +229,7 @@ def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Fai
         proxy = _proxy_of(request, network)
         if proxy is None:  # only a proxy answers 407; without one, the core says what it can
             return outcome
-        return Failure("proxy_auth", PROXY_AUTHENTICATION_REQUIRED, proxy=proxy.named)
+        return Failure("proxy", PROXY_AUTHENTICATION_REQUIRED, status_code=407, proxy=proxy.named)
     if not isinstance(outcome, Failure) or outcome.kind not in PROXY_SUSPECTS:
         return outcome
     proxy = _proxy_of(request, network)
@@ -253,9 +251,9 @@ def timeout_failure(exc: BaseException) -> Failure:
 
 
 def proxy_refused(status: int, said: str, exc: BaseException) -> Failure:
-    """A proxy's error answer (``said``: its status and reason) to a tunnel's ``CONNECT``: 407
-    (its credentials) or 403 (its policy) is not retried like an outage, as 502 or 503 is."""
-    return Failure("proxy_auth" if status in (403, 407) else "proxy", said, cause=exc)
+    """A proxy's error answer (``said``: its ``status`` and reason) to a tunnel's ``CONNECT``;
+    the core decides which answers a retry may change."""
+    return Failure("proxy", said, status_code=status, cause=exc)
 
 
 def _proxy_of(request: Send, network: Network) -> Proxy | None:
