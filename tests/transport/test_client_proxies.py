@@ -712,3 +712,46 @@ async def test_an_untrusted_certificate_inside_a_tunnel_is_a_certificate_error(
     assert forward_proxy.tunnels == 1  # the proxy did its part, once
     assert_only_tunnels(forward_proxy.requests, tls_sandbox)
     assert tls_sandbox.requests == []
+
+
+@pytest.mark.parametrize("through", ["CONNECT", "forwarded"])
+async def test_a_merchant_clients_proxy_refusing_its_credentials_is_the_error_paysdks_is(
+    through: str,
+    guarded: ForwardProxy,
+    sandbox: Sandbox,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+) -> None:
+    """A merchant's own ``http_client=`` whose proxy answers 407, to a tunnel or to a forwarded
+    ``http://`` request, raises the ProxyAuthenticationError paysdk's own client raises, after
+    one attempt, sync and async; the service is never reached and the password never shown."""
+    service = tls_sandbox if through == "CONNECT" else sandbox
+    proxy = f"http://{USER}:hunter2-Qx7@127.0.0.1:{guarded.port}"
+    options = {"secret_key": service.secret_key, "base_url": service.base_url, "max_retries": 2}
+    errors: list[paysdk.APIConnectionError] = []
+    with (
+        httpx.Client(proxy=proxy, verify=tls_client_context) as http,
+        paysdk.Client(http_client=http, **options) as client,  # type: ignore[arg-type]
+        pytest.raises(paysdk.APIConnectionError) as caught,
+    ):
+        client.verify(COMPLETED_REFERENCE)
+    errors.append(caught.value)
+    async with (
+        httpx.AsyncClient(proxy=proxy, verify=tls_client_context) as ahttp,
+        paysdk.AsyncClient(http_client=ahttp, **options) as aclient,  # type: ignore[arg-type]
+    ):
+        with pytest.raises(paysdk.APIConnectionError) as acaught:
+            await aclient.verify(COMPLETED_REFERENCE)
+    errors.append(acaught.value)
+    carry = "open a tunnel to" if through == "CONNECT" else "forward the request to"
+    for error in errors:
+        assert type(error) is paysdk.ProxyAuthenticationError
+        assert str(error).startswith(
+            f"the proxy did not {carry} the service at 127.0.0.1:{service.port}: 407 Proxy "
+            "Authentication Required; check the credentials in "
+        )
+        assert error.attempts == 1
+        shown = "".join(traceback.format_exception(error)) + repr(error)
+        assert not [s for s in ["hunter2-Qx7", service.secret_key] if s in shown]
+    assert (guarded.refused, guarded.tunnels, guarded.forwarded) == (2, 0, 0)
+    assert service.requests == []

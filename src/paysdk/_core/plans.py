@@ -33,7 +33,16 @@ from .responses import (
     parse_verify,
 )
 from .retry import RetryPolicy
-from .steps import Answer, Chunk, Emit, Failure, Opened, Read, Send
+from .steps import (
+    Answer,
+    Chunk,
+    Emit,
+    Failure,
+    Opened,
+    Read,
+    Send,
+    proxy_authentication_required,
+)
 
 __all__ = [
     "ItemPlan",
@@ -62,6 +71,9 @@ if TYPE_CHECKING:  # for type checkers only, like ``steps.Step``
 
 
 def _as_answer(outcome: StepResult) -> Answer | Failure:
+    """``outcome``, a Send's answer or failure; a 407 as the proxy's refusal it is."""
+    if isinstance(outcome, Answer) and outcome.status_code == 407:
+        return proxy_authentication_required()
     if isinstance(outcome, (Answer, Failure)):
         return outcome
     raise TypeError(f"a plan must be sent an answer or a failure, got {outcome!r}")

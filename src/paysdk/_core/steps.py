@@ -160,6 +160,13 @@ class Failure(NamedTuple):
     ``None`` where the request went through no proxy paysdk knows of."""
 
 
+def proxy_authentication_required(proxy: str | None = None) -> Failure:
+    """A 407 answer as the refusal it is: only a proxy answers 407 (RFC 9110), whether or not
+    the client knows of one (a merchant's own httpx client routes by itself); ``proxy`` names
+    it where it is known."""
+    return Failure("proxy", "407 Proxy Authentication Required", status_code=407, proxy=proxy)
+
+
 if TYPE_CHECKING:  # for type checkers only: building these at import costs every user time
     Step: TypeAlias = Send | Sleep | Read | Emit[T]
     StepResult: TypeAlias = Answer | Opened | Failure | bytes | None

@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple, TypeVar, cast
 from urllib.parse import unquote, urlsplit
 
-from .._core.steps import Answer, Failure, Send
+from .._core.steps import Answer, Failure, Send, proxy_authentication_required
 from .._errors import ConfigurationError
 from .tls import chain, ssl_context, unloadable
 
@@ -206,7 +206,6 @@ def _variable(scheme: str) -> str:
 
 T = TypeVar("T")
 
-PROXY_AUTHENTICATION_REQUIRED = "407 Proxy Authentication Required"
 PROXY_SUSPECTS = frozenset({"proxy", "connect", "tls_protocol", "timeout", "certificate"})
 """The failures a proxy on the way may have caused, which ``through_proxy`` looks at."""
 UNREACHABLE = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
@@ -227,9 +226,9 @@ def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Fai
         if outcome.status_code != 407:
             return outcome
         proxy = _proxy_of(request, network)
-        if proxy is None:  # only a proxy answers 407; without one, the core says what it can
+        if proxy is None:  # a proxy of its own the network does not know: the core's to say
             return outcome
-        return Failure("proxy", PROXY_AUTHENTICATION_REQUIRED, status_code=407, proxy=proxy.named)
+        return proxy_authentication_required(proxy.named)
     if not isinstance(outcome, Failure) or outcome.kind not in PROXY_SUSPECTS:
         return outcome
     proxy = _proxy_of(request, network)
