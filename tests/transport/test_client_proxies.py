@@ -578,8 +578,6 @@ async def test_an_https_proxy_url_for_a_silent_plain_http_proxy_times_out_saying
     assert tls_sandbox.requests == []
 
 
-# Not on aiohttp, which leaves its own connection to the proxy open when cancelled there.
-@pytest.mark.parametrize("make_loopback_client", ["sync", "async"], indirect=True)
 async def test_an_attempt_that_ends_in_an_https_proxys_handshake_leaves_no_socket_open(
     forward_proxy: ForwardProxy,
     tls_sandbox: Sandbox,
@@ -606,6 +604,32 @@ async def test_an_attempt_that_ends_in_an_https_proxys_handshake_leaves_no_socke
             break
         await anyio.sleep(0.01)
     assert forward_proxy.open_connections == 0
+
+
+async def test_an_attempt_that_ends_in_the_services_handshake_in_a_tunnel_leaves_no_socket_open(
+    forward_proxy: ForwardProxy,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """The proxy opens the tunnel to a service that never answers the TLS hello: the attempt's
+    budget runs out in that handshake and the connection to the proxy is closed then."""
+    with socket.create_server(("127.0.0.1", 0)) as silent:  # never accepts: the hello waits
+        client = make_loopback_client(
+            base_url=f"https://127.0.0.1:{silent.getsockname()[1]}",
+            secret_key="sk_test_proxied_0123",
+            verify=tls_client_context,
+            proxy=forward_proxy.url,
+            timeout=0.3,
+            max_retries=0,
+        )
+        with pytest.raises(paysdk.APITimeoutError):
+            await client.verify(COMPLETED_REFERENCE)
+        for _ in range(500):  # up to 5 s for the proxy's thread to see the connection close
+            if not forward_proxy.open_connections:
+                break
+            await anyio.sleep(0.01)
+        assert (forward_proxy.tunnels, forward_proxy.open_connections) == (1, 0)
+        await client.close()
 
 
 async def test_an_https_proxys_certificate_that_does_not_verify_names_the_proxy(
