@@ -391,9 +391,9 @@ _TLS_1_2_REFUSED = (ssl.TLSVersion.TLSv1_2, "refused the TLS handshake")
 _TLS_1_3_REFUSED = (ssl.TLSVersion.TLSv1_3, "requires a client certificate and was sent none")
 
 
-# TLS 1.3 on the sync backend only: asyncio closes the socket when writing the request meets the
-# server's reset, before it reads the alert that came first, so on the async backends that
-# refusal is a broken pipe as often as not (a retried connection error).
+# TLS 1.3 not on aiohttp: asyncio closes the socket when writing the request meets the server's
+# reset, before it reads the alert that came first, so there that refusal is a broken pipe as
+# often as not (a retried connection error); paysdk's own asyncio stream reads first.
 @pytest.mark.parametrize(
     ("make_loopback_client", "newest", "said"),
     [
@@ -401,6 +401,7 @@ _TLS_1_3_REFUSED = (ssl.TLSVersion.TLSv1_3, "requires a client certificate and w
         pytest.param("async", *_TLS_1_2_REFUSED, id="async-1.2"),
         pytest.param("aiohttp", *_TLS_1_2_REFUSED, id="aiohttp-1.2"),
         pytest.param("sync", *_TLS_1_3_REFUSED, id="sync-1.3"),
+        pytest.param("async", *_TLS_1_3_REFUSED, id="async-1.3"),
     ],
     indirect=["make_loopback_client"],
 )
@@ -424,6 +425,27 @@ async def test_a_server_wanting_a_client_certificate_is_one_attempt_that_says_to
         assert (error.attempts, client.sleeps) == (1, [])
         assert guarded.requests == []
         assert guarded.secret_key not in str(error) + repr(error)
+
+
+@pytest.mark.parametrize("make_loopback_client", ["sync", "async"], indirect=True)
+async def test_a_tls_1_3_refusal_is_the_servers_alert_on_every_fresh_connection(
+    tls_ca: trustme.CA, tls_client_context: ssl.SSLContext, make_loopback_client: MakeClient
+) -> None:
+    """A TLS 1.3 server refuses a client without a certificate after the client finished its
+    side of the handshake, and hangs up: the request is written into that hang-up. Each of ten
+    fresh connections still reads the server's alert first (TLSProtocolError saying to pass a
+    certificate), never the broken pipe the write met, which would be retried."""
+    context = wanting_a_client_certificate(tls_ca, ssl.TLSVersion.TLSv1_3)
+    with Sandbox(ssl_context=context) as guarded:
+        for _ in range(10):
+            client = connect(
+                make_loopback_client, guarded, verify=tls_client_context, max_retries=0
+            )
+            with pytest.raises(paysdk.APIConnectionError) as caught:
+                await client.verify(COMPLETED_REFERENCE)
+            assert type(caught.value) is paysdk.TLSProtocolError, str(caught.value)
+            assert "requires a client certificate and was sent none" in str(caught.value)
+            await client.close()
 
 
 async def test_a_client_certificate_the_server_trusts_is_accepted(

@@ -126,10 +126,14 @@ def _resume_reading(transport: asyncio.Transport, protocol: Protocol) -> None:
 class AsyncioStream(httpcore.AsyncNetworkStream):
     """A connection on an asyncio transport, plain or TLS."""
 
-    def __init__(self, transport: asyncio.Transport, protocol: Protocol) -> None:
+    def __init__(
+        self, transport: asyncio.Transport, protocol: Protocol, *, handshaken: bool = False
+    ) -> None:
         self._socket_transport = transport
         self._protocol = protocol
         self._closed = False
+        self._handshaken = handshaken
+        """A TLS connection nothing was written on yet (see ``_hear_the_server_first``)."""
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
         protocol = self._protocol
@@ -170,6 +174,9 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         if not buffer:
             return
         protocol = self._protocol
+        if self._handshaken:
+            self._handshaken = False
+            await self._hear_the_server_first()
         self._check_writable()
         try:
             self._socket_transport.write(buffer)
@@ -184,6 +191,17 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                 finally:
                     protocol.drained = None
             self._check_writable()
+
+    async def _hear_the_server_first(self) -> None:
+        """Let the TLS layer read what the server already sent, before the first write. A TLS
+        1.3 server refuses a handshake (a client certificate it requires, none sent) after the
+        client has finished its side: it sends its alert and hangs up. Written to then, the
+        socket fails with a broken pipe and asyncio closes it unread, so the request's failure
+        would be the pipe, not the alert the server sent first. One poll when nothing came."""
+        for _ in range(3):  # a turn to read the bytes, one to fail the TLS layer, one to tell
+            if self._protocol.lost or not self._raw_readable():
+                return
+            await asyncio.sleep(0)
 
     def _check_writable(self) -> None:
         if self._closed:
@@ -237,7 +255,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         # asyncio's TLS transport pauses a protocol at ``size >= high`` (its plain one past
         # ``high``): 1, so it pauses only while bytes wait, and a write never waits for the answer
         transport.set_write_buffer_limits(1, 0)
-        return AsyncioStream(transport, protocol)
+        return AsyncioStream(transport, protocol, handshaken=True)
 
     def get_extra_info(self, info: str) -> Any:
         transport = self._socket_transport
@@ -259,6 +277,10 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         protocol = self._protocol
         if protocol.chunks or protocol.eof or protocol.lost or self._closed:
             return True
+        return self._raw_readable()
+
+    def _raw_readable(self) -> bool:
+        """Whether the socket holds bytes (or a hang-up) asyncio has not read yet."""
         sock = self._socket_transport.get_extra_info("socket")
         if sock is None or sock.fileno() < 0:
             return True
