@@ -211,6 +211,36 @@ async def test_credentials_in_the_proxy_url_are_sent_to_the_proxy_only(
     assert quote(PASSWORD, safe="") not in repr(client.client)
 
 
+@pytest.mark.parametrize(
+    ("user", "password"),
+    [("usér", "pässwörd-Zk41"), ("merchant", "日本語-Zk41"), ("merchant", "p%zz-Zk41")],
+    ids=["latin", "cjk", "percent"],
+)
+async def test_credentials_beyond_ascii_in_the_proxy_url_open_the_tunnel(
+    user: str,
+    password: str,
+    tls_sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+) -> None:
+    """A proxy user or password with letters beyond ASCII (percent-encoded in the URL as
+    UTF-8), or a literal ``%``, is sent as RFC 7617's UTF-8 Basic credentials: the tunnel opens
+    and the call succeeds on every backend, not a TypeError from the HTTP library."""
+    with ForwardProxy(credentials=(user, password)) as proxy:
+        client = connect(
+            make_loopback_client,
+            tls_sandbox,
+            verify=tls_client_context,
+            proxy=proxy.url_with_credentials,
+        )
+        assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+        (connect_request,) = proxy.requests
+        token = connect_request.headers["Proxy-Authorization"].removeprefix("Basic ")
+        assert base64.b64decode(token).decode() == f"{user}:{password}"
+        assert (proxy.tunnels, proxy.refused) == (1, 0)
+        assert password not in repr(client.client)
+
+
 @pytest.mark.parametrize("password", [None, "hunter2-Qx7"], ids=["without", "wrong"])
 async def test_a_proxy_refusing_the_tunnel_is_a_connection_error_that_hides_the_password(
     password: str | None,

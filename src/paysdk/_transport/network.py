@@ -51,6 +51,15 @@ class Proxy(NamedTuple):
         return f"{self.url} (from {where})"
 
     @property
+    def credentials(self) -> tuple[bytes, bytes] | None:
+        """The user and password in UTF-8, as ``authorization`` sends them (RFC 7617): httpcore
+        takes them as bytes, and refuses a ``str`` that is not ASCII."""
+        if self.auth is None:
+            return None
+        user, password = self.auth
+        return user.encode(), password.encode()
+
+    @property
     def authorization(self) -> str | None:
         """The ``Proxy-Authorization`` header's value, if the proxy takes credentials."""
         if self.auth is None:

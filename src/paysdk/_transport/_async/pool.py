@@ -92,7 +92,7 @@ class AsyncRoutes:
             return self._direct_connections(pool, backend, context, LIMITS.keepalive_expiry)
         return httpcore.AsyncHTTPProxy(
             proxy_url=proxy.url,
-            proxy_auth=proxy.auth,
+            proxy_auth=proxy.credentials,
             ssl_context=context,  # the service's certificate, checked end to end in the tunnel
             proxy_ssl_context=context if proxy.url.startswith("https:") else None,
             **options,

@@ -94,7 +94,7 @@ class Routes:
             return self._direct_connections(pool, backend, context, LIMITS.keepalive_expiry)
         return httpcore.HTTPProxy(
             proxy_url=proxy.url,
-            proxy_auth=proxy.auth,
+            proxy_auth=proxy.credentials,
             ssl_context=context,  # the service's certificate, checked end to end in the tunnel
             proxy_ssl_context=context if proxy.url.startswith("https:") else None,
             **options,
