@@ -705,6 +705,20 @@ async def test_plain_http_to_a_loopback_sandbox_is_forwarded(
     assert [r.path for r in sandbox.requests] == [VERIFY]
 
 
+async def test_credentials_in_the_proxy_url_go_with_a_forwarded_request(
+    guarded: ForwardProxy, sandbox: Sandbox, make_loopback_client: MakeClient
+) -> None:
+    """A plain ``http://`` request forwarded by a proxy that wants credentials carries them as
+    Proxy-Authorization, on every backend: the proxy forwards it and the call succeeds."""
+    client = connect(make_loopback_client, sandbox, proxy=guarded.url_with_credentials)
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert (guarded.forwarded, guarded.refused) == (1, 0)
+    (forwarded,) = guarded.requests
+    token = forwarded.headers["Proxy-Authorization"].removeprefix("Basic ")
+    assert base64.b64decode(token).decode() == f"{USER}:{PASSWORD}"
+    assert [r.path for r in sandbox.requests] == [VERIFY]
+
+
 @pytest.mark.parametrize("where", ["proxy=", "HTTP_PROXY"])
 @pytest.mark.parametrize("password", [None, "hunter2-Qx7"], ids=["without", "wrong"])
 async def test_a_proxy_refusing_to_forward_is_the_error_a_refused_tunnel_is(

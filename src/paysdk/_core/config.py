@@ -46,6 +46,11 @@ class Timeout(NamedTuple):
     pool: float | None
 
 
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization"})
+"""The headers a repr hides: the secret key, and a proxy's credentials where they go with the
+request itself (a forwarded ``http://`` request)."""
+
+
 class SecretHeaders(dict[str, str]):
     """Request headers, one entry a name: names are lower-cased and the values of a name given
     twice (``User-Agent`` and ``user-agent``) joined with ``", "``, as HTTP folds them and
@@ -71,7 +76,7 @@ class SecretHeaders(dict[str, str]):
         return super().get(name.lower(), default)
 
     def __repr__(self) -> str:
-        return repr({k: "[secure]" if k == "authorization" else v for k, v in self.items()})
+        return repr({k: "[secure]" if k in _SECRET_HEADERS else v for k, v in self.items()})
 
 
 def secret_key_in(headers: Mapping[str, str]) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from .._core.body import BodyReader, attempt_timed_out
+from .._core.config import SecretHeaders
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import ConfigurationError
 from .._parsing.decoding import DecodingError, adecoded
@@ -158,7 +159,7 @@ class AiohttpSender:
             response = await session.request(
                 request.method,
                 url,
-                headers=request.headers,  # the config's SecretHeaders: the key masked
+                headers=_headers_for(request, url, proxy),
                 allow_redirects=False,  # as httpx: a redirect is an answer, not followed
                 ssl=self._network.ssl_context if tls else True,  # made when TLS first needs it
                 proxy=None if proxy is None else proxy.url,
@@ -208,6 +209,16 @@ def _timeouts(
     return aiohttp.ClientTimeout(
         total=total, sock_connect=connect, sock_read=read, ceil_threshold=math.inf
     )
+
+
+def _headers_for(request: Send, url: yarl.URL, proxy: Proxy | None) -> Mapping[str, str]:
+    """The request's headers (the config's ``SecretHeaders``: the key masked in a repr); for a
+    plain ``http://`` request forwarded by a proxy that takes credentials, with them too: aiohttp
+    sends ``proxy_headers`` with a tunnel's ``CONNECT`` only."""
+    authorization = proxy.authorization if proxy is not None else None
+    if authorization is None or url.scheme != "http":
+        return request.headers
+    return SecretHeaders({**request.headers, "Proxy-Authorization": authorization})
 
 
 def _proxy_headers(proxy: Proxy | None) -> dict[str, str] | None:
