@@ -454,6 +454,32 @@ async def test_a_proxy_that_hangs_up_is_named_as_the_way_the_service_was_not_rea
     assert (caught.value.attempts, len(client.sleeps)) == (2, 1)
 
 
+async def test_a_tunnel_the_proxy_breaks_in_the_handshake_says_how_it_broke(
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    scripted: Callable[[list[bytes | None]], Scripted],
+) -> None:
+    """A proxy that answers the CONNECT 200, sends bytes that are not TLS and hangs up: an
+    APIConnectionError through that proxy, retried, whose message says what the connection
+    met (a reset, a disconnection), not only the name of a library's exception class."""
+    established = b"HTTP/1.1 200 Connection established\r\n\r\n\x00garbage\xff" * 4
+    breaking = scripted([established, None, established, None])
+    client = make_loopback_client(
+        base_url="https://127.0.0.1:9",
+        secret_key="sk_test_proxied_0123",
+        verify=tls_client_context,
+        proxy=breaking.url.rstrip("/"),
+        max_retries=1,
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    message = str(caught.value)
+    assert message.startswith("could not reach the service through the proxy "), message
+    said = message.partition("(from proxy=): ")[2].partition(" (GET ")[0]
+    assert said not in ("ConnectError", "ReadError", "WriteError", ""), message
+    assert (caught.value.attempts, len(client.sleeps)) == (2, 1)
+
+
 HOSTILE_REASON = b"Forbid\x1b[2J\t\x9b2J \xc2\x9b2J \xe2\x80\xaeden"
 """A reason phrase as h11 and aiohttp read it: ESC and a tab, a lone C1 CSI byte, and C1 CSI
 and a bidi override in UTF-8."""

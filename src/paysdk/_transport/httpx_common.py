@@ -16,7 +16,7 @@ from .._core.config import Timeout
 from .._core.steps import Failure, Send
 from .._parsing.decoding import DecodingError, decoded
 from .network import proxy_refused, timeout_failure
-from .tls import tls_failure
+from .tls import chain, tls_failure
 
 __all__ = [
     "BACKEND",
@@ -70,10 +70,20 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
         return proxy_refused(
             int(status[1]), str(exc), exc
         )  # httpcore: the CONNECT's status, reason
-    detail = str(exc) or type(exc).__name__
+    detail = str(exc) or _said_by_cause(exc) or type(exc).__name__
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
     return Failure("connect", detail, cause=exc)
+
+
+def _said_by_cause(exc: BaseException) -> str:
+    """What the first exception ``exc`` was raised from that says anything says: httpcore
+    raises some without a message of their own (a reset in a tunnel's TLS handshake, met
+    through anyio), which would leave only a class name."""
+    for cause in chain(exc):
+        if cause is not exc and (text := str(cause)):
+            return text
+    return ""
 
 
 def failure_from_httpcore(exc: Exception, sent: Send) -> Failure | None:
