@@ -128,6 +128,24 @@ async def test_the_environments_https_proxy_is_followed_and_no_proxy_bypasses_it
     assert [r.path for r in tls_sandbox.requests] == [VERIFY, VERIFY]
 
 
+async def test_a_host_beyond_ascii_is_asked_of_the_proxy_in_idna(
+    forward_proxy: ForwardProxy, make_loopback_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ``base_url`` host beyond ASCII goes to the proxy as its IDNA name, on every backend:
+    the CONNECT names ``xn--bcher-kva.example:443`` (here refused, 403, as not loopback), not
+    the name's UTF-8 bytes, and ``NO_PROXY`` is read against that same name."""
+    monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
+    monkeypatch.setenv("NO_PROXY", "bücher.example")
+    client = make_loopback_client(
+        base_url="https://bücher.example", secret_key="sk_test_proxied_0123", max_retries=0
+    )
+    with pytest.raises(paysdk.ProxyAuthenticationError):
+        await client.verify(COMPLETED_REFERENCE)
+    assert [(r.method, r.target) for r in forward_proxy.requests] == [
+        ("CONNECT", "xn--bcher-kva.example:443")
+    ]
+
+
 async def test_a_no_proxy_entry_with_a_port_bypasses_that_port_only(
     forward_proxy: ForwardProxy,
     tls_sandbox: Sandbox,

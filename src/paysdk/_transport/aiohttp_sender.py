@@ -152,6 +152,8 @@ class AiohttpSender:
     async def _send(self, request: Send) -> Answer | Failure | AsyncStream:
         session = self._sessions.get()
         url = yarl.URL(request.url, encoded=True)  # sent as the core encoded it, byte for byte
+        if url.raw_host is not None and not url.raw_host.isascii():
+            url = url.with_host(url.raw_host)  # IDNA, as httpx sends it: Host, CONNECT, NO_PROXY
         proxy = self._network.proxy_for(url.scheme, url.raw_host or "", url.port)
         tls = url.scheme == "https" or (proxy is not None and proxy.url.startswith("https:"))
         started = time.monotonic()
