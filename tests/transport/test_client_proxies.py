@@ -146,6 +146,23 @@ async def test_a_host_beyond_ascii_is_asked_of_the_proxy_in_idna(
     ]
 
 
+async def test_a_host_beyond_ascii_that_no_proxy_names_fails_without_blaming_the_proxy(
+    forward_proxy: ForwardProxy, make_loopback_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``NO_PROXY`` naming the IDNA name of a ``base_url`` host beyond ASCII sends it direct on
+    every backend; a name that does not resolve is then the service's failure, not said to be
+    the proxy's (which was never asked)."""
+    monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
+    monkeypatch.setenv("NO_PROXY", "xn--bcher-kva.invalid")
+    client = make_loopback_client(
+        base_url="https://bücher.invalid", secret_key="sk_test_proxied_0123", max_retries=0
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    assert str(caught.value).startswith("could not reach the service: "), str(caught.value)
+    assert forward_proxy.requests == []
+
+
 async def test_a_no_proxy_entry_with_a_port_bypasses_that_port_only(
     forward_proxy: ForwardProxy,
     tls_sandbox: Sandbox,

@@ -265,8 +265,15 @@ def proxy_refused(status: int, said: str, exc: BaseException) -> Failure:
 
 
 def _proxy_of(request: Send, network: Network) -> Proxy | None:
+    """The proxy ``request`` went through: looked up by its host's IDNA name, as every
+    backend routed it (``NO_PROXY`` names ``xn--bcher-kva.example``, not ``bücher.example``)."""
     parts = urlsplit(request.url)
-    return network.proxy_for(parts.scheme, parts.hostname or "", parts.port)
+    host = parts.hostname or ""
+    if not host.isascii():
+        import httpx  # only for a host beyond ASCII, which check_host let through as httpx does
+
+        host = httpx.URL(request.url).raw_host.decode("ascii")
+    return network.proxy_for(parts.scheme, host, parts.port)
 
 
 def _unreachable(exc: BaseException) -> bool:
