@@ -114,14 +114,20 @@ def _validated_batch(content: bytes) -> list[ListedPayment]:
 
 def _validated(content: bytes, validator: Validator[T], body: Body) -> T:
     """``content`` validated from its bytes. Only if that fails: validated again once repaired
-    where it is not JSON (``_repaired``), then without the optional fields it could not read
+    where it is not JSON (``_parsing/repair.py``: a lone surrogate escape or a byte that is not
+    UTF-8 then reads as U+FFFD), then without the optional fields it could not read
     (``_parsing/lenient.py``; ``body`` says where its payments sit)."""
     try:
         return validator.validate_json(content)
     except ValidationError as exc:
         error = exc
     if _not_json(error):
-        content = _repaired(content, error)
+        from .._parsing.repair import repaired_json  # a well-formed body never needs it
+
+        repaired = repaired_json(content)
+        if repaired is None:  # not JSON even so: the strict parse's error stands
+            raise error
+        content = repaired
         try:
             return validator.validate_json(content)
         except ValidationError as exc:
@@ -135,20 +141,6 @@ def _validated(content: bytes, validator: Validator[T], body: Body) -> T:
 
         shape = Shape(ListedPayment, body)
     return readable(validator.validate_python, content, error, shape)
-
-
-def _repaired(content: bytes, exc: ValidationError) -> bytes:
-    """``content`` repaired (``_parsing/repair.py``) when the strict parse refused it as not
-    JSON, to be validated again: a lone surrogate escape or a byte that is not UTF-8 then reads
-    as U+FFFD, and any other error is the one it would have been. Raises ``exc`` otherwise."""
-    if not _not_json(exc):
-        raise exc
-    from .._parsing.repair import repaired_json  # a well-formed body never needs it
-
-    repaired = repaired_json(content)
-    if repaired is None:
-        raise exc
-    return repaired
 
 
 def _not_json(exc: ValidationError) -> bool:
