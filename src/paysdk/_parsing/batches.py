@@ -1,21 +1,18 @@
 """Validating a large ``{"data": [...]}`` body a batch of whole payments at a time.
 
-pydantic's ``validate_json`` first builds a tree of the whole document, then the models. For a
-45 MB body that tree is over a hundred megabytes of fresh memory, touched once: paging it in
-costs more than the parse. Validated about 64 KiB at a time, the tree stays in memory that is
-already mapped and in cache: a 100,000-payment list parses ~15% faster, with a lower peak
-(docs/performance.md).
+pydantic's ``validate_json`` builds a tree of the whole document before the models: for a 45 MB
+body, over a hundred megabytes of fresh memory touched once, whose paging costs more than the
+parse. About 64 KiB at a time, the tree stays in mapped, cached memory: a 100,000-payment list
+parses ~15% faster, with a lower peak (docs/performance.md).
 
-Where a batch ends is guessed, then proven by the parse. A server writes every payment with its
-keys in the same order, so a new payment is ``}``, ``,`` and then the first payment's opening
-(``{"id"``, say): a batch ends at the first such separator past its size. A nested object that
-opens the same way (a product with its own ``id``) can fool that guess, but never silently: a
-batch cut inside a payment is not valid JSON. That batch is then cut again where the braces
-since its start balance as well. After a few such misses, or at any other error, the caller
-parses the body whole as before (same result, same error at the same location). Each batch is
-wrapped as ``[[...]]``, so its payments sit as deep as in the body (the parser's nesting limit
-falls on the same payments either way), and a batch that spans anything but payments, such as
-a second ``"data"`` key, is no list of them: the body is then parsed whole, as small ones are.
+A batch ends at the first ``}``, ``,`` and first payment's opening (``{"id"``, say: a server
+writes every payment's keys in the same order) past its size. A nested object that opens the
+same way can fool that guess, never silently: a batch cut inside a payment is not valid JSON,
+and is cut again where its braces since its start balance as well. After a few such misses, or
+at any other error, the body is parsed whole (same result, same error at the same location).
+A batch is wrapped as ``[[...]]`` so its payments sit as deep as in the body (the parser's
+nesting limit falls on the same payments), and one spanning anything but payments (a second
+``"data"`` key) is no list of them: the body is then parsed whole, as small ones are.
 """
 
 from __future__ import annotations

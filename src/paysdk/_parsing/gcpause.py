@@ -1,22 +1,18 @@
 """Pausing the cyclic garbage collector while a large body becomes models.
 
 Building 10**5 small objects that hold no cycles triggers dozens of collections that find
-nothing; pausing them makes a large parse about as fast as ``json.loads``. ``gc.disable()`` is
+nothing; paused, a large parse is about as fast as ``json.loads``. ``gc.disable()`` is
 process-wide, so pauses are counted: the collector comes back when the last one ends (even if
 its parse raised), and only if it was on when the first began.
 
-Turning it back on is not enough by itself: the allocations made during the pause still count
-against the youngest generation, so the first allocation after it would scan every new model
-(about a million objects for 10**5 payments) at once, only to find them all alive. When the
-last pause ends, the objects it made are therefore moved straight to the oldest generation
-(``gc.freeze()`` then ``gc.unfreeze()``: no scan, and the young counter starts again at zero),
-where a model list that is kept would have ended up after two collections anyway.
-
-An application that froze objects itself (as pre-forking servers do, once the app is loaded)
-keeps them frozen: then the pause ends with the plain ``gc.enable()``. What was frozen before
-paysdk was imported (``paysdk/__init__.py`` loads this module) is the interpreter's own, not the
-application's: CPython 3.12.0 and 3.12.1 start with a few hundred immortal tuples frozen, and
-freeze them again at each collection.
+The objects made meanwhile still count against the youngest generation: the next allocation
+would scan them all (a million for 10**5 payments) only to find them alive. So the last pause
+moves them straight to the oldest (``gc.freeze()`` then ``gc.unfreeze()``: no scan), where a
+kept list ends up anyway; unless the application froze objects itself (as pre-forking servers
+do), which stay frozen: it then just calls ``gc.enable()``. What was frozen when paysdk was
+imported (``paysdk/__init__.py`` loads this module) is the interpreter's own: CPython 3.12.0
+and 3.12.1 start with a few hundred immortal tuples frozen, and freeze them again at each
+collection.
 """
 
 from __future__ import annotations
