@@ -121,9 +121,9 @@ def _validated(content: bytes, validator: Validator[T], body: Body) -> T:
         return validator.validate_json(content)
     except ValidationError as exc:
         error = exc
-    if _not_json(error):
-        from .._parsing.repair import repaired_json  # a well-formed body never needs it
+    from .._parsing.repair import not_json, repaired_json  # a well-formed body never needs it
 
+    if not_json(error):
         repaired = repaired_json(content)
         if repaired is None:  # not JSON even so: the strict parse's error stands
             raise error
@@ -141,14 +141,6 @@ def _validated(content: bytes, validator: Validator[T], body: Body) -> T:
 
         shape = Shape(ListedPayment, body)
     return readable(validator.validate_python, content, error, shape)
-
-
-def _not_json(exc: ValidationError) -> bool:
-    """Whether the parse failed before any validation: the body is not JSON as pydantic reads it."""
-    if exc.error_count() != 1:
-        return False
-    error = exc.errors(include_url=False, include_input=False, include_context=False)[0]
-    return error["type"] == "json_invalid"
 
 
 @functools.cache

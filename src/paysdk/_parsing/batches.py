@@ -23,6 +23,8 @@ from typing import Final, TypeVar
 
 from pydantic import ValidationError
 
+from .repair import not_json
+
 T = TypeVar("T")
 
 BATCH_BYTES: Final = 64 * 1024
@@ -66,7 +68,7 @@ def validate_in_batches(
             items += validate(_WRAP[0] + body[start:stop] + _WRAP[1])
         except ValidationError as exc:
             misses += 1
-            if stop == end or misses > MAX_MISSES or not _cut_short(exc):
+            if stop == end or misses > MAX_MISSES or not not_json(exc):
                 return None
             continue  # the same batch, cut where the braces balance too
         start = next_start
@@ -109,8 +111,3 @@ def _cut(
             return stop, next_start
         found = between.search(body, found.end(), end)
     return end, end
-
-
-def _cut_short(exc: ValidationError) -> bool:
-    """Whether a batch failed only for ending inside a value: it is not valid JSON."""
-    return exc.error_count() == 1 and exc.errors(include_url=False)[0]["type"] == "json_invalid"

@@ -11,7 +11,10 @@ from __future__ import annotations
 import codecs
 import json
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
 REPLACEMENT: Final = "\ufffd"
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
@@ -37,6 +40,11 @@ def not_utf8(data: bytes, offset: int = 0, *, final: bool = True) -> str | None:
         at = offset + exc.start
         return f"bytes that are not UTF-8 (the first, 0x{data[exc.start]:02x}, at byte {at:,})"
     return None
+
+
+def not_json(exc: ValidationError) -> bool:
+    """Whether the parse failed before any validation: the body is not JSON as pydantic reads it."""
+    return exc.error_count() == 1 and exc.errors(include_url=False)[0]["type"] == "json_invalid"
 
 
 def repaired_json(body: bytes) -> bytes | None:
