@@ -49,7 +49,6 @@ __all__ = [
     "Plan",
     "call",
     "call_raw",
-    "check_answered",
     "confirm",
     "iter_payments",
     "list_payments",
@@ -140,33 +139,24 @@ def verify_identified(config: Config, reference: str) -> Plan[tuple[VerifiedPaym
 
 
 def verified(reference: str, config: Config) -> Callable[[Answer], VerifiedPayment]:
-    """Reads verify's answer: the payment, refused if it is not the one asked for, marked with
-    the account ``config`` reaches (its label, and its fingerprint: ``Config.issuer``)."""
+    """Reads verify's answer: the payment, refused if it is not the one asked for (a confused
+    proxy, say), marked with the account ``config`` reaches (its label, and its fingerprint:
+    ``Config.issuer``)."""
 
     def parse(answer: Answer) -> VerifiedPayment:
         payment = parse_verify(answer.content)
         if config.echoes_key(answer.content):
             hide_key(payment, config.secret_key)
-        return check_answered(payment, reference, config.scrub).issued_by(
-            config.account, config.issuer
-        )
+        if payment.reference != reference:
+            raise PaymentMismatchError(  # the reference the service sent may echo the key
+                f"asked for payment {reference!r}, the service answered with "
+                + quoted(payment.reference, config.scrub),
+                payment=payment,
+                mismatches={"reference": (reference, payment.reference)},
+            )
+        return payment.issued_by(config.account, config.issuer)
 
     return parse
-
-
-def check_answered(
-    payment: VerifiedPayment, reference: str, scrub: Callable[[str], str] | None = None
-) -> VerifiedPayment:
-    """``payment``, refused if it is not the one asked for (a confused proxy, say); ``scrub``
-    blots the secret key out of the reference the service sent, which the message quotes."""
-    if payment.reference != reference:
-        raise PaymentMismatchError(
-            f"asked for payment {reference!r}, the service answered with "
-            + quoted(payment.reference, scrub),
-            payment=payment,
-            mismatches={"reference": (reference, payment.reference)},
-        )
-    return payment
 
 
 def list_payments(config: Config) -> Plan[list[ListedPayment]]:
@@ -260,7 +250,10 @@ def _stream_items(
         except ValidationError as exc:
             raise invalid_body(request, answer, exc, where=parser.where) from None
         except ValueError as exc:  # ListStream's own: not JSON, or a payment too large
-            raise _stream_error(request, answer, str(exc), emitted) from None
+            raise ResponseValidationError(
+                f"the service answered with {request.scrub(str(exc))} (after {emitted} payment(s))",
+                **info_of(request, answer),
+            ) from None
         if chunk and reach and not echoed:  # a key cut across two chunks is seen with the second
             echoed = config.echoes_key(chunk) or config.echoes_key(seam + chunk[:reach])
             seam = Chunk((seam + chunk)[-reach:] if len(chunk) < reach else chunk[-reach:])
@@ -286,13 +279,6 @@ def _cut_after(error: PaySDKError, emitted: int) -> PaySDKError:
         cut.__cause__ = error.__cause__
         return cut
     return error
-
-
-def _stream_error(request: Send, answer: Answer, problem: str, emitted: int) -> APIError:
-    return ResponseValidationError(
-        f"the service answered with {request.scrub(problem)} (after {emitted} payment(s))",
-        **info_of(request, answer),
-    )
 
 
 # --- confirming a payment ---------------------------------------------------------------------
