@@ -42,13 +42,8 @@ def gc_paused() -> Generator[None, None, None]:
         with _lock:
             _pauses -= 1
             if _pauses == 0 and _was_enabled:
-                _promote_survivors()
+                if gc.get_freeze_count() <= _frozen_by_the_interpreter:  # the app froze none
+                    # every tracked object to the oldest generation, unscanned
+                    gc.freeze()
+                    gc.unfreeze()  # the interpreter's own too: merely scanned, or frozen, again
                 gc.enable()
-
-
-def _promote_survivors() -> None:
-    """Move every tracked object to the oldest generation without scanning it."""
-    if gc.get_freeze_count() > _frozen_by_the_interpreter:
-        return  # the application froze objects (``gc.freeze()`` takes the whole heap): keep them
-    gc.freeze()
-    gc.unfreeze()  # the interpreter's own too: they are merely scanned again, or frozen again
