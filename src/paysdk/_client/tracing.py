@@ -26,8 +26,6 @@ __all__ = ["UNTRACED", "CallSpan", "call_span"]
 
 R = TypeVar("R")
 
-TRACE_MODULE = "opentelemetry.trace"
-
 
 def call_span(name: str, reference: str | None = None, *, lazy: bool = False) -> CallSpan:
     """The span of one call named ``paysdk.<name>``; ``UNTRACED`` when nothing would
@@ -39,7 +37,7 @@ def call_span(name: str, reference: str | None = None, *, lazy: bool = False) ->
         lazy: start the span with the first request rather than now (``iter_payments``, which
             may never be iterated).
     """
-    trace = sys.modules.get(TRACE_MODULE)
+    trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
         return UNTRACED
     span = CallSpan(trace, f"paysdk.{name}", reference)
@@ -53,14 +51,6 @@ def call_span(name: str, reference: str | None = None, *, lazy: bool = False) ->
 @functools.lru_cache(maxsize=4)
 def _tracer(trace: ModuleType) -> Any:
     return trace.get_tracer("paysdk", __version__)
-
-
-def _error_type(error: BaseException) -> str:
-    """``error.type``: the class, as a caller would name it (``paysdk.PaymentNotFoundError``,
-    ``builtins.TypeError``)."""
-    kind = type(error)
-    module = "paysdk" if kind.__module__.startswith("paysdk.") else kind.__module__
-    return f"{module}.{kind.__qualname__}"
 
 
 class CallSpan:
@@ -192,8 +182,10 @@ class CallSpan:
         if isinstance(error, GeneratorExit):
             span.set_attribute("paysdk.stopped_early", True)
         elif error is not None:
-            span.set_attribute("error.type", _error_type(error))
-            status = self._trace.Status(self._trace.StatusCode.ERROR, type(error).__name__)
+            kind = type(error)  # as a caller names it: paysdk.NotFoundError, builtins.TypeError
+            module = "paysdk" if kind.__module__.startswith("paysdk.") else kind.__module__
+            span.set_attribute("error.type", f"{module}.{kind.__qualname__}")
+            status = self._trace.Status(self._trace.StatusCode.ERROR, kind.__name__)
             span.set_status(status)
         span.end()
 
