@@ -1,8 +1,6 @@
 """A call's attempts: how many were made, what is left of its deadline, the wait before the
-next one (the retry policy decides, this applies it), and the log line for each.
-
-Each line carries its facts as ``extra`` fields (``LOG_FIELDS``), so a JSON log pipeline
-can filter by reference, attempt, status, time or request id without parsing sentences.
+next one (the retry policy decides, this applies it), and the log line for each, its facts as
+``extra`` fields (``LOG_FIELDS``) that a JSON log pipeline filters by without parsing sentences.
 """
 
 from __future__ import annotations

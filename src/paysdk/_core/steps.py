@@ -1,8 +1,6 @@
-"""What a plan asks a shell to do, and what the shell reports back: the sans-I/O vocabulary.
-
-Each step's docstring says what it is answered with. The ledger's half of the vocabulary
-(``paysdk.ledger._steps``) follows the same convention and waits with this ``Sleep``. ``Emit``,
-generic, is a slotted class rather than a named tuple: a generic named tuple needs Python 3.11.
+"""What a plan asks a shell to do, and what the shell reports back: the sans-I/O vocabulary
+(the ledger's half, ``paysdk.ledger._steps``, waits with this ``Sleep``). ``Emit``, generic, is
+a slotted class rather than a named tuple: a generic named tuple needs Python 3.11.
 """
 
 from __future__ import annotations
