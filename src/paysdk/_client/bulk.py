@@ -85,12 +85,8 @@ def _check_concurrency(concurrency: object) -> int:
 
 
 def _references(references: Iterable[str]) -> Iterator[Any]:
-    """An iterator over ``references``, read lazily; a ``str`` or ``bytes`` is refused, whose
-    characters would each be verified.
-
-    Raises:
-        TypeError: ``references`` is a ``str``, ``bytes`` or another bytes-like object.
-    """
+    """An iterator over ``references``, read lazily; a ``str`` or bytes-like object is refused
+    with ``TypeError``: each of its characters would be verified."""
     if isinstance(references, (str, bytes, bytearray, memoryview)):
         raise TypeError(
             f"verify_many takes an iterable of references, not {type(references).__name__} "
