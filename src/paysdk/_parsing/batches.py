@@ -76,22 +76,18 @@ def validate_in_batches(
 
 
 def _data_span(body: bytes) -> tuple[int, int] | None:
-    """Where the elements of ``data`` start and end."""
+    """Where the elements of ``data`` start, and where the last one ends: before space, ``]``,
+    space, ``}`` and space at the end."""
     head = _HEAD.match(body)
-    end = _data_end(body)
-    if head is None or end is None:
+    if head is None:
         return None
-    return head.end(), max(head.end(), end)  # ``[ ]``: the head took the space already
-
-
-def _data_end(body: bytes) -> int | None:
-    """Where the last element ends: before space, ``]``, space, ``}`` and space at the end."""
     window = body[-_TAIL_WINDOW:].rstrip(_SPACES)
     for closer in (b"}", b"]"):
         if not window.endswith(closer):
             return None
         window = window[:-1].rstrip(_SPACES)
-    return len(body) - min(len(body), _TAIL_WINDOW) + len(window)
+    end = len(body) - min(len(body), _TAIL_WINDOW) + len(window)
+    return head.end(), max(head.end(), end)  # ``[ ]``: the head took the space already
 
 
 def _cut(
