@@ -69,20 +69,17 @@ def _reference_values(source: object) -> list[object]:
 
 def _from_text(text: str) -> list[object]:
     _check_length(len(text), "URL or query string")
-    if _ABSOLUTE_URL.match(text) or text.startswith("/"):
-        return _from_query_text(_query_of_url(text))
-    return _from_query_text(text[1:] if text.startswith("?") else text)
-
-
-def _query_of_url(url: str) -> str:
-    if not (_HTTP_URL.match(url) or url.startswith("/")):
+    if not (_ABSOLUTE_URL.match(text) or text.startswith("/")):
+        return _from_query_text(text[1:] if text.startswith("?") else text)
+    if not (_HTTP_URL.match(text) or text.startswith("/")):
         raise InvalidCallbackError("invalid callback: a callback URL must be http:// or https://")
-    if _ASCII_CONTROL.search(url):  # urlsplit would silently drop tabs and newlines
+    if _ASCII_CONTROL.search(text):  # urlsplit would silently drop tabs and newlines
         raise InvalidCallbackError("invalid callback: the URL contains control characters")
     try:
-        return urlsplit(url).query
+        query = urlsplit(text).query
     except ValueError:
         raise InvalidCallbackError("invalid callback: the URL cannot be parsed") from None
+    return _from_query_text(query)
 
 
 def _from_query_bytes(query: bytes) -> list[object]:
