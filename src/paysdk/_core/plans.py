@@ -240,8 +240,15 @@ def _stream_items(
         chunk = (yield Read(budget)) if budget is None or budget > 0 else Failure("timeout", why)
         if isinstance(chunk, Failure):
             error = failure_error(request, chunk)
-            if emitted:
-                error = _cut_after(error, emitted)
+            if emitted and isinstance(error, APIConnectionError):
+                cut = type(error)(
+                    f"{error.message}, after {emitted} payment(s) were already yielded; "
+                    "iterate again to start over",
+                    method=error.method,
+                    url=error.url,
+                )
+                cut.__cause__ = error.__cause__
+                error = cut
             return error, emitted
         if not isinstance(chunk, bytes):
             raise TypeError(f"a Read must be answered with bytes or a Failure, got {chunk!r}")
@@ -266,19 +273,6 @@ def _stream_items(
             progressed = clock()  # the caller's time with the payments is not the server's
         if not chunk:
             return None
-
-
-def _cut_after(error: PaySDKError, emitted: int) -> PaySDKError:
-    if isinstance(error, APIConnectionError):
-        cut = type(error)(
-            f"{error.message}, after {emitted} payment(s) were already yielded; "
-            "iterate again to start over",
-            method=error.method,
-            url=error.url,
-        )
-        cut.__cause__ = error.__cause__
-        return cut
-    return error
 
 
 # --- confirming a payment ---------------------------------------------------------------------
