@@ -82,7 +82,8 @@ _DELAY_SECONDS = re.compile("[0-9]+")
 ``1_000`` and digits of other scripts; ``str.isdigit`` takes a superscript two."""
 
 _DAY_NAME = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
-_MONTH = "(?P<month>Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
+_MONTH = f"(?P<month>{'|'.join(_MONTHS)})"
 _TIME = "(?P<hour>[0-9]{2}):(?P<minute>[0-9]{2}):(?P<second>[0-9]{2})"
 _HTTP_DATES = (
     # IMF-fixdate, the one to send: Sun, 06 Nov 1994 08:49:37 GMT
@@ -98,7 +99,6 @@ _HTTP_DATES = (
 """The three forms of an HTTP-date RFC 9110 (section 5.6.7) has recipients accept, exactly:
 case-sensitive names, GMT, fixed widths. ``email.utils`` reads far more (numeric zones, no
 weekday, two-digit years everywhere)."""
-_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 
 
 def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.time) -> float | None:
