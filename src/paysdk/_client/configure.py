@@ -387,9 +387,7 @@ def check_pause_gc(pause_gc: object) -> bool:
 
 
 def check_deadline(deadline: object) -> float | None:
-    if deadline is None:
-        return None
-    return _check_seconds(deadline, "deadline")
+    return None if deadline is None else _check_seconds(deadline, "deadline")
 
 
 def check_headers(headers: Mapping[str, str], *, what: str) -> dict[str, str]:
