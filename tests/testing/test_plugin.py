@@ -227,6 +227,44 @@ def test_the_plugin_is_registered_by_the_pytest11_entry_point() -> None:
     assert entry.value == "paysdk.testing.plugin"
 
 
+@pytest.mark.parametrize(
+    ("how", "args"),
+    [
+        ("conftest", ()),
+        ("option", ("-p", "paysdk.testing.plugin")),
+        ("environment", ()),
+        ("option and conftest", ("-p", "paysdk.testing.plugin")),
+    ],
+)
+def test_naming_the_plugin_by_its_module_as_well_loads_it_once(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, how: str, args: tuple[str, ...]
+) -> None:
+    """pytest's docs name a plugin in ``conftest.py`` by its module; the entry point has loaded
+    that module already, as ``paysdk``."""
+    if "conftest" in how:
+        pytester.makeconftest('pytest_plugins = ["paysdk.testing.plugin"]')
+    if how == "environment":
+        monkeypatch.setenv("PYTEST_PLUGINS", "paysdk.testing.plugin")
+    pytester.makepyfile(
+        test_named="""
+        def test_the_fake_answers(paysdk_api, paysdk_client):
+            paysdk_api.add_payment("order-7")
+            assert paysdk_client.verify("order-7").succeeded
+        """
+    )
+    run_inprocess(pytester, "-p", "no:cacheprovider", *args).assert_outcomes(passed=1)
+
+
+def test_a_conftest_naming_the_plugin_loads_it_when_the_entry_point_is_turned_off(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest('pytest_plugins = ["paysdk.testing.plugin"]')
+    pytester.makepyfile(
+        test_named="def test_the_fake(paysdk_api):\n    assert paysdk_api.running\n"
+    )
+    run_inprocess(pytester, "-p", "no:cacheprovider", "-p", "no:paysdk").assert_outcomes(passed=1)
+
+
 def test_a_flask_merchant_tests_every_callback_outcome_with_the_kit(
     pytester: pytest.Pytester,
 ) -> None:

@@ -12,6 +12,7 @@ default), ``sandbox`` (the session's sandbox, started then) or ``none`` (the env
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -32,11 +33,14 @@ ENVIRONMENTS = ("mock", "sandbox", "none")
 MOCK_BASE_URL = "https://api.paysdk.test"
 MOCK_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - MockPaymentAPI's fixed test key
 EARLY_SANDBOX = pytest.StashKey["Sandbox"]()
+ENTRY_POINT_NAME = "paysdk"
+"""The plugin's name as the ``pytest11`` entry point registers it (``-p no:paysdk``)."""
 NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
 """Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    _answer_to_one_name(pluginmanager)
     parser.addini(
         ENVIRONMENT_INI,
         "What PAYSDK_BASE_URL and PAYSDK_SECRET_KEY name while tests are imported: 'mock' (the "
@@ -44,6 +48,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "'none' (the environment as it is).",
         default="mock",
     )
+
+
+def _answer_to_one_name(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Make a second registration of this module (``pytest_plugins = ["paysdk.testing.plugin"]``
+    in a ``conftest.py``, ``-p paysdk.testing.plugin``, ``PYTEST_PLUGINS``) a no-op: the entry
+    point registers it as ``paysdk`` too, and pluggy refuses one module under two names.
+
+    Runs as the module is registered (``pytest_addoption`` is replayed for each new plugin).
+
+    Args:
+        pluginmanager: the run's plugin manager.
+    """
+    registered_as = pluginmanager.get_name(sys.modules[__name__])
+    for name in (ENTRY_POINT_NAME, __name__):
+        if name != registered_as and pluginmanager.get_plugin(name) is None:
+            pluginmanager.set_blocked(name)
 
 
 @pytest.hookimpl(tryfirst=True)
