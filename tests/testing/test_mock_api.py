@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 from urllib.parse import quote
@@ -379,3 +380,35 @@ def test_payments_may_be_any_iterable_of_records(
 ) -> None:
     made = stand_in(payments=iter([payment_record(reference="order-1")]))
     assert [payment.reference for payment in made.payments] == ["order-1"]
+
+
+@pytest.fixture
+def proxy_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A proxy for every scheme, as CI machines often name one: a closed port on loopback, which
+    refuses a request sent to it."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name.lower(), raising=False)
+        monkeypatch.setenv(name, "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "internal.example")
+
+
+@pytest.mark.usefixtures("proxy_in_environment")
+async def test_a_proxy_in_the_environment_never_carries_the_fakes_requests() -> None:
+    """Clients made while the fake runs (the merchant's own too), and the fake's own clients
+    whenever made, send its requests to it, not to the proxy."""
+    api = MockPaymentAPI()
+    made_before = api.client(max_retries=0)
+    with api:
+        api.add_payment("order-7")
+        with paysdk.Client(secret_key=api.secret_key, base_url=api.base_url) as own:
+            assert own.verify("order-7").succeeded
+        async with paysdk.AsyncClient(secret_key=api.secret_key, base_url=api.base_url) as aown:
+            assert (await aown.verify("order-7")).succeeded
+        async with api.async_client() as async_client:
+            assert (await async_client.verify("order-7")).succeeded
+        assert made_before.verify("order-7").succeeded
+        assert (
+            os.environ["NO_PROXY"] == os.environ["no_proxy"] == "internal.example,api.paysdk.test"
+        )
+    assert os.environ["NO_PROXY"] == "internal.example"  # put back as the fake found it
+    assert "no_proxy" not in os.environ

@@ -4,9 +4,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Generator, Iterable, Mapping
 from typing import Literal, cast
 from urllib.parse import quote, urlsplit
 
@@ -37,6 +39,8 @@ DEFAULT_TIMEOUT = httpx_timeout(configure.DEFAULT_TIMEOUT)
 """A client's default timeout, as the ``timeout`` argument takes it."""
 
 Endpoint = Literal["verify", "list"]
+NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
+"""Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +76,9 @@ class MockPaymentAPI(StandIn[PaymentStore]):
 
     While running, every httpx request to ``base_url`` (from any ``paysdk.Client`` or
     ``AsyncClient``, also ones your code makes) is answered here. Requests to other hosts are
-    left to other respx routers, and refused by respx if none answers them.
+    left to other respx routers, and refused by respx if none answers them. Its host is added to
+    ``NO_PROXY`` meanwhile, so that a client made then never sends its requests to a proxy the
+    environment names (as CI machines often do): they could not reach the fake through it.
 
     Args:
         secret_key: the key clients must send (a fixed test key by default).
@@ -93,6 +99,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         self.secret_key: str = check_secret_key(secret_key)
         self.base_url: str = check_base_url(base_url, allow_insecure_http=True)
         parts = urlsplit(self.base_url)
+        self._host = parts.hostname or ""
         self._base_path = parts.path.rstrip("/")
         self._lock = threading.Lock()
         self._payments = PaymentStore()
@@ -107,6 +114,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         )
         self._router.route().mock(side_effect=self._refuse)
         self._running = False
+        self._no_proxy_before: dict[str, str | None] | None = None
         for record in records_of(payments):
             self.add_payment(record)
 
@@ -120,6 +128,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         if not self._running:
             self._router.start()
             _ask_first(self._router)
+            self._no_proxy_before = _bypass_proxies(self._host)
             self._running = True
         return self
 
@@ -130,6 +139,8 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         self._clients.clear()
         if self._running:
             self._router.stop(clear=False, reset=False)
+            _restore_no_proxy(self._no_proxy_before)
+            self._no_proxy_before = None
             self._running = False
 
     @property
@@ -162,14 +173,15 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         Returns:
             The client, which ``stop`` closes.
         """
-        client = MockClient(
-            secret_key=self.secret_key if secret_key is None else secret_key,
-            base_url=self.base_url,
-            max_retries=max_retries,
-            timeout=timeout,
-            default_headers=default_headers,
-            allow_insecure_http=True,
-        )
+        with _proxies_bypassed(self._host):  # read when the client is made
+            client = MockClient(
+                secret_key=self.secret_key if secret_key is None else secret_key,
+                base_url=self.base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+                default_headers=default_headers,
+                allow_insecure_http=True,
+            )
         client._waits = self._waits
         self._clients.append(client)
         return client
@@ -194,14 +206,15 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         Returns:
             The client, which you close.
         """
-        client = MockAsyncClient(
-            secret_key=self.secret_key if secret_key is None else secret_key,
-            base_url=self.base_url,
-            max_retries=max_retries,
-            timeout=timeout,
-            default_headers=default_headers,
-            allow_insecure_http=True,
-        )
+        with _proxies_bypassed(self._host):  # read when the client is made
+            client = MockAsyncClient(
+                secret_key=self.secret_key if secret_key is None else secret_key,
+                base_url=self.base_url,
+                max_retries=max_retries,
+                timeout=timeout,
+                default_headers=default_headers,
+                allow_insecure_http=True,
+            )
         client._waits = self._waits
         return client
 
@@ -371,6 +384,54 @@ def _ask_first(router: respx.MockRouter) -> None:
     if router in routers:
         routers.remove(router)
         routers.insert(0, router)
+
+
+def _bypass_proxies(host: str) -> dict[str, str | None] | None:
+    """Add ``host`` to ``NO_PROXY`` (both spellings), keeping what is there.
+
+    Args:
+        host: the fake's host.
+
+    Returns:
+        The variables as they were, for ``_restore_no_proxy``; ``None`` if ``NO_PROXY`` named
+        the host (or ``*``) already and nothing changed.
+    """
+    current = next((os.environ[name] for name in NO_PROXY_NAMES if name in os.environ), "")
+    entries = [entry.strip() for entry in current.split(",") if entry.strip()]
+    if host in entries or "*" in entries:
+        return None
+    before = {name: os.environ.get(name) for name in NO_PROXY_NAMES}
+    for name in NO_PROXY_NAMES:
+        os.environ[name] = ",".join([*entries, host])
+    return before
+
+
+def _restore_no_proxy(before: dict[str, str | None] | None) -> None:
+    """Put ``NO_PROXY`` back as ``_bypass_proxies`` found it.
+
+    Args:
+        before: what ``_bypass_proxies`` returned.
+    """
+    for name, value in (before or {}).items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
+
+
+@contextlib.contextmanager
+def _proxies_bypassed(host: str) -> Generator[None, None, None]:
+    """``host`` in ``NO_PROXY`` for the block: a client made in it sends no request for the fake
+    to a proxy (a client reads the environment's proxies when it is made).
+
+    Args:
+        host: the fake's host.
+    """
+    before = _bypass_proxies(host)
+    try:
+        yield
+    finally:
+        _restore_no_proxy(before)
 
 
 def _transport_error(fault: Fault, request: httpx.Request) -> httpx.TransportError | None:

@@ -148,7 +148,6 @@ def paysdk_api(
     with MockPaymentAPI() as api:
         monkeypatch.setenv(ENV_BASE_URL, api.base_url)
         monkeypatch.setenv(ENV_SECRET_KEY, api.secret_key)
-        _bypass_proxies(monkeypatch, api.base_url)
         yield api
 
 
