@@ -233,8 +233,8 @@ async def test_list_unavailable_is_the_documented_404(api: MockPaymentAPI, clien
 
 
 def test_a_bad_key_or_base_url_is_refused_up_front() -> None:
-    with pytest.raises(paysdk.ConfigurationError, match="secret key is empty"):
-        MockPaymentAPI(secret_key=" ")
+    with pytest.raises(paysdk.ConfigurationError, match="leading or trailing whitespace"):
+        MockPaymentAPI(secret_key=" sk_test_x")
     with pytest.raises(paysdk.ConfigurationError, match="must be an absolute"):
         MockPaymentAPI(base_url="api.paysdk.test")
 
@@ -266,8 +266,35 @@ def test_bad_fault_places_are_refused(api: MockPaymentAPI) -> None:
         api.inject(Fault.server_error(), endpoint="payments")  # type: ignore[arg-type]
     with pytest.raises(paysdk.ConfigurationError, match="reference: the reference is empty"):
         api.inject(Fault.server_error(), reference="")
-    with pytest.raises(ValueError, match="times must be"):
-        api.inject(Fault.server_error(), times=0)
+
+
+@pytest.mark.parametrize(
+    "times", [0, -1, True, 1.5, 10**6 + 1, pytest.param(10**5000, id="5001-digits")]
+)
+def test_a_times_that_fails_no_call_is_refused_naming_the_argument(
+    api: MockPaymentAPI, times: Any
+) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match=r"^inject\(times=.*\): times is how many "):
+        api.inject(Fault.server_error(), times=times)
+    api.inject(Fault.server_error(), times=None)  # until cleared: allowed
+
+
+@pytest.mark.parametrize(
+    ("given", "offered"),
+    [
+        ({"secret_key": ""}, "leave secret_key out for the fake's fixed test key"),
+        ({"secret_key": None}, "leave secret_key out for the fake's fixed test key"),
+        ({"base_url": " "}, "leave base_url out for https://api.paysdk.test"),
+    ],
+)
+def test_an_empty_key_or_url_is_refused_with_the_fakes_own_hint(
+    given: dict[str, Any], offered: str
+) -> None:
+    """The client's hint (set PAYSDK_SECRET_KEY) does not apply to the fake, which reads no
+    environment."""
+    with pytest.raises(paysdk.ConfigurationError, match=r"^MockPaymentAPI") as refused:
+        MockPaymentAPI(**given)
+    assert offered in str(refused.value) and "PAYSDK_" not in str(refused.value)
 
 
 # --- recording, secrecy, state ----------------------------------------------------------------

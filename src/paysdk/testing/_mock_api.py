@@ -24,7 +24,7 @@ from .._client.options import TimeoutTypes
 from .._core import reference_problem
 from .._errors import ConfigurationError
 from .._service.api import api_route, authorized, new_request_id, redacted
-from .._service.faults import Fault, FaultBook, answer_request_id
+from .._service.faults import MAX_TIMES, Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord, SeedError, records_of
 from .._service.store import PaymentStore, StandIn
 from .._transport import httpx_timeout
@@ -35,6 +35,11 @@ __all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "Recorded
 DEFAULT_BASE_URL = "https://api.paysdk.test"
 """A host that cannot exist (``.test`` is reserved), so a request the fake misses fails loudly."""
 DEFAULT_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - a fixed test key, on purpose
+FAKE_DEFAULTS = {
+    "secret_key": ("the fake's fixed test key", "the key its clients must send"),
+    "base_url": (f"{DEFAULT_BASE_URL}, a host that never resolves", "the URL it answers at"),
+}
+"""What a message about an empty argument offers: the fake's default, and what to give instead."""
 DEFAULT_TIMEOUT = httpx_timeout(configure.DEFAULT_TIMEOUT)
 """A client's default timeout, as the ``timeout`` argument takes it."""
 
@@ -96,6 +101,14 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         base_url: str = DEFAULT_BASE_URL,
         payments: Iterable[PaymentRecord] = (),
     ) -> None:
+        given: dict[str, object] = {"secret_key": secret_key, "base_url": base_url}
+        for name, value in given.items():
+            if value is None or (isinstance(value, str) and not value.strip()):
+                default, wanted = FAKE_DEFAULTS[name]
+                raise ConfigurationError(
+                    f"MockPaymentAPI({name}={value!r}): leave {name} out for {default}, or give "
+                    f"{wanted}"
+                )
         self.secret_key: str = check_secret_key(secret_key)
         self.base_url: str = check_base_url(base_url, allow_insecure_http=True)
         parts = urlsplit(self.base_url)
@@ -286,12 +299,16 @@ class MockPaymentAPI(StandIn[PaymentStore]):
             endpoint: only calls to ``"verify"`` or ``"list"``.
 
         Raises:
-            ConfigurationError: a reference with ``endpoint="list"``, an unknown endpoint, or a
-                malformed reference.
+            ConfigurationError: ``times`` not an integer from 1 to 1,000,000 (nor ``None``), a
+                reference with ``endpoint="list"``, an unknown endpoint, or a malformed reference.
             TypeError: ``fault`` is not a ``Fault`` (``Fault.timeout`` rather than
                 ``Fault.timeout()``).
-            ValueError: ``times`` out of range.
         """
+        if times is not None and (type(times) is not int or not 1 <= times <= MAX_TIMES):
+            raise ConfigurationError(
+                f"inject(times={_shown(times)}): times is how many calls the fault fails, an "
+                f"integer from 1 to {MAX_TIMES}, or None to fail every call until clear_faults()"
+            )
         if reference is not None and endpoint not in (None, "verify"):
             raise ConfigurationError("a reference names a verify call; leave endpoint out")
         if endpoint not in (None, "verify", "list"):
@@ -384,6 +401,14 @@ def _ask_first(router: respx.MockRouter) -> None:
     if router in routers:
         routers.remove(router)
         routers.insert(0, router)
+
+
+def _shown(value: object) -> str:
+    """``repr(value)``, but a number of more than 20 digits by its size (its repr could take
+    long, or be refused past Python's digit limit)."""
+    if isinstance(value, int) and not -(10**20) < value < 10**20:
+        return f"<an integer of {value.bit_length()} bits>"
+    return repr(value)
 
 
 def _bypass_proxies(host: str) -> dict[str, str | None] | None:
