@@ -8,6 +8,8 @@ test module (``paysdk_environment``: the fake by default, the sandbox, or nothin
 from __future__ import annotations
 
 import os
+import socket
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -155,6 +157,47 @@ def test_without_the_fixture():
     result.stdout.fnmatch_lines(
         ["E   *APIConnectionError: could not reach the service: *api.paysdk.test is *paysdk_api*"]
     )
+
+
+@pytest.mark.usefixtures("clean_environment")
+def test_a_call_to_the_fakes_host_without_the_fake_asks_no_dns_server(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A test's traffic stays on this machine: the fake's host fails to resolve before the
+    resolver is asked (here a recorder in its place), from sync and async clients alike."""
+    asked: list[object] = []
+
+    def resolver(host: object, *args: Any, **kwargs: Any) -> Any:
+        asked.append(host)
+        raise socket.gaierror(socket.EAI_NONAME, "the recorder resolves nothing")
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    pytester.makepyfile(
+        test_forgot="""
+import asyncio
+
+import paysdk
+
+def test_sync():
+    with paysdk.Client(max_retries=0) as client:
+        client.verify("order-7")
+
+def test_async():
+    async def verify():
+        async with paysdk.AsyncClient(max_retries=0) as client:
+            await client.verify("order-7")
+
+    asyncio.run(verify())
+"""
+    )
+    result = run_inprocess(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        ["E   *APIConnectionError: could not reach the service: *api.paysdk.test is *paysdk_api*"]
+        * 2
+    )
+    assert asked == []
+    assert socket.getaddrinfo is resolver  # the run's end put it back
 
 
 @pytest.mark.usefixtures("clean_environment")

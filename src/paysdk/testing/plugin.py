@@ -11,10 +11,12 @@ default), ``sandbox`` (the session's sandbox, started then) or ``none`` (the env
 
 from __future__ import annotations
 
+import functools
 import os
+import socket
 import sys
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -31,6 +33,7 @@ ENVIRONMENT_INI = "paysdk_environment"
 ENVIRONMENTS = ("mock", "sandbox", "none")
 # The fake's defaults (paysdk.testing._mock_api), repeated so that this module imports only pytest.
 MOCK_BASE_URL = "https://api.paysdk.test"
+MOCK_HOST = "api.paysdk.test"
 MOCK_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - MockPaymentAPI's fixed test key
 EARLY_SANDBOX = pytest.StashKey["Sandbox"]()
 ENTRY_POINT_NAME = "paysdk"
@@ -87,6 +90,40 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     early_config.add_cleanup(sandbox.stop)
     early_config.stash[EARLY_SANDBOX] = sandbox
     _set_environment(early_config, sandbox.base_url, sandbox.secret_key)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Make the fake's host fail to resolve without asking DNS, for the whole run."""
+    unguarded = socket.getaddrinfo
+    socket.getaddrinfo = _fake_host_unresolved(unguarded)
+
+    def unguard() -> None:
+        if getattr(socket.getaddrinfo, "__wrapped__", None) is unguarded:
+            socket.getaddrinfo = unguarded  # unless something has wrapped it since: then its own
+
+    config.add_cleanup(unguard)
+
+
+def _fake_host_unresolved(getaddrinfo: Callable[..., Any]) -> Callable[..., Any]:
+    """``getaddrinfo`` refusing the fake's host itself, so that a test that calls the fake where
+    none runs (it forgot ``paysdk_api``) fails as the host's lookup would, but with no query
+    leaving the machine. Where a fake runs, its requests never reach a lookup.
+
+    Args:
+        getaddrinfo: the function wrapped (``socket.getaddrinfo``).
+
+    Returns:
+        The wrapper, with ``__wrapped__`` naming ``getaddrinfo``.
+    """
+
+    @functools.wraps(getaddrinfo)
+    def guarded(host: object, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode("ascii", "replace") if isinstance(host, bytes) else host
+        if isinstance(name, str) and name.rstrip(".").lower() == MOCK_HOST:
+            raise socket.gaierror(socket.EAI_NONAME, f"{MOCK_HOST} is not looked up in DNS")
+        return getaddrinfo(host, *args, **kwargs)
+
+    return guarded
 
 
 def _set_environment(config: pytest.Config, base_url: str, secret_key: str) -> None:
