@@ -100,6 +100,33 @@ def test_the_sandbox_setting_points_module_level_clients_at_the_sessions_sandbox
     assert "PAYSDK_SECRET_KEY" not in os.environ
 
 
+@pytest.mark.usefixtures("clean_environment")
+def test_with_xdist_only_the_workers_start_a_sandbox(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """xdist's controller imports ``conftest.py`` but runs no test: it names the fake (no
+    sandbox started for nobody), while the worker's module-level client talks to its own."""
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)  # this test may itself run in a worker
+    pytester.makeconftest(
+        CONFTEST_IMPORTS_THE_SHOP
+        + """
+import os
+
+def pytest_configure(config):
+    role = os.environ.get("PYTEST_XDIST_WORKER", "controller")
+    with open(f"{role}.url", "w") as seen:
+        seen.write(shop.client.base_url)
+"""
+    )
+    pytester.makepyfile(shop=SHOP, test_shop=SHOP_TESTS_ON_THE_SANDBOX)
+    pytester.makeini("[pytest]\npaysdk_environment = sandbox\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-n", "1")
+    result.assert_outcomes(passed=1)
+    assert (pytester.path / "controller.url").read_text() == MOCK_BASE_URL
+    assert (pytester.path / "gw0.url").read_text().startswith("http://127.0.0.1:")
+
+
 def test_a_service_named_in_the_environment_is_left_alone(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

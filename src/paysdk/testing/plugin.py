@@ -36,6 +36,7 @@ MOCK_BASE_URL = "https://api.paysdk.test"
 MOCK_HOST = "api.paysdk.test"
 MOCK_SECRET_KEY = "sk_test_paysdk_mock"  # noqa: S105 - MockPaymentAPI's fixed test key
 EARLY_SANDBOX = pytest.StashKey["Sandbox"]()
+SANDBOX_DEFERRED = pytest.StashKey[bool]()
 ENTRY_POINT_NAME = "paysdk"
 """The plugin's name as the ``pytest11`` entry point registers it (``-p no:paysdk``)."""
 NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
@@ -84,16 +85,51 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
             return  # the environment names a service already: yours to choose
         _set_environment(early_config, MOCK_BASE_URL, MOCK_SECRET_KEY)
         return
+    if _xdist_controller(early_config):
+        # each worker starts its own sandbox; this process imports conftest.py and runs no test
+        _set_environment(early_config, MOCK_BASE_URL, MOCK_SECRET_KEY)
+        early_config.stash[SANDBOX_DEFERRED] = True
+        return
+    _start_sandbox(early_config)
+
+
+def _start_sandbox(config: pytest.Config) -> None:
+    """Start the session's sandbox and point the PAYSDK_* variables at it for the run."""
     from ..sandbox import Sandbox
 
     sandbox = Sandbox().start()
-    early_config.add_cleanup(sandbox.stop)
-    early_config.stash[EARLY_SANDBOX] = sandbox
-    _set_environment(early_config, sandbox.base_url, sandbox.secret_key)
+    config.add_cleanup(sandbox.stop)
+    config.stash[EARLY_SANDBOX] = sandbox
+    _set_environment(config, sandbox.base_url, sandbox.secret_key)
+
+
+def _xdist_controller(config: pytest.Config) -> bool:
+    """Whether pytest-xdist's workers will run the tests (``-n 2``, ``-n auto``), not this
+    process; ``pytest_configure`` checks once xdist has settled how many it starts."""
+    if "PYTEST_XDIST_WORKER" in os.environ:
+        return False
+    options = config.known_args_namespace
+    workers = getattr(options, "numprocesses", None)
+    if workers in ("auto", "logical"):  # none under --pdb, or where xdist's variable says 0
+        return not getattr(options, "usepdb", False) and _auto_workers() != 0
+    return isinstance(workers, int) and workers > 0
+
+
+def _auto_workers() -> int | None:
+    """How many workers ``-n auto`` starts by ``PYTEST_XDIST_AUTO_NUM_WORKERS``, as xdist reads
+    it; ``None`` where it does not say."""
+    try:
+        return int(os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS", ""))
+    except ValueError:
+        return None
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Make the fake's host fail to resolve without asking DNS, for the whole run."""
+    """Make the fake's host fail to resolve without asking DNS, for the whole run; and start
+    the sandbox deferred for xdist's workers if this process runs the tests after all
+    (``-n auto`` that settled on none)."""
+    if config.stash.get(SANDBOX_DEFERRED, False) and getattr(config.option, "dist", "no") == "no":
+        _start_sandbox(config)
     unguarded = socket.getaddrinfo
     socket.getaddrinfo = _fake_host_unresolved(unguarded)
 
