@@ -439,3 +439,11 @@ async def test_a_proxy_in_the_environment_never_carries_the_fakes_requests() -> 
         )
     assert os.environ["NO_PROXY"] == "internal.example"  # put back as the fake found it
     assert "no_proxy" not in os.environ
+
+
+@pytest.mark.usefixtures("proxy_in_environment")
+def test_no_proxy_set_by_the_test_while_the_fake_runs_is_left_as_the_test_set_it() -> None:
+    with MockPaymentAPI():
+        os.environ["NO_PROXY"] = "payments.internal"
+    assert os.environ["NO_PROXY"] == "payments.internal"
+    assert "no_proxy" not in os.environ  # the spelling the test left alone is put back

@@ -100,6 +100,29 @@ def test_the_sandbox_setting_points_module_level_clients_at_the_sessions_sandbox
     assert "PAYSDK_SECRET_KEY" not in os.environ
 
 
+def test_no_proxy_a_test_sets_beside_the_fake_is_undone_to_the_runs(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the environment left as it is (``none``), the fixture's change of ``NO_PROXY`` and
+    the test's own are both undone when the test ends."""
+    monkeypatch.setenv("NO_PROXY", "internal.example")
+    monkeypatch.delenv("no_proxy", raising=False)
+    pytester.makeini("[pytest]\npaysdk_environment = none\n")
+    pytester.makepyfile(
+        test_no_proxy="""
+import os
+
+def test_one_that_sets_no_proxy_itself(paysdk_api, monkeypatch):
+    monkeypatch.setenv("NO_PROXY", "payments.internal")
+
+def test_then_one_without_the_fake():
+    assert os.environ["NO_PROXY"] == "internal.example"
+    assert "no_proxy" not in os.environ
+"""
+    )
+    run_inprocess(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
 @pytest.mark.usefixtures("clean_environment")
 def test_with_xdist_only_the_workers_start_a_sandbox(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch

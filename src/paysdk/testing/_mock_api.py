@@ -46,6 +46,8 @@ DEFAULT_TIMEOUT = httpx_timeout(configure.DEFAULT_TIMEOUT)
 Endpoint = Literal["verify", "list"]
 NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
 """Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
+NoProxyBefore = tuple[dict[str, str | None], str]
+"""``NO_PROXY``'s spellings as they were, and what ``_bypass_proxies`` set them to."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -127,7 +129,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         )
         self._router.route().mock(side_effect=self._refuse)
         self._running = False
-        self._no_proxy_before: dict[str, str | None] | None = None
+        self._no_proxy_before: NoProxyBefore | None = None
         for record in records_of(payments):
             self.add_payment(record)
 
@@ -411,33 +413,40 @@ def _shown(value: object) -> str:
     return repr(value)
 
 
-def _bypass_proxies(host: str) -> dict[str, str | None] | None:
+def _bypass_proxies(host: str) -> NoProxyBefore | None:
     """Add ``host`` to ``NO_PROXY`` (both spellings), keeping what is there.
 
     Args:
         host: the fake's host.
 
     Returns:
-        The variables as they were, for ``_restore_no_proxy``; ``None`` if ``NO_PROXY`` named
-        the host (or ``*``) already and nothing changed.
+        The variables as they were and their new value, for ``_restore_no_proxy``; ``None`` if
+        ``NO_PROXY`` named the host (or ``*``) already and nothing changed.
     """
     current = next((os.environ[name] for name in NO_PROXY_NAMES if name in os.environ), "")
     entries = [entry.strip() for entry in current.split(",") if entry.strip()]
     if host in entries or "*" in entries:
         return None
     before = {name: os.environ.get(name) for name in NO_PROXY_NAMES}
+    bypassing = ",".join([*entries, host])
     for name in NO_PROXY_NAMES:
-        os.environ[name] = ",".join([*entries, host])
-    return before
+        os.environ[name] = bypassing
+    return before, bypassing
 
 
-def _restore_no_proxy(before: dict[str, str | None] | None) -> None:
-    """Put ``NO_PROXY`` back as ``_bypass_proxies`` found it.
+def _restore_no_proxy(changed: NoProxyBefore | None) -> None:
+    """Put ``NO_PROXY`` back as ``_bypass_proxies`` found it, unless it was set again since
+    (by the test): that value is left as it is.
 
     Args:
-        before: what ``_bypass_proxies`` returned.
+        changed: what ``_bypass_proxies`` returned.
     """
-    for name, value in (before or {}).items():
+    if changed is None:
+        return
+    before, bypassing = changed
+    for name, value in before.items():
+        if os.environ.get(name) != bypassing:
+            continue
         if value is None:
             os.environ.pop(name, None)
         else:

@@ -218,7 +218,11 @@ def paysdk_api(
     _one_service(request)
     from . import MockPaymentAPI
 
-    with MockPaymentAPI() as api:
+    api = MockPaymentAPI()
+    # through monkeypatch, before the fake's own: the test's monkeypatch.setenv("NO_PROXY", ...)
+    # is then undone back to the value before the test
+    _bypass_proxies(monkeypatch, api.base_url)
+    with api:
         monkeypatch.setenv(ENV_BASE_URL, api.base_url)
         monkeypatch.setenv(ENV_SECRET_KEY, api.secret_key)
         yield api
