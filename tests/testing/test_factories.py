@@ -123,6 +123,8 @@ def test_an_unknown_status_is_kept_as_the_service_would_send_it() -> None:
         ({"reference": 7}, "reference must be a non-empty string"),
         ({"metadata": {"tags": {"gift"}}}, r"metadata must be JSON \(Object of type set"),
         ({"metadata": {"at": dt.datetime(2026, 1, 2)}}, "metadata must be JSON"),
+        ({"metadata": {"rate": float("nan")}}, r"metadata must be JSON \(Out of range float"),
+        ({"metadata": {"cap": [float("inf")]}}, r"metadata must be JSON \(Out of range float"),
         ({"metadata": nested(5000)}, "nested too deep"),
         ({"metadata": nested(100)}, "nested too deep: at most 100 levels"),
         ({"created_at": dt.datetime.max.replace(tzinfo=dt.timezone.utc)}, "give updated_at"),

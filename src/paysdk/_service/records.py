@@ -231,14 +231,14 @@ def check_json_metadata(record: PaymentRecord) -> PaymentRecord:
     """``record``, once its metadata is known to be JSON, as every answer holding it is sent.
 
     Raises:
-        SeedError: metadata holding a value JSON has no form for (a set, bytes, a datetime) or
-            nested too deep to write.
+        SeedError: metadata holding a value JSON has no form for (a set, bytes, a datetime,
+            NaN or an infinity) or nested too deep to write.
     """
     deep = f"nested too deep: at most {MAX_METADATA_DEPTH} levels, as a client reads it"
     if deeper_than(record.metadata, MAX_METADATA_DEPTH):
         raise SeedError(f"metadata must be JSON ({deep})")
     try:
-        json.dumps(record.metadata)
+        json.dumps(record.metadata, allow_nan=False)  # NaN and Infinity are no JSON
     except (TypeError, ValueError, RecursionError) as exc:
         detail = deep if isinstance(exc, RecursionError) else str(exc)
         raise SeedError(f"metadata must be JSON ({detail})") from None
