@@ -16,7 +16,7 @@ import pytest
 
 from paysdk._core.responses import FAKE_HOST
 from paysdk.testing import MockPaymentAPI
-from paysdk.testing.plugin import MOCK_BASE_URL, MOCK_SECRET_KEY
+from paysdk.testing.plugin import MOCK_BASE_URL, MOCK_HOST, MOCK_SECRET_KEY
 from tests.support.pytester import import_all_of_paysdk, run_inprocess
 
 pytest_plugins = ["pytester"]
@@ -81,6 +81,7 @@ def test_the_plugin_repeats_the_fakes_defaults() -> None:
     api = MockPaymentAPI()
     assert (api.base_url, api.secret_key) == (MOCK_BASE_URL, MOCK_SECRET_KEY)
     assert urlsplit(api.base_url).hostname == FAKE_HOST  # the host whose failures say "paysdk_api"
+    assert MOCK_HOST == FAKE_HOST  # the host the plugin keeps from DNS
 
 
 @pytest.mark.usefixtures("clean_environment")

@@ -7,6 +7,7 @@ Before ``conftest.py`` and test modules are imported, it points ``PAYSDK_BASE_UR
 ``PAYSDK_SECRET_KEY`` at the fake unless either is set, so an app that builds ``paysdk.Client()``
 at import time can be imported; the ``paysdk_environment`` ini setting chooses ``mock`` (the
 default), ``sandbox`` (the session's sandbox, started then) or ``none`` (the environment as is).
+For the whole run, the fake's host fails to resolve without a DNS query leaving the machine.
 """
 
 from __future__ import annotations
