@@ -5,11 +5,17 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic import ValidationError
 
 from paysdk._core import responses
 from paysdk._parsing import repair
 from paysdk._parsing.repair import repaired_json, without_lone_surrogates
-from tests.conftest import listed_body, verify_body
+from paysdk._parsing.stream import ListStream
+from paysdk.sandbox import Fault, PaymentRecord, Sandbox
+from tests.conftest import MakeClient, listed_body, verify_body
+
+BOM = "\ufeff"
+"""A byte order mark, as some servers' JSON encoders write it before the body."""
 
 
 @pytest.mark.parametrize(
@@ -74,3 +80,49 @@ def test_a_well_formed_body_is_never_repaired(monkeypatch: pytest.MonkeyPatch) -
     for size in (1, 3000):
         body = json.dumps({"data": items[:size]}).encode()
         assert len(responses.parse_list(body)) == size
+
+
+@pytest.mark.parametrize("payments", [3, 5000], ids=["whole", "in-batches"])
+def test_a_byte_order_mark_before_a_body_is_read_past(payments: int) -> None:
+    """JSON's RFC lets a reader ignore a leading byte order mark, and ``json.loads`` (so every
+    error body) does: a payment or a list is read as without it, past 1 MiB batch by batch."""
+    listed = json.dumps({"data": [listed_body(f"order-{n}") for n in range(payments)]})
+    plain = responses.parse_list(listed.encode())
+    assert responses.parse_list((BOM + listed).encode()) == plain
+    verified = json.dumps(verify_body())
+    plain_payment = responses.parse_verify(verified.encode())
+    assert responses.parse_verify((BOM + verified).encode()) == plain_payment
+
+
+@pytest.mark.parametrize("size", [1, 2, 4, 65536])
+def test_a_byte_order_mark_before_a_streamed_list_is_read_past(size: int) -> None:
+    body = (BOM + json.dumps({"data": [listed_body(f"order-{n}") for n in range(3)]})).encode()
+    stream = ListStream(max_item_bytes=1 << 20)
+    payments = []
+    for start in range(0, len(body), size):
+        payments += stream.feed(body[start : start + size])
+    payments += stream.close()
+    assert [payment.reference for payment in payments] == ["order-0", "order-1", "order-2"]
+
+
+def test_a_byte_order_mark_within_a_body_is_still_not_json() -> None:
+    with pytest.raises(ValidationError, match="json_invalid"):
+        responses.parse_list(b" " + BOM.encode() + b'{"data": []}')
+
+
+@pytest.mark.anyio
+async def test_a_service_writing_a_byte_order_mark_is_read_on_every_backend(
+    make_loopback_client: MakeClient,
+) -> None:
+    record = PaymentRecord("order-bom", amount=700)
+    headers = {"Content-Type": "application/json"}
+    envelope = {"status": True, "message": "ok", "data": record.verify_shape()}
+    listed = BOM + json.dumps({"data": [record.list_shape()]})
+    with Sandbox(payments=[record]) as sandbox:
+        client = make_loopback_client(base_url=sandbox.base_url, secret_key=sandbox.secret_key)
+        verified = Fault(status=200, body=BOM + json.dumps(envelope), headers=headers)
+        sandbox.inject(verified, path="/payment/order-bom")
+        sandbox.inject(Fault(status=200, body=listed, headers=headers), path="/payments", times=2)
+        assert (await client.verify("order-bom")).amount == 700
+        assert [p.reference for p in await client.list_payments()] == ["order-bom"]
+        assert [p.reference for p in await client.drain()] == ["order-bom"]

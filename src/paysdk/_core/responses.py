@@ -113,15 +113,19 @@ def _validated_batch(content: bytes) -> list[ListedPayment]:
 
 
 def _validated(content: bytes, validator: Validator[T], body: Body) -> T:
-    """``content`` validated from its bytes. Only if that fails: validated again once repaired
-    where it is not JSON (``_parsing/repair.py``: a lone surrogate escape or a byte that is not
-    UTF-8 then reads as U+FFFD), then without the optional fields it could not read
-    (``_parsing/lenient.py``; ``body`` says where its payments sit)."""
+    """``content`` validated from its bytes. Only if that fails: validated again without a
+    leading byte order mark, or once repaired where it is not JSON (``_parsing/repair.py``: a
+    lone surrogate escape or a byte that is not UTF-8 then reads as U+FFFD), then without the
+    optional fields it could not read (``_parsing/lenient.py``; ``body`` says where its
+    payments sit)."""
     try:
         return validator.validate_json(content)
     except ValidationError as exc:
         error = exc
-    from .._parsing.repair import not_json, repaired_json  # a well-formed body never needs it
+    from .._parsing.repair import BOM, not_json, repaired_json  # a well-formed body never needs it
+
+    if content.startswith(BOM):  # JSON's RFC lets a reader ignore it, as ``json.loads`` does
+        return _validated(content[len(BOM) :], validator, body)
 
     if not_json(error):
         repaired = repaired_json(content)

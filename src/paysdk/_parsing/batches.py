@@ -34,7 +34,8 @@ MAX_MISSES: Final = 4
 
 _SPACE: Final = rb"[ \t\r\n]*"
 _SPACES: Final = b" \t\r\n"
-_HEAD: Final = re.compile(rb"%s\{%s\"data\"%s:%s\[%s" % ((_SPACE,) * 5))
+_HEAD: Final = re.compile(rb"(?:\xef\xbb\xbf)?%s\{%s\"data\"%s:%s\[%s" % ((_SPACE,) * 5))
+"""The body up to the first payment, after a byte order mark if the server wrote one."""
 _OPENING: Final = re.compile(rb"\{%s\"[^\"\\]{0,64}\"" % _SPACE)
 _TAIL_WINDOW: Final = 4096
 """How far from the end the closing ``]}`` is looked for: more trailing space parses whole."""

@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     from pydantic import ValidationError
 
 REPLACEMENT: Final = "\ufffd"
+BOM: Final = codecs.BOM_UTF8
+"""A byte order mark, which some servers' encoders write before the JSON."""
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 """A surrogate left in decoded text: a pair's escapes decode to one character, so any is lone."""
 

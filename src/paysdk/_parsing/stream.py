@@ -49,7 +49,8 @@ class ListStream:
         self._validate = ListedPayment.model_validate
         self.max_item_bytes = max_item_bytes
         self.count = 0
-        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
+        """UTF-8 after a byte order mark, if the server wrote one (``json.loads`` reads it so)."""
         self._read = 0
         """Bytes decoded so far."""
         self._not_utf8: str | None = None
