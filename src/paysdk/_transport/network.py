@@ -164,12 +164,11 @@ class Network:
         except KeyError:
             if len(self._routes) >= MAX_ROUTES:
                 self._routes.clear()
-            route = self._routes[scheme, host, port] = self._from_environment(scheme, host, port)
-            return route
-
-    def _from_environment(self, scheme: str, host: str, port: int) -> Proxy | None:
-        proxy = self._environment.get(scheme) or self._environment.get("all")
-        return None if proxy is None or self._bypassed(host, port) else proxy
+            proxy = self._environment.get(scheme) or self._environment.get("all")
+            if proxy is not None and self._bypassed(host, port):
+                proxy = None
+            self._routes[scheme, host, port] = proxy
+            return proxy
 
     def _bypassed(self, host: str, port: int) -> bool:
         """Whether ``NO_PROXY``, as it was when the client was made, names ``host``, or
@@ -232,16 +231,12 @@ def through_proxy(outcome: T, request: Send, network: Network | None) -> T | Fai
     if network is None:
         return outcome
     if isinstance(outcome, Answer):
-        if outcome.status_code != 407:
-            return outcome
-        proxy = _proxy_of(request, network)
-        if proxy is None:  # a proxy of its own the network does not know: the core's to say
-            return outcome
+        if outcome.status_code != 407 or (proxy := _proxy_of(request, network)) is None:
+            return outcome  # a 407 from a proxy of its own, unknown to the network: the core's
         return proxy_authentication_required(proxy.named)
     if not isinstance(outcome, Failure) or outcome.kind not in PROXY_SUSPECTS:
         return outcome
-    proxy = _proxy_of(request, network)
-    if proxy is None:
+    if (proxy := _proxy_of(request, network)) is None:
         return outcome
     if outcome.kind in ("tls_protocol", "timeout", "certificate"):  # the https:// proxy's?
         return outcome._replace(proxy=proxy.named) if proxy.url.startswith("https:") else outcome
