@@ -68,7 +68,10 @@ def _failure(exc: BaseException) -> Failure | None:
     """The ``Failure`` an aiohttp exception stands for; ``None`` for a bug."""
     if not isinstance(exc, FAILURES):
         return None
-    _drop_frames(exc)
+    # forget where aiohttp raised: its frames hold its own copy of the request headers, key
+    # included, which a traceback printed with local variables (Sentry, rich) would show
+    for raised in chain(exc):
+        raised.__traceback__ = None
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return timeout_failure(exc)
     if (tls := tls_failure(exc)) is not None:
@@ -77,13 +80,6 @@ def _failure(exc: BaseException) -> Failure | None:
         return proxy_refused(exc.status, f"{exc.status} {exc.message}", exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
-
-
-def _drop_frames(exc: BaseException) -> None:
-    """Forget where aiohttp raised: its frames hold its own copy of the request headers, key
-    included, which a traceback printed with local variables (Sentry, rich) would show."""
-    for raised in chain(exc):
-        raised.__traceback__ = None
 
 
 def _headers(response: aiohttp.ClientResponse) -> Mapping[str, str]:
@@ -156,16 +152,17 @@ class AiohttpSender:
             url = url.with_host(url.raw_host)  # IDNA, as httpx sends it: Host, CONNECT, NO_PROXY
         proxy = self._network.proxy_for(url.scheme, url.raw_host or "", url.port)
         tls = url.scheme == "https" or (proxy is not None and proxy.url.startswith("https:"))
+        headers, proxy_headers = _headers_for(request, url, proxy)
         started = time.monotonic()
         try:
             response = await session.request(
                 request.method,
                 url,
-                headers=_headers_for(request, url, proxy),
+                headers=headers,
                 allow_redirects=False,  # as httpx: a redirect is an answer, not followed
                 ssl=self._network.ssl_context if tls else True,  # made when TLS first needs it
                 proxy=None if proxy is None else proxy.url,
-                proxy_headers=_proxy_headers(proxy),
+                proxy_headers=proxy_headers,
                 timeout=_client_timeout(request),
             )
         except Exception as exc:
@@ -213,21 +210,20 @@ def _timeouts(
     )
 
 
-def _headers_for(request: Send, url: yarl.URL, proxy: Proxy | None) -> Mapping[str, str]:
-    """The request's headers (the config's ``SecretHeaders``: the key masked in a repr); for a
-    plain ``http://`` request forwarded by a proxy that takes credentials, with them too: aiohttp
-    sends ``proxy_headers`` with a tunnel's ``CONNECT`` only."""
+def _headers_for(
+    request: Send, url: yarl.URL, proxy: Proxy | None
+) -> tuple[Mapping[str, str], dict[str, str] | None]:
+    """The request's headers (the config's ``SecretHeaders``: the key masked in a repr) and the
+    proxy's credentials as ``proxy_headers`` (aiohttp's ``proxy_auth`` is deprecated); those go
+    in the request's own too for a plain ``http://`` request the proxy forwards: aiohttp sends
+    ``proxy_headers`` with a tunnel's ``CONNECT`` only."""
     authorization = proxy.authorization if proxy is not None else None
-    if authorization is None or url.scheme != "http":
-        return request.headers
-    return SecretHeaders({**request.headers, "Proxy-Authorization": authorization})
-
-
-def _proxy_headers(proxy: Proxy | None) -> dict[str, str] | None:
-    """The proxy's credentials as a ``Proxy-Authorization`` header: aiohttp's ``proxy_auth``
-    is deprecated."""
-    authorization = proxy.authorization if proxy is not None else None
-    return None if authorization is None else {"Proxy-Authorization": authorization}
+    if authorization is None:
+        return request.headers, None
+    credentials = {"Proxy-Authorization": authorization}
+    if url.scheme != "http":
+        return request.headers, credentials
+    return SecretHeaders({**request.headers, **credentials}), credentials
 
 
 async def _read(
