@@ -66,10 +66,9 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
         return Failure("undecodable", f"the body could not be decoded: {exc}", cause=exc)
     if (tls := tls_failure(exc)) is not None:
         return tls
+    # httpcore words a refused CONNECT as its status and reason
     if isinstance(exc, httpx.ProxyError) and (status := re.match("([1-5][0-9][0-9]) ", str(exc))):
-        return proxy_refused(
-            int(status[1]), str(exc), exc
-        )  # httpcore: the CONNECT's status, reason
+        return proxy_refused(int(status[1]), str(exc), exc)
     detail = str(exc) or _said_by_cause(exc) or type(exc).__name__
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
@@ -77,9 +76,8 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
 
 
 def _said_by_cause(exc: BaseException) -> str:
-    """What the first exception ``exc`` was raised from that says anything says: httpcore
-    raises some without a message of their own (a reset in a tunnel's TLS handshake, met
-    through anyio), which would leave only a class name."""
+    """What the first cause of ``exc`` with a message says: httpcore raises some without one
+    (a reset in a tunnel's TLS handshake, through anyio)."""
     for cause in chain(exc):
         if cause is not exc and (text := str(cause)):
             return text
