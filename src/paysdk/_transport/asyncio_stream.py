@@ -57,17 +57,17 @@ class Protocol(asyncio.Protocol):
         if self.buffered > _PAUSE_READING and not self.reading_paused and self.transport:
             self.reading_paused = True
             self.transport.pause_reading()
-        self._wake_reader()
+        _wake(self.waiter)
 
     def eof_received(self) -> bool | None:
         self.eof = True
-        self._wake_reader()
+        _wake(self.waiter)
         return None if self.tls else True  # a plain socket stays open for writing, as anyio's
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.lost = True
         self.error = exc
-        self._wake_reader()
+        _wake(self.waiter)
         self.resume_writing()
 
     def pause_writing(self) -> None:
@@ -77,13 +77,10 @@ class Protocol(asyncio.Protocol):
         self.writing_paused = False
         _wake(self.drained)
 
-    def _wake_reader(self) -> None:
-        _wake(self.waiter)
 
-
-def _wake(future: asyncio.Future[bool] | None) -> None:
+def _wake(future: asyncio.Future[bool] | None, woken: bool = True) -> None:
     if future is not None and not future.done():
-        future.set_result(True)
+        future.set_result(woken)
 
 
 async def _wait(future: asyncio.Future[bool], seconds: float | None) -> bool:
@@ -91,16 +88,11 @@ async def _wait(future: asyncio.Future[bool], seconds: float | None) -> bool:
     on the loop, not a cancel scope: it runs for every read that waits."""
     if seconds is None:
         return await future
-    handle = future.get_loop().call_later(seconds, _expire, future)
+    handle = future.get_loop().call_later(seconds, _wake, future, False)
     try:
         return await future
     finally:
         handle.cancel()
-
-
-def _expire(future: asyncio.Future[bool]) -> None:
-    if not future.done():
-        future.set_result(False)
 
 
 def _timed_out(error: type[httpcore.TimeoutException]) -> httpcore.TimeoutException:
@@ -133,7 +125,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         self._protocol = protocol
         self._closed = False
         self._handshaken = handshaken
-        """A TLS connection nothing was written on yet (see ``_hear_the_server_first``)."""
+        """A TLS connection nothing was written on yet: the server is heard first (``write``)."""
 
     async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109
         protocol = self._protocol
@@ -175,8 +167,15 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             return
         protocol = self._protocol
         if self._handshaken:
+            # a TLS 1.3 server refusing the handshake (a client certificate it requires) does so
+            # after the client finished its side: it sends its alert and hangs up, and a write
+            # would meet a broken pipe (asyncio closing the socket unread), not the alert. So the
+            # TLS layer reads first: a turn to read, one to fail, one to tell (one poll if none).
             self._handshaken = False
-            await self._hear_the_server_first()
+            for _ in range(3):
+                if protocol.lost or not self._raw_readable():
+                    break
+                await asyncio.sleep(0)
         self._check_writable()
         try:
             self._socket_transport.write(buffer)
@@ -191,17 +190,6 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                 finally:
                     protocol.drained = None
             self._check_writable()
-
-    async def _hear_the_server_first(self) -> None:
-        """Let the TLS layer read what the server already sent, before the first write. A TLS
-        1.3 server refuses a handshake (a client certificate it requires, none sent) after the
-        client has finished its side: it sends its alert and hangs up. Written to then, the
-        socket fails with a broken pipe and asyncio closes it unread, so the request's failure
-        would be the pipe, not the alert the server sent first. One poll when nothing came."""
-        for _ in range(3):  # a turn to read the bytes, one to fail the TLS layer, one to tell
-            if self._protocol.lost or not self._raw_readable():
-                return
-            await asyncio.sleep(0)
 
     def _check_writable(self) -> None:
         if self._closed:
