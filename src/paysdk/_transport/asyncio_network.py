@@ -87,10 +87,12 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
             return await other.connect_tcp(host, port, timeout, local_address, socket_options)
         loop = asyncio.get_running_loop()
         local = (local_address, 0) if local_address is not None else None
-        if _is_address(host):
-            opening = loop.create_connection(lambda: Protocol(loop), host, port, local_addr=local)
-        else:
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:  # a name, whose addresses are raced
             opening = _race(loop, host, port, local)
+        else:
+            opening = loop.create_connection(lambda: Protocol(loop), host, port, local_addr=local)
         return await _connect(opening, timeout, socket_options)
 
     async def connect_unix_socket(
@@ -165,15 +167,6 @@ async def _race(
     finally:
         for transport, _ in made:
             transport.abort()
-
-
-def _is_address(host: str) -> bool:
-    """Whether ``host`` is an IP address rather than a name to resolve."""
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
 
 
 async def _connect(
