@@ -132,11 +132,6 @@ def httpx_timeout(timeout: Timeout) -> httpx.Timeout:
     return httpx.Timeout(**timeout._asdict())
 
 
-def narrowed(timeout: Timeout, budget: float) -> Timeout:
-    """``timeout`` with no phase longer than ``budget``."""
-    return Timeout(*(budget if limit is None or limit > budget else limit for limit in timeout))
-
-
 def sync_body(response: httpx.Response) -> Iterator[bytes]:
     """The decoded body, inflated in bounded steps as it arrives (for streams)."""
     return decoded(*raw_body(response))
@@ -250,8 +245,10 @@ class RequestBuilder:
         also narrows each phase's timeout to the attempt's budget (for a merchant's client,
         whose sockets paysdk does not bound itself)."""
         timeout = request.timeout
-        if extensions is not None and request.budget is not None:
-            timeout = narrowed(timeout, request.budget)
+        if extensions is not None and (budget := request.budget) is not None:
+            timeout = Timeout(
+                *(budget if limit is None or limit > budget else limit for limit in timeout)
+            )
         return http.build_request(
             request.method,
             request.url,
