@@ -1,11 +1,5 @@
-"""The httpx transport of the clients paysdk makes, over pools of paysdk's own, on httpx's and
-httpcore's public names alone.
-
-``AsyncPoolTransport`` sends through ``AsyncRoutesTransport`` (inside OpenTelemetry's tracing
-transport while it is on), which hands each request, as httpcore's, to ``AsyncRoutes`` and gives
-back httpx's response and exceptions as httpx's own transport does. ``AsyncRoutes`` sends it
-through this process's pool for its route (direct, or by a proxy).
-"""
+"""The httpx transport of the clients paysdk makes (``AsyncPoolTransport``), over pools of
+paysdk's own (``AsyncRoutes``), on httpx's and httpcore's public names alone."""
 
 from __future__ import annotations
 
@@ -66,37 +60,31 @@ class AsyncRoutes:
         return pool
 
     def _open(self, proxy: Proxy | None, tls: bool) -> AsyncConnections:
-        """A pool for a route. Every idle connection is kept (until httpx's keep-alive expiry):
-        keeping fewer than may be open at once (httpx keeps 20 of 100) would close, and open
-        again, every connection past them whenever a burst of calls ends together."""
-        return AsyncConnections(
-            self._factory(proxy, tls),
-            max_connections=MAX_CONNECTIONS,
-            max_idle=MAX_CONNECTIONS,
-        )
-
-    def _factory(self, proxy: Proxy | None, tls: bool) -> AsyncConnectionMaker:
-        """What makes a route's connections (with ``create_connection``): httpcore's pool for
-        the route, or what ``direct_connections`` makes of it; through a proxy, httpcore's
-        tunnels and forwarding."""
+        """A pool for a route, its connections made by httpcore's pool for the route (or what
+        ``direct_connections`` makes of it), or by httpcore's tunnels and forwarding through a
+        proxy. Every idle connection is kept (until httpx's keep-alive expiry): keeping fewer
+        than may be open at once (httpx keeps 20 of 100) would close, and open again, every
+        connection past them whenever a burst of calls ends together."""
         context = self.network.ssl_context if tls else None
         options: dict[str, Any] = {
             "keepalive_expiry": LIMITS.keepalive_expiry,
             "network_backend": self._backend,
         }
+        factory: AsyncConnectionMaker
         if proxy is None:
             options["network_backend"] = backend = self._direct_backend
-            pool = httpcore.AsyncConnectionPool(ssl_context=context, **options)
-            if self._direct_connections is None:
-                return pool
-            return self._direct_connections(pool, backend, context, LIMITS.keepalive_expiry)
-        return httpcore.AsyncHTTPProxy(
-            proxy_url=proxy.url,
-            proxy_auth=proxy.credentials,
-            ssl_context=context,  # the service's certificate, checked end to end in the tunnel
-            proxy_ssl_context=context if proxy.url.startswith("https:") else None,
-            **options,
-        )
+            factory = pool = httpcore.AsyncConnectionPool(ssl_context=context, **options)
+            if self._direct_connections is not None:
+                factory = self._direct_connections(pool, backend, context, LIMITS.keepalive_expiry)
+        else:
+            factory = httpcore.AsyncHTTPProxy(
+                proxy_url=proxy.url,
+                proxy_auth=proxy.credentials,
+                ssl_context=context,  # the service's certificate, checked end to end in the tunnel
+                proxy_ssl_context=context if proxy.url.startswith("https:") else None,
+                **options,
+            )
+        return AsyncConnections(factory, max_connections=MAX_CONNECTIONS, max_idle=MAX_CONNECTIONS)
 
     async def handle_async_request(self, request: httpcore.Request) -> httpcore.Response:
         return await self._route(request.url).handle_async_request(request)
