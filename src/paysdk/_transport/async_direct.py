@@ -1,14 +1,12 @@
-"""The async client's connections on a route without a proxy: HTTP/1.1 on h11, one request at a
-time, no lock.
+"""The async client's connections on a route without a proxy: HTTP/1.1 on h11, without a lock.
 
-httpcore's connection takes three anyio locks per request, and each, even uncontended, hands the
-loop to every ready task: with 50 calls' answers arriving together, each round over a 50 ms round
-trip took about 2 ms longer than aiohttp's. paysdk's pool (``connections.py``) gives a connection
-to one request at a time, so ``AsyncDirectConnection`` speaks HTTP/1.1 as httpcore's does (the
-same exceptions, keep-alive and expiry) without a lock, yielding only to wait for the network.
-While httpcore's connection's send is replaced (respx's router, so ``MockPaymentAPI``), the route
-makes httpcore's connections and passes over its own idle ones. The sync client keeps httpcore's
-connections: their threading locks yield to nothing.
+httpcore's connection takes three anyio locks per request, each handing the loop to every ready
+task even uncontended (with 50 answers arriving together, each 50 ms round took about 2 ms more
+than aiohttp's). paysdk's pool (``connections.py``) gives a connection to one request at a time,
+so this one speaks HTTP/1.1 as httpcore's does (the same exceptions, keep-alive and expiry),
+yielding only to wait for the network. While httpcore's connection's send is replaced (respx, so
+``MockPaymentAPI``), the route makes httpcore's and passes over its own idle ones. The sync
+client keeps httpcore's connections: their threading locks yield to nothing.
 """
 
 from __future__ import annotations

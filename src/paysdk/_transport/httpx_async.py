@@ -50,12 +50,10 @@ def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> 
 
 
 def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSender:
-    """The sender on an ``own_async_client`` over ``network``, sending straight to its pools
-    while untraced. Requests without a proxy go over paysdk's own HTTP/1.1 connections
-    (``async_direct.py``), opened on asyncio's own transports on asyncio's own loop
-    (``asyncio_network.py``); through a proxy (TLS inside TLS for an HTTPS one), under trio and
-    on another loop (uvloop), connections are opened by httpcore's own backend (through a
-    proxy, closed should a handshake be cancelled: ``closing_tls.py``)."""
+    """The sender on an ``own_async_client`` over ``network``: without a proxy, on paysdk's
+    own HTTP/1.1 connections (``async_direct.py``) and asyncio's transports
+    (``asyncio_network.py``); through one (TLS inside TLS for an HTTPS one), on httpcore's
+    backend (``closing_tls.py``)."""
     transport = AsyncPoolTransport(
         network,
         network_backend=ClosingTLSBackend(),
