@@ -1,12 +1,11 @@
 """A route's connections, pooled by paysdk, each used by one request at a time.
 
-Connections are made by httpcore's pool or proxy (``create_connection``), or by
-``async_direct.py`` for the async client's routes without a proxy; nothing is sent through
-httpcore's pool, which on every request and close goes over each connection it holds, may hand
-one idle connection to several waiters, and asks which async library runs (``import sniffio``)
-per event and shield. Here a request takes the connection last given back for its origin,
-checking that one alone, and a check-in checks its origin's oldest idle one for expiry: no more
-are open than requests ran at once (``max_connections`` at most).
+They are made by httpcore's pool or proxy, or ``async_direct.py``, but not sent through
+httpcore's pool: it goes over each connection it holds on every request and close, may hand one
+idle connection to several waiters, and asks which async library runs (``import sniffio``) per
+event and shield. Here a request takes the connection last given back for its origin, checking
+it alone, and a check-in checks its origin's oldest idle one for expiry: no more are open than
+requests ran at once.
 """
 
 from __future__ import annotations

@@ -1,11 +1,7 @@
-"""Carrying plans out: the one loop that drives a plan to its end, and the lazy one of items.
-
-``drive`` runs the plans that run to a result (the ledger's and reconcile's) with the driver of
-their kind; a call's plan, on every call's hot path, runs in ``run``, ``drive``'s loop with the
-call's driver written in. An item plan (``iter_payments``) runs as the caller iterates, holding
-at most one open stream, closed however the iteration ends. Only ``run`` and the item loop carry
-out the core's steps; all three loops refuse a step outside their plan's vocabulary.
-"""
+"""Carrying plans out: ``drive`` runs a plan to its result with the driver of its kind (the
+ledger's, reconcile's), ``run`` a call's, and ``AsyncItemIterator`` an item plan
+(``iter_payments``) as the caller iterates, holding at most one open stream, closed however the
+iteration ends. Each loop refuses a step outside its plan's vocabulary."""
 
 from __future__ import annotations
 
