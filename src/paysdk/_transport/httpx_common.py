@@ -138,11 +138,8 @@ def sync_body(response: httpx.Response) -> Iterator[bytes]:
 
 
 def body_source(response: httpx.Response) -> tuple[str | None, bytes | None]:
-    """The body's Content-Encoding, or the body itself if it was read already.
-
-    A transport or event hook may have read the body already (httpx's ``MockTransport`` does);
-    then its bytes are decoded and whole: no encoding, one chunk. Both shells read through this.
-    """
+    """The body's Content-Encoding, or the body itself (decoded, whole) if a transport or event
+    hook read it already, as httpx's ``MockTransport`` does."""
     if response.is_stream_consumed:
         return None, response.content
     return response.headers.get("content-encoding"), None
