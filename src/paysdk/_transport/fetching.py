@@ -56,21 +56,15 @@ def fetch(
             attempt_deadline(deadline),
             http.stream("GET", url, headers=dict(headers)) as response,
         ):
-            body = _head_of_body(response, max_body)
-            return Fetched(response.status_code, body, response.encoding or "utf-8")
+            pieces: list[bytes] = []  # the first max_body decoded bytes; the rest left unread
+            kept = 0
+            for piece in sync_body(response):
+                pieces.append(piece[: max_body - kept])
+                kept += len(pieces[-1])
+                if kept >= max_body:
+                    break
+            return Fetched(response.status_code, b"".join(pieces), response.encoding or "utf-8")
     except Exception as exc:
         if (failure := failure_from_httpx(exc)) is None:
             raise
         return failure
-
-
-def _head_of_body(response: httpx.Response, max_body: int) -> bytes:
-    """The first ``max_body`` decoded bytes of the body; the rest is left unread."""
-    pieces: list[bytes] = []
-    kept = 0
-    for piece in sync_body(response):
-        pieces.append(piece[: max_body - kept])
-        kept += len(pieces[-1])
-        if kept >= max_body:
-            break
-    return b"".join(pieces)
