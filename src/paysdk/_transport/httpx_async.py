@@ -1,12 +1,9 @@
 """The async httpx sender (loaded with the first httpx ``AsyncClient``): each attempt inside one
-cancel scope, bodies through ``BodyReader``.
-
-paysdk's own ``httpx.AsyncClient`` has no auth, redirects, cookies or event hooks, so its sender
-hands each attempt to its pools (``AsyncRoutes``) as the ``httpcore.Request`` the client would
-have made: httpx's request and response machinery costs about a quarter of a call's CPU. A
-merchant's client, and paysdk's own while OpenTelemetry's httpx instrumentation is on (its spans
-come from the transport), send through httpx.
-"""
+cancel scope, bodies through ``BodyReader``. paysdk's own client has no auth, redirects, cookies
+or event hooks, so its attempts go to its pools (``AsyncRoutes``) as the ``httpcore.Request`` it
+would have made, past httpx's machinery (about a quarter of a call's CPU); a merchant's client,
+and paysdk's own while OpenTelemetry's httpx instrumentation is on (its spans come from the
+transport), send through httpx."""
 
 from __future__ import annotations
 

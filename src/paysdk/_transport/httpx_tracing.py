@@ -1,13 +1,10 @@
-"""OpenTelemetry's httpx instrumentation over paysdk's own httpx transport.
-
-``HTTPXClientInstrumentor`` (``HTTPX2ClientInstrumentor`` for httpx2) patches httpx's own
-transport classes, not paysdk's, so while one for the httpx paysdk runs on is instrumenting,
-paysdk sends through the instrumentation's public tracing transport. Asked per request (an app
-may instrument after making its client); nothing of OpenTelemetry is imported here, so an
-uninstrumented app pays one dict lookup. Under ``httpx2.alias_httpx()`` either instrumentor
-traces paysdk (one span per request with both on); the ``...Httpx2`` transports came in 0.65b0,
-before which the unsuffixed ones are httpx2's under the alias.
-"""
+"""OpenTelemetry's httpx instrumentation over paysdk's own httpx transport: its instrumentors
+patch httpx's transport classes, not paysdk's, so while one for the httpx paysdk runs on is
+instrumenting, paysdk sends through its public tracing transport. Asked per request (an app may
+instrument after making its client), importing nothing of OpenTelemetry: an uninstrumented app
+pays one dict lookup. Under ``httpx2.alias_httpx()`` either instrumentor traces paysdk (one span
+per request with both on); the ``...Httpx2`` transports came in 0.65b0, before which the
+unsuffixed ones are httpx2's under the alias."""
 
 from __future__ import annotations
 
