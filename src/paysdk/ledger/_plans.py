@@ -12,7 +12,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 from .._core import Expected, check_payment, check_reference
 from .._errors import ConfigurationError
@@ -27,8 +27,6 @@ from ._errors import (
 )
 from ._rows import FulfilResult, LedgerRow, Outcome
 from ._steps import Act, Acted, Begin, Commit, Found, LedgerPlan, Query, Rows, Sleep
-
-T = TypeVar("T")
 
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
 
@@ -211,15 +209,13 @@ def check_key(
     rows would be split between accounts, whichever process wrote them: an unlabelled payment
     verified with another key than the ledger's unlabelled rows (the two accounts' references
     could collide), or one whose key verified rows held under another label (each payment
-    would be fulfilled once under each). SQLite holds the write lock already, so these reads
-    wait for no upgrade.
+    would be fulfilled once under each). One statement (``key_rows``); SQLite holds the write
+    lock already, so it waits for no upgrade.
 
-    On PostgreSQL each transaction sees only committed rows beside its own, so two that write a
-    key's first rows (``recorded``: the write holds the fingerprint) under two accounts at once
-    would each find no other; the first row of a key under its account is checked again under
-    ``key_lock``, held until commit, so the later one sees the earlier. Once the account holds a
-    committed row of the key, a conflicting write sees that row: no lock is taken. The checks
-    are one statement (``key_rows``), one round trip."""
+    A PostgreSQL transaction sees only committed rows beside its own: the key's first row under
+    its account (``recorded``: the write holds the fingerprint) is read again under
+    ``Dialect.key_lock``. Once the account holds a committed row of the key, a conflicting write
+    sees that row: no lock is taken."""
     if payment is None or not payment.verified_by:
         return  # only a payment whose key is known is checked
     account, key = payment.account, payment.verified_by
@@ -273,18 +269,16 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
     ``fulfil`` fulfil them again. A client with no key passes."""
     if not issuer:
         return
-    yield Begin(write=False)
-    stored: Rows = yield Query(_sql.unlabelled_keys(table))
-    elsewhere: Rows = yield Query(_sql.other_account_of_key(table), (account, issuer))
-    yield Commit()
-    if not account and _another_key(stored, issuer):
+    found = yield from _read(_sql.key_rows(table), (account, issuer, "", account, issuer))
+    _, elsewhere, *ends = found.rows[0]
+    if not account and any(end not in (None, issuer) for end in ends):
         raise ConfigurationError(
             "this client's key is not the one the payments this ledger holds without an "
             "account were verified with, and the client names no account: reconcile would read "
             f"another account's payments as its own. {_LABEL_EACH}; nothing was listed"
         )
-    if elsewhere.rows:
-        held, named = (_account_named(label) for label in (str(elsewhere.rows[0][0]), account))
+    if elsewhere is not None:
+        held, named = (_account_named(label) for label in (str(elsewhere), account))
         raise ConfigurationError(
             f"this client's key verified payments this ledger holds under {held}, and the "
             f"client names {named}: reconcile would find none of them, report each as missed, "
@@ -307,11 +301,6 @@ def retire_key(table: str) -> LedgerPlan[int]:
     cleared: Rows = yield Query(_sql.retire_keys(table))
     yield Commit()
     return cleared.rowcount
-
-
-def _another_key(stored: Rows, issuer: str) -> bool:
-    """Whether ``unlabelled_keys``'s two ends hold a fingerprint other than ``issuer``."""
-    return any(key not in (None, issuer) for key in stored.rows[0])
 
 
 def _read(sql: str, params: Sequence[object] = ()) -> LedgerPlan[Rows]:
