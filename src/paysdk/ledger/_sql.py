@@ -3,8 +3,7 @@
 Statements use ``?`` placeholders (``Dialect`` turns them into the driver's). Timestamps are UTC:
 ``timestamptz``, or on SQLite fixed-width ISO 8601 text (``2026-11-23T13:00:00.000000Z``), which
 sorts as time does. "Now" is the database's clock, never a worker's, so workers whose clocks
-disagree still agree on whether a claim is live; one whose lease ran out reads as ``unknown``,
-and nobody takes it over.
+disagree still agree on whether a claim is live (``current_state``).
 """
 
 from __future__ import annotations

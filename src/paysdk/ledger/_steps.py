@@ -1,9 +1,7 @@
-"""The steps the ledger's plans yield to their driver, and its answers (the core's half of the
-vocabulary, whose ``Sleep`` a plan waits with, is ``paysdk._core.steps``).
-
-Each is a named tuple (one is made per statement: about half a frozen dataclass's cost), its
-docstring saying what answers it. A step outside ``LEDGER_STEPS`` or ``RECONCILE_STEPS`` is the
-plan's bug, refused by ``drive`` with a TypeError. Named tuples with no fields are equal
+"""The steps the ledger's plans yield to their driver, and its answers (``Sleep`` is the core's:
+``paysdk._core.steps``). Each is a named tuple (one is made per statement: about half a frozen
+dataclass's cost); a step outside ``LEDGER_STEPS`` or ``RECONCILE_STEPS`` is the plan's bug,
+refused by ``drive`` with a TypeError. Named tuples with no fields are equal
 (``Commit() == Act()``): tell steps apart by their type, never by ``==``.
 """
 

@@ -1,11 +1,10 @@
 """The PostgreSQL backend through psycopg 3, as its drivers (``_async/postgres.py``, its ``_sync``
 twin) share it: many workers on many machines share one ledger.
 
-READ COMMITTED suffices: a claim's compare-and-set ``UPDATE`` is re-checked against a row another
-transaction committed, so one worker wins. Every wait is bounded by the ledger's timeout; a
-statement by twice it, an idle transaction by ten times. For a pooler (PgBouncer): no startup
-parameter (it refuses what it cannot track), timeouts by ``SET LOCAL`` in the ``BEGIN``'s round
-trip, nothing prepared (the next transaction may run on another server connection).
+Every wait is bounded by the ledger's timeout; a statement by twice it, an idle transaction by
+ten times. For a pooler (PgBouncer): no startup parameter (it refuses what it cannot track),
+timeouts by ``SET LOCAL`` in the ``BEGIN``'s round trip, nothing prepared (the next transaction
+may run on another server connection).
 """
 
 from __future__ import annotations
@@ -92,8 +91,8 @@ ISOLATION = "ISOLATION LEVEL READ COMMITTED"
 """Every ledger transaction's isolation, whatever the server's, the role's or the app's default
 (``default_transaction_isolation``, Django's ``isolation_level``): each statement sees what
 committed before it, so a check run after a lock wait (``_sql.Dialect.key_lock``) sees the rows
-committed during the wait, and a take-over re-checks a row another worker changed rather than
-failing to serialize."""
+committed during the wait, and a claim's compare-and-set re-checks a row another worker
+committed (one wins) rather than failing to serialize."""
 
 
 def local_timeouts(timeout: float, options: str) -> list[str]:

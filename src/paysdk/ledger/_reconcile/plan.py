@@ -294,4 +294,4 @@ def _fulfilment(result: FulfilResult[Any] | Exception) -> str:
     if isinstance(result, FulfilResult):
         return str(result.outcome)
     kind = "refused" if isinstance(result, PaymentVerificationError) else "error"
-    return f"{kind}: {type(result).__name__}: {' '.join(str(result).split())}"
+    return f"{kind}: {_said(result)}"

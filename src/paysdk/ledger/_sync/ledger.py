@@ -290,9 +290,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         )
 
     def _check_reconciled_key(self, client: Client) -> None:
-        """Refuse to reconcile a ``client`` whose rows would not be its own: its key verified
-        another account's rows, or (unlabelled) another key the unlabelled rows
-        (``_plans.check_reconciled_key``)."""
+        """Refuse a ``client`` whose rows would not be its own (``_plans.check_reconciled_key``)."""
         config = client._config
         issuer = "" if config.unset else config.issuer
         self._run(_plans.check_reconciled_key(self.table, config.account, issuer))

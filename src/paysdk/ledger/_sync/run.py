@@ -17,7 +17,7 @@ from .._sql import Dialect
 from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
 from .._twins import result_of, shield, sleep
 
-__all__ = ["abandon", "run_in_transaction", "run_plan"]
+__all__ = ["run_in_transaction", "run_plan"]
 
 T = TypeVar("T")
 
@@ -97,15 +97,11 @@ class LedgerSteps:
         return None
 
     def abandon(self) -> None:
-        """Roll back and give back the transaction this run holds open, if it holds one."""
+        """Roll back and give back the transaction this run holds open, if it holds one, within
+        the ledger's timeout; an async ledger shields it from cancellation, which would leave its
+        lock held."""
         if self.driver is not None and self.connection is not None:
-            abandon(self.driver, self.connection, self.timeout)
+            with shield(self.timeout):
+                self.connection.rollback()
+                self.driver.done(self.connection)
             self.connection = None
-
-
-def abandon(driver: Driver, connection: Connection, timeout: float) -> None:
-    """Roll back and give back a connection whose transaction did not commit, within the ledger's
-    timeout; an async ledger shields it from cancellation, which would leave its lock held."""
-    with shield(timeout):
-        connection.rollback()
-        driver.done(connection)
