@@ -248,12 +248,9 @@ def check_label_case(table: str, account: str, reference: str) -> LedgerPlan[Non
     client looks, and reconcile would go on reporting the payment missed."""
     if not account:
         return
-    own: Rows = yield Query(_sql.another_row_of_account(table), (account, reference))
-    if own.rows:
-        return  # an account of its own, however like another its label is
-    other: Rows = yield Query(_sql.account_in_another_case(table), (account, account))
-    if other.rows:
-        held = str(other.rows[0][0])
+    found: Rows = yield Query(_sql.label_rows(table), (account, reference, account, account))
+    own, held = found.rows[0]
+    if own is None and held is not None:  # an account of its own is kept, however like another
         raise ConfigurationError(
             f"this ledger holds no payment under account {account!r}, and holds payments under "
             f"account {held!r}, its label in another case: a label is matched to the letter, so "

@@ -367,16 +367,15 @@ def _other_label(condition: str) -> str:
     )
 
 
-def account_in_another_case(table: str) -> str:
-    """One account label the given one equals but for case (labels are ASCII, which ``lower``
-    folds alike on both databases). Parameters: account, account."""
-    return _labels(table) + _other_label("lower(account) = lower(?)")
-
-
-def another_row_of_account(table: str) -> str:
-    """A row of an account other than the reference just written. Parameters: account,
-    reference."""
-    return f"SELECT 1 FROM {table} WHERE account = ? AND reference <> ? LIMIT 1"
+def label_rows(table: str) -> str:
+    """What a bare reference's label is checked against, in one round trip: a row of the account
+    other than the given reference (1, or NULL), and a label the account's equals but for case
+    (or NULL; labels are ASCII, which ``lower`` folds alike on both databases). Parameters:
+    account, reference, account, account."""
+    return _labels(table) + (
+        f"SELECT (SELECT 1 FROM {table} WHERE account = ? AND reference <> ? LIMIT 1), "
+        f"({_other_label('lower(account) = lower(?)')})"
+    )
 
 
 def key_rows(table: str) -> str:
