@@ -206,16 +206,12 @@ def check_key(
     recorded: bool = False,
 ) -> LedgerPlan[None]:
     """After a write, refuse (ConfigurationError; the write is rolled back) a payment whose key's
-    rows would be split between accounts, whichever process wrote them: an unlabelled payment
-    verified with another key than the ledger's unlabelled rows (the two accounts' references
-    could collide), or one whose key verified rows held under another label (each payment
-    would be fulfilled once under each). One statement (``key_rows``); SQLite holds the write
-    lock already, so it waits for no upgrade.
-
-    A PostgreSQL transaction sees only committed rows beside its own: the key's first row under
-    its account (``recorded``: the write holds the fingerprint) is read again under
-    ``Dialect.key_lock``. Once the account holds a committed row of the key, a conflicting write
-    sees that row: no lock is taken."""
+    rows would be split between accounts: an unlabelled payment verified with another key than
+    the ledger's unlabelled rows (the two accounts' references could collide), or one whose key
+    verified rows held under another label (each payment would be fulfilled once under each).
+    One statement (``key_rows``), read again under ``Dialect.key_lock`` for the key's first row
+    under its account (``recorded``: the write holds the fingerprint): a PostgreSQL transaction
+    sees only committed rows beside its own, and a later row's conflicts see a committed one."""
     if payment is None or not payment.verified_by:
         return  # only a payment whose key is known is checked
     account, key = payment.account, payment.verified_by
@@ -486,13 +482,10 @@ def set_aside(
     state: SetAside,
     payment: VerifiedPayment | None = None,
 ) -> LedgerPlan[LedgerRow]:
-    """Record why a payment is not fulfilled (``state``: refused by the merchant, or ignored as
-    not theirs; ``target``: ``set_aside_target``'s), and return its row as it now is.
-
-    A fulfilled or claimed payment keeps its state (the row says which); one set aside can still
-    be fulfilled by a later delivery that passes its checks. ``payment`` (``None`` for a bare
-    reference) is refused as ``fulfil_once`` refuses it (``check_key``).
-    """
+    """Record why a payment is not fulfilled (``state``; ``target``: ``set_aside_target``'s)
+    unless it is fulfilled or claimed, and return its row as it now is. ``payment`` is refused as
+    ``fulfil_once`` refuses it (``check_key``); a bare reference's label (``payment`` ``None``)
+    as ``check_label_case`` refuses it."""
     account, reference, amount, currency, reason = target
     yield Begin()
     yield Query(

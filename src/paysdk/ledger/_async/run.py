@@ -1,7 +1,6 @@
 """The ledger plans' one driver: their steps (``_steps.LEDGER_STEPS``) carried out on a database
-driver. A step that fails with LedgerError is rolled back and thrown into the plan, which decides
-what it means; however the run ends, a transaction left open is rolled back and its connection
-given back. ``run_in_transaction`` runs a plan of statements in its caller's transaction."""
+driver; however a run ends, a transaction left open is rolled back and its connection given back.
+"""
 
 from __future__ import annotations
 

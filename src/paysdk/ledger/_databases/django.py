@@ -2,10 +2,9 @@
 merchant's Django database, SQLite or PostgreSQL: the same plans and SQL as ``Ledger``.
 
 Each transaction is a ``transaction.atomic`` block of its own, committed before the action runs
-and again after. A claim inside the merchant's transaction would commit (or vanish) with its work,
-after the action ran, so a call inside one (``ATOMIC_REQUESTS``, autocommit off) is refused before
-any statement. Waits are bounded by the ledger's timeout: ``SET LOCAL`` on PostgreSQL, on SQLite
-the ledger's ``busy_timeout`` for the transaction (then Django's again).
+and again after; a call inside the merchant's transaction is refused (``DjangoDriver.begin``).
+Waits are bounded by the ledger's timeout: ``SET LOCAL`` on PostgreSQL, on SQLite the ledger's
+``busy_timeout`` for the transaction (then Django's again).
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
 """The ledger's driver on a shop's SQLAlchemy AsyncEngine: each transaction on a pooled connection
-(in ``AUTOCOMMIT`` mode: ``alchemy`` says why), given back once the transaction has ended.
-
-For the transaction, SQLite's busy timeout is the ledger's and psycopg prepares nothing (a pooler
-may run the next transaction elsewhere), both set back after; a connection left in a transaction
-(its ROLLBACK failed) is invalidated, so SQLAlchemy closes it rather than pool it.
-"""
+(in ``AUTOCOMMIT`` mode: ``alchemy`` says why), given back as the shop left it once the
+transaction has ended (``AsyncSQLAlchemyTransaction.finish``)."""
 
 from __future__ import annotations
 
@@ -97,7 +93,8 @@ class AsyncSQLAlchemyTransaction:
         self.raw: Any = None
         self.shops_setting: Any = None
         """The setting the ledger changes for its transaction, as the shop left it: SQLite's
-        busy timeout, or psycopg's prepare threshold."""
+        busy timeout, or psycopg's prepare threshold (a pooler may run the next transaction on
+        another server connection, so nothing is prepared)."""
 
     async def open(self, write: bool) -> None:
         """Begin the transaction; what fails is the database's (DBAPIError), left to the caller."""
@@ -136,7 +133,7 @@ class AsyncSQLAlchemyTransaction:
 
     async def finish(self) -> None:
         """Give the connection back to the pool as the shop left it; or, still in a transaction
-        or not known to be out of one, have SQLAlchemy close it instead."""
+        (its ROLLBACK failed) or not known to be out of one, have SQLAlchemy close it instead."""
         try:
             if self.raw is not None and not self.connection.invalidated:
                 if in_transaction(self.driver.dialect, self.raw):
