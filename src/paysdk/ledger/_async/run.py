@@ -14,7 +14,7 @@ from .._sql import Dialect
 from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
 from .._twins import async_result_of, async_shield, async_sleep
 
-__all__ = ["run_in_transaction", "run_plan"]
+__all__ = ["abandon", "run_in_transaction", "run_plan"]
 
 T = TypeVar("T")
 
@@ -94,11 +94,15 @@ class AsyncLedgerSteps:
         return None
 
     async def abandon(self) -> None:
-        """Roll back and give back the transaction this run holds open, if it holds one, within
-        the ledger's timeout; an async ledger shields it from cancellation, which would leave its
-        lock held."""
+        """Roll back and give back the transaction this run holds open, if it holds one."""
         if self.driver is not None and self.connection is not None:
-            with async_shield(self.timeout):
-                await self.connection.rollback()
-                await self.driver.done(self.connection)
+            await abandon(self.driver, self.connection, self.timeout)
             self.connection = None
+
+
+async def abandon(driver: AsyncDriver, connection: AsyncConnection, timeout: float) -> None:
+    """Roll back and give back a connection whose transaction did not commit, within the ledger's
+    timeout; an async ledger shields it from cancellation, which would leave its lock held."""
+    with async_shield(timeout):
+        await connection.rollback()
+        await driver.done(connection)

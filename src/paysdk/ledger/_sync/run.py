@@ -16,7 +16,7 @@ from .._sql import Dialect
 from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
 from .._twins import result_of, shield, sleep
 
-__all__ = ["run_in_transaction", "run_plan"]
+__all__ = ["abandon", "run_in_transaction", "run_plan"]
 
 T = TypeVar("T")
 
@@ -96,11 +96,15 @@ class LedgerSteps:
         return None
 
     def abandon(self) -> None:
-        """Roll back and give back the transaction this run holds open, if it holds one, within
-        the ledger's timeout; an async ledger shields it from cancellation, which would leave its
-        lock held."""
+        """Roll back and give back the transaction this run holds open, if it holds one."""
         if self.driver is not None and self.connection is not None:
-            with shield(self.timeout):
-                self.connection.rollback()
-                self.driver.done(self.connection)
+            abandon(self.driver, self.connection, self.timeout)
             self.connection = None
+
+
+def abandon(driver: Driver, connection: Connection, timeout: float) -> None:
+    """Roll back and give back a connection whose transaction did not commit, within the ledger's
+    timeout; an async ledger shields it from cancellation, which would leave its lock held."""
+    with shield(timeout):
+        connection.rollback()
+        driver.done(connection)
