@@ -1,8 +1,6 @@
-"""The ledger's decisions, I/O-free: claim, lease, run the action once, record or release.
-
-Each operation is a plan of steps (``_steps``) for its one driver (``_async/run.py``), shared by
-``Ledger`` and ``AsyncLedger``; a failed step's LedgerError is thrown in for the plan to judge.
-"""
+"""The ledger's decisions, I/O-free: each operation is a plan of steps (``_steps``) for its one
+driver (``_async/run.py``), shared by ``Ledger`` and ``AsyncLedger``; a failed step's LedgerError
+is thrown in for the plan to judge."""
 
 from __future__ import annotations
 
@@ -199,11 +197,7 @@ _LABEL_EACH = (
 
 
 def check_key(
-    dialect: _sql.Dialect,
-    table: str,
-    payment: VerifiedPayment | None,
-    *,
-    recorded: bool = False,
+    dialect: _sql.Dialect, table: str, payment: VerifiedPayment | None, *, recorded: bool = False
 ) -> LedgerPlan[None]:
     """After a write, refuse (ConfigurationError; the write is rolled back) a payment whose key's
     rows would be split between accounts: an unlabelled payment verified with another key than
@@ -313,14 +307,10 @@ def fulfil_once(
     record_for: float,
     monotonic: Callable[[], float] = time.monotonic,
 ) -> LedgerPlan[FulfilResult[Any]]:
-    """Claim ``payment.reference`` for ``lease``, run the action once, then record it done (or
-    release it); what happened, and what the action returned if it ran.
-
-    The database's clock says when a lease starts and ends, so a worker's clock running ahead or
-    behind never takes a live claim or keeps a dead one; a claim whose lease ran out unrecorded is
-    never taken over (its outcome is unknown). Recording is tried for ``record_for`` seconds (by
-    ``monotonic``): then UnrecordedFulfilmentError; LeaseLostError if the claim was resolved.
-    """
+    """Claim ``payment.reference`` for ``lease`` (by the database's clock), run the action once,
+    then record it done (or release it); what happened, and what the action returned if it ran.
+    Recording is tried for ``record_for`` seconds (by ``monotonic``): then
+    UnrecordedFulfilmentError; LeaseLostError if the claim was resolved by hand."""
     reference, key = payment.reference, (payment.account, payment.reference)
     token = secrets.token_hex(16)
     claim = (

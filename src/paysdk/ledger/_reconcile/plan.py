@@ -1,8 +1,6 @@
-"""Reconciliation's decisions, I/O-free: compare the service's list with the ledger, batch by batch.
-
-``reconcile_plan`` yields steps (``_steps``) for its one driver (``_async/reconcile.py``), so sync
-and async decide alike; ``Reconciliation`` compares, and builds the ``ReconcileReport``.
-"""
+"""Reconciliation's decisions: ``reconcile_plan`` yields steps (``_steps``) for its one driver,
+so sync and async decide alike; ``Reconciliation`` compares the list with the ledger, batch by
+batch, and builds the ``ReconcileReport``."""
 
 from __future__ import annotations
 
