@@ -100,13 +100,15 @@ POSTGRES = Dialect(
 )
 
 
+def _lapsed(dialect: Dialect) -> str:
+    """A claim whose lease ran out by the database's clock: its outcome is unknown."""
+    return f"state = 'claimed' AND lease_expires_at <= {dialect.now}"
+
+
 def current_state(dialect: Dialect) -> str:
-    """A row's state as the ledger reads it: a claim whose lease ran out by the database's clock
-    is ``unknown``; any other state is as stored."""
-    return (
-        f"CASE WHEN state = 'claimed' AND lease_expires_at <= {dialect.now} THEN 'unknown' "
-        "ELSE state END"
-    )
+    """A row's state as the ledger reads it: ``unknown`` for a lapsed claim (``_lapsed``); any
+    other state is as stored."""
+    return f"CASE WHEN {_lapsed(dialect)} THEN 'unknown' ELSE state END"
 
 
 def row(dialect: Dialect) -> str:
@@ -191,10 +193,8 @@ def resolve(dialect: Dialect, table: str, *, ran: bool) -> str:
         else "state = 'released', claim_token = NULL, lease_expires_at = NULL, "
         "last_error = 'resolved by hand: the action did not run'"
     )
-    return (
-        f"UPDATE {table} SET {settle} WHERE account = ? AND reference = ? AND state = 'claimed' "
-        f"AND lease_expires_at <= {dialect.now}"
-    )
+    where = f"account = ? AND reference = ? AND {_lapsed(dialect)}"
+    return f"UPDATE {table} SET {settle} WHERE {where}"
 
 
 def release(table: str) -> str:
@@ -254,7 +254,7 @@ def rows_page(
     if state == "claimed":
         where += f" AND state = 'claimed' AND lease_expires_at > {dialect.now}"
     elif state == "unknown":
-        where += f" AND state = 'claimed' AND lease_expires_at <= {dialect.now}"
+        where += f" AND {_lapsed(dialect)}"
     elif state is not None:
         where, params = where + " AND state = ?", [account, after, state]
     sql = f"SELECT {row(dialect)} FROM {table} WHERE {where} ORDER BY reference LIMIT ?"
