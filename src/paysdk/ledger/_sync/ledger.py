@@ -102,8 +102,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         return (self.rows([reference], account=account)).get(reference)
 
     def _found_rows(self, references: Sequence[str], *, account: str) -> dict[str, Found]:
-        """What reconcile compares of these references' rows (those that have one), in one
-        query: the columns it reads, as tuples, not whole ``LedgerRow`` objects."""
+        """What reconcile compares of these references' rows (``_plans.found_for``)."""
         label, dialect = check_account(account), self._driver.dialect
         return self._run(_plans.found_for(dialect, self.table, references, label))
 
@@ -115,8 +114,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         *,
         account: str,
     ) -> list[str]:
-        """The references alone of a page of one account's fulfilled rows, in order, after
-        ``after``: reconcile's last pass, which needs no more of each row."""
+        """A page of one account's fulfilled references (``_plans.fulfilled_references_after``)."""
         label = check_account(account)
         return self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
