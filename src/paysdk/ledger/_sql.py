@@ -369,7 +369,7 @@ def _other_label(condition: str) -> str:
 
 def label_rows(table: str) -> str:
     """What a bare reference's label is checked against, in one round trip: a row of the account
-    other than the given reference (1, or NULL), and a label the account's equals but for case
+    other than the given reference (1, or NULL), and another label equal to it but for case
     (or NULL; labels are ASCII, which ``lower`` folds alike on both databases). Parameters:
     account, reference, account, account."""
     return _labels(table) + (
