@@ -46,7 +46,11 @@ def test_the_module_level_client_talks_to_the_fake(paysdk_api):
 SHOP_TESTS_ON_THE_SANDBOX = """
 from paysdk.sandbox import COMPLETED_REFERENCE, FAILED_REFERENCE
 
-from shop import order_paid
+from shop import client, order_paid
+
+
+def teardown_module():
+    client.close()  # its connection to the session's sandbox, which outlives this module
 
 
 def test_the_module_level_client_talks_to_the_sandbox(paysdk_sandbox):
