@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -163,3 +164,43 @@ def test_objects_frozen_before_paysdk_was_imported_are_the_interpreters() -> Non
     """Frozen at start (by the interpreter itself on 3.12.0 and 3.12.1), they do not stop the
     survivors' promotion; what the application freezes after importing paysdk stays frozen."""
     subprocess.run([sys.executable, "-c", FROZEN_BEFORE_IMPORT], check=True, timeout=60)
+
+
+PAUSED_WHILE_FORKING = """
+import gc
+import os
+import threading
+
+from paysdk._parsing.gcpause import gc_paused
+
+inside, done = threading.Event(), threading.Event()
+
+
+def parse() -> None:
+    with gc_paused():
+        inside.set()
+        done.wait(10)
+
+
+thread = threading.Thread(target=parse)
+thread.start()
+inside.wait(10)
+pid = os.fork()
+if pid == 0:  # the parsing thread is not here to end its pause
+    collecting = gc.isenabled()
+    with gc_paused():
+        pass
+    os._exit(0 if collecting and gc.isenabled() else 3)
+done.set()
+thread.join(10)
+_, status = os.waitpid(pid, 0)
+assert os.waitstatus_to_exitcode(status) == 0, "the child's collector stayed paused"
+assert gc.isenabled()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="the platform cannot fork")
+def test_a_child_forked_while_another_thread_parses_collects_garbage() -> None:
+    """A worker forked (multiprocessing, a prefork server) while a thread of the parent parses a
+    large list inherits the paused collector, but not the thread that would end the pause."""
+    subprocess.run([sys.executable, "-c", PAUSED_WHILE_FORKING], check=True, timeout=60)

@@ -12,12 +12,14 @@ kept list ends up anyway; unless the application froze objects itself (as pre-fo
 do), which stay frozen: it then just calls ``gc.enable()``. What was frozen when paysdk was
 imported (``paysdk/__init__.py`` loads this module) is the interpreter's own: CPython 3.12.0
 and 3.12.1 start with a few hundred immortal tuples frozen, and freeze them again at each
-collection.
+collection. A child forked while another thread's pause runs has no thread to end it: the
+child ends it at once.
 """
 
 from __future__ import annotations
 
 import gc
+import os
 from _thread import allocate_lock  # threading's Lock, without importing threading with paysdk
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -47,3 +49,18 @@ def gc_paused() -> Generator[None, None, None]:
                     gc.freeze()
                     gc.unfreeze()  # the interpreter's own too: merely scanned, or frozen, again
                 gc.enable()
+
+
+def _forked() -> None:
+    """In a forked child: the threads whose pauses were running are not here to end them, and
+    one may have held the lock; the child starts with no pause, and the collector as it was."""
+    global _lock, _pauses
+    _lock = allocate_lock()
+    if _pauses:
+        _pauses = 0
+        if _was_enabled:
+            gc.enable()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
+    os.register_at_fork(after_in_child=_forked)
