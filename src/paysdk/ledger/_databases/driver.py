@@ -55,21 +55,29 @@ class Idle(Generic[C]):
         self._pid = os.getpid()
         self._lock = threading.Lock()
 
+    def _mine(self) -> None:
+        """In a forked child, start with none, and a lock of its own: a thread of the parent
+        may have held the inherited one, and would never let it go here."""
+        if self._pid != os.getpid():
+            self._items, self._lock, self._pid = [], threading.Lock(), os.getpid()
+
     def take(self) -> C | None:
+        self._mine()
         with self._lock:
-            if self._pid != os.getpid():
-                self._items, self._pid = [], os.getpid()
             return self._items.pop() if self._items else None
 
     def give(self, item: C) -> bool:
         """Keep ``item`` for reuse; False if there are enough already (the caller closes it)."""
+        if self._pid != os.getpid():  # begun before a fork: never reused
+            return False
         with self._lock:
-            if self._pid == os.getpid() and len(self._items) < self._limit:
+            if len(self._items) < self._limit:
                 self._items.append(item)
                 return True
             return False
 
     def drain(self) -> list[C]:
+        self._mine()
         with self._lock:
             items, self._items = self._items, []
-            return items if self._pid == os.getpid() else []
+            return items

@@ -70,6 +70,7 @@ class SQLiteDriver:
         self._idle: Idle[_SQLiteConnection] = Idle()
         self._wal = False
         self._wal_lock = threading.Lock()
+        self._wal_pid = os.getpid()
 
     def begin(self, write: bool = True) -> Connection:
         connection = self._idle.take() or self._connect()
@@ -102,6 +103,8 @@ class SQLiteDriver:
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.path, self.busy_timeout) from exc
         if not self._wal:
+            if self._wal_pid != os.getpid():  # forked while a thread of the parent held it
+                self._wal_lock, self._wal_pid = threading.Lock(), os.getpid()
             with self._wal_lock:
                 try:
                     _switch_to_wal(raw, self.busy_timeout)
