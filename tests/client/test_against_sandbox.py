@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import inspect
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote, unquote
 
+import anyio
 import pytest
 
 import paysdk
@@ -350,6 +352,36 @@ async def test_a_closed_client_refuses_calls(connect: MakeClient) -> None:
     await client.close()
     with pytest.raises(paysdk.ClientClosedError):
         await client.verify(COMPLETED_REFERENCE)
+
+
+async def test_a_call_under_way_when_the_client_is_closed_raises_client_closed_error_at_once(
+    sandbox: Sandbox, connect: MakeClient
+) -> None:
+    """An app shutting down closes the client while a worker's call waits for its answer: the
+    call ends at once with ``ClientClosedError``, not with a connection error, nor after the
+    server's answer or the timeout."""
+    client = connect(max_retries=0)
+    if not client.is_async:
+        pytest.skip("the sync client's close under a call is tested below")
+    sandbox.inject(Fault(delay=30), path=f"/payment/{COMPLETED_REFERENCE}")
+    raised: list[Exception] = []
+
+    async def call() -> None:
+        try:
+            await client.verify(COMPLETED_REFERENCE)
+        except paysdk.PaySDKError as exc:
+            raised.append(exc)
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(call)
+        for _ in range(1000):  # until the request reaches the service: its answer is awaited
+            if sandbox.requests:
+                break
+            await anyio.sleep(0.01)
+        await client.close()
+    assert time.monotonic() - started < 10
+    assert [type(exc) for exc in raised] == [paysdk.ClientClosedError]
 
 
 async def test_a_header_named_twice_in_any_case_is_sent_once_with_both_values(

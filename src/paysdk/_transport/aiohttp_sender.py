@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from .._core.body import BodyReader, attempt_timed_out
 from .._core.config import SecretHeaders
 from .._core.steps import Answer, Failure, Opened, Send
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, closed_error
 from .._parsing.decoding import DecodingError, adecoded
 from .async_streams import AsyncStream, LoopBinding
 from .forks import PerProcess
@@ -166,7 +166,7 @@ class AiohttpSender:
                 timeout=_client_timeout(request),
             )
         except Exception as exc:
-            if (failure := _failure(exc)) is None:
+            if (failure := self._failure(exc)) is None:
                 raise
             return through_proxy(failure, request, self._network)
         if request.opens(response.status):
@@ -174,11 +174,17 @@ class AiohttpSender:
         try:
             return through_proxy(await _read(request, response, started), request, self._network)
         except Exception as exc:
-            if (failure := _failure(exc)) is None:
+            if (failure := self._failure(exc)) is None:
                 raise
             return failure
         finally:
             response.release()
+
+    def _failure(self, exc: Exception) -> Failure | None:
+        """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""
+        if self._closed:  # closed by another task while this one waited or sent
+            raise closed_error("AsyncClient") from None
+        return _failure(exc)
 
     async def close(self) -> None:
         self._closed = True
