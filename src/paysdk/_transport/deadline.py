@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any
 
+from .watchdog import shut
+
 if TYPE_CHECKING:
     import httpcore
 
@@ -67,6 +69,12 @@ def _deadline_backend() -> type[Any]:
                 self._inner.write(buffer, _clip(timeout, httpcore.WriteTimeout))
 
         def close(self) -> None:
+            """Shut the socket before closing it: a thread blocked reading or writing it (a
+            call under way when another thread closes the client) returns at once, where a
+            mere close leaves it waiting out its timeout."""
+            sock = self._inner.get_extra_info("socket")
+            if sock is not None:
+                shut(sock)
             self._inner.close()
 
         def start_tls(

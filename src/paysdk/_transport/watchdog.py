@@ -17,7 +17,7 @@ import socket
 import threading
 import time
 
-__all__ = ["Watch", "watch"]
+__all__ = ["Watch", "shut", "watch"]
 
 IDLE_EXIT = 2.0
 """Seconds the thread waits with nothing to watch before it ends."""
@@ -68,10 +68,10 @@ class Watch:
         """Shut the socket, under the lock: once ``end()`` returns, nothing shuts it."""
         if self._sock is not None:
             self.cut = True
-            _shut(self._sock)
+            shut(self._sock)
 
 
-def _shut(sock: socket.socket) -> None:
+def shut(sock: socket.socket) -> None:
     """Shut ``sock`` for both directions: a read blocked on it returns at once. The socket stays
     open (its owner closes it); the plain socket's ``shutdown`` is used, so an ``SSLSocket``'s
     TLS state is left to the thread reading it."""
