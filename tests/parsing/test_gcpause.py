@@ -160,6 +160,14 @@ assert gc.get_freeze_count() == frozen, (gc.get_freeze_count(), frozen)
 """
 
 
+INTERPRETER_FREEZES = sys.implementation.name == "cpython" and sys.version_info[:3] in (
+    (3, 12, 0),
+    (3, 12, 1),
+)
+"""CPython 3.12.0 and 3.12.1 freeze objects of their own at start; no other Python does."""
+
+
+@pytest.mark.skipif(not INTERPRETER_FREEZES, reason="this Python freezes no objects of its own")
 def test_objects_frozen_before_paysdk_was_imported_are_the_interpreters() -> None:
     """Frozen at start (by the interpreter itself on 3.12.0 and 3.12.1), they do not stop the
     survivors' promotion; what the application freezes after importing paysdk stays frozen."""
@@ -204,3 +212,26 @@ def test_a_child_forked_while_another_thread_parses_collects_garbage() -> None:
     """A worker forked (multiprocessing, a prefork server) while a thread of the parent parses a
     large list inherits the paused collector, but not the thread that would end the pause."""
     subprocess.run([sys.executable, "-c", PAUSED_WHILE_FORKING], check=True, timeout=60)
+
+
+APP_FROZE_BEFORE_IMPORT = """
+import gc
+kept = [[n] for n in range(300)]
+gc.freeze()  # a prefork server's master, before a worker first imports paysdk
+import paysdk
+from paysdk._parsing.gcpause import gc_paused
+
+with gc_paused():
+    made = [[n] for n in range(5000)]
+collected = {id(obj) for obj in gc.get_objects()}  # a frozen object is in no generation
+assert not any(id(item) in collected for item in kept), "the application's objects thawed"
+assert gc.isenabled()
+"""
+
+
+@pytest.mark.skipif(INTERPRETER_FREEZES, reason="this Python freezes objects of its own at start")
+def test_objects_the_application_froze_before_importing_paysdk_stay_frozen() -> None:
+    """A master process freezes what its workers share, and a worker imports paysdk lazily,
+    after the freeze: a large list must not unfreeze the shared objects (the next full
+    collection would then write to every shared page)."""
+    subprocess.run([sys.executable, "-c", APP_FROZE_BEFORE_IMPORT], check=True, timeout=60)

@@ -9,17 +9,19 @@ The objects made meanwhile still count against the youngest generation: the next
 would scan them all (a million for 10**5 payments) only to find them alive. So the last pause
 moves them straight to the oldest (``gc.freeze()`` then ``gc.unfreeze()``: no scan), where a
 kept list ends up anyway; unless the application froze objects itself (as pre-forking servers
-do), which stay frozen: it then just calls ``gc.enable()``. What was frozen when paysdk was
-imported (``paysdk/__init__.py`` loads this module) is the interpreter's own: CPython 3.12.0
-and 3.12.1 start with a few hundred immortal tuples frozen, and freeze them again at each
-collection. A child forked while another thread's pause runs has no thread to end it: the
-child ends it at once.
+do), which stay frozen: it then just calls ``gc.enable()``. Only CPython 3.12.0 and 3.12.1
+freeze objects of their own (a few hundred immortal tuples at start, frozen again at each
+collection): there, what was frozen when paysdk was imported (``paysdk/__init__.py`` loads this
+module) is taken for the interpreter's. Elsewhere any frozen object is the application's, even
+one frozen before a worker first imported paysdk. A child forked while another thread's pause
+runs has no thread to end it: the child ends it at once.
 """
 
 from __future__ import annotations
 
 import gc
 import os
+import sys
 from _thread import allocate_lock  # threading's Lock, without importing threading with paysdk
 from collections.abc import Generator
 from contextlib import contextmanager
@@ -27,7 +29,11 @@ from contextlib import contextmanager
 _lock = allocate_lock()
 _pauses = 0
 _was_enabled = False
-_frozen_by_the_interpreter = gc.get_freeze_count()
+_frozen_by_the_interpreter = (
+    gc.get_freeze_count()
+    if sys.implementation.name == "cpython" and sys.version_info[:3] in ((3, 12, 0), (3, 12, 1))
+    else 0
+)
 
 
 @contextmanager
