@@ -167,13 +167,6 @@ INTERPRETER_FREEZES = sys.implementation.name == "cpython" and sys.version_info[
 """CPython 3.12.0 and 3.12.1 freeze objects of their own at start; no other Python does."""
 
 
-@pytest.mark.skipif(not INTERPRETER_FREEZES, reason="this Python freezes no objects of its own")
-def test_objects_frozen_before_paysdk_was_imported_are_the_interpreters() -> None:
-    """Frozen at start (by the interpreter itself on 3.12.0 and 3.12.1), they do not stop the
-    survivors' promotion; what the application freezes after importing paysdk stays frozen."""
-    subprocess.run([sys.executable, "-c", FROZEN_BEFORE_IMPORT], check=True, timeout=60)
-
-
 PAUSED_WHILE_FORKING = """
 import gc
 import os
@@ -229,9 +222,13 @@ assert gc.isenabled()
 """
 
 
-@pytest.mark.skipif(INTERPRETER_FREEZES, reason="this Python freezes objects of its own at start")
-def test_objects_the_application_froze_before_importing_paysdk_stay_frozen() -> None:
-    """A master process freezes what its workers share, and a worker imports paysdk lazily,
-    after the freeze: a large list must not unfreeze the shared objects (the next full
-    collection would then write to every shared page)."""
-    subprocess.run([sys.executable, "-c", APP_FROZE_BEFORE_IMPORT], check=True, timeout=60)
+def test_objects_frozen_before_paysdk_was_imported_are_the_interpreters_only_where_it_freezes() -> (
+    None
+):
+    """On CPython 3.12.0 and 3.12.1, which freeze objects of their own at start, what was frozen
+    before paysdk's import does not stop the survivors' promotion. Elsewhere it is the
+    application's: a master process freezes what its workers share, and a worker imports
+    paysdk lazily, after the freeze; a large list must not unfreeze the shared objects (the
+    next full collection would then write to every shared page)."""
+    script = FROZEN_BEFORE_IMPORT if INTERPRETER_FREEZES else APP_FROZE_BEFORE_IMPORT
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
