@@ -274,6 +274,7 @@ async def test_credentials_beyond_ascii_in_the_proxy_url_open_the_tunnel(
         assert base64.b64decode(token).decode() == f"{user}:{password}"
         assert (proxy.tunnels, proxy.refused) == (1, 0)
         assert password not in repr(client.client)
+        await client.close()  # while its proxy runs: the tunnel ends from the client's side
 
 
 @pytest.mark.parametrize("password", [None, "hunter2-Qx7"], ids=["without", "wrong"])
@@ -858,15 +859,18 @@ async def test_a_merchant_clients_proxy_refusing_its_credentials_is_the_error_pa
     proxy = f"http://{USER}:hunter2-Qx7@127.0.0.1:{guarded.port}"
     options = {"secret_key": service.secret_key, "base_url": service.base_url, "max_retries": 2}
     errors: list[paysdk.APIConnectionError] = []
+    via, context = httpx.Proxy(proxy), tls_client_context  # as httpx 0.25 and later take them
     with (
-        httpx.Client(proxy=proxy, verify=tls_client_context) as http,
+        httpx.Client(mounts={"all://": httpx.HTTPTransport(proxy=via, verify=context)}) as http,
         paysdk.Client(http_client=http, **options) as client,  # type: ignore[arg-type]
         pytest.raises(paysdk.APIConnectionError) as caught,
     ):
         client.verify(COMPLETED_REFERENCE)
     errors.append(caught.value)
     async with (
-        httpx.AsyncClient(proxy=proxy, verify=tls_client_context) as ahttp,
+        httpx.AsyncClient(
+            mounts={"all://": httpx.AsyncHTTPTransport(proxy=via, verify=context)}
+        ) as ahttp,
         paysdk.AsyncClient(http_client=ahttp, **options) as aclient,  # type: ignore[arg-type]
     ):
         with pytest.raises(paysdk.APIConnectionError) as acaught:

@@ -79,9 +79,11 @@ class ClosingTLSStream(httpcore.AsyncNetworkStream):
     ) -> httpcore.AsyncNetworkStream:
         try:
             upgraded = await self._stream.start_tls(ssl_context, server_hostname, timeout)
-        except BaseException:  # cancelled, or failed (closed then already: closing is harmless)
+        except BaseException as exc:  # cancelled, or failed (closed then already: harmless)
             with anyio.CancelScope(shield=True):
                 await self._stream.aclose()
+            if isinstance(exc, anyio.EndOfStream):  # httpcore maps it from 1.0 on, not before
+                raise httpcore.ConnectError("the peer hung up during the TLS handshake") from exc
             raise
         return ClosingTLSStream(upgraded)
 
