@@ -9,7 +9,7 @@ import dataclasses
 import os
 import threading
 from collections.abc import Generator, Iterable, Mapping
-from typing import Literal, cast
+from typing import Literal, TypeVar, cast
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -48,6 +48,7 @@ NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
 """Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
 NoProxyBefore = tuple[dict[str, str | None], str]
 """``NO_PROXY``'s spellings as they were, and what ``_bypass_proxies`` set them to."""
+MockClientT = TypeVar("MockClientT", "MockClient", "MockAsyncClient")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -188,16 +189,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         Returns:
             The client, which ``stop`` closes.
         """
-        with _proxies_bypassed(self._host):  # read when the client is made
-            client = MockClient(
-                secret_key=self.secret_key if secret_key is None else secret_key,
-                base_url=self.base_url,
-                max_retries=max_retries,
-                timeout=timeout,
-                default_headers=default_headers,
-                allow_insecure_http=True,
-            )
-        client._waits = self._waits
+        client = self._made(MockClient, secret_key, max_retries, timeout, default_headers)
         self._clients.append(client)
         return client
 
@@ -221,8 +213,19 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         Returns:
             The client, which you close.
         """
+        return self._made(MockAsyncClient, secret_key, max_retries, timeout, default_headers)
+
+    def _made(
+        self,
+        kind: type[MockClientT],
+        secret_key: str | None,
+        max_retries: int,
+        timeout: TimeoutTypes,
+        default_headers: Mapping[str, str] | None,
+    ) -> MockClientT:
+        """A ``kind`` client on the fake, for ``client`` and ``async_client`` (their arguments)."""
         with _proxies_bypassed(self._host):  # read when the client is made
-            client = MockAsyncClient(
+            client = kind(
                 secret_key=self.secret_key if secret_key is None else secret_key,
                 base_url=self.base_url,
                 max_retries=max_retries,
