@@ -1,8 +1,5 @@
-"""The list endpoint's payment shape (``GET /payments``), apart from the verify shape.
-
-A process that only verifies (a callback handler) never builds these; the fields shared with
-``VerifiedPayment`` (customer, products, the liberal base) live in ``wire``.
-"""
+"""The list endpoint's payment shape (``GET /payments``), apart from verify's so that a process
+that only verifies (a callback handler) never builds it; what both share is in ``wire``."""
 
 from __future__ import annotations
 
@@ -29,10 +26,8 @@ UTCDateTime = Annotated[
     Field(union_mode="left_to_right"),
     PlainSerializer(wire_timestamp, return_type=str, when_used="json"),
 ]
-"""A timezone-aware UTC datetime that serializes back to the wire form ``...T12:00:00.000000Z``.
-
-A timestamp in UTC takes the fast path; any other offset, or none, is converted in Python.
-"""
+"""A timezone-aware UTC datetime, written back in the wire form ``...T12:00:00.000000Z``. One in
+UTC takes the fast path; any other offset, or none, is converted in Python."""
 
 
 class ListedPayment(WireModel):

@@ -1,8 +1,5 @@
-"""The payment the verify endpoint describes (``GET /payment/{reference}``).
-
-What both shapes share, and how liberal they are with what the server sends, is in ``wire``;
-the list endpoint's shape is in ``listed``.
-"""
+"""The payment the verify endpoint describes (``GET /payment/{reference}``); what both shapes
+share, and how liberal they are with what the server sends, is in ``wire``."""
 
 from __future__ import annotations
 
@@ -95,11 +92,8 @@ class VerifiedPayment(WireModel):
 
 
 class VerifyEnvelope(TypedDict):
-    """The 200 body of verify: ``{status, message, data}``.
-
-    The envelopes are typed dicts, not models: only ``data`` outlives the parse, and a dict is
-    cheaper to build than a model that is thrown away at once.
-    """
+    """The 200 body of verify: ``{status, message, data}``. The envelopes are typed dicts, not
+    models: only ``data`` outlives the parse, and a dict is cheaper than a model thrown away."""
 
     status: NotRequired[bool | None]
     message: NotRequired[str | None]

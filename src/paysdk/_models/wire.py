@@ -1,12 +1,10 @@
-"""What both payment shapes are built from: the liberal base model, customer, product, timestamps.
+"""What both payment shapes are built from: the liberal base model, customer and product.
 
-Field names are exactly the wire names. The models are liberal in what they accept: fields the
-spec leaves unclear are optional, unknown fields are kept (``model_extra``), an unknown
-``status`` is kept as the plain string it was, and an optional field sent in a type it cannot
-be read as reads as unset, the value sent kept in ``unparsed`` (``_parsing/lenient.py``). What
-a merchant needs to decide on fulfilment (reference, amount, currency and the outcome) is
-required, so a body without it is an error rather than a payment that silently looks unpaid.
-"""
+Field names are the wire names. Fields the spec leaves unclear are optional, unknown fields are
+kept (``model_extra``), an unknown ``status`` stays a plain string, and an optional field sent in
+a type it cannot be read as reads as unset, what was sent kept in ``unparsed``
+(``_parsing/lenient.py``). What fulfilment is decided on (reference, amount, currency, outcome)
+is required: a body without it is an error, not a payment that silently looks unpaid."""
 
 from __future__ import annotations
 
