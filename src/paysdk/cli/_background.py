@@ -96,9 +96,8 @@ def _not_private(directory: Path) -> tuple[str, str] | None:
     uid = os.getuid()
     link = os.lstat(directory)
     if stat.S_ISLNK(link.st_mode) and link.st_uid != uid:
-        return f"is a symbolic link owned by uid {link.st_uid}, not by you (uid {uid})", (
-            "remove the link, "
-        )
+        owner = f"is a symbolic link owned by uid {link.st_uid}, not by you (uid {uid})"
+        return owner, "remove the link, "
     info = os.stat(directory)
     if not stat.S_ISDIR(info.st_mode):
         return "is not a directory", "remove it, "
@@ -168,11 +167,9 @@ def read_pid_file(path: Path) -> RunningSandbox | None:
         running = RunningSandbox(**data)
     except (OSError, ValueError, TypeError):
         return None
-    numbers = (running.pid, running.port)
-    texts = (running.base_url, running.secret_key, running.log)
-    typed = all(type(number) is int for number in numbers) and all(
-        isinstance(text, str) for text in texts
-    )
+    numbers = all(type(number) is int for number in (running.pid, running.port))
+    texts = all(isinstance(t, str) for t in (running.base_url, running.secret_key, running.log))
+    typed = numbers and texts  # before `in`: a range scans for what is not an int
     return running if typed and running.pid in _PIDS and running.port in _PORTS else None
 
 
@@ -270,16 +267,8 @@ def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
     """
     log = log_file(port)
     read_end, write_end = os.pipe()
-    command = [
-        sys.executable,
-        "-m",
-        "paysdk.sandbox",
-        *arguments,
-        "--ready-fd",
-        str(write_end),
-        "--log-file",
-        str(log),
-    ]
+    told = ["--ready-fd", str(write_end), "--log-file", str(log)]
+    command = [sys.executable, "-m", "paysdk.sandbox", *arguments, *told]
     try:
         with os.fdopen(open_private(log, os.O_APPEND), "ab") as output:
             child = subprocess.Popen(  # noqa: S603 - this Python, running paysdk

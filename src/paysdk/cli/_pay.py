@@ -108,11 +108,7 @@ def _pay(args: argparse.Namespace) -> int:
         given_key = args.secret_key if args.secret_key is not None else found.secret_key
     base_url = check_base_url(given_url, allow_insecure_http=args.allow_insecure_http)
     secret_key = check_secret_key(given_key)
-    payment: dict[str, object] = {
-        "reference": args.reference,
-        "amount": args.amount,
-        "currency": args.currency,
-    }
+    payment = {"reference": args.reference, "amount": args.amount, "currency": args.currency}
     if args.fail:
         payment["status"] = FAILED
     body = {

@@ -312,12 +312,8 @@ def _status(args: argparse.Namespace) -> int:
             continue
         if background.serving_pid(running) == running.pid:
             running_any = True
-            print(
-                printable(
-                    f"port {running.port}: running, pid {running.pid}, {running.base_url}, "
-                    f"log {running.log}"
-                )
-            )
+            said = f"running, pid {running.pid}, {running.base_url}, log {running.log}"
+            print(printable(f"port {running.port}: {said}"))
         else:
             print(f"port {running.port}: not running (stale pid file {path})")
     if not running_any:
