@@ -198,9 +198,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as clients with connection pools expect
     server_version = "paysdk-sandbox"
     sys_version = ""
-    # Headers and body are written separately; without this, Nagle's algorithm and delayed ACKs
-    # add ~40 ms to every answer.
-    disable_nagle_algorithm = True
+    disable_nagle_algorithm = True  # headers, body written apart: Nagle + delayed ACKs add ~40 ms
 
     @property
     def _owner(self) -> Server:
@@ -281,24 +279,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def _read_body(self) -> bytes | None:
         """The request body; ``None`` once a body it will not read was answered (and the
         connection closed: what the client sends next may be that body, not a request)."""
-        if self.headers.get("Transfer-Encoding") is not None:  # chunked: not read, so refused
-            self.close_connection = True
-            message = "the sandbox reads a request body sent with a Content-Length only"
-            self.send(Reply.error(411, "Length Required", message))
-            return None
         declared = self.headers.get("Content-Length")
-        if declared is None:
+        if self.headers.get("Transfer-Encoding") is not None:  # chunked: not read, so refused
+            message = "the sandbox reads a request body sent with a Content-Length only"
+            refusal = Reply.error(411, "Length Required", message)
+        elif declared is None:
             return b""
-        if not (declared.isascii() and declared.isdigit()):  # "²" is a digit to isdigit()
-            self.close_connection = True
-            self.send(Reply.error(400, "Bad Request", "bad Content-Length"))
-            return None
-        if len(declared) > len(str(MAX_BODY)) or int(declared) > MAX_BODY:
-            self.close_connection = True
+        elif not (declared.isascii() and declared.isdigit()):  # "²" is a digit to isdigit()
+            refusal = Reply.error(400, "Bad Request", "bad Content-Length")
+        elif len(declared) > len(str(MAX_BODY)) or int(declared) > MAX_BODY:
             message = f"the body is larger than the sandbox reads ({MAX_BODY} bytes)"
-            self.send(Reply.error(413, "Content Too Large", message))
-            return None
-        return self.rfile.read(int(declared))
+            refusal = Reply.error(413, "Content Too Large", message)
+        else:
+            return self.rfile.read(int(declared))
+        self.close_connection = True
+        self.send(refusal)
+        return None
 
     def send(self, reply: Reply, disconnect: str | None = None) -> None:
         """Write ``reply``; ``disconnect`` cuts it as ``paysdk.sandbox.Disconnect`` says."""
