@@ -185,11 +185,9 @@ def remove_pid_file(port: int, pid: int | None = None) -> None:
 
 
 def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
-    """The pid of the process serving ``sandbox.base_url``, as it says; ``None`` if none says.
-
-    Asked, not read from the pid file: a pid outlives its process and may be another's by now.
-    Over http.client (a detached sandbox serves plain HTTP), not httpx; imported here, as it
-    (with ssl and the email parser) is a third of the command line's start.
+    """The pid of the process serving ``sandbox.base_url``, as it says (a pid file's pid may be
+    another process's by now); ``None`` if none says. Over http.client (a detached sandbox serves
+    plain HTTP), imported here: with ssl and the email parser, it is a third of the command's start.
     """
     import http.client
 

@@ -14,11 +14,9 @@ __all__ = ["Command", "Parser", "add_formats"]
 
 
 class Parser(argparse.ArgumentParser):
-    """A parser whose usage errors show the arguments they quote ``printable``: argparse
-    writes an unrecognized or ambiguous argument as it was typed, and a script may pass on a
-    customer's text (``paysdk verify "$REF"``) holding escape sequences. Its help and errors
-    are plain text on every Python, as the command's own output is (argparse colours them from
-    3.14 on)."""
+    """A parser whose usage errors quote arguments ``printable`` (a script may pass on a
+    customer's text holding escape sequences: ``paysdk verify "$REF"``), and whose help and
+    errors are plain text, as the command's output is (argparse colours them from 3.14 on)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if sys.version_info >= (3, 14):

@@ -1,9 +1,7 @@
-"""Text the command prints, made safe for a terminal and a spreadsheet.
-
-A string from the service, a customer, a ledger or a handler may hold what a terminal acts on
-(``ESC [2J``, C1 ``CSI``, a newline, a bidi override) or a spreadsheet runs (``=1+1``): each
-passes through `printable` (``_core.terminal``'s, shared with the sandbox's request log),
-`table_cell` (a table's cells), `json_text` (``--json``) or `spreadsheet_cell` (``--csv``).
+"""Text the command prints, made safe: a string from the service, a customer, a ledger or a
+handler may hold what a terminal acts on (``ESC [2J``, C1 ``CSI``, a newline, a bidi override) or
+a spreadsheet runs (``=1+1``). Each passes through `printable` (``_core.terminal``'s, shared with
+the sandbox's request log), `table_cell`, `json_text` (``--json``) or `spreadsheet_cell` (CSV).
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
-"""The ``paysdk`` command line: verify and list payments, run the sandbox, send a callback.
-
-Errors are one line on stderr, never holding the secret key, naming the command's flags and
-variables (not keyword arguments); only an internal error (a bug) shows its traceback.
-"""
+"""The ``paysdk`` command line. Errors are one line on stderr, never holding the secret key,
+naming the command's flags and variables (not keyword arguments); only a bug shows a traceback."""
 
 from __future__ import annotations
 

@@ -157,11 +157,9 @@ class Server(http.server.ThreadingHTTPServer):
 
 
 class _RequestReader(io.RawIOBase):
-    """Reads the socket, giving up when a request has not arrived whole by ``deadline``.
-
-    A per-read timeout alone lets a client that sends one byte every few seconds (slow loris)
-    hold a thread for ever; a deadline for the whole request does not.
-    """
+    """Reads the socket, giving up when a request has not arrived whole by ``deadline``: a
+    per-read timeout alone lets a client sending a byte every few seconds (slow loris) hold a
+    thread for ever."""
 
     def __init__(self, connection: socket.socket) -> None:
         super().__init__()
