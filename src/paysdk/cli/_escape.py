@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Container, Iterable
 
 from .._core.terminal import BEYOND_JSON, LOOKALIKE_SPACES, printable
 
 __all__ = [
     "Code",
     "cell_text",
+    "cells_text",
     "json_text",
     "part_text",
     "printable",
@@ -67,6 +69,13 @@ def cell_text(value: object) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def cells_text(names: Iterable[str], values: Iterable[object], codes: Container[str]) -> list[str]:
+    """A table row's cells (``cell_text``), each text value of a column in ``codes`` (one the
+    service contract makes ASCII) a `Code`, so that one beyond ASCII is escaped whole."""
+    pairs = zip(names, values, strict=True)
+    return [cell_text(Code(v) if n in codes and isinstance(v, str) else v) for n, v in pairs]
 
 
 def part_text(value: object) -> str:

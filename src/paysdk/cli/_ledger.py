@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigurationError
 from ._command import add_formats
 from ._connection import positive_count, utf8_text
-from ._escape import Code, cell_text, printable
+from ._escape import cells_text, printable
 from ._exits import EXIT_FAILURE, EXIT_OK
 from ._ledger_options import ledger_options, open_ledger
 from ._report import print_csv, print_error, print_json, print_table
@@ -148,17 +148,12 @@ def _print_pages(rows: Iterator[LedgerRow]) -> None:
     page: list[list[str]] = []
     shown = False
     for row in rows:
-        page.append([_cell(name, value) for name, value in zip(_COLUMNS, _cells(row), strict=True)])
+        page.append(cells_text(_COLUMNS, _cells(row), codes=("currency",)))
         if len(page) == PAGE:
             print_table(page, header=None if shown else _COLUMNS, right=right)
             page, shown = [], True
     if page or not shown:
         print_table(page, header=None if shown else _COLUMNS, right=right)
-
-
-def _cell(name: str, value: object) -> str:
-    """A table cell; a currency is a `Code`, so one beyond ASCII is escaped whole."""
-    return cell_text(Code(value) if name == "currency" and isinstance(value, str) else value)
 
 
 def _cells(row: LedgerRow) -> list[object]:

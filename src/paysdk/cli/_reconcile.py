@@ -15,7 +15,7 @@ from .._errors import ConfigurationError
 from ..ledger import MAX_DISCREPANCIES
 from ._command import add_formats
 from ._connection import client_from, positive_count
-from ._escape import Code, cell_text
+from ._escape import cells_text
 from ._exits import EXIT_ATTENTION, EXIT_OK
 from ._imports import import_callable
 from ._ledger_options import ledger_options, open_ledger
@@ -149,10 +149,7 @@ def _values(discrepancy: Discrepancy, columns: tuple[str, ...] = _COLUMNS) -> li
 
 def _table_cells(discrepancy: Discrepancy, columns: tuple[str, ...]) -> list[str]:
     """A row of the table: ``fulfilment`` said as what happened (fulfilled now, or why not)."""
-    cells = [
-        cell_text(Code(value) if name in _CODES and isinstance(value, str) else value)
-        for name, value in zip(columns, _values(discrepancy, columns), strict=True)
-    ]
+    cells = cells_text(columns, _values(discrepancy, columns), _CODES)
     if "fulfilment" in columns and discrepancy.fulfilment is not None:
         said = _OUTCOMES.get(discrepancy.fulfilment, f"not fulfilled: {discrepancy.fulfilment}")
         cells[columns.index("fulfilment")] = said
