@@ -78,11 +78,8 @@ class Server(http.server.ThreadingHTTPServer):
         self.connections: set[socket.socket] = set()
         self.connections_lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(max_connections)
-        self._busy = _closing_answer(
-            503,
-            "Service Unavailable",
-            f"the sandbox is serving its limit of {max_connections} connections",
-        )
+        limit = f"the sandbox is serving its limit of {max_connections} connections"
+        self._busy = _closing_answer(503, "Service Unavailable", limit)
         super().__init__(address, Handler)
 
     def process_request(self, request: Any, client_address: Any) -> None:

@@ -29,12 +29,11 @@ class SandboxPayments:
         self.store = PaymentStore()
         """What it holds now: what the endpoints read."""
         self._save_lock = threading.Lock()
-        saved = None if state_file is None else load_state(state_file)
-        if saved is not None:
-            self._initial = saved
-        else:
-            self._initial = default_payments() if payments is None else records_of(payments)
-        self.store.reset(self._initial)
+        initial = None if state_file is None else load_state(state_file)
+        if initial is None:
+            initial = default_payments() if payments is None else records_of(payments)
+        self._initial = initial
+        self.store.reset(initial)
 
     def add(self, payment: PaymentRecord | str, /, **fields: Any) -> PaymentRecord:
         """Add (or replace) ``payment``, a record or a new one's reference, with ``fields`` set.

@@ -52,8 +52,7 @@ def save_state(path: str | os.PathLike[str], payments: Iterable[PaymentRecord]) 
     """
     name = os.fspath(path)
     text = json.dumps([record.to_json() for record in payments], indent=2, ensure_ascii=False)
-    # A lone surrogate (half an emoji, which JSON may carry) has no UTF-8: JSON's escape for it
-    # reads back the same.
+    # a lone surrogate (half an emoji; JSON may carry one) has no UTF-8: escaped, it reads the same
     text = _LONE_SURROGATE.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
     directory = os.path.dirname(os.path.abspath(name))
     try:
