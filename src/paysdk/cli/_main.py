@@ -303,12 +303,9 @@ def build_parser() -> argparse.ArgumentParser:
         json="print the payments as the service sent them, as JSON",
         csv="print CSV, every column",
     )
+    statuses = ", ".join(status.value for status in paysdk.PaymentStatus)
     list_.add_argument(
-        "--status",
-        type=parse_status,
-        help="only payments with this status: "
-        + ", ".join(status.value for status in paysdk.PaymentStatus)
-        + " (any case)",
+        "--status", type=parse_status, help=f"only payments with this status: {statuses} (any case)"
     )
     list_.add_argument(
         "--since", type=parse_since, help="only payments created at or after this date/time (UTC)"
