@@ -18,6 +18,7 @@ from types import FrameType
 from typing import Any
 
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
+from .._errors import ConfigurationError
 from . import _background as background
 from ._connection import whole_number
 from ._escape import printable
@@ -335,8 +336,6 @@ def _chosen_port(given: int | None) -> int:
     try:
         return port_number(text)
     except argparse.ArgumentTypeError as exc:
-        from .._errors import ConfigurationError
-
         raise ConfigurationError(f"{ENV_SANDBOX_PORT}: {exc}") from None
 
 
