@@ -39,11 +39,10 @@ def import_callable(spec: str, flag: str) -> Callable[..., object]:
         sys.path.insert(0, cwd)
     try:
         found: object = importlib.import_module(module_name)
-    except Exception as error:  # the module's own failure is the user's to see, in one line
-        said = " ".join(str(error).split())
+    except Exception as error:  # the module's own failure is the user's to see
         raise ConfigurationError(
             f"{flag}: cannot import {module_name!r} (from {cwd} and sys.path): "
-            f"{type(error).__name__}: {said}"
+            f"{type(error).__name__}: {error}"
         ) from None
     for name in attribute.split("."):
         if not hasattr(found, name):
