@@ -16,7 +16,7 @@ from ._control import CONTROL_PREFIX, Controlled, answer_control
 from ._http import Handler
 from ._requests import RequestLog
 
-__all__ = ["Answered", "Answering"]
+__all__ = ["Answering"]
 
 
 class Answered(Controlled, Protocol):

@@ -19,7 +19,7 @@ from .._service.api import Reply
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
 
-__all__ = ["DEFAULT_MAX_CONNECTIONS", "MAX_BODY", "Handler", "Server", "Service"]
+__all__ = ["DEFAULT_MAX_CONNECTIONS", "Handler", "Server", "Service"]
 
 MAX_BODY = 1 << 20
 """The largest request body the sandbox reads (1 MiB); a larger Content-Length is answered 413."""

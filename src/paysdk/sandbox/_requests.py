@@ -19,7 +19,6 @@ __all__ = [
     "MAX_RECORDED_TARGET",
     "RecordedRequest",
     "RequestLog",
-    "recorded_headers",
 ]
 
 MAX_RECORDED_REQUESTS = 10_000

@@ -22,7 +22,7 @@ from ._payments import SandboxPayments
 from ._requests import RecordedRequest, RequestLog
 from ._thread import ServerThread
 
-__all__ = ["Sandbox", "generate_secret_key"]
+__all__ = ["Sandbox"]
 
 DEFAULT_IDLE_TIMEOUT = 30.0
 
