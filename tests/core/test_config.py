@@ -92,8 +92,16 @@ def test_another_port_path_or_scheme_is_another_account(other: str) -> None:
             ),
             "sk_live_<a>&b",
         ),
+        (lambda body: body, "sk_live_it's\\a\"b"),  # JSON's own \\ and \"
+        (lambda body: body.replace("'", "\\u0027"), "sk_live_it's"),  # PHP's JSON_HEX_APOS
+        (  # .NET's System.Text.Json
+            lambda body: "".join(
+                f"\\u{ord(char):04X}" if char in "<>&'+`" else char for char in body
+            ).replace('\\"', "\\u0022"),
+            "sk_live_'a'+`b`<c>&\"",
+        ),
     ],
-    ids=["as-sent", "php", "go"],
+    ids=["as-sent", "php", "go", "json-quoted", "php-apos", "dotnet"],
 )
 def test_a_key_echoed_in_a_body_is_found_as_json_encoders_write_it(
     escape: Callable[[str], str], key: str
@@ -105,7 +113,10 @@ def test_a_key_echoed_in_a_body_is_found_as_json_encoders_write_it(
     verified = _core.verified("order-1", config)(_core.Answer(200, {}, content))
     assert verified.model_extra is not None
     assert verified.model_extra["echo"] == f"Bearer {key}"
-    assert key not in repr(verified)
+    for written in (repr(verified), str(verified)):  # the key as given, and as a repr quotes it
+        assert "<secret key>" in written
+        assert key not in written and repr(key)[1:-1] not in written
+        assert key.replace("\\", "\\\\").replace("'", "\\'") not in written
     assert config.echoes_key(content)
     assert not config.echoes_key(content.replace(b"sk_live", b"sk_test"))
 

@@ -295,16 +295,21 @@ def echo_in_payment(*, chunk: int = 0) -> Behaviour:
     return behave
 
 
-def assert_key_blotted(payment: paysdk.VerifiedPayment | paysdk.ListedPayment) -> None:
-    """The payment holds the echoed key, and no ``repr`` or ``str`` of it or its parts shows it."""
+def assert_key_blotted(
+    payment: paysdk.VerifiedPayment | paysdk.ListedPayment, key: str = SECRET
+) -> None:
+    """The payment holds the echoed key, and no ``repr`` or ``str`` of it or its parts shows it,
+    as given or as a repr quotes it."""
     assert payment.model_extra is not None
-    assert SECRET in payment.model_extra["echo"]
-    assert SECRET in payment.unparsed["fee"]
+    assert key in payment.model_extra["echo"]
+    assert key in payment.unparsed["fee"]
     assert payment.customer is not None
     assert payment.customer.name is not None
-    assert SECRET in payment.customer.name  # what was received is kept
+    assert key in payment.customer.name  # what was received is kept
+    quoted = key.replace("\\", "\\\\")
     for written in (repr(payment), str(payment), repr(payment.customer), f"{payment!s:}"):
-        assert SECRET not in written
+        assert key not in written
+        assert quoted not in written and quoted.replace("'", "\\'") not in written
         assert "<secret key>" in written
 
 
@@ -331,6 +336,26 @@ async def test_a_streamed_payment_echoing_the_key_has_it_blotted_out_of_its_repr
     client = make_loopback_client(base_url=hostile.base_url)
     (payment,) = await client.drain()
     assert_key_blotted(payment)
+
+
+QUOTED_KEY = "sk_test_it's\\a\"b/c"
+"""A key holding characters JSON writes escaped (``"``, ``\\``, ``/``) and a repr escapes
+(``'``, ``\\``): a merchant chooses the sandbox's keys."""
+
+
+@pytest.mark.parametrize("chunk", [0, 5], ids=["whole", "streamed-cut"])
+async def test_a_payment_echoing_a_key_json_escapes_has_it_blotted_out_of_its_repr(
+    chunk: int, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """The key echoed as JSON writes it (``\\"``, ``\\\\``) is found in the body, and blotted
+    out of the repr however the repr quotes it (``\\'``, ``\\\\``)."""
+    hostile.script(echo_in_payment(chunk=chunk))
+    client = make_loopback_client(base_url=hostile.base_url, secret_key=QUOTED_KEY)
+    if chunk:
+        (payment,) = await client.drain()
+    else:
+        payment = await client.verify(REFERENCE)
+    assert_key_blotted(payment, QUOTED_KEY)
 
 
 async def test_an_api_error_survives_a_pickle_and_a_deep_copy_with_its_headers(

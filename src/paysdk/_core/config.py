@@ -151,30 +151,66 @@ class Config:
         return text.replace(key, "<secret key>") if len(key) >= 4 else text
 
     @functools.cached_property
-    def key_forms(self) -> tuple[bytes, ...]:
-        """How a body may hold the secret key: as sent, and as JSON encoders write it unasked
-        (PHP's ``\\/`` for ``/``; Go's ``\\u003c``, ``\\u003e`` and ``\\u0026`` for ``<``,
-        ``>`` and ``&``); none for a key too short to look for (as ``scrub``)."""
+    def key_echo(self) -> _KeyEcho | None:
+        """How a body may hold the secret key: as sent, or with the characters JSON encoders
+        escape written escaped (``\\"`` and ``\\\\`` as JSON requires; PHP's ``\\/``; Go's,
+        PHP's and .NET's ``\\u003c`` for ``<`` and the like); ``None`` for a key too short to
+        look for (as ``scrub``)."""
         if len(self.secret_key) < 4:
-            return ()
+            return None
         raw = self.secret_key.encode()
-        go = raw
-        for char in b"<>&":
-            go = go.replace(bytes([char]), b"\\u%04x" % char)
-        return tuple(dict.fromkeys((raw, raw.replace(b"/", b"\\/"), go)))
+        if not any(char in _JSON_ESCAPED for char in raw):
+            return _KeyEcho(raw, None, len(raw))
+        pattern = b"".join(
+            _escaped_forms(char) if char in _JSON_ESCAPED else re.escape(bytes([char]))
+            for char in raw
+        )
+        runs = re.split(b"[%s]" % re.escape(_JSON_ESCAPED), raw)
+        reach = sum(len(_U_ESCAPE) if char in _JSON_ESCAPED else 1 for char in raw)
+        return _KeyEcho(max(runs, key=len), re.compile(pattern), reach)
 
     def echoes_key(self, content: bytes) -> bool:
         """Whether ``content``, a body from the service, holds the secret key (a server or
-        proxy echoing the ``Authorization`` header): one scan of it, for a key none of whose
-        characters JSON encoders escape."""
-        for form in self.key_forms:  # noqa: SIM110 (a generator costs more than a verify's scan)
-            if form in content:
-                return True
-        return False
+        proxy echoing the ``Authorization`` header): one scan of it for the longest run of the
+        key no encoder escapes, then, where that is found, a search for the key itself."""
+        echo = self.key_echo
+        if echo is None or echo.run not in content:
+            return False
+        return echo.pattern is None or echo.pattern.search(content) is not None
 
     def max_bytes(self, default: int) -> int:
         """The body cap of an endpoint whose own is ``default``."""
         return default if self.max_response_bytes is None else self.max_response_bytes
+
+
+_JSON_ESCAPED = b"\"\\/<>&'+`"
+"""The key's characters a JSON encoder may write escaped: ``"`` and ``\\`` always, ``/`` (PHP),
+``<``, ``>``, ``&`` (Go, Ruby), ``'`` (PHP's ``JSON_HEX_APOS``), ``+`` and the backtick (.NET)."""
+_U_ESCAPE = b"\\u0000"
+"""The longest way an encoder writes one of the key's characters."""
+
+
+class _KeyEcho(NamedTuple):
+    """What ``Config.echoes_key`` looks for: the longest run of the key no encoder escapes, the
+    key in all its escaped spellings (``None``: the key has nothing to escape, the run is the
+    key), and how many bytes the longest spelling takes (a stream's seam keeps that many)."""
+
+    run: bytes
+    pattern: re.Pattern[bytes] | None
+    reach: int
+
+
+def _escaped_forms(char: int) -> bytes:
+    """A pattern matching ``char`` as sent, ``\\u00XX`` in either case and, for the three JSON
+    writes with a backslash, ``\\"``, ``\\\\`` or ``\\/``."""
+    hex_digits = b"".join(
+        b"[%b%b]" % (digit, digit.upper()) if digit.isalpha() else digit
+        for digit in re.findall(b".", b"%04x" % char)
+    )
+    forms = [re.escape(bytes([char])), re.escape(b"\\u") + hex_digits]
+    if char in b'"\\/':
+        forms.append(re.escape(b"\\" + bytes([char])))
+    return b"(?:" + b"|".join(forms) + b")"
 
 
 _ACCOUNT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,62}")

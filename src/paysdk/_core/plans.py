@@ -228,7 +228,8 @@ def _stream_items(
     config = attempts.config
     deadline = config.deadline
     progressed = clock()
-    echoed, seam, reach = False, Chunk(), max(map(len, config.key_forms), default=0)
+    echoed, seam = False, Chunk()
+    reach = 0 if config.key_echo is None else config.key_echo.reach
     while True:
         budget, why = request.budget, f"no payment arrived within {request.budget or 0:g}s"
         if budget is not None:

@@ -84,7 +84,12 @@ def _blotted(model: WireModel, text: str) -> str:
     """``text``, about ``model``, with the secret key blotted out if the body held it."""
     private = model.__pydantic_private__
     key = private.get(_HIDDEN) if private else None
-    return text.replace(key, "<secret key>") if key else text
+    if not key:
+        return text
+    quoted = key.replace("\\", "\\\\")  # as a repr quotes it: a backslash doubled,
+    for form in (quoted.replace("'", "\\'"), quoted, key):  # and ' escaped where " is too
+        text = text.replace(form, "<secret key>")
+    return text
 
 
 def _hides(model: WireModel) -> bool:
