@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 import paysdk
-from paysdk.ledger import AsyncLedger, Ledger, Outcome
+from paysdk.ledger import AsyncLedger, Ledger, LedgerError, Outcome
 from paysdk.sandbox import Sandbox
 from tests.support.either_ledger import MakeLedger, paid
 from tests.support.postgres import fresh_database
@@ -311,6 +311,26 @@ async def test_a_table_made_before_accounts_is_migrated_on_open_keeping_every_ro
     with Ledger(ledger_url) as reopened:  # migrated once: the next opening changes nothing
         assert reopened.rows_after(limit=10) == before
         assert reopened.row("order-1", account="lagos-1") is not None
+
+
+async def test_a_table_made_before_accounts_under_create_table_false_says_how_to_migrate(
+    ledger_url: str,
+) -> None:
+    """A ledger made with ``create_table=False`` does not migrate the old table: its error says
+    what will (``create_table()``, or the docs' steps), and ``create_table()`` does."""
+    make_old_table(ledger_url)
+    with Ledger(ledger_url, create_table=False) as ledger:
+        for call in (
+            lambda: ledger.fulfil_once(paid("order-4"), lambda payment: None),
+            lambda: ledger.row("order-1"),
+        ):
+            with pytest.raises(LedgerError, match="account") as caught:
+                call()
+            assert "create_table()" in str(caught.value)
+            assert "docs/fulfilment.md (The schema)" in str(caught.value)
+        ledger.create_table()
+        row = ledger.row("order-1")
+        assert row is not None and row.state == "fulfilled"
 
 
 def test_one_platform_client_and_one_ledger_fulfil_each_accounts_order_1042(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import re
 from collections.abc import Sequence
 
 __all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "SQLITE_FORMAT", "STATES", "Dialect"]
@@ -318,6 +319,24 @@ def postgres_swap_key(table: str, constraint: str) -> list[str]:
         f"ALTER TABLE {table} DROP CONSTRAINT {quoted}",
         f"ALTER TABLE {table} ADD PRIMARY KEY (account, reference)",
     ]
+
+
+_BEFORE_ACCOUNTS = re.compile(r'\bcolumn(?: named)?:? "?(?:\w+\.)?(?:account|verified_by)\b')
+"""What SQLite (``no such column: account``, ``has no column named account``) and PostgreSQL
+(``column "account" does not exist``) say of a table made before ``account``."""
+
+
+def before_accounts(said: str) -> str:
+    """What to do, for an error of the database that says ``said`` of a table made before
+    ``account`` (one the ledger, made with ``create_table=False``, did not migrate); ``""``
+    for another error."""
+    if _BEFORE_ACCOUNTS.search(said) is None:
+        return ""
+    return (
+        "; the ledger's table was made before its account column: the ledger's "
+        "create_table() migrates it in one transaction, keeping every row (a Django app: "
+        "manage.py migrate), or migrate it as docs/fulfilment.md (The schema) says"
+    )
 
 
 def count_rows(table: str) -> str:

@@ -174,6 +174,9 @@ class DjangoDriver:
         else:
             found = LedgerError(f"the ledger failed: {' '.join(str(cause).split())}")
         hint = ""
-        if any(words in str(cause) for words in ("no such table", "does not exist")):
+        said = str(cause)
+        if not _sql.before_accounts(said) and any(
+            words in said for words in ("no such table", "does not exist")
+        ):
             hint = "; has `manage.py migrate` created the ledger's table?"
         return LedgerError(f"{found} (on {where}){hint}")

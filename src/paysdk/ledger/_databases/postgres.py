@@ -16,6 +16,7 @@ from typing import Any
 
 from ..._errors import ConfigurationError
 from .._errors import LedgerError
+from .._sql import before_accounts
 from .postgres_url import PostgresURL, parse_url, scrub
 
 __all__ = [
@@ -151,4 +152,5 @@ def postgres_error(exc: Exception, timeout: float, secrets: tuple[str, ...] = ()
             f"a PostgreSQL ledger statement took more than {2 * timeout:g}s (twice the "
             f"ledger's timeout): {detail}"
         )
-    return LedgerError(f"the PostgreSQL ledger failed: {detail}")
+    hint = before_accounts(detail) if isinstance(exc, psycopg.errors.UndefinedColumn) else ""
+    return LedgerError(f"the PostgreSQL ledger failed: {detail}{hint}")

@@ -19,7 +19,7 @@ from typing import TypeVar
 from ..._errors import ConfigurationError
 from ..._models.timestamps import wire_timestamp
 from .._errors import LedgerError
-from .._sql import SQLITE
+from .._sql import SQLITE, before_accounts
 from .._steps import Rows
 from .driver import AsyncConnection, Connection, Idle
 
@@ -201,7 +201,7 @@ def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
     elif name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
         problem = "cannot be opened: check that the path is a file this process may open"
     else:
-        return LedgerError(f"the SQLite ledger {path!r} failed: {text}")
+        return LedgerError(f"the SQLite ledger {path!r} failed: {text}{before_accounts(text)}")
     return LedgerError(f"the SQLite ledger {path!r} {problem} ({text})")
 
 
