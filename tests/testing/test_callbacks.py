@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 import pytest
 
+from paysdk import ConfigurationError
 from paysdk.sandbox import Sandbox
 from paysdk.testing import CallbackSender
 
@@ -107,17 +108,26 @@ def test_the_interface_can_be_named(sender: CallbackSender) -> None:
 @pytest.mark.parametrize(
     ("app", "url", "interface", "error"),
     [
-        (WSGIEcho(), "payments/callback", "auto", "url must be a path"),
-        (WSGIEcho(), "ftp://shop.example/cb", "auto", "absolute http"),
-        (WSGIEcho(), "/cb", "grpc", "interface must be"),
-        (42, "/cb", "auto", "must be a WSGI or ASGI application"),
+        (WSGIEcho(), "payments/callback", "auto", "^url must be a path"),
+        (WSGIEcho(), "ftp://shop.example/cb", "auto", "^url must be an absolute http"),
+        (WSGIEcho(), "http://[::1/cb", "auto", "^url 'http://\\[::1/cb' is not a valid URL"),
+        (WSGIEcho(), "http://shop.example:99999/cb", "auto", "^url .* is not a valid URL"),
+        (WSGIEcho(), "/cb", "grpc", "^interface must be"),
+        (42, "/cb", "auto", "^app must be a WSGI or ASGI application, not int"),
+        (None, "/cb", "wsgi", "^app must be a WSGI or ASGI application, not NoneType"),
+        (None, "/cb", "asgi", "^app must be a WSGI or ASGI application, not NoneType"),
     ],
 )
-def test_bad_arguments_are_refused(
+@pytest.mark.anyio
+async def test_bad_arguments_are_refused_naming_the_argument(
     sender: CallbackSender, app: object, url: str, interface: Any, error: str
 ) -> None:
-    with pytest.raises((ValueError, TypeError), match=error):
+    """As the kit's other helpers refuse theirs: a ``ConfigurationError`` whose message starts
+    with the argument's name, before the app is called."""
+    with pytest.raises(ConfigurationError, match=error):
         sender.send(app, url, "order-1", interface=interface)
+    with pytest.raises(ConfigurationError, match=error):
+        await sender.asend(app, url, "order-1", interface=interface)
 
 
 @pytest.mark.parametrize(
@@ -132,7 +142,7 @@ def test_a_reference_no_url_can_carry_is_refused_saying_why(
     sender: CallbackSender, reference: Any, error: Exception
 ) -> None:
     for app in (WSGIEcho(), ASGIEcho()):
-        with pytest.raises(type(error), match=re.escape(str(error))):
+        with pytest.raises(ConfigurationError, match=re.escape(str(error))):
             sender.send(app, "/cb", reference)
     with Sandbox() as sandbox, pytest.raises(type(error), match=re.escape(str(error))):
         sandbox.send_callback("http://127.0.0.1:9/cb", reference)

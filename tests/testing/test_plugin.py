@@ -591,3 +591,34 @@ def test_paysdk_api_answers_inside_a_fake_the_merchant_started_for_the_session(
         )
     )
     run_inprocess(pytester, "-p", "no:cacheprovider", "-p", "no:randomly").assert_outcomes(passed=2)
+
+
+def test_a_merchants_callback_test_with_a_bad_argument_fails_with_a_paysdk_error(
+    pytester: pytest.Pytester,
+) -> None:
+    """``paysdk_callback.send`` refuses what it cannot send with ``paysdk.ConfigurationError``
+    naming the argument, as ``paysdk_api``'s helpers do, so the merchant's failure says which."""
+    pytester.makepyfile(
+        test_callback_arguments="""
+        import paysdk, pytest
+
+        def app(environ, start_response):
+            start_response("200 OK", [])
+            return [b"ok"]
+
+        @pytest.mark.parametrize(
+            ("args", "named"),
+            [
+                ((app, "payments/callback", "order-1"), "url"),
+                ((app, "/cb", 1042), "reference"),
+                ((None, "/cb", "order-1"), "app"),
+            ],
+        )
+        def test_refused(paysdk_callback, args, named):
+            with pytest.raises(paysdk.ConfigurationError, match=f"^{named} must be"):
+                paysdk_callback.send(*args)
+            with pytest.raises(paysdk.ConfigurationError, match="^interface must be"):
+                paysdk_callback.send(app, "/cb", "order-1", interface="ASGI")
+        """
+    )
+    run_inprocess(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=3)

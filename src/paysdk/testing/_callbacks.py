@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import httpx
 
 from .._core.closing import Closes
+from .._errors import ConfigurationError
 from .._service.callbacks import callback_url
 
 if TYPE_CHECKING:
@@ -102,17 +103,52 @@ async def _asend(app: object, target: str) -> httpx.Response:
 
 
 def _target(url: object, reference: str) -> str:
+    """The callback's URL on the test host: ``url`` (a path or an absolute URL) with the
+    ``reference`` in its query.
+
+    Raises:
+        ConfigurationError: ``url`` is neither, or ``reference`` is not a string a URL carries;
+            the message names the argument.
+    """
     if not isinstance(url, str) or not (url.startswith("/") or "://" in url):
-        raise ValueError(f"url must be a path such as '/payments/callback' or a URL, not {url!r}")
-    return callback_url(TEST_HOST + url if url.startswith("/") else url, reference)
+        raise ConfigurationError(
+            f"url must be a path such as '/payments/callback' or a URL, not {_shown(url)}"
+        )
+    if not isinstance(reference, str):
+        raise ConfigurationError(f"reference must be a string, not {type(reference).__name__}")
+    try:
+        return callback_url(TEST_HOST + url if url.startswith("/") else url, reference)
+    except ValueError as exc:  # urllib's own words (a bad port, an IPv6 host) name no argument
+        said = str(exc)
+        if said.startswith("callback URL"):
+            said = "url" + said.removeprefix("callback URL")
+        elif not said.startswith("reference"):
+            said = f"url {url!r} is not a valid URL: {said}"
+        raise ConfigurationError(said) from None
 
 
 def _is_asgi(app: object, interface: Interface) -> bool:
+    """Whether to call ``app`` as ASGI.
+
+    Raises:
+        ConfigurationError: ``interface`` is not one of ``Interface``'s, or ``app`` is not an
+            application; the message names the argument.
+    """
     if interface not in ("auto", "wsgi", "asgi"):
-        raise ValueError(f"interface must be 'auto', 'wsgi' or 'asgi', not {interface!r}")
+        raise ConfigurationError(
+            f"interface must be 'auto', 'wsgi' or 'asgi', not {_shown(interface)}"
+        )
+    if not callable(app):
+        raise ConfigurationError(
+            f"app must be a WSGI or ASGI application, not {type(app).__name__}"
+        )
     if interface != "auto":
         return interface == "asgi"
-    if not callable(app):
-        raise TypeError(f"app must be a WSGI or ASGI application, not {type(app).__name__}")
     call = app if inspect.isfunction(app) or inspect.ismethod(app) else type(app).__call__
     return inspect.iscoroutinefunction(call)
+
+
+def _shown(value: object) -> str:
+    """``repr(value)`` cut to a line's length: an argument may be any object."""
+    text = repr(value)
+    return text if len(text) <= 60 else f"{text[:60]}..."
