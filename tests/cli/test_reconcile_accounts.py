@@ -16,6 +16,8 @@ import pytest
 import paysdk
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Sandbox
+from tests.support.either_ledger import paid
+from tests.support.terminal import run_in_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -130,6 +132,29 @@ def test_ledger_refuse_under_the_label_in_another_case_is_a_usage_error(
         assert "'lagos-1'" in err and "nothing was recorded" in err
     with Ledger(ledger_path, create_table=False) as opened:
         assert opened.row("order-2", account="Lagos-1") is None
+
+
+def test_ledger_list_under_the_label_in_another_case_names_the_label_held(
+    ledger_url: str,
+) -> None:
+    """``paysdk ledger list --account Lagos-1`` at a terminal, where the payments are under
+    ``lagos-1``: the empty table comes with a note naming the label to use, on SQLite and
+    PostgreSQL; a listing that is empty for another reason has none."""
+    with Ledger(ledger_url) as ledger:
+        done = ledger.fulfil_once(paid("order-1").issued_by("lagos-1", "k"), lambda p: None)
+        assert done.fulfilled_now
+    listing = ["ledger", "list", "--ledger", ledger_url]
+    for shown in ([], ["--json"]):
+        code, out, err = run_in_terminal(*listing, "--account", "Lagos-1", *shown)
+        assert code == 0 and "order-1" not in out
+        assert err == (
+            "paysdk: note: this ledger holds no payment under account 'Lagos-1', and holds "
+            "payments under account 'lagos-1', its label in another case: a label is matched to "
+            "the letter (--account lagos-1)\n"
+        )
+    for quiet in (["--account", "abuja-2"], ["--account", "lagos-1", "--state", "refused"], []):
+        code, out, err = run_in_terminal(*listing, *quiet, "--json")
+        assert (code, out, err) == (0, "", "")
 
 
 @pytest.mark.parametrize("label", ["sk_live 7f3a", "lagos/1"])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +16,7 @@ from ._connection import positive_count, utf8_text
 from ._escape import cells_text, printable
 from ._exits import EXIT_FAILURE, EXIT_OK
 from ._ledger_options import ledger_options, open_ledger
-from ._report import print_csv, print_error, print_json, print_table
+from ._report import PROG, print_csv, print_error, print_json, print_table
 
 if TYPE_CHECKING:
     from ..ledger import Ledger, LedgerRow
@@ -131,7 +132,8 @@ def _values(row: LedgerRow) -> dict[str, object]:
 
 def _list(args: argparse.Namespace) -> int:
     with open_ledger(args) as ledger:
-        rows = _rows(ledger, args.state, args.limit, args.account)
+        listed = [0]
+        rows = _counted(_rows(ledger, args.state, args.limit, args.account), listed)
         if args.format == "json":  # one object a line: streams, however many rows
             for row in rows:
                 print_json(_values(row), indent=None)
@@ -139,7 +141,26 @@ def _list(args: argparse.Namespace) -> int:
             print_csv(_COLUMNS, (_cells(row) for row in rows))
         else:
             _print_pages(rows)
+        if not listed[0] and args.account:
+            held = ledger._label_in_another_case(args.account)
+            if held is not None:  # a label typed by hand in another case than its client's
+                print(
+                    printable(
+                        f"{PROG}: note: this ledger holds no payment under account "
+                        f"{args.account!r}, and holds payments under account {held!r}, its "
+                        f"label in another case: a label is matched to the letter (--account "
+                        f"{held})"
+                    ),
+                    file=sys.stderr,
+                )
     return EXIT_OK
+
+
+def _counted(rows: Iterator[LedgerRow], count: list[int]) -> Iterator[LedgerRow]:
+    """``rows``, counting in ``count[0]`` how many went by."""
+    for row in rows:
+        count[0] += 1
+        yield row
 
 
 def _print_pages(rows: Iterator[LedgerRow]) -> None:

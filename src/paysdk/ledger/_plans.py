@@ -248,6 +248,18 @@ def check_label_case(table: str, account: str, reference: str) -> LedgerPlan[Non
         )
 
 
+def label_in_another_case(table: str, account: str) -> LedgerPlan[str | None]:
+    """The label the ledger holds rows under that equals ``account`` but for case, if
+    ``account`` holds none (``None`` otherwise): what a listing of ``account`` that found
+    nothing names (``paysdk ledger list --account Lagos-1`` for ``lagos-1``). One statement,
+    ``check_label_case``'s, a few index reads."""
+    if not account:
+        return None
+    found = yield from _read(_sql.label_rows(table), (account, "", account, account))
+    own, held = found.rows[0]
+    return str(held) if own is None and held is not None else None
+
+
 def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[None]:
     """Refuse (ConfigurationError) to reconcile a client whose rows would not be its own: an
     unlabelled client whose key's fingerprint (``issuer``) is not the unlabelled rows', or any

@@ -116,6 +116,12 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         label = check_account(account)
         return await self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
+    async def _label_in_another_case(self, account: str) -> str | None:
+        """The label in another case the rows ``account`` lacks are under
+        (``_plans.label_in_another_case``)."""
+        label = check_account(account)
+        return await self._run(_plans.label_in_another_case(self.table, label))
+
     async def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
     ) -> list[LedgerRow]:

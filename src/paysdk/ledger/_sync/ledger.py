@@ -118,6 +118,12 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         label = check_account(account)
         return self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
+    def _label_in_another_case(self, account: str) -> str | None:
+        """The label in another case the rows ``account`` lacks are under
+        (``_plans.label_in_another_case``)."""
+        label = check_account(account)
+        return self._run(_plans.label_in_another_case(self.table, label))
+
     def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
     ) -> list[LedgerRow]:
