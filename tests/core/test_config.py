@@ -119,6 +119,8 @@ def test_a_key_echoed_in_a_body_is_found_as_json_encoders_write_it(
         assert key.replace("\\", "\\\\").replace("'", "\\'") not in written
     assert config.echoes_key(content)
     assert not config.echoes_key(content.replace(b"sk_live", b"sk_test"))
+    scrubbed = config.scrub(content.decode())  # an error's text: the body as sent
+    assert "sk_live" not in scrubbed and "Bearer <secret key>" in scrubbed
 
 
 def test_a_key_too_short_to_blot_is_not_looked_for() -> None:

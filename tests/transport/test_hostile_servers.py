@@ -255,18 +255,28 @@ async def test_a_malformed_retry_after_leaves_the_wait_to_backoff(
     assert 0.75 <= second <= 1.0
 
 
+QUOTED_KEY = "sk_test_it's\\a\"b/c"
+"""A key holding characters JSON writes escaped (``"``, ``\\``, ``/``) and a repr escapes
+(``'``, ``\\``): a merchant chooses the sandbox's keys."""
+
+
+@pytest.mark.parametrize("key", [SECRET, QUOTED_KEY], ids=["plain", "json-quoted"])
 async def test_a_server_echoing_the_key_gets_it_into_no_message(
-    endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+    key: str, endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
 ) -> None:
+    """Nor into the error's ``text``, the body as sent: a key JSON writes escaped (``\\\\``,
+    ``\\"``) is blotted out in that spelling too."""
     hostile.script(echo_authorization(401))
-    client = make_loopback_client(base_url=hostile.base_url)
+    client = make_loopback_client(base_url=hostile.base_url, secret_key=key)
     with pytest.raises(AuthenticationError) as caught:
         await endpoint.call(client)
     error = caught.value
-    key = SECRET
-    assert key.encode() in error.content  # the server really did echo it
+    assert json.dumps(key)[1:-1].encode() in error.content  # the server really did echo it
+    quoted = key.replace("\\", "\\\\")
+    spellings = {key, json.dumps(key)[1:-1], quoted, quoted.replace("'", "\\'")}
     for written in (str(error), repr(error), error.text, repr(error.body)):
-        assert key not in written
+        assert not any(spelling in written for spelling in spellings), written
+    assert "<secret key>" in error.text
 
 
 def echo_in_payment(*, chunk: int = 0) -> Behaviour:
@@ -336,11 +346,6 @@ async def test_a_streamed_payment_echoing_the_key_has_it_blotted_out_of_its_repr
     client = make_loopback_client(base_url=hostile.base_url)
     (payment,) = await client.drain()
     assert_key_blotted(payment)
-
-
-QUOTED_KEY = "sk_test_it's\\a\"b/c"
-"""A key holding characters JSON writes escaped (``"``, ``\\``, ``/``) and a repr escapes
-(``'``, ``\\``): a merchant chooses the sandbox's keys."""
 
 
 @pytest.mark.parametrize("chunk", [0, 5], ids=["whole", "streamed-cut"])

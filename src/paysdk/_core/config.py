@@ -25,6 +25,7 @@ __all__ = [
     "Config",
     "SecretHeaders",
     "Timeout",
+    "blot_key",
     "check_account",
     "secret_key_in",
 ]
@@ -147,8 +148,7 @@ class Config:
 
     def scrub(self, text: str) -> str:
         """``text`` with the secret key blotted out, for a message that quotes the service."""
-        key = self.secret_key
-        return text.replace(key, "<secret key>") if len(key) >= 4 else text
+        return blot_key(text, self.secret_key)
 
     @functools.cached_property
     def key_echo(self) -> _KeyEcho | None:
@@ -159,12 +159,9 @@ class Config:
         if len(self.secret_key) < 4:
             return None
         raw = self.secret_key.encode()
-        if not any(char in _JSON_ESCAPED for char in raw):
+        pattern = _escaped_key(raw)
+        if pattern is None:
             return _KeyEcho(raw, None, len(raw))
-        pattern = b"".join(
-            _escaped_forms(char) if char in _JSON_ESCAPED else re.escape(bytes([char]))
-            for char in raw
-        )
         runs = re.split(b"[%s]" % re.escape(_JSON_ESCAPED), raw)
         reach = sum(len(_U_ESCAPE) if char in _JSON_ESCAPED else 1 for char in raw)
         return _KeyEcho(max(runs, key=len), re.compile(pattern), reach)
@@ -200,15 +197,51 @@ class _KeyEcho(NamedTuple):
     reach: int
 
 
+def blot_key(text: str, key: str) -> str:
+    """``text`` with ``key`` blotted out, as sent and as a JSON body or a repr writes it
+    (``Config.key_echo``'s escapes, and a repr's ``\\'``): for a message or an error's ``text``
+    quoting what the service sent. A key under four characters is left (it would blot words).
+
+    Args:
+        text: what is to be written.
+        key: the secret key.
+
+    Returns:
+        ``text``, each of the key's spellings in it ``<secret key>``.
+    """
+    if len(key) < 4:
+        return text
+    text = text.replace(key, "<secret key>")
+    pattern = _escaped_text(key)
+    return text if pattern is None else pattern.sub("<secret key>", text)
+
+
+@functools.lru_cache(maxsize=16)
+def _escaped_text(key: str) -> re.Pattern[str] | None:
+    """``_escaped_key`` for text, compiled once a key."""
+    pattern = _escaped_key(key.encode())
+    return None if pattern is None else re.compile(pattern.decode("ascii"))
+
+
+def _escaped_key(raw: bytes) -> bytes | None:
+    """A pattern of ``raw`` (a key: printable ASCII) in all its escaped spellings; ``None`` if
+    no character of it is ever escaped."""
+    if not any(char in _JSON_ESCAPED for char in raw):
+        return None
+    return b"".join(
+        _escaped_forms(char) if char in _JSON_ESCAPED else re.escape(bytes([char])) for char in raw
+    )
+
+
 def _escaped_forms(char: int) -> bytes:
     """A pattern matching ``char`` as sent, ``\\u00XX`` in either case and, for the three JSON
-    writes with a backslash, ``\\"``, ``\\\\`` or ``\\/``."""
+    writes with a backslash and the ``'`` a repr may, ``\\"``, ``\\\\``, ``\\/`` or ``\\'``."""
     hex_digits = b"".join(
         b"[%b%b]" % (digit, digit.upper()) if digit.isalpha() else digit
         for digit in re.findall(b".", b"%04x" % char)
     )
     forms = [re.escape(bytes([char])), re.escape(b"\\u") + hex_digits]
-    if char in b'"\\/':
+    if char in b"\"\\/'":
         forms.append(re.escape(b"\\" + bytes([char])))
     return b"(?:" + b"|".join(forms) + b")"
 

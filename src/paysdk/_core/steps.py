@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypeAlias, TypeVar
 
-from .config import Timeout, secret_key_in
+from .config import Timeout, blot_key, secret_key_in
 
 T = TypeVar("T")
 
@@ -48,10 +48,7 @@ class Send(NamedTuple):
 
     def scrub(self, text: str) -> str:
         """``text`` with this request's secret key blotted out, for anything written about it."""
-        key = secret_key_in(self.headers)
-        if len(key) < 4 or key not in text:
-            return text
-        return text.replace(key, "<secret key>")
+        return blot_key(text, secret_key_in(self.headers))
 
 
 class Sleep(NamedTuple):
