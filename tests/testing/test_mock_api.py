@@ -447,3 +447,30 @@ def test_no_proxy_set_by_the_test_while_the_fake_runs_is_left_as_the_test_set_it
         os.environ["NO_PROXY"] = "payments.internal"
     assert os.environ["NO_PROXY"] == "payments.internal"
     assert "no_proxy" not in os.environ  # the spelling the test left alone is put back
+
+
+@pytest.mark.usefixtures("proxy_in_environment")
+async def test_a_client_made_before_the_fake_with_a_proxy_is_refused_saying_what_to_do() -> None:
+    """A client made before the fake started read the environment's proxy then: respx cannot
+    answer a request sent through it, and the call says so, as a paysdk error, on both clients;
+    a client made while it runs reaches it."""
+    api = MockPaymentAPI()
+    own = paysdk.Client(secret_key=api.secret_key, base_url=api.base_url, max_retries=0)
+    aown = paysdk.AsyncClient(secret_key=api.secret_key, base_url=api.base_url, max_retries=0)
+    try:
+        with api:
+            api.add_payment("order-7")
+            with pytest.raises(paysdk.ConfigurationError) as sync_refused:
+                own.verify("order-7")
+            with pytest.raises(paysdk.ConfigurationError) as async_refused:
+                await aown.verify("order-7")
+            for caught in (sync_refused, async_refused):
+                said = str(caught.value)
+                assert "https://api.paysdk.test" in said and "HTTPS_PROXY" in said
+                assert "make the client while the mock runs" in said
+            assert api.calls == []
+            with paysdk.Client(secret_key=api.secret_key, base_url=api.base_url) as made:
+                assert made.verify("order-7").succeeded
+    finally:
+        own.close()
+        await aown.aclose()

@@ -622,3 +622,33 @@ def test_a_merchants_callback_test_with_a_bad_argument_fails_with_a_paysdk_error
         """
     )
     run_inprocess(pytester, "-p", "no:cacheprovider").assert_outcomes(passed=3)
+
+
+def test_a_merchants_client_made_before_its_fake_behind_a_ci_proxy_fails_with_a_paysdk_error(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A CI machine names a proxy; the merchant makes its client before starting a
+    ``MockPaymentAPI`` of its own URL (the plugin names only the default fake's host in
+    ``NO_PROXY``): the test fails with ``paysdk.ConfigurationError`` saying what to do, not
+    httpx's ``InvalidURL`` from inside respx."""
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(name.lower(), raising=False)
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    pytester.makepyfile(
+        test_early_client="""
+        import paysdk, pytest
+        from paysdk.testing import MockPaymentAPI
+
+        def test_verify():
+            api = MockPaymentAPI(base_url="https://pay.shop.test")
+            with paysdk.Client(secret_key=api.secret_key, base_url=api.base_url) as client:
+                with api:
+                    api.add_payment("order-7")
+                    client.verify("order-7")
+        """
+    )
+    result = run_inprocess(pytester, "-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*paysdk*ConfigurationError: this client sends its requests*"])
+    assert "InvalidURL" not in result.stdout.str()

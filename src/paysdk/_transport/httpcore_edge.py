@@ -12,10 +12,13 @@ from typing import Any
 import httpcore
 import httpx
 
+from .._errors import ConfigurationError
+
 __all__ = [
     "HTTPCORE_TO_HTTPX",
     "AsyncBodyStream",
     "BodyStream",
+    "check_unmocked",
     "core_request",
     "extensions_of",
     "httpx_error",
@@ -80,3 +83,38 @@ def extensions_of(message: httpcore.Request | httpcore.Response) -> MutableMappi
     """A request's or response's extensions, typed: httpcore's attribute is inferred, not
     declared, so strict checkers see it partly unknown."""
     return message.extensions  # pyright: ignore[reportUnknownMemberType, reportUnknownVariableType]
+
+
+_HTTPCORE_SENDS = (
+    (httpcore.HTTPConnection, "handle_request"),
+    (httpcore.AsyncHTTPConnection, "handle_async_request"),
+)
+"""httpcore's connections' sends, which a mock of httpx replaces while it runs (respx)."""
+_HTTPCORE_FILES = frozenset(kind.__init__.__code__.co_filename for kind, _ in _HTTPCORE_SENDS)
+"""Where httpcore writes them, read from the constructors (which respx leaves alone)."""
+
+
+def check_unmocked(origin: str, proxy: str) -> None:
+    """Refuse to send through a proxy while a mock replaced httpcore's connections' send
+    (respx, which ``paysdk.testing.MockPaymentAPI`` runs on): the mock reads a proxied
+    request, a tunnel's ``CONNECT`` or a forwarded absolute target, as a URL it cannot parse,
+    and answers none of them.
+
+    Args:
+        origin: where the request goes (``https://api.paysdk.test``).
+        proxy: the proxy as a message names it (``Proxy.named``).
+
+    Raises:
+        ConfigurationError: a mock replaced either send; the message says what to do.
+    """
+    for kind, name in _HTTPCORE_SENDS:
+        code = getattr(getattr(kind, name), "__code__", None)
+        if code is None or code.co_filename not in _HTTPCORE_FILES:
+            raise ConfigurationError(
+                f"this client sends its requests for {origin} through the proxy {proxy}, "
+                "chosen when the client was made, and a mock of httpx (respx, which "
+                "paysdk.testing.MockPaymentAPI runs on) cannot answer a request sent through a "
+                "proxy: make the client while the mock runs, which names its host in NO_PROXY "
+                "meanwhile, or name the host in NO_PROXY before making it (a client's own "
+                "proxy= is used whatever NO_PROXY says)"
+            )

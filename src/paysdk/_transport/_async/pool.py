@@ -12,7 +12,13 @@ import httpx
 
 from .. import httpx_tracing
 from ..forks import PerProcess
-from ..httpcore_edge import AsyncBodyStream, core_request, extensions_of, httpx_error
+from ..httpcore_edge import (
+    AsyncBodyStream,
+    check_unmocked,
+    core_request,
+    extensions_of,
+    httpx_error,
+)
 from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
 from .connections import AsyncConnectionMaker, AsyncConnections, AsyncDirectMaker
@@ -50,6 +56,8 @@ class AsyncRoutes:
         pools = self._pools.get()
         scheme, host = url.scheme.decode("ascii"), url.host.decode("ascii")
         proxy = self.network.proxy_for(scheme, host, url.port)
+        if proxy is not None:
+            check_unmocked(f"{scheme}://{host}", proxy.named)
         tls = url.scheme == b"https" or (proxy is not None and proxy.url.startswith("https:"))
         pool = pools.by_route.get((proxy, tls))
         if pool is None:

@@ -14,7 +14,13 @@ import httpx
 
 from .. import httpx_tracing
 from ..forks import PerProcess
-from ..httpcore_edge import BodyStream, core_request, extensions_of, httpx_error
+from ..httpcore_edge import (
+    BodyStream,
+    check_unmocked,
+    core_request,
+    extensions_of,
+    httpx_error,
+)
 from ..httpx_common import LIMITS, MAX_CONNECTIONS
 from ..network import Network, Proxy
 from .connections import ConnectionMaker, Connections, DirectMaker
@@ -52,6 +58,8 @@ class Routes:
         pools = self._pools.get()
         scheme, host = url.scheme.decode("ascii"), url.host.decode("ascii")
         proxy = self.network.proxy_for(scheme, host, url.port)
+        if proxy is not None:
+            check_unmocked(f"{scheme}://{host}", proxy.named)
         tls = url.scheme == b"https" or (proxy is not None and proxy.url.startswith("https:"))
         pool = pools.by_route.get((proxy, tls))
         if pool is None:
