@@ -594,3 +594,28 @@ async def test_a_table_of_any_name_length_gets_its_key_fingerprint_index(
     ledger = make_ledger(table=table)
     await ledger.fulfil_once(paid("order-1"), lambda payment: None)
     assert ("account", "verified_by") in _indexed_columns(ledger_url, table)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_rows_timestamps_are_utc_whatever_the_sessions_time_zone(
+    postgres_url: str, kind: str
+) -> None:
+    """A server or role whose ``TimeZone`` is local (initdb takes the host's): the rows still
+    say when in UTC, as ``LedgerRow`` does on every database."""
+    import datetime as dt
+
+    from tests.support.postgres import fresh_database
+
+    url = fresh_database(postgres_url) + "?options=-c%20TimeZone%3DAsia%2FTokyo"
+    before = dt.datetime.now(dt.timezone.utc)
+    if kind == "sync":
+        with Ledger(url) as ledger:
+            ledger.fulfil_once(paid(), lambda payment: None)
+            row = ledger.row("order-1")
+    else:
+        async with AsyncLedger(url) as async_ledger:
+            await async_ledger.fulfil_once(paid(), lambda payment: None)
+            row = await async_ledger.row("order-1")
+    assert row is not None and row.fulfilled_at is not None
+    assert row.fulfilled_at.tzinfo is dt.timezone.utc
+    assert before - dt.timedelta(minutes=1) < row.fulfilled_at < before + dt.timedelta(minutes=1)

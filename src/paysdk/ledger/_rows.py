@@ -119,7 +119,10 @@ class FulfilResult(Generic[T]):
 
 
 def _time(value: object) -> dt.datetime | None:
-    """A timestamp as either database returns it: a datetime, or SQLite's ISO text."""
-    if value is None or isinstance(value, dt.datetime):
-        return value
+    """A timestamp as either database returns it, in UTC: a datetime (PostgreSQL's, in the
+    session's time zone), or SQLite's ISO text."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.timezone.utc)
     return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))

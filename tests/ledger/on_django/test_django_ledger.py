@@ -23,6 +23,7 @@ from django.core.management import call_command
 from django.db import connections, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.test import Client as DjangoClient
+from django.test import override_settings
 from django.urls import path
 
 import paysdk
@@ -288,6 +289,23 @@ def test_the_model_reads_the_ledgers_timestamps_and_writes_them_in_its_form(usin
             assert cursor.fetchone() == (later.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),)
     found = Fulfilment.objects.using(using).filter(fulfilled_at__gt=later - dt.timedelta(seconds=1))
     assert [fulfilment.reference for fulfilment in found] == ["order-1"]
+
+
+def test_its_rows_timestamps_are_utc_with_use_tz_off_and_a_local_time_zone(using: str) -> None:
+    """``USE_TZ = False``: Django's PostgreSQL connection reads ``timestamptz`` naive, in
+    ``TIME_ZONE``; the ledger's rows still say when, in UTC."""
+    connections[using].close()  # Django sets a connection's time zone up when it opens it
+    try:
+        with override_settings(USE_TZ=False, TIME_ZONE="Asia/Tokyo"):
+            before = dt.datetime.now(dt.timezone.utc)
+            DjangoLedger(using).fulfil_once(paid("order-1"), lambda payment: None)
+            row = DjangoLedger(using).row("order-1")
+            connections[using].close()
+    finally:
+        connections[using].close()
+    assert row is not None and row.fulfilled_at is not None
+    assert row.fulfilled_at.tzinfo is dt.timezone.utc
+    assert before - dt.timedelta(minutes=1) < row.fulfilled_at < before + dt.timedelta(minutes=1)
 
 
 def test_inside_the_merchants_transaction_it_refuses_before_any_statement(using: str) -> None:

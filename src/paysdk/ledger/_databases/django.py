@@ -99,6 +99,8 @@ def run_statement(
     """Run one statement through Django's cursor (its error wrapping, its query log)."""
     cursor: Any = wrapper.cursor()
     try:
+        if wrapper.vendor == "postgresql" and wrapper.timezone is None:
+            _aware_timestamps(cursor.cursor)
         if params is None:  # no parameters: the text goes as it is (no % placeholders read)
             cursor.execute(sql)
         else:
@@ -109,6 +111,16 @@ def run_statement(
         return Rows(rows, int(cursor.rowcount))
     finally:
         cursor.close()
+
+
+def _aware_timestamps(raw: Any) -> None:
+    """Read ``timestamptz`` as aware datetimes on this psycopg cursor: with ``USE_TZ = False``,
+    Django's connection reads them naive, in ``TIME_ZONE``, and the ledger's rows are UTC."""
+    adapters = getattr(raw, "adapters", None)  # psycopg 3's; psycopg2 reads them aware
+    if adapters is not None:
+        from psycopg.types.datetime import TimestamptzLoader
+
+        adapters.register_loader("timestamptz", TimestamptzLoader)
 
 
 class DjangoDriver:
