@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -117,10 +118,9 @@ def _aware_timestamps(raw: Any) -> None:
     """Read ``timestamptz`` as aware datetimes on this psycopg cursor: with ``USE_TZ = False``,
     Django's connection reads them naive, in ``TIME_ZONE``, and the ledger's rows are UTC."""
     adapters = getattr(raw, "adapters", None)  # psycopg 3's; psycopg2 reads them aware
-    if adapters is not None:
-        from psycopg.types.datetime import TimestamptzLoader
-
-        adapters.register_loader("timestamptz", TimestamptzLoader)
+    loaders: Any = sys.modules.get("psycopg.types.datetime")  # loaded with the cursor's psycopg
+    if adapters is not None and loaders is not None:
+        adapters.register_loader("timestamptz", loaders.TimestamptzLoader)
 
 
 class DjangoDriver:
