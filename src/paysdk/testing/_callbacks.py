@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
+from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 import httpx
@@ -61,8 +63,14 @@ class CallbackSender(Closes):
         if _is_asgi(app, interface):
             return self._loop().call(_asend, app, target)
         transport = httpx.WSGITransport(app=cast(Any, app))
-        with httpx.Client(transport=transport, base_url=TEST_HOST) as http:
-            return http.get(target, headers={"User-Agent": USER_AGENT})
+        with (
+            _as_djangos_test_client(app) as raised,
+            httpx.Client(transport=transport, base_url=TEST_HOST) as http,
+        ):
+            answer = http.get(target, headers={"User-Agent": USER_AGENT})
+        if raised:  # Django answered it with its 500: raised, as any other app's
+            raise raised[0]
+        return answer
 
     async def asend(
         self, app: object, url: str, reference: str, *, interface: Interface = "auto"
@@ -94,6 +102,46 @@ class CallbackSender(Closes):
 
             self._portal = self._exits.enter_context(start_blocking_portal())
         return self._portal
+
+
+@contextlib.contextmanager
+def _as_djangos_test_client(app: object) -> Generator[list[BaseException], None, None]:
+    """Around a request to a Django handler, what Django's test client does: the request leaves
+    the database connections alone (Django's ``close_old_connections`` on its request signals
+    would close a ``TestCase``'s connection inside its transaction, so the view could read
+    nothing), and an exception in a view, which Django turns into its 500, is kept to raise.
+
+    Args:
+        app: the WSGI app; any but a Django handler is left as it is.
+
+    Yields:
+        The exceptions views raised, filled once the request is answered.
+    """
+    base: Any = sys.modules.get("django.core.handlers.base")  # loaded with a Django handler
+    if base is None or not isinstance(app, base.BaseHandler):
+        yield []
+        return
+    signals, database = sys.modules["django.core.signals"], sys.modules["django.db"]
+    close_old_connections = database.close_old_connections
+    request_started, request_finished = signals.request_started, signals.request_finished
+    got_request_exception = signals.got_request_exception
+    raised: list[BaseException] = []
+
+    def keep(**kwargs: object) -> None:
+        error = sys.exc_info()[1]  # sent while Django handles the view's exception
+        if error is not None:
+            raised.append(error)
+
+    unhooked = [
+        s for s in (request_started, request_finished) if s.disconnect(close_old_connections)
+    ]
+    got_request_exception.connect(keep, weak=False)
+    try:
+        yield raised
+    finally:
+        got_request_exception.disconnect(keep)
+        for signal in unhooked:
+            signal.connect(close_old_connections)
 
 
 async def _asend(app: object, target: str) -> httpx.Response:
