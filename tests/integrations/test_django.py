@@ -218,6 +218,21 @@ def test_the_kit_sends_a_callback_through_django_asgi(
     assert paysdk_api.verified_references() == ["order-1"]
 
 
+@pytest.mark.parametrize("handler", [WSGIHandler, ASGIHandler], ids=["wsgi", "asgi"])
+def test_the_kit_raises_what_a_django_view_raised(
+    handler: type[WSGIHandler | ASGIHandler], paysdk_callback: CallbackSender
+) -> None:
+    """Django answers a view's exception with its 500 (its debug page, under ``DEBUG = True``);
+    the test fails with the exception, as with Django's test client."""
+
+    def payment_callback(request: HttpRequest) -> HttpResponse:
+        raise LookupError("no such order table")
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    with pytest.raises(LookupError, match="no such order table"):
+        paysdk_callback.send(handler(), PATH, "order-1")
+
+
 # --- with a fulfilment ledger ------------------------------------------------------------------
 
 

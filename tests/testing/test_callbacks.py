@@ -78,6 +78,21 @@ def test_a_crash_in_the_app_fails_the_test(sender: CallbackSender, app: object) 
         sender.send(app, "/boom", "order-1")
 
 
+def test_a_crash_flask_answers_with_its_500_fails_the_test(sender: CallbackSender) -> None:
+    """Flask's defaults (``TESTING`` and debug off) answer a view's exception with a 500."""
+    import flask
+
+    app = flask.Flask(__name__)
+
+    @app.get("/payments/callback")
+    def payment_callback() -> str:
+        raise LookupError("no such order table")
+
+    with pytest.raises(LookupError, match="no such order table"):
+        sender.send(app, "/payments/callback", "order-1")
+    assert sender.send(app, "/nowhere", "order-1").status_code == 404  # not an exception
+
+
 def test_an_asgi_app_sees_one_event_loop_until_the_sender_closes(sender: CallbackSender) -> None:
     app = ASGIEcho()
     sender.send(app, "/cb", "order-1")

@@ -60,17 +60,14 @@ class CallbackSender(Closes):
             The app's answer.
         """
         target = _target(url, reference)
-        if _is_asgi(app, interface):
-            return self._loop().call(_asend, app, target)
-        transport = httpx.WSGITransport(app=cast(Any, app))
-        with (
-            _as_djangos_test_client(app) as raised,
-            httpx.Client(transport=transport, base_url=TEST_HOST) as http,
-        ):
-            answer = http.get(target, headers={"User-Agent": USER_AGENT})
-        if raised:  # Django answered it with its 500: raised, as any other app's
-            raise raised[0]
-        return answer
+        with _as_a_test_client(app) as raised:
+            if _is_asgi(app, interface):
+                answer = self._loop().call(_asend, app, target)
+            else:
+                transport = httpx.WSGITransport(app=cast(Any, app))
+                with httpx.Client(transport=transport, base_url=TEST_HOST) as http:
+                    answer = http.get(target, headers={"User-Agent": USER_AGENT})
+        return _answered(answer, raised)
 
     async def asend(
         self, app: object, url: str, reference: str, *, interface: Interface = "auto"
@@ -87,9 +84,11 @@ class CallbackSender(Closes):
             The app's answer.
         """
         target = _target(url, reference)
-        if _is_asgi(app, interface):
-            return await _asend(app, target)
-        return self.send(app, url, reference, interface="wsgi")
+        if not _is_asgi(app, interface):
+            return self.send(app, url, reference, interface="wsgi")
+        with _as_a_test_client(app) as raised:
+            answer = await _asend(app, target)
+        return _answered(answer, raised)
 
     def close(self) -> None:
         """Stop the event loop kept for ASGI apps, if one was started."""
@@ -104,42 +103,67 @@ class CallbackSender(Closes):
         return self._portal
 
 
+def _answered(answer: httpx.Response, raised: list[BaseException]) -> httpx.Response:
+    """``answer``, unless the app answered a view's exception with its 500: then that exception."""
+    if raised:
+        raise raised[0]
+    return answer
+
+
 @contextlib.contextmanager
-def _as_djangos_test_client(app: object) -> Generator[list[BaseException], None, None]:
-    """Around a request to a Django handler, what Django's test client does: the request leaves
-    the database connections alone (Django's ``close_old_connections`` on its request signals
-    would close a ``TestCase``'s connection inside its transaction, so the view could read
-    nothing), and an exception in a view, which Django turns into its 500, is kept to raise.
+def _as_a_test_client(app: object) -> Generator[list[BaseException], None, None]:
+    """Around a request, what the framework's own test client does: keep the exception of a
+    view that Flask (unless ``TESTING``) or Django answers with its 500, to raise; and, for
+    Django, leave the database connections alone (its ``close_old_connections`` on the request
+    signals would close a ``TestCase``'s connection inside its transaction, so the view could
+    read nothing). The framework is the app's own, loaded already: nothing is imported.
 
     Args:
-        app: the WSGI app; any but a Django handler is left as it is.
+        app: the WSGI or ASGI app; one of another framework is left as it is.
 
     Yields:
         The exceptions views raised, filled once the request is answered.
     """
-    base: Any = sys.modules.get("django.core.handlers.base")  # loaded with a Django handler
-    if base is None or not isinstance(app, base.BaseHandler):
-        yield []
-        return
+    raised: list[BaseException] = []
+    flask: Any = sys.modules.get("flask.app")
+    django: Any = sys.modules.get("django.core.handlers.base")
+    if flask is not None and isinstance(app, flask.Flask):
+        signal = sys.modules["flask.signals"].got_request_exception
+
+        def keep_flasks(sender: object, exception: BaseException, **kwargs: object) -> None:
+            raised.append(exception)
+
+        with signal.connected_to(keep_flasks, sender=app):
+            yield raised
+    elif django is not None and isinstance(app, django.BaseHandler):
+        with _djangos_test_request(raised):
+            yield raised
+    else:
+        yield raised
+
+
+@contextlib.contextmanager
+def _djangos_test_request(raised: list[BaseException]) -> Generator[None, None, None]:
+    """Django's request signals as its test client has them: ``close_old_connections`` off,
+    and a view's exception kept in ``raised``."""
     signals, database = sys.modules["django.core.signals"], sys.modules["django.db"]
     close_old_connections = database.close_old_connections
-    request_started, request_finished = signals.request_started, signals.request_finished
-    got_request_exception = signals.got_request_exception
-    raised: list[BaseException] = []
 
-    def keep(**kwargs: object) -> None:
+    def keep_djangos(**kwargs: object) -> None:
         error = sys.exc_info()[1]  # sent while Django handles the view's exception
         if error is not None:
             raised.append(error)
 
     unhooked = [
-        s for s in (request_started, request_finished) if s.disconnect(close_old_connections)
+        signal
+        for signal in (signals.request_started, signals.request_finished)
+        if signal.disconnect(close_old_connections)
     ]
-    got_request_exception.connect(keep, weak=False)
+    signals.got_request_exception.connect(keep_djangos, weak=False)
     try:
-        yield raised
+        yield
     finally:
-        got_request_exception.disconnect(keep)
+        signals.got_request_exception.disconnect(keep_djangos)
         for signal in unhooked:
             signal.connect(close_old_connections)
 
