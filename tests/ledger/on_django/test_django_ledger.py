@@ -13,6 +13,7 @@ import datetime as dt
 import json
 import sqlite3
 import time
+import zoneinfo
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -306,6 +307,31 @@ def test_its_rows_timestamps_are_utc_with_use_tz_off_and_a_local_time_zone(using
     assert row is not None and row.fulfilled_at is not None
     assert row.fulfilled_at.tzinfo is dt.timezone.utc
     assert before - dt.timedelta(minutes=1) < row.fulfilled_at < before + dt.timedelta(minutes=1)
+
+
+def test_with_use_tz_off_the_model_reads_and_writes_naive_local_times_on_either_database(
+    using: str,
+) -> None:
+    """``USE_TZ = False``: Django's fields hold naive datetimes in ``TIME_ZONE``; the model's
+    do too on SQLite, where the ledger's text says UTC, as Django's PostgreSQL reads them."""
+    DjangoLedger(using).fulfil_once(paid("order-1"), lambda payment: None)
+    row = DjangoLedger(using).row("order-1")
+    assert row is not None and row.fulfilled_at is not None
+    tokyo = row.fulfilled_at.astimezone(zoneinfo.ZoneInfo("Asia/Tokyo")).replace(tzinfo=None)
+    connections[using].close()  # Django sets a connection's time zone up when it opens it
+    try:
+        with override_settings(USE_TZ=False, TIME_ZONE="Asia/Tokyo"):
+            model = Fulfilment.objects.using(using).get(reference="order-1")
+            assert model.fulfilled_at == tokyo  # naive, as every field of the project
+            later = tokyo + dt.timedelta(hours=1)
+            Fulfilment.objects.using(using).filter(reference="order-1").update(fulfilled_at=later)
+            found = Fulfilment.objects.using(using).filter(fulfilled_at__gt=tokyo)
+            assert [fulfilment.reference for fulfilment in found] == ["order-1"]
+            connections[using].close()
+    finally:
+        connections[using].close()
+    moved = DjangoLedger(using).row("order-1")
+    assert moved is not None and moved.fulfilled_at == row.fulfilled_at + dt.timedelta(hours=1)
 
 
 def test_inside_the_merchants_transaction_it_refuses_before_any_statement(using: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
+from django.conf import settings
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.utils import timezone
@@ -24,7 +25,8 @@ else:  # not generic at run time
 
 
 class LedgerTimestampField(_DateTimeField):
-    """A ``DateTimeField`` stored as the ledger stores time, the model still seeing aware datetimes.
+    """A ``DateTimeField`` stored as the ledger stores time, the model seeing datetimes as Django's
+    own fields do (aware with ``USE_TZ``, else naive in ``TIME_ZONE``).
 
     On SQLite, Django writes ``2026-11-23 13:00:00.000000``, which compares wrongly as text
     beside the ledger's ``2026-11-23T13:00:00.000000Z``: there it is a ``text`` column in the
@@ -44,9 +46,16 @@ class LedgerTimestampField(_DateTimeField):
         if not prepared:
             value = self.get_prep_value(value)
         if isinstance(value, dt.datetime):
-            if timezone.is_naive(value):
-                value = timezone.make_aware(value, dt.timezone.utc)
+            if timezone.is_naive(value):  # with USE_TZ off: in TIME_ZONE, as Django's own
+                value = timezone.make_aware(value, timezone.get_default_timezone())
             return wire_timestamp(value)
+        return value
+
+    def from_db_value(self, value: Any, expression: object, connection: BaseDatabaseWrapper) -> Any:
+        """With ``USE_TZ`` off, the naive time in ``TIME_ZONE`` Django's fields hold; SQLite's
+        text says UTC, which Django's converter keeps (PostgreSQL's it reads naive already)."""
+        if isinstance(value, dt.datetime) and not settings.USE_TZ and timezone.is_aware(value):
+            return timezone.make_naive(value, timezone.get_default_timezone())
         return value
 
 
