@@ -22,10 +22,12 @@ import pytest
 from django.conf import settings
 from django.core.management import call_command
 from django.db import connections, transaction
+from django.db.models.functions import TruncDate
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.test import Client as DjangoClient
 from django.test import override_settings
 from django.urls import path
+from django.utils import timezone
 
 import paysdk
 from paysdk.integrations.django import DjangoLedger, verified_callback
@@ -307,6 +309,28 @@ def test_its_rows_timestamps_are_utc_with_use_tz_off_and_a_local_time_zone(using
     assert row is not None and row.fulfilled_at is not None
     assert row.fulfilled_at.tzinfo is dt.timezone.utc
     assert before - dt.timedelta(minutes=1) < row.fulfilled_at < before + dt.timedelta(minutes=1)
+
+
+def test_the_orms_date_functions_read_the_ledgers_timestamps_on_either_database(
+    using: str,
+) -> None:
+    """``__date``, ``__hour``, ``TruncDate`` and ``dates()`` (the admin's ``date_hierarchy``):
+    on SQLite, Django's functions read its own text form of a time, not the ledger's."""
+    DjangoLedger(using).fulfil_once(paid("order-1"), lambda payment: None)
+    row = DjangoLedger(using).row("order-1")
+    assert row is not None and row.fulfilled_at is not None
+    with timezone.override(dt.timezone.utc):
+        when = row.fulfilled_at
+        rows = Fulfilment.objects.using(using)
+        assert [f.reference for f in rows.filter(fulfilled_at__date=when.date())] == ["order-1"]
+        assert rows.filter(fulfilled_at__year=when.year, fulfilled_at__hour=when.hour).count() == 1
+        days = rows.annotate(day=TruncDate("fulfilled_at")).values_list("day", flat=True)
+        assert list(days) == [when.date()]
+        assert list(rows.datetimes("fulfilled_at", "hour")) == [
+            when.replace(minute=0, second=0, microsecond=0)
+        ]
+        assert rows.filter(fulfilled_at__range=(when, when)).count() == 1
+        assert rows.order_by("-claimed_at").values_list("fulfilled_at", flat=True)[0] == when
 
 
 def test_with_use_tz_off_the_model_reads_and_writes_naive_local_times_on_either_database(

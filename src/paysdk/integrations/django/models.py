@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from django.conf import settings
 from django.db import models
 from django.db.backends.base.base import BaseDatabaseWrapper
+from django.db.models.expressions import Col
 from django.utils import timezone
 
 from ..._models.timestamps import wire_timestamp
@@ -30,7 +31,9 @@ class LedgerTimestampField(_DateTimeField):
 
     On SQLite, Django writes ``2026-11-23 13:00:00.000000``, which compares wrongly as text
     beside the ledger's ``2026-11-23T13:00:00.000000Z``: there it is a ``text`` column in the
-    ledger's form (Django's converter reads either). Elsewhere it is Django's own field.
+    ledger's form (Django's converter reads either), which queries read with its ``T`` as a space,
+    the form Django's SQL functions (``__date``, ``TruncDate``, ``dates()``) parse. Elsewhere it
+    is Django's own field.
     """
 
     def db_type(self, connection: BaseDatabaseWrapper) -> str | None:
@@ -38,13 +41,29 @@ class LedgerTimestampField(_DateTimeField):
             return "text"
         return super().db_type(connection)
 
+    def get_col(self, alias: str, output_field: Any = None) -> Any:
+        """The column as queries read it: ``_SpacedColumn``."""
+        column = super().get_col(alias, output_field)
+        return _SpacedColumn(column.alias, self, column.output_field)
+
     def get_db_prep_value(
         self, value: Any, connection: BaseDatabaseWrapper, prepared: bool = False
     ) -> Any:
+        """A value compared with the column: on SQLite, the ledger's text, ``T`` spaced."""
         if connection.vendor != "sqlite":
             return super().get_db_prep_value(value, connection, prepared)
-        if not prepared:
-            value = self.get_prep_value(value)
+        stored = self._stored(value if prepared else self.get_prep_value(value))
+        return stored.replace("T", " ") if isinstance(stored, str) else stored
+
+    def get_db_prep_save(self, value: Any, connection: BaseDatabaseWrapper) -> Any:
+        """A value written: on SQLite, the ledger's own text."""
+        if connection.vendor != "sqlite" or hasattr(value, "as_sql"):
+            return super().get_db_prep_save(value, connection)
+        return self._stored(self.get_prep_value(value))
+
+    @staticmethod
+    def _stored(value: Any) -> Any:
+        """A datetime as the ledger's SQLite text; another value as it is."""
         if isinstance(value, dt.datetime):
             if timezone.is_naive(value):  # with USE_TZ off: in TIME_ZONE, as Django's own
                 value = timezone.make_aware(value, timezone.get_default_timezone())
@@ -57,6 +76,16 @@ class LedgerTimestampField(_DateTimeField):
         if isinstance(value, dt.datetime) and not settings.USE_TZ and timezone.is_aware(value):
             return timezone.make_naive(value, timezone.get_default_timezone())
         return value
+
+
+class _SpacedColumn(Col):
+    """A ledger timestamp column, read on SQLite with its ``T`` as a space: Django's SQL functions
+    parse only that form of a time (the ledger's would read as NULL); the text still sorts as
+    time does, and its ``Z`` still says UTC to Django's converter."""
+
+    def as_sqlite(self, compiler: Any, connection: BaseDatabaseWrapper) -> tuple[str, Any]:
+        sql, params = self.as_sql(compiler, connection)
+        return f"replace({sql}, 'T', ' ')", params
 
 
 class Fulfilment(models.Model):
