@@ -537,6 +537,23 @@ def test_a_status_or_currency_of_look_alike_letters_is_escaped_whole(
     ]
 
 
+def test_confirm_refusing_a_currency_of_a_look_alike_letter_shows_the_letter_as_an_escape(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    """``KES`` spelt with a Kelvin sign (U+212A) is not ``KES``: ``confirm --currency KES``
+    refuses it, and its error tells the two apart rather than reading ``expected 'KES' but the
+    service says 'KES'``."""
+    sandbox.add_payment("order-kelvin", amount=700, currency="\u212aES")
+    code, screen = on_terminal(
+        env, "confirm", "order-kelvin", "--amount", "700", "--currency", "KES"
+    )
+    assert code == 1
+    assert lines_of(screen) == [
+        "paysdk: error: payment 'order-kelvin' does not match: currency expected 'KES' but the "
+        "service says '\\u212aES'"
+    ]
+
+
 LETTERS = "Zo\u00eb \u0130stanbul \U0001f600"
 """A customer name of letters a Latin-1 or ASCII terminal cannot show: none is hostile."""
 

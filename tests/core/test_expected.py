@@ -97,6 +97,16 @@ def test_a_currency_that_is_not_three_ascii_letters_matches_no_code(
     assert not _core.same_currency(actual, actual)  # not a code: not even itself
 
 
+def test_a_mismatch_message_shows_a_look_alike_currency_in_ascii() -> None:
+    """A message a person reads tells ``KES`` from ``KES`` spelt with a Kelvin sign."""
+    with pytest.raises(paysdk.PaymentMismatchError) as caught:
+        _core.check_payment(paid_in("\u212aES"), _core.Expected(currency="KES"))
+    assert str(caught.value) == (
+        "payment 'order-1042' does not match: currency expected 'KES' but the service says "
+        "'\\u212aES'"
+    )
+
+
 @pytest.mark.parametrize(
     "currency",
     [

@@ -67,6 +67,12 @@ def test_only_payments_the_service_confirmed_are_refusals() -> None:
     assert refusal_of(strange) == Refusal(
         PAID, f"paid, but not for this order: currency '{'N' * 99}... instead of 'NGN'"
     )
+    kelvin = paysdk.PaymentMismatchError(
+        "odd", payment=PAID, mismatches={"currency": ("KES", "\u212aES")}
+    )
+    assert refusal_of(kelvin) == Refusal(
+        PAID, "paid, but not for this order: currency '\\u212aES' instead of 'KES'"
+    )
     unknown = paysdk.UnknownOrderError("not ours", reference="order-9")  # anyone can send it
     assert refusal_of(unknown) is None
     assert refusal_of(paysdk.InvalidCallbackError("no reference")) is None

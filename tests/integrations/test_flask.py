@@ -440,6 +440,32 @@ def test_an_amount_beyond_64_bits_is_refused_for_good_and_never_asked_to_retry(
         assert row.reason is not None and f"its amount, {huge}, is beyond" in row.reason
 
 
+def test_a_currency_of_a_look_alike_letter_is_refused_with_a_reason_that_tells_it_apart(
+    client: paysdk.Client, callback_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """A payment in ``KES`` spelt with a Kelvin sign (U+212A) for an order in ``KES`` is a
+    mismatch, and the reason the ledger records (what ``paysdk ledger list`` shows a person)
+    shows the sign as an escape, never ``currency 'KES' instead of 'KES'``."""
+    callback_sandbox.add_payment("order-kelvin", amount=700, currency="\u212aES")
+    shop = Shop(Order("order-kelvin", 700, "KES"))
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.create_table()
+        app = flask.Flask(__name__)
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            shop.fulfil(payment)
+            return {"status": "ok"}
+
+        response = app.test_client().get(f"{PATH}?reference=order-kelvin")
+        row = ledger.row("order-kelvin")
+    assert (response.status_code, response.get_json()) == (409, {"status": "mismatch"})
+    assert shop.fulfilled == []
+    assert row is not None and row.state == "refused"
+    assert row.reason == "paid, but not for this order: currency '\\u212aES' instead of 'KES'"
+
+
 def test_two_accounts_callbacks_of_one_reference_through_one_ledger_each_fulfil_once(
     tmp_path: Path,
 ) -> None:

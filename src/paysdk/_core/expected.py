@@ -159,7 +159,8 @@ def check_payment(
         mismatches["currency"] = (expected.currency, payment.currency)
     if mismatches:
         detail = ", ".join(
-            f"{field} expected {quoted(want)} but the service says {quoted(got, scrub)}"
+            f"{field} expected {quoted(want)} but the service says "
+            + quoted(got, scrub, code=field == "currency")
             for field, (want, got) in mismatches.items()
         )
         raise PaymentMismatchError(
@@ -174,14 +175,17 @@ QUOTED_MAX = 64
 """A string the service sent is quoted in a message up to this many characters."""
 
 
-def quoted(value: object, scrub: Callable[[str], str] | None = None) -> str:
+def quoted(value: object, scrub: Callable[[str], str] | None = None, *, code: bool = False) -> str:
     """``value`` as a message shows it: its repr (a string the service sent blotted of the key
-    by ``scrub``, then cut; an int's digits cut as well), or what an int too long to print is."""
+    by ``scrub``, then cut; an int's digits cut as well), or what an int too long to print is.
+    A ``code`` (a currency, ASCII by the contract) shows each other character as an escape, so
+    ``'\\u212aES'``, with a Kelvin sign, never reads as ``'KES'``."""
     if isinstance(value, str):
         text = value if scrub is None else scrub(value)
+        shown = ascii if code else repr
         if len(text) > QUOTED_MAX:
-            return f"{text[:QUOTED_MAX]!r}... ({len(text):,} characters)"
-        return repr(text)
+            return f"{shown(text[:QUOTED_MAX])}... ({len(text):,} characters)"
+        return shown(text)
     try:
         text = repr(value)
     except ValueError:  # an int past sys.get_int_max_str_digits(): an order's amount may be any

@@ -207,7 +207,9 @@ def unrecorded_refusal(reference: str, error: PaySDKError) -> None:
 
 
 def _shown(value: object) -> str:
-    text = repr(value)
+    """A mismatched amount or currency for a recorded reason: in ASCII, so a currency of a
+    look-alike letter (``'\\u212aES'``, a Kelvin sign) never reads as the code (``'KES'``)."""
+    text = ascii(value)
     return text[:SHOWN] + ("..." if len(text) > SHOWN else "")
 
 
