@@ -142,7 +142,19 @@ def test_the_status_filter_compares_ascii_only(sandbox: Sandbox, run: Run) -> No
 
 
 @pytest.mark.parametrize(
-    "status", ["PAID", "refunded", "", "fa\u0131led", "\uff26\uff21\uff29\uff2c\uff25\uff24"]
+    "status",
+    [
+        "PAID",
+        "refunded",
+        "",
+        "fa\u0131led",
+        "\uff26\uff21\uff29\uff2c\uff25\uff24",
+        "FAILED\u00a0",  # spaces and separators str.strip() takes, though not ASCII
+        "\u3000FAILED",
+        "FAILED\u2003",
+        "FAILED\x1c",
+        "FAILED\u200b",
+    ],
 )
 def test_an_unknown_status_is_a_usage_error_that_lists_the_known_ones(
     run: Run, status: str

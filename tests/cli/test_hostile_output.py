@@ -554,6 +554,24 @@ def test_confirm_refusing_a_currency_of_a_look_alike_letter_shows_the_letter_as_
     ]
 
 
+def test_a_status_padded_with_a_look_alike_space_is_a_usage_error(env: dict[str, str]) -> None:
+    """``--status "FAILED\\xa0"`` (a no-break space, as a copied table may hold) is not
+    ``FAILED``: a usage error showing the space as an escape, as the status is not one paysdk
+    knows; an ASCII space around it is still taken."""
+    code, screen = on_terminal(env, "list", "--status", "FAILED\u00a0")
+    assert code == 2
+    assert lines_of(screen)[-1] == (
+        "paysdk list: error: argument --status: unknown status 'FAILED\\xa0': expected one "
+        "of COMPLETED, FAILED (any case)"
+    )
+    code, screen = on_terminal(env, "list", "--status", " failed ")
+    assert code == 0
+    assert [line.split()[:2] for line in lines_of(screen)] == [
+        ["REFERENCE", "STATUS"],
+        ["order-hostile", "FAILED"],
+    ]
+
+
 LETTERS = "Zo\u00eb \u0130stanbul \U0001f600"
 """A customer name of letters a Latin-1 or ASCII terminal cannot show: none is hostile."""
 

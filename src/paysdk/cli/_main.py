@@ -8,6 +8,7 @@ import calendar
 import dataclasses
 import datetime as dt
 import re
+import string
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
@@ -210,7 +211,8 @@ def _timestamp(value: dt.datetime | None) -> str | None:
 def parse_status(text: str) -> str:
     """``--status``: one of the statuses paysdk knows (``paysdk.PaymentStatus``), any case."""
     known = [status.value for status in paysdk.PaymentStatus]
-    status = _ascii_upper(text.strip())
+    upper = _ascii_upper(text)  # ASCII blanks stripped alone: str.strip() takes U+00A0 and more
+    status = None if upper is None else upper.strip(string.whitespace)
     if status is None or status not in known:
         raise argparse.ArgumentTypeError(
             f"unknown status {text!r}: expected one of {', '.join(known)} (any case)"
