@@ -154,6 +154,7 @@ def test_the_status_filter_compares_ascii_only(sandbox: Sandbox, run: Run) -> No
         "FAILED\u2003",
         "FAILED\x1c",
         "FAILED\u200b",
+        "F\u0410ILED",  # a Cyrillic A: the error shows it as an escape
     ],
 )
 def test_an_unknown_status_is_a_usage_error_that_lists_the_known_ones(
@@ -162,7 +163,7 @@ def test_an_unknown_status_is_a_usage_error_that_lists_the_known_ones(
     code, out, err = run("list", "--status", status)
     assert (code, out) == (2, "")
     assert "usage: paysdk list" in err
-    assert f"unknown status {status!r}: expected one of COMPLETED, FAILED" in err
+    assert f"unknown status {status!a}: expected one of COMPLETED, FAILED" in err
 
 
 def test_list_json_keeps_the_wire_shape(sandbox: Sandbox, run: Run) -> None:

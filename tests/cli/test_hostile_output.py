@@ -572,6 +572,29 @@ def test_a_status_padded_with_a_look_alike_space_is_a_usage_error(env: dict[str,
     ]
 
 
+def test_a_code_typed_with_a_look_alike_letter_is_refused_showing_the_letter_as_an_escape(
+    env: dict[str, str],
+) -> None:
+    """A code typed with a letter of another script (pasted from a chat, say) is refused, and
+    the error tells it from the code it looks like: ``'F\\u0410ILED'`` (a Cyrillic A), never
+    ``unknown status 'FAILED'``; ``--currency`` of ``confirm`` and ``pay`` alike."""
+    code, screen = on_terminal(env, "list", "--status", "F\u0410ILED")
+    assert code == 2
+    assert lines_of(screen)[-1] == (
+        "paysdk list: error: argument --status: unknown status 'F\\u0410ILED': expected one "
+        "of COMPLETED, FAILED (any case)"
+    )
+    confirm = ("confirm", "order-hostile", "--amount", "700", "--currency", "\u212aES")
+    code, screen = on_terminal(env, *confirm)
+    assert code == 2
+    assert lines_of(screen)[-1].endswith("got '\\u212aES'")
+    code, screen = on_terminal(
+        env, "pay", "order-7", "--amount", "5", "--currency", "\u212aES", "--callback", "x"
+    )
+    assert code == 2
+    assert lines_of(screen)[-1].endswith("such as NGN or USD, not '\\u212aES'")
+
+
 LETTERS = "Zo\u00eb \u0130stanbul \U0001f600"
 """A customer name of letters a Latin-1 or ASCII terminal cannot show: none is hostile."""
 

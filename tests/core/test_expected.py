@@ -115,6 +115,7 @@ def test_a_mismatch_message_shows_a_look_alike_currency_in_ascii() -> None:
         "\uff2e\uff27\uff2e",
         "\u00dfP",
         "\u0131nr",
+        "\u212aES",  # a Kelvin sign: shown as it is, the message would read "got 'KES'"
         "NG",
         "NGNN",
         "",
@@ -128,6 +129,7 @@ def test_an_expected_currency_must_be_three_ascii_letters(currency: object) -> N
     with pytest.raises(paysdk.ConfigurationError, match="three ASCII letters") as caught:
         _core.Expected(amount=100, currency=currency)  # type: ignore[arg-type]
     assert isinstance(caught.value, ValueError)
+    assert f"got {currency!a}" in str(caught.value)  # a look-alike letter as an escape
 
 
 def test_an_orders_currency_is_held_to_the_same_rule() -> None:

@@ -215,7 +215,7 @@ def parse_status(text: str) -> str:
     status = None if upper is None else upper.strip(string.whitespace)
     if status is None or status not in known:
         raise argparse.ArgumentTypeError(
-            f"unknown status {text!r}: expected one of {', '.join(known)} (any case)"
+            f"unknown status {text!a}: expected one of {', '.join(known)} (any case)"
         )
     return status
 

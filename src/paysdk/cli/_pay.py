@@ -193,7 +193,7 @@ def currency_code(text: str) -> str:
     """An argparse type: a currency code, three ASCII letters, taken in upper case."""
     if not (len(text) == 3 and text.isascii() and text.isalpha()):
         raise argparse.ArgumentTypeError(
-            f"expected a currency code of three letters such as NGN or USD, not {text!r}"
+            f"expected a currency code of three letters such as NGN or USD, not {text!a}"
         )
     return text.upper()
 
