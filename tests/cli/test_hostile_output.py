@@ -537,6 +537,31 @@ def test_a_status_or_currency_of_look_alike_letters_is_escaped_whole(
     ]
 
 
+def test_verify_shows_card_details_of_look_alike_characters_as_escapes(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    """A card scheme spelt with a Cyrillic i, and digits of other scripts, are not ``visa`` and
+    a card number: ``verify``'s card line, ASCII by the contract, shows each as an escape."""
+    record = payment_record(reference="order-card", created_at=CREATED, amount=700)
+    card = {
+        "card_type": "v\u0456sa",
+        "first_six": "\uff14\uff11\uff18\uff17\uff14\uff12",
+        "last_four": "\u0664\u0660\u0668\u0661",
+        "expiry": "09/27",
+    }
+    body = {"status": True, "data": {**record.verify_shape(), "authorization": card}}
+    sandbox.inject(Fault.json(200, body), path="/payment/order-card")
+    code, screen = on_terminal(env, "verify", "order-card")
+    assert code == 0
+    assert (
+        "card:            v\\u0456sa \\uff14\\uff11\\uff18\\uff17\\uff14\\uff12..."
+        "\\u0664\\u0660\\u0668\\u0661 expires 09/27"
+    ) in lines_of(screen)
+    code, screen = on_terminal(env, "verify", "order-hostile")
+    assert code == 0
+    assert "card:            visa 408408...4081 expires 09/28" in lines_of(screen)
+
+
 def test_confirm_refusing_a_currency_of_a_look_alike_letter_shows_the_letter_as_an_escape(
     sandbox: Sandbox, env: dict[str, str]
 ) -> None:

@@ -151,9 +151,11 @@ def _customer(customer: paysdk.Customer | None) -> str:
 
 
 def _card(card: paysdk.CardAuthorization | None) -> str:
+    """The card line: a `Code`, as the contract makes each part ASCII (a scheme in lower case,
+    digits, ``MM/YY``), so ``v\\u0456sa`` (a Cyrillic i) or fullwidth digits are escaped."""
     if card is None:
         return "- (not a card payment)"
-    return f"{card.card_type} {card.first_six}...{card.last_four} expires {card.expiry}"
+    return Code(f"{card.card_type} {card.first_six}...{card.last_four} expires {card.expiry}")
 
 
 @dataclasses.dataclass(frozen=True)
