@@ -109,6 +109,10 @@ def test_an_unknown_status_is_kept_as_the_service_would_send_it() -> None:
     ("fields", "message"),
     [
         ({"success": True, "status": "FAILED"}, "contradict"),
+        ({"success": True, "status": "COMPL\u0415TED"}, r"status='COMPL\\u0415TED' contradict"),
+        ({"status": ""}, "status must be non-empty"),
+        ({"status": 0}, "status must be a string"),
+        ({"status": False}, "status must be a string"),
         ({"method": "bank_transfer", "authorization": {"card_type": "visa"}}, "no card"),
         ({"method": "card", "authorization": None}, "card payment has an authorization"),
         ({"method": "cheque"}, "method must be"),

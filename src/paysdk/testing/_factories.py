@@ -212,8 +212,10 @@ def _status(fields: PaymentFields) -> str:
         raise ConfigurationError("success must be True or False")
     from_success = None if success is None else (COMPLETED if success else FAILED)
     if status is not None and from_success is not None and status != from_success:
-        raise ConfigurationError(f"success={success} and status={status!r} contradict each other")
-    return status or from_success or COMPLETED
+        raise ConfigurationError(f"success={success} and status={status!a} contradict each other")
+    if status is not None:  # as given: an empty status is refused, never made COMPLETED
+        return status
+    return from_success or COMPLETED
 
 
 def _method(fields: PaymentFields) -> PaymentMethod:
