@@ -562,6 +562,23 @@ def test_verify_shows_card_details_of_look_alike_characters_as_escapes(
     assert "card:            visa 408408...4081 expires 09/28" in lines_of(screen)
 
 
+def test_verify_answered_for_a_reference_of_a_look_alike_letter_says_which(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    """A verify answered with the payment of ``order-hostile`` spelt with a Cyrillic o (a
+    confused proxy, a hostile service) is refused, and the error tells the two apart rather than
+    reading ``asked for payment 'order-hostile', the service answered with 'order-hostile'``."""
+    other = {**HOSTILE.verify_shape(), "reference": "\u043erder-hostile"}
+    body = {"status": True, "message": "Verification successful", "data": other}
+    sandbox.inject(Fault.json(200, body), path="/payment/order-hostile")
+    code, screen = on_terminal(env, "verify", "order-hostile")
+    assert code == 1
+    assert lines_of(screen) == [
+        "paysdk: error: asked for payment 'order-hostile', the service answered with "
+        "'\\u043erder-hostile'"
+    ]
+
+
 def test_confirm_refusing_a_currency_of_a_look_alike_letter_shows_the_letter_as_an_escape(
     sandbox: Sandbox, env: dict[str, str]
 ) -> None:

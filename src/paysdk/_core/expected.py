@@ -178,8 +178,9 @@ QUOTED_MAX = 64
 def quoted(value: object, scrub: Callable[[str], str] | None = None, *, code: bool = False) -> str:
     """``value`` as a message shows it: its repr (a string the service sent blotted of the key
     by ``scrub``, then cut; an int's digits cut as well), or what an int too long to print is.
-    A ``code`` (a currency, ASCII by the contract) shows each other character as an escape, so
-    ``'\\u212aES'``, with a Kelvin sign, never reads as ``'KES'``."""
+    A ``code`` (a currency, ASCII by the contract, or a reference set beside the one asked
+    for) shows each other character as an escape, so ``'\\u212aES'``, with a Kelvin sign,
+    never reads as ``'KES'``."""
     if isinstance(value, str):
         text = value if scrub is None else scrub(value)
         shown = ascii if code else repr

@@ -148,9 +148,11 @@ def verified(reference: str, config: Config) -> Callable[[Answer], VerifiedPayme
         if config.echoes_key(answer.content):
             hide_key(payment, config.secret_key)
         if payment.reference != reference:
-            raise PaymentMismatchError(  # the reference the service sent may echo the key
-                f"asked for payment {reference!r}, the service answered with "
-                + quoted(payment.reference, config.scrub),
+            # Both in ASCII, so one with a look-alike letter never reads as the one asked for;
+            # the reference the service sent may echo the key.
+            raise PaymentMismatchError(
+                f"asked for payment {reference!a}, the service answered with "
+                + quoted(payment.reference, config.scrub, code=True),
                 payment=payment,
                 mismatches={"reference": (reference, payment.reference)},
             )
