@@ -192,6 +192,24 @@ def test_an_unknown_setting_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*paysdk_environment = 'production'*mock, sandbox, none*"])
 
 
+@pytest.mark.parametrize(
+    ("setting", "shown"),
+    [
+        ("MOC\u212a", "'MOC\\u212a'"),  # a Kelvin sign, which str.lower() makes an ASCII k
+        ("\u0130NONE", "'\\u0130NONE'"),  # a dotted capital I
+        ("mock\u00a0", "'mock\\xa0'"),  # a no-break space, which str.strip() takes
+    ],
+)
+def test_a_setting_of_a_look_alike_letter_is_a_usage_error_that_shows_it(
+    pytester: pytest.Pytester, setting: str, shown: str
+) -> None:
+    result = run_inprocess(
+        pytester, "-p", "no:cacheprovider", "-o", f"paysdk_environment={setting}"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"*paysdk_environment = {shown}: expected one of*"])
+
+
 @pytest.mark.usefixtures("clean_environment")
 def test_a_call_to_the_fakes_host_without_the_fake_says_to_ask_for_paysdk_api(
     pytester: pytest.Pytester,

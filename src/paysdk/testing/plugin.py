@@ -74,10 +74,12 @@ def _answer_to_one_name(pluginmanager: pytest.PytestPluginManager) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
     """Set the PAYSDK_* variables before conftest.py and test modules import the app."""
-    choice = str(early_config.getini(ENVIRONMENT_INI)).strip().lower()
+    given = str(early_config.getini(ENVIRONMENT_INI))
+    # ASCII alone is folded: Unicode's lower() reads MOC\u212a (a Kelvin sign) as "mock"
+    choice = given.strip(" \t\r\n").lower() if given.isascii() else given
     if choice not in ENVIRONMENTS:
         raise pytest.UsageError(
-            f"{ENVIRONMENT_INI} = {choice!r}: expected one of {', '.join(ENVIRONMENTS)}"
+            f"{ENVIRONMENT_INI} = {given!a}: expected one of {', '.join(ENVIRONMENTS)}"
         )
     if choice == "none":
         return
