@@ -7,6 +7,7 @@ import asyncio
 import gzip
 import json
 import logging
+import os
 import subprocess
 import sys
 import threading
@@ -254,6 +255,9 @@ def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.Monke
     [
         ("PAYSDK_TIMEOUT", "\u0661\u0660", "is not a valid number of seconds"),  # Arabic-Indic 10
         ("PAYSDK_MAX_RETRIES", "\uff13", "is not a valid count"),  # fullwidth 3
+        ("PAYSDK_TIMEOUT", "10\u00a0", "is not a valid number of seconds"),  # a no-break space
+        ("PAYSDK_MAX_RETRIES", "\u20033", "is not a valid count"),  # an em space
+        ("PAYSDK_MAX_RETRIES", "3\x1c", "is not a valid count"),  # a separator int() strips
         ("PAYSDK_TIMEOUT", "nan", "is out of range: seconds more than 0 and at most 86400"),
         ("PAYSDK_TIMEOUT", "0", "is out of range: seconds more than 0 and at most 86400"),
         ("PAYSDK_MAX_RETRIES", "11", "is out of range: a count from 0 to 10"),
@@ -268,6 +272,29 @@ def test_a_variable_not_an_ascii_number_in_range_is_refused_naming_it(
     with pytest.raises(paysdk.ConfigurationError, match=f"^{name}=") as raised:
         paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
     assert str(raised.value) == f"{name}={value!r} {problem}"
+
+
+OTHER_VARIABLES = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+"""The environment but paysdk's variables, for a child that must read only those it is given."""
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [("info\u00a0", "'info\\xa0'"), ("\u0130nfo", "'\\u0130nfo'"), ("DEBU\u0262", "'DEBU\\u0262'")],
+)
+def test_paysdk_log_of_a_look_alike_character_is_refused_showing_it(value: str, shown: str) -> None:
+    """``PAYSDK_LOG`` is ``debug`` or ``info`` in ASCII, any case, ASCII blanks around: a
+    no-break space or a letter of another script is no level, and the error shows it."""
+    result = subprocess.run(
+        [sys.executable, "-c", f"import paysdk; paysdk.Client(secret_key='{SECRET}', "
+         f"base_url='{BASE_URL}')"],
+        capture_output=True, text=True, env={**OTHER_VARIABLES, "PAYSDK_LOG": value}, check=False,
+        timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert f"ConfigurationError: PAYSDK_LOG must be 'debug' or 'info', not {shown}" in (
+        result.stderr
+    )
 
 
 def test_paysdk_log_turns_the_logger_on_without_code() -> None:

@@ -8,6 +8,7 @@ import dataclasses
 import os
 import re
 import ssl
+import string
 import sys
 from collections.abc import Generator, Mapping
 from typing import TypeVar, cast
@@ -240,12 +241,12 @@ def from_env(name: str, kind: type[float] | type[int], default: T) -> float | in
     range the keyword argument's, the error naming the variable, which the caller never passed.
     """
     value = os.environ.get(name)
-    if value is None or not value.strip():
+    text = None if value is None else value.strip(string.whitespace)  # ASCII blanks, not U+00A0
+    if not text:
         return default
-    text = value.strip()
     what = "number of seconds" if kind is float else "count"
     try:
-        number = kind(text) if text.isascii() else None
+        number = kind(text) if text.isascii() and text.isprintable() else None
     except ValueError:
         number = None
     if number is None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import string
 import sys
 from typing import TextIO
 
@@ -41,11 +42,13 @@ def configure_logging() -> None:
     global _configured
     if _configured:
         return
-    value = os.environ.get(ENV_LOG, "").strip().lower()
-    if not value:
+    given = os.environ.get(ENV_LOG, "")
+    text = given.strip(string.whitespace)  # ASCII blanks and case alone: "info\xa0" is no level
+    if not text:
         return
+    value = text.lower() if text.isascii() else text
     if value not in _LEVELS:
-        raise ConfigurationError(f"{ENV_LOG} must be 'debug' or 'info', not {value!r}")
+        raise ConfigurationError(f"{ENV_LOG} must be 'debug' or 'info', not {given!a}")
     _configured = True
     logger = logging.getLogger("paysdk")
     logger.setLevel(_LEVELS[value])
