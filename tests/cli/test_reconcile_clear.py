@@ -165,6 +165,10 @@ def test_resolve_settles_an_unknown_outcome(
     ("argv", "message"),
     [
         (("ledger", "list", "--state", "shipped"), "expected one of claimed, fulfilled, released"),
+        (  # a Cyrillic e: shown as an escape, never as "refused"
+            ("ledger", "list", "--state", "refus\u0435d"),
+            "unknown state 'refus\\u0435d': expected one of",
+        ),
         (("ledger", "resolve", "r-1"), "one of the arguments --ran --did-not-run is required"),
         (("ledger", "ignore", "r-1"), "the following arguments are required: --reason"),
         (("ledger", "list"), "no ledger: pass --ledger or set PAYSDK_LEDGER"),

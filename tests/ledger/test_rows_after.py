@@ -52,6 +52,8 @@ async def test_an_unknown_state_is_a_configuration_error_that_lists_them(
     ledger = make_ledger()
     with pytest.raises(paysdk.ConfigurationError, match="claimed, fulfilled, released, refused"):
         await ledger.rows_after(state="shipped")
+    with pytest.raises(paysdk.ConfigurationError, match=r"unknown state 'refus\\u0435d'"):
+        await ledger.rows_after(state="refus\u0435d")  # a Cyrillic e, shown as an escape
     with pytest.raises(paysdk.ConfigurationError, match="positive int"):
         await ledger.rows_after(limit=0)
 

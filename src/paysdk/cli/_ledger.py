@@ -101,7 +101,7 @@ def _state(text: str) -> str:
 
     if text not in STATES:
         raise argparse.ArgumentTypeError(
-            f"unknown state {text!r}: expected one of {', '.join(STATES)}"
+            f"unknown state {text!a}: expected one of {', '.join(STATES)}"
         )
     return text
 

@@ -555,7 +555,7 @@ def check_state(state: object) -> str | None:
     """A state to list rows of: one of the states a row reads as, or ``None`` for all."""
     if state is not None and state not in _sql.STATES:
         raise ConfigurationError(
-            f"unknown state {state!r}: expected one of {', '.join(_sql.STATES)}"
+            f"unknown state {state!a}: expected one of {', '.join(_sql.STATES)}"
         )
     return state
 
