@@ -188,6 +188,8 @@ def test_parse_since(text: str, expected: str) -> None:
     "argv",
     [
         ("list", "--since", "yesterday"),
+        ("list", "--since", "2026-11-05\u00a0"),  # a no-break space, which str.strip() takes
+        ("list", "--since", "\u30002026-11-05"),
         ("list", "--json", "--csv"),
         ("verify",),
         ("frobnicate",),

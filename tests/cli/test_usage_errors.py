@@ -209,3 +209,18 @@ def test_a_variable_out_of_range_or_not_ascii_digits_is_named_not_a_flag(
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == f"paysdk: error: {variable}={value!r} {problem}\n"
+
+
+@pytest.mark.parametrize("port", ["0\u00a0", "\u20030", "\uff10"])
+def test_a_sandbox_port_variable_beyond_ascii_is_a_usage_error(port: str) -> None:
+    """``PAYSDK_SANDBOX_PORT`` is read as ``--port`` is: ASCII digits, ASCII blanks around."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", "sandbox"],
+        env={**env, "PAYSDK_SANDBOX_PORT": port},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"paysdk: error: PAYSDK_SANDBOX_PORT: expected a port from 0 to 65535, not {port!r}\n"
+    )

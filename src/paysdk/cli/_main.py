@@ -243,13 +243,14 @@ def _impossible(year: int, month: int, day: int) -> str | None:
 
 def parse_since(text: str) -> dt.datetime:
     """``--since``: a date (midnight UTC) or an ISO 8601 datetime (UTC unless it says)."""
-    date = re.match(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])", text.strip())
+    text = text.strip(string.whitespace)  # ASCII blanks alone: 2026-11-05\xa0 is no date
+    date = re.match(r"([0-9]{4})-([0-9]{2})-([0-9]{2})(?![0-9])", text)
     if date is not None:  # shaped like a date: say which part is out of range
         problem = _impossible(*(int(part) for part in date.groups()))
         if problem is not None:
             raise argparse.ArgumentTypeError(f"{text!r} is not a real date: {problem}")
     try:
-        value = dt.datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a date like 2026-01-01 or an ISO 8601 datetime, not {text!r}"

@@ -10,6 +10,7 @@ import argparse
 import os
 import shlex
 import signal
+import string
 import sys
 import threading
 from collections.abc import Generator
@@ -330,7 +331,7 @@ def _chosen_port(given: int | None) -> int:
     """``--port``, else ``$PAYSDK_SANDBOX_PORT``, else 0 (a free one)."""
     if given is not None:
         return given
-    text = os.environ.get(ENV_SANDBOX_PORT, "").strip()
+    text = os.environ.get(ENV_SANDBOX_PORT, "").strip(string.whitespace)  # not U+00A0
     if not text:
         return 0
     try:
