@@ -164,3 +164,19 @@ def test_the_changelist_shows_and_filters_each_account(two_accounts: DjangoClien
         assert shown(page.content.decode()) == {SHARED}
     unlabelled = two_accounts.get("/admin/paysdk/fulfilment/", {"account": "_unlabelled"})
     assert shown(unlabelled.content.decode()) == {*REFERENCES.values(), SHARED}
+
+
+def test_a_currency_of_a_look_alike_letter_is_shown_as_an_escape(
+    browser: DjangoClient, django_sqlite: str
+) -> None:
+    """A payment refused for its currency, ``KES`` with a Kelvin sign (U+212A): the changelist
+    and the row's page show the sign as an escape, never as ``KES``; a code in ASCII as it is."""
+    DjangoLedger(django_sqlite).refuse(paid("order-kelvin", currency="\u212aES"), "currency")
+    listed = browser.get("/admin/paysdk/fulfilment/", {"q": "kelvin"}).content.decode()
+    assert re.search(r'class="field-currency_shown">\\u212aES<', listed)
+    assert "\u212a" not in listed
+    detail = browser.get("/admin/paysdk/fulfilment/order-kelvin/change/").content.decode()
+    assert re.search(r'<div class="readonly">\\u212aES</div>', detail)
+    assert "\u212a" not in detail
+    shipped = browser.get(f"/admin/paysdk/fulfilment/{REFERENCES['fulfilled']}/change/")
+    assert re.search(r'<div class="readonly">NGN</div>', shipped.content.decode())

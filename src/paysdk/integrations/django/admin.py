@@ -111,7 +111,7 @@ class FulfilmentAdmin(_ModelAdmin):
         "account_shown",
         "state_now",
         "amount",
-        "currency",
+        "currency_shown",
         "attempts",
         "fulfilled_at",
         "reason",
@@ -119,12 +119,21 @@ class FulfilmentAdmin(_ModelAdmin):
     list_display_links: _ListDisplayT[Fulfilment] | None = None
     """``payment`` links each row by account and reference; Django's links would name the
     reference alone, which two accounts share."""
+    readonly_fields: ClassVar[_ListOrTuple[str]] = ("currency_shown",)
     list_filter: ClassVar[_ListOrTuple[_ListFilterT]] = (StateFilter, AccountFilter)
     search_fields: ClassVar[_ListOrTuple[str]] = ("reference", "account")
     ordering: ClassVar[_ListOrTuple[_OrderByFieldName] | None] = ("-claimed_at",)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Fulfilment]:
         return with_current_state(super().get_queryset(request))
+
+    def get_fields(
+        self, request: HttpRequest, obj: Fulfilment | None = None
+    ) -> _ListOrTuple[str | _ListOrTuple[str]]:
+        """A row's page shows the model's fields, the currency in its place as
+        ``currency_shown`` does."""
+        fields = [name for name in super().get_fields(request, obj) if name != "currency_shown"]
+        return ["currency_shown" if name == "currency" else name for name in fields]
 
     def get_object(
         self, request: HttpRequest, object_id: str, from_field: str | None = None
@@ -155,6 +164,12 @@ class FulfilmentAdmin(_ModelAdmin):
     @admin.display(description="account", ordering="account")
     def account_shown(self, row: Fulfilment) -> str:
         return row.account or UNLABELLED_SHOWN
+
+    @admin.display(description="currency", ordering="currency")
+    def currency_shown(self, row: Fulfilment) -> str:
+        """The currency in ASCII, each other character an escape: a code the service sent with
+        a look-alike letter (``\\u212aES``, a Kelvin sign) never reads as ``KES``."""
+        return row.currency.encode("ascii", "backslashreplace").decode("ascii")
 
     @admin.display(description="state", ordering="current_state")
     def state_now(self, row: Fulfilment) -> str:
