@@ -132,13 +132,18 @@ def test_list_filters(run: Run) -> None:
     assert {row["status"] for row in csv.DictReader(io.StringIO(out))} == {"COMPLETED"}
 
 
-def test_the_status_filter_compares_ascii_only(sandbox: Sandbox, run: Run) -> None:
+def test_the_status_filter_keeps_the_status_to_the_letter_as_succeeded_reads_it(
+    sandbox: Sandbox, run: Run
+) -> None:
+    sandbox.add_payment("order-upper", status="COMPLETED")
     sandbox.add_payment("order-dotless", status="fa\u0131led")  # "\u0131".upper() == "I"
-    sandbox.add_payment("order-lower", status="failed")
-    _, out, _ = run("list", "--status", "FAILED", "--csv")
+    sandbox.add_payment("order-lower", status="completed")  # not a success to paysdk
+    _, out, _ = run("list", "--status", "completed", "--csv")
     shown = {row["reference"] for row in csv.DictReader(io.StringIO(out))}
-    assert "order-lower" in shown
-    assert "order-dotless" not in shown
+    assert "order-upper" in shown
+    assert {"order-lower", "order-dotless"}.isdisjoint(shown)
+    _, out, _ = run("list", "--status", "failed", "--csv")
+    assert "order-dotless" not in {row["reference"] for row in csv.DictReader(io.StringIO(out))}
 
 
 @pytest.mark.parametrize(

@@ -186,7 +186,7 @@ def _list(args: argparse.Namespace) -> int:
     with client_from(args) as client:
         payments = client.list_payments()
     if args.status is not None:
-        payments = [p for p in payments if _ascii_upper(str(p.status)) == args.status]
+        payments = [p for p in payments if p.status == args.status]  # as `succeeded` reads it
     if args.since is not None:
         payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
     if args.format == "json":
