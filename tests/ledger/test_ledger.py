@@ -284,6 +284,8 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
     ("url", "options", "message"),
     [
         ("mysql://shop@db/shop", {}, "unsupported ledger URL scheme"),
+        ("\uff50ostgresql://shop:pw@db/shop", {}, r"scheme '\\uff50ostgresql': a scheme is ASCII"),
+        ("\u017fqlite:///orders.db", {}, r"scheme '\\u017fqlite'"),  # long s: [a-z] under re.I
         ("sqlite://", {}, "in-memory"),
         (":memory:", {}, "in-memory"),
         ("file::memory:", {}, "SQLite URI"),  # in memory where SQLite reads URIs

@@ -21,7 +21,7 @@ DEFAULT_LEASE = dt.timedelta(minutes=5)
 MAX_TIMEOUT = 32767.0
 """The longest ``timeout``, in seconds: Linux's longest TCP keepalive idle time, which a
 PostgreSQL ledger's connections take from it; beyond it (or infinite) every call would fail."""
-_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
+_SCHEME = re.compile(r"^([a-z][a-z0-9+.-]*)://", re.IGNORECASE | re.ASCII)
 
 
 def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
@@ -31,6 +31,11 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
             return "sqlite", os.fspath(url)
         raise ConfigurationError(f"a ledger needs a URL or a path, not {type(url).__name__}")
     scheme = _SCHEME.match(url)
+    if scheme is None and "://" in url:  # a look-alike letter: "\uff50ostgresql://" is no path
+        raise ConfigurationError(
+            f"unsupported ledger URL scheme {url.partition('://')[0]!a}: a scheme is ASCII letters "
+            "(sqlite:///path.db or postgresql://user@host/db)"
+        )
     if scheme is None:
         return "sqlite", url
     name = scheme.group(1).lower()
@@ -39,7 +44,7 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
     if name in ("postgresql", "postgres"):
         return "postgresql", url
     raise ConfigurationError(
-        f"unsupported ledger URL scheme {name!r}: use sqlite:///path.db, a path, "
+        f"unsupported ledger URL scheme {name!a}: use sqlite:///path.db, a path, "
         "or postgresql://user@host/db"
     )
 
