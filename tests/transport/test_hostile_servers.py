@@ -279,6 +279,24 @@ async def test_a_server_echoing_the_key_gets_it_into_no_message(
     assert "<secret key>" in error.text
 
 
+async def test_a_parsers_words_on_a_long_line_are_cut_in_the_message(
+    endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """h11 and aiohttp quote a chunk header they refuse whole: 60,000 bytes of it would be a
+    message of as many characters, in every log line a callback helper writes of it. The
+    message quotes its start and says how long it was."""
+    chunked = head(200, {"Transfer-Encoding": "chunked"})
+    hostile.script(raw(chunked + b"z" * 60_000 + b"\r\n"))
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    with pytest.raises(APIConnectionError) as caught:
+        await endpoint.call(client)
+    message = str(caught.value)
+    assert message.startswith("could not reach the service: ")
+    assert "zzzz" in message
+    assert "characters) (GET http://127.0.0.1:" in message
+    assert len(message) < 1_000
+
+
 def echo_in_payment(*, chunk: int = 0) -> Behaviour:
     """The endpoint's 200 whose payment quotes the request's Authorization header in a field
     the service added, in an optional field sent in the wrong type (``unparsed``) and in the
