@@ -436,6 +436,30 @@ def test_references_that_differ_by_invisible_characters_are_told_apart(
     )  # fmt: skip
 
 
+@pytest.mark.parametrize("command", ["list", "verify"])
+def test_json_of_invisible_characters_beyond_the_basic_plane_reads_back_the_same(
+    sandbox: Sandbox, env: dict[str, str], lookalikes: Path, command: str
+) -> None:
+    """A tag character (U+E0041) is escaped in ``--json`` as JSON spells it, a surrogate pair:
+    five hex digits after ``\\u`` would read back as U+E004 and a ``1``: another reference,
+    another name."""
+    name = "Ada\U000e0041\U000110bd"
+    customer = {"name": name, "email": "ada@example.com", "phone": "+1"}
+    sandbox.add_payment(
+        payment_record(reference="order-tagged", customer=customer, created_at=CREATED)
+    )
+    argv = ["list", "--json"] if command == "list" else ["verify", "order-tagged", "--json"]
+    code, screen = on_terminal(env, *argv)
+    assert (code, raw_controls(screen)) == (0, [])
+    assert "\\udb40\\udc41" in screen
+    shown = json.loads(screen)
+    if command == "list":
+        assert shown == [record.list_shape() for record in sandbox.payments]
+        assert "order-1042\U000e0041" in [payment["reference"] for payment in shown]
+    else:
+        assert shown["customer"]["name"] == name
+
+
 SPACED = {
     "order 1042": "order 1042",
     "order  1042": "order  1042",
@@ -749,7 +773,7 @@ def test_printable_can_keep_line_breaks_but_no_carriage_return() -> None:
 
 
 def test_json_text_parses_back_to_the_same_strings() -> None:
-    data = {"name": NAME, "k\u202e": ["\x85", "\ud800", 1, -2.5, None, "a\u00a0b "]}
+    data = {"name": NAME, "k\u202e": ["\x85", "\ud800", 1, -2.5, None, "a\u00a0b ", "\U000e0041"]}
     text = json_text(data)
     assert json.loads(text) == data
     assert raw_controls(text.replace("\n", "")) == []

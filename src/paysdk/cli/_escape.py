@@ -48,7 +48,17 @@ def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False)
         The JSON text.
     """
     text = json.dumps(data, indent=indent, ensure_ascii=ascii_only)
-    return _JSON_RAW.sub(lambda match: f"\\u{ord(match[0]):04x}", text)
+    return _JSON_RAW.sub(_json_escape, text)
+
+
+def _json_escape(match: re.Match[str]) -> str:
+    """A character as JSON escapes it: ``\\uXXXX``, or a surrogate pair beyond U+FFFF (a tag
+    character), as ``\\uXXXX`` takes four hex digits only."""
+    code = ord(match[0])
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 class Code(str):
