@@ -436,6 +436,54 @@ def test_references_that_differ_by_invisible_characters_are_told_apart(
     )  # fmt: skip
 
 
+IGNORABLES = {
+    "order-1042\u3164": "order-1042\\u3164",  # Hangul filler: a blank as wide as a letter
+    "order-1042\uffa0": "order-1042\\uffa0",  # halfwidth Hangul filler
+    "order-\u115f1042": "order-\\u115f1042",  # Hangul choseong filler
+    "order-1042\u034f": "order-1042\\u034f",  # combining grapheme joiner
+    "order-1042\ufe0f": "order-1042\\ufe0f",  # variation selector-16
+    "order-1042\U000e0100": "order-1042\\U000e0100",  # variation selector-17
+    "order-1042\u17b4": "order-1042\\u17b4",  # Khmer inherent vowel
+}
+"""References the service may list, and ``paysdk verify`` takes, that a terminal shows as
+``order-1042`` (and a blank): each character between is a letter or mark Unicode names
+default-ignorable, shown as nothing; and how the tables show them."""
+
+
+@pytest.fixture
+def ignorables(sandbox: Sandbox, tmp_path: Path) -> Path:
+    """The service lists ``order-1042`` and the ``IGNORABLES``; a ledger refused ``order-1042``."""
+    for offset, reference in enumerate(["order-1042", *IGNORABLES]):
+        created = CREATED + dt.timedelta(hours=3, minutes=offset)
+        sandbox.add_payment(payment_record(reference=reference, created_at=created, amount=700))
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as made:
+        made.create_table()
+        made.refuse("order-1042", "seen")
+    return path
+
+
+@pytest.mark.parametrize("command", ["list", "reconcile"])
+def test_references_that_differ_by_a_default_ignorable_character_are_told_apart(
+    env: dict[str, str], ignorables: Path, command: str
+) -> None:
+    """A Hangul filler, a variation selector or the combining grapheme joiner is no format
+    character, but a terminal shows it as nothing (or a blank), as it does one: each is an
+    escape, so the report never lists ``order-1042`` as missed beside the row that refused it."""
+    argv = ["list"] if command == "list" else ["reconcile", "--ledger", str(ignorables)]
+    code, screen = on_terminal(env, *argv)
+    assert code == (0 if command == "list" else 4)
+    invisible = set("".join(IGNORABLES)) - set("order-1042")
+    assert invisible.isdisjoint(screen)
+    shown = [
+        cell
+        for line in lines_of(without_progress(screen))
+        for cell in line.split()
+        if cell.startswith("order-") and "1042" in cell
+    ]
+    assert sorted(shown) == sorted(["order-1042", *IGNORABLES.values()])
+
+
 @pytest.mark.parametrize("command", ["list", "verify"])
 def test_json_of_invisible_characters_beyond_the_basic_plane_reads_back_the_same(
     sandbox: Sandbox, env: dict[str, str], lookalikes: Path, command: str
@@ -759,6 +807,10 @@ def test_ledger_csv_neutralises_formulas(env: dict[str, str], formula_ledger: Pa
             "\\u061c\\u200e\\u200f\\u202a\\u202e\\u2066\\u2069",
         ),
         ("line\u2028para\u2029", "line\\u2028para\\u2029"),
+        (
+            "fill\u3164\uffa0cgj\u034fvs\ufe0f\U000e0100",
+            "fill\\u3164\\uffa0cgj\\u034fvs\\ufe0f\\U000e0100",
+        ),
         ("lone \ud800", "lone \\ud800"),
         ("no\u00a0break  wide\u3000em\u2003", "no\\xa0break  wide\\u3000em\\u2003"),
     ],

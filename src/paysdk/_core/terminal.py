@@ -22,10 +22,17 @@ _INVISIBLE = (
 """The other format characters (Unicode's ``Cf``): zero-width spaces and joiners, the word
 joiner, the byte order mark, the soft hyphen, tags. A terminal shows none of them, so
 ``order-1042`` and ``order-1042`` followed by one look the same; references refuse them too."""
-BEYOND_JSON = rf"\x7f-\x9f{_BIDI}{_INVISIBLE}\u2028\u2029\ud800-\udfff"
-"""What JSON leaves raw but a terminal acts on or does not show: DEL, C1, bidi controls and the
-other format characters, the line and paragraph separators, and lone surrogates (which no UTF-8
-stream can carry); a regex character class."""
+_IGNORABLE = (
+    "\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180d\u180f\u2065\u3164\ufe00-\ufe0f\uffa0"
+    "\ufff0-\ufff8\U000e0000\U000e0002-\U000e001f\U000e0080-\U000e0fff"
+)
+"""Unicode's other default-ignorable code points, which are no format characters: the Hangul
+fillers (a blank as wide as a letter), the combining grapheme joiner, the variation selectors.
+A terminal shows each as nothing, or a blank, as it does a format character."""
+BEYOND_JSON = rf"\x7f-\x9f{_BIDI}{_INVISIBLE}{_IGNORABLE}\u2028\u2029\ud800-\udfff"
+"""What JSON leaves raw but a terminal acts on or does not show: DEL, C1, bidi controls, the
+other format characters and default-ignorable code points, the line and paragraph separators,
+and lone surrogates (which no UTF-8 stream can carry); a regex character class."""
 LOOKALIKE_SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 """Every space but the ASCII one (Unicode's ``Zs``): the no-break, en, em, figure, thin and
 ideographic spaces. A terminal shows each as one or two blanks, so ``order 1042`` with a no-break
@@ -48,9 +55,10 @@ def _visible(match: re.Match[str]) -> str:
 def printable(text: str, *, keep_newlines: bool = False) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``, ``\\n``, ``\\u202e``).
 
-    C0, DEL, C1, bidi controls and the other format characters (zero-width, the byte order mark,
-    tags), U+2028/U+2029, every space but the ASCII one (``\\xa0``, ``\\u3000``) and lone
-    surrogates are replaced; everything else, accents and scripts included, is left as it is.
+    C0, DEL, C1, bidi controls, the other format characters (zero-width, the byte order mark,
+    tags) and default-ignorable code points (Hangul fillers, variation selectors), U+2028/U+2029,
+    every space but the ASCII one (``\\xa0``, ``\\u3000``) and lone surrogates are replaced;
+    everything else, accents and scripts included, is left as it is.
 
     Args:
         text: a string from the service, a customer, a ledger, a handler or a client.
