@@ -224,6 +224,27 @@ def test_list_shows_one_line_per_payment_with_nothing_raw(env: dict[str, str]) -
     assert "NGN\\x1b[31m" in lines[2]
 
 
+def test_a_long_cell_pads_no_other_row_to_its_width(sandbox: Sandbox, env: dict[str, str]) -> None:
+    """One payment whose address is 20,000 characters long: padded to it, each of the other
+    200 rows would be as long, 4 MB for a list of 200 (a 1 MB address in a list of 100,000
+    would be 100 GB). It overflows its own row; the others keep their width."""
+    wide = "a" * 20_000 + "@example.com"
+    customer = {"name": "B", "email": wide, "phone": "+1"}
+    sandbox.add_payment(
+        payment_record(reference="order-wide", customer=customer, created_at=CREATED)
+    )
+    for number in range(200):
+        created = CREATED + dt.timedelta(days=1, seconds=number)
+        sandbox.add_payment(payment_record(reference=f"order-{number}", created_at=created))
+    code, screen = on_terminal(env, "list")
+    assert (code, raw_controls(screen)) == (0, [])
+    lines = lines_of(screen)
+    assert len(lines) == 1 + 204
+    [long_line] = [line for line in lines if wide in line]
+    assert long_line.split()[0] == "order-wide"
+    assert max(len(line) for line in lines if line is not long_line) < 300
+
+
 def test_an_error_quoting_the_service_is_one_line_with_nothing_raw(
     sandbox: Sandbox, env: dict[str, str]
 ) -> None:

@@ -191,6 +191,11 @@ def print_csv(header: Sequence[str], rows: Iterable[Iterable[object]]) -> None:
     writer.writerows([spreadsheet_cell(value) for value in row] for row in rows)
 
 
+WIDEST_PADDED = 80
+"""The longest cell a table pads the others of its column to: a service's 1 MB address would
+otherwise make every row of its list 1 MB long."""
+
+
 def print_table(
     rows: Sequence[Sequence[str]],
     *,
@@ -200,11 +205,15 @@ def print_table(
     """Rows as aligned columns two spaces apart, under ``header``'s column names in capitals
     (``_`` a space); ``right`` marks right-aligned columns. Each cell is shown as ``table_cell``
     shows it: a control character or a look-alike space is an escape, never a line, a command
-    or a blank that passes for another."""
+    or a blank that passes for another. A cell past ``WIDEST_PADDED`` characters overflows its
+    own row rather than pad every other row to its width."""
     heads = [] if header is None else [[name.replace("_", " ").upper() for name in header]]
     table = [*heads, *rows]
     lines = [[table_cell(cell) for cell in line] for line in table]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    widths = [
+        max((len(line[i]) for line in lines if len(line[i]) <= WIDEST_PADDED), default=0)
+        for i in range(len(lines[0]))
+    ]
     for line in lines:
         cells = [
             cell.rjust(width) if i < len(right) and right[i] else cell.ljust(width)
