@@ -498,6 +498,19 @@ def scrubbed_json(value: Any, scrub: Callable[[str], str]) -> Any:
     return value
 
 
+DETAIL_MAX = 500
+"""How many characters of a failure's own words a message quotes: a parser's error quotes the
+line it refused, which a server may make 100 KB long."""
+
+
+def bounded_detail(detail: str) -> str:
+    """``detail`` (a failure's own words), its first ``DETAIL_MAX`` characters if it is longer,
+    saying how long it was."""
+    if len(detail) <= DETAIL_MAX:
+        return detail
+    return f"{detail[:DETAIL_MAX]}... ({len(detail):,} characters)"
+
+
 def body_excerpt(content: bytes) -> str:
     """A short, single-line, escaped view of a body, safe to put in a message or a log."""
     text = content[: _BODY_EXCERPT * 4].decode("utf-8", errors="replace")

@@ -25,7 +25,7 @@ from paysdk.cli._escape import Code, cell_text, json_text, printable, spreadshee
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
-from tests.support.hostile import HostileServer, respond
+from tests.support.hostile import HostileServer, head, raw, respond
 
 NAME = (
     "Ada\x1b[2J\x1b[H\x1b[1Asuccess: yes\n"  # clear the screen, home, a line of its own
@@ -275,6 +275,22 @@ def test_a_list_not_json_for_a_byte_not_utf8_names_the_byte_and_where(
         "holding bytes that are not UTF-8 (the first, 0xff, at byte 12), shown as \\ufffd: "
         '{"data": []}\\ufffd (HTTP 200 from GET '
     )
+
+
+def test_trigger_callbacks_error_quotes_the_start_of_a_long_refused_line(
+    hostile: HostileServer,
+) -> None:
+    """A handler's answer whose chunk header is 60,000 bytes: the HTTP parser quotes it whole,
+    and the error line quotes its start and says how long it was."""
+    hostile.script(raw(head(200, {"Transfer-Encoding": "chunked"}) + b"z" * 60_000 + b"\r\n"))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    url = f"{hostile.base_url}/cb"
+    code, screen = on_terminal(env, "trigger-callback", url, "--reference", "order-1")
+    assert (code, raw_controls(screen)) == (3, [])
+    [line] = lines_of(screen)
+    assert line.startswith(f"paysdk: error: callback to {url}?reference=order-1 failed: illegal")
+    assert line.endswith(" characters)")
+    assert len(line) < 1_000
 
 
 @pytest.fixture

@@ -33,6 +33,7 @@ from .._errors import (
     ServerError,
     TLSProtocolError,
     body_excerpt,
+    bounded_detail,
     json_or_none,
 )
 from .._models.verified import VerifiedPayment, VerifyEnvelope
@@ -59,9 +60,6 @@ FAKE_HOST_HINT: Final = (
 )
 
 _PAUSE_GC_ABOVE: Final = 1024 * 1024
-DETAIL_MAX: Final = 500
-"""How many characters of a failure's own words a message quotes: a parser's error quotes the
-line it refused, which a service may make 100 KB long."""
 """Bodies past this size are parsed with the cyclic GC paused: it only slows building a list."""
 
 ENVELOPE_FAILED: Final = PydanticCustomError(
@@ -306,7 +304,7 @@ def _scrubbed_excerpt(text: str, scrub: Callable[[str], str]) -> str:
 def failure_error(request: Send, failure: Failure, reference: str | None = None) -> PaySDKError:
     """The exception an attempt that brought no usable answer stands for."""
     where = {"method": request.method, "url": request.url}
-    detail = _bounded(request.scrub(failure.detail))  # cut once scrubbed: a cut key is missed
+    detail = bounded_detail(request.scrub(failure.detail))  # cut once scrubbed: a cut key is missed
     error: PaySDKError
     if failure.kind == "timeout":
         error = APITimeoutError(detail + _spoken_to_in_tls(failure), **where)
@@ -372,13 +370,6 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     else:
         error.__cause__ = failure.cause
     return error
-
-
-def _bounded(detail: str) -> str:
-    """``detail``, its first ``DETAIL_MAX`` characters if it is longer, saying how long it was."""
-    if len(detail) <= DETAIL_MAX:
-        return detail
-    return f"{detail[:DETAIL_MAX]}... ({len(detail):,} characters)"
 
 
 def _spoken_to_in_tls(failure: Failure) -> str:

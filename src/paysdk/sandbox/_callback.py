@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from .._errors import bounded_detail
 from .._parsing.decoding import ACCEPT_ENCODING
 from .._service.callbacks import callback_timeout, callback_url
 
@@ -72,6 +73,6 @@ def send_callback(
     if answer.kind == "timeout":
         raise CallbackDeliveryError(f"callback to {target} timed out after {timeout}s")
     if answer.kind == "undecodable":
-        reason = answer.cause or answer.detail
+        reason = bounded_detail(str(answer.cause or answer.detail))
         raise CallbackDeliveryError(f"callback to {target}: undecodable answer: {reason}")
-    raise CallbackDeliveryError(f"callback to {target} failed: {answer.detail}")
+    raise CallbackDeliveryError(f"callback to {target} failed: {bounded_detail(answer.detail)}")
