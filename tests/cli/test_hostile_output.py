@@ -25,7 +25,7 @@ from paysdk.cli._escape import Code, cell_text, json_text, printable, spreadshee
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
-from tests.support.hostile import HostileServer, head, raw, respond
+from tests.support.hostile import HostileServer, head, raw, respond, respond_json
 
 NAME = (
     "Ada\x1b[2J\x1b[H\x1b[1Asuccess: yes\n"  # clear the screen, home, a line of its own
@@ -290,6 +290,25 @@ def test_trigger_callbacks_error_quotes_the_start_of_a_long_refused_line(
     [line] = lines_of(screen)
     assert line.startswith(f"paysdk: error: callback to {url}?reference=order-1 failed: illegal")
     assert line.endswith(" characters)")
+    assert len(line) < 1_000
+
+
+@pytest.mark.parametrize("status", [400, 500])
+def test_pay_quotes_the_start_of_a_long_message_from_a_server_that_is_no_sandbox(
+    hostile: HostileServer, status: int
+) -> None:
+    """``PAYSDK_BASE_URL`` names a server that answers ``POST /_sandbox/pay`` with a message of
+    100,000 characters: the error line quotes its start, and says how long it was."""
+    hostile.script(respond_json(status, {"message": "refused\x1b[2J" + "x" * 100_000}))
+    others = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    env = {**others, "PAYSDK_BASE_URL": hostile.base_url,
+           "PAYSDK_SECRET_KEY": "sk_test_Zq3Jv9WmX4pL7tR2"}  # fmt: skip
+    code, screen = on_terminal(env, "pay", "order-7", "--amount", "500", "--currency", "USD",
+                               "--callback", "http://127.0.0.1:9/cb")  # fmt: skip
+    assert (code, raw_controls(screen)) == ({400: 2, 500: 1}[status], [])
+    [line] = lines_of(screen)
+    assert "refused\\x1b[2Jxxx" in line
+    assert line.endswith(" (100,011 characters)")
     assert len(line) < 1_000
 
 

@@ -12,6 +12,7 @@ import os
 from typing import TYPE_CHECKING, Any, cast
 
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
+from .._errors import bounded_detail
 from .._service.callbacks import callback_timeout
 from . import _background as background
 from ._background import RunningSandbox
@@ -164,9 +165,11 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
             EXIT_USAGE,
         )
     if answer.status_code == 400 and "message" in data:
-        return print_error(f"the sandbox refused the payment: {data['message']}", EXIT_USAGE)
+        return print_error(f"the sandbox refused the payment: {_said(data['message'])}", EXIT_USAGE)
     if answer.status_code >= 500 and isinstance(data.get("message"), str):  # its disk, or a bug
-        return print_error(f"the sandbox at {base_url} failed: {data['message']}", EXIT_FAILURE)
+        return print_error(
+            f"the sandbox at {base_url} failed: {_said(data['message'])}", EXIT_FAILURE
+        )
     if answer.status_code != 201 or not isinstance(data.get("callback"), dict):
         return print_error(
             f"{base_url} is not a paysdk sandbox (POST /_sandbox/pay answered "
@@ -178,15 +181,21 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
     print(printable(paid))
     callback = cast("dict[str, Any]", data["callback"])
     if "error" in callback:
-        return print_error(str(callback["error"]), EXIT_UNREACHABLE)
+        return print_error(_said(callback["error"]), EXIT_UNREACHABLE)
     status_code = callback.get("status_code")
-    print(printable(f"callback: GET {callback.get('url')} -> {status_code}"))
+    print(printable(f"callback: GET {_said(callback.get('url'))} -> {_said(status_code)}"))
     text = str(callback.get("body") or "").strip()
     if text:
         excerpt = text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}..."
         print(printable(excerpt, keep_newlines=True))
     ok = isinstance(status_code, int) and 200 <= status_code < 300
     return EXIT_OK if ok else EXIT_FAILURE
+
+
+def _said(value: object) -> str:
+    """What the answer to ``POST /_sandbox/pay`` said, at most ``DETAIL_MAX`` characters of it:
+    a server that is no sandbox (the service itself, by a base URL set for it) may say 1 MB."""
+    return bounded_detail(str(value))
 
 
 def currency_code(text: str) -> str:
