@@ -118,6 +118,8 @@ def test_an_unknown_status_is_kept_as_the_service_would_send_it() -> None:
         ({"method": "cheque"}, "method must be"),
         ({"amount": -1}, "amount must be a non-negative integer"),
         ({"amount": "100"}, "amount must be a non-negative integer"),
+        ({"fee": 10**5000}, "fee must be an integer of at most 4,300 digits"),
+        ({"success": False, "amount": 10**4300}, "amount must be an integer of at most 4,300"),
         ({"success": "yes"}, "success must be True or False"),
         ({"reference": ""}, "reference must be a non-empty string"),
         ({"created_at": dt.datetime(2026, 1, 2)}, "created_at must be a timezone-aware"),

@@ -358,6 +358,14 @@ def test_a_payment_whose_metadata_is_not_json_is_refused_when_added(api: MockPay
     assert api.get_payment("order-7") is None
 
 
+def test_a_fee_too_long_to_write_is_refused_and_the_fake_answers_on(api: MockPaymentAPI) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="fee must be an integer of at most 4,300"):
+        api.add_payment("order-7", fee=10**5000)
+    assert api.get_payment("order-7") is None
+    with api.client() as client, pytest.raises(paysdk.NotFoundError):
+        client.verify("order-7")
+
+
 def test_reset_forgets_payments_faults_calls_and_waits(api: MockPaymentAPI) -> None:
     api.add_payment("order-1")
     api.inject(Fault.server_error(), times=1)

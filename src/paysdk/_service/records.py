@@ -9,6 +9,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+import sys
 import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NoReturn, TypeGuard, cast
@@ -105,6 +106,9 @@ class PaymentRecord:
             _fail("amount", "a non-negative integer")
         if type(self.fee) is not int or self.fee < 0:
             _fail("fee", "a non-negative integer")
+        if self.amount.bit_length() > _SHORT_BITS or self.fee.bit_length() > _SHORT_BITS:
+            _check_writable("amount", self.amount)
+            _check_writable("fee", self.fee)
         if not isinstance(self.currency, str):
             _fail("currency", "a string")
         if not isinstance(self.status, str):
@@ -265,6 +269,19 @@ def deeper_than(value: object, limit: int) -> bool:
     return any(isinstance(item, (dict, list)) for item in level)
 
 
+_SHORT_BITS = 3 * 640
+"""Integers of at most this many bits have at most 640 digits: within what Python writes as text
+(``sys.get_int_max_str_digits()``, at least 640 when it is limited), so checked no further."""
+
+
+def _check_writable(field: str, value: int) -> None:
+    """Refuse an integer too long for Python to write as JSON: every answer holding it would fail
+    (an amount may be of any size, but an answer is JSON text)."""
+    limit = sys.get_int_max_str_digits()
+    if limit and abs(value) >= 10**limit:
+        _fail(field, f"an integer of at most {limit:,} digits (what Python writes as JSON)")
+
+
 def _fail(field: str, expected: str) -> NoReturn:
     raise SeedError(f"{field} must be {expected}")
 
@@ -323,6 +340,8 @@ def _product(value: object, index: int) -> dict[str, Any]:
     for name, kind in _PRODUCT_FIELDS.items():
         if type(value[name]) is not kind:
             _fail(f"{where}.{name}", f"of type {kind.__name__}")
+    if value["amount"].bit_length() > _SHORT_BITS:
+        _check_writable(f"{where}.amount", value["amount"])
     return {name: value[name] for name in _PRODUCT_FIELDS}
 
 
