@@ -47,6 +47,16 @@ def test_a_default_verified_payment_is_a_paid_card_payment_with_a_fee() -> None:
     assert payment.transaction_id and payment.customer and payment.customer.email
 
 
+@pytest.mark.parametrize(
+    ("amount", "fee"),
+    [(2**60, 17_293_822_569_102_705), (10**30, 15 * 10**27), (10**400, 15 * 10**397)],
+    ids=["2**60", "thirty-one-digits", "past-a-float"],
+)
+def test_the_default_fee_of_an_amount_past_a_float_is_exact(amount: int, fee: int) -> None:
+    assert verified_payment(amount=amount).fee == fee
+    assert listed_payment(amount=amount).fee == fee
+
+
 def test_each_payment_gets_its_own_reference() -> None:
     assert len({verified_payment().reference for _ in range(5)}) == 5
 

@@ -10,6 +10,7 @@ import itertools
 import json
 import re
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from typing import Any, Final, Literal
 
 from typing_extensions import TypedDict, Unpack
@@ -37,8 +38,9 @@ __all__ = [
 PaymentMethod = Literal["card", "bank_transfer", "mobile_money"]
 """How the customer paid. Only a card payment carries ``authorization``."""
 
-FEE_RATE: Final = 0.015
-"""The default fee of a successful payment: 1.5% of the amount. A failed payment costs none."""
+FEE_RATE: Final = Fraction(15, 1000)
+"""The default fee of a successful payment: 1.5% of the amount, exact for an amount of any size
+(a float would round one past 2**53 and overflow past 10**308). A failed payment costs none."""
 
 _references = itertools.count(10001)
 _LOCAL_CUSTOMER_PAYMENTS: Final[Mapping[str, str]] = {  # currency: a seed payment by a local
