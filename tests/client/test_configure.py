@@ -239,6 +239,27 @@ def test_bad_per_call_options_are_refused() -> None:
         client.with_options(timeout=0)
 
 
+@pytest.mark.parametrize("setting", ["timeout", "deadline", "max_retries", "max_response_bytes"])
+@pytest.mark.parametrize(
+    "number", [10**5000, -(10**5000), 10**4000], ids=["huge", "negative", "4001-digits"]
+)
+def test_a_setting_of_thousands_of_digits_is_refused_in_a_short_message(
+    setting: str, number: int
+) -> None:
+    """Python will not write an int of over 4,300 digits as text; one it will is cut."""
+    options: dict[str, Any] = {setting: number}
+    with pytest.raises(paysdk.ConfigurationError, match=f"^{setting} must be") as caught:
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL, **options)
+    assert len(str(caught.value)) < 200
+    client = paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
+    with pytest.raises(paysdk.ConfigurationError, match=setting):
+        client.with_options(**options)
+    if setting != "max_response_bytes":
+        with pytest.raises(paysdk.ConfigurationError, match=setting) as per_call:
+            client.verify("order-1042", **options)
+        assert len(str(per_call.value)) < 200
+
+
 def test_repr_shows_where_but_not_the_key() -> None:
     client = paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
     assert repr(client) == (

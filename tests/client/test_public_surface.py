@@ -297,6 +297,34 @@ def test_paysdk_log_of_a_look_alike_character_is_refused_showing_it(value: str, 
     )
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "shown", "problem"),
+    [
+        ("PAYSDK_MAX_RETRIES", "9" * 5000, "'" + "9" * 64 + "'... (5,000 characters)", "out"),
+        (
+            "PAYSDK_MAX_RETRIES",
+            "-" + "9" * 5000,
+            "'-" + "9" * 63 + "'... (5,001 characters)",
+            "out",
+        ),
+        ("PAYSDK_TIMEOUT", "9" * 5000, "'" + "9" * 64 + "'... (5,000 characters)", "out"),
+        ("PAYSDK_TIMEOUT", "x" * 100_000, "'" + "x" * 64 + "'... (100,000 characters)", "not"),
+    ],
+    ids=["retries-5000-digits", "retries-negative", "timeout-5000-digits", "timeout-junk"],
+)
+def test_a_variable_of_thousands_of_characters_is_refused_in_a_short_message(
+    monkeypatch: pytest.MonkeyPatch, name: str, value: str, shown: str, problem: str
+) -> None:
+    """A count too long for ``int`` to read is out of range, not something other than a count;
+    the value is quoted cut, as a string from the service is."""
+    monkeypatch.setenv(name, value)
+    with pytest.raises(paysdk.ConfigurationError, match=f"^{name}=") as raised:
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
+    what = "is out of range" if problem == "out" else "is not a valid number of seconds"
+    assert str(raised.value).startswith(f"{name}={shown} {what}")
+    assert len(str(raised.value)) < 200
+
+
 def test_paysdk_log_turns_the_logger_on_without_code() -> None:
     code = (
         "import paysdk, respx\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import os
 import re
 import ssl
@@ -18,6 +19,7 @@ import httpx
 
 from .._core.config import Config, Timeout, check_account
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
+from .._core.expected import quoted
 from .._errors import ConfigurationError
 from .._parsing.decoding import ACCEPT_ENCODING, READABLE_CODINGS
 from .._transport.httpx_common import BACKEND, check_host
@@ -245,21 +247,31 @@ def from_env(name: str, kind: type[float] | type[int], default: T) -> float | in
     if not text:
         return default
     what = "number of seconds" if kind is float else "count"
+    shown = quoted(value)
     try:
         number = kind(text) if text.isascii() and text.isprintable() else None
     except ValueError:
         number = None
+    if number is None and kind is int and _whole_number(text):  # too long for int() to read
+        number = -math.inf if text.startswith("-") else math.inf
     if number is None:
-        raise ConfigurationError(f"{name}={value!r} is not a valid {what}")
+        raise ConfigurationError(f"{name}={shown} is not a valid {what}")
     if kind is float and not 0 < number <= MAX_TIMEOUT:  # also NaN and infinity
         raise ConfigurationError(
-            f"{name}={value!r} is out of range: seconds more than 0 and at most {MAX_TIMEOUT:.0f}"
+            f"{name}={shown} is out of range: seconds more than 0 and at most {MAX_TIMEOUT:.0f}"
         )
     if kind is int and not 0 <= number <= MAX_RETRIES_LIMIT:
         raise ConfigurationError(
-            f"{name}={value!r} is out of range: a count from 0 to {MAX_RETRIES_LIMIT}"
+            f"{name}={shown} is out of range: a count from 0 to {MAX_RETRIES_LIMIT}"
         )
     return number
+
+
+def _whole_number(text: str) -> bool:
+    """Whether ``text`` is a whole number as ``int`` reads one (sign, ASCII digits and ``_``),
+    so one ``int`` refused was only too long (past ``sys.get_int_max_str_digits()``)."""
+    digits = text.removeprefix("-").removeprefix("+").replace("_", "")
+    return digits.isascii() and digits.isdigit()
 
 
 def check_secret_key(key: object) -> str:
@@ -353,8 +365,8 @@ def _check_seconds(seconds: object, what: str) -> float:
         )
     if not 0 < seconds <= MAX_TIMEOUT:  # also rejects NaN and infinity
         raise ConfigurationError(
-            f"{what} must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds, got {seconds!r}; "
-            "use None for no limit"
+            f"{what} must be more than 0 and at most {MAX_TIMEOUT:.0f} seconds, "
+            f"got {quoted(seconds)}; use None for no limit"
         )
     return float(seconds)
 
@@ -364,7 +376,7 @@ def check_max_retries(max_retries: object) -> int:
         raise ConfigurationError(f"max_retries must be an int, not {type(max_retries).__name__}")
     if not 0 <= max_retries <= MAX_RETRIES_LIMIT:
         raise ConfigurationError(
-            f"max_retries must be between 0 and {MAX_RETRIES_LIMIT}, got {max_retries}"
+            f"max_retries must be between 0 and {MAX_RETRIES_LIMIT}, got {quoted(max_retries)}"
         )
     return max_retries
 
@@ -374,7 +386,8 @@ def check_max_bytes(limit: object) -> int | None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_BYTES_LIMIT:
         raise ConfigurationError(
-            f"max_response_bytes must be a whole number of bytes above 0, or None, got {limit!r}"
+            "max_response_bytes must be a whole number of bytes above 0, or None, "
+            f"got {quoted(limit)}"
         )
     return limit
 
