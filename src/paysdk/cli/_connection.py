@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import sys
 
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
@@ -106,8 +107,19 @@ def whole_number(
     except ValueError:
         value = None
     if value is None or not low <= value <= high:
-        raise argparse.ArgumentTypeError(f"expected {expected}, not {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {expected}, not {_shown_number(text)}")
     return value
+
+
+def _shown_number(text: str) -> str:
+    """``text``, a flag's value that is no number in range, as an error quotes it: cut once
+    long, and a whole number too long for ``int`` to read said to be so."""
+    from .._core.expected import quoted  # loads the models: only for an error
+
+    digits = text.strip().removeprefix("-").removeprefix("+").replace("_", "")
+    if len(digits) > sys.get_int_max_str_digits() > 0 and digits.isascii() and digits.isdigit():
+        return f"a number of {len(digits):,} digits (at most {sys.get_int_max_str_digits():,})"
+    return quoted(text)
 
 
 def positive_count(text: str) -> int:
@@ -122,7 +134,9 @@ def positive_float(text: str) -> float:
     except ValueError:
         value = -1.0
     if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, not {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number of seconds, not {_shown_number(text)}"
+        )
     return value
 
 
@@ -132,6 +146,7 @@ def whole_amount(text: str) -> int:
         return int(ascii_number(text).strip().replace("_", ""), 10)
     except ValueError:
         raise argparse.ArgumentTypeError(
-            f"expected a whole number such as 2500000, not {text!r}: amounts are integers in the "
-            "unit the service reports them in (paysdk never converts or rounds them)"
+            f"expected a whole number such as 2500000, not {_shown_number(text)}: amounts are "
+            "integers in the unit the service reports them in (paysdk never converts or rounds "
+            "them)"
         ) from None

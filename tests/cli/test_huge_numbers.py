@@ -1,0 +1,69 @@
+"""Numbers past 64 bits where the ``paysdk`` command meets them, run in a pseudo-terminal against
+the sandbox: amounts the service sends are shown and compared exactly, and a flag's number of
+thousands of digits is refused in a line of its own length, not echoed whole."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from paysdk.sandbox import Sandbox
+from tests.support.terminal import run_in_terminal
+
+BIG = 10**30 + 7
+"""An amount past 64 bits, well within what JSON carries."""
+
+
+@pytest.fixture
+def sandbox(monkeypatch: pytest.MonkeyPatch) -> Iterator[Sandbox]:
+    with Sandbox() as running:
+        running.add_payment("order-big", amount=BIG, fee=2**64)
+        monkeypatch.setenv("PAYSDK_SECRET_KEY", running.secret_key)
+        monkeypatch.setenv("PAYSDK_BASE_URL", running.base_url)
+        yield running
+
+
+def test_an_amount_past_64_bits_is_confirmed_and_shown_exactly(sandbox: Sandbox) -> None:
+    code, out, err = run_in_terminal(
+        "confirm", "order-big", "--amount", str(BIG), "--currency", "NGN"
+    )
+    assert (code, err) == (0, "")
+    assert out == f"confirmed: order-big paid {BIG} NGN\n"
+    code, _, err = run_in_terminal(
+        "confirm", "order-big", "--amount", str(BIG - 1), "--currency", "NGN"
+    )
+    assert code == 1
+    assert f"amount expected {BIG - 1} but the service says {BIG}" in err
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("confirm", "order-big", "--amount", "9" * 100_000, "--currency", "NGN"),
+        ("confirm", "order-big", "--amount", "-" + "9" * 5000, "--currency", "NGN"),
+        ("ledger", "list", "--limit", "1" * 5000),
+        ("sandbox", "--port", "1" * 5000),
+    ],
+    ids=["amount-100000-digits", "negative-amount-5000-digits", "limit", "port"],
+)
+def test_a_number_of_thousands_of_digits_is_refused_in_one_short_line(
+    sandbox: Sandbox, argv: tuple[str, ...]
+) -> None:
+    code, out, err = run_in_terminal(*argv)
+    assert (code, out) == (2, "")
+    [message] = [line for line in err.splitlines() if "error:" in line]
+    digits = len(argv[-1].lstrip("-")) if argv[0] != "confirm" else len(argv[3].lstrip("-"))
+    assert f"a number of {digits:,} digits (at most 4,300)" in message
+    assert len(message) < 300
+    assert sandbox.requests == []
+
+
+def test_a_long_flag_value_that_is_no_number_is_quoted_cut(sandbox: Sandbox) -> None:
+    code, out, err = run_in_terminal(
+        "confirm", "order-big", "--amount", "x" * 100_000, "--currency", "NGN"
+    )
+    assert (code, out) == (2, "")
+    [message] = [line for line in err.splitlines() if "error:" in line]
+    assert f"not {'x' * 64!r}... (100,000 characters)" in message
+    assert len(message) < 400
