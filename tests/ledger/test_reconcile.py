@@ -214,6 +214,37 @@ async def test_a_listed_reference_no_database_holds_is_missed_not_a_ledger_failu
     assert [(d.kind, d.reference) for d in report.discrepancies] == [(Kind.MISSED, odd)]
 
 
+@pytest.mark.parametrize("twin", ["sync", "async"])
+async def test_an_order_of_thousands_of_digits_is_a_short_reason_not_a_failed_run(
+    ledger_url: str, twin: str
+) -> None:
+    """An order's amount may be any int, even one Python will not write as text: the payment
+    is missed, saying so in a reason of bounded length."""
+    orders: dict[str, dict[str, object]] = {
+        "order-huge": {"amount": 10**5000, "currency": "NGN"},
+        "order-long": {"amount": -(10**4000), "currency": "NGN"},
+    }
+    with Sandbox(payments=[]) as service:
+        service.add_payment("order-huge", amount=500, currency="NGN")
+        service.add_payment("order-long", amount=700, currency="NGN")
+        key, url = service.secret_key, service.base_url
+        if twin == "sync":
+            with paysdk.Client(secret_key=key, base_url=url) as c, Ledger(ledger_url) as ledger:
+                report = ledger.reconcile(c, lookup=orders.get, fulfil=lambda payment: None)
+        else:
+            async with (
+                paysdk.AsyncClient(secret_key=key, base_url=url) as ac,
+                AsyncLedger(ledger_url) as aledger,
+            ):
+                report = await aledger.reconcile(ac, lookup=orders.get, fulfil=lambda p: None)
+    reasons = {d.reference: d.reason for d in report.of_kind(Kind.MISSED)}
+    assert reasons == {
+        "order-huge": "the order expects amount an integer of over 4,300 digits",
+        "order-long": f"the order expects amount -{'1' + '0' * 62}... (4,001 digits)",
+    }
+    assert report.unresolved_missed == 2
+
+
 async def test_the_async_twin_reconciles_alike(shop_service: Sandbox, ledger_url: str) -> None:
     shop = shop_for(shop_service)
 

@@ -12,6 +12,7 @@ from collections.abc import Generator, Iterable, Mapping
 from typing import Any
 
 from ..._core import expected_for, same_currency
+from ..._core.expected import quoted
 from ..._errors import PaymentNotFoundError, PaymentVerificationError
 from ..._models.verified import VerifiedPayment
 from .._plans import stored_as_is
@@ -165,7 +166,7 @@ def _differs_from(payment: Listed, order: object) -> str | None:
     expected = expected_for(payment.reference, None, None, True, order)
     wrong: list[str] = []
     if expected.amount is not None and expected.amount != payment.amount:
-        wrong.append(f"amount {expected.amount}")
+        wrong.append(f"amount {quoted(expected.amount)}")
     if expected.currency is not None and not same_currency(expected.currency, payment.currency):
         wrong.append(f"currency {expected.currency}")
     return f"the order expects {' and '.join(wrong)}" if wrong else None
