@@ -403,6 +403,33 @@ def test_only_get_verifies_runs_the_view_and_fulfils(
     assert row is not None and row.state == "fulfilled"
 
 
+def test_an_order_amount_of_thousands_of_digits_is_a_mismatch_recorded_in_a_short_reason(
+    client: paysdk.Client, callback_sandbox: Sandbox, ledger_url: str
+) -> None:
+    """An order's amount is the merchant's int, of any size: one Python will not write as text
+    is answered 409 ``mismatch`` (not Flask's HTML 500) and recorded refused, saying so."""
+    callback_sandbox.add_payment("order-huge-order", amount=500, currency="NGN")
+    shop = Shop(Order("order-huge-order", -(10**5000), "NGN"))
+    app = flask.Flask(__name__)
+    with paysdk.Ledger(ledger_url) as ledger:
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            shop.fulfil(payment)
+            return {"status": "ok"}
+
+        answer = app.test_client().get(f"{PATH}?reference=order-huge-order")
+        row = ledger.row("order-huge-order")
+
+    assert (answer.status_code, answer.get_json()) == (409, {"status": "mismatch"})
+    assert shop.fulfilled == []
+    assert row is not None and row.state == "refused"
+    assert row.reason == (
+        "paid, but not for this order: amount 500 instead of an integer of over 4,300 digits"
+    )
+
+
 def test_an_amount_beyond_64_bits_is_refused_for_good_and_never_asked_to_retry(
     client: paysdk.Client, callback_sandbox: Sandbox, ledger_url: str
 ) -> None:

@@ -12,6 +12,7 @@ import dataclasses
 import gc
 import inspect
 import logging
+import sys
 from collections.abc import Callable
 from typing import TypeVar, cast
 
@@ -209,7 +210,10 @@ def unrecorded_refusal(reference: str, error: PaySDKError) -> None:
 def _shown(value: object) -> str:
     """A mismatched amount or currency for a recorded reason: in ASCII, so a currency of a
     look-alike letter (``'\\u212aES'``, a Kelvin sign) never reads as the code (``'KES'``)."""
-    text = ascii(value)
+    try:
+        text = ascii(value)
+    except ValueError:  # an order's amount past sys.get_int_max_str_digits(): any int may be one
+        return f"an integer of over {sys.get_int_max_str_digits():,} digits"
     return text[:SHOWN] + ("..." if len(text) > SHOWN else "")
 
 
