@@ -20,6 +20,25 @@ def test_expected_takes_whole_decimals_and_refuses_fractions_and_floats() -> Non
             _core.Expected(amount=amount)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("exponent", [4300, 10**5], ids=["4301-digits", "1e5"])
+def test_a_decimal_past_what_an_answer_carries_is_refused_at_once(exponent: int) -> None:
+    """An order's ``Decimal`` may hold any exponent (a PostgreSQL numeric holds 131,072 digits
+    before the point): ``int()`` of ``1E+100000000`` would take many minutes, so it is refused."""
+    amount = decimal.Decimal(f"1E+{exponent}")
+    with pytest.raises(paysdk.ConfigurationError, match="at most 4,300 digits") as caught:
+        _core.Expected(amount=amount)  # type: ignore[arg-type]
+    assert f"not a Decimal of {exponent + 1:,} digits" in str(caught.value)
+    longest = decimal.Decimal("9" * 4300)
+    assert _core.Expected(amount=longest).amount == 10**4300 - 1  # type: ignore[arg-type]
+
+
+def test_a_refused_amount_is_quoted_cut() -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="whole number") as caught:
+        _core.Expected(amount="9" * 100_000)  # type: ignore[arg-type]
+    assert "... (100,000 characters)" in str(caught.value)
+    assert len(str(caught.value)) < 300
+
+
 @dataclasses.dataclass
 class Order:
     amount: decimal.Decimal | int | None

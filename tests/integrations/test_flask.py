@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import decimal
 import logging
 import sqlite3
 from collections.abc import Iterator
@@ -428,6 +429,28 @@ def test_an_order_amount_of_thousands_of_digits_is_a_mismatch_recorded_in_a_shor
     assert row.reason == (
         "paid, but not for this order: amount 500 instead of an integer of over 4,300 digits"
     )
+
+
+def test_an_order_decimal_longer_than_any_answer_is_an_error_to_fix_in_the_order(
+    client: paysdk.Client, callback_sandbox: Sandbox
+) -> None:
+    """An order amount read from a numeric column is a ``Decimal``, of any exponent: one longer
+    than any amount an answer carries is a 500 ``error`` to fix in the order (``int()`` of
+    ``Decimal("1E+99999999")`` would take many minutes)."""
+    callback_sandbox.add_payment("order-decimal", amount=500, currency="NGN")
+    orders = {"order-decimal": {"amount": decimal.Decimal("1E+4300"), "currency": "NGN"}}
+    app = flask.Flask(__name__)
+    ran: list[str] = []
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=orders.get)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        ran.append(payment.reference)
+        return {"status": "ok"}
+
+    answer = app.test_client().get(f"{PATH}?reference=order-decimal")
+    assert (answer.status_code, answer.get_json()) == (500, {"status": "error"})
+    assert ran == []
 
 
 def test_an_amount_beyond_64_bits_is_refused_for_good_and_never_asked_to_retry(

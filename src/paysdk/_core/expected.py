@@ -85,9 +85,15 @@ def _whole_amount(amount: object) -> int | None:
         and amount.is_finite()
         and amount == amount.to_integral()
     ):
+        digits, limit = amount.adjusted() + 1, sys.get_int_max_str_digits()
+        if limit and digits > limit:  # int() of Decimal("1E+99999999") takes many minutes
+            raise ConfigurationError(
+                f"the expected amount must be a whole number of at most {limit:,} digits (as "
+                f"many as Python reads from an answer), not a Decimal of {digits:,} digits"
+            )
         return int(amount)
     raise ConfigurationError(
-        f"the expected amount must be a whole number (int), not {amount!r}; "
+        f"the expected amount must be a whole number (int), not {quoted(amount)}; "
         "money in floats or fractions cannot be compared exactly"
     )
 
