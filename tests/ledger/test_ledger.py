@@ -295,6 +295,9 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
         ("orders.db", {"lease": "5 minutes"}, "lease"),
         ("orders.db", {"lease": 2**70}, "lease"),  # more seconds than a timedelta holds
         ("orders.db", {"lease": float("inf")}, "lease"),
+        ("orders.db", {"lease": 10**5000}, "lease .* not an integer of over 4,300 digits"),
+        ("orders.db", {"lease": -(10**5000)}, "lease .* not an integer of over 4,300 digits"),
+        ("orders.db", {"timeout": 10**5000}, "timeout .* not an integer of over 4,300 digits"),
         ("orders.db", {"table": "orders; DROP TABLE orders"}, "table"),
         ("orders.db", {"table": "order"}, "reserves"),  # a syntax error in either database
         ("orders.db", {"table": "Transaction"}, "reserves"),  # SQLite's
@@ -315,6 +318,23 @@ def test_bad_configuration_is_refused_before_any_database_is_touched(
 ) -> None:
     with pytest.raises(paysdk.PaySDKError, match=message):
         Ledger(url, **options)
+
+
+def test_an_argument_of_thousands_of_digits_is_refused_in_a_short_message(tmp_path: Any) -> None:
+    """Python will not write an int of over 4,300 digits as text, so a message quoting one
+    would raise its own ``ValueError``; it says what the argument was instead."""
+    payment = paysdk.VerifiedPayment(reference="order-1", amount=5, currency="NGN", success=True)
+    huge = -(10**5000)
+    with Ledger(tmp_path / "l.db") as ledger:
+        calls: list[Callable[[], object]] = [
+            lambda: ledger.rows_after("", limit=huge),
+            lambda: ledger.refuse(payment, huge),  # type: ignore[arg-type]
+            lambda: ledger.resolve("order-1", ran=huge),  # type: ignore[arg-type]
+        ]
+        for call in calls:
+            with pytest.raises(paysdk.ConfigurationError, match="integer of over 4,300") as e:
+                call()
+            assert len(str(e.value)) < 200
 
 
 def test_each_reserved_table_name_is_one_its_database_refuses(ledger_url: str) -> None:

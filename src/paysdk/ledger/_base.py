@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from .._core.config import check_account
+from .._core.expected import quoted
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _plans, _sql
@@ -119,7 +120,7 @@ class BaseLedger:
         if not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
             raise ConfigurationError(
                 f"timeout must be a positive number of seconds, at most {MAX_TIMEOUT:g} (the "
-                f"longest TCP keepalive a PostgreSQL connection takes), not {timeout!r}"
+                f"longest TCP keepalive a PostgreSQL connection takes), not {quoted(timeout)}"
             )
         self.timeout: float = float(timeout)
         self._create_table = create_table
@@ -144,7 +145,7 @@ class BaseLedger:
 
     def _resolve_plan(self, reference: str, ran: object, account: object) -> LedgerPlan[LedgerRow]:
         if not isinstance(ran, bool):
-            raise ConfigurationError(f"resolve needs ran=True or ran=False, not {ran!r}")
+            raise ConfigurationError(f"resolve needs ran=True or ran=False, not {quoted(ran)}")
         (checked,) = _plans.check_references([reference])
         return _plans.resolve(
             self._driver.dialect, self.table, checked, ran=ran, account=check_account(account)
@@ -192,5 +193,5 @@ def needs_lookup(fulfil: object, lookup: object) -> None:
 
 def check_limit(limit: object, name: str = "max_discrepancies") -> int:
     if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise ConfigurationError(f"{name} must be a positive int, not {limit!r}")
+        raise ConfigurationError(f"{name} must be a positive int, not {quoted(limit)}")
     return limit

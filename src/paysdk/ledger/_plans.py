@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from .._core import Expected, check_payment, check_reference
+from .._core.expected import quoted
 from .._errors import ConfigurationError
 from .._models.verified import VerifiedPayment
 from . import _sql
@@ -94,7 +95,8 @@ def check_lease(lease: object) -> dt.timedelta:
             lease = dt.timedelta(seconds=lease)
     if not isinstance(lease, dt.timedelta) or lease <= dt.timedelta(0):
         raise ConfigurationError(
-            f"lease must be a positive number of seconds (a timedelta's at most), not {lease!r}"
+            "lease must be a positive number of seconds (a timedelta's at most), "
+            f"not {quoted(lease)}"
         )
     return lease
 
@@ -438,7 +440,7 @@ MAX_REASON_LENGTH = 1000
 
 def check_reason(reason: object) -> str:
     if not isinstance(reason, str) or not reason.strip():
-        raise ConfigurationError(f"a reason must be a non-empty string, not {reason!r}")
+        raise ConfigurationError(f"a reason must be a non-empty string, not {quoted(reason)}")
     if len(reason) > MAX_REASON_LENGTH:
         raise ConfigurationError(
             f"a reason must be at most {MAX_REASON_LENGTH} characters, not {len(reason)}"
