@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import sqlite3
 import subprocess
 import sys
@@ -318,6 +319,38 @@ def test_bad_configuration_is_refused_before_any_database_is_touched(
 ) -> None:
     with pytest.raises(paysdk.PaySDKError, match=message):
         Ledger(url, **options)
+
+
+@pytest.mark.parametrize(
+    "lease",
+    [dt.timedelta.max, dt.timedelta(days=3_000_000), 8e13, 365_000 * 86_400 + 1],
+    ids=["timedelta-max", "past-year-9999", "seconds-past-year-9999", "one-second-too-long"],
+)
+def test_a_lease_ending_past_what_python_reads_back_is_refused_up_front(
+    ledger_url: str, lease: float | dt.timedelta
+) -> None:
+    """PostgreSQL stores a claim's end past the year 9999 (or fails to add such an interval),
+    and every read of the row then fails: a LedgerError the service is told to retry forever."""
+    with pytest.raises(paysdk.ConfigurationError, match="at most 1,000 years") as caught:
+        Ledger(ledger_url, lease=lease)
+    assert str(caught.value).endswith(f"not {lease!r}")
+
+
+def test_the_longest_lease_claims_and_fulfils_on_either_database(ledger_url: str) -> None:
+    payment = paysdk.VerifiedPayment(reference="order-1", amount=5, currency="NGN", success=True)
+    with Ledger(ledger_url, lease=dt.timedelta(days=365_000)) as ledger:
+        during: list[object] = []
+
+        def fulfil(paid: paysdk.VerifiedPayment) -> None:
+            row = ledger.row(paid.reference)
+            assert row is not None and row.lease_expires_at is not None
+            during.append(row.state)
+            during.append(ledger.fulfil_once(paid, print).outcome)  # a second delivery
+
+        assert ledger.fulfil_once(payment, fulfil).fulfilled_now
+        row = ledger.row("order-1")
+    assert during == ["claimed", Outcome.IN_PROGRESS]
+    assert row is not None and row.state == "fulfilled"
 
 
 def test_an_argument_of_thousands_of_digits_is_refused_in_a_short_message(tmp_path: Any) -> None:

@@ -87,16 +87,23 @@ def check_table(table: object, backend: str | None = None) -> str:
     return table
 
 
+MAX_LEASE = dt.timedelta(days=365_000)
+"""The longest lease, about 1,000 years: a claim's end is a time the ledger reads back, which
+Python's datetime holds to the year 9999 only (PostgreSQL would store a later one, then every
+read of the row would fail)."""
+
+
 def check_lease(lease: object) -> dt.timedelta:
     """A lease as a timedelta; numbers are seconds (one no timedelta holds, such as ``inf`` or
     ``2**70``, is refused like any other bad lease)."""
+    given = lease
     if isinstance(lease, (int, float)) and not isinstance(lease, bool):
         with contextlib.suppress(OverflowError, ValueError):  # beyond a timedelta, or NaN
             lease = dt.timedelta(seconds=lease)
-    if not isinstance(lease, dt.timedelta) or lease <= dt.timedelta(0):
+    if not isinstance(lease, dt.timedelta) or not dt.timedelta(0) < lease <= MAX_LEASE:
         raise ConfigurationError(
-            "lease must be a positive number of seconds (a timedelta's at most), "
-            f"not {quoted(lease)}"
+            "lease must be a positive number of seconds, at most 1,000 years (365,000 days: a "
+            f"claim's end must be a date Python reads back), not {quoted(given)}"
         )
     return lease
 
