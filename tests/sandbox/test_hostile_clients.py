@@ -446,9 +446,23 @@ def eventually(condition: Callable[[], bool]) -> None:
 
 
 def test_idle_timeout_must_be_a_positive_number() -> None:
-    for bad in (0, -1, float("inf"), float("nan"), True, "5"):
+    for bad in (0, -1, float("inf"), float("nan"), True, "5", 1e11, 10**30, -(10**5000)):
         with pytest.raises(ValueError, match="idle_timeout must be"):
             Sandbox(idle_timeout=bad)  # type: ignore[arg-type]
+
+
+def test_the_longest_idle_timeout_serves(capfd: pytest.CaptureFixture[str]) -> None:
+    """A socket holds its timeout in nanoseconds in 64 bits: past about 292 years, setting it
+    fails every connection (a traceback each, and the client cut off without an answer)."""
+    with Sandbox(idle_timeout=10**9) as sandbox:
+        assert_still_serving(sandbox)
+    assert_no_traceback(capfd)
+
+
+@pytest.mark.parametrize("bad", [-1, 65536, 10**30, True, "8000"])
+def test_a_port_out_of_range_is_refused_when_the_sandbox_is_made(bad: object) -> None:
+    with pytest.raises(ValueError, match="port must be a port number from 0 to 65535"):
+        Sandbox(port=bad)  # type: ignore[arg-type]
 
 
 # --- the request log --------------------------------------------------------------------------

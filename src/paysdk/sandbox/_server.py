@@ -4,7 +4,6 @@ it (``_thread``, ``_http``, ``_answering``, ``_control``, ``_payments``, ``_stat
 
 from __future__ import annotations
 
-import math
 import os
 import secrets
 import ssl
@@ -25,6 +24,9 @@ from ._thread import ServerThread
 __all__ = ["Sandbox"]
 
 DEFAULT_IDLE_TIMEOUT = 30.0
+MAX_IDLE_TIMEOUT = 10**9
+"""The longest ``idle_timeout``, in seconds (about 31 years): a socket's timeout is held in
+nanoseconds in 64 bits, so a much longer one fails every connection as it is set."""
 
 _UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}  # noqa: S104
 """The wildcard addresses a sandbox may bind, and the loopback address a client reaches it at."""
@@ -77,8 +79,13 @@ class Sandbox(StandIn[SandboxPayments]):
     ) -> None:
         if isinstance(idle_timeout, bool) or not isinstance(idle_timeout, (int, float)):
             raise ValueError("idle_timeout must be a number of seconds")
-        if not (math.isfinite(idle_timeout) and idle_timeout > 0):
-            raise ValueError("idle_timeout must be a positive, finite number of seconds")
+        if not 0 < idle_timeout <= MAX_IDLE_TIMEOUT:  # also NaN, infinity and huge ints
+            raise ValueError(
+                "idle_timeout must be a positive number of seconds, at most "
+                f"{MAX_IDLE_TIMEOUT:,} (what a socket's timeout holds)"
+            )
+        if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+            raise ValueError("port must be a port number from 0 to 65535 (0: a free one)")
         if isinstance(max_connections, bool) or not isinstance(max_connections, int):
             raise ValueError("max_connections must be a whole number")
         if max_connections < 1:
