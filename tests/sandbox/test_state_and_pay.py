@@ -186,15 +186,32 @@ def test_pay_over_http_answers_with_the_payment_and_the_handlers_answer(
         ({"payment": {"reference": "x"}}, "callback must be the callback URL"),
         ({"payment": {"reference": "x"}, "callback": "http://h/", "timeout": 0}, "timeout must"),
         ({"payment": {"reference": "x"}, "callback": "http://h/", "timeout": 61}, "timeout must"),
+        ({"payment": {"reference": "x"}, "callback": "http://h/", "timeout": 10**400}, "timeout"),
+        (
+            {"payment": {"reference": "x"}, "callback": "http://h/", "timeout": -(10**400)},
+            "timeout",
+        ),
         ({"payment": {}, "callback": "http://h/"}, "missing field reference"),
         ({"payment": {"reference": "x"}, "callback": "http://h/", "extra": 1}, "unknown field"),
         ([{"payment": {"reference": "x"}, "callback": "http://h/"}], "a JSON object"),
     ],
 )
-def test_a_bad_pay_request_is_a_400_and_records_nothing(body: object, says: str) -> None:
+def test_a_bad_pay_request_is_a_400_and_records_nothing(
+    body: object, says: str, capfd: pytest.CaptureFixture[str]
+) -> None:
     with Sandbox(payments=[]) as sandbox, httpx.Client(base_url=sandbox.base_url) as http:
         key = {"Authorization": f"Bearer {sandbox.secret_key}"}
         answer = http.post("/_sandbox/pay", json=body, headers=key)
         assert answer.status_code == 400
         assert says in answer.json()["message"]
         assert sandbox.payments == []
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_pay_timeout_of_thousands_of_digits_is_refused_saying_so() -> None:
+    with (
+        Sandbox(payments=[]) as sandbox,
+        pytest.raises(ValueError, match="not an integer of 16,610 bits") as caught,
+    ):
+        sandbox.pay("order-7", callback="http://127.0.0.1:1/", timeout=10**5000)
+    assert len(str(caught.value)) < 200

@@ -71,8 +71,13 @@ def callback_timeout(timeout: object) -> float:
         or not isinstance(timeout, (int, float))
         or not 0 < timeout <= LONGEST_CALLBACK_TIMEOUT
     ):
+        shown = (  # Python writes no int of over 4,300 digits as text
+            f"an integer of {timeout.bit_length():,} bits"
+            if isinstance(timeout, int) and timeout.bit_length() > 64
+            else repr(timeout)
+        )
         raise ValueError(
             "the callback's timeout must be more than 0 and at most "
-            f"{LONGEST_CALLBACK_TIMEOUT:.0f} seconds, not {timeout!r}"
+            f"{LONGEST_CALLBACK_TIMEOUT:.0f} seconds, not {shown}"
         )
     return float(timeout)

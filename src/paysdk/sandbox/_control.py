@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import os
 from collections.abc import Mapping
 from typing import Any, Protocol, cast
@@ -111,7 +110,7 @@ def _pay(sandbox: Controlled, body: bytes) -> Reply:
     if (
         isinstance(timeout, bool)
         or not isinstance(timeout, (int, float))
-        or not (math.isfinite(timeout) and 0 < timeout <= MAX_CALLBACK_TIMEOUT)
+        or not 0 < timeout <= MAX_CALLBACK_TIMEOUT  # also NaN, infinity and huge ints
     ):
         raise ValueError(f"timeout must be a number of seconds from 0 to {MAX_CALLBACK_TIMEOUT:g}")
     record = PaymentRecord.from_json(request.get("payment"))
