@@ -260,6 +260,21 @@ def test_a_setting_of_thousands_of_digits_is_refused_in_a_short_message(
         assert len(str(per_call.value)) < 200
 
 
+def test_an_option_of_thousands_of_digits_where_another_kind_goes_is_refused_saying_so() -> None:
+    huge = 10**5000
+    options: dict[str, Any] = {"secret_key": SECRET, "base_url": BASE_URL}
+    for name in ("pause_gc", "http_backend"):
+        with pytest.raises(paysdk.ConfigurationError, match="not an integer of over 4,300"):
+            paysdk.Client(**{**options, name: huge})
+    with (
+        paysdk.Client(**options) as client,
+        pytest.raises(paysdk.ConfigurationError, match="got an integer of over 4,300 digits"),
+    ):
+        client.verify_many(["order-1042"], concurrency=huge)
+    with pytest.raises(paysdk.ConfigurationError, match="got an integer of over 4,300 digits"):
+        paysdk.Expected(amount=5, currency=huge)  # type: ignore[arg-type]
+
+
 def test_repr_shows_where_but_not_the_key() -> None:
     client = paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
     assert repr(client) == (

@@ -299,6 +299,7 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
         ("orders.db", {"lease": 10**5000}, "lease .* not an integer of over 4,300 digits"),
         ("orders.db", {"lease": -(10**5000)}, "lease .* not an integer of over 4,300 digits"),
         ("orders.db", {"timeout": 10**5000}, "timeout .* not an integer of over 4,300 digits"),
+        ("orders.db", {"table": 10**5000}, "table .* not an integer of over 4,300 digits"),
         ("orders.db", {"table": "orders; DROP TABLE orders"}, "table"),
         ("orders.db", {"table": "order"}, "reserves"),  # a syntax error in either database
         ("orders.db", {"table": "Transaction"}, "reserves"),  # SQLite's

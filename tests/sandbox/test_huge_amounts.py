@@ -65,3 +65,9 @@ def test_an_amount_as_long_as_python_writes_is_served(capfd: pytest.CaptureFixtu
             answer = http.get("/payment/order-long")
     assert answer.status_code == 200 and answer.json()["data"]["amount"] == longest
     assert "Traceback" not in capfd.readouterr().err
+
+
+@pytest.mark.parametrize("payment", [7, TOO_LONG], ids=["int", "too-long"])
+def test_an_int_given_for_the_payment_is_a_seed_error(payment: int) -> None:
+    with Sandbox() as sb, pytest.raises(SeedError, match="a PaymentRecord or a reference, not int"):
+        sb.add_payment(payment)  # type: ignore[arg-type]

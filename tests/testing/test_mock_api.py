@@ -358,6 +358,11 @@ def test_a_payment_whose_metadata_is_not_json_is_refused_when_added(api: MockPay
     assert api.get_payment("order-7") is None
 
 
+def test_an_endpoint_of_thousands_of_digits_is_refused_saying_so(api: MockPaymentAPI) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="not an integer of over 4,300 digits"):
+        api.inject(Fault.server_error(), endpoint=10**5000)  # type: ignore[arg-type]
+
+
 def test_a_fee_too_long_to_write_is_refused_and_the_fake_answers_on(api: MockPaymentAPI) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="fee must be an integer of at most 4,300"):
         api.add_payment("order-7", fee=10**5000)

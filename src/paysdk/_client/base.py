@@ -125,10 +125,12 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         """
         self._load()
         if http_backend not in self._backends:
+            from .._core.expected import quoted
+
             raise _errors.ConfigurationError(
                 f"{type(self).__name__} takes http_backend "
                 + " or ".join(repr(name) for name in self._backends)
-                + f", not {http_backend!r}"
+                + f", not {quoted(http_backend)}"
             )
         self._config = _configure.create_config(
             secret_key=secret_key,

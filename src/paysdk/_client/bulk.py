@@ -18,6 +18,7 @@ from typing import Any
 from typing_extensions import Self
 
 from .._core.closing import AsyncCloses, Closes
+from .._core.expected import quoted
 from .._errors import ClientClosedError, ConfigurationError, PaySDKError
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
@@ -79,7 +80,8 @@ def _check_concurrency(concurrency: object) -> int:
         or not 1 <= concurrency <= MAX_CONCURRENCY
     ):
         raise ConfigurationError(
-            f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}, got {concurrency!r}"
+            f"concurrency must be a whole number from 1 to {MAX_CONCURRENCY}, "
+            f"got {quoted(concurrency)}"
         )
     return concurrency
 

@@ -396,7 +396,7 @@ def check_pause_gc(pause_gc: object) -> bool:
     """``pause_gc`` as given: ``True`` or ``False`` only, since ``0``, ``"false"`` or ``None``
     would say something other than what the reader of the call sees."""
     if not isinstance(pause_gc, bool):
-        raise ConfigurationError(f"pause_gc must be True or False, not {pause_gc!r}")
+        raise ConfigurationError(f"pause_gc must be True or False, not {quoted(pause_gc)}")
     return pause_gc
 
 

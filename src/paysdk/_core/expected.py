@@ -47,7 +47,7 @@ class Expected:
         if self.currency is not None and currency_code(self.currency) is None:
             raise ConfigurationError(
                 "the expected currency must be a code of three ASCII letters, such as 'NGN', "
-                f"with nothing around it; got {self.currency!a}"
+                f"with nothing around it; got {quoted(self.currency, code=True)}"
             )
 
 

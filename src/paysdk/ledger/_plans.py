@@ -65,7 +65,7 @@ def check_table(table: object, backend: str | None = None) -> str:
     if not isinstance(table, str) or _TABLE_NAME.fullmatch(table) is None:
         raise ConfigurationError(
             f"table must be a plain SQL name like {_sql.DEFAULT_TABLE!r} (or schema.name), "
-            f"not {table!r}"
+            f"not {quoted(table)}"
         )
     parts = table.lower().split(".")
     words = RESERVED_WORDS.get(backend or "", frozenset())

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Iterable
 from typing import Any
 
-from .._service.records import PaymentRecord, records_of
+from .._service.records import PaymentRecord, SeedError, records_of
 from .._service.seed import default_payments
 from .._service.store import PaymentStore
 from ._state import load_state, save_state
@@ -44,6 +44,9 @@ class SandboxPayments:
         """
         if isinstance(payment, str):
             record = PaymentRecord(reference=payment, **fields)
+        elif not isinstance(payment, PaymentRecord):
+            kind = type(payment).__name__
+            raise SeedError(f"add_payment takes a PaymentRecord or a reference, not {kind}")
         else:
             record = dataclasses.replace(payment, **fields) if fields else payment
         self.store.put(record)

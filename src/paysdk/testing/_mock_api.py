@@ -22,6 +22,7 @@ from .._client._sync.client import Client
 from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secret_key
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
+from .._core.expected import quoted
 from .._errors import ConfigurationError
 from .._service.api import api_route, authorized, new_request_id, redacted
 from .._service.faults import MAX_TIMES, Fault, FaultBook, answer_request_id
@@ -317,7 +318,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         if reference is not None and endpoint not in (None, "verify"):
             raise ConfigurationError("a reference names a verify call; leave endpoint out")
         if endpoint not in (None, "verify", "list"):
-            raise ConfigurationError(f"endpoint must be 'verify' or 'list', not {endpoint!r}")
+            raise ConfigurationError(f"endpoint must be 'verify' or 'list', not {quoted(endpoint)}")
         if reference is not None:
             problem = reference_problem(reference)
             if problem is not None:
