@@ -203,6 +203,29 @@ def test_deeply_nested_json_to_the_control_endpoints_is_a_400(
     assert_no_traceback(capfd)
 
 
+@pytest.mark.parametrize("path", ["/_sandbox/faults", "/_sandbox/payments", "/_sandbox/pay"])
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (b'{"reference": "x", "amount": 9' + b"9" * 5000 + b"}", "more than 4,300 digits"),
+        (b'{"delay": -' + b"9" * 100_000 + b"}", "more than 4,300 digits"),
+        (b'{"reference": "x' + bytes([0xFF]) + b'"}', "the body must be JSON"),
+    ],
+    ids=["5001-digits", "100000-digits", "not-utf-8"],
+)
+def test_a_control_body_python_cannot_read_says_why(
+    sandbox: Sandbox, capfd: pytest.CaptureFixture[str], path: str, body: bytes, message: str
+) -> None:
+    """A number of thousands of digits is JSON, but more than Python reads into an int."""
+    answer = post(sandbox, path, body)
+    assert answer.startswith(status_line(400))
+    said = body_of(answer)
+    assert isinstance(said, dict) and message in said["message"]
+    assert sandbox.get_payment("x") is None
+    assert_still_serving(sandbox)
+    assert_no_traceback(capfd)
+
+
 @pytest.mark.parametrize(
     ("fault", "message"),
     [

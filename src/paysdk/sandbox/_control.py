@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any, Protocol, cast
 
@@ -131,8 +132,13 @@ def _json_items(body: bytes, *, many: bool = True) -> list[Mapping[str, Any]]:
     """A JSON object, or (``many``) an array of them, from a control request's body."""
     try:
         data = json.loads(body or b"null")
-    except ValueError:
+    except (json.JSONDecodeError, UnicodeDecodeError):
         raise ValueError("the body must be JSON") from None
+    except ValueError:  # a number past sys.get_int_max_str_digits()
+        raise ValueError(
+            f"the body holds a number of more than {sys.get_int_max_str_digits():,} digits, "
+            "more than Python reads"
+        ) from None
     except RecursionError:  # deeper than the interpreter's stack allows
         raise ValueError(TOO_DEEP) from None
     if deeper_than(data, MAX_JSON_DEPTH):
