@@ -427,3 +427,31 @@ def test_an_aiohttp_failure_keeps_no_frames_holding_the_key() -> None:
         traceback.TracebackException.from_exception(error, capture_locals=True).format()
     )
     assert SECRET not in printed
+
+
+def test_a_payment_built_with_an_int_too_long_to_write_shows_its_size(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A payment built in code (a merchant's test, say) may hold an int Python will not write
+    as text; ``repr``, ``str`` and a log line of it say how long it is instead of raising."""
+    payment = paysdk.VerifiedPayment(
+        reference="order-7",
+        amount=10**5000,
+        fee=-(10**5000),
+        currency="NGN",
+        success=True,
+        products=[paysdk.Product(name="Kettle", amount=10**6000)],
+        tip=10**7000,  # type: ignore[call-arg]
+    )
+    with caplog.at_level(logging.INFO, logger="shop"):
+        logging.getLogger("shop").info("paid %r", payment)
+    for shown in (repr(payment), str(payment), caplog.records[0].getMessage()):
+        assert "amount=<an integer of 16,610 bits>" in shown
+        assert "fee=<an integer of 16,610 bits>" in shown
+        assert "Product(name='Kettle', amount=<an integer of 19,932 bits>" in shown
+        assert "tip=<an integer of 23,254 bits>" in shown
+        assert len(shown) < 500
+    longest = paysdk.VerifiedPayment(
+        reference="order-8", amount=10**4300 - 1, currency="NGN", success=True
+    )
+    assert f"amount={10**4300 - 1}," in repr(longest)

@@ -62,6 +62,8 @@ class WireModel(BaseModel):
         escape sequences or bidi controls in it are shown as escapes, as they are in a value."""
         for name, value in super().__repr_args__():
             plain = name is None or (name.isascii() and name.isidentifier())
+            if type(value) is int and value.bit_length() > _SHORT_INT_BITS:
+                value = _LongInt.of(value)
             yield (name if plain else repr(name)), value
         if self.unparsed:
             yield "unparsed", dict(self.unparsed)
@@ -78,6 +80,31 @@ class WireModel(BaseModel):
 
     def __str__(self) -> str:
         return _blotted(self, super().__str__())
+
+
+_SHORT_INT_BITS: Final = 2048
+"""An int of at most this many bits (617 digits) is within what Python writes as text however an
+application sets ``sys.get_int_max_str_digits()`` (never below 640): shown as it is."""
+
+
+class _LongInt:
+    """How ``repr`` shows an int too long for Python to write as text, which a model built in
+    code may hold (one read from an answer never does): its size, not a ``ValueError``."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+
+    @classmethod
+    def of(cls, value: int) -> object:
+        """``value`` itself if Python writes it as text, else a stand-in saying its size."""
+        try:
+            repr(value)
+        except ValueError:
+            return cls(f"<an integer of {value.bit_length():,} bits>")
+        return value
+
+    def __repr__(self) -> str:
+        return self._text
 
 
 def _blotted(model: WireModel, text: str) -> str:
