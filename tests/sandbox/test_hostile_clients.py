@@ -57,7 +57,8 @@ def exchange(port: int, request: bytes) -> bytes:
 
 def post(sandbox: Sandbox, path: str, body: bytes) -> bytes:
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {sandbox.secret_key}\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Bearer {sandbox.secret_key}\r\n"
         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
     )
     return exchange(sandbox.port, head.encode() + body)
@@ -65,7 +66,8 @@ def post(sandbox: Sandbox, path: str, body: bytes) -> bytes:
 
 def list_request(sandbox: Sandbox) -> bytes:
     return (
-        f"GET /payments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {sandbox.secret_key}\r\n"
+        "GET /payments HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Bearer {sandbox.secret_key}\r\n"
         "Connection: close\r\n\r\n"
     ).encode()
 
@@ -103,7 +105,7 @@ def body_of(answer: bytes) -> object:
 def test_a_content_length_it_will_not_read_is_answered(
     sandbox: Sandbox, capfd: pytest.CaptureFixture[str], length: str, status: int, message: str
 ) -> None:
-    request = f"POST /payments HTTP/1.1\r\nHost: x\r\nContent-Length: {length}\r\n\r\n"
+    request = f"POST /payments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {length}\r\n\r\n"
     answer = exchange(sandbox.port, request.encode("latin-1"))  # how http.server reads headers
     assert answer.startswith(status_line(status))
     error = {400: "Bad Request", 413: "Content Too Large"}[status]
@@ -118,7 +120,7 @@ def test_a_chunked_body_is_refused_and_never_read_as_a_request(
     """Its chunks would otherwise be taken for the next request on the connection."""
     body = b'[{"reference": "order-chunked"}]'
     request = (
-        f"POST /_sandbox/payments HTTP/1.1\r\nHost: x\r\n"
+        f"POST /_sandbox/payments HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         f"Authorization: Bearer {sandbox.secret_key}\r\nTransfer-Encoding: chunked\r\n\r\n"
     ).encode() + b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body)
     answer = exchange(sandbox.port, request)
@@ -141,7 +143,7 @@ def test_a_refused_body_still_gets_its_answer(
 ) -> None:
     """The client is still sending 2 MiB when the 413 comes: a lingering close, not a reset."""
     body = b" " * (2 << 20)
-    head = f"POST /payments HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n"
+    head = f"POST /payments HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {len(body)}\r\n\r\n"
     with socket.create_connection(("127.0.0.1", sandbox.port), timeout=WAIT) as conn:
 
         def send() -> None:

@@ -110,7 +110,8 @@ def test_what_goes_through_a_tunnel_is_relayed_unread(
     """A tunnel to a plain-HTTP origin: the proxy records the CONNECT, not the GET inside."""
     connect = f"CONNECT 127.0.0.1:{sandbox.port} HTTP/1.1\r\nHost: 127.0.0.1:{sandbox.port}\r\n\r\n"
     inner = (
-        f"GET /payments HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {sandbox.secret_key}\r\n"
+        "GET /payments HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        f"Authorization: Bearer {sandbox.secret_key}\r\n"
         "Connection: close\r\n\r\n"
     )
     # Sent in one piece, before the 200: what follows the CONNECT's head is relayed too.

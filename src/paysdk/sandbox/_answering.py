@@ -5,6 +5,7 @@ request, so a change a test makes while the sandbox runs applies to the next one
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import sys
 import threading
 from typing import Protocol
@@ -16,13 +17,51 @@ from ._control import CONTROL_PREFIX, Controlled, answer_control
 from ._http import Handler
 from ._requests import RequestLog
 
-__all__ = ["Answering"]
+__all__ = ["Answering", "served_host"]
+
+_EVERY_ADDRESS = ("0.0.0.0", "::", "")  # noqa: S104
+"""The wildcard hosts a sandbox may be bound to, reachable under whatever name a network gives."""
+_SHOWN_HOST = 100
+"""How many characters of a refused ``Host`` header an answer quotes."""
+
+
+def served_host(header: str | None, bound: str) -> bool:
+    """Whether a request's ``Host`` header names this sandbox: absent, an IP address, ``localhost``
+    (or a name under it), the host it was bound to, or (bound to every address, as in a
+    container) a name without a dot, as a container network names it. A web page whose own name
+    an attacker re-points at 127.0.0.1 (DNS rebinding) sends that name, and is refused.
+
+    Args:
+        header: the request's ``Host`` value, port included, if it sent one.
+        bound: the host the sandbox listens on, as given to ``Sandbox(host=...)``.
+
+    Returns:
+        True when the request may be answered.
+    """
+    if header is None:  # HTTP/1.0 tools send none; every browser sends one
+        return True
+    host = header.strip().lower()
+    if host.startswith("["):  # an IPv6 literal, maybe with a port
+        host = host[1 : host.find("]")] if "]" in host else host
+    elif host.count(":") == 1:
+        host = host.partition(":")[0]
+    with contextlib.suppress(ValueError):
+        ipaddress.ip_address(host)  # no name to re-point: the client chose this address
+        return True
+    name, bound = host.removesuffix("."), bound.strip("[]").lower().removesuffix(".")
+    return (
+        name == "localhost"
+        or name.endswith(".localhost")  # browsers resolve these to loopback themselves
+        or name == bound
+        or (bound in _EVERY_ADDRESS and bool(name) and "." not in name)
+    )
 
 
 class Answered(Controlled, Protocol):
     """What answering uses of a ``Sandbox``, beyond what the control endpoints use."""
 
     secret_key: str
+    host: str
     idle_timeout: float
     log_requests: bool
 
@@ -66,6 +105,16 @@ class Answering:
         """Answer one request whose body was read: a control request, or an API one."""
         sandbox = self._sandbox
         method, target = handler.command, handler.path
+        host = handler.headers.get("Host")
+        if not served_host(host, sandbox.host):
+            shown = printable((host or "")[:_SHOWN_HOST])
+            self.log(f"refused {method} for Host {shown!r}: not this sandbox's name")
+            message = (
+                "the sandbox answers requests for 127.0.0.1, localhost or the address it "
+                f"listens on, not for Host {shown!r}"
+            )
+            handler.send(Reply.error(403, "Forbidden", message).with_request_id(new_request_id()))
+            return
         path = target.split("?", 1)[0]
         authorization = handler.headers.get("Authorization")
         if path.startswith(CONTROL_PREFIX):
