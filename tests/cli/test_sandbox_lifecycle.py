@@ -239,6 +239,24 @@ def test_a_sandbox_bound_to_every_address_tells_clients_its_loopback_url(
     assert f"http://127.0.0.1:{port}" in status.stdout, status
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "::"])  # noqa: S104
+def test_a_sandbox_bound_beyond_loopback_warns_what_other_machines_can_do(
+    cli: Paysdk, port: int, host: str
+) -> None:
+    """Other machines can reach it: the starter is told so, as the key is all that guards it."""
+    started = cli("sandbox", "--detach", "--host", host, "--port", str(port), "--key", KEY)
+    assert started.returncode == 0, started.stderr
+    assert f"warning: bound to {host}, the sandbox answers other machines too" in started.stderr
+    assert "callbacks" in started.stderr and KEY not in started.stderr
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+def test_a_sandbox_on_loopback_starts_without_a_warning(cli: Paysdk, port: int, host: str) -> None:
+    started = cli("sandbox", "--detach", "--host", host, "--port", str(port), "--key", KEY)
+    assert started.returncode == 0, started.stderr
+    assert "warning" not in started.stderr
+
+
 @pytest.mark.parametrize("key", ["my key", "sk_tab\there", " sk_padded", "sk_café", "sk_\x1b[2J"])
 @pytest.mark.parametrize("detach", [True, False])
 def test_a_key_no_client_could_send_is_refused_before_the_sandbox_starts(

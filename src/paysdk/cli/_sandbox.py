@@ -7,6 +7,7 @@ Its port and key are ``--port``/``--secret-key``, else ``$PAYSDK_SANDBOX_PORT`` 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
 import shlex
 import signal
@@ -150,6 +151,8 @@ def _announce(sandbox: Any, state: str | None) -> None:
     references = ", ".join(p.reference for p in sandbox.payments)
     bound = "" if sandbox.host in sandbox.base_url else f" (bound to {sandbox.host}: every address)"
     print(f"paysdk sandbox listening on {sandbox.base_url}{bound}")
+    if (warning := _exposure_warning(sandbox.host)) is not None:
+        print(warning, file=sys.stderr)
     print(f"secret key: {sandbox.secret_key}")
     print(printable(f"{len(sandbox.payments)} payments: {references}"))
     if state is not None:
@@ -158,6 +161,23 @@ def _announce(sandbox: Any, state: str | None) -> None:
     for line in _export_lines(sandbox.base_url, sandbox.secret_key):
         print(f"  {line}")
     print("\nPress Ctrl-C to stop.", flush=True)
+
+
+def _exposure_warning(host: str) -> str | None:
+    """What binding to ``host`` lets other machines do, unless it is a loopback address or name."""
+    name = host.strip("[]").lower().removesuffix(".")
+    if name == "localhost" or name.endswith(".localhost"):
+        return None
+    try:
+        if ipaddress.ip_address(name).is_loopback:
+            return None
+    except ValueError:  # a host name: it may resolve to any address
+        pass
+    return printable(
+        f"warning: bound to {host}, the sandbox answers other machines too: anyone who reaches "
+        "it with its key can read and add payments, and have it send callbacks (requests from "
+        "this machine) to any URL"
+    )
 
 
 def _export_lines(base_url: str, secret_key: str) -> list[str]:
@@ -213,6 +233,8 @@ def _detach(args: argparse.Namespace, port: int, secret_key: str | None) -> int:
     running = started.sandbox
     for line in _export_lines(running.base_url, running.secret_key):
         print(line)
+    if (warning := _exposure_warning(args.host)) is not None:
+        print(warning, file=sys.stderr)
     print(
         f"paysdk sandbox running in the background on {running.base_url} (pid {running.pid})\n"
         f"log: {running.log}\n"
