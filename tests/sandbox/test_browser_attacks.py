@@ -168,12 +168,15 @@ def test_a_cross_origin_page_gets_no_preflight_and_no_action(sandbox: Sandbox) -
 
 @pytest.mark.parametrize("bound", ["0.0.0.0", "::"])  # noqa: S104
 def test_bound_to_every_address_a_container_name_is_answered(bound: str) -> None:
-    """In a container (``--host 0.0.0.0``) another container reaches it as ``sandbox``; a name
-    with a dot, which a page's DNS can re-point, is still refused."""
+    """In a container (``--host 0.0.0.0``) another container reaches it as ``sandbox``, a
+    container on the host as ``host.docker.internal``; a public name, which a page's DNS can
+    re-point, is still refused."""
     with Sandbox(secret_key=KEY, host=bound) as sb:
-        assert exchange(sb.port, request("GET", "/payments", f"sandbox:{sb.port}"))[0] == 200
+        for name in ["sandbox", "host.docker.internal", "sandbox.default.svc.cluster.local"]:
+            assert exchange(sb.port, request("GET", "/payments", f"{name}:{sb.port}"))[0] == 200
         assert exchange(sb.port, request("GET", "/payments", f"evil.example:{sb.port}"))[0] == 403
 
 
-def test_bound_to_loopback_a_name_without_a_dot_is_refused(sandbox: Sandbox) -> None:
-    assert exchange(sandbox.port, request("GET", "/payments", f"intranet:{sandbox.port}"))[0] == 403
+@pytest.mark.parametrize("name", ["intranet", "host.docker.internal"])
+def test_bound_to_loopback_a_private_name_is_refused(sandbox: Sandbox, name: str) -> None:
+    assert exchange(sandbox.port, request("GET", "/payments", f"{name}:{sandbox.port}"))[0] == 403

@@ -21,6 +21,8 @@ __all__ = ["Answering", "served_host"]
 
 _EVERY_ADDRESS = ("0.0.0.0", "::", "")  # noqa: S104
 """The wildcard hosts a sandbox may be bound to, reachable under whatever name a network gives."""
+_PRIVATE_SUFFIXES = (".internal", ".local", ".localdomain", ".lan", ".home.arpa")
+"""Top-level names reserved for private networks: containers', mDNS, home routers'."""
 _SHOWN_HOST = 100
 """How many characters of a refused ``Host`` header an answer quotes."""
 
@@ -28,8 +30,8 @@ _SHOWN_HOST = 100
 def served_host(header: str | None, bound: str) -> bool:
     """Whether a request's ``Host`` header names this sandbox: absent, an IP address, ``localhost``
     (or a name under it), the host it was bound to, or (bound to every address, as in a
-    container) a name without a dot, as a container network names it. A web page whose own name
-    an attacker re-points at 127.0.0.1 (DNS rebinding) sends that name, and is refused.
+    container) a name a private network gives. A web page whose own name an attacker re-points at
+    127.0.0.1 (DNS rebinding) sends that name, and is refused.
 
     Args:
         header: the request's ``Host`` value, port included, if it sent one.
@@ -53,8 +55,14 @@ def served_host(header: str | None, bound: str) -> bool:
         name == "localhost"
         or name.endswith(".localhost")  # browsers resolve these to loopback themselves
         or name == bound
-        or (bound in _EVERY_ADDRESS and bool(name) and "." not in name)
+        or (bound in _EVERY_ADDRESS and _private_name(name))
     )
+
+
+def _private_name(name: str) -> bool:
+    """Whether ``name`` is one only a local network gives (``sandbox``, ``host.docker.internal``,
+    ``app.svc.cluster.local``): no public DNS, so no page's name, can answer for it."""
+    return bool(name) and ("." not in name or name.endswith(_PRIVATE_SUFFIXES))
 
 
 class Answered(Controlled, Protocol):
