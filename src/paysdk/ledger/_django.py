@@ -19,7 +19,7 @@ from ._steps import Rows
 from ._sync.ledger import Ledger
 from ._sync.run import run_in_transaction
 
-__all__ = ["DjangoLedger", "key_by_account"]
+__all__ = ["DjangoLedger", "index_by_key", "key_by_account"]
 
 
 class DjangoLedger(Ledger):
@@ -113,6 +113,20 @@ def key_by_account(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TA
     run_in_transaction(
         _MigrationConnection(connection), dialect, _plans.add_account(dialect, table)
     )
+
+
+def index_by_key(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TABLE) -> None:
+    """Make the ledger's indexes of ``table`` that it lacks (``_plans.key_indexes``: a table
+    migrated by ``key_by_account`` had the first alone) inside a Django migration's own
+    transaction.
+
+    Args:
+        connection: the migration's (``schema_editor.connection``).
+        table: the ledger's table.
+    """
+    dialect = DIALECTS[connection.vendor]
+    indexes = _plans.key_indexes(dialect, table)
+    run_in_transaction(_MigrationConnection(connection), dialect, indexes)
 
 
 class _MigrationConnection:

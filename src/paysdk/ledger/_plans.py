@@ -170,7 +170,7 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     found: Rows = yield Query(*_sql.account_column(dialect, table))
     if found.rows[0][0] == 0:
         yield from add_account(dialect, table)
-    yield Query(_sql.verified_by_index(dialect, table))
+    yield from key_indexes(dialect, table)
     yield Commit()
 
 
@@ -196,7 +196,14 @@ def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
             )
         for statement in _sql.sqlite_swap(table, new):
             yield Query(statement)
-    yield Query(_sql.verified_by_index(dialect, table))
+    yield from key_indexes(dialect, table)
+
+
+def key_indexes(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
+    """Make the indexes a key's check reads (``_sql.key_indexes``) that the table lacks: a table
+    made by an earlier ledger gains them when a ledger opens it."""
+    for index in _sql.key_indexes(dialect, table):
+        yield Query(index)
 
 
 _LABEL_EACH = (
@@ -218,12 +225,12 @@ def check_key(
     if payment is None or not payment.verified_by:
         return  # only a payment whose key is known is checked
     account, key = payment.account, payment.verified_by
-    read = Query(_sql.key_rows(table), (account, key, payment.reference, account, key))
+    read = Query(_sql.key_rows(table), (account, key, payment.reference, key, key))
     found: Rows = yield read
     if recorded and dialect.key_lock is not None and found.rows[0][0] is None:
         yield Query(dialect.key_lock)
         found = yield read  # read again once every earlier first row is committed
-    _, elsewhere, *ends = found.rows[0]
+    elsewhere, ends = _key_rows_found(found, account)
     if not account and any(end not in (None, key) for end in ends):
         raise ConfigurationError(
             f"{payment.reference!r} was verified with another account's key than the "
@@ -277,8 +284,8 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
     ``fulfil`` fulfil them again. A client with no key passes."""
     if not issuer:
         return
-    found = yield from _read(_sql.key_rows(table), (account, issuer, "", account, issuer))
-    _, elsewhere, *ends = found.rows[0]
+    found = yield from _read(_sql.key_rows(table), (account, issuer, "", issuer, issuer))
+    elsewhere, ends = _key_rows_found(found, account)
     if not account and any(end not in (None, issuer) for end in ends):
         raise ConfigurationError(
             "this client's key is not the one the payments this ledger holds without an "
@@ -294,6 +301,14 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
             f"callback view's is (Client(account=...); paysdk reconcile --account), the same "
             f"label to the letter; nothing was listed"
         )
+
+
+def _key_rows_found(found: Rows, account: str) -> tuple[str | None, list[object]]:
+    """``key_rows``' answer: a label other than ``account`` holding a row of the key (or
+    ``None``), and the two ends of the unlabelled rows' key fingerprints."""
+    _, least, greatest, *ends = found.rows[0]
+    labels = (str(label) for label in (least, greatest) if label is not None)
+    return next((label for label in labels if label != account), None), ends
 
 
 def _account_named(label: str) -> str:

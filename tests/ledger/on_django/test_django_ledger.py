@@ -209,6 +209,22 @@ def test_migrate_creates_the_table_the_ledger_would_create_itself(using: str) ->
         assert kinds["claimed_at"] == kinds["lease_expires_at"] == "TEXT"
 
 
+def test_migrate_creates_the_indexes_the_ledger_would_create_itself(using: str) -> None:
+    """Migrations 0002 and 0003 index the table as a ledger creating it does: a key's check reads
+    the index by key, however many account labels the table holds."""
+    with Ledger(url_of(using), table="made_by_the_ledger") as ledger:
+        ledger.create_table()
+
+    def indexes(table: str) -> set[tuple[str, ...]]:
+        with connections[using].cursor() as cursor:
+            found = connections[using].introspection.get_constraints(cursor, table)
+        keyed = (each["columns"] for each in found.values() if each["index"])
+        return {tuple(columns) for columns in keyed if "verified_by" in columns}
+
+    assert indexes("made_by_the_ledger") == {("account", "verified_by"), ("verified_by", "account")}
+    assert indexes("paysdk_fulfilments") == indexes("made_by_the_ledger")
+
+
 def test_the_accounts_migration_keeps_every_row_of_a_table_made_before(using: str) -> None:
     """What migration 0002 runs on the ledger's table, here on a filled table of the old shape."""
     vendor = connections[using].vendor
