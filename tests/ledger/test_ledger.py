@@ -641,7 +641,7 @@ def _indexed_columns(ledger_url: str, table: str) -> set[tuple[str, ...]]:
 
 
 @pytest.mark.parametrize("length", [30, 52, 63])
-async def test_a_table_of_any_name_length_gets_its_key_fingerprint_index(
+async def test_a_table_of_any_name_length_gets_its_key_fingerprint_indexes(
     make_ledger: MakeLedger, ledger_url: str, length: int
 ) -> None:
     """PostgreSQL cuts names at 63 characters: cut there, the index of a long table's name was
@@ -649,7 +649,8 @@ async def test_a_table_of_any_name_length_gets_its_key_fingerprint_index(
     table = "ledger_" + "x" * (length - len("ledger_"))
     ledger = make_ledger(table=table)
     await ledger.fulfil_once(paid("order-1"), lambda payment: None)
-    assert ("account", "verified_by") in _indexed_columns(ledger_url, table)
+    keyed = {("account", "verified_by"), ("verified_by", "account")}
+    assert keyed <= _indexed_columns(ledger_url, table)
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
