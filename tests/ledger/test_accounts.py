@@ -139,6 +139,24 @@ async def test_a_bare_reference_set_aside_under_a_label_in_another_case_is_refus
     assert (await ledger.ignore("order-2", "a test", account="Lagos-1")).state == "ignored"
 
 
+TURKISH = "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'tr-TR' LOCALE 'C.UTF-8'"
+"""A database whose default collation is ICU's Turkish: its ``lower('I')`` is a dotless i."""
+
+
+def test_a_label_in_another_case_is_refused_on_a_database_of_a_turkish_locale(
+    postgres_url: str,
+) -> None:
+    """``paysdk ledger refuse --account LAGOS-I`` where ``lagos-i`` holds the payments, on a
+    PostgreSQL database whose locale folds ``I`` to a dotless i: the label is ASCII, folded as
+    ASCII, so it is refused as anywhere else rather than recorded where no client looks."""
+    with Ledger(fresh_database(postgres_url, TURKISH)) as ledger:
+        assert ledger.fulfil_once(of("lagos-i", "key-a"), lambda p: None).fulfilled_now
+        for label in ("LAGOS-I", "Lagos-i"):
+            with pytest.raises(paysdk.ConfigurationError, match="'lagos-i'"):
+                ledger.refuse("order-2", "out of stock", account=label)
+            assert ledger.row("order-2", account=label) is None
+
+
 FIRST_PAYMENTS = {
     "two-unlabelled-keys": [("", "key-a", "order-1"), ("", "key-b", "order-2")],
     "one-key-two-labels": [("lagos-1", "key-a", "order-1"), ("Lagos-1", "key-a", "order-1")],

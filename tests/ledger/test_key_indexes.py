@@ -124,7 +124,7 @@ def test_a_label_holding_rows_of_its_own_is_checked_without_walking_the_labels(
 
     url = fresh_database(postgres_url)
     _many_labels(url)
-    explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + _sql.label_rows(TABLE)
+    explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + _sql.label_rows(_sql.POSTGRES, TABLE)
     for label, walked in (("acct-0100", False), ("Acct-0100", True)):
         plan = "\n".join(
             str(line[0]) for line in _database(url, explain, [label, "order-2", label, label])

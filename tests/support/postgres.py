@@ -126,15 +126,16 @@ def restartable_cluster() -> Iterator[Cluster]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-def fresh_database(url: str) -> str:
-    """A new, empty database on the cluster at ``url``; its URL."""
+def fresh_database(url: str, options: str = "") -> str:
+    """A new, empty database on the cluster at ``url``, made with ``options`` (the text after
+    ``CREATE DATABASE name``, such as a locale); its URL."""
     import uuid
 
     import psycopg
 
     name = f"t_{uuid.uuid4().hex[:16]}"
     with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f"CREATE DATABASE {name}")  # a generated, safe name
+        admin.execute(f"CREATE DATABASE {name} {options}")  # a generated, safe name
     return url.rsplit("/", 1)[0] + f"/{name}"
 
 

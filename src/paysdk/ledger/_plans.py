@@ -247,14 +247,17 @@ def check_key(
         )
 
 
-def check_label_case(table: str, account: str, reference: str) -> LedgerPlan[None]:
+def check_label_case(
+    dialect: _sql.Dialect, table: str, account: str, reference: str
+) -> LedgerPlan[None]:
     """After setting a bare reference aside, refuse (ConfigurationError; rolled back) a label
     that holds no other row while the ledger holds rows under it in another case: a label typed
     by hand (``paysdk ledger refuse --account Lagos-1``) would record the refusal where no
     client looks, and reconcile would go on reporting the payment missed."""
     if not account:
         return
-    found: Rows = yield Query(_sql.label_rows(table), (account, reference, account, account))
+    label = Query(_sql.label_rows(dialect, table), (account, reference, account, account))
+    found: Rows = yield label
     own, held = found.rows[0]
     if own is None and held is not None:  # an account of its own is kept, however like another
         raise ConfigurationError(
@@ -519,7 +522,7 @@ def set_aside(
     )
     yield from check_key(dialect, table, payment)
     if payment is None:
-        yield from check_label_case(table, account, reference)
+        yield from check_label_case(dialect, table, account, reference)
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
     yield Commit()
     return LedgerRow._from_db(found.rows[0])

@@ -59,6 +59,10 @@ class Dialect:
     writers take turns already."""
     arrays: bool = False
     """``reference = ANY(?)`` with one array parameter, rather than ``IN (?, ?, ...)``."""
+    ascii_lower: str = "lower({})"
+    """An expression in lower case, ASCII letters alone folded, whatever the database's locale:
+    PostgreSQL's ``lower`` folds by the collation's, where a Turkish one makes ``I`` a dotless
+    ``\u0131``. SQLite's folds ASCII alone."""
 
     def sql(self, text: str) -> str:
         """``text``, a statement with ``?`` placeholders, in the driver's parameter style. In the
@@ -94,6 +98,7 @@ POSTGRES = Dialect(
     schema_lock="SELECT pg_advisory_xact_lock(8097880697034779491)",
     key_lock="SELECT pg_advisory_xact_lock(8097887141501822329)",  # "paysdkey" as 8 bytes
     arrays=True,
+    ascii_lower='lower({} COLLATE "C")',
     # The server's clock when the statement reads it (now() would be when its transaction began,
     # before any lock wait): a takeover re-checked after a wait sees the time after it.
     now="clock_timestamp()",
@@ -384,14 +389,15 @@ def _index_name(name: str, suffix: str) -> str:
 _LONGEST_NAME = 63
 
 
-def label_rows(table: str) -> str:
+def label_rows(dialect: Dialect, table: str) -> str:
     """What a bare reference's label is checked against, in one round trip: a row of the account
     other than the given reference (1, or NULL), and, only where there is none, another label
-    equal to it but for case (or NULL; labels are ASCII, which ``lower`` folds alike on both
-    databases). That label is found by walking every label, each the least after the last on an
-    index leading with ``account`` (a few index reads a label, however many rows, but at 3,000
-    labels 13 ms on PostgreSQL): a label holding rows of its own never walks. Parameters:
-    account, reference, account, account."""
+    equal to it but for case (or NULL; labels are ASCII, folded by ``Dialect.ascii_lower``).
+    That label is found by walking every label, each the least after the last on an index
+    leading with ``account`` (a few index reads a label, however many rows, but at 3,000 labels
+    13 ms on PostgreSQL): a label holding rows of its own never walks. Parameters: account,
+    reference, account, account."""
+    fold = dialect.ascii_lower
     return (
         f"WITH RECURSIVE own(found) AS (SELECT (SELECT 1 FROM {table} WHERE account = ? "
         "AND reference <> ? LIMIT 1)), "
@@ -399,8 +405,8 @@ def label_rows(table: str) -> str:
         f"SELECT (SELECT min(account) FROM {table} WHERE account > labels.account) FROM labels "
         "WHERE labels.account IS NOT NULL) "
         "SELECT found, CASE WHEN found IS NULL THEN (SELECT account FROM labels "
-        "WHERE account IS NOT NULL AND account <> ? AND lower(account) = lower(?) LIMIT 1) END "
-        "FROM own"
+        "WHERE account IS NOT NULL AND account <> ? "
+        f"AND {fold.format('account')} = {fold.format('?')} LIMIT 1) END FROM own"
     )
 
 
