@@ -157,6 +157,26 @@ def test_ledger_list_under_the_label_in_another_case_names_the_label_held(
         assert (code, out, err) == (0, "", "")
 
 
+def test_ledger_refuse_without_an_account_where_only_labels_hold_payments_is_a_usage_error(
+    accounts: dict[str, Sandbox], ledger_path: Path
+) -> None:
+    """``paysdk ledger refuse order-2`` with ``--account`` left out, on a platform's ledger whose
+    payments are all under labels: the refusal would be recorded under no account, where no
+    client looks, and reconcile of the payment's account go on reporting it missed. It exits 2
+    naming a label held, and records nothing; a ledger whose unlabelled account holds payments
+    takes it."""
+    ledger = ["--ledger", str(ledger_path)]
+    for action in ("refuse", "ignore"):
+        code, out, err = paysdk_cli("ledger", action, "order-2", *ledger, "--reason", "x")
+        assert (code, out) == (2, "")
+        assert "'lagos-1'" in err and "nothing was recorded" in err
+    with Ledger(ledger_path, create_table=False) as opened:
+        assert opened.row("order-2") is None
+        assert opened.fulfil_once(paid("order-3"), lambda payment: None).fulfilled_now
+    code, out, err = paysdk_cli("ledger", "refuse", "order-2", *ledger, "--reason", "x")
+    assert (code, out, err) == (0, "order-2: refused (x)\n", "")
+
+
 @pytest.mark.parametrize("label", ["sk_live 7f3a", "lagos/1"])
 def test_a_malformed_account_is_a_usage_error_that_does_not_echo_it(
     ledger_path: Path, label: str

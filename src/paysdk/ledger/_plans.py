@@ -253,8 +253,19 @@ def check_label_case(
     """After setting a bare reference aside, refuse (ConfigurationError; rolled back) a label
     that holds no other row while the ledger holds rows under it in another case: a label typed
     by hand (``paysdk ledger refuse --account Lagos-1``) would record the refusal where no
-    client looks, and reconcile would go on reporting the payment missed."""
+    client looks, and reconcile would go on reporting the payment missed. Likewise no label
+    (``--account`` left out) where the unlabelled account holds no other row and labels hold
+    rows: a platform's, whose every client is labelled."""
     if not account:
+        unlabelled: Rows = yield Query(_sql.unlabelled_rows(table), (reference,))
+        own, held = unlabelled.rows[0]
+        if own is None and held is not None:
+            raise ConfigurationError(
+                "this ledger holds no payment without an account, and holds payments under "
+                f"account {held!r} (and maybe others): a payment set aside without an account "
+                "would be recorded where no client looks, so name its account as its client "
+                "does (account=, paysdk ledger --account); nothing was recorded"
+            )
         return
     label = Query(_sql.label_rows(dialect, table), (account, reference, account, account))
     found: Rows = yield label

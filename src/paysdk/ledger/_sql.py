@@ -410,6 +410,16 @@ def label_rows(dialect: Dialect, table: str) -> str:
     )
 
 
+def unlabelled_rows(table: str) -> str:
+    """What a bare reference set aside without a label is checked against: a row of the
+    unlabelled account other than the given reference (1, or NULL), and the least label holding
+    a row (or NULL), each the first entry of the primary key. Parameters: reference."""
+    return (
+        f"SELECT (SELECT 1 FROM {table} WHERE account = '' AND reference <> ? LIMIT 1), "
+        f"(SELECT min(account) FROM {table} WHERE account > '')"
+    )
+
+
 def key_rows(table: str) -> str:
     """What a key's payments are checked against, in one round trip of index reads (none grows
     with the rows or the labels): a row of the account and key other than the given reference

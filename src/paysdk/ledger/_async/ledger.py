@@ -189,7 +189,8 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters,
                 ``account`` names another account than the payment's own, or (a bare
                 reference) a label holding no other payment that the ledger holds payments
-                under in another case.
+                under in another case, or no label where the unlabelled account holds no
+                other payment and labels hold some.
             LedgerError: the database failed.
         """
         return await self._run(self._set_aside_plan(payment, "refused", reason, account))
@@ -215,7 +216,8 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters,
                 ``account`` names another account than the payment's own, or (a bare
                 reference) a label holding no other payment that the ledger holds payments
-                under in another case.
+                under in another case, or no label where the unlabelled account holds no
+                other payment and labels hold some.
             LedgerError: the database failed.
         """
         return await self._run(self._set_aside_plan(payment, "ignored", reason, account))

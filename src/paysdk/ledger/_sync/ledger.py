@@ -191,7 +191,8 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters,
                 ``account`` names another account than the payment's own, or (a bare
                 reference) a label holding no other payment that the ledger holds payments
-                under in another case.
+                under in another case, or no label where the unlabelled account holds no
+                other payment and labels hold some.
             LedgerError: the database failed.
         """
         return self._run(self._set_aside_plan(payment, "refused", reason, account))
@@ -217,7 +218,8 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
             ConfigurationError: the reason is empty or longer than 1000 characters,
                 ``account`` names another account than the payment's own, or (a bare
                 reference) a label holding no other payment that the ledger holds payments
-                under in another case.
+                under in another case, or no label where the unlabelled account holds no
+                other payment and labels hold some.
             LedgerError: the database failed.
         """
         return self._run(self._set_aside_plan(payment, "ignored", reason, account))
