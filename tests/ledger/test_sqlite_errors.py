@@ -15,10 +15,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 import paysdk
-from paysdk.ledger import Ledger, LedgerError
+from paysdk.ledger import AsyncLedger, Ledger, LedgerError, Outcome
 
 
 def paid(reference: str = "order-1") -> paysdk.VerifiedPayment:
@@ -116,3 +117,31 @@ def test_a_new_ledger_still_locked_after_its_timeout_says_so(tmp_path: Path) -> 
             ledger.fulfil_once(paid(), lambda payment: None)
         waited = time.monotonic() - started
     assert waited >= 0.4  # it waited for the lock, as the message says
+
+
+@pytest.mark.anyio
+async def test_more_async_fulfilments_at_once_than_worker_threads_all_fulfil(
+    tmp_path: Path,
+) -> None:
+    """An async ledger runs each SQLite call in one of anyio's 40 worker threads. Sixty
+    fulfilments at once (one callback each, sixty accounts' first payments) all fulfil: the
+    writers waiting for the file's one write lock wait holding no thread, so the one holding it
+    always has a thread to commit in, and none waits out the ledger's timeout."""
+    shipped: list[str] = []
+    async with AsyncLedger(tmp_path / "ledger.db", timeout=5) as ledger:
+        await ledger.create_table()
+
+        async def deliver(n: int) -> str:
+            payment = paid(f"order-{n}").issued_by(f"acct-{n}", f"key-{n}")
+            return (await ledger.fulfil_once(payment, lambda p: shipped.append(p.account))).outcome
+
+        async with anyio.create_task_group() as tasks:
+            outcomes: list[str] = []
+
+            async def run(n: int) -> None:
+                outcomes.append(await deliver(n))
+
+            for n in range(60):
+                tasks.start_soon(run, n)
+    assert outcomes == [Outcome.FULFILLED] * 60
+    assert sorted(shipped) == sorted(f"acct-{n}" for n in range(60))

@@ -14,7 +14,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from ..._errors import ConfigurationError
 from ..._models.timestamps import wire_timestamp
@@ -22,6 +22,9 @@ from .._errors import LedgerError
 from .._sql import SQLITE, before_accounts
 from .._steps import Rows
 from .driver import AsyncConnection, Connection, Idle
+
+if TYPE_CHECKING:
+    import anyio
 
 __all__ = ["AsyncSQLiteDriver", "SQLiteDriver"]
 
@@ -141,27 +144,59 @@ def _is_locked(exc: sqlite3.Error) -> bool:
 
 
 class AsyncSQLiteDriver:
-    """``SQLiteDriver`` from async code: each call runs in a worker thread (anyio)."""
+    """``SQLiteDriver`` from async code: each call runs in a worker thread (anyio). One write
+    transaction at a time per ledger: the file has one write lock, and writers waiting for it in
+    ``BEGIN IMMEDIATE`` would each hold one of anyio's 40 threads, until the writer holding it
+    found none to commit in and every one of them waited out the ledger's timeout. The others
+    wait here, holding no thread, as long as the ledger's timeout."""
 
     dialect = SQLITE
 
     def __init__(self, path: str, *, busy_timeout: float, create: bool = True) -> None:
         self.sync = SQLiteDriver(path, busy_timeout=busy_timeout, create=create)
+        self._writer: tuple[anyio.Semaphore, int] | None = None
+        """The write turn, and the process it was made in: a child forked while a task of its
+        parent held it makes its own."""
 
     async def begin(self, write: bool = True) -> AsyncConnection:
-        return _InThread(await _in_thread(lambda: self.sync.begin(write)))
+        if not write:  # a read takes no lock (WAL), so never waits holding a thread
+            return _InThread(await _in_thread(lambda: self.sync.begin(write)))
+        import anyio
+
+        if self._writer is None or self._writer[1] != os.getpid():
+            self._writer = anyio.Semaphore(1), os.getpid()
+        writer, acquired = self._writer[0], False
+        with anyio.move_on_after(self.sync.busy_timeout):
+            await writer.acquire()
+            acquired = True
+        if not acquired:  # another task of this process held it as long as SQLite would wait
+            raise sqlite_error(
+                sqlite3.OperationalError("database is locked"),
+                self.sync.path,
+                self.sync.busy_timeout,
+            )
+        try:
+            return _InThread(await _in_thread(lambda: self.sync.begin(write)), writer)
+        except BaseException:
+            writer.release()
+            raise
 
     async def done(self, connection: AsyncConnection) -> None:
         assert isinstance(connection, _InThread)
-        await _in_thread(lambda: self.sync.done(connection.connection))
+        try:
+            await _in_thread(lambda: self.sync.done(connection.connection))
+        finally:
+            connection.release()
 
     async def close(self) -> None:
         await _in_thread(self.sync.close)
 
 
 class _InThread:
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, writer: anyio.Semaphore | None = None) -> None:
         self.connection = connection
+        self.writer = writer
+        """The ledger's one write transaction, held until ``release``; ``None`` for a read."""
 
     async def execute(self, sql: str, params: Sequence[object]) -> Rows:
         return await _in_thread(lambda: self.connection.execute(sql, params))
@@ -171,6 +206,12 @@ class _InThread:
 
     async def rollback(self) -> None:
         await _in_thread(self.connection.rollback)
+
+    def release(self) -> None:
+        """Let the next write transaction begin (once, however often called)."""
+        writer, self.writer = self.writer, None
+        if writer is not None:
+            writer.release()
 
 
 async def _in_thread(function: Callable[[], T]) -> T:
