@@ -139,6 +139,22 @@ async def test_a_bare_reference_set_aside_under_a_label_in_another_case_is_refus
     assert (await ledger.ignore("order-2", "a test", account="Lagos-1")).state == "ignored"
 
 
+@pytest.mark.parametrize("table", ["labels", "own", "keyed"])
+async def test_a_ledger_whose_table_is_named_as_a_word_of_its_checks_sets_aside_and_fulfils(
+    make_ledger: MakeLedger, table: str
+) -> None:
+    """A table named ``labels`` (a platform's word for its accounts) or ``own``: the label
+    checks' own names for what they read are never a table's, so its statements read the
+    table, and a label in another case is still refused."""
+    ledger = make_ledger(table=table)
+    assert (await ledger.fulfil_once(of("lagos-1", "key-a"), lambda p: None)).fulfilled_now
+    assert (await ledger.refuse("order-2", "out of stock", account="lagos-1")).state == "refused"
+    with pytest.raises(paysdk.ConfigurationError, match="'lagos-1'"):
+        await ledger.refuse("order-3", "out of stock", account="Lagos-1")
+    with pytest.raises(paysdk.ConfigurationError, match="under account 'lagos-1'"):
+        await ledger.fulfil_once(of("abuja-2", "key-a", "order-4"), lambda p: None)
+
+
 TURKISH = "TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE 'tr-TR' LOCALE 'C.UTF-8'"
 """A database whose default collation is ICU's Turkish: its ``lower('I')`` is a dotless i."""
 

@@ -398,15 +398,15 @@ def label_rows(dialect: Dialect, table: str) -> str:
     13 ms on PostgreSQL): a label holding rows of its own never walks. Parameters: account,
     reference, account, account."""
     fold = dialect.ascii_lower
-    return (
-        f"WITH RECURSIVE own(found) AS (SELECT (SELECT 1 FROM {table} WHERE account = ? "
+    return (  # names with a space, which no table's (check_table) can be: never the table's own
+        f'WITH RECURSIVE "own row"(found) AS (SELECT (SELECT 1 FROM {table} WHERE account = ? '
         "AND reference <> ? LIMIT 1)), "
-        f"labels(account) AS (SELECT min(account) FROM {table} UNION ALL "
-        f"SELECT (SELECT min(account) FROM {table} WHERE account > labels.account) FROM labels "
-        "WHERE labels.account IS NOT NULL) "
-        "SELECT found, CASE WHEN found IS NULL THEN (SELECT account FROM labels "
+        f'"labels held"(account) AS (SELECT min(account) FROM {table} UNION ALL '
+        f'SELECT (SELECT min(account) FROM {table} WHERE account > "labels held".account) '
+        'FROM "labels held" WHERE "labels held".account IS NOT NULL) '
+        'SELECT found, CASE WHEN found IS NULL THEN (SELECT account FROM "labels held" '
         "WHERE account IS NOT NULL AND account <> ? "
-        f"AND {fold.format('account')} = {fold.format('?')} LIMIT 1) END FROM own"
+        f'AND {fold.format("account")} = {fold.format("?")} LIMIT 1) END FROM "own row"'
     )
 
 
