@@ -278,14 +278,16 @@ def check_label_case(
         )
 
 
-def label_in_another_case(table: str, account: str) -> LedgerPlan[str | None]:
+def label_in_another_case(
+    dialect: _sql.Dialect, table: str, account: str
+) -> LedgerPlan[str | None]:
     """The label the ledger holds rows under that equals ``account`` but for case, if
     ``account`` holds none (``None`` otherwise): what a listing of ``account`` that found
     nothing names (``paysdk ledger list --account Lagos-1`` for ``lagos-1``). One statement,
-    ``check_label_case``'s, a few index reads."""
+    ``check_label_case``'s, which walks the labels only when ``account`` holds no row."""
     if not account:
         return None
-    found = yield from _read(_sql.label_rows(table), (account, "", account, account))
+    found = yield from _read(_sql.label_rows(dialect, table), (account, "", account, account))
     own, held = found.rows[0]
     return str(held) if own is None and held is not None else None
 

@@ -119,8 +119,8 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
     async def _label_in_another_case(self, account: str) -> str | None:
         """The label in another case the rows ``account`` lacks are under
         (``_plans.label_in_another_case``)."""
-        label = check_account(account)
-        return await self._run(_plans.label_in_another_case(self.table, label))
+        label, dialect = check_account(account), self._driver.dialect
+        return await self._run(_plans.label_in_another_case(dialect, self.table, label))
 
     async def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""

@@ -121,8 +121,8 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
     def _label_in_another_case(self, account: str) -> str | None:
         """The label in another case the rows ``account`` lacks are under
         (``_plans.label_in_another_case``)."""
-        label = check_account(account)
-        return self._run(_plans.label_in_another_case(self.table, label))
+        label, dialect = check_account(account), self._driver.dialect
+        return self._run(_plans.label_in_another_case(dialect, self.table, label))
 
     def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
