@@ -559,6 +559,49 @@ def test_a_django_testcase_whose_callback_uses_a_ledger_is_told_to_use_transacti
     )
 
 
+STARTPROJECT_CONFTEST = """
+import django
+from django.conf import settings
+from django.core.management import call_command
+
+settings.configure(  # what `django-admin startproject` writes: DEBUG on, no ALLOWED_HOSTS
+    DEBUG=True,
+    ALLOWED_HOSTS=[],
+    SECRET_KEY="not-secret",
+    INSTALLED_APPS=["paysdk.integrations.django"],
+    MIDDLEWARE=["django.middleware.common.CommonMiddleware"],
+    DATABASES={"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}},
+    ROOT_URLCONF="django_shop",
+)
+django.setup()
+call_command("migrate", verbosity=0)
+"""
+
+STARTPROJECT_TESTS = """
+from django.conf import settings
+from django.core.handlers.wsgi import WSGIHandler
+
+
+def test_paid(paysdk_api, paysdk_callback):
+    paysdk_api.add_payment("order-1", amount=5000, currency="NGN")
+    answer = paysdk_callback.send(WSGIHandler(), "/payments/callback", "order-1")
+    assert (answer.status_code, answer.json()) == (200, {"status": "ok"})
+    assert settings.ALLOWED_HOSTS == []  # the project's own setting, as it was
+"""
+
+
+def test_a_new_django_projects_plain_pytest_suite_sends_callbacks_with_the_kit(
+    pytester: pytest.Pytester,
+) -> None:
+    """A ``startproject`` project tested with plain pytest (no ``manage.py test``, which allows
+    the test host): ``paysdk_callback`` reaches the view rather than Django's 400 for the host."""
+    pytest.importorskip("django")
+    pytester.makeconftest(STARTPROJECT_CONFTEST)
+    pytester.makepyfile(django_shop=DJANGO_SHOP, test_django_shop=STARTPROJECT_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+
+
 def test_paysdk_api_answers_inside_a_fake_the_merchant_started_for_the_session(
     pytester: pytest.Pytester,
 ) -> None:

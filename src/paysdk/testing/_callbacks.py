@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["CallbackSender", "Interface"]
 
-TEST_HOST = "http://testserver"
+TEST_HOST_NAME = "testserver"  # the host Django's test client and test runner use
+TEST_HOST = f"http://{TEST_HOST_NAME}"
 USER_AGENT = "paysdk-testing-callback"
 
 Interface = Literal["auto", "wsgi", "asgi"]
@@ -145,9 +146,16 @@ def _as_a_test_client(app: object) -> Generator[list[BaseException], None, None]
 @contextlib.contextmanager
 def _djangos_test_request(raised: list[BaseException]) -> Generator[None, None, None]:
     """Django's request signals as its test client has them: ``close_old_connections`` off,
-    and a view's exception kept in ``raised``."""
+    and a view's exception kept in ``raised``; and the test host allowed, as Django's test
+    runner allows it, so a project's own ``ALLOWED_HOSTS`` never answers the callback 400."""
     signals, database = sys.modules["django.core.signals"], sys.modules["django.db"]
     close_old_connections = database.close_old_connections
+    settings: Any = sys.modules["django.conf"].settings
+    allowed = settings.ALLOWED_HOSTS
+    if not any(host in allowed for host in (TEST_HOST_NAME, "*")):
+        # With DEBUG on and no hosts named, Django allows its local names: keep those too.
+        local = [".localhost", "127.0.0.1", "[::1]"] if settings.DEBUG and not allowed else []
+        settings.ALLOWED_HOSTS = [*allowed, *local, TEST_HOST_NAME]
 
     def keep_djangos(**kwargs: object) -> None:
         error = sys.exc_info()[1]  # sent while Django handles the view's exception
@@ -166,6 +174,7 @@ def _djangos_test_request(raised: list[BaseException]) -> Generator[None, None, 
         signals.got_request_exception.disconnect(keep_djangos)
         for signal in unhooked:
             signal.connect(close_old_connections)
+        settings.ALLOWED_HOSTS = allowed
 
 
 async def _asend(app: object, target: str) -> httpx.Response:
