@@ -295,3 +295,58 @@ def test_json_counts_what_fulfil_did(
         "shop-missed": "fulfilled",
         "shop-backorder": "error: RuntimeError: out of stock",
     }
+
+
+DJANGO_SETTINGS = """
+SECRET_KEY = "not-secret"
+INSTALLED_APPS = ["paysdk.integrations.django"]
+DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": "db.sqlite3"}}
+USE_TZ = True
+"""
+
+DJANGO_ORDERS = """
+from paysdk.integrations.django.models import Fulfilment  # a model: needs Django's apps loaded
+
+
+def find_order(reference):
+    known = Fulfilment.objects.filter(reference=reference).exists() or reference == "order-1042"
+    return {"amount": 2500000, "currency": "NGN"} if known else None
+"""
+
+
+def test_a_django_projects_lookup_on_its_models_is_imported_with_djangos_apps_loaded(
+    sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """From a Django project's directory, with ``DJANGO_SETTINGS_MODULE`` set as ``manage.py``
+    sets it, a ``--lookup`` whose module imports the project's models works."""
+    pytest.importorskip("django")
+    (tmp_path / "shop_settings.py").write_text(DJANGO_SETTINGS)
+    (tmp_path / "shop_orders.py").write_text(DJANGO_ORDERS)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("PAYSDK_", "DJANGO_"))},
+        "PAYSDK_BASE_URL": sandbox.base_url,
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+        "DJANGO_SETTINGS_MODULE": "shop_settings",
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    migrate = "import django; django.setup(); django.core.management.call_command('migrate')"
+    subprocess.run(
+        [sys.executable, "-c", migrate],
+        cwd=tmp_path, env=env, capture_output=True, timeout=60, check=True,
+    )  # fmt: skip
+    argv = ["reconcile", "--ledger", "sqlite:///db.sqlite3", "--lookup", "shop_orders:find_order"]
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (4, "")
+    assert done.stdout.splitlines()[1].split()[:2] == ["missed", "order-1042"]
+
+    env["DJANGO_SETTINGS_MODULE"] = "no_such_settings"
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    said = "--lookup: cannot set up Django (DJANGO_SETTINGS_MODULE='no_such_settings'"
+    assert said in done.stderr

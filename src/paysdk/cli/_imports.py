@@ -7,6 +7,7 @@ import importlib
 import os
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from .._errors import ConfigurationError
 
@@ -37,6 +38,7 @@ def import_callable(spec: str, flag: str) -> Callable[..., object]:
     cwd = os.getcwd()
     if cwd not in sys.path:
         sys.path.insert(0, cwd)
+    _set_up_django(flag)
     try:
         found: object = importlib.import_module(module_name)
     except Exception as error:  # the module's own failure is the user's to see
@@ -53,3 +55,32 @@ def import_callable(spec: str, flag: str) -> Callable[..., object]:
             f"{flag}: {spec!r} is of type {type(found).__name__}, not a function to call"
         )
     return found
+
+
+def _set_up_django(flag: str) -> None:
+    """Django's apps loaded, as ``manage.py`` loads them, where ``DJANGO_SETTINGS_MODULE`` names
+    a project: a Django project's lookup reads its models, which cannot be imported before.
+
+    Args:
+        flag: the option being imported, for the error.
+
+    Raises:
+        ConfigurationError: the settings module cannot be imported or Django cannot start.
+    """
+    settings_module = os.environ.get("DJANGO_SETTINGS_MODULE", "")
+    if not settings_module:
+        return
+    try:
+        django: Any = importlib.import_module("django")
+        apps: Any = importlib.import_module("django.apps").apps
+    except ImportError:
+        return  # not a Django project after all: the lookup is imported as it is
+    if apps.ready:
+        return
+    try:
+        django.setup()
+    except Exception as error:  # the project's own failure is the user's to see
+        raise ConfigurationError(
+            f"{flag}: cannot set up Django (DJANGO_SETTINGS_MODULE={settings_module!r}, from "
+            f"{os.getcwd()} and sys.path): {type(error).__name__}: {error}"
+        ) from None
