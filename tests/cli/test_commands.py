@@ -266,8 +266,25 @@ def test_configuration_errors_exit_2(run: Run, monkeypatch: pytest.MonkeyPatch) 
 def test_flags_override_the_environment(sandbox: Sandbox, run: Run) -> None:
     code, _, err = run("list", "--secret-key", "sk_wrong_one", "--max-retries", "0")
     assert code == 1
-    assert "not accepted" in err
+    assert err.startswith(
+        "paysdk: error: the secret key was not accepted; is --secret-key the key of the service"
+        " at PAYSDK_BASE_URL?: Unauthorized"
+    )
     assert "sk_wrong_one" not in err
+
+
+def test_a_key_of_another_service_asks_whether_the_variables_go_together(
+    sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another sandbox's key, still exported in this terminal: the error says which two
+    settings to check, in the names the user set them by."""
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", "sk_sandbox_of_another_terminal")
+    code, _, err = run("verify", COMPLETED_REFERENCE, "--base-url", sandbox.base_url)
+    assert code == 1
+    assert err.startswith(
+        "paysdk: error: the secret key was not accepted; is PAYSDK_SECRET_KEY the key of the"
+        " service at --base-url?: Unauthorized"
+    )
 
 
 def test_a_404_that_is_not_the_services_asks_about_the_flag_or_variable_that_was_used(

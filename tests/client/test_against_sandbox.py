@@ -93,6 +93,9 @@ async def test_wrong_key_is_an_authentication_error(sandbox: Sandbox, connect: M
     with pytest.raises(paysdk.AuthenticationError) as caught:
         await connect(secret_key="sk_wrong").list_payments()
     assert caught.value.status_code == 401
+    assert str(caught.value).startswith(
+        "the secret key was not accepted; is it the key of the service at base_url?"
+    )
     assert "sk_wrong" not in str(caught.value)
     assert len(sandbox.requests) == 1
 

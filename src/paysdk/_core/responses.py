@@ -211,12 +211,16 @@ def info_of(request: Send, response: Answer | Failure) -> dict[str, Any]:
     }
 
 
+KEY_NOT_ACCEPTED = "the secret key was not accepted; is it the key of the service at base_url?"
+"""How a 401 begins: a key of another service (another sandbox's, say) is the usual cause."""
+
+
 def error_for(request: Send, response: Answer, reference: str | None) -> APIError:
     status = response.status_code
     info = info_of(request, response)
     said = _what_the_server_said(response.content, request.scrub)
     if status == 401:
-        return AuthenticationError(f"the secret key was not accepted{said}", **info)
+        return AuthenticationError(f"{KEY_NOT_ACCEPTED}{said}", **info)
     if status == 403:
         return PermissionDeniedError(f"the secret key may not do this{said}", **info)
     if status == 404:

@@ -99,13 +99,24 @@ _WRONG_BASE_URL = "not found; is base_url right?"
 """How a 404 that is not the service's own begins: it names the client's keyword argument."""
 
 
+_KEY_NOT_ACCEPTED = "the secret key was not accepted; is it the key of the service at base_url?"
+"""How a 401 begins: it names the client's keyword arguments."""
+
+
 def _api_error(exc: paysdk.APIError, args: argparse.Namespace) -> str:
     """The service's error, its hint in the command's words: a 404 that is not the service's
-    own asks whether ``--base-url`` (or ``PAYSDK_BASE_URL``, whichever set it) is right."""
+    own asks whether ``--base-url`` (or ``PAYSDK_BASE_URL``, whichever set it) is right, and a
+    401 whether the key given is the key of the service named."""
     text = str(exc)
+    base_url_from = source_of(args, "--base-url", ENV_BASE_URL)
     if type(exc) is paysdk.NotFoundError and text.startswith(_WRONG_BASE_URL):
-        source = source_of(args, "--base-url", ENV_BASE_URL)
-        text = f"not found; is {source} right?{text[len(_WRONG_BASE_URL) :]}"
+        text = f"not found; is {base_url_from} right?{text[len(_WRONG_BASE_URL) :]}"
+    elif isinstance(exc, paysdk.AuthenticationError) and text.startswith(_KEY_NOT_ACCEPTED):
+        key_from = source_of(args, "--secret-key", ENV_SECRET_KEY)
+        text = (
+            f"the secret key was not accepted; is {key_from} the key of the service at "
+            f"{base_url_from}?{text[len(_KEY_NOT_ACCEPTED) :]}"
+        )
     return text
 
 
