@@ -287,6 +287,11 @@ def check_secret_key(key: object) -> str:
         raise ConfigurationError(
             "the secret key has leading or trailing whitespace; check how it is loaded"
         )
+    if key[:7].lower() == "bearer ":  # ASCII: lower() leaves other letters unmatched
+        raise ConfigurationError(
+            "the secret key starts with 'Bearer ': pass the key alone, as the service issued it "
+            "(paysdk sends it as 'Authorization: Bearer <key>')"
+        )
     if not all("\x21" <= ch <= "\x7e" for ch in key):
         raise ConfigurationError(
             "the secret key contains characters that cannot be sent in a header "
