@@ -288,6 +288,8 @@ def test_sqlite_file_names_the_file_a_url_opens(tmp_path: Any) -> None:
         ("\uff50ostgresql://shop:pw@db/shop", {}, r"scheme '\\uff50ostgresql': a scheme is ASCII"),
         ("\u017fqlite:///orders.db", {}, r"scheme '\\u017fqlite'"),  # long s: [a-z] under re.I
         ("sqlite://", {}, "in-memory"),
+        ("sqlite://orders.db", {}, "names a host, not a file: a relative path takes three"),
+        ("SQLite://orders.db", {}, "names a host, not a file"),
         (":memory:", {}, "in-memory"),
         ("file::memory:", {}, "SQLite URI"),  # in memory where SQLite reads URIs
         ("sqlite:///file::memory:?cache=shared", {}, "SQLite URI"),

@@ -41,7 +41,15 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
         return "sqlite", url
     name = scheme.group(1).lower()
     if name == "sqlite":  # SQLAlchemy's form: sqlite:///relative.db, sqlite:////absolute.db
-        return "sqlite", url[len("sqlite:///") :] if url.lower().startswith("sqlite:///") else ""
+        if url.lower().startswith("sqlite:///"):
+            return "sqlite", url[len("sqlite:///") :]
+        if url[scheme.end() :]:  # sqlite://shop.db: the file's name is where a host goes
+            raise ConfigurationError(
+                f"the SQLite ledger URL {url[:60]!r} names a host, not a file: a relative path "
+                "takes three slashes (sqlite:///shop.db), an absolute one four "
+                "(sqlite:////var/lib/shop.db)"
+            )
+        return "sqlite", ""
     if name in ("postgresql", "postgres"):
         return "postgresql", url
     raise ConfigurationError(
