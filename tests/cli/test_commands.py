@@ -299,6 +299,20 @@ def test_a_404_that_is_not_the_services_asks_about_the_flag_or_variable_that_was
     assert err.startswith("paysdk: error: not found; is PAYSDK_BASE_URL right?: Not Found")
 
 
+def test_a_sandbox_no_longer_running_is_named_with_how_to_find_one(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The variables of a sandbox that has stopped, still exported in this terminal."""
+    with Sandbox() as stopped:
+        base_url = stopped.base_url
+    monkeypatch.setenv("PAYSDK_BASE_URL", base_url)
+    code, _, err = run("verify", COMPLETED_REFERENCE, "--max-retries", "0")
+    assert code == 3
+    address = base_url.removeprefix("http://")
+    assert f"; nothing listens at {address}: if that was a paysdk sandbox, it has stopped" in err
+    assert "(`paysdk sandbox status` lists those running;" in err
+
+
 def test_unreachable_service_exits_3(sandbox: Sandbox, run: Run) -> None:
     sandbox.inject(Fault(disconnect="before_response"), times=None)
     code, _, err = run("list", "--max-retries", "0")

@@ -89,6 +89,23 @@ async def test_unknown_reference(sandbox: Sandbox, connect: MakeClient) -> None:
     assert len(sandbox.requests) == 1  # not retried
 
 
+async def test_a_stopped_sandbox_is_named_as_what_no_longer_listens(
+    make_loopback_client: MakeClient,
+) -> None:
+    """A loopback base URL where nothing listens (the sandbox of a closed terminal): the error
+    says so, and how to find one that runs, on every backend."""
+    with Sandbox() as stopped:
+        base_url = stopped.base_url
+    client = make_loopback_client(base_url=base_url, secret_key="sk_x", max_retries=0)
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    address = base_url.removeprefix("http://")
+    assert f"; nothing listens at {address}: if that was a paysdk sandbox, it has stopped" in str(
+        caught.value
+    )
+    assert "`paysdk sandbox status`" in str(caught.value)
+
+
 async def test_wrong_key_is_an_authentication_error(sandbox: Sandbox, connect: MakeClient) -> None:
     with pytest.raises(paysdk.AuthenticationError) as caught:
         await connect(secret_key="sk_wrong").list_payments()

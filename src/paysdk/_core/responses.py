@@ -6,7 +6,9 @@ reported and never touch a socket. Anything quoted from a body is scrubbed of th
 
 from __future__ import annotations
 
+import errno
 import functools
+import ipaddress
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 from urllib.parse import urlsplit
@@ -53,6 +55,11 @@ Body = Literal["verify", "list", "batch"]
 FAKE_HOST: Final = "api.paysdk.test"
 """The host of ``paysdk.testing.MockPaymentAPI`` (and of the pytest plugin's default
 environment): it never resolves, so a call to it where no fake runs is told what to do."""
+NOTHING_LISTENS_HINT: Final = (
+    "; nothing listens at {address}: if that was a paysdk sandbox, it has stopped (`paysdk "
+    "sandbox status` lists those running; one started anew has a port and key of its own)"
+)
+"""Where a loopback base URL refuses the connection: most often a sandbox no longer running."""
 FAKE_HOST_HINT: Final = (
     f"; {FAKE_HOST} is paysdk.testing's in-memory fake, which answers only in a process where a "
     "MockPaymentAPI runs: ask for the paysdk_api fixture in this test (or paysdk_sandbox, a real "
@@ -367,13 +374,41 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
         error = APIConnectionError(f"the service's answer {detail.removeprefix('the ')}", **where)
     else:
         through = f" through the proxy {failure.proxy}" if failure.proxy else ""
-        hint = FAKE_HOST_HINT if urlsplit(request.url).hostname == FAKE_HOST else ""
+        host = urlsplit(request.url).hostname
+        if host == FAKE_HOST:
+            hint = FAKE_HOST_HINT
+        elif not failure.proxy and _is_loopback(host or "") and _refused(failure.cause):
+            hint = NOTHING_LISTENS_HINT.format(address=_address(request.url))
+        else:
+            hint = ""
         error = APIConnectionError(f"could not reach the service{through}: {detail}{hint}", **where)
     if _holds_key(request, failure.cause):  # chained, its text would show in every traceback
         error.__cause__, error.__suppress_context__ = None, True
     else:
         error.__cause__ = failure.cause
     return error
+
+
+def _is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine's: ``localhost`` (and its subdomains) or a loopback IP."""
+    host = host.lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _refused(cause: BaseException | None) -> bool:
+    """Whether the connection was refused: nothing listens at the address (in ``cause`` or
+    what it was raised from, as the HTTP libraries wrap the socket's error)."""
+    seen = 0
+    while cause is not None and seen < 8:
+        if isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED:
+            return True
+        cause, seen = cause.__cause__ or cause.__context__, seen + 1
+    return False
 
 
 def _spoken_to_in_tls(failure: Failure) -> str:
