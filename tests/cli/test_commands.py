@@ -426,6 +426,28 @@ def test_an_exception_without_a_message_is_named(run: Run, monkeypatch: pytest.M
     assert err.splitlines()[-1] == f"{INTERNAL}TypeError; please report it"
 
 
+@pytest.mark.parametrize("command", ["trigger-callback", "pay"])
+def test_a_callback_answered_with_a_redirect_says_it_is_not_followed(
+    sandbox: Sandbox, run: Run, command: str
+) -> None:
+    """Django's APPEND_SLASH answers a URL without its route's final '/' with a 301."""
+    sandbox.inject(Fault(status=301, body=""), path="/shop/callback", times=None)
+    url = f"{sandbox.base_url}/shop/callback"
+    if command == "pay":
+        argv = ["pay", "order-7", "--amount", "500", "--currency", "USD", "--callback", url]
+    else:
+        argv = ["trigger-callback", url, "--reference", "order-7"]
+    code, out, err = run(*argv)
+    assert code == 1
+    assert out.splitlines()[-1].endswith("/shop/callback?reference=order-7 -> 301")
+    assert err == (
+        "paysdk: error: your app answered the callback with a redirect, which the sandbox does "
+        "not follow (nor may the service): unless your view answered it itself, give the URL "
+        "the view is routed at (a Django route ending in '/' redirects the URL without it, by "
+        "APPEND_SLASH)\n"
+    )
+
+
 def test_trigger_callback(sandbox: Sandbox, run: Run) -> None:
     sandbox.inject(Fault(status=200, body="OK"), path="/cb")
     code, out, _ = run("trigger-callback", f"{sandbox.base_url}/cb", "--reference", "a&b")

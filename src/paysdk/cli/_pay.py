@@ -188,6 +188,8 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
     if text:
         excerpt = text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}..."
         print(printable(excerpt, keep_newlines=True))
+    if isinstance(status_code, int) and 300 <= status_code < 400:
+        return print_error(REDIRECTED, EXIT_FAILURE)
     ok = isinstance(status_code, int) and 200 <= status_code < 300
     return EXIT_OK if ok else EXIT_FAILURE
 
@@ -196,6 +198,14 @@ def _said(value: object) -> str:
     """What the answer to ``POST /_sandbox/pay`` said, at most ``DETAIL_MAX`` characters of it:
     a server that is no sandbox (the service itself, by a base URL set for it) may say 1 MB."""
     return bounded_detail(str(value))
+
+
+REDIRECTED = (
+    "your app answered the callback with a redirect, which the sandbox does not follow (nor may "
+    "the service): unless your view answered it itself, give the URL the view is routed at (a "
+    "Django route ending in '/' redirects the URL without it, by APPEND_SLASH)"
+)
+"""Why a 3xx fails ``pay`` and ``trigger-callback``, and what to change."""
 
 
 def currency_code(text: str) -> str:
@@ -225,4 +235,6 @@ def _trigger_callback(args: argparse.Namespace) -> int:
     print(printable(f"GET {result.url} -> {result.status_code}"))
     if result.body:
         print(printable(result.body, keep_newlines=True))
+    if 300 <= result.status_code < 400:
+        return print_error(REDIRECTED, EXIT_FAILURE)
     return EXIT_OK if result.ok else EXIT_FAILURE
