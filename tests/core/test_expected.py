@@ -39,6 +39,17 @@ def test_a_refused_amount_is_quoted_cut() -> None:
     assert len(str(caught.value)) < 300
 
 
+@pytest.mark.parametrize("amount", ["2500", b"2500"])
+def test_an_amount_read_as_text_is_refused_saying_to_convert_it(amount: object) -> None:
+    """An order table's text column: the message says what to do, not that floats are inexact."""
+    with pytest.raises(paysdk.ConfigurationError) as caught:
+        _core.Expected(amount=amount)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        f"the expected amount must be a whole number (int), not the text {amount!r}; "
+        "convert your order's amount with int() where you read it"
+    )
+
+
 @dataclasses.dataclass
 class Order:
     amount: decimal.Decimal | int | None

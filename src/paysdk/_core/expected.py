@@ -92,6 +92,12 @@ def _whole_amount(amount: object) -> int | None:
                 f"many as Python reads from an answer), not a Decimal of {digits:,} digits"
             )
         return int(amount)
+    if isinstance(amount, (str, bytes)):  # a text column, a form's or a file's value
+        shown = quoted(amount) if isinstance(amount, str) else repr(amount[:QUOTED_MAX])
+        raise ConfigurationError(
+            f"the expected amount must be a whole number (int), not the text {shown}; "
+            "convert your order's amount with int() where you read it"
+        )
     raise ConfigurationError(
         f"the expected amount must be a whole number (int), not {quoted(amount)}; "
         "money in floats or fractions cannot be compared exactly"
