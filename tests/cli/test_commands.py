@@ -448,6 +448,24 @@ def test_a_callback_answered_with_a_redirect_says_it_is_not_followed(
     )
 
 
+@pytest.mark.parametrize("query", ["reference=order-7", "reference=", "a=1&reference"])
+def test_pay_refuses_a_callback_url_holding_a_reference_before_paying(
+    sandbox: Sandbox, run: Run, query: str
+) -> None:
+    """The callback adds the reference itself: one in the URL too is a repeated reference,
+    which every helper refuses, so nothing is paid."""
+    url = f"{sandbox.base_url}/payments/callback?{query}"
+    code, out, err = run(
+        "pay", "order-77", "--amount", "500", "--currency", "USD", "--callback", url
+    )
+    assert (code, out) == (2, "")
+    assert err == (
+        "paysdk: error: --callback: give your callback URL without a reference parameter: the "
+        "callback adds ?reference=REF itself, as the service does, so the view would get two\n"
+    )
+    assert [payment.reference for payment in sandbox.payments].count("order-77") == 0
+
+
 def test_trigger_callback(sandbox: Sandbox, run: Run) -> None:
     sandbox.inject(Fault(status=200, body="OK"), path="/cb")
     code, out, _ = run("trigger-callback", f"{sandbox.base_url}/cb", "--reference", "a&b")

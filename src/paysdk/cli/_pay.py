@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import urllib.parse
 from typing import TYPE_CHECKING, Any, cast
 
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
@@ -98,6 +99,13 @@ def _pay(args: argparse.Namespace) -> int:
         callback_url(args.callback, args.reference)  # checked before anything is sent
     except ValueError as exc:
         return print_error(f"--callback: {exc}", EXIT_USAGE)
+    query: str = urllib.parse.urlsplit(str(args.callback)).query
+    if "reference" in urllib.parse.parse_qs(query, keep_blank_values=True):
+        return print_error(
+            "--callback: give your callback URL without a reference parameter: the callback "
+            "adds ?reference=REF itself, as the service does, so the view would get two",
+            EXIT_USAGE,
+        )
     given_url = args.base_url if args.base_url is not None else os.environ.get(ENV_BASE_URL)
     given_key = args.secret_key if args.secret_key is not None else os.environ.get(ENV_SECRET_KEY)
     if not given_url:
