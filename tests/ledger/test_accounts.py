@@ -286,6 +286,25 @@ def test_unlabelled_payments_of_two_keys_are_refused_across_ledgers_of_one_datab
     assert shipped == ["order-1", "order-2", "order-1"]
 
 
+def test_a_new_key_refused_names_retire_key_before_a_label(ledger_url: str) -> None:
+    """A sandbox started anew has a key of its own, as a rotated key is new: the refusal says to
+    retire the old key (a label instead would start an account whose replays run again)."""
+    with Ledger(ledger_url) as ledger:
+        assert ledger.fulfil_once(of("", "key-a"), lambda p: None).fulfilled_now
+        with pytest.raises(paysdk.ConfigurationError) as refused:
+            ledger.fulfil_once(of("", "key-b", "order-2"), lambda p: None)
+        said = str(refused.value)
+        assert (
+            "If the key is this account's new one (a rotated key, or a paysdk sandbox started "
+            "anew, which has a key of its own), retire the old one: ledger.retire_key(), or "
+            "`paysdk ledger retire-key`. If it is another account's, give each account's client "
+            "a label"
+        ) in said
+        assert said.endswith("; nothing was run")
+        assert ledger.retire_key() == 1
+        assert ledger.fulfil_once(of("", "key-b", "order-2"), lambda p: None).fulfilled_now
+
+
 OLD_TABLE = """CREATE TABLE paysdk_fulfilments (
     reference TEXT NOT NULL PRIMARY KEY, state TEXT NOT NULL, claim_token TEXT,
     attempts INTEGER NOT NULL, lease_expires_at {ts}, amount BIGINT NOT NULL,

@@ -207,7 +207,9 @@ def key_indexes(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
 
 
 _LABEL_EACH = (
-    "Give each account's client a label "
+    "If the key is this account's new one (a rotated key, or a paysdk sandbox started anew, "
+    "which has a key of its own), retire the old one: ledger.retire_key(), or `paysdk ledger "
+    "retire-key`. If it is another account's, give each account's client a label "
     "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...))"
 )
 
