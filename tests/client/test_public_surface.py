@@ -455,3 +455,21 @@ def test_a_payment_built_with_an_int_too_long_to_write_shows_its_size(
         reference="order-8", amount=10**4300 - 1, currency="NGN", success=True
     )
     assert f"amount={10**4300 - 1}," in repr(longest)
+
+
+def test_a_payment_holding_a_long_int_in_its_metadata_shows_its_size() -> None:
+    """An int Python will not write as text inside metadata, an extra field's list or
+    ``unparsed`` is shown by its size too, so ``repr`` and ``str`` never raise."""
+    payment = paysdk.VerifiedPayment(
+        reference="order-9",
+        amount=100,
+        currency="NGN",
+        success=True,
+        metadata={"cart": {"total": 10**5000}},
+        parts=[1, (2, 10**6000)],  # type: ignore[call-arg]
+    )
+    for shown in (repr(payment), str(payment)):
+        assert "metadata={'cart': {'total': <an integer of 16,610 bits>}}" in shown
+        assert "parts=[1, (2, <an integer of 19,932 bits>)]" in shown
+        assert len(shown) < 500
+    assert payment.metadata == {"cart": {"total": 10**5000}}

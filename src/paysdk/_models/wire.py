@@ -62,11 +62,9 @@ class WireModel(BaseModel):
         escape sequences or bidi controls in it are shown as escapes, as they are in a value."""
         for name, value in super().__repr_args__():
             plain = name is None or (name.isascii() and name.isidentifier())
-            if type(value) is int and value.bit_length() > _SHORT_INT_BITS:
-                value = _LongInt.of(value)
-            yield (name if plain else repr(name)), value
+            yield (name if plain else repr(name)), _writable(value)
         if self.unparsed:
-            yield "unparsed", dict(self.unparsed)
+            yield "unparsed", _writable(dict(self.unparsed))
 
     def __eq__(self, other: object) -> bool:
         """Pydantic's equality, blind to the key ``repr`` blots out (``hide_key``): a payment
@@ -105,6 +103,23 @@ class _LongInt:
 
     def __repr__(self) -> str:
         return self._text
+
+
+def _writable(value: Any) -> Any:
+    """``value`` as ``repr`` may write it: an int too long for Python to write as text, alone or
+    in a dict, list or tuple (metadata, an extra field), stands in by its size; ``value`` itself
+    when it holds none."""
+    if type(value) is int:
+        return _LongInt.of(value) if value.bit_length() > _SHORT_INT_BITS else value
+    if type(value) is dict:
+        shown = {key: _writable(item) for key, item in value.items()}
+        same = all(shown[key] is item for key, item in value.items())
+    elif type(value) in (list, tuple):
+        shown = type(value)(_writable(item) for item in value)
+        same = all(new is old for new, old in zip(shown, value, strict=True))
+    else:
+        return value
+    return value if same else shown
 
 
 def _blotted(model: WireModel, text: str) -> str:
