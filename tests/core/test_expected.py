@@ -32,6 +32,12 @@ def test_a_decimal_past_what_an_answer_carries_is_refused_at_once(exponent: int)
     assert _core.Expected(amount=longest).amount == 10**4300 - 1  # type: ignore[arg-type]
 
 
+def test_a_zero_decimal_of_any_exponent_is_zero() -> None:
+    """Zero is one digit however large its exponent (``0E+5000``): no refusal, no wait."""
+    for zero in (decimal.Decimal("0E+5000"), decimal.Decimal("-0E+99999999")):
+        assert _core.Expected(amount=zero).amount == 0  # type: ignore[arg-type]
+
+
 def test_a_refused_amount_is_quoted_cut() -> None:
     with pytest.raises(paysdk.ConfigurationError, match="whole number") as caught:
         _core.Expected(amount="9" * 100_000)  # type: ignore[arg-type]

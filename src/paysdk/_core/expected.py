@@ -86,7 +86,8 @@ def _whole_amount(amount: object) -> int | None:
         and amount == amount.to_integral()
     ):
         digits, limit = amount.adjusted() + 1, sys.get_int_max_str_digits()
-        if limit and digits > limit:  # int() of Decimal("1E+99999999") takes many minutes
+        # int() of Decimal("1E+99999999") takes many minutes; 0E+99999999 is one digit
+        if limit and digits > limit and not amount.is_zero():
             raise ConfigurationError(
                 f"the expected amount must be a whole number of at most {limit:,} digits (as "
                 f"many as Python reads from an answer), not a Decimal of {digits:,} digits"
