@@ -312,6 +312,27 @@ def test_pay_quotes_the_start_of_a_long_message_from_a_server_that_is_no_sandbox
     assert len(line) < 1_000
 
 
+@pytest.mark.parametrize("status", [400, 500])
+def test_pay_blots_the_key_a_server_that_is_no_sandbox_echoes(
+    hostile: HostileServer, status: int
+) -> None:
+    """A server (or a proxy before it) answers ``POST /_sandbox/pay`` quoting the request's
+    ``Authorization`` header, JSON-escaped, and again across the 500-character cut: the error
+    line shows neither the key nor a piece of it."""
+    key = "sk_test_Zq3Jv9/WmX4pL7tR2"
+    escaped = key.replace("/", "\\/")
+    said = f"bad header Bearer {escaped}; " + "x" * 440 + f" Bearer {key} again"
+    hostile.script(respond_json(status, {"message": said}))
+    others = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    env = {**others, "PAYSDK_BASE_URL": hostile.base_url, "PAYSDK_SECRET_KEY": key}
+    code, screen = on_terminal(env, "pay", "order-7", "--amount", "500", "--currency", "USD",
+                               "--callback", "http://127.0.0.1:9/cb")  # fmt: skip
+    assert code == {400: 2, 500: 1}[status]
+    [line] = lines_of(screen)
+    assert "bad header Bearer <secret key>; xxx" in line
+    assert "sk_test_" not in line
+
+
 @pytest.fixture
 def ledger(tmp_path: Path) -> Path:
     """A ledger that refused the hostile payment for a hostile reason."""

@@ -12,6 +12,7 @@ import os
 import urllib.parse
 from typing import TYPE_CHECKING, Any, cast
 
+from .._core.config import blot_key
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._errors import bounded_detail
 from .._service.callbacks import callback_timeout
@@ -140,7 +141,7 @@ def _pay(args: argparse.Namespace) -> int:
             "`paysdk sandbox --detach`",
             EXIT_UNREACHABLE,
         )
-    return _paid(answer, base_url, args)
+    return _paid(answer, base_url, args, secret_key)
 
 
 def _the_detached_sandbox() -> RunningSandbox | str:
@@ -157,8 +158,9 @@ def _the_detached_sandbox() -> RunningSandbox | str:
     )
 
 
-def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> int:
-    """Report what ``POST /_sandbox/pay`` answered, and exit as the callback went."""
+def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace, secret_key: str) -> int:
+    """Report what ``POST /_sandbox/pay`` answered, and exit as the callback went; what the
+    answer says, ``secret_key`` blotted out (a server that is no sandbox may echo it)."""
     try:
         parsed: object = answer.json()
     except ValueError:
@@ -173,10 +175,13 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
             EXIT_USAGE,
         )
     if answer.status_code == 400 and "message" in data:
-        return print_error(f"the sandbox refused the payment: {_said(data['message'])}", EXIT_USAGE)
+        return print_error(
+            f"the sandbox refused the payment: {_said(data['message'], secret_key)}",
+            EXIT_USAGE,
+        )
     if answer.status_code >= 500 and isinstance(data.get("message"), str):  # its disk, or a bug
         return print_error(
-            f"the sandbox at {base_url} failed: {_said(data['message'])}", EXIT_FAILURE
+            f"the sandbox at {base_url} failed: {_said(data['message'], secret_key)}", EXIT_FAILURE
         )
     if answer.status_code != 201 or not isinstance(data.get("callback"), dict):
         return print_error(
@@ -189,10 +194,11 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
     print(printable(paid))
     callback = cast("dict[str, Any]", data["callback"])
     if "error" in callback:
-        return print_error(_said(callback["error"]), EXIT_UNREACHABLE)
+        return print_error(_said(callback["error"], secret_key), EXIT_UNREACHABLE)
     status_code = callback.get("status_code")
-    print(printable(f"callback: GET {_said(callback.get('url'))} -> {_said(status_code)}"))
-    text = str(callback.get("body") or "").strip()
+    url, said_status = _said(callback.get("url"), secret_key), _said(status_code, secret_key)
+    print(printable(f"callback: GET {url} -> {said_status}"))
+    text = blot_key(str(callback.get("body") or ""), secret_key).strip()
     if text:
         excerpt = text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}..."
         print(printable(excerpt, keep_newlines=True))
@@ -202,10 +208,11 @@ def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace) -> in
     return EXIT_OK if ok else EXIT_FAILURE
 
 
-def _said(value: object) -> str:
+def _said(value: object, secret_key: str) -> str:
     """What the answer to ``POST /_sandbox/pay`` said, at most ``DETAIL_MAX`` characters of it:
-    a server that is no sandbox (the service itself, by a base URL set for it) may say 1 MB."""
-    return bounded_detail(str(value))
+    a server that is no sandbox (the service itself, by a base URL set for it) may say 1 MB, and
+    echo ``secret_key``, blotted out before the cut so no piece of it is left."""
+    return bounded_detail(blot_key(str(value), secret_key))
 
 
 REDIRECTED = (
