@@ -21,7 +21,7 @@ import psycopg
 import pytest
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connections, transaction
+from django.db import connections, models, transaction
 from django.db.models.functions import TruncDate
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.test import Client as DjangoClient
@@ -308,6 +308,22 @@ def test_the_model_reads_the_ledgers_timestamps_and_writes_them_in_its_form(usin
             assert cursor.fetchone() == (later.strftime("%Y-%m-%dT%H:%M:%S.%fZ"),)
     found = Fulfilment.objects.using(using).filter(fulfilled_at__gt=later - dt.timedelta(seconds=1))
     assert [fulfilment.reference for fulfilment in found] == ["order-1"]
+
+
+def test_an_update_from_another_timestamp_writes_it_in_the_ledgers_form(using: str) -> None:
+    """``update(fulfilled_at=F("claimed_at"))`` copies the ledger's time as it holds it: on
+    SQLite the query's column reads with its ``T`` a space, which is no form to write back."""
+    DjangoLedger(using).fulfil_once(paid("order-1"), lambda payment: None)
+    rows = Fulfilment.objects.using(using).filter(reference="order-1")
+    rows.update(fulfilled_at=models.F("claimed_at"))
+    model = rows.get()
+    assert DjangoLedger(using).rows(["order-1"])["order-1"].fulfilled_at == model.claimed_at
+    if connections[using].vendor == "sqlite":
+        with connections[using].cursor() as cursor:
+            cursor.execute("SELECT claimed_at, fulfilled_at FROM paysdk_fulfilments")
+            claimed, fulfilled = cursor.fetchone()
+            assert fulfilled == claimed
+            assert "T" in fulfilled
 
 
 def test_its_rows_timestamps_are_utc_with_use_tz_off_and_a_local_time_zone(using: str) -> None:

@@ -61,6 +61,13 @@ class LedgerTimestampField(_DateTimeField):
             return super().get_db_prep_save(value, connection)
         return self._stored(self.get_prep_value(value))
 
+    def get_placeholder(self, value: Any, compiler: Any, connection: BaseDatabaseWrapper) -> str:
+        """How an ``UPDATE`` writes ``value``: on SQLite, an expression's time (``F`` of another
+        timestamp, read ``T`` spaced as ``_SpacedColumn`` reads it) with its ``T`` back."""
+        if connection.vendor == "sqlite" and hasattr(value, "as_sql"):
+            return "replace(%s, ' ', 'T')"
+        return "%s"
+
     @staticmethod
     def _stored(value: Any) -> Any:
         """A datetime as the ledger's SQLite text; another value as it is."""
