@@ -547,6 +547,39 @@ async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> Non
         assert await ledger.row("order-1") is None
 
 
+@pytest.mark.parametrize("ends", ["cancelled", "finished"])
+async def test_an_action_under_a_cancelled_scope_is_released_or_recorded(
+    ledger_url: str, ends: str
+) -> None:
+    """A cancel scope (anyio's, a framework's on a client's disconnect) cancelled during the
+    action cancels each later await too: the release or record still happens."""
+    import anyio
+
+    async def ship(payment: paysdk.VerifiedPayment) -> str:
+        scope.cancel()
+        if ends == "cancelled":
+            await anyio.sleep(5)  # cancelled here
+        return "shipped"
+
+    async with AsyncLedger(ledger_url, timeout=5) as ledger:
+        await ledger.create_table()
+        first = None
+        with anyio.CancelScope() as scope:
+            first = await ledger.fulfil_once(paid(), ship)
+        # the action's cancellation propagates; a finished action's record is its result
+        assert scope.cancelled_caught is (ends == "cancelled")
+        assert (first is not None and first.fulfilled_now) is (ends == "finished")
+        row = await ledger.row("order-1")
+        again = await ledger.fulfil_once(paid(), lambda payment: "shipped again")
+    assert row is not None
+    if ends == "cancelled":
+        assert row.state == "released"  # the next delivery runs it
+        assert again.fulfilled_now
+    else:
+        assert row.state == "fulfilled"
+        assert again.already_fulfilled
+
+
 @pytest.mark.parametrize("kind", ["sync", "async"])
 async def test_a_postgres_lock_wait_is_bounded_by_the_timeout(postgres_url: str, kind: str) -> None:
     import time

@@ -33,11 +33,13 @@ __all__ = [
     "async_shield",
     "async_sleep",
     "async_take",
+    "async_uncancellable",
     "order_of",
     "result_of",
     "shield",
     "sleep",
     "take",
+    "uncancellable",
 ]
 
 T = TypeVar("T")
@@ -70,6 +72,21 @@ def async_shield(timeout: float) -> anyio.CancelScope:
     import anyio  # httpx depends on anyio; loaded only by async users
 
     return anyio.move_on_after(timeout, shield=True)
+
+
+def uncancellable() -> contextlib.nullcontext[None]:
+    """Nothing: sync code is never cancelled, so what follows an action needs no shield."""
+    return contextlib.nullcontext()
+
+
+def async_uncancellable() -> anyio.CancelScope:
+    """Shield what it holds from cancellation: the record or release of an action that ran (or
+    was cancelled), which a cancel scope still cancelled would otherwise cut at its first
+    await, leaving the claim held until its lease ends and then ``unknown``. The ledger's own
+    timeouts and retry budget bound it."""
+    import anyio
+
+    return anyio.CancelScope(shield=True)
 
 
 def sleep(seconds: float) -> None:

@@ -12,7 +12,7 @@ from .._databases.driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
 from .._sql import Dialect
 from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
-from .._twins import async_result_of, async_shield, async_sleep
+from .._twins import async_result_of, async_shield, async_sleep, async_uncancellable
 
 __all__ = ["abandon", "run_in_transaction", "run_plan"]
 
@@ -65,9 +65,19 @@ class AsyncLedgerSteps:
         self.action = action
         self.payment = payment
         self.connection = connection
+        self.acted = False
+        """Whether the action ran (or was cancelled): what follows is its record or release."""
 
     async def carry_out(self, step: LedgerStep) -> object:
-        """Carry ``step`` out; its answer (``Rows``, ``Acted`` or ``None``)."""
+        """Carry ``step`` out; its answer (``Rows``, ``Acted`` or ``None``). Once the action has
+        run, each step is shielded from cancellation: a cancelled action is released as any
+        failed one, and a finished one recorded, rather than left claimed."""
+        if self.acted:
+            with async_uncancellable():
+                return await self._carry_out(step)
+        return await self._carry_out(step)
+
+    async def _carry_out(self, step: LedgerStep) -> object:
         try:
             if isinstance(step, Query):
                 assert self.connection is not None
@@ -84,6 +94,7 @@ class AsyncLedgerSteps:
                 await async_sleep(step.seconds)
             elif isinstance(step, Act):
                 assert self.action is not None
+                self.acted = True
                 try:  # a result this runner refuses is released, not marked done
                     return Acted(value=await async_result_of(self.action(self.payment)))
                 except BaseException as error:  # released, then re-raised by the plan

@@ -14,7 +14,7 @@ from .._databases.driver import Connection, Driver
 from .._errors import LedgerError
 from .._sql import Dialect
 from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
-from .._twins import result_of, shield, sleep
+from .._twins import result_of, shield, sleep, uncancellable
 
 __all__ = ["abandon", "run_in_transaction", "run_plan"]
 
@@ -67,9 +67,19 @@ class LedgerSteps:
         self.action = action
         self.payment = payment
         self.connection = connection
+        self.acted = False
+        """Whether the action ran (or was cancelled): what follows is its record or release."""
 
     def carry_out(self, step: LedgerStep) -> object:
-        """Carry ``step`` out; its answer (``Rows``, ``Acted`` or ``None``)."""
+        """Carry ``step`` out; its answer (``Rows``, ``Acted`` or ``None``). Once the action has
+        run, each step is shielded from cancellation: a cancelled action is released as any
+        failed one, and a finished one recorded, rather than left claimed."""
+        if self.acted:
+            with uncancellable():
+                return self._carry_out(step)
+        return self._carry_out(step)
+
+    def _carry_out(self, step: LedgerStep) -> object:
         try:
             if isinstance(step, Query):
                 assert self.connection is not None
@@ -86,6 +96,7 @@ class LedgerSteps:
                 sleep(step.seconds)
             elif isinstance(step, Act):
                 assert self.action is not None
+                self.acted = True
                 try:  # a result this runner refuses is released, not marked done
                     return Acted(value=result_of(self.action(self.payment)))
                 except BaseException as error:  # released, then re-raised by the plan
