@@ -28,6 +28,7 @@ from paysdk.sandbox import (
     Sandbox,
 )
 from tests.conftest import EitherClient, MakeClient
+from tests.support.hostile import HostileServer, trickle_body
 
 pytestmark = pytest.mark.anyio
 
@@ -450,3 +451,33 @@ async def test_a_payments_repr_shows_an_unknown_fields_name_escaped(
     assert f"{HOSTILE_KEY!r}=1" in repr(payment.customer)
     assert f"{HOSTILE_KEY!r}=2" in repr(payment.products[0])
     assert "reference='order-1042'" in repr(payment)  # a field name stays bare
+
+
+@pytest.mark.parametrize("call", ["verify", "iter_payments"])
+async def test_a_call_reading_its_body_when_the_client_is_closed_raises_at_once(
+    hostile: HostileServer, make_loopback_client: MakeClient, call: str
+) -> None:
+    """The head arrived and the body trickles in: closing the client ends the call at once
+    with ``ClientClosedError``, on every backend, not when the attempt's budget runs out."""
+    hostile.script(trickle_body(interval=0.2))
+    client = make_loopback_client(base_url=hostile.base_url, timeout=20, max_retries=0)
+    if not client.is_async:
+        pytest.skip("an async client's case: a sync call waits in a thread of its own")
+    raised: list[Exception] = []
+
+    async def read() -> None:
+        try:
+            if call == "verify":
+                await client.verify(COMPLETED_REFERENCE)
+            else:
+                await client.drain()
+        except paysdk.PaySDKError as exc:
+            raised.append(exc)
+
+    started = time.monotonic()
+    async with anyio.create_task_group() as tasks:
+        tasks.start_soon(read)
+        await anyio.sleep(0.5)  # the head is in, the body is being read
+        await client.close()
+    assert time.monotonic() - started < 5
+    assert [type(exc) for exc in raised] == [paysdk.ClientClosedError]

@@ -89,11 +89,18 @@ def _headers(response: aiohttp.ClientResponse) -> Mapping[str, str]:
     return response.headers.copy()
 
 
-def _stream(response: aiohttp.ClientResponse, closed: Callable[[], bool]) -> AsyncStream:
-    """A successful answer left open for ``iter_payments``, read as the httpx backend reads one."""
+def _stream(
+    response: aiohttp.ClientResponse,
+    closed: Callable[[], bool],
+    reading: set[aiohttp.ClientResponse],
+) -> AsyncStream:
+    """A successful answer left open for ``iter_payments``, read as the httpx backend reads one;
+    in ``reading`` (the sender's answers being read) until it is closed."""
     encoding = response.headers.get("Content-Encoding")
+    reading.add(response)
 
     async def close() -> None:
+        reading.discard(response)
         response.close()
 
     opened = Opened(response.status, _headers(response))
@@ -115,6 +122,8 @@ class AiohttpSender:
         self._network = network
         self._sessions = PerProcess(self._open)
         self._closed = False
+        self._reading = PerProcess(set[aiohttp.ClientResponse])
+        """The answers whose bodies are being read, which ``close`` ends (``_end_reads``)."""
 
     @property
     def is_closed(self) -> bool:
@@ -170,7 +179,9 @@ class AiohttpSender:
                 raise
             return through_proxy(failure, request, self._network)
         if request.opens(response.status):
-            return _stream(response, lambda: self._closed)
+            return _stream(response, lambda: self._closed, self._reading.get())
+        reading = self._reading.get()
+        reading.add(response)
         try:
             return through_proxy(await _read(request, response, started), request, self._network)
         except Exception as exc:
@@ -178,6 +189,7 @@ class AiohttpSender:
                 raise
             return failure
         finally:
+            reading.discard(response)
             response.release()
 
     def _failure(self, exc: Exception) -> Failure | None:
@@ -190,7 +202,18 @@ class AiohttpSender:
         self._closed = True
         session = self._sessions.reset()
         if session is not None:
-            await self.binding.close(session.close)
+
+            async def end() -> None:
+                self._end_reads()
+                await session.close()
+
+            await self.binding.close(end)
+
+    def _end_reads(self) -> None:
+        """Fail the reads of the bodies under way, in the loop they run in: aiohttp's session,
+        closing their connections, forgets to wake them, so each would wait out its budget."""
+        for response in self._reading.reset() or ():
+            response.content.set_exception(aiohttp.ClientConnectionError("the client was closed"))
 
 
 def _client_timeout(request: Send) -> aiohttp.ClientTimeout:
