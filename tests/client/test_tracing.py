@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from opentelemetry import trace
 from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrumentor
@@ -488,3 +489,24 @@ async def test_no_span_is_current_after_a_call(
     """The call's span is current only while it sends: none is left current after it."""
     await connect().verify(COMPLETED_REFERENCE)
     assert not trace.get_current_span().get_span_context().is_valid
+
+
+async def test_a_call_cancelled_while_it_waits_for_its_answer_ends_its_span_as_an_error(
+    sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
+) -> None:
+    """A timeout of the caller's (or a client's disconnect) cancels the call mid-attempt: the
+    span ends in ERROR with the cancellation's type, the attempt under way counted."""
+    client = connect(max_retries=0)
+    if not client.is_async:
+        pytest.skip("an async call's case: a sync call is not cancelled")
+    sandbox.inject(Fault(delay=30), path=f"/payment/{COMPLETED_REFERENCE}")
+    with anyio.move_on_after(0.5) as waiting:
+        await client.verify(COMPLETED_REFERENCE)
+    assert waiting.cancelled_caught
+    span = only(spans, "paysdk.verify")
+    assert attributes(span) == {
+        "paysdk.reference": COMPLETED_REFERENCE,
+        "paysdk.attempts": 1,
+        "error.type": "asyncio.exceptions.CancelledError",
+    }
+    assert span.status.status_code is StatusCode.ERROR

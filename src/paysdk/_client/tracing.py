@@ -93,7 +93,6 @@ class CallSpan:
         return self._trace.use_span(self._span, end_on_exit=False)
 
     def _sent(self, request: Send, result: object) -> None:
-        self.attempts += 1
         if isinstance(result, Failure):
             self._last = result.kind
             return
@@ -114,6 +113,7 @@ class CallSpan:
         """``send``, with this span current while it runs and what it brought recorded."""
 
         def traced(request: Send) -> R:
+            self.attempts += 1  # counted as it starts: one cancelled under way was sent too
             with self.current():
                 result = send(request)
             self._sent(request, result)
@@ -125,6 +125,7 @@ class CallSpan:
         """The async twin of ``sending``."""
 
         async def traced(request: Send) -> R:
+            self.attempts += 1  # counted as it starts: one cancelled under way was sent too
             with self.current():
                 result = await send(request)
             self._sent(request, result)
