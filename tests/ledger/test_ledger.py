@@ -547,6 +547,42 @@ async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> Non
         assert await ledger.row("order-1") is None
 
 
+@pytest.mark.parametrize("how", ["wait_for", "task.cancel"])
+async def test_a_call_cancelled_by_asyncio_while_it_waits_for_the_lock_leaves_no_lock(
+    tmp_path: Any, how: str
+) -> None:
+    """asyncio's own cancellation (``wait_for``, ``asyncio.timeout``, a task cancelled at
+    shutdown) does not wait for the worker thread: the transaction it goes on to begin once the
+    lock is free is still rolled back, not left holding the file's write lock."""
+    import asyncio
+    import time
+
+    path = tmp_path / "l.db"
+    async with AsyncLedger(path, timeout=5) as ledger:
+        await ledger.rows(["order-0"])  # the table exists
+        blocker = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        blocker.execute("BEGIN IMMEDIATE")  # another process writes: the claim waits for it
+        asyncio.get_running_loop().call_later(0.5, blocker.execute, "ROLLBACK")
+        claim = asyncio.ensure_future(ledger.fulfil_once(paid(), lambda payment: "shipped"))
+        if how == "wait_for":
+            with pytest.raises(asyncio.TimeoutError):  # cancelled while it waits for the lock
+                await asyncio.wait_for(claim, 0.2)
+        else:
+            await asyncio.sleep(0.2)
+            claim.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await claim
+        await asyncio.sleep(0.5)  # the lock was freed: the worker thread's BEGIN went through
+        blocker.close()
+
+        async with AsyncLedger(path, timeout=1) as other:
+            started = time.monotonic()
+            assert (await other.fulfil_once(paid("order-2"), lambda payment: "ok")).fulfilled_now
+            assert time.monotonic() - started < 0.5  # no lock left behind by the cancelled call
+        assert await ledger.row("order-1") is None
+        assert (await ledger.fulfil_once(paid(), lambda payment: "shipped")).fulfilled_now
+
+
 @pytest.mark.parametrize("ends", ["cancelled", "finished"])
 async def test_an_action_under_a_cancelled_scope_is_released_or_recorded(
     ledger_url: str, ends: str

@@ -160,7 +160,7 @@ class AsyncSQLiteDriver:
 
     async def begin(self, write: bool = True) -> AsyncConnection:
         if not write:  # a read takes no lock (WAL), so never waits holding a thread
-            return _InThread(await _in_thread(lambda: self.sync.begin(write)))
+            return _InThread(await self._begun(write))
         import anyio
 
         if self._writer is None or self._writer[1] != os.getpid():
@@ -176,10 +176,30 @@ class AsyncSQLiteDriver:
                 self.sync.busy_timeout,
             )
         try:
-            return _InThread(await _in_thread(lambda: self.sync.begin(write)), writer)
+            return _InThread(await self._begun(write), writer)
         except BaseException:
             writer.release()
             raise
+
+    async def _begun(self, write: bool) -> Connection:
+        """A connection whose transaction a worker thread began; cancelled as the thread began
+        it, rolled back and given back, since no caller holds it to."""
+        begun: list[Connection] = []
+
+        def begin() -> Connection:
+            begun.append(self.sync.begin(write))
+            return begun[0]
+
+        try:
+            return await _in_thread(begin)
+        except BaseException:
+            if begun:
+                await _in_thread(lambda: self._abandon(begun[0]))
+            raise
+
+    def _abandon(self, connection: Connection) -> None:
+        connection.rollback()
+        self.sync.done(connection)
 
     async def done(self, connection: AsyncConnection) -> None:
         assert isinstance(connection, _InThread)
@@ -215,9 +235,28 @@ class _InThread:
 
 
 async def _in_thread(function: Callable[[], T]) -> T:
+    """``function()`` in a worker thread, which is never abandoned: cancelled, this waits for
+    the thread to end before raising, so no statement runs on a connection after its caller
+    rolled it back, nor begins a transaction that nobody will end. anyio's cancel scopes wait
+    for the thread; asyncio's own cancellation (``asyncio.timeout``, ``Task.cancel``) does not,
+    so under asyncio the thread's work runs in a task of its own, shielded."""
+    import asyncio
+
     import anyio.to_thread  # httpx depends on anyio; loaded only by async users
 
-    return await anyio.to_thread.run_sync(function)
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # trio: only cancel scopes, which wait for the thread
+        return await anyio.to_thread.run_sync(function)
+    work = loop.create_task(anyio.to_thread.run_sync(function))
+    try:
+        return await asyncio.shield(work)
+    except asyncio.CancelledError:
+        with anyio.CancelScope(shield=True):  # a cancelled scope cancels no wait in here
+            while not work.done():  # cancelled again by asyncio: raised once it has ended
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(work)
+        raise
 
 
 def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
