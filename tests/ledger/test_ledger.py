@@ -547,6 +547,40 @@ async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> Non
         assert await ledger.row("order-1") is None
 
 
+@pytest.mark.parametrize("how", ["wait_for", "anyio"])
+async def test_a_fulfilment_cancelled_at_any_moment_leaves_no_claim_held(
+    ledger_url: str, how: str
+) -> None:
+    """Cancelled anywhere (asyncio's ``wait_for`` or an anyio scope, 0 to 10 ms in), a payment
+    is unclaimed, released with its action not run, or fulfilled: never claimed by nobody, to
+    read ``unknown`` once the lease ends."""
+    import asyncio
+
+    import anyio
+
+    ran: set[str] = set()
+
+    def ship(payment: paysdk.VerifiedPayment) -> str:
+        ran.add(payment.reference)
+        return "shipped"
+
+    seen: dict[str, tuple[str | None, bool]] = {}
+    async with AsyncLedger(ledger_url, timeout=5) as ledger:
+        await ledger.create_table()
+        for n in range(60):
+            reference, within = f"order-{n}", (n % 30) / 3000
+            with contextlib.suppress(asyncio.TimeoutError, TimeoutError):
+                if how == "wait_for":
+                    await asyncio.wait_for(ledger.fulfil_once(paid(reference), ship), within)
+                else:
+                    with anyio.fail_after(within):
+                        await ledger.fulfil_once(paid(reference), ship)
+            row = await ledger.row(reference)
+            seen[reference] = (None if row is None else row.state, reference in ran)
+    allowed = {(None, False), ("released", False), ("fulfilled", True)}
+    assert {ref: state for ref, state in seen.items() if state not in allowed} == {}
+
+
 @pytest.mark.parametrize("how", ["wait_for", "task.cancel"])
 async def test_a_call_cancelled_by_asyncio_while_it_waits_for_the_lock_leaves_no_lock(
     tmp_path: Any, how: str

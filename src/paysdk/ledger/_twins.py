@@ -9,7 +9,7 @@ import contextlib
 import inspect
 import itertools
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, overload
 
 from .._client._twins import async_order_of, order_of  # as the clients' verify_callback
@@ -34,12 +34,14 @@ __all__ = [
     "async_sleep",
     "async_take",
     "async_uncancellable",
+    "async_uncancelled",
     "order_of",
     "result_of",
     "shield",
     "sleep",
     "take",
     "uncancellable",
+    "uncancelled",
 ]
 
 T = TypeVar("T")
@@ -87,6 +89,37 @@ def async_uncancellable() -> anyio.CancelScope:
     import anyio
 
     return anyio.CancelScope(shield=True)
+
+
+def uncancelled(work: T, defer: Callable[[BaseException], None]) -> T:
+    """What ``work`` gave: sync code is never cancelled, so there is nothing to defer."""
+    return work
+
+
+async def async_uncancelled(
+    work: Coroutine[Any, Any, T], defer: Callable[[BaseException], None]
+) -> T:
+    """``work`` carried to its end even if asyncio cancels the caller (``asyncio.timeout``,
+    ``Task.cancel``), which anyio's shield does not stop: the cancellation is handed to
+    ``defer``, for the caller to raise once the ledger's own steps are done."""
+    import asyncio
+
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # trio: only cancel scopes, which the caller's shield holds off
+        return await work
+    task = loop.create_task(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError as cancelled:
+        defer(cancelled)
+        import anyio
+
+        with anyio.CancelScope(shield=True):
+            while not task.done():  # cancelled again: deferred as the first was
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.shield(task)
+        return task.result()
 
 
 def sleep(seconds: float) -> None:

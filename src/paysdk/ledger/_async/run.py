@@ -12,7 +12,13 @@ from .._databases.driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
 from .._sql import Dialect
 from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
-from .._twins import async_result_of, async_shield, async_sleep, async_uncancellable
+from .._twins import (
+    async_result_of,
+    async_shield,
+    async_sleep,
+    async_uncancellable,
+    async_uncancelled,
+)
 
 __all__ = ["abandon", "run_in_transaction", "run_plan"]
 
@@ -30,9 +36,12 @@ async def run_plan(
     """Run ``plan`` to its result; an Act step runs ``action(payment)``, no transaction open."""
     steps = AsyncLedgerSteps(driver.dialect, driver, timeout, action, payment)
     try:
-        return await async_drive(plan, steps.carry_out, LEDGER_STEPS, LedgerError)
+        result = await async_drive(plan, steps.carry_out, LEDGER_STEPS, LedgerError)
     finally:
         await steps.abandon()
+    if steps.cancelled is not None:  # held off while a shielded step ran: raised now
+        raise steps.cancelled
+    return result
 
 
 async def run_in_transaction(
@@ -67,15 +76,26 @@ class AsyncLedgerSteps:
         self.connection = connection
         self.acted = False
         """Whether the action ran (or was cancelled): what follows is its record or release."""
+        self.cancelled: BaseException | None = None
+        """asyncio's cancellation, held off while a shielded step ran: the action is not run
+        (its claim is released) and it is raised once the plan has ended."""
 
     async def carry_out(self, step: LedgerStep) -> object:
-        """Carry ``step`` out; its answer (``Rows``, ``Acted`` or ``None``). Once the action has
-        run, each step is shielded from cancellation: a cancelled action is released as any
-        failed one, and a finished one recorded, rather than left claimed."""
-        if self.acted:
+        """Carry ``step`` out; its answer (``Rows``, ``Acted`` or ``None``). A fulfilment's
+        commits, and every step once the action has run, are shielded from cancellation: a
+        claim committed is handed to the action (cancelled at its first await, it is released
+        as any failed one), and a finished action recorded, rather than left claimed."""
+        if isinstance(step, Act) and self.cancelled is not None:
+            self.acted = True
+            return Acted(error=self.cancelled)
+        if self.acted or (self.action is not None and isinstance(step, Commit)):
             with async_uncancellable():
-                return await self._carry_out(step)
+                return await async_uncancelled(self._carry_out(step), self._defer)
         return await self._carry_out(step)
+
+    def _defer(self, cancelled: BaseException) -> None:
+        if self.cancelled is None:
+            self.cancelled = cancelled
 
     async def _carry_out(self, step: LedgerStep) -> object:
         try:
