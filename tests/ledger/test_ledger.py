@@ -650,6 +650,28 @@ async def test_an_action_under_a_cancelled_scope_is_released_or_recorded(
         assert again.already_fulfilled
 
 
+async def test_postgres_calls_cancelled_by_asyncio_leave_no_connection_open(
+    postgres_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``wait_for`` cancelling calls 0 to 3 ms in, as one begins its transaction too: each
+    connection is closed or back in the ledger's pool, none dropped open (a ResourceWarning)."""
+    import asyncio
+    import gc
+
+    from tests.support.postgres import fresh_database
+
+    dropped: list[str] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda raised: dropped.append(repr(raised)))
+    async with AsyncLedger(fresh_database(postgres_url), timeout=5) as ledger:
+        await ledger.create_table()
+        for n in range(600):
+            call = ledger.fulfil_once(paid(f"order-{n}"), lambda payment: "shipped")
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(call, (n % 60) / 20000)
+    gc.collect()
+    assert dropped == []
+
+
 @pytest.mark.parametrize("kind", ["sync", "async"])
 async def test_a_postgres_lock_wait_is_bounded_by_the_timeout(postgres_url: str, kind: str) -> None:
     import time

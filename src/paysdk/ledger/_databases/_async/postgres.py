@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..._errors import LedgerError
 from ..._sql import POSTGRES
 from ..._steps import Rows
+from ..._twins import async_shield
 from ..driver import AsyncConnection, Idle
 from ..postgres import (
     checked_url,
@@ -80,13 +81,25 @@ class AsyncPostgresDriver:
                     raise
                 for stale in self._idle.drain():  # the server went away: so did they all
                     await stale.raw.close()
+            except BaseException:  # cancelled as it began: closed, never left open unheld
+                await self._close(connection)
+                raise
         connection = await self._connect()  # a new one, whether none was idle or the idle one died
         try:
             await connection.begin()
         except LedgerError:
             await connection.raw.close()
             raise
+        except BaseException:
+            await self._close(connection)
+            raise
         return connection
+
+    async def _close(self, connection: AsyncPgConnection) -> None:
+        """Close ``connection``, which a cancelled caller never received, within the timeout
+        and whatever cancels the caller."""
+        with async_shield(self.timeout):
+            await connection.raw.close()
 
     async def _connect(self) -> AsyncPgConnection:
         psycopg = load_psycopg()

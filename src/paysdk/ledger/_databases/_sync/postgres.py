@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ..._errors import LedgerError
 from ..._sql import POSTGRES
 from ..._steps import Rows
+from ..._twins import shield
 from ..driver import Connection, Idle
 from ..postgres import (
     checked_url,
@@ -82,13 +83,25 @@ class PostgresDriver:
                     raise
                 for stale in self._idle.drain():  # the server went away: so did they all
                     stale.raw.close()
+            except BaseException:  # cancelled as it began: closed, never left open unheld
+                self._close(connection)
+                raise
         connection = self._connect()  # a new one, whether none was idle or the idle one died
         try:
             connection.begin()
         except LedgerError:
             connection.raw.close()
             raise
+        except BaseException:
+            self._close(connection)
+            raise
         return connection
+
+    def _close(self, connection: PgConnection) -> None:
+        """Close ``connection``, which a cancelled caller never received, within the timeout
+        and whatever cancels the caller."""
+        with shield(self.timeout):
+            connection.raw.close()
 
     def _connect(self) -> PgConnection:
         psycopg = load_psycopg()
