@@ -650,6 +650,23 @@ async def test_an_action_under_a_cancelled_scope_is_released_or_recorded(
         assert again.already_fulfilled
 
 
+async def test_calls_cancelled_by_asyncio_as_they_give_back_a_connection_share_none(
+    ledger_url: str,
+) -> None:
+    """``wait_for`` cancelling reads 0 to 4 ms in, some as their connection goes back to the
+    pool: none goes back twice, so no two later calls share one (nor find it closed)."""
+    import asyncio
+
+    async with AsyncLedger(ledger_url, timeout=5) as ledger:
+        await ledger.create_table()
+        for n in range(400):
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(ledger.rows([f"order-{n}"]), (n % 40) / 10000)
+        for n in range(50):
+            together = (ledger.rows([f"order-{n}-{i}"]) for i in range(4))
+            assert await asyncio.gather(*together) == [{}] * 4
+
+
 async def test_postgres_calls_cancelled_by_asyncio_leave_no_connection_open(
     postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -108,8 +108,10 @@ class AsyncLedgerSteps:
             elif isinstance(step, Commit):
                 assert self.connection is not None
                 await self.connection.commit()
-                await self.driver.done(self.connection)
-                self.connection = None
+                # no longer this run's before it is given back: a cancellation while it is
+                # given back must not give it back twice (to two later calls at once)
+                connection, self.connection = self.connection, None
+                await self.driver.done(connection)
             elif isinstance(step, Sleep):
                 await async_sleep(step.seconds)
             elif isinstance(step, Act):

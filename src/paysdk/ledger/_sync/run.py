@@ -110,8 +110,10 @@ class LedgerSteps:
             elif isinstance(step, Commit):
                 assert self.connection is not None
                 self.connection.commit()
-                self.driver.done(self.connection)
-                self.connection = None
+                # no longer this run's before it is given back: a cancellation while it is
+                # given back must not give it back twice (to two later calls at once)
+                connection, self.connection = self.connection, None
+                self.driver.done(connection)
             elif isinstance(step, Sleep):
                 sleep(step.seconds)
             elif isinstance(step, Act):
