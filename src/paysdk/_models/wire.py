@@ -111,15 +111,18 @@ def _writable(value: Any) -> Any:
     when it holds none."""
     if type(value) is int:
         return _LongInt.of(value) if value.bit_length() > _SHORT_INT_BITS else value
+    original: Any = value  # unnarrowed, for the type checkers: what is kept if nothing stands in
     if type(value) is dict:
-        shown = {key: _writable(item) for key, item in value.items()}
-        same = all(shown[key] is item for key, item in value.items())
+        items = cast("dict[Any, Any]", original)
+        shown: Any = {key: _writable(item) for key, item in items.items()}
+        same = all(shown[key] is item for key, item in items.items())
     elif type(value) in (list, tuple):
-        shown = type(value)(_writable(item) for item in value)
-        same = all(new is old for new, old in zip(shown, value, strict=True))
+        sequence = cast("list[Any] | tuple[Any, ...]", original)
+        shown = type(sequence)(_writable(item) for item in sequence)
+        same = all(new is old for new, old in zip(shown, sequence, strict=True))
     else:
-        return value
-    return value if same else shown
+        return original
+    return original if same else shown
 
 
 def _blotted(model: WireModel, text: str) -> str:
