@@ -125,7 +125,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         """
         self._load()
         if http_backend not in self._backends:
-            from .._core.expected import quoted
+            from .._errors.quoting import quoted
 
             raise _errors.ConfigurationError(
                 f"{type(self).__name__} takes http_backend "

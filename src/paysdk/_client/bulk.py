@@ -18,8 +18,8 @@ from typing import Any
 from typing_extensions import Self
 
 from .._core.closing import AsyncCloses, Closes
-from .._core.expected import quoted
 from .._errors import ClientClosedError, ConfigurationError, PaySDKError
+from .._errors.quoting import quoted
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
 

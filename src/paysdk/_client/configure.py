@@ -19,8 +19,8 @@ import httpx
 
 from .._core.config import Config, Timeout, check_account
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
-from .._core.expected import quoted
 from .._errors import ConfigurationError
+from .._errors.quoting import quoted
 from .._parsing.decoding import ACCEPT_ENCODING, READABLE_CODINGS
 from .._transport.httpx_common import BACKEND, check_host
 from .._transport.network import Network, Proxy, parse_proxy

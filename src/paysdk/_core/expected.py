@@ -16,6 +16,7 @@ from .._errors import (
     PaymentMismatchError,
     UnknownOrderError,
 )
+from .._errors.quoting import quoted
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
 
@@ -182,31 +183,6 @@ def check_payment(
             mismatches=mismatches,
         )
     return payment
-
-
-QUOTED_MAX = 64
-"""A string the service sent is quoted in a message up to this many characters."""
-
-
-def quoted(value: object, scrub: Callable[[str], str] | None = None, *, code: bool = False) -> str:
-    """``value`` as a message shows it: its repr (a string the service sent blotted of the key
-    by ``scrub``, then cut; an int's digits cut as well), or what an int too long to print is.
-    A ``code`` (a currency, ASCII by the contract, or a reference set beside the one asked
-    for) shows each other character as an escape, so ``'\\u212aES'``, with a Kelvin sign,
-    never reads as ``'KES'``."""
-    if isinstance(value, str):
-        text = value if scrub is None else scrub(value)
-        shown = ascii if code else repr
-        if len(text) > QUOTED_MAX:
-            return f"{shown(text[:QUOTED_MAX])}... ({len(text):,} characters)"
-        return shown(text)
-    try:
-        text = repr(value)
-    except ValueError:  # an int past sys.get_int_max_str_digits(): an order's amount may be any
-        return f"an integer of over {sys.get_int_max_str_digits():,} digits"
-    if isinstance(value, int) and len(text) > QUOTED_MAX:  # JSON carries 4,300 digits
-        return f"{text[:QUOTED_MAX]}... ({len(text.lstrip('-')):,} digits)"
-    return text
 
 
 publish("paysdk", Expected)

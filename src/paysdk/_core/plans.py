@@ -16,12 +16,13 @@ from .._errors import (
     ResponseValidationError,
     request_id_of,
 )
+from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from .._models.wire import hide_key
 from .._parsing.stream import ListStream
 from .attempts import Attempts, attempts_for
 from .config import Config
-from .expected import Expected, check_payment, quoted
+from .expected import Expected, check_payment
 from .requests import list_request, verify_request
 from .responses import (
     error_for,

@@ -34,10 +34,9 @@ from .._errors import (
     ResponseValidationError,
     ServerError,
     TLSProtocolError,
-    body_excerpt,
-    bounded_detail,
     json_or_none,
 )
+from .._errors.quoting import body_excerpt, bounded_detail
 from .._models.verified import VerifiedPayment, VerifyEnvelope
 from .._parsing.gcpause import gc_paused
 from .._parsing.repair import not_utf8

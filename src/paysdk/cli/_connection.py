@@ -8,6 +8,7 @@ import sys
 
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
+from paysdk._errors.quoting import quoted
 
 from ._command import Command
 
@@ -114,8 +115,6 @@ def whole_number(
 def _shown_number(text: str) -> str:
     """``text``, a flag's value that is no number in range, as an error quotes it: cut once
     long, and a whole number too long for ``int`` to read said to be so."""
-    from .._core.expected import quoted  # loads the models: only for an error
-
     digits = text.strip().removeprefix("-").removeprefix("+").replace("_", "")
     if len(digits) > sys.get_int_max_str_digits() > 0 and digits.isascii() and digits.isdigit():
         return f"a number of {len(digits):,} digits (at most {sys.get_int_max_str_digits():,})"

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._core.config import blot_key
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
-from .._errors import bounded_detail
+from .._errors.quoting import bounded_detail
 from .._service.callbacks import callback_timeout
 from . import _background as background
 from ._background import RunningSandbox

@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 from .._core.config import check_account
-from .._core.expected import quoted
 from .._errors import ConfigurationError
+from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from . import _plans, _sql
 from ._rows import FulfilResult, LedgerRow

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from .._core import Expected, check_payment, check_reference
-from .._core.expected import quoted
 from .._errors import ConfigurationError
+from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from . import _sql
 from ._errors import (

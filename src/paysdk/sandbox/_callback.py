@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .._errors import bounded_detail
+from .._errors.quoting import bounded_detail
 from .._parsing.decoding import ACCEPT_ENCODING
 from .._service.callbacks import callback_timeout, callback_url
 

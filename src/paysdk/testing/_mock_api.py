@@ -22,8 +22,8 @@ from .._client._sync.client import Client
 from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secret_key
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
-from .._core.expected import quoted
 from .._errors import ConfigurationError
+from .._errors.quoting import quoted
 from .._service.api import api_route, authorized, new_request_id, redacted
 from .._service.faults import MAX_TIMES, Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord, SeedError, records_of

@@ -12,8 +12,8 @@ from collections.abc import Generator, Iterable, Mapping
 from typing import Any
 
 from ..._core import expected_for, same_currency
-from ..._core.expected import quoted
 from ..._errors import PaymentNotFoundError, PaymentVerificationError
+from ..._errors.quoting import quoted
 from ..._models.verified import VerifiedPayment
 from .._plans import stored_as_is
 from .._rows import FulfilResult

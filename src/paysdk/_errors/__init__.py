@@ -42,10 +42,10 @@ import json
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from ._lazy import publish
+from .._lazy import publish
 
 if TYPE_CHECKING:
-    from ._models.verified import VerifiedPayment
+    from .._models.verified import VerifiedPayment
 
 __all__ = [
     "APIConnectionError",
@@ -74,8 +74,6 @@ __all__ = [
     "TLSProtocolError",
     "UnknownOrderError",
 ]
-
-_BODY_EXCERPT = 200
 
 
 class PaySDKError(Exception):
@@ -496,27 +494,6 @@ def scrubbed_json(value: Any, scrub: Callable[[str], str]) -> Any:
     except RecursionError:  # nested past the interpreter's stack: keep nothing of it
         return None
     return value
-
-
-DETAIL_MAX = 500
-"""How many characters of a failure's own words a message quotes: a parser's error quotes the
-line it refused, which a server may make 100 KB long."""
-
-
-def bounded_detail(detail: str) -> str:
-    """``detail`` (a failure's own words), its first ``DETAIL_MAX`` characters if it is longer,
-    saying how long it was."""
-    if len(detail) <= DETAIL_MAX:
-        return detail
-    return f"{detail[:DETAIL_MAX]}... ({len(detail):,} characters)"
-
-
-def body_excerpt(content: bytes) -> str:
-    """A short, single-line, escaped view of a body, safe to put in a message or a log."""
-    text = content[: _BODY_EXCERPT * 4].decode("utf-8", errors="replace")
-    excerpt = text[:_BODY_EXCERPT].encode("unicode_escape").decode("ascii")
-    truncated = len(text) > _BODY_EXCERPT or len(content) > _BODY_EXCERPT * 4
-    return excerpt + ("..." if truncated else "")
 
 
 publish("paysdk", *(globals()[name] for name in __all__))
