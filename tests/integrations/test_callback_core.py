@@ -65,8 +65,17 @@ def test_only_payments_the_service_confirmed_are_refusals() -> None:
         "odd", payment=PAID, mismatches={"currency": ("NGN", long_currency)}
     )
     assert refusal_of(strange) == Refusal(
-        PAID, f"paid, but not for this order: currency '{'N' * 99}... instead of 'NGN'"
+        PAID,
+        f"paid, but not for this order: currency '{'N' * 64}'... (5,000 characters) "
+        "instead of 'NGN'",
     )
+    worst = paysdk.PaymentMismatchError(  # escapes of ten characters, ints of 4,300 digits
+        "odd",
+        payment=PAID,
+        mismatches={"amount": (-(10**4299), 10**4299), "currency": ("NGN", "\U0001f600" * 5000)},
+    )
+    worst_refusal = refusal_of(worst)
+    assert worst_refusal is not None and len(worst_refusal.reason) <= 1000  # as the ledger takes
     kelvin = paysdk.PaymentMismatchError(
         "odd", payment=PAID, mismatches={"currency": ("KES", "\u212aES")}
     )

@@ -12,11 +12,11 @@ import dataclasses
 import gc
 import inspect
 import logging
-import sys
 from collections.abc import Callable
 from typing import TypeVar, cast
 
 from .._errors import PaymentFailedError, PaymentMismatchError, PaySDKError
+from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from ..ledger import AmountOutOfRangeError
 from .responses import CallbackResponse, log
@@ -39,9 +39,6 @@ R = TypeVar("R")
 
 EXCERPT = 200
 """How many characters of a refusing view's body its recorded reason quotes."""
-SHOWN = 100
-"""How many characters of each mismatched value a recorded reason quotes: the service's values
-can be any length, and a reason the ledger refuses as too long would go unrecorded."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -195,7 +192,9 @@ def refusal_of(error: PaySDKError) -> Refusal | None:
         return Refusal(error.payment, "the service reports the payment failed")
     if isinstance(error, PaymentMismatchError):
         differs = ", ".join(
-            f"{field} {_shown(actual)} instead of {_shown(expected)}"
+            # in ASCII, so a look-alike currency ('\\u212aES', a Kelvin sign) never reads as
+            # 'KES'; and cut, so even two fields of escapes stay a reason the ledger records
+            f"{field} {quoted(actual, code=True)} instead of {quoted(expected, code=True)}"
             for field, (expected, actual) in error.mismatches.items()
         )
         return Refusal(error.payment, f"paid, but not for this order: {differs}")
@@ -205,16 +204,6 @@ def refusal_of(error: PaySDKError) -> Refusal | None:
 def unrecorded_refusal(reference: str, error: PaySDKError) -> None:
     """Log a refusal the ledger could not record; the callback is answered as if it had been."""
     log.log(logging.ERROR, "could not record the refusal of %s in the ledger: %s", reference, error)
-
-
-def _shown(value: object) -> str:
-    """A mismatched amount or currency for a recorded reason: in ASCII, so a currency of a
-    look-alike letter (``'\\u212aES'``, a Kelvin sign) never reads as the code (``'KES'``)."""
-    try:
-        text = ascii(value)
-    except ValueError:  # an order's amount past sys.get_int_max_str_digits(): any int may be one
-        return f"an integer of over {sys.get_int_max_str_digits():,} digits"
-    return text[:SHOWN] + ("..." if len(text) > SHOWN else "")
 
 
 def _excerpt(body: bytes) -> str:
