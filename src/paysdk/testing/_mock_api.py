@@ -312,7 +312,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         """
         if times is not None and (type(times) is not int or not 1 <= times <= MAX_TIMES):
             raise ConfigurationError(
-                f"inject(times={_shown(times)}): times is how many calls the fault fails, an "
+                f"inject(times={quoted(times)}): times is how many calls the fault fails, an "
                 f"integer from 1 to {MAX_TIMES}, or None to fail every call until clear_faults()"
             )
         if reference is not None and endpoint not in (None, "verify"):
@@ -407,14 +407,6 @@ def _ask_first(router: respx.MockRouter) -> None:
     if router in routers:
         routers.remove(router)
         routers.insert(0, router)
-
-
-def _shown(value: object) -> str:
-    """``repr(value)``, but a number of more than 20 digits by its size (its repr could take
-    long, or be refused past Python's digit limit)."""
-    if isinstance(value, int) and not -(10**20) < value < 10**20:
-        return f"<an integer of {value.bit_length()} bits>"
-    return repr(value)
 
 
 def _bypass_proxies(host: str) -> NoProxyBefore | None:
