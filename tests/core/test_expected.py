@@ -43,6 +43,10 @@ def test_a_refused_amount_is_quoted_cut() -> None:
         _core.Expected(amount="9" * 100_000)  # type: ignore[arg-type]
     assert "... (100,000 characters)" in str(caught.value)
     assert len(str(caught.value)) < 300
+    with pytest.raises(paysdk.ConfigurationError, match="whole number") as caught:
+        _core.Expected(amount=[9] * 100_000)  # type: ignore[arg-type]
+    assert "... (300,000 characters)" in str(caught.value)  # any object's repr is cut
+    assert len(str(caught.value)) < 400
 
 
 @pytest.mark.parametrize("amount", ["2500", b"2500"])

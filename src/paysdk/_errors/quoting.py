@@ -7,12 +7,15 @@ import sys
 from collections.abc import Callable
 
 QUOTED_MAX = 64
-"""A string the service sent is quoted in a message up to this many characters."""
+"""A string or an int is quoted in a message up to this many characters (an int: digits)."""
+REPR_MAX = 200
+"""Any other value's repr is quoted up to this many: cut sooner, a timedelta's or a Decimal's
+would lose what it says; uncut, a list of a million items would fill the message."""
 
 
 def quoted(value: object, scrub: Callable[[str], str] | None = None, *, code: bool = False) -> str:
-    """``value`` as a message shows it: its repr (a string the service sent blotted of the key
-    by ``scrub``, then cut; an int's digits cut as well), or what an int too long to print is.
+    """``value`` as a message shows it: its repr, cut (a string the service sent blotted of the
+    key by ``scrub`` first), or what an int too long to print is.
     A ``code`` (a currency, ASCII by the contract, or a reference set beside the one asked
     for) shows each other character as an escape, so ``'\\u212aES'``, with a Kelvin sign,
     never reads as ``'KES'``."""
@@ -28,6 +31,8 @@ def quoted(value: object, scrub: Callable[[str], str] | None = None, *, code: bo
         return f"an integer of over {sys.get_int_max_str_digits():,} digits"
     if isinstance(value, int) and len(text) > QUOTED_MAX:  # JSON carries 4,300 digits
         return f"{text[:QUOTED_MAX]}... ({len(text.lstrip('-')):,} digits)"
+    if len(text) > REPR_MAX:  # an argument may be any object
+        return f"{text[:REPR_MAX]}... ({len(text):,} characters)"
     return text
 
 

@@ -14,6 +14,7 @@ import httpx
 
 from .._core.closing import Closes
 from .._errors import ConfigurationError
+from .._errors.quoting import quoted
 from .._service.callbacks import callback_url
 
 if TYPE_CHECKING:
@@ -193,7 +194,7 @@ def _target(url: object, reference: str) -> str:
     """
     if not isinstance(url, str) or not (url.startswith("/") or "://" in url):
         raise ConfigurationError(
-            f"url must be a path such as '/payments/callback' or a URL, not {_shown(url)}"
+            f"url must be a path such as '/payments/callback' or a URL, not {quoted(url)}"
         )
     if not isinstance(reference, str):
         raise ConfigurationError(f"reference must be a string, not {type(reference).__name__}")
@@ -204,7 +205,7 @@ def _target(url: object, reference: str) -> str:
         if said.startswith("callback URL"):
             said = "url" + said.removeprefix("callback URL")
         elif not said.startswith("reference"):
-            said = f"url {url!r} is not a valid URL: {said}"
+            said = f"url {quoted(url)} is not a valid URL: {said}"
         raise ConfigurationError(said) from None
 
 
@@ -217,7 +218,7 @@ def _is_asgi(app: object, interface: Interface) -> bool:
     """
     if interface not in ("auto", "wsgi", "asgi"):
         raise ConfigurationError(
-            f"interface must be 'auto', 'wsgi' or 'asgi', not {_shown(interface)}"
+            f"interface must be 'auto', 'wsgi' or 'asgi', not {quoted(interface)}"
         )
     if not callable(app):
         raise ConfigurationError(
@@ -227,9 +228,3 @@ def _is_asgi(app: object, interface: Interface) -> bool:
         return interface == "asgi"
     call = app if inspect.isfunction(app) or inspect.ismethod(app) else type(app).__call__
     return inspect.iscoroutinefunction(call)
-
-
-def _shown(value: object) -> str:
-    """``repr(value)`` cut to a line's length: an argument may be any object."""
-    text = repr(value)
-    return text if len(text) <= 60 else f"{text[:60]}..."
