@@ -95,9 +95,8 @@ def _whole_amount(amount: object) -> int | None:
             )
         return int(amount)
     if isinstance(amount, (str, bytes)):  # a text column, a form's or a file's value
-        shown = quoted(amount) if isinstance(amount, str) else repr(amount[:QUOTED_MAX])
         raise ConfigurationError(
-            f"the expected amount must be a whole number (int), not the text {shown}; "
+            f"the expected amount must be a whole number (int), not the text {quoted(amount)}; "
             "convert your order's amount with int() where you read it"
         )
     raise ConfigurationError(
