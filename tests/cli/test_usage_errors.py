@@ -208,7 +208,7 @@ def test_a_variable_out_of_range_or_not_ascii_digits_is_named_not_a_flag(
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr == f"paysdk: error: {variable}={value!r} {problem}\n"
+    assert done.stderr == f"paysdk: error: {variable}={value!a} {problem}\n"
 
 
 @pytest.mark.parametrize("port", ["0\u00a0", "\u20030", "\uff10"])

@@ -271,7 +271,7 @@ def test_a_variable_not_an_ascii_number_in_range_is_refused_naming_it(
     monkeypatch.setenv(name, value)
     with pytest.raises(paysdk.ConfigurationError, match=f"^{name}=") as raised:
         paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
-    assert str(raised.value) == f"{name}={value!r} {problem}"
+    assert str(raised.value) == f"{name}={value!a} {problem}"
 
 
 OTHER_VARIABLES = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}

@@ -247,7 +247,7 @@ def from_env(name: str, kind: type[float] | type[int], default: T) -> float | in
     if not text:
         return default
     what = "number of seconds" if kind is float else "count"
-    shown = quoted(value)
+    shown = quoted(value, code=True)  # "\uff13", a fullwidth 3, never reads as "3"
     try:
         number = kind(text) if text.isascii() and text.isprintable() else None
     except ValueError:
