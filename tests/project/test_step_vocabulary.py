@@ -38,7 +38,7 @@ STEPS_MODULES = (core_steps, ledger_steps)
 DRIVERS: dict[str, tuple[tuple[type, ...], str, str]] = {
     "a call": (CALL_STEPS, "_transport/drive.py", "run"),
     "an item plan": (ITEM_STEPS, "_transport/drive.py", "_items"),
-    "a ledger plan": (LEDGER_STEPS, "ledger/run.py", "LedgerSteps.carry_out"),
+    "a ledger plan": (LEDGER_STEPS, "ledger/run.py", "LedgerSteps._carry_out"),
     "reconciliation": (RECONCILE_STEPS, "ledger/reconcile.py", "reconcile.carry_out"),
 }
 """Each kind of plan: its vocabulary, and its driver (the file, ``_async/`` or ``_sync/``

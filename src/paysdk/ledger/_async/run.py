@@ -85,10 +85,7 @@ class AsyncLedgerSteps:
         commits, and every step once the action has run, are shielded from cancellation: a
         claim committed is handed to the action (cancelled at its first await, it is released
         as any failed one), and a finished action recorded, rather than left claimed."""
-        if isinstance(step, Act) and self.cancelled is not None:
-            self.acted = True
-            return Acted(error=self.cancelled)
-        if self.acted or (self.action is not None and isinstance(step, Commit)):
+        if self.acted:
             with async_uncancellable():
                 return await async_uncancelled(self._carry_out(step), self._defer)
         return await self._carry_out(step)
@@ -106,22 +103,37 @@ class AsyncLedgerSteps:
             if isinstance(step, Begin):
                 self.connection = await self.driver.begin(step.write)
             elif isinstance(step, Commit):
-                assert self.connection is not None
-                await self.connection.commit()
-                # no longer this run's before it is given back: a cancellation while it is
-                # given back must not give it back twice (to two later calls at once)
-                connection, self.connection = self.connection, None
-                await self.driver.done(connection)
+                if self.action is None or self.acted:  # no claim, or shielded already
+                    return await self._commit()
+                with async_uncancellable():  # a fulfilment's claim: handed to its action
+                    return await async_uncancelled(self._commit(), self._defer)
             elif isinstance(step, Sleep):
                 await async_sleep(step.seconds)
             elif isinstance(step, Act):
                 assert self.action is not None
                 self.acted = True
+                if self.cancelled is not None:  # held off while its claim was committed
+                    return Acted(error=self.cancelled)
                 try:  # a result this runner refuses is released, not marked done
                     return Acted(value=await async_result_of(self.action(self.payment)))
                 except BaseException as error:  # released, then re-raised by the plan
                     return Acted(error=error)
         except LedgerError:  # rolled back, then thrown in: what it means is the plan's to say
+            await self.abandon()
+            raise
+        return None
+
+    async def _commit(self) -> object:
+        """Commit and give back the transaction; the step's answer, ``None``."""
+        assert self.connection is not None
+        assert self.driver is not None
+        try:
+            await self.connection.commit()
+            # no longer this run's before it is given back: a cancellation while it is given
+            # back must not give it back twice (to two later calls at once)
+            connection, self.connection = self.connection, None
+            await self.driver.done(connection)
+        except LedgerError:  # rolled back within the shield, which abandon's awaits need
             await self.abandon()
             raise
         return None
