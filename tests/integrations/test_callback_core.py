@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 import paysdk
@@ -21,17 +23,21 @@ def no_body() -> bytes:
     raise AssertionError("only a refusal's body is read")
 
 
+NO_KEY: Callable[[str], str] = str
+"""The scrub for bodies and payments that hold no key to blot out."""
+
+
 @pytest.mark.parametrize("status", [None, 200, 201, 204, 301, 303, 399])
 def test_a_success_is_passed_on_without_reading_its_body(status: int | None) -> None:
     answer = object()
-    assert check_answer(answer, status, no_body) is answer
+    assert check_answer(answer, status, no_body, NO_KEY) is answer
 
 
 @pytest.mark.parametrize("status", [500, 502, 503, 599])
 def test_a_server_error_is_not_fulfilled_and_not_a_refusal(status: int) -> None:
     answer = object()
     with pytest.raises(NotFulfilled) as raised:
-        check_answer(answer, status, no_body)
+        check_answer(answer, status, no_body, NO_KEY)
     assert raised.value.response is answer
     assert raised.value.refusal_for(PAID) is None
 
@@ -47,7 +53,7 @@ def test_a_server_error_is_not_fulfilled_and_not_a_refusal(status: int) -> None:
 )
 def test_a_refusal_quotes_its_status_and_a_short_printable_body(body: bytes, quoted: str) -> None:
     with pytest.raises(NotFulfilled) as raised:
-        check_answer("response", 409, lambda: body)
+        check_answer("response", 409, lambda: body, NO_KEY)
     assert raised.value.refusal_for(PAID) == Refusal(PAID, f"the callback view answered {quoted}")
 
 
@@ -56,15 +62,15 @@ def test_only_payments_the_service_confirmed_are_refusals() -> None:
     mismatch = paysdk.PaymentMismatchError(
         "short", payment=PAID, mismatches={"amount": (2500, 900)}
     )
-    assert refusal_of(failed) == Refusal(PAID, "the service reports the payment failed")
-    assert refusal_of(mismatch) == Refusal(
+    assert refusal_of(failed, NO_KEY) == Refusal(PAID, "the service reports the payment failed")
+    assert refusal_of(mismatch, NO_KEY) == Refusal(
         PAID, "paid, but not for this order: amount 900 instead of 2500"
     )
     long_currency = "N" * 5000  # whatever the service sends, the reason stays recordable
     strange = paysdk.PaymentMismatchError(
         "odd", payment=PAID, mismatches={"currency": ("NGN", long_currency)}
     )
-    assert refusal_of(strange) == Refusal(
+    assert refusal_of(strange, NO_KEY) == Refusal(
         PAID,
         f"paid, but not for this order: currency '{'N' * 64}'... (5,000 characters) "
         "instead of 'NGN'",
@@ -74,17 +80,17 @@ def test_only_payments_the_service_confirmed_are_refusals() -> None:
         payment=PAID,
         mismatches={"amount": (-(10**4299), 10**4299), "currency": ("NGN", "\U0001f600" * 5000)},
     )
-    worst_refusal = refusal_of(worst)
+    worst_refusal = refusal_of(worst, NO_KEY)
     assert worst_refusal is not None and len(worst_refusal.reason) <= 1000  # as the ledger takes
     kelvin = paysdk.PaymentMismatchError(
         "odd", payment=PAID, mismatches={"currency": ("KES", "\u212aES")}
     )
-    assert refusal_of(kelvin) == Refusal(
+    assert refusal_of(kelvin, NO_KEY) == Refusal(
         PAID, "paid, but not for this order: currency '\\u212aES' instead of 'KES'"
     )
     unknown = paysdk.UnknownOrderError("not ours", reference="order-9")  # anyone can send it
-    assert refusal_of(unknown) is None
-    assert refusal_of(paysdk.InvalidCallbackError("no reference")) is None
+    assert refusal_of(unknown, NO_KEY) is None
+    assert refusal_of(paysdk.InvalidCallbackError("no reference"), NO_KEY) is None
     assert (failed_payment(failed), failed_payment(mismatch)) == (failed, None)
 
 

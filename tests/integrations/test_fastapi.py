@@ -463,3 +463,33 @@ def test_only_get_verifies_runs_the_endpoint_and_fulfils(
         close(browser, client, ledger)
     assert (fulfilled.status_code, runs) == (200, [REFERENCE])
     assert row is not None and row.state == "fulfilled"
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_a_key_echoed_by_the_service_is_blotted_out_of_the_reasons_the_ledger_records(
+    callback_sandbox: Sandbox, tmp_path: Path, kind: str
+) -> None:
+    """A key the service echoes into a currency, or that an endpoint's refusal quotes, reads
+    ``<secret key>`` in the ledger's reasons, with an ``AsyncClient`` and a ledger of each kind."""
+    key = callback_sandbox.secret_key
+    callback_sandbox.add_payment("order-echo-currency", amount=700, currency=key)
+    callback_sandbox.add_payment("order-echo-body", amount=700, currency="KES")
+    references = ["order-echo-currency", "order-echo-body"]
+    shop = Shop(*(Order(reference, 700, "KES") for reference in references))
+    client = sandbox_client(callback_sandbox, "async")
+    ledger = open_ledger(kind, tmp_path / "ledger.db")
+    app = FastAPI()
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> JSONResponse:
+        return JSONResponse({"refused": "x" * 170 + key}, status_code=422)  # key at the cut
+
+    with TestClient(app) as browser:
+        statuses = [browser.get(f"{PATH}?reference={ref}").status_code for ref in references]
+        close(browser, client, ledger)
+    assert statuses == [409, 422]
+    assert sorted(str(why) for _, _, why in ledger_rows(tmp_path / "ledger.db")) == [
+        "paid, but not for this order: currency '<secret key>' instead of 'KES'",
+        'the callback view answered 422: {"refused":"' + "x" * 170 + '<secret key>"}',
+    ]

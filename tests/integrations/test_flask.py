@@ -554,3 +554,43 @@ def test_two_accounts_callbacks_of_one_reference_through_one_ledger_each_fulfil_
         rows = [ledger.row("order-1", account=account) for account in ("lagos-1", "abuja-2")]
     assert shipped == [("lagos-1", "order-1", 700), ("abuja-2", "order-1", 500)]
     assert all(row is not None and row.fulfilled for row in rows)
+
+
+def test_a_key_echoed_by_the_service_is_blotted_out_of_the_reasons_the_ledger_records(
+    client: paysdk.Client, callback_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """A server or proxy echoing the ``Authorization`` header's key into a currency, a reference
+    or what the view's refusal quotes never writes the key into the ledger's reasons (which
+    ``paysdk ledger list``, the Django admin and reconcile reports show): it reads
+    ``<secret key>``, blotted before the excerpt is cut, so no part of it is left either."""
+    key = callback_sandbox.secret_key
+    callback_sandbox.add_payment("order-echo-currency", amount=700, currency=key)
+    callback_sandbox.add_payment("order-echo-reference", amount=700, currency="KES")
+    callback_sandbox.add_payment("order-echo-body", amount=700, currency="KES")
+    record = callback_sandbox.get_payment("order-echo-reference")
+    assert record is not None
+    answered = {**record.verify_shape(), "reference": f"order-{key}"}
+    callback_sandbox.inject(
+        Fault.json(200, {"status": True, "message": "ok", "data": answered}),
+        path="/payment/order-echo-reference",
+    )
+    references = ["order-echo-currency", "order-echo-reference", "order-echo-body"]
+    shop = Shop(*(Order(reference, 700, "KES") for reference in references))
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        ledger.create_table()
+        app = flask.Flask(__name__)
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> tuple[str, int]:
+            return "x" * 180 + key, 422  # the key straddles where the excerpt is cut
+
+        browser = app.test_client()
+        statuses = [browser.get(f"{PATH}?reference={ref}").status_code for ref in references]
+    assert statuses == [409, 409, 422]
+    assert sorted(str(why) for _, _, why in ledger_rows(tmp_path / "ledger.db")) == [
+        "paid, but not for this order: currency '<secret key>' instead of 'KES'",
+        "paid, but not for this order: reference 'order-<secret key>' instead of "
+        "'order-echo-reference'",
+        "the callback view answered 422: " + "x" * 180 + "<secret key>",
+    ]

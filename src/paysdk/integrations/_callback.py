@@ -15,6 +15,8 @@ import logging
 from collections.abc import Callable
 from typing import TypeVar, cast
 
+from .._client._async.client import AsyncClient
+from .._client._sync.client import Client
 from .._errors import PaymentFailedError, PaymentMismatchError, PaySDKError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
@@ -32,6 +34,7 @@ __all__ = [
     "failed_payment",
     "method_response",
     "refusal_of",
+    "scrub_of",
     "unrecorded_refusal",
 ]
 
@@ -86,13 +89,22 @@ def _shown_method(method: str) -> str:
     return "".join(c if c.isprintable() else "?" for c in method[:20]) or "(no method)"
 
 
-def check_answer(response: R, status: int | None, body: Callable[[], bytes]) -> R:
+def scrub_of(client: Client | AsyncClient) -> Callable[[str], str]:
+    """What blots ``client``'s secret key out of text, for a refusal's reason: what the service
+    sent (a currency, a reference, a view's body quoting them) may echo the key."""
+    return client._config.scrub
+
+
+def check_answer(
+    response: R, status: int | None, body: Callable[[], bytes], scrub: Callable[[str], str]
+) -> R:
     """Pass on a view's successful answer; raise for one that must not be recorded fulfilled.
 
     Args:
         response: what the view returned, as the adapter will send it.
         status: its HTTP status, or None for a value that is not a response (a success).
         body: reads the response's body, called only for a 4xx.
+        scrub: blots the secret key out of the body (``scrub_of``), which the reason quotes.
 
     Returns:
         ``response``, for a success (2xx, 3xx, or no status).
@@ -104,7 +116,7 @@ def check_answer(response: R, status: int | None, body: Callable[[], bytes]) -> 
         return response
     if status >= 500:
         raise NotFulfilled(response, None)
-    raise NotFulfilled(response, f"the callback view answered {status}: {_excerpt(body())}")
+    raise NotFulfilled(response, f"the callback view answered {status}: {_excerpt(body(), scrub)}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,11 +192,19 @@ def failed_payment(error: PaySDKError) -> PaymentFailedError | None:
     return error if isinstance(error, PaymentFailedError) else None
 
 
-def refusal_of(error: PaySDKError) -> Refusal | None:
+def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | None:
     """The refusal to record for a callback refused before fulfilment or by the ledger, or None.
 
     Only a payment the service confirmed is recorded: the callback is unauthenticated, and
     recording an unknown order or reference would let anyone fill the ledger.
+
+    Args:
+        error: why the callback was refused.
+        scrub: blots the secret key (``scrub_of``) out of what the service sent, which the
+            reason quotes.
+
+    Returns:
+        The refusal to record, or None for one that is not recorded.
     """
     if isinstance(error, AmountOutOfRangeError):
         return Refusal(error.payment, "its amount is beyond what the ledger records")
@@ -194,7 +214,7 @@ def refusal_of(error: PaySDKError) -> Refusal | None:
         differs = ", ".join(
             # in ASCII, so a look-alike currency ('\\u212aES', a Kelvin sign) never reads as
             # 'KES'; and cut, so even two fields of escapes stay a reason the ledger records
-            f"{field} {quoted(actual, code=True)} instead of {quoted(expected, code=True)}"
+            f"{field} {quoted(actual, scrub, code=True)} instead of {quoted(expected, code=True)}"
             for field, (expected, actual) in error.mismatches.items()
         )
         return Refusal(error.payment, f"paid, but not for this order: {differs}")
@@ -206,10 +226,11 @@ def unrecorded_refusal(reference: str, error: PaySDKError) -> None:
     log.log(logging.ERROR, "could not record the refusal of %s in the ledger: %s", reference, error)
 
 
-def _excerpt(body: bytes) -> str:
-    """The body's first characters, each unprintable one escaped; at most ``EXCERPT`` characters
-    once escaped (an escape is up to ten), so the reason stays one the ledger records."""
-    text = body.decode("utf-8", "replace").strip()
+def _excerpt(body: bytes, scrub: Callable[[str], str]) -> str:
+    """The body's first characters, the secret key blotted out first (so no cut leaves part of
+    it), each unprintable one escaped; at most ``EXCERPT`` characters once escaped (an escape is
+    up to ten), so the reason stays one the ledger records."""
+    text = scrub(body.decode("utf-8", "replace")).strip()
     shown = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text[:EXCERPT])
     cut = len(text) > EXCERPT or len(shown) > EXCERPT
     return shown[:EXCERPT] + ("..." if cut else "") or "(empty body)"

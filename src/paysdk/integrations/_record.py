@@ -18,7 +18,10 @@ R = TypeVar("R")
 
 
 def fulfil(
-    ledger: Ledger, payment: VerifiedPayment, view: Callable[[VerifiedPayment], R]
+    ledger: Ledger,
+    payment: VerifiedPayment,
+    view: Callable[[VerifiedPayment], R],
+    scrub: Callable[[str], str],
 ) -> R | CallbackResponse:
     """Run ``view`` for ``payment`` once through ``ledger``, recording a refusal if there is one.
 
@@ -27,6 +30,7 @@ def fulfil(
         payment: the payment the service confirmed.
         view: runs the view, raising ``NotFulfilled`` for an answer that is not a success
             (``_callback.check_answer``).
+        scrub: blots the secret key out of a refusal's reason (``_callback.scrub_of``).
 
     Returns:
         The view's answer, a refusing one included; else the answer to send in its place.
@@ -37,13 +41,16 @@ def fulfil(
         record_refusal(ledger, declined.refusal_for(payment))
         return cast("R", declined.response)
     except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
-        record_refusal(ledger, refusal_of(error))
+        record_refusal(ledger, refusal_of(error, scrub))
         return callback_response(error)
     return _outcome(result)
 
 
 async def afulfil(
-    ledger: AsyncLedger, payment: VerifiedPayment, view: Callable[[VerifiedPayment], Awaitable[R]]
+    ledger: AsyncLedger,
+    payment: VerifiedPayment,
+    view: Callable[[VerifiedPayment], Awaitable[R]],
+    scrub: Callable[[str], str],
 ) -> R | CallbackResponse:
     """As ``fulfil``, with a ``paysdk.AsyncLedger`` and an async ``view``."""
     try:
@@ -52,7 +59,7 @@ async def afulfil(
         await arecord_refusal(ledger, declined.refusal_for(payment))
         return cast("R", declined.response)
     except PaySDKError as error:  # refused by the ledger (an amount it cannot hold)?
-        await arecord_refusal(ledger, refusal_of(error))
+        await arecord_refusal(ledger, refusal_of(error, scrub))
         return callback_response(error)
     return _outcome(result)
 

@@ -49,6 +49,7 @@ from ._callback import (
     failed_payment,
     method_response,
     refusal_of,
+    scrub_of,
 )
 from ._record import afulfil, arecord_refusal, fulfil, record_refusal
 from .responses import CallbackResponse, callback_response
@@ -129,6 +130,7 @@ class _Callback:
         return callback_endpoint
 
     async def answer(self, request: Request, endpoint: Endpoint, kwargs: dict[str, Any]) -> Any:
+        scrub = scrub_of(self.client)
         not_get = method_response(request.method)
         if not_get is not None:
             return _answer(not_get)
@@ -140,9 +142,9 @@ class _Callback:
             if inspect.isawaitable(answer):
                 answer = await answer
             if isinstance(self.ledger, AsyncLedger):
-                await arecord_refusal(self.ledger, refusal_of(error))
+                await arecord_refusal(self.ledger, refusal_of(error, scrub))
             else:
-                await run_in_threadpool(record_refusal, self.ledger, refusal_of(error))
+                await run_in_threadpool(record_refusal, self.ledger, refusal_of(error, scrub))
             return answer if isinstance(answer, Response) else _answer(callback_response(error))
 
         async def run(paid: VerifiedPayment) -> Any:
@@ -151,16 +153,16 @@ class _Callback:
             return await run_in_threadpool(functools.partial(endpoint, paid, **kwargs))
 
         async def checked(paid: VerifiedPayment) -> Any:
-            return _checked(await run(paid), kwargs)
+            return _checked(await run(paid), kwargs, scrub)
 
         ledger = self.ledger
         if ledger is None:
             return await run(payment)
         if isinstance(ledger, AsyncLedger):
-            outcome = await afulfil(ledger, payment, checked)
+            outcome = await afulfil(ledger, payment, checked, scrub)
         else:  # the sync ledger in a worker thread, the endpoint back on the event loop
             outcome = await run_in_threadpool(
-                fulfil, ledger, payment, lambda paid: anyio.from_thread.run(checked, paid)
+                fulfil, ledger, payment, lambda paid: anyio.from_thread.run(checked, paid), scrub
             )
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
@@ -199,13 +201,16 @@ def _is_request(annotation: object) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, Request)
 
 
-def _checked(value: object, kwargs: dict[str, Any]) -> object:
-    """The endpoint's answer if it is a success; see ``_callback.check_answer``. A value that
-    is not a response is answered with the status the endpoint set on the ``Response``
-    parameter FastAPI gave it, if it set one (``kwargs`` holds that parameter), else 200."""
+def _checked(value: object, kwargs: dict[str, Any], scrub: Callable[[str], str]) -> object:
+    """The endpoint's answer if it is a success; see ``_callback.check_answer`` (``scrub`` blots
+    the key out of its reason). A value that is not a response is answered with the status the
+    endpoint set on the ``Response`` parameter FastAPI gave it, if it set one (``kwargs`` holds
+    that parameter), else 200."""
     if isinstance(value, Response):
-        return check_answer(value, value.status_code, lambda: bytes(getattr(value, "body", b"")))
-    return check_answer(value, _status_set(kwargs), lambda: _json(value))
+        return check_answer(
+            value, value.status_code, lambda: bytes(getattr(value, "body", b"")), scrub
+        )
+    return check_answer(value, _status_set(kwargs), lambda: _json(value), scrub)
 
 
 def _status_set(kwargs: dict[str, Any]) -> int | None:

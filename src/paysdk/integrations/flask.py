@@ -40,6 +40,7 @@ from ._callback import (
     failed_payment,
     method_response,
     refusal_of,
+    scrub_of,
 )
 from ._record import fulfil, record_refusal
 from .responses import CallbackResponse, callback_response
@@ -90,6 +91,7 @@ def verified_callback(
         view: Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue],
     ) -> Callable[P, ResponseReturnValue]:
         check_view(view, ("payment",), FLASK_ROUTING)
+        scrub = scrub_of(client)
 
         @functools.wraps(view)
         def callback_view(*args: P.args, **kwargs: P.kwargs) -> ResponseReturnValue:
@@ -101,11 +103,13 @@ def verified_callback(
             except PaySDKError as error:
                 failed = failed_payment(error)
                 answer = on_failed(failed) if on_failed and failed else None
-                record_refusal(ledger, refusal_of(error))
+                record_refusal(ledger, refusal_of(error, scrub))
                 return answer if answer is not None else _answer(callback_response(error))
             if ledger is None:
                 return view(payment, *args, **kwargs)
-            outcome = fulfil(ledger, payment, lambda paid: _checked(view(paid, *args, **kwargs)))
+            outcome = fulfil(
+                ledger, payment, lambda paid: _checked(view(paid, *args, **kwargs), scrub), scrub
+            )
             return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
         # OPTIONS reaches the view too, to be refused: Flask would otherwise answer it itself.
@@ -115,16 +119,18 @@ def verified_callback(
     return decorate
 
 
-def _checked(answer: ResponseReturnValue) -> ResponseReturnValue:
-    """The view's answer, as a response, if it is a success (``_callback.check_answer``). ``None``
-    (a forgotten ``return``) ran to its end: recorded fulfilled, then refused by Flask itself."""
+def _checked(answer: ResponseReturnValue, scrub: Callable[[str], str]) -> ResponseReturnValue:
+    """The view's answer, as a response, if it is a success (``_callback.check_answer``, whose
+    reason ``scrub`` blots the key out of). ``None`` (a forgotten ``return``) ran to its end:
+    recorded fulfilled, then refused by Flask itself."""
     if answer is None:
-        return check_answer(answer, None, bytes)
+        return check_answer(answer, None, bytes, scrub)
     response = make_response(answer)
     return check_answer(
         response,
         response.status_code,
         lambda: b"" if response.is_streamed else response.get_data(),
+        scrub,
     )
 
 

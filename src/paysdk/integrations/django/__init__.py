@@ -42,7 +42,14 @@ from ..._lazy import publish
 from ..._models.verified import VerifiedPayment
 from ...ledger import AsyncLedger, Ledger
 from ...ledger._django import DjangoLedger
-from .._callback import check_answer, check_view, failed_payment, method_response, refusal_of
+from .._callback import (
+    check_answer,
+    check_view,
+    failed_payment,
+    method_response,
+    refusal_of,
+    scrub_of,
+)
 from .._record import afulfil, arecord_refusal, fulfil, record_refusal
 from ..responses import CallbackResponse, callback_response
 
@@ -124,6 +131,7 @@ def _decorate_sync(
     check_view(view, ("request", "payment"))
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
+    scrub = scrub_of(client)
 
     @functools.wraps(view)
     def callback_view(
@@ -137,12 +145,15 @@ def _decorate_sync(
         except PaySDKError as error:
             failed = failed_payment(error)
             answer = on_failed(request, failed) if on_failed and failed else None
-            record_refusal(ledger, refusal_of(error))
+            record_refusal(ledger, refusal_of(error, scrub))
             return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
         if ledger is None:
             return view(request, payment, *args, **kwargs)
         outcome = fulfil(
-            ledger, payment, lambda paid: _checked(view(request, paid, *args, **kwargs))
+            ledger,
+            payment,
+            lambda paid: _checked(view(request, paid, *args, **kwargs), scrub),
+            scrub,
         )
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
@@ -159,6 +170,7 @@ def _decorate_async(
     check_view(view, ("request", "payment"))
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
+    scrub = scrub_of(client)
 
     @functools.wraps(view)
     async def callback_view(
@@ -174,26 +186,27 @@ def _decorate_async(
             answer = on_failed(request, failed) if on_failed and failed else None
             if inspect.isawaitable(answer):
                 answer = await answer
-            await arecord_refusal(ledger, refusal_of(error))
+            await arecord_refusal(ledger, refusal_of(error, scrub))
             return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
         if ledger is None:
             return await view(request, payment, *args, **kwargs)
 
         async def run_view(paid: VerifiedPayment) -> HttpResponseBase:
-            return _checked(await view(request, paid, *args, **kwargs))
+            return _checked(await view(request, paid, *args, **kwargs), scrub)
 
-        outcome = await afulfil(ledger, payment, run_view)
+        outcome = await afulfil(ledger, payment, run_view, scrub)
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     return callback_view
 
 
-def _checked(response: HttpResponseBase) -> HttpResponseBase:
-    """The view's response if it is a success (``_callback.check_answer``). No response (a
-    forgotten ``return``) ran to its end: recorded fulfilled, then refused by Django itself."""
+def _checked(response: HttpResponseBase, scrub: Callable[[str], str]) -> HttpResponseBase:
+    """The view's response if it is a success (``_callback.check_answer``, whose reason ``scrub``
+    blots the key out of). No response (a forgotten ``return``) ran to its end: recorded
+    fulfilled, then refused by Django itself."""
     if not isinstance(response, HttpResponseBase):
-        return check_answer(response, None, bytes)
-    return check_answer(response, response.status_code, lambda: _body(response))
+        return check_answer(response, None, bytes, scrub)
+    return check_answer(response, response.status_code, lambda: _body(response), scrub)
 
 
 def _body(response: HttpResponseBase) -> bytes:
