@@ -88,6 +88,10 @@ def test_only_payments_the_service_confirmed_are_refusals() -> None:
     assert refusal_of(kelvin, NO_KEY) == Refusal(
         PAID, "paid, but not for this order: currency '\\u212aES' instead of 'KES'"
     )
+    swapped = paysdk.PaymentMismatchError(  # another order's payment: no row under its name
+        "odd", payment=PAID, mismatches={"reference": ("order-9", PAID.reference)}
+    )
+    assert refusal_of(swapped, NO_KEY) is None
     unknown = paysdk.UnknownOrderError("not ours", reference="order-9")  # anyone can send it
     assert refusal_of(unknown, NO_KEY) is None
     assert refusal_of(paysdk.InvalidCallbackError("no reference"), NO_KEY) is None

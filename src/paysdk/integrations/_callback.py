@@ -196,7 +196,9 @@ def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | Non
     """The refusal to record for a callback refused before fulfilment or by the ledger, or None.
 
     Only a payment the service confirmed is recorded: the callback is unauthenticated, and
-    recording an unknown order or reference would let anyone fill the ledger.
+    recording an unknown order or reference would let anyone fill the ledger. A payment of
+    another reference than the one asked for (a confused proxy's, one echoing the key) is none:
+    recorded, it would be a row under that reference, which no order asked about.
 
     Args:
         error: why the callback was refused.
@@ -210,7 +212,7 @@ def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | Non
         return Refusal(error.payment, "its amount is beyond what the ledger records")
     if isinstance(error, PaymentFailedError):
         return Refusal(error.payment, "the service reports the payment failed")
-    if isinstance(error, PaymentMismatchError):
+    if isinstance(error, PaymentMismatchError) and "reference" not in error.mismatches:
         differs = ", ".join(
             # in ASCII, so a look-alike currency ('\\u212aES', a Kelvin sign) never reads as
             # 'KES'; and cut, so even two fields of escapes stay a reason the ledger records
