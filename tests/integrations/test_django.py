@@ -636,3 +636,34 @@ def test_a_debug_page_of_a_failed_call_shows_no_echoed_key(
     html = page.content.decode()
     assert "paysdk" in html and "Local vars" in html  # the debug page, with the locals
     assert SECRET not in html
+
+
+@pytest.mark.anyio
+async def test_a_key_echoed_by_the_service_is_blotted_out_of_the_reasons_the_ledger_records(
+    async_client: paysdk.AsyncClient, callback_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """A key the service echoes into a currency, or that an async view's refusal quotes, reads
+    ``<secret key>`` in the reasons an ``AsyncLedger`` records."""
+    key = callback_sandbox.secret_key
+    callback_sandbox.add_payment("order-echo-currency", amount=700, currency=key)
+    callback_sandbox.add_payment("order-echo-body", amount=700, currency="KES")
+    references = ["order-echo-currency", "order-echo-body"]
+    shop = Shop(*(Order(reference, 700, "KES") for reference in references))
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+
+        @verified_callback(client=async_client, lookup=shop.lookup, ledger=ledger)
+        async def payment_callback(
+            request: HttpRequest, payment: paysdk.VerifiedPayment
+        ) -> HttpResponseBase:
+            return HttpResponse("x" * 180 + key, status=422)  # the key at the excerpt's cut
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        answers = [await DjangoAsyncClient().get(f"{PATH}?reference={r}") for r in references]
+        rows = await ledger.rows(references)
+
+    assert [answer.status_code for answer in answers] == [409, 422]
+    assert {r.reference: r.reason for r in rows.values()} == {
+        "order-echo-currency": "paid, but not for this order: currency '<secret key>' instead of "
+        "'KES'",
+        "order-echo-body": "the callback view answered 422: " + "x" * 180 + "<secret key>",
+    }
