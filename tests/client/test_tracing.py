@@ -491,14 +491,13 @@ async def test_no_span_is_current_after_a_call(
     assert not trace.get_current_span().get_span_context().is_valid
 
 
+@pytest.mark.parametrize("make_loopback_client", ["async", "aiohttp"], indirect=True)
 async def test_a_call_cancelled_while_it_waits_for_its_answer_ends_its_span_as_an_error(
     sandbox: Sandbox, connect: MakeClient, spans: InMemorySpanExporter
 ) -> None:
     """A timeout of the caller's (or a client's disconnect) cancels the call mid-attempt: the
     span ends in ERROR with the cancellation's type, the attempt under way counted."""
-    client = connect(max_retries=0)
-    if not client.is_async:
-        pytest.skip("an async call's case: a sync call is not cancelled")
+    client = connect(max_retries=0)  # an async call's case: a sync call is not cancelled
     sandbox.inject(Fault(delay=30), path=f"/payment/{COMPLETED_REFERENCE}")
     with anyio.move_on_after(0.5) as waiting:
         await client.verify(COMPLETED_REFERENCE)
