@@ -12,6 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import json
 import sqlite3
+import subprocess
+import sys
 import time
 import zoneinfo
 from collections.abc import AsyncIterator
@@ -558,3 +560,21 @@ def test_a_postgresql_server_that_is_down_is_named_in_the_ledger_error() -> None
     finally:
         connections["down"].close()
         del connections.settings["down"]
+
+
+def test_the_app_loads_with_no_warning_of_paysdk_on_the_installed_django() -> None:
+    """A merchant's project on Django's newest release loads paysdk's app without a deprecation
+    warning of paysdk's (Django 6.1 renamed the placeholder hook the ledger's field defines)."""
+    setup = (
+        "import django; from django.conf import settings; "
+        "settings.configure(INSTALLED_APPS=['paysdk.integrations.django']); django.setup()"
+    )
+    warned = "error::Warning:paysdk.integrations.django.models"
+    done = subprocess.run(
+        [sys.executable, "-W", warned, "-c", setup],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (0, "")

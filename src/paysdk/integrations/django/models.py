@@ -68,6 +68,16 @@ class LedgerTimestampField(_DateTimeField):
             return "replace(%s, ' ', 'T')"
         return "%s"
 
+    def get_placeholder_sql(
+        self, value: Any, compiler: Any, connection: BaseDatabaseWrapper
+    ) -> tuple[str, Any]:
+        """``get_placeholder`` as Django 6.1 and later ask it: the SQL with its parameters."""
+        placeholder = self.get_placeholder(value, compiler, connection)
+        if hasattr(value, "as_sql"):
+            sql, params = compiler.compile(value)
+            return placeholder % sql, params
+        return placeholder, (value,)
+
     @staticmethod
     def _stored(value: Any) -> Any:
         """A datetime as the ledger's SQLite text; another value as it is."""
