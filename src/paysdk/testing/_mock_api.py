@@ -4,11 +4,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
 import threading
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import Literal, TypeVar, cast
 from urllib.parse import quote, urlsplit
 
@@ -29,6 +27,7 @@ from .._service.faults import MAX_TIMES, Fault, FaultBook, answer_request_id
 from .._service.records import PaymentRecord, SeedError, records_of
 from .._service.store import PaymentStore, StandIn
 from .._transport import httpx_timeout
+from . import _no_proxy as no_proxy
 from ._factories import PaymentFields, payment_record
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "RecordedCall"]
@@ -45,10 +44,6 @@ DEFAULT_TIMEOUT = httpx_timeout(configure.DEFAULT_TIMEOUT)
 """A client's default timeout, as the ``timeout`` argument takes it."""
 
 Endpoint = Literal["verify", "list"]
-NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
-"""Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
-NoProxyBefore = tuple[dict[str, str | None], str]
-"""``NO_PROXY``'s spellings as they were, and what ``_bypass_proxies`` set them to."""
 MockClientT = TypeVar("MockClientT", "MockClient", "MockAsyncClient")
 
 
@@ -131,7 +126,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         )
         self._router.route().mock(side_effect=self._refuse)
         self._running = False
-        self._no_proxy_before: NoProxyBefore | None = None
+        self._no_proxy_before: no_proxy.Changed | None = None
         for record in records_of(payments):
             self.add_payment(record)
 
@@ -145,7 +140,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         if not self._running:
             self._router.start()
             _ask_first(self._router)
-            self._no_proxy_before = _bypass_proxies(self._host)
+            self._no_proxy_before = no_proxy.bypass(self._host)
             self._running = True
         return self
 
@@ -156,7 +151,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         self._clients.clear()
         if self._running:
             self._router.stop(clear=False, reset=False)
-            _restore_no_proxy(self._no_proxy_before)
+            no_proxy.restore(self._no_proxy_before)
             self._no_proxy_before = None
             self._running = False
 
@@ -225,7 +220,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         default_headers: Mapping[str, str] | None,
     ) -> MockClientT:
         """A ``kind`` client on the fake, for ``client`` and ``async_client`` (their arguments)."""
-        with _proxies_bypassed(self._host):  # read when the client is made
+        with no_proxy.bypassed(self._host):  # read when the client is made
             client = kind(
                 secret_key=self.secret_key if secret_key is None else secret_key,
                 base_url=self.base_url,
@@ -407,61 +402,6 @@ def _ask_first(router: respx.MockRouter) -> None:
     if router in routers:
         routers.remove(router)
         routers.insert(0, router)
-
-
-def _bypass_proxies(host: str) -> NoProxyBefore | None:
-    """Add ``host`` to ``NO_PROXY`` (both spellings), keeping what is there.
-
-    Args:
-        host: the fake's host.
-
-    Returns:
-        The variables as they were and their new value, for ``_restore_no_proxy``; ``None`` if
-        ``NO_PROXY`` named the host (or ``*``) already and nothing changed.
-    """
-    current = next((os.environ[name] for name in NO_PROXY_NAMES if name in os.environ), "")
-    entries = [entry.strip() for entry in current.split(",") if entry.strip()]
-    if host in entries or "*" in entries:
-        return None
-    before = {name: os.environ.get(name) for name in NO_PROXY_NAMES}
-    bypassing = ",".join([*entries, host])
-    for name in NO_PROXY_NAMES:
-        os.environ[name] = bypassing
-    return before, bypassing
-
-
-def _restore_no_proxy(changed: NoProxyBefore | None) -> None:
-    """Put ``NO_PROXY`` back as ``_bypass_proxies`` found it, unless it was set again since
-    (by the test): that value is left as it is.
-
-    Args:
-        changed: what ``_bypass_proxies`` returned.
-    """
-    if changed is None:
-        return
-    before, bypassing = changed
-    for name, value in before.items():
-        if os.environ.get(name) != bypassing:
-            continue
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
-
-
-@contextlib.contextmanager
-def _proxies_bypassed(host: str) -> Generator[None, None, None]:
-    """``host`` in ``NO_PROXY`` for the block: a client made in it sends no request for the fake
-    to a proxy (a client reads the environment's proxies when it is made).
-
-    Args:
-        host: the fake's host.
-    """
-    before = _bypass_proxies(host)
-    try:
-        yield
-    finally:
-        _restore_no_proxy(before)
 
 
 def _transport_error(fault: Fault, request: httpx.Request) -> httpx.TransportError | None:

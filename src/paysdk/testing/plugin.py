@@ -22,6 +22,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from ._no_proxy import NAMES as NO_PROXY_NAMES
+from ._no_proxy import bypassing
+
 if TYPE_CHECKING:
     from .._client._sync.client import Client
     from ..sandbox import Sandbox
@@ -40,8 +43,6 @@ EARLY_SANDBOX = pytest.StashKey["Sandbox"]()
 SANDBOX_DEFERRED = pytest.StashKey[bool]()
 ENTRY_POINT_NAME = "paysdk"
 """The plugin's name as the ``pytest11`` entry point registers it (``-p no:paysdk``)."""
-NO_PROXY_NAMES = ("no_proxy", "NO_PROXY")
-"""Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
@@ -182,13 +183,11 @@ def _bypass_proxies(patch: pytest.MonkeyPatch, base_url: str) -> None:
         patch: the monkeypatch that puts the variables back.
         base_url: the fake's or the sandbox's URL.
     """
-    host = urlsplit(base_url).hostname or ""
-    current = next((os.environ[name] for name in NO_PROXY_NAMES if name in os.environ), "")
-    entries = [entry.strip() for entry in current.split(",") if entry.strip()]
-    if host in entries or "*" in entries:
+    value = bypassing(urlsplit(base_url).hostname or "")
+    if value is None:
         return
     for name in NO_PROXY_NAMES:
-        patch.setenv(name, ",".join([*entries, host]))
+        patch.setenv(name, value)
 
 
 def _one_service(request: pytest.FixtureRequest) -> None:

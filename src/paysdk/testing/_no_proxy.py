@@ -1,0 +1,84 @@
+"""The fake's and the sandbox's host added to ``NO_PROXY``, so that a proxy the environment names
+(as CI machines often do) never carries a test's requests to them. Imports only ``os``: the pytest
+plugin uses it before anything else of paysdk is imported."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Generator
+
+NAMES = ("no_proxy", "NO_PROXY")
+"""Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
+Changed = tuple[dict[str, str | None], str]
+"""``NO_PROXY``'s spellings as they were, and what ``bypass`` set them to."""
+
+
+def bypassing(host: str) -> str | None:
+    """``NO_PROXY`` with ``host`` added, keeping what is there; ``None`` if it names ``host`` (or
+    ``*``) already.
+
+    Args:
+        host: the fake's or the sandbox's host.
+
+    Returns:
+        The value both spellings are to hold, or ``None`` if nothing needs to change.
+    """
+    current = next((os.environ[name] for name in NAMES if name in os.environ), "")
+    entries = [entry.strip() for entry in current.split(",") if entry.strip()]
+    if host in entries or "*" in entries:
+        return None
+    return ",".join([*entries, host])
+
+
+def bypass(host: str) -> Changed | None:
+    """Add ``host`` to ``NO_PROXY`` (both spellings), keeping what is there.
+
+    Args:
+        host: the fake's host.
+
+    Returns:
+        The variables as they were and their new value, for ``restore``; ``None`` if nothing
+        changed.
+    """
+    value = bypassing(host)
+    if value is None:
+        return None
+    before = {name: os.environ.get(name) for name in NAMES}
+    for name in NAMES:
+        os.environ[name] = value
+    return before, value
+
+
+def restore(changed: Changed | None) -> None:
+    """Put ``NO_PROXY`` back as ``bypass`` found it, unless it was set again since (by the test):
+    that value is left as it is.
+
+    Args:
+        changed: what ``bypass`` returned.
+    """
+    if changed is None:
+        return
+    before, value = changed
+    for name, was in before.items():
+        if os.environ.get(name) != value:
+            continue
+        if was is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = was
+
+
+@contextlib.contextmanager
+def bypassed(host: str) -> Generator[None, None, None]:
+    """``host`` in ``NO_PROXY`` for the block: a client made in it sends no request for the fake
+    to a proxy (a client reads the environment's proxies when it is made).
+
+    Args:
+        host: the fake's host.
+    """
+    changed = bypass(host)
+    try:
+        yield
+    finally:
+        restore(changed)
