@@ -22,7 +22,7 @@ import httpcore
 from .async_streams import running_loop
 from .asyncio_stream import AsyncioStream, Protocol
 
-__all__ = ["AsyncioBackend", "HttpcoreBackends"]
+__all__ = ["AsyncioBackend", "HttpcoreBackend"]
 
 SocketOption = (
     tuple[int, int, int] | tuple[int, int, bytes | bytearray] | tuple[int, int, None, int]
@@ -34,46 +34,26 @@ OWN_LOOPS: tuple[type[asyncio.AbstractEventLoop], ...] = (asyncio.BaseEventLoop,
 proactor), whose transports it was written against."""
 
 
-class HttpcoreBackends:
+class HttpcoreBackend(httpcore.AsyncNetworkBackend):
     """httpcore's own backend for the library running the caller, as its pools choose one, made
     on first use: trio's outside asyncio (httpcore's pools run under asyncio and trio only),
-    anyio's on an asyncio loop."""
+    anyio's on an asyncio loop. Each stream it opens is handed on through ``_wrap``."""
 
     def __init__(self) -> None:
         self._trio: httpcore.AsyncNetworkBackend | None = None
         self._anyio: httpcore.AsyncNetworkBackend | None = None
 
-    def for_loop(self, loop: asyncio.AbstractEventLoop | None) -> httpcore.AsyncNetworkBackend:
-        """The backend for ``loop``, the running asyncio loop (``None``: none runs)."""
+    def _backend(self) -> httpcore.AsyncNetworkBackend:
         # httpcore's stand-in classes (for a missing trio or anyio) are no backends to a type
         # checker, so each is named as the interface it implements
-        if loop is None:
+        if running_loop() is None:
             self._trio = self._trio or cast(httpcore.AsyncNetworkBackend, httpcore.TrioBackend())
             return self._trio
         self._anyio = self._anyio or cast(httpcore.AsyncNetworkBackend, httpcore.AnyIOBackend())
         return self._anyio
 
-
-class AsyncioBackend(httpcore.AsyncNetworkBackend):
-    """Opens httpcore's connections on asyncio's transports while one of asyncio's own event
-    loops runs the caller; otherwise hands each call to the fallback."""
-
-    def __init__(self, fallback: httpcore.AsyncNetworkBackend | None = None) -> None:
-        """
-        Args:
-            fallback: the backend on any other loop; ``None`` for httpcore's own for it
-                (``HttpcoreBackends``: on another asyncio loop, uvloop's, whose transports
-                this backend was not written against, its anyio backend).
-        """
-        self._fallback = fallback
-        self._httpcore = HttpcoreBackends()
-
-    def _other(self) -> httpcore.AsyncNetworkBackend | None:
-        """``None`` on asyncio's own loop; otherwise the backend to hand the call to."""
-        loop = running_loop()
-        if isinstance(loop, OWN_LOOPS):
-            return None
-        return self._fallback or self._httpcore.for_loop(loop)
+    def _wrap(self, stream: httpcore.AsyncNetworkStream) -> httpcore.AsyncNetworkStream:
+        return stream
 
     async def connect_tcp(
         self,
@@ -83,9 +63,52 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         local_address: str | None = None,
         socket_options: Iterable[SocketOption] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        if (other := self._other()) is not None:
-            return await other.connect_tcp(host, port, timeout, local_address, socket_options)
-        loop = asyncio.get_running_loop()
+        backend = self._backend()
+        return self._wrap(
+            await backend.connect_tcp(host, port, timeout, local_address, socket_options)
+        )
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        backend = self._backend()
+        return self._wrap(await backend.connect_unix_socket(path, timeout, socket_options))
+
+    async def sleep(self, seconds: float) -> None:
+        await self._backend().sleep(seconds)
+
+
+class AsyncioBackend(HttpcoreBackend):
+    """Opens httpcore's connections on asyncio's transports while one of asyncio's own event
+    loops runs the caller; otherwise hands each call to the fallback."""
+
+    def __init__(self, fallback: httpcore.AsyncNetworkBackend | None = None) -> None:
+        """
+        Args:
+            fallback: the backend on any other loop; ``None`` for httpcore's own for it (on
+                another asyncio loop, uvloop's, whose transports this backend was not written
+                against, its anyio backend).
+        """
+        super().__init__()
+        self._fallback = fallback
+
+    def _backend(self) -> httpcore.AsyncNetworkBackend:
+        return self._fallback or super()._backend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
+        local_address: str | None = None,
+        socket_options: Iterable[SocketOption] | None = None,
+    ) -> httpcore.AsyncNetworkStream:
+        loop = running_loop()
+        if not isinstance(loop, OWN_LOOPS):
+            return await super().connect_tcp(host, port, timeout, local_address, socket_options)
         local = (local_address, 0) if local_address is not None else None
         try:
             ipaddress.ip_address(host)
@@ -101,18 +124,17 @@ class AsyncioBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
         socket_options: Iterable[SocketOption] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        if (other := self._other()) is not None:
-            return await other.connect_unix_socket(path, timeout, socket_options)
-        loop = asyncio.get_running_loop()
-        return await _connect(
-            loop.create_unix_connection(lambda: Protocol(loop), path), timeout, socket_options
-        )
+        loop = running_loop()
+        if not isinstance(loop, OWN_LOOPS):
+            return await super().connect_unix_socket(path, timeout, socket_options)
+        opening = loop.create_unix_connection(lambda: Protocol(loop), path)
+        return await _connect(opening, timeout, socket_options)
 
     async def sleep(self, seconds: float) -> None:
-        if (other := self._other()) is not None:
-            await other.sleep(seconds)
-        else:
+        if isinstance(running_loop(), OWN_LOOPS):
             await asyncio.sleep(seconds)
+        else:
+            await super().sleep(seconds)
 
 
 _RACE_DELAY = 0.25

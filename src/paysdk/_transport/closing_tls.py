@@ -8,52 +8,22 @@ anyio and httpcore only.
 from __future__ import annotations
 
 import ssl
-from collections.abc import Iterable
 from typing import Any
 
 import anyio
 import httpcore
 
-from .async_streams import running_loop
-from .asyncio_network import HttpcoreBackends, SocketOption
+from .asyncio_network import HttpcoreBackend
 
 __all__ = ["ClosingTLSBackend"]
 
 
-class ClosingTLSBackend(httpcore.AsyncNetworkBackend):
+class ClosingTLSBackend(HttpcoreBackend):
     """httpcore's backend for the running library (anyio's under asyncio, trio's under trio),
     its streams closed when a handshake is cancelled."""
 
-    def __init__(self) -> None:
-        self._httpcore = HttpcoreBackends()
-
-    def _own(self) -> httpcore.AsyncNetworkBackend:
-        return self._httpcore.for_loop(running_loop())
-
-    async def connect_tcp(
-        self,
-        host: str,
-        port: int,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
-        local_address: str | None = None,
-        socket_options: Iterable[SocketOption] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        own = self._own()
-        return ClosingTLSStream(
-            await own.connect_tcp(host, port, timeout, local_address, socket_options)
-        )
-
-    async def connect_unix_socket(
-        self,
-        path: str,
-        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
-        socket_options: Iterable[SocketOption] | None = None,
-    ) -> httpcore.AsyncNetworkStream:
-        own = self._own()
-        return ClosingTLSStream(await own.connect_unix_socket(path, timeout, socket_options))
-
-    async def sleep(self, seconds: float) -> None:
-        await self._own().sleep(seconds)
+    def _wrap(self, stream: httpcore.AsyncNetworkStream) -> httpcore.AsyncNetworkStream:
+        return ClosingTLSStream(stream)
 
 
 class ClosingTLSStream(httpcore.AsyncNetworkStream):
