@@ -22,6 +22,7 @@ if TYPE_CHECKING:  # loaded with the first client made (see load_engine)
     from .._transport.network import Network
     from . import configure as _configure
     from . import logs as _logs
+    from . import network as _network
 
 __all__ = ["BaseClient", "HttpBackend", "Lookup", "load_engine"]
 
@@ -39,11 +40,12 @@ Lookup = Callable[[str], object]
 def load_engine() -> None:
     """Import what making a client needs, once, with the first client made: ``import paysdk``
     stays cheap for a program that only imports it."""
-    global _errors, _httpx, _configure, _logs
+    global _errors, _httpx, _configure, _logs, _network
     from .. import _errors
     from .._transport import httpx_common as _httpx
     from . import configure as _configure
     from . import logs as _logs
+    from . import network as _network
 
 
 class BaseClient(Generic[HttpClientT, SenderT]):
@@ -160,7 +162,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 "http_client keeps its own: set them on it instead"
             )
         with _configure.key_kept_out(self._config.secret_key):
-            network = _configure.create_network(
+            network = _network.create_network(
                 verify=verify, proxy=proxy, base_url=self._config.base_url
             )
         self._owns_http = http_client is None
