@@ -1,9 +1,6 @@
 """The shells that carry plans out: the loops, the senders, and the httpx transport over
-paysdk's own connection pools.
-
-What the products may use is named here, loaded on first use; an import contract in
-``pyproject.toml`` keeps them out of the modules below.
-"""
+paysdk's own connection pools. What the products may use is named here, loaded on first use (an
+import contract in ``pyproject.toml`` keeps them out of the modules below)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
 """The async client's connections on a route without a proxy: HTTP/1.1 on h11, without a lock.
 
-httpcore's connection takes three anyio locks per request, each handing the loop to every ready
-task even uncontended (with 50 answers arriving together, each 50 ms round took about 2 ms more
-than aiohttp's). paysdk's pool (``connections.py``) gives a connection to one request at a time,
-so this one speaks HTTP/1.1 as httpcore's does (the same exceptions, keep-alive and expiry),
-yielding only to wait for the network. While httpcore's connection's send is replaced (respx, so
-``MockPaymentAPI``), the route makes httpcore's and passes over its own idle ones. The sync
-client keeps httpcore's connections: their threading locks yield to nothing.
+httpcore's connection takes three anyio locks per request, each yielding the loop to every ready
+task even uncontended (50 answers arriving together: each 50 ms round about 2 ms slower than
+aiohttp's). paysdk's pool (``connections.py``) gives a connection to one request at a time, so this
+one speaks HTTP/1.1 as httpcore's does (its exceptions, keep-alive and expiry), yielding only for
+the network. While respx replaces httpcore's send (``MockPaymentAPI``), the route makes
+httpcore's connections instead. The sync client keeps httpcore's: threading locks never yield.
 """
 
 from __future__ import annotations

@@ -2,10 +2,9 @@
 
 httpcore's anyio backend runs OpenSSL's memory buffers from Python and adds awaits per read and
 write: about a sixth of a TLS verify's CPU. This one connects with ``loop.create_connection``
-(racing a name's addresses itself) and upgrades with ``loop.start_tls``, raising what httpcore's
-anyio backend raises (``httpcore/_backends/anyio.py``). Under trio, and on another loop (uvloop),
-each call goes to httpcore's own backend. Public names of asyncio, anyio and httpcore only.
-"""
+(racing a name's addresses itself), upgrades with ``loop.start_tls``, and raises what httpcore's
+anyio backend raises (``httpcore/_backends/anyio.py``); under trio, and on another loop (uvloop),
+httpcore's own backend connects."""
 
 from __future__ import annotations
 

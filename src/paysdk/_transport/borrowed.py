@@ -1,11 +1,10 @@
 """Finding the socket an attempt reads from on a merchant's own ``httpx.Client``, for the
 ``watchdog`` (paysdk's own client bounds its sockets: ``deadline``), by httpcore's ``trace``
 extension: a new connection's stream (``connect_tcp``, ``start_tls``) names its socket; a
-kept-alive one sends no connect event, so each socket used is remembered as idle when its answer
-closes, and an attempt that sends without connecting took the only idle one to its origin, if
-there is only one; the response's ``network_stream`` then names it exactly. HTTP/2 connections
-are never shut down: other requests share them.
-"""
+kept-alive one sends no connect event, so a socket is remembered as idle when its answer closes,
+and an attempt sending without connecting took its origin's idle one, if only one is; the
+response's ``network_stream`` then names it exactly. HTTP/2 connections are never shut down:
+other requests share them."""
 
 from __future__ import annotations
 

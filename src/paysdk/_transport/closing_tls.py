@@ -1,9 +1,7 @@
 """httpcore's own network backend, for the ``AsyncClient``'s routes through a proxy, but a stream
 whose TLS handshake is cancelled is closed: httpcore's anyio backend closes one whose handshake
 failed, not one cancelled (the budget running out in an ``https://`` proxy's handshake, or the
-service's in its tunnel), whose socket would stay open until garbage-collected. Public names of
-anyio and httpcore only.
-"""
+service's in its tunnel), whose socket would stay open until garbage-collected."""
 
 from __future__ import annotations
 

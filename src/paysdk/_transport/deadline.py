@@ -1,10 +1,9 @@
 """A whole-attempt deadline for the sync client's own sockets.
 
 httpx's timeouts are per socket operation, so a server sending a byte every half second never
-trips them. paysdk's own ``httpx.Client``'s pools open sockets through ``deadline_backend``, which
-gives each connect, read and write at most what is left of the attempt's deadline (a context
-variable: threads do not share it). The async shells bound an attempt with a cancel scope.
-"""
+trips them: paysdk's own ``httpx.Client``'s pools open sockets through ``deadline_backend``,
+which gives each connect, read and write what is left of the attempt's deadline (a context
+variable: threads do not share it). The async shells bound an attempt with a cancel scope."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """Connections belong to the process that opened them: a forked child opens its own.
 
-A server that forks workers after the client was used (gunicorn ``--preload``, celery prefork,
-uwsgi, ``multiprocessing``) gives each child a copy of the parent's open sockets. Two processes
-reading one socket take each other's answers, so each value here (a connection pool, a session,
-an event-loop binding) is made again in a child, and the inherited one is left alone: not used,
-and never closed, since closing it in the child could cut or unregister the parent's sockets.
+Workers forked after the client was used (gunicorn ``--preload``, celery prefork, uwsgi,
+``multiprocessing``) inherit the parent's sockets, and two processes reading one socket take
+each other's answers. So each value here (a pool, a session, an event-loop binding) is made again
+in a child, and the inherited one is neither used nor closed: closing it in the child could cut
+or unregister the parent's sockets.
 """
 
 from __future__ import annotations

@@ -1,10 +1,9 @@
 """How a client reaches the service: the TLS context and the proxy, for every backend alike.
 
-A proxy given as ``proxy=`` carries every request. Without one, the environment's
-``HTTPS_PROXY``, ``HTTP_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` are read as httpx reads them,
-through the standard library (``urllib.request.getproxies`` and ``proxy_bypass``). A request to
-an ``https://`` service only asks the proxy for a tunnel (``CONNECT``): the proxy never sees the
-secret key or the payment.
+A ``proxy=`` carries every request. Without one, the environment's ``HTTPS_PROXY``,
+``HTTP_PROXY``, ``ALL_PROXY`` and ``NO_PROXY`` are read as httpx reads them, through
+``urllib.request``. To an ``https://`` service the proxy only carries a tunnel (``CONNECT``): it
+never sees the secret key or the payment.
 """
 
 from __future__ import annotations

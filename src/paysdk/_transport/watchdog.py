@@ -2,10 +2,9 @@
 
 httpx's timeouts are per read, so a server trickling bytes keeps a read on a merchant's own
 ``httpx.Client`` going for ever, and paysdk cannot wrap its sockets (``deadline``): the socket an
-attempt uses (``borrowed`` finds it) is shut when its deadline passes, and the sender reports a
-timeout. One thread per process keeps the deadlines in a heap, ending after a while with none; a
-forked child starts with no thread and no deadlines.
-"""
+attempt uses (``borrowed`` finds it) is shut at its deadline, and the sender reports a timeout.
+One thread per process keeps the deadlines in a heap, ending after a while with none; a forked
+child starts with neither."""
 
 from __future__ import annotations
 
