@@ -1,10 +1,8 @@
 """Where ``Client`` and ``AsyncClient`` truly differ, kept out of ``_async/``: ``unasync.py``
-renames each ``async_`` (or ``Async``) name here to its plain twin beside it.
-
-The sync client sends with httpx and blocks to wait; the async one may send with aiohttp, checks
-its event loop before each request, and waits without blocking. Senders, asyncio and anyio load
-only once a client is made.
-"""
+renames each ``async_`` (or ``Async``) name here to its plain twin beside it. The sync client
+sends with httpx and blocks to wait; the async one may send with aiohttp, checks its event loop
+before each request, and waits without blocking. Senders, asyncio and anyio load only once a
+client is made."""
 
 from __future__ import annotations
 

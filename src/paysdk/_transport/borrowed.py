@@ -39,13 +39,11 @@ def _speaks_h2(stream: object) -> bool:
 
 
 class IdleSockets:
-    """The sockets of a merchant's client that paysdk's attempts left open for the next one,
-    by the origin their connection serves (httpcore reuses a connection for its origin only).
-
-    One set per merchant's client (``of``), whichever paysdk clients send through it. Held
-    weakly: the client's pool closes and drops them as it likes. A forked child starts with
-    none (its lock may have been held by a thread of the parent).
-    """
+    """The sockets of a merchant's client that paysdk's attempts left open for the next one, by
+    the origin their connection serves (httpcore reuses a connection for its origin only): one
+    set per merchant's client (``of``), whichever paysdk clients send through it, held weakly
+    (its pool closes and drops them as it likes). A forked child starts with none (a thread of
+    the parent may have held its lock)."""
 
     __slots__ = ("_lock", "_pid", "_sockets")
 

@@ -26,11 +26,9 @@ _holding: weakref.WeakSet[PerProcess[Any]] = weakref.WeakSet()
 
 
 class PerProcess(Generic[T]):
-    """A value made on first use in each process: ``make()`` again after a fork.
-
-    The check is one ``os.getpid()`` per use; the value and the process it belongs to are read
-    and written as one tuple, so threads never see one without the other.
-    """
+    """A value made on first use in each process (``make()`` again after a fork), for one
+    ``os.getpid()`` per use; the value and its process are read and written as one tuple, so
+    threads never see one without the other."""
 
     __slots__ = ("__weakref__", "_make", "_state")
 
@@ -82,13 +80,10 @@ if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
 
 
 def abandon(inherited: object) -> None:
-    """Keep what a child inherited alive and untouched until the process ends.
-
-    Garbage-collecting an inherited aiohttp connector or event loop closes its transports, which
-    removes the parent's sockets from the epoll instance parent and child share: the parent's
-    next call then waits forever. So the object gets a reference that is never given back, which
-    spares it even the collection that runs when the interpreter exits.
-    """
+    """Keep what a child inherited alive and untouched until the process ends: collecting an
+    inherited aiohttp connector or event loop closes its transports, removing the parent's
+    sockets from the epoll instance both share (the parent's next call then waits forever). A
+    reference never given back spares it even the collection at the interpreter's exit."""
     with _abandoned_lock:
         _abandoned.append(inherited)
     try:
