@@ -246,17 +246,15 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
         return AsyncioStream(transport, protocol, handshaken=True)
 
     def get_extra_info(self, info: str) -> Any:
+        if info == "is_readable":  # first: an idle connection is asked before each request
+            return self._is_readable()
         transport = self._socket_transport
-        if info == "ssl_object":
-            return transport.get_extra_info("ssl_object")
+        if info in ("ssl_object", "socket"):
+            return transport.get_extra_info(info)
         if info == "client_addr":
             return transport.get_extra_info("sockname")
         if info == "server_addr":
             return transport.get_extra_info("peername")
-        if info == "socket":
-            return transport.get_extra_info("socket")
-        if info == "is_readable":
-            return self._is_readable()
         return None
 
     def _is_readable(self) -> bool:
