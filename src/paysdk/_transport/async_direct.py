@@ -20,7 +20,7 @@ import h11
 import httpcore
 
 from . import async_slots
-from .httpcore_edge import extensions_of
+from .httpcore_edge import HTTPCORE_FILES, extensions_of
 
 __all__ = ["AsyncDirectConnection", "AsyncDirectConnections"]
 
@@ -32,16 +32,11 @@ MAX_INCOMPLETE_EVENT = 100 * 1024
 _NEW, _ACTIVE, _IDLE, _CLOSED = "NEW", "ACTIVE", "IDLE", "CLOSED"
 
 
-_HTTPCORE_CONNECTION = httpcore.AsyncHTTPConnection.__init__.__code__.co_filename
-"""Where httpcore's connection class is written, read from its constructor (which respx leaves
-alone): its own send's code is there too."""
-
-
 def httpcore_replaced() -> bool:
     """Whether something replaced httpcore's own connection's send (respx, while started): its
     code is not httpcore's, however it is named (a wrapper may copy the name)."""
     code = getattr(httpcore.AsyncHTTPConnection.handle_async_request, "__code__", None)
-    return code is None or code.co_filename != _HTTPCORE_CONNECTION
+    return code is None or code.co_filename not in HTTPCORE_FILES
 
 
 class AsyncDirectConnections:

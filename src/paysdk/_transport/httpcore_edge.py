@@ -15,6 +15,7 @@ import httpx
 from .._errors import ConfigurationError
 
 __all__ = [
+    "HTTPCORE_FILES",
     "HTTPCORE_TO_HTTPX",
     "AsyncBodyStream",
     "BodyStream",
@@ -90,7 +91,7 @@ _HTTPCORE_SENDS = (
     (httpcore.AsyncHTTPConnection, "handle_async_request"),
 )
 """httpcore's connections' sends, which a mock of httpx replaces while it runs (respx)."""
-_HTTPCORE_FILES = frozenset(kind.__init__.__code__.co_filename for kind, _ in _HTTPCORE_SENDS)
+HTTPCORE_FILES = frozenset(kind.__init__.__code__.co_filename for kind, _ in _HTTPCORE_SENDS)
 """Where httpcore writes them, read from the constructors (which respx leaves alone)."""
 
 
@@ -109,7 +110,7 @@ def check_unmocked(origin: str, proxy: str) -> None:
     """
     for kind, name in _HTTPCORE_SENDS:
         code = getattr(getattr(kind, name), "__code__", None)
-        if code is None or code.co_filename not in _HTTPCORE_FILES:
+        if code is None or code.co_filename not in HTTPCORE_FILES:
             raise ConfigurationError(
                 f"this client sends its requests for {origin} through the proxy {proxy}, "
                 "chosen when the client was made, and a mock of httpx (respx, which "
