@@ -68,6 +68,7 @@ def check_tls_verified(base_url: str, *, verifies: bool) -> None:
 
 
 def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine's: ``localhost`` (and its subdomains) or a loopback IP."""
     if host.lower() == "localhost" or host.lower().endswith(".localhost"):
         return True
     try:
