@@ -16,14 +16,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .._core.config import Config, Timeout, check_account
+from .._core.config import Config, Timeout, check_account, is_loopback
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._parsing.decoding import ACCEPT_ENCODING, READABLE_CODINGS
 from .._transport.httpx_common import BACKEND, check_host
 from .._version import __version__
-from .network import check_tls_verified, is_loopback
+from .network import check_tls_verified
 from .options import CallOptions, NotGiven, TimeoutTypes
 
 DEFAULT_TIMEOUT = Timeout(connect=5.0, read=30.0, write=30.0, pool=30.0)

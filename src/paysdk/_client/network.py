@@ -9,11 +9,12 @@ import ssl
 from typing import cast
 from urllib.parse import urlsplit
 
+from .._core.config import is_loopback
 from .._errors import ConfigurationError
 from .._transport.network import Network, Proxy, parse_proxy
 from .._transport.tls import ssl_context, unloadable
 
-__all__ = ["check_tls_verified", "create_network", "is_loopback"]
+__all__ = ["check_tls_verified", "create_network"]
 
 
 def create_network(*, verify: object, proxy: object, base_url: str) -> Network:
@@ -65,15 +66,3 @@ def check_tls_verified(base_url: str, *, verifies: bool) -> None:
             "it is allowed for a loopback base_url only. Trust the service's certificate "
             "authority with verify='/path/to/ca-bundle.pem' (or SSL_CERT_FILE) instead"
         )
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine's: ``localhost`` (and its subdomains) or a loopback IP."""
-    if host.lower() == "localhost" or host.lower().endswith(".localhost"):
-        return True
-    try:
-        import ipaddress  # only for an http:// base URL
-
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False

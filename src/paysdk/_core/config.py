@@ -11,6 +11,7 @@ import dataclasses
 import functools
 import hashlib
 import hmac
+import ipaddress
 import re
 from collections.abc import Mapping
 from typing import NamedTuple
@@ -27,6 +28,7 @@ __all__ = [
     "Timeout",
     "blot_key",
     "check_account",
+    "is_loopback",
     "secret_key_in",
 ]
 
@@ -273,3 +275,14 @@ def _as_the_service_sees_it(base_url: str) -> str:
     if parts.port not in (None, _DEFAULT_PORTS.get(parts.scheme)):
         netloc += f":{parts.port}"
     return f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}"
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` is this machine's: ``localhost`` (and its subdomains) or a loopback IP."""
+    host = host.lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

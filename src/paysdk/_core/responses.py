@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import errno
 import functools
-import ipaddress
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, cast
 from urllib.parse import urlsplit
@@ -40,6 +39,7 @@ from .._errors.quoting import body_excerpt, bounded_detail
 from .._models.verified import VerifiedPayment, VerifyEnvelope
 from .._parsing.gcpause import gc_paused
 from .._parsing.repair import not_utf8
+from .config import is_loopback
 from .retry import PROXY_REFUSALS, retry_after
 from .steps import Answer, Failure, Send
 
@@ -376,7 +376,7 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
         host = urlsplit(request.url).hostname
         if host == FAKE_HOST:
             hint = FAKE_HOST_HINT
-        elif not failure.proxy and _is_loopback(host or "") and _refused(failure.cause):
+        elif not failure.proxy and is_loopback(host or "") and _refused(failure.cause):
             hint = NOTHING_LISTENS_HINT.format(address=_address(request.url))
         else:
             hint = ""
@@ -386,17 +386,6 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     else:
         error.__cause__ = failure.cause
     return error
-
-
-def _is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine's: ``localhost`` (and its subdomains) or a loopback IP."""
-    host = host.lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _refused(cause: BaseException | None) -> bool:
