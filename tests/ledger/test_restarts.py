@@ -11,13 +11,17 @@ from __future__ import annotations
 import collections
 import threading
 import time
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 
-from paysdk.ledger import Ledger
+from paysdk.ledger import AsyncLedger, Ledger, LedgerError
+from tests.support.either_ledger import EitherLedger, paid
 from tests.support.ledger_worker import Job, Workers, deliver_through_outages
+from tests.support.lost_answer import LostCommitAnswer
 from tests.support.postgres import Cluster, fresh_database, restartable_cluster
 
 REFERENCES = [f"restart-{n:03d}" for n in range(160)]
@@ -72,3 +76,36 @@ def test_every_action_runs_once_when_postgres_restarts_in_mid_run(
         rows = ledger.rows(REFERENCES)
     assert sorted(rows) == REFERENCES
     assert {row.state for row in rows.values()} == {"fulfilled"}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_claim_whose_commit_answer_was_lost_is_released_not_held_for_a_person(
+    postgres_url: str, kind: str
+) -> None:
+    """The server committed the claim, and the connection was cut before its answer arrived:
+    the action did not run, so the claim is given up (the next delivery fulfils the payment)
+    rather than held until its lease ends and then read as ``unknown``."""
+    url = fresh_database(postgres_url)
+    with Ledger(url) as setup:
+        setup.create_table()
+    server = urllib.parse.urlsplit(url)
+    assert server.port is not None
+    ran: list[str] = []
+    with LostCommitAnswer("127.0.0.1", server.port) as relay:
+        relayed = url.replace(f":{server.port}/", f":{relay.port}/")
+        made = (AsyncLedger if kind == "async" else Ledger)(relayed, create_table=False, timeout=2)
+        ledger = EitherLedger(made)
+        try:
+            with pytest.raises(LedgerError, match="server closed the connection"):
+                await ledger.fulfil_once(paid(), lambda payment: ran.append(payment.reference))
+            assert relay.cut.is_set() and ran == []
+            row = await ledger.row("order-1")
+            assert row is not None and (row.state, row._claim_token) == ("released", None)
+            with psycopg.connect(url) as database:
+                found = database.execute("SELECT last_error FROM paysdk_fulfilments").fetchall()
+            assert found[0][0].startswith("the claim's commit went unanswered; no action ran")
+            again = await ledger.fulfil_once(paid(), lambda payment: ran.append(payment.reference))
+        finally:
+            await made.close() if isinstance(made, AsyncLedger) else made.close()
+    assert again.fulfilled_now and ran == ["order-1"]

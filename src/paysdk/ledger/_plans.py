@@ -387,7 +387,11 @@ def fulfil_once(
         yield Commit()
         row = LedgerRow._from_db(found.rows[0])
         return FulfilResult(_OUTCOMES.get(row.state, Outcome.IN_PROGRESS), reference, row=row)
-    yield Commit()
+    try:
+        yield Commit()
+    except LedgerError as unanswered:  # it may have committed: give up the claim, if it did
+        yield from release_unconfirmed(table, key, token, unanswered, record_for, monotonic)
+        raise
 
     acted: Acted = yield Act()
     if acted.error is not None:
@@ -417,6 +421,23 @@ def fulfil_once(
             reference=reference,
         )
     return FulfilResult(Outcome.FULFILLED, reference, value=acted.value)
+
+
+def release_unconfirmed(
+    table: str,
+    key: tuple[str, str],
+    token: str,
+    failed: LedgerError,
+    budget: float,
+    monotonic: Callable[[], float],
+) -> LedgerPlan[None]:
+    """Give up a claim whose commit failed unanswered (a connection cut as the server committed
+    it): no action ran, so a claim that did commit is released for the next delivery rather
+    than held until its lease ends and then read as unknown. A claim that did not commit has no
+    row with its token, and nothing changes. Tried for ``budget`` seconds, best effort."""
+    why = storable(f"the claim's commit went unanswered; no action ran: {failed}"[:500])
+    with contextlib.suppress(LedgerError):
+        yield from write_retrying(Query(_sql.release(table), (why, *key, token)), budget, monotonic)
 
 
 _OUTCOMES = {
