@@ -20,6 +20,7 @@ import pytest
 
 import paysdk
 from paysdk.ledger import AsyncLedger, Ledger, LedgerError, Outcome
+from tests.support.either_ledger import EitherLedger
 
 
 def paid(reference: str = "order-1") -> paysdk.VerifiedPayment:
@@ -145,3 +146,39 @@ async def test_more_async_fulfilments_at_once_than_worker_threads_all_fulfil(
                 tasks.start_soon(run, n)
     assert outcomes == [Outcome.FULFILLED] * 60
     assert sorted(shipped) == sorted(f"acct-{n}" for n in range(60))
+
+
+def delete_with_journal(path: Path) -> None:
+    """Delete the SQLite file at ``path`` and its WAL files, as ``rm orders.db*`` does."""
+    for file in path.parent.glob(f"{path.name}*"):
+        file.unlink()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_ledger_whose_file_was_deleted_or_replaced_refuses_rather_than_fulfil_again(
+    tmp_path: Path, kind: str
+) -> None:
+    """A process that opened the ledger before its file was deleted, or replaced (a backup
+    restored with ``mv``), would go on in the file it opened, unseen by a process started since,
+    which opens the file at the path: a payment the newer one fulfilled, delivered again to the
+    older one, would run twice. The older one refuses instead, naming the file."""
+    path = tmp_path / "orders.db"
+    ran: list[str] = []
+    earlier = EitherLedger((AsyncLedger if kind == "async" else Ledger)(path))
+    try:
+        assert (await earlier.fulfil_once(paid("order-1"), lambda p: ran.append("1"))).fulfilled_now
+        delete_with_journal(path)
+        with pytest.raises(LedgerError) as deleted:
+            await earlier.row("order-1")
+        with Ledger(path) as later:  # a process started since: a new file at the path
+            assert later.fulfil_once(paid("order-2"), lambda p: ran.append("2")).fulfilled_now
+        with pytest.raises(LedgerError) as replaced:  # its callback delivered again, elsewhere
+            await earlier.fulfil_once(paid("order-2"), lambda p: ran.append("2 again"))
+    finally:
+        await earlier.close()
+    assert ran == ["1", "2"]
+    assert str(deleted.value).startswith(f"the SQLite ledger {str(path)!r} was deleted after")
+    message = str(replaced.value)
+    assert message.startswith(f"the SQLite ledger {str(path)!r} was replaced by another file")
+    assert message.endswith("(or restart the process) to use the file at the path")

@@ -32,6 +32,12 @@ class EitherLedger:
 
         return await self.ledger.fulfil_once(payment, async_action)
 
+    async def close(self) -> None:
+        if isinstance(self.ledger, Ledger):
+            self.ledger.close()
+        else:
+            await self.ledger.close()
+
     async def row(self, reference: str, account: str = "") -> LedgerRow | None:
         if isinstance(self.ledger, Ledger):
             return self.ledger.row(reference, account=account)

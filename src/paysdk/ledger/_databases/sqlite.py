@@ -74,8 +74,11 @@ class SQLiteDriver:
         self._wal = False
         self._wal_lock = threading.Lock()
         self._wal_pid = os.getpid()
+        self._file: tuple[int, int] | None = None
+        """The file the path named when the first connection opened it (device, inode)."""
 
     def begin(self, write: bool = True) -> Connection:
+        self._check_same_file()
         connection = self._idle.take() or self._connect()
         try:
             connection.raw.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # reads: no lock wait
@@ -105,6 +108,8 @@ class SQLiteDriver:
             )
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.path, self.busy_timeout) from exc
+        if self._file is None:
+            self._file = _identity(self.path)
         if not self._wal:
             if self._wal_pid != os.getpid():  # forked while a thread of the parent held it
                 self._wal_lock, self._wal_pid = threading.Lock(), os.getpid()
@@ -116,6 +121,31 @@ class SQLiteDriver:
                     raise sqlite_error(exc, self.path, self.busy_timeout) from exc
                 self._wal = True
         return _SQLiteConnection(raw, self.path, self.busy_timeout)
+
+    def _check_same_file(self) -> None:
+        """LedgerError if the path names another file than the one this ledger opened, or none:
+        replaced (a backup restored with ``mv``) or deleted, the file it opened holds rows no
+        process opening the path sees, so fulfilling from either could run a payment twice."""
+        if self._file is None:
+            return
+        now = _identity(self.path)
+        if now == self._file:
+            return
+        how = "deleted" if now is None else "replaced by another file"
+        raise LedgerError(
+            f"the SQLite ledger {self.path!r} was {how} after this ledger opened it: the file it "
+            "opened holds rows that no process opening the path sees, so it fulfils nothing "
+            "from it; make a new ledger (or restart the process) to use the file at the path"
+        )
+
+
+def _identity(path: str) -> tuple[int, int] | None:
+    """The file ``path`` names, as (device, inode); ``None`` if there is none."""
+    try:
+        status = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return status.st_dev, status.st_ino
 
 
 WAL_RETRY_PAUSE = 0.02
