@@ -547,6 +547,24 @@ def test_its_timeouts_last_only_for_its_own_transactions(using: str) -> None:
     assert djangos in (5000, "0")  # sqlite3's default busy timeout; PostgreSQL's: none
 
 
+def test_a_connection_the_server_dropped_while_idle_is_replaced_not_a_failed_claim(
+    django_postgres: str,
+) -> None:
+    """Django keeps its connection between calls (a worker, a command, ``CONN_MAX_AGE``): one the
+    server dropped meanwhile (a restart, a failover, ``idle_session_timeout``) is closed and a new
+    one opened for the claim, as the ledger's own connections are, rather than failing the payment
+    until the next call."""
+    Fulfilment.objects.using(django_postgres).all().delete()
+    ledger = DjangoLedger(django_postgres)
+    assert ledger.fulfil_once(paid("order-1"), lambda payment: None).fulfilled_now
+    dropped = connections[django_postgres].connection
+    assert dropped is not None
+    with psycopg.connect(url_of(django_postgres), autocommit=True) as admin:
+        admin.execute("SELECT pg_terminate_backend(%s)", (dropped.info.backend_pid,))
+    assert ledger.fulfil_once(paid("order-2"), lambda payment: "shipped").value == "shipped"
+    assert connections[django_postgres].connection is not dropped
+
+
 def test_a_postgresql_server_that_is_down_is_named_in_the_ledger_error() -> None:
     """psycopg's own connection error (``psycopg.OperationalError``, not one of
     ``psycopg.errors``) reads as the PostgreSQL ledger's, as on the other ledgers."""

@@ -146,6 +146,7 @@ class DjangoDriver:
                 "inside one: use TransactionTestCase, or pytest-django's "
                 "django_db(transaction=True))"
             )
+        kept = wrapper.connection  # before get_autocommit, which connects if there is none
         try:
             autocommit = wrapper.get_autocommit()
         except _DJANGO_ERRORS as exc:
@@ -156,7 +157,16 @@ class DjangoDriver:
                 "default): with autocommit off, its commits would commit the merchant's work too"
             )
         opened = _DjangoTransaction(self, wrapper)
-        opened.enter()
+        try:
+            opened.enter()
+        except LedgerError:
+            if kept is None or wrapper.connection is not None:  # a new one failed, or no break
+                raise
+            # kept by Django between calls and dropped by the server meanwhile (a restart, a
+            # failover): closed as broken by ``done``, so once more on a new one, as the
+            # ledger's own drivers do; nothing of the ledger's had run on it
+            opened = _DjangoTransaction(self, wrapper)
+            opened.enter()
         return opened
 
     def done(self, connection: Connection) -> None:
