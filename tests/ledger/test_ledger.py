@@ -820,3 +820,35 @@ async def test_a_rows_timestamps_are_utc_whatever_the_sessions_time_zone(
     assert row is not None and row.fulfilled_at is not None
     assert row.fulfilled_at.tzinfo is dt.timezone.utc
     assert before - dt.timedelta(minutes=1) < row.fulfilled_at < before + dt.timedelta(minutes=1)
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_schema_put_before_the_tables_on_the_search_path_gets_no_empty_ledger(
+    postgres_url: str, kind: str
+) -> None:
+    """The role's or database's ``search_path`` gains a schema ahead of the one holding the
+    ledger's table (``ALTER ROLE shop SET search_path = shop, public``): the table is still
+    found, and no empty one is created in the new schema, where it would hide every payment
+    already fulfilled and a replayed callback would be fulfilled again."""
+    import psycopg
+
+    from tests.support.postgres import fresh_database
+
+    url = fresh_database(postgres_url)
+    ran: list[str] = []
+    with Ledger(url) as earlier:
+        assert earlier.fulfil_once(paid(), lambda payment: ran.append("first")).fulfilled_now
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute("CREATE SCHEMA shop")
+        admin.execute(f"ALTER DATABASE {url.rsplit('/', 1)[1]} SET search_path = shop, public")
+    later = EitherLedger((AsyncLedger if kind == "async" else Ledger)(url))
+    try:
+        again = await later.fulfil_once(paid(), lambda payment: ran.append("again"))
+    finally:
+        await later.close()
+    assert again.already_fulfilled and ran == ["first"]
+    with psycopg.connect(url) as database:
+        tables = database.execute(
+            "SELECT schemaname FROM pg_tables WHERE tablename = 'paysdk_fulfilments'"
+        ).fetchall()
+    assert tables == [("public",)]

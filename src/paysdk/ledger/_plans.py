@@ -165,8 +165,13 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     """Create the table if it does not exist; migrate one made before accounts were part of a
     fulfilment's key, in the same transaction, keeping every row (as the account ``''``)."""
     yield Begin()
-    for statement in dialect.schema(table):
+    *lock, create = dialect.schema(table)
+    for statement in lock:
         yield Query(statement)
+    visible = dialect.visible()
+    seen: Rows | None = None if visible is None else (yield Query(visible, (table,)))
+    if seen is None or not seen.rows[0][0]:  # never a table hiding the one the path finds
+        yield Query(create)
     found: Rows = yield Query(*_sql.account_column(dialect, table))
     if found.rows[0][0] == 0:
         yield from add_account(dialect, table)

@@ -78,6 +78,13 @@ class Dialect:
         create = f"CREATE TABLE IF NOT EXISTS {table} " + _COLUMNS.format(ts=self.timestamp_type)
         return [*([self.schema_lock] if self.schema_lock else []), create]
 
+    def visible(self) -> str | None:
+        """Whether a table of the name ``?`` is found by the search path, wherever it is; ``None``
+        where names have no search path (SQLite). PostgreSQL's ``IF NOT EXISTS`` looks in the
+        first schema of the path alone, and would create there an empty table hiding one found
+        further on (a schema put ahead of it: ``search_path = shop, public``)."""
+        return "SELECT to_regclass(?) IS NOT NULL" if self.name == "postgresql" else None
+
 
 SQLITE = Dialect(
     "sqlite",
