@@ -122,3 +122,36 @@ def test_a_timeout_the_url_sets_wins_over_the_ledgers(postgres_url: str) -> None
         assert time.monotonic() - started < 5  # the URL's 200 ms, not the ledger's 30 s
         watchdog.cancel()
         holder.rollback()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async", "sqlalchemy-sync", "sqlalchemy-async"])
+@pytest.mark.parametrize("setting", ["lock_timeout", "statement_timeout"])
+async def test_a_wait_the_urls_timeout_cut_is_not_said_to_be_the_ledgers(
+    postgres_url: str, kind: str, setting: str
+) -> None:
+    """A lock wait cut by a timeout the URL's options set (which wins over the ledger's) is
+    reported as that setting's, never as the ledger's 30 s, which it did not wait."""
+    from tests.support.either_ledger import EitherLedger
+    from tests.support.engines import dispose, make_engine, open_ledger
+
+    direct = fresh_database(postgres_url)
+    with Ledger(direct) as setup:
+        setup.create_table()
+    url = f"{direct}?options=-c%20{setting}%3D200"
+    engine = make_engine(url, kind.removeprefix("sqlalchemy-")) if "sqlalchemy" in kind else None
+    if engine is not None:
+        made: Any = open_ledger(engine, timeout=30)
+    else:
+        made = (AsyncLedger if kind == "async" else Ledger)(url, timeout=30)
+    ledger = EitherLedger(made)
+    try:
+        with an_uncommitted_claim(direct), pytest.raises(LedgerError) as raised:
+            await ledger.fulfil_once(paid("order-1"), lambda p: None)
+    finally:
+        await ledger.close()
+        if engine is not None:
+            await dispose(engine)
+    assert f"than the {setting} its connection's options set: canceling statement" in str(
+        raised.value
+    )
+    assert "30s" not in str(raised.value) and "60s" not in str(raised.value)

@@ -565,6 +565,30 @@ def test_a_connection_the_server_dropped_while_idle_is_replaced_not_a_failed_cla
     assert connections[django_postgres].connection is not dropped
 
 
+def test_a_lock_wait_the_databases_options_cut_is_not_said_to_be_the_ledgers(
+    django_postgres: str,
+) -> None:
+    """``OPTIONS["options"]`` setting ``lock_timeout`` wins over the ledger's: a wait it cut is
+    reported as that setting's, not as the ledger's 30 s."""
+    from tests.support.postgres import an_uncommitted_claim
+
+    Fulfilment.objects.using(django_postgres).all().delete()
+    given = {"OPTIONS": {"options": "-c lock_timeout=200"}}
+    connections.settings["impatient"] = {**connections.settings[django_postgres], **given}
+    try:
+        with (
+            an_uncommitted_claim(url_of(django_postgres)),
+            pytest.raises(LedgerError) as raised,
+        ):
+            DjangoLedger("impatient", timeout=30).fulfil_once(paid(), lambda payment: None)
+    finally:
+        connections["impatient"].close()
+        del connections.settings["impatient"]
+    message = str(raised.value)
+    assert "than the lock_timeout its connection's options set: canceling statement" in message
+    assert "30s" not in message
+
+
 def test_a_postgresql_server_that_is_down_is_named_in_the_ledger_error() -> None:
     """psycopg's own connection error (``psycopg.OperationalError``, not one of
     ``psycopg.errors``) reads as the PostgreSQL ledger's, as on the other ledgers."""

@@ -104,10 +104,13 @@ def in_transaction(dialect: Dialect, driven: Any) -> bool:
     return bool(driven.info.transaction_status != 0)  # psycopg: not IDLE
 
 
-def error(exc: Exception, dialect: Dialect, database: str, timeout: float) -> LedgerError:
+def error(
+    exc: Exception, dialect: Dialect, database: str, timeout: float, options: str = ""
+) -> LedgerError:
     """The ledger's error for what SQLAlchemy raised (a DBAPIError, whose ``orig`` is the
     driver's, or the pool's TimeoutError), worded as the ledger's own drivers word it: which wait
-    ran out, which file is read-only or locked; ``database`` as `where` names it."""
+    ran out, which file is read-only or locked; ``database`` as `where` names it, ``options`` the
+    libpq options of the PostgreSQL connection that failed (``postgres_error``)."""
     if isinstance(exc, sqlalchemy.exc.TimeoutError):
         return LedgerError(
             f"the ledger's database {database!r} failed: the engine's pool gave no connection "
@@ -117,7 +120,7 @@ def error(exc: Exception, dialect: Dialect, database: str, timeout: float) -> Le
     if dialect is SQLITE and isinstance(orig, sqlite3.Error):
         failed = sqlite_error(orig, database, timeout)
     elif isinstance(orig, Exception) and type(orig).__module__.startswith("psycopg"):
-        failed = postgres_error(orig, timeout)
+        failed = postgres_error(orig, timeout, options=options)
     else:
         failed = LedgerError(f"the ledger's database {database!r} failed: {orig or exc}")
     if getattr(exc, "connection_invalidated", False):

@@ -58,9 +58,7 @@ class _DjangoTransaction:
             self.atomic.__enter__()
             self.open = True
             if self.driver.dialect is _sql.POSTGRES:
-                raw = self.wrapper.connection
-                options = getattr(getattr(raw, "info", None), "options", None) or ""
-                timeouts = local_timeouts(self.driver.timeout, options)
+                timeouts = local_timeouts(self.driver.timeout, libpq_options(self.wrapper))
                 for statement in [f"SET TRANSACTION {ISOLATION}", *timeouts]:
                     run_statement(self.wrapper, statement)
         except _DJANGO_ERRORS as exc:
@@ -112,6 +110,13 @@ def run_statement(
         return Rows(rows, int(cursor.rowcount))
     finally:
         cursor.close()
+
+
+def libpq_options(wrapper: BaseDatabaseWrapper) -> str:
+    """The libpq ``options`` Django's psycopg connection was opened with (``""`` if none, or no
+    connection is open): a timeout they set is the connection's, not the ledger's."""
+    info = getattr(wrapper.connection, "info", None)
+    return str(getattr(info, "options", None) or "")
 
 
 def _aware_timestamps(raw: Any) -> None:
@@ -192,7 +197,8 @@ class DjangoDriver:
             name = str(connections[self.using].settings_dict.get("NAME", ""))
             found = sqlite_error(cause, name, self.timeout)
         elif isinstance(cause, Exception) and type(cause).__module__.split(".")[0] == "psycopg":
-            found = postgres_error(cause, self.timeout)
+            options = libpq_options(connections[self.using])
+            found = postgres_error(cause, self.timeout, options=options)
         else:
             found = LedgerError(f"the ledger failed: {' '.join(str(cause).split())}")
         hint = ""

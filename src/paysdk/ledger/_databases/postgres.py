@@ -126,28 +126,43 @@ def _options_set(options: str) -> set[str]:
 
 
 @contextlib.contextmanager
-def failing_as_ledger_error(timeout: float) -> Generator[None]:
-    """Turn psycopg's errors in the block into the ledger's (``postgres_error``), chained."""
+def failing_as_ledger_error(timeout: float, options: str = "") -> Generator[None]:
+    """Turn psycopg's errors in the block into the ledger's (``postgres_error``, same
+    arguments), chained."""
     import psycopg
 
     try:
         yield
     except psycopg.Error as exc:
-        raise postgres_error(exc, timeout) from exc
+        raise postgres_error(exc, timeout, options=options) from exc
 
 
-def postgres_error(exc: Exception, timeout: float, secrets: tuple[str, ...] = ()) -> LedgerError:
+def postgres_error(
+    exc: Exception, timeout: float, secrets: tuple[str, ...] = (), *, options: str = ""
+) -> LedgerError:
     """The ledger's error for ``exc``, psycopg's, with ``secrets`` (the URL, its password) hidden;
-    a timed-out wait says which wait, and for how long (``timeout``: the ledger's)."""
+    a timed-out wait says which wait, and for how long: ``timeout``, the ledger's, unless the
+    libpq ``options`` the connection was opened with set that wait's timeout (which wins)."""
     import psycopg.errors
 
     detail = " ".join(scrub(str(exc), secrets).split())
+    given = _options_set(options)
     if isinstance(exc, psycopg.errors.LockNotAvailable):
+        if "lock_timeout" in given:
+            return LedgerError(
+                "the PostgreSQL ledger waited for a lock another transaction holds longer than "
+                f"the lock_timeout its connection's options set: {detail}"
+            )
         return LedgerError(
             f"the PostgreSQL ledger waited more than {timeout:g}s for a lock another "
             f"transaction holds (the ledger's timeout): {detail}"
         )
     if isinstance(exc, psycopg.errors.QueryCanceled):
+        if "statement_timeout" in given:
+            return LedgerError(
+                "a PostgreSQL ledger statement took longer than the statement_timeout its "
+                f"connection's options set: {detail}"
+            )
         return LedgerError(
             f"a PostgreSQL ledger statement took more than {2 * timeout:g}s (twice the "
             f"ledger's timeout): {detail}"

@@ -32,20 +32,21 @@ class AsyncPgConnection:
     def __init__(self, raw: psycopg.AsyncConnection[Any], timeout: float) -> None:
         self.raw = raw
         self.timeout = timeout
-        self.opening = opening(timeout, raw.info.options or "")
+        self.options = raw.info.options or ""
+        self.opening = opening(timeout, self.options)
 
     async def begin(self) -> None:
-        with failing_as_ledger_error(self.timeout):
+        with failing_as_ledger_error(self.timeout, self.options):
             await self.raw.execute(trusted(self.opening))
 
     async def execute(self, sql: str, params: Sequence[object]) -> Rows:
-        with failing_as_ledger_error(self.timeout):
+        with failing_as_ledger_error(self.timeout, self.options):
             cursor = await self.raw.execute(trusted(sql), list(params))
             rows = await cursor.fetchall() if cursor.description is not None else []
             return Rows(rows, cursor.rowcount)
 
     async def commit(self) -> None:
-        with failing_as_ledger_error(self.timeout):
+        with failing_as_ledger_error(self.timeout, self.options):
             await self.raw.commit()
 
     async def rollback(self) -> None:

@@ -82,8 +82,8 @@ class SQLAlchemyDriver:
     def close(self) -> None:
         """Nothing to close: the engine and its pool are the shop's."""
 
-    def error(self, exc: Exception) -> LedgerError:
-        return error(exc, self.dialect, self.database, self.timeout)
+    def error(self, exc: Exception, options: str = "") -> LedgerError:
+        return error(exc, self.dialect, self.database, self.timeout, options)
 
 
 class SQLAlchemyTransaction:
@@ -118,7 +118,7 @@ class SQLAlchemyTransaction:
         try:
             result = self.connection.exec_driver_sql(sql, tuple(params))
         except DATABASE_ERRORS as exc:
-            raise self.driver.error(exc) from exc
+            raise self.driver.error(exc, self._options()) from exc
         rows = [tuple(row) for row in result.fetchall()] if result.returns_rows else []
         return Rows(rows, result.rowcount)
 
@@ -126,7 +126,7 @@ class SQLAlchemyTransaction:
         try:
             self._bare("COMMIT")
         except DATABASE_ERRORS as exc:
-            raise self.driver.error(exc) from exc
+            raise self.driver.error(exc, self._options()) from exc
 
     def rollback(self) -> None:
         """Best effort: a connection left in its transaction is invalidated by ``finish``."""
@@ -149,6 +149,12 @@ class SQLAlchemyTransaction:
                 self.connection.invalidate()
         finally:
             self.connection.close()
+
+    def _options(self) -> str:
+        """The libpq options of the PostgreSQL connection (``""`` on SQLite): a timeout they set
+        is the connection's, not the ledger's."""
+        info = getattr(self.raw, "info", None)
+        return str(getattr(info, "options", None) or "")
 
     def _bare(self, sql: str) -> None:
         self.connection.exec_driver_sql(sql, (), BARE)

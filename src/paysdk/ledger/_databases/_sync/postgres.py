@@ -34,20 +34,21 @@ class PgConnection:
     def __init__(self, raw: psycopg.Connection[Any], timeout: float) -> None:
         self.raw = raw
         self.timeout = timeout
-        self.opening = opening(timeout, raw.info.options or "")
+        self.options = raw.info.options or ""
+        self.opening = opening(timeout, self.options)
 
     def begin(self) -> None:
-        with failing_as_ledger_error(self.timeout):
+        with failing_as_ledger_error(self.timeout, self.options):
             self.raw.execute(trusted(self.opening))
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
-        with failing_as_ledger_error(self.timeout):
+        with failing_as_ledger_error(self.timeout, self.options):
             cursor = self.raw.execute(trusted(sql), list(params))
             rows = cursor.fetchall() if cursor.description is not None else []
             return Rows(rows, cursor.rowcount)
 
     def commit(self) -> None:
-        with failing_as_ledger_error(self.timeout):
+        with failing_as_ledger_error(self.timeout, self.options):
             self.raw.commit()
 
     def rollback(self) -> None:
