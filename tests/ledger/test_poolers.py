@@ -155,3 +155,27 @@ async def test_a_wait_the_urls_timeout_cut_is_not_said_to_be_the_ledgers(
         raised.value
     )
     assert "30s" not in str(raised.value) and "60s" not in str(raised.value)
+
+
+def test_a_wait_in_pgbouncers_queue_ends_at_its_query_wait_timeout_as_a_ledger_error(
+    postgres_url: str,
+) -> None:
+    """Every server connection of PgBouncer's pool in use: the ledger's first statement waits in
+    PgBouncer's queue, which only PgBouncer's ``query_wait_timeout`` bounds (docs/fulfilment.md
+    says to set it no longer than the ledger's timeout); its end is a LedgerError that names it."""
+    direct = fresh_database(postgres_url)
+    with Ledger(direct) as setup:
+        setup.create_table()
+    settings = {"default_pool_size": 1, "query_wait_timeout": 1}
+    with throwaway_pgbouncer(postgres_url, "transaction", settings) as pooler:
+        pooled = through(pooler, direct)
+        with psycopg.connect(pooled) as holder:
+            holder.execute("SELECT 1")  # its transaction holds the pool's one server connection
+            started = time.monotonic()
+            with (
+                Ledger(pooled, timeout=30, create_table=False) as ledger,
+                pytest.raises(LedgerError, match="query_wait_timeout"),
+            ):
+                ledger.fulfil_once(paid("order-1"), lambda p: None)
+            assert time.monotonic() - started < 10  # PgBouncer's 1 s, not the ledger's 30 s
+            holder.rollback()
