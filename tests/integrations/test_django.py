@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.wsgi import WSGIHandler
+from django.db import connection, transaction
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.http.response import HttpResponseBase
 from django.template import engines
@@ -667,3 +672,159 @@ async def test_a_key_echoed_by_the_service_is_blotted_out_of_the_reasons_the_led
         "'KES'",
         "order-echo-body": "the callback view answered 422: " + "x" * 180 + "<secret key>",
     }
+
+
+# --- under ATOMIC_REQUESTS ---------------------------------------------------------------------
+
+
+def atomic_requests(monkeypatch: pytest.MonkeyPatch, *aliases: str) -> None:
+    """``ATOMIC_REQUESTS = True`` in the site's ``DATABASES`` entry of each of ``aliases``, as a
+    project's settings module may set it, for this test."""
+    for alias in aliases:
+        monkeypatch.setitem(settings.DATABASES[alias], "ATOMIC_REQUESTS", True)
+
+
+@pytest.fixture
+def order_tables() -> Iterator[None]:
+    """A shop's tables in the site's database: a payment row refers to its order's row by a
+    foreign key checked when its transaction commits, as Django's SQLite backend creates one."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TABLE shop_order (reference TEXT PRIMARY KEY)")
+        cursor.execute(
+            "CREATE TABLE shop_payment (reference TEXT NOT NULL REFERENCES shop_order (reference)"
+            " DEFERRABLE INITIALLY DEFERRED)"
+        )
+    yield
+    with connection.cursor() as cursor:
+        cursor.execute("DROP TABLE shop_payment")
+        cursor.execute("DROP TABLE shop_order")
+    connection.close()
+
+
+def test_under_atomic_requests_a_commit_that_fails_leaves_the_payment_to_the_retry(
+    client: paysdk.Client,
+    shop: Shop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    order_tables: None,
+) -> None:
+    """With ``ATOMIC_REQUESTS``, the ledger's view is outside the request's transaction: the
+    view's writes commit in its own ``transaction.atomic()`` before the ledger records the
+    payment, so a commit that fails (the order's row, which the payment's refers to, not
+    committed yet) is answered 500 with the payment released, and the retry fulfils it."""
+    atomic_requests(monkeypatch, "default")
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("INSERT INTO shop_payment VALUES (%s)", [payment.reference])
+            return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        browser = DjangoClient(raise_request_exception=False)
+        failed = browser.get(f"{PATH}?reference={REFERENCE}")
+        after_failure = ledger.row(REFERENCE)
+        with connection.cursor() as cursor:  # the checkout's transaction commits the order
+            cursor.execute("INSERT INTO shop_order VALUES (%s)", [REFERENCE])
+        retried = browser.get(f"{PATH}?reference={REFERENCE}")
+        after_retry = ledger.row(REFERENCE)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reference FROM shop_payment")
+            paid = cursor.fetchall()
+
+    assert failed.status_code == 500
+    assert after_failure is not None and after_failure.state == "released"
+    assert (retried.status_code, json.loads(retried.content)) == (200, {"status": "ok"})
+    assert after_retry is not None and after_retry.state == "fulfilled"
+    assert paid == [(REFERENCE,)]
+
+
+def test_under_atomic_requests_a_view_without_a_ledger_is_left_in_the_requests_transaction(
+    client: paysdk.Client, shop: Shop, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without a ledger nothing is committed around the view: Django's ``ATOMIC_REQUESTS``
+    applies to it as to any view."""
+    atomic_requests(monkeypatch, "default")
+    inside: list[bool] = []
+
+    @verified_callback(client, lookup=shop.lookup)
+    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+        inside.append(connection.in_atomic_block)
+        return JsonResponse({"status": "ok"})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    response = DjangoClient().get(f"{PATH}?reference={REFERENCE}")
+    connection.close()
+    assert (response.status_code, inside) == (200, [True])
+
+
+@pytest.mark.anyio
+async def test_under_atomic_requests_an_async_view_with_a_ledger_runs_once(
+    async_client: paysdk.AsyncClient,
+    shop: Shop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Django refuses ``ATOMIC_REQUESTS`` for an async view; the ledger's async view is
+    non-atomic, so it is served and fulfils once."""
+    atomic_requests(monkeypatch, "default")
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+
+        @verified_callback(async_client, lookup=shop.lookup, ledger=ledger)
+        async def payment_callback(
+            request: HttpRequest, payment: paysdk.VerifiedPayment
+        ) -> HttpResponseBase:
+            shop.fulfil(payment)
+            return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        answers = [await DjangoAsyncClient().get(f"{PATH}?reference={REFERENCE}") for _ in "12"]
+
+    assert [(r.status_code, json.loads(r.content)) for r in answers] == [
+        (200, {"status": "ok"}),
+        (200, {"status": "already_fulfilled"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == ([REFERENCE], 1)
+
+
+UNCONFIGURED = """
+import sys
+
+import paysdk
+from paysdk.integrations.django import verified_callback
+
+client = paysdk.Client(secret_key="sk_test_unconfigured", base_url="http://127.0.0.1:9")
+
+
+def payment_callback(request, payment):
+    return None
+
+
+verified_callback(client, lookup={}.get)(payment_callback)  # no ledger: Django's settings unread
+try:
+    verified_callback(client, lookup={}.get, ledger=paysdk.Ledger(sys.argv[1]))(payment_callback)
+except paysdk.ConfigurationError as error:
+    print(error)
+"""
+
+
+def test_a_ledgers_view_decorated_before_djangos_settings_are_configured_is_refused(
+    tmp_path: Path,
+) -> None:
+    """A views module imported before Django's settings are configured: the ledger's view, which
+    is non-atomic on each of Django's databases, cannot know them, and says so at once."""
+    env = {name: value for name, value in os.environ.items() if name != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run(
+        [sys.executable, "-c", UNCONFIGURED, str(tmp_path / "ledger.db")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "verified_callback with a ledger makes its view non-atomic" in done.stdout
+    assert "before the view is decorated" in done.stdout
+    assert "DJANGO_SETTINGS_MODULE" in done.stdout
+    assert not (tmp_path / "ledger.db").exists()

@@ -12,6 +12,9 @@ A bad callback never reaches the view: it is answered as
 With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
 once per payment, as the ledger's action, and only a success is recorded as fulfilled: see the
 fulfilment rule in [Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded).
+That view is non-atomic on every database under ``ATOMIC_REQUESTS``, so that the ledger's claim,
+the view and its record commit in that order; the view's writes that belong together go in a
+``transaction.atomic()`` block of its own.
 
 It is a Django app too: in ``INSTALLED_APPS``, ``manage.py migrate`` creates the ledger's table in
 the app's own database, ``DjangoLedger`` fulfils through Django's connection, and the admin shows
@@ -23,11 +26,13 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 
 from .._extras import missing_extra
 
 try:
+    from django.core.exceptions import ImproperlyConfigured
+    from django.db import connections, transaction
     from django.http import HttpRequest, HttpResponse, JsonResponse
     from django.http.response import HttpResponseBase
     from django.template.response import SimpleTemplateResponse
@@ -58,6 +63,7 @@ __all__ = ["DjangoLedger", "verified_callback"]
 publish(__name__, DjangoLedger)
 
 P = ParamSpec("P")
+V = TypeVar("V", bound=Callable[..., object])
 OnFailed = Callable[[HttpRequest, PaymentFailedError], object]
 """Called with a failed payment (to record it); may return the response to send instead."""
 
@@ -109,7 +115,8 @@ def verified_callback(
         The decorator.
 
     Raises:
-        ConfigurationError: the client, the ledger and the view are not of one kind.
+        ConfigurationError: the client, the ledger and the view are not of one kind, or a
+            ledger is given before Django's settings are configured.
         TypeError: (from the decorator) the view cannot take ``(request, payment)``.
     """
     if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
@@ -131,6 +138,7 @@ def _decorate_sync(
     check_view(view, ("request", "payment"))
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
+    aliases = () if ledger is None else _database_aliases()
     scrub = scrub_of(client)
 
     @functools.wraps(view)
@@ -157,7 +165,7 @@ def _decorate_sync(
         )
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
-    return callback_view
+    return _non_atomic(callback_view, aliases)
 
 
 def _decorate_async(
@@ -170,6 +178,7 @@ def _decorate_async(
     check_view(view, ("request", "payment"))
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
+    aliases = () if ledger is None else _database_aliases()
     scrub = scrub_of(client)
 
     @functools.wraps(view)
@@ -197,7 +206,32 @@ def _decorate_async(
         outcome = await afulfil(ledger, payment, run_view, scrub)
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
-    return callback_view
+    return _non_atomic(callback_view, aliases)
+
+
+def _database_aliases() -> tuple[str, ...]:
+    """Django's database aliases, each of which a ledger's view is non-atomic on.
+
+    Raises:
+        ConfigurationError: Django's settings are not configured (or its ``DATABASES`` are bad).
+    """
+    try:
+        return tuple(connections)
+    except ImproperlyConfigured as exc:
+        raise ConfigurationError(
+            "verified_callback with a ledger makes its view non-atomic on each of Django's "
+            "DATABASES (ATOMIC_REQUESTS), so Django's settings must be configured before the "
+            f"view is decorated: {exc}"
+        ) from exc
+
+
+def _non_atomic(view: V, aliases: tuple[str, ...]) -> V:
+    """``view`` outside the request's transaction on each of ``aliases`` (``ATOMIC_REQUESTS``):
+    the ledger commits its claim before the view runs and its record after, which a request's
+    transaction would commit last (or refuse, for ``DjangoLedger`` and an async view)."""
+    for alias in aliases:
+        view = transaction.non_atomic_requests(using=alias)(view)
+    return view
 
 
 def _checked(response: HttpResponseBase, scrub: Callable[[str], str]) -> HttpResponseBase:
