@@ -465,8 +465,8 @@ def test_under_atomic_requests_a_callback_view_fulfils_once_on_the_apps_database
 ) -> None:
     """With ``ATOMIC_REQUESTS`` on each of the app's databases (SQLite and PostgreSQL), the
     helper's view is outside the request's transactions, where DjangoLedger commits its claim and
-    its record: the view runs once, outside any transaction, and a view the merchant marks
-    non-atomic too is served alike."""
+    its record: the view runs once, outside any transaction, a view the merchant marks
+    non-atomic too is served alike, and a mismatched payment is recorded refused."""
     for database in ("sqlite", "postgres"):
         alias: str = request.getfixturevalue(f"django_{database}")
         monkeypatch.setitem(settings.DATABASES[alias], "ATOMIC_REQUESTS", True)
@@ -492,13 +492,16 @@ def test_under_atomic_requests_a_callback_view_fulfils_once_on_the_apps_database
     browser = DjangoClient()
     with client:
         answers = [browser.get(f"/{view}?reference=order-1042") for view in ("callback", "marked")]
+        mismatch = browser.get("/callback?reference=order-2001")
 
     assert [(r.status_code, json.loads(r.content)) for r in answers] == [
         (200, {"status": "ok"}),
         (200, {"status": "already_fulfilled"}),
     ]
+    assert (mismatch.status_code, json.loads(mismatch.content)) == (409, {"status": "mismatch"})
     assert (shop.fulfilled, shop.deliveries, in_a_transaction) == (["order-1042"], 1, [False])
-    assert Fulfilment.objects.using(using).get(reference="order-1042").state == "fulfilled"
+    states = dict(Fulfilment.objects.using(using).values_list("reference", "state"))
+    assert states == {"order-1042": "fulfilled", "order-2001": "refused"}
 
 
 @pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
