@@ -228,7 +228,15 @@ def _database_aliases() -> tuple[str, ...]:
 def _non_atomic(view: V, aliases: tuple[str, ...]) -> V:
     """``view`` outside the request's transaction on each of ``aliases`` (``ATOMIC_REQUESTS``):
     the ledger commits its claim before the view runs and its record after, which a request's
-    transaction would commit last (or refuse, for ``DjangoLedger`` and an async view)."""
+    transaction would commit last (or refuse, for ``DjangoLedger`` and an async view).
+
+    Args:
+        view: the view ``verified_callback`` returns with a ledger.
+        aliases: Django's database aliases, read when the view is decorated.
+
+    Returns:
+        ``view``, marked by ``transaction.non_atomic_requests`` for each alias.
+    """
     for alias in aliases:
         view = transaction.non_atomic_requests(using=alias)(view)
     return view
