@@ -20,7 +20,7 @@ from paysdk.ledger import (
     LedgerError,
     Outcome,
     UnverifiedPaymentError,
-    _plans,
+    _checks,
     _sql,
 )
 from tests.support.either_ledger import EitherLedger, MakeLedger, paid
@@ -380,7 +380,7 @@ def test_each_reserved_table_name_is_one_its_database_refuses(ledger_url: str) -
     dialect = _sql.SQLITE if backend == "sqlite" else _sql.POSTGRES
     with _raw_connection(ledger_url) as (execute, refused):
         accepted = []
-        for word in [*sorted(_plans.RESERVED_WORDS[backend]), "shop_fulfilments"]:
+        for word in [*sorted(_checks.RESERVED_WORDS[backend]), "shop_fulfilments"]:
             with contextlib.suppress(refused):
                 for statement in dialect.schema(word):
                     execute(statement)

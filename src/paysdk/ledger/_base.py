@@ -12,7 +12,7 @@ from .._core.config import check_account
 from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
-from . import _plans, _sql
+from . import _checks, _plans, _sql
 from ._rows import FulfilResult, LedgerRow
 from ._steps import LedgerPlan
 
@@ -123,8 +123,8 @@ class BaseLedger:
     ) -> None:
         """Check and keep what every ledger takes, then open its driver (``_open_driver``): the
         one step a ledger on another connection (Django's, SQLAlchemy's) shares with this one."""
-        self.lease: dt.timedelta = _plans.check_lease(lease)
-        self.table: str = _plans.check_table(table, self._backend)
+        self.lease: dt.timedelta = _checks.check_lease(lease)
+        self.table: str = _checks.check_table(table, self._backend)
         if not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
             raise ConfigurationError(
                 f"timeout must be a positive number of seconds, at most {MAX_TIMEOUT:g} (the "
@@ -144,7 +144,7 @@ class BaseLedger:
         )
 
     def _fulfil_plan(self, payment: object) -> LedgerPlan[FulfilResult[Any]]:
-        checked = _plans.check_payable(payment)
+        checked = _checks.check_payable(payment)
         # recording what an action did is tried for twice the timeout (60 s by default), so a
         # database restart or failover of a few seconds never leaves an action that ran unrecorded
         return _plans.fulfil_once(
@@ -154,7 +154,7 @@ class BaseLedger:
     def _resolve_plan(self, reference: str, ran: object, account: object) -> LedgerPlan[LedgerRow]:
         if not isinstance(ran, bool):
             raise ConfigurationError(f"resolve needs ran=True or ran=False, not {quoted(ran)}")
-        (checked,) = _plans.check_references([reference])
+        (checked,) = _checks.check_references([reference])
         return _plans.resolve(
             self._driver.dialect, self.table, checked, ran=ran, account=check_account(account)
         )
@@ -162,19 +162,19 @@ class BaseLedger:
     def _rows_plan(
         self, after: object, limit: object, state: object, account: object
     ) -> LedgerPlan[list[LedgerRow]]:
-        checked, label = _plans.check_state(state), check_account(account)
+        checked, label = _checks.check_state(state), check_account(account)
         if not isinstance(after, str):  # None would compare with NULL: no rows, silently
             raise ConfigurationError(
                 f'after must be a reference (a str, "" for the first page), not '
                 f"{type(after).__name__}"
             )
-        if not _plans.stored_as_is(after):  # PostgreSQL refuses a NUL; no UTF-8 has a surrogate
+        if not _checks.stored_as_is(after):  # PostgreSQL refuses a NUL; no UTF-8 has a surrogate
             raise ConfigurationError(
                 f"after must be a reference (the last of the previous page), and no reference "
                 f"holds a NUL or a lone surrogate, as {after[:40]!r} does"
             )
         # a LIMIT is a signed 64-bit integer, as amounts are
-        most = min(check_limit(limit, "limit"), _plans.AMOUNTS.stop - 1)
+        most = min(check_limit(limit, "limit"), _checks.AMOUNTS.stop - 1)
         return _plans.rows_after(self._driver.dialect, self.table, after, most, checked, label)
 
     def _set_aside_plan(
@@ -184,8 +184,8 @@ class BaseLedger:
         reason: object,
         account: object = "",
     ) -> LedgerPlan[LedgerRow]:
-        target = _plans.set_aside_target(
-            payment, _plans.check_reason(reason), check_account(account)
+        target = _checks.set_aside_target(
+            payment, _checks.check_reason(reason), check_account(account)
         )
         verified = payment if isinstance(payment, VerifiedPayment) else None
         return _plans.set_aside(self._driver.dialect, self.table, target, state, verified)

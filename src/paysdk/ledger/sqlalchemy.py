@@ -27,7 +27,7 @@ except ModuleNotFoundError as _missing:  # pragma: no cover - the extra installs
     ) from None
 
 from .._errors import ConfigurationError
-from . import _plans
+from . import _checks
 from ._async.ledger import AsyncLedger
 from ._base import DEFAULT_LEASE, BaseLedger
 from ._databases import alchemy as _alchemy
@@ -177,7 +177,7 @@ def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sq
     Raises:
         ConfigurationError: ``name`` is not a plain or ``schema.table`` identifier.
     """
-    schema, _, table = _plans.check_table(name).rpartition(".")
+    schema, _, table = _checks.check_table(name).rpartition(".")
     timestamp = sqlalchemy.DateTime(timezone=True).with_variant(sqlalchemy.Text(), "sqlite")
     text = sqlalchemy.Text
     return sqlalchemy.Table(

@@ -15,7 +15,7 @@ from ..._core import expected_for, same_currency
 from ..._errors import PaymentNotFoundError, PaymentVerificationError
 from ..._errors.quoting import quoted
 from ..._models.verified import VerifiedPayment
-from .._plans import stored_as_is
+from .._checks import stored_as_is
 from .._rows import FulfilResult
 from .._steps import (
     Checked,

@@ -12,7 +12,7 @@ from ..._client.tracing import call_span
 from ..._core.closing import Closes
 from ..._core.config import check_account
 from ..._models.verified import VerifiedPayment
-from .. import _plans
+from .. import _checks, _plans
 from .._base import BaseLedger, check_limit, needs_lookup
 from .._databases.driver import Driver
 from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
@@ -82,7 +82,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
                 holds one that is not a string.
             LedgerError: the database failed or refused (the cause is chained).
         """
-        label, checked = check_account(account), _plans.check_references(references)
+        label, checked = check_account(account), _checks.check_references(references)
         return self._run(_plans.rows_for(self._driver.dialect, self.table, checked, label))
 
     def row(self, reference: str, *, account: str = "") -> LedgerRow | None:
