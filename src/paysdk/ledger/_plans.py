@@ -77,6 +77,28 @@ _LABEL_EACH = (
     "(paysdk.Client(account='lagos-1'), or with_options(secret_key=..., account=...))"
 )
 
+_SPLIT_BY_PAYMENT = (
+    "{reference!r} was verified with another account's key than the payments this ledger holds "
+    "without an account, and neither client names its account: their references could "
+    "collide. {label_each}; nothing was run",
+    "{reference!r} was verified with a key whose payments this ledger holds under {held}, and "
+    "its client names {named}: under two labels each of the key's payments would be fulfilled "
+    "twice. Label every client of one key alike (Client(account=...)), to the letter; nothing "
+    "was run",
+)
+_SPLIT_BY_RECONCILE = (
+    "this client's key is not the one the payments this ledger holds without an account were "
+    "verified with, and the client names no account: reconcile would read another account's "
+    "payments as its own. {label_each}; nothing was listed",
+    "this client's key verified payments this ledger holds under {held}, and the client names "
+    "{named}: reconcile would find none of them, report each as missed, and with fulfil= "
+    "fulfil it again. Reconcile with the client labelled as the callback view's is "
+    "(Client(account=...); paysdk reconcile --account), the same label to the letter; nothing "
+    "was listed",
+)
+"""What ``_refuse_split`` says (``str.format`` templates) for ``check_key`` and for
+``check_reconciled_key``."""
+
 
 def check_key(
     dialect: _sql.Dialect, table: str, payment: VerifiedPayment | None, *, recorded: bool = False
@@ -96,21 +118,35 @@ def check_key(
     if recorded and dialect.key_lock is not None and found.rows[0][0] is None:
         yield Query(dialect.key_lock)
         found = yield read  # read again once every earlier first row is committed
-    elsewhere, ends = _key_rows_found(found, account)
+    _refuse_split(found, account, key, _SPLIT_BY_PAYMENT, payment.reference)
+
+
+def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[None]:
+    """Refuse (ConfigurationError) to reconcile a client whose rows would not be its own, as
+    ``check_key`` refuses a payment: reconcile would report the key's fulfilled payments as
+    missed, and with ``fulfil`` fulfil them again. A client with no key passes."""
+    if not issuer:
+        return
+    found = yield from _read(_sql.key_rows(table), (account, issuer, "", issuer, issuer))
+    _refuse_split(found, account, issuer, _SPLIT_BY_RECONCILE)
+
+
+def _refuse_split(
+    found: Rows, account: str, key: str, refusals: tuple[str, str], reference: str = ""
+) -> None:
+    """Raise ConfigurationError, saying ``refusals``' first or second, if ``key_rows``' answer
+    shows an unlabelled client's key is not the unlabelled rows' one, or that another label than
+    ``account`` holds rows of the key."""
+    _, least, greatest, *ends = found.rows[0]
     if not account and any(end not in (None, key) for end in ends):
-        raise ConfigurationError(
-            f"{payment.reference!r} was verified with another account's key than the "
-            "payments this ledger holds without an account, and neither client names its "
-            f"account: their references could collide. {_LABEL_EACH}; nothing was run"
-        )
+        raise ConfigurationError(refusals[0].format(reference=reference, label_each=_LABEL_EACH))
+    labels = (str(label) for label in (least, greatest) if label is not None)
+    elsewhere = next((label for label in labels if label != account), None)
     if elsewhere is not None:
-        held, named = (_account_named(label) for label in (str(elsewhere), account))
-        raise ConfigurationError(
-            f"{payment.reference!r} was verified with a key whose payments this ledger holds "
-            f"under {held}, and its client names {named}: under two labels each of the key's "
-            "payments would be fulfilled twice. Label every client of one key alike "
-            "(Client(account=...)), to the letter; nothing was run"
+        held, named = (
+            f"account {label!r}" if label else "no account" for label in (elsewhere, account)
         )
+        raise ConfigurationError(refusals[1].format(reference=reference, held=held, named=named))
 
 
 def check_label_case(
@@ -156,46 +192,6 @@ def label_in_another_case(
     found = yield from _read(_sql.label_rows(dialect, table), (account, "", account, account))
     own, held = found.rows[0]
     return str(held) if own is None and held is not None else None
-
-
-def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[None]:
-    """Refuse (ConfigurationError) to reconcile a client whose rows would not be its own: an
-    unlabelled client whose key's fingerprint (``issuer``) is not the unlabelled rows', or any
-    client whose key verified rows held under another label (left out, added or respelled).
-    Either way reconcile would report the key's fulfilled payments as missed, and with
-    ``fulfil`` fulfil them again. A client with no key passes."""
-    if not issuer:
-        return
-    found = yield from _read(_sql.key_rows(table), (account, issuer, "", issuer, issuer))
-    elsewhere, ends = _key_rows_found(found, account)
-    if not account and any(end not in (None, issuer) for end in ends):
-        raise ConfigurationError(
-            "this client's key is not the one the payments this ledger holds without an "
-            "account were verified with, and the client names no account: reconcile would read "
-            f"another account's payments as its own. {_LABEL_EACH}; nothing was listed"
-        )
-    if elsewhere is not None:
-        held, named = (_account_named(label) for label in (str(elsewhere), account))
-        raise ConfigurationError(
-            f"this client's key verified payments this ledger holds under {held}, and the "
-            f"client names {named}: reconcile would find none of them, report each as missed, "
-            f"and with fulfil= fulfil it again. Reconcile with the client labelled as the "
-            f"callback view's is (Client(account=...); paysdk reconcile --account), the same "
-            f"label to the letter; nothing was listed"
-        )
-
-
-def _key_rows_found(found: Rows, account: str) -> tuple[str | None, list[object]]:
-    """``key_rows``' answer: a label other than ``account`` holding a row of the key (or
-    ``None``), and the two ends of the unlabelled rows' key fingerprints."""
-    _, least, greatest, *ends = found.rows[0]
-    labels = (str(label) for label in (least, greatest) if label is not None)
-    return next((label for label in labels if label != account), None), ends
-
-
-def _account_named(label: str) -> str:
-    """An account label for a message: ``account 'lagos-1'``, or ``no account``."""
-    return f"account {label!r}" if label else "no account"
 
 
 def retire_key(table: str) -> LedgerPlan[int]:
