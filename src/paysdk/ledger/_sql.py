@@ -355,35 +355,27 @@ def count_rows(table: str) -> str:
     return f"SELECT count(*) FROM {table}"
 
 
+KEY_INDEXES = {"_verified_by": ("account", "verified_by"), "_by_key": ("verified_by", "account")}
+"""The two indexes ``key_rows`` reads (by name suffix, ``index_name``), each a few entries however
+many rows and labels the table holds: the key fingerprints by account (the unlabelled rows' keys,
+and a key's rows under its account), and the accounts by key fingerprint (the labels a key's rows
+are held under)."""
+
+
 def key_indexes(dialect: Dialect, table: str) -> list[str]:
-    """The two indexes ``key_rows`` reads, each a few entries however many rows and labels the
-    table holds: the key fingerprints by account (the unlabelled rows' keys, and a key's rows
-    under its account), and the accounts by key fingerprint (the labels a key's rows are held
-    under)."""
+    """The statements that make ``KEY_INDEXES`` on ``table`` unless they exist."""
     schema, dot, name = table.rpartition(".")
     made: list[str] = []
-    for index, columns in (
-        (verified_by_index_name(name), "account, verified_by"),
-        (by_key_index_name(name), "verified_by, account"),
-    ):
+    for suffix, columns in KEY_INDEXES.items():
+        index, on = index_name(name, suffix), ", ".join(columns)
         if dialect.name == "postgresql":  # the index goes in its table's schema
-            made.append(f"CREATE INDEX IF NOT EXISTS {index} ON {table} ({columns})")
+            made.append(f"CREATE INDEX IF NOT EXISTS {index} ON {table} ({on})")
         else:
-            made.append(f"CREATE INDEX IF NOT EXISTS {schema}{dot}{index} ON {name} ({columns})")
+            made.append(f"CREATE INDEX IF NOT EXISTS {schema}{dot}{index} ON {name} ({on})")
     return made
 
 
-def verified_by_index_name(name: str) -> str:
-    """``{name}_verified_by``, the index on (account, verified_by) (``_index_name``)."""
-    return _index_name(name, "_verified_by")
-
-
-def by_key_index_name(name: str) -> str:
-    """``{name}_by_key``, the index on (verified_by, account) (``_index_name``)."""
-    return _index_name(name, "_by_key")
-
-
-def _index_name(name: str, suffix: str) -> str:
+def index_name(name: str, suffix: str) -> str:
     """``{name}{suffix}``, within PostgreSQL's 63 characters: cut there, a long table's index
     would be named as the table itself (so never made) or as another table's."""
     index = f"{name}{suffix}"

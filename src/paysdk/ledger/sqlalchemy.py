@@ -34,7 +34,7 @@ from ._databases import alchemy as _alchemy
 from ._databases._async.alchemy import AsyncSQLAlchemyDriver
 from ._databases._sync.alchemy import SQLAlchemyDriver
 from ._databases.driver import AsyncDriver, Driver
-from ._sql import DEFAULT_TABLE, Dialect, by_key_index_name, verified_by_index_name
+from ._sql import DEFAULT_TABLE, KEY_INDEXES, Dialect, index_name
 from ._sync.ledger import Ledger
 
 if TYPE_CHECKING:
@@ -197,7 +197,9 @@ def ledger_table(metadata: sqlalchemy.MetaData, name: str = DEFAULT_TABLE) -> sq
         sqlalchemy.Column("account", text, nullable=False, server_default=sqlalchemy.text("''")),
         sqlalchemy.Column("verified_by", text),
         sqlalchemy.PrimaryKeyConstraint("account", "reference"),
-        sqlalchemy.Index(verified_by_index_name(table), "account", "verified_by"),
-        sqlalchemy.Index(by_key_index_name(table), "verified_by", "account"),
+        *(
+            sqlalchemy.Index(index_name(table, suffix), *columns)
+            for suffix, columns in KEY_INDEXES.items()
+        ),
         schema=schema or None,
     )
