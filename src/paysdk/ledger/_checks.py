@@ -1,6 +1,5 @@
-"""The checks a ledger makes of what it is given, before any plan is built: a bad table, lease,
-payment, reason, reference or state is a ConfigurationError (or a refusal of its own), raised
-before any I/O; and the text every database stores as it is (``storable``)."""
+"""What a ledger checks of what it is given (a table, lease, payment, reason, reference, state)
+before any plan is built or I/O done, and the text every database stores as it is."""
 
 from __future__ import annotations
 
@@ -166,16 +165,10 @@ def check_reason(reason: object) -> str:
 def set_aside_target(
     payment: object, reason: str, account: str = ""
 ) -> tuple[str, str, int, str, str]:
-    """The account, reference, amount, currency and reason to record for a payment (its own
-    account) or a bare reference (of ``account``).
-
-    An amount the ledger cannot hold (beyond ``AMOUNTS``) is recorded as 0, as a bare
-    reference's is, and the reason says what it was: the refusal is recorded all the same. The
-    currency and the reason are recorded ``storable``.
-
-    Raises:
-        ConfigurationError: ``account`` names another account than the payment's own.
-    """
+    """What to record for a payment (its own account: ConfigurationError if ``account`` names
+    another) or a bare reference (of ``account``): account, reference, amount, and currency and
+    reason as ``storable`` makes them. An amount beyond ``AMOUNTS`` is recorded as 0, as a bare
+    reference's is, and the reason says what it was: the refusal is recorded all the same."""
     reason = storable(reason)
     if not isinstance(payment, VerifiedPayment):
         return account, check_reference(payment), 0, "", reason

@@ -103,13 +103,10 @@ _SPLIT_BY_RECONCILE = (
 def check_key(
     dialect: _sql.Dialect, table: str, payment: VerifiedPayment | None, *, recorded: bool = False
 ) -> LedgerPlan[None]:
-    """After a write, refuse (ConfigurationError; the write is rolled back) a payment whose key's
-    rows would be split between accounts: an unlabelled payment verified with another key than
-    the ledger's unlabelled rows (the two accounts' references could collide), or one whose key
-    verified rows held under another label (each payment would be fulfilled once under each).
-    One statement (``key_rows``), read again under ``Dialect.key_lock`` for the key's first row
-    under its account (``recorded``: the write holds the fingerprint): a PostgreSQL transaction
-    sees only committed rows beside its own, and a later row's conflicts see a committed one."""
+    """After a write, refuse (ConfigurationError; rolled back) a payment whose key's rows would
+    be split between accounts (``_refuse_split``). ``key_rows`` is read again under
+    ``Dialect.key_lock`` for the key's first row under its account (``recorded``): a PostgreSQL
+    transaction sees only committed rows beside its own, and a later row's conflicts see it."""
     if payment is None or not payment.verified_by:
         return  # only a payment whose key is known is checked
     account, key = payment.account, payment.verified_by
@@ -134,9 +131,10 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
 def _refuse_split(
     found: Rows, account: str, key: str, refusals: tuple[str, str], reference: str = ""
 ) -> None:
-    """Raise ConfigurationError, saying ``refusals``' first or second, if ``key_rows``' answer
-    shows an unlabelled client's key is not the unlabelled rows' one, or that another label than
-    ``account`` holds rows of the key."""
+    """Raise ConfigurationError (``refusals``' first or second) if ``key_rows``' answer shows an
+    unlabelled client's key is not the unlabelled rows' (the two accounts' references could
+    collide), or another label than ``account`` holds the key's rows (each payment would be
+    fulfilled once under each)."""
     _, least, greatest, *ends = found.rows[0]
     if not account and any(end not in (None, key) for end in ends):
         raise ConfigurationError(refusals[0].format(reference=reference, label_each=_LABEL_EACH))
@@ -183,10 +181,9 @@ def check_label_case(
 def label_in_another_case(
     dialect: _sql.Dialect, table: str, account: str
 ) -> LedgerPlan[str | None]:
-    """The label the ledger holds rows under that equals ``account`` but for case, if
-    ``account`` holds none (``None`` otherwise): what a listing of ``account`` that found
-    nothing names (``paysdk ledger list --account Lagos-1`` for ``lagos-1``). One statement,
-    ``check_label_case``'s, which walks the labels only when ``account`` holds no row."""
+    """The label equal to ``account`` but for case that holds rows, if ``account`` holds none
+    (else ``None``): what ``paysdk ledger list --account Lagos-1`` names on finding nothing.
+    ``check_label_case``'s statement, which walks the labels only when ``account`` holds none."""
     if not account:
         return None
     found = yield from _read(_sql.label_rows(dialect, table), (account, "", account, account))
@@ -195,9 +192,8 @@ def label_in_another_case(
 
 
 def retire_key(table: str) -> LedgerPlan[int]:
-    """Clear the unlabelled rows' key fingerprints in one transaction, so that a rotated key's
-    payments are fulfilled and its old rows still answer a replayed callback; how many rows it
-    cleared."""
+    """Clear the unlabelled rows' key fingerprints, so that a rotated key's payments are fulfilled
+    and its old rows still answer a replayed callback; how many rows it cleared."""
     yield Begin()
     cleared: Rows = yield Query(_sql.retire_keys(table))
     yield Commit()
@@ -317,8 +313,7 @@ def write_retrying(
     """Run ``query`` in a write transaction of its own, trying again after a LedgerError (the
     driver replaces a broken connection) until it commits (its rows) or ``budget`` seconds passed
     by ``monotonic`` (the last error is raised). Only for a write that may run twice (a commit
-    whose answer was lost may have happened) and match what it did: the claim's token stays.
-    """
+    whose answer was lost may have happened) and match what it did: the claim's token stays."""
     deadline = monotonic() + budget
     pause = FIRST_PAUSE
     while True:
@@ -365,9 +360,8 @@ def set_aside(
     payment: VerifiedPayment | None = None,
 ) -> LedgerPlan[LedgerRow]:
     """Record why a payment is not fulfilled (``state``; ``target``: ``set_aside_target``'s)
-    unless it is fulfilled or claimed, and return its row as it now is. ``payment`` is refused as
-    ``fulfil_once`` refuses it (``check_key``); a bare reference's label (``payment`` ``None``)
-    as ``check_label_case`` refuses it."""
+    unless it is fulfilled or claimed; its row as it now is. ``payment`` is checked by
+    ``check_key``, a bare reference's label (``payment`` ``None``) by ``check_label_case``."""
     account, reference, amount, currency, reason = target
     yield Begin()
     yield Query(
@@ -384,8 +378,7 @@ def set_aside(
 def rows_for(
     dialect: _sql.Dialect, table: str, references: Sequence[str], account: str = ""
 ) -> LedgerPlan[dict[str, LedgerRow]]:
-    """The ledger rows of these references of one account (those that have one), in one
-    query."""
+    """The rows of these references of one account (those that have one), in one query."""
     found = yield from _select_many(dialect, table, references, account, _sql.row(dialect))
     rows = (LedgerRow._from_db(row) for row in found)
     return {row.reference: row for row in rows}
@@ -394,8 +387,7 @@ def rows_for(
 def found_for(
     dialect: _sql.Dialect, table: str, references: Sequence[str], account: str = ""
 ) -> LedgerPlan[dict[str, Found]]:
-    """What reconcile compares of the rows of these references of one account (those that have
-    one), in one query."""
+    """What reconcile compares of the rows of these references of one account, in one query."""
     found = yield from _select_many(dialect, table, references, account, _sql.found(dialect))
     return {row[0]: Found._make(row) for row in found}
 
@@ -416,8 +408,7 @@ def _select_many(
 def rows_after(
     dialect: _sql.Dialect, table: str, after: str, limit: int, state: str | None, account: str = ""
 ) -> LedgerPlan[list[LedgerRow]]:
-    """The next page of one account's rows (of ``state``, or all), in reference order, after
-    ``after``."""
+    """The next page of one account's rows (of ``state``, or all) after ``after``, in order."""
     found = yield from _read(*_sql.rows_page(dialect, table, account, state, after, limit))
     return [LedgerRow._from_db(row) for row in found.rows]
 
@@ -425,7 +416,6 @@ def rows_after(
 def fulfilled_references_after(
     table: str, after: str, limit: int, account: str = ""
 ) -> LedgerPlan[list[str]]:
-    """The references of the next page of one account's fulfilled rows, in order, after
-    ``after``."""
+    """The next page of one account's fulfilled references after ``after``, in order."""
     found = yield from _read(_sql.fulfilled_references_page(table), (account, after, limit))
     return [str(row[0]) for row in found.rows]
