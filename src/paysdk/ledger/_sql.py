@@ -3,8 +3,7 @@
 Statements use ``?`` placeholders (``Dialect`` turns them into the driver's). Timestamps are UTC:
 ``timestamptz``, or on SQLite fixed-width ISO 8601 text (``2026-11-23T13:00:00.000000Z``), which
 sorts as time does. "Now" is the database's clock, never a worker's, so workers whose clocks
-disagree still agree on whether a claim is live (``current_state``).
-"""
+disagree still agree on whether a claim is live (``current_state``)."""
 
 from __future__ import annotations
 
@@ -60,9 +59,8 @@ class Dialect:
     arrays: bool = False
     """``reference = ANY(?)`` with one array parameter, rather than ``IN (?, ?, ...)``."""
     ascii_lower: str = "lower({})"
-    """An expression in lower case, ASCII letters alone folded, whatever the database's locale:
-    PostgreSQL's ``lower`` folds by the collation's, where a Turkish one makes ``I`` a dotless
-    ``\u0131``. SQLite's folds ASCII alone."""
+    """An expression in lower case, ASCII letters alone folded (SQLite's ``lower`` folds ASCII
+    alone; PostgreSQL's by the collation, where a Turkish one makes ``I`` a dotless ``\u0131``)."""
 
     def sql(self, text: str) -> str:
         """``text``, a statement with ``?`` placeholders, in the driver's parameter style. In the
@@ -298,8 +296,7 @@ OLD_COLUMNS = (
 
 def sqlite_rebuild(dialect: Dialect, table: str) -> tuple[str, list[str], str]:
     """SQLite cannot change a primary key in place: the new table's name, the statements that
-    make it and copy every row in (as the account ``''``), and the one that counts its rows;
-    the plan compares that count with the old table's before ``sqlite_swap``."""
+    make it and copy every row in (as the account ``''``), and the one that counts its rows."""
     schema, dot, name = table.rpartition(".")
     new = f"{schema}{dot}{name}_paysdk_accounts"
     create = f"CREATE TABLE {new} " + _COLUMNS.format(ts=dialect.timestamp_type)
@@ -420,12 +417,11 @@ def unlabelled_rows(table: str) -> str:
 
 
 def key_rows(table: str) -> str:
-    """What a key's payments are checked against, in one round trip of index reads (none grows
-    with the rows or the labels): a row of the account and key other than the given reference
-    (1, or NULL: none yet), the least and greatest label holding a row the key verified (either
-    differs from the account if another does), and the least and greatest key fingerprint of
-    the unlabelled rows, which differ only if two keys wrote such rows. Parameters: account,
-    fingerprint, reference, fingerprint, fingerprint."""
+    """What a key's payments are checked against, in one round trip of index reads that do not
+    grow with the rows or labels: a row of the account and key but the given reference (1, or
+    NULL), the least and greatest label holding a row of the key (either differs from the account
+    if another does), and the least and greatest key of the unlabelled rows (differing if two
+    keys wrote them). Parameters: account, fingerprint, reference, fingerprint, fingerprint."""
     labelled = f"SELECT account FROM {table} WHERE verified_by = ? ORDER BY account"
     unlabelled = (
         f"SELECT verified_by FROM {table} WHERE account = '' AND verified_by IS NOT NULL "
