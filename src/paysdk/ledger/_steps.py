@@ -2,8 +2,7 @@
 ``paysdk._core.steps``). Each is a named tuple (one is made per statement: about half a frozen
 dataclass's cost); a step outside ``LEDGER_STEPS`` or ``RECONCILE_STEPS`` is the plan's bug,
 refused by ``drive`` with a TypeError. Named tuples with no fields are equal
-(``Commit() == Act()``): tell steps apart by their type, never by ``==``.
-"""
+(``Commit() == Act()``): tell steps apart by their type, never by ``==``."""
 
 from __future__ import annotations
 

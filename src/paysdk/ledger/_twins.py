@@ -1,7 +1,6 @@
 """Where the sync and async ledgers genuinely differ, in small helpers kept out of ``_async/``:
 ``scripts/unasync.py`` renames each ``async_`` one (and ``AsyncFulfilOnce``, whose signatures
-differ) to its plain-named twin here, so the generated code calls the sync ones.
-"""
+differ) to its plain-named twin here, so the generated code calls the sync ones."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
 """What the SQLAlchemy drivers (``_async/alchemy.py``, its ``_sync`` twin) share: which engines
-they take, whether a connection is in a transaction, what a database error means.
-
-Their connections run in SQLAlchemy's ``AUTOCOMMIT`` mode so that the ledger writes its own
-``BEGIN``: SQLite's ``BEGIN IMMEDIATE`` (the write lock before the claim is read), PostgreSQL's
-``BEGIN; SET LOCAL ...`` (the timeouts, in its round trip).
+they take, whether a connection is in a transaction, what a database error means. Their
+connections run in ``AUTOCOMMIT`` mode so that the ledger writes its own ``BEGIN``: SQLite's
+``BEGIN IMMEDIATE`` (the write lock before the claim is read), PostgreSQL's with its timeouts.
 """
 
 from __future__ import annotations

@@ -1,9 +1,8 @@
 """The ledger's driver (its shell: ``.._django``) on the calling thread's connection to the
-merchant's Django database, SQLite or PostgreSQL: the same plans and SQL as ``Ledger``.
-
-Each transaction is a ``transaction.atomic`` block of its own, committed before the action runs
-and again after; a call inside the merchant's transaction is refused (``DjangoDriver.begin``).
-Waits are bounded by the ledger's timeout: ``SET LOCAL`` on PostgreSQL, on SQLite the ledger's
+merchant's Django database, SQLite or PostgreSQL: the same plans and SQL as ``Ledger``. Each
+transaction is a ``transaction.atomic`` block of its own, committed before the action runs and
+again after; one inside the merchant's transaction is refused (``DjangoDriver.begin``). Waits are
+bounded by the ledger's timeout: ``SET LOCAL`` on PostgreSQL, on SQLite the ledger's
 ``busy_timeout`` for the transaction (then Django's again).
 """
 

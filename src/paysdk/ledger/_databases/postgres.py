@@ -1,10 +1,9 @@
 """The PostgreSQL backend through psycopg 3, as its drivers (``_async/postgres.py``, its ``_sync``
-twin) share it: many workers on many machines share one ledger.
-
-Every wait is bounded by the ledger's timeout; a statement by twice it, an idle transaction by
-ten times. For a pooler (PgBouncer): no startup parameter (it refuses what it cannot track),
-timeouts by ``SET LOCAL`` in the ``BEGIN``'s round trip, nothing prepared (the next transaction
-may run on another server connection).
+twin) share it: many workers on many machines share one ledger. Every wait is bounded by the
+ledger's timeout; a statement by twice it, an idle transaction by ten times. For a pooler
+(PgBouncer): no startup parameter (it refuses what it cannot track), timeouts by ``SET LOCAL`` in
+the ``BEGIN``'s round trip, nothing prepared (the next transaction may run on another server
+connection).
 """
 
 from __future__ import annotations

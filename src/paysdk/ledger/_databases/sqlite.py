@@ -1,9 +1,7 @@
 """The SQLite backend (standard library): one file, many threads and processes on one machine.
-
-WAL lets readers run beside the one writer; ``BEGIN IMMEDIATE`` takes the write lock before
-the claim is read, so two claims never interleave; ``busy_timeout`` makes a writer wait its
-turn instead of failing. The async twin runs these same calls in a worker thread.
-"""
+WAL lets readers run beside the one writer; ``BEGIN IMMEDIATE`` takes the write lock before the
+claim is read, so two claims never interleave; ``busy_timeout`` makes a writer wait its turn
+instead of failing. The async twin runs these same calls in a worker thread."""
 
 from __future__ import annotations
 
@@ -175,10 +173,9 @@ def _is_locked(exc: sqlite3.Error) -> bool:
 
 class AsyncSQLiteDriver:
     """``SQLiteDriver`` from async code: each call runs in a worker thread (anyio). One write
-    transaction at a time per ledger: the file has one write lock, and writers waiting for it in
-    ``BEGIN IMMEDIATE`` would each hold one of anyio's 40 threads, until the writer holding it
-    found none to commit in and every one of them waited out the ledger's timeout. The others
-    wait here, holding no thread, as long as the ledger's timeout."""
+    transaction at a time per ledger: writers waiting in ``BEGIN IMMEDIATE`` for the file's one
+    write lock would each hold one of anyio's 40 threads, until the lock's holder found none to
+    commit in and all waited out the timeout: the others wait here instead, holding no thread."""
 
     dialect = SQLITE
 
