@@ -117,8 +117,7 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         return await self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
     async def _label_in_another_case(self, account: str) -> str | None:
-        """The label in another case the rows ``account`` lacks are under
-        (``_plans.label_in_another_case``)."""
+        """The label equal to ``account`` but for case, if it holds rows and ``account`` none."""
         label, dialect = check_account(account), self._driver.dialect
         return await self._run(_plans.label_in_another_case(dialect, self.table, label))
 

@@ -244,10 +244,8 @@ def reconcile_plan(
 ) -> Generator[ReconcileStep, Any, ReconcileReport]:
     """Compare the list with the ledger, then fulfil what was missed (the list closed first, so a
     slow action never holds its stream open), then settle fulfilled rows the list did not show.
-
-    ``looking_up``: a completed payment the ledger has no row for is looked up
-    (``FindOrder``): no order makes it not ours rather than missed. ``account``: the merchant
-    account reconciled, which the report names."""
+    ``looking_up``: a completed payment with no row is looked up (``FindOrder``): no order makes
+    it not ours rather than missed. ``account``: the merchant account reconciled, as reported."""
     state = Reconciliation(max_discrepancies, account)
     while batch := (yield NextBatch(BATCH)):
         # a reference no database holds as it is (a NUL in it) has no row: not looked up

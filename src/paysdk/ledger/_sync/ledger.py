@@ -119,8 +119,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         return self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
     def _label_in_another_case(self, account: str) -> str | None:
-        """The label in another case the rows ``account`` lacks are under
-        (``_plans.label_in_another_case``)."""
+        """The label equal to ``account`` but for case, if it holds rows and ``account`` none."""
         label, dialect = check_account(account), self._driver.dialect
         return self._run(_plans.label_in_another_case(dialect, self.table, label))
 
