@@ -138,13 +138,14 @@ def _refuse_split(
     _, least, greatest, *ends = found.rows[0]
     if not account and any(end not in (None, key) for end in ends):
         raise ConfigurationError(refusals[0].format(reference=reference, label_each=_LABEL_EACH))
-    labels = (str(label) for label in (least, greatest) if label is not None)
-    elsewhere = next((label for label in labels if label != account), None)
-    if elsewhere is not None:
-        held, named = (
-            f"account {label!r}" if label else "no account" for label in (elsewhere, account)
-        )
-        raise ConfigurationError(refusals[1].format(reference=reference, held=held, named=named))
+    for label in (least, greatest):
+        if label is not None and str(label) != account:
+            held, named = (
+                f"account {name!r}" if name else "no account" for name in (str(label), account)
+            )
+            raise ConfigurationError(
+                refusals[1].format(reference=reference, held=held, named=named)
+            )
 
 
 def check_label_case(
