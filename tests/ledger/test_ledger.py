@@ -852,3 +852,41 @@ async def test_a_schema_put_before_the_tables_on_the_search_path_gets_no_empty_l
             "SELECT schemaname FROM pg_tables WHERE tablename = 'paysdk_fulfilments'"
         ).fetchall()
     assert tables == [("public",)]
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+@pytest.mark.parametrize("date_style", ["SQL,DMY", "German", "Postgres,MDY"])
+async def test_a_rows_timestamps_are_read_whatever_the_sessions_date_style(
+    postgres_url: str, kind: str, date_style: str
+) -> None:
+    """A server, database or role (or ``PGDATESTYLE``) whose ``DateStyle`` is not ISO writes
+    timestamps in a form psycopg does not read: a payment delivered again is still found
+    fulfilled, its row's times in UTC, and the action ran once."""
+    import urllib.parse
+
+    from tests.support.postgres import fresh_database
+
+    options = urllib.parse.quote(f"-c DateStyle={date_style} -c TimeZone=Australia/Lord_Howe")
+    url = f"{fresh_database(postgres_url)}?options={options}"
+    before = dt.datetime.now(dt.timezone.utc)
+    shipped: list[str] = []
+
+    def ship(payment: paysdk.VerifiedPayment) -> None:
+        shipped.append(payment.reference)
+
+    if kind == "sync":
+        with Ledger(url) as ledger:
+            results = [ledger.fulfil_once(paid(), ship) for _ in range(2)]
+            row = ledger.row("order-1")
+    else:
+        async with AsyncLedger(url) as async_ledger:
+            results = [await async_ledger.fulfil_once(paid(), ship) for _ in range(2)]
+            row = await async_ledger.row("order-1")
+    assert [result.outcome for result in results] == [
+        Outcome.FULFILLED,
+        Outcome.ALREADY_FULFILLED,
+    ]
+    assert shipped == ["order-1"]
+    assert row is not None and row.fulfilled_at is not None
+    assert row.fulfilled_at.tzinfo is dt.timezone.utc
+    assert before - dt.timedelta(minutes=1) < row.fulfilled_at < before + dt.timedelta(minutes=1)

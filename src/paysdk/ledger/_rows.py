@@ -119,10 +119,8 @@ class FulfilResult(Generic[T]):
 
 
 def _time(value: object) -> dt.datetime | None:
-    """A timestamp as either database returns it, in UTC: a datetime (PostgreSQL's, in the
-    session's time zone), or SQLite's ISO text."""
+    """A timestamp as every database returns it (``_sql.Dialect.read_time``): the ledger's ISO
+    text in UTC."""
     if value is None:
         return None
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.timezone.utc)
     return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))

@@ -61,6 +61,9 @@ class Dialect:
     ascii_lower: str = "lower({})"
     """An expression in lower case, ASCII letters alone folded (SQLite's ``lower`` folds ASCII
     alone; PostgreSQL's by the collation, where a Turkish one makes ``I`` a dotless ``\u0131``)."""
+    read_time: str = "{}"
+    """A timestamp column as a row reads it: the ledger's ISO 8601 text in UTC. PostgreSQL's
+    own text follows the session's ``DateStyle``, which psycopg reads only when it is ISO."""
 
     def sql(self, text: str) -> str:
         """``text``, a statement with ``?`` placeholders, in the driver's parameter style. In the
@@ -108,6 +111,7 @@ POSTGRES = Dialect(
     # before any lock wait): a takeover re-checked after a wait sees the time after it.
     now="clock_timestamp()",
     later="(clock_timestamp() + ? * interval '1 second')",
+    read_time="""to_char({} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')""",
 )
 
 
@@ -125,9 +129,10 @@ def current_state(dialect: Dialect) -> str:
 def row(dialect: Dialect) -> str:
     """The columns [`LedgerRow`][paysdk.ledger.LedgerRow] is read from, in order; the state is
     `current_state`'s, by ``dialect``'s clock."""
+    lease, fulfilled = (dialect.read_time.format(c) for c in ("lease_expires_at", "fulfilled_at"))
     return (
-        f"reference, {current_state(dialect)}, claim_token, attempts, lease_expires_at, amount, "
-        "currency, fulfilled_at, reason, account"
+        f"reference, {current_state(dialect)}, claim_token, attempts, {lease}, amount, "
+        f"currency, {fulfilled}, reason, account"
     )
 
 

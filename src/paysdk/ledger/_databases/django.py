@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import sys
 from collections.abc import Sequence
 from typing import Any
 
@@ -97,8 +96,6 @@ def run_statement(
     """Run one statement through Django's cursor (its error wrapping, its query log)."""
     cursor: Any = wrapper.cursor()
     try:
-        if wrapper.vendor == "postgresql" and wrapper.timezone is None:
-            _aware_timestamps(cursor.cursor)
         if params is None:  # no parameters: the text goes as it is (no % placeholders read)
             cursor.execute(sql)
         else:
@@ -116,15 +113,6 @@ def libpq_options(wrapper: BaseDatabaseWrapper) -> str:
     connection is open): a timeout they set is the connection's, not the ledger's."""
     info = getattr(wrapper.connection, "info", None)
     return str(getattr(info, "options", None) or "")
-
-
-def _aware_timestamps(raw: Any) -> None:
-    """Read ``timestamptz`` as aware datetimes on this psycopg cursor: with ``USE_TZ = False``,
-    Django's connection reads them naive, in ``TIME_ZONE``, and the ledger's rows are UTC."""
-    adapters = getattr(raw, "adapters", None)  # psycopg 3's; psycopg2 reads them aware
-    loaders: Any = sys.modules.get("psycopg.types.datetime")  # loaded with the cursor's psycopg
-    if adapters is not None and loaders is not None:
-        adapters.register_loader("timestamptz", loaders.TimestamptzLoader)
 
 
 class DjangoDriver:
