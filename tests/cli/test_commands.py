@@ -34,6 +34,7 @@ from paysdk.sandbox import (
     Sandbox,
 )
 from tests.cli.sandbox_cli import free_port
+from tests.conftest import listed_body
 
 Run = Callable[..., tuple[int, str, str]]
 
@@ -174,6 +175,32 @@ def test_an_unknown_status_is_a_usage_error_that_lists_the_known_ones(
 def test_list_json_keeps_the_wire_shape(sandbox: Sandbox, run: Run) -> None:
     code, out, _ = run("list", "--json")
     assert (code, json.loads(out)) == (0, [p.list_shape() for p in sandbox.payments])
+
+
+SENT_TIMES = [
+    "2026-11-06T09:15:27+01:00",  # another offset than UTC's
+    "2026-11-06T08:15:27.123Z",  # milliseconds, as JavaScript writes them
+    "2026-11-06T08:15:27.123456789Z",  # nanoseconds
+    "2026-11-06T08:15:27",  # no offset: UTC
+    1_793_952_927,  # a Unix time, as a number
+]
+
+
+def test_list_json_gives_each_timestamp_as_the_service_sent_it(sandbox: Sandbox, run: Run) -> None:
+    """Each is read as a time (the table shows it in UTC), and ``--json``, exact, gives back the
+    text or number the service sent, whichever payments ``--since`` keeps."""
+    payments = [
+        listed_body(f"order-{n}", created_at=sent, updated_at=sent)
+        for n, sent in enumerate(SENT_TIMES)
+    ]
+    sandbox.inject(Fault.json(200, {"data": payments}), path="/payments", times=None)
+
+    code, out, _ = run("list", "--json")
+    assert (code, json.loads(out)) == (0, payments)
+    _, out, _ = run("list", "--since", "2026-11-06T08:15:27.1Z", "--json")
+    assert [p["created_at"] for p in json.loads(out)] == SENT_TIMES[1:3]
+    _, out, _ = run("list")
+    assert out.count("2026-11-06T08:15:27.000000Z") == 3
 
 
 @pytest.mark.parametrize(

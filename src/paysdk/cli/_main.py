@@ -7,11 +7,13 @@ import argparse
 import calendar
 import dataclasses
 import datetime as dt
+import json
 import re
 import string
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import nullcontext
+from typing import cast
 
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
@@ -195,26 +197,64 @@ gives the value itself (an integer, a boolean, text or ``None``): CSV keeps numb
 
 def _list(args: argparse.Namespace) -> int:
     with client_from(args) as client:
-        payments = client.list_payments()
-    if args.status is not None:
-        payments = [p for p in payments if p.status == args.status]  # as `succeeded` reads it
-    if args.since is not None:
-        payments = [p for p in payments if p.created_at is not None and p.created_at >= args.since]
-    if args.format == "json":
-        print_json([as_received(p) for p in payments])
-    elif args.format == "csv":
+        if args.format == "json":  # what the service sent, to print back exactly
+            raw = client.with_raw_response.list_payments()
+            listed, sent = raw.parse(), raw.content
+        else:
+            listed, sent = client.list_payments(), None
+    payments = [
+        (n, p)
+        for n, p in enumerate(listed)
+        if (args.status is None or p.status == args.status)  # as `succeeded` reads it
+        and (args.since is None or (p.created_at is not None and p.created_at >= args.since))
+    ]
+    if sent is not None:
+        elements = _elements(sent, len(listed))
+        print_json([_as_sent(p, None if elements is None else elements[n]) for n, p in payments])
+        return EXIT_OK
+    if args.format == "csv":
         print_csv(
             [column.name for column in _COLUMNS],
-            ([column.value(p) for column in _COLUMNS] for p in payments),
+            ([column.value(p) for column in _COLUMNS] for _, p in payments),
         )
     elif not payments:
         print("No payments.")
     else:
         columns = [column for column in _COLUMNS if column.in_table]
-        rows = [[cell_text(column.value(p)) for column in columns] for p in payments]
+        rows = [[cell_text(column.value(p)) for column in columns] for _, p in payments]
         header = [column.name for column in columns]
         print_table(rows, header=header, right=[column.right for column in columns])
     return EXIT_OK
+
+
+def _elements(content: bytes, count: int) -> list[object] | None:
+    """The ``count`` payments of a list body, as JSON reads them; ``None`` for a body that is no
+    JSON without the client's repairs (bytes that are not UTF-8)."""
+    try:
+        body: object = json.loads(content)
+    except (ValueError, RecursionError):
+        return None
+    data = cast("dict[str, object]", body).get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        return None
+    elements = cast("list[object]", data)
+    return elements if len(elements) == count else None
+
+
+_TIMES = ("created_at", "updated_at")
+
+
+def _as_sent(payment: paysdk.ListedPayment, element: object) -> dict[str, object]:
+    """``payment`` as ``as_received`` gives it, each timestamp it read as the service sent it
+    (``element``, its JSON): the model holds a UTC datetime, whose wire text is not the text or
+    number sent (``+01:00``, milliseconds, a Unix time)."""
+    shown = as_received(payment)
+    if isinstance(element, dict):
+        sent = cast("dict[str, object]", element)
+        for name in _TIMES:
+            if getattr(payment, name) is not None and name in sent:
+                shown[name] = sent[name]
+    return shown
 
 
 def _timestamp(value: dt.datetime | None) -> str | None:
