@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -158,6 +159,40 @@ def test_contradictions_are_refused_with_a_paysdk_error(
 ) -> None:
     with pytest.raises(paysdk.ConfigurationError, match=message):
         payment_record(**fields)  # type: ignore[arg-type]
+
+
+NEW_YORK = ZoneInfo("America/New_York")
+LORD_HOWE = ZoneInfo("Australia/Lord_Howe")  # half an hour of daylight saving
+
+
+@pytest.mark.parametrize(
+    "created",
+    [
+        dt.datetime(2026, 11, 1, 1, 30, fold=1, tzinfo=NEW_YORK),  # the second 01:30 (EST)
+        dt.datetime(2026, 11, 1, 1, 59, 55, tzinfo=NEW_YORK),  # 14 s on is the second 02:00
+        dt.datetime(2026, 4, 5, 1, 59, 55, tzinfo=LORD_HOWE),
+        dt.datetime(2026, 3, 8, 1, 59, 55, tzinfo=NEW_YORK),  # 14 s on, 02:00 does not exist
+    ],
+)
+def test_a_payment_made_as_the_clocks_change_is_updated_seconds_after_it_was_created(
+    created: dt.datetime,
+) -> None:
+    listed = listed_payment(created_at=created, status="COMPLETED")
+    assert listed.created_at == created.astimezone(dt.timezone.utc)  # in a fold, never == created
+    assert listed.updated_at == listed.created_at + dt.timedelta(seconds=14)
+
+
+def test_updated_at_in_the_hour_the_clocks_go_back_is_checked_against_created_at_as_a_time() -> (
+    None
+):
+    """Python compares two times of one zone by their clocks: the second 01:10 (EST) is after
+    the first 01:30 (EDT), and the first 01:40 before the second 01:30."""
+    first, second = (dt.datetime(2026, 11, 1, 1, 30, fold=n, tzinfo=NEW_YORK) for n in (0, 1))
+    later = listed_payment(created_at=first, updated_at=second.replace(minute=10))
+    assert later.updated_at is not None and later.created_at is not None
+    assert later.updated_at - later.created_at == dt.timedelta(minutes=40)
+    with pytest.raises(paysdk.ConfigurationError, match="updated_at must not be before"):
+        listed_payment(created_at=second, updated_at=first.replace(minute=40))
 
 
 def test_the_factories_need_no_respx() -> None:

@@ -125,17 +125,21 @@ def payment_record(**fields: Unpack[PaymentFields]) -> PaymentRecord:
     amount = fields.get("amount", 250_000)
     currency = fields.get("currency", "NGN")
     created_at = _aware(fields.get("created_at", dt.datetime.now(dt.timezone.utc)), "created_at")
+    created = _instant(created_at)
     settled = dt.timedelta(seconds=14 if succeeded else 3)
     if "updated_at" in fields:
         updated_at = _aware(fields["updated_at"], "updated_at")
+    elif created is None:  # its date in UTC is out of range, which PaymentRecord says
+        updated_at = created_at
     else:
         try:
-            updated_at = created_at + settled
+            updated_at = created + settled
         except OverflowError:
             raise ConfigurationError(
                 "created_at is too close to year 9999's end: give updated_at"
             ) from None
-    if updated_at < created_at:
+    updated = _instant(updated_at)
+    if created is not None and updated is not None and updated < created:
         raise ConfigurationError("updated_at must not be before created_at")
     try:
         record = PaymentRecord(
@@ -240,6 +244,16 @@ def _aware(value: object, name: str) -> dt.datetime:
     if not isinstance(value, dt.datetime) or value.tzinfo is None:
         raise ConfigurationError(f"{name} must be a timezone-aware datetime")
     return value
+
+
+def _instant(value: dt.datetime) -> dt.datetime | None:
+    """``value`` in UTC, to add to and compare as a point in time: Python adds to and compares
+    two times of one zone by their clocks, which in the hour a daylight-saving change repeats
+    puts the second 01:10 before the first 01:30. ``None`` if its date in UTC is out of range."""
+    try:
+        return value.astimezone(dt.timezone.utc)
+    except OverflowError:
+        return None
 
 
 def _customer(currency: object) -> dict[str, str]:
