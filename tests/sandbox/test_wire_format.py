@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import httpx
 import pytest
@@ -161,6 +162,20 @@ def test_both_shapes_agree(http: httpx.Client) -> None:
 def test_list_is_newest_first(http: httpx.Client) -> None:
     created = [item["created_at"] for item in http.get("/payments").json()["data"]]
     assert created == sorted(created, reverse=True)
+
+
+def test_list_is_newest_first_in_the_hour_the_clocks_go_back(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    """Python orders two times of one zone by their clocks: the second 01:10 of the night
+    New York's clocks go back (06:10 UTC) is still listed before the first 01:30 (05:30 UTC)."""
+    new_york = ZoneInfo("America/New_York")
+    sandbox.add_payment("order-first", created_at=dt.datetime(2026, 11, 1, 1, 30, tzinfo=new_york))
+    sandbox.add_payment(
+        "order-second", created_at=dt.datetime(2026, 11, 1, 1, 10, fold=1, tzinfo=new_york)
+    )
+    listed = [item["reference"] for item in http.get("/payments").json()["data"]]
+    assert listed.index("order-second") < listed.index("order-first")
 
 
 def test_unknown_reference_is_the_documented_404(http: httpx.Client) -> None:

@@ -3,6 +3,7 @@ threads read it while a test changes it, so each operation locks, and it hands o
 
 from __future__ import annotations
 
+import datetime as dt
 import threading
 from collections.abc import Iterable
 from types import TracebackType
@@ -46,10 +47,13 @@ class PaymentStore:
             return self._payments.get(reference)
 
     def newest_first(self) -> list[PaymentRecord]:
-        """Every payment, in the order the list endpoint uses: the newest first."""
+        """Every payment, in the order the list endpoint uses: the newest first, by the time in
+        UTC (Python orders two times of one zone by their clocks, which a daylight-saving
+        change turns back)."""
         with self._lock:
             records = list(self._payments.values())
-        return sorted(records, key=lambda record: record.created_at, reverse=True)
+        utc = dt.timezone.utc
+        return sorted(records, key=lambda record: record.created_at.astimezone(utc), reverse=True)
 
     def reset(self, records: Iterable[PaymentRecord] = ()) -> None:
         """Hold exactly ``records`` (none by default), the last of a reference winning."""
