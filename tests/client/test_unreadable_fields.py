@@ -7,6 +7,7 @@ odd body (sync, async and async over aiohttp).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
@@ -178,6 +179,28 @@ async def test_a_strict_field_of_the_wrong_type_over_http_fails_without_retrying
     ):
         await connect().verify(COMPLETED_REFERENCE)
     assert len(sandbox.requests) == 1
+
+
+@pytest.mark.parametrize(
+    "sent",
+    [
+        "20261106",  # a date in ISO 8601's basic form, which pydantic reads as 1970-08-23
+        "2026",  # a year, which pydantic reads as 1970-01-01T00:33:46
+        "1793952927",
+        1_793_952_927,  # a Unix time, which the contract does not give
+        253_402_300_800,  # pydantic reads it as milliseconds: 1978, not the year 10000
+        -1.5,
+    ],
+)
+async def test_a_timestamp_that_is_no_iso_8601_text_is_kept_as_sent_not_read_as_a_unix_time(
+    sandbox: Sandbox, connect: MakeClient, sent: object
+) -> None:
+    body = {"data": [listed_body(created_at=sent, updated_at="2026-11-06T08:15:27Z")]}
+    sandbox.inject(Fault.json(200, body), path="/payments", times=None)
+    client = connect()
+    for payment in (*await client.list_payments(), *await client.drain()):
+        assert (payment.created_at, dict(payment.unparsed)) == (None, {"created_at": sent})
+        assert payment.updated_at == dt.datetime(2026, 11, 6, 8, 15, 27, tzinfo=dt.timezone.utc)
 
 
 @pytest.mark.parametrize("fee", [True, 3750.0, "3750", " 3750 ", "3_750"])

@@ -4,9 +4,9 @@ that only verifies (a callback handler) never builds it; what both share is in `
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Union
+from typing import Annotated, Final
 
-from pydantic import AfterValidator, Field, GetPydanticSchema, PlainSerializer
+from pydantic import Field, GetPydanticSchema, PlainSerializer, WithJsonSchema
 from pydantic_core import core_schema
 from typing_extensions import TypedDict
 
@@ -16,18 +16,36 @@ from .wire import Customer, Exact, Product, Products, WireModel
 
 __all__ = ["ListEnvelope", "ListedPayment", "PaymentStatus", "UTCDateTime"]
 
-_ExactlyUTC = Annotated[
-    dt.datetime, GetPydanticSchema(lambda _, __: core_schema.datetime_schema(tz_constraint=0))
-]
-"""What the service sends (``...Z``): parsed in pydantic's core, with no Python call."""
+_ISO_8601: Final = "^[0-9]{4}-"
+"""How a timestamp's text begins: a year and its hyphen. pydantic reads a number, and text of
+digits alone (``"20261106"``, a date in ISO 8601's basic form), as a Unix time."""
+
+
+def _utc_schema(*_: object) -> core_schema.CoreSchema:
+    """ISO 8601 text: in UTC (``...Z``, what the service sends) parsed in pydantic's core, with
+    no Python call; with any other offset, or none, converted in Python. In Python, a datetime
+    too (a model made in code), converted likewise."""
+    converted = core_schema.no_info_after_validator_function(as_utc, core_schema.datetime_schema())
+    read = core_schema.union_schema(
+        [core_schema.datetime_schema(tz_constraint=0), converted], mode="left_to_right"
+    )
+    text = core_schema.chain_schema([core_schema.str_schema(pattern=_ISO_8601), read])
+    given = core_schema.no_info_after_validator_function(
+        as_utc, core_schema.is_instance_schema(dt.datetime)
+    )
+    either = core_schema.union_schema([text, given], mode="left_to_right")
+    return core_schema.json_or_python_schema(json_schema=text, python_schema=either)
+
 
 UTCDateTime = Annotated[
-    Union[_ExactlyUTC, Annotated[dt.datetime, AfterValidator(as_utc)]],  # noqa: UP007
-    Field(union_mode="left_to_right"),
+    dt.datetime,
+    GetPydanticSchema(_utc_schema),
+    WithJsonSchema({"type": "string", "format": "date-time"}, mode="validation"),
     PlainSerializer(wire_timestamp, return_type=str, when_used="json"),
 ]
-"""A timezone-aware UTC datetime, written back in the wire form ``...T12:00:00.000000Z``. One in
-UTC takes the fast path; any other offset, or none, is converted in Python."""
+"""A timezone-aware UTC datetime read from ISO 8601 text, written back in the wire form
+``...T12:00:00.000000Z``. A number or text of digits alone is no timestamp: the field reads as
+unset, the value kept in ``unparsed``, as any other it cannot be read as."""
 
 
 class ListedPayment(WireModel):
