@@ -97,6 +97,21 @@ def test_confirm_exits_0_only_for_a_matching_successful_payment(run: Run) -> Non
     assert run("confirm", COMPLETED_REFERENCE, "--amount", "2500000")[0] == 2  # currency needed
 
 
+@pytest.mark.parametrize(
+    ("header", "wait"),
+    [("3600", "3600s"), ("Fri, 31 Dec 9999 23:59:59 GMT", "1e+09s"), ("5", "5s")],
+)
+def test_a_429_says_how_long_the_service_asks_to_wait(
+    sandbox: Sandbox, run: Run, header: str, wait: str
+) -> None:
+    """Raised at once when the wait is longer than a client waits, or after the retries: the
+    person at the command line learns when to try again."""
+    sandbox.inject(Fault.json(429, {"error": "slow down"}, {"Retry-After": header}), times=None)
+    code, out, err = run("list", "--max-retries", "0")
+    assert (code, out) == (1, "")
+    assert f"rate limited: slow down; the service asks to wait {wait} before another try" in err
+
+
 def test_not_found_is_one_line_and_exit_1(run: Run) -> None:
     code, out, err = run("verify", UNKNOWN_REFERENCE)
     assert (code, out) == (1, "")

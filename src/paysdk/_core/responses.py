@@ -238,10 +238,10 @@ def error_for(request: Send, response: Answer, reference: str | None) -> APIErro
         if reference is None and body.get("error") == "Connection Error":
             return ListUnavailableError(f"the payment list is unavailable{said}", **info)
         return NotFoundError(f"not found; is base_url right?{said}", **info)
-    if status == 429:
-        return RateLimitError(
-            f"rate limited{said}", retry_after=retry_after(response.headers), **info
-        )
+    if status == 429:  # the wait asked for, said: a wait too long is raised without a retry
+        wait = retry_after(response.headers)
+        asked = "" if wait is None else f"; the service asks to wait {wait:g}s before another try"
+        return RateLimitError(f"rate limited{said}{asked}", retry_after=wait, **info)
     if status >= 500:
         return ServerError(f"the service failed{said}", **info)
     return APIError(f"unexpected answer{said}", **info)
