@@ -148,6 +148,30 @@ def test_list_filters(run: Run) -> None:
     assert {row["status"] for row in csv.DictReader(io.StringIO(out))} == {"COMPLETED"}
 
 
+@pytest.mark.parametrize("form", ["table", "--json", "--csv"])
+def test_since_says_how_many_payments_it_left_out_for_want_of_a_creation_time(
+    sandbox: Sandbox, run: Run, form: str
+) -> None:
+    """A payment whose ``created_at`` is missing or unreadable may be from any time: it is left
+    out, and stderr says so, never silently."""
+    payments = [
+        listed_body("order-dated", created_at="2026-11-06T08:15:27.123456Z"),
+        listed_body("order-leap", created_at="2026-06-30T23:59:60Z"),
+        {k: v for k, v in listed_body("order-undated").items() if k != "created_at"},
+    ]
+    sandbox.inject(Fault.json(200, {"data": payments}), path="/payments", times=None)
+    code, out, err = run("list", "--since", "2026-11-01", *([] if form == "table" else [form]))
+    assert code == 0
+    assert "order-dated" in out
+    assert "order-leap" not in out and "order-undated" not in out
+    assert err == (
+        "paysdk: note: 2 payments left out by --since: their created_at is missing or "
+        "not a time paysdk reads (--json without --since shows them as sent)\n"
+    )
+    _, _, err = run("list", "--json")
+    assert err == ""
+
+
 def test_the_status_filter_keeps_the_status_to_the_letter_as_succeeded_reads_it(
     sandbox: Sandbox, run: Run
 ) -> None:

@@ -205,9 +205,21 @@ def _list(args: argparse.Namespace) -> int:
     payments = [
         (n, p)
         for n, p in enumerate(listed)
-        if (args.status is None or p.status == args.status)  # as `succeeded` reads it
-        and (args.since is None or (p.created_at is not None and p.created_at >= args.since))
+        if args.status is None or p.status == args.status  # as `succeeded` reads it
     ]
+    if args.since is not None:
+        undated = sum(p.created_at is None for _, p in payments)
+        payments = [
+            (n, p) for n, p in payments if p.created_at is not None and p.created_at >= args.since
+        ]
+        if undated:  # may be from any time: left out, never silently
+            which = "1 payment" if undated == 1 else f"{undated} payments"
+            whose = "its" if undated == 1 else "their"
+            print(
+                f"{PROG}: note: {which} left out by --since: {whose} created_at is missing or "
+                "not a time paysdk reads (--json without --since shows them as sent)",
+                file=sys.stderr,
+            )
     if sent is not None:
         elements = _elements(sent, len(listed))
         print_json([_as_sent(p, None if elements is None else elements[n]) for n, p in payments])
