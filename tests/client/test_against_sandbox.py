@@ -7,8 +7,14 @@ fast).
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import inspect
 import json
+import os
+import re
+import subprocess
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -250,6 +256,44 @@ async def test_429_waits_as_long_as_retry_after_says(sandbox: Sandbox, connect: 
     with pytest.raises(paysdk.RateLimitError) as caught:
         await connect(max_retries=0).list_payments()
     assert caught.value.retry_after == 3.0
+
+
+SKEWED_CLIENT = """
+import asyncio, logging, os, sys
+import paysdk
+
+async def main():
+    async with paysdk.AsyncClient(base_url=sys.argv[1], secret_key=os.environ["KEY"]) as client:
+        await client.list_payments()
+
+logging.basicConfig(level=logging.INFO, format="%(message)s")
+asyncio.run(main())
+"""
+"""A client whose clock libfaketime moves (asyncio's timers keep the true pace)."""
+
+
+@pytest.mark.parametrize("skew", ["+10m", "-10m"])
+def test_a_retry_after_date_is_counted_from_the_answers_date_not_a_skewed_clock(
+    sandbox: Sandbox, skew: str
+) -> None:
+    """A client whose clock is ten minutes off the sandbox's: a ``Retry-After`` date three
+    seconds after the sandbox's ``Date`` (to the second) is a wait of two or three seconds,
+    not none (a clock ahead) nor one too long to wait, raised (a clock behind)."""
+    from tests.support.postgres import tool
+
+    later = dt.datetime.now(dt.timezone.utc) + dt.timedelta(seconds=3)
+    retry_after = email.utils.format_datetime(later.replace(microsecond=0), usegmt=True)
+    sandbox.inject(
+        Fault.json(429, {"error": "slow down"}, {"Retry-After": retry_after}), path="/payments"
+    )
+    env = {**os.environ, "KEY": sandbox.secret_key, "FAKETIME_DONT_FAKE_MONOTONIC": "1"}
+    command = [str(tool("faketime")), "-f", skew, sys.executable, "-c", SKEWED_CLIENT]
+    done = subprocess.run(
+        [*command, sandbox.base_url], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert re.search(r"failed \(RateLimitError\); retry 1 of 2 in [23]\.00s", done.stderr)
+    assert len(sandbox.requests) == 2
 
 
 async def test_500_is_retried_then_succeeds(sandbox: Sandbox, connect: MakeClient) -> None:

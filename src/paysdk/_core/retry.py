@@ -105,8 +105,9 @@ def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.ti
     """The server's requested wait in seconds, from ``retry-after-ms`` or ``Retry-After``.
 
     ``Retry-After`` is read as RFC 9110 defines it: delay-seconds (ASCII digits only) or an
-    HTTP-date; ``retry-after-ms`` as milliseconds, digits only too. Anything else is ignored
-    (``None``: ordinary backoff applies). A wait is at most ``MAX_RETRY_AFTER``.
+    HTTP-date, counted from the answer's ``Date`` (else from ``clock``); ``retry-after-ms`` as
+    milliseconds, digits only too. Anything else is ignored (``None``: ordinary backoff
+    applies). A wait is at most ``MAX_RETRY_AFTER``.
     """
     millis = _delay(headers.get("retry-after-ms"))
     if millis is not None:
@@ -118,7 +119,13 @@ def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.ti
     if seconds is not None:
         return seconds
     when = _http_date(value, clock)
-    return None if when is None else min(max(0.0, when - clock()), float(MAX_RETRY_AFTER))
+    if when is None:
+        return None
+    # A date is the server's clock: measured from the answer's Date, when the server sent it,
+    # so a local clock minutes off neither retries at once nor gives up on a short wait.
+    sent = headers.get("date")
+    now = None if sent is None else _http_date(sent, clock)
+    return min(max(0.0, when - (clock() if now is None else now)), float(MAX_RETRY_AFTER))
 
 
 def _delay(value: str | None) -> float | None:
