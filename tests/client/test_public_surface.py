@@ -4,10 +4,12 @@ exception, null-tolerant optional fields and the environment switches."""
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import gzip
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -347,6 +349,28 @@ def test_paysdk_log_turns_the_logger_on_without_code() -> None:
     assert "INFO paysdk:" in result.stderr and "retry 1 of 1" in result.stderr
     assert SECRET not in result.stderr
     assert logging.getLogger("paysdk").handlers == []  # this process was left alone
+
+
+def test_paysdk_log_lines_say_when_in_utc_whatever_the_local_time_zone() -> None:
+    """As every time paysdk shows: a local time, in a zone with daylight saving, repeats an
+    hour each autumn, and says nothing of its zone beside the service's UTC times."""
+    code = (
+        "import paysdk, respx\n"
+        "with respx.mock:\n"
+        f"    respx.get('{BASE_URL}/payments').respond(200, json={{'data': []}})\n"
+        f"    paysdk.Client(secret_key='{SECRET}', base_url='{BASE_URL}').list_payments()\n"
+    )
+    env = {"PAYSDK_LOG": "debug", "PATH": "", "TZ": "Pacific/Kiritimati"}  # UTC+14
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    before = dt.datetime.now(dt.timezone.utc)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    found = re.match(r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})Z DEBUG paysdk: GET", result.stderr)
+    assert found, result.stderr
+    logged = dt.datetime.fromisoformat(found[1]).replace(tzinfo=dt.timezone.utc)
+    assert before - dt.timedelta(seconds=1) <= logged <= dt.datetime.now(dt.timezone.utc)
 
 
 def test_the_aiohttp_backend_without_aiohttp_names_the_extra() -> None:

@@ -10,6 +10,7 @@ import logging
 import os
 import string
 import sys
+import time
 from typing import TextIO
 
 from .._core.environment import ENV_LOG
@@ -54,5 +55,16 @@ def configure_logging() -> None:
     logger.setLevel(_LEVELS[value])
     if not logger.handlers:
         handler = CurrentStderrHandler()
-        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s paysdk: %(message)s"))
+        handler.setFormatter(_utc_formatter())
         logger.addHandler(handler)
+
+
+def _utc_formatter() -> logging.Formatter:
+    """Each line's time in UTC, ISO 8601 with a ``Z`` (``2026-11-02T09:15:27.123Z``), as every
+    time paysdk shows: a local time says nothing of its zone, and repeats an hour each autumn
+    where clocks go back."""
+    formatter = logging.Formatter("%(asctime)s %(levelname)s paysdk: %(message)s")
+    formatter.converter = time.gmtime
+    formatter.default_time_format = "%Y-%m-%dT%H:%M:%S"
+    formatter.default_msec_format = "%s.%03dZ"
+    return formatter
