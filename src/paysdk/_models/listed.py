@@ -24,7 +24,7 @@ digits alone (``"20261106"``, a date in ISO 8601's basic form), as a Unix time."
 def _utc_schema(*_: object) -> core_schema.CoreSchema:
     """ISO 8601 text: in UTC (``...Z``, what the service sends) parsed in pydantic's core, with
     no Python call; with any other offset, or none, converted in Python. In Python, a datetime
-    too (a model made in code), converted likewise."""
+    too (a model made in code), converted likewise, or a date, read as its midnight in UTC."""
     converted = core_schema.no_info_after_validator_function(as_utc, core_schema.datetime_schema())
     read = core_schema.union_schema(
         [core_schema.datetime_schema(tz_constraint=0), converted], mode="left_to_right"
@@ -33,8 +33,16 @@ def _utc_schema(*_: object) -> core_schema.CoreSchema:
     given = core_schema.no_info_after_validator_function(
         as_utc, core_schema.is_instance_schema(dt.datetime)
     )
-    either = core_schema.union_schema([text, given], mode="left_to_right")
+    day = core_schema.no_info_after_validator_function(
+        _midnight, core_schema.is_instance_schema(dt.date)
+    )
+    either = core_schema.union_schema([text, given, day], mode="left_to_right")
     return core_schema.json_or_python_schema(json_schema=text, python_schema=either)
+
+
+def _midnight(day: dt.date) -> dt.datetime:
+    """A date given in code, as its midnight in UTC."""
+    return dt.datetime(day.year, day.month, day.day, tzinfo=dt.timezone.utc)
 
 
 UTCDateTime = Annotated[
