@@ -332,6 +332,7 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
         "paysdk._core.closing",
         "paysdk._lazy",
         "paysdk._models",
+        "paysdk._models.blotting",
         "paysdk._models.verified",
         "paysdk._models.wire",
         "paysdk._parsing",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import json
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from typing import Any
@@ -17,6 +18,9 @@ from paysdk.ledger._reconcile.plan import reconcile_plan
 from paysdk.ledger._steps import Begin, FindOrder
 from paysdk.ledger._sync import reconcile as sync_reconcile
 from paysdk.sandbox import PaymentRecord, Sandbox, wire_timestamp
+from tests.conftest import SECRET, listed_body, verify_body
+from tests.support.either_ledger import paid
+from tests.support.hostile import Connection, HostileServer, Request, respond
 from tests.support.memory_child import run_child
 from tests.support.merchant import Shop
 
@@ -583,3 +587,50 @@ async def test_a_plan_asking_for_a_step_reconcile_does_not_speak_fails_the_run(
             await aledger.reconcile(aclient, fulfil=shop.fulfil, lookup=shop.lookup)
     assert thrown == []
     assert shop.fulfilled == []
+
+
+def echoing_the_key(conn: Connection, request: Request) -> bool:
+    """A server (or a proxy before it) that writes the request's key into what it answers: the
+    list's ``order-1`` in its currency and reference, and verify's ``order-2`` in its currency."""
+    key = request.headers.get("authorization", "").removeprefix("Bearer ")
+    if request.path.startswith("/payment/"):
+        document = verify_body("order-2", amount=700, currency=key)
+    else:
+        missed = listed_body(f"order-1-{key}", amount=500, currency=key)
+        unpaid = listed_body("order-3", amount=900, currency=key, status="FAILED")
+        document = {"data": [missed, unpaid]}
+    body = json.dumps(document).encode()
+    return respond(200, body, {"Content-Type": "application/json"})(conn, request)
+
+
+def test_a_report_of_payments_echoing_the_key_has_it_blotted_out_of_its_repr(
+    hostile: HostileServer, tmp_path: Any
+) -> None:
+    """A merchant logs ``repr(report)`` of a reconcile against a server echoing the key into the
+    payments it lists and verifies: neither the report's nor a discrepancy's ``repr`` shows it,
+    as a payment's does not, missed and fulfilled (a ``fulfil`` refused) alike; the fields keep
+    what was received."""
+    hostile.script(echoing_the_key)
+    with (
+        Ledger(tmp_path / "l.db") as ledger,
+        paysdk.Client(secret_key=SECRET, base_url=hostile.base_url) as client,
+    ):
+        for reference in ("order-2", "order-3"):
+            payment = paid(reference, 700, "NGN")
+            assert ledger.fulfil_once(payment, lambda payment: None).fulfilled_now
+        reports = [
+            ledger.reconcile(client),
+            ledger.reconcile(client, fulfil=print, lookup=lambda ref: paysdk.Expected(amount=1)),
+        ]
+    for report in reports:
+        kinds = {d.reference.removesuffix(SECRET): d.kind for d in report.discrepancies}
+        assert kinds == {
+            "order-1-": Kind.MISSED,
+            "order-2": Kind.MISMATCH,
+            "order-3": Kind.NOT_COMPLETED,
+        }
+        assert {d.currency for d in report.discrepancies} == {SECRET}
+        for shown in (repr(report), str(report), *map(repr, report.discrepancies)):
+            assert SECRET not in shown
+            assert "currency='<secret key>'" in shown
+    assert reports[1].of_kind(Kind.MISSED)[0].fulfilment is not None

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Final, Union, cast
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
+from .blotting import blot_repr
+
 __all__ = [
     "Customer",
     "Exact",
@@ -21,6 +23,7 @@ __all__ = [
     "Product",
     "Products",
     "WireModel",
+    "hidden_key",
     "hide_key",
     "keep_unparsed",
 ]
@@ -127,14 +130,7 @@ def _writable(value: Any) -> Any:
 
 def _blotted(model: WireModel, text: str) -> str:
     """``text``, about ``model``, with the secret key blotted out if the body held it."""
-    private = model.__pydantic_private__
-    key = private.get(_HIDDEN) if private else None
-    if not key:
-        return text
-    quoted = key.replace("\\", "\\\\")  # as a repr quotes it: a backslash doubled,
-    for form in (quoted.replace("'", "\\'"), quoted, key):  # and ' escaped where " is too
-        text = text.replace(form, "<secret key>")
-    return text
+    return blot_repr(text, hidden_key(model))
 
 
 def _hides(model: WireModel) -> bool:
@@ -168,6 +164,20 @@ def hide_key(model: WireModel, key: str) -> None:
         for part in parts:
             if isinstance(part, WireModel):
                 hide_key(part, key)
+
+
+def hidden_key(model: WireModel) -> str | None:
+    """The secret key ``model``'s body held (``hide_key``), for a record made from its fields to
+    blot out of its own ``repr``; ``None`` for a body that held none.
+
+    Args:
+        model: a model read from a body.
+
+    Returns:
+        The key, or ``None``.
+    """
+    private = model.__pydantic_private__
+    return private.get(_HIDDEN) if private else None
 
 
 def keep_unparsed(model: WireModel, field: str, value: object) -> None:

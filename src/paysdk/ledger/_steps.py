@@ -10,6 +10,7 @@ from collections.abc import Generator, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, TypeVar
 
 from .._core.steps import Sleep
+from .._models.wire import hidden_key
 
 if TYPE_CHECKING:
     from .._models.listed import ListedPayment
@@ -109,12 +110,22 @@ class Listed(NamedTuple):
     currency: str
     status: PaymentStatus | str
     succeeded: bool
+    hides: str | None = None
+    """The secret key the list's body held (``hidden_key``), for a discrepancy's ``repr`` to
+    blot out as the payment's does; ``None`` for a body that held none."""
 
     @classmethod
     def of(cls, payment: ListedPayment) -> Listed:
         """The fields reconcile reads of a listed payment, ``succeeded`` as the model decides it."""
+        private = payment.__pydantic_private__  # ``None`` but for a few: ``hidden_key`` then
+        hides = hidden_key(payment) if private else None
         return cls(
-            payment.reference, payment.amount, payment.currency, payment.status, payment.succeeded
+            payment.reference,
+            payment.amount,
+            payment.currency,
+            payment.status,
+            payment.succeeded,
+            hides,
         )
 
 

@@ -15,6 +15,7 @@ from ..._core import expected_for, same_currency
 from ..._errors import PaymentNotFoundError, PaymentVerificationError
 from ..._errors.quoting import quoted
 from ..._models.verified import VerifiedPayment
+from ..._models.wire import hidden_key
 from .._checks import stored_as_is
 from .._rows import FulfilResult
 from .._steps import (
@@ -30,7 +31,7 @@ from .._steps import (
     ReconcileStep,
     Verify,
 )
-from .report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
+from .report import MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport, hidden_in, hiding
 
 __all__ = ["BATCH", "PAGE", "Reconciliation", "reconcile_plan"]
 
@@ -112,7 +113,7 @@ class Reconciliation:
 
     def fulfilled(self, index: int | None, missed: Discrepancy, fulfilment: str) -> None:
         """Record what handing a missed payment to ``fulfil`` did."""
-        done = dataclasses.replace(missed, fulfilment=fulfilment)
+        done = hiding(dataclasses.replace(missed, fulfilment=fulfilment), hidden_in(missed))
         if index is not None:
             self.report.discrepancies[index] = done
         if done.resolved:
@@ -130,7 +131,9 @@ class Reconciliation:
             return
         amount, currency = (None, None) if payment is None else (payment.amount, payment.currency)
         found = Discrepancy(kind, row.reference, None, amount, currency, row.amount, row.currency)
-        self.report._add(found, self._limit)
+        self.report._add(
+            hiding(found, None if payment is None else hidden_key(payment)), self._limit
+        )
 
     @staticmethod
     def _compare(payment: Listed, row: Found | None) -> Discrepancy | None:
@@ -154,7 +157,7 @@ def _listed(
     """A listed payment's discrepancy; with its ledger ``row``, what the ledger recorded too."""
     listed = (payment.reference, str(payment.status), payment.amount, payment.currency)
     amount, currency = (None, None) if row is None else (row.amount, row.currency)
-    return Discrepancy(kind, *listed, amount, currency, reason=reason)
+    return hiding(Discrepancy(kind, *listed, amount, currency, reason=reason), payment.hides)
 
 
 _DECIDED = {"refused": Kind.REFUSED, "ignored": Kind.IGNORED}

@@ -6,7 +6,17 @@ from __future__ import annotations
 import dataclasses
 import enum
 
-__all__ = ["ALARMS", "MAX_DISCREPANCIES", "Discrepancy", "Kind", "ReconcileReport"]
+from ..._models.blotting import blot_repr
+
+__all__ = [
+    "ALARMS",
+    "MAX_DISCREPANCIES",
+    "Discrepancy",
+    "Kind",
+    "ReconcileReport",
+    "hidden_in",
+    "hiding",
+]
 
 
 class Kind(str, enum.Enum):
@@ -74,6 +84,40 @@ class Discrepancy:
     def as_dict(self) -> dict[str, object]:
         """Its fields as plain values, for JSON."""
         return {**dataclasses.asdict(self), "kind": str(self.kind)}
+
+    def __repr__(self) -> str:
+        """Its fields, as a dataclass shows them, with the secret key blotted out where the
+        body its payment was read from held it (a server or proxy echoing it), as the payment's
+        own ``repr`` does; its fields keep what was received."""
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
+        return blot_repr(f"{type(self).__qualname__}({shown})", self.__dict__.get(_HIDES))
+
+
+_HIDES = "_hides"
+"""The attribute of a ``Discrepancy`` holding the key its ``repr`` blots out (``hiding``): no
+field, so equality, ``as_dict`` and the constructor never see it."""
+
+
+def hiding(discrepancy: Discrepancy, key: str | None) -> Discrepancy:
+    """``discrepancy``, its ``repr`` blotting out ``key``: the secret key the body its payment was
+    read from held (``hidden_key``).
+
+    Args:
+        discrepancy: made from the payment's fields.
+        key: the key; ``None`` for a body that held none (``discrepancy`` is left as it is).
+
+    Returns:
+        ``discrepancy``.
+    """
+    if key:
+        object.__setattr__(discrepancy, _HIDES, key)
+    return discrepancy
+
+
+def hidden_in(discrepancy: Discrepancy) -> str | None:
+    """The key ``discrepancy``'s ``repr`` blots out (``hiding``), for a copy to keep."""
+    key: str | None = discrepancy.__dict__.get(_HIDES)
+    return key
 
 
 MAX_DISCREPANCIES = 10_000
