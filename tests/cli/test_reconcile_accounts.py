@@ -225,9 +225,18 @@ def test_reconcile_without_the_label_of_the_keys_payments_is_refused(
 ) -> None:
     """lagos-1's order-1, fulfilled by a client labelled lagos-1; a cron job reconciling the same
     key without ``--account`` (or with ``--account Lagos-1``) would report it missed and, with
-    ``--fulfil``, ship it again: a usage error, naming the label its payments are under."""
+    ``--fulfil``, ship it again: a usage error, naming the label its payments are under and the
+    flag in the command's spelling (``--fulfil``, where the library's message says ``fulfil=``)."""
     ledger = ["--ledger", str(ledger_path)]
     for chosen in ([], ["--account", "Lagos-1"]):
         code, out, err = paysdk_cli("reconcile", *ledger, *chosen, service=accounts["lagos-1"])
         assert (code, out) == (2, "")
         assert "account 'lagos-1'" in err and "nothing was listed" in err
+        assert "and with --fulfil fulfil it again" in err and "fulfil=" not in err
+    lagos = accounts["lagos-1"]
+    with (
+        paysdk.Client(secret_key=lagos.secret_key, base_url=lagos.base_url) as client,
+        Ledger(ledger_path) as ledger_of_python,
+        pytest.raises(paysdk.ConfigurationError, match="and with fulfil= fulfil it again"),
+    ):
+        ledger_of_python.reconcile(client)

@@ -30,6 +30,7 @@ PROG = "paysdk"
 
 _CLI_WORDS = [  # the library's keyword arguments, as the command spells them
     (re.compile(r"\ballow_insecure_http=True\b"), "--allow-insecure-http"),
+    (re.compile(r"\bfulfil=(?=\s)"), "--fulfil"),  # "with fulfil= fulfil it again"
     (re.compile(r"\b(secret_key|base_url|max_retries|timeout)(=\.\.\.)?(?=\W|$)"), None),
     (re.compile(r"; use None for no limit"), ""),
 ]
