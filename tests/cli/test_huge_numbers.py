@@ -59,6 +59,37 @@ def test_a_number_of_thousands_of_digits_is_refused_in_one_short_line(
     assert sandbox.requests == []
 
 
+@pytest.mark.parametrize(
+    ("seconds", "why"),
+    [
+        ("0." + "0" * 4998 + "1", "too small, it reads as 0 seconds"),
+        ("1e-400", "too small, it reads as 0 seconds"),
+        ("0" * 5000, "it is 0 seconds"),
+    ],
+    ids=["decimal-5000-digits", "exponent", "zero-5000-digits"],
+)
+@pytest.mark.parametrize(
+    "command", [("list",), ("pay", "order-7", "--amount", "5", "--currency", "NGN")]
+)
+def test_a_timeout_of_thousands_of_digits_that_reads_as_0_says_so_in_one_short_line(
+    sandbox: Sandbox, command: tuple[str, ...], seconds: str, why: str
+) -> None:
+    """A ``--timeout`` that is 0 once read (positive but past a float's smallest, or zeros), in
+    thousands of digits: the line says why it is refused, not that it has too many digits (a
+    float reads any number of them)."""
+    code, out, err = run_in_terminal(*command, "--timeout", seconds)
+    assert (code, out) == (2, "")
+    [message] = [line for line in err.splitlines() if "error:" in line]
+    assert (
+        message.startswith("paysdk ")
+        and "--timeout: expected a positive number of seconds" in message
+    )
+    assert message.endswith(f": {why}")
+    assert "digits" not in message
+    assert len(message) < 300
+    assert sandbox.requests == []
+
+
 def test_a_long_flag_value_that_is_no_number_is_quoted_cut(sandbox: Sandbox) -> None:
     code, out, err = run_in_terminal(
         "confirm", "order-big", "--amount", "x" * 100_000, "--currency", "NGN"

@@ -134,9 +134,19 @@ def positive_float(text: str) -> float:
         value = -1.0
     if not value > 0:
         raise argparse.ArgumentTypeError(
-            f"expected a positive number of seconds, not {_shown_number(text)}"
+            f"expected a positive number of seconds, not {quoted(text)}{_zero(text, value)}"
         )
     return value
+
+
+def _zero(text: str, value: float) -> str:
+    """Why ``text``, a number of seconds ``float`` read as ``value``, is none, where its spelling
+    hides it: written with a digit other than 0 (``0.000...01``, ``1e-400``), it is too small
+    for a float and reads as 0; spelt otherwise (``0.000``), it is 0. ``""`` for any other."""
+    if value != 0 or text.strip() in ("0", "-0") or text.strip().startswith("-"):
+        return ""
+    significant = any(digit in "123456789" for digit in text.lower().partition("e")[0])
+    return ": too small, it reads as 0 seconds" if significant else ": it is 0 seconds"
 
 
 def whole_amount(text: str) -> int:
