@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -239,15 +241,41 @@ def test_a_sandbox_bound_to_every_address_tells_clients_its_loopback_url(
     assert f"http://127.0.0.1:{port}" in status.stdout, status
 
 
-@pytest.mark.parametrize("host", ["0.0.0.0", "::"])  # noqa: S104
+@pytest.mark.parametrize(
+    ("host", "named"),
+    [("0.0.0.0", "0.0.0.0"), ("::", "::"), ("", "every address")],  # noqa: S104
+)
 def test_a_sandbox_bound_beyond_loopback_warns_what_other_machines_can_do(
-    cli: Paysdk, port: int, host: str
+    cli: Paysdk, port: int, host: str, named: str
 ) -> None:
-    """Other machines can reach it: the starter is told so, as the key is all that guards it."""
+    """Other machines can reach it: the starter is told so, as the key is all that guards it;
+    ``--host ""``, which binds every address, is named so."""
     started = cli("sandbox", "--detach", "--host", host, "--port", str(port), "--key", KEY)
     assert started.returncode == 0, started.stderr
-    assert f"warning: bound to {host}, the sandbox answers other machines too" in started.stderr
+    assert f"warning: bound to {named}, the sandbox answers other machines too" in started.stderr
     assert "callbacks" in started.stderr and KEY not in started.stderr
+
+
+def test_a_sandbox_bound_by_an_empty_host_says_it_is_bound_to_every_address() -> None:
+    """``paysdk sandbox --host ""`` in the foreground: its first line gives the URL clients use
+    and says the sandbox is bound to every address, as for ``0.0.0.0``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "paysdk", "sandbox", "--host", "", "--port", "0", "--key", KEY],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None and process.stderr is not None
+        first = process.stdout.readline()
+        warning = process.stderr.readline()
+    finally:
+        process.terminate()
+        process.communicate(timeout=30)
+    assert re.fullmatch(
+        r"paysdk sandbox listening on http://127[.]0[.]0[.]1:[0-9]+ [(]bound to every address[)]\n",
+        first,
+    )
+    assert warning.startswith("warning: bound to every address, the sandbox answers other")
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])

@@ -149,7 +149,9 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 def _announce(sandbox: Any, state: str | None) -> None:
     references = ", ".join(p.reference for p in sandbox.payments)
-    bound = "" if sandbox.host in sandbox.base_url else f" (bound to {sandbox.host}: every address)"
+    host = sandbox.host
+    every = f"{host}: every address" if host else _bound_to(host)
+    bound = "" if host and host in sandbox.base_url else f" (bound to {every})"
     print(f"paysdk sandbox listening on {sandbox.base_url}{bound}")
     if (warning := _exposure_warning(sandbox.host)) is not None:
         print(warning, file=sys.stderr)
@@ -174,10 +176,16 @@ def _exposure_warning(host: str) -> str | None:
     except ValueError:  # a host name: it may resolve to any address
         pass
     return printable(
-        f"warning: bound to {host}, the sandbox answers other machines too: anyone who reaches "
-        "it with its key can read and add payments, and have it send callbacks (requests from "
-        "this machine) to any URL"
+        f"warning: bound to {_bound_to(host)}, the sandbox answers other machines too: anyone "
+        "who reaches it with its key can read and add payments, and have it send callbacks "
+        "(requests from this machine) to any URL"
     )
+
+
+def _bound_to(host: str) -> str:
+    """``host`` as the lines about the sandbox name it: ``""``, which binds every address, as
+    ``every address``."""
+    return host or "every address"
 
 
 def _export_lines(base_url: str, secret_key: str) -> list[str]:
