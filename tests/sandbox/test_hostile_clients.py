@@ -114,6 +114,42 @@ def test_a_content_length_it_will_not_read_is_answered(
     assert_no_traceback(capfd)
 
 
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ("Host: 127.0.0.1\r\nHost: evil.example\r\n", "more than one Host header"),
+        ("Host: evil.example\r\nHost: 127.0.0.1\r\n", "more than one Host header"),
+        (
+            "Host: 127.0.0.1\r\nContent-Length: 0\r\nContent-Length: 34\r\n",
+            "more than one Content-Length header",
+        ),
+        (
+            "Host: 127.0.0.1\r\nContent-Length: 34\r\nContent-Length: 34\r\n",
+            "more than one Content-Length header",
+        ),
+    ],
+    ids=["host-twice", "host-twice-loopback-last", "lengths-differ", "length-twice"],
+)
+def test_a_request_sending_host_or_content_length_twice_is_answered_400(
+    sandbox: Sandbox, capfd: pytest.CaptureFixture[str], headers: str, message: str
+) -> None:
+    """RFC 9112 (sections 3.2 and 6.3): a proxy before the sandbox may have read the other line,
+    so the request is answered 400 and its connection closed, its body never read as the next
+    request nor a payment added."""
+    body = b'[{"reference": "order-twice"}]'.ljust(34)
+    request = (
+        f"POST /_sandbox/payments HTTP/1.1\r\n{headers}"
+        f"Authorization: Bearer {sandbox.secret_key}\r\n\r\n"
+    ).encode() + body
+    answer = exchange(sandbox.port, request)
+    assert answer.startswith(status_line(400))
+    assert answer.count(b"HTTP/1.1 ") == 1
+    assert body_of(answer) == {"error": "Bad Request", "message": message}
+    assert sandbox.get_payment("order-twice") is None
+    assert_still_serving(sandbox)
+    assert_no_traceback(capfd)
+
+
 def test_a_chunked_body_is_refused_and_never_read_as_a_request(
     sandbox: Sandbox, capfd: pytest.CaptureFixture[str]
 ) -> None:

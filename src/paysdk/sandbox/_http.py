@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_MAX_CONNECTIONS", "Handler", "Server", "Service"]
 
+_ONCE = ("Host", "Content-Length")
+"""The headers a request may send once only: sent twice, two readers may each take another."""
 MAX_BODY = 1 << 20
 """The largest request body the sandbox reads (1 MiB); a larger Content-Length is answered 413."""
 DEFAULT_MAX_CONNECTIONS = 256
@@ -272,10 +274,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self._owner.sandbox.log(format % args)
 
     def _read_body(self) -> bytes | None:
-        """The request body; ``None`` once a body it will not read was answered (and the
-        connection closed: what the client sends next may be that body, not a request)."""
+        """The request body; ``None`` once a request it will not read was answered (and the
+        connection closed: what the client sends next may be that body, not a request). Two
+        ``Host`` or two ``Content-Length`` lines are answered 400 (RFC 9112, sections 3.2 and
+        6.3): a proxy before the sandbox may have read the other one."""
         declared = self.headers.get("Content-Length")
-        if self.headers.get("Transfer-Encoding") is not None:  # chunked: not read, so refused
+        twice = [name for name in _ONCE if len(self.headers.get_all(name, ())) > 1]
+        if twice:
+            refusal = Reply.error(400, "Bad Request", f"more than one {twice[0]} header")
+        elif self.headers.get("Transfer-Encoding") is not None:  # chunked: not read, so refused
             message = "the sandbox reads a request body sent with a Content-Length only"
             refusal = Reply.error(411, "Length Required", message)
         elif declared is None:
