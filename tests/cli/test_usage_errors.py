@@ -187,7 +187,9 @@ def test_help_and_usage_errors_are_plain_text_on_every_python() -> None:
     [
         ("list", "PAYSDK_TIMEOUT", "nan", "is out of range: seconds more than 0 and at most 86400"),
         ("list", "PAYSDK_TIMEOUT", "\u0661\u0660", "is not a valid number of seconds"),
-        ("list", "PAYSDK_MAX_RETRIES", "\uff13", "is not a valid count"),
+        ("list", "PAYSDK_MAX_RETRIES", "\uff13", "is not a valid count (ASCII digits only)"),
+        ("list", "PAYSDK_MAX_RETRIES", "1_0", "is not a valid count (ASCII digits only)"),
+        ("list", "PAYSDK_MAX_RETRIES", "+5", "is not a valid count (ASCII digits only)"),
         ("list", "PAYSDK_MAX_RETRIES", "99", "is out of range: a count from 0 to 10"),
         ("pay", "PAYSDK_TIMEOUT", "inf", "is out of range: seconds more than 0 and at most 86400"),
         ("pay", "PAYSDK_TIMEOUT", "\uff15", "is not a valid number of seconds"),
@@ -211,6 +213,51 @@ def test_a_variable_out_of_range_or_not_ascii_digits_is_named_not_a_flag(
     assert done.stderr == f"paysdk: error: {variable}={value!a} {problem}\n"
 
 
+@pytest.mark.parametrize("value", ["1_0", "+5", " 5", "5 ", "\uff15"])
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["ledger", "list", "--limit"], "a positive whole number"),
+        (["reconcile", "--max-discrepancies"], "a positive whole number"),
+        (["list", "--max-retries"], "a whole number"),
+        (["sandbox", "--port"], "a port from 0 to 65535"),
+    ],
+    ids=["limit", "max-discrepancies", "max-retries", "port"],
+)
+def test_an_integer_flag_int_would_read_but_not_in_ascii_digits_is_a_usage_error(
+    argv: list[str], expected: str, value: str
+) -> None:
+    """``int()`` reads ``1_0`` as 10, and ``+5``, `` 5`` and a fullwidth 5 as 5: an integer flag
+    takes ASCII digits alone, and says so, naming the flag, before anything is done."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv, value],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    flag = argv[-1]
+    said = f"argument {flag}: expected {expected}, not {value!r} (ASCII digits only)\n"
+    assert done.stderr.endswith(said), done.stderr
+
+
+@pytest.mark.parametrize("value", ["1_0", "+5"])
+def test_a_sandbox_port_variable_int_would_read_but_not_in_ascii_digits_is_a_usage_error(
+    value: str,
+) -> None:
+    """``PAYSDK_SANDBOX_PORT=1_0`` is no port 10: ``paysdk sandbox status`` says so, naming it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", "sandbox", "status"],
+        env={**env, "PAYSDK_SANDBOX_PORT": value},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == (
+        f"paysdk: error: PAYSDK_SANDBOX_PORT: expected a port from 0 to 65535, not {value!r} "
+        "(ASCII digits only)\n"
+    )
+
+
 @pytest.mark.parametrize("port", ["0\u00a0", "\u20030", "\uff10"])
 def test_a_sandbox_port_variable_beyond_ascii_is_a_usage_error(port: str) -> None:
     """``PAYSDK_SANDBOX_PORT`` is read as ``--port`` is: ASCII digits, ASCII blanks around."""
@@ -222,5 +269,6 @@ def test_a_sandbox_port_variable_beyond_ascii_is_a_usage_error(port: str) -> Non
     )  # fmt: skip
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr == (
-        f"paysdk: error: PAYSDK_SANDBOX_PORT: expected a port from 0 to 65535, not {port!r}\n"
+        f"paysdk: error: PAYSDK_SANDBOX_PORT: expected a port from 0 to 65535, not {port!r} "
+        "(ASCII digits only)\n"
     )

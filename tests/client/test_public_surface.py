@@ -252,14 +252,20 @@ def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.Monke
         paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
 
 
+NOT_A_COUNT = "is not a valid count (ASCII digits only)"
+"""How a count variable (``PAYSDK_MAX_RETRIES``) that is no ASCII whole number is refused."""
+
+
 @pytest.mark.parametrize(
     ("name", "value", "problem"),
     [
         ("PAYSDK_TIMEOUT", "\u0661\u0660", "is not a valid number of seconds"),  # Arabic-Indic 10
-        ("PAYSDK_MAX_RETRIES", "\uff13", "is not a valid count"),  # fullwidth 3
+        ("PAYSDK_MAX_RETRIES", "\uff13", NOT_A_COUNT),  # fullwidth 3
         ("PAYSDK_TIMEOUT", "10\u00a0", "is not a valid number of seconds"),  # a no-break space
-        ("PAYSDK_MAX_RETRIES", "\u20033", "is not a valid count"),  # an em space
-        ("PAYSDK_MAX_RETRIES", "3\x1c", "is not a valid count"),  # a separator int() strips
+        ("PAYSDK_MAX_RETRIES", "\u20033", NOT_A_COUNT),  # an em space
+        ("PAYSDK_MAX_RETRIES", "3\x1c", NOT_A_COUNT),  # a separator int() strips
+        ("PAYSDK_MAX_RETRIES", "1_0", NOT_A_COUNT),  # int() reads 10
+        ("PAYSDK_MAX_RETRIES", "+5", NOT_A_COUNT),
         ("PAYSDK_TIMEOUT", "nan", "is out of range: seconds more than 0 and at most 86400"),
         ("PAYSDK_TIMEOUT", "0", "is out of range: seconds more than 0 and at most 86400"),
         ("PAYSDK_MAX_RETRIES", "11", "is out of range: a count from 0 to 10"),
@@ -268,8 +274,8 @@ def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.Monke
 def test_a_variable_not_an_ascii_number_in_range_is_refused_naming_it(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str, problem: str
 ) -> None:
-    """``int`` and ``float`` read digits of any script; and the caller passed no ``timeout``,
-    so an error about one names the variable that held it."""
+    """``int`` and ``float`` read digits of any script, and ``int`` ``1_0`` as 10 and ``+5``;
+    and the caller passed no ``timeout``, so an error about one names the variable that held it."""
     monkeypatch.setenv(name, value)
     with pytest.raises(paysdk.ConfigurationError, match=f"^{name}=") as raised:
         paysdk.Client(secret_key=SECRET, base_url=BASE_URL)

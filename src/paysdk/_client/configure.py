@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import math
 import os
 import re
 import string
@@ -18,6 +17,7 @@ import httpx
 
 from .._core.config import Config, Timeout, check_account, is_loopback
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
+from .._core.numbers import read_whole_number
 from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._parsing.decoding import ACCEPT_ENCODING, READABLE_CODINGS
@@ -195,14 +195,17 @@ def from_env(name: str, kind: type[float] | type[int], default: T) -> float | in
         return default
     what = "number of seconds" if kind is float else "count"
     shown = quoted(value, code=True)  # "\uff13", a fullwidth 3, never reads as "3"
-    try:
-        number = kind(text) if text.isascii() and text.isprintable() else None
-    except ValueError:
-        number = None
-    if number is None and kind is int and _whole_number(text):  # too long for int() to read
-        number = -math.inf if text.startswith("-") else math.inf
+    number: float | None
+    if kind is int:  # ASCII digits alone: int() also reads 1_0 as 10, and +5
+        number = read_whole_number(text)
+    else:
+        try:
+            number = kind(text) if text.isascii() and text.isprintable() else None
+        except ValueError:
+            number = None
     if number is None:
-        raise ConfigurationError(f"{name}={shown} is not a valid {what}")
+        rule = " (ASCII digits only)" if kind is int else ""
+        raise ConfigurationError(f"{name}={shown} is not a valid {what}{rule}")
     if kind is float and not 0 < number <= MAX_TIMEOUT:  # also NaN and infinity
         raise ConfigurationError(
             f"{name}={shown} is out of range: seconds more than 0 and at most {MAX_TIMEOUT:.0f}"
@@ -212,13 +215,6 @@ def from_env(name: str, kind: type[float] | type[int], default: T) -> float | in
             f"{name}={shown} is out of range: a count from 0 to {MAX_RETRIES_LIMIT}"
         )
     return number
-
-
-def _whole_number(text: str) -> bool:
-    """Whether ``text`` is a whole number as ``int`` reads one (sign, ASCII digits and ``_``),
-    so one ``int`` refused was only too long (past ``sys.get_int_max_str_digits()``)."""
-    digits = text.removeprefix("-").removeprefix("+").replace("_", "")
-    return digits.isascii() and digits.isdigit()
 
 
 def check_secret_key(key: object) -> str:

@@ -8,6 +8,7 @@ import sys
 
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
+from paysdk._core.numbers import read_whole_number
 from paysdk._errors.quoting import quoted
 
 from ._command import Command
@@ -103,11 +104,8 @@ def whole_number(
 ) -> int:
     """An argparse type: a whole number of ASCII digits from ``low`` to ``high`` (by default,
     its range is checked where it is used); ``expected`` says what it must be, in the error."""
-    try:
-        value = int(ascii_number(text), 10)
-    except ValueError:
-        value = None
-    if value is None or not low <= value <= high:
+    value = read_whole_number(text)
+    if not isinstance(value, int) or not low <= value <= high:  # None, or past int()'s digits
         raise argparse.ArgumentTypeError(f"expected {expected}, not {_shown_number(text)}")
     return value
 
@@ -118,7 +116,18 @@ def _shown_number(text: str) -> str:
     digits = text.strip().removeprefix("-").removeprefix("+").replace("_", "")
     if len(digits) > sys.get_int_max_str_digits() > 0 and digits.isascii() and digits.isdigit():
         return f"a number of {len(digits):,} digits (at most {sys.get_int_max_str_digits():,})"
+    if read_whole_number(text) is None and _int_reads(text):  # 1_0, +5, " 5", a fullwidth 5
+        return f"{quoted(text)} (ASCII digits only)"
     return quoted(text)
+
+
+def _int_reads(text: str) -> bool:
+    """Whether ``int()`` reads ``text`` as a whole number (which a flag's may not be)."""
+    try:
+        int(text, 10)
+    except ValueError:
+        return False
+    return True
 
 
 def positive_count(text: str) -> int:
