@@ -25,7 +25,16 @@ from paysdk.cli._escape import Code, cell_text, json_text, printable, spreadshee
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
-from tests.support.hostile import HostileServer, head, raw, respond, respond_json
+from tests.support.hostile import (
+    Behaviour,
+    HostileServer,
+    endless_chunked,
+    gzip_bomb,
+    head,
+    raw,
+    respond,
+    respond_json,
+)
 
 NAME = (
     "Ada\x1b[2J\x1b[H\x1b[1Asuccess: yes\n"  # clear the screen, home, a line of its own
@@ -331,6 +340,36 @@ def test_pay_blots_the_key_a_server_that_is_no_sandbox_echoes(
     [line] = lines_of(screen)
     assert "bad header Bearer <secret key>; xxx" in line
     assert "sk_test_" not in line
+
+
+@pytest.mark.parametrize(
+    "behaviour",
+    [
+        endless_chunked(status=201, prefix=b'{"callback": {"body": "'),
+        gzip_bomb(64 << 20, document=b'{"callback": {"body": "x"}}', status=201),
+    ],
+    ids=["endless", "gzip-bomb"],
+)
+def test_pay_reads_a_bounded_part_of_the_answer_of_a_server_that_is_no_sandbox(
+    hostile: HostileServer, behaviour: Behaviour
+) -> None:
+    """``PAYSDK_BASE_URL`` names a server that answers ``POST /_sandbox/pay`` 201 with a body
+    that never ends (or inflates to 64 MiB): ``pay`` reads the first MiB, no more, and says the
+    server is no sandbox, at once rather than at its timeout."""
+    hostile.script(behaviour)
+    others = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    env = {**others, "PAYSDK_BASE_URL": hostile.base_url,
+           "PAYSDK_SECRET_KEY": "sk_test_Zq3Jv9WmX4pL7tR2"}  # fmt: skip
+    started = time.monotonic()
+    argv = ["pay", "order-7", "--amount", "500", "--currency", "USD", "--timeout", "60"]
+    code, screen = on_terminal(env, *argv, "--callback", "http://127.0.0.1:9/cb")
+    assert time.monotonic() - started < 20
+    assert code == 2
+    [line] = lines_of(screen)
+    assert line == (
+        f"paysdk: error: {hostile.base_url} is not a paysdk sandbox (POST /_sandbox/pay answered "
+        "201): `paysdk pay` pays in `paysdk sandbox` only"
+    )
 
 
 @pytest.fixture

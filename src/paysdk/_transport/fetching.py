@@ -1,4 +1,5 @@
-"""One GET on the clients' transport, for a product's own request (the sandbox's callback).
+"""One request on the clients' transport, for a product's own (the sandbox's callback GET,
+``paysdk pay``'s POST to a sandbox).
 
 The whole call ends within its timeout (each socket operation gets what is left of it), only
 the first bytes of the body asked for are read and decoded (in bounded steps), and a network or
@@ -33,15 +34,24 @@ class Fetched(NamedTuple):
 
 
 def fetch(
-    url: str, *, headers: Mapping[str, str], timeout: float, max_body: int
+    url: str,
+    *,
+    headers: Mapping[str, str],
+    timeout: float,
+    max_body: int,
+    method: str = "GET",
+    content: bytes | None = None,
 ) -> Fetched | Failure:
-    """GET ``url`` directly (no proxy, the environment's included), verifying TLS.
+    """GET ``url`` (or ``method`` it, sending ``content``) directly (no proxy, the
+    environment's included), verifying TLS.
 
     Args:
         url: an absolute http(s) URL.
         headers: the request's headers.
         timeout: seconds for the whole call, body included.
-        max_body: the most decoded bytes of the body read; the rest is left unread.
+        max_body: the most decoded bytes of the answer's body read; the rest is left unread.
+        method: the request's method.
+        content: the request's body, if it has one.
 
     Returns:
         The answer, or the ``Failure`` (``timeout``, ``connect``, ``undecodable``...) that
@@ -54,7 +64,7 @@ def fetch(
         with (
             httpx.Client(timeout=timeout, transport=transport, trust_env=False) as http,
             attempt_deadline(deadline),
-            http.stream("GET", url, headers=dict(headers)) as response,
+            http.stream(method, url, headers=dict(headers), content=content) as response,
         ):
             pieces: list[bytes] = []  # the first max_body decoded bytes; the rest left unread
             kept = 0

@@ -8,6 +8,7 @@ it pays in the one sandbox running detached, with its key unless ``--secret-key`
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import urllib.parse
 from typing import TYPE_CHECKING, Any, cast
@@ -24,12 +25,16 @@ from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from ._report import print_error
 
 if TYPE_CHECKING:
-    import httpx
+    from .._transport import Fetched
 
 __all__ = ["add_callback_commands"]
 
 BODY_EXCERPT = 500
 """How many characters of the handler's answer ``pay`` prints."""
+MAX_ANSWER = 1 << 20
+"""The most of the answer to ``POST /_sandbox/pay`` read (1 MiB): a sandbox's, whose callback
+body it quotes is at most 64 KiB (written six times as long at worst, as JSON escapes), is far
+shorter; a server that is no sandbox may send gigabytes."""
 
 
 def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> None:
@@ -84,11 +89,11 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
 
 
 def _pay(args: argparse.Namespace) -> int:
-    import httpx
-
     from paysdk.sandbox import FAILED, MAX_CALLBACK_TIMEOUT, callback_url
 
     from .._client.configure import check_base_url, check_secret_key, check_timeout, from_env
+    from .._core.steps import Failure
+    from .._transport import fetch
 
     seconds = args.timeout if args.timeout is not None else from_env(ENV_TIMEOUT, float, 30.0)
     check_timeout(seconds)  # as every command that calls the service checks it
@@ -127,17 +132,17 @@ def _pay(args: argparse.Namespace) -> int:
         "timeout": args.callback_timeout,
         "replace": args.replace,
     }
-    try:
-        answer = httpx.post(
-            f"{base_url}/_sandbox/pay",
-            json=body,
-            headers={"Authorization": f"Bearer {secret_key}"},
-            timeout=seconds + args.callback_timeout,
-            trust_env=False,
-        )
-    except httpx.HTTPError as exc:
+    answer = fetch(
+        f"{base_url}/_sandbox/pay",
+        method="POST",
+        content=json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {secret_key}", "Content-Type": "application/json"},
+        timeout=seconds + args.callback_timeout,
+        max_body=MAX_ANSWER + 1,  # one more: an answer longer than a sandbox's is no sandbox's
+    )
+    if isinstance(answer, Failure):
         return print_error(
-            f"no sandbox answered at {base_url} ({type(exc).__name__}): start one with "
+            f"no sandbox answered at {base_url} ({answer.kind}): start one with "
             "`paysdk sandbox --detach`",
             EXIT_UNREACHABLE,
         )
@@ -158,12 +163,14 @@ def _the_detached_sandbox() -> RunningSandbox | str:
     )
 
 
-def _paid(answer: httpx.Response, base_url: str, args: argparse.Namespace, secret_key: str) -> int:
+def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: str) -> int:
     """Report what ``POST /_sandbox/pay`` answered, and exit as the callback went; what the
-    answer says, ``secret_key`` blotted out (a server that is no sandbox may echo it)."""
+    answer says, ``secret_key`` blotted out (a server that is no sandbox may echo it). An
+    answer longer than ``MAX_ANSWER`` was read no further: it is no sandbox's."""
     try:
-        parsed: object = answer.json()
-    except ValueError:
+        whole = len(answer.body) <= MAX_ANSWER
+        parsed: object = json.loads(answer.body.decode(answer.encoding)) if whole else None
+    except (ValueError, LookupError):  # not JSON, not text in its charset, an unknown charset
         parsed = None
     data = cast("dict[str, Any]", parsed) if isinstance(parsed, dict) else {}
     if answer.status_code == 401:
