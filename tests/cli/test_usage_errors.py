@@ -191,6 +191,8 @@ def test_help_and_usage_errors_are_plain_text_on_every_python() -> None:
         ("list", "PAYSDK_MAX_RETRIES", "1_0", "is not a valid count (ASCII digits only)"),
         ("list", "PAYSDK_MAX_RETRIES", "+5", "is not a valid count (ASCII digits only)"),
         ("list", "PAYSDK_MAX_RETRIES", "99", "is out of range: a count from 0 to 10"),
+        ("list", "PAYSDK_TIMEOUT", "1e-400", "is too small, it reads as 0 seconds"),
+        ("pay", "PAYSDK_TIMEOUT", "0.5e-330", "is too small, it reads as 0 seconds"),
         ("pay", "PAYSDK_TIMEOUT", "inf", "is out of range: seconds more than 0 and at most 86400"),
         ("pay", "PAYSDK_TIMEOUT", "\uff15", "is not a valid number of seconds"),
     ],

@@ -17,7 +17,7 @@ import httpx
 
 from .._core.config import Config, Timeout, check_account, is_loopback
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
-from .._core.numbers import read_whole_number
+from .._core.numbers import TOO_SMALL, read_whole_number, underflows
 from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._parsing.decoding import ACCEPT_ENCODING, READABLE_CODINGS
@@ -206,6 +206,8 @@ def from_env(name: str, kind: type[float] | type[int], default: T) -> float | in
     if number is None:
         rule = " (ASCII digits only)" if kind is int else ""
         raise ConfigurationError(f"{name}={shown} is not a valid {what}{rule}")
+    if kind is float and underflows(text, number):  # 1e-400: positive, and 0 once read
+        raise ConfigurationError(f"{name}={shown} is {TOO_SMALL}")
     if kind is float and not 0 < number <= MAX_TIMEOUT:  # also NaN and infinity
         raise ConfigurationError(
             f"{name}={shown} is out of range: seconds more than 0 and at most {MAX_TIMEOUT:.0f}"

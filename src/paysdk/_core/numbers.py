@@ -1,12 +1,12 @@
-"""How paysdk reads a whole number a person gives it, as a flag or an environment variable
-(``--limit``, ``--port``, ``PAYSDK_MAX_RETRIES``): in one place, and strictly."""
+"""How paysdk reads a number a person gives it, as a flag or an environment variable
+(``--limit``, ``--port``, ``PAYSDK_MAX_RETRIES``, ``--timeout``): in one place, and strictly."""
 
 from __future__ import annotations
 
 import math
 import re
 
-__all__ = ["read_whole_number"]
+__all__ = ["TOO_SMALL", "read_whole_number", "underflows"]
 
 _WHOLE = re.compile(r"-?[0-9]+")
 """ASCII digits, a ``-`` before them allowed: ``int()`` also reads ``1_0`` as 10, ``+5``, ``5``
@@ -30,3 +30,23 @@ def read_whole_number(text: str) -> int | float | None:
         return int(text, 10)
     except ValueError:  # more digits than int() reads
         return -math.inf if text.startswith("-") else math.inf
+
+
+TOO_SMALL = "too small, it reads as 0 seconds"
+"""Why a number of seconds that ``underflows`` is refused, in a flag's and a variable's error."""
+
+
+def underflows(text: str, value: float) -> bool:
+    """Whether ``text``, which ``float`` read as ``value``, is a positive number too small for a
+    float (``0.000...01`` in thousands of digits, ``1e-400``): it reads as 0, which no timeout is.
+
+    Args:
+        text: the value as given.
+        value: what ``float`` read it as.
+
+    Returns:
+        True when ``value`` is 0 and ``text`` was written with a digit other than 0.
+    """
+    if value != 0 or text.strip().startswith("-"):
+        return False
+    return any(digit in "123456789" for digit in text.lower().partition("e")[0])

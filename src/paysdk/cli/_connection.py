@@ -8,7 +8,7 @@ import sys
 
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
-from paysdk._core.numbers import read_whole_number
+from paysdk._core.numbers import TOO_SMALL, read_whole_number, underflows
 from paysdk._errors.quoting import quoted
 
 from ._command import Command
@@ -152,10 +152,11 @@ def _zero(text: str, value: float) -> str:
     """Why ``text``, a number of seconds ``float`` read as ``value``, is none, where its spelling
     hides it: written with a digit other than 0 (``0.000...01``, ``1e-400``), it is too small
     for a float and reads as 0; spelt otherwise (``0.000``), it is 0. ``""`` for any other."""
+    if underflows(text, value):
+        return f": {TOO_SMALL}"
     if value != 0 or text.strip() in ("0", "-0") or text.strip().startswith("-"):
         return ""
-    significant = any(digit in "123456789" for digit in text.lower().partition("e")[0])
-    return ": too small, it reads as 0 seconds" if significant else ": it is 0 seconds"
+    return ": it is 0 seconds"
 
 
 def whole_amount(text: str) -> int:
