@@ -249,6 +249,9 @@ def test_list_json_gives_each_timestamp_as_the_service_sent_it(sandbox: Sandbox,
         ("2026-01-01T10:00:00Z", "2026-01-01T10:00:00+00:00"),
         ("2026-01-01T10:00:00+01:00", "2026-01-01T10:00:00+01:00"),
         ("2026-01-01 10:00", "2026-01-01T10:00:00+00:00"),
+        # fractions of any length and offsets without a colon, on Python 3.10 too
+        ("2026-01-01T10:00:00.1Z", "2026-01-01T10:00:00.100000+00:00"),
+        ("2026-01-01T10:00:00.1234567-0530", "2026-01-01T10:00:00.123456-05:30"),
     ],
 )
 def test_parse_since(text: str, expected: str) -> None:
@@ -261,6 +264,10 @@ def test_parse_since(text: str, expected: str) -> None:
         ("list", "--since", "yesterday"),
         ("list", "--since", "2026-11-05\u00a0"),  # a no-break space, which str.strip() takes
         ("list", "--since", "\u30002026-11-05"),
+        # week dates, basic forms and bare digits, which fromisoformat reads on 3.11 and later
+        ("list", "--since", "2026-W45"),
+        ("list", "--since", "20261105"),
+        ("list", "--since", "11111111111111111111"),
         ("list", "--json", "--csv"),
         ("verify",),
         ("frobnicate",),

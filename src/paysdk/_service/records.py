@@ -16,7 +16,7 @@ from typing import Any, NoReturn, TypeGuard, cast
 
 from .._errors import ConfigurationError
 from .._lazy import publish
-from .._models.timestamps import wire_timestamp
+from .._models.timestamps import read_timestamp, wire_timestamp
 
 __all__ = [
     "COMPLETED",
@@ -357,7 +357,7 @@ def _parse_timestamp(value: object, field: str) -> dt.datetime:
     if not isinstance(value, str):
         _fail(field, "an ISO 8601 string")
     try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+        parsed = read_timestamp(value)
     except ValueError:
         _fail(field, f"an ISO 8601 timestamp, not {value!r}")
     if parsed.tzinfo is None:

@@ -17,7 +17,7 @@ from typing import cast
 
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
-from paysdk._models.timestamps import wire_timestamp
+from paysdk._models.timestamps import read_timestamp, wire_timestamp
 from paysdk.cli._command import Command, Parser, add_formats
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
 from paysdk.cli._escape import Code, cell_text, part_text, printable
@@ -313,7 +313,7 @@ def parse_since(text: str) -> dt.datetime:
         if problem is not None:
             raise argparse.ArgumentTypeError(f"{text!r} is not a real date: {problem}")
     try:
-        value = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        value = read_timestamp(text)
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"expected a date like 2026-01-01 or an ISO 8601 datetime, not {text!r}"
