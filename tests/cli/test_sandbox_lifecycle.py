@@ -256,12 +256,16 @@ def test_a_sandbox_bound_beyond_loopback_warns_what_other_machines_can_do(
     assert "callbacks" in started.stderr and KEY not in started.stderr
 
 
-def test_a_sandbox_bound_by_an_empty_host_says_it_is_bound_to_every_address() -> None:
-    """``paysdk sandbox --host ""`` in the foreground: its first line gives the URL clients use
-    and says the sandbox is bound to every address, as for ``0.0.0.0``."""
+@pytest.mark.parametrize(
+    ("host", "bound"),
+    [("", "every address"), ("0.0.0.0", "every address, 0.0.0.0"), ("::", "every address, ::")],  # noqa: S104
+)
+def test_a_sandbox_bound_to_every_address_says_so_after_its_url(host: str, bound: str) -> None:
+    """``paysdk sandbox --host ""`` (or a wildcard address) in the foreground: its first line
+    gives the URL clients use, on loopback, and says the sandbox is bound to every address."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "paysdk", "sandbox", "--host", "", "--port", "0", "--key", KEY],
+        [sys.executable, "-m", "paysdk", "sandbox", "--host", host, "--port", "0", "--key", KEY],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
     )  # fmt: skip
     try:
@@ -272,10 +276,11 @@ def test_a_sandbox_bound_by_an_empty_host_says_it_is_bound_to_every_address() ->
         process.terminate()
         process.communicate(timeout=30)
     assert re.fullmatch(
-        r"paysdk sandbox listening on http://127[.]0[.]0[.]1:[0-9]+ [(]bound to every address[)]\n",
+        rf"paysdk sandbox listening on http://(127[.]0[.]0[.]1|\[::1\]):[0-9]+"
+        rf" [(]bound to {re.escape(bound)}[)]\n",
         first,
     )
-    assert warning.startswith("warning: bound to every address, the sandbox answers other")
+    assert warning.startswith(f"warning: bound to {host or 'every address'}, the sandbox answers")
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])

@@ -18,6 +18,7 @@ from collections.abc import Generator
 from contextlib import contextmanager
 from types import FrameType
 from typing import Any
+from urllib.parse import urlsplit
 
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from .._errors import ConfigurationError
@@ -150,8 +151,14 @@ def _sandbox(args: argparse.Namespace) -> int:
 def _announce(sandbox: Any, state: str | None) -> None:
     references = ", ".join(p.reference for p in sandbox.payments)
     host = sandbox.host
-    every = f"{host}: every address" if host else _bound_to(host)
-    bound = "" if host and host in sandbox.base_url else f" (bound to {every})"
+    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - the wildcards, which the URL names as loopback
+        bound = f" (bound to every address{', ' + host if host else ''})"
+    else:
+        bound = (
+            ""
+            if urlsplit(str(sandbox.base_url)).hostname == host.strip("[]").lower()
+            else f" (bound to {host})"
+        )
     print(f"paysdk sandbox listening on {sandbox.base_url}{bound}")
     if (warning := _exposure_warning(sandbox.host)) is not None:
         print(warning, file=sys.stderr)
