@@ -24,6 +24,8 @@ from django.test import AsyncClient as DjangoAsyncClient
 from django.test import Client as DjangoClient
 from django.test import RequestFactory
 from django.urls import path
+from django.utils.decorators import method_decorator
+from django.views import View
 
 import paysdk
 from paysdk.integrations.django import verified_callback
@@ -757,6 +759,38 @@ def test_under_atomic_requests_a_view_without_a_ledger_is_left_in_the_requests_t
     response = DjangoClient().get(f"{PATH}?reference={REFERENCE}")
     connection.close()
     assert (response.status_code, inside) == (200, [True])
+
+
+@pytest.mark.parametrize(("method", "atomic"), [("dispatch", False), ("get", True)])
+def test_under_atomic_requests_a_class_based_views_dispatch_takes_the_decorator(
+    client: paysdk.Client,
+    shop: Shop,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    method: str,
+    atomic: bool,
+) -> None:
+    """A class-based view is non-atomic when ``verified_callback`` decorates its ``dispatch``
+    (``as_view()`` copies what ``dispatch`` carries), as docs/fulfilment.md says; on ``get`` it
+    is not, which is why the docs name ``dispatch``."""
+    atomic_requests(monkeypatch, "default")
+    inside: list[bool] = []
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        decorate = method_decorator(
+            verified_callback(client, lookup=shop.lookup, ledger=ledger), name=method
+        )
+
+        @decorate
+        class PaymentCallback(View):
+            def get(self, request: HttpRequest, payment: paysdk.VerifiedPayment) -> HttpResponse:
+                inside.append(connection.in_atomic_block)
+                shop.fulfil(payment)
+                return JsonResponse({"status": "ok"})
+
+        serve(path(PATH.lstrip("/"), PaymentCallback.as_view()))
+        response = DjangoClient().get(f"{PATH}?reference={REFERENCE}")
+        connection.close()
+    assert (response.status_code, inside) == (200, [atomic])
 
 
 @pytest.mark.anyio
