@@ -10,6 +10,7 @@ __all__ = [
     "EXIT_INTERNAL",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_OUTPUT",
     "EXIT_UNREACHABLE",
     "EXIT_USAGE",
     "MEANINGS",
@@ -22,6 +23,7 @@ EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 EXIT_ATTENTION = 4  # reconcile only
 EXIT_INTERNAL = 70  # EX_SOFTWARE (sysexits.h): a bug, in paysdk or in a library it uses
+EXIT_OUTPUT = 74  # EX_IOERR (sysexits.h): standard output could not be written
 EXIT_INTERRUPTED = 128 + 2  # Ctrl-C, as a shell reports a tool ended by SIGINT
 EXIT_BROKEN_PIPE = 128 + 13  # what a shell reports for a tool ended by SIGPIPE
 
@@ -36,6 +38,7 @@ MEANINGS = {
     EXIT_UNREACHABLE: "the service, the sandbox or the callback handler was not reached in time",
     EXIT_ATTENTION: "reconcile found a payment that needs attention (missed, or an alarm)",
     EXIT_INTERNAL: "internal error (a bug in paysdk or a library it uses: please report it)",
+    EXIT_OUTPUT: "standard output could not be written (a full disk): the output may be cut short",
     EXIT_INTERRUPTED: "interrupted (Ctrl-C)",
     EXIT_BROKEN_PIPE: "standard output was closed early (paysdk list | head)",
 }

@@ -12,7 +12,7 @@ import re
 import string
 import sys
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import cast
 
 import paysdk
@@ -26,6 +26,7 @@ from paysdk.cli._exits import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_OUTPUT,
     EXIT_UNREACHABLE,
     EXIT_USAGE,
     exit_codes_help,
@@ -35,13 +36,16 @@ from paysdk.cli._pay import add_callback_commands
 from paysdk.cli._reconcile import add_reconcile_command
 from paysdk.cli._report import (
     PROG,
+    OutputError,
     VerboseLog,
     as_received,
     attempts_made,
     broken_pipe,
     escape_unwritable,
+    guarded_output,
     in_cli_words,
     open_missing_streams,
+    output_failed,
     print_csv,
     print_error,
     print_internal_error,
@@ -64,12 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     command: Callable[[argparse.Namespace], int] = args.command
     try:
-        with VerboseLog().watching() if getattr(args, "verbose", False) else nullcontext():
+        with guarded_output(), _verbose_log(args):
             code = command(args)
-            sys.stdout.flush()  # a closed pipe shows here, not at exit
+            sys.stdout.flush()  # a closed pipe or a full disk shows here, not at exit
             return code
     except BrokenPipeError:
         return broken_pipe()
+    except OutputError as exc:
+        return output_failed(exc, EXIT_OUTPUT)
     except paysdk.ConfigurationError as exc:
         return print_error(_configuration_error(exc, args), EXIT_USAGE)
     except paysdk.InvalidReferenceError as exc:
@@ -84,6 +90,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_INTERRUPTED
     except Exception as exc:  # not paysdk's word on the service or the input: a bug
         return print_internal_error(exc, EXIT_INTERNAL)
+
+
+def _verbose_log(args: argparse.Namespace) -> AbstractContextManager[object]:
+    """``--verbose``'s log of each attempt, for a command that takes it and was given it."""
+    return VerboseLog().watching() if getattr(args, "verbose", False) else nullcontext()
 
 
 def _configuration_error(exc: paysdk.ConfigurationError, args: argparse.Namespace) -> str:

@@ -17,7 +17,7 @@ import sys
 import traceback
 from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TextIO, cast
 
 from .._errors import PaySDKError
 from ._escape import json_text, printable, spreadsheet_cell, table_cell
@@ -140,6 +140,62 @@ def open_missing_streams() -> None:
         sys.stdout = _ClosedOutput()
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - the process's
+
+
+class OutputError(Exception):
+    """Standard output could not be written (a full disk, an I/O error): the place the output
+    was sent failed, which is neither the service's failure nor a bug."""
+
+
+class _Output:
+    """Standard output, a failure to write it raised as `OutputError` (a closed pipe stays a
+    ``BrokenPipeError``: the reader has gone, as with ``| head``)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.encoding = getattr(stream, "encoding", None)  # what `print_json` reads
+
+    def write(self, text: str) -> int:
+        with _written_or_output_error():
+            return self.stream.write(text)
+
+    def flush(self) -> None:
+        with _written_or_output_error():
+            self.stream.flush()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
+@contextmanager
+def _written_or_output_error() -> Generator[None, None, None]:
+    try:
+        yield
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        raise OutputError(exc.strerror or str(exc)) from exc
+
+
+@contextmanager
+def guarded_output() -> Generator[None, None, None]:
+    """Have a failure to write standard output raise `OutputError` while the command runs."""
+    stdout = sys.stdout
+    sys.stdout = cast("TextIO", _Output(stdout))
+    try:
+        yield
+    finally:
+        sys.stdout = stdout
+
+
+def output_failed(exc: OutputError, code: int) -> int:
+    """Say on stderr that the output could not be written, and return ``code``. Standard output
+    is pointed at ``/dev/null`` (as after a closed pipe), so the flush at exit fails no more."""
+    broken_pipe()
+    return print_error(f"cannot write the output: {exc}", code)
 
 
 def escape_unwritable() -> None:
