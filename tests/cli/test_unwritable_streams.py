@@ -12,6 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+from tests.cli.sandbox_cli import free_port
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 
@@ -54,3 +55,29 @@ def test_output_to_a_full_disk_is_an_error_of_its_own_not_a_bug(
     done = run_into_full(env, "stdout", *argv)
     assert done.returncode == 74
     assert done.stderr == b"paysdk: error: cannot write the output: No space left on device\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "code"),
+    [
+        (("verify", "order-1042", "--base-url", "http://127.0.0.1:{port}", "--max-retries=0"), 3),
+        (("verify", "--jsn"), 2),
+        (("reconcile", "--ledger", "/nonexistent/ledger.db"), 2),
+        (("verify", "no-such-order-anywhere"), 1),
+        (("list", "--verbose"), 0),
+        (("list",), 0),
+    ],
+)
+def test_errors_to_a_full_disk_keep_the_exit_code(
+    env: dict[str, str], argv: tuple[str, ...], code: int
+) -> None:
+    """``paysdk ... 2>>/var/log/paysdk.log`` on a full disk: the exit code still tells an outage
+    (3) from a usage error (2) or the service's refusal (1), and ``--verbose``'s lines lost make
+    no failure of a command that succeeded."""
+    port = free_port()
+    done = run_into_full(env, "stderr", *(arg.format(port=port) for arg in argv))
+    assert done.returncode == code
+    if code == 0:
+        assert b"order-1042" in done.stdout
+    else:
+        assert done.stdout == b""

@@ -41,6 +41,7 @@ from paysdk.cli._report import (
     as_received,
     attempts_made,
     broken_pipe,
+    diagnostics_at_best,
     escape_unwritable,
     guarded_output,
     in_cli_words,
@@ -61,6 +62,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line with ``argv`` (default ``sys.argv[1:]``) and return the exit code."""
     open_missing_streams()
     escape_unwritable()
+    with diagnostics_at_best():
+        return _run(argv)
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    """The command ``argv`` names, run; its exit code."""
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

@@ -7,6 +7,7 @@ retry at INFO): the core need not know a command line exists.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import errno
 import io
@@ -189,6 +190,57 @@ def guarded_output() -> Generator[None, None, None]:
         yield
     finally:
         sys.stdout = stdout
+
+
+class _Diagnostics:
+    """Standard error, where a line that cannot be written (a full disk, a closed pipe) is lost
+    rather than failing the command: the exit code still says what happened. After the first
+    failure its descriptor is pointed at ``/dev/null``, so the flush at exit fails no more."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.encoding = getattr(stream, "encoding", None)
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        if not self.failed:
+            try:
+                self.stream.write(text)
+            except OSError:
+                self._give_up()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.failed:
+            try:
+                self.stream.flush()
+            except OSError:
+                self._give_up()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def _give_up(self) -> None:
+        self.failed = True
+        with contextlib.suppress(OSError, ValueError):  # not a real file: nothing to silence
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+            os.close(devnull)
+
+
+@contextmanager
+def diagnostics_at_best() -> Generator[None, None, None]:
+    """Have what the command writes to stderr (errors, ``--verbose``, progress) lost, not
+    raised, when stderr cannot be written, while the command runs."""
+    stderr = sys.stderr
+    sys.stderr = cast("TextIO", _Diagnostics(stderr))
+    try:
+        yield
+    finally:
+        sys.stderr = stderr
 
 
 def output_failed(exc: OutputError, code: int) -> int:
