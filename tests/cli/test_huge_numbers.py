@@ -4,11 +4,13 @@ thousands of digits is refused in a line of its own length, not echoed whole."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import pytest
 
 from paysdk.sandbox import Sandbox
+from tests.support.hostile import HostileServer, respond
 from tests.support.terminal import run_in_terminal
 
 BIG = 10**30 + 7
@@ -98,3 +100,53 @@ def test_a_long_flag_value_that_is_no_number_is_quoted_cut(sandbox: Sandbox) -> 
     [message] = [line for line in err.splitlines() if "error:" in line]
     assert f"not {'x' * 64!r}... (100,000 characters)" in message
     assert len(message) < 400
+
+
+BEYOND_FLOAT_VERIFY = (
+    b'{"status": true, "data": {"reference": "order-1042", "transaction_id": "t-1", "amount": 5,'
+    b' "fee": 1e400, "currency": "NGN", "success": true, "customer": null, "products": [],'
+    b' "metadata": {"weight": -1e400, "ratio": NaN}, "authorization": null, "score": NaN}}'
+)
+BEYOND_FLOAT_LIST = (
+    b'{"data": [{"id": "p-1", "reference": "order-1042", "amount": 5, "fee": NaN,'
+    b' "status": "COMPLETED", "customer_paid": true, "currency": "NGN", "customer": null,'
+    b' "products": [{"name": "Gift", "amount": 1e400}], "created_at":'
+    b' "2026-11-05T09:00:00.000000Z", "updated_at": "2026-11-05T09:00:00.000000Z"}]}'
+)
+
+
+def _strict_json(text: str) -> object:
+    """``text`` read as a strict parser reads JSON: ``NaN`` and ``Infinity`` are no JSON."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize(
+    ("argv", "body", "numbers"),
+    [
+        (("verify", "order-1042", "--json"), BEYOND_FLOAT_VERIFY, ("fee", "score")),
+        (("list", "--json"), BEYOND_FLOAT_LIST, ("fee",)),
+    ],
+)
+def test_json_of_a_number_beyond_a_float_is_json_a_strict_parser_reads(
+    hostile: HostileServer,
+    monkeypatch: pytest.MonkeyPatch,
+    argv: tuple[str, ...],
+    body: bytes,
+    numbers: tuple[str, ...],
+) -> None:
+    """The service's ``1e400`` (infinity, read as a float) and a ``NaN`` it wrote are written
+    ``null``, as the models dump them, never ``Infinity`` or ``NaN``, which ``jq`` refuses."""
+    hostile.script(respond(200, body, {"Content-Type": "application/json"}))
+    monkeypatch.setenv("PAYSDK_BASE_URL", hostile.base_url)
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", "sk_test_Zq3Jv9WmX4pL7tR2")
+    code, out, err = run_in_terminal(*argv)
+    assert (code, err) == (0, "")
+    read = _strict_json(out)
+    payment = read[0] if isinstance(read, list) else read
+    assert isinstance(payment, dict)
+    assert [payment[name] for name in numbers] == [None] * len(numbers)
+    assert payment["reference"] == "order-1042"

@@ -7,8 +7,10 @@ the sandbox's request log), `table_cell`, `json_text` (``--json``) or `spreadshe
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Container, Iterable
+from typing import cast
 
 from .._core.terminal import BEYOND_JSON, LOOKALIKE_SPACES, printable
 
@@ -47,8 +49,24 @@ def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False)
     Returns:
         The JSON text.
     """
-    text = json.dumps(data, indent=indent, ensure_ascii=ascii_only)
+    try:
+        text = json.dumps(data, indent=indent, ensure_ascii=ascii_only, allow_nan=False)
+    except ValueError:  # a float JSON has no number for: NaN, or infinity (the service's 1e400)
+        text = json.dumps(_finite(data), indent=indent, ensure_ascii=ascii_only, allow_nan=False)
     return _JSON_RAW.sub(_json_escape, text)
+
+
+def _finite(data: object) -> object:
+    """``data`` with each float JSON has no number for (NaN, an infinity) as ``None``, as the
+    models dump one: ``json`` would write ``NaN`` or ``Infinity``, which no strict reader
+    (``jq``, JavaScript's ``JSON.parse``) takes."""
+    if isinstance(data, float) and not math.isfinite(data):
+        return None
+    if isinstance(data, dict):
+        return {key: _finite(value) for key, value in cast("dict[object, object]", data).items()}
+    if isinstance(data, (list, tuple)):
+        return [_finite(item) for item in cast("list[object]", data)]
+    return data
 
 
 def _json_escape(match: re.Match[str]) -> str:
