@@ -890,3 +890,18 @@ async def test_a_rows_timestamps_are_read_whatever_the_sessions_date_style(
     assert row is not None and row.fulfilled_at is not None
     assert row.fulfilled_at.tzinfo is dt.timezone.utc
     assert before - dt.timedelta(minutes=1) < row.fulfilled_at < before + dt.timedelta(minutes=1)
+
+
+@pytest.mark.parametrize("reference", ["order-\x00-1", "order-\udc9b", "\x00"])
+async def test_resolving_a_reference_no_database_holds_finds_no_row_on_every_database(
+    make_ledger: MakeLedger, reference: str
+) -> None:
+    """A reference holding a NUL or a lone surrogate (``paysdk ledger resolve`` of bytes that are
+    not UTF-8) has no row, as ``row`` says: ``resolve`` raises the LedgerError of a reference
+    without one, rather than a bare UnicodeEncodeError (SQLite) or the database's refusal."""
+    ledger = make_ledger()
+    await ledger.fulfil_once(paid("order-1"), lambda payment: None)
+    with pytest.raises(LedgerError, match=r"no claim of unknown outcome.*\(its state: no row\)"):
+        await ledger.resolve(reference, ran=True)
+    row = await ledger.row("order-1")
+    assert row is not None and row.state == "fulfilled"

@@ -43,6 +43,11 @@ class EitherLedger:
             return self.ledger.row(reference, account=account)
         return await self.ledger.row(reference, account=account)
 
+    async def resolve(self, reference: str, *, ran: bool, account: str = "") -> LedgerRow:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.resolve(reference, ran=ran, account=account)
+        return await self.ledger.resolve(reference, ran=ran, account=account)
+
     async def refuse(self, payment: Any, reason: str, account: str = "") -> LedgerRow:
         if isinstance(self.ledger, Ledger):
             return self.ledger.refuse(payment, reason, account=account)

@@ -336,7 +336,12 @@ def resolve(
 ) -> LedgerPlan[LedgerRow]:
     """Settle a claim whose outcome is unknown, as a person decided after checking: fulfilled if
     ``ran``, else released so that the next delivery (or reconcile) runs it; the row as it now is.
-    LedgerError if ``reference`` (of ``account``) has no row in the ``unknown`` state."""
+    LedgerError if ``reference`` (of ``account``) has no row in the ``unknown`` state; a
+    reference no database holds as it is (``stored_as_is``) has none, and is not asked for."""
+    if not stored_as_is(reference):  # PostgreSQL refuses a NUL; no UTF-8 encodes a surrogate
+        raise LedgerError(
+            f"{reference!r} has no claim of unknown outcome to resolve (its state: no row)"
+        )
     yield Begin()
     settled: Rows = yield Query(_sql.resolve(dialect, table, ran=ran), (account, reference))
     found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
