@@ -135,6 +135,10 @@ def test_every_command_s_help_ends_with_what_each_exit_code_means() -> None:
         (("ledger", "refuse", "order-1042", "--reason"), "--reason"),
         (("ledger", "ignore", "order-1042", "--reason"), "--reason"),
         (("trigger-callback", "http://127.0.0.1:9/cb", "--reference"), "--reference"),
+        (("ledger", "resolve", "--ran"), "reference"),
+        (("ledger", "refuse", "--reason", "sold out"), "reference"),
+        (("ledger", "ignore", "--reason", "a test"), "reference"),
+        (("sandbox", "--host"), "--host"),
         (
             ("pay", "--amount", "5", "--currency", "USD", "--callback", "http://127.0.0.1:9/cb"),
             "reference",

@@ -63,7 +63,9 @@ def add_ledger_command(commands: Any) -> None:
             parents=[options],
             help=f"record that {doing}: reconcile then shows it, never as missed",
         )
-        action.add_argument("reference", help="the payment's reference, e.g. order-1042")
+        action.add_argument(
+            "reference", type=utf8_text, help="the payment's reference, e.g. order-1042"
+        )
         action.add_argument(
             "--reason", type=utf8_text, required=True, help="why, as reconcile will show it"
         )
@@ -74,7 +76,9 @@ def add_ledger_command(commands: Any) -> None:
         parents=[options],
         help="settle a payment whose outcome is unknown, once you checked whether it shipped",
     )
-    resolve.add_argument("reference", help="the payment's reference, e.g. order-1042")
+    resolve.add_argument(
+        "reference", type=utf8_text, help="the payment's reference, e.g. order-1042"
+    )
     ran = resolve.add_mutually_exclusive_group(required=True)
     ran.add_argument(
         "--ran", dest="ran", action="store_true", help="the action ran: record it fulfilled"

@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from .._errors import ConfigurationError
 from . import _background as background
-from ._connection import whole_number
+from ._connection import utf8_text, whole_number
 from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from ._report import PROG, print_error
@@ -50,7 +50,9 @@ def add_sandbox_commands(commands: Any) -> None:
         help="run a local sandbox of the service (--detach: in the background)",
         formatter_class=_OptionalActionFormatter,
     )
-    sandbox.add_argument("--host", default="127.0.0.1", help="address to bind (127.0.0.1)")
+    sandbox.add_argument(
+        "--host", type=utf8_text, default="127.0.0.1", help="address to bind (127.0.0.1)"
+    )
     sandbox.add_argument(
         "--port",
         type=port_number,
