@@ -42,6 +42,8 @@ def chain(error: BaseException) -> str:
         ("postgresql://shop:Pw7@zQk@127.0.0.1/shop", "unencoded '@' or '/'"),
         ("postgresql://shop:Pw7zQk@127.0.0.1:port/shop", "port is not a number"),
         ("postgresql://shop@[::1/shop?password=Pw7zQk]", "no host name, IP address"),
+        ("postgresql://shop:Pw7zQk\udce9@127.0.0.1/shop", "bytes that are not UTF-8"),
+        ("postgresql://shop:Pw7zQk@127.0.0.1/caf\udce9", "bytes that are not UTF-8"),
     ],
 )
 def test_a_malformed_url_is_a_configuration_error_that_says_what_is_wrong(
@@ -113,6 +115,7 @@ def test_no_url_puts_its_password_into_an_error_or_a_repr(
         ("postgresql://shop:s3cr%ZZet-Pw7zQk@127.0.0.1/shop", "password holds a '%'"),
         ("postgresql://shop:Pw7zQk@[::1/shop", "[host] is not closed"),
         ("postgresql://shop:Pw7zQk?x@127.0.0.1:1/shop", "Connection refused"),
+        ("postgresql://shop:Pw7zQk\udce9@127.0.0.1:1/shop", "bytes that are not UTF-8"),
     ],
 )
 def test_paysdk_ledger_list_in_a_terminal_never_prints_the_password(url: str, says: str) -> None:

@@ -24,6 +24,8 @@ directory of a Unix socket; nothing a password could have been read into."""
 _DATABASE = re.compile(r"[A-Za-z0-9._$ -]*")
 """A database name a repr shows; another (a password libpq read into it?) is not shown."""
 HIDDEN = "***"
+_UNENCODABLE = re.compile("[\ud800-\udfff]")
+"""A lone surrogate: how Python reads a byte that is not UTF-8 (in an argument, a variable)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,6 +45,11 @@ def parse_url(url: str, conninfo_to_dict: Any, refusal: type[Exception]) -> Post
     """``url`` as libpq parses it with psycopg's ``conninfo_to_dict`` (no I/O), or a
     ConfigurationError naming the wrong part, never quoting it: libpq cannot parse it (``refusal``,
     ``psycopg.Error``), or would read a password into its host, port or database."""
+    if _UNENCODABLE.search(url) is not None:  # libpq takes UTF-8: psycopg would raise bare
+        raise ConfigurationError(
+            "the PostgreSQL ledger URL is malformed: it holds bytes that are not UTF-8 (typed on "
+            "a terminal of another encoding?); percent-encode them"
+        )
     refused: str | None = None
     parts: dict[str, Any] = {}
     try:
