@@ -90,6 +90,24 @@ def test_detach_makes_the_runtime_directory_and_its_key_files_private(
     assert sorted(path.name for path in runtime.iterdir()) == [log.name, pid_file.name]
 
 
+def test_a_runtime_directory_whose_name_is_not_utf8_holds_a_sandbox_stop_finds(
+    sandbox_cli: Sandboxes, tmp_path: Path
+) -> None:
+    """A directory named on a system of another encoding (``caf\xe9``, Latin-1), which Python
+    reads as a lone surrogate: the sandbox starts there, and ``status`` and ``stop`` find it."""
+    runtime = tmp_path / "caf\udce9 run"
+    port = free_port()
+    started = sandbox_cli("--detach", "--port", str(port), "--key", KEY, runtime=runtime)
+    assert started.returncode == 0, started.stderr
+    assert "export PAYSDK_BASE_URL=" in started.stdout
+    assert (runtime / f"sandbox-{port}.pid").exists()
+    status = sandbox_cli("status", runtime=runtime)
+    assert (status.returncode, status.stdout.startswith(f"port {port}: running")) == (0, True)
+    stopped = sandbox_cli("stop", runtime=runtime)
+    assert stopped.returncode == 0, stopped.stderr
+    assert sorted(path.name for path in runtime.iterdir()) == [f"sandbox-{port}.log"]
+
+
 def test_a_log_already_there_that_others_can_read_is_made_private(
     sandbox_cli: Sandboxes, tmp_path: Path
 ) -> None:

@@ -308,7 +308,7 @@ def _read_until_closed(descriptor: int, timeout: float) -> str | None:
         if ready:
             piece = os.read(descriptor, 4096)
             if not piece:
-                return b"".join(pieces).decode()
+                return os.fsdecode(b"".join(pieces))  # a path, as the file system names it
             pieces.append(piece)
 
 

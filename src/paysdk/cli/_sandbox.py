@@ -223,8 +223,8 @@ def _tell_ready(descriptor: int, sandbox: Any, log: str | None) -> None:
         log=log or "",
     )
     path = background.write_pid_file(running)
-    with os.fdopen(descriptor, "w") as pipe:
-        pipe.write(str(path))
+    with os.fdopen(descriptor, "wb") as pipe:  # a name's bytes as they are, UTF-8 or not
+        pipe.write(os.fsencode(path))
 
 
 def _detach(args: argparse.Namespace, port: int, secret_key: str | None) -> int:
