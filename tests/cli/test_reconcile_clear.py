@@ -3,6 +3,8 @@ are shown but never fail the run; only a real miss exits 4, and once it is dealt
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import subprocess
@@ -350,3 +352,56 @@ def test_a_django_projects_lookup_on_its_models_is_imported_with_djangos_apps_lo
     assert done.returncode == 2
     said = "--lookup: cannot set up Django (DJANGO_SETTINGS_MODULE='no_such_settings'"
     assert said in done.stderr
+
+
+CHATTY_SHOP = """
+import sys
+
+print("shop loaded")
+ORDERS = {"shop-missed": {"amount": 500, "currency": "NGN"}}
+
+
+def find_order(reference):
+    print("looking up", reference)
+    return ORDERS.get(reference)
+
+
+def ship(payment):
+    print("shipped", payment.reference)
+    sys.stdout.write("written too\\n")
+"""
+
+
+@pytest.mark.parametrize("output", ["--json", "--csv"])
+def test_what_the_lookup_and_fulfil_print_goes_to_stderr_not_into_the_report(
+    ledger_path: Path, sandbox: Sandbox, tmp_path: Path, output: str
+) -> None:
+    """``paysdk reconcile --json > report.json``, the cron job of docs/fulfilment.md, with a
+    lookup and a fulfilment that ``print`` (as its ``grant_access`` example does): what they
+    print goes to stderr, and the report stays JSON (or CSV) a parser reads."""
+    (tmp_path / "chatty_shop.py").write_text(CHATTY_SHOP)
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")},
+        "PYTHONPATH": str(ROOT / "src"),
+        "PAYSDK_BASE_URL": sandbox.base_url,
+        "PAYSDK_SECRET_KEY": sandbox.secret_key,
+    }
+    argv = ["reconcile", "--ledger", str(ledger_path), output]
+    hooks = ["--lookup", "chatty_shop:find_order", "--fulfil", "chatty_shop:ship"]
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv, *hooks],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = set(done.stderr.splitlines())
+    assert {"shop loaded", "looking up shop-missed", "shipped shop-missed", "written too"} <= said
+    if output == "--json":
+        report = json.loads(done.stdout)
+        missed = [d for d in report["discrepancies"] if d["kind"] == "missed"]
+        assert [(d["reference"], d["fulfilment"]) for d in missed] == [("shop-missed", "fulfilled")]
+    else:
+        rows = list(csv.DictReader(io.StringIO(done.stdout)))
+        assert [(row["kind"], row["fulfilment"]) for row in rows if row["kind"] == "missed"] == [
+            ("missed", "fulfilled")
+        ]
+        assert "shop loaded" not in done.stdout and "shipped" not in done.stdout

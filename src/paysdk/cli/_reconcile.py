@@ -8,6 +8,7 @@ when it is a terminal.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -94,21 +95,10 @@ def _reconcile(args: argparse.Namespace) -> int:
             "--fulfil needs --lookup, so a missed payment is fulfilled only if it matches its "
             "order's amount and currency"
         )
-    lookup = None if args.lookup is None else import_callable(args.lookup, "--lookup")
-    fulfil = None if args.fulfil is None else import_callable(args.fulfil, "--fulfil")
-    progress = _Progress() if sys.stderr.isatty() else None
-    with open_ledger(args) as ledger, client_from(args) as c:
-        try:
-            report = ledger.reconcile(
-                c,
-                fulfil=fulfil,
-                lookup=lookup,
-                progress=progress,
-                max_discrepancies=args.max_discrepancies,
-            )
-        finally:
-            if progress is not None:
-                progress.clear()
+    # the merchant's code (its import, Django's setup, each call) may print: to stderr, so
+    # stdout holds the report alone (`--json > report.json`)
+    with contextlib.redirect_stdout(sys.stderr):
+        report, fulfilling = _reconciled(args)
     order = list(Kind)  # missed first, then the alarms, then those set aside
     report.discrepancies.sort(key=lambda d: (order.index(d.kind), d.reference))
     if args.format == "json":
@@ -124,10 +114,31 @@ def _reconcile(args: argparse.Namespace) -> int:
     elif args.format == "csv":
         print_csv(_COLUMNS, (_values(d) for d in report.discrepancies))
     else:
-        _print_table(report, fulfilling=fulfil is not None)
+        _print_table(report, fulfilling=fulfilling)
     if report.truncated and args.format != "table":
         sys.stderr.write(_cut(report) + "\n")
     return EXIT_ATTENTION if report.needs_attention else EXIT_OK
+
+
+def _reconciled(args: argparse.Namespace) -> tuple[ReconcileReport, bool]:
+    """The report of ``ledger.reconcile`` with the ``--lookup`` and ``--fulfil`` given, and
+    whether it fulfilled (``--fulfil`` was given)."""
+    lookup = None if args.lookup is None else import_callable(args.lookup, "--lookup")
+    fulfil = None if args.fulfil is None else import_callable(args.fulfil, "--fulfil")
+    progress = _Progress() if sys.stderr.isatty() else None
+    with open_ledger(args) as ledger, client_from(args) as c:
+        try:
+            report = ledger.reconcile(
+                c,
+                fulfil=fulfil,
+                lookup=lookup,
+                progress=progress,
+                max_discrepancies=args.max_discrepancies,
+            )
+        finally:
+            if progress is not None:
+                progress.clear()
+    return report, fulfil is not None
 
 
 class _Progress:
