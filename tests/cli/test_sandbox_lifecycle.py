@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import socket
 import subprocess
@@ -208,6 +209,24 @@ def test_a_detached_sandbox_on_a_free_port_stops_cleanly_on_sigterm(cli: Paysdk)
     said = log.read_text()
     assert "sandbox stopped" in said
     assert "Traceback" not in said and "please report" not in said
+
+
+@pytest.mark.parametrize("closed", ["<&- >&-", "<&- >&- 2>&-"])
+def test_a_detach_started_without_standard_streams_ends_and_its_sandbox_is_found(
+    cli: Paysdk, port: int, closed: str
+) -> None:
+    """Started as a daemon or a service unit starts a job, its standard streams closed: the
+    descriptors free in their place are no pipe or log the sandbox is given (its stdin and
+    stdout would replace them, and the start wait forever). It ends as any command whose
+    stdout is closed does (141), and ``status`` finds the sandbox it started."""
+    command = [sys.executable, "-m", "paysdk", "sandbox", "--detach", "--port", str(port)]
+    done = subprocess.run(
+        ["/bin/sh", "-c", f"{shlex.join([*command, '--key', KEY])} {closed}"],
+        env=cli.env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 141, done.stderr
+    status = cli("sandbox", "--port", str(port), "status")
+    assert status.stdout.startswith(f"port {port}: running"), status
 
 
 @pytest.mark.parametrize("shell", ["sk_$(touch${IFS}RAN)", "sk_`touch${IFS}RAN`;'\"*&|#"])

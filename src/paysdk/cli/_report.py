@@ -136,7 +136,18 @@ class _ClosedOutput(io.TextIOBase):
 def open_missing_streams() -> None:
     """Stand in for a standard stream the process was started without, which Python leaves
     ``None``: stdout as a closed pipe (exit 141, like ``| head``), stderr as a sink (an error
-    must not go to stdout, where ``print(file=None)`` would write it)."""
+    must not go to stdout, where ``print(file=None)`` would write it). Each of descriptors 0 to
+    2 left closed is held on ``/dev/null``, so that no pipe or file the command opens takes its
+    number: a child given it as its own stdin or stdout would lose it (a detached sandbox's
+    pipe to tell it started, which its starter would wait on forever)."""
+    for descriptor, flags in enumerate((os.O_RDONLY, os.O_WRONLY, os.O_WRONLY)):
+        try:
+            os.fstat(descriptor)
+        except OSError:  # closed
+            devnull = os.open(os.devnull, flags)
+            if devnull != descriptor:
+                os.dup2(devnull, descriptor)
+                os.close(devnull)
     if sys.stdout is None:
         sys.stdout = _ClosedOutput()
     if sys.stderr is None:
