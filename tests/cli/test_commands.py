@@ -554,6 +554,29 @@ def test_trigger_callback(sandbox: Sandbox, run: Run) -> None:
     assert run("trigger-callback", "http://127.0.0.1:9/cb", "--reference", "x")[0] == 3
 
 
+@pytest.mark.parametrize("command", ["pay", "trigger-callback"])
+def test_the_password_of_a_callback_url_is_sent_but_never_printed(
+    sandbox: Sandbox, run: Run, command: str
+) -> None:
+    """A staging handler behind HTTP basic auth (``https://shop:PASSWORD@staging.example/cb``):
+    the password is sent, as Basic auth, and what the command prints (into a CI job's log,
+    say) shows it as ``***``, for an answer as for a handler that cannot be reached."""
+    sandbox.inject(Fault(status=200, body="OK"), path="/cb", times=None)
+    for host, code in [(f"127.0.0.1:{sandbox.port}", 0), ("127.0.0.1:9", 3)]:
+        url = f"http://shop:s3cr%40t-Pw@{host}/cb"
+        if command == "pay":
+            argv = ["pay", "order-77", "--replace", "--amount", "500", "--currency", "USD"]
+            argv += ["--callback", url]
+        else:
+            argv = ["trigger-callback", url, "--reference", "order-77"]
+        said, out, err = run(*argv)
+        assert said == code, err
+        assert "s3cr" not in out + err and "Pw" not in out + err
+        assert f"http://shop:***@{host}/cb?reference=order-77" in out + err
+    sent = [r for r in sandbox.requests if r.path == "/cb"]
+    assert sent and all("authorization" in {name.lower() for name in r.headers} for r in sent)
+
+
 def test_a_callback_url_whose_port_is_past_65535_is_refused_not_sent_to_another_port(
     sandbox: Sandbox, run: Run
 ) -> None:

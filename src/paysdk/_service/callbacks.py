@@ -7,10 +7,28 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 from .._lazy import publish
 
-__all__ = ["LONGEST_CALLBACK_TIMEOUT", "callback_timeout", "callback_url"]
+__all__ = ["LONGEST_CALLBACK_TIMEOUT", "callback_timeout", "callback_url", "shown_url"]
 
 LONGEST_CALLBACK_TIMEOUT = 86400.0
 """The longest timeout a callback takes, in seconds: a day (a socket cannot wait for ever)."""
+
+
+def shown_url(url: str) -> str:
+    """``url`` as a message or a log shows it: the password of its user info (``user:pw@``,
+    sent as Basic auth to a handler behind it) as ``***``.
+
+    Args:
+        url: a callback URL.
+
+    Returns:
+        The URL, its password hidden; as it is without one.
+    """
+    netloc = urlsplit(url).netloc
+    userinfo, at, _ = netloc.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    if not (at and colon and password):
+        return url
+    return url.replace(f"{userinfo}@", f"{user}:***@", 1)
 
 
 def callback_url(url: str, reference: str) -> str:

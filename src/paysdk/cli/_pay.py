@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from .._core.config import blot_key
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._errors.quoting import bounded_detail
-from .._service.callbacks import callback_timeout
+from .._service.callbacks import callback_timeout, shown_url
 from . import _background as background
 from ._background import RunningSandbox
 from ._connection import payment_reference, positive_float, utf8_text, whole_amount
@@ -203,7 +203,8 @@ def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: 
     if "error" in callback:
         return print_error(_said(callback["error"], secret_key), EXIT_UNREACHABLE)
     status_code = callback.get("status_code")
-    url, said_status = _said(callback.get("url"), secret_key), _said(status_code, secret_key)
+    url = _said(shown_url(str(callback.get("url"))), secret_key)
+    said_status = _said(status_code, secret_key)
     print(printable(f"callback: GET {url} -> {said_status}"))
     text = blot_key(str(callback.get("body") or ""), secret_key).strip()
     if text:
@@ -254,7 +255,7 @@ def _trigger_callback(args: argparse.Namespace) -> int:
         result = send_callback(args.url, args.reference, timeout=args.timeout)
     except CallbackDeliveryError as exc:
         return print_error(exc, EXIT_UNREACHABLE)
-    print(printable(f"GET {result.url} -> {result.status_code}"))
+    print(printable(f"GET {shown_url(result.url)} -> {result.status_code}"))
     if result.body:
         print(printable(result.body, keep_newlines=True))
     if 300 <= result.status_code < 400:

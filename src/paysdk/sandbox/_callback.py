@@ -7,7 +7,7 @@ import dataclasses
 
 from .._errors.quoting import bounded_detail
 from .._parsing.decoding import ACCEPT_ENCODING
-from .._service.callbacks import callback_timeout, callback_url
+from .._service.callbacks import callback_timeout, callback_url, shown_url
 
 __all__ = ["CallbackDeliveryError", "CallbackResult", "send_callback"]
 
@@ -70,9 +70,10 @@ def send_callback(
     if isinstance(answer, Fetched):
         text = answer.body.decode(answer.encoding, errors="replace")
         return CallbackResult(url=target, status_code=answer.status_code, body=text)
+    shown = shown_url(target)
     if answer.kind == "timeout":
-        raise CallbackDeliveryError(f"callback to {target} timed out after {timeout}s")
+        raise CallbackDeliveryError(f"callback to {shown} timed out after {timeout}s")
     if answer.kind == "undecodable":
         reason = bounded_detail(str(answer.cause or answer.detail))
-        raise CallbackDeliveryError(f"callback to {target}: undecodable answer: {reason}")
-    raise CallbackDeliveryError(f"callback to {target} failed: {bounded_detail(answer.detail)}")
+        raise CallbackDeliveryError(f"callback to {shown}: undecodable answer: {reason}")
+    raise CallbackDeliveryError(f"callback to {shown} failed: {bounded_detail(answer.detail)}")
