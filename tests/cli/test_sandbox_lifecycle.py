@@ -229,6 +229,49 @@ def test_a_detach_started_without_standard_streams_ends_and_its_sandbox_is_found
     assert status.stdout.startswith(f"port {port}: running"), status
 
 
+@pytest.mark.skipif(
+    not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
+    reason="finds the sandbox as its starter's child, as Linux lists them",
+)
+def test_ctrl_c_while_a_detached_sandbox_starts_leaves_no_sandbox_behind(
+    cli: Paysdk, port: int, tmp_path: Path
+) -> None:
+    """Ctrl-C while ``--detach`` waits for the sandbox to listen (its seed a pipe no one writes
+    to, so it never does): the command exits 130, and the sandbox it was starting, in a
+    session of its own that the Ctrl-C does not reach, is stopped rather than left running
+    unseen (no pid file, so ``status`` and ``stop`` know nothing of it)."""
+    seed = tmp_path / "seed.json"
+    os.mkfifo(seed)
+    starter = subprocess.Popen(
+        [sys.executable, "-m", "paysdk", "sandbox", "--detach", "--port", str(port),
+         "--seed", str(seed)],
+        env=cli.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    children: list[int] = []
+    deadline = time.monotonic() + 30
+    while not children and time.monotonic() < deadline:
+        time.sleep(0.1)
+        children = [int(pid) for pid in _children(starter.pid)]
+    assert children, "the sandbox was not started"
+    starter.send_signal(signal.SIGINT)
+    assert starter.wait(timeout=30) == 130
+    while any(alive(pid) for pid in children) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    left = [pid for pid in children if alive(pid)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+def _children(pid: int) -> list[str]:
+    """The pids of ``pid``'s children, as Linux lists them."""
+    try:
+        found = Path(f"/proc/{pid}/task/{pid}/children").read_text()
+    except OSError:
+        return []
+    return found.split()
+
+
 @pytest.mark.parametrize("shell", ["sk_$(touch${IFS}RAN)", "sk_`touch${IFS}RAN`;'\"*&|#"])
 def test_a_shell_that_evals_the_export_lines_sets_the_key_as_given_and_runs_nothing(
     cli: Paysdk, port: int, tmp_path: Path, shell: str

@@ -282,6 +282,10 @@ def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
         os.close(write_end)
     try:
         said = _read_until_closed(read_end, START_TIMEOUT)
+    except BaseException:  # Ctrl-C: a sandbox not yet started is not left running unseen
+        child.kill()
+        child.wait()
+        raise
     finally:
         os.close(read_end)
     if said is None:
