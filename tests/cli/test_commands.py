@@ -336,6 +336,24 @@ def test_configuration_errors_exit_2(run: Run, monkeypatch: pytest.MonkeyPatch) 
     assert "whitespace" in err
 
 
+@pytest.mark.parametrize("quote", ['"', "'"])
+def test_a_key_an_env_file_left_in_quotes_is_refused_before_any_request(
+    sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch, quote: str
+) -> None:
+    """``docker run --env-file`` (and systemd's ``EnvironmentFile``) keep the quotes of
+    ``PAYSDK_SECRET_KEY="sk_..."``: the key, never shown, is said to be wrapped in them, rather
+    than sent and refused as another service's key."""
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", f"{quote}{sandbox.secret_key}{quote}")
+    sandbox.reset()
+    code, out, err = run("verify", "order-1042")
+    assert (code, out) == (2, "")
+    assert err.startswith(
+        "paysdk: error: the secret key from PAYSDK_SECRET_KEY is wrapped in quotes; check how "
+        "it is loaded"
+    )
+    assert sandbox.requests == []
+
+
 def test_flags_override_the_environment(sandbox: Sandbox, run: Run) -> None:
     code, _, err = run("list", "--secret-key", "sk_wrong_one", "--max-retries", "0")
     assert code == 1

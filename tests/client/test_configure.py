@@ -65,6 +65,8 @@ def test_arguments_win_over_the_environment(
         ({"secret_key": "sk_é"}, "cannot be sent in a header"),
         ({"secret_key": "Bearer sk_x"}, "starts with 'Bearer ': pass the key alone"),
         ({"secret_key": "bearer sk_x"}, "starts with 'Bearer ': pass the key alone"),
+        ({"secret_key": '"sk_x"'}, "wrapped in quotes; check how it is loaded"),
+        ({"secret_key": "'sk_x'"}, "wrapped in quotes; check how it is loaded"),
         ({"secret_key": 123}, "must be a str"),
         ({"base_url": "api.pay.test"}, "absolute http"),
         ({"base_url": "ftp://api.pay.test"}, "absolute http"),

@@ -237,6 +237,11 @@ def check_secret_key(key: object) -> str:
             "the secret key starts with 'Bearer ': pass the key alone, as the service issued it "
             "(paysdk sends it as 'Authorization: Bearer <key>')"
         )
+    if len(key) > 1 and key[0] == key[-1] and key[0] in "\"'":
+        raise ConfigurationError(
+            "the secret key is wrapped in quotes; check how it is loaded (docker's --env-file "
+            'and systemd\'s EnvironmentFile keep the quotes of KEY="..."): pass the key alone'
+        )
     if not all("\x21" <= ch <= "\x7e" for ch in key):
         raise ConfigurationError(
             "the secret key contains characters that cannot be sent in a header "
