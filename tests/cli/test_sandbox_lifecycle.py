@@ -251,8 +251,9 @@ def test_ctrl_c_while_a_detached_sandbox_starts_leaves_no_sandbox_behind(
     deadline = time.monotonic() + 30
     while not children and time.monotonic() < deadline:
         time.sleep(0.1)
-        children = [int(pid) for pid in _children(starter.pid)]
+        children = [int(pid) for pid in _children(starter.pid) if _runs_the_sandbox(pid)]
     assert children, "the sandbox was not started"
+    time.sleep(0.5)  # its starter, past starting it, waits for it to listen
     starter.send_signal(signal.SIGINT)
     assert starter.wait(timeout=30) == 130
     while any(alive(pid) for pid in children) and time.monotonic() < deadline:
@@ -261,6 +262,14 @@ def test_ctrl_c_while_a_detached_sandbox_starts_leaves_no_sandbox_behind(
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+def _runs_the_sandbox(pid: str) -> bool:
+    """Whether process ``pid`` runs the sandbox by now (not a fork yet to run it)."""
+    try:
+        return b"paysdk.sandbox" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def _children(pid: int) -> list[str]:
