@@ -453,6 +453,46 @@ def test_an_order_decimal_longer_than_any_answer_is_an_error_to_fix_in_the_order
     assert ran == []
 
 
+def test_an_order_read_as_a_sqlite3_row_is_checked_by_its_columns(
+    client: paysdk.Client, callback_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """A lookup over the standard library's SQLite, ``row_factory = sqlite3.Row``: the row's
+    ``amount`` and ``currency`` columns are the order's, so a match is fulfilled and a short
+    payment answered 409 ``mismatch``, not 500 ``error`` for a row said to have neither."""
+    callback_sandbox.add_payment("order-row", amount=2500, currency="NGN")
+    callback_sandbox.add_payment("order-row-short", amount=25, currency="NGN")
+    with contextlib.closing(sqlite3.connect(tmp_path / "shop.db")) as db:
+        db.row_factory = sqlite3.Row
+        db.execute(
+            "CREATE TABLE orders (reference TEXT PRIMARY KEY, amount INTEGER, currency TEXT)"
+        )
+        db.executemany(
+            "INSERT INTO orders VALUES (?, ?, ?)",
+            [("order-row", 2500, "NGN"), ("order-row-short", 2500, "NGN")],
+        )
+
+        def find_order(reference: str) -> sqlite3.Row | None:
+            query = "SELECT amount, currency FROM orders WHERE reference = ?"
+            row: sqlite3.Row | None = db.execute(query, (reference,)).fetchone()
+            return row
+
+        app = flask.Flask(__name__)
+        ran: list[str] = []
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=find_order)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            ran.append(payment.reference)
+            return {"status": "ok"}
+
+        browser = app.test_client()
+        paid = browser.get(f"{PATH}?reference=order-row")
+        short = browser.get(f"{PATH}?reference=order-row-short")
+    assert (paid.status_code, paid.get_json()) == (200, {"status": "ok"})
+    assert (short.status_code, short.get_json()) == (409, {"status": "mismatch"})
+    assert ran == ["order-row"]
+
+
 def test_an_amount_beyond_64_bits_is_refused_for_good_and_never_asked_to_retry(
     client: paysdk.Client, callback_sandbox: Sandbox, ledger_url: str
 ) -> None:

@@ -8,7 +8,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from .._errors import (
     ConfigurationError,
@@ -19,6 +19,9 @@ from .._errors import (
 from .._errors.quoting import quoted
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -137,6 +140,11 @@ def expected_for(
     values: dict[str, Any]
     if _is_order_mapping(found):
         values = {field: found.get(field) for field in ("amount", "currency")}
+    elif _is_sqlite_row(found):
+        names = found.keys()
+        values = {
+            field: found[field] if field in names else None for field in ("amount", "currency")
+        }
     else:
         values = {field: getattr(found, field, None) for field in ("amount", "currency")}
     missing = [field for field, value in values.items() if value is None]
@@ -152,6 +160,14 @@ def expected_for(
 def _is_order_mapping(found: object) -> TypeGuard[Mapping[str, Any]]:
     """An order given as a mapping (a dict, a row): its fields are looked up by name."""
     return isinstance(found, Mapping)
+
+
+def _is_sqlite_row(found: object) -> TypeGuard[sqlite3.Row]:
+    """An order given as the standard library's ``sqlite3.Row``: its columns are read by name,
+    as it has no attributes and is no ``Mapping``. Only a loaded ``sqlite3`` makes one, so
+    paysdk does not import it for this."""
+    module = sys.modules.get("sqlite3")
+    return module is not None and isinstance(found, module.Row)
 
 
 def check_payment(
