@@ -49,7 +49,7 @@ def test_a_refused_amount_is_quoted_cut() -> None:
     assert len(str(caught.value)) < 400
 
 
-@pytest.mark.parametrize("amount", ["2500", b"2500"])
+@pytest.mark.parametrize("amount", ["2500", b"2500", " -2500 "])
 def test_an_amount_read_as_text_is_refused_saying_to_convert_it(amount: object) -> None:
     """An order table's text column: the message says what to do, not that floats are inexact."""
     with pytest.raises(paysdk.ConfigurationError) as caught:
@@ -58,6 +58,24 @@ def test_an_amount_read_as_text_is_refused_saying_to_convert_it(amount: object) 
         f"the expected amount must be a whole number (int), not the text {amount!r}; "
         "convert your order's amount with int() where you read it"
     )
+
+
+@pytest.mark.parametrize("amount", ["25.00", b"25.00", "1e3", "25,00"])
+def test_an_amount_text_int_cannot_read_is_refused_saying_which_unit_to_pass(
+    amount: str | bytes,
+) -> None:
+    """An order total kept as text in major units (``"25.00"``): ``int()`` refuses it, so the
+    message does not say to use it; it says to pass an int in the service's unit."""
+    with pytest.raises(ValueError, match="invalid literal for int"):
+        int(amount)
+    with pytest.raises(paysdk.ConfigurationError) as caught:
+        _core.Expected(amount=amount)  # type: ignore[arg-type]
+    assert str(caught.value) == (
+        "the expected amount must be a whole number (int) in the unit the service reports, not "
+        f"the text {amount!r}; pass your order's amount in that unit as an int (25.00 in cents "
+        "or kobo is 2500)"
+    )
+    assert "int()" not in str(caught.value)
 
 
 @dataclasses.dataclass

@@ -81,6 +81,11 @@ def same_currency(expected: object, actual: object) -> bool:
     return code is not None and code == currency_code(actual)
 
 
+_WHOLE_TEXT = re.compile(r"\s*[-+]?[0-9]+\s*")
+"""Text ``int()`` reads as the amount it spells: the advice to convert with ``int()`` fits it
+alone (not ``25.00``, which ``int()`` refuses)."""
+
+
 def _whole_amount(amount: object) -> int | None:
     if amount is None or (isinstance(amount, int) and not isinstance(amount, bool)):
         return amount
@@ -98,9 +103,15 @@ def _whole_amount(amount: object) -> int | None:
             )
         return int(amount)
     if isinstance(amount, (str, bytes)):  # a text column, a form's or a file's value
-        raise ConfigurationError(
-            f"the expected amount must be a whole number (int), not the text {quoted(amount)}; "
-            "convert your order's amount with int() where you read it"
+        if _WHOLE_TEXT.fullmatch(amount if isinstance(amount, str) else amount.decode("latin-1")):
+            raise ConfigurationError(
+                f"the expected amount must be a whole number (int), not the text "
+                f"{quoted(amount)}; convert your order's amount with int() where you read it"
+            )
+        raise ConfigurationError(  # "25.00": int() refuses it, and it may be in another unit
+            f"the expected amount must be a whole number (int) in the unit the service reports, "
+            f"not the text {quoted(amount)}; pass your order's amount in that unit as an int "
+            "(25.00 in cents or kobo is 2500)"
         )
     raise ConfigurationError(
         f"the expected amount must be a whole number (int), not {quoted(amount)}; "
