@@ -24,6 +24,20 @@ def find_order(reference: str) -> object:
     return ORDERS.get(reference)
 
 
+def find_order_or_draft(reference: str) -> object:
+    """``find_order``, but ``shop-missed`` is a draft whose total was never set: no amount."""
+    if reference == "shop-missed":
+        return {"amount": None, "currency": "NGN"}
+    return find_order(reference)
+
+
+def find_order_in_floats(reference: str) -> object:
+    """``find_order``, but ``shop-missed``'s total was read from a float column."""
+    if reference == "shop-missed":
+        return {"amount": 500.0, "currency": "NGN"}
+    return find_order(reference)
+
+
 def ship(payment: paysdk.VerifiedPayment) -> None:
     shipped.append(payment.reference)
 

@@ -73,6 +73,25 @@ def test_only_the_missed_payment_fails_the_run_and_fulfilling_it_clears_it(
     assert shop.shipped == ["shop-missed"]  # never twice
 
 
+@pytest.mark.parametrize(
+    ("lookup", "why"),
+    [
+        ("tests.cli.shop:find_order_or_draft", "has no amount"),
+        ("tests.cli.shop:find_order_in_floats", "the expected amount must be a whole number"),
+    ],
+    ids=["no-amount", "float-amount"],
+)
+def test_an_order_lookup_cannot_check_names_its_reference(
+    ledger_path: Path, capsys: pytest.CaptureFixture[str], lookup: str, why: str
+) -> None:
+    """One order of many with no amount, or a float one: the run is a configuration error whose
+    message names that order's reference, so the merchant knows which order to fix."""
+    code, out, err = run(capsys, "reconcile", "--ledger", str(ledger_path), "--lookup", lookup)
+    assert (code, out) == (2, "")
+    assert why in err
+    assert "'shop-missed'" in err
+
+
 def test_without_lookup_the_foreign_payment_is_missed_until_ignored(
     ledger_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

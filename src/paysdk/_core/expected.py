@@ -162,10 +162,15 @@ def expected_for(
     if missing:
         raise ConfigurationError(
             "lookup must return an order with both amount and currency, paysdk.Expected (to "
-            f"leave one unchecked on purpose) or None; its {type(found).__name__} has no "
-            + " and no ".join(missing)
+            f"leave one unchecked on purpose) or None; its {type(found).__name__} for "
+            f"{quoted(reference)} has no " + " and no ".join(missing)
         )
-    return Expected(amount=values["amount"], currency=values["currency"])
+    try:
+        return Expected(amount=values["amount"], currency=values["currency"])
+    except ConfigurationError as error:  # which of many orders to fix, one may be bad
+        raise ConfigurationError(
+            f"the order lookup found for {quoted(reference)}: {error}"
+        ) from None
 
 
 def _is_order_mapping(found: object) -> TypeGuard[Mapping[str, Any]]:
