@@ -457,14 +457,15 @@ def test_an_order_read_as_a_sqlite3_row_is_checked_by_its_columns(
     client: paysdk.Client, callback_sandbox: Sandbox, tmp_path: Path
 ) -> None:
     """A lookup over the standard library's SQLite, ``row_factory = sqlite3.Row``: the row's
-    ``amount`` and ``currency`` columns are the order's, so a match is fulfilled and a short
-    payment answered 409 ``mismatch``, not 500 ``error`` for a row said to have neither."""
+    ``amount`` and ``currency`` columns (named in any case, as SQLite reads them) are the
+    order's, so a match is fulfilled and a short payment answered 409 ``mismatch``, not 500
+    ``error`` for a row said to have neither."""
     callback_sandbox.add_payment("order-row", amount=2500, currency="NGN")
     callback_sandbox.add_payment("order-row-short", amount=25, currency="NGN")
     with contextlib.closing(sqlite3.connect(tmp_path / "shop.db")) as db:
         db.row_factory = sqlite3.Row
         db.execute(
-            "CREATE TABLE orders (reference TEXT PRIMARY KEY, amount INTEGER, currency TEXT)"
+            "CREATE TABLE orders (reference TEXT PRIMARY KEY, Amount INTEGER, CURRENCY TEXT)"
         )
         db.executemany(
             "INSERT INTO orders VALUES (?, ?, ?)",
@@ -472,7 +473,7 @@ def test_an_order_read_as_a_sqlite3_row_is_checked_by_its_columns(
         )
 
         def find_order(reference: str) -> sqlite3.Row | None:
-            query = "SELECT amount, currency FROM orders WHERE reference = ?"
+            query = "SELECT * FROM orders WHERE reference = ?"
             row: sqlite3.Row | None = db.execute(query, (reference,)).fetchone()
             return row
 

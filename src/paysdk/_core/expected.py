@@ -152,10 +152,7 @@ def expected_for(
     if _is_order_mapping(found):
         values = {field: found.get(field) for field in ("amount", "currency")}
     elif _is_sqlite_row(found):
-        names = found.keys()
-        values = {
-            field: found[field] if field in names else None for field in ("amount", "currency")
-        }
+        values = {field: _column(found, field) for field in ("amount", "currency")}
     else:
         values = {field: getattr(found, field, None) for field in ("amount", "currency")}
     missing = [field for field, value in values.items() if value is None]
@@ -184,6 +181,14 @@ def _is_sqlite_row(found: object) -> TypeGuard[sqlite3.Row]:
     paysdk does not import it for this."""
     module = sys.modules.get("sqlite3")
     return module is not None and isinstance(found, module.Row)
+
+
+def _column(row: sqlite3.Row, name: str) -> object:
+    """``row``'s column ``name`` as SQLite names it (``AMOUNT`` is ``amount``), or ``None``."""
+    try:
+        return row[name]
+    except IndexError:  # sqlite3.Row's answer for a name it has no column of
+        return None
 
 
 def check_payment(
