@@ -107,6 +107,28 @@ def test_a_lookup_may_give_an_order_a_mapping_or_expected() -> None:
     assert _core.expected_for("r", None, None, True, loose) is loose
 
 
+class Record:
+    """A row as asyncpg's ``Record`` is one: ``keys()`` and ``row[name]`` (``KeyError`` for a
+    name it has no column of), neither a ``Mapping`` nor attributes of its columns."""
+
+    def __init__(self, **columns: object) -> None:
+        self._columns = columns
+
+    def keys(self) -> list[str]:
+        return list(self._columns)
+
+    def __getitem__(self, name: str) -> object:
+        return self._columns[name]
+
+
+def test_a_lookup_may_give_a_row_read_by_column_name() -> None:
+    want = _core.Expected(amount=250000, currency="NGN")
+    row = Record(reference="r", amount=250000, currency="NGN")
+    assert _core.expected_for("r", None, None, True, row) == want
+    with pytest.raises(paysdk.ConfigurationError, match="its Record for 'r' has no currency"):
+        _core.expected_for("r", None, None, True, Record(amount=250000))
+
+
 def test_an_async_lookup_on_a_sync_client_is_refused_and_closed() -> None:
     async def lookup() -> _core.Expected:
         return _core.Expected(amount=1, currency="NGN")

@@ -8,7 +8,7 @@ import inspect
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import Any, Protocol, TypeGuard
 
 from .._errors import (
     ConfigurationError,
@@ -19,9 +19,6 @@ from .._errors import (
 from .._errors.quoting import quoted
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
-
-if TYPE_CHECKING:
-    import sqlite3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -151,7 +148,7 @@ def expected_for(
     values: dict[str, Any]
     if _is_order_mapping(found):
         values = {field: found.get(field) for field in ("amount", "currency")}
-    elif _is_sqlite_row(found):
+    elif _is_row(found):
         values = {field: _column(found, field) for field in ("amount", "currency")}
     else:
         values = {field: getattr(found, field, None) for field in ("amount", "currency")}
@@ -175,19 +172,27 @@ def _is_order_mapping(found: object) -> TypeGuard[Mapping[str, Any]]:
     return isinstance(found, Mapping)
 
 
-def _is_sqlite_row(found: object) -> TypeGuard[sqlite3.Row]:
-    """An order given as the standard library's ``sqlite3.Row``: its columns are read by name,
-    as it has no attributes and is no ``Mapping``. Only a loaded ``sqlite3`` makes one, so
-    paysdk does not import it for this."""
-    module = sys.modules.get("sqlite3")
-    return module is not None and isinstance(found, module.Row)
+class _Row(Protocol):
+    """A database row read by column name that is no ``Mapping``: ``sqlite3.Row``, asyncpg's
+    ``Record``. It has ``keys()`` and ``row[name]``, the protocol ``dict()`` reads."""
+
+    def keys(self) -> Any: ...
+    def __getitem__(self, name: str, /) -> Any: ...
 
 
-def _column(row: sqlite3.Row, name: str) -> object:
-    """``row``'s column ``name`` as SQLite names it (``AMOUNT`` is ``amount``), or ``None``."""
+def _is_row(found: object) -> TypeGuard[_Row]:
+    """An order given as a row read by column name (``keys()`` and ``row[name]``, as ``dict()``
+    takes it): it has no attributes of its columns, and is no ``Mapping``."""
+    kind = type(found)
+    return callable(getattr(kind, "keys", None)) and callable(getattr(kind, "__getitem__", None))
+
+
+def _column(row: _Row, name: str) -> object:
+    """``row``'s column ``name`` as its database names it (SQLite: ``AMOUNT`` is ``amount``),
+    or ``None`` if it has none."""
     try:
         return row[name]
-    except IndexError:  # sqlite3.Row's answer for a name it has no column of
+    except (KeyError, IndexError):  # asyncpg's answer for a name it has no column of; sqlite3's
         return None
 
 
