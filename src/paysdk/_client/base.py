@@ -33,8 +33,9 @@ HttpBackend = Literal["httpx", "aiohttp"]
 extra), several times httpx's throughput under concurrency."""
 
 Lookup = Callable[[str], object]
-"""Finds what the merchant expects for a reference: an ``Expected``, any object or mapping with
-``amount`` and ``currency`` (such as the merchant's order), or ``None`` for an unknown order."""
+"""Finds what the merchant expects for a reference: an ``Expected``, any object, mapping or row
+(``sqlite3.Row``) with ``amount`` and ``currency`` (such as the merchant's order), or ``None``
+for an unknown order."""
 
 
 def load_engine() -> None:
