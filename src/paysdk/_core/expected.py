@@ -148,10 +148,8 @@ def expected_for(
     values: dict[str, Any]
     if _is_order_mapping(found):
         values = {field: found.get(field) for field in ("amount", "currency")}
-    elif _is_row(found):
-        values = {field: _column(found, field) for field in ("amount", "currency")}
     else:
-        values = {field: getattr(found, field, None) for field in ("amount", "currency")}
+        values = {field: _field(found, field) for field in ("amount", "currency")}
     missing = [field for field, value in values.items() if value is None]
     if missing:
         raise ConfigurationError(
@@ -182,18 +180,21 @@ class _Row(Protocol):
 
 def _is_row(found: object) -> TypeGuard[_Row]:
     """An order given as a row read by column name (``keys()`` and ``row[name]``, as ``dict()``
-    takes it): it has no attributes of its columns, and is no ``Mapping``."""
+    takes it), read so when it has no attribute of the name."""
     kind = type(found)
     return callable(getattr(kind, "keys", None)) and callable(getattr(kind, "__getitem__", None))
 
 
-def _column(row: _Row, name: str) -> object:
-    """``row``'s column ``name`` as its database names it (SQLite: ``AMOUNT`` is ``amount``),
-    or ``None`` if it has none."""
-    try:
-        return row[name]
-    except (KeyError, IndexError):  # asyncpg's answer for a name it has no column of; sqlite3's
-        return None
+def _field(order: object, name: str) -> object:
+    """``order``'s attribute ``name``; else, for a row, its column ``name`` as its database
+    names it (SQLite: ``AMOUNT`` is ``amount``); else ``None``."""
+    value = getattr(order, name, None)
+    if value is None and _is_row(order):
+        try:
+            value = order[name]
+        except (LookupError, TypeError):  # no such column: KeyError, IndexError (sqlite3)
+            value = None
+    return value
 
 
 def check_payment(
