@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import decimal
+import enum
 import inspect
 
 import pytest
@@ -18,6 +19,37 @@ def test_expected_takes_whole_decimals_and_refuses_fractions_and_floats() -> Non
     for amount in (decimal.Decimal("2500.50"), 2500.0, True, "2500", decimal.Decimal("NaN")):
         with pytest.raises(paysdk.ConfigurationError, match="whole number"):
             _core.Expected(amount=amount)  # type: ignore[arg-type]
+
+
+class Cents(enum.IntEnum):
+    TOTAL = 250000
+
+
+class Int64:
+    """A whole number that is no int but says so by ``__index__``, as numpy's int64 does."""
+
+    def __init__(self, value: int) -> None:
+        self.value = value
+
+    def __index__(self) -> int:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"np.int64({self.value})"
+
+
+def test_a_whole_number_of_another_type_is_taken_as_the_int_it_is() -> None:
+    """An ``IntEnum``'s member or a pandas column's ``numpy.int64`` is the plain int it stands
+    for, in comparisons and in the refusal a mismatch shows; ``True`` is no amount."""
+    for amount in (Cents.TOTAL, Int64(250000)):
+        expected = _core.Expected(amount=amount)  # type: ignore[arg-type]
+        assert type(expected.amount) is int and expected.amount == 250000
+    short = paysdk.VerifiedPayment(reference="r", amount=2500, currency="NGN", success=True)
+    with pytest.raises(paysdk.PaymentVerificationError) as caught:
+        _core.check_payment(short, _core.Expected(amount=Cents.TOTAL))
+    assert "250000" in str(caught.value) and "Cents" not in str(caught.value)
+    with pytest.raises(paysdk.ConfigurationError, match="not True: a yes or no is no amount"):
+        _core.Expected(amount=True)
 
 
 @pytest.mark.parametrize("exponent", [4300, 10**5], ids=["4301-digits", "1e5"])

@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import decimal
 import inspect
+import operator
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, TypeGuard
+from typing import Any, Protocol, SupportsIndex, TypeGuard
 
 from .._errors import (
     ConfigurationError,
@@ -84,8 +85,15 @@ alone (not ``25.00``, which ``int()`` refuses)."""
 
 
 def _whole_amount(amount: object) -> int | None:
-    if amount is None or (isinstance(amount, int) and not isinstance(amount, bool)):
+    if amount is None or type(amount) is int:
         return amount
+    if isinstance(amount, bool):
+        raise ConfigurationError(
+            f"the expected amount must be a whole number (int), not {amount!r}: a yes or no "
+            "is no amount"
+        )
+    if isinstance(amount, SupportsIndex):  # an IntEnum's member, numpy's int64: a whole number
+        return int(operator.index(amount))
     if (
         isinstance(amount, decimal.Decimal)
         and amount.is_finite()
