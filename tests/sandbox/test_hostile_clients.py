@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import http
 import json
+import re
 import select
 import socket
 import struct
@@ -20,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
+import paysdk
+from paysdk import ConfigurationError
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.sandbox import _requests as request_log
 
@@ -510,6 +513,16 @@ def test_idle_timeout_must_be_a_positive_number() -> None:
     for bad in (0, -1, float("inf"), float("nan"), True, "5", 1e11, 10**30, -(10**5000)):
         with pytest.raises(ValueError, match="idle_timeout must be"):
             Sandbox(idle_timeout=bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("key", ['"sk_quoted"', "'sk_quoted'", "sk key", " sk_padded", ""])
+def test_a_key_no_client_accepts_is_refused_as_the_client_refuses_it(key: str) -> None:
+    """A sandbox started with such a key would refuse every client; the client's own rule and
+    error say so at once."""
+    with pytest.raises(ConfigurationError) as refused:
+        paysdk.Client(secret_key=key, base_url="http://127.0.0.1:9")
+    with pytest.raises(ConfigurationError, match=f"^{re.escape(str(refused.value))}$"):
+        Sandbox(secret_key=key)
 
 
 def test_the_longest_idle_timeout_serves(capfd: pytest.CaptureFixture[str]) -> None:

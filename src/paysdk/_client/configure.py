@@ -15,7 +15,14 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from .._core.config import Config, Timeout, check_account, is_loopback
+from .._core.config import (
+    NO_SECRET_KEY,
+    Config,
+    Timeout,
+    check_account,
+    check_secret_key,
+    is_loopback,
+)
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._core.numbers import TOO_SMALL, read_whole_number, underflows
 from .._errors import ConfigurationError
@@ -34,7 +41,7 @@ MAX_TIMEOUT = 86400.0
 
 MAX_BYTES_LIMIT = 2**40
 MISSING = {
-    "secret_key": f"no secret key: pass secret_key=... or set {ENV_SECRET_KEY}",
+    "secret_key": NO_SECRET_KEY,
     "base_url": f"no base URL: pass base_url=... or set {ENV_BASE_URL}",
 }
 """Why a call cannot be made without each setting."""
@@ -217,37 +224,6 @@ def from_env(name: str, kind: type[float] | type[int], default: T) -> float | in
             f"{name}={shown} is out of range: a count from 0 to {MAX_RETRIES_LIMIT}"
         )
     return number
-
-
-def check_secret_key(key: object) -> str:
-    if key is None:
-        raise ConfigurationError(MISSING["secret_key"])
-    if not isinstance(key, str):
-        raise ConfigurationError(f"the secret key must be a str, not {type(key).__name__}")
-    if not key.strip():
-        raise ConfigurationError(
-            f"the secret key is empty: pass secret_key=... or set {ENV_SECRET_KEY}"
-        )
-    if key != key.strip():
-        raise ConfigurationError(
-            "the secret key has leading or trailing whitespace; check how it is loaded"
-        )
-    if key[:7].lower() == "bearer ":  # ASCII: lower() leaves other letters unmatched
-        raise ConfigurationError(
-            "the secret key starts with 'Bearer ': pass the key alone, as the service issued it "
-            "(paysdk sends it as 'Authorization: Bearer <key>')"
-        )
-    if len(key) > 1 and key[0] == key[-1] and key[0] in "\"'":
-        raise ConfigurationError(
-            "the secret key is wrapped in quotes; check how it is loaded (docker's --env-file "
-            'and systemd\'s EnvironmentFile keep the quotes of KEY="..."): pass the key alone'
-        )
-    if not all("\x21" <= ch <= "\x7e" for ch in key):
-        raise ConfigurationError(
-            "the secret key contains characters that cannot be sent in a header "
-            "(spaces, control or non-ASCII characters)"
-        )
-    return key
 
 
 def check_base_url(url: object, *, allow_insecure_http: bool) -> str:

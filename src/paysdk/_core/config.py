@@ -18,16 +18,19 @@ from typing import NamedTuple
 from urllib.parse import urlsplit
 
 from .._errors import ConfigurationError
+from .environment import ENV_SECRET_KEY
 
 __all__ = [
     "ITEM_MAX_BYTES",
     "LIST_MAX_BYTES",
+    "NO_SECRET_KEY",
     "VERIFY_MAX_BYTES",
     "Config",
     "SecretHeaders",
     "Timeout",
     "blot_key",
     "check_account",
+    "check_secret_key",
     "is_loopback",
     "secret_key_in",
 ]
@@ -263,6 +266,9 @@ def check_account(account: object) -> str:
     return account
 
 
+NO_SECRET_KEY = f"no secret key: pass secret_key=... or set {ENV_SECRET_KEY}"
+"""Why a call cannot be made without a key."""
+
 _DEFAULT_PORTS = {"http": 80, "https": 443}
 
 
@@ -275,6 +281,51 @@ def _as_the_service_sees_it(base_url: str) -> str:
     if parts.port not in (None, _DEFAULT_PORTS.get(parts.scheme)):
         netloc += f":{parts.port}"
     return f"{parts.scheme}://{netloc}{parts.path.rstrip('/')}"
+
+
+def check_secret_key(key: object) -> str:
+    """The secret key as given, when a client can send it (``Authorization: Bearer <key>``).
+
+    One rule for every key: the client's, and the one a sandbox is started with, so a sandbox
+    never asks for a key no client accepts.
+
+    Args:
+        key: the key given, or None when none was.
+
+    Returns:
+        The key, unchanged.
+
+    Raises:
+        ConfigurationError: no key, or one no client can send, saying why (never quoting it).
+    """
+    if key is None:
+        raise ConfigurationError(NO_SECRET_KEY)
+    if not isinstance(key, str):
+        raise ConfigurationError(f"the secret key must be a str, not {type(key).__name__}")
+    if not key.strip():
+        raise ConfigurationError(
+            f"the secret key is empty: pass secret_key=... or set {ENV_SECRET_KEY}"
+        )
+    if key != key.strip():
+        raise ConfigurationError(
+            "the secret key has leading or trailing whitespace; check how it is loaded"
+        )
+    if key[:7].lower() == "bearer ":  # ASCII: lower() leaves other letters unmatched
+        raise ConfigurationError(
+            "the secret key starts with 'Bearer ': pass the key alone, as the service issued it "
+            "(paysdk sends it as 'Authorization: Bearer <key>')"
+        )
+    if len(key) > 1 and key[0] == key[-1] and key[0] in "\"'":
+        raise ConfigurationError(
+            "the secret key is wrapped in quotes; check how it is loaded (docker's --env-file "
+            'and systemd\'s EnvironmentFile keep the quotes of KEY="..."): pass the key alone'
+        )
+    if not all("\x21" <= ch <= "\x7e" for ch in key):
+        raise ConfigurationError(
+            "the secret key contains characters that cannot be sent in a header "
+            "(spaces, control or non-ASCII characters)"
+        )
+    return key
 
 
 def is_loopback(host: str) -> bool:

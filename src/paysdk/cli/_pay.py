@@ -91,7 +91,8 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
 def _pay(args: argparse.Namespace) -> int:
     from paysdk.sandbox import FAILED, MAX_CALLBACK_TIMEOUT, callback_url
 
-    from .._client.configure import check_base_url, check_secret_key, check_timeout, from_env
+    from .._client.configure import check_base_url, check_timeout, from_env
+    from .._core.config import check_secret_key
     from .._core.steps import Failure
     from .._transport import fetch
 

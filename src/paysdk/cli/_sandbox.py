@@ -20,6 +20,7 @@ from types import FrameType
 from typing import Any
 from urllib.parse import urlsplit
 
+from .._core.config import check_secret_key
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from .._errors import ConfigurationError
 from . import _background as background
@@ -108,13 +109,12 @@ def _sandbox(args: argparse.Namespace) -> int:
 
     port = _chosen_port(args.port)
     secret_key = args.secret_key or os.environ.get(ENV_SANDBOX_SECRET_KEY) or None
-    if secret_key is not None and not _sendable(secret_key):
-        source = "--secret-key" if args.secret_key else ENV_SANDBOX_SECRET_KEY
-        return print_error(
-            f"{source}: a client sends the key in a header, so it must be printable ASCII "
-            "without spaces (no client could send this one)",
-            EXIT_USAGE,
-        )
+    if secret_key is not None:
+        try:
+            check_secret_key(secret_key)  # the client's rule: a key no client could send
+        except ConfigurationError as exc:
+            source = "--secret-key" if args.secret_key else ENV_SANDBOX_SECRET_KEY
+            return print_error(f"{source}: {exc}", EXIT_USAGE)
     if args.detach:
         return _detach(args, port, secret_key)
     try:
@@ -377,12 +377,6 @@ def _chosen_port(given: int | None) -> int:
         return port_number(text)
     except argparse.ArgumentTypeError as exc:
         raise ConfigurationError(f"{ENV_SANDBOX_PORT}: {exc}") from None
-
-
-def _sendable(key: str) -> bool:
-    """Whether a client can send ``key`` (``Authorization: Bearer <key>``): printable ASCII, no
-    space, as ``paysdk.Client`` checks its own key."""
-    return all("\x21" <= char <= "\x7e" for char in key)
 
 
 def port_number(text: str) -> int:

@@ -10,6 +10,7 @@ import ssl
 from collections.abc import Iterable
 from typing import Any
 
+from .._core.config import check_secret_key
 from .._service.callbacks import callback_timeout, callback_url
 from .._service.faults import Fault, FaultBook
 from .._service.records import PaymentRecord
@@ -44,7 +45,8 @@ class Sandbox(StandIn[SandboxPayments]):
 
     Args:
         secret_key: the key clients must send as ``Authorization: Bearer <key>``; one is
-            generated with ``secrets`` when not given.
+            generated with ``secrets`` when not given. One no client accepts (spaces, quotes
+            around it...) raises [`ConfigurationError`][paysdk.ConfigurationError].
         host: the address to listen on (``127.0.0.1``); also the host in ``base_url``.
         port: the port to listen on; 0 picks a free one.
         payments: what it holds at the start; ``default_payments`` when not given.
@@ -97,7 +99,9 @@ class Sandbox(StandIn[SandboxPayments]):
         self.ssl_context: ssl.SSLContext | None = ssl_context
         self.idle_timeout: float = float(idle_timeout)
         self.max_connections: int = max_connections
-        self.secret_key: str = secret_key if secret_key is not None else generate_secret_key()
+        self.secret_key: str = (
+            generate_secret_key() if secret_key is None else check_secret_key(secret_key)
+        )
         self.host = host
         self.faults: FaultBook = FaultBook()
         self.log_requests = log_requests

@@ -17,9 +17,10 @@ from typing_extensions import Self, Unpack
 from .._client import configure
 from .._client._async.client import AsyncClient
 from .._client._sync.client import Client
-from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url, check_secret_key
+from .._client.configure import DEFAULT_MAX_RETRIES, check_base_url
 from .._client.options import TimeoutTypes
 from .._core import reference_problem
+from .._core.config import check_secret_key
 from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._service.api import api_route, authorized, new_request_id, redacted
