@@ -88,6 +88,36 @@ def test_the_readme_pay_command_runs_as_written_against_the_flask_example(
 # --- what pay records -------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://u:s3cret@[bad/cb",  # an unclosed IPv6 bracket
+        "http://u:s3cret@host:99999/cb",
+        "http://u:s3cret@host:abc/cb",
+        "http://u:s3cret@ho st/cb",
+        "http://u:s3cret@xn--zz/cb",
+        "ftp://u:s3cret@host/cb",
+        "http:u:s3cret@host/cb",
+        "http://u:s3\tcret@host:99999/cb",  # a tab, which URL parsers drop
+        "http://a@b:s3cret@host:99999/cb",  # the user info's last "@" ends the password
+    ],
+)
+@pytest.mark.parametrize("command", ["pay", "trigger-callback"])
+def test_the_password_of_a_callback_url_that_is_not_valid_is_never_printed(
+    cli: Paysdk, url: str, command: str
+) -> None:
+    """The usage error for a malformed callback URL shows it, its password as ``***``."""
+    if command == "pay":
+        argv = ["pay", "order-7", "--amount", "5", "--currency", "USD", "--callback", url]
+    else:
+        argv = ["trigger-callback", url, "--reference", "order-7"]
+    refused = cli(*argv)
+    assert (refused.returncode, refused.stdout) == (2, "")
+    assert "not a valid URL" in refused.stderr or "absolute http(s) URL" in refused.stderr
+    assert "cret" not in refused.stderr
+    assert ":***@" in refused.stderr
+
+
 @pytest.mark.parametrize("currency", ["DOLLARS", "US", "U$D", "ÜSD", "US1", ""])
 def test_pay_refuses_a_currency_that_is_not_three_ascii_letters(
     cli: Paysdk, port: int, currency: str

@@ -127,6 +127,7 @@ def test_the_interface_can_be_named(sender: CallbackSender) -> None:
         (WSGIEcho(), "ftp://shop.example/cb", "auto", "^url must be an absolute http"),
         (WSGIEcho(), "http://[::1/cb", "auto", "^url 'http://\\[::1/cb' is not a valid URL"),
         (WSGIEcho(), "http://shop.example:99999/cb", "auto", "^url .* is not a valid URL"),
+        (WSGIEcho(), "http://u:pw@[::1/cb", "auto", "^url 'http://u:\\*\\*\\*@\\[::1/cb' is not"),
         (WSGIEcho(), "/cb", "grpc", "^interface must be"),
         (42, "/cb", "auto", "^app must be a WSGI or ASGI application, not int"),
         (None, "/cb", "wsgi", "^app must be a WSGI or ASGI application, not NoneType"),

@@ -3,6 +3,7 @@ how long one may take."""
 
 from __future__ import annotations
 
+import re
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from .._lazy import publish
@@ -13,22 +14,23 @@ LONGEST_CALLBACK_TIMEOUT = 86400.0
 """The longest timeout a callback takes, in seconds: a day (a socket cannot wait for ever)."""
 
 
+_PASSWORD = re.compile(r"^((?:[^:/?#@]*:)?(?:[\t\r\n]*/)*[^:/?#]*:)[^/?#]+@")
+"""The password in ``url``'s user info: after the scheme, the slashes and the user's ``:``, up to
+the authority's last ``@``. Read from the text as given, so that a URL no parser reads (a bad
+port, an unclosed ``[``), or one with a tab that parsers drop, still has its password found."""
+
+
 def shown_url(url: str) -> str:
     """``url`` as a message or a log shows it: the password of its user info (``user:pw@``,
-    sent as Basic auth to a handler behind it) as ``***``.
+    sent as Basic auth to a handler behind it) as ``***``, whether or not the URL is valid.
 
     Args:
-        url: a callback URL.
+        url: a callback URL, as given.
 
     Returns:
         The URL, its password hidden; as it is without one.
     """
-    netloc = urlsplit(url).netloc
-    userinfo, at, _ = netloc.rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    if not (at and colon and password):
-        return url
-    return url.replace(f"{userinfo}@", f"{user}:***@", 1)
+    return _PASSWORD.sub(r"\1***@", url, count=1)
 
 
 def callback_url(url: str, reference: str) -> str:
@@ -48,13 +50,14 @@ def callback_url(url: str, reference: str) -> str:
             lone surrogate.
         TypeError: ``reference`` is not a string.
     """
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"callback URL must be an absolute http(s) URL, not {url!r}")
+    shown = shown_url(url) if isinstance(url, str) else url
     try:  # a port past 65535 would be sent to another port (its remainder), not refused
+        parts = urlsplit(url)  # raises ValueError for an unclosed "[" of an IPv6 host
         parts.port  # noqa: B018 - raises ValueError for a port that is not one
     except ValueError as exc:
-        raise ValueError(f"callback URL {url!r} is not a valid URL: {exc}") from None
+        raise ValueError(f"callback URL {shown!r} is not a valid URL: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ValueError(f"callback URL must be an absolute http(s) URL, not {shown!r}")
     if not isinstance(reference, str):
         raise TypeError(f"reference must be a string, not {type(reference).__name__}")
     try:
@@ -70,7 +73,7 @@ def callback_url(url: str, reference: str) -> str:
     try:  # what httpx will refuse when sending: stray characters, bad IDNA hosts
         check_host(target)
     except (httpx.InvalidURL, ValueError) as exc:  # UnicodeError is a ValueError
-        raise ValueError(f"callback URL {url!r} is not a valid URL: {exc}") from None
+        raise ValueError(f"callback URL {shown!r} is not a valid URL: {exc}") from None
     return target
 
 
