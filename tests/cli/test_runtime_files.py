@@ -192,3 +192,26 @@ def test_status_and_stop_refuse_it_too(sandbox_cli: Sandboxes, tmp_path: Path, a
     done = sandbox_cli(action, runtime=runtime)
     assert done.returncode == 2
     assert done.stderr.startswith(f"paysdk: error: the runtime directory {runtime} can be written")
+
+
+def test_a_relative_xdg_runtime_dir_is_ignored_as_the_xdg_spec_asks(
+    sandbox_cli: Sandboxes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Taken, a relative ``XDG_RUNTIME_DIR`` would put the pid file under the directory the
+    command ran in, where ``status`` and ``stop`` run from another could not find it."""
+    sandbox_cli.env["XDG_RUNTIME_DIR"] = "run"
+    port = free_port()
+    for where in ("one", "two"):
+        (tmp_path / where).mkdir()
+        sandbox_cli.watched.append(tmp_path / where / "run" / "paysdk")  # stopped at the end
+    monkeypatch.chdir(tmp_path / "one")
+    started = sandbox_cli("--detach", "--port", str(port), "--key", KEY, runtime=None)
+    assert started.returncode == 0, started.stderr
+    assert (tmp_path / f"paysdk-{os.getuid()}" / f"sandbox-{port}.pid").exists()
+    monkeypatch.chdir(tmp_path / "two")
+    status = sandbox_cli("status", runtime=None)
+    assert status.returncode == 0, status.stderr
+    assert f"port {port}: running" in status.stdout
+    assert sandbox_cli("stop", "--port", str(port), runtime=None).returncode == 0
+    assert not (tmp_path / "one" / "run").exists()
+    assert not (tmp_path / "two" / "run").exists()

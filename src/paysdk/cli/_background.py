@@ -70,10 +70,11 @@ def runtime_dir() -> Path:
             write to it (they could read the sandbox's key, or plant files there).
     """
     given = os.environ.get(ENV_SANDBOX_DIR)
+    xdg = os.environ.get("XDG_RUNTIME_DIR", "")
     if given:
         directory = Path(given)
-    elif os.environ.get("XDG_RUNTIME_DIR"):
-        directory = Path(os.environ["XDG_RUNTIME_DIR"]) / "paysdk"
+    elif os.path.isabs(xdg):  # the XDG spec: a relative path is ignored, as if unset
+        directory = Path(xdg) / "paysdk"
     else:
         directory = Path(tempfile.gettempdir()) / f"paysdk-{os.getuid()}"
     try:
