@@ -233,13 +233,20 @@ def test_a_detach_started_without_standard_streams_ends_and_its_sandbox_is_found
     not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
     reason="finds the sandbox as its starter's child, as Linux lists them",
 )
-def test_ctrl_c_while_a_detached_sandbox_starts_leaves_no_sandbox_behind(
-    cli: Paysdk, port: int, tmp_path: Path
+@pytest.mark.parametrize(
+    ("sent", "ended"),
+    [(signal.SIGINT, 130), (signal.SIGTERM, -signal.SIGTERM), (signal.SIGHUP, -signal.SIGHUP)],
+    ids=["ctrl-c", "sigterm", "sighup"],
+)
+def test_a_signal_while_a_detached_sandbox_starts_leaves_no_sandbox_behind(
+    cli: Paysdk, port: int, tmp_path: Path, sent: signal.Signals, ended: int
 ) -> None:
-    """Ctrl-C while ``--detach`` waits for the sandbox to listen (its seed a pipe no one writes
-    to, so it never does): the command exits 130, and the sandbox it was starting, in a
-    session of its own that the Ctrl-C does not reach, is stopped rather than left running
-    unseen (no pid file, so ``status`` and ``stop`` know nothing of it)."""
+    """Ctrl-C, SIGTERM (``kill``, a CI job cancelled) or SIGHUP (the terminal closed) while
+    ``--detach`` waits for the sandbox to listen (its seed a pipe no one writes to, so it never
+    does): the command ends (130 for Ctrl-C, killed by the signal for the others), and the
+    sandbox it was starting, in a session of its own that the signal does not reach, is
+    stopped rather than left running unseen (no pid file, so ``status`` and ``stop`` know
+    nothing of it)."""
     seed = tmp_path / "seed.json"
     os.mkfifo(seed)
     starter = subprocess.Popen(
@@ -254,8 +261,8 @@ def test_ctrl_c_while_a_detached_sandbox_starts_leaves_no_sandbox_behind(
         children = [int(pid) for pid in _children(starter.pid) if _runs_the_sandbox(pid)]
     assert children, "the sandbox was not started"
     time.sleep(0.5)  # its starter, past starting it, waits for it to listen
-    starter.send_signal(signal.SIGINT)
-    assert starter.wait(timeout=30) == 130
+    starter.send_signal(sent)
+    assert starter.wait(timeout=30) == ended
     while any(alive(pid) for pid in children) and time.monotonic() < deadline:
         time.sleep(0.05)
     left = [pid for pid in children if alive(pid)]

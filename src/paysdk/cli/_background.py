@@ -19,9 +19,11 @@ import stat
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import cast
 from urllib.parse import urlsplit
 
@@ -282,11 +284,13 @@ def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
     finally:
         os.close(write_end)
     try:
-        said = _read_until_closed(read_end, START_TIMEOUT)
-    except BaseException:  # Ctrl-C: a sandbox not yet started is not left running unseen
-        child.kill()
-        child.wait()
-        raise
+        with _dying_of_signals():
+            try:
+                said = _read_until_closed(read_end, START_TIMEOUT)
+            except BaseException:  # Ctrl-C, SIGTERM: a sandbox not started is not left unseen
+                child.kill()
+                child.wait()
+                raise
     finally:
         os.close(read_end)
     if said is None:
@@ -299,6 +303,43 @@ def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
             return Detached(sandbox)
     code = child.wait()
     return Detached(None, _tail(log), code or 1)
+
+
+class _Signalled(BaseException):
+    """SIGTERM or SIGHUP, raised as Ctrl-C raises ``KeyboardInterrupt``."""
+
+
+@contextlib.contextmanager
+def _dying_of_signals() -> Generator[None, None, None]:
+    """Inside, SIGTERM and SIGHUP raise, as Ctrl-C does, so that ``except``/``finally`` clean
+    up; leaving by one, the process then dies of it, as it would have unhandled.
+
+    A signal ignored (``nohup`` ignores SIGHUP) or handled by the caller is left as it is, and
+    outside the main thread (where no handler can be set) nothing changes.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        raise _Signalled(signum)
+
+    taken = [
+        sig for sig in (signal.SIGTERM, signal.SIGHUP) if signal.getsignal(sig) is signal.SIG_DFL
+    ]
+    for sig in taken:
+        signal.signal(sig, handler)
+    signalled: int | None = None
+    try:
+        yield
+    except _Signalled as exc:
+        signalled = exc.args[0]
+        raise
+    finally:
+        for sig in taken:
+            signal.signal(sig, signal.SIG_DFL)
+        if signalled is not None:
+            signal.raise_signal(signalled)  # the process ends here, killed by it
 
 
 def _read_until_closed(descriptor: int, timeout: float) -> str | None:
