@@ -6,6 +6,11 @@ import contextlib
 import csv
 import io
 import json
+import os
+import pty
+import select
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -129,11 +134,52 @@ def test_progress_goes_to_a_terminals_stderr_only(
 ) -> None:
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
+    monkeypatch.setenv("TERM", "xterm-256color")  # a CI job's may be dumb
     code, out, _ = run(capsys, "reconcile", "--ledger", str(ledger_path), "--json")
     assert code == 4
     assert "\rchecked 8 payments" in terminal.getvalue()
     assert "checked" not in out
     json.loads(out)  # stdout stays clean JSON
+
+
+def _stderr_in_a_terminal(argv: list[str], env: dict[str, str]) -> tuple[int, bytes]:
+    """The real command run with its stderr a pseudo-terminal: its exit code, and what the
+    terminal received."""
+    primary, secondary = pty.openpty()
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "paysdk", *argv],
+            stdout=subprocess.DEVNULL, stderr=secondary, env=env, timeout=60, check=False,
+        )  # fmt: skip
+        os.close(secondary)
+        received = b""
+        while select.select([primary], [], [], 0.5)[0]:
+            try:
+                piece = os.read(primary, 4096)
+            except OSError:  # Linux: the other end is closed and all is read
+                break
+            if not piece:
+                break
+            received += piece
+    finally:
+        os.close(primary)
+    return done.returncode, received
+
+
+@pytest.mark.parametrize("term", ["xterm-256color", "dumb"])
+def test_progress_rewrites_its_line_only_on_a_terminal_that_can(
+    ledger_path: Path, sandbox: Sandbox, term: str
+) -> None:
+    """``TERM=dumb`` (Emacs's shell, some CI log viewers) cannot clear a line: no progress."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    env["TERM"] = term
+    argv = ["reconcile", "--ledger", str(ledger_path), *_env(sandbox)]
+    code, received = _stderr_in_a_terminal(argv, env)
+    assert code == 4
+    if term == "dumb":
+        assert received == b""
+    else:
+        assert received == b"\rchecked 8 payments\r\x1b[K"
 
 
 @pytest.mark.parametrize(

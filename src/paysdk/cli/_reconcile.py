@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -125,7 +126,7 @@ def _reconciled(args: argparse.Namespace) -> tuple[ReconcileReport, bool]:
     whether it fulfilled (``--fulfil`` was given)."""
     lookup = None if args.lookup is None else import_callable(args.lookup, "--lookup")
     fulfil = None if args.fulfil is None else import_callable(args.fulfil, "--fulfil")
-    progress = _Progress() if sys.stderr.isatty() else None
+    progress = _Progress() if _Progress.shown() else None
     with open_ledger(args) as ledger, client_from(args) as c:
         try:
             report = ledger.reconcile(
@@ -143,6 +144,12 @@ def _reconciled(args: argparse.Namespace) -> tuple[ReconcileReport, bool]:
 
 class _Progress:
     """``checked 12500 payments`` on one line of stderr, rewritten in place."""
+
+    @staticmethod
+    def shown() -> bool:
+        """Whether stderr is a terminal that rewrites a line: not a file, nor ``TERM=dumb``
+        (an editor's shell buffer, which would show the escape that clears it)."""
+        return sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
 
     def __call__(self, checked: int) -> None:
         sys.stderr.write(f"\rchecked {checked} payments")
