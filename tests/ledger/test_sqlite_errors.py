@@ -182,3 +182,32 @@ async def test_a_ledger_whose_file_was_deleted_or_replaced_refuses_rather_than_f
     message = str(replaced.value)
     assert message.startswith(f"the SQLite ledger {str(path)!r} was replaced by another file")
     assert message.endswith("(or restart the process) to use the file at the path")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_ledger_whose_directory_was_replaced_by_a_file_refuses_as_a_ledger_error(
+    tmp_path: Path, kind: str
+) -> None:
+    """The directory the file was in replaced by a file (``mv data data.old``, then a file of
+    its name): the path names no file, as if deleted, and the call is refused with a
+    LedgerError, never the bare NotADirectoryError of looking the path up; so is a path that
+    cannot be looked up at all (a symbolic link loop)."""
+    folder = tmp_path / "data"
+    folder.mkdir()
+    path = folder / "orders.db"
+    earlier = EitherLedger((AsyncLedger if kind == "async" else Ledger)(path))
+    try:
+        assert (await earlier.fulfil_once(paid("order-1"), lambda p: None)).fulfilled_now
+        folder.rename(tmp_path / "data.old")
+        folder.write_text("")
+        with pytest.raises(LedgerError) as refused:
+            await earlier.row("order-1")
+        folder.unlink()
+        folder.symlink_to(folder)  # a loop: the path cannot be looked up at all
+        with pytest.raises(LedgerError) as looped:
+            await earlier.row("order-1")
+    finally:
+        await earlier.close()
+    assert str(refused.value).startswith(f"the SQLite ledger {str(path)!r} was deleted after")
+    assert str(looped.value).startswith(f"the SQLite ledger {str(path)!r} cannot be looked up")

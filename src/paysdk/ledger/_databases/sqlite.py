@@ -138,11 +138,16 @@ class SQLiteDriver:
 
 
 def _identity(path: str) -> tuple[int, int] | None:
-    """The file ``path`` names, as (device, inode); ``None`` if there is none."""
+    """The file ``path`` names, as (device, inode); ``None`` if there is none (or a directory on
+    its way is none); LedgerError if it cannot be looked up (a symbolic link loop)."""
     try:
         status = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
+    except OSError as exc:
+        raise LedgerError(
+            f"the SQLite ledger {path!r} cannot be looked up: {exc.strerror}"
+        ) from exc
     return status.st_dev, status.st_ino
 
 
