@@ -268,6 +268,7 @@ def test_parse_since(text: str, expected: str) -> None:
         ("list", "--since", "2026-W45"),
         ("list", "--since", "20261105"),
         ("list", "--since", "11111111111111111111"),
+        ("list", "--since", "2026-11-05T10:00+05:99"),  # an offset's minutes past 59
         ("list", "--json", "--csv"),
         ("verify",),
         ("frobnicate",),
