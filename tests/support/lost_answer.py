@@ -11,8 +11,9 @@ from types import TracebackType
 
 __all__ = ["LostCommitAnswer"]
 
-COMMIT = b"Q\x00\x00\x00\x0bCOMMIT\x00"
-"""The simple-protocol ``COMMIT`` message psycopg sends to commit."""
+COMMIT = b"COMMIT\x00"
+"""The statement psycopg sends to commit, as either protocol ends it: a simple query's ``Q``
+message (psycopg 3.2 and later) or an extended one's ``Parse`` (3.1)."""
 
 
 class LostCommitAnswer:
