@@ -108,7 +108,7 @@ def test_a_429_says_how_long_the_service_asks_to_wait(
     person at the command line learns when to try again."""
     sandbox.inject(Fault.json(429, {"error": "slow down"}, {"Retry-After": header}), times=None)
     code, out, err = run("list", "--max-retries", "0")
-    assert (code, out) == (1, "")
+    assert (code, out) == (3, "")  # no answer about the payments now: try again later
     assert f"rate limited: slow down; the service asks to wait {wait} before another try" in err
 
 
@@ -357,7 +357,7 @@ def test_a_key_an_env_file_left_in_quotes_is_refused_before_any_request(
 
 def test_flags_override_the_environment(sandbox: Sandbox, run: Run) -> None:
     code, _, err = run("list", "--secret-key", "sk_wrong_one", "--max-retries", "0")
-    assert code == 1
+    assert code == 2  # the key: a configuration error
     assert err.startswith(
         "paysdk: error: the secret key was not accepted; is --secret-key the key of the service"
         " at PAYSDK_BASE_URL?: Unauthorized"
@@ -372,7 +372,7 @@ def test_a_key_of_another_service_asks_whether_the_variables_go_together(
     settings to check, in the names the user set them by."""
     monkeypatch.setenv("PAYSDK_SECRET_KEY", "sk_sandbox_of_another_terminal")
     code, _, err = run("verify", COMPLETED_REFERENCE, "--base-url", sandbox.base_url)
-    assert code == 1
+    assert code == 2
     assert err.startswith(
         "paysdk: error: the secret key was not accepted; is PAYSDK_SECRET_KEY the key of the"
         " service at --base-url?: Unauthorized"
@@ -383,11 +383,11 @@ def test_a_404_that_is_not_the_services_asks_about_the_flag_or_variable_that_was
     sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     code, _, err = run("list", "--base-url", f"{sandbox.base_url}/v9")
-    assert code == 1
+    assert code == 2  # the base URL: a configuration error, not the service's word on a payment
     assert err.startswith("paysdk: error: not found; is --base-url right?: Not Found - no route")
     monkeypatch.setenv("PAYSDK_BASE_URL", f"{sandbox.base_url}/v9")
     code, _, err = run("verify", COMPLETED_REFERENCE)
-    assert code == 1
+    assert code == 2
     assert err.startswith("paysdk: error: not found; is PAYSDK_BASE_URL right?: Not Found")
 
 
@@ -846,7 +846,7 @@ def test_retries_and_timeout_not_given_are_read_from_the_environment_as_the_clie
     sandbox.inject(Fault.server_error(), path="/payments", times=None)
     monkeypatch.setenv("PAYSDK_MAX_RETRIES", "0")
     code, _, err = run("list")
-    assert (code, err.endswith(" (1 attempt)\n")) == (1, True)
+    assert (code, err.endswith(" (1 attempt)\n")) == (3, True)
     assert run("list", "--max-retries", "1")[2].endswith(" (2 attempts)\n")  # the flag first
     monkeypatch.setenv("PAYSDK_TIMEOUT", "soon")
     code, _, err = run("verify", COMPLETED_REFERENCE)
@@ -863,7 +863,7 @@ def test_the_final_error_says_how_many_attempts_were_made(
 ) -> None:
     sandbox.inject(Fault.server_error(), path="/payments", times=None)
     code, _, err = run("list", "--max-retries", "1")
-    assert code == 1
+    assert code == 3
     assert err.startswith("paysdk: error: ")
     assert err.endswith(" (2 attempts)\n")
     # reconcile streams the list (iter_payments): the count is the error's, not the log's
@@ -871,7 +871,7 @@ def test_the_final_error_says_how_many_attempts_were_made(
     with Ledger(ledger) as made:
         made.create_table()
     code, _, err = run("reconcile", "--ledger", str(ledger), "--max-retries", "2")
-    assert code == 1
+    assert code == 3
     assert err.startswith("paysdk: error: ")
     assert err.endswith(" (3 attempts)\n")
     code, _, err = run("verify", UNKNOWN_REFERENCE)
@@ -890,7 +890,7 @@ def test_verbose_shows_each_attempt_of_a_streamed_call(
         made.create_table()
     sandbox.inject(Fault.server_error(), path="/payments", times=None)
     code, _, err = run("reconcile", "--ledger", str(ledger), "--max-retries", "1", "--verbose")
-    assert code == 1
+    assert code == 3
     lines = err.splitlines()
     url = re.escape(f"{sandbox.base_url}/payments")
     first, second = (request.request_id for request in sandbox.requests)

@@ -22,13 +22,12 @@ from paysdk.cli._command import Command, Parser, add_formats
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
 from paysdk.cli._escape import Code, cell_text, part_text, printable
 from paysdk.cli._exits import (
-    EXIT_FAILURE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_OUTPUT,
-    EXIT_UNREACHABLE,
     EXIT_USAGE,
+    exit_code_of,
     exit_codes_help,
 )
 from paysdk.cli._ledger import add_ledger_command
@@ -83,16 +82,8 @@ def _run(argv: Sequence[str] | None) -> int:
         return broken_pipe()
     except OutputError as exc:
         return output_failed(exc, EXIT_OUTPUT)
-    except paysdk.ConfigurationError as exc:
-        return print_error(_configuration_error(exc, args), EXIT_USAGE)
-    except paysdk.InvalidReferenceError as exc:
-        return print_error(exc, EXIT_USAGE)
-    except paysdk.APIConnectionError as exc:
-        return print_error(f"{exc} {attempts_made(exc)}", EXIT_UNREACHABLE)
-    except paysdk.APIError as exc:
-        return print_error(f"{_api_error(exc, args)} {attempts_made(exc)}", EXIT_FAILURE)
-    except paysdk.PaySDKError as exc:
-        return print_error(exc, EXIT_FAILURE)
+    except paysdk.PaySDKError as exc:  # the code by the one rule: the same in every command
+        return print_error(_error_text(exc, args), exit_code_of(exc))
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except Exception as exc:  # not paysdk's word on the service or the input: a bug
@@ -102,6 +93,18 @@ def _run(argv: Sequence[str] | None) -> int:
 def _verbose_log(args: argparse.Namespace) -> AbstractContextManager[object]:
     """``--verbose``'s log of each attempt, for a command that takes it and was given it."""
     return VerboseLog().watching() if getattr(args, "verbose", False) else nullcontext()
+
+
+def _error_text(exc: paysdk.PaySDKError, args: argparse.Namespace) -> str | paysdk.PaySDKError:
+    """The line a paysdk error is told in: in the command's words, with the attempts made
+    where the service was called."""
+    if isinstance(exc, paysdk.ConfigurationError):
+        return _configuration_error(exc, args)
+    if isinstance(exc, paysdk.APIConnectionError):
+        return f"{exc} {attempts_made(exc)}"
+    if isinstance(exc, paysdk.APIError):
+        return f"{_api_error(exc, args)} {attempts_made(exc)}"
+    return exc
 
 
 def _configuration_error(exc: paysdk.ConfigurationError, args: argparse.Namespace) -> str:

@@ -187,10 +187,15 @@ def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: 
             f"the sandbox refused the payment: {_said(data['message'], secret_key)}",
             EXIT_USAGE,
         )
-    if answer.status_code >= 500 and isinstance(data.get("message"), str):  # its disk, or a bug
-        return print_error(
-            f"the sandbox at {base_url} failed: {_said(data['message'], secret_key)}", EXIT_FAILURE
+    if answer.status_code >= 500 or answer.status_code == 429:  # its disk, a bug, a proxy's
+        said = data.get("message")
+        why = (
+            _said(said, secret_key)
+            if isinstance(said, str)
+            else f"it answered {answer.status_code}"
         )
+        # no payment made, as for any command the service fails: try again later (exit 3)
+        return print_error(f"the sandbox at {base_url} failed: {why}", EXIT_UNREACHABLE)
     if answer.status_code != 201 or not isinstance(data.get("callback"), dict):
         return print_error(
             f"{base_url} is not a paysdk sandbox (POST /_sandbox/pay answered "
