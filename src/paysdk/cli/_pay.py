@@ -194,7 +194,8 @@ def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: 
             if isinstance(said, str)
             else f"it answered {answer.status_code}"
         )
-        # no payment made, as for any command the service fails: try again later (exit 3)
+        # the sandbox (its disk, a bug) or a proxy before it failed: try again later, as the
+        # other commands exit for a service's 5xx or 429 (exits.exit_code_of)
         return print_error(f"the sandbox at {base_url} failed: {why}", EXIT_UNREACHABLE)
     if answer.status_code != 201 or not isinstance(data.get("callback"), dict):
         return print_error(
