@@ -192,15 +192,9 @@ def _written_or_output_error() -> Generator[None, None, None]:
         raise OutputError(exc.strerror or str(exc)) from exc
 
 
-@contextmanager
-def guarded_output() -> Generator[None, None, None]:
+def guarded_output() -> contextlib.redirect_stdout[TextIO]:
     """Have a failure to write standard output raise `OutputError` while the command runs."""
-    stdout = sys.stdout
-    sys.stdout = cast("TextIO", _Output(stdout))
-    try:
-        yield
-    finally:
-        sys.stdout = stdout
+    return contextlib.redirect_stdout(cast("TextIO", _Output(sys.stdout)))
 
 
 class _Diagnostics:
@@ -242,16 +236,10 @@ class _Diagnostics:
             os.close(devnull)
 
 
-@contextmanager
-def diagnostics_at_best() -> Generator[None, None, None]:
+def diagnostics_at_best() -> contextlib.redirect_stderr[TextIO]:
     """Have what the command writes to stderr (errors, ``--verbose``, progress) lost, not
     raised, when stderr cannot be written, while the command runs."""
-    stderr = sys.stderr
-    sys.stderr = cast("TextIO", _Diagnostics(stderr))
-    try:
-        yield
-    finally:
-        sys.stderr = stderr
+    return contextlib.redirect_stderr(cast("TextIO", _Diagnostics(sys.stderr)))
 
 
 def output_failed(exc: OutputError, code: int) -> int:
