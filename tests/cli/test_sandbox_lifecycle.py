@@ -11,12 +11,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from paysdk.cli._background import alive
+from paysdk.cli._sandbox import _stop_on_signals
 from tests.cli.sandbox_cli import KEY, Paysdk, free_port, listening
 
 # --- starting, stopping, status ---------------------------------------------------------------
@@ -229,6 +231,15 @@ def test_a_detach_started_without_standard_streams_ends_and_its_sandbox_is_found
     assert status.stdout.startswith(f"port {port}: running"), status
 
 
+FROM_A_TERMINAL = (
+    "import os, signal, sys; "
+    "[signal.signal(sig, signal.SIG_DFL) for sig in (signal.SIGHUP, signal.SIGTERM)]; "
+    "os.execv(sys.executable, [sys.executable, '-m', 'paysdk', *sys.argv[1:]])"
+)
+"""``paysdk`` with SIGHUP and SIGTERM as a terminal's session gives them, whatever this test run
+inherited (under ``nohup`` SIGHUP is ignored, and the command rightly leaves it so)."""
+
+
 @pytest.mark.skipif(
     not Path(f"/proc/{os.getpid()}/task/{os.getpid()}/children").exists(),
     reason="finds the sandbox as its starter's child, as Linux lists them",
@@ -250,7 +261,7 @@ def test_a_signal_while_a_detached_sandbox_starts_leaves_no_sandbox_behind(
     seed = tmp_path / "seed.json"
     os.mkfifo(seed)
     starter = subprocess.Popen(
-        [sys.executable, "-m", "paysdk", "sandbox", "--detach", "--port", str(port),
+        [sys.executable, "-c", FROM_A_TERMINAL, "sandbox", "--detach", "--port", str(port),
          "--seed", str(seed)],
         env=cli.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
@@ -417,3 +428,13 @@ def test_a_sandbox_on_a_free_port_logs_under_its_port_so_each_run_leaves_no_log_
         assert "sandbox stopped" in log.read_text()
         logs.add(log)
     assert set(cli.runtime.glob("sandbox-*.log")) == logs  # no log named for another pid
+
+
+def test_a_stop_signal_is_taken_while_the_foreground_sandbox_holds_a_lock() -> None:
+    """Ctrl-C or SIGTERM may land while the foreground sandbox's main thread holds a lock (as
+    inside a wait for an ``Event``): its handler takes no lock, so it returns at once and the
+    stop is seen, where setting an ``Event`` there could wait for ever on the lock it holds."""
+    held = threading.Lock()
+    with _stop_on_signals() as asked, held:
+        signal.raise_signal(signal.SIGTERM)
+    assert asked == [signal.SIGTERM]

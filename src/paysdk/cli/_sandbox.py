@@ -14,6 +14,7 @@ import signal
 import string
 import sys
 import threading
+import time
 from collections.abc import Generator
 from contextlib import contextmanager
 from types import FrameType
@@ -129,8 +130,7 @@ def _sandbox(args: argparse.Namespace) -> int:
         )
     except SeedError as exc:  # the user's files: unreadable, or not payments
         return print_error(exc, EXIT_USAGE)
-    stop = threading.Event()
-    with _stop_on_signals(stop):
+    with _stop_on_signals() as asked:
         try:
             sandbox.start()
         except OSError as exc:
@@ -141,7 +141,8 @@ def _sandbox(args: argparse.Namespace) -> int:
             _announce(sandbox, args.state)
             if args.ready_fd is not None:
                 _tell_ready(args.ready_fd, sandbox, args.log_file)
-            stop.wait()
+            while not asked:
+                time.sleep(0.1)
         finally:
             sandbox.stop()
             if args.ready_fd is not None:
@@ -280,18 +281,21 @@ def _check_port_free(port: int) -> int | None:
 
 
 @contextmanager
-def _stop_on_signals(stop: threading.Event) -> Generator[None, None, None]:
-    """Set ``stop`` on Ctrl-C or SIGTERM (main thread only), restoring the old handlers after."""
+def _stop_on_signals() -> Generator[list[int], None, None]:
+    """Ctrl-C and SIGTERM (main thread only) are added to the list it gives, the old handlers
+    restored after. A list, not an ``Event``: a handler runs in the thread it interrupts, which
+    may be inside the ``Event``'s wait holding its lock, and would wait for ever to set it."""
+    asked: list[int] = []
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield asked
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
-        stop.set()
+        asked.append(signum)
 
     previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield asked
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
