@@ -519,7 +519,6 @@ async def test_the_async_ledger_runs_a_plain_function_once(ledger_url: str) -> N
 
 async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> None:
     import sqlite3
-    import time
 
     import anyio
 
@@ -540,10 +539,9 @@ async def test_a_cancelled_call_leaves_no_transaction_open(tmp_path: Any) -> Non
         blocker.close()
         assert waiting.cancelled_caught
 
+        # a lock left behind by the cancelled call would fail this claim after the 1 s timeout
         async with AsyncLedger(path, timeout=1) as other:
-            started = time.monotonic()
             assert (await other.fulfil_once(paid("order-2"), lambda payment: "ok")).fulfilled_now
-            assert time.monotonic() - started < 0.5  # no lock left behind by the cancelled call
         assert await ledger.row("order-1") is None
 
 
@@ -589,7 +587,6 @@ async def test_a_call_cancelled_by_asyncio_while_it_waits_for_the_lock_leaves_no
     shutdown) does not wait for the worker thread: the transaction it goes on to begin once the
     lock is free is still rolled back, not left holding the file's write lock."""
     import asyncio
-    import time
 
     path = tmp_path / "l.db"
     async with AsyncLedger(path, timeout=5) as ledger:
@@ -609,10 +606,9 @@ async def test_a_call_cancelled_by_asyncio_while_it_waits_for_the_lock_leaves_no
         await asyncio.sleep(0.5)  # the lock was freed: the worker thread's BEGIN went through
         blocker.close()
 
+        # a lock left behind by the cancelled call would fail this claim after the 1 s timeout
         async with AsyncLedger(path, timeout=1) as other:
-            started = time.monotonic()
             assert (await other.fulfil_once(paid("order-2"), lambda payment: "ok")).fulfilled_now
-            assert time.monotonic() - started < 0.5  # no lock left behind by the cancelled call
         assert await ledger.row("order-1") is None
         assert (await ledger.fulfil_once(paid(), lambda payment: "shipped")).fulfilled_now
 
