@@ -33,10 +33,6 @@ _UNSPECIFIED = {"0.0.0.0": "127.0.0.1", "": "127.0.0.1", "::": "::1"}  # noqa: S
 """The wildcard addresses a sandbox may bind, and the loopback address a client reaches it at."""
 
 
-def generate_secret_key() -> str:
-    return f"sk_sandbox_{secrets.token_urlsafe(24)}"
-
-
 class Sandbox(StandIn[SandboxPayments]):
     """A local stand-in for the payment service, on a real port, for demos and tests.
 
@@ -100,7 +96,9 @@ class Sandbox(StandIn[SandboxPayments]):
         self.idle_timeout: float = float(idle_timeout)
         self.max_connections: int = max_connections
         self.secret_key: str = (
-            generate_secret_key() if secret_key is None else check_secret_key(secret_key)
+            f"sk_sandbox_{secrets.token_urlsafe(24)}"
+            if secret_key is None
+            else check_secret_key(secret_key)
         )
         self.host = host
         self.faults: FaultBook = FaultBook()
