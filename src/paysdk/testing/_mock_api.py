@@ -221,7 +221,8 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         default_headers: Mapping[str, str] | None,
     ) -> MockClientT:
         """A ``kind`` client on the fake, for ``client`` and ``async_client`` (their arguments)."""
-        with no_proxy.bypassed(self._host):  # read when the client is made
+        changed = no_proxy.bypass(self._host)  # the client reads proxies when it is made
+        try:
             client = kind(
                 secret_key=self.secret_key if secret_key is None else secret_key,
                 base_url=self.base_url,
@@ -230,6 +231,8 @@ class MockPaymentAPI(StandIn[PaymentStore]):
                 default_headers=default_headers,
                 allow_insecure_http=True,
             )
+        finally:
+            no_proxy.restore(changed)
         client._waits = self._waits
         return client
 

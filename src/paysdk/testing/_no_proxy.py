@@ -4,9 +4,7 @@ plugin uses it before anything else of paysdk is imported."""
 
 from __future__ import annotations
 
-import contextlib
 import os
-from collections.abc import Generator
 
 NAMES = ("no_proxy", "NO_PROXY")
 """Both spellings, in the order urllib (and so httpx and paysdk) prefers them."""
@@ -67,18 +65,3 @@ def restore(changed: Changed | None) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = was
-
-
-@contextlib.contextmanager
-def bypassed(host: str) -> Generator[None, None, None]:
-    """``host`` in ``NO_PROXY`` for the block: a client made in it sends no request for the fake
-    to a proxy (a client reads the environment's proxies when it is made).
-
-    Args:
-        host: the fake's host.
-    """
-    changed = bypass(host)
-    try:
-        yield
-    finally:
-        restore(changed)
