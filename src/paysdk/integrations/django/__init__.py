@@ -138,7 +138,6 @@ def _decorate_sync(
     check_view(view, ("request", "payment"))
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
-    aliases = () if ledger is None else _database_aliases()
     scrub = scrub_of(client)
 
     @functools.wraps(view)
@@ -165,7 +164,7 @@ def _decorate_sync(
         )
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
-    return _non_atomic(callback_view, aliases)
+    return _non_atomic(callback_view, ledger)
 
 
 def _decorate_async(
@@ -178,7 +177,6 @@ def _decorate_async(
     check_view(view, ("request", "payment"))
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
-    aliases = () if ledger is None else _database_aliases()
     scrub = scrub_of(client)
 
     @functools.wraps(view)
@@ -206,37 +204,35 @@ def _decorate_async(
         outcome = await afulfil(ledger, payment, run_view, scrub)
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
-    return _non_atomic(callback_view, aliases)
+    return _non_atomic(callback_view, ledger)
 
 
-def _database_aliases() -> tuple[str, ...]:
-    """Django's database aliases, each of which a ledger's view is non-atomic on.
+def _non_atomic(view: V, ledger: object) -> V:
+    """``view`` outside the request's transaction on each of Django's databases
+    (``ATOMIC_REQUESTS``) when it has a ``ledger``: the ledger commits its claim before the view
+    runs and its record after, which a request's transaction would commit last (or refuse, for
+    ``DjangoLedger`` and an async view). The aliases are read when the view is decorated.
+
+    Args:
+        view: the view ``verified_callback`` returns.
+        ledger: the decorator's ledger; with none, ``view`` is returned as it is.
+
+    Returns:
+        ``view``, marked by ``transaction.non_atomic_requests`` for each alias.
 
     Raises:
         ConfigurationError: Django's settings are not configured (or its ``DATABASES`` are bad).
     """
+    if ledger is None:
+        return view
     try:
-        return tuple(connections)
+        aliases = tuple(connections)
     except ImproperlyConfigured as exc:
         raise ConfigurationError(
             "verified_callback with a ledger makes its view non-atomic on each of Django's "
             "DATABASES (ATOMIC_REQUESTS), so Django's settings must be configured before the "
             f"view is decorated: {exc}"
         ) from exc
-
-
-def _non_atomic(view: V, aliases: tuple[str, ...]) -> V:
-    """``view`` outside the request's transaction on each of ``aliases`` (``ATOMIC_REQUESTS``):
-    the ledger commits its claim before the view runs and its record after, which a request's
-    transaction would commit last (or refuse, for ``DjangoLedger`` and an async view).
-
-    Args:
-        view: the view ``verified_callback`` returns with a ledger.
-        aliases: Django's database aliases, read when the view is decorated.
-
-    Returns:
-        ``view``, marked by ``transaction.non_atomic_requests`` for each alias.
-    """
     for alias in aliases:
         view = transaction.non_atomic_requests(using=alias)(view)
     return view
