@@ -62,14 +62,12 @@ class CallbackSender(Closes):
             The app's answer.
         """
         target = _target(url, reference)
-        with _as_a_test_client(app) as raised:
+        with _as_a_test_client(app):
             if _is_asgi(app, interface):
-                answer = self._loop().call(_asend, app, target)
-            else:
-                transport = httpx.WSGITransport(app=cast(Any, app))
-                with httpx.Client(transport=transport, base_url=TEST_HOST) as http:
-                    answer = http.get(target, headers={"User-Agent": USER_AGENT})
-        return _answered(answer, raised)
+                return self._loop().call(_asend, app, target)
+            transport = httpx.WSGITransport(app=cast(Any, app))
+            with httpx.Client(transport=transport, base_url=TEST_HOST) as http:
+                return http.get(target, headers={"User-Agent": USER_AGENT})
 
     async def asend(
         self, app: object, url: str, reference: str, *, interface: Interface = "auto"
@@ -88,9 +86,8 @@ class CallbackSender(Closes):
         target = _target(url, reference)
         if not _is_asgi(app, interface):
             return self.send(app, url, reference, interface="wsgi")
-        with _as_a_test_client(app) as raised:
-            answer = await _asend(app, target)
-        return _answered(answer, raised)
+        with _as_a_test_client(app):
+            return await _asend(app, target)
 
     def close(self) -> None:
         """Stop the event loop kept for ASGI apps, if one was started."""
@@ -105,26 +102,16 @@ class CallbackSender(Closes):
         return self._portal
 
 
-def _answered(answer: httpx.Response, raised: list[BaseException]) -> httpx.Response:
-    """``answer``, unless the app answered a view's exception with its 500: then that exception."""
-    if raised:
-        raise raised[0]
-    return answer
-
-
 @contextlib.contextmanager
-def _as_a_test_client(app: object) -> Generator[list[BaseException], None, None]:
-    """Around a request, what the framework's own test client does: keep the exception of a
-    view that Flask (unless ``TESTING``) or Django answers with its 500, to raise; and, for
+def _as_a_test_client(app: object) -> Generator[None, None, None]:
+    """Around a request, what the framework's own test client does: raise, in place of the 500
+    Flask (unless ``TESTING``) or Django answers it with, the exception of a view; and, for
     Django, leave the database connections alone (its ``close_old_connections`` on the request
     signals would close a ``TestCase``'s connection inside its transaction, so the view could
     read nothing). The framework is the app's own, loaded already: nothing is imported.
 
     Args:
         app: the WSGI or ASGI app; one of another framework is left as it is.
-
-    Yields:
-        The exceptions views raised, filled once the request is answered.
     """
     raised: list[BaseException] = []
     flask: Any = sys.modules.get("flask.app")
@@ -136,12 +123,14 @@ def _as_a_test_client(app: object) -> Generator[list[BaseException], None, None]
             raised.append(exception)
 
         with signal.connected_to(keep_flasks, sender=app):
-            yield raised
+            yield
     elif django is not None and isinstance(app, django.BaseHandler):
         with _djangos_test_request(raised):
-            yield raised
+            yield
     else:
-        yield raised
+        yield
+    if raised:
+        raise raised[0]
 
 
 @contextlib.contextmanager
