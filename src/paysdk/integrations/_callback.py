@@ -1,10 +1,7 @@
-"""What every framework helper decides, free of I/O: which requests are callbacks (GET only), which
-view answers fulfil a payment, and which refusals the ledger records; the adapters carry it out.
-
-The fulfilment rule: a 2xx, 3xx or non-response is fulfilled; a 4xx is the merchant's refusal,
-released and recorded with the status and a body excerpt; a 5xx or an exception is released
-unrecorded, so the service's retry runs the view again.
-"""
+"""What every framework helper decides, free of I/O (the adapters carry it out): GET only, which
+refusals the ledger records, and the fulfilment rule: a view's 2xx, 3xx or non-response is
+fulfilled; a 4xx is the merchant's refusal, released and recorded with the status and a body
+excerpt; a 5xx or an exception is released unrecorded, so the service's retry runs it again."""
 
 from __future__ import annotations
 
