@@ -169,9 +169,8 @@ class _Callback:
     async def _verify(self, request: Request) -> VerifiedPayment:
         if isinstance(self.client, AsyncClient):
             return await self.client.verify_callback(request, lookup=self.lookup)
-        client = self.client
         return await run_in_threadpool(
-            lambda: client.verify_callback(request.scope, lookup=self.lookup)
+            self.client.verify_callback, request.scope, lookup=self.lookup
         )
 
 
