@@ -25,7 +25,6 @@ __all__ = [
     "STARLETTE_ROUTING",
     "NotFulfilled",
     "Refusal",
-    "Routing",
     "check_answer",
     "check_view",
     "failed_payment",
