@@ -176,8 +176,7 @@ def _set_environment(config: pytest.Config, base_url: str, secret_key: str) -> N
 
 
 def _bypass_proxies(patch: pytest.MonkeyPatch, base_url: str) -> None:
-    """Add ``base_url``'s host to ``NO_PROXY``, so that a proxy the environment names (as CI
-    machines often do) never carries a test's requests to the fake or the sandbox.
+    """Add ``base_url``'s host to ``NO_PROXY`` (``_no_proxy`` says why).
 
     Args:
         patch: the monkeypatch that puts the variables back.
