@@ -1,8 +1,5 @@
-"""The types the sync and async plan runners differ by, kept out of ``_async/``.
-
-``scripts/unasync.py`` makes ``_sync/drive.py`` from ``_async/drive.py`` by renaming: each
-``Async`` name here becomes its plain-named twin beside it. Nothing here loads asyncio or anyio.
-"""
+"""The types the sync and async plan runners differ by, kept out of ``_async/``: unasync renames
+each ``Async`` name here to its plain twin beside it. Nothing here loads asyncio or anyio."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
 """The aiohttp sender: ``AsyncClient(http_backend="aiohttp")``, for throughput under concurrency.
 
-A second shell around the same core: the same ``Send`` and ``Read`` steps, bodies through the
-same ``BodyReader`` (the same caps), each attempt bounded by its budget, and every network or
-service failure a ``Failure`` (anything else is a bug, raised as is). Retries, errors and
-parsing are the core's. Imported only when asked for; needs the ``aiohttp`` extra.
-"""
+The core's steps, bodies through its ``BodyReader`` (caps), each attempt within its budget, every
+network or service failure a ``Failure`` (else a bug, raised as is). Imported only when asked
+for; needs the ``aiohttp`` extra."""
 
 from __future__ import annotations
 

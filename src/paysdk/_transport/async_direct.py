@@ -1,12 +1,11 @@
 """The async client's connections on a route without a proxy: HTTP/1.1 on h11, without a lock.
 
 httpcore's connection takes three anyio locks per request, each yielding the loop to every ready
-task even uncontended (50 answers arriving together: each 50 ms round about 2 ms slower than
-aiohttp's). paysdk's pool (``connections.py``) gives a connection to one request at a time, so this
-one speaks HTTP/1.1 as httpcore's does (its exceptions, keep-alive and expiry), yielding only for
-the network. While respx replaces httpcore's send (``MockPaymentAPI``), the route makes
-httpcore's connections instead. The sync client keeps httpcore's: threading locks never yield.
-"""
+task even uncontended (50 answers at once: each 50 ms round ~2 ms slower than aiohttp's). paysdk's
+pool (``connections.py``) gives a connection to one request at a time, so this one speaks HTTP/1.1
+as httpcore's does (exceptions, keep-alive, expiry), yielding only for the network. While respx
+replaces httpcore's send (``MockPaymentAPI``), httpcore's connections are made instead; the sync
+client keeps httpcore's (threading locks never yield)."""
 
 from __future__ import annotations
 
@@ -217,10 +216,9 @@ class AsyncDirectConnection(httpcore.AsyncConnectionInterface):
             connection.receive_data(data)
 
     async def response_closed(self) -> None:
-        """After a response: ready for the next request if both sides finished this one and
-        the server sent nothing past it (bytes no request asked for, which the next request
-        would read as its answer), else closed; closed too if it was closed meanwhile (while it
-        connected, it had no socket to close: the one it opened is closed now)."""
+        """After a response: ready for the next if both sides finished this one and the server
+        sent nothing past it (the next request would read it as its answer); else closed, as
+        one closed meanwhile (while connecting it had no socket: the one it opened is closed)."""
         connection = self._h11
         if (
             self._state == _ACTIVE

@@ -1,9 +1,6 @@
 """The async halves of ``slots.py``, kept out of ``_async/``: the bound on a pool's requests at
-work, and the shield its clean-up runs under.
-
-First come, first served: a slot given back goes straight to the oldest waiter, so a call costs
-the same however many connections the pool holds or calls wait.
-"""
+work, first come, first served (a slot given back goes straight to the oldest waiter: a call
+costs the same however many wait), and the shield its clean-up runs under."""
 
 from __future__ import annotations
 

@@ -1,7 +1,5 @@
-"""What every async sender (httpx or aiohttp) offers the client, and the stream both leave open.
-
-Imported with the first ``AsyncClient``, so sync users load neither asyncio nor anyio.
-"""
+"""What every async sender (httpx or aiohttp) offers the client, and the stream both leave open;
+imported with the first ``AsyncClient``, so sync users load neither asyncio nor anyio."""
 
 from __future__ import annotations
 
@@ -83,12 +81,10 @@ class LoopBinding:
             )
 
     async def close(self, close: Callable[[], Awaitable[None]]) -> None:
-        """Run ``close`` in the loop the connections belong to, whichever loop awaits this.
+        """Run ``close`` in the loop the connections belong to, whichever loop awaits this: a
+        loop running in another thread runs it, one stopped but not closed is run in a worker
+        thread until done; a closed one took them with it (collecting the client frees them)."""
 
-        A loop still running (in another thread) closes them itself; one stopped but not
-        closed is run in a worker thread until they are; a closed loop took them with it, and
-        their sockets are released when the client is collected.
-        """
         owner, current = self.loop, running_loop()
         if owner is None or current is None or owner is current:
             await close()

@@ -1,10 +1,8 @@
-"""An httpcore network backend on asyncio's own transports, for the ``AsyncClient``'s pools.
-
-httpcore's anyio backend runs OpenSSL's memory buffers from Python and adds awaits per read and
-write: about a sixth of a TLS verify's CPU. This one connects with ``loop.create_connection``
-(racing a name's addresses itself), upgrades with ``loop.start_tls``, and raises what httpcore's
-anyio backend raises (``httpcore/_backends/anyio.py``); under trio, and on another loop (uvloop),
-httpcore's own backend connects."""
+"""An httpcore network backend on asyncio's own transports, for the ``AsyncClient``'s pools:
+httpcore's anyio backend runs OpenSSL's memory buffers from Python, with awaits per read and
+write (a sixth of a TLS verify's CPU). It connects with ``loop.create_connection`` (racing a
+name's addresses), upgrades with ``loop.start_tls``, and raises what httpcore's anyio backend
+raises; under trio, or on another loop (uvloop), httpcore's own backend connects."""
 
 from __future__ import annotations
 

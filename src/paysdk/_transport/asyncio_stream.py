@@ -1,10 +1,8 @@
-"""An httpcore network stream on an asyncio transport: what ``AsyncioBackend`` connects.
-
-Reads go through a small ``asyncio.Protocol`` that holds what arrived (pausing the transport
-past a bound), and TLS is asyncio's own protocol (``loop.start_tls``). Failures are raised as
-httpcore's anyio backend raises them: timeouts as ``ReadTimeout`` or ``WriteTimeout``, and each
-``OSError`` or TLS error as ``ConnectError``, ``ReadError`` or ``WriteError`` caused by it.
-"""
+"""An httpcore network stream on an asyncio transport: what ``AsyncioBackend`` connects. A small
+``asyncio.Protocol`` holds what arrived (pausing the transport past a bound), TLS is asyncio's
+(``loop.start_tls``), and failures are raised as httpcore's anyio backend raises them (timeouts
+as ``ReadTimeout`` or ``WriteTimeout``, an ``OSError`` or TLS error as the ``ConnectError``,
+``ReadError`` or ``WriteError`` it causes)."""
 
 from __future__ import annotations
 

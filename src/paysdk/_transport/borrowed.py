@@ -39,11 +39,10 @@ def _speaks_h2(stream: object) -> bool:
 
 
 class IdleSockets:
-    """The sockets of a merchant's client that paysdk's attempts left open for the next one, by
-    the origin their connection serves (httpcore reuses a connection for its origin only): one
-    set per merchant's client (``of``), whichever paysdk clients send through it, held weakly
-    (its pool closes and drops them as it likes). A forked child starts with none (a thread of
-    the parent may have held its lock)."""
+    """The sockets paysdk's attempts left open on a merchant's client (one set per client:
+    ``of``), by the origin their connection serves (httpcore reuses it for that origin only),
+    held weakly (its pool closes them as it likes). A forked child starts with none (a thread
+    of the parent may have held its lock)."""
 
     __slots__ = ("_lock", "_pid", "_sockets")
 

@@ -1,9 +1,7 @@
-"""A whole-attempt deadline for the sync client's own sockets.
-
-httpx's timeouts are per socket operation, so a server sending a byte every half second never
-trips them: paysdk's own ``httpx.Client``'s pools open sockets through ``deadline_backend``,
-which gives each connect, read and write what is left of the attempt's deadline (a context
-variable: threads do not share it). The async shells bound an attempt with a cancel scope."""
+"""A whole-attempt deadline for the sync client's own sockets: httpx's timeouts are per socket
+operation, which a server sending a byte every half second never trips, so the pools open
+sockets through ``deadline_backend``, giving each connect, read and write what is left of the
+attempt (a context variable: threads do not share it). Async shells use a cancel scope."""
 
 from __future__ import annotations
 
@@ -22,10 +20,8 @@ _deadline: ContextVar[float | None] = ContextVar("paysdk_attempt_deadline", defa
 
 
 class attempt_deadline:
-    """Socket operations inside this block end by monotonic time ``at`` (``None``: no bound).
-
-    A class rather than ``@contextmanager``: it wraps every request, and this costs less.
-    """
+    """Socket operations inside this block end by monotonic time ``at`` (``None``: no bound);
+    a class, not ``@contextmanager``: it wraps every request, and this costs less."""
 
     __slots__ = ("_at", "_token")
     _token: Token[float | None]

@@ -1,10 +1,6 @@
 """One request on the clients' transport, for a product's own (the sandbox's callback GET,
-``paysdk pay``'s POST to a sandbox).
-
-The whole call ends within its timeout (each socket operation gets what is left of it), only
-the first bytes of the body asked for are read and decoded (in bounded steps), and a network or
-server failure comes back as a ``Failure``, never an httpx exception.
-"""
+``paysdk pay``'s POST): within its timeout, only the first bytes of the body read and decoded
+(in bounded steps), a network or server failure a ``Failure``, never an httpx exception."""
 
 from __future__ import annotations
 

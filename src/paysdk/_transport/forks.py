@@ -1,11 +1,9 @@
 """Connections belong to the process that opened them: a forked child opens its own.
 
 Workers forked after the client was used (gunicorn ``--preload``, celery prefork, uwsgi,
-``multiprocessing``) inherit the parent's sockets, and two processes reading one socket take
-each other's answers. So each value here (a pool, a session, an event-loop binding) is made again
-in a child, and the inherited one is neither used nor closed: closing it in the child could cut
-or unregister the parent's sockets.
-"""
+``multiprocessing``) inherit the parent's sockets, and two processes reading one take each
+other's answers. So each value here (pool, session, loop binding) is made again in a child; the
+inherited one is neither used nor closed (which could cut or unregister the parent's sockets)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Where httpx's values meet httpcore's in paysdk's own transport (``_async/pool.py``): httpx's
 request as httpcore's, httpcore's exceptions as httpx's, from public names alone, as httpx's own
 transport makes them (``httpx/_transports/default.py``). Where sync and async differ, names
-come in twins for ``scripts/unasync.py``'s rules (``AsyncBodyStream``, ``BodyStream``).
-"""
+come in twins for ``scripts/unasync.py``'s rules (``AsyncBodyStream``, ``BodyStream``)."""
 
 from __future__ import annotations
 

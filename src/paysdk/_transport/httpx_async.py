@@ -1,9 +1,8 @@
-"""The async httpx sender (loaded with the first httpx ``AsyncClient``): each attempt inside one
-cancel scope, bodies through ``BodyReader``. paysdk's own client has no auth, redirects, cookies
-or event hooks, so its attempts go to its pools (``AsyncRoutes``) as the ``httpcore.Request`` it
-would have made, past httpx's machinery (about a quarter of a call's CPU); a merchant's client,
-and paysdk's own while OpenTelemetry's httpx instrumentation is on (its spans come from the
-transport), send through httpx."""
+"""The async httpx sender (loaded with the first ``AsyncClient``): each attempt in one cancel
+scope, bodies through ``BodyReader``. paysdk's own client has no auth, redirects, cookies or
+hooks, so its attempts go to its pools (``AsyncRoutes``) as httpcore's request, past httpx's
+machinery (a quarter of a call's CPU); a merchant's client, and paysdk's own while OpenTelemetry
+instruments httpx (its spans come from the transport), send through httpx."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""The sync httpx sender: carry out a ``Send`` or ``Read`` step, report what came of it.
-
-Bodies stream through ``BodyReader`` (no answer is read past its cap), and each attempt is
-bounded as a whole: on paysdk's own client by socket deadlines (``deadline``), on a merchant's
-by the ``watchdog`` shutting its socket (``borrowed`` finds it), on both by a check per chunk.
-A network or service failure becomes a ``Failure``; any other exception is a bug, raised as is.
-"""
+"""The sync httpx sender: bodies through ``BodyReader`` (never read past its cap), each attempt
+bounded whole: on paysdk's own client by socket deadlines (``deadline``), on a merchant's by the
+``watchdog`` shutting its socket (``borrowed`` finds it), on both by a check per chunk. A network
+or service failure becomes a ``Failure``; any other exception is a bug, raised as is."""
 
 from __future__ import annotations
 

@@ -1,10 +1,7 @@
-"""The sync twins of ``async_slots.py``: the bound on a pool's requests at work (a thread needs
-no shielding).
-
-First come, first served: a slot given back goes to the thread that waited longest, so the one
-giving it back cannot take it again first, as it can from a ``threading.Semaphore`` (whose woken
-waiter must still win the race). Taking a free slot costs one lock.
-"""
+"""The sync twins of ``async_slots.py`` (a thread needs no shielding). First come, first served:
+a slot given back goes to the thread that waited longest, so the one giving it back cannot take
+it again first, as it can from a ``threading.Semaphore`` (whose woken waiter must still win the
+race). Taking a free slot costs one lock."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""Ends a blocked socket read at the attempt's deadline, for sockets paysdk did not open.
-
-httpx's timeouts are per read, so a server trickling bytes keeps a read on a merchant's own
-``httpx.Client`` going for ever, and paysdk cannot wrap its sockets (``deadline``): the socket an
-attempt uses (``borrowed`` finds it) is shut at its deadline, and the sender reports a timeout.
-One thread per process keeps the deadlines in a heap, ending after a while with none; a forked
+"""Ends a blocked socket read at the attempt's deadline, for sockets paysdk did not open:
+httpx's timeouts are per read (a server trickling bytes keeps one going for ever) and a
+merchant's ``httpx.Client``'s sockets cannot be wrapped (``deadline``), so the one an attempt
+uses (``borrowed`` finds it) is shut at its deadline and the sender reports a timeout. One
+thread per process keeps the deadlines in a heap, ending after a while with none; a forked
 child starts with neither."""
 
 from __future__ import annotations

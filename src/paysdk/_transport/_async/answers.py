@@ -1,7 +1,5 @@
-"""An answer read whole through ``BodyReader``, within its caps: what both httpx senders do once a
-response's headers are in. ``read_body`` reads any response's parts (httpcore's too),
-``read_answer`` an ``httpx.Response``'s.
-"""
+"""An answer read whole through ``BodyReader``, within its caps, once its headers are in:
+``read_body`` from any response's parts (httpcore's too), ``read_answer`` from httpx's."""
 
 from __future__ import annotations
 

@@ -1,11 +1,9 @@
 """A route's connections, pooled by paysdk, each used by one request at a time.
 
-httpcore's pool or proxy (or ``async_direct.py``) makes them but does not send: its pool scans
-every connection on each request and close, may hand one idle connection to several waiters,
-and asks which async library runs (``import sniffio``) per event and shield. Here a request
-takes its origin's connection last given back, checking it alone, and a check-in checks the
-origin's oldest idle one for expiry: no more are open than requests ran at once.
-"""
+httpcore's pool or proxy (or ``async_direct.py``) only makes them: its pool scans every
+connection per request and close, may hand one idle connection to several waiters, and asks
+sniffio which library runs per event and shield. Here a request checks only its origin's
+connection last given back, and a check-in expires that origin's oldest idle one."""
 
 from __future__ import annotations
 

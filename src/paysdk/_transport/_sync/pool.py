@@ -70,11 +70,9 @@ class Routes:
         return pool
 
     def _open(self, proxy: Proxy | None, tls: bool) -> Connections:
-        """A pool for a route, its connections made by httpcore's pool for the route (or what
-        ``direct_connections`` makes of it), or by httpcore's tunnels and forwarding through a
-        proxy. Every idle connection is kept (until httpx's keep-alive expiry): keeping fewer
-        than may be open at once (httpx keeps 20 of 100) would close, and open again, every
-        connection past them whenever a burst of calls ends together."""
+        """A route's pool over httpcore's pool (or ``direct_connections``'s maker) or proxy.
+        Every idle connection is kept until its keep-alive expires: keeping fewer (httpx keeps
+        20 of 100) would close, and reopen, those past them whenever a burst of calls ends."""
         context = self.network.ssl_context if tls else None
         options: dict[str, Any] = {
             "keepalive_expiry": LIMITS.keepalive_expiry,
