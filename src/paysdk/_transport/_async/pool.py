@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import AsyncIterable, AsyncIterator
-from typing import Any
+from typing import Any, TypedDict
 
 import httpcore
 import httpx
+from typing_extensions import Unpack
 
 from .. import httpx_tracing
 from ..forks import PerProcess
@@ -26,6 +27,17 @@ from .connections import AsyncConnectionMaker, AsyncConnections, AsyncDirectMake
 __all__ = ["AsyncPoolTransport", "AsyncRoutes"]
 
 
+class AsyncRouteOptions(TypedDict, total=False):
+    """How the pools connect: ``network_backend`` opens sockets (``None``: httpcore's own),
+    ``direct_backend`` in its place for requests sent without a proxy, and
+    ``direct_connections`` makes those requests' connections from httpcore's pool for them
+    (``None``: httpcore's connections)."""
+
+    network_backend: httpcore.AsyncNetworkBackend | None
+    direct_backend: httpcore.AsyncNetworkBackend | None
+    direct_connections: AsyncDirectMaker | None
+
+
 class AsyncPools:
     """One process's pools, each opened on first use: by proxy (or none), and apart for
     plain-HTTP routes, which need no TLS context."""
@@ -39,17 +51,11 @@ class AsyncRoutes:
     """What the transport sends through, in httpcore's terms: each request goes to this
     process's pool for its route."""
 
-    def __init__(
-        self,
-        network: Network,
-        network_backend: httpcore.AsyncNetworkBackend | None = None,
-        direct_backend: httpcore.AsyncNetworkBackend | None = None,
-        direct_connections: AsyncDirectMaker | None = None,
-    ) -> None:
+    def __init__(self, network: Network, **options: Unpack[AsyncRouteOptions]) -> None:
         self.network = network
-        self._backend = network_backend
-        self._direct_backend = direct_backend or network_backend
-        self._direct_connections = direct_connections
+        self._backend = options.get("network_backend")
+        self._direct_backend = options.get("direct_backend") or self._backend
+        self._direct_connections = options.get("direct_connections")
         self._pools = PerProcess(AsyncPools)
 
     def _route(self, url: httpcore.URL) -> AsyncConnections:
@@ -162,24 +168,14 @@ class AsyncPoolTransport(httpx.AsyncBaseTransport):
     ``AsyncRoutesTransport``, inside OpenTelemetry's tracing transport while its httpx
     instrumentation is on (``httpx_tracing.py``)."""
 
-    def __init__(
-        self,
-        network: Network,
-        *,
-        network_backend: httpcore.AsyncNetworkBackend | None = None,
-        direct_backend: httpcore.AsyncNetworkBackend | None = None,
-        direct_connections: AsyncDirectMaker | None = None,
-    ) -> None:
+    def __init__(self, network: Network, **options: Unpack[AsyncRouteOptions]) -> None:
         """
         Args:
             network: the TLS context and the proxy (or the environment's) to use.
-            network_backend: what opens sockets; ``None`` for httpcore's own.
-            direct_backend: what opens them for requests sent without a proxy, in place of
-                ``network_backend``.
-            direct_connections: what makes the connections of requests sent without a proxy
-                from httpcore's pool for them; ``None`` for httpcore's connections.
+            **options: how its pools connect (``AsyncRouteOptions``).
         """
-        self.routes = AsyncRoutes(network, network_backend, direct_backend, direct_connections)
+        self.routes = AsyncRoutes(network, **options)
+
         self._untraced = AsyncRoutesTransport(self.routes)
         self._traced: httpx.AsyncBaseTransport | None = None  # made when first traced
 

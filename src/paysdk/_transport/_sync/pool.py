@@ -7,10 +7,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, TypedDict
 
 import httpcore
 import httpx
+from typing_extensions import Unpack
 
 from .. import httpx_tracing
 from ..forks import PerProcess
@@ -28,6 +29,17 @@ from .connections import ConnectionMaker, Connections, DirectMaker
 __all__ = ["PoolTransport", "Routes"]
 
 
+class RouteOptions(TypedDict, total=False):
+    """How the pools connect: ``network_backend`` opens sockets (``None``: httpcore's own),
+    ``direct_backend`` in its place for requests sent without a proxy, and
+    ``direct_connections`` makes those requests' connections from httpcore's pool for them
+    (``None``: httpcore's connections)."""
+
+    network_backend: httpcore.NetworkBackend | None
+    direct_backend: httpcore.NetworkBackend | None
+    direct_connections: DirectMaker | None
+
+
 class Pools:
     """One process's pools, each opened on first use: by proxy (or none), and apart for
     plain-HTTP routes, which need no TLS context."""
@@ -41,17 +53,11 @@ class Routes:
     """What the transport sends through, in httpcore's terms: each request goes to this
     process's pool for its route."""
 
-    def __init__(
-        self,
-        network: Network,
-        network_backend: httpcore.NetworkBackend | None = None,
-        direct_backend: httpcore.NetworkBackend | None = None,
-        direct_connections: DirectMaker | None = None,
-    ) -> None:
+    def __init__(self, network: Network, **options: Unpack[RouteOptions]) -> None:
         self.network = network
-        self._backend = network_backend
-        self._direct_backend = direct_backend or network_backend
-        self._direct_connections = direct_connections
+        self._backend = options.get("network_backend")
+        self._direct_backend = options.get("direct_backend") or self._backend
+        self._direct_connections = options.get("direct_connections")
         self._pools = PerProcess(Pools)
 
     def _route(self, url: httpcore.URL) -> Connections:
@@ -164,24 +170,14 @@ class PoolTransport(httpx.BaseTransport):
     ``RoutesTransport``, inside OpenTelemetry's tracing transport while its httpx
     instrumentation is on (``httpx_tracing.py``)."""
 
-    def __init__(
-        self,
-        network: Network,
-        *,
-        network_backend: httpcore.NetworkBackend | None = None,
-        direct_backend: httpcore.NetworkBackend | None = None,
-        direct_connections: DirectMaker | None = None,
-    ) -> None:
+    def __init__(self, network: Network, **options: Unpack[RouteOptions]) -> None:
         """
         Args:
             network: the TLS context and the proxy (or the environment's) to use.
-            network_backend: what opens sockets; ``None`` for httpcore's own.
-            direct_backend: what opens them for requests sent without a proxy, in place of
-                ``network_backend``.
-            direct_connections: what makes the connections of requests sent without a proxy
-                from httpcore's pool for them; ``None`` for httpcore's connections.
+            **options: how its pools connect (``RouteOptions``).
         """
-        self.routes = Routes(network, network_backend, direct_backend, direct_connections)
+        self.routes = Routes(network, **options)
+
         self._untraced = RoutesTransport(self.routes)
         self._traced: httpx.BaseTransport | None = None  # made when first traced
 
