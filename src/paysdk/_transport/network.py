@@ -1,9 +1,7 @@
-"""How a client reaches the service: the TLS context and the proxy, for every backend alike.
-
-A ``proxy=`` carries every request; else the environment's ``HTTPS_PROXY``, ``HTTP_PROXY``,
+"""How a client reaches the service: the TLS context and the proxy, for every backend alike. A
+``proxy=`` carries every request; else the environment's ``HTTPS_PROXY``, ``HTTP_PROXY``,
 ``ALL_PROXY`` and ``NO_PROXY`` are read as httpx reads them (``urllib.request``). To an
-``https://`` service a proxy only carries a tunnel: it never sees the secret key or the payment.
-"""
+``https://`` service a proxy only carries a tunnel: it never sees the secret key or the payment."""
 
 from __future__ import annotations
 

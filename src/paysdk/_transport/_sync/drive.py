@@ -53,10 +53,9 @@ def drive(
 
 
 def run(plan: Plan[T], send: SendFunction, sleep: SleepFunction) -> T:
-    """Run a call's plan to its result: it sends requests and sleeps before retries.
-
-    ``drive``'s loop, written out for a call's two kinds of step: every call runs it, and a
-    function between it and the sender would cost each step one more frame."""
+    """Run a call's plan (it sends requests and sleeps before retries): ``drive``'s loop written
+    out for a call's two kinds of step, since every call runs it and a function between it and
+    the sender would cost each step one more frame."""
     try:
         step = next(plan)
         while True:

@@ -31,9 +31,8 @@ __all__ = ["PoolTransport", "Routes"]
 
 class RouteOptions(TypedDict, total=False):
     """How the pools connect: ``network_backend`` opens sockets (``None``: httpcore's own),
-    ``direct_backend`` in its place for requests sent without a proxy, and
-    ``direct_connections`` makes those requests' connections from httpcore's pool for them
-    (``None``: httpcore's connections)."""
+    ``direct_backend`` in its place without a proxy, and ``direct_connections`` makes those
+    requests' connections from httpcore's pool for them (``None``: httpcore's connections)."""
 
     network_backend: httpcore.NetworkBackend | None
     direct_backend: httpcore.NetworkBackend | None
