@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import functools
 import time
-from collections.abc import Callable
 
-import httpcore
 import httpx
 from anyio import move_on_after
 
@@ -39,17 +37,15 @@ __all__ = ["AsyncHttpxSender", "own_async_client", "own_async_sender"]
 
 
 def own_async_client(transport: AsyncPoolTransport, defaults: HttpxDefaults) -> httpx.AsyncClient:
-    """The ``httpx.AsyncClient`` paysdk makes: it sends through ``transport`` (this process's
-    pools, on the network it was made with), and sends ``defaults`` itself rather than per
-    request."""
+    """The ``httpx.AsyncClient`` paysdk makes: through ``transport`` (this process's pools on its
+    network), sending ``defaults`` itself rather than per request."""
     return httpx.AsyncClient(transport=transport, **own_client_options(defaults))
 
 
 def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSender:
-    """The sender on an ``own_async_client`` over ``network``: without a proxy, on paysdk's
-    own HTTP/1.1 connections (``async_direct.py``) and asyncio's transports
-    (``asyncio_network.py``); through one (TLS inside TLS for an HTTPS one), on httpcore's
-    backend (``closing_tls.py``)."""
+    """The sender on an ``own_async_client`` over ``network``: without a proxy, on paysdk's own
+    HTTP/1.1 connections (``async_direct.py``) and asyncio's transports (``asyncio_network.py``);
+    through one (TLS inside TLS for an HTTPS one), on httpcore's backend (``closing_tls.py``)."""
     transport = AsyncPoolTransport(
         network,
         network_backend=ClosingTLSBackend(),
@@ -58,24 +54,6 @@ def own_async_sender(network: Network, defaults: HttpxDefaults) -> AsyncHttpxSen
     )
     http = own_async_client(transport, defaults)
     return AsyncHttpxSender(http, defaults=defaults, routes=transport.routes)
-
-
-def httpx_stream(response: httpx.Response, closed: Callable[[], bool]) -> AsyncStream:
-    """A successful httpx answer left open for ``iter_payments``."""
-    opened = Opened(response.status_code, response.headers)
-    pieces = adecoded(*async_raw_body(response))  # inflated in bounded steps as it arrives
-    return AsyncStream(opened, pieces, response.aclose, closed, failure_from_httpx)
-
-
-def core_stream(
-    sent: Send, response: httpcore.Response, headers: httpx.Headers, closed: Callable[[], bool]
-) -> AsyncStream:
-    """A successful httpcore answer to ``sent`` left open for ``iter_payments``, decoded as
-    ``httpx_stream`` decodes an httpx one."""
-    pieces = adecoded(headers.get("content-encoding"), response.aiter_stream())
-    opened = Opened(response.status, headers)
-    failure = functools.partial(failure_from_httpcore, sent=sent)
-    return AsyncStream(opened, pieces, response.aclose, closed, failure)
 
 
 class AsyncHttpxSender:
@@ -123,8 +101,12 @@ class AsyncHttpxSender:
             if (failure := self._failure(exc)) is None:
                 raise
             return failure
-        if request.opens(response.status_code):
-            return httpx_stream(response, lambda: self.is_closed)
+        if request.opens(response.status_code):  # left open for iter_payments
+            opened = Opened(response.status_code, response.headers)
+            pieces = adecoded(*async_raw_body(response))  # inflated in bounded steps as it arrives
+            return AsyncStream(
+                opened, pieces, response.aclose, lambda: self.is_closed, failure_from_httpx
+            )
         return await read_answer(request, response, started, self._failure)
 
     async def _direct(
@@ -139,8 +121,11 @@ class AsyncHttpxSender:
                 raise
             return failure
         headers = httpx.Headers(response.headers)
-        if request.opens(response.status):
-            return core_stream(request, response, headers, lambda: self.is_closed)
+        if request.opens(response.status):  # decoded as ``_attempt`` decodes httpx's
+            pieces = adecoded(headers.get("content-encoding"), response.aiter_stream())
+            failure_of = functools.partial(failure_from_httpcore, sent=request)
+            opened = Opened(response.status, headers)
+            return AsyncStream(opened, pieces, response.aclose, lambda: self.is_closed, failure_of)
         body = (headers.get("content-encoding"), response.aiter_stream(), response.aclose)
         failed = functools.partial(self._failure, sent=request)
         return await read_body(request, (response.status, headers), body, started, failed)
