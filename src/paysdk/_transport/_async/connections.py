@@ -3,7 +3,8 @@
 httpcore's pool or proxy (or ``async_direct.py``) only makes them: its pool scans every
 connection per request and close, may hand one idle connection to several waiters, and asks
 sniffio which library runs per event and shield. Here a request checks only its origin's
-connection last given back, and a check-in expires that origin's oldest idle one."""
+connection last given back, and a check-in expires that origin's oldest idle one: no more are
+open than requests ran at once."""
 
 from __future__ import annotations
 

@@ -174,7 +174,6 @@ class AsyncPoolTransport(httpx.AsyncBaseTransport):
             **options: how its pools connect (``AsyncRouteOptions``).
         """
         self.routes = AsyncRoutes(network, **options)
-
         self._untraced = AsyncRoutesTransport(self.routes)
         self._traced: httpx.AsyncBaseTransport | None = None  # made when first traced
 

@@ -176,7 +176,6 @@ class PoolTransport(httpx.BaseTransport):
             **options: how its pools connect (``RouteOptions``).
         """
         self.routes = Routes(network, **options)
-
         self._untraced = RoutesTransport(self.routes)
         self._traced: httpx.BaseTransport | None = None  # made when first traced
 
