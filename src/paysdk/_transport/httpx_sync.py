@@ -118,11 +118,10 @@ class SyncHttpxSender:
         """
         Args:
             http: the client to send with.
-            defaults: what ``http`` (made by ``own_client``) was made with; ``None`` for a
-                client the merchant gave, whose sockets, headers and timeout paysdk leaves as
-                they are.
-            network: what ``http`` (made by ``own_client``) was made on, so a failure of its
-                proxy names it; ``None`` for a client the merchant gave.
+            defaults: what ``own_client`` made ``http`` with; ``None`` for a merchant's client,
+                whose sockets, headers and timeout paysdk leaves as they are.
+            network: what ``own_client`` made ``http`` on, so a failure of its proxy names it;
+                ``None`` for a merchant's client.
         """
         self.http = http
         self._network = network
