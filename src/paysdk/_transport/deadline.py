@@ -103,15 +103,6 @@ def _deadline_backend() -> type[Any]:
             left = _clip(timeout, httpcore.ConnectTimeout)
             return _Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
 
-        def connect_unix_socket(
-            self,
-            path: str,
-            timeout: float | None = None,
-            socket_options: Iterable[Any] | None = None,
-        ) -> httpcore.NetworkStream:
-            left = _clip(timeout, httpcore.ConnectTimeout)
-            return _Stream(self._inner.connect_unix_socket(path, left, socket_options))
-
         def sleep(self, seconds: float) -> None:
             self._inner.sleep(seconds)
 
