@@ -635,6 +635,7 @@ SPACED = {
     " order-1042": "\\x20order-1042",
     "order-1042\u200b": "order-1042\\u200b",  # a zero-width space
     "order-1042\\u200b": "order-1042\\\\u200b",  # the text of its escape
+    "order-1042\u2800": "order-1042\\u2800",  # the blank Braille pattern, drawn as a space
 }
 """References the service may list, each shown raw as another one or as ``order-1042`` (a
 table pads cells with spaces), and how the table shows them."""
@@ -929,6 +930,7 @@ def test_ledger_csv_neutralises_formulas(env: dict[str, str], formula_ledger: Pa
         ),
         ("lone \ud800", "lone \\ud800"),
         ("no\u00a0break  wide\u3000em\u2003", "no\\xa0break  wide\\u3000em\\u2003"),
+        ("blank\u2800braille \u2801", "blank\\u2800braille \u2801"),  # the blank one alone
     ],
 )
 def test_printable_escapes_control_characters_only(text: str, shown: str) -> None:

@@ -29,10 +29,14 @@ _IGNORABLE = (
 """Unicode's other default-ignorable code points, which are no format characters: the Hangul
 fillers (a blank as wide as a letter), the combining grapheme joiner, the variation selectors.
 A terminal shows each as nothing, or a blank, as it does a format character."""
-BEYOND_JSON = rf"\x7f-\x9f{_BIDI}{_INVISIBLE}{_IGNORABLE}\u2028\u2029\ud800-\udfff"
+_BLANK = "\u2800"
+"""The blank Braille pattern: a symbol, neither space nor ignorable, that a terminal draws as a
+blank, so ``order-1042`` followed by one reads as ``order-1042`` in a table padded with spaces."""
+BEYOND_JSON = rf"\x7f-\x9f{_BIDI}{_INVISIBLE}{_IGNORABLE}{_BLANK}\u2028\u2029\ud800-\udfff"
 """What JSON leaves raw but a terminal acts on or does not show: DEL, C1, bidi controls, the
-other format characters and default-ignorable code points, the line and paragraph separators,
-and lone surrogates (which no UTF-8 stream can carry); a regex character class."""
+other format characters and default-ignorable code points, the blank Braille pattern, the line
+and paragraph separators, and lone surrogates (which no UTF-8 stream can carry); a regex
+character class."""
 LOOKALIKE_SPACES = "\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000"
 """Every space but the ASCII one (Unicode's ``Zs``): the no-break, en, em, figure, thin and
 ideographic spaces. A terminal shows each as one or two blanks, so ``order 1042`` with a no-break
@@ -56,9 +60,10 @@ def printable(text: str, *, keep_newlines: bool = False) -> str:
     """``text`` with every control character shown as an escape (``\\x1b``, ``\\n``, ``\\u202e``).
 
     C0, DEL, C1, bidi controls, the other format characters (zero-width, the byte order mark,
-    tags) and default-ignorable code points (Hangul fillers, variation selectors), U+2028/U+2029,
-    every space but the ASCII one (``\\xa0``, ``\\u3000``) and lone surrogates are replaced;
-    everything else, accents and scripts included, is left as it is.
+    tags) and default-ignorable code points (Hangul fillers, variation selectors), the blank
+    Braille pattern (U+2800), U+2028/U+2029, every space but the ASCII one (``\\xa0``,
+    ``\\u3000``) and lone surrogates are replaced; everything else, accents and scripts
+    included, is left as it is.
 
     Args:
         text: a string from the service, a customer, a ledger, a handler or a client.
