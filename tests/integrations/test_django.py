@@ -645,6 +645,47 @@ def test_a_debug_page_of_a_failed_call_shows_no_echoed_key(
     assert SECRET not in html
 
 
+@pytest.mark.parametrize("call", ["verify", "confirm", "iter_payments", "raw", "lookup"])
+def test_a_debug_page_of_a_failed_call_shows_no_key_given_for_the_call(
+    callback_sandbox: Sandbox, call: str
+) -> None:
+    """A platform's view gives each account's key to the call (``secret_key=``) of one client:
+    when the call fails (the service's 500, the view's own lookup raising), Django's debug page
+    shows the locals of each frame, the call's own among them."""
+    key = callback_sandbox.secret_key
+    callback_sandbox.inject(Fault.server_error(500))
+
+    def key_of(account: str) -> str:
+        """The account's key, read where the view needs it: the view's own locals hold none."""
+        return key
+
+    def lookup(reference: str) -> Order:
+        raise RuntimeError("the orders database is down")
+
+    def checkout(request: HttpRequest) -> HttpResponse:
+        if call == "verify":
+            platform.verify(REFERENCE, secret_key=key_of("acme"))
+        elif call == "confirm":
+            platform.confirm(REFERENCE, amount=1, currency="NGN", secret_key=key_of("acme"))
+        elif call == "iter_payments":
+            list(platform.iter_payments(secret_key=key_of("acme")))
+        elif call == "raw":
+            platform.with_raw_response.verify(REFERENCE, secret_key=key_of("acme")).parse()
+        else:
+            platform.verify_callback(request, lookup=lookup, secret_key=key_of("acme"))
+        return HttpResponse("paid")
+
+    serve(path("checkout", checkout))
+    base_url = callback_sandbox.base_url
+    with paysdk.Client(secret_key="sk_test_platform", base_url=base_url, max_retries=0) as platform:
+        browser = DjangoClient(raise_request_exception=False)
+        page = browser.get(f"/checkout?reference={REFERENCE}", HTTP_ACCEPT="text/html")
+    html = page.content.decode()
+    assert page.status_code == 500
+    assert "paysdk" in html and "Local vars" in html  # the debug page, with the locals
+    assert key not in html
+
+
 @pytest.mark.anyio
 async def test_a_key_echoed_by_the_service_is_blotted_out_of_the_reasons_the_ledger_records(
     async_client: paysdk.AsyncClient, callback_sandbox: Sandbox, tmp_path: Path

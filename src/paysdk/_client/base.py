@@ -250,8 +250,15 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         return _httpx.HttpxDefaults(self._config.headers, self._config.timeout)
 
     def _options(self, options: CallOptions) -> Config:
-        if self._sender.is_closed:
-            raise _errors.closed_error(type(self).__name__)
-        config = _configure.apply_options(self._config, options)
-        config.check_set()
-        return config
+        """The config of one call with ``options``. A ``secret_key`` among them is then blotted
+        out of ``options`` itself: the calling method's frame holds that dict until the call
+        ends, and a debug page (Django's, under ``DEBUG = True``) shows every frame's locals."""
+        try:
+            if self._sender.is_closed:
+                raise _errors.closed_error(type(self).__name__)
+            config = _configure.apply_options(self._config, options)
+            config.check_set()
+            return config
+        finally:
+            if "secret_key" in options:
+                options["secret_key"] = "<secret key>"  # noqa: S105 - the blot, not a key

@@ -255,11 +255,12 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
         """
         span = _tracing.call_span("verify_callback")
         with span.if_raised():  # a refused callback is the span's outcome too
+            config = self._options(options)  # first: its key is then out of options (_options)
             reference = _core.parse_callback(source)
             span.describe(reference)
             found = _twins.order_of(lookup(reference)) if lookup is not None else None
             expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
-            plan = _core.confirm(self._options(options), reference, expected)
+            plan = _core.confirm(config, reference, expected)
         return self._run(plan, span)
 
     @property
