@@ -186,6 +186,32 @@ async def test_a_ledger_whose_file_was_deleted_or_replaced_refuses_rather_than_f
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_ledger_at_a_relative_path_keeps_its_file_when_the_process_changes_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """``sqlite:///orders.db`` names the file in the directory the ledger first opened it from:
+    a process that changes directory since (a daemon's ``chdir("/")``) still fulfils from that
+    file, neither refused as if it were deleted nor opening another of that name."""
+    first, later = tmp_path / "first", tmp_path / "later"
+    first.mkdir()
+    later.mkdir()
+    monkeypatch.chdir(first)
+    ran: list[str] = []
+    ledger = EitherLedger((AsyncLedger if kind == "async" else Ledger)("sqlite:///orders.db"))
+    try:
+        assert (await ledger.fulfil_once(paid("order-1"), lambda p: ran.append("1"))).fulfilled_now
+        monkeypatch.chdir(later)
+        again = await ledger.fulfil_once(paid("order-1"), lambda p: ran.append("1 again"))
+        row = await ledger.row("order-1")
+    finally:
+        await ledger.close()
+    assert (again.outcome, ran) == (Outcome.ALREADY_FULFILLED, ["1"])
+    assert row is not None and row.state == "fulfilled"
+    assert sorted(path.name for path in later.iterdir()) == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["sync", "async"])
 async def test_a_ledger_whose_directory_was_replaced_by_a_file_refuses_as_a_ledger_error(
     tmp_path: Path, kind: str
 ) -> None:

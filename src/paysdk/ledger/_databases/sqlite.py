@@ -74,6 +74,9 @@ class SQLiteDriver:
         self._wal_pid = os.getpid()
         self._file: tuple[int, int] | None = None
         """The file the path named when the first connection opened it (device, inode)."""
+        self._opened = path
+        """The path as the first connection opened it, made absolute then: a relative path
+        read after the process changed directory would name another file."""
 
     def begin(self, write: bool = True) -> Connection:
         self._check_same_file()
@@ -95,11 +98,11 @@ class SQLiteDriver:
             connection.raw.close()
 
     def _connect(self) -> _SQLiteConnection:
-        if not self.create and not os.path.exists(self.path):
+        if not self.create and not os.path.exists(self._opened):
             raise LedgerError(f"there is no SQLite ledger at {self.path!r}")
         try:
             raw = sqlite3.connect(
-                self.path,
+                self._opened,
                 timeout=self.busy_timeout,  # sets SQLite's busy_timeout
                 isolation_level=None,  # transactions are explicit: BEGIN IMMEDIATE ... COMMIT
                 check_same_thread=False,  # the async twin uses it from worker threads
@@ -107,7 +110,8 @@ class SQLiteDriver:
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.path, self.busy_timeout) from exc
         if self._file is None:
-            self._file = _identity(self.path)
+            self._opened = os.path.abspath(self.path)
+            self._file = _identity(self._opened)
         if not self._wal:
             if self._wal_pid != os.getpid():  # forked while a thread of the parent held it
                 self._wal_lock, self._wal_pid = threading.Lock(), os.getpid()
@@ -126,7 +130,7 @@ class SQLiteDriver:
         process opening the path sees, so fulfilling from either could run a payment twice."""
         if self._file is None:
             return
-        now = _identity(self.path)
+        now = _identity(self._opened)
         if now == self._file:
             return
         how = "deleted" if now is None else "replaced by another file"
