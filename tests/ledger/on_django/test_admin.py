@@ -180,3 +180,18 @@ def test_a_currency_of_a_look_alike_letter_is_shown_as_an_escape(
     assert "\u212a" not in detail
     shipped = browser.get(f"/admin/paysdk/fulfilment/{REFERENCES['fulfilled']}/change/")
     assert re.search(r'<div class="readonly">NGN</div>', shipped.content.decode())
+
+
+def test_a_reference_holding_a_character_shown_as_nothing_is_listed_with_it_escaped(
+    browser: DjangoClient, django_sqlite: str
+) -> None:
+    """A refused ``order-1042`` beside a fulfilled ``order-1042`` followed by a Hangul filler
+    (a blank as wide as a letter) or the blank Braille pattern: the changelist shows each such
+    character as an escape, as ``paysdk ledger list`` does, so the rows are told apart."""
+    ledger = DjangoLedger(django_sqlite)
+    ledger.refuse(paid("order-1042"), "no such order")
+    for reference in ("order-1042\u3164", "order-1042\u2800"):
+        ledger.fulfil_once(paid(reference), lambda payment: None)
+    listed = browser.get("/admin/paysdk/fulfilment/", {"q": "1042"}).content.decode()
+    assert shown(listed) == {"order-1042", "order-1042\\u3164", "order-1042\\u2800"}
+    assert "\u3164" not in listed and "\u2800" not in listed

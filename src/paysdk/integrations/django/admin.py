@@ -19,6 +19,7 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
+from ..._core.terminal import printable
 from ...ledger._django import DjangoLedger
 from .models import Fulfilment
 
@@ -152,14 +153,17 @@ class FulfilmentAdmin(_ModelAdmin):
 
     @admin.display(description="reference", ordering="reference")
     def payment(self, row: Fulfilment) -> str:
-        """The reference, linked to its row's page (by account and reference)."""
+        """The reference, linked to its row's page (by account and reference): each character a
+        browser shows as nothing or a blank an escape (``order-1042\\u3164``, a backslash of
+        the text doubled), as ``paysdk ledger list`` shows it, so it is told from ``order-1042``."""
         meta: Any = self.opts
         page = reverse(
             f"admin:{meta.app_label}_{meta.model_name}_change",
             args=(quote(row_id(row)),),
             current_app=self.admin_site.name,
         )
-        return format_html('<a href="{}">{}</a>', page, row.reference)
+        shown = printable(row.reference.replace("\\", "\\\\"))
+        return format_html('<a href="{}">{}</a>', page, shown)
 
     @admin.display(description="account", ordering="account")
     def account_shown(self, row: Fulfilment) -> str:
