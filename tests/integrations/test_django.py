@@ -645,13 +645,17 @@ def test_a_debug_page_of_a_failed_call_shows_no_echoed_key(
     assert SECRET not in html
 
 
-@pytest.mark.parametrize("call", ["verify", "confirm", "iter_payments", "raw", "lookup"])
+@pytest.mark.parametrize(
+    "call",
+    ["verify", "confirm", "iter_payments", "raw", "lookup", "bad_option", "with_options"],
+)
 def test_a_debug_page_of_a_failed_call_shows_no_key_given_for_the_call(
     callback_sandbox: Sandbox, call: str
 ) -> None:
-    """A platform's view gives each account's key to the call (``secret_key=``) of one client:
-    when the call fails (the service's 500, the view's own lookup raising), Django's debug page
-    shows the locals of each frame, the call's own among them."""
+    """A platform's view gives each account's key to the call (``secret_key=``, or
+    ``with_options``) of one client: when the call fails (the service's 500, the view's own
+    lookup raising, another option refused), Django's debug page shows the locals of each
+    frame, the call's own among them."""
     key = callback_sandbox.secret_key
     callback_sandbox.inject(Fault.server_error(500))
 
@@ -671,6 +675,10 @@ def test_a_debug_page_of_a_failed_call_shows_no_key_given_for_the_call(
             list(platform.iter_payments(secret_key=key_of("acme")))
         elif call == "raw":
             platform.with_raw_response.verify(REFERENCE, secret_key=key_of("acme")).parse()
+        elif call == "bad_option":  # refused, with the key beside it
+            platform.verify(REFERENCE, secret_key=key_of("acme"), timeout=-1)
+        elif call == "with_options":
+            platform.with_options(secret_key=key_of("acme"), timeout=-1)
         else:
             platform.verify_callback(request, lookup=lookup, secret_key=key_of("acme"))
         return HttpResponse("paid")

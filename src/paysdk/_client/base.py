@@ -232,7 +232,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         """
         clone = object.__new__(type(self))
         clone.__dict__.update(self.__dict__)
-        clone._config = _configure.apply_options(self._config, options)
+        clone._config = _applied(self._config, options)
         clone._owns_http = False
         return clone
 
@@ -250,15 +250,27 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         return _httpx.HttpxDefaults(self._config.headers, self._config.timeout)
 
     def _options(self, options: CallOptions) -> Config:
-        """The config of one call with ``options``. A ``secret_key`` among them is then blotted
-        out of ``options`` itself: the calling method's frame holds that dict until the call
-        ends, and a debug page (Django's, under ``DEBUG = True``) shows every frame's locals."""
-        try:
-            if self._sender.is_closed:
-                raise _errors.closed_error(type(self).__name__)
-            config = _configure.apply_options(self._config, options)
-            config.check_set()
-            return config
-        finally:
-            if "secret_key" in options:
-                options["secret_key"] = "<secret key>"  # noqa: S105 - the blot, not a key
+        """The config of one call with ``options``, a ``secret_key`` among them then blotted out
+        of ``options`` (``_applied``)."""
+        if self._sender.is_closed:
+            _blot_key(options)
+            raise _errors.closed_error(type(self).__name__)
+        config = _applied(self._config, options)
+        config.check_set()
+        return config
+
+
+def _applied(config: Config, options: CallOptions) -> Config:
+    """``config`` with ``options`` applied. A ``secret_key`` among them is then blotted out of
+    ``options`` itself, applied or refused: the calling method's frame holds that dict while the
+    call runs, and a debug page (Django's, under ``DEBUG = True``) shows every frame's locals."""
+    try:
+        return _configure.apply_options(config, options)
+    finally:
+        _blot_key(options)
+
+
+def _blot_key(options: CallOptions) -> None:
+    """``options``' ``secret_key``, if any, as ``<secret key>``."""
+    if "secret_key" in options:
+        options["secret_key"] = "<secret key>"  # noqa: S105 - the blot, not a key

@@ -162,9 +162,12 @@ def _applied(config: Config, options: CallOptions) -> Config:
     unknown = set(options) - set(CallOptions.__annotations__)
     if unknown:
         raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
-    if "secret_key" in options:
-        key = check_secret_key(options["secret_key"])
-        config = dataclasses.replace(config, secret_key=key, unset=_without(config, "secret_key"))
+    if "secret_key" in options:  # in no local: a debug page shows this frame's locals
+        config = dataclasses.replace(
+            config,
+            secret_key=check_secret_key(options["secret_key"]),
+            unset=_without(config, "secret_key"),
+        )
     if "base_url" in options:
         url = check_base_url(options["base_url"], allow_insecure_http=config.allow_insecure_http)
         check_tls_verified(url, verifies=config.verifies_tls)
