@@ -12,7 +12,6 @@ import contextlib
 import functools
 import sys
 from collections.abc import Awaitable, Callable
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.steps import Answer, Failure, Opened, Send
@@ -145,12 +144,7 @@ class CallSpan:
     def __enter__(self) -> None:
         return None
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, exc_type: object, exc: BaseException | None, tb: object) -> None:
         self.end(exc)
 
     @contextlib.contextmanager

@@ -4,8 +4,6 @@ maps one name to the other), with ``aclose`` as well, the name ``contextlib.aclo
 
 from __future__ import annotations
 
-from types import TracebackType
-
 from typing_extensions import Self
 
 __all__ = ["AsyncCloses", "Closes"]
@@ -20,12 +18,7 @@ class Closes:
     def __enter__(self) -> Self:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
 
@@ -42,10 +35,5 @@ class AsyncCloses:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *exc_info: object) -> None:
         await self.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import datetime as dt
 import threading
 from collections.abc import Iterable
-from types import TracebackType
 from typing import Generic, Protocol, TypeVar
 
 from typing_extensions import Self
@@ -95,12 +94,7 @@ class StandIn(Generic[H]):
     def __enter__(self) -> Self:
         return self.start()
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
     def remove_payment(self, reference: str) -> None:
