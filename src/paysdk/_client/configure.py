@@ -9,8 +9,8 @@ import os
 import re
 import string
 import sys
-from collections.abc import Generator, Mapping
-from typing import TypeVar
+from collections.abc import Callable, Generator, Mapping
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 import httpx
@@ -162,35 +162,28 @@ def _applied(config: Config, options: CallOptions) -> Config:
     unknown = set(options) - set(CallOptions.__annotations__)
     if unknown:
         raise ConfigurationError(f"unknown option(s): {', '.join(sorted(unknown))}")
-    if "secret_key" in options:  # in no local: a debug page shows this frame's locals
-        config = dataclasses.replace(
-            config,
-            secret_key=check_secret_key(options["secret_key"]),
-            unset=_without(config, "secret_key"),
-        )
-    if "base_url" in options:
-        url = check_base_url(options["base_url"], allow_insecure_http=config.allow_insecure_http)
-        check_tls_verified(url, verifies=config.verifies_tls)
-        config = dataclasses.replace(config, base_url=url, unset=_without(config, "base_url"))
-    if "timeout" in options:
-        config = dataclasses.replace(config, timeout=check_timeout(options["timeout"]))
-    if "max_retries" in options:
-        config = dataclasses.replace(config, max_retries=check_max_retries(options["max_retries"]))
-    if "extra_headers" in options:
-        extra = check_headers(options["extra_headers"], what="extra_headers")
-        config = dataclasses.replace(config, headers={**config.headers, **extra})
-    if "max_response_bytes" in options:
-        limit = check_max_bytes(options["max_response_bytes"])
-        config = dataclasses.replace(config, max_response_bytes=limit)
-    if "deadline" in options:
-        config = dataclasses.replace(config, deadline=check_deadline(options["deadline"]))
-    if "account" in options:
-        config = dataclasses.replace(config, account=check_account(options["account"]))
-    return config
+    checks: dict[str, Callable[[Any], Any]] = {  # each option's check, in the order they run
+        "secret_key": check_secret_key,
+        "base_url": lambda url: _checked_base_url(url, config),
+        "timeout": check_timeout,
+        "max_retries": check_max_retries,
+        "extra_headers": lambda extra: check_headers(extra, what="extra_headers"),
+        "max_response_bytes": check_max_bytes,
+        "deadline": check_deadline,
+        "account": check_account,
+    }
+    given: Mapping[str, object] = options
+    changes = {name: check(given[name]) for name, check in checks.items() if name in given}
+    if "extra_headers" in changes:
+        changes["headers"] = {**config.headers, **changes.pop("extra_headers")}
+    unset = {name: why for name, why in config.unset.items() if name not in changes}
+    return dataclasses.replace(config, unset=unset, **changes)
 
 
-def _without(config: Config, setting: str) -> dict[str, str]:
-    return {name: message for name, message in config.unset.items() if name != setting}
+def _checked_base_url(url: object, config: Config) -> str:
+    checked = check_base_url(url, allow_insecure_http=config.allow_insecure_http)
+    check_tls_verified(checked, verifies=config.verifies_tls)
+    return checked
 
 
 def from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
