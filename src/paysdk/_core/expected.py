@@ -206,16 +206,12 @@ def _field(order: object, name: str) -> object:
 
 
 def check_payment(
-    payment: VerifiedPayment,
-    expected: Expected,
-    *,
-    require_success: bool = True,
-    scrub: Callable[[str], str] | None = None,
+    payment: VerifiedPayment, expected: Expected, *, scrub: Callable[[str], str] | None = None
 ) -> VerifiedPayment:
     """Return ``payment`` if it can be fulfilled, else raise why it cannot; ``scrub`` blots the
     secret key out of what the service said, which the message quotes."""
     mismatches: dict[str, tuple[object, object]] = {}
-    if require_success and not payment.succeeded:
+    if not payment.succeeded:
         raise PaymentFailedError(f"payment {payment.reference!r} did not succeed", payment=payment)
     if expected.amount is not None and payment.amount != expected.amount:
         mismatches["amount"] = (expected.amount, payment.amount)

@@ -282,18 +282,13 @@ def _stream_items(
 # --- confirming a payment ---------------------------------------------------------------------
 
 
-def confirm(
-    config: Config, reference: str, expected: Expected, *, require_success: bool = True
-) -> Plan[VerifiedPayment]:
+def confirm(config: Config, reference: str, expected: Expected) -> Plan[VerifiedPayment]:
     """Verify, then check the payment succeeded and matches what the merchant expects."""
-    return _checked(verify(config, reference), expected, require_success, config.scrub)
+    return _checked(verify(config, reference), expected, config.scrub)
 
 
 def _checked(
-    plan: Plan[VerifiedPayment],
-    expected: Expected,
-    require_success: bool,
-    scrub: Callable[[str], str],
+    plan: Plan[VerifiedPayment], expected: Expected, scrub: Callable[[str], str]
 ) -> Plan[VerifiedPayment]:
     payment = yield from plan
-    return check_payment(payment, expected, require_success=require_success, scrub=scrub)
+    return check_payment(payment, expected, scrub=scrub)
