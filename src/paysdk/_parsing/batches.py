@@ -1,18 +1,17 @@
 """Validating a large ``{"data": [...]}`` body a batch of whole payments at a time.
 
 pydantic's ``validate_json`` builds a tree of the whole document before the models: for a 45 MB
-body, over a hundred megabytes of fresh memory touched once, whose paging costs more than the
-parse. About 64 KiB at a time, the tree stays in mapped, cached memory: a 100,000-payment list
-parses ~15% faster, with a lower peak (docs/performance.md).
+body, over a hundred megabytes touched once, whose paging costs more than the parse. About
+64 KiB at a time, the tree stays in cached memory: a 100,000-payment list parses ~15% faster,
+with a lower peak (docs/performance.md).
 
 A batch ends at the first ``}``, ``,`` and first payment's opening (``{"id"``, say: a server
-writes every payment's keys in the same order) past its size. A nested object that opens the
-same way can fool that guess, never silently: a batch cut inside a payment is not valid JSON,
-and is cut again where its braces since its start balance as well. After a few such misses, or
-at any other error, the body is parsed whole (same result, same error at the same location).
-A batch is wrapped as ``[[...]]`` so its payments sit as deep as in the body (the parser's
-nesting limit falls on the same payments), and one spanning anything but payments (a second
-``"data"`` key) is no list of them: the body is then parsed whole, as small ones are.
+writes every payment's keys in one order) past its size. A nested object opening the same way
+can fool that, never silently: a batch cut inside a payment is not JSON, and is cut again where
+its braces balance. After a few such misses, or any other error, the body is parsed whole (same
+result, same error). A batch is wrapped as ``[[...]]`` so its payments sit as deep as in the
+body (the nesting limit falls on the same payments); one spanning anything but payments (a
+second ``"data"`` key) makes the body parse whole.
 """
 
 from __future__ import annotations

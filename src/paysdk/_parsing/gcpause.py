@@ -3,18 +3,13 @@
 Building 10**5 small objects that hold no cycles triggers dozens of collections that find
 nothing; paused, a large parse is about as fast as ``json.loads``. ``gc.disable()`` is
 process-wide, so pauses are counted: the collector comes back when the last one ends (even if
-its parse raised), and only if it was on when the first began.
-
-The objects made meanwhile still count against the youngest generation: the next allocation
-would scan them all (a million for 10**5 payments) only to find them alive. So the last pause
-moves them straight to the oldest (``gc.freeze()`` then ``gc.unfreeze()``: no scan), where a
-kept list ends up anyway; unless the application froze objects itself (as pre-forking servers
-do), which stay frozen: it then just calls ``gc.enable()``. Only CPython 3.12.0 and 3.12.1
-freeze objects of their own (a few hundred immortal tuples at start, frozen again at each
-collection): there, what was frozen when paysdk was imported (``paysdk/__init__.py`` loads this
-module) is taken for the interpreter's. Elsewhere any frozen object is the application's, even
-one frozen before a worker first imported paysdk. A child forked while another thread's pause
-runs has no thread to end it: the child ends it at once.
+its parse raised), if it was on when the first began. The last pause also moves the objects
+made meanwhile to the oldest generation (``gc.freeze()``, ``gc.unfreeze()``: no scan), else the
+next allocation would scan them all (a million for 10**5 payments) only to find them alive;
+unless the application froze objects itself (as pre-forking servers do), which stay frozen.
+CPython 3.12.0 and 3.12.1 alone freeze objects of their own: there, what was frozen when paysdk
+was imported (its ``__init__`` loads this module) is the interpreter's. A child forked during
+another thread's pause ends it at once.
 """
 
 from __future__ import annotations

@@ -129,20 +129,7 @@ def readable(
 def readable_value(
     validate: Callable[[object], T], body: object, error: ValidationError, shape: Shape
 ) -> T:
-    """``readable`` of a body already decoded (``body`` loses the values taken out).
-
-    Args:
-        validate: validates the decoded body's shape.
-        body: the decoded body.
-        error: the strict parse's error.
-        shape: where the payments sit in the body.
-
-    Returns:
-        What ``validate`` makes of the body.
-
-    Raises:
-        ValidationError: as ``readable`` does.
-    """
+    """``readable`` of a body already decoded (``body`` loses the values taken out)."""
     found: dict[Loc, None] = {}  # in the order of the errors: the order of the fields
     for detail in _details(error):
         path = shape.where(tuple(detail["loc"]), body)

@@ -50,15 +50,9 @@ def not_json(exc: ValidationError) -> bool:
 
 
 def repaired_json(body: bytes) -> bytes | None:
-    """``body`` as UTF-8 JSON with each undecodable byte and lone surrogate escape replaced by
-    U+FFFD; ``None`` when it is not JSON even so (the strict parse's error then stands).
-
-    Args:
-        body: the bytes the strict parse refused.
-
-    Returns:
-        The repaired body, or ``None``.
-    """
+    """``body``, which the strict parse refused, as UTF-8 JSON with each undecodable byte and
+    lone surrogate escape replaced by U+FFFD; ``None`` when it is not JSON even so (the strict
+    parse's error then stands)."""
     try:
         value = json.loads(body.decode("utf-8", errors="replace"))
     except (ValueError, RecursionError):  # a number past Python's digits is a ValueError too
@@ -71,15 +65,8 @@ def repaired_json(body: bytes) -> bytes | None:
 
 
 def without_lone_surrogates(value: object) -> object:
-    """``value`` (decoded by ``json``) with each lone surrogate in its strings replaced by
-    U+FFFD; ``value`` itself when it holds none.
-
-    Args:
-        value: a value ``json`` decoded, from text holding a ``\\u`` escape.
-
-    Returns:
-        The value, repaired if it needed it.
-    """
+    """``value`` (decoded by ``json`` from text holding a ``\\u`` escape) with each lone
+    surrogate in its strings replaced by U+FFFD; ``value`` itself when it holds none."""
     text = json.dumps(value, ensure_ascii=False)
     if _LONE_SURROGATE.search(text) is None:
         return value
