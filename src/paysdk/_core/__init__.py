@@ -1,13 +1,11 @@
 """The I/O-free core: what to send, what an answer means, and whether to try again.
 
-Each API call is a *plan* (``plans``): a generator that yields steps (``steps``: send,
-sleep, read, emit) and is sent back what came of each. It returns the parsed model or raises a
-``paysdk`` exception. The transports only carry the steps out, so every shell (sync, async,
-aiohttp) shares every decision made here, in the sans-I/O style of h11: nothing in this package
-opens a socket, sleeps, or imports an HTTP library, and tests drive it by hand.
-
-What the shells and the products use is named here and loaded on first use, its module with
-it (``paysdk.Expected`` needs only ``confirm``); each module says what it holds.
+Each API call is a *plan* (``plans``): a generator that yields steps (``steps``: send, sleep,
+read, emit), is sent back what came of each, and returns the parsed model or raises a ``paysdk``
+exception. The shells (sync, async, aiohttp) only carry the steps out, so all share every
+decision made here, in the sans-I/O style of h11: nothing here opens a socket, sleeps or imports
+an HTTP library, and tests drive it by hand. What the shells and products use is named below,
+loaded on first use with its module (``paysdk.Expected`` needs only ``confirm``).
 """
 
 from __future__ import annotations
@@ -39,40 +37,29 @@ if TYPE_CHECKING:
 
 _HOMES = {
     "parse_callback": ".callbacks",
-    "Config": ".config",
-    "Timeout": ".config",
-    "Expected": ".expected",
-    "check_payment": ".expected",
-    "expected_for": ".expected",
-    "same_currency": ".expected",
-    "call": ".plans",
-    "call_raw": ".plans",
-    "confirm": ".plans",
-    "iter_payments": ".plans",
-    "list_payments": ".plans",
-    "listed": ".plans",
-    "verified": ".plans",
-    "verify": ".plans",
-    "verify_identified": ".plans",
-    "MAX_REFERENCE_LENGTH": ".references",
-    "check_reference": ".references",
-    "reference_problem": ".references",
-    "list_request": ".requests",
-    "verify_request": ".requests",
-    "error_for": ".responses",
-    "map_response": ".responses",
-    "parse_list": ".responses",
-    "parse_verify": ".responses",
-    "RetryPolicy": ".retry",
-    "is_retryable": ".retry",
-    "retry_after": ".retry",
-    "Answer": ".steps",
-    "Emit": ".steps",
-    "Failure": ".steps",
-    "Opened": ".steps",
-    "Read": ".steps",
-    "Send": ".steps",
-    "Sleep": ".steps",
+    **dict.fromkeys(["Config", "Timeout"], ".config"),
+    **dict.fromkeys(["Expected", "check_payment", "expected_for", "same_currency"], ".expected"),
+    **dict.fromkeys(
+        [
+            "call",
+            "call_raw",
+            "confirm",
+            "iter_payments",
+            "list_payments",
+            "listed",
+            "verified",
+            "verify",
+            "verify_identified",
+        ],
+        ".plans",
+    ),
+    **dict.fromkeys(
+        ["MAX_REFERENCE_LENGTH", "check_reference", "reference_problem"], ".references"
+    ),
+    **dict.fromkeys(["list_request", "verify_request"], ".requests"),
+    **dict.fromkeys(["error_for", "map_response", "parse_list", "parse_verify"], ".responses"),
+    **dict.fromkeys(["RetryPolicy", "is_retryable", "retry_after"], ".retry"),
+    **dict.fromkeys(["Answer", "Emit", "Failure", "Opened", "Read", "Send", "Sleep"], ".steps"),
 }
 
 __getattr__, __dir__ = lazy_names(__name__, _HOMES)

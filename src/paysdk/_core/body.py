@@ -1,8 +1,5 @@
-"""Gathering one answer's body, I/O-free: bounded inflation, the size cap, the attempt deadline.
-
-``BodyReader`` is the one place a body is gathered, so every shell enforces the same cap
-and deadline whatever it reads with; the failures below are how a shell reports a body that
-could not be had.
+"""Gathering one answer's body, I/O-free: bounded inflation, the size cap and the attempt
+deadline, the same in every shell; the failures below are how a shell reports a body it lacks.
 """
 
 from __future__ import annotations
