@@ -203,17 +203,9 @@ class _KeyEcho(NamedTuple):
 
 
 def blot_key(text: str, key: str) -> str:
-    """``text`` with ``key`` blotted out, as sent and as a JSON body or a repr writes it
-    (``Config.key_echo``'s escapes, and a repr's ``\\'``): for a message or an error's ``text``
-    quoting what the service sent. A key under four characters is left (it would blot words).
-
-    Args:
-        text: what is to be written.
-        key: the secret key.
-
-    Returns:
-        ``text``, each of the key's spellings in it ``<secret key>``.
-    """
+    """``text`` (quoting what the service sent) with each spelling of ``key`` in it, as sent and
+    as a JSON body or a repr writes it (``Config.key_echo``'s escapes, a repr's ``\\'``), made
+    ``<secret key>``. A key under four characters is left (it would blot words)."""
     if len(key) < 4:
         return text
     text = text.replace(key, "<secret key>")
@@ -284,20 +276,9 @@ def _as_the_service_sees_it(base_url: str) -> str:
 
 
 def check_secret_key(key: object) -> str:
-    """The secret key as given, when a client can send it (``Authorization: Bearer <key>``).
-
-    One rule for every key: the client's, and the one a sandbox is started with, so a sandbox
-    never asks for a key no client accepts.
-
-    Args:
-        key: the key given, or None when none was.
-
-    Returns:
-        The key, unchanged.
-
-    Raises:
-        ConfigurationError: no key, or one no client can send, saying why (never quoting it).
-    """
+    """``key`` (``None``: none given) unchanged, if a client can send it as ``Authorization:
+    Bearer <key>``; else a ``ConfigurationError`` saying why, never quoting it. One rule for the
+    client's key and a sandbox's, so a sandbox never asks for a key no client accepts."""
     if key is None:
         raise ConfigurationError(NO_SECRET_KEY)
     if not isinstance(key, str):

@@ -14,16 +14,9 @@ between blanks and digits of other scripts (a fullwidth 5, U+FF15), none of whic
 
 
 def read_whole_number(text: str) -> int | float | None:
-    """The whole number ``text`` spells in ASCII digits, a ``-`` before them allowed.
-
-    Args:
-        text: the value as given.
-
-    Returns:
-        The number; ``math.inf`` (or ``-math.inf``) for one of more digits than ``int()`` reads
-        (``sys.get_int_max_str_digits()``), which every range refuses; ``None`` for anything
-        else (``1_0``, ``+5``, `` 5``, a fullwidth 5, ``1.0``).
-    """
+    """The whole number ``text`` spells in ASCII digits, a ``-`` before them allowed;
+    ``math.inf`` (or ``-math.inf``) for more digits than ``int()`` reads, which every range
+    refuses; ``None`` for anything else (``1_0``, ``+5``, `` 5``, a fullwidth 5, ``1.0``)."""
     if _WHOLE.fullmatch(text) is None:
         return None
     try:
@@ -39,13 +32,6 @@ TOO_SMALL = "too small, it reads as 0 seconds"
 def underflows(text: str, value: float) -> bool:
     """Whether ``text``, which ``float`` read as ``value``, is a positive number too small for a
     float (``0.000...01`` in thousands of digits, ``1e-400``): it reads as 0, which no timeout is.
-
-    Args:
-        text: the value as given.
-        value: what ``float`` read it as.
-
-    Returns:
-        True when ``value`` is 0 and ``text`` was written with a digit other than 0.
     """
     if value != 0 or text.strip().startswith("-"):
         return False

@@ -63,15 +63,8 @@ def printable(text: str, *, keep_newlines: bool = False) -> str:
     tags) and default-ignorable code points (Hangul fillers, variation selectors), the blank
     Braille pattern (U+2800), U+2028/U+2029, every space but the ASCII one (``\\xa0``,
     ``\\u3000``) and lone surrogates are replaced; everything else, accents and scripts
-    included, is left as it is.
-
-    Args:
-        text: a string from the service, a customer, a ledger, a handler or a client.
-        keep_newlines: keep ``\\n`` (and ``\\r\\n``) as line breaks, for a body of several
-            lines; a lone ``\\r``, which would overwrite the line, is still shown as ``\\r``.
-
-    Returns:
-        The text, safe to write to a terminal.
+    included, is left as it is. ``keep_newlines`` keeps ``\\n`` (and ``\\r\\n``) as line
+    breaks; a lone ``\\r``, which would overwrite the line, is still shown as ``\\r``.
     """
     if keep_newlines:
         return _CONTROL_BUT_NEWLINE.sub(_visible, text.replace("\r\n", "\n"))

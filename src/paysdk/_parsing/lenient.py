@@ -101,22 +101,10 @@ class Shape:
 def readable(
     validate: Callable[[object], T], content: bytes, error: ValidationError, shape: Shape
 ) -> T:
-    """``content`` (a JSON body the strict parse refused with ``error``) validated without the
-    values of optional fields it could not read, each kept in its model's ``unparsed``.
-
-    Args:
-        validate: validates the decoded body's shape.
-        content: the body.
-        error: the strict parse's error.
-        shape: where the payments sit in the body.
-
-    Returns:
-        What ``validate`` makes of the body.
-
-    Raises:
-        ValidationError: ``error`` when no optional field holds any of its errors, else the
-            errors of the body without them (those of the required fields).
-    """
+    """``content`` (a JSON body the strict parse refused with ``error``) validated by
+    ``validate`` without the values of optional fields it could not read, each kept in its
+    model's ``unparsed``; ``shape`` says where the payments sit. Raises ``error`` when no
+    optional field holds any of its errors, else the errors left (the required fields')."""
     if not any(shape.may_hold(tuple(detail["loc"])) for detail in _details(error)):
         raise error  # a large body is not decoded again only to say so
     try:
@@ -152,17 +140,8 @@ def _details(error: ValidationError) -> list[ErrorDetails]:
 
 
 def unreadable(model: type[WireModel], value: object, loc: Loc) -> Loc | None:
-    """Where, in ``value`` (a ``model`` as decoded JSON), the deepest optional field holding
-    the error at ``loc`` is; ``None`` if none does (a required field's error, or the model's).
-
-    Args:
-        model: what ``value`` is validated as.
-        value: the decoded value.
-        loc: the error's location in ``value``.
-
-    Returns:
-        The field's path in ``value``, or ``None``.
-    """
+    """The path in ``value`` (a ``model`` as decoded JSON) of the deepest optional field holding
+    the error at ``loc``; ``None`` if none does (a required field's error, or the model's)."""
     current: type[WireModel] | None = model
     items: type[WireModel] | None = None  # ``node`` is a list of these models
     node: object = value

@@ -24,18 +24,10 @@ _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def not_utf8(data: bytes, offset: int = 0, *, final: bool = True) -> str | None:
-    """Where ``data`` first holds a byte that is not UTF-8, in words (``bytes that are not
-    UTF-8 (the first, 0xff, at byte 12)``), or ``None`` if it is all UTF-8: the decoder reads
-    such a byte as U+FFFD, which the service never sent, so an error says what it did send.
-
-    Args:
-        data: the bytes, or the part of a body from ``offset`` on.
-        offset: where ``data`` starts in the body.
-        final: ``data`` ends the body; else a character cut at its end is not counted.
-
-    Returns:
-        The words, or ``None``.
-    """
+    """Where ``data`` (a body from byte ``offset`` on) first holds a byte that is not UTF-8, in
+    words (``bytes that are not UTF-8 (the first, 0xff, at byte 12)``), or ``None`` if it is all
+    UTF-8: the decoder reads such a byte as U+FFFD, which the service never sent, so an error says
+    what it did send. Unless ``final``, a character cut at the end is not counted."""
     try:
         codecs.utf_8_decode(data, "strict", final)
     except UnicodeDecodeError as exc:
