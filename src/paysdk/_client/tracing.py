@@ -27,15 +27,9 @@ R = TypeVar("R")
 
 
 def call_span(name: str, reference: str | None = None, *, lazy: bool = False) -> CallSpan:
-    """The span of one call named ``paysdk.<name>``; ``UNTRACED`` when nothing would
-    record it, so callers need no check.
-
-    Args:
-        name: the call, as its method is named.
-        reference: the payment's reference, where the call has one.
-        lazy: start the span with the first request rather than now (``iter_payments``, which
-            may never be iterated).
-    """
+    """The span ``paysdk.<name>`` of one call (of the payment ``reference``, if it has one);
+    ``UNTRACED`` when nothing would record it, so callers need no check. ``lazy``: start it with
+    the first request, not now (``iter_payments``, which may never be iterated)."""
     trace = sys.modules.get("opentelemetry.trace")
     if trace is None:
         return UNTRACED

@@ -22,14 +22,7 @@ port, an unclosed ``[``), or one with a tab that parsers drop, still has its pas
 
 def shown_url(url: str) -> str:
     """``url`` as a message or a log shows it: the password of its user info (``user:pw@``,
-    sent as Basic auth to a handler behind it) as ``***``, whether or not the URL is valid.
-
-    Args:
-        url: a callback URL, as given.
-
-    Returns:
-        The URL, its password hidden; as it is without one.
-    """
+    sent as Basic auth to a handler behind it) as ``***``, whether or not the URL is valid."""
     return _PASSWORD.sub(r"\1***@", url, count=1)
 
 
@@ -81,12 +74,8 @@ publish("paysdk.sandbox", callback_url)
 
 
 def callback_timeout(timeout: object) -> float:
-    """``timeout`` as a callback's seconds, checked before anything is sent or recorded.
-
-    Raises:
-        ValueError: not a number more than 0 and at most ``LONGEST_CALLBACK_TIMEOUT`` (infinity
-            and NaN included).
-    """
+    """``timeout`` as a callback's seconds, checked before anything is sent or recorded: a
+    ``ValueError`` unless more than 0 and at most ``LONGEST_CALLBACK_TIMEOUT``."""
     if (
         isinstance(timeout, bool)
         or not isinstance(timeout, (int, float))
