@@ -153,11 +153,7 @@ def expected_for(
     if isinstance(found, Expected):
         return found
     # Whatever the order holds is checked below and by Expected itself: Any until then.
-    values: dict[str, Any]
-    if _is_order_mapping(found):
-        values = {field: found.get(field) for field in ("amount", "currency")}
-    else:
-        values = {field: _field(found, field) for field in ("amount", "currency")}
+    values: dict[str, Any] = {field: _field(found, field) for field in ("amount", "currency")}
     missing = [field for field, value in values.items() if value is None]
     if missing:
         raise ConfigurationError(
@@ -194,8 +190,10 @@ def _is_row(found: object) -> TypeGuard[_Row]:
 
 
 def _field(order: object, name: str) -> object:
-    """``order``'s attribute ``name``; else, for a row, its column ``name`` as its database
-    names it (SQLite: ``AMOUNT`` is ``amount``); else ``None``."""
+    """A mapping's value for ``name``; else ``order``'s attribute ``name``; else, for a row, its
+    column ``name`` as its database names it (SQLite: ``AMOUNT`` is ``amount``); else ``None``."""
+    if _is_order_mapping(order):
+        return order.get(name)
     value = getattr(order, name, None)
     if value is None and _is_row(order):
         try:
