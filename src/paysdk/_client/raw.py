@@ -1,9 +1,6 @@
-"""``client.with_raw_response``: the same calls, answering with what came over the wire.
-
-For merchants who need the service's own ``status`` and ``message``, a response header (a
-request id) or the time taken: ``raw = client.with_raw_response.verify(ref)``, then
-``raw.parse()`` for the model, validated exactly as the plain call would.
-"""
+"""``client.with_raw_response``: the same calls, answering with what came over the wire, for a
+merchant who needs the service's own ``status`` and ``message``, a header (a request id) or the
+time taken. ``raw.parse()`` gives the model, validated exactly as the plain call would."""
 
 from __future__ import annotations
 

@@ -1,9 +1,7 @@
-"""What a call is made with: the client's settings as one immutable value, and paysdk's own timeout.
-
-The core only reads these. Making a ``Config`` from what a caller gives (arguments, the
-environment, per-call options) and checking it is the client's job (``paysdk._client.configure``);
-turning ``Timeout`` into httpx's or aiohttp's is each transport's.
-"""
+"""What a call is made with: the client's settings as one immutable value, and paysdk's own
+timeout. The core only reads them: ``paysdk._client.configure`` makes and checks a ``Config``
+(from arguments, the environment, per-call options); each transport turns ``Timeout`` into its
+library's."""
 
 from __future__ import annotations
 

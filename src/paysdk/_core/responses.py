@@ -1,8 +1,5 @@
-"""What an answer means: the model a successful body carries, or the exception a failure is.
-
-I/O-free, like the rest of the core: these take the ``Answer`` or ``Failure`` a shell
-reported and never touch a socket. Anything quoted from a body is scrubbed of the secret key.
-"""
+"""What an answer means, I/O-free like the rest of the core: the model a successful body
+carries, or the exception a failure is (what it quotes from a body scrubbed of the secret key)."""
 
 from __future__ import annotations
 
