@@ -53,18 +53,16 @@ def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
     if not isinstance(data, list):
         raise SeedError(f"{source}: expected a JSON array of payment records")
     items = cast("list[object]", data)
-    payments: list[PaymentRecord] = []
-    seen: set[str] = set()
+    payments: dict[str, PaymentRecord] = {}
     for index, item in enumerate(items):
         try:
             record = PaymentRecord.from_json(item)
         except SeedError as exc:
             raise SeedError(f"{source}: record {index}: {exc}") from None
-        if record.reference in seen:
+        if record.reference in payments:
             raise SeedError(f"{source}: record {index}: duplicate reference {record.reference!r}")
-        seen.add(record.reference)
-        payments.append(record)
-    return payments
+        payments[record.reference] = record
+    return list(payments.values())
 
 
 def load_seed(path: str | os.PathLike[str]) -> list[PaymentRecord]:
