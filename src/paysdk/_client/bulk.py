@@ -13,6 +13,7 @@ import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from itertools import islice
 from typing import Any
 
 from typing_extensions import Self
@@ -26,8 +27,6 @@ from .._models.verified import VerifiedPayment
 __all__ = ["AsyncBulk", "Bulk", "VerifyResult"]
 
 MAX_CONCURRENCY = 1000
-_END = object()
-"""The end of the input: ``None`` is a (bad) reference like any other, and gets its result."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -131,10 +130,7 @@ class Bulk(Closes):
     def __next__(self) -> VerifyResult:
         if self._executor is None:
             self._executor = ThreadPoolExecutor(self._concurrency, thread_name_prefix="paysdk")
-        while len(self._window) < self._concurrency:
-            reference: Any = next(self._references, _END)
-            if reference is _END:
-                break
+        for reference in islice(self._references, self._concurrency - len(self._window)):
             future = self._executor.submit(self._verify, reference, self._sleep)
             self._window.append((reference, future))
         if not self._window:
@@ -181,10 +177,7 @@ class AsyncBulk(AsyncCloses):
         return self
 
     async def __anext__(self) -> VerifyResult:
-        while len(self._window) < self._concurrency:
-            reference: Any = next(self._references, _END)
-            if reference is _END:
-                break
+        for reference in islice(self._references, self._concurrency - len(self._window)):
             task = asyncio.ensure_future(self._result(reference))
             self._window.append((reference, task))
         if not self._window:
