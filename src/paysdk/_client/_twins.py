@@ -104,11 +104,7 @@ def http_of(sender: Sender) -> httpx.Client:
 
 
 def async_http_of(sender: AsyncSender) -> httpx.AsyncClient:
-    """The httpx client ``sender`` sends with; an aiohttp sender has none.
-
-    Raises:
-        AttributeError: ``sender`` sends with aiohttp.
-    """
+    """The httpx client ``sender`` sends with; ``AttributeError`` for an aiohttp sender."""
     import httpx
 
     http = getattr(sender, "http", None)

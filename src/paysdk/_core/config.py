@@ -122,11 +122,8 @@ class Config:
     never call the service (``manage.py migrate``, a Docker build) run without the key."""
 
     def check_set(self) -> None:
-        """Refuse a call of a client made without a setting it needs.
-
-        Raises:
-            ConfigurationError: a setting is unset; the message says how to set it.
-        """
+        """Refuse a call of a client made without a setting it needs: a ``ConfigurationError``
+        saying how to set it."""
         if self.unset:
             raise ConfigurationError("; ".join(self.unset.values()))
 

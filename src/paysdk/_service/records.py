@@ -232,12 +232,9 @@ class PaymentRecord:
 
 
 def check_json_metadata(record: PaymentRecord) -> PaymentRecord:
-    """``record``, once its metadata is known to be JSON, as every answer holding it is sent.
-
-    Raises:
-        SeedError: metadata holding a value JSON has no form for (a set, bytes, a datetime,
-            NaN or an infinity) or nested too deep to write.
-    """
+    """``record``, once its metadata is known to be JSON, as every answer holding it is sent;
+    else a ``SeedError``: a value JSON has no form for (a set, bytes, a datetime, NaN or an
+    infinity), or nested too deep to write."""
     deep = f"nested too deep: at most {MAX_METADATA_DEPTH} levels, as a client reads it"
     if deeper_than(record.metadata, MAX_METADATA_DEPTH):
         raise SeedError(f"metadata must be JSON ({deep})")
@@ -370,11 +367,8 @@ publish("paysdk.sandbox", PaymentRecord, SeedError)
 
 def records_of(payments: object) -> list[PaymentRecord]:
     """``payments`` as a list of records. One record (not in a list), a string, or anything
-    else that is not a ``PaymentRecord`` is refused, saying what to pass instead.
-
-    Raises:
-        ConfigurationError: ``payments`` is not an iterable of ``PaymentRecord``.
-    """
+    else that is not an iterable of ``PaymentRecord`` is a ``ConfigurationError`` saying what to
+    pass instead."""
     hint = "make each with paysdk.testing.payment_record"
     if isinstance(payments, PaymentRecord):
         raise ConfigurationError(f"payments takes a list of PaymentRecord: pass [record] ({hint})")

@@ -26,11 +26,8 @@ class PaymentStore:
         self.reset(records)
 
     def put(self, record: PaymentRecord) -> PaymentRecord:
-        """Add ``record``, replacing the payment with its reference if there is one.
-
-        Raises:
-            SeedError: metadata that is not JSON, which no answer could carry.
-        """
+        """Add ``record``, replacing the payment with its reference if there is one; a
+        ``SeedError`` for metadata that is not JSON, which no answer could carry."""
         check_json_metadata(record)
         with self._lock:
             self._payments[record.reference] = record
