@@ -1,9 +1,7 @@
-"""``verify_many``: many verifies at bounded concurrency, results in input order.
-
-A window of at most ``concurrency`` calls: the next reference is read only once the oldest result
-is handed out, so nothing piles up however many come. A result holds the payment or that
-reference's ``PaySDKError``; anything else is a bug, raised.
-"""
+"""``verify_many``: many verifies at bounded concurrency, results in input order. A window of at
+most ``concurrency`` calls: the next reference is read only once the oldest result is handed out,
+so nothing piles up. A result holds the payment or that reference's ``PaySDKError``; anything
+else is a bug, raised."""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
-"""What a payment reference may be: the one place the rules live.
-
-verify raises InvalidReferenceError and callback parsing raises InvalidCallbackError with the
-same words, before any request is sent.
-"""
+"""What a payment reference may be, the rules in one place: verify's InvalidReferenceError and
+callback parsing's InvalidCallbackError say the same words, before any request is sent."""
 
 from __future__ import annotations
 
