@@ -62,19 +62,11 @@ def attempt_timed_out(budget: float | None) -> Failure:
 
 class BodyReader:
     """Gathers one answer's body from its raw chunks: inflates them in bounded steps, refuses
-    more than ``limit`` decoded bytes or anything past ``deadline``, and says when to stop.
-
-    Every shell reads a body the same way, only its loop differs:
-
-    ```python
-    for raw in chunks:
-        if (done := reader.take(raw)) is not None:
-            return done
-    return reader.finish()
-    ```
-
-    A successful answer over its cap is a ``Failure``; an error answer is only cut, since
-    its status says what went wrong and a short excerpt is all a message needs.
+    more than ``limit`` decoded bytes or anything past ``deadline``, and says when to stop. Every
+    shell reads a body so, only its loop differs: ``take`` each raw chunk until one returns what
+    the attempt came to, else ``finish()``. A successful answer over its cap is a ``Failure``;
+    an error answer is only cut, since its status says what went wrong and a short excerpt is all
+    a message needs.
     """
 
     __slots__ = (
