@@ -11,14 +11,7 @@ from typing import Final
 from .._parsing.decoding import ContentDecoder, DecodingError
 from .steps import Answer, Failure, Opened, Send
 
-__all__ = [
-    "ERROR_BODY_LIMIT",
-    "BodyReader",
-    "attempt_timed_out",
-    "read_timed_out",
-    "stream_failure",
-    "undecodable",
-]
+__all__ = ["BodyReader", "attempt_timed_out", "read_timed_out", "stream_failure", "undecodable"]
 
 ERROR_BODY_LIMIT: Final = 64 * 1024
 """An error answer's body is kept up to this many bytes; the rest is not read."""

@@ -18,7 +18,6 @@ __all__ = [
     "NOT_FOUND_BODY",
     "REQUEST_ID_HEADER",
     "UNAUTHORIZED_BODY",
-    "ApiRoute",
     "Reply",
     "answer_api",
     "api_route",
