@@ -1,8 +1,6 @@
-"""``PAYSDK_LOG=debug|info``: the ``paysdk`` logger on stderr without a line of code.
-
-Set once, with the first client made; a handler you added yourself is left alone. Each send is
-logged at DEBUG and each retry at INFO, never with the secret key.
-"""
+"""``PAYSDK_LOG=debug|info``: the ``paysdk`` logger on stderr without a line of code, set once,
+with the first client made (a handler you added yourself is left alone). Each send is logged at
+DEBUG and each retry at INFO, never with the secret key."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
-"""OpenTelemetry spans: one ``paysdk.<method>`` span a call (the ledger's ``fulfil_once`` too).
-
-A span is current while each request is sent, so HTTP instrumentation nests under it, and holds
-the attempts, the last answer's status and request id, each retry's reason and wait, and how the
-call ended. paysdk imports no OpenTelemetry: it traces once the application has loaded
-``opentelemetry.trace``, and costs one dictionary lookup a call until then.
-"""
+"""OpenTelemetry spans: one ``paysdk.<method>`` span a call (the ledger's ``fulfil_once`` too),
+current while each request is sent, so HTTP instrumentation nests under it, holding the attempts,
+the last answer's status and request id, each retry's reason and wait, and how the call ended.
+paysdk imports no OpenTelemetry: it traces once the application has loaded
+``opentelemetry.trace``, and costs one dictionary lookup a call until then."""
 
 from __future__ import annotations
 

@@ -1,10 +1,8 @@
-"""Content-Encoding decoded in bounded steps, so a compressed body cannot outgrow its cap.
-
-httpx and aiohttp inflate each network chunk whole: 64 KiB of deflate can become 64 MiB before
-any cap is checked. Here a chunk is inflated at most ``STEP`` bytes at a time, so a gzip bomb
-costs the client no more than its cap and one step. paysdk asks for ``gzip, deflate`` only; any
-other coding is refused as undecodable.
-"""
+"""Content-Encoding decoded in bounded steps, so a compressed body cannot outgrow its cap: httpx
+and aiohttp inflate each network chunk whole (64 KiB of deflate can become 64 MiB before any cap
+is checked); here a chunk inflates at most ``STEP`` bytes at a time, so a gzip bomb costs the
+client no more than its cap and one step. paysdk asks for ``gzip, deflate`` only; any other
+coding is refused as undecodable."""
 
 from __future__ import annotations
 

@@ -1,10 +1,9 @@
-"""An incremental parser for list's ``{"data": [...]}`` body: payments out as the bytes come in.
-
-Memory holds one unfinished element at a time, never the list. Each element is cut out and
-decoded by the standard library's C scanner (``json.JSONDecoder.raw_decode``) and validated with
-``ListedPayment.model_validate``. Measured on a 100,000-payment body (docs/performance.md) this
-ran at about 1.25x ``json.loads`` of the whole body, against about 1.45x for ``ijson``'s C
-backend with the same validation, so the fastest choice is also the one with no new dependency.
+"""An incremental parser for list's ``{"data": [...]}`` body: payments out as the bytes come in,
+one unfinished element held at a time, never the list. Each element is cut out and decoded by
+the standard library's C scanner (``json.JSONDecoder.raw_decode``) and validated with
+``ListedPayment.model_validate``: on a 100,000-payment body (docs/performance.md) about 1.25x
+``json.loads`` of the whole body, against about 1.45x for ``ijson``'s C backend with the same
+validation, so the fastest choice is also the one with no new dependency.
 """
 
 from __future__ import annotations
