@@ -94,12 +94,6 @@ class CallSpan:
             # shown beside the status of a later one that had none
             self._answer = (opened.status_code, request_id_of(opened.headers, request.scrub))
 
-    def _waiting(self, seconds: float) -> None:
-        if self._span is not None:
-            self._span.add_event(
-                "retry", {"paysdk.retry.reason": self._last, "paysdk.retry.wait_s": seconds}
-            )
-
     def sending(self, send: Callable[[Send], R]) -> Callable[[Send], R]:
         """``send``, with this span current while it runs and what it brought recorded."""
 
@@ -128,7 +122,10 @@ class CallSpan:
         """``sleep`` (sync or async), each wait recorded as a ``retry`` event first."""
 
         def traced(seconds: float) -> R:
-            self._waiting(seconds)
+            if self._span is not None:
+                self._span.add_event(
+                    "retry", {"paysdk.retry.reason": self._last, "paysdk.retry.wait_s": seconds}
+                )
             return sleep(seconds)
 
         return traced
