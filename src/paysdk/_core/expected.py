@@ -9,7 +9,7 @@ import operator
 import re
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, SupportsIndex, TypeGuard
+from typing import Any, Protocol, SupportsIndex, TypeGuard, cast
 
 from .._errors import (
     ConfigurationError,
@@ -169,11 +169,6 @@ def expected_for(
         ) from None
 
 
-def _is_order_mapping(found: object) -> TypeGuard[Mapping[str, Any]]:
-    """An order given as a mapping (a dict, a row): its fields are looked up by name."""
-    return isinstance(found, Mapping)
-
-
 class _Row(Protocol):
     """A database row read by column name that is no ``Mapping``: ``sqlite3.Row``, asyncpg's
     ``Record``. It has ``keys()`` and ``row[name]``, the protocol ``dict()`` reads."""
@@ -192,8 +187,8 @@ def _is_row(found: object) -> TypeGuard[_Row]:
 def _field(order: object, name: str) -> object:
     """A mapping's value for ``name``; else ``order``'s attribute ``name``; else, for a row, its
     column ``name`` as its database names it (SQLite: ``AMOUNT`` is ``amount``); else ``None``."""
-    if _is_order_mapping(order):
-        return order.get(name)
+    if isinstance(order, Mapping):
+        return cast("Mapping[str, object]", order).get(name)
     value = getattr(order, name, None)
     if value is None and _is_row(order):
         try:
