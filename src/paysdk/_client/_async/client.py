@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from .. import tracing as _tracing
     from ..bulk import AsyncBulk
     from ..raw import AsyncRawClient
-    from ..tracing import CallSpan
 
 __all__ = ["AsyncClient", "Lookup"]
 
@@ -286,7 +285,7 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
     async def _run(
         self,
         plan: Plan[T],
-        span: CallSpan | None = None,
+        span: _tracing.CallSpan | None = None,
         sleep: AsyncSleepFunction | None = None,
     ) -> T:
         span, sleep = span or _tracing.UNTRACED, sleep or self._sleep

@@ -33,7 +33,6 @@ if TYPE_CHECKING:  # the engine: loaded with the first client made (see _load_en
     from .. import tracing as _tracing
     from ..bulk import Bulk
     from ..raw import RawClient
-    from ..tracing import CallSpan
 
 __all__ = ["Client", "Lookup"]
 
@@ -279,7 +278,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
     def _run(
         self,
         plan: Plan[T],
-        span: CallSpan | None = None,
+        span: _tracing.CallSpan | None = None,
         sleep: SleepFunction | None = None,
     ) -> T:
         span, sleep = span or _tracing.UNTRACED, sleep or self._sleep
