@@ -177,12 +177,10 @@ class Validator(Protocol[T_co]):
 
 
 def _validator(shape: type[T]) -> Validator[T]:
-    """The core validator of ``shape``: called directly, it skips a Python layer per parse.
-
-    No string is interned while parsing (pydantic's default interns every short one): a
-    list's values rarely repeat, and interning them cost about 8% of a 100,000-payment parse.
-    Field names come from the schema, shared whatever this says.
-    """
+    """The core validator of ``shape``, called directly to skip a Python layer per parse. It
+    interns no string (pydantic's default interns every short one): a list's values rarely repeat,
+    and interning them cost about 8% of a 100,000-payment parse; field names, from the schema, are
+    shared anyway."""
     from pydantic import TypeAdapter
     from pydantic_core import CoreConfig, SchemaValidator
 
