@@ -45,11 +45,9 @@ def _tracer(trace: ModuleType) -> Any:
 
 
 class CallSpan:
-    """One call's span: started once, fed what each attempt brought, ended once.
-
-    ``with span:`` ends it as the block ends, with what the block raised; ``with
-    span.if_raised():`` only if the block raises (the call goes on after it).
-    """
+    """One call's span: started once, fed what each attempt brought, ended once. ``with span:``
+    ends it as the block ends, with what the block raised; ``with span.if_raised():`` only if the
+    block raises (the call goes on after it)."""
 
     __slots__ = ("_answer", "_last", "_name", "_reference", "_span", "_trace", "attempts")
 

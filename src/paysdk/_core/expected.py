@@ -60,10 +60,8 @@ let in letters of other scripts (the Kelvin sign matches ``k`` without regard to
 
 def currency_code(value: object) -> str | None:
     """``value`` as an upper-case currency code, or ``None`` if it is not three ASCII letters.
-
     Upper-casing is ASCII only: Unicode's case mapping turns the sharp s (U+00DF) into ``SS``
-    and the dotless i (U+0131) into ``I``, so a string that is not a code could become one.
-    """
+    and the dotless i (U+0131) into ``I``, so a string that is not a code could become one."""
     if not isinstance(value, str) or _CODE.fullmatch(value) is None:
         return None
     return value.upper()  # three ASCII letters: their upper case is ASCII too
@@ -71,10 +69,8 @@ def currency_code(value: object) -> str | None:
 
 def same_currency(expected: object, actual: object) -> bool:
     """Whether two currencies are the same code: both three ASCII letters, equal but for case.
-
     Anything else (padding, other scripts, fullwidth letters, ligatures) matches nothing, not
-    even itself: a currency that is not a code is never taken for one.
-    """
+    even itself: a currency that is not a code is never taken for one."""
     code = currency_code(expected)
     return code is not None and code == currency_code(actual)
 

@@ -183,10 +183,8 @@ def listed(config: Config) -> Callable[[bytes], list[ListedPayment]]:
 
 def iter_payments(config: Config, *, policy: RetryPolicy | None = None) -> ItemPlan[ListedPayment]:
     """Stream the list: payments are emitted as their bytes arrive, one element held at a time.
-
-    Failures before the first payment is emitted are retried like any call's; after it, a
-    retry would repeat payments already handed out, so the error is raised, saying how many.
-    """
+    Failures before the first payment is emitted are retried like any call's; after it, a retry
+    would repeat payments already handed out, so the error is raised, saying how many."""
     request = list_request(config, stream=True)
     attempts = attempts_for(config, policy)
     while True:

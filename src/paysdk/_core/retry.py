@@ -102,13 +102,10 @@ weekday, two-digit years everywhere)."""
 
 
 def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.time) -> float | None:
-    """The server's requested wait in seconds, from ``retry-after-ms`` or ``Retry-After``.
-
-    ``Retry-After`` is read as RFC 9110 defines it: delay-seconds (ASCII digits only) or an
-    HTTP-date, counted from the answer's ``Date`` (else from ``clock``); ``retry-after-ms`` as
-    milliseconds, digits only too. Anything else is ignored (``None``: ordinary backoff
-    applies). A wait is at most ``MAX_RETRY_AFTER``.
-    """
+    """The server's requested wait in seconds, at most ``MAX_RETRY_AFTER``: ``Retry-After`` as
+    RFC 9110 defines it, delay-seconds (ASCII digits only) or an HTTP-date counted from the
+    answer's ``Date`` (else from ``clock``), or ``retry-after-ms``, digits only too. Anything else
+    is ignored (``None``: ordinary backoff applies)."""
     millis = _delay(headers.get("retry-after-ms"))
     if millis is not None:
         return millis / 1000.0

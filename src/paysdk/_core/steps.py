@@ -18,11 +18,9 @@ class Send(NamedTuple):
 
     ``budget`` bounds the whole attempt in seconds, connect to last byte (``None``: no bound
     beyond the per-phase ``timeout``). ``max_body`` caps a successful answer's decoded body.
-    With ``stream``, a successful answer's body is not read: the shell reports it
-    ``Opened`` and serves ``Read`` steps from it.
-
-    The steps and outcomes are named tuples: one is made per attempt, and a tuple is built and
-    imported in a fraction of a frozen dataclass's time.
+    With ``stream``, a successful answer's body is not read: the shell reports it ``Opened`` and
+    serves ``Read`` steps from it. Steps and outcomes are named tuples: one is made per attempt,
+    and a tuple is built and imported in a fraction of a frozen dataclass's time.
     """
 
     method: str
