@@ -103,11 +103,9 @@ Sleeper = Callable[[float], None]
 
 
 class Bulk(Closes):
-    """``VerifyResult`` s in input order; ``close()`` (or ``with``) to stop early.
-
-    ``verify(reference, sleep)`` waits between retries with ``sleep``, which ``close()`` cuts
-    short: closing waits for the attempts in flight, never for their backoff.
-    """
+    """``VerifyResult`` s in input order; ``close()`` (or ``with``) to stop early. ``verify``
+    waits between retries with the ``sleep`` it is given, which ``close()`` cuts short: closing
+    waits for the attempts in flight, never for their backoff."""
 
     def __init__(
         self,
@@ -154,11 +152,9 @@ class Bulk(Closes):
 
 
 class AsyncBulk(AsyncCloses):
-    """``async for`` ``VerifyResult`` s in input order; ``aclose()`` or ``async with``.
-
-    ``verify(reference, None)`` waits between retries as its client does: ``aclose()`` cancels
-    the tasks, backoff and all, so no sleep of its own is needed (``Bulk`` needs one).
-    """
+    """``async for`` ``VerifyResult`` s in input order; ``aclose()`` or ``async with``. ``verify``
+    (given no sleep) waits between retries as its client does: ``aclose()`` cancels the tasks,
+    backoff and all, so no sleep of its own is needed (``Bulk`` needs one)."""
 
     def __init__(
         self,

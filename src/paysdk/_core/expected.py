@@ -131,11 +131,9 @@ def refuse_awaitable(value: object, message: str) -> None:
 def expected_for(
     reference: str, amount: int | None, currency: str | None, looked_up: bool, found: object
 ) -> Expected:
-    """What a callback's payment must match: the given values, or what ``lookup`` found.
-
-    ``found`` may be an ``Expected``, or a mapping or object (such as the merchant's order)
-    with both ``amount`` and ``currency``; ``None`` means the merchant has no such order.
-    """
+    """What a callback's payment must match: the given values, or what ``lookup`` found: an
+    ``Expected``, or a mapping or object (such as the merchant's order) with both ``amount`` and
+    ``currency``; ``None`` means the merchant has no such order."""
     if not looked_up:
         return Expected(amount=amount, currency=currency)
     if amount is not None or currency is not None:

@@ -74,10 +74,8 @@ def _inflater(encoding: str) -> zlib._Decompress | None:
 
 def decoded(content_encoding: str | None, raw: Iterable[bytes]) -> Iterator[bytes]:
     """The decoded pieces of a body arriving as ``raw`` chunks (``DecodingError`` if it is not).
-
     A raw chunk that inflates to nothing (a gzip header still arriving) yields ``b""``, so the
-    reader gets control back and can look at its clock between chunks.
-    """
+    reader gets control back and can look at its clock between chunks."""
     decoder = ContentDecoder(content_encoding)
     for chunk in raw:
         yield from _pieces(decoder, chunk)
