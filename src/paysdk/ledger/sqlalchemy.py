@@ -138,18 +138,13 @@ class AsyncSQLAlchemyLedger(_OnEngine, AsyncLedger):
         )
 
 
-def _is_async(engine: object) -> bool:
-    """Whether ``engine`` is an AsyncEngine; without loading SQLAlchemy's asyncio extension
-    (and greenlet), which an AsyncEngine has loaded already."""
-    extension = sys.modules.get("sqlalchemy.ext.asyncio")
-    return extension is not None and isinstance(engine, extension.AsyncEngine)
-
-
 def _check_kind(engine: object, *, wanted_async: bool) -> None:
     """Refuse anything but an engine of the kind wanted; one of the other kind is told which
     ledger takes it."""
     kinds = {False: ("SQLAlchemyLedger", "Engine"), True: ("AsyncSQLAlchemyLedger", "AsyncEngine")}
-    is_async = _is_async(engine)
+    # an AsyncEngine has loaded SQLAlchemy's asyncio extension (and greenlet): never load it here
+    extension = sys.modules.get("sqlalchemy.ext.asyncio")
+    is_async = extension is not None and isinstance(engine, extension.AsyncEngine)
     an_engine = is_async or isinstance(engine, sqlalchemy.Engine)
     if an_engine and is_async is wanted_async:
         return

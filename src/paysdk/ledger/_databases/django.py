@@ -21,7 +21,7 @@ from .. import _sql
 from .._errors import LedgerError
 from .._steps import Rows
 from .driver import Connection
-from .postgres import ISOLATION, local_timeouts, postgres_error
+from .postgres import ISOLATION, libpq_options, local_timeouts, postgres_error
 from .sqlite import sqlite_error, sqlite_param
 
 __all__ = ["DIALECTS", "DjangoDriver", "run_statement"]
@@ -56,7 +56,8 @@ class _DjangoTransaction:
             self.atomic.__enter__()
             self.open = True
             if self.driver.dialect is _sql.POSTGRES:
-                timeouts = local_timeouts(self.driver.timeout, libpq_options(self.wrapper))
+                options = libpq_options(self.wrapper.connection)
+                timeouts = local_timeouts(self.driver.timeout, options)
                 for statement in [f"SET TRANSACTION {ISOLATION}", *timeouts]:
                     run_statement(self.wrapper, statement)
         except _DJANGO_ERRORS as exc:
@@ -106,13 +107,6 @@ def run_statement(
         return Rows(rows, int(cursor.rowcount))
     finally:
         cursor.close()
-
-
-def libpq_options(wrapper: BaseDatabaseWrapper) -> str:
-    """The libpq ``options`` Django's psycopg connection was opened with (``""`` if none, or no
-    connection is open): a timeout they set is the connection's, not the ledger's."""
-    info = getattr(wrapper.connection, "info", None)
-    return str(getattr(info, "options", None) or "")
 
 
 class DjangoDriver:
@@ -184,7 +178,7 @@ class DjangoDriver:
             name = str(connections[self.using].settings_dict.get("NAME", ""))
             found = sqlite_error(cause, name, self.timeout)
         elif isinstance(cause, Exception) and type(cause).__module__.split(".")[0] == "psycopg":
-            options = libpq_options(connections[self.using])
+            options = libpq_options(connections[self.using].connection)
             found = postgres_error(cause, self.timeout, options=options)
         else:
             found = LedgerError(f"the ledger failed: {' '.join(str(cause).split())}")

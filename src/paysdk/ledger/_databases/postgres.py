@@ -24,6 +24,7 @@ __all__ = [
     "client_settings",
     "connect_error",
     "failing_as_ledger_error",
+    "libpq_options",
     "load_psycopg",
     "local_timeouts",
     "opening",
@@ -108,6 +109,13 @@ def local_timeouts(timeout: float, options: str) -> list[str]:
     }
     given = _options_set(options)
     return [f"SET LOCAL {name} = {value}" for name, value in wanted.items() if name not in given]
+
+
+def libpq_options(connection: object) -> str:
+    """The libpq ``options`` a psycopg connection was opened with (``""`` if none, or for no
+    psycopg connection): a timeout they set is the connection's, not the ledger's."""
+    info = getattr(connection, "info", None)
+    return str(getattr(info, "options", None) or "")
 
 
 def _options_set(options: str) -> set[str]:

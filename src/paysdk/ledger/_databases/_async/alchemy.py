@@ -16,7 +16,7 @@ from ..._steps import Rows
 from ..._twins import async_shield
 from ..alchemy import DATABASE_ERRORS, async_driver_connection, error, in_transaction
 from ..driver import AsyncConnection
-from ..postgres import opening
+from ..postgres import libpq_options, opening
 
 if TYPE_CHECKING:
     from ..alchemy import AsyncEngine, AsyncEngineConnection
@@ -116,7 +116,7 @@ class AsyncSQLAlchemyTransaction:
         try:
             result = await self.connection.exec_driver_sql(sql, tuple(params))
         except DATABASE_ERRORS as exc:
-            raise self.driver.error(exc, self._options()) from exc
+            raise self.driver.error(exc, libpq_options(self.raw)) from exc
         rows = [tuple(row) for row in result.fetchall()] if result.returns_rows else []
         return Rows(rows, result.rowcount)
 
@@ -124,7 +124,7 @@ class AsyncSQLAlchemyTransaction:
         try:
             await self._bare("COMMIT")
         except DATABASE_ERRORS as exc:
-            raise self.driver.error(exc, self._options()) from exc
+            raise self.driver.error(exc, libpq_options(self.raw)) from exc
 
     async def rollback(self) -> None:
         """Best effort: a connection left in its transaction is invalidated by ``finish``."""
@@ -147,12 +147,6 @@ class AsyncSQLAlchemyTransaction:
                 await self.connection.invalidate()
         finally:
             await self.connection.close()
-
-    def _options(self) -> str:
-        """The libpq options of the PostgreSQL connection (``""`` on SQLite): a timeout they set
-        is the connection's, not the ledger's."""
-        info = getattr(self.raw, "info", None)
-        return str(getattr(info, "options", None) or "")
 
     async def _bare(self, sql: str) -> None:
         await self.connection.exec_driver_sql(sql, (), BARE)

@@ -18,7 +18,7 @@ from ..._steps import Rows
 from ..._twins import shield
 from ..alchemy import DATABASE_ERRORS, driver_connection, error, in_transaction
 from ..driver import Connection
-from ..postgres import opening
+from ..postgres import libpq_options, opening
 
 if TYPE_CHECKING:
     from ..alchemy import Engine, EngineConnection
@@ -118,7 +118,7 @@ class SQLAlchemyTransaction:
         try:
             result = self.connection.exec_driver_sql(sql, tuple(params))
         except DATABASE_ERRORS as exc:
-            raise self.driver.error(exc, self._options()) from exc
+            raise self.driver.error(exc, libpq_options(self.raw)) from exc
         rows = [tuple(row) for row in result.fetchall()] if result.returns_rows else []
         return Rows(rows, result.rowcount)
 
@@ -126,7 +126,7 @@ class SQLAlchemyTransaction:
         try:
             self._bare("COMMIT")
         except DATABASE_ERRORS as exc:
-            raise self.driver.error(exc, self._options()) from exc
+            raise self.driver.error(exc, libpq_options(self.raw)) from exc
 
     def rollback(self) -> None:
         """Best effort: a connection left in its transaction is invalidated by ``finish``."""
@@ -149,12 +149,6 @@ class SQLAlchemyTransaction:
                 self.connection.invalidate()
         finally:
             self.connection.close()
-
-    def _options(self) -> str:
-        """The libpq options of the PostgreSQL connection (``""`` on SQLite): a timeout they set
-        is the connection's, not the ledger's."""
-        info = getattr(self.raw, "info", None)
-        return str(getattr(info, "options", None) or "")
 
     def _bare(self, sql: str) -> None:
         self.connection.exec_driver_sql(sql, (), BARE)
