@@ -1,9 +1,8 @@
-"""The ledger's schema and statements, for SQLite and PostgreSQL: the one place SQL is written.
-
-Statements use ``?`` placeholders (``Dialect`` turns them into the driver's). Timestamps are UTC:
-``timestamptz``, or on SQLite fixed-width ISO 8601 text (``2026-11-23T13:00:00.000000Z``), which
-sorts as time does. "Now" is the database's clock, never a worker's, so workers whose clocks
-disagree still agree on whether a claim is live (``current_state``)."""
+"""The ledger's schema and statements for SQLite and PostgreSQL, the one place SQL is written, with
+``?`` placeholders (``Dialect`` makes them the driver's). Timestamps are UTC: ``timestamptz``, or on
+SQLite fixed-width ISO 8601 text (``2026-11-23T13:00:00.000000Z``), which sorts as time does. "Now"
+is the database's clock, never a worker's, so workers whose clocks disagree still agree on whether a
+claim is live (``current_state``)."""
 
 from __future__ import annotations
 
@@ -66,10 +65,9 @@ class Dialect:
     own text follows the session's ``DateStyle``, which psycopg reads only when it is ISO."""
 
     def sql(self, text: str) -> str:
-        """``text``, a statement with ``?`` placeholders, in the driver's parameter style. In the
-        "format" style (``%s``, psycopg's and every Django cursor's), each literal ``%`` (SQLite's
-        ``strftime`` formats) is doubled: the driver reads ``%`` as a placeholder's start, and
-        Django's debug cursor (``DEBUG = True``) formats each query it logs with Python's ``%``."""
+        """``text`` in the driver's parameter style. In the "format" style (``%s``: psycopg's,
+        Django's) a literal ``%`` (SQLite's ``strftime``) is doubled: the driver reads ``%`` as a
+        placeholder, and Django's debug cursor formats each query it logs with Python's ``%``."""
         if self.placeholder == "%s":
             text = text.replace("%", "%%")
         return text.replace("?", self.placeholder)
@@ -80,10 +78,9 @@ class Dialect:
         return [*([self.schema_lock] if self.schema_lock else []), create]
 
     def visible(self) -> str | None:
-        """Whether a table of the name ``?`` is found by the search path, wherever it is; ``None``
-        where names have no search path (SQLite). PostgreSQL's ``IF NOT EXISTS`` looks in the
-        first schema of the path alone, and would create there an empty table hiding one found
-        further on (a schema put ahead of it: ``search_path = shop, public``)."""
+        """Whether the search path finds a table named ``?`` (``None``: SQLite, no search path).
+        PostgreSQL's ``IF NOT EXISTS`` looks in the path's first schema alone, and would create
+        there an empty table hiding one further on (``search_path = shop, public``)."""
         return "SELECT to_regclass(?) IS NOT NULL" if self.name == "postgresql" else None
 
 
@@ -161,11 +158,11 @@ _SET_ASIDE_SQL = "(" + ", ".join(f"'{state}'" for state in SET_ASIDE) + ")"
 
 
 def take_over(dialect: Dialect, table: str) -> str:
-    """Claim a ``SET_ASIDE`` row for a later delivery whose checks pass: a compare-and-set, one
-    worker wins (PostgreSQL re-checks the WHERE clause against a concurrently committed row;
-    SQLite's ``BEGIN IMMEDIATE`` lets one writer in). Never a claim whose lease ran out: its action
-    may have run unrecorded, so it waits for ``resolve``. Parameters: claim token, lease (seconds),
-    amount, currency, key fingerprint, account, reference."""
+    """Claim a ``SET_ASIDE`` row for a later delivery whose checks pass: a compare-and-set one
+    worker wins (PostgreSQL re-checks the WHERE against a row committed meanwhile; SQLite's ``BEGIN
+    IMMEDIATE`` lets one writer in). Never a lapsed claim: its action may have run unrecorded
+    (``resolve`` settles it). Parameters: claim token, lease (seconds), amount, currency,
+    fingerprint, account, reference."""
     return (
         f"UPDATE {table} SET state = 'claimed', claim_token = ?, attempts = attempts + 1, "
         f"lease_expires_at = {dialect.later}, amount = ?, currency = ?, "
@@ -358,10 +355,9 @@ def count_rows(table: str) -> str:
 
 
 KEY_INDEXES = {"_verified_by": ("account", "verified_by"), "_by_key": ("verified_by", "account")}
-"""The two indexes ``key_rows`` reads (by name suffix, ``index_name``), each a few entries however
-many rows and labels the table holds: the key fingerprints by account (the unlabelled rows' keys,
-and a key's rows under its account), and the accounts by key fingerprint (the labels a key's rows
-are held under)."""
+"""The indexes ``key_rows`` reads (by name suffix, ``index_name``), a few entries a read however
+many rows and labels: key fingerprints by account (the unlabelled rows' keys, a key's rows under
+its account), and accounts by fingerprint (the labels a key's rows are held under)."""
 
 
 def key_indexes(dialect: Dialect, table: str) -> list[str]:
@@ -391,13 +387,12 @@ _LONGEST_NAME = 63
 
 
 def label_rows(dialect: Dialect, table: str) -> str:
-    """What a bare reference's label is checked against, in one round trip: a row of the account
-    other than the given reference (1, or NULL), and, only where there is none, another label
-    equal to it but for case (or NULL; labels are ASCII, folded by ``Dialect.ascii_lower``).
-    That label is found by walking every label, each the least after the last on an index
-    leading with ``account`` (a few index reads a label, however many rows, but at 3,000 labels
-    13 ms on PostgreSQL): a label holding rows of its own never walks. Parameters: account,
-    reference, account, account."""
+    """What a bare reference's label is checked against, in one round trip: a row of the account but
+    the given reference (1, or NULL), and only if none, another label equal to it but for case (or
+    NULL; labels are ASCII, folded by ``Dialect.ascii_lower``), found by walking the labels (each
+    the least after the last) on the index leading with ``account`` (a few reads a label, whatever
+    the rows; 13 ms for 3,000 on PostgreSQL), which a label holding rows never does. Parameters:
+    account, reference, account, account."""
     fold = dialect.ascii_lower
     return (  # names with a space, which no table's (check_table) can be: never the table's own
         f'WITH RECURSIVE "own row"(found) AS (SELECT (SELECT 1 FROM {table} WHERE account = ? '
