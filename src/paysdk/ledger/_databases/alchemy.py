@@ -1,8 +1,7 @@
-"""What the SQLAlchemy drivers (``_async/alchemy.py``, its ``_sync`` twin) share: which engines
-they take, whether a connection is in a transaction, what a database error means. Their
-connections run in ``AUTOCOMMIT`` mode so that the ledger writes its own ``BEGIN``: SQLite's
-``BEGIN IMMEDIATE`` (the write lock before the claim is read), PostgreSQL's with its timeouts.
-"""
+"""What the SQLAlchemy drivers (``_async/alchemy.py`` and its twin) share: which engines they
+take, whether a connection is in a transaction, what a database error means. Their connections
+run in ``AUTOCOMMIT`` mode so that the ledger writes its own ``BEGIN``: SQLite's ``BEGIN
+IMMEDIATE`` (the write lock before the claim is read), PostgreSQL's with its timeouts."""
 
 from __future__ import annotations
 
@@ -105,10 +104,9 @@ def in_transaction(dialect: Dialect, driven: Any) -> bool:
 def error(
     exc: Exception, dialect: Dialect, database: str, timeout: float, options: str = ""
 ) -> LedgerError:
-    """The ledger's error for what SQLAlchemy raised (a DBAPIError, whose ``orig`` is the
-    driver's, or the pool's TimeoutError), worded as the ledger's own drivers word it: which wait
-    ran out, which file is read-only or locked; ``database`` as `where` names it, ``options`` the
-    libpq options of the PostgreSQL connection that failed (``postgres_error``)."""
+    """The ledger's error for SQLAlchemy's ``exc`` (a DBAPIError, whose ``orig`` is the driver's,
+    or the pool's TimeoutError), worded as the ledger's own drivers word it; ``database`` as
+    `where` names it, ``options`` the failed PostgreSQL connection's (``postgres_error``)."""
     if isinstance(exc, sqlalchemy.exc.TimeoutError):
         return LedgerError(
             f"the ledger's database {database!r} failed: the engine's pool gave no connection "

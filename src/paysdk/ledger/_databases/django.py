@@ -1,10 +1,8 @@
-"""The ledger's driver (its shell: ``.._django``) on the calling thread's connection to the
-merchant's Django database, SQLite or PostgreSQL: the same plans and SQL as ``Ledger``. Each
-transaction is a ``transaction.atomic`` block of its own, committed before the action runs and
-again after; one inside the merchant's transaction is refused (``DjangoDriver.begin``). Waits are
-bounded by the ledger's timeout: ``SET LOCAL`` on PostgreSQL, on SQLite the ledger's
-``busy_timeout`` for the transaction (then Django's again).
-"""
+"""The ledger's driver (its shell: ``.._django``) on the calling thread's connection to Django's
+database, SQLite or PostgreSQL. Each transaction is an ``atomic`` block of its own, committed
+before the action runs and after; one inside the merchant's is refused (``DjangoDriver.begin``).
+Waits are bounded by the ledger's timeout: ``SET LOCAL`` on PostgreSQL; on SQLite, the ledger's
+``busy_timeout`` for the transaction (then Django's again)."""
 
 from __future__ import annotations
 

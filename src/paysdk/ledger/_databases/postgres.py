@@ -1,10 +1,8 @@
-"""The PostgreSQL backend through psycopg 3, as its drivers (``_async/postgres.py``, its ``_sync``
-twin) share it: many workers on many machines share one ledger. Every wait is bounded by the
-ledger's timeout; a statement by twice it, an idle transaction by ten times. For a pooler
-(PgBouncer): no startup parameter (it refuses what it cannot track), timeouts by ``SET LOCAL`` in
-the ``BEGIN``'s round trip, nothing prepared (the next transaction may run on another server
-connection).
-"""
+"""What the PostgreSQL drivers (psycopg 3; ``_async/postgres.py`` and its twin) share. Every wait
+is bounded by the ledger's timeout, a statement by twice it, an idle transaction by ten times. For
+a pooler (PgBouncer): no startup parameter (it refuses what it cannot track), timeouts by ``SET
+LOCAL`` in the ``BEGIN``'s round trip, nothing prepared (the next transaction may run on another
+server connection)."""
 
 from __future__ import annotations
 
@@ -89,18 +87,17 @@ def opening(timeout: float, options: str) -> str:
 
 
 ISOLATION = "ISOLATION LEVEL READ COMMITTED"
-"""Every ledger transaction's isolation, whatever the server's, the role's or the app's default
+"""Every ledger transaction's, whatever the server's, role's or app's default
 (``default_transaction_isolation``, Django's ``isolation_level``): each statement sees what
-committed before it, so a check run after a lock wait (``_sql.Dialect.key_lock``) sees the rows
-committed during the wait, and a claim's compare-and-set re-checks a row another worker
-committed (one wins) rather than failing to serialize."""
+committed before it, so a check after a lock wait (``_sql.Dialect.key_lock``) sees the rows
+committed during it, and a claim's compare-and-set re-checks a row another worker committed (one
+wins) rather than failing to serialize."""
 
 
 def local_timeouts(timeout: float, options: str) -> list[str]:
-    """The ``SET LOCAL`` statements (which leave a pooled server connection as it was found) that
-    bound a transaction's waits by the ledger's ``timeout``. A statement may wait a whole
-    lock_timeout: it gets twice, so a lock wait is the one named. A timeout set by the libpq
-    ``options`` the connection was opened with (the URL's, or ``PGOPTIONS``) wins."""
+    """The ``SET LOCAL`` statements (a pooled server connection is left as found) bounding a
+    transaction's waits by ``timeout``; a statement gets twice, so a lock wait is the one named.
+    One the connection's libpq ``options`` (the URL's, or ``PGOPTIONS``) set wins."""
     ms = max(1, round(timeout * 1000))
     wanted = {
         "lock_timeout": ms,
@@ -119,9 +116,8 @@ def libpq_options(connection: object) -> str:
 
 
 def _options_set(options: str) -> set[str]:
-    """The settings libpq ``options`` (possibly empty) set: ``-c name=value``, ``-cname=value``,
-    ``--name=value``, separated by spaces (a backslash escapes the next character), as PostgreSQL
-    reads them."""
+    """The settings libpq ``options`` set, as PostgreSQL reads them: ``-c name=value``,
+    ``-cname=value``, ``--name=value``, split at spaces (a backslash escapes the next character)."""
     words = [re.sub(r"\\(.)", r"\1", word) for word in re.findall(r"(?:\\.|\S)+", options)]
     settings: list[str] = []
     for index, word in enumerate(words):
@@ -147,9 +143,8 @@ def failing_as_ledger_error(timeout: float, options: str = "") -> Generator[None
 def postgres_error(
     exc: Exception, timeout: float, secrets: tuple[str, ...] = (), *, options: str = ""
 ) -> LedgerError:
-    """The ledger's error for ``exc``, psycopg's, with ``secrets`` (the URL, its password) hidden;
-    a timed-out wait says which wait, and for how long: ``timeout``, the ledger's, unless the
-    libpq ``options`` the connection was opened with set that wait's timeout (which wins)."""
+    """The ledger's error for psycopg's ``exc``, ``secrets`` (URL, password) hidden; a timed-out
+    wait says which, and how long: ``timeout``, unless the connection's libpq ``options`` set it."""
     import psycopg.errors
 
     detail = " ".join(scrub(str(exc), secrets).split())

@@ -1,9 +1,8 @@
-"""A PostgreSQL ledger's URL, read as libpq reads it: what a repr may show of it (``shown``), and
-the ``secrets`` no message may hold (``scrub`` hides them). libpq's parse errors quote the URL
-(its password too), and ``urllib.parse`` splits some URLs otherwise (an unencoded ``?`` in a
-password), so a URL libpq cannot parse, or parses into something no merchant meant (a password
-read into the host or the database), is refused with a ConfigurationError that names the wrong
-part and never quotes it."""
+"""A PostgreSQL ledger's URL as libpq reads it: what a repr may show (``shown``), and the
+``secrets`` no message may hold (``scrub`` hides them). libpq's parse errors quote the URL, and
+``urllib.parse`` splits some otherwise (an unencoded ``?`` in a password): a URL libpq cannot
+parse, or parses as no merchant meant (a password read into the host or database), is refused
+with a ConfigurationError naming the wrong part, never quoting it."""
 
 from __future__ import annotations
 

@@ -160,10 +160,9 @@ WAL_RETRY_PAUSE = 0.02
 
 
 def _switch_to_wal(raw: sqlite3.Connection, timeout: float) -> None:
-    """Put the file in WAL mode (persistent: once per file is enough), trying again until
-    ``timeout`` while it is locked. A new file is in rollback mode: while another process writes
-    it, the switch fails at once, without SQLite's busy wait (which could deadlock there), as
-    when several workers open a new ledger together."""
+    """Put the file in WAL mode (persistent: once a file), trying again until ``timeout`` while it
+    is locked: in a new file's rollback mode, the switch fails at once while another process writes
+    (several workers opening a new ledger), without SQLite's busy wait (which could deadlock)."""
     deadline = time.monotonic() + timeout
     while True:
         try:
@@ -271,11 +270,10 @@ class _InThread:
 
 
 async def _in_thread(function: Callable[[], T]) -> T:
-    """``function()`` in a worker thread, which is never abandoned: cancelled, this waits for
-    the thread to end before raising, so no statement runs on a connection after its caller
-    rolled it back, nor begins a transaction that nobody will end. anyio's cancel scopes wait
-    for the thread; asyncio's own cancellation (``asyncio.timeout``, ``Task.cancel``) does not,
-    so under asyncio the thread's work runs in a task of its own, shielded."""
+    """``function()`` in a worker thread, never abandoned: cancelled, this waits for the thread to
+    end, so no statement runs after its caller rolled back, nor begins a transaction nobody ends.
+    anyio's cancel scopes wait for the thread; asyncio's cancellation (``asyncio.timeout``,
+    ``Task.cancel``) does not, so under asyncio the work runs in a task of its own, shielded."""
     import asyncio
 
     import anyio.to_thread  # httpx depends on anyio; loaded only by async users
@@ -323,8 +321,7 @@ def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
 
 def sqlite_path(path: str | os.PathLike[str]) -> str:
     """``path``, if it names a file: never an in-memory database, nor a ``file:`` URI, which a
-    SQLite built to read URIs (as many systems' are) opens as one, ``file::memory:`` included,
-    while another opens a file of that name."""
+    SQLite built to read URIs (many are) opens as one (``file::memory:`` too), another as a file."""
     text = os.fspath(path)
     if not text or text == ":memory:":
         raise ConfigurationError(
