@@ -1,6 +1,5 @@
 """The ledger's decisions, I/O-free: each operation is a plan of steps (``_steps``) for its one
-driver (``_async/run.py``), shared by ``Ledger`` and ``AsyncLedger``; a failed step's LedgerError
-is thrown in for the plan to judge."""
+driver (``_async/run.py``); a failed step's LedgerError is thrown in for the plan to judge."""
 
 from __future__ import annotations
 
@@ -39,8 +38,8 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
 
 
 def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
-    """Key the table by (account, reference): SQLite rebuilds it (checking that every row was
-    copied before the old table goes), PostgreSQL adds the column and swaps the primary key."""
+    """Key the table by (account, reference): SQLite rebuilds it (every row copied before the old
+    table goes), PostgreSQL adds the column and swaps the primary key."""
     if dialect.name == "postgresql":
         add, find_key = _sql.postgres_add_account(table)
         yield Query(add)
@@ -96,8 +95,7 @@ _SPLIT_BY_RECONCILE = (
     "(Client(account=...); paysdk reconcile --account), the same label to the letter; nothing "
     "was listed",
 )
-"""What ``_refuse_split`` says (``str.format`` templates) for ``check_key`` and for
-``check_reconciled_key``."""
+"""``_refuse_split``'s ``str.format`` templates for ``check_key`` and ``check_reconciled_key``."""
 
 
 def check_key(
@@ -151,12 +149,11 @@ def _refuse_split(
 def check_label_case(
     dialect: _sql.Dialect, table: str, account: str, reference: str
 ) -> LedgerPlan[None]:
-    """After setting a bare reference aside, refuse (ConfigurationError; rolled back) a label
-    that holds no other row while the ledger holds rows under it in another case: a label typed
-    by hand (``paysdk ledger refuse --account Lagos-1``) would record the refusal where no
-    client looks, and reconcile would go on reporting the payment missed. Likewise no label
-    (``--account`` left out) where the unlabelled account holds no other row and labels hold
-    rows: a platform's, whose every client is labelled."""
+    """After setting a bare reference aside, refuse (ConfigurationError; rolled back) a label of no
+    other row while rows are held under it in another case: typed by hand (``paysdk ledger refuse
+    --account Lagos-1``), it would record the refusal where no client looks, the payment still
+    reported missed. Likewise no label where the unlabelled account holds no other row and labels
+    hold rows (a platform's, whose every client is labelled)."""
     if not account:
         unlabelled: Rows = yield Query(_sql.unlabelled_rows(table), (reference,))
         own, held = unlabelled.rows[0]
@@ -183,8 +180,7 @@ def label_in_another_case(
     dialect: _sql.Dialect, table: str, account: str
 ) -> LedgerPlan[str | None]:
     """The label equal to ``account`` but for case that holds rows, if ``account`` holds none
-    (else ``None``): what ``paysdk ledger list --account Lagos-1`` names on finding nothing.
-    ``check_label_case``'s statement, which walks the labels only when ``account`` holds none."""
+    (else ``None``): what ``paysdk ledger list --account Lagos-1`` names on finding nothing."""
     if not account:
         return None
     found = yield from _read(_sql.label_rows(dialect, table), (account, "", account, account))
@@ -288,10 +284,9 @@ def release_unconfirmed(
     budget: float,
     monotonic: Callable[[], float],
 ) -> LedgerPlan[None]:
-    """Give up a claim whose commit failed unanswered (a connection cut as the server committed
-    it): no action ran, so a claim that did commit is released for the next delivery rather
-    than held until its lease ends and then read as unknown. A claim that did not commit has no
-    row with its token, and nothing changes. Tried for ``budget`` seconds, best effort."""
+    """Give up a claim whose commit went unanswered (a connection cut as the server committed):
+    no action ran, so a committed claim is released for the next delivery, not left to lapse into
+    unknown; an uncommitted one has no row with its token. Best effort, for ``budget`` seconds."""
     why = storable(f"the claim's commit went unanswered; no action ran: {failed}"[:500])
     with contextlib.suppress(LedgerError):
         yield from write_retrying(Query(_sql.release(table), (why, *key, token)), budget, monotonic)
@@ -401,9 +396,8 @@ def found_for(
 def _select_many(
     dialect: _sql.Dialect, table: str, references: Sequence[str], account: str, columns: str
 ) -> LedgerPlan[list[tuple[Any, ...]]]:
-    """The ``columns`` of these references' rows, as the database returns them; no query for
-    no references. A reference no database holds as it is (``stored_as_is``) has no row, and
-    is not asked for: PostgreSQL refuses a NUL in a query, and no UTF-8 encodes a surrogate."""
+    """The ``columns`` of these references' rows; no query for none. One no database holds as it
+    is (``stored_as_is``: PostgreSQL refuses a NUL, no UTF-8 has a surrogate) is not asked for."""
     references = [reference for reference in references if stored_as_is(reference)]
     if not references:
         return []

@@ -1,8 +1,7 @@
-"""The steps the ledger's plans yield to their driver, and its answers (``Sleep`` is the core's:
-``paysdk._core.steps``). Each is a named tuple (one is made per statement: about half a frozen
-dataclass's cost); a step outside ``LEDGER_STEPS`` or ``RECONCILE_STEPS`` is the plan's bug,
-refused by ``drive`` with a TypeError. Named tuples with no fields are equal
-(``Commit() == Act()``): tell steps apart by their type, never by ``==``."""
+"""The steps the ledger's plans yield to their driver, and its answers (``Sleep`` is the core's).
+Each is a named tuple (one a statement: half a frozen dataclass's cost); a step outside
+``LEDGER_STEPS`` or ``RECONCILE_STEPS`` is the plan's bug, a TypeError from ``drive``. Named tuples
+with no fields are equal (``Commit() == Act()``): tell steps apart by type, never by ``==``."""
 
 from __future__ import annotations
 
@@ -48,9 +47,8 @@ T = TypeVar("T")
 
 
 class Begin(NamedTuple):
-    """Start a transaction: a write one (SQLite: ``BEGIN IMMEDIATE``, taking the write lock),
-    or with ``write=False`` a read, which waits for no writer (SQLite: plain ``BEGIN``);
-    answered with ``None``."""
+    """Start a transaction: a write one (SQLite: ``BEGIN IMMEDIATE``, the write lock), or with
+    ``write=False`` a read, waiting for no writer (SQLite: ``BEGIN``); answered with ``None``."""
 
     write: bool = True
 
@@ -71,8 +69,8 @@ class Act(NamedTuple):
 
 
 class Rows(NamedTuple):
-    """What a ``Query`` found: its rows (none for a statement that returns none) and how many
-    rows it changed or returned, as the database counts them."""
+    """What a ``Query`` found: its rows (if any) and how many it changed or returned, as the
+    database counts them."""
 
     rows: list[tuple[Any, ...]]
     rowcount: int
@@ -87,8 +85,8 @@ class Acted(NamedTuple):
 
 
 LEDGER_STEPS = (Begin, Query, Commit, Act, Sleep)
-"""Every step a ledger plan may yield (``Sleep``: wait, no transaction open, before trying a
-failed write again); ``_async/run.py`` carries out these, and its ``drive`` refuses any other."""
+"""Every step a ledger plan may yield (``Sleep``: wait, no transaction open, before retrying a
+write), as ``_async/run.py`` carries them out; its ``drive`` refuses any other."""
 
 
 # The reconciliation plan's steps.
@@ -102,8 +100,8 @@ class NextBatch(NamedTuple):
 
 
 class Listed(NamedTuple):
-    """What reconcile compares of a listed payment. A batch keeps these, not the models: a
-    model and its dict are objects the garbage collector walks while the batch lives."""
+    """What reconcile compares of a listed payment: a batch keeps these, not the models, whose
+    objects the garbage collector would walk while the batch lives."""
 
     reference: str
     amount: int
@@ -111,8 +109,8 @@ class Listed(NamedTuple):
     status: PaymentStatus | str
     succeeded: bool
     hides: str | None = None
-    """The secret key the list's body held (``hidden_key``), for a discrepancy's ``repr`` to
-    blot out as the payment's does; ``None`` for a body that held none."""
+    """The secret key the list's body held (``hidden_key``; ``None``: none), for a discrepancy's
+    ``repr`` to blot out as the payment's does."""
 
     @classmethod
     def of(cls, payment: ListedPayment) -> Listed:
@@ -141,8 +139,8 @@ class LookUp(NamedTuple):
 
 
 class Found(NamedTuple):
-    """What reconcile compares of a ledger row: these columns alone, read as a plain tuple,
-    where a ``LedgerRow`` would parse two timestamps and build a dataclass per row."""
+    """What reconcile compares of a ledger row, read as a plain tuple: a ``LedgerRow`` would
+    parse two timestamps and build a dataclass per row."""
 
     reference: str
     state: str
@@ -153,8 +151,7 @@ class Found(NamedTuple):
 
 
 class Checked(NamedTuple):
-    """Tell the caller's ``progress`` how many listed payments were checked so far; answered
-    with ``None``."""
+    """Tell ``progress`` how many listed payments were checked so far; answered with ``None``."""
 
     listed: int
 
@@ -167,15 +164,14 @@ class FindOrder(NamedTuple):
 
 
 class Fulfil(NamedTuple):
-    """Verify a missed payment against its order and fulfil it once; answered with the
-    ``FulfilResult``."""
+    """Verify a missed payment against its order, fulfil it once; answered with ``FulfilResult``."""
 
     reference: str
 
 
 class FulfilledPage(NamedTuple):
-    """The references of the next page of fulfilled rows after the reference ``after``;
-    answered with a list of them (only references: the pass reads every fulfilled row)."""
+    """The next page of fulfilled rows' references after ``after``; answered with a list of them
+    (references alone: the pass reads every fulfilled row)."""
 
     after: str
     limit: int

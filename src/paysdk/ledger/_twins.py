@@ -1,6 +1,5 @@
-"""Where the sync and async ledgers genuinely differ, in small helpers kept out of ``_async/``:
-``scripts/unasync.py`` renames each ``async_`` one (and ``AsyncFulfilOnce``, whose signatures
-differ) to its plain-named twin here, so the generated code calls the sync ones."""
+"""Where the sync and async ledgers differ, in small helpers kept out of ``_async/``: unasync
+renames each ``async_`` one (and ``AsyncFulfilOnce``) to its plain-named twin here."""
 
 from __future__ import annotations
 
@@ -81,9 +80,8 @@ def uncancellable() -> contextlib.nullcontext[None]:
 
 
 def async_uncancellable() -> anyio.CancelScope:
-    """Shield what it holds from cancellation: the record or release of an action that ran (or
-    was cancelled), which a cancel scope still cancelled would otherwise cut at its first
-    await, leaving the claim held until its lease ends and then ``unknown``. The ledger's own
+    """Shield the record or release of an action that ran (or was cancelled) from a cancel scope,
+    which would cut it at its first await, leaving the claim held, then ``unknown``; the ledger's
     timeouts and retry budget bound it."""
     import anyio
 
@@ -99,8 +97,8 @@ async def async_uncancelled(
     work: Coroutine[Any, Any, T], defer: Callable[[BaseException], None]
 ) -> T:
     """``work`` carried to its end even if asyncio cancels the caller (``asyncio.timeout``,
-    ``Task.cancel``), which anyio's shield does not stop: the cancellation is handed to
-    ``defer``, for the caller to raise once the ledger's own steps are done."""
+    ``Task.cancel``: anyio's shield does not stop it); ``defer`` keeps the cancellation to raise
+    once the ledger's steps are done."""
     import asyncio
 
     try:
