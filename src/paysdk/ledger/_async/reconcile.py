@@ -1,6 +1,6 @@
 """The reconciliation plan's one driver: its steps (``_steps.RECONCILE_STEPS``) carried out with
-a client and a ledger, the payments streamed (``iter_payments``) so memory does not grow with the
-list; a step outside the vocabulary is refused by ``async_drive``, never thrown in."""
+a client and a ledger, the payments streamed (``iter_payments``) in flat memory; a step outside
+the vocabulary is refused by ``async_drive``, never thrown in."""
 
 from __future__ import annotations
 
@@ -36,8 +36,8 @@ __all__ = ["AsyncLedgerView", "reconcile"]
 
 
 class AsyncLedgerView(Protocol):
-    """What reconcile needs of a ledger: its rows, fulfilling once, its fulfilled references,
-    and its refusal of a client whose unlabelled payments are not its own."""
+    """What reconcile needs of a ledger: its rows and fulfilled references, ``fulfil_once``, and
+    its refusal of a client whose rows are not its own."""
 
     async def _check_reconciled_key(self, client: AsyncClient) -> None: ...
 

@@ -1,6 +1,5 @@
-"""The ledger plans' one driver: their steps (``_steps.LEDGER_STEPS``) carried out on a database
-driver; however a run ends, a transaction left open is rolled back and its connection given back.
-"""
+"""The ledger plans' one driver: their steps (``_steps.LEDGER_STEPS``) on a database driver;
+however a run ends, a transaction left open is rolled back and its connection given back."""
 
 from __future__ import annotations
 
@@ -81,10 +80,9 @@ class AsyncLedgerSteps:
         (its claim is released) and it is raised once the plan has ended."""
 
     async def carry_out(self, step: LedgerStep) -> object:
-        """Carry ``step`` out; its answer (``Rows``, ``Acted`` or ``None``). A fulfilment's
-        commits, and every step once the action has run, are shielded from cancellation: a
-        claim committed is handed to the action (cancelled at its first await, it is released
-        as any failed one), and a finished action recorded, rather than left claimed."""
+        """Carry ``step`` out; its answer. A fulfilment's commits, and every step once the action
+        ran, are shielded from cancellation: a committed claim goes to the action (cancelled at
+        its first await, released as any failed one), a finished action is recorded."""
         if self.acted:
             with async_uncancellable():
                 return await async_uncancelled(self._carry_out(step), self._defer)

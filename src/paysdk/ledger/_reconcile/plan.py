@@ -1,6 +1,5 @@
-"""Reconciliation's decisions: ``reconcile_plan`` yields steps (``_steps``) for its one driver,
-so sync and async decide alike; ``Reconciliation`` compares the list with the ledger, batch by
-batch, and builds the ``ReconcileReport``."""
+"""Reconciliation's decisions: ``reconcile_plan`` yields steps (``_steps``) for its one driver;
+``Reconciliation`` compares the list with the ledger, batch by batch, into a ``ReconcileReport``."""
 
 from __future__ import annotations
 
@@ -93,10 +92,9 @@ class Reconciliation:
             self._to_fulfil.append((index, found))
 
     def ordered(self, payment: Listed, order: object) -> None:
-        """A completed payment with no ledger row, and what ``lookup`` found for it: no order
-        (``None``) makes it not ours; an order, missed (saying how the two differ); an exception
-        ``lookup`` raised, missed, saying so: never silently not ours. ConfigurationError if
-        ``lookup`` returned something that is neither an order nor None."""
+        """A completed payment with no ledger row, and what ``lookup`` found: ``None`` makes it not
+        ours; an order, missed (saying how they differ); what ``lookup`` raised, missed, saying
+        so (never silently not ours); anything else, ConfigurationError."""
         if order is None:
             self.report._add(_listed(Kind.FOREIGN, payment), self._limit)
         elif isinstance(order, Exception):
@@ -105,10 +103,9 @@ class Reconciliation:
             self.missed(payment, _differs_from(payment, order))
 
     def to_fulfil(self) -> list[tuple[int | None, Discrepancy]]:
-        """The first ``max_discrepancies`` missed payments, to hand to ``fulfil``, each with
-        its place in the report (``None``: not kept there). Kept apart from the report, so
-        alarms that fill it never keep a missed payment from being fulfilled; those beyond
-        wait for the next run, still missed."""
+        """The first ``max_discrepancies`` missed payments for ``fulfil``, each with its place in
+        the report (``None``: not kept), kept apart so that alarms filling the report never keep
+        one from being fulfilled; those beyond wait for the next run."""
         return self._to_fulfil
 
     def fulfilled(self, index: int | None, missed: Discrepancy, fulfilment: str) -> None:
@@ -186,9 +183,8 @@ def _differ(amount: int, currency: str, row: Found) -> bool:
 
 def _same_currency(expected: object, actual: object) -> bool:
     """``same_currency`` (the ledger's ``expected``, the service's ``actual``), cached for
-    three-character strings alone: a list has few currencies, each otherwise matched against a
-    regular expression, and the cache lives as long as the process (a hostile list's currency may
-    be a megabyte)."""
+    three-character strings alone: a list has few currencies, each otherwise matched by a regular
+    expression, and the cache lives with the process (a hostile currency may be a megabyte)."""
     if type(expected) is str and type(actual) is str and len(expected) == len(actual) == 3:
         return _same_code(expected, actual)
     return same_currency(expected, actual)
@@ -198,11 +194,10 @@ _same_code = functools.lru_cache(maxsize=256)(same_currency)
 
 
 class _References:
-    """A compact set of references: 8-byte digests in sorted arrays (8 MB for a million, not
-    ~100 MB), spread over 256 arrays by top byte, each sorted when first searched, so sorting never
-    holds more than a 256th as Python ints. A digest is the string's cached, per-process hash (a
-    reconcile runs in one process): two references sharing one (odds around 1 in 10^7 for a
-    million) hide one "not listed" alarm. Methods take many references a call, as calls cost."""
+    """A compact set of references: 8-byte digests (8 MB a million, not ~100 MB) in 256 arrays by
+    top byte, each sorted when first searched, so sorting holds a 256th at most as Python ints. A
+    digest is the string's cached hash (a reconcile runs in one process): two references sharing
+    one (odds ~1 in 10^7 for a million) hide one "not listed" alarm. Methods take many a call."""
 
     def __init__(self) -> None:
         self._buckets = [array.array("Q") for _ in range(256)]

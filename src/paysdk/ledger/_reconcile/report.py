@@ -99,16 +99,8 @@ field, so equality, ``as_dict`` and the constructor never see it."""
 
 
 def hiding(discrepancy: Discrepancy, key: str | None) -> Discrepancy:
-    """``discrepancy``, its ``repr`` blotting out ``key``: the secret key the body its payment was
-    read from held (``hidden_key``).
-
-    Args:
-        discrepancy: made from the payment's fields.
-        key: the key; ``None`` for a body that held none (``discrepancy`` is left as it is).
-
-    Returns:
-        ``discrepancy``.
-    """
+    """``discrepancy``, its ``repr`` blotting out ``key``: the secret key its payment's body held
+    (``hidden_key``; ``None``: none, and ``discrepancy`` is left as it is)."""
     if key:
         object.__setattr__(discrepancy, _HIDES, key)
     return discrepancy

@@ -45,10 +45,9 @@ class AsyncSQLAlchemyDriver:
         self.timeout = timeout
 
     async def begin(self, write: bool = True) -> AsyncConnection:
-        """A pooled connection, its transaction begun (LedgerError if none could be): on SQLite a
-        ``write`` one takes the write lock first (``BEGIN IMMEDIATE``); on PostgreSQL, READ
-        COMMITTED. A connection the server dropped is discarded by SQLAlchemy, with the rest of
-        its pool, and a new one tried at once."""
+        """A pooled connection, its transaction begun (a ``write`` one on SQLite takes the write
+        lock), or LedgerError. A connection the server dropped is discarded by SQLAlchemy, with
+        the rest of its pool, and a new one tried at once."""
         try:
             return await self._begin(write)
         except sqlalchemy.exc.DBAPIError as exc:
@@ -92,9 +91,8 @@ class AsyncSQLAlchemyTransaction:
         self.driver = driver
         self.raw: Any = None
         self.shops_setting: Any = None
-        """The setting the ledger changes for its transaction, as the shop left it: SQLite's
-        busy timeout, or psycopg's prepare threshold (a pooler may run the next transaction on
-        another server connection, so nothing is prepared)."""
+        """What the ledger changes for its transaction, as the shop left it: SQLite's busy timeout,
+        or psycopg's prepare threshold (nothing is prepared: a pooler may switch connections)."""
 
     async def open(self, write: bool) -> None:
         """Begin the transaction; what fails is the database's (DBAPIError), left to the caller."""

@@ -69,9 +69,9 @@ class PostgresDriver:
         self._idle: Idle[PgConnection] = Idle()
 
     def begin(self, write: bool = True) -> Connection:
-        """A connection, its transaction begun at READ COMMITTED (``write`` unused: PostgreSQL
-        locks rows); LedgerError if none could be. An idle connection the server dropped (a
-        restart, a failover) is closed with every other idle one, and a new one opened at once."""
+        """A connection, its transaction begun (``write`` unused: rows are locked), or LedgerError.
+        An idle connection the server dropped (a restart, a failover) is closed with every other
+        idle one, and a new one opened at once."""
         connection = self._idle.take()
         if connection is not None and not connection.raw.closed:
             try:
