@@ -121,8 +121,8 @@ class BaseLedger:
     def _settle(
         self, *, lease: float | dt.timedelta, table: str, create_table: bool, timeout: float
     ) -> None:
-        """Check and keep what every ledger takes, then open its driver (``_open_driver``): the
-        one step a ledger on another connection (Django's, SQLAlchemy's) shares with this one."""
+        """Check and keep what every ledger takes, then open its driver (``_open_driver``): shared
+        with the ledgers on another's connections (Django's, SQLAlchemy's)."""
         self.lease: dt.timedelta = _checks.check_lease(lease)
         self.table: str = _checks.check_table(table, self._backend)
         if not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:

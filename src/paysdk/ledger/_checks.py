@@ -40,8 +40,8 @@ RESERVED_WORDS = {
     "postgresql": frozenset(_POSTGRES_RESERVED.split()),
 }
 """The words each database refuses as a bare table or schema name (SQLite 3.40's; PostgreSQL's
-reserved keywords and those it allows only as a function or type name): the ledger's SQL names
-its table unquoted, so every statement on such a table would be a syntax error."""
+reserved keywords, and those only a function or type may be named): the ledger's SQL names its
+table unquoted, so every statement on such a table would be a syntax error."""
 
 _TEMPORARY_SCHEMA = re.compile(r"(temp|pg_temp(_[0-9]+)?)\.", re.IGNORECASE)
 """SQLite's ``temp`` and PostgreSQL's ``pg_temp``: a table there is one connection's own."""
@@ -76,9 +76,8 @@ def check_table(table: object, backend: str | None = None) -> str:
 
 
 MAX_LEASE = dt.timedelta(days=365_000)
-"""The longest lease, about 1,000 years: a claim's end is a time the ledger reads back, which
-Python's datetime holds to the year 9999 only (PostgreSQL would store a later one, then every
-read of the row would fail)."""
+"""The longest lease, about 1,000 years: Python's datetime reads a claim's end back only to the
+year 9999 (PostgreSQL would store a later one, and every read of the row would fail)."""
 
 
 def check_lease(lease: object) -> dt.timedelta:
@@ -97,9 +96,9 @@ def check_lease(lease: object) -> dt.timedelta:
 
 
 AMOUNTS = range(-(2**63), 2**63)
-"""The amounts the ledger records: a signed 64-bit integer, SQLite's ``INTEGER`` and
-PostgreSQL's ``bigint`` alike. The service's integers are unbounded; a payment beyond these is
-refused before any statement (``check_payable``), never half-written."""
+"""The amounts the ledger records: a signed 64-bit integer (SQLite's ``INTEGER``, PostgreSQL's
+``bigint``). The service's are unbounded; a payment beyond is refused before any statement
+(``check_payable``), never half-written."""
 
 
 _UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
@@ -111,9 +110,8 @@ def stored_as_is(text: str) -> bool:
 
 
 def storable(text: str) -> str:
-    """``text`` as a text column holds it on every database: a NUL (which PostgreSQL refuses)
-    and lone surrogates (which no UTF-8 encodes) written as their escapes (``\\x00``,
-    ``\\udc9b``), as ``paysdk`` shows them; any other text is kept exactly."""
+    """``text`` as every database's text column holds it: a NUL (PostgreSQL refuses it) and lone
+    surrogates (no UTF-8 has them) as escapes (``\\x00``, ``\\udc9b``), as ``paysdk`` shows them."""
     if stored_as_is(text):  # the common case: one scan, no copy
         return text
     return _UNSTORABLE.sub(
@@ -143,8 +141,8 @@ def check_payable(payment: object) -> VerifiedPayment:
 
 
 def describe_amount(amount: int) -> str:
-    """``amount`` in words for a message: its digits, or its size once too long to read (Python
-    refuses to write an integer of more than 4300 digits as text)."""
+    """``amount`` for a message: its digits, or its size once too long to read (Python refuses to
+    write an integer of more than 4300 digits)."""
     bits = amount.bit_length()
     return str(amount) if bits <= 256 else f"an integer of {bits} bits"
 
@@ -166,9 +164,8 @@ def set_aside_target(
     payment: object, reason: str, account: str = ""
 ) -> tuple[str, str, int, str, str]:
     """What to record for a payment (its own account: ConfigurationError if ``account`` names
-    another) or a bare reference (of ``account``): account, reference, amount, and currency and
-    reason as ``storable`` makes them. An amount beyond ``AMOUNTS`` is recorded as 0, as a bare
-    reference's is, and the reason says what it was: the refusal is recorded all the same."""
+    another) or a bare reference (of ``account``): account, reference, amount, and ``storable``
+    currency and reason. An amount beyond ``AMOUNTS`` is recorded as 0, the reason saying it."""
     reason = storable(reason)
     if not isinstance(payment, VerifiedPayment):
         return account, check_reference(payment), 0, "", reason
@@ -188,8 +185,8 @@ def set_aside_target(
 
 
 def check_references(references: Sequence[str]) -> list[str]:
-    """The references ``rows`` looks up: one string is refused, since it would be read as its
-    characters, each a reference with no row; so is a reference that is not a string."""
+    """The references ``rows`` looks up; one string is refused (read as its characters, each a
+    reference with no row), as is a reference that is not a string."""
     if isinstance(references, (str, bytes)):
         raise ConfigurationError(
             f"rows takes a list of references, not one string ({references[:40]!r}); for one "

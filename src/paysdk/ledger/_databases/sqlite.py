@@ -1,7 +1,6 @@
-"""The SQLite backend (standard library): one file, many threads and processes on one machine.
-WAL lets readers run beside the one writer; ``BEGIN IMMEDIATE`` takes the write lock before the
-claim is read, so two claims never interleave; ``busy_timeout`` makes a writer wait its turn
-instead of failing. The async twin runs these same calls in a worker thread."""
+"""The SQLite backend: one file, many threads and processes on one machine. WAL lets readers run
+beside the one writer; ``BEGIN IMMEDIATE`` takes the write lock before the claim is read, so two
+claims never interleave; ``busy_timeout`` makes a writer wait its turn instead of failing."""
 
 from __future__ import annotations
 
@@ -125,9 +124,9 @@ class SQLiteDriver:
         return _SQLiteConnection(raw, self.path, self.busy_timeout)
 
     def _check_same_file(self) -> None:
-        """LedgerError if the path names another file than the one this ledger opened, or none:
-        replaced (a backup restored with ``mv``) or deleted, the file it opened holds rows no
-        process opening the path sees, so fulfilling from either could run a payment twice."""
+        """LedgerError if the path names another file than the one opened, or none: replaced (a
+        backup restored by ``mv``) or deleted, the opened file holds rows no process opening the
+        path sees, so fulfilling from either could run a payment twice."""
         if self._file is None:
             return
         now = _identity(self._opened)
@@ -142,8 +141,8 @@ class SQLiteDriver:
 
 
 def _identity(path: str) -> tuple[int, int] | None:
-    """The file ``path`` names, as (device, inode); ``None`` if there is none (or a directory on
-    its way is none); LedgerError if it cannot be looked up (a symbolic link loop)."""
+    """The file ``path`` names, as (device, inode); ``None`` if none (nor a directory on its way);
+    LedgerError if it cannot be looked up (a symbolic link loop)."""
     try:
         status = os.stat(path)
     except (FileNotFoundError, NotADirectoryError):
@@ -180,18 +179,16 @@ def _is_locked(exc: sqlite3.Error) -> bool:
 
 
 class AsyncSQLiteDriver:
-    """``SQLiteDriver`` from async code: each call runs in a worker thread (anyio). One write
-    transaction at a time per ledger: writers waiting in ``BEGIN IMMEDIATE`` for the file's one
-    write lock would each hold one of anyio's 40 threads, until the lock's holder found none to
-    commit in and all waited out the timeout: the others wait here instead, holding no thread."""
+    """``SQLiteDriver`` from async code, each call in an anyio worker thread; one write transaction
+    a ledger at a time: writers waiting in ``BEGIN IMMEDIATE`` would each hold one of anyio's 40
+    threads, till the lock's holder found none to commit in: all timed out. Here they hold none."""
 
     dialect = SQLITE
 
     def __init__(self, path: str, *, busy_timeout: float, create: bool = True) -> None:
         self.sync = SQLiteDriver(path, busy_timeout=busy_timeout, create=create)
         self._writer: tuple[anyio.Semaphore, int] | None = None
-        """The write turn, and the process it was made in: a child forked while a task of its
-        parent held it makes its own."""
+        """The write turn, and the process it was made in: a forked child makes its own."""
 
     async def begin(self, write: bool = True) -> AsyncConnection:
         if not write:  # a read takes no lock (WAL), so never waits holding a thread
@@ -217,8 +214,8 @@ class AsyncSQLiteDriver:
             raise
 
     async def _begun(self, write: bool) -> Connection:
-        """A connection whose transaction a worker thread began; cancelled as the thread began
-        it, rolled back and given back, since no caller holds it to."""
+        """A connection whose transaction a worker thread began; if cancelled meanwhile, rolled
+        back and given back, since no caller holds it."""
         begun: list[Connection] = []
 
         def begin() -> Connection:
@@ -294,8 +291,8 @@ async def _in_thread(function: Callable[[], T]) -> T:
 
 
 def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
-    """The ledger's error for ``exc``, sqlite3's, naming the ledger's file (``path``) and saying
-    in words what is wrong; ``timeout`` is SQLite's busy timeout, the ledger's, in seconds."""
+    """The ledger's error for sqlite3's ``exc``, naming the file (``path``) and saying what is
+    wrong; ``timeout``: the busy timeout (the ledger's), in seconds."""
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message says it too
     text = str(exc)
     directory = os.path.dirname(os.path.abspath(path))
