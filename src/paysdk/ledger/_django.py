@@ -1,6 +1,5 @@
-"""``DjangoLedger``: the ledger on the merchant's own Django database, and the migration of its
-table to the key (account, reference). The driver that runs the plans' statements on Django's
-connections is ``_databases.django``."""
+"""``DjangoLedger``, the ledger on the merchant's Django database (its driver:
+``_databases.django``), and its migrations' steps."""
 
 from __future__ import annotations
 
@@ -101,14 +100,8 @@ class DjangoLedger(Ledger):
 
 
 def key_by_account(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TABLE) -> None:
-    """Migrate ``table`` to the ledger's key (account, reference) inside a Django migration's
-    own transaction, with the ledger's own statements (``_plans.add_account``): every row kept,
-    as the account ``''``.
-
-    Args:
-        connection: the migration's (``schema_editor.connection``).
-        table: the ledger's table.
-    """
+    """Key ``table`` by (account, reference) in a Django migration's transaction on its
+    ``connection`` (``schema_editor.connection``), every row kept as the account ``''``."""
     dialect = DIALECTS[connection.vendor]
     run_in_transaction(
         _MigrationConnection(connection), dialect, _plans.add_account(dialect, table)
@@ -116,14 +109,8 @@ def key_by_account(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TA
 
 
 def index_by_key(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TABLE) -> None:
-    """Make the ledger's indexes of ``table`` that it lacks (``_plans.key_indexes``: a table
-    migrated by ``key_by_account`` had the first alone) inside a Django migration's own
-    transaction.
-
-    Args:
-        connection: the migration's (``schema_editor.connection``).
-        table: the ledger's table.
-    """
+    """Make the indexes ``table`` lacks (``_plans.key_indexes``; ``key_by_account`` made the first
+    alone) in a Django migration's transaction on its ``connection``."""
     dialect = DIALECTS[connection.vendor]
     indexes = _plans.key_indexes(dialect, table)
     run_in_transaction(_MigrationConnection(connection), dialect, indexes)
