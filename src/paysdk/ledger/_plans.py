@@ -215,9 +215,9 @@ def fulfil_once(
     monotonic: Callable[[], float] = time.monotonic,
 ) -> LedgerPlan[FulfilResult[Any]]:
     """Claim ``payment.reference`` for ``lease`` (by the database's clock), run the action once,
-    then record it done (or release it); what happened, and what the action returned if it ran.
-    Recording is tried for ``record_for`` seconds (by ``monotonic``): then
-    UnrecordedFulfilmentError; LeaseLostError if the claim was resolved by hand."""
+    record it done (or release it): what happened, and what the action returned. Recording is tried
+    for ``record_for`` seconds (by ``monotonic``), then UnrecordedFulfilmentError; LeaseLostError if
+    the claim was resolved by hand."""
     reference, key = payment.reference, (payment.account, payment.reference)
     token = secrets.token_hex(16)
     claim = (
@@ -306,10 +306,10 @@ MAX_PAUSE = 1.0
 def write_retrying(
     query: Query, budget: float, monotonic: Callable[[], float] = time.monotonic
 ) -> LedgerPlan[Rows]:
-    """Run ``query`` in a write transaction of its own, trying again after a LedgerError (the
-    driver replaces a broken connection) until it commits (its rows) or ``budget`` seconds passed
-    by ``monotonic`` (the last error is raised). Only for a write that may run twice (a commit
-    whose answer was lost may have happened) and match what it did: the claim's token stays."""
+    """Run ``query`` in a write transaction of its own, again after a LedgerError (the driver
+    replaces a broken connection) until it commits (its rows) or ``budget`` seconds pass by
+    ``monotonic`` (the last error raised). Only for a write that may run twice (after a commit's
+    lost answer) and match what it did: the claim's token stays."""
     deadline = monotonic() + budget
     pause = FIRST_PAUSE
     while True:

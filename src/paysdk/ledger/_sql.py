@@ -185,10 +185,9 @@ def set_aside(dialect: Dialect, table: str) -> str:
 
 
 def mark_fulfilled(dialect: Dialect, table: str) -> str:
-    """Done, but only by the claim's owner, even after its lease ran out; 0 rows if the claim
-    was resolved by hand meanwhile. The token stays, so sending it again after a commit whose
-    answer was lost matches the row it already marked (and keeps its first ``fulfilled_at``).
-    Parameters: account, reference, claim token."""
+    """Done, by the claim's owner alone, even after its lease ran out (0 rows if resolved by hand
+    meanwhile). The token stays: sent again after a commit whose answer was lost, it matches the row
+    it marked (keeping its first ``fulfilled_at``). Parameters: account, reference, claim token."""
     return (
         f"UPDATE {table} SET state = 'fulfilled', lease_expires_at = NULL, "
         f"fulfilled_at = COALESCE(fulfilled_at, {dialect.now}), last_error = NULL "
