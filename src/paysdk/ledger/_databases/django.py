@@ -171,7 +171,6 @@ class DjangoDriver:
         """The ledger's error for one of ``django.db``'s, from what the database driver raised
         (its ``__cause__``): the same words as the ledger's own drivers, naming the database."""
         cause = exc.__cause__ or exc
-        where = f"Django's database {self.using!r}"
         if isinstance(cause, sqlite3.Error):
             name = str(connections[self.using].settings_dict.get("NAME", ""))
             found = sqlite_error(cause, name, self.timeout)
@@ -180,10 +179,9 @@ class DjangoDriver:
             found = postgres_error(cause, self.timeout, options=options)
         else:
             found = LedgerError(f"the ledger failed: {' '.join(str(cause).split())}")
-        hint = ""
         said = str(cause)
-        if not _sql.before_accounts(said) and any(
+        unmade = not _sql.before_accounts(said) and any(
             words in said for words in ("no such table", "does not exist")
-        ):
-            hint = "; has `manage.py migrate` created the ledger's table?"
-        return LedgerError(f"{found} (on {where}){hint}")
+        )
+        hint = "; has `manage.py migrate` created the ledger's table?" if unmade else ""
+        return LedgerError(f"{found} (on Django's database {self.using!r}){hint}")
