@@ -1,1 +1,1 @@
-"""The SQLAlchemy drivers: ``_async/`` is the source, ``_sync/`` generated."""
+"""The PostgreSQL and SQLAlchemy drivers: ``_async/`` is the source, ``_sync/`` generated."""
