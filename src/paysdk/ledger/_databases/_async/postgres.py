@@ -34,10 +34,23 @@ class AsyncPgConnection:
         self.timeout = timeout
         self.options = raw.info.options or ""
         self.opening = opening(timeout, self.options)
+        self.broken = False
+        """Whether the server dropped it (a restart, a failover), as its failed ``begin`` found."""
 
     async def begin(self) -> None:
-        with failing_as_ledger_error(self.timeout, self.options):
-            await self.raw.execute(trusted(self.opening))
+        """Begin a transaction, or close the connection: no caller holds one that failed to begin,
+        or was cancelled as it began (closed within the timeout, whatever cancels the caller)."""
+        try:
+            with failing_as_ledger_error(self.timeout, self.options):
+                await self.raw.execute(trusted(self.opening))
+        except LedgerError:
+            self.broken = self.raw.broken  # before close(), which makes it closed cleanly
+            await self.raw.close()
+            raise
+        except BaseException:
+            with async_shield(self.timeout):
+                await self.raw.close()
+            raise
 
     async def execute(self, sql: str, params: Sequence[object]) -> Rows:
         with failing_as_ledger_error(self.timeout, self.options):
@@ -76,31 +89,13 @@ class AsyncPostgresDriver:
                 await connection.begin()
                 return connection
             except LedgerError:
-                broken = connection.raw.broken  # before close(), which makes it closed cleanly
-                await connection.raw.close()
-                if not broken:
+                if not connection.broken:
                     raise
                 for stale in self._idle.drain():  # the server went away: so did they all
                     await stale.raw.close()
-            except BaseException:  # cancelled as it began: closed, never left open unheld
-                await self._close(connection)
-                raise
         connection = await self._connect()  # a new one, whether none was idle or the idle one died
-        try:
-            await connection.begin()
-        except LedgerError:
-            await connection.raw.close()
-            raise
-        except BaseException:
-            await self._close(connection)
-            raise
+        await connection.begin()
         return connection
-
-    async def _close(self, connection: AsyncPgConnection) -> None:
-        """Close ``connection``, which a cancelled caller never received, within the timeout
-        and whatever cancels the caller."""
-        with async_shield(self.timeout):
-            await connection.raw.close()
 
     async def _connect(self) -> AsyncPgConnection:
         psycopg = load_psycopg()

@@ -36,10 +36,23 @@ class PgConnection:
         self.timeout = timeout
         self.options = raw.info.options or ""
         self.opening = opening(timeout, self.options)
+        self.broken = False
+        """Whether the server dropped it (a restart, a failover), as its failed ``begin`` found."""
 
     def begin(self) -> None:
-        with failing_as_ledger_error(self.timeout, self.options):
-            self.raw.execute(trusted(self.opening))
+        """Begin a transaction, or close the connection: no caller holds one that failed to begin,
+        or was cancelled as it began (closed within the timeout, whatever cancels the caller)."""
+        try:
+            with failing_as_ledger_error(self.timeout, self.options):
+                self.raw.execute(trusted(self.opening))
+        except LedgerError:
+            self.broken = self.raw.broken  # before close(), which makes it closed cleanly
+            self.raw.close()
+            raise
+        except BaseException:
+            with shield(self.timeout):
+                self.raw.close()
+            raise
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         with failing_as_ledger_error(self.timeout, self.options):
@@ -78,31 +91,13 @@ class PostgresDriver:
                 connection.begin()
                 return connection
             except LedgerError:
-                broken = connection.raw.broken  # before close(), which makes it closed cleanly
-                connection.raw.close()
-                if not broken:
+                if not connection.broken:
                     raise
                 for stale in self._idle.drain():  # the server went away: so did they all
                     stale.raw.close()
-            except BaseException:  # cancelled as it began: closed, never left open unheld
-                self._close(connection)
-                raise
         connection = self._connect()  # a new one, whether none was idle or the idle one died
-        try:
-            connection.begin()
-        except LedgerError:
-            connection.raw.close()
-            raise
-        except BaseException:
-            self._close(connection)
-            raise
+        connection.begin()
         return connection
-
-    def _close(self, connection: PgConnection) -> None:
-        """Close ``connection``, which a cancelled caller never received, within the timeout
-        and whatever cancels the caller."""
-        with shield(self.timeout):
-            connection.raw.close()
 
     def _connect(self) -> PgConnection:
         psycopg = load_psycopg()
