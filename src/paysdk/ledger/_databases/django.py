@@ -20,7 +20,7 @@ from .._errors import LedgerError
 from .._steps import Rows
 from .driver import Connection
 from .postgres import ISOLATION, libpq_options, local_timeouts, postgres_error
-from .sqlite import sqlite_error, sqlite_param
+from .sqlite import sqlite_error
 
 __all__ = ["DIALECTS", "DjangoDriver", "run_statement"]
 
@@ -68,7 +68,7 @@ class _DjangoTransaction:
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         try:
-            return run_statement(self.wrapper, sql, [sqlite_param(value) for value in params])
+            return run_statement(self.wrapper, sql, params)
         except _DJANGO_ERRORS as exc:
             raise self.driver.error(exc) from exc
 

@@ -5,7 +5,6 @@ claims never interleave; ``busy_timeout`` makes a writer wait its turn instead o
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import os
 import sqlite3
 import threading
@@ -14,7 +13,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, TypeVar
 
 from ..._errors import ConfigurationError
-from ..._models.timestamps import wire_timestamp
 from .._errors import LedgerError
 from .._sql import SQLITE, before_accounts
 from .._steps import Rows
@@ -28,10 +26,6 @@ __all__ = ["AsyncSQLiteDriver", "SQLiteDriver"]
 T = TypeVar("T")
 
 
-def sqlite_param(value: object) -> object:
-    return wire_timestamp(value) if isinstance(value, dt.datetime) else value
-
-
 class _SQLiteConnection:
     def __init__(self, raw: sqlite3.Connection, path: str, busy_timeout: float) -> None:
         self.raw = raw
@@ -40,7 +34,7 @@ class _SQLiteConnection:
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         try:
-            cursor = self.raw.execute(sql, [sqlite_param(value) for value in params])
+            cursor = self.raw.execute(sql, params)
             return Rows(cursor.fetchall(), cursor.rowcount)
         except sqlite3.Error as exc:
             raise sqlite_error(exc, self.path, self.busy_timeout) from exc
