@@ -80,9 +80,9 @@ class AsyncLedgerSteps:
         (its claim is released) and it is raised once the plan has ended."""
 
     async def carry_out(self, step: LedgerStep) -> object:
-        """Carry ``step`` out; its answer. A fulfilment's commits, and every step once the action
-        ran, are shielded from cancellation: a committed claim goes to the action (cancelled at
-        its first await, released as any failed one), a finished action is recorded."""
+        """Carry ``step`` out; its answer. A fulfilment's commits, and every step after the action,
+        are shielded from cancellation: a committed claim goes to the action, a finished one is
+        recorded (an action cancelled at its first await is released as any failed one)."""
         if self.acted:
             with async_uncancellable():
                 return await async_uncancelled(self._carry_out(step), self._defer)

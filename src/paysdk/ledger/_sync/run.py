@@ -82,9 +82,9 @@ class LedgerSteps:
         (its claim is released) and it is raised once the plan has ended."""
 
     def carry_out(self, step: LedgerStep) -> object:
-        """Carry ``step`` out; its answer. A fulfilment's commits, and every step once the action
-        ran, are shielded from cancellation: a committed claim goes to the action (cancelled at
-        its first await, released as any failed one), a finished action is recorded."""
+        """Carry ``step`` out; its answer. A fulfilment's commits, and every step after the action,
+        are shielded from cancellation: a committed claim goes to the action, a finished one is
+        recorded (an action cancelled at its first is released as any failed one)."""
         if self.acted:
             with uncancellable():
                 return uncancelled(self._carry_out(step), self._defer)

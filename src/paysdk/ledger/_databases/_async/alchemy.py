@@ -1,6 +1,5 @@
 """The ledger's driver on a shop's SQLAlchemy AsyncEngine: each transaction on a pooled connection
-(in ``AUTOCOMMIT`` mode: ``alchemy`` says why), given back as the shop left it once the
-transaction has ended (``AsyncSQLAlchemyTransaction.finish``)."""
+(``AUTOCOMMIT``: ``alchemy`` says why), given back as the shop left it (``finish``)."""
 
 from __future__ import annotations
 
