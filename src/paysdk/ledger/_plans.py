@@ -101,10 +101,10 @@ _SPLIT_BY_RECONCILE = (
 def check_key(
     dialect: _sql.Dialect, table: str, payment: VerifiedPayment | None, *, recorded: bool = False
 ) -> LedgerPlan[None]:
-    """After a write, refuse (ConfigurationError; rolled back) a payment whose key's rows would
-    be split between accounts (``_refuse_split``). ``key_rows`` is read again under
-    ``Dialect.key_lock`` for the key's first row under its account (``recorded``): a PostgreSQL
-    transaction sees only committed rows beside its own, and a later row's conflicts see it."""
+    """After a write, refuse (ConfigurationError; rolled back) a payment whose key's rows would be
+    split between accounts (``_refuse_split``). A key's first row under its account (``recorded``)
+    reads ``key_rows`` again under ``Dialect.key_lock``: a PostgreSQL transaction sees only
+    committed rows besides its own (a later row's conflicts see it)."""
     if payment is None or not payment.verified_by:
         return  # only a payment whose key is known is checked
     account, key = payment.account, payment.verified_by
@@ -129,10 +129,9 @@ def check_reconciled_key(table: str, account: str, issuer: str) -> LedgerPlan[No
 def _refuse_split(
     found: Rows, account: str, key: str, refusals: tuple[str, str], reference: str = ""
 ) -> None:
-    """Raise ConfigurationError (``refusals``' first or second) if ``key_rows``' answer shows an
-    unlabelled client's key is not the unlabelled rows' (the two accounts' references could
-    collide), or another label than ``account`` holds the key's rows (each payment would be
-    fulfilled once under each)."""
+    """ConfigurationError (``refusals``' first or second) if ``key_rows``' answer shows an
+    unlabelled client's key is not the unlabelled rows' (references of two accounts could collide),
+    or another label than ``account`` holds the key's rows (each fulfilled once under each)."""
     _, least, greatest, *ends = found.rows[0]
     if not account and any(end not in (None, key) for end in ends):
         raise ConfigurationError(refusals[0].format(reference=reference, label_each=_LABEL_EACH))

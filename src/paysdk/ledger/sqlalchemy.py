@@ -48,7 +48,6 @@ class _OnEngine(BaseLedger):
     database, and how messages name that database; then what every ledger takes."""
 
     _dialect: Dialect
-    _backend: str
 
     def _take(
         self,
