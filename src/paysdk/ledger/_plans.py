@@ -179,7 +179,8 @@ def label_in_another_case(
     dialect: _sql.Dialect, table: str, account: str
 ) -> LedgerPlan[str | None]:
     """The label equal to ``account`` but for case that holds rows, if ``account`` holds none
-    (else ``None``): what ``paysdk ledger list --account Lagos-1`` names on finding nothing."""
+    (else ``None``): what ``paysdk ledger list --account Lagos-1`` names on finding nothing.
+    ``check_label_case``'s statement, which walks the labels only when ``account`` holds none."""
     if not account:
         return None
     found = yield from _read(_sql.label_rows(dialect, table), (account, "", account, account))
