@@ -337,9 +337,8 @@ _BEFORE_ACCOUNTS = re.compile(r'\bcolumn(?: named)?:? "?(?:\w+\.)?(?:account|ver
 
 
 def before_accounts(said: str) -> str:
-    """What to do, for an error of the database that says ``said`` of a table made before
-    ``account`` (one the ledger, made with ``create_table=False``, did not migrate); ``""``
-    for another error."""
+    """What to do about a table made before ``account`` (``create_table=False``: not migrated), if
+    the database's error says ``said`` of one; else ``""``."""
     if _BEFORE_ACCOUNTS.search(said) is None:
         return ""
     return (
