@@ -86,9 +86,8 @@ class Discrepancy:
         return {**dataclasses.asdict(self), "kind": str(self.kind)}
 
     def __repr__(self) -> str:
-        """Its fields, as a dataclass shows them, with the secret key blotted out where the
-        body its payment was read from held it (a server or proxy echoing it), as the payment's
-        own ``repr`` does; its fields keep what was received."""
+        """The dataclass's repr, the secret key blotted out where its payment's body held it (a
+        server or proxy echoing it), as the payment's ``repr`` does; the fields keep it."""
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
         return blot_repr(f"{type(self).__qualname__}({shown})", self.__dict__.get(_HIDES))
 
