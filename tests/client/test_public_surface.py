@@ -62,6 +62,24 @@ async def test_the_cap_is_a_setting_and_the_list_error_points_to_streaming(
     assert len(await client.list_payments(max_response_bytes=1_000_000)) == 200
 
 
+async def test_a_call_given_no_cap_reads_up_to_the_endpoints_default_not_without_end(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    """A call's ``max_response_bytes=None`` undoes the client's setting for that call: the
+    endpoint's default cap (64 MiB for a list) applies, as documented, not none at all."""
+    items = [listed_body(f"order-{n}") for n in range(200)]
+    respx_mock.get(f"{BASE_URL}/payments").respond(200, json={"data": items})
+    client = make_client(max_response_bytes=10_000)
+    assert len(await client.list_payments(max_response_bytes=None)) == 200
+    bomb = gzip.compress(b'{"data": [' + b" " * (65 * 1024 * 1024) + b"]}")
+    respx_mock.get(f"{BASE_URL}/payments").respond(
+        200, content=bomb, headers={"Content-Encoding": "gzip"}
+    )
+    with pytest.raises(paysdk.ResponseTooLargeError) as caught:
+        await client.list_payments(max_response_bytes=None)
+    assert caught.value.limit == 64 * 1024 * 1024
+
+
 async def test_an_error_over_a_large_body_keeps_what_a_reader_needs_not_a_parse_of_it(
     make_client: MakeClient, respx_mock: respx.MockRouter
 ) -> None:

@@ -51,7 +51,8 @@ class CallOptions(TypedDict, total=False):
         timeout: seconds (or an ``httpx.Timeout``) for each request; ``None``: no limit.
         max_retries: how many times a retryable failure is tried again.
         extra_headers: headers added to each request (never ``Authorization``).
-        max_response_bytes: the largest body read; ``None``: no cap.
+        max_response_bytes: the largest successful body read, decoded; ``None``: the
+            endpoint's default (1 MiB for verify, 64 MiB for a list).
         deadline: seconds for the whole call, retries and waits included; ``None``: no limit.
         account: the label of the merchant account (with its ``secret_key``): the payments
             verified carry it, and a ledger fulfils each account's payments apart.
