@@ -7,6 +7,7 @@ from collections.abc import Callable
 import pytest
 
 import paysdk
+from paysdk._core.attempts import LOG_FIELDS
 from paysdk.integrations._callback import (
     NotFulfilled,
     Refusal,
@@ -15,6 +16,7 @@ from paysdk.integrations._callback import (
     method_response,
     refusal_of,
 )
+from paysdk.integrations.responses import log_fields
 
 PAID = paysdk.VerifiedPayment(reference="order-1", amount=900, currency="NGN", success=True)
 
@@ -105,3 +107,16 @@ def test_only_get_is_a_callback() -> None:
         assert refused is not None, method
         assert (refused.status_code, refused.body) == (405, {"status": "method_not_allowed"})
         assert refused.headers == {"Allow": "GET"}
+
+
+def test_a_callbacks_log_line_names_the_reference_asked_about_never_the_services() -> None:
+    swapped = paysdk.PaymentMismatchError(  # a confused proxy answered another payment
+        "odd", payment=PAID, mismatches={"reference": ("order-9", PAID.reference)}
+    )
+    fields = log_fields(swapped)
+    assert set(fields) == set(LOG_FIELDS)
+    assert (fields["paysdk_reference"], fields["paysdk_outcome"]) == (
+        "order-9",
+        "PaymentMismatchError",
+    )
+    assert log_fields() == dict.fromkeys(LOG_FIELDS)

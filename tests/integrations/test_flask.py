@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import decimal
+import io
 import logging
 import sqlite3
 from collections.abc import Iterator
@@ -643,3 +644,32 @@ def test_a_key_echoed_by_the_service_is_blotted_out_of_the_reasons_the_ledger_re
             "paid, but not for this order: currency '<secret key>' instead of 'KES'",
         ),
     ]
+
+
+@pytest.mark.parametrize(
+    ("method", "query", "reference", "outcome"),
+    [
+        ("GET", "reference=order-0000", "order-0000", "UnknownOrderError"),
+        ("GET", "reference=order-2001", "order-2001", "PaymentMismatchError"),
+        ("GET", "reference=order-3000", "order-3000", "PaymentNotFoundError"),
+        ("GET", "ref=order-1042", None, "InvalidCallbackError"),
+        ("HEAD", "reference=order-1042", None, None),
+    ],
+)
+def test_a_refused_callbacks_line_has_the_fields_of_every_paysdk_line(
+    browser: FlaskClient, method: str, query: str, reference: str | None, outcome: str | None
+) -> None:
+    # a formatter naming a field, as the docs invite, formats the line instead of dropping it
+    handler = logging.StreamHandler(io.StringIO())
+    handler.setFormatter(logging.Formatter("%(paysdk_reference)s %(paysdk_outcome)s|%(message)s"))
+    logger = logging.getLogger("paysdk")
+    logger.addHandler(handler)
+    try:
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(logging, "raiseExceptions", False)  # a lost line is not printed
+            patch.setattr(logger, "level", logging.INFO)
+            browser.open(f"{PATH}?{query}", method=method)
+    finally:
+        logger.removeHandler(handler)
+    (line,) = handler.stream.getvalue().splitlines()
+    assert line.startswith(f"{reference} {outcome}|callback answered ")

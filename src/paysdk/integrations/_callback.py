@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import gc
 import inspect
-import logging
 from collections.abc import Callable
 from typing import TypeVar, cast
 
@@ -18,7 +17,7 @@ from .._errors import PaymentFailedError, PaymentMismatchError, PaySDKError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from ..ledger import AmountOutOfRangeError
-from .responses import CallbackResponse, log
+from .responses import CallbackResponse, log, log_fields
 
 __all__ = [
     "FLASK_ROUTING",
@@ -76,7 +75,11 @@ def method_response(method: str) -> CallbackResponse | None:
     """
     if method == "GET":
         return None
-    log.info("callback answered 405 (method_not_allowed) to method %s", _shown_method(method))
+    log.info(
+        "callback answered 405 (method_not_allowed) to method %s",
+        _shown_method(method),
+        extra=log_fields(),
+    )
     return CallbackResponse(405, "method_not_allowed")
 
 
@@ -221,7 +224,10 @@ def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | Non
 
 def unrecorded_refusal(reference: str, error: PaySDKError) -> None:
     """Log a refusal the ledger could not record; the callback is answered as if it had been."""
-    log.log(logging.ERROR, "could not record the refusal of %s in the ledger: %s", reference, error)
+    fields = {**log_fields(error), "paysdk_reference": reference}
+    log.error(
+        "could not record the refusal of %s in the ledger: %s", reference, error, extra=fields
+    )
 
 
 def _excerpt(body: bytes, scrub: Callable[[str], str]) -> str:

@@ -31,12 +31,15 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from .._core import is_retryable
+from .._core.attempts import LOG_FIELDS
 from .._errors import (
+    APIError,
     InvalidCallbackError,
     InvalidReferenceError,
     PaymentFailedError,
     PaymentMismatchError,
     PaymentNotFoundError,
+    PaymentVerificationError,
     PaySDKError,
     UnknownOrderError,
 )
@@ -80,8 +83,40 @@ def callback_response(error: PaySDKError) -> CallbackResponse:
         The status and ``{"status": ...}`` body to answer with.
     """
     response, level = _classify(error)
-    log.log(level, "callback answered %d (%s): %s", response.status_code, response.status, error)
+    log.log(
+        level,
+        "callback answered %d (%s): %s",
+        response.status_code,
+        response.status,
+        error,
+        extra=log_fields(error),
+    )
     return response
+
+
+def log_fields(error: PaySDKError | None = None) -> dict[str, object]:
+    """A callback line's ``extra`` fields: all of the ``paysdk`` logger's (``LOG_FIELDS``), as
+    a formatter naming one (``%(paysdk_reference)s``) needs; ``None`` where a fact does not apply.
+
+    Args:
+        error: why the callback was refused, which may name its reference and the answer.
+
+    Returns:
+        The fields, the reference being the one the callback asked about, never the service's.
+    """
+    fields: dict[str, object] = {name: None for name in LOG_FIELDS}
+    if isinstance(error, (UnknownOrderError, PaymentNotFoundError)):
+        fields["paysdk_reference"] = error.reference
+    elif isinstance(error, PaymentMismatchError) and "reference" in error.mismatches:
+        fields["paysdk_reference"] = error.expected["reference"]
+    elif isinstance(error, PaymentVerificationError):
+        fields["paysdk_reference"] = error.reference
+    if isinstance(error, APIError):
+        fields["paysdk_status_code"] = error.status_code
+        fields["paysdk_request_id"] = error.request_id
+    if error is not None:
+        fields["paysdk_outcome"] = type(error).__name__
+    return fields
 
 
 def fulfilment_response(result: FulfilResult[Any]) -> CallbackResponse | None:
