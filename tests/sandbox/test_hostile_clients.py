@@ -586,3 +586,17 @@ def test_what_the_log_keeps_of_one_request_is_bounded_as_a_whole(sandbox: Sandbo
     assert "X-Pad-00" in first.headers and "X-Pad-59" not in first.headers
     assert len(second.path) == len(second.target) == request_log.MAX_RECORDED_TARGET
     assert second.path == long_path[: request_log.MAX_RECORDED_TARGET]
+
+
+def test_a_request_line_of_64_kib_is_one_log_line_cut_as_the_request_log_cuts_it(
+    sandbox: Sandbox, capfd: pytest.CaptureFixture[str]
+) -> None:
+    target = "/payment/" + "\x1b" * 65_000  # each escaped in four characters: 260,000 of them
+    answer = exchange(sandbox.port, f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
+    assert answer.startswith(status_line(401))
+    printed = wait_for_log(capfd, '" 401 ', "Traceback")
+    (line,) = [line for line in printed.splitlines() if '" 401 ' in line]
+    assert line.startswith('sandbox: "GET /payment/\\x1b')
+    assert line.endswith(f'... ({len(target) + 13:,} characters)" 401 -')
+    assert len(line) < 4 * request_log.MAX_RECORDED_TARGET + 100
+    assert_still_serving(sandbox)

@@ -15,6 +15,7 @@ import time
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from .._service.api import Reply
+from ._requests import MAX_RECORDED_TARGET
 
 if TYPE_CHECKING:
     from _typeshed import WriteableBuffer
@@ -37,6 +38,14 @@ def _closing_answer(status: int, error: str, message: str) -> bytes:
 
 
 _REQUEST_TIMEOUT = _closing_answer(408, "Request Timeout", "the request did not arrive in time")
+
+
+def _cut(argument: object) -> object:
+    """A log line's text argument as the request log keeps a target: a request line may be 64 KiB,
+    four times that once escaped, and each request is logged."""
+    if isinstance(argument, str) and len(argument) > MAX_RECORDED_TARGET:
+        return f"{argument[:MAX_RECORDED_TARGET]}... ({len(argument):,} characters)"
+    return argument
 
 
 class Service(Protocol):
@@ -271,7 +280,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
     do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = do_OPTIONS = do_GET
 
     def log_message(self, format: str, *args: Any) -> None:
-        self._owner.sandbox.log(format % args)
+        self._owner.sandbox.log(format % tuple(_cut(arg) for arg in args))
 
     def _read_body(self) -> bytes | None:
         """The request body; ``None`` once a request it will not read was answered (and the
