@@ -162,3 +162,21 @@ async def test_a_json_formatter_shows_the_fields_unconfigured_and_never_the_key(
     sent = [request.request_id for request in sandbox.requests]
     assert [entry["paysdk_request_id"] for entry in logged] == [sent[0], sent[0], *sent[1:]]
     assert all(KEY not in line for line in lines)
+
+
+async def test_no_record_holds_the_key_in_its_arguments_which_a_formatter_may_write_out(
+    sandbox: Sandbox,
+    connect: MakeClient,
+    paysdk_log: logging.StreamHandler[io.StringIO],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    # python-json-logger writes what a format names, args too; Sentry and structlog keep them
+    paysdk_log.setFormatter(JsonFormatter("{message}{args}", style="{"))
+    sandbox.inject(Fault.server_error(), times=1)
+    await connect(max_retries=1).verify(COMPLETED_REFERENCE)
+    records = paysdk_records(caplog)
+    assert [record.levelno for record in records] == [logging.DEBUG, logging.INFO, logging.DEBUG]
+    lines = paysdk_log.stream.getvalue().splitlines()
+    assert len(lines) == 3
+    assert all(KEY not in line for line in lines)
+    assert all(KEY not in json.dumps(record.args, default=repr) for record in records)

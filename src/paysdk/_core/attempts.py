@@ -90,7 +90,7 @@ class Attempts:
             request_id = error.request_id if isinstance(error, APIError) else None
             log.info(
                 "%s failed (%s); retry %d of %d in %.2fs",
-                request,
+                str(request),  # the Send holds the key: a formatter may write out args
                 type(error).__name__,
                 self.retries_done,
                 self.policy.max_retries,
@@ -120,7 +120,7 @@ class Attempts:
         elapsed_ms = round((self.policy.monotonic() - self.attempt_started) * 1000.0, 1)
         log.debug(
             "%s -> %s in %.0f ms%s",
-            request,
+            str(request),  # the Send holds the key: a formatter may write out args
             said,
             elapsed_ms,
             f" (request id {request_id})" if request_id else "",
