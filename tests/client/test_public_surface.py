@@ -375,6 +375,26 @@ def test_paysdk_log_turns_the_logger_on_without_code() -> None:
     assert logging.getLogger("paysdk").handlers == []  # this process was left alone
 
 
+def test_paysdk_log_on_a_closed_stderr_loses_the_line_not_the_payment() -> None:
+    """A daemon that closed its stderr: the line cannot be written, nor can logging's report
+    of that; the payment is verified all the same."""
+    code = (
+        "import sys, paysdk\n"
+        "from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox\n"
+        "with Sandbox() as sandbox:\n"
+        "    client = paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url)\n"
+        "    sys.stderr.close()\n"
+        "    print(client.verify(COMPLETED_REFERENCE).reference)\n"
+    )
+    env = {"PAYSDK_LOG": "debug", "PATH": ""}
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert (result.returncode, result.stdout) == (0, "order-1042\n"), result.stderr
+
+
 def test_paysdk_log_lines_say_when_in_utc_whatever_the_local_time_zone() -> None:
     """As every time paysdk shows: a local time, in a zone with daylight saving, repeats an
     hour each autumn, and says nothing of its zone beside the service's UTC times."""

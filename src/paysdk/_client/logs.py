@@ -4,6 +4,7 @@ DEBUG and each retry at INFO, never with the secret key."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import string
@@ -32,6 +33,12 @@ class CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     @stream.setter
     def stream(self, value: TextIO) -> None:
         """Kept for ``StreamHandler``'s own ``setStream``: the stream is always the current one."""
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        """Say on stderr that a line failed, as logging does, unless stderr itself cannot take
+        it (closed, or of an encoding that cannot): a line lost never fails the call logging it."""
+        with contextlib.suppress(ValueError):
+            super().handleError(record)
 
 
 _configured = False
