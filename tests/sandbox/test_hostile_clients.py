@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import contextlib
 import http
+import io
 import json
 import re
 import select
 import socket
 import struct
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -600,3 +602,14 @@ def test_a_request_line_of_64_kib_is_one_log_line_cut_as_the_request_log_cuts_it
     assert line.endswith(f'... ({len(target) + 13:,} characters)" 401 -')
     assert len(line) < 4 * request_log.MAX_RECORDED_TARGET + 100
     assert_still_serving(sandbox)
+
+
+def test_a_closed_stderr_loses_the_log_lines_not_the_answers(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    closed = io.StringIO()
+    closed.close()
+    monkeypatch.setattr(sys, "stderr", closed)  # a daemon's, say: each write raises ValueError
+    assert exchange(sandbox.port, list_request(sandbox)).startswith(status_line(200))
+    refused = b"GET /payments HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n"
+    assert exchange(sandbox.port, refused).startswith(status_line(403))

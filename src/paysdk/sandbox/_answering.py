@@ -101,9 +101,10 @@ class Answering:
     def log(self, message: str) -> None:
         """Write one line to stderr: its control characters (a client's request line may hold
         any) shown as escapes, never sent to the terminal. A line stderr cannot take (its
-        reader has gone, its disk is full) is lost: the request is answered all the same."""
+        reader has gone, its disk is full, it is closed) is lost: the request is answered all
+        the same."""
         if self._sandbox.log_requests:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, ValueError):
                 sys.stderr.write(f"sandbox: {printable(message)}\n")
 
     def connected(self, client_address: tuple[str, int]) -> None:
