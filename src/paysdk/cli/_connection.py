@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 
 import paysdk
@@ -12,6 +13,7 @@ from paysdk._core.numbers import TOO_SMALL, read_whole_number, underflows
 from paysdk._errors.quoting import quoted
 
 from ._command import Command
+from ._escape import hide_key
 
 
 def connection_options() -> Command:
@@ -39,8 +41,9 @@ def connection_options() -> Command:
 
 def client_from(args: argparse.Namespace) -> paysdk.Client:
     """The client the connection options describe; an option not given is the client's to
-    read from the environment, as the key and the URL are."""
-    return paysdk.Client(
+    read from the environment, as the key and the URL are. The key it sends is blotted out of
+    all the command prints from then on (`hide_key`): a server may echo it into any field."""
+    client = paysdk.Client(
         secret_key=args.secret_key,
         base_url=args.base_url,
         timeout=paysdk.NOT_GIVEN if args.timeout is None else args.timeout,
@@ -48,6 +51,8 @@ def client_from(args: argparse.Namespace) -> paysdk.Client:
         allow_insecure_http=args.allow_insecure_http,
         account=getattr(args, "account", None),
     )
+    hide_key(args.secret_key if args.secret_key is not None else os.environ.get(ENV_SECRET_KEY))
+    return client
 
 
 def source_of(args: argparse.Namespace, flag: str, variable: str) -> str:

@@ -1,23 +1,31 @@
 """Text the command prints, made safe: a string from the service, a customer, a ledger or a
 handler may hold what a terminal acts on (``ESC [2J``, C1 ``CSI``, a newline, a bidi override) or
-a spreadsheet runs (``=1+1``). Each passes through `printable` (``_core.terminal``'s, shared with
-the sandbox's request log), `table_cell`, `json_text` (``--json``) or `spreadsheet_cell` (CSV).
+a spreadsheet runs (``=1+1``), or the secret key a hostile or broken server echoed. Each passes
+through `printable` (``_core.terminal``'s, shared with the sandbox's request log), `table_cell`,
+`part_text`, `json_text` (``--json``) or `spreadsheet_cell` (CSV), each of which blots out the
+key the command was given (`hide_key`) before anything else, in every output form.
 """
 
 from __future__ import annotations
 
+import contextvars
 import json
 import math
 import re
-from collections.abc import Container, Iterable
+from collections.abc import Container, Generator, Iterable
+from contextlib import contextmanager
 from typing import cast
 
-from .._core.terminal import BEYOND_JSON, LOOKALIKE_SPACES, printable
+from .._core.config import blot_key
+from .._core.terminal import BEYOND_JSON, LOOKALIKE_SPACES
+from .._core.terminal import printable as terminal_printable
 
 __all__ = [
     "Code",
     "cell_text",
     "cells_text",
+    "hide_key",
+    "hiding_keys",
     "json_text",
     "part_text",
     "printable",
@@ -35,6 +43,54 @@ MISSING = "-"
 """What a table or CSV cell shows for a value the service left out."""
 
 
+_HIDDEN_KEY: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "paysdk_cli_hidden_key", default=None
+)
+"""The secret key the running command was given (`hide_key`), which its output blots out."""
+
+
+@contextmanager
+def hiding_keys() -> Generator[None, None, None]:
+    """Scope a command's run: the key `hide_key` registers in it is forgotten at its end, so a
+    second command run in the same process (a test) blots its own key alone."""
+    token = _HIDDEN_KEY.set(None)
+    try:
+        yield
+    finally:
+        _HIDDEN_KEY.reset(token)
+
+
+def hide_key(key: str | None) -> None:
+    """Have everything the command prints from here on show ``key`` as ``<secret key>``: a
+    server may echo the key it was sent into any field (a reference, a customer's name).
+
+    Args:
+        key: the secret key the command sends; ``None`` (none given) blots nothing.
+    """
+    _HIDDEN_KEY.set(key)
+
+
+def blotted(text: str) -> str:
+    """``text`` with the key `hide_key` registered blotted out, as sent and in the escaped
+    spellings of JSON and a repr (``blot_key``); ``text`` itself when there is none."""
+    key = _HIDDEN_KEY.get()
+    return text if key is None else blot_key(text, key)
+
+
+def printable(text: str, *, keep_newlines: bool = False) -> str:
+    """``text``, the key blotted out (`blotted`), with every control character shown as an
+    escape (``_core.terminal.printable``).
+
+    Args:
+        text: a string from the service, a customer, a ledger, a handler or a client.
+        keep_newlines: keep ``\\n`` as line breaks, for a body of several lines.
+
+    Returns:
+        The text, safe to write to a terminal.
+    """
+    return terminal_printable(blotted(text), keep_newlines=keep_newlines)
+
+
 def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False) -> str:
     """``data`` as exact JSON, safe on a terminal: what ``json`` writes raw (DEL, C1 and bidi
     controls, the separators, spaces other than the ASCII one, lone surrogates) is escaped as
@@ -49,11 +105,31 @@ def json_text(data: object, indent: int | None = 2, *, ascii_only: bool = False)
     Returns:
         The JSON text.
     """
-    try:
-        text = json.dumps(data, indent=indent, ensure_ascii=ascii_only, allow_nan=False)
-    except ValueError:  # a float JSON has no number for: NaN, or infinity (the service's 1e400)
-        text = json.dumps(_finite(data), indent=indent, ensure_ascii=ascii_only, allow_nan=False)
+    text = _dumps(data, indent, ascii_only)
+    if blotted(text) != text:  # the key echoed: blotted in each string, so the JSON stays JSON
+        text = _dumps(_blotted_strings(data), indent, ascii_only)
     return _JSON_RAW.sub(_json_escape, text)
+
+
+def _dumps(data: object, indent: int | None, ascii_only: bool) -> str:
+    """``data`` as ``json`` writes it, each float JSON has no number for as ``null``."""
+    try:
+        return json.dumps(data, indent=indent, ensure_ascii=ascii_only, allow_nan=False)
+    except ValueError:  # a float JSON has no number for: NaN, or infinity (the service's 1e400)
+        return json.dumps(_finite(data), indent=indent, ensure_ascii=ascii_only, allow_nan=False)
+
+
+def _blotted_strings(data: object) -> object:
+    """``data`` with the key blotted out of each string in it, names of members included: the
+    text ``json`` writes of a key ending in a backslash, blotted, would end a string early."""
+    if isinstance(data, str):
+        return blotted(data)
+    if isinstance(data, dict):
+        items = cast("dict[object, object]", data).items()
+        return {_blotted_strings(key): _blotted_strings(value) for key, value in items}
+    if isinstance(data, (list, tuple)):
+        return [_blotted_strings(item) for item in cast("list[object]", data)]
+    return data
 
 
 def _finite(data: object) -> object:
@@ -111,7 +187,7 @@ def part_text(value: object) -> str:
     product's name before its ``(amount)``, a metadata key or value between ``=`` and ``,``):
     in double quotes, a quote within doubled, when it holds a mark the parts are told apart
     by, so a value ``A1, refund_approved=true`` never reads as two."""
-    text = cell_text(value)
+    text = blotted(cell_text(value))  # before a quote within is doubled
     if text and _PART_MARKS.search(text) is None:
         return text
     return '"' + text.replace('"', '""') + '"'
@@ -123,7 +199,7 @@ def table_cell(text: str) -> str:
     ``\\x20`` (a table pads its cells with spaces, where ``order-1042 `` would read as
     ``order-1042``). Spaces within, as in a customer's name, stay spaces; a `Code` beyond
     ASCII is escaped whole."""
-    shown = printable(text.replace("\\", "\\\\"))
+    shown = printable(blotted(text).replace("\\", "\\\\"))  # blotted before the doubling
     if isinstance(text, Code) and not shown.isascii():
         shown = shown.encode("ascii", "backslashreplace").decode("ascii")
     return _END_SPACES.sub(lambda match: "\\x20" * len(match[0]), shown)

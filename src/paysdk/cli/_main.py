@@ -20,7 +20,7 @@ from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.timestamps import read_timestamp, wire_timestamp
 from paysdk.cli._command import Command, Parser, add_formats
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
-from paysdk.cli._escape import Code, cell_text, part_text, printable
+from paysdk.cli._escape import Code, cell_text, hiding_keys, part_text, printable
 from paysdk.cli._exits import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -73,6 +73,12 @@ def _run(argv: Sequence[str] | None) -> int:
     except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     command: Callable[[argparse.Namespace], int] = args.command
+    with hiding_keys():  # the key a command is given, blotted out of all it prints
+        return _outcome(command, args)
+
+
+def _outcome(command: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """Run ``command``; its exit code, each failure told on stderr."""
     try:
         with guarded_output(), _verbose_log(args):
             code = command(args)
