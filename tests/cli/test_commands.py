@@ -84,7 +84,8 @@ def test_confirm_exits_0_only_for_a_matching_successful_payment(run: Run) -> Non
 
     code, out, err = run("confirm", COMPLETED_REFERENCE, "--amount", "2500", "--currency", "NGN")
     assert (code, out) == (1, "")
-    assert "amount expected 2500 but the service says 2500000" in err
+    assert "amount expected 2500 but the service says 2500000 (the payment is 1,000 times" in err
+    assert "is one in whole units and the other in minor units, such as kobo or cents?" in err
 
     code, _, err = run("confirm", COMPLETED_REFERENCE, "--amount", "2500000", "--currency", "USD")
     assert code == 1

@@ -14,11 +14,47 @@ from paysdk import _core
 
 
 def test_expected_takes_whole_decimals_and_refuses_fractions_and_floats() -> None:
-    whole = decimal.Decimal("250000.00")
-    assert _core.Expected(amount=whole).amount == 250000  # type: ignore[arg-type]
+    for whole in (decimal.Decimal("250000"), decimal.Decimal("2.5E+5")):
+        assert _core.Expected(amount=whole).amount == 250000  # type: ignore[arg-type]
     for amount in (decimal.Decimal("2500.50"), 2500.0, True, "2500", decimal.Decimal("NaN")):
         with pytest.raises(paysdk.ConfigurationError, match="whole number"):
             _core.Expected(amount=amount)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("written", ["2500.00", "2500.0", "0.00", "2500.50", "1E-99999999"])
+def test_a_decimal_written_with_decimal_places_is_refused_naming_minor_units(
+    written: str,
+) -> None:
+    """``Decimal("2500.00")``, a ``DecimalField(decimal_places=2)``'s, is an amount in whole
+    units: read as 2500, it would match a payment of 2500 kobo, a hundredth of it."""
+    with pytest.raises(paysdk.ConfigurationError) as caught:
+        _core.Expected(amount=decimal.Decimal(written))  # type: ignore[arg-type]
+    message = str(caught.value)
+    assert message.startswith(
+        "the expected amount must be a whole number in the unit the service reports, not "
+        f"Decimal('{written}'): written with decimal places, it is an amount in whole units"
+    )
+    assert "minor units (kobo, cents)" in message
+
+
+@pytest.mark.parametrize(
+    ("expected", "paid", "hint"),
+    [
+        (25_000, 2_500_000, " (the payment is 100 times the order: is one in whole units"),
+        (2_500_000, 2_500, " (the order is 1,000 times the payment: is one in whole units"),
+        (2_500_001, 2_500_000, None),
+        (0, 2_500_000, None),
+    ],
+)
+def test_a_mismatch_of_a_power_of_ten_says_one_may_be_in_minor_units(
+    expected: int, paid: int, hint: str | None
+) -> None:
+    payment = paysdk.VerifiedPayment(reference="r", amount=paid, currency="NGN", success=True)
+    with pytest.raises(paysdk.PaymentMismatchError) as caught:
+        _core.check_payment(payment, _core.Expected(amount=expected))
+    message = str(caught.value)
+    said = f"payment 'r' does not match: amount expected {expected} but the service says {paid}"
+    assert message == said if hint is None else message.startswith(said + hint)
 
 
 class Cents(enum.IntEnum):

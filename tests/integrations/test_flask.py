@@ -454,6 +454,32 @@ def test_an_order_decimal_longer_than_any_answer_is_an_error_to_fix_in_the_order
     assert ran == []
 
 
+def test_an_order_decimal_with_decimal_places_is_never_matched_to_a_hundredth_of_it(
+    client: paysdk.Client, callback_sandbox: Sandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An order of 2500.00 naira read from a ``DecimalField(decimal_places=2)`` and a payment of
+    2500 kobo: the order's amount is refused as whole units, a 500 ``error`` to fix in the
+    order whose log names minor units, and the hundredth paid is never fulfilled."""
+    callback_sandbox.add_payment("order-major", amount=2500, currency="NGN")
+    orders = {"order-major": {"amount": decimal.Decimal("2500.00"), "currency": "NGN"}}
+    app = flask.Flask(__name__)
+    ran: list[str] = []
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=orders.get)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        ran.append(payment.reference)
+        return {"status": "ok"}
+
+    with caplog.at_level(logging.ERROR, logger="paysdk.callbacks"):
+        answer = app.test_client().get(f"{PATH}?reference=order-major")
+    assert (answer.status_code, answer.get_json()) == (500, {"status": "error"})
+    assert ran == []
+    logged = " ".join(record.getMessage() for record in caplog.records)
+    assert "Decimal('2500.00'): written with decimal places" in logged
+    assert "minor units (kobo, cents)" in logged
+
+
 def test_an_order_read_as_a_sqlite3_row_is_checked_by_its_columns(
     client: paysdk.Client, callback_sandbox: Sandbox, tmp_path: Path
 ) -> None:

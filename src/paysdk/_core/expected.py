@@ -26,8 +26,10 @@ from .._models.verified import VerifiedPayment
 class Expected:
     """What the merchant expects a payment to be: its order's amount and currency.
 
-    ``amount`` is in the unit the service reports, as an int (a whole ``Decimal``, as an ORM
-    may hold it, is taken as that int); ``currency`` is three ASCII letters, compared with
+    ``amount`` is in the unit the service reports, as an int (a ``Decimal`` without decimal
+    places, as an ORM may hold it, is taken as that int; one written with them, ``2500.00``,
+    is refused: it reads as whole units, where the service may count minor units);
+    ``currency`` is three ASCII letters, compared with
     the payment's as ``same_currency`` does. ``None`` means "do not check this": give it only
     on purpose.
 
@@ -37,8 +39,8 @@ class Expected:
             checked.
 
     Raises:
-        ConfigurationError: an amount that is not a whole number, or a currency that is not
-            three ASCII letters.
+        ConfigurationError: an amount that is not a whole number (or a ``Decimal`` written
+            with decimal places), or a currency that is not three ASCII letters.
     """
 
     amount: int | None = None
@@ -90,6 +92,14 @@ def _whole_amount(amount: object) -> int | None:
         )
     if isinstance(amount, SupportsIndex):  # an IntEnum's member, numpy's int64: a whole number
         return int(operator.index(amount))
+    if isinstance(amount, decimal.Decimal) and amount.is_finite() and _has_places(amount):
+        raise ConfigurationError(
+            f"the expected amount must be a whole number in the unit the service reports, not "
+            f"{quoted(amount)}: written with decimal places, it is an amount in whole units "
+            "(naira, dollars), while the service may count minor units (kobo, cents): 2500.00 "
+            "naira is 250000 kobo, and read as 2500 it would match a payment of 2500 kobo; pass "
+            "your order's amount in the service's unit as an int"
+        )
     if (
         isinstance(amount, decimal.Decimal)
         and amount.is_finite()
@@ -118,6 +128,13 @@ def _whole_amount(amount: object) -> int | None:
         f"the expected amount must be a whole number (int), not {quoted(amount)}; "
         "money in floats or fractions cannot be compared exactly"
     )
+
+
+def _has_places(amount: decimal.Decimal) -> bool:
+    """Whether ``amount`` is written with decimal places (``2500.00``, ``2500.5``): a
+    ``DecimalField(decimal_places=2)``'s, in whole units, whatever its fraction."""
+    exponent = amount.as_tuple().exponent
+    return isinstance(exponent, int) and exponent < 0
 
 
 def refuse_awaitable(value: object, message: str) -> None:
@@ -210,12 +227,35 @@ def check_payment(
             + quoted(got, scrub, code=field == "currency")
             for field, (want, got) in mismatches.items()
         )
+        if "amount" in mismatches:
+            detail += _units_hint(*mismatches["amount"])
         raise PaymentMismatchError(
             f"payment {payment.reference!r} does not match: {detail}",
             payment=payment,
             mismatches=mismatches,
         )
     return payment
+
+
+_UNIT_RATIOS = (10, 100, 1000)
+"""How many minor units a whole unit has (dinars and rials count 1000 fils, most 100 cents)."""
+
+
+def _units_hint(expected: object, paid: object) -> str:
+    """What an amount expected and one paid that differ by a power of ten likely mean: one of
+    them in whole units, the other in minor units; ``""`` for any other pair."""
+    if type(expected) is not int or type(paid) is not int or min(expected, paid) <= 0:
+        return ""
+    small, large = sorted((expected, paid))
+    ratio = next((r for r in _UNIT_RATIOS if small * r == large), None)
+    if ratio is None:
+        return ""
+    return (
+        f" (the {'order' if expected > paid else 'payment'} is {ratio:,} times the "
+        f"{'payment' if expected > paid else 'order'}: is one in whole units and the other in "
+        "minor units, such as kobo or cents? Amounts are compared as integers in the unit the "
+        "service reports, never converted)"
+    )
 
 
 publish("paysdk", Expected)
