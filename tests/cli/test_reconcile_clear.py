@@ -3,10 +3,13 @@ are shown but never fail the run; only a real miss exits 4, and once it is dealt
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
 import os
+import re
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+import paysdk
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Sandbox
 from tests.cli import shop
@@ -424,3 +428,32 @@ def test_what_the_lookup_and_fulfil_print_goes_to_stderr_not_into_the_report(
             ("missed", "fulfilled")
         ]
         assert "shop loaded" not in done.stdout and "shipped" not in done.stdout
+
+
+@pytest.mark.parametrize("fmt", ["table", "--json", "--csv"])
+def test_ledger_list_writes_every_time_in_one_shape(tmp_path: Path, fmt: str) -> None:
+    """A row fulfilled on a whole second (1 in 1,000 on SQLite, which keeps milliseconds) is
+    written as the others are, with its fraction (``.000000+00:00``): a script cutting or
+    sorting the column as text finds one shape in every row and every output form."""
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        ledger.create_table()
+        for reference in ("order-whole", "order-part"):
+            payment = paysdk.VerifiedPayment(
+                reference=reference, amount=500, currency="NGN", success=True
+            )
+            ledger.fulfil_once(payment, lambda p: None)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute(
+            "UPDATE paysdk_fulfilments SET fulfilled_at = CASE reference "
+            "WHEN 'order-whole' THEN '2026-11-05T09:00:14.000000Z' "
+            "ELSE '2026-11-05T09:00:14.555000Z' END"
+        )
+    argv = ["ledger", "list", "--ledger", str(path), *([] if fmt == "table" else [fmt])]
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    times = re.findall(r"20[0-9-]{8}T[0-9:.+]*", done.stdout)
+    assert times == ["2026-11-05T09:00:14.555000+00:00", "2026-11-05T09:00:14.000000+00:00"]
