@@ -254,6 +254,44 @@ def test_a_long_cell_pads_no_other_row_to_its_width(sandbox: Sandbox, env: dict[
     assert max(len(line) for line in lines if line is not long_line) < 300
 
 
+def test_a_table_aligns_wide_and_combining_characters_by_the_columns_they_take(
+    env: dict[str, str],
+) -> None:
+    """A CJK reference takes two columns a character, a fullwidth address too, and an accent
+    combined with the letter before it none: padded by their length, each would shift the
+    rest of its row (the status under another heading); padded by their width, none does."""
+    rows = [
+        ("\u6ce8\u6587-1042", "a@example.com"),  # two CJK characters
+        ("order-2" + "\u0301" * 8, "b@example.com"),  # eight combining acute accents
+        ("order-3", "\uff41\uff44\uff41\uff20\uff45\uff58.com"),  # fullwidth letters
+        ("order-4", "d@example.com"),
+    ]
+    records = [
+        payment_record(
+            reference=reference,
+            customer={"name": "B", "email": email, "phone": "+1"},
+            created_at=CREATED + dt.timedelta(minutes=number),
+        )
+        for number, (reference, email) in enumerate(rows)
+    ]
+    with Sandbox(payments=records) as own:
+        env = {**env, "PAYSDK_BASE_URL": own.base_url, "PAYSDK_SECRET_KEY": own.secret_key}
+        code, screen = on_terminal(env, "list")
+    assert (code, raw_controls(screen)) == (0, [])
+    # the address of six fullwidth letters and ".com" takes 16 columns: the others pad to it
+    assert lines_of(screen) == [
+        "REFERENCE  STATUS     AMOUNT   FEE  CURRENCY  CUSTOMER EMAIL    CREATED AT",
+        "order-4    COMPLETED  250000  3750  NGN       d@example.com     "
+        "2026-11-05T09:03:00.000000Z",
+        "order-3    COMPLETED  250000  3750  NGN       \uff41\uff44\uff41\uff20\uff45\uff58.com  "
+        "2026-11-05T09:02:00.000000Z",
+        "order-2" + "\u0301" * 8 + "    COMPLETED  250000  3750  NGN       b@example.com     "
+        "2026-11-05T09:01:00.000000Z",
+        "\u6ce8\u6587-1042  COMPLETED  250000  3750  NGN       a@example.com     "
+        "2026-11-05T09:00:00.000000Z",
+    ]
+
+
 def test_an_error_quoting_the_service_is_one_line_with_nothing_raw(
     sandbox: Sandbox, env: dict[str, str]
 ) -> None:

@@ -10,12 +10,14 @@ import codecs
 import contextlib
 import csv
 import errno
+import functools
 import io
 import logging
 import os
 import re
 import sys
 import traceback
+import unicodedata
 from collections.abc import Generator, Iterable, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO, cast
@@ -300,8 +302,8 @@ def print_csv(header: Sequence[str], rows: Iterable[Iterable[object]]) -> None:
 
 
 WIDEST_PADDED = 80
-"""The longest cell a table pads the others of its column to: a service's 1 MB address would
-otherwise make every row of its list 1 MB long."""
+"""The widest cell (in columns) a table pads the others of its column to: a service's 1 MB
+address would otherwise make every row of its list 1 MB long."""
 
 
 def print_table(
@@ -313,18 +315,50 @@ def print_table(
     """Rows as aligned columns two spaces apart, under ``header``'s column names in capitals
     (``_`` a space); ``right`` marks right-aligned columns. Each cell is shown as ``table_cell``
     shows it: a control character or a look-alike space is an escape, never a line, a command
-    or a blank that passes for another. A cell past ``WIDEST_PADDED`` characters overflows its
-    own row rather than pad every other row to its width."""
+    or a blank that passes for another. Cells are padded to the columns a terminal gives them
+    (``display_width``: a CJK or fullwidth character two, a combining mark none), and one
+    wider than ``WIDEST_PADDED`` overflows its own row rather than pad every other row to it."""
     heads = [] if header is None else [[name.replace("_", " ").upper() for name in header]]
     table = [*heads, *rows]
     lines = [[table_cell(cell) for cell in line] for line in table]
+    shown = [[display_width(cell) for cell in line] for line in lines]
     widths = [
-        max((len(line[i]) for line in lines if len(line[i]) <= WIDEST_PADDED), default=0)
+        max((line[i] for line in shown if line[i] <= WIDEST_PADDED), default=0)
         for i in range(len(lines[0]))
     ]
-    for line in lines:
+    for line, line_widths in zip(lines, shown, strict=True):
         cells = [
-            cell.rjust(width) if i < len(right) and right[i] else cell.ljust(width)
-            for i, (cell, width) in enumerate(zip(line, widths, strict=True))
+            _padded(cell, width - own, right=i < len(right) and right[i])
+            for i, (cell, own, width) in enumerate(zip(line, line_widths, widths, strict=True))
         ]
         print("  ".join(cells).rstrip())
+
+
+def _padded(cell: str, spaces: int, *, right: bool) -> str:
+    """``cell`` with ``spaces`` blanks before it (``right``) or after it (none if negative)."""
+    padding = " " * max(spaces, 0)
+    return padding + cell if right else cell + padding
+
+
+def display_width(text: str) -> int:
+    """How many columns a terminal gives ``text`` (shown ``printable``, so no control or format
+    character is left): a combining mark none, as it sits on the letter before it; a wide or
+    fullwidth character (CJK, ``\uff21``) two; any other one. A table padded by ``len`` would
+    shift the rest of a row holding them.
+
+    Args:
+        text: a cell as a table shows it.
+
+    Returns:
+        Its width in columns.
+    """
+    if text.isascii():
+        return len(text)
+    return sum(_char_width(char) for char in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _char_width(char: str) -> int:
+    if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me"):
+        return 0
+    return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
