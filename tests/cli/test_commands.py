@@ -807,6 +807,8 @@ def test_a_non_integer_amount_is_a_usage_error_that_states_the_unit(run: Run, am
     assert (code, out) == (2, "")
     assert f"argument --amount: expected a whole number such as 2500000, not {amount!r}" in err
     assert "in the unit the service reports them in (paysdk never converts or rounds them)" in err
+    in_minor = ": 25000.00 in whole units (naira, dollars) is 2500000 in minor units (kobo, cents)"
+    assert (in_minor in err) is (amount == "25000.00")
 
 
 def test_an_amount_with_underscores_or_spaces_is_read_as_the_integer(run: Run) -> None:

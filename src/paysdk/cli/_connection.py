@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 
 import paysdk
@@ -172,5 +173,22 @@ def whole_amount(text: str) -> int:
         raise argparse.ArgumentTypeError(
             f"expected a whole number such as 2500000, not {_shown_number(text)}: amounts are "
             "integers in the unit the service reports them in (paysdk never converts or rounds "
-            "them)"
+            f"them){_in_minor_units(text)}"
         ) from None
+
+
+_CENTS = re.compile(r"\s*([0-9]+)\.([0-9]{2})\s*")
+"""An amount written in whole units with two decimal places: ``25000.00``."""
+
+
+def _in_minor_units(text: str) -> str:
+    """For ``25000.00``, what it is in minor units (``2500000``), should those be the service's
+    unit; ``""`` for any other text."""
+    match = _CENTS.fullmatch(text)
+    if match is None or len(match[1]) > 30:
+        return ""
+    minor = int(match[1] + match[2])
+    return (
+        f": {match[1]}.{match[2]} in whole units (naira, dollars) is {minor} in minor units "
+        "(kobo, cents), if those are the service's"
+    )
