@@ -160,3 +160,12 @@ def test_reconcile_table_json_and_csv_show_the_echoed_key_blotted(
         (f"order-{BLOT}", BLOT),
         ("order-echo-name", "NGN"),
     ]
+
+
+def test_the_key_given_by_flag_is_the_one_blotted(sandbox: Sandbox, env: dict[str, str]) -> None:
+    """``--secret-key`` overrides ``PAYSDK_SECRET_KEY``: the key the command sends, the flag's,
+    is the one blotted out."""
+    key = sandbox.secret_key
+    env = {**env, "PAYSDK_SECRET_KEY": "sk_test_another_terminals"}
+    out = in_log(env, "list", "--csv", "--secret-key", key)
+    assert_blotted(out, key)
