@@ -207,6 +207,25 @@ def test_verify_quotes_a_part_holding_the_marks_between_parts(
     assert metadata in lines
 
 
+def test_verify_shows_a_card_or_product_part_left_out_as_a_dash(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    """A card without its expiry and with its first digits as a number, a product whose amount
+    is text: each part left out or unreadable is ``-``, as any missing value, never Python's
+    ``None``."""
+    shape = HOSTILE.verify_shape()
+    shape["products"] = [{"name": "Gift", "amount": "500", "description": ""}, {"amount": 7}]
+    shape["authorization"] = {"card_type": "visa", "first_six": 408408, "last_four": "4081"}
+    body = json.dumps({"status": True, "message": "ok", "data": shape})
+    sandbox.inject(Fault(status=200, body=body), path="/payment/order-hostile")
+    code, screen = on_terminal(env, "verify", "order-hostile")
+    assert code == 0
+    lines = lines_of(screen)
+    assert "products:        Gift (-), - (7)" in lines
+    assert "card:            visa -...4081 expires -" in lines
+    assert "None" not in screen
+
+
 def test_verify_json_on_a_terminal_is_the_exact_payment_with_nothing_raw(
     env: dict[str, str],
 ) -> None:

@@ -158,7 +158,7 @@ def _verify(args: argparse.Namespace) -> int:
     if args.format == "json":
         print_json(as_received(payment))
         return EXIT_OK
-    products = ", ".join(f"{part_text(p.name)} ({p.amount})" for p in payment.products)
+    products = ", ".join(f"{part_text(p.name)} ({cell_text(p.amount)})" for p in payment.products)
     metadata = ", ".join(f"{part_text(k)}={part_text(v)}" for k, v in payment.metadata.items())
     rows = [
         ("reference", payment.reference),
@@ -192,10 +192,14 @@ def _customer(customer: paysdk.Customer | None) -> str:
 
 def _card(card: paysdk.CardAuthorization | None) -> str:
     """The card line: a `Code`, as the contract makes each part ASCII (a scheme in lower case,
-    digits, ``MM/YY``), so ``v\\u0456sa`` (a Cyrillic i) or fullwidth digits are escaped."""
+    digits, ``MM/YY``), so ``v\\u0456sa`` (a Cyrillic i) or fullwidth digits are escaped; a
+    part the service left out (or sent unreadable) is ``-``."""
     if card is None:
         return "- (not a card payment)"
-    return Code(f"{card.card_type} {card.first_six}...{card.last_four} expires {card.expiry}")
+    scheme, first, last, expiry = map(
+        cell_text, (card.card_type, card.first_six, card.last_four, card.expiry)
+    )
+    return Code(f"{scheme} {first}...{last} expires {expiry}")
 
 
 @dataclasses.dataclass(frozen=True)
