@@ -169,3 +169,20 @@ def test_the_key_given_by_flag_is_the_one_blotted(sandbox: Sandbox, env: dict[st
     env = {**env, "PAYSDK_SECRET_KEY": "sk_test_another_terminals"}
     out = in_log(env, "list", "--csv", "--secret-key", key)
     assert_blotted(out, key)
+
+
+def test_verify_blots_the_key_in_a_nested_metadata_value_whole(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    """A metadata value that is a list or an object is shown as Python writes it, where a key
+    ending in a backslash is written with it doubled: the key is blotted whole, no backslash
+    of it left over."""
+    key = sandbox.secret_key
+    record = payment_record(
+        reference="order-nested", created_at=CREATED, metadata={"nested": [key, {"k": key}]}
+    )
+    sandbox.add_payment(record)
+    code, screen = on_terminal(env, "verify", "order-nested")
+    assert code == 0
+    assert_blotted(screen, key)
+    assert f"""metadata:        nested="['{BLOT}', {{'k': '{BLOT}'}}]\"""" in lines_of(screen)

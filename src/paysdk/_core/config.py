@@ -203,9 +203,10 @@ def blot_key(text: str, key: str) -> str:
     ``<secret key>``. A key under four characters is left (it would blot words)."""
     if len(key) < 4:
         return text
-    text = text.replace(key, "<secret key>")
-    pattern = _escaped_text(key)
-    return text if pattern is None else pattern.sub("<secret key>", text)
+    pattern = _escaped_text(key)  # the key as sent among its spellings, each escape tried first
+    if pattern is None:
+        return text.replace(key, "<secret key>")
+    return pattern.sub("<secret key>", text)
 
 
 @functools.lru_cache(maxsize=16)
@@ -233,8 +234,8 @@ def _escaped_forms(char: int) -> bytes:
         for digit in re.findall(b".", b"%04x" % char)
     )
     forms = [re.escape(bytes([char])), re.escape(b"\\u") + hex_digits]
-    if char in b"\"\\/'":
-        forms.append(re.escape(b"\\" + bytes([char])))
+    if char in b"\"\\/'":  # tried first, so a key's ``\\`` as JSON or a repr writes it is
+        forms.insert(0, re.escape(b"\\" + bytes([char])))  # blotted whole, no ``\`` left after
     return b"(?:" + b"|".join(forms) + b")"
 
 
