@@ -693,6 +693,7 @@ SPACED = {
     "order-1042\u200b": "order-1042\\u200b",  # a zero-width space
     "order-1042\\u200b": "order-1042\\\\u200b",  # the text of its escape
     "order-1042\u2800": "order-1042\\u2800",  # the blank Braille pattern, drawn as a space
+    "order\u28001042": "order\\u28001042",  # ... and between its words
 }
 """References the service may list, each shown raw as another one or as ``order-1042`` (a
 table pads cells with spaces), and how the table shows them."""
