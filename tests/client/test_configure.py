@@ -463,3 +463,61 @@ def test_an_accept_encoding_of_codings_paysdk_reads_is_sent_as_given(value: str)
             with pytest.raises(paysdk.ConfigurationError, match="offers br"):
                 client.verify("order-1042", extra_headers={"Accept-Encoding": "br"})
     assert [call.request.headers["accept-encoding"] for call in route.calls] == [value]
+
+
+def _paysdk_locals_holding(key: str, exc: BaseException) -> list[str]:
+    """The locals of paysdk's frames in ``exc``'s traceback (and the ones it was raised from)
+    that hold ``key``, as a debug page (Django's, ``DEBUG = True``) walks and shows them."""
+    found: list[str] = []
+    shown: BaseException | None = exc
+    while shown is not None:
+        tb = shown.__traceback__
+        while tb is not None:
+            frame = tb.tb_frame
+            if "paysdk" in frame.f_code.co_filename:
+                found += [
+                    f"{frame.f_code.co_name}:{name}"
+                    for name, value in frame.f_locals.items()
+                    if key in repr(value)
+                ]
+            tb = tb.tb_next
+        shown = shown.__cause__ or (None if shown.__suppress_context__ else shown.__context__)
+    return found
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda key: paysdk.Client(secret_key=key, base_url="ftp://x"), id="url"),
+        pytest.param(
+            lambda key: paysdk.Client(secret_key=key, base_url=BASE_URL, timeout=-1), id="timeout"
+        ),
+        pytest.param(
+            lambda key: paysdk.Client(secret_key=key + "\n", base_url=BASE_URL), id="newline"
+        ),
+        pytest.param(
+            lambda key: paysdk.AsyncClient(secret_key=f'"{key}"', base_url=BASE_URL), id="quoted"
+        ),
+        pytest.param(
+            lambda key: paysdk.Client(secret_key=SECRET, base_url=BASE_URL).with_options(
+                secret_key=key + "\n"
+            ),
+            id="with_options",
+        ),
+        pytest.param(
+            lambda key: paysdk.Client(secret_key=SECRET, base_url=BASE_URL).verify(
+                "order-1", secret_key=f"'{key}'"
+            ),
+            id="per_call",
+        ),
+    ],
+)
+def test_a_refused_setting_leaves_the_key_in_no_local_of_paysdk_s_frames(
+    make: Callable[[str], object],
+) -> None:
+    """A key read with its file's newline, or its quotes, is refused: the frames the error
+    passes through (a debug page shows their locals) hold the key in none of them."""
+    key = "sk_test_0123456789abcdefghij"
+    with pytest.raises(paysdk.ConfigurationError) as raised:
+        make(key)
+    assert _paysdk_locals_holding(key, raised.value) == []

@@ -135,22 +135,25 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 + " or ".join(repr(name) for name in self._backends)
                 + f", not {quoted(http_backend)}"
             )
-        self._config = _configure.create_config(
-            secret_key=secret_key,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            default_headers=default_headers,
-            allow_insecure_http=allow_insecure_http,
-            max_response_bytes=max_response_bytes,
-            deadline=deadline,
-            agent=_configure.user_agent(
-                self._backend_name(http_backend), _configure.check_app_info(app_info)
-            ),
-            verifies_tls=verify is not False,
-            account=account,
-            pause_gc=pause_gc,
-        )
+        try:
+            self._config = _configure.create_config(
+                secret_key=secret_key,
+                base_url=base_url,
+                timeout=timeout,
+                max_retries=max_retries,
+                default_headers=default_headers,
+                allow_insecure_http=allow_insecure_http,
+                max_response_bytes=max_response_bytes,
+                deadline=deadline,
+                agent=_configure.user_agent(
+                    self._backend_name(http_backend), _configure.check_app_info(app_info)
+                ),
+                verifies_tls=verify is not False,
+                account=account,
+                pause_gc=pause_gc,
+            )
+        finally:  # the key in no local of this frame: a debug page shows them (key_kept_out)
+            secret_key = None
         if http_client is not None and not isinstance(http_client, self._http_client_type):
             raise _errors.ConfigurationError(self._not_an_http_client(http_client))
         if http_client is not None and http_backend != "httpx":

@@ -95,41 +95,44 @@ def create_config(
     """A client's configuration from its arguments, the environment where one is left out, and
     the defaults; every value checked before any request. ``agent``: the User-Agent
     (``user_agent``); ``verifies_tls``: whether ``verify=`` checks certificates."""
-    key = secret_key if secret_key is not None else os.environ.get(ENV_SECRET_KEY)
-    url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
-    headers = {
-        "Accept": "application/json",
-        "Accept-Encoding": ACCEPT_ENCODING,  # what paysdk inflates in bounded steps
-        "User-Agent": agent or user_agent(BACKEND),
-    }
-    headers.update(check_headers(default_headers or {}, what="default_headers"))
-    given: object = timeout
-    if isinstance(given, NotGiven):
-        given = from_env(ENV_TIMEOUT, float, DEFAULT_TIMEOUT)
-    retries: object = max_retries
-    if isinstance(retries, NotGiven):
-        retries = from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
-    unset = {
-        name: MISSING[name]
-        for name, value in (("secret_key", key), ("base_url", url))
-        if value is None
-    }
-    insecure = allow_insecure_http
-    with key_kept_out(key):
-        return Config(
-            secret_key="" if key is None else check_secret_key(key),
-            base_url="" if url is None else check_base_url(url, allow_insecure_http=insecure),
-            timeout=check_timeout(given),
-            max_retries=check_max_retries(retries),
-            headers=headers,
-            max_response_bytes=check_max_bytes(max_response_bytes),
-            deadline=check_deadline(deadline),
-            allow_insecure_http=allow_insecure_http,
-            verifies_tls=verifies_tls,
-            account=check_account(account),
-            pauses_gc=check_pause_gc(pause_gc),
-            unset=unset,
-        )
+    try:
+        key = secret_key if secret_key is not None else os.environ.get(ENV_SECRET_KEY)
+        url = base_url if base_url is not None else os.environ.get(ENV_BASE_URL)
+        headers = {
+            "Accept": "application/json",
+            "Accept-Encoding": ACCEPT_ENCODING,  # what paysdk inflates in bounded steps
+            "User-Agent": agent or user_agent(BACKEND),
+        }
+        headers.update(check_headers(default_headers or {}, what="default_headers"))
+        given: object = timeout
+        if isinstance(given, NotGiven):
+            given = from_env(ENV_TIMEOUT, float, DEFAULT_TIMEOUT)
+        retries: object = max_retries
+        if isinstance(retries, NotGiven):
+            retries = from_env(ENV_MAX_RETRIES, int, DEFAULT_MAX_RETRIES)
+        unset = {
+            name: MISSING[name]
+            for name, value in (("secret_key", key), ("base_url", url))
+            if value is None
+        }
+        insecure = allow_insecure_http
+        with key_kept_out(key):
+            return Config(
+                secret_key="" if key is None else check_secret_key(key),
+                base_url="" if url is None else check_base_url(url, allow_insecure_http=insecure),
+                timeout=check_timeout(given),
+                max_retries=check_max_retries(retries),
+                headers=headers,
+                max_response_bytes=check_max_bytes(max_response_bytes),
+                deadline=check_deadline(deadline),
+                allow_insecure_http=allow_insecure_http,
+                verifies_tls=verifies_tls,
+                account=check_account(account),
+                pauses_gc=check_pause_gc(pause_gc),
+                unset=unset,
+            )
+    finally:  # the key in no local of this frame, which a debug page shows (key_kept_out)
+        secret_key = key = None
 
 
 @contextlib.contextmanager
@@ -139,15 +142,23 @@ def key_kept_out(*keys: object) -> Generator[None, None, None]:
     try:
         yield
     except ConfigurationError as exc:
-        message = exc.message
-        for key in keys:
-            if isinstance(key, str) and len(key) >= 4:
-                for quoted in (key, repr(key)[1:-1]):  # as given, and as a repr quotes it
-                    # in any case: a host name is quoted lower-cased
-                    message = re.sub(re.escape(quoted), "<secret key>", message, flags=re.I)
-        if message == exc.message:
-            raise
-        raise ConfigurationError(message) from None
+        message = _blotted(exc.message, keys)
+    else:
+        return
+    # raised afresh, outside the except, no key left in this frame: a debug page shows the
+    # locals of each frame in the traceback, and the check's own held the key it refused
+    keys = ()
+    raise ConfigurationError(message) from None
+
+
+def _blotted(message: str, keys: tuple[object, ...]) -> str:
+    """``message`` with each of ``keys`` of four characters or more as ``<secret key>``."""
+    for key in keys:
+        if isinstance(key, str) and len(key) >= 4:
+            for quoted in (key, repr(key)[1:-1]):  # as given, and as a repr quotes it
+                # in any case: a host name is quoted lower-cased
+                message = re.sub(re.escape(quoted), "<secret key>", message, flags=re.I)
+    return message
 
 
 def apply_options(config: Config, options: CallOptions) -> Config:
