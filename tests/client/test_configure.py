@@ -465,6 +465,11 @@ def test_an_accept_encoding_of_codings_paysdk_reads_is_sent_as_given(value: str)
     assert [call.request.headers["accept-encoding"] for call in route.calls] == [value]
 
 
+def _unchecked(value: object) -> Any:
+    """``value``, typed as anything: a setting no signature allows."""
+    return value
+
+
 def _paysdk_locals_holding(key: str, exc: BaseException) -> list[str]:
     """The locals of paysdk's frames in ``exc``'s traceback (and the ones it was raised from)
     that hold ``key``, as a debug page (Django's, ``DEBUG = True``) walks and shows them."""
@@ -494,6 +499,18 @@ def _paysdk_locals_holding(key: str, exc: BaseException) -> list[str]:
         ),
         pytest.param(
             lambda key: paysdk.Client(secret_key=key + "\n", base_url=BASE_URL), id="newline"
+        ),
+        pytest.param(
+            lambda key: paysdk.Client(
+                secret_key=key, base_url=BASE_URL, http_backend=_unchecked("curl")
+            ),
+            id="backend",
+        ),
+        pytest.param(
+            lambda key: paysdk.Client(
+                secret_key=key, base_url=BASE_URL, http_client=_unchecked(object())
+            ),
+            id="http_client",
         ),
         pytest.param(
             lambda key: paysdk.AsyncClient(secret_key=f'"{key}"', base_url=BASE_URL), id="quoted"

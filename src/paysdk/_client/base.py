@@ -126,16 +126,16 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 ``base_url``, a negative timeout, ``http_client`` with ``verify``...), before any
                 request; the message says what to change.
         """
-        self._load()
-        if http_backend not in self._backends:
-            from .._errors.quoting import quoted
-
-            raise _errors.ConfigurationError(
-                f"{type(self).__name__} takes http_backend "
-                + " or ".join(repr(name) for name in self._backends)
-                + f", not {quoted(http_backend)}"
-            )
         try:
+            self._load()
+            if http_backend not in self._backends:
+                from .._errors.quoting import quoted
+
+                raise _errors.ConfigurationError(
+                    f"{type(self).__name__} takes http_backend "
+                    + " or ".join(repr(name) for name in self._backends)
+                    + f", not {quoted(http_backend)}"
+                )
             self._config = _configure.create_config(
                 secret_key=secret_key,
                 base_url=base_url,
