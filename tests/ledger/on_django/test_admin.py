@@ -195,3 +195,16 @@ def test_a_reference_holding_a_character_shown_as_nothing_is_listed_with_it_esca
     listed = browser.get("/admin/paysdk/fulfilment/", {"q": "1042"}).content.decode()
     assert shown(listed) == {"order-1042", "order-1042\\u3164", "order-1042\\u2800"}
     assert "\u3164" not in listed and "\u2800" not in listed
+
+
+def test_a_reference_holding_a_character_shown_as_nothing_is_escaped_on_its_row_s_page(
+    browser: DjangoClient, django_sqlite: str
+) -> None:
+    """The row's page of ``order-1042`` followed by a Hangul filler (its title, breadcrumbs and
+    reference) shows the filler as an escape, as the changelist that links to it does."""
+    DjangoLedger(django_sqlite).fulfil_once(paid("order-1042\u3164"), lambda payment: None)
+    page = browser.get("/admin/paysdk/fulfilment/order-1042%E3%85%A4/change/")
+    detail = page.content.decode()
+    assert page.status_code == 200
+    assert "order-1042\\u3164" in detail
+    assert "\u3164" not in detail

@@ -19,7 +19,6 @@ from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..._core.terminal import printable
 from ...ledger._django import DjangoLedger
 from .models import Fulfilment
 
@@ -120,7 +119,7 @@ class FulfilmentAdmin(_ModelAdmin):
     list_display_links: _ListDisplayT[Fulfilment] | None = None
     """``payment`` links each row by account and reference; Django's links would name the
     reference alone, which two accounts share."""
-    readonly_fields: ClassVar[_ListOrTuple[str]] = ("currency_shown",)
+    readonly_fields: ClassVar[_ListOrTuple[str]] = ("reference_shown", "currency_shown")
     list_filter: ClassVar[_ListOrTuple[_ListFilterT]] = (StateFilter, AccountFilter)
     search_fields: ClassVar[_ListOrTuple[str]] = ("reference", "account")
     ordering: ClassVar[_ListOrTuple[_OrderByFieldName] | None] = ("-claimed_at",)
@@ -131,10 +130,11 @@ class FulfilmentAdmin(_ModelAdmin):
     def get_fields(
         self, request: HttpRequest, obj: Fulfilment | None = None
     ) -> _ListOrTuple[str | _ListOrTuple[str]]:
-        """A row's page shows the model's fields, the currency in its place as
-        ``currency_shown`` does."""
-        fields = [name for name in super().get_fields(request, obj) if name != "currency_shown"]
-        return ["currency_shown" if name == "currency" else name for name in fields]
+        """A row's page shows the model's fields, the reference and currency in their places
+        as ``reference_shown`` and ``currency_shown`` do."""
+        shown: dict[object, str] = {"reference": "reference_shown", "currency": "currency_shown"}
+        fields = [name for name in super().get_fields(request, obj) if name not in shown.values()]
+        return [shown.get(name, name) for name in fields]
 
     def get_object(
         self, request: HttpRequest, object_id: str, from_field: str | None = None
@@ -162,8 +162,12 @@ class FulfilmentAdmin(_ModelAdmin):
             args=(quote(row_id(row)),),
             current_app=self.admin_site.name,
         )
-        shown = printable(row.reference.replace("\\", "\\\\"))
-        return format_html('<a href="{}">{}</a>', page, shown)
+        return format_html('<a href="{}">{}</a>', page, str(row))  # escaped as __str__ does
+
+    @admin.display(description="reference")
+    def reference_shown(self, row: Fulfilment) -> str:
+        """The reference as ``payment`` shows it, unlinked: on the row's own page."""
+        return str(row)
 
     @admin.display(description="account", ordering="account")
     def account_shown(self, row: Fulfilment) -> str:

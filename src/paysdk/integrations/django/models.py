@@ -13,6 +13,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.expressions import Col
 from django.utils import timezone
 
+from ..._core.terminal import printable
 from ..._models.timestamps import wire_timestamp
 from ...ledger import DEFAULT_TABLE
 
@@ -132,4 +133,6 @@ class Fulfilment(models.Model):
         db_table = DEFAULT_TABLE
 
     def __str__(self) -> str:
-        return str(self.reference)
+        """The reference, each character a browser shows as nothing or a blank an escape (a
+        backslash of it doubled), so the row's page titled with it is told from another's."""
+        return printable(str(self.reference).replace("\\", "\\\\"))
