@@ -191,3 +191,79 @@ def test_pay_refuses_a_reference_verify_refuses_before_anything_is_sent(
     assert (merchant.fulfilled, merchant.failed) == ([], [])
     with paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{port}") as client:
         assert reference not in [p.reference for p in client.list_payments()]
+
+
+# --- a callback the app cannot take: what to change -------------------------------------------
+
+
+def test_pay_to_a_port_nothing_listens_on_says_so_and_how_to_send_the_callback_again(
+    cli: Paysdk, port: int, merchant: Merchant
+) -> None:
+    """The newcomer's app is not started yet, or on another port: the payment is recorded all
+    the same, so the command says where nothing listens and how to deliver that callback later
+    (paying again would be refused without --replace)."""
+    cli.start(port)
+    nowhere = f"http://127.0.0.1:{free_port()}/payments/callback"
+    paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", nowhere)
+    assert paid.returncode == 3
+    assert "Connection refused; nothing listens at 127.0.0.1:" in paid.stderr
+    assert "is your app running, on that port?" in paid.stderr
+    again = f"`paysdk trigger-callback {nowhere} --reference order-7`"
+    assert again in paid.stderr
+    assert KEY not in paid.stderr
+    argv = [word.strip("`") for word in again.split()]
+    delivered = cli(*argv[1:-2], "--reference", "order-7")
+    assert delivered.returncode == 3  # the app is still not there: the same words
+    assert "nothing listens at 127.0.0.1:" in delivered.stderr
+    resent = cli("trigger-callback", merchant.url, "--reference", "order-7")
+    assert (resent.returncode, merchant.fulfilled) == (0, ["order-7"]), resent.stderr
+
+
+def test_trigger_callback_in_tls_to_an_app_that_speaks_plain_http_says_to_use_http(
+    cli: Paysdk, merchant: Merchant
+) -> None:
+    """A development server speaks plain HTTP: a callback URL written with https:// is told
+    to use http://, not left with the TLS library's 'wrong version number'."""
+    sent = cli("trigger-callback", merchant.url.replace("http://", "https://"),
+               "--reference", "order-7")  # fmt: skip
+    assert sent.returncode == 3
+    assert "did not answer in TLS" in sent.stderr
+    assert "give the callback URL with http://" in sent.stderr
+    assert merchant.fulfilled == []
+
+
+def test_a_callback_view_routed_for_post_is_told_the_service_calls_back_with_get(
+    cli: Paysdk, port: int, tmp_path: Path
+) -> None:
+    """The Flask example with ``@app.post``: Flask's router answers the service's GET 405
+    before the helper runs; both commands say the view must be routed for GET."""
+    example = (ROOT / "examples" / "flask_callback.py").read_text(encoding="utf-8")
+    assert example.count('@app.get("/payments/callback")') == 1
+    (tmp_path / "post_callback.py").write_text(
+        example.replace('@app.get("/payments/callback")', '@app.post("/payments/callback")'),
+        encoding="utf-8",
+    )
+    app_port = free_port()
+    cli.start(port)
+    app = subprocess.Popen(
+        [sys.executable, str(tmp_path / "post_callback.py")],
+        env={**cli.env, "PORT": str(app_port), "PAYSDK_BASE_URL": f"http://127.0.0.1:{port}",
+             "PAYSDK_SECRET_KEY": KEY, "LEDGER_URL": f"sqlite:///{tmp_path / 'ledger.db'}"},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while not listening(app_port):
+            assert time.monotonic() < deadline, "the Flask example did not start"
+            time.sleep(0.1)
+        url = f"http://127.0.0.1:{app_port}/payments/callback"
+        paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", url)
+        sent = cli("trigger-callback", url, "--reference", "order-7")
+    finally:
+        app.terminate()
+        app.wait(timeout=30)
+    for done in (paid, sent):
+        assert done.returncode == 1
+        assert "-> 405" in done.stdout
+        assert "the service calls back with GET" in done.stderr
+        assert "@app.get, not @app.post" in done.stderr

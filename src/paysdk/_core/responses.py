@@ -371,7 +371,7 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
         host = urlsplit(request.url).hostname
         if host == FAKE_HOST:
             hint = FAKE_HOST_HINT
-        elif not failure.proxy and is_loopback(host or "") and _refused(failure.cause):
+        elif not failure.proxy and is_loopback(host or "") and connection_refused(failure.cause):
             hint = NOTHING_LISTENS_HINT.format(address=_address(request.url))
         else:
             hint = ""
@@ -383,7 +383,7 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     return error
 
 
-def _refused(cause: BaseException | None) -> bool:
+def connection_refused(cause: BaseException | None) -> bool:
     """Whether the connection was refused: nothing listens at the address (in ``cause`` or
     what it was raised from, as the HTTP libraries wrap the socket's error)."""
     seen = 0

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import urllib.parse
 from typing import TYPE_CHECKING, Any, cast
 
@@ -208,7 +209,13 @@ def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: 
     print(printable(paid))
     callback = cast("dict[str, Any]", data["callback"])
     if "error" in callback:
-        return print_error(_said(callback["error"], secret_key), EXIT_UNREACHABLE)
+        again = shlex.join(["paysdk", "trigger-callback", shown_url(args.callback), "--reference",
+                            args.reference])  # fmt: skip
+        return print_error(
+            f"{_said(callback['error'], secret_key)}; the payment is recorded in the sandbox: "
+            f"once your app answers, send its callback again with `{again}`",
+            EXIT_UNREACHABLE,
+        )
     status_code = callback.get("status_code")
     url = _said(shown_url(str(callback.get("url"))), secret_key)
     said_status = _said(status_code, secret_key)
@@ -219,6 +226,8 @@ def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: 
         print(printable(excerpt, keep_newlines=True))
     if isinstance(status_code, int) and 300 <= status_code < 400:
         return print_error(REDIRECTED, EXIT_FAILURE)
+    if status_code == 405:
+        return print_error(NOT_GET, EXIT_FAILURE)
     ok = isinstance(status_code, int) and 200 <= status_code < 300
     return EXIT_OK if ok else EXIT_FAILURE
 
@@ -236,6 +245,11 @@ REDIRECTED = (
     "Django route ending in '/' redirects the URL without it, by APPEND_SLASH)"
 )
 """Why a 3xx fails ``pay`` and ``trigger-callback``, and what to change."""
+NOT_GET = (
+    "your app refused the callback's method (405): the service calls back with GET, so route "
+    "the callback view for GET (in Flask and FastAPI @app.get, not @app.post)"
+)
+"""Why a 405 fails ``pay`` and ``trigger-callback``: the view is routed for another method."""
 
 
 def currency_code(text: str) -> str:
@@ -267,4 +281,6 @@ def _trigger_callback(args: argparse.Namespace) -> int:
         print(printable(result.body, keep_newlines=True))
     if 300 <= result.status_code < 400:
         return print_error(REDIRECTED, EXIT_FAILURE)
+    if result.status_code == 405:
+        return print_error(NOT_GET, EXIT_FAILURE)
     return EXIT_OK if result.ok else EXIT_FAILURE

@@ -4,6 +4,7 @@ bounded in time and body size so that a handler that trickles or floods cannot h
 from __future__ import annotations
 
 import dataclasses
+from urllib.parse import urlsplit
 
 from .._errors.quoting import bounded_detail
 from .._parsing.decoding import ACCEPT_ENCODING
@@ -76,4 +77,15 @@ def send_callback(
     if answer.kind == "undecodable":
         reason = bounded_detail(str(answer.cause or answer.detail))
         raise CallbackDeliveryError(f"callback to {shown}: undecodable answer: {reason}")
-    raise CallbackDeliveryError(f"callback to {shown} failed: {bounded_detail(answer.detail)}")
+    from .._core.responses import connection_refused  # here: it loads pydantic
+
+    address = urlsplit(target).netloc.rpartition("@")[2]
+    if answer.kind == "tls_protocol":
+        hint = f"; your app at {address} did not answer in TLS: if it speaks plain HTTP, as a "
+        hint += "development server does, give the callback URL with http://"
+    elif answer.kind == "connect" and connection_refused(answer.cause):
+        hint = f"; nothing listens at {address}: is your app running, on that port?"
+    else:
+        hint = ""
+    detail = bounded_detail(answer.detail)
+    raise CallbackDeliveryError(f"callback to {shown} failed: {detail}{hint}")
