@@ -209,6 +209,26 @@ def test_a_bad_ledger_is_one_line_on_stderr(
     assert not (tmp_path / "typo.db").exists()
 
 
+def test_a_ledger_named_from_another_directory_says_where_it_looked_and_what_to_name(
+    sandbox: Sandbox,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The first hour's ``--ledger sqlite:///fulfilments.db``, run from a directory other than
+    the app's: the message names the directory it looked in, and the file to give."""
+    app = tmp_path / "shop"
+    app.mkdir()
+    Ledger(f"sqlite:///{app / 'fulfilments.db'}").close()
+    monkeypatch.chdir(tmp_path)
+    argv = ["reconcile", "--ledger", "sqlite:///fulfilments.db", *_env(sandbox)]
+    exit_code, out, err = run(capsys, *argv)
+    assert (exit_code, out) == (2, "")
+    assert f"the ledger 'fulfilments.db' does not exist in {tmp_path} (paysdk never" in err
+    assert "name the file your app's Ledger writes to" in err
+    assert not (tmp_path / "fulfilments.db").exists()
+
+
 def test_a_cut_list_says_so_and_still_counts_everything(
     ledger_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -71,8 +71,11 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
     except ConfigurationError:  # a URL the ledger refuses: it says so when opened
         path = None
     if path is not None and not os.path.exists(path):
+        where = "" if os.path.isabs(path) else f" in {os.getcwd()}"
         raise ConfigurationError(
-            f"{source}: the ledger {path!r} does not exist (paysdk never creates one)"
+            f"{source}: the ledger {path!r} does not exist{where} (paysdk never creates one): "
+            "name the file your app's Ledger writes to, which it creates when it first records "
+            "a payment"
         )
     ledger = Ledger(url, table=args.table, create_table=False)
     try:
