@@ -392,6 +392,24 @@ def test_a_404_that_is_not_the_services_asks_about_the_flag_or_variable_that_was
     assert err.startswith("paysdk: error: not found; is PAYSDK_BASE_URL right?: Not Found")
 
 
+@pytest.mark.parametrize("command", ["verify", "list"])
+@pytest.mark.parametrize("path", ["/payment", "/payments", "/payment/order-1042", "/api/payment"])
+def test_a_base_url_that_holds_an_endpoint_s_path_says_to_leave_it_out(
+    sandbox: Sandbox, run: Run, monkeypatch: pytest.MonkeyPatch, command: str, path: str
+) -> None:
+    """``/payment`` copied from the service's docs into the base URL: paysdk adds it itself,
+    so the request goes to ``/payment/payment/...``; the error says to leave it out."""
+    monkeypatch.setenv("PAYSDK_BASE_URL", f"{sandbox.base_url}{path}")
+    argv = [command, COMPLETED_REFERENCE] if command == "verify" else [command]
+    code, _, err = run(*argv)
+    assert code == 2
+    assert err.startswith(
+        "paysdk: error: not found; is PAYSDK_BASE_URL right? (its path holds /payment or "
+        "/payments, which paysdk adds itself: leave them out): "
+    )
+    assert sandbox.secret_key not in err
+
+
 def test_a_sandbox_no_longer_running_is_named_with_how_to_find_one(
     run: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -82,6 +82,29 @@ async def test_confirm_and_verify_callback(connect: MakeClient) -> None:
     assert paid.reference == NON_CARD_REFERENCE
 
 
+@pytest.mark.parametrize("path", ["/payment", "/payments/", "/v1/payment/order-1042"])
+async def test_a_base_url_holding_an_endpoint_s_path_is_told_to_leave_it_out(
+    sandbox: Sandbox, make_loopback_client: MakeClient, path: str
+) -> None:
+    """The service documents ``GET {base_url}/payment/:reference``: a base URL copied with
+    ``/payment`` in it is answered 404 by the service's router, and the error says why."""
+
+    def connect(base_url: str) -> EitherClient:
+        return make_loopback_client(base_url=base_url, secret_key=sandbox.secret_key)
+
+    client = connect(f"{sandbox.base_url}{path}")
+    hint = "is base_url right? (its path holds /payment or /payments, which paysdk adds itself"
+    with pytest.raises(paysdk.NotFoundError, match=hint.replace("?", r"\?").replace("(", r"\(")):
+        await client.verify(COMPLETED_REFERENCE)
+    with pytest.raises(paysdk.NotFoundError) as listed:
+        await client.list_payments()
+    assert type(listed.value) is paysdk.NotFoundError
+    assert hint in str(listed.value)
+    with pytest.raises(paysdk.NotFoundError) as elsewhere:
+        await connect(f"{sandbox.base_url}/v9").verify(COMPLETED_REFERENCE)
+    assert "not found; is base_url right?: Not Found" in str(elsewhere.value)
+
+
 async def test_unknown_reference(sandbox: Sandbox, connect: MakeClient) -> None:
     with pytest.raises(paysdk.PaymentNotFoundError) as caught:
         await connect().verify(UNKNOWN_REFERENCE)

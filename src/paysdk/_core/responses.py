@@ -232,7 +232,8 @@ def error_for(request: Send, response: Answer, reference: str | None) -> APIErro
             )
         if reference is None and body.get("error") == "Connection Error":
             return ListUnavailableError(f"the payment list is unavailable{said}", **info)
-        return NotFoundError(f"not found; is base_url right?{said}", **info)
+        hint = _endpoint_in_base_url(request.url, reference)
+        return NotFoundError(f"not found; is base_url right?{hint}{said}", **info)
     if status == 429:  # the wait asked for, said: a wait too long is raised without a retry
         wait = retry_after(response.headers)
         asked = "" if wait is None else f"; the service asks to wait {wait:g}s before another try"
@@ -240,6 +241,16 @@ def error_for(request: Send, response: Answer, reference: str | None) -> APIErro
     if status >= 500:
         return ServerError(f"the service failed{said}", **info)
     return APIError(f"unexpected answer{said}", **info)
+
+
+def _endpoint_in_base_url(url: str, reference: str | None) -> str:
+    """Where the base URL of a request answered 404 holds ``/payment`` or ``/payments`` (one
+    copied from the service's docs, or a whole verify URL), that paysdk adds those itself."""
+    path = urlsplit(url).path
+    base = path.rsplit("/payment/", 1)[0] if reference is not None else path[: -len("/payments")]
+    if "/payment/" not in f"{base}/" and "/payments/" not in f"{base}/":
+        return ""
+    return " (its path holds /payment or /payments, which paysdk adds itself: leave them out)"
 
 
 def invalid_body(
