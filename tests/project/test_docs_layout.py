@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
@@ -50,6 +51,20 @@ def test_the_checks_see_what_they_guard_against() -> None:
     assert not FILE_NAME.fullmatch("Fulfilment")
     rows = "\n".join(f"| `E{n}Error` | when | no |" for n in range(12))
     assert error_tables(f"text\n\n| Exception | When |\n|---|---|\n{rows}\n\nmore") == 1
+
+
+def test_the_configuration_table_lists_every_argument_of_the_clients() -> None:
+    """docs/configuration.md's first table is where a newcomer looks an option up: each keyword
+    argument of ``Client`` and ``AsyncClient`` has its row, and no row names one they lack."""
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    table = text.split("| Argument |", 1)[1].split("\n\n", 1)[0]
+    rows = set(re.findall(r"^\| `(\w+)` \|", table, flags=re.MULTILINE))
+    arguments = {
+        name
+        for client in (paysdk.Client, paysdk.AsyncClient)
+        for name in inspect.signature(client).parameters
+    }
+    assert rows == arguments
 
 
 HELPER_TEXTS = [
