@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from flask import Flask
+from werkzeug.serving import make_server
 
 import paysdk
+from paysdk.cli._pay import HELPER_ERROR, _why_not_taken
+from paysdk.integrations.flask import verified_callback
 from tests.cli.sandbox_cli import KEY, ROOT, Merchant, Paysdk, free_port, listening, pay
 
 # --- pay finds the detached sandbox -----------------------------------------------------------
@@ -267,3 +272,47 @@ def test_a_callback_view_routed_for_post_is_told_the_service_calls_back_with_get
         assert "-> 405" in done.stdout
         assert "the service calls back with GET" in done.stderr
         assert "@app.get, not @app.post" in done.stderr
+
+
+def test_a_helper_s_500_error_says_the_reason_is_in_the_app_s_log(
+    cli: Paysdk, port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An app started in a terminal where the sandbox's variables are not exported (or with an
+    earlier sandbox's key): the helper answers 500 ``error`` and logs why; the command says
+    where to look, since the body says no more."""
+    cli.start(port)
+    client = paysdk.Client(
+        secret_key="sk_sandbox_of_yesterday", base_url=f"http://127.0.0.1:{port}"
+    )
+    app = Flask(__name__)
+
+    @app.get("/payments/callback")
+    @verified_callback(client, lookup={"order-7": {"amount": 500, "currency": "USD"}}.get)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        return {"status": "ok"}
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}/payments/callback"
+    try:
+        paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", url)
+        sent = cli("trigger-callback", url, "--reference", "order-7")
+    finally:
+        server.shutdown()
+        thread.join()
+        client.close()
+    for done in (paid, sent):
+        assert done.returncode == 1
+        assert "-> 500" in done.stdout
+        assert "the helper logged the reason on the paysdk.callbacks logger" in done.stderr
+    assert "the secret key was not accepted" in caplog.text
+    assert "sk_sandbox_of_yesterday" not in caplog.text + paid.stderr + sent.stderr
+
+
+def test_a_500_that_is_not_the_helper_s_is_not_said_to_be() -> None:
+    """Only the helper's own body names its logger: an app's own 500 page is the app's."""
+    assert _why_not_taken(500, '{"status": "error"}\n') is HELPER_ERROR
+    for status, body in [(500, "<h1>Internal Server Error</h1>"), (503, '{"status": "error"}'),
+                         (500, '{"status": "retry_later"}'), (500, "[" * 100_000)]:  # fmt: skip
+        assert _why_not_taken(status, body) is None

@@ -224,10 +224,9 @@ def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: 
     if text:
         excerpt = text if len(text) <= BODY_EXCERPT else f"{text[:BODY_EXCERPT]}..."
         print(printable(excerpt, keep_newlines=True))
-    if isinstance(status_code, int) and 300 <= status_code < 400:
-        return print_error(REDIRECTED, EXIT_FAILURE)
-    if status_code == 405:
-        return print_error(NOT_GET, EXIT_FAILURE)
+    change = _why_not_taken(status_code, text) if isinstance(status_code, int) else None
+    if change is not None:
+        return print_error(change, EXIT_FAILURE)
     ok = isinstance(status_code, int) and 200 <= status_code < 300
     return EXIT_OK if ok else EXIT_FAILURE
 
@@ -250,6 +249,29 @@ NOT_GET = (
     "the callback view for GET (in Flask and FastAPI @app.get, not @app.post)"
 )
 """Why a 405 fails ``pay`` and ``trigger-callback``: the view is routed for another method."""
+HELPER_ERROR = (
+    "your app's callback helper answered 500 'error', most often about your app's setup (its "
+    "client has no key or base URL, or another service's or sandbox's key; its ledger holds "
+    "another key's payments): the helper logged the reason on the paysdk.callbacks logger, in "
+    "your app's log"
+)
+"""Why a helper's own 500 fails ``pay`` and ``trigger-callback``: its body says only 'error'."""
+
+
+def _why_not_taken(status_code: int, body: str) -> str | None:
+    """What to change, where the handler's answer says more than its status: a redirect, a
+    method it is not routed for, or a callback helper's 500 about the app's own setup."""
+    if 300 <= status_code < 400:
+        return REDIRECTED
+    if status_code == 405:
+        return NOT_GET
+    if status_code != 500 or len(body) > 64:  # the helper's body is {"status": "error"}
+        return None
+    try:
+        said: object = json.loads(body)
+    except ValueError:
+        return None
+    return HELPER_ERROR if said == {"status": "error"} else None
 
 
 def currency_code(text: str) -> str:
@@ -279,8 +301,7 @@ def _trigger_callback(args: argparse.Namespace) -> int:
     print(printable(f"GET {shown_url(result.url)} -> {result.status_code}"))
     if result.body:
         print(printable(result.body, keep_newlines=True))
-    if 300 <= result.status_code < 400:
-        return print_error(REDIRECTED, EXIT_FAILURE)
-    if result.status_code == 405:
-        return print_error(NOT_GET, EXIT_FAILURE)
+    why = _why_not_taken(result.status_code, result.body)
+    if why is not None:
+        return print_error(why, EXIT_FAILURE)
     return EXIT_OK if result.ok else EXIT_FAILURE
