@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterator
+from pathlib import Path
 
 import flask
 import pytest
@@ -148,3 +149,44 @@ def test_django_an_async_view_without_a_payment_parameter_is_refused(
         @django_helper.verified_callback(async_client, lookup=ORDERS.get)  # type: ignore[arg-type]  # the misuse itself
         async def payment_callback(payment: paysdk.VerifiedPayment) -> JsonResponse:
             return JsonResponse({"status": "ok"})
+
+
+# --- the order table itself as lookup -----------------------------------------------------------
+
+NOT_CALLABLE = (
+    r"lookup must be a function of the reference that returns its order, not a dict: for a "
+    r"dict of orders, pass its \.get"
+)
+
+
+def test_the_order_table_as_lookup_is_refused_when_applied_in_each_framework(
+    client: paysdk.Client, async_client: paysdk.AsyncClient, sandbox: Sandbox
+) -> None:
+    """``lookup=ORDERS`` for the examples' ``lookup=ORDERS.get``: refused where the decorator is
+    applied, saying what to write, not a TypeError (and Flask's HTML 500) at every callback."""
+    app = flask.Flask(__name__)
+    with pytest.raises(paysdk.ConfigurationError, match=NOT_CALLABLE):
+
+        @app.get("/payments/callback")
+        @flask_helper.verified_callback(client, lookup=ORDERS)  # type: ignore[arg-type]
+        def flask_view(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            return {"status": "ok"}
+
+    with pytest.raises(paysdk.ConfigurationError, match=NOT_CALLABLE):
+        fastapi_helper.verified_callback(async_client, lookup=ORDERS)  # type: ignore[arg-type]
+    with pytest.raises(paysdk.ConfigurationError, match=NOT_CALLABLE):
+        django_helper.verified_callback(client, lookup=ORDERS)  # type: ignore[call-overload]
+    with pytest.raises(paysdk.ConfigurationError, match=r"not a str$"):
+        django_helper.verified_callback(async_client, lookup="ORDERS")  # type: ignore[call-overload]
+    assert sandbox.requests == []
+
+
+def test_the_order_table_as_lookup_of_verify_callback_or_reconcile_is_refused_before_a_request(
+    client: paysdk.Client, sandbox: Sandbox, tmp_path: Path
+) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match=NOT_CALLABLE):
+        client.verify_callback(f"reference={COMPLETED_REFERENCE}", lookup=ORDERS)  # type: ignore[arg-type]
+    ledger = paysdk.Ledger(f"sqlite:///{tmp_path / 'ledger.db'}")
+    with ledger, pytest.raises(paysdk.ConfigurationError, match=NOT_CALLABLE):
+        ledger.reconcile(client, lookup=ORDERS)  # type: ignore[arg-type]
+    assert sandbox.requests == []

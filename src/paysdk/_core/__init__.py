@@ -17,7 +17,7 @@ from .._lazy import lazy_names
 if TYPE_CHECKING:
     from .callbacks import parse_callback
     from .config import Config, Timeout
-    from .expected import Expected, check_payment, expected_for, same_currency
+    from .expected import Expected, check_lookup, check_payment, expected_for, same_currency
     from .plans import (
         call,
         call_raw,
@@ -38,7 +38,9 @@ if TYPE_CHECKING:
 _HOMES = {
     "parse_callback": ".callbacks",
     **dict.fromkeys(["Config", "Timeout"], ".config"),
-    **dict.fromkeys(["Expected", "check_payment", "expected_for", "same_currency"], ".expected"),
+    **dict.fromkeys(
+        ["Expected", "check_lookup", "check_payment", "expected_for", "same_currency"], ".expected"
+    ),
     "call": ".plans",
     "call_raw": ".plans",
     "confirm": ".plans",
@@ -74,6 +76,7 @@ __all__ = [
     "Timeout",
     "call",
     "call_raw",
+    "check_lookup",
     "check_payment",
     "check_reference",
     "confirm",

@@ -145,6 +145,18 @@ def refuse_awaitable(value: object, message: str) -> None:
         raise ConfigurationError(message)
 
 
+def check_lookup(lookup: object) -> None:
+    """Refuse a ``lookup`` that cannot be called, such as the table of orders itself, before
+    any callback comes: called, it would fail every callback with Python's own TypeError."""
+    if lookup is None or callable(lookup):
+        return
+    kind = type(lookup).__name__
+    hint = ": for a dict of orders, pass its .get" if isinstance(lookup, Mapping) else ""
+    raise ConfigurationError(
+        f"lookup must be a function of the reference that returns its order, not a {kind}{hint}"
+    )
+
+
 def expected_for(
     reference: str, amount: int | None, currency: str | None, looked_up: bool, found: object
 ) -> Expected:

@@ -39,6 +39,7 @@ except ModuleNotFoundError as _missing:
 from .._client._async.client import AsyncClient
 from .._client._sync.client import Client
 from .._client.base import Lookup
+from .._core.expected import check_lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, Ledger
@@ -100,6 +101,7 @@ def verified_callback(
         raise ConfigurationError("client must be a paysdk.AsyncClient or a paysdk.Client")
     if ledger is not None and not isinstance(ledger, (AsyncLedger, Ledger)):
         raise ConfigurationError("ledger must be a paysdk.AsyncLedger or a paysdk.Ledger")
+    check_lookup(lookup)
     return _Callback(client, lookup, ledger, on_failed).wrap
 
 

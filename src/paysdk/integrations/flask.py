@@ -30,6 +30,7 @@ except ModuleNotFoundError as _missing:
 
 from .._client._sync.client import Client
 from .._client.base import Lookup
+from .._core.expected import check_lookup
 from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
@@ -86,6 +87,7 @@ def verified_callback(
         raise ConfigurationError("verified_callback needs a paysdk.Client")
     if ledger is not None and not isinstance(ledger, Ledger):
         raise ConfigurationError("ledger must be a paysdk.Ledger")
+    check_lookup(lookup)
 
     def decorate(
         view: Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue],

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 from .._core.config import check_account
+from .._core.expected import check_lookup
 from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
@@ -192,6 +193,7 @@ class BaseLedger:
 
 
 def needs_lookup(fulfil: object, lookup: object) -> None:
+    check_lookup(lookup)
     if fulfil is not None and lookup is None:
         raise ConfigurationError(
             "reconcile(fulfil=...) needs lookup= to find each order, so a missed payment is "

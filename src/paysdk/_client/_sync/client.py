@@ -255,6 +255,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
         span = _tracing.call_span("verify_callback")
         with span.if_raised():  # a refused callback is the span's outcome too
             config = self._options(options)  # first: its key is then out of options (_options)
+            _core.check_lookup(lookup)
             reference = _core.parse_callback(source)
             span.describe(reference)
             found = _twins.order_of(lookup(reference)) if lookup is not None else None

@@ -42,6 +42,7 @@ except ModuleNotFoundError as _missing:
 from ..._client._async.client import AsyncClient
 from ..._client._sync.client import Client
 from ..._client.base import Lookup
+from ..._core.expected import check_lookup
 from ..._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from ..._lazy import publish
 from ..._models.verified import VerifiedPayment
@@ -119,6 +120,7 @@ def verified_callback(
             ledger is given before Django's settings are configured.
         TypeError: (from the decorator) the view cannot take ``(request, payment)``.
     """
+    check_lookup(lookup)
     if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
         return functools.partial(_decorate_async, client, lookup, on_failed, ledger)
     if isinstance(client, Client) and isinstance(ledger, (Ledger, type(None))):
