@@ -14,7 +14,7 @@ from flask import Flask
 from werkzeug.serving import make_server
 
 import paysdk
-from paysdk.cli._pay import HELPER_ERROR, _why_not_taken
+from paysdk.cli._pay import HELPER_ERROR, HELPER_RETRY_LATER, _why_not_taken
 from paysdk.integrations.flask import verified_callback
 from tests.cli.sandbox_cli import KEY, ROOT, Merchant, Paysdk, free_port, listening, pay
 
@@ -310,9 +310,41 @@ def test_a_helper_s_500_error_says_the_reason_is_in_the_app_s_log(
     assert "sk_sandbox_of_yesterday" not in caplog.text + paid.stderr + sent.stderr
 
 
-def test_a_500_that_is_not_the_helper_s_is_not_said_to_be() -> None:
-    """Only the helper's own body names its logger: an app's own 500 page is the app's."""
+def test_a_helper_s_503_says_to_check_the_app_s_base_url(
+    cli: Paysdk, port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The app still points at a sandbox that has stopped: the helper answers 503
+    ``retry_later`` and logs why; the command says where to look and what to check."""
+    cli.start(port)
+    client = paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{free_port()}")
+    app = Flask(__name__)
+
+    @app.get("/payments/callback")
+    @verified_callback(client, lookup={"order-7": {"amount": 500, "currency": "USD"}}.get)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        return {"status": "ok"}
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_port}/payments/callback"
+    try:
+        paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", url)
+    finally:
+        server.shutdown()
+        thread.join()
+        client.close()
+    assert paid.returncode == 1
+    assert "-> 503" in paid.stdout
+    assert "started with this sandbox's PAYSDK_BASE_URL" in paid.stderr
+    assert "nothing listens at 127.0.0.1:" in caplog.text
+
+
+def test_an_answer_that_is_not_the_helper_s_is_not_said_to_be() -> None:
+    """Only the helper's own bodies name its logger: an app's own 500 page is the app's."""
     assert _why_not_taken(500, '{"status": "error"}\n') is HELPER_ERROR
+    assert _why_not_taken(503, '{"status":"retry_later"}') is HELPER_RETRY_LATER
     for status, body in [(500, "<h1>Internal Server Error</h1>"), (503, '{"status": "error"}'),
-                         (500, '{"status": "retry_later"}'), (500, "[" * 100_000)]:  # fmt: skip
+                         (500, '{"status": "retry_later"}'), (503, '{"status": "in_progress"}'),
+                         (500, "[" * 100_000)]:  # fmt: skip
         assert _why_not_taken(status, body) is None

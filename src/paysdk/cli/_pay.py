@@ -256,6 +256,15 @@ HELPER_ERROR = (
     "your app's log"
 )
 """Why a helper's own 500 fails ``pay`` and ``trigger-callback``: its body says only 'error'."""
+HELPER_RETRY_LATER = (
+    "your app's callback helper answered 503 'retry_later': it could not verify the payment now "
+    "(the service, or its ledger's database, did not answer): the helper logged why on the "
+    "paysdk.callbacks logger, in your app's log; against a sandbox, check that the app was "
+    "started with this sandbox's PAYSDK_BASE_URL (one started anew has a port of its own)"
+)
+"""Why a helper's own 503 fails ``pay`` and ``trigger-callback``: its body says only
+'retry_later', which a newcomer reads as the service's fault, where it is often the app's
+setting."""
 
 
 def _why_not_taken(status_code: int, body: str) -> str | None:
@@ -265,13 +274,15 @@ def _why_not_taken(status_code: int, body: str) -> str | None:
         return REDIRECTED
     if status_code == 405:
         return NOT_GET
-    if status_code != 500 or len(body) > 64:  # the helper's body is {"status": "error"}
+    helper = {500: ("error", HELPER_ERROR), 503: ("retry_later", HELPER_RETRY_LATER)}
+    if status_code not in helper or len(body) > 64:  # the helper's body is {"status": ...}
         return None
     try:
         said: object = json.loads(body)
     except ValueError:
         return None
-    return HELPER_ERROR if said == {"status": "error"} else None
+    status, why = helper[status_code]
+    return why if said == {"status": status} else None
 
 
 def currency_code(text: str) -> str:
