@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -237,3 +238,57 @@ async def test_a_ledger_whose_directory_was_replaced_by_a_file_refuses_as_a_ledg
         await earlier.close()
     assert str(refused.value).startswith(f"the SQLite ledger {str(path)!r} was deleted after")
     assert str(looped.value).startswith(f"the SQLite ledger {str(path)!r} cannot be looked up")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["sync", "async"])
+async def test_a_relative_path_keeps_its_file_when_the_directory_changes_as_it_first_opens(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """Another thread changing the process's directory while the first connection opens the file
+    changes nothing: the path was made absolute before, so the ledger still guards that file (a
+    deletion refused) and opens none in the new directory."""
+    first, later = tmp_path / "first", tmp_path / "later"
+    first.mkdir()
+    later.mkdir()
+    monkeypatch.chdir(first)
+    connect = sqlite3.connect
+
+    def connect_then_another_thread_changes_directory(
+        path: str, **options: Any
+    ) -> sqlite3.Connection:
+        connection: sqlite3.Connection = connect(path, **options)
+        os.chdir(later)
+        return connection
+
+    monkeypatch.setattr(sqlite3, "connect", connect_then_another_thread_changes_directory)
+    ledger = EitherLedger((AsyncLedger if kind == "async" else Ledger)("sqlite:///orders.db"))
+    try:
+        assert (await ledger.fulfil_once(paid("order-1"), lambda p: None)).fulfilled_now
+        delete_with_journal(first / "orders.db")
+        with pytest.raises(LedgerError, match=r"'orders.db' was deleted after this ledger opened"):
+            await ledger.row("order-1")
+    finally:
+        await ledger.close()
+    assert sorted(path.name for path in later.iterdir()) == []
+
+
+def test_a_read_only_ledger_at_a_relative_path_names_its_directory_after_a_chdir(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The directory the message names (where SQLite writes the journal) is the file's, not the
+    one the process changed to since it opened the file."""
+    first, later = tmp_path / "first", tmp_path / "later"
+    first.mkdir()
+    later.mkdir()
+    with Ledger(first / "orders.db") as ledger:
+        ledger.create_table()
+    monkeypatch.chdir(first)
+    with read_only(first / "orders.db"), Ledger("sqlite:///orders.db") as ledger:
+        assert ledger.row("order-0") is None  # opened here, then the process moves on
+        monkeypatch.chdir(later)
+        with pytest.raises(LedgerError) as raised:
+            ledger.fulfil_once(paid(), lambda p: None)
+    message = str(raised.value)
+    assert "'orders.db' is read-only for this process" in message
+    assert f"(orders.db-wal, -shm) in {str(first)!r}" in message

@@ -27,23 +27,26 @@ T = TypeVar("T")
 
 
 class _SQLiteConnection:
-    def __init__(self, raw: sqlite3.Connection, path: str, busy_timeout: float) -> None:
+    def __init__(
+        self, raw: sqlite3.Connection, path: str, busy_timeout: float, opened: str
+    ) -> None:
         self.raw = raw
         self.path = path
         self.busy_timeout = busy_timeout
+        self.opened = opened
 
     def execute(self, sql: str, params: Sequence[object]) -> Rows:
         try:
             cursor = self.raw.execute(sql, params)
             return Rows(cursor.fetchall(), cursor.rowcount)
         except sqlite3.Error as exc:
-            raise sqlite_error(exc, self.path, self.busy_timeout) from exc
+            raise sqlite_error(exc, self.path, self.busy_timeout, self.opened) from exc
 
     def commit(self) -> None:
         try:
             self.raw.execute("COMMIT")
         except sqlite3.Error as exc:
-            raise sqlite_error(exc, self.path, self.busy_timeout) from exc
+            raise sqlite_error(exc, self.path, self.busy_timeout, self.opened) from exc
 
     def rollback(self) -> None:
         """Best effort: a connection that cannot roll back is closed by ``done``, not reused."""
@@ -68,8 +71,8 @@ class SQLiteDriver:
         self._file: tuple[int, int] | None = None
         """The file the path named when the first connection opened it (device, inode)."""
         self._opened = path
-        """The path as the first connection opened it, made absolute then: a relative path
-        read after the process changed directory would name another file."""
+        """The path as the first connection opened it, made absolute before it connects: a
+        relative path read after the process changed directory would name another file."""
 
     def begin(self, write: bool = True) -> Connection:
         self._check_same_file()
@@ -78,7 +81,7 @@ class SQLiteDriver:
             connection.raw.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # reads: no lock wait
         except sqlite3.Error as exc:
             connection.raw.close()
-            raise sqlite_error(exc, self.path, self.busy_timeout) from exc
+            raise sqlite_error(exc, self.path, self.busy_timeout, self._opened) from exc
         return connection
 
     def done(self, connection: Connection) -> None:
@@ -91,6 +94,8 @@ class SQLiteDriver:
             connection.raw.close()
 
     def _connect(self) -> _SQLiteConnection:
+        if self._file is None:
+            self._opened = os.path.abspath(self.path)
         if not self.create and not os.path.exists(self._opened):
             raise LedgerError(f"there is no SQLite ledger at {self.path!r}")
         try:
@@ -101,9 +106,8 @@ class SQLiteDriver:
                 check_same_thread=False,  # the async twin uses it from worker threads
             )
         except sqlite3.Error as exc:
-            raise sqlite_error(exc, self.path, self.busy_timeout) from exc
+            raise sqlite_error(exc, self.path, self.busy_timeout, self._opened) from exc
         if self._file is None:
-            self._opened = os.path.abspath(self.path)
             self._file = _identity(self._opened)
         if not self._wal:
             if self._wal_pid != os.getpid():  # forked while a thread of the parent held it
@@ -113,9 +117,9 @@ class SQLiteDriver:
                     _switch_to_wal(raw, self.busy_timeout)
                 except sqlite3.Error as exc:
                     raw.close()
-                    raise sqlite_error(exc, self.path, self.busy_timeout) from exc
+                    raise sqlite_error(exc, self.path, self.busy_timeout, self._opened) from exc
                 self._wal = True
-        return _SQLiteConnection(raw, self.path, self.busy_timeout)
+        return _SQLiteConnection(raw, self.path, self.busy_timeout, self._opened)
 
     def _check_same_file(self) -> None:
         """LedgerError if the path names another file than the one opened, or none: replaced (a
@@ -200,6 +204,7 @@ class AsyncSQLiteDriver:
                 sqlite3.OperationalError("database is locked"),
                 self.sync.path,
                 self.sync.busy_timeout,
+                self.sync._opened,
             )
         try:
             return _InThread(await self._begun(write), writer)
@@ -284,12 +289,25 @@ async def _in_thread(function: Callable[[], T]) -> T:
         raise
 
 
-def sqlite_error(exc: sqlite3.Error, path: str, timeout: float) -> LedgerError:
+def sqlite_error(
+    exc: sqlite3.Error, path: str, timeout: float, opened: str | None = None
+) -> LedgerError:
     """The ledger's error for sqlite3's ``exc``, naming the file (``path``) and saying what is
-    wrong; ``timeout``: the busy timeout (the ledger's), in seconds."""
+    wrong.
+
+    Args:
+        exc: What sqlite3 raised.
+        path: The file's path as the caller gave it, named in the message.
+        timeout: The busy timeout (the ledger's), in seconds.
+        opened: The absolute path the file was opened at, whose directory the message names:
+            ``path`` made absolute after the process changed directory would name another.
+
+    Returns:
+        The LedgerError to raise.
+    """
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message says it too
     text = str(exc)
-    directory = os.path.dirname(os.path.abspath(path))
+    directory = os.path.dirname(opened or os.path.abspath(path))
     if name.startswith("SQLITE_READONLY") or "readonly database" in text:
         problem = (
             "is read-only for this process: it cannot write the file, or create its journal "
