@@ -647,7 +647,16 @@ def test_a_debug_page_of_a_failed_call_shows_no_echoed_key(
 
 @pytest.mark.parametrize(
     "call",
-    ["verify", "confirm", "iter_payments", "raw", "lookup", "bad_option", "with_options"],
+    [
+        "verify",
+        "confirm",
+        "iter_payments",
+        "raw",
+        "lookup",
+        "malformed",
+        "bad_option",
+        "with_options",
+    ],
 )
 def test_a_debug_page_of_a_failed_call_shows_no_key_given_for_the_call(
     callback_sandbox: Sandbox, call: str
@@ -679,6 +688,8 @@ def test_a_debug_page_of_a_failed_call_shows_no_key_given_for_the_call(
             platform.verify(REFERENCE, secret_key=key_of("acme"), timeout=-1)
         elif call == "with_options":
             platform.with_options(secret_key=key_of("acme"), timeout=-1)
+        elif call == "malformed":  # refused before the client's settings are checked
+            platform.verify_callback("order=1", lookup=lookup, secret_key=key_of("acme"))
         else:
             platform.verify_callback(request, lookup=lookup, secret_key=key_of("acme"))
         return HttpResponse("paid")

@@ -170,6 +170,28 @@ def test_on_failed_may_answer_instead(callback_sandbox: Sandbox, shop: Shop) -> 
     assert (response.status_code, response.json()) == (202, {"noted": "order-1043"})
 
 
+@pytest.mark.parametrize("state", ["closed", "unconfigured"])
+def test_a_malformed_callback_is_a_400_whatever_the_async_clients_state(
+    shop: Shop, monkeypatch: pytest.MonkeyPatch, state: str
+) -> None:
+    """A callback without a reference, to a closed AsyncClient or one made without a key and
+    base URL, is answered 400; a well-formed one 500 ``error``."""
+    monkeypatch.delenv("PAYSDK_SECRET_KEY", raising=False)
+    monkeypatch.delenv("PAYSDK_BASE_URL", raising=False)
+    if state == "closed":
+        client = paysdk.AsyncClient(secret_key="sk_test_closed", base_url="http://127.0.0.1:9")
+    else:
+        client = paysdk.AsyncClient()
+    with TestClient(make_app(client, shop)) as browser:
+        if state == "closed":
+            close(browser, client)
+        malformed = browser.get(f"{PATH}?order=order-1042")
+        well_formed = browser.get(f"{PATH}?reference=order-1042")
+        close(browser, client)
+    assert (malformed.status_code, malformed.json()) == (400, {"status": "invalid_callback"})
+    assert (well_formed.status_code, well_formed.json()) == (500, {"status": "error"})
+
+
 def test_a_client_of_another_kind_is_refused(shop: Shop) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
         verified_callback(object(), lookup=shop.lookup)  # type: ignore[arg-type]

@@ -123,6 +123,34 @@ def test_an_async_client_is_refused() -> None:
         verified_callback(async_client, lookup=dict[str, object]().get)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("state", ["closed", "unconfigured"])
+def test_a_malformed_callback_is_a_400_whatever_the_clients_state(
+    shop: Shop, monkeypatch: pytest.MonkeyPatch, state: str
+) -> None:
+    """A callback without a reference is the sender's mistake (or a probe): answered 400 by a
+    closed client or one made without a key and base URL too, whose well-formed callbacks are
+    answered 500 ``error``, as every real callback is until it is fixed."""
+    monkeypatch.delenv("PAYSDK_SECRET_KEY", raising=False)
+    monkeypatch.delenv("PAYSDK_BASE_URL", raising=False)
+    if state == "closed":
+        client = paysdk.Client(secret_key="sk_test_closed", base_url="http://127.0.0.1:9")
+        client.close()
+    else:
+        client = paysdk.Client()
+    app = flask.Flask(__name__)
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> str:
+        raise AssertionError("nothing is verified")
+
+    browser = app.test_client()
+    malformed = browser.get(f"{PATH}?order=order-1042")
+    well_formed = browser.get(f"{PATH}?reference=order-1042")
+    assert (malformed.status_code, malformed.get_json()) == (400, {"status": "invalid_callback"})
+    assert (well_formed.status_code, well_formed.get_json()) == (500, {"status": "error"})
+
+
 # --- with a fulfilment ledger ------------------------------------------------------------------
 
 

@@ -258,7 +258,18 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         if self._sender.is_closed:
             _blot_key(options)
             raise _errors.closed_error(type(self).__name__)
-        config = _applied(self._config, options)
+        return self._usable(self._with_options(options))
+
+    def _with_options(self, options: CallOptions) -> Config:
+        """The config of one call with ``options``, not yet checked usable (``_usable``); a
+        ``secret_key`` among them is then blotted out of ``options`` (``_applied``)."""
+        return _applied(self._config, options)
+
+    def _usable(self, config: Config) -> Config:
+        """``config``, if a call can be made with it: the closed-client error, or a
+        ConfigurationError naming a missing key or base URL, if not."""
+        if self._sender.is_closed:
+            raise _errors.closed_error(type(self).__name__)
         config.check_set()
         return config
 

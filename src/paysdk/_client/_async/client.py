@@ -258,10 +258,11 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
         """
         span = _tracing.call_span("verify_callback")
         with span.if_raised():  # a refused callback is the span's outcome too
-            config = self._options(options)  # first: its key is then out of options (_options)
+            config = self._with_options(options)  # first: its key is then out of options
             _core.check_lookup(lookup)
             reference = _core.parse_callback(source)
             span.describe(reference)
+            self._usable(config)  # after: a malformed callback is a 400 whatever the client's state
             found = await _twins.async_order_of(lookup(reference)) if lookup is not None else None
             expected = _core.expected_for(reference, amount, currency, lookup is not None, found)
             plan = _core.confirm(config, reference, expected)
