@@ -8,8 +8,9 @@ made meanwhile to the oldest generation (``gc.freeze()``, ``gc.unfreeze()``: no 
 next allocation would scan them all (a million for 10**5 payments) only to find them alive;
 unless the application froze objects itself (as pre-forking servers do), which stay frozen.
 CPython 3.12.0 and 3.12.1 alone freeze objects of their own: there, what was frozen when paysdk
-was imported (its ``__init__`` loads this module) is the interpreter's. A child forked during
-another thread's pause ends it at once.
+was imported (its ``__init__`` loads this module) is the interpreter's; elsewhere any frozen
+object is the application's, even one frozen before a worker imported paysdk. A child forked
+during another thread's pause ends it at once.
 """
 
 from __future__ import annotations
