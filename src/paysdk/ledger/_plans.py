@@ -242,8 +242,13 @@ def fulfil_once(
         return FulfilResult(_OUTCOMES.get(row.state, Outcome.IN_PROGRESS), reference, row=row)
     try:
         yield Commit()
-    except LedgerError as unanswered:  # it may have committed: give up the claim, if it did
-        yield from release_unconfirmed(table, key, token, unanswered, record_for, monotonic)
+    except LedgerError as unanswered:  # a cut connection may have committed it as it went
+        # No action ran: release a committed claim for the next delivery rather than let it lapse
+        # into unknown (an uncommitted one has no row with the token). Best effort.
+        why = storable(f"the claim's commit went unanswered; no action ran: {unanswered}"[:500])
+        release = Query(_sql.release(table), (why, *key, token))
+        with contextlib.suppress(LedgerError):
+            yield from write_retrying(release, record_for, monotonic)
         raise
 
     acted: Acted = yield Act()
@@ -274,22 +279,6 @@ def fulfil_once(
             reference=reference,
         )
     return FulfilResult(Outcome.FULFILLED, reference, value=acted.value)
-
-
-def release_unconfirmed(
-    table: str,
-    key: tuple[str, str],
-    token: str,
-    failed: LedgerError,
-    budget: float,
-    monotonic: Callable[[], float],
-) -> LedgerPlan[None]:
-    """Give up a claim whose commit went unanswered (a connection cut as the server committed):
-    no action ran, so a committed claim is released for the next delivery, not left to lapse into
-    unknown; an uncommitted one has no row with its token. Best effort, for ``budget`` seconds."""
-    why = storable(f"the claim's commit went unanswered; no action ran: {failed}"[:500])
-    with contextlib.suppress(LedgerError):
-        yield from write_retrying(Query(_sql.release(table), (why, *key, token)), budget, monotonic)
 
 
 _OUTCOMES = {

@@ -64,17 +64,8 @@ class LedgerRow:
     def _from_db(cls, row: Sequence[Any]) -> LedgerRow:
         """A row as the database driver returns it: its columns in ``_sql.row``'s order."""
         reference, state, token, attempts, lease, amount, currency, fulfilled, reason, account = row
-        made = cls(
-            reference,
-            state,
-            attempts,
-            _time(lease),
-            amount,
-            currency,
-            _time(fulfilled),
-            reason,
-            account,
-        )
+        lease, fulfilled = _time(lease), _time(fulfilled)
+        made = cls(reference, state, attempts, lease, amount, currency, fulfilled, reason, account)
         object.__setattr__(made, "_claim_token", token)  # frozen: set once, as it is made
         return made
 

@@ -247,8 +247,7 @@ def fulfilled_references_page(table: str) -> str:
     Parameters: account, after, limit."""
     return (
         f"SELECT reference FROM {table} WHERE account = ? AND state = 'fulfilled' "
-        "AND reference > ? "
-        "ORDER BY reference LIMIT ?"
+        "AND reference > ? ORDER BY reference LIMIT ?"
     )
 
 
