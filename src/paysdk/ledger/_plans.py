@@ -322,20 +322,19 @@ def resolve(
     ``ran``, else released so that the next delivery (or reconcile) runs it; the row as it now is.
     LedgerError if ``reference`` (of ``account``) has no row in the ``unknown`` state; a
     reference no database holds as it is (``stored_as_is``) has none, and is not asked for."""
-    if not stored_as_is(reference):  # PostgreSQL refuses a NUL; no UTF-8 encodes a surrogate
-        raise LedgerError(
-            f"{reference!r} has no claim of unknown outcome to resolve (its state: no row)"
-        )
-    yield Begin()
-    settled: Rows = yield Query(_sql.resolve(dialect, table, ran=ran), (account, reference))
-    found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
-    yield Commit()
-    if settled.rowcount != 1:
-        state = LedgerRow._from_db(found.rows[0]).state if found.rows else "no row"
-        raise LedgerError(
-            f"{reference!r} has no claim of unknown outcome to resolve (its state: {state})"
-        )
-    return LedgerRow._from_db(found.rows[0])
+    state = "no row"
+    if stored_as_is(reference):  # PostgreSQL refuses a NUL; no UTF-8 encodes a surrogate
+        yield Begin()
+        settled: Rows = yield Query(_sql.resolve(dialect, table, ran=ran), (account, reference))
+        found: Rows = yield Query(_sql.select_one(dialect, table), (account, reference))
+        yield Commit()
+        if settled.rowcount == 1:
+            return LedgerRow._from_db(found.rows[0])
+        if found.rows:
+            state = LedgerRow._from_db(found.rows[0]).state
+    raise LedgerError(
+        f"{reference!r} has no claim of unknown outcome to resolve (its state: {state})"
+    )
 
 
 SetAside = Literal["refused", "ignored"]
