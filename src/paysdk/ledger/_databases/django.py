@@ -99,9 +99,7 @@ def run_statement(
             cursor.execute(sql)
         else:
             cursor.execute(sql, params)
-        rows: list[tuple[Any, ...]] = (
-            list(cursor.fetchall()) if cursor.description is not None else []
-        )
+        rows = list(cursor.fetchall()) if cursor.description is not None else []
         return Rows(rows, int(cursor.rowcount))
     finally:
         cursor.close()
