@@ -64,7 +64,7 @@ _HOMES = {
     "verified_payment": "._factories",
 }
 
-_load, __dir__ = lazy_names(__name__, _HOMES)
+_load, _names = lazy_names(__name__, _HOMES)
 
 
 def __getattr__(name: str) -> Any:
@@ -76,3 +76,7 @@ def __getattr__(name: str) -> Any:
         raise ConfigurationError(
             f"paysdk.testing.{name} needs respx: pip install 'python-paysdk[testing]'"
         ) from None
+
+
+def __dir__() -> list[str]:
+    return _names()
