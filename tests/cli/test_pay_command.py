@@ -3,6 +3,7 @@ base URL, the README's command against the Flask example, and what it records.""
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 import threading
@@ -213,15 +214,31 @@ def test_pay_to_a_port_nothing_listens_on_says_so_and_how_to_send_the_callback_a
     assert paid.returncode == 3
     assert "Connection refused; nothing listens at 127.0.0.1:" in paid.stderr
     assert "is your app running, on that port?" in paid.stderr
-    again = f"`paysdk trigger-callback {nowhere} --reference order-7`"
+    again = f"`paysdk trigger-callback {nowhere} --reference=order-7`"
     assert again in paid.stderr
     assert KEY not in paid.stderr
     argv = [word.strip("`") for word in again.split()]
-    delivered = cli(*argv[1:-2], "--reference", "order-7")
+    delivered = cli(*argv[1:-1], "--reference", "order-7")
     assert delivered.returncode == 3  # the app is still not there: the same words
     assert "nothing listens at 127.0.0.1:" in delivered.stderr
     resent = cli("trigger-callback", merchant.url, "--reference", "order-7")
     assert (resent.returncode, merchant.fulfilled) == (0, ["order-7"]), resent.stderr
+
+
+def test_the_command_to_send_a_callback_again_runs_for_a_reference_starting_with_a_dash(
+    cli: Paysdk, port: int
+) -> None:
+    """A reference may start with ``-``: the command pay prints gives it as
+    ``--reference=REF``, which argparse never reads as another option."""
+    cli.start(port)
+    nowhere = f"http://127.0.0.1:{free_port()}/payments/callback"
+    paid = pay(cli, port, "--amount", "500", "--currency", "USD", "--callback", nowhere, "--",
+               "-order-7")  # fmt: skip
+    assert paid.returncode == 3, paid.stderr
+    [again] = [part for part in paid.stderr.split("`") if part.startswith("paysdk trigger")]
+    delivered = cli(*shlex.split(again)[1:])
+    assert delivered.returncode == 3, delivered.stderr  # sent, and nothing listens yet
+    assert "nothing listens at 127.0.0.1:" in delivered.stderr
 
 
 def test_trigger_callback_in_tls_to_an_app_that_speaks_plain_http_says_to_use_http(

@@ -209,8 +209,8 @@ def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: 
     print(printable(paid))
     callback = cast("dict[str, Any]", data["callback"])
     if "error" in callback:
-        again = shlex.join(["paysdk", "trigger-callback", shown_url(args.callback), "--reference",
-                            args.reference])  # fmt: skip
+        reference = f"--reference={args.reference}"  # one word: a reference may start with -
+        again = shlex.join(["paysdk", "trigger-callback", shown_url(args.callback), reference])
         return print_error(
             f"{_said(callback['error'], secret_key)}; the payment is recorded in the sandbox: "
             f"once your app answers, send its callback again with `{again}`",
