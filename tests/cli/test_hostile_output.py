@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from paysdk.cli._escape import Code, cell_text, json_text, printable, spreadsheet_cell, table_cell
+from paysdk.cli._report import print_table
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
@@ -271,6 +272,21 @@ def test_a_long_cell_pads_no_other_row_to_its_width(sandbox: Sandbox, env: dict[
     [long_line] = [line for line in lines if wide in line]
     assert long_line.split()[0] == "order-wide"
     assert max(len(line) for line in lines if line is not long_line) < 300
+
+
+def test_a_table_aligns_a_hangul_syllable_written_as_its_letters(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A Hangul syllable may come decomposed (NFD, as macOS writes names): its leading letter
+    takes the two columns, the vowel and final letters joined to it none, as a terminal shows
+    the syllable they make."""
+    name = "\u1112\u1161\u11ab-1"  # the syllable U+D55C as its three letters, then -1
+    print_table([(name, "COMPLETED"), ("ab-1", "FAILED")], header=("reference", "status"))
+    assert capsys.readouterr().out.splitlines() == [
+        "REFERENCE  STATUS",
+        f"{name}       COMPLETED",
+        "ab-1       FAILED",
+    ]
 
 
 def test_a_table_aligns_wide_and_combining_characters_by_the_columns_they_take(

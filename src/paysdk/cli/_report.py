@@ -361,4 +361,6 @@ def display_width(text: str) -> int:
 def _char_width(char: str) -> int:
     if unicodedata.combining(char) or unicodedata.category(char) in ("Mn", "Me"):
         return 0
+    if "\u1160" <= char <= "\u11ff" or "\ud7b0" <= char <= "\ud7ff":  # a Hangul vowel or
+        return 0  # final letter: joined to the leading letter before it, in its two columns
     return 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
