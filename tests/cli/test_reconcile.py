@@ -229,6 +229,24 @@ def test_a_ledger_named_from_another_directory_says_where_it_looked_and_what_to_
     assert not (tmp_path / "fulfilments.db").exists()
 
 
+def test_a_ledger_named_from_a_directory_since_removed_is_said_not_to_exist(
+    sandbox: Sandbox,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Run from a directory removed since (a build's), where the working directory has no
+    name: the ledger is said not to exist, as from any other, never an internal error."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    argv = ["reconcile", "--ledger", "sqlite:///fulfilments.db", *_env(sandbox)]
+    exit_code, out, err = run(capsys, *argv)
+    assert (exit_code, out) == (2, "")
+    assert "the ledger 'fulfilments.db' does not exist (paysdk never creates one)" in err
+
+
 def test_a_cut_list_says_so_and_still_counts_everything(
     ledger_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

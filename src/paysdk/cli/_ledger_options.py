@@ -71,7 +71,7 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
     except ConfigurationError:  # a URL the ledger refuses: it says so when opened
         path = None
     if path is not None and not os.path.exists(path):
-        where = "" if os.path.isabs(path) else f" in {os.getcwd()}"
+        where = "" if os.path.isabs(path) else _in_working_directory()
         raise ConfigurationError(
             f"{source}: the ledger {path!r} does not exist{where} (paysdk never creates one): "
             "name the file your app's Ledger writes to, which it creates when it first records "
@@ -84,6 +84,14 @@ def open_ledger(args: argparse.Namespace) -> Ledger:
         ledger.close()
         raise
     return ledger
+
+
+def _in_working_directory() -> str:
+    """`` in <the working directory>``; ``""`` where it has no name (removed since)."""
+    try:
+        return f" in {os.getcwd()}"
+    except OSError:
+        return ""
 
 
 def _check_table(ledger: Ledger, table: str) -> None:
