@@ -154,7 +154,7 @@ def test_django_an_async_view_without_a_payment_parameter_is_refused(
 # --- the order table itself as lookup -----------------------------------------------------------
 
 NOT_CALLABLE = (
-    r"lookup must be a function of the reference that returns its order, not a dict: for a "
+    r"lookup must be a function of the reference that returns its order, not the dict given: for a "
     r"dict of orders, pass its \.get"
 )
 
@@ -176,7 +176,7 @@ def test_the_order_table_as_lookup_is_refused_when_applied_in_each_framework(
         fastapi_helper.verified_callback(async_client, lookup=ORDERS)  # type: ignore[arg-type]
     with pytest.raises(paysdk.ConfigurationError, match=NOT_CALLABLE):
         django_helper.verified_callback(client, lookup=ORDERS)  # type: ignore[call-overload]
-    with pytest.raises(paysdk.ConfigurationError, match=r"not a str$"):
+    with pytest.raises(paysdk.ConfigurationError, match=r"not the str given$"):
         django_helper.verified_callback(async_client, lookup="ORDERS")  # type: ignore[call-overload]
     assert sandbox.requests == []
 

@@ -153,7 +153,8 @@ def check_lookup(lookup: object) -> None:
     kind = type(lookup).__name__
     hint = ": for a dict of orders, pass its .get" if isinstance(lookup, Mapping) else ""
     raise ConfigurationError(
-        f"lookup must be a function of the reference that returns its order, not a {kind}{hint}"
+        f"lookup must be a function of the reference that returns its order, not the {kind} given"
+        f"{hint}"
     )
 
 
