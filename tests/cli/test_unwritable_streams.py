@@ -45,7 +45,15 @@ def run_into_full(
 
 @pytest.mark.parametrize(
     "argv",
-    [("list", "--json"), ("list",), ("list", "--csv"), ("verify", COMPLETED_REFERENCE)],
+    [
+        ("list", "--json"),
+        ("list",),
+        ("list", "--csv"),
+        ("verify", COMPLETED_REFERENCE),
+        ("--help",),
+        ("--version",),
+        ("verify", "--help"),
+    ],
 )
 def test_output_to_a_full_disk_is_an_error_of_its_own_not_a_bug(
     env: dict[str, str], argv: tuple[str, ...]

@@ -69,9 +69,17 @@ def _run(argv: Sequence[str] | None) -> int:
     """The command ``argv`` names, run; its exit code."""
     parser = build_parser()
     try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # --help (0) or a usage error argparse already printed (2)
+        with guarded_output():  # argparse ignores an OSError writing --help; not `OutputError`
+            try:
+                args = parser.parse_args(argv)
+            finally:
+                sys.stdout.flush()
+    except SystemExit as exc:  # --help, --version (0) or a usage error argparse printed (2)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
+    except BrokenPipeError:
+        return broken_pipe()
+    except OutputError as exc:
+        return output_failed(exc, EXIT_OUTPUT)
     command: Callable[[argparse.Namespace], int] = args.command
     with hiding_keys():  # the key a command is given, blotted out of all it prints
         return _outcome(command, args)
