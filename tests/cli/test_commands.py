@@ -100,7 +100,12 @@ def test_confirm_exits_0_only_for_a_matching_successful_payment(run: Run) -> Non
 
 @pytest.mark.parametrize(
     ("header", "wait"),
-    [("3600", "3600s"), ("Fri, 31 Dec 9999 23:59:59 GMT", "1e+09s"), ("5", "5s")],
+    [
+        ("3600", "3600s"),
+        ("1000000", "1000000s (about 11.6 days)"),
+        ("Fri, 31 Dec 9999 23:59:59 GMT", "1000000000s (about 11,574.1 days)"),
+        ("5", "5s"),
+    ],
 )
 def test_a_429_says_how_long_the_service_asks_to_wait(
     sandbox: Sandbox, run: Run, header: str, wait: str

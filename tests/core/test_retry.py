@@ -167,3 +167,21 @@ def test_any_retry_after_gives_a_wait_or_none(value: str) -> None:
         return  # not something a server could send
     delay = _core.retry_after(headers)
     assert delay is None or delay >= 0
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ({"retry-after-ms": "1200"}, "wait 1.2s before"),
+        ({"retry-after-ms": "1"}, "wait 0.001s before"),
+        ({"retry-after": "86399"}, "wait 86399s before"),
+        ({"retry-after": "1000000"}, "wait 1000000s (about 11.6 days) before"),
+    ],
+)
+def test_a_rate_limit_says_its_wait_as_a_person_reads_it(header: dict[str, str], said: str) -> None:
+    """The wait a 429 asks for is written in seconds to the millisecond, never in exponent form
+    (``1e+06s``), with the days it comes to once it is a day or more."""
+    wire = httpx.Response(429, headers=header, json={"error": "slow down"})
+    error = _core.error_for(_core.list_request(CONFIG), answered(wire), None)
+    assert isinstance(error, paysdk.RateLimitError)
+    assert said in str(error)

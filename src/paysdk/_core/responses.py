@@ -37,7 +37,7 @@ from .._models.verified import VerifiedPayment, VerifyEnvelope
 from .._parsing.gcpause import gc_paused
 from .._parsing.repair import not_utf8
 from .config import is_loopback
-from .retry import PROXY_REFUSALS, retry_after
+from .retry import PROXY_REFUSALS, retry_after, wait_text
 from .steps import Answer, Failure, Send
 
 if TYPE_CHECKING:
@@ -236,8 +236,9 @@ def error_for(request: Send, response: Answer, reference: str | None) -> APIErro
         return NotFoundError(f"not found; is base_url right?{hint}{said}", **info)
     if status == 429:  # the wait asked for, said: a wait too long is raised without a retry
         wait = retry_after(response.headers)
-        asked = "" if wait is None else f"; the service asks to wait {wait:g}s before another try"
-        return RateLimitError(f"rate limited{said}{asked}", retry_after=wait, **info)
+        if wait is not None:
+            said += f"; the service asks to wait {wait_text(wait)} before another try"
+        return RateLimitError(f"rate limited{said}", retry_after=wait, **info)
     if status >= 500:
         return ServerError(f"the service failed{said}", **info)
     return APIError(f"unexpected answer{said}", **info)

@@ -125,6 +125,13 @@ def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.ti
     return min(max(0.0, when - (clock() if now is None else now)), float(MAX_RETRY_AFTER))
 
 
+def wait_text(seconds: float) -> str:
+    """``0.5s``, ``3600s``, ``1000000s (about 11.6 days)``: a wait as a person reads it, to the
+    millisecond and never in exponent form (``1e+06s``)."""
+    text = f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+    return text if seconds < 86400 else f"{text} (about {seconds / 86400:,.1f} days)"
+
+
 def _delay(value: str | None) -> float | None:
     """Delay-seconds (or milliseconds): ASCII digits, with no sign, point or separator."""
     if value is None:
