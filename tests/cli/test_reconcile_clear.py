@@ -457,3 +457,37 @@ def test_ledger_list_writes_every_time_in_one_shape(tmp_path: Path, fmt: str) ->
     assert (done.returncode, done.stderr) == (0, "")
     times = re.findall(r"20[0-9-]{8}T[0-9:.+]*", done.stdout)
     assert times == ["2026-11-05T09:00:14.555000+00:00", "2026-11-05T09:00:14.000000+00:00"]
+
+
+@pytest.mark.parametrize(
+    "edited", ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00", "next tuesday"]
+)
+@pytest.mark.parametrize("fmt", ["table", "--json"])
+def test_a_time_edited_by_hand_into_no_time_in_utc_names_its_row(
+    tmp_path: Path, edited: str, fmt: str
+) -> None:
+    """A row whose ``fulfilled_at`` was edited by hand into no time, or a time with an offset
+    that lies outside the dates UTC can write, is a ledger error naming the row and the text
+    (exit 1), not an internal error asking for a bug report; in the library it is a
+    ``LedgerError``, not a ``ValueError``."""
+    path = tmp_path / "ledger.db"
+    with Ledger(path) as ledger:
+        ledger.create_table()
+        payment = paysdk.VerifiedPayment(
+            reference="order-edited", amount=500, currency="NGN", success=True
+        )
+        ledger.fulfil_once(payment, lambda p: None)
+    with contextlib.closing(sqlite3.connect(path)) as db, db:
+        db.execute("UPDATE paysdk_fulfilments SET fulfilled_at = ?", (edited,))
+    argv = ["ledger", "list", "--ledger", str(path), *([] if fmt == "table" else [fmt])]
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", *argv],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f"paysdk: error: the ledger's row for 'order-edited' holds {edited!r} where a time in "
+        "UTC belongs; was the row edited by hand?\n"
+    )
+    with Ledger(path) as ledger, pytest.raises(paysdk.ledger.LedgerError, match="order-edited"):
+        ledger.row("order-edited")

@@ -8,6 +8,9 @@ import enum
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
+from .._models.timestamps import as_utc
+from ._errors import LedgerError
+
 __all__ = ["FulfilResult", "LedgerRow", "Outcome"]
 
 T = TypeVar("T")
@@ -64,7 +67,7 @@ class LedgerRow:
     def _from_db(cls, row: Sequence[Any]) -> LedgerRow:
         """A row as the database driver returns it: its columns in ``_sql.row``'s order."""
         reference, state, token, attempts, lease, amount, currency, fulfilled, reason, account = row
-        lease, fulfilled = _time(lease), _time(fulfilled)
+        lease, fulfilled = _time(reference, lease), _time(reference, fulfilled)
         made = cls(reference, state, attempts, lease, amount, currency, fulfilled, reason, account)
         object.__setattr__(made, "_claim_token", token)  # frozen: set once, as it is made
         return made
@@ -109,9 +112,16 @@ class FulfilResult(Generic[T]):
         return self.outcome is Outcome.UNKNOWN
 
 
-def _time(value: object) -> dt.datetime | None:
+def _time(reference: str, value: object) -> dt.datetime | None:
     """A timestamp as every database returns it (``_sql.Dialect.read_time``): the ledger's ISO
-    text in UTC."""
+    text in UTC. One edited by hand into no time, or none in UTC's range, is a `LedgerError`
+    naming its row, not a ``ValueError`` from deep in a listing."""
     if value is None:
         return None
-    return dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    try:
+        return as_utc(dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")))
+    except ValueError:
+        raise LedgerError(
+            f"the ledger's row for {reference!r} holds {str(value)[:64]!r} where a time in UTC "
+            "belongs; was the row edited by hand?"
+        ) from None
