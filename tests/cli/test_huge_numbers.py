@@ -67,18 +67,20 @@ def test_a_number_of_thousands_of_digits_is_refused_in_one_short_line(
         ("0." + "0" * 4998 + "1", "too small, it reads as 0 seconds"),
         ("1e-400", "too small, it reads as 0 seconds"),
         ("0" * 5000, "it is 0 seconds"),
+        ("9" * 5000, "too large, it reads as infinity"),
+        ("1e400", "too large, it reads as infinity"),
     ],
-    ids=["decimal-5000-digits", "exponent", "zero-5000-digits"],
+    ids=["decimal-5000-digits", "exponent", "zero-5000-digits", "9-5000-digits", "exponent-400"],
 )
 @pytest.mark.parametrize(
     "command", [("list",), ("pay", "order-7", "--amount", "5", "--currency", "NGN")]
 )
-def test_a_timeout_of_thousands_of_digits_that_reads_as_0_says_so_in_one_short_line(
+def test_a_timeout_of_thousands_of_digits_that_reads_as_0_or_infinity_says_so_in_one_short_line(
     sandbox: Sandbox, command: tuple[str, ...], seconds: str, why: str
 ) -> None:
-    """A ``--timeout`` that is 0 once read (positive but past a float's smallest, or zeros), in
-    thousands of digits: the line says why it is refused, not that it has too many digits (a
-    float reads any number of them)."""
+    """A ``--timeout`` that is 0 or infinity once read (past a float's smallest or largest, or
+    zeros), in thousands of digits: the line says why it is refused and quotes what was typed,
+    not that it has too many digits (a float reads any number of them) nor ``got inf``."""
     code, out, err = run_in_terminal(*command, "--timeout", seconds)
     assert (code, out) == (2, "")
     [message] = [line for line in err.splitlines() if "error:" in line]

@@ -151,6 +151,11 @@ def positive_float(text: str) -> float:
         raise argparse.ArgumentTypeError(
             f"expected a positive number of seconds, not {quoted(text)}{_zero(text, value)}"
         )
+    if math.isinf(value) and "inf" not in text.lower():  # thousands of digits, 1e400
+        raise argparse.ArgumentTypeError(
+            f"expected a positive number of seconds, not {quoted(text)}: too large, it reads "
+            "as infinity"
+        )
     return value
 
 
