@@ -527,7 +527,8 @@ def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
         assert found is not None, received
         with socket.create_connection(("127.0.0.1", int(found[1])), timeout=30) as hostile:
             # ESC [2J, an OSC title, and C1 CSI (latin-1 0x9b), as raw bytes of a request line
-            hostile.sendall(b"GET /payment/x\x1b[2J\x1b]0;pwned\x07\x9b2J HTTP/1.1\r\n\r\n")
+            hostile.sendall(b"GET /payment/x\x1b[2J\x1b]0;pwned\x07\x9b2J HTTP/1.1\r\n")
+            hostile.sendall(b"Host: 127.0.0.1\r\n\r\n")
             hostile.recv(65536)
         process.send_signal(signal.SIGINT)
         read_to_end(main_fd, received, time.monotonic() + 30)

@@ -155,6 +155,22 @@ def test_a_request_sending_host_or_content_length_twice_is_answered_400(
     assert_no_traceback(capfd)
 
 
+@pytest.mark.parametrize(("version", "status"), [("HTTP/1.1", 400), ("HTTP/1.0", 200)])
+def test_an_http_1_1_request_without_host_is_answered_400(
+    sandbox: Sandbox, capfd: pytest.CaptureFixture[str], version: str, status: int
+) -> None:
+    """RFC 9112 (section 3.2): a server answers 400 to an HTTP/1.1 request with no ``Host``, as
+    the service behind a load balancer would; HTTP/1.0 (which has no such rule) is served."""
+    request = f"GET /payments {version}\r\nAuthorization: Bearer {sandbox.secret_key}\r\n\r\n"
+    answer = exchange(sandbox.port, request.encode())
+    assert answer.startswith(status_line(status))
+    if status == 400:
+        message = "an HTTP/1.1 request without a Host header"
+        assert body_of(answer) == {"error": "Bad Request", "message": message}
+    assert_still_serving(sandbox)
+    assert_no_traceback(capfd)
+
+
 def test_a_chunked_body_is_refused_and_never_read_as_a_request(
     sandbox: Sandbox, capfd: pytest.CaptureFixture[str]
 ) -> None:

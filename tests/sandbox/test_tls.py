@@ -242,7 +242,10 @@ def test_stop_cuts_tls_connections_open_and_mid_handshake(
             socket.create_connection(("127.0.0.1", sandbox.port), timeout=WAIT) as silent,
         ):
             key = sandbox.secret_key
-            kept.sendall(f"GET /payments HTTP/1.1\r\nAuthorization: Bearer {key}\r\n\r\n".encode())
+            request = (
+                f"GET /payments HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\n\r\n"
+            )
+            kept.sendall(request.encode())
             assert kept.recv(12) == b"HTTP/1.1 200"  # answered; the connection stays open
             eventually(lambda: len(server.connections) == 2)
             sandbox.stop()

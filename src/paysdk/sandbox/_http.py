@@ -286,11 +286,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         """The request body; ``None`` once a request it will not read was answered (and the
         connection closed: what the client sends next may be that body, not a request). Two
         ``Host`` or two ``Content-Length`` lines are answered 400 (RFC 9112, sections 3.2 and
-        6.3): a proxy before the sandbox may have read the other one."""
+        6.3): a proxy before the sandbox may have read the other one; so is HTTP/1.1 without a
+        ``Host`` (section 3.2), which every client sends."""
         declared = self.headers.get("Content-Length")
         twice = [name for name in _ONCE if len(self.headers.get_all(name, ())) > 1]
         if twice:
             refusal = Reply.error(400, "Bad Request", f"more than one {twice[0]} header")
+        elif self.request_version != "HTTP/1.0" and "Host" not in self.headers:
+            refusal = Reply.error(400, "Bad Request", "an HTTP/1.1 request without a Host header")
         elif self.headers.get("Transfer-Encoding") is not None:  # chunked: not read, so refused
             message = "the sandbox reads a request body sent with a Content-Length only"
             refusal = Reply.error(411, "Length Required", message)
