@@ -3,11 +3,13 @@ base URL, the README's command against the Flask example, and what it records.""
 
 from __future__ import annotations
 
+import contextlib
 import shlex
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -291,16 +293,10 @@ def test_a_callback_view_routed_for_post_is_told_the_service_calls_back_with_get
         assert "@app.get, not @app.post" in done.stderr
 
 
-def test_a_helper_s_500_error_says_the_reason_is_in_the_app_s_log(
-    cli: Paysdk, port: int, caplog: pytest.LogCaptureFixture
-) -> None:
-    """An app started in a terminal where the sandbox's variables are not exported (or with an
-    earlier sandbox's key): the helper answers 500 ``error`` and logs why; the command says
-    where to look, since the body says no more."""
-    cli.start(port)
-    client = paysdk.Client(
-        secret_key="sk_sandbox_of_yesterday", base_url=f"http://127.0.0.1:{port}"
-    )
+@contextlib.contextmanager
+def flask_callback_app(client: paysdk.Client) -> Iterator[str]:
+    """A Flask app whose callback helper verifies order-7 with ``client``, served on 127.0.0.1
+    while the block runs: its callback URL. ``client`` is closed after."""
     app = Flask(__name__)
 
     @app.get("/payments/callback")
@@ -311,14 +307,27 @@ def test_a_helper_s_500_error_says_the_reason_is_in_the_app_s_log(
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    url = f"http://127.0.0.1:{server.server_port}/payments/callback"
     try:
-        paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", url)
-        sent = cli("trigger-callback", url, "--reference", "order-7")
+        yield f"http://127.0.0.1:{server.server_port}/payments/callback"
     finally:
         server.shutdown()
         thread.join()
         client.close()
+
+
+def test_a_helper_s_500_error_says_the_reason_is_in_the_app_s_log(
+    cli: Paysdk, port: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An app started in a terminal where the sandbox's variables are not exported (or with an
+    earlier sandbox's key): the helper answers 500 ``error`` and logs why; the command says
+    where to look, since the body says no more."""
+    cli.start(port)
+    client = paysdk.Client(
+        secret_key="sk_sandbox_of_yesterday", base_url=f"http://127.0.0.1:{port}"
+    )
+    with flask_callback_app(client) as url:
+        paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", url)
+        sent = cli("trigger-callback", url, "--reference", "order-7")
     for done in (paid, sent):
         assert done.returncode == 1
         assert "-> 500" in done.stdout
@@ -334,23 +343,8 @@ def test_a_helper_s_503_says_to_check_the_app_s_base_url(
     ``retry_later`` and logs why; the command says where to look and what to check."""
     cli.start(port)
     client = paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{free_port()}")
-    app = Flask(__name__)
-
-    @app.get("/payments/callback")
-    @verified_callback(client, lookup={"order-7": {"amount": 500, "currency": "USD"}}.get)
-    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
-        return {"status": "ok"}
-
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_port}/payments/callback"
-    try:
+    with flask_callback_app(client) as url:
         paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", url)
-    finally:
-        server.shutdown()
-        thread.join()
-        client.close()
     assert paid.returncode == 1
     assert "-> 503" in paid.stdout
     assert "started with this sandbox's PAYSDK_BASE_URL" in paid.stderr
