@@ -139,7 +139,8 @@ def test_ledger_list_under_the_label_in_another_case_names_the_label_held(
 ) -> None:
     """``paysdk ledger list --account Lagos-1`` at a terminal, where the payments are under
     ``lagos-1``: the empty table comes with a note naming the label to use, on SQLite and
-    PostgreSQL; a listing that is empty for another reason has none."""
+    PostgreSQL, as does ``ledger list`` without ``--account`` where only labels hold payments (a
+    platform's ledger); a listing that is empty for another reason has none."""
     with Ledger(ledger_url) as ledger:
         done = ledger.fulfil_once(paid("order-1").issued_by("lagos-1", "k"), lambda p: None)
         assert done.fulfilled_now
@@ -152,7 +153,15 @@ def test_ledger_list_under_the_label_in_another_case_names_the_label_held(
             "payments under account 'lagos-1', its label in another case: a label is matched to "
             "the letter (--account lagos-1)\n"
         )
-    for quiet in (["--account", "abuja-2"], ["--account", "lagos-1", "--state", "refused"], []):
+    for shown in ([], ["--json"]):
+        code, out, err = run_in_terminal(*listing, *shown)
+        assert code == 0 and "order-1" not in out
+        assert err == (
+            "paysdk: note: this ledger holds no payment without an account, and holds payments "
+            "under account 'lagos-1' (and maybe others): name the account as its client does "
+            "(--account lagos-1)\n"
+        )
+    for quiet in (["--account", "abuja-2"], ["--account", "lagos-1", "--state", "refused"]):
         code, out, err = run_in_terminal(*listing, *quiet, "--json")
         assert (code, out, err) == (0, "", "")
 

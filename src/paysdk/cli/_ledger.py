@@ -162,19 +162,24 @@ def _list(args: argparse.Namespace) -> int:
             print_csv(_COLUMNS, (_cells(row) for row in rows))
         else:
             _print_pages(rows)
-        if not listed[0] and args.account:
-            held = ledger._label_in_another_case(args.account)
-            if held is not None:  # a label typed by hand in another case than its client's
-                print(
-                    printable(
-                        f"{PROG}: note: this ledger holds no payment under account "
-                        f"{args.account!r}, and holds payments under account {held!r}, its "
-                        f"label in another case: a label is matched to the letter (--account "
-                        f"{held})"
-                    ),
-                    file=sys.stderr,
-                )
+        held = None if listed[0] else ledger._label_meant(args.account)
+    if held is not None:
+        print(printable(f"{PROG}: note: {_held_elsewhere(args.account, held)}"), file=sys.stderr)
     return EXIT_OK
+
+
+def _held_elsewhere(account: str, held: str) -> str:
+    """Why ``ledger list`` of ``account`` found nothing where ``held`` holds payments."""
+    if account:
+        return (
+            f"this ledger holds no payment under account {account!r}, and holds payments under "
+            f"account {held!r}, its label in another case: a label is matched to the letter "
+            f"(--account {held})"
+        )
+    return (
+        f"this ledger holds no payment without an account, and holds payments under account "
+        f"{held!r} (and maybe others): name the account as its client does (--account {held})"
+    )
 
 
 def _counted(rows: Iterator[LedgerRow], count: list[int]) -> Iterator[LedgerRow]:

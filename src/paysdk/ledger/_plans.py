@@ -175,15 +175,15 @@ def check_label_case(
         )
 
 
-def label_in_another_case(
-    dialect: _sql.Dialect, table: str, account: str
-) -> LedgerPlan[str | None]:
-    """The label equal to ``account`` but for case that holds rows, if ``account`` holds none
-    (else ``None``): what ``paysdk ledger list --account Lagos-1`` names on finding nothing.
-    ``check_label_case``'s statement, which walks the labels only when ``account`` holds none."""
+def label_meant(dialect: _sql.Dialect, table: str, account: str) -> LedgerPlan[str | None]:
+    """The label that holds rows where ``account`` holds none (else ``None``): what ``paysdk
+    ledger list`` names on finding nothing. For a label, the one equal to it but for case
+    (``--account Lagos-1``); for no label, the least label, where only labels hold rows (a
+    platform's ledger). ``check_label_case``'s statements, which walk the labels only then."""
     if not account:
-        return None
-    found = yield from _read(_sql.label_rows(dialect, table), (account, "", account, account))
+        found = yield from _read(_sql.unlabelled_rows(table), ("",))
+    else:
+        found = yield from _read(_sql.label_rows(dialect, table), (account, "", account, account))
     own, held = found.rows[0]
     return str(held) if own is None and held is not None else None
 

@@ -116,10 +116,10 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         label = check_account(account)
         return await self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
 
-    async def _label_in_another_case(self, account: str) -> str | None:
-        """The label equal to ``account`` but for case, if it holds rows and ``account`` none."""
+    async def _label_meant(self, account: str) -> str | None:
+        """The label that holds rows where ``account`` holds none (``_plans.label_meant``)."""
         label, dialect = check_account(account), self._driver.dialect
-        return await self._run(_plans.label_in_another_case(dialect, self.table, label))
+        return await self._run(_plans.label_meant(dialect, self.table, label))
 
     async def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
