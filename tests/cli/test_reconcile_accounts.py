@@ -116,6 +116,14 @@ def test_ledger_list_and_refuse_amend_one_account(
 
     code, out, err = paysdk_cli("ledger", "resolve", "order-1", *ledger, "--ran")
     assert code != 0 and "no row" in err  # the unlabelled account has no order-1
+    assert (  # and no other row: the label was left out
+        "the unlabelled account holds no payment, and account 'abuja-2' holds some: name the "
+        "account as its client does (account=, paysdk ledger --account)" in err
+    )
+    code, out, err = paysdk_cli(
+        "ledger", "resolve", "order-1", *ledger, "--ran", "--account", "Lagos-1"
+    )
+    assert code != 0 and "account 'Lagos-1' holds no payment, and account 'lagos-1' holds" in err
 
 
 def test_ledger_refuse_under_the_label_in_another_case_is_a_usage_error(

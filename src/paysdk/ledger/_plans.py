@@ -322,7 +322,7 @@ def resolve(
     ``ran``, else released so that the next delivery (or reconcile) runs it; the row as it now is.
     LedgerError if ``reference`` (of ``account``) has no row in the ``unknown`` state; a
     reference no database holds as it is (``stored_as_is``) has none, and is not asked for."""
-    state = "no row"
+    state, held = "no row", None
     if stored_as_is(reference):  # PostgreSQL refuses a NUL; no UTF-8 encodes a surrogate
         yield Begin()
         settled: Rows = yield Query(_sql.resolve(dialect, table, ran=ran), (account, reference))
@@ -332,6 +332,14 @@ def resolve(
             return LedgerRow._from_db(found.rows[0])
         if found.rows:
             state = LedgerRow._from_db(found.rows[0]).state
+        else:
+            held = yield from label_meant(dialect, table, account)
+    if held is not None:  # a label typed in another case, or left out on a platform's ledger
+        named = f"account {account!r}" if account else "the unlabelled account"
+        state += (
+            f"; {named} holds no payment, and account {held!r} holds some: name the account as "
+            "its client does (account=, paysdk ledger --account)"
+        )
     raise LedgerError(
         f"{reference!r} has no claim of unknown outcome to resolve (its state: {state})"
     )
