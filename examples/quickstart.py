@@ -13,6 +13,7 @@ import http.server
 import json
 import logging
 import os
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -130,5 +131,22 @@ def merchant_handler(client: paysdk.Client, shipped: list[str]) -> Iterator[str]
         thread.join()
 
 
+def run() -> int:
+    """``main``, a paysdk error said in one line, with what to do when it came from the service
+    the environment names rather than the demo's own sandbox."""
+    try:
+        return main()
+    except paysdk.PaySDKError as exc:
+        print(f"paysdk demo: {type(exc).__name__}: {exc}", file=sys.stderr)
+        if os.environ.get("PAYSDK_BASE_URL"):
+            print(
+                "paysdk demo: PAYSDK_BASE_URL is set, so the demo runs against that service, "
+                "not its own sandbox; to run it against the bundled sandbox: "
+                "unset PAYSDK_BASE_URL PAYSDK_SECRET_KEY",
+                file=sys.stderr,
+            )
+        return 1
+
+
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(run())

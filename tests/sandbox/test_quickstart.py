@@ -8,14 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from tests.cli.sandbox_cli import free_port
 from tests.support.make import dry_run
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart.py"
 
 
-def run_quickstart() -> subprocess.CompletedProcess[str]:
+def run_quickstart(**paysdk_env: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    env.update(paysdk_env)
     return subprocess.run(
         [sys.executable, str(QUICKSTART)],
         env=env,
@@ -37,6 +41,34 @@ def test_quickstart_runs_against_an_in_process_sandbox_and_says_so() -> None:
     assert "order-1043: 4999 USD did NOT succeed" in done.stdout
     assert "PaymentNotFoundError: reference='order-0000', HTTP 404" in done.stdout
     assert len(done.stdout.splitlines()) <= 35  # one screen
+
+
+@pytest.mark.parametrize(
+    ("variables", "said"),
+    [
+        ({"PAYSDK_BASE_URL": "http://127.0.0.1:{port}"}, "ConfigurationError: no secret key"),
+        (
+            {"PAYSDK_BASE_URL": "http://127.0.0.1:{port}", "PAYSDK_SECRET_KEY": "sk_test_stale"},
+            "APIConnectionError: could not reach the service",
+        ),
+    ],
+    ids=["base-url-alone", "stopped-sandbox"],
+)
+def test_quickstart_against_a_service_it_cannot_use_says_so_and_how_to_use_its_own(
+    variables: dict[str, str], said: str
+) -> None:
+    """``make demo`` in a terminal still holding a stopped sandbox's export lines (or half of
+    them): one line saying what failed and one saying how to run against the bundled sandbox,
+    never a traceback; the key is never printed."""
+    port = free_port()
+    done = run_quickstart(**{name: value.format(port=port) for name, value in variables.items()})
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr and "sk_test_stale" not in done.stderr
+    first, second = done.stderr.splitlines()
+    assert first.startswith(f"paysdk demo: {said}")
+    assert second.endswith(
+        "to run it against the bundled sandbox: unset PAYSDK_BASE_URL PAYSDK_SECRET_KEY"
+    )
 
 
 def test_quickstart_ships_only_a_full_payment_and_refuses_a_mismatch() -> None:
