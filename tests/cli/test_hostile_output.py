@@ -375,6 +375,20 @@ def test_trigger_callbacks_error_quotes_the_start_of_a_long_refused_line(
     assert len(line) < 1_000
 
 
+def test_trigger_callback_reads_an_answer_in_a_charset_that_is_no_text_one_as_utf8(
+    hostile: HostileServer,
+) -> None:
+    """A handler's Content-Type naming a codec that decodes no bytes to text (``rot13``) is
+    reported with its body read as UTF-8, not as paysdk's internal error."""
+    content_type = {"Content-Type": "application/json; charset=rot13"}
+    hostile.script(respond(200, b'{"status": "ok"}', content_type))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PAYSDK_")}
+    url = f"{hostile.base_url}/cb"
+    code, screen = on_terminal(env, "trigger-callback", url, "--reference", "order-1")
+    assert (code, raw_controls(screen)) == (0, [])
+    assert lines_of(screen) == [f"GET {url}?reference=order-1 -> 200", '{"status": "ok"}']
+
+
 @pytest.mark.parametrize("status", [400, 500])
 def test_pay_quotes_the_start_of_a_long_message_from_a_server_that_is_no_sandbox(
     hostile: HostileServer, status: int

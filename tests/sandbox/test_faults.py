@@ -28,6 +28,7 @@ from tests.support.hostile import (
     gzip_bomb,
     gzip_padded,
     large_body,
+    respond,
     trickle_body,
     trickle_head,
 )
@@ -473,3 +474,15 @@ def test_callback_urls_with_a_host_httpx_cannot_send_to_are_refused(host: str) -
 
 def test_callback_url_adds_a_path_when_there_is_none() -> None:
     assert callback_url("http://127.0.0.1:9", "r-1") == "http://127.0.0.1:9/?reference=r-1"
+
+
+@pytest.mark.parametrize("charset", ["rot13", "hex", "zlib", "idna", "undefined"])
+def test_a_callback_answer_in_a_charset_that_is_no_text_one_is_read_as_utf8(
+    hostile: HostileServer, charset: str
+) -> None:
+    """A handler's Content-Type may name any codec Python knows, including ones that are no text
+    encoding or refuse ``errors="replace"``: its answer is still reported, read as UTF-8."""
+    content_type = {"Content-Type": f"application/json; charset={charset}"}
+    hostile.script(respond(200, '{"status": "ok é"}'.encode(), content_type))
+    result = send_callback(f"{hostile.base_url}/callback", "x", timeout=5)
+    assert (result.status_code, result.body) == (200, '{"status": "ok é"}')

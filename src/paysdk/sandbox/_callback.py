@@ -4,11 +4,15 @@ bounded in time and body size so that a handler that trickles or floods cannot h
 from __future__ import annotations
 
 import dataclasses
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from .._errors.quoting import bounded_detail
 from .._parsing.decoding import ACCEPT_ENCODING
 from .._service.callbacks import callback_timeout, callback_url, shown_url
+
+if TYPE_CHECKING:
+    from .._transport import Fetched
 
 __all__ = ["CallbackDeliveryError", "CallbackResult", "send_callback"]
 
@@ -69,8 +73,7 @@ def send_callback(
     headers = {"User-Agent": "paysdk-sandbox-callback", "Accept-Encoding": ACCEPT_ENCODING}
     answer = fetch(target, headers=headers, timeout=timeout, max_body=MAX_CALLBACK_BODY)
     if isinstance(answer, Fetched):
-        text = answer.body.decode(answer.encoding, errors="replace")
-        return CallbackResult(url=target, status_code=answer.status_code, body=text)
+        return CallbackResult(url=target, status_code=answer.status_code, body=_text(answer))
     shown = shown_url(target)
     if answer.kind == "timeout":
         raise CallbackDeliveryError(f"callback to {shown} timed out after {timeout}s")
@@ -89,3 +92,12 @@ def send_callback(
         hint = ""
     detail = bounded_detail(answer.detail)
     raise CallbackDeliveryError(f"callback to {shown} failed: {detail}{hint}")
+
+
+def _text(answer: Fetched) -> str:
+    """The handler's body in the charset it names, else as UTF-8: a Content-Type may name any
+    codec Python knows, ``rot13`` or ``idna`` too, which decode no bytes as text here."""
+    try:
+        return answer.body.decode(answer.encoding, errors="replace")
+    except (LookupError, UnicodeError):
+        return answer.body.decode("utf-8", errors="replace")
