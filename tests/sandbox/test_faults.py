@@ -486,3 +486,14 @@ def test_a_callback_answer_in_a_charset_that_is_no_text_one_is_read_as_utf8(
     hostile.script(respond(200, '{"status": "ok é"}'.encode(), content_type))
     result = send_callback(f"{hostile.base_url}/callback", "x", timeout=5)
     assert (result.status_code, result.body) == (200, '{"status": "ok é"}')
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [("Content-Length", "999"), ("transfer-encoding", "chunked")]
+)
+def test_a_fault_setting_the_answers_framing_is_refused(name: str, value: str) -> None:
+    """The sandbox frames a fault's answer itself and the fake leaves framing to httpx: a fault's
+    own ``Content-Length`` or ``Transfer-Encoding`` would make the two answer differently (the
+    sandbox with two framings: a conflict, or a client waiting for its timeout)."""
+    with pytest.raises(ValueError, match=f"header {name} frames the answer"):
+        Fault(status=500, body="boom", headers={name: value})

@@ -315,8 +315,12 @@ def test_fault_numbers_are_bounded(
         (rb'{"status": 200, "headers": {"X": "\u20ac"}}', "header X must be Latin-1 text"),
         (rb'{"status": 200, "headers": {"X": "a\r\nSet-Cookie: b"}}', "header X must be"),
         (rb'{"status": 200, "headers": {"X Y": "1"}}', "header name 'X Y' is not an HTTP token"),
+        (
+            rb'{"status": 200, "headers": {"Transfer-Encoding": "chunked"}}',
+            "header Transfer-Encoding frames the answer",
+        ),
     ],
-    ids=["lone-surrogate-body", "euro-sign-header", "header-injection", "space-in-name"],
+    ids=["lone-surrogate-body", "euro-sign-header", "header-injection", "space-in-name", "framing"],
 )
 def test_a_fault_it_could_not_send_is_refused(
     sandbox: Sandbox, capfd: pytest.CaptureFixture[str], fault: bytes, message: str

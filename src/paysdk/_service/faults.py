@@ -28,6 +28,8 @@ or after the whole body, having declared a longer Content-Length."""
 _JSON = "application/json"
 _TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 _FIELD_VALUE = re.compile(r"[\t\x20-\x7e\x80-\xff]*")
+_FRAMING = frozenset({"content-length", "transfer-encoding"})
+"""Headers that frame an answer's body: the sandbox writes its own, and the fake's httpx its."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +38,8 @@ class Fault:
 
     Raises:
         ValueError: a field out of range: a negative or too long delay, a status outside
-            100-599, headers that are not HTTP text, an unknown ``disconnect``.
+            100-599, headers that are not HTTP text or that frame the body
+            (``Content-Length``, ``Transfer-Encoding``), an unknown ``disconnect``.
     """
 
     delay: float = 0.0
@@ -76,6 +79,11 @@ class Fault:
                 raise ValueError(f"header name {name!r} is not an HTTP token")
             if not _FIELD_VALUE.fullmatch(value):
                 raise ValueError(f"header {name} must be Latin-1 text without control characters")
+            if name.lower() in _FRAMING:
+                raise ValueError(
+                    f"header {name} frames the answer, which the sandbox and the fake do "
+                    "themselves; to cut an answer short, use disconnect= (truncated, mid_body)"
+                )
         if self.disconnect is not None and self.disconnect not in get_args(Disconnect):
             raise ValueError(f"disconnect must be one of {', '.join(get_args(Disconnect))}")
 
