@@ -8,6 +8,7 @@ import httpx
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 import paysdk
 from paysdk import _core
@@ -72,6 +73,37 @@ def test_a_verify_envelope_reporting_failure_is_no_payment(status: object, succe
     assert "reports that the request failed" in str(error)
     assert error.body == body  # what the service said stays reachable
     assert not _core.is_retryable(error)
+
+
+@pytest.mark.parametrize("data", [None, {}, {"success": True}, "x", "absent"])
+@pytest.mark.parametrize("status", [False, "false", 0])
+def test_a_verify_envelope_reporting_failure_without_a_payment_says_so(
+    status: object, data: object
+) -> None:
+    """A failed request's answer seldom carries a whole payment: its report is the error, not
+    the shape errors of what ``data`` lacks."""
+    body: dict[str, object] = {"status": status, "message": "Invalid key", "data": data}
+    if data == "absent":
+        del body["data"]
+    with pytest.raises(paysdk.ResponseValidationError) as caught:
+        _core.map_response(
+            _core.verify_request(CONFIG, "order-1042"),
+            answered(httpx.Response(200, json=body)),
+            _core.verified("order-1042", CONFIG),
+            None,
+        )
+    assert [(e["type"], e["loc"]) for e in caught.value.errors] == [
+        ("envelope_failed", ("status",))
+    ]
+    assert caught.value.body == body
+
+
+@pytest.mark.parametrize("data", [None, {}])
+def test_a_verify_body_of_another_shape_keeps_its_shape_errors(data: object) -> None:
+    body = {"status": True, "message": "ok", "data": data}
+    with pytest.raises(ValidationError) as caught:
+        _core.parse_verify(json.dumps(body).encode())
+    assert "envelope_failed" not in {e["type"] for e in caught.value.errors()}
 
 
 @pytest.mark.parametrize("status", [True, None, "absent"])

@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from pydantic import ValidationError
 from pydantic_core import PydanticCustomError
+from typing_extensions import NotRequired, TypedDict
 
 from .._errors import (
     MAX_ERRORS_KEPT,
@@ -76,13 +77,42 @@ with this error at ``("status",)``, whatever ``data`` says."""
 def parse_verify(content: bytes) -> VerifiedPayment:
     """The payment of a verify body; a ``ValidationError`` (``ENVELOPE_FAILED``) if its envelope
     reports failure."""
-    envelope = _validated(content, _verify_envelope(), "verify")
+    try:
+        envelope = _validated(content, _verify_envelope(), "verify")
+    except ValidationError:
+        if _reports_failure(content):
+            raise _envelope_failed() from None
+        raise
     if envelope.get("status") is False:
-        raise ValidationError.from_exception_data(
-            "VerifyEnvelope",
-            [{"type": ENVELOPE_FAILED, "loc": ("status",), "input": False}],
-        )
+        raise _envelope_failed()
     return envelope["data"]
+
+
+def _envelope_failed() -> ValidationError:
+    return ValidationError.from_exception_data(
+        "VerifyEnvelope", [{"type": ENVELOPE_FAILED, "loc": ("status",), "input": False}]
+    )
+
+
+class _EnvelopeStatus(TypedDict):
+    """A verify body's ``status`` alone, read where its ``data`` is not a payment."""
+
+    status: NotRequired[bool | None]
+
+
+def _reports_failure(content: bytes) -> bool:
+    """Whether a verify body that is not the documented shape says ``"status": false``: a
+    service reporting a failed request seldom sends a whole payment beside it (``"data":
+    null``), and its own report says more than the shape's errors."""
+    try:
+        return _envelope_status().validate_json(content).get("status") is False
+    except ValidationError:
+        return False
+
+
+@functools.cache
+def _envelope_status() -> Validator[_EnvelopeStatus]:
+    return _validator(_EnvelopeStatus)
 
 
 def parse_list(content: bytes, *, pause_gc: bool = True) -> list[ListedPayment]:
