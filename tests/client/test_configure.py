@@ -123,6 +123,19 @@ def test_bad_configuration_is_refused_with_a_clear_message(
 
 
 @pytest.mark.parametrize(
+    ("name", "points_to_the_key"),
+    [("Authorization", True), ("Host", False), ("content-length", False)],
+)
+def test_a_reserved_header_is_refused_with_a_hint_about_that_header(
+    name: str, points_to_the_key: bool
+) -> None:
+    """Only an ``Authorization`` header is about the key: a ``Host`` is not told to use it."""
+    with pytest.raises(paysdk.ConfigurationError, match="must not set") as caught:
+        paysdk.Client(secret_key=SECRET, base_url=BASE_URL, default_headers={name: "x"})
+    assert ("secret_key" in str(caught.value)) is points_to_the_key
+
+
+@pytest.mark.parametrize(
     "kwargs",
     [
         {"base_url": SECRET},

@@ -339,9 +339,8 @@ def check_headers(headers: Mapping[str, str], *, what: str) -> dict[str, str]:
         if not isinstance(name, str) or not isinstance(value, str):
             raise ConfigurationError(f"{what} must map str to str")
         if name.lower() in _RESERVED_HEADERS:
-            raise ConfigurationError(
-                f"{what} must not set {name!r}; paysdk sets it (the key goes in secret_key)"
-            )
+            hint = " (the key goes in secret_key)" if name.lower() == "authorization" else ""
+            raise ConfigurationError(f"{what} must not set {name!r}; paysdk sets it{hint}")
         if not name or not all("\x21" <= ch <= "\x7e" and ch != ":" for ch in name):
             raise ConfigurationError(f"{what} has an invalid header name {name!r}")
         if value != value.strip(" \t") or not all(
