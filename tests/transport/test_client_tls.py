@@ -14,13 +14,16 @@ import ssl
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import httpcore
 import httpx
 import pytest
 import trustme
 
 import paysdk
 from paysdk._transport import tls
+from paysdk._transport.asyncio_stream import AsyncioStream
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import EitherClient, MakeClient
 from tests.support.tls import SERVER_NAMES
@@ -427,7 +430,27 @@ async def test_a_server_wanting_a_client_certificate_is_one_attempt_that_says_to
         assert guarded.secret_key not in str(error) + repr(error)
 
 
+@pytest.fixture
+def hang_up_before_the_request(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each TLS upgrade of the ``AsyncClient``'s own streams followed by a pause that does not
+    run the event loop, as a network's round trip is: the server's alert and hang-up are in
+    before the request is written. On loopback, with the server a thread of this process, they
+    could otherwise arrive between the stream's look for them and its write, a window of
+    microseconds that a loaded machine stretches."""
+    upgrade = AsyncioStream.start_tls
+
+    async def upgrade_then_pause(
+        self: AsyncioStream, *args: Any, **kwargs: Any
+    ) -> httpcore.AsyncNetworkStream:
+        upgraded = await upgrade(self, *args, **kwargs)
+        time.sleep(0.05)  # noqa: ASYNC251 - blocking on purpose: the loop must not read meanwhile
+        return upgraded
+
+    monkeypatch.setattr(AsyncioStream, "start_tls", upgrade_then_pause)
+
+
 @pytest.mark.parametrize("make_loopback_client", ["sync", "async"], indirect=True)
+@pytest.mark.usefixtures("hang_up_before_the_request")
 async def test_a_tls_1_3_refusal_is_the_servers_alert_on_every_fresh_connection(
     tls_ca: trustme.CA, tls_client_context: ssl.SSLContext, make_loopback_client: MakeClient
 ) -> None:
