@@ -901,3 +901,16 @@ async def test_resolving_a_reference_no_database_holds_finds_no_row_on_every_dat
         await ledger.resolve(reference, ran=True)
     row = await ledger.row("order-1")
     assert row is not None and row.state == "fulfilled"
+
+
+def test_resolve_without_a_label_names_the_label_that_holds_its_reference(ledger_url: str) -> None:
+    """``resolve`` of a reference whose label was left out, on a ledger whose payments are all
+    under labels, names the label holding that reference, not merely the least label holding
+    any: following the hint must find the row."""
+    with Ledger(ledger_url) as ledger:
+        ledger.fulfil_once(paid("order-9").issued_by("abuja-2", "a" * 16), lambda p: None)
+        ledger.fulfil_once(paid("order-1").issued_by("lagos-1", "b" * 16), lambda p: None)
+        with pytest.raises(LedgerError) as raised:
+            ledger.resolve("order-1", ran=True)
+    assert "account 'lagos-1' holds" in str(raised.value)
+    assert "abuja-2" not in str(raised.value)

@@ -334,6 +334,9 @@ def resolve(
             state = LedgerRow._from_db(found.rows[0]).state
         else:
             held = yield from label_meant(dialect, table, account)
+            if held is not None and not account:  # the label holding this reference, if any
+                own: Rows = yield from _read(_sql.reference_label(table), (reference,))
+                held = str(own.rows[0][0]) if own.rows[0][0] is not None else held
     if held is not None:  # a label typed in another case, or left out on a platform's ledger
         named = f"account {account!r}" if account else "the unlabelled account"
         state += (

@@ -413,6 +413,21 @@ def unlabelled_rows(table: str) -> str:
     )
 
 
+def reference_label(table: str) -> str:
+    """The least label holding a row of the given reference (or NULL), found by walking the
+    labels (each the least after the last) and reading each one's row on the primary key: a few
+    index reads a label, whatever the rows. Parameters: reference."""
+    return (  # names with a space, which no table's (check_table) can be: never the table's own
+        f'WITH RECURSIVE "labels held"(label) AS (SELECT min(account) FROM {table} '
+        "WHERE account > '' UNION ALL "
+        f'SELECT (SELECT min(account) FROM {table} WHERE account > "labels held".label) '
+        'FROM "labels held" WHERE "labels held".label IS NOT NULL) '
+        'SELECT (SELECT label FROM "labels held" WHERE label IS NOT NULL AND EXISTS '
+        f'(SELECT 1 FROM {table} WHERE account = "labels held".label AND reference = ?) '
+        "ORDER BY label LIMIT 1)"
+    )
+
+
 def key_rows(table: str) -> str:
     """What a key's payments are checked against, in one round trip of index reads that do not
     grow with the rows or labels: a row of the account and key but the given reference (1, or
