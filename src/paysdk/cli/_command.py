@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from ._escape import printable
 from ._exits import exit_codes_help
 
-__all__ = ["Command", "Parser", "add_formats"]
+__all__ = ["Command", "Parser", "add_formats", "add_reference"]
 
 
 class Parser(argparse.ArgumentParser):
@@ -57,3 +57,8 @@ def add_formats(parser: argparse.ArgumentParser, default: str, **helps: str) -> 
     for name, help_ in helps.items():
         group.add_argument(f"--{name}", dest="format", action="store_const", const=name, help=help_)
     parser.set_defaults(format=default)
+
+
+def add_reference(parser: argparse.ArgumentParser, kind: Callable[[str], object] = str) -> None:
+    """Give ``parser`` the payment's ``reference`` positional, checked by ``kind``."""
+    parser.add_argument("reference", type=kind, help="the payment's reference, e.g. order-1042")

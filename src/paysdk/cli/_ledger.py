@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
 from .._models.timestamps import as_utc
-from ._command import add_formats
+from ._command import add_formats, add_reference
 from ._connection import positive_count, utf8_text
 from ._escape import cells_text, printable
 from ._exits import EXIT_FAILURE, EXIT_OK
@@ -65,9 +65,7 @@ def add_ledger_command(commands: Any) -> None:
             parents=[options],
             help=f"record that {doing}: reconcile then shows it, never as missed",
         )
-        action.add_argument(
-            "reference", type=utf8_text, help="the payment's reference, e.g. order-1042"
-        )
+        add_reference(action, utf8_text)
         action.add_argument(
             "--reason", type=utf8_text, required=True, help="why, as reconcile will show it"
         )
@@ -78,9 +76,7 @@ def add_ledger_command(commands: Any) -> None:
         parents=[options],
         help="settle a payment whose outcome is unknown, once you checked whether it shipped",
     )
-    resolve.add_argument(
-        "reference", type=utf8_text, help="the payment's reference, e.g. order-1042"
-    )
+    add_reference(resolve, utf8_text)
     ran = resolve.add_mutually_exclusive_group(required=True)
     ran.add_argument(
         "--ran", dest="ran", action="store_true", help="the action ran: record it fulfilled"

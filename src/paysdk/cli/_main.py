@@ -18,7 +18,7 @@ from typing import cast
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from paysdk._models.timestamps import read_timestamp, wire_timestamp
-from paysdk.cli._command import Command, Parser, add_formats
+from paysdk.cli._command import Command, Parser, add_formats, add_reference
 from paysdk.cli._connection import client_from, connection_options, source_of, whole_amount
 from paysdk.cli._escape import Code, cell_text, hiding_keys, part_text, printable
 from paysdk.cli._exits import (
@@ -384,7 +384,7 @@ def build_parser() -> argparse.ArgumentParser:
     verify = commands.add_parser(
         "verify", parents=[client], help="show one payment by its reference"
     )
-    verify.add_argument("reference", help="the payment's reference, e.g. order-1042")
+    add_reference(verify)
     add_formats(verify, "text", json="print the payment as the service sent it, as JSON")
     verify.set_defaults(command=_verify)
 
@@ -393,7 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[client],
         help="exit 0 only if a payment succeeded with this amount and currency",
     )
-    confirm.add_argument("reference", help="the payment's reference, e.g. order-1042")
+    add_reference(confirm)
     confirm.add_argument(
         "--amount",
         type=whole_amount,

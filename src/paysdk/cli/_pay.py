@@ -20,6 +20,7 @@ from .._errors.quoting import bounded_detail
 from .._service.callbacks import callback_timeout, shown_url
 from . import _background as background
 from ._background import RunningSandbox
+from ._command import add_reference
 from ._connection import payment_reference, positive_float, utf8_text, whole_amount
 from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
@@ -45,9 +46,7 @@ def add_callback_commands(commands: Any, client: argparse.ArgumentParser) -> Non
         parents=[client],
         help="pay in a running sandbox and send the callback to your handler, in one step",
     )
-    pay.add_argument(
-        "reference", type=payment_reference, help="the payment's reference, e.g. order-1042"
-    )
+    add_reference(pay, payment_reference)
     pay.add_argument("--amount", type=whole_amount, required=True, help="an integer, e.g. 2500000")
     pay.add_argument(
         "--currency",
