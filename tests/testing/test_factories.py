@@ -259,3 +259,9 @@ def test_metadata_as_deep_as_a_client_reads_is_verified_through_the_fake() -> No
         api.add_payment("order-7", metadata=nested(99))  # 100 objects deep
         with api.client() as client:
             assert client.verify("order-7").metadata == nested(99)
+
+
+@pytest.mark.parametrize("reference", ["\ud800", "order-\udfff"])
+def test_a_reference_utf8_cannot_encode_is_refused(reference: str) -> None:
+    with pytest.raises(paysdk.ConfigurationError, match="reference must be text UTF-8 can encode"):
+        verified_payment(reference=reference)

@@ -487,3 +487,8 @@ async def test_a_client_made_before_the_fake_with_a_proxy_is_refused_saying_what
     finally:
         own.close()
         await aown.aclose()
+
+
+def test_add_payment_refuses_a_reference_utf8_cannot_encode() -> None:
+    with MockPaymentAPI() as api, pytest.raises(paysdk.ConfigurationError, match="UTF-8"):
+        api.add_payment("order-\ud800")

@@ -102,6 +102,11 @@ class PaymentRecord:
         # sandbox of 200,000 payments builds a record for each.
         if not isinstance(self.reference, str) or not self.reference:
             _fail("reference", "a non-empty string")
+        if not self.reference.isascii():  # a lone surrogate: no URL or JSON body carries it
+            try:
+                self.reference.encode()
+            except UnicodeEncodeError:
+                _fail("reference", "text UTF-8 can encode")
         if type(self.amount) is not int or self.amount < 0:
             _fail("amount", "a non-negative integer")
         if type(self.fee) is not int or self.fee < 0:
