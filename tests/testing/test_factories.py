@@ -7,6 +7,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -265,3 +266,27 @@ def test_metadata_as_deep_as_a_client_reads_is_verified_through_the_fake() -> No
 def test_a_reference_utf8_cannot_encode_is_refused(reference: str) -> None:
     with pytest.raises(paysdk.ConfigurationError, match="reference must be text UTF-8 can encode"):
         verified_payment(reference=reference)
+
+
+@pytest.mark.parametrize(
+    ("fields", "read"),
+    [
+        ({"currency": "N\ud800"}, lambda p: p.currency),
+        ({"transaction_id": "txn-\udfff"}, lambda p: p.transaction_id),
+        ({"metadata": {"note": "\ud800"}}, lambda p: p.metadata["note"]),
+    ],
+    ids=["currency", "transaction-id", "metadata"],
+)
+def test_a_lone_surrogate_reads_as_the_fake_and_the_client_read_it(
+    fields: dict[str, object], read: Callable[[paysdk.VerifiedPayment], object]
+) -> None:
+    """The factories parse as the client parses the fake's body: a lone surrogate the fake
+    sends as an escape reads as U+FFFD in both, never a ``ValidationError`` of the factory's
+    own."""
+    made = verified_payment(reference="order-7", **fields)  # type: ignore[arg-type]
+    with paysdk.testing.MockPaymentAPI() as api:
+        api.add_payment("order-7", **fields)  # type: ignore[arg-type]
+        with api.client() as client:
+            sent = client.verify("order-7")
+    assert "\ufffd" in str(read(made))
+    assert read(made) == read(sent)

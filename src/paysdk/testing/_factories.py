@@ -15,9 +15,11 @@ from typing import Any, Final, Literal
 
 from typing_extensions import TypedDict, Unpack
 
+from .._core.responses import parse_list, parse_verify
 from .._errors import ConfigurationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
+from .._service.api import verify_envelope
 from .._service.records import COMPLETED, FAILED, PaymentRecord, SeedError, check_json_metadata
 from .._service.seed import (
     COMPLETED_REFERENCE,
@@ -203,13 +205,15 @@ def payment_pair(**fields: Unpack[PaymentFields]) -> tuple[VerifiedPayment, List
 
 
 def as_verified(record: PaymentRecord) -> VerifiedPayment:
-    """``record`` in the verify shape, parsed from JSON exactly as the client parses it."""
-    return VerifiedPayment.model_validate_json(json.dumps(record.verify_shape()))
+    """``record`` in the verify shape, parsed from the fake's body by the client's own parser
+    (a lone surrogate the fake sends as ``"\\ud800"`` reads as U+FFFD, as from the service)."""
+    return parse_verify(json.dumps(verify_envelope(record.verify_shape())).encode())
 
 
 def as_listed(record: PaymentRecord) -> ListedPayment:
-    """``record`` in the list shape, parsed from JSON exactly as the client parses it."""
-    return ListedPayment.model_validate_json(json.dumps(record.list_shape()))
+    """``record`` in the list shape, parsed from the fake's body by the client's own parser."""
+    [payment] = parse_list(json.dumps({"data": [record.list_shape()]}).encode())
+    return payment
 
 
 def _status(fields: PaymentFields) -> str:
