@@ -176,11 +176,15 @@ def test_any_retry_after_gives_a_wait_or_none(value: str) -> None:
         ({"retry-after-ms": "1"}, "wait 0.001s before"),
         ({"retry-after": "86399"}, "wait 86399s before"),
         ({"retry-after": "1000000"}, "wait 1000000s (about 11.6 days) before"),
+        ({"retry-after": "999999999"}, "wait 999999999s (about 11,574.1 days) before"),
+        ({"retry-after": "1000000000"}, "wait at least 1000000000s (about 11,574.1 days) before"),
+        ({"retry-after": "9" * 5000}, "wait at least 1000000000s (about 11,574.1 days) before"),
     ],
 )
 def test_a_rate_limit_says_its_wait_as_a_person_reads_it(header: dict[str, str], said: str) -> None:
     """The wait a 429 asks for is written in seconds to the millisecond, never in exponent form
-    (``1e+06s``), with the days it comes to once it is a day or more."""
+    (``1e+06s``), with the days it comes to once it is a day or more; a wait past the longest
+    one read is said as at least that one, not as the server's number."""
     wire = httpx.Response(429, headers=header, json={"error": "slow down"})
     error = _core.error_for(_core.list_request(CONFIG), answered(wire), None)
     assert isinstance(error, paysdk.RateLimitError)

@@ -127,8 +127,9 @@ def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.ti
 
 def wait_text(seconds: float) -> str:
     """``0.5s``, ``3600s``, ``1000000s (about 11.6 days)``: a wait as a person reads it, to the
-    millisecond and never in exponent form (``1e+06s``)."""
+    millisecond and never in exponent form (``1e+06s``); a wait read as the cap is ``at least``."""
     text = f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
+    text = f"at least {text}" if seconds >= MAX_RETRY_AFTER else text
     return text if seconds < 86400 else f"{text} (about {seconds / 86400:,.1f} days)"
 
 
