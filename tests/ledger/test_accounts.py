@@ -427,6 +427,17 @@ def test_an_account_label_is_a_short_ascii_name_refused_without_quoting_it(label
     assert client.account == ""
 
 
+def test_an_empty_account_label_is_no_label_and_takes_a_copys_label_off() -> None:
+    """``account=""`` is the unlabelled account, as documented; ``with_options(account=None)``
+    keeps the label, ``account=""`` takes it off."""
+    unlabelled = paysdk.Client(secret_key="sk_test_x", base_url="http://127.0.0.1:1", account="")
+    labelled = unlabelled.with_options(account="lagos-1")
+    with unlabelled:
+        assert (unlabelled.account, labelled.account) == ("", "lagos-1")
+        assert labelled.with_options().account == "lagos-1"
+        assert labelled.with_options(account="").account == ""
+
+
 def test_one_key_is_one_account_however_its_base_url_is_spelled(tmp_path: Path) -> None:
     """The web app and the cron job name the service each their own way (an upper-case scheme,
     a trailing slash): their unlabelled payments are one account's, never another key's."""

@@ -117,6 +117,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
             account: a label you choose for the merchant account this key reaches (ASCII,
                 such as ``"lagos-1"``; never the key), for a platform with many: the payments
                 this client verifies carry it, and a ledger fulfils each account's apart.
+                ``""`` is the same as none: no label.
             pause_gc: whether ``list_payments`` pauses Python's cyclic garbage collector while
                 it parses a list body past 1 MiB (faster; ``gc.disable()`` is process-wide, so
                 other threads see it paused meanwhile). ``False`` leaves the collector alone.

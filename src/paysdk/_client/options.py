@@ -55,7 +55,8 @@ class CallOptions(TypedDict, total=False):
             endpoint's default (1 MiB for verify, 64 MiB for a list).
         deadline: seconds for the whole call, retries and waits included; ``None``: no limit.
         account: the label of the merchant account (with its ``secret_key``): the payments
-            verified carry it, and a ledger fulfils each account's payments apart.
+            verified carry it, and a ledger fulfils each account's payments apart; ``""``
+            takes the label off.
     """
 
     secret_key: str
