@@ -932,8 +932,12 @@ def test_verbose_shows_each_attempt_of_a_streamed_call(
     assert len(lines) == 4
 
 
-def test_a_reader_that_stops_early_is_not_an_unreachable_service(sandbox: Sandbox) -> None:
-    """``paysdk list --json | head -1``: our stdout's reader has gone before we write."""
+@pytest.mark.parametrize("argv", [("list", "--json"), ("--help",), ("--version",)])
+def test_a_reader_that_stops_early_is_not_an_unreachable_service(
+    sandbox: Sandbox, argv: tuple[str, ...]
+) -> None:
+    """``paysdk list --json | head -1``: our stdout's reader has gone before we write. The
+    help and the version too, which argparse writes ignoring the error."""
     read_end, write_end = os.pipe()
     os.close(read_end)  # the reader is gone before paysdk writes a byte: a sure EPIPE
     env = {
@@ -943,7 +947,7 @@ def test_a_reader_that_stops_early_is_not_an_unreachable_service(sandbox: Sandbo
     }
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "paysdk", "list", "--json"],
+            [sys.executable, "-m", "paysdk", *argv],
             stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=30, check=False,
         )  # fmt: skip
     finally:
@@ -951,7 +955,9 @@ def test_a_reader_that_stops_early_is_not_an_unreachable_service(sandbox: Sandbo
     assert (done.returncode, done.stderr) == (141, b"")
 
 
-@pytest.mark.parametrize("argv", [("verify", COMPLETED_REFERENCE), ("list", "--json")])
+@pytest.mark.parametrize(
+    "argv", [("verify", COMPLETED_REFERENCE), ("list", "--json"), ("--help",), ("verify", "--help")]
+)
 def test_a_closed_stdout_is_a_closed_pipe_not_a_bug(
     sandbox: Sandbox, argv: tuple[str, ...]
 ) -> None:

@@ -163,17 +163,25 @@ class OutputError(Exception):
 
 class _Output:
     """Standard output, a failure to write it raised as `OutputError` (a closed pipe stays a
-    ``BrokenPipeError``: the reader has gone, as with ``| head``)."""
+    ``BrokenPipeError``: the reader has gone, as with ``| head``). A closed pipe is raised
+    again at each flush: argparse ignores an ``OSError`` writing ``--help``."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.encoding = getattr(stream, "encoding", None)  # what `print_json` reads
+        self.reader_gone = False
 
     def write(self, text: str) -> int:
-        with _written_or_output_error():
-            return self.stream.write(text)
+        try:
+            with _written_or_output_error():
+                return self.stream.write(text)
+        except BrokenPipeError:
+            self.reader_gone = True
+            raise
 
     def flush(self) -> None:
+        if self.reader_gone:
+            raise BrokenPipeError(errno.EPIPE, "the output's reader has gone")
         with _written_or_output_error():
             self.stream.flush()
 
