@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -373,6 +374,37 @@ def test_paysdk_log_turns_the_logger_on_without_code() -> None:
     assert "INFO paysdk:" in result.stderr and "retry 1 of 1" in result.stderr
     assert SECRET not in result.stderr
     assert logging.getLogger("paysdk").handlers == []  # this process was left alone
+
+
+@pytest.mark.parametrize("root", ["stderr", "file", "none"])
+def test_paysdk_log_beside_the_apps_own_root_handler_writes_each_line_once(
+    root: str, tmp_path: Path
+) -> None:
+    """An application that calls ``logging.basicConfig()`` and sets ``PAYSDK_LOG``: each line
+    on stderr once, in the application's format; a root handler to a file gets it as well."""
+    log = tmp_path / "app.log"
+    setup = {
+        "stderr": "logging.basicConfig(level=logging.WARNING)",
+        "file": f"logging.basicConfig(filename={str(log)!r})",
+        "none": "",
+    }[root]
+    code = (
+        f"import logging, paysdk, respx\n{setup}\n"
+        "with respx.mock:\n"
+        f"    respx.get('{BASE_URL}/payments').respond(200, json={{'data': []}})\n"
+        f"    paysdk.Client(secret_key='{SECRET}', base_url='{BASE_URL}').list_payments()\n"
+    )
+    env = {"PAYSDK_LOG": "debug", "PATH": ""}
+    if "PYTHONPATH" in os.environ:
+        env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    sends = [line for line in result.stderr.splitlines() if f"GET {BASE_URL}/payments" in line]
+    assert len(sends) == 1, result.stderr
+    assert sends[0].startswith("DEBUG:paysdk:") == (root == "stderr")  # the application's format
+    if root == "file":
+        assert f"GET {BASE_URL}/payments" in log.read_text(encoding="utf-8")
 
 
 def test_paysdk_log_on_a_closed_stderr_loses_the_line_not_the_payment() -> None:

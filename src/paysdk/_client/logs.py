@@ -1,6 +1,7 @@
 """``PAYSDK_LOG=debug|info``: the ``paysdk`` logger on stderr without a line of code, set once,
-with the first client made (a handler you added yourself is left alone). Each send is logged at
-DEBUG and each retry at INFO, never with the secret key."""
+with the first client made (a handler you added yourself is left alone, and a line your root
+handler already writes to stderr is not written twice). Each send is logged at DEBUG and each
+retry at INFO, never with the secret key."""
 
 from __future__ import annotations
 
@@ -34,11 +35,28 @@ class CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
     def stream(self, value: TextIO) -> None:
         """Kept for ``StreamHandler``'s own ``setStream``: the stream is always the current one."""
 
+    def emit(self, record: logging.LogRecord) -> None:
+        if not _on_stderr_above(record.levelno):
+            super().emit(record)
+
     def handleError(self, record: logging.LogRecord) -> None:
         """Say on stderr that a line failed, as logging does, unless stderr itself cannot take
         it (closed, or of an encoding that cannot): a line lost never fails the call logging it."""
         with contextlib.suppress(ValueError):
             super().handleError(record)
+
+
+def _on_stderr_above(level: int) -> bool:
+    """Whether a handler the ``paysdk`` logger propagates to writes a line of ``level`` to the
+    current stderr already: the application's ``logging.basicConfig()``. One to a file, or
+    pytest's capture handler, is not stderr: the line is written there and here."""
+    logger = logging.getLogger("paysdk")
+    while logger.propagate and logger.parent is not None:
+        logger = logger.parent
+        handlers = [h for h in logger.handlers if isinstance(h, logging.StreamHandler)]
+        if any(h.stream is sys.stderr and level >= h.level for h in handlers):
+            return True
+    return False
 
 
 _configured = False
