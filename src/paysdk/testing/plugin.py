@@ -170,23 +170,24 @@ def _set_environment(config: pytest.Config, base_url: str, secret_key: str) -> N
     """Set both variables for the run; the run's end puts back what was there."""
     patch = pytest.MonkeyPatch()
     config.add_cleanup(patch.undo)
-    patch.setenv(ENV_BASE_URL, base_url)
-    patch.setenv(ENV_SECRET_KEY, secret_key)
-    _bypass_proxies(patch, base_url)
+    _point_at(patch, base_url, secret_key)
 
 
-def _bypass_proxies(patch: pytest.MonkeyPatch, base_url: str) -> None:
-    """Add ``base_url``'s host to ``NO_PROXY`` (``_no_proxy`` says why).
+def _point_at(patch: pytest.MonkeyPatch, base_url: str, secret_key: str) -> None:
+    """Point the PAYSDK_* variables at the fake or the sandbox, and add its host to ``NO_PROXY``
+    (``_no_proxy`` says why).
 
     Args:
         patch: the monkeypatch that puts the variables back.
         base_url: the fake's or the sandbox's URL.
+        secret_key: its key.
     """
+    patch.setenv(ENV_BASE_URL, base_url)
+    patch.setenv(ENV_SECRET_KEY, secret_key)
     value = bypassing(urlsplit(base_url).hostname or "")
-    if value is None:
-        return
-    for name in NO_PROXY_NAMES:
-        patch.setenv(name, value)
+    if value is not None:
+        for name in NO_PROXY_NAMES:
+            patch.setenv(name, value)
 
 
 def _one_service(request: pytest.FixtureRequest) -> None:
@@ -220,12 +221,10 @@ def paysdk_api(
     from . import MockPaymentAPI
 
     api = MockPaymentAPI()
-    # through monkeypatch, before the fake's own: the test's monkeypatch.setenv("NO_PROXY", ...)
-    # is then undone back to the value before the test
-    _bypass_proxies(monkeypatch, api.base_url)
+    # NO_PROXY through monkeypatch, before the fake's own: the test's
+    # monkeypatch.setenv("NO_PROXY", ...) is then undone back to the value before the test
+    _point_at(monkeypatch, api.base_url, api.secret_key)
     with api:
-        monkeypatch.setenv(ENV_BASE_URL, api.base_url)
-        monkeypatch.setenv(ENV_SECRET_KEY, api.secret_key)
         yield api
 
 
@@ -259,9 +258,7 @@ def paysdk_sandbox(paysdk_sandbox_server: Sandbox, monkeypatch: pytest.MonkeyPat
     PAYSDK_BASE_URL and PAYSDK_SECRET_KEY point at it for the test.
     """
     paysdk_sandbox_server.reset()
-    monkeypatch.setenv(ENV_BASE_URL, paysdk_sandbox_server.base_url)
-    monkeypatch.setenv(ENV_SECRET_KEY, paysdk_sandbox_server.secret_key)
-    _bypass_proxies(monkeypatch, paysdk_sandbox_server.base_url)
+    _point_at(monkeypatch, paysdk_sandbox_server.base_url, paysdk_sandbox_server.secret_key)
     return paysdk_sandbox_server
 
 
