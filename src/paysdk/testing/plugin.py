@@ -59,13 +59,8 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
 def _answer_to_one_name(pluginmanager: pytest.PytestPluginManager) -> None:
     """Make a second registration of this module (``pytest_plugins = ["paysdk.testing.plugin"]``
     in a ``conftest.py``, ``-p paysdk.testing.plugin``, ``PYTEST_PLUGINS``) a no-op: the entry
-    point registers it as ``paysdk`` too, and pluggy refuses one module under two names.
-
-    Runs as the module is registered (``pytest_addoption`` is replayed for each new plugin).
-
-    Args:
-        pluginmanager: the run's plugin manager.
-    """
+    point registers it as ``paysdk`` too, and pluggy refuses one module under two names. Runs as
+    the module is registered (``pytest_addoption`` is replayed for each new plugin)."""
     registered_as = pluginmanager.get_name(sys.modules[__name__])
     for name in (ENTRY_POINT_NAME, __name__):
         if name != registered_as and pluginmanager.get_plugin(name) is None:
@@ -145,16 +140,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _fake_host_unresolved(getaddrinfo: Callable[..., Any]) -> Callable[..., Any]:
-    """``getaddrinfo`` refusing the fake's host itself, so that a test that calls the fake where
-    none runs (it forgot ``paysdk_api``) fails as the host's lookup would, but with no query
-    leaving the machine. Where a fake runs, its requests never reach a lookup.
-
-    Args:
-        getaddrinfo: the function wrapped (``socket.getaddrinfo``).
-
-    Returns:
-        The wrapper, with ``__wrapped__`` naming ``getaddrinfo``.
-    """
+    """``getaddrinfo`` (wrapped, as ``__wrapped__``) refusing the fake's host itself, so that a
+    test that calls the fake where none runs (it forgot ``paysdk_api``) fails as the host's lookup
+    would, but with no query leaving the machine. Where a fake runs, its requests never reach a
+    lookup."""
 
     @functools.wraps(getaddrinfo)
     def guarded(host: object, *args: Any, **kwargs: Any) -> Any:
@@ -174,14 +163,9 @@ def _set_environment(config: pytest.Config, base_url: str, secret_key: str) -> N
 
 
 def _point_at(patch: pytest.MonkeyPatch, base_url: str, secret_key: str) -> None:
-    """Point the PAYSDK_* variables at the fake or the sandbox, and add its host to ``NO_PROXY``
-    (``_no_proxy`` says why).
-
-    Args:
-        patch: the monkeypatch that puts the variables back.
-        base_url: the fake's or the sandbox's URL.
-        secret_key: its key.
-    """
+    """Point the PAYSDK_* variables at the fake's or the sandbox's ``base_url`` and ``secret_key``
+    and add its host to ``NO_PROXY`` (``_no_proxy`` says why), through ``patch``, which puts the
+    variables back."""
     patch.setenv(ENV_BASE_URL, base_url)
     patch.setenv(ENV_SECRET_KEY, secret_key)
     value = bypassing(urlsplit(base_url).hostname or "")
@@ -191,12 +175,9 @@ def _point_at(patch: pytest.MonkeyPatch, base_url: str, secret_key: str) -> None
 
 
 def _one_service(request: pytest.FixtureRequest) -> None:
-    """Refuse a test that asks for both the fake and the sandbox: each points the PAYSDK_*
-    variables at itself, and the fake's router refuses the sandbox's real HTTP requests.
-
-    Args:
-        request: the test's fixture request, which names every fixture it uses.
-    """
+    """Refuse a test (``request`` names every fixture it uses) that asks for both the fake and
+    the sandbox: each points the PAYSDK_* variables at itself, and the fake's router refuses the
+    sandbox's real HTTP requests."""
     if {"paysdk_api", "paysdk_sandbox"} <= set(request.fixturenames):
         from .._errors import ConfigurationError
 
