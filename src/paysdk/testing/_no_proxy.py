@@ -13,15 +13,8 @@ Changed = tuple[dict[str, str | None], str]
 
 
 def bypassing(host: str) -> str | None:
-    """``NO_PROXY`` with ``host`` added, keeping what is there; ``None`` if it names ``host`` (or
-    ``*``) already.
-
-    Args:
-        host: the fake's or the sandbox's host.
-
-    Returns:
-        The value both spellings are to hold, or ``None`` if nothing needs to change.
-    """
+    """What both spellings of ``NO_PROXY`` are to hold: ``host`` (the fake's or the sandbox's)
+    added, keeping what is there; ``None`` if it names ``host`` (or ``*``) already."""
     current = next((os.environ[name] for name in NAMES if name in os.environ), "")
     entries = [entry.strip() for entry in current.split(",") if entry.strip()]
     if host in entries or "*" in entries:
@@ -30,15 +23,8 @@ def bypassing(host: str) -> str | None:
 
 
 def bypass(host: str) -> Changed | None:
-    """Add ``host`` to ``NO_PROXY`` (both spellings), keeping what is there.
-
-    Args:
-        host: the fake's host.
-
-    Returns:
-        The variables as they were and their new value, for ``restore``; ``None`` if nothing
-        changed.
-    """
+    """Add ``host`` (the fake's) to ``NO_PROXY`` (both spellings), keeping what is there; return
+    the variables as they were and their new value, for ``restore`` (``None`` if none changed)."""
     value = bypassing(host)
     if value is None:
         return None
@@ -49,12 +35,8 @@ def bypass(host: str) -> Changed | None:
 
 
 def restore(changed: Changed | None) -> None:
-    """Put ``NO_PROXY`` back as ``bypass`` found it, unless it was set again since (by the test):
-    that value is left as it is.
-
-    Args:
-        changed: what ``bypass`` returned.
-    """
+    """Put ``NO_PROXY`` back as ``bypass`` found it (``changed``, what it returned), unless it
+    was set again since (by the test): that value is left as it is."""
     if changed is None:
         return
     before, value = changed
