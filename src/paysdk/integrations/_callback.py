@@ -63,16 +63,9 @@ class NotFulfilled(Exception):
 
 
 def method_response(method: str) -> CallbackResponse | None:
-    """The answer to a callback request by ``method``: ``None`` for GET, which is handled; for any
-    other (``HEAD`` too), 405. Compared exactly: HTTP methods are case-sensitive.
-
-    Args:
-        method: the request's method, as the framework gives it.
-
-    Returns:
-        ``None`` for GET; else the 405 ``method_not_allowed`` answer, whose ``headers`` hold
-        ``Allow: GET``.
-    """
+    """The answer to a callback request by ``method`` (as the framework gives it): ``None`` for
+    GET, which is handled; for any other (``HEAD`` too), 405 ``method_not_allowed``, whose
+    ``headers`` hold ``Allow: GET``. Compared exactly: HTTP methods are case-sensitive."""
     if method == "GET":
         return None
     log.info(
@@ -192,20 +185,14 @@ def failed_payment(error: PaySDKError) -> PaymentFailedError | None:
 
 
 def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | None:
-    """The refusal to record for a callback refused before fulfilment or by the ledger, or None.
+    """The refusal to record for a callback refused (``error``) before fulfilment or by the
+    ledger, or None; ``scrub`` (``scrub_of``) blots the secret key out of what the service sent,
+    which the reason quotes.
 
     Only a payment the service confirmed is recorded: the callback is unauthenticated, and
     recording an unknown order or reference would let anyone fill the ledger. A payment of
     another reference than the one asked for (a confused proxy's, one echoing the key) is none:
     recorded, it would be a row under that reference, which no order asked about.
-
-    Args:
-        error: why the callback was refused.
-        scrub: blots the secret key (``scrub_of``) out of what the service sent, which the
-            reason quotes.
-
-    Returns:
-        The refusal to record, or None for one that is not recorded.
     """
     if isinstance(error, AmountOutOfRangeError):
         return Refusal(error.payment, "its amount is beyond what the ledger records")
