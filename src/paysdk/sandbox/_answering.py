@@ -28,18 +28,11 @@ _SHOWN_HOST = 100
 
 
 def served_host(header: str | None, bound: str) -> bool:
-    """Whether a request's ``Host`` header names this sandbox: absent, an IP address, ``localhost``
-    (or a name under it), the host it was bound to, or (bound to every address, as in a
-    container) a name a private network gives. A web page whose own name an attacker re-points at
-    127.0.0.1 (DNS rebinding) sends that name, and is refused.
-
-    Args:
-        header: the request's ``Host`` value, port included, if it sent one.
-        bound: the host the sandbox listens on, as given to ``Sandbox(host=...)``.
-
-    Returns:
-        True when the request may be answered.
-    """
+    """Whether a request's ``Host`` header (port included; ``None`` if it sent none) names this
+    sandbox, so that it may be answered: absent, an IP address, ``localhost`` (or a name under
+    it), the host it was bound to (``bound``, as given to ``Sandbox(host=...)``), or (bound to
+    every address, as in a container) a name a private network gives. A web page whose own name
+    an attacker re-points at 127.0.0.1 (DNS rebinding) sends that name, and is refused."""
     if header is None:  # HTTP/1.0 tools send none; every browser sends one
         return True
     host = header.strip().lower()
