@@ -108,11 +108,8 @@ def _as_a_test_client(app: object) -> Generator[None, None, None]:
     Flask (unless ``TESTING``) or Django answers it with, the exception of a view; and, for
     Django, leave the database connections alone (its ``close_old_connections`` on the request
     signals would close a ``TestCase``'s connection inside its transaction, so the view could
-    read nothing). The framework is the app's own, loaded already: nothing is imported.
-
-    Args:
-        app: the WSGI or ASGI app; one of another framework is left as it is.
-    """
+    read nothing). The framework is the app's own, loaded already: nothing is imported; an app
+    of another framework is left as it is."""
     raised: list[BaseException] = []
     flask: Any = sys.modules.get("flask.app")
     django: Any = sys.modules.get("django.core.handlers.base")
