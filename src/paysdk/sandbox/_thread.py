@@ -29,11 +29,8 @@ class ServerThread:
         max_connections: int,
         ssl_context: ssl.SSLContext | None,
     ) -> None:
-        """Listen on ``address`` (port 0: a free one) and serve from a new thread.
-
-        Raises:
-            RuntimeError: it is already running.
-        """
+        """Listen on ``address`` (port 0: a free one) and serve from a new thread; RuntimeError
+        if it is already running."""
         if self.server is not None:
             raise RuntimeError("the sandbox is already running")
         self.stopping.clear()
@@ -66,11 +63,7 @@ class ServerThread:
 
     @property
     def port(self) -> int:
-        """The port it listens on.
-
-        Raises:
-            RuntimeError: it is not running.
-        """
+        """The port it listens on; RuntimeError when it is not running."""
         if self.server is None:
             raise RuntimeError("the sandbox is not running: use `with Sandbox() as sb:`")
         return int(self.server.server_address[1])
