@@ -53,8 +53,9 @@ def _on_stderr_above(level: int) -> bool:
     logger = logging.getLogger("paysdk")
     while logger.propagate and logger.parent is not None:
         logger = logger.parent
-        handlers = [h for h in logger.handlers if isinstance(h, logging.StreamHandler)]
-        if any(h.stream is sys.stderr and level >= h.level for h in handlers):
+        if any(
+            getattr(h, "stream", None) is sys.stderr and level >= h.level for h in logger.handlers
+        ):
             return True
     return False
 
