@@ -200,12 +200,8 @@ class AsyncSQLiteDriver:
             await writer.acquire()
             acquired = True
         if not acquired:  # another task of this process held it as long as SQLite would wait
-            raise sqlite_error(
-                sqlite3.OperationalError("database is locked"),
-                self.sync.path,
-                self.sync.busy_timeout,
-                self.sync._opened,
-            )
+            sync, locked = self.sync, sqlite3.OperationalError("database is locked")
+            raise sqlite_error(locked, sync.path, sync.busy_timeout, sync._opened)
         try:
             return _InThread(await self._begun(write), writer)
         except BaseException:
