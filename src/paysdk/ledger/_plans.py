@@ -219,14 +219,8 @@ def fulfil_once(
     for ``record_for`` seconds (by ``monotonic``), then UnrecordedFulfilmentError; LeaseLostError if
     the claim was resolved by hand."""
     reference, key = payment.reference, (payment.account, payment.reference)
-    token = secrets.token_hex(16)
-    claim = (
-        token,
-        lease.total_seconds(),
-        payment.amount,
-        storable(payment.currency),
-        payment.verified_by or None,
-    )
+    token, currency = secrets.token_hex(16), storable(payment.currency)
+    claim = (token, lease.total_seconds(), payment.amount, currency, payment.verified_by or None)
 
     yield Begin()
     inserted: Rows = yield Query(_sql.insert_claim(dialect, table), (*key, *claim))
