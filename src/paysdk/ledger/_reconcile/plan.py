@@ -229,8 +229,7 @@ class _References:
 
 
 _MASK = 0xFFFF_FFFF_FFFF_FFFF
-"""A hash (a signed int of the platform's width) as the unsigned 64-bit digest ``_References``
-keeps."""
+"""A hash (a signed int of the platform's width) as ``_References``' unsigned 64-bit digest."""
 
 
 def reconcile_plan(

@@ -1,5 +1,4 @@
-"""The PostgreSQL driver on pooled psycopg connections; what it sends the server is
-``..postgres``'s."""
+"""The PostgreSQL driver on pooled psycopg connections; ``..postgres`` says what it sends."""
 
 from __future__ import annotations
 
