@@ -117,14 +117,8 @@ class Listed(NamedTuple):
         """The fields reconcile reads of a listed payment, ``succeeded`` as the model decides it."""
         private = payment.__pydantic_private__  # ``None`` but for a few: ``hidden_key`` then
         hides = hidden_key(payment) if private else None
-        return cls(
-            payment.reference,
-            payment.amount,
-            payment.currency,
-            payment.status,
-            payment.succeeded,
-            hides,
-        )
+        listed = (payment.reference, payment.amount, payment.currency, payment.status)
+        return cls(*listed, payment.succeeded, hides)
 
 
 class CloseList(NamedTuple):
