@@ -288,19 +288,10 @@ async def _in_thread(function: Callable[[], T]) -> T:
 def sqlite_error(
     exc: sqlite3.Error, path: str, timeout: float, opened: str | None = None
 ) -> LedgerError:
-    """The ledger's error for sqlite3's ``exc``, naming the file (``path``) and saying what is
-    wrong.
-
-    Args:
-        exc: What sqlite3 raised.
-        path: The file's path as the caller gave it, named in the message.
-        timeout: The busy timeout (the ledger's), in seconds.
-        opened: The absolute path the file was opened at, whose directory the message names:
-            ``path`` made absolute after the process changed directory would name another.
-
-    Returns:
-        The LedgerError to raise.
-    """
+    """The ledger's error for sqlite3's ``exc``, saying what is wrong and naming the file as the
+    caller gave it (``path``); ``timeout``: the ledger's busy timeout, in seconds; ``opened``: the
+    absolute path the file was opened at, whose directory the message names (``path`` made
+    absolute after the process changed directory would name another)."""
     name = getattr(exc, "sqlite_errorname", "")  # Python 3.11+; the message says it too
     text = str(exc)
     directory = os.path.dirname(opened or os.path.abspath(path))
