@@ -128,9 +128,8 @@ class Reconciliation:
             return
         amount, currency = (None, None) if payment is None else (payment.amount, payment.currency)
         found = Discrepancy(kind, row.reference, None, amount, currency, row.amount, row.currency)
-        self.report._add(
-            hiding(found, None if payment is None else hidden_key(payment)), self._limit
-        )
+        hides = None if payment is None else hidden_key(payment)
+        self.report._add(hiding(found, hides), self._limit)
 
     @staticmethod
     def _compare(payment: Listed, row: Found | None) -> Discrepancy | None:
