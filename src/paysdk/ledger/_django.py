@@ -103,9 +103,8 @@ def key_by_account(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TA
     """Key ``table`` by (account, reference) in a Django migration's transaction on its
     ``connection`` (``schema_editor.connection``), every row kept as the account ``''``."""
     dialect = DIALECTS[connection.vendor]
-    run_in_transaction(
-        _MigrationConnection(connection), dialect, _plans.add_account(dialect, table)
-    )
+    migrate = _plans.add_account(dialect, table)
+    run_in_transaction(_MigrationConnection(connection), dialect, migrate)
 
 
 def index_by_key(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TABLE) -> None:
