@@ -75,8 +75,7 @@ async def reconcile(
             nonlocal payments
             if isinstance(step, NextBatch):
                 if payments is None:  # streamed: memory stays flat in the list
-                    stream = await listing.enter_async_context(client.iter_payments())
-                    payments = aiter(stream)
+                    payments = aiter(await listing.enter_async_context(client.iter_payments()))
                 return await async_take(payments, step.size)
             if isinstance(step, CloseList):
                 await listing.aclose()

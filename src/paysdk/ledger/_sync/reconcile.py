@@ -77,8 +77,7 @@ def reconcile(
             nonlocal payments
             if isinstance(step, NextBatch):
                 if payments is None:  # streamed: memory stays flat in the list
-                    stream = listing.enter_context(client.iter_payments())
-                    payments = iter(stream)
+                    payments = iter(listing.enter_context(client.iter_payments()))
                 return take(payments, step.size)
             if isinstance(step, CloseList):
                 listing.close()
