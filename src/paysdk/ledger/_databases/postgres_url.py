@@ -79,8 +79,7 @@ def parse_url(url: str, conninfo_to_dict: Any, refusal: type[Exception]) -> Post
     scheme = url.partition("://")[0].lower()
     named = database if _DATABASE.fullmatch(database) else "(database)"
     shown = f"{scheme}://{_servers(hosts, ports)}/{named}"
-    password = str(parts.get("password") or "")
-    return PostgresURL(shown, _secrets(url, password))
+    return PostgresURL(shown, _secrets(url, str(parts.get("password") or "")))
 
 
 def scrub(text: str, secrets: tuple[str, ...]) -> str:
