@@ -156,8 +156,7 @@ class ReconcileReport:
     @property
     def needs_attention(self) -> bool:
         """Any alarm, or any missed payment not fulfilled by this run."""
-        alarms = sum(self.counts[str(kind)] for kind in ALARMS)
-        return alarms > 0 or self.unresolved_missed > 0
+        return sum(self.counts[str(kind)] for kind in ALARMS) > 0 or self.unresolved_missed > 0
 
     def _add(self, discrepancy: Discrepancy, limit: int) -> int | None:
         """Count ``discrepancy``; keep it if fewer than ``limit`` are kept, and return its index
