@@ -374,8 +374,7 @@ def rows_for(
 ) -> LedgerPlan[dict[str, LedgerRow]]:
     """The rows of these references of one account (those that have one), in one query."""
     found = yield from _select_many(dialect, table, references, account, _sql.row(dialect))
-    rows = (LedgerRow._from_db(row) for row in found)
-    return {row.reference: row for row in rows}
+    return {row.reference: row for row in map(LedgerRow._from_db, found)}
 
 
 def found_for(
