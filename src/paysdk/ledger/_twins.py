@@ -56,9 +56,7 @@ def result_of(value: object) -> object:
 
 async def async_result_of(value: object) -> object:
     """What an action returned, awaited if it is awaitable: async actions are welcome here."""
-    if inspect.isawaitable(value):
-        return await value
-    return value
+    return await value if inspect.isawaitable(value) else value
 
 
 def shield(timeout: float) -> contextlib.nullcontext[None]:
