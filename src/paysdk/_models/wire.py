@@ -72,15 +72,15 @@ class WireModel(BaseModel):
     def __eq__(self, other: object) -> bool:
         """Pydantic's equality, blind to the key ``repr`` blots out (``hide_key``): a payment
         read from a body that echoed the key equals the same payment read from another."""
-        if not isinstance(other, WireModel) or not (_hides(self) or _hides(other)):
+        if not isinstance(other, WireModel) or hidden_key(self) is hidden_key(other) is None:
             return super().__eq__(other)
         return _unmarked(self) == _unmarked(other)
 
     def __repr__(self) -> str:
-        return _blotted(self, super().__repr__())
+        return blot_repr(super().__repr__(), hidden_key(self))
 
     def __str__(self) -> str:
-        return _blotted(self, super().__str__())
+        return blot_repr(super().__str__(), hidden_key(self))
 
 
 _SHORT_INT_BITS: Final = 2048
@@ -128,16 +128,6 @@ def _writable(value: Any) -> Any:
     return original if same else shown
 
 
-def _blotted(model: WireModel, text: str) -> str:
-    """``text``, about ``model``, with the secret key blotted out if the body held it."""
-    return blot_repr(text, hidden_key(model))
-
-
-def _hides(model: WireModel) -> bool:
-    private = model.__pydantic_private__
-    return private is not None and _HIDDEN in private
-
-
 def _unmarked(model: WireModel) -> WireModel:
     """A copy of ``model`` that hides no key (its other private values kept)."""
     copy = model.model_copy()
@@ -154,11 +144,7 @@ def hide_key(model: WireModel, key: str) -> None:
         model: the model read from the body.
         key: the secret key.
     """
-    private = model.__pydantic_private__
-    if private is None:  # a model without private attributes has no dict until it needs one
-        private = {}
-        object.__setattr__(model, "__pydantic_private__", private)
-    private[_HIDDEN] = key
+    _private(model)[_HIDDEN] = key
     for value in model.__dict__.values():
         parts = cast("list[object]", value) if isinstance(value, list) else [value]
         for part in parts:
@@ -189,11 +175,17 @@ def keep_unparsed(model: WireModel, field: str, value: object) -> None:
         field: the field's name.
         value: what the server sent for it.
     """
+    _private(model).setdefault(_UNPARSED, {})[field] = value
+
+
+def _private(model: WireModel) -> dict[str, Any]:
+    """``model``'s private dict, made if it has none: a model without private attributes has no
+    dict until it needs one."""
     private = model.__pydantic_private__
-    if private is None:  # a model without private attributes has no dict until it needs one
+    if private is None:
         private = {}
         object.__setattr__(model, "__pydantic_private__", private)
-    private.setdefault(_UNPARSED, {})[field] = value
+    return private
 
 
 Exact = Field(strict=True)
