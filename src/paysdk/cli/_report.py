@@ -83,13 +83,17 @@ def in_cli_words(
 
 def broken_pipe() -> int:
     """Whoever read our output stopped (``| head``): exit quietly, as Unix tools do."""
-    try:  # Python flushes stdout again at exit; point it at /dev/null so that stays quiet
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError):  # not a real file (captured in tests): nothing to silence
-        pass
+    _to_devnull(sys.stdout)  # Python flushes stdout again at exit: so that stays quiet
     return EXIT_BROKEN_PIPE
+
+
+def _to_devnull(stream: TextIO) -> None:
+    """Point ``stream``'s descriptor at ``/dev/null``; a stream that is not a real file
+    (captured in tests) has nothing to silence."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
 
 
 def attempts_made(error: PaySDKError) -> str:
@@ -161,15 +165,27 @@ class OutputError(Exception):
     was sent failed, which is neither the service's failure nor a bug."""
 
 
-class _Output:
-    """Standard output, a failure to write it raised as `OutputError` (a closed pipe stays a
-    ``BrokenPipeError``: the reader has gone, as with ``| head``). A closed pipe is raised
-    again at each flush: argparse ignores an ``OSError`` writing ``--help``."""
+class _Wrapped:
+    """A standard stream in a wrapper of its own writes, its encoding, descriptor and terminal
+    those of ``stream``."""
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
         self.encoding = getattr(stream, "encoding", None)  # what `print_json` reads
-        self.reader_gone = False
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+
+class _Output(_Wrapped):
+    """Standard output, a failure to write it raised as `OutputError` (a closed pipe stays a
+    ``BrokenPipeError``: the reader has gone, as with ``| head``). A closed pipe is raised
+    again at each flush: argparse ignores an ``OSError`` writing ``--help``."""
+
+    reader_gone = False
 
     def write(self, text: str) -> int:
         try:
@@ -184,12 +200,6 @@ class _Output:
             raise BrokenPipeError(errno.EPIPE, "the output's reader has gone")
         with _written_or_output_error():
             self.stream.flush()
-
-    def fileno(self) -> int:
-        return self.stream.fileno()
-
-    def isatty(self) -> bool:
-        return self.stream.isatty()
 
 
 @contextmanager
@@ -207,15 +217,12 @@ def guarded_output() -> contextlib.redirect_stdout[TextIO]:
     return contextlib.redirect_stdout(cast("TextIO", _Output(sys.stdout)))
 
 
-class _Diagnostics:
+class _Diagnostics(_Wrapped):
     """Standard error, where a line that cannot be written (a full disk, a closed pipe) is lost
     rather than failing the command: the exit code still says what happened. After the first
     failure its descriptor is pointed at ``/dev/null``, so the flush at exit fails no more."""
 
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.encoding = getattr(stream, "encoding", None)
-        self.failed = False
+    failed = False
 
     def write(self, text: str) -> int:
         if not self.failed:
@@ -232,18 +239,9 @@ class _Diagnostics:
             except OSError:
                 self._give_up()
 
-    def fileno(self) -> int:
-        return self.stream.fileno()
-
-    def isatty(self) -> bool:
-        return self.stream.isatty()
-
     def _give_up(self) -> None:
         self.failed = True
-        with contextlib.suppress(OSError, ValueError):  # not a real file: nothing to silence
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self.stream.fileno())
-            os.close(devnull)
+        _to_devnull(self.stream)
 
 
 def diagnostics_at_best() -> contextlib.redirect_stderr[TextIO]:
