@@ -134,8 +134,6 @@ def _configuration_error(exc: paysdk.ConfigurationError, args: argparse.Namespac
 
 _WRONG_BASE_URL = "not found; is base_url right?"
 """How a 404 that is not the service's own begins: it names the client's keyword argument."""
-
-
 _KEY_NOT_ACCEPTED = "the secret key was not accepted; is it the key of the service at base_url?"
 """How a 401 begins: it names the client's keyword arguments."""
 
@@ -315,19 +313,14 @@ def _timestamp(value: dt.datetime | None) -> str | None:
 def parse_status(text: str) -> str:
     """``--status``: one of the statuses paysdk knows (``paysdk.PaymentStatus``), any case."""
     known = [status.value for status in paysdk.PaymentStatus]
-    upper = _ascii_upper(text)  # ASCII blanks stripped alone: str.strip() takes U+00A0 and more
-    status = None if upper is None else upper.strip(string.whitespace)
-    if status is None or status not in known:
+    # ASCII alone: Unicode's case mapping would read ``failed`` spelt with a dotless i (U+0131)
+    # as ``FAILED``; and ASCII blanks stripped alone: str.strip() takes U+00A0 and more
+    status = text.upper().strip(string.whitespace) if text.isascii() else None
+    if status not in known:
         raise argparse.ArgumentTypeError(
             f"unknown status {text!a}: expected one of {', '.join(known)} (any case)"
         )
     return status
-
-
-def _ascii_upper(text: str) -> str | None:
-    """``text`` in upper case if it is ASCII, else None: Unicode's case mapping would read
-    ``failed`` spelt with a dotless i (U+0131) as ``FAILED``."""
-    return text.upper() if text.isascii() else None
 
 
 def _impossible(year: int, month: int, day: int) -> str | None:
