@@ -5,7 +5,6 @@ its state) exits 1 and says why."""
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import functools
 import sys
 from collections.abc import Iterator
@@ -125,26 +124,14 @@ def _rows(
 
 
 def _values(row: LedgerRow) -> dict[str, object]:
-    """The row's ``_COLUMNS``, in their order; ``fulfilled_at`` as ISO 8601 text of one shape
-    (``_ledger_time``)."""
+    """The row's ``_COLUMNS``, in their order; ``fulfilled_at`` in UTC, with microseconds and
+    ``+00:00`` (``2026-11-05T09:00:14.000000+00:00``), whatever the database gave (a time
+    without an offset is UTC, as the ledger keeps it): ``isoformat`` alone drops a fraction of
+    zero, and writes no offset for a time without one."""
     values: dict[str, object] = {name: getattr(row, name) for name in _COLUMNS}
-    fulfilled = row.fulfilled_at
-    values["fulfilled_at"] = None if fulfilled is None else _ledger_time(fulfilled)
+    if row.fulfilled_at is not None:
+        values["fulfilled_at"] = as_utc(row.fulfilled_at).isoformat(timespec="microseconds")
     return values
-
-
-def _ledger_time(value: dt.datetime) -> str:
-    """A ledger's time as ``ledger list`` writes it: UTC, microseconds, ``+00:00``
-    (``2026-11-05T09:00:14.000000+00:00``), whatever the database gave; ``isoformat`` alone
-    drops a fraction of zero, and writes no offset for a time without one.
-
-    Args:
-        value: the time, with an offset or without (taken as UTC, as the ledger keeps it).
-
-    Returns:
-        The text.
-    """
-    return as_utc(value).isoformat(timespec="microseconds")
 
 
 def _list(args: argparse.Namespace) -> int:
