@@ -185,17 +185,11 @@ def _exposure_warning(host: str) -> str | None:
             return None
     except ValueError:  # a host name: it may resolve to any address
         pass
-    return printable(
-        f"warning: bound to {_bound_to(host)}, the sandbox answers other machines too: anyone "
-        "who reaches it with its key can read and add payments, and have it send callbacks "
-        "(requests from this machine) to any URL"
+    return printable(  # "" binds every address, and is named so
+        f"warning: bound to {host or 'every address'}, the sandbox answers other machines too: "
+        "anyone who reaches it with its key can read and add payments, and have it send "
+        "callbacks (requests from this machine) to any URL"
     )
-
-
-def _bound_to(host: str) -> str:
-    """``host`` as the lines about the sandbox name it: ``""``, which binds every address, as
-    ``every address``."""
-    return host or "every address"
 
 
 def _export_lines(base_url: str, secret_key: str) -> list[str]:
