@@ -363,6 +363,6 @@ def _tail(log: Path) -> str:
     try:
         text = log.read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return f"the sandbox exited (see {log})"
+        text = ""
     lines = [line for line in text[-LOG_TAIL:].splitlines() if line.strip()]
     return lines[-1] if lines else f"the sandbox exited (see {log})"

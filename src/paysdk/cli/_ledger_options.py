@@ -26,7 +26,6 @@ def ledger_options() -> Command:
     group = options.add_argument_group("ledger")
     group.add_argument(
         "--ledger",
-        default=None,
         help=f"sqlite:///path.db, a path, or postgresql://... (default: ${ENV_LEDGER})",
     )
     group.add_argument(
