@@ -153,15 +153,11 @@ def _sandbox(args: argparse.Namespace) -> int:
 
 def _announce(sandbox: Any, state: str | None) -> None:
     references = ", ".join(p.reference for p in sandbox.payments)
-    host = sandbox.host
+    host, bound = sandbox.host, ""
     if host in ("0.0.0.0", "::", ""):  # noqa: S104 - the wildcards, which the URL names as loopback
         bound = f" (bound to every address{', ' + host if host else ''})"
-    else:
-        bound = (
-            ""
-            if urlsplit(str(sandbox.base_url)).hostname == host.strip("[]").lower()
-            else f" (bound to {host})"
-        )
+    elif urlsplit(str(sandbox.base_url)).hostname != host.strip("[]").lower():
+        bound = f" (bound to {host})"
     print(f"paysdk sandbox listening on {sandbox.base_url}{bound}")
     if (warning := _exposure_warning(sandbox.host)) is not None:
         print(warning, file=sys.stderr)
