@@ -115,27 +115,24 @@ class AsyncConnections:
         origin to make room."""
         closing: list[httpcore.AsyncConnectionInterface] = []
         with self._lock:
-            idle = self._idle.get(origin)
-            while idle:
-                connection = idle.pop()
-                self._idle_count -= 1
-                if not idle:
-                    del self._idle[origin]
+            while origin in self._idle:
+                connection = self._take(origin, newest=True)
                 if connection.is_available() and not connection.has_expired():
                     self._busy.add(connection)
                     return connection, closing
                 closing.append(connection)
             if self.connections >= self._max_connections and self._idle:
                 other = next(iter(self._idle))  # another origin's: this one has none idle
-                closing.append(self._take_oldest(other))
+                closing.append(self._take(other))
             connection = self._factory.create_connection(url_origin)
             self.opened += 1
             self._busy.add(connection)
             return connection, closing
 
-    def _take_oldest(self, origin: Origin) -> httpcore.AsyncConnectionInterface:
+    def _take(self, origin: Origin, newest: bool = False) -> httpcore.AsyncConnectionInterface:
+        """One of ``origin``'s idle connections, taken off its queue: its oldest, or newest."""
         idle = self._idle[origin]
-        connection = idle.popleft()
+        connection = idle.pop() if newest else idle.popleft()
         self._idle_count -= 1
         if not idle:
             del self._idle[origin]
@@ -155,7 +152,7 @@ class AsyncConnections:
                 if self._idle_count > self._max_idle or (
                     oldest is not connection and oldest.has_expired()
                 ):
-                    closing.append(self._take_oldest(origin))
+                    closing.append(self._take(origin))
             elif not connection.is_closed():
                 closing.append(connection)
         self._slots.release()
@@ -176,9 +173,7 @@ class AsyncConnections:
         """Close every connection, busy or idle."""
         with self._lock:
             self._closed = True
-            closing = list(self._busy)
-            for idle in self._idle.values():
-                closing += idle
+            closing = [*self._busy, *(idle for queue in self._idle.values() for idle in queue)]
             self._busy.clear()
             self._idle.clear()
             self._idle_count = 0
