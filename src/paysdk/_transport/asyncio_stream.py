@@ -12,7 +12,7 @@ import select
 import ssl
 import sys
 from collections import deque
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 import httpcore
@@ -81,25 +81,26 @@ def _wake(future: asyncio.Future[bool] | None, woken: bool = True) -> None:
         future.set_result(woken)
 
 
-async def _wait(future: asyncio.Future[bool], seconds: float | None) -> bool:
-    """Wait for ``future``; ``False`` if ``seconds`` pass first (``None``: no bound). A timer
-    on the loop, not a cancel scope: it runs for every read that waits."""
-    if seconds is None:
-        return await future
-    handle = future.get_loop().call_later(seconds, _wake, future, False)
+async def _wait(
+    protocol: Protocol,
+    waiter: Literal["waiter", "drained"],
+    seconds: float | None,
+    error: type[httpcore.TimeoutException],
+) -> None:
+    """Wait until ``protocol`` wakes its future ``waiter``; ``error`` if ``seconds`` pass first
+    (``None``: no bound), as httpcore's anyio backend raises it: made from, and caused by, a bare
+    ``TimeoutError``. A timer on the loop, not a cancel scope: it runs for every read that waits."""
+    future = protocol.loop.create_future()
+    setattr(protocol, waiter, future)
+    handle = None if seconds is None else protocol.loop.call_later(seconds, _wake, future, False)
     try:
-        return await future
+        if not await future:
+            cause = TimeoutError()
+            raise error(cause) from cause
     finally:
-        handle.cancel()
-
-
-def _timed_out(error: type[httpcore.TimeoutException]) -> httpcore.TimeoutException:
-    """``error`` as httpcore's anyio backend raises it: made from, and caused by, a bare
-    ``TimeoutError``."""
-    cause = TimeoutError()
-    exc = error(cause)
-    exc.__cause__ = cause
-    return exc
+        setattr(protocol, waiter, None)
+        if handle is not None:
+            handle.cancel()
 
 
 def _resume_reading(transport: asyncio.Transport, protocol: Protocol) -> None:
@@ -138,12 +139,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                 raise httpcore.ReadError(protocol.error) from protocol.error
             if protocol.eof or protocol.lost:
                 return b""
-            waiter = protocol.waiter = protocol.loop.create_future()
-            try:
-                if not await _wait(waiter, timeout):
-                    raise _timed_out(httpcore.ReadTimeout)
-            finally:
-                protocol.waiter = None
+            await _wait(protocol, "waiter", timeout, httpcore.ReadTimeout)
         chunk = protocol.chunks[0]
         start = protocol.offset
         end = start + max_bytes
@@ -181,12 +177,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             raise httpcore.WriteError(exc) from exc
         if protocol.writing_paused:  # the kernel holds part of it: wait until it takes it all
             while protocol.writing_paused and not protocol.lost:
-                drained = protocol.drained = protocol.loop.create_future()
-                try:
-                    if not await _wait(drained, timeout):
-                        raise _timed_out(httpcore.WriteTimeout)
-                finally:
-                    protocol.drained = None
+                await _wait(protocol, "drained", timeout, httpcore.WriteTimeout)
             self._check_writable()
 
     def _check_writable(self) -> None:
