@@ -218,14 +218,12 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                     server_hostname=server_hostname,
                     ssl_handshake_timeout=math.inf,  # ``timeout`` alone bounds it, not 60 s
                 )
-        except TimeoutError as exc:
+        except BaseException as exc:
             await self.aclose()
-            raise httpcore.ConnectTimeout(exc) from exc
-        except (OSError, ssl.SSLError) as exc:
-            await self.aclose()
-            raise httpcore.ConnectError(exc) from exc
-        except BaseException:
-            await self.aclose()
+            if isinstance(exc, TimeoutError):  # first: a TimeoutError is an OSError
+                raise httpcore.ConnectTimeout(exc) from exc
+            if isinstance(exc, (OSError, ssl.SSLError)):
+                raise httpcore.ConnectError(exc) from exc
             raise
         assert isinstance(transport, asyncio.Transport)
         protocol.transport = transport
