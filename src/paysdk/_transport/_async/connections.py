@@ -88,11 +88,10 @@ class AsyncConnections:
                     await self._close(closing)
                 try:
                     response = await connection.handle_async_request(request)
-                except httpcore.ConnectionNotAvailable:
-                    await self._drop(connection)  # taken by another meanwhile: try the next
-                    continue
-                except BaseException:
+                except BaseException as exc:
                     await self._drop(connection)
+                    if isinstance(exc, httpcore.ConnectionNotAvailable):
+                        continue  # taken by another meanwhile: try the next
                     raise
                 break
         except BaseException:

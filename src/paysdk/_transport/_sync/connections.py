@@ -90,11 +90,10 @@ class Connections:
                     self._close(closing)
                 try:
                     response = connection.handle_request(request)
-                except httpcore.ConnectionNotAvailable:
-                    self._drop(connection)  # taken by another meanwhile: try the next
-                    continue
-                except BaseException:
+                except BaseException as exc:
                     self._drop(connection)
+                    if isinstance(exc, httpcore.ConnectionNotAvailable):
+                        continue  # taken by another meanwhile: try the next
                     raise
                 break
         except BaseException:
