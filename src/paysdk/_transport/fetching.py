@@ -62,14 +62,12 @@ def fetch(
             attempt_deadline(deadline),
             http.stream(method, url, headers=dict(headers), content=content) as response,
         ):
-            pieces: list[bytes] = []  # the first max_body decoded bytes; the rest left unread
-            kept = 0
+            body = bytearray()  # the first max_body decoded bytes; the rest left unread
             for piece in sync_body(response):
-                pieces.append(piece[: max_body - kept])
-                kept += len(pieces[-1])
-                if kept >= max_body:
+                body += piece[: max_body - len(body)]
+                if len(body) >= max_body:
                     break
-            return Fetched(response.status_code, b"".join(pieces), response.encoding or "utf-8")
+            return Fetched(response.status_code, bytes(body), response.encoding or "utf-8")
     except Exception as exc:
         if (failure := failure_from_httpx(exc)) is None:
             raise
