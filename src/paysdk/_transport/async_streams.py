@@ -84,7 +84,6 @@ class LoopBinding:
         """Run ``close`` in the loop the connections belong to, whichever loop awaits this: a
         loop running in another thread runs it, one stopped but not closed is run in a worker
         thread until done; a closed one took them with it (collecting the client frees them)."""
-
         owner, current = self.loop, running_loop()
         if owner is None or current is None or owner is current:
             await close()

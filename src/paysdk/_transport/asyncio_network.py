@@ -71,8 +71,7 @@ class HttpcoreBackend(httpcore.AsyncNetworkBackend):
         timeout: float | None = None,  # noqa: ASYNC109 - httpcore's signature
         socket_options: Iterable[SocketOption] | None = None,
     ) -> httpcore.AsyncNetworkStream:
-        backend = self._backend()
-        return self._wrap(await backend.connect_unix_socket(path, timeout, socket_options))
+        return self._wrap(await self._backend().connect_unix_socket(path, timeout, socket_options))
 
     async def sleep(self, seconds: float) -> None:
         await self._backend().sleep(seconds)
