@@ -52,8 +52,7 @@ class PerProcess(Generic[T]):
         return state[1] if state is not None and state[0] == os.getpid() else None
 
     def reset(self) -> T | None:
-        """Forget this process's value (it was closed) and return it; a later ``get`` makes
-        a new one."""
+        """Forget and return this process's value (it was closed); a later ``get`` makes another."""
         value = self.current()
         if value is not None:
             self._state = None

@@ -50,9 +50,8 @@ HTTPX_FAILURES: tuple[type[Exception], ...] = (
     DecodingError,  # paysdk's own bounded inflation
     OSError,  # ssl.SSLError among them
 )
-"""What an httpx client raises when the network or the service fails. Anything else is a bug,
-here or in a library, and reaches the caller as it was raised: not retried, not called an
-outage."""
+"""What an httpx client raises when the network or the service fails. Anything else is a bug, here
+or in a library, and reaches the caller as raised: not retried, not called an outage."""
 
 
 def failure_from_httpx(exc: Exception) -> Failure | None:
@@ -186,9 +185,8 @@ _base_parts = functools.lru_cache(maxsize=64)(url_parts)
 
 
 def core_url(url: str) -> URLParts:
-    """``url_parts(url)``, with the client's base URL parsed once: a request's URL is the base
-    URL plus a path whose last segment (the reference) the core has percent-encoded, which
-    httpx leaves as it is."""
+    """``url_parts(url)``, the client's base URL parsed once: a request's URL is the base URL plus a
+    path whose last segment (the reference) the core percent-encoded, which httpx leaves as is."""
     head, _, last = url.rpartition("/")
     if "://" in head and last not in (".", "..") and _ENCODED_SEGMENT.fullmatch(last):
         parent = _base_parts(head + "/")

@@ -109,9 +109,8 @@ class AsyncConnections:
     def _checkout(
         self, origin: Origin, url_origin: httpcore.Origin
     ) -> tuple[httpcore.AsyncConnectionInterface, list[httpcore.AsyncConnectionInterface]]:
-        """A connection for ``origin`` (the last given back, or a new one) and the connections
-        to close: the expired idle ones met on the way, or one idle connection of another
-        origin to make room."""
+        """A connection for ``origin`` (the last given back, or a new one) and those to close: the
+        expired idle ones met on the way, or one idle connection of another origin to make room."""
         closing: list[httpcore.AsyncConnectionInterface] = []
         with self._lock:
             while origin in self._idle:

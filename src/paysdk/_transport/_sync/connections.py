@@ -111,9 +111,8 @@ class Connections:
     def _checkout(
         self, origin: Origin, url_origin: httpcore.Origin
     ) -> tuple[httpcore.ConnectionInterface, list[httpcore.ConnectionInterface]]:
-        """A connection for ``origin`` (the last given back, or a new one) and the connections
-        to close: the expired idle ones met on the way, or one idle connection of another
-        origin to make room."""
+        """A connection for ``origin`` (the last given back, or a new one) and those to close: the
+        expired idle ones met on the way, or one idle connection of another origin to make room."""
         closing: list[httpcore.ConnectionInterface] = []
         with self._lock:
             while origin in self._idle:
