@@ -127,9 +127,7 @@ class AsyncDirectConnection(httpcore.AsyncConnectionInterface):
         )
 
     async def _connect(
-        self,
-        request: httpcore.Request,
-        seconds: float | None,
+        self, request: httpcore.Request, seconds: float | None
     ) -> httpcore.AsyncNetworkStream:
         host = self._origin.host.decode("ascii")
         stream = await self._backend.connect_tcp(host, self._origin.port, timeout=seconds)
@@ -152,10 +150,7 @@ class AsyncDirectConnection(httpcore.AsyncConnectionInterface):
             raise
 
     async def _send_request(
-        self,
-        stream: httpcore.AsyncNetworkStream,
-        request: httpcore.Request,
-        seconds: float | None,
+        self, stream: httpcore.AsyncNetworkStream, request: httpcore.Request, seconds: float | None
     ) -> None:
         try:
             head = h11.Request(
@@ -178,9 +173,7 @@ class AsyncDirectConnection(httpcore.AsyncConnectionInterface):
         return self._h11.send(event) or b""
 
     async def _receive_head(
-        self,
-        stream: httpcore.AsyncNetworkStream,
-        seconds: float | None,
+        self, stream: httpcore.AsyncNetworkStream, seconds: float | None
     ) -> h11.Response | h11.InformationalResponse:
         while True:
             event = await self.receive_event(stream, seconds)
@@ -190,9 +183,7 @@ class AsyncDirectConnection(httpcore.AsyncConnectionInterface):
                 return event  # the protocol switched: h11 reads nothing more of it
 
     async def receive_event(
-        self,
-        stream: httpcore.AsyncNetworkStream,
-        seconds: float | None,
+        self, stream: httpcore.AsyncNetworkStream, seconds: float | None
     ) -> h11.Event | type[h11.PAUSED]:
         """h11's next event, reading from ``stream`` while it needs data.
 

@@ -73,10 +73,7 @@ def _deadline_backend() -> type[Any]:
             self._inner.close()
 
         def start_tls(
-            self,
-            ssl_context: Any,
-            server_hostname: str | None = None,
-            timeout: float | None = None,
+            self, ssl_context: Any, server_hostname: str | None = None, timeout: float | None = None
         ) -> httpcore.NetworkStream:
             try:
                 left = _clip(timeout, httpcore.ConnectTimeout)

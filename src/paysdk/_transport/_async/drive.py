@@ -70,10 +70,7 @@ async def run(plan: Plan[T], send: AsyncSendFunction, sleep: AsyncSleepFunction)
 
 
 async def _items(
-    plan: ItemPlan[T],
-    send: AsyncSendFunction,
-    sleep: AsyncSleepFunction,
-    done: WhenEnded | None,
+    plan: ItemPlan[T], send: AsyncSendFunction, sleep: AsyncSleepFunction, done: WhenEnded | None
 ) -> AsyncGenerator[T, None]:
     stream: AsyncOpenStream | None = None
     ended: BaseException | None = None

@@ -72,10 +72,7 @@ def run(plan: Plan[T], send: SendFunction, sleep: SleepFunction) -> T:
 
 
 def _items(
-    plan: ItemPlan[T],
-    send: SendFunction,
-    sleep: SleepFunction,
-    done: WhenEnded | None,
+    plan: ItemPlan[T], send: SendFunction, sleep: SleepFunction, done: WhenEnded | None
 ) -> Generator[T, None]:
     stream: OpenStream | None = None
     ended: BaseException | None = None
