@@ -9,7 +9,7 @@ import functools
 import time
 from collections.abc import Iterable
 from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .watchdog import shut
 
@@ -111,5 +111,4 @@ def deadline_backend() -> httpcore.NetworkBackend:
     attempt's deadline: httpcore's own sync backend, wrapped."""
     import httpcore
 
-    backend: httpcore.NetworkBackend = _deadline_backend()(httpcore.SyncBackend())
-    return backend
+    return cast("httpcore.NetworkBackend", _deadline_backend()(httpcore.SyncBackend()))

@@ -30,10 +30,6 @@ from .network import Network, through_proxy, timeout_failure
 __all__ = ["SyncHttpxSender", "own_client"]
 
 
-def _deadline_of(budget: float | None, started: float) -> float | None:
-    return None if budget is None else started + budget
-
-
 def own_client(network: Network, defaults: HttpxDefaults) -> httpx.Client:
     """The ``httpx.Client`` paysdk makes: its pools open deadline-bound sockets through
     ``network``, and it sends ``defaults`` itself rather than per request."""
@@ -69,7 +65,7 @@ class SyncStream:
         self._cut = False
 
     def read(self, step: Read) -> bytes | Failure:
-        deadline = _deadline_of(step.budget, time.monotonic())
+        deadline = None if step.budget is None else time.monotonic() + step.budget
         if deadline is None or self._sock is None:
             return self._read(step, deadline)
         if self._cut:  # an earlier read's deadline shut the socket: nothing more is trusted
@@ -134,7 +130,7 @@ class SyncHttpxSender:
 
     def send(self, request: Send) -> Answer | Failure | SyncStream:
         started = time.monotonic()
-        deadline = _deadline_of(request.budget, started)
+        deadline = None if request.budget is None else started + request.budget
         if deadline is None or self._idle is None:
             with attempt_deadline(deadline):
                 return through_proxy(self._send(request, started, None), request, self._network)
