@@ -94,7 +94,6 @@ def _stream(
 ) -> AsyncStream:
     """A successful answer left open for ``iter_payments``, read as the httpx backend reads one;
     in ``reading`` (the sender's answers being read) until it is closed."""
-    encoding = response.headers.get("Content-Encoding")
     reading.add(response)
 
     async def close() -> None:
@@ -102,7 +101,7 @@ def _stream(
         response.close()
 
     opened = Opened(response.status, _headers(response))
-    pieces = adecoded(encoding, response.content.iter_any())
+    pieces = adecoded(response.headers.get("Content-Encoding"), response.content.iter_any())
     return AsyncStream(opened, pieces, close, closed, _failure)
 
 
