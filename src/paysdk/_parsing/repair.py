@@ -47,11 +47,8 @@ def repaired_json(body: bytes) -> bytes | None:
     parse's error then stands)."""
     try:
         value = json.loads(body.decode("utf-8", errors="replace"))
-    except (ValueError, RecursionError):  # a number past Python's digits is a ValueError too
-        return None
-    try:
         text = json.dumps(value, ensure_ascii=False)
-    except RecursionError:
+    except (ValueError, RecursionError):  # a number past Python's digits is a ValueError too
         return None
     return _LONE_SURROGATE.sub(REPLACEMENT, text).encode()
 
