@@ -92,27 +92,24 @@ def _whole_amount(amount: object) -> int | None:
         )
     if isinstance(amount, SupportsIndex):  # an IntEnum's member, numpy's int64: a whole number
         return int(operator.index(amount))
-    if isinstance(amount, decimal.Decimal) and amount.is_finite() and _has_places(amount):
-        raise ConfigurationError(
-            f"the expected amount must be a whole number in the unit the service reports, not "
-            f"{quoted(amount)}: written with decimal places, it is an amount in whole units "
-            "(naira, dollars), while the service may count minor units (kobo, cents): 2500.00 "
-            "naira is 250000 kobo, and read as 2500 it would match a payment of 2500 kobo; pass "
-            "your order's amount in the service's unit as an int"
-        )
-    if (
-        isinstance(amount, decimal.Decimal)
-        and amount.is_finite()
-        and amount == amount.to_integral()
-    ):
-        digits, limit = amount.adjusted() + 1, sys.get_int_max_str_digits()
-        # int() of Decimal("1E+99999999") takes many minutes; 0E+99999999 is one digit
-        if limit and digits > limit and not amount.is_zero():
+    if isinstance(amount, decimal.Decimal) and amount.is_finite():
+        if _has_places(amount):
             raise ConfigurationError(
-                f"the expected amount must be a whole number of at most {limit:,} digits (as "
-                f"many as Python reads from an answer), not a Decimal of {digits:,} digits"
+                f"the expected amount must be a whole number in the unit the service reports, not "
+                f"{quoted(amount)}: written with decimal places, it is an amount in whole units "
+                "(naira, dollars), while the service may count minor units (kobo, cents): 2500.00 "
+                "naira is 250000 kobo, and read as 2500 it would match a payment of 2500 kobo; "
+                "pass your order's amount in the service's unit as an int"
             )
-        return int(amount)
+        if amount == amount.to_integral():
+            digits, limit = amount.adjusted() + 1, sys.get_int_max_str_digits()
+            # int() of Decimal("1E+99999999") takes many minutes; 0E+99999999 is one digit
+            if limit and digits > limit and not amount.is_zero():
+                raise ConfigurationError(
+                    f"the expected amount must be a whole number of at most {limit:,} digits "
+                    f"(as many as Python reads from an answer), not a Decimal of {digits:,} digits"
+                )
+            return int(amount)
     if isinstance(amount, (str, bytes)):  # a text column, a form's or a file's value
         if _WHOLE_TEXT.fullmatch(amount if isinstance(amount, str) else amount.decode("latin-1")):
             raise ConfigurationError(
