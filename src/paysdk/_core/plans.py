@@ -130,13 +130,11 @@ def verify_identified(config: Config, reference: str) -> Plan[tuple[VerifiedPaym
     """``verify``, with the request id of the answer that brought the payment."""
     request = verify_request(config, reference)
     parse = verified(reference, config)
-    return _call(
-        config,
-        request,
-        lambda answer: (parse(answer), request_id_of(answer.headers, request.scrub)),
-        reference,
-        None,
-    )
+
+    def identified(answer: Answer) -> tuple[VerifiedPayment, str | None]:
+        return parse(answer), request_id_of(answer.headers, request.scrub)
+
+    return _call(config, request, identified, reference, None)
 
 
 def verified(reference: str, config: Config) -> Callable[[Answer], VerifiedPayment]:
