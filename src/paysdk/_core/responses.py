@@ -131,9 +131,7 @@ def _parse_large_list(content: bytes) -> list[ListedPayment]:
     from .._parsing.batches import validate_in_batches  # a verify-only process never cuts a list
 
     payments = validate_in_batches(content, _validated_batch)
-    if payments is None:
-        return _validated_list(content)
-    return payments
+    return _validated_list(content) if payments is None else payments
 
 
 def _validated_list(content: bytes) -> list[ListedPayment]:
