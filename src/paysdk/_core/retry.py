@@ -149,11 +149,8 @@ def _delay(value: str | None) -> float | None:
 def _http_date(value: str, clock: Callable[[], float]) -> float | None:
     """The POSIX time an HTTP-date names, or ``None`` if ``value`` is not one."""
     text = value.strip(" \t")
-    for form in _HTTP_DATES:
-        found = form.fullmatch(text)
-        if found is not None:
-            break
-    else:
+    found = next((match for form in _HTTP_DATES if (match := form.fullmatch(text))), None)
+    if found is None:
         return None
     year = int(found["year"])
     if len(found["year"]) == 2:  # RFC 850: the latest year with these digits, at most 50 ahead
