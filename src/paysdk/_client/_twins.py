@@ -141,9 +141,7 @@ def order_of(found: object) -> object:
 
 async def async_order_of(found: object) -> object:
     """What ``lookup`` returned, awaited if it is awaitable: an async lookup is welcome here."""
-    if inspect.isawaitable(found):
-        return await found
-    return found
+    return await found if inspect.isawaitable(found) else found
 
 
 def sleep(seconds: float) -> None:
