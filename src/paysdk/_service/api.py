@@ -76,8 +76,8 @@ class Reply:
         return cls(status, content, {"Content-Type": "application/json", **headers})
 
     @classmethod
-    def error(cls, status: int, error: str, message: str) -> Reply:
-        return cls.json(status, {"error": error, "message": message})
+    def error(cls, status: int, error: str, message: str, **headers: str) -> Reply:
+        return cls.json(status, {"error": error, "message": message}, **headers)
 
     def with_request_id(self, request_id: str) -> Reply:
         """This reply with ``X-Request-Id: request_id``; one whose headers name an
@@ -140,10 +140,9 @@ def answer_api(
     looks a payment up by reference, ``listing`` gives every payment, newest first."""
     route = api_route(path)
     if route is None:
-        return Reply.json(404, {"error": "Not Found", "message": f"no route for {path}"})
+        return Reply.error(404, "Not Found", f"no route for {path}")
     if method != "GET":
-        body = {"error": "Method Not Allowed", "message": f"{method} is not allowed here"}
-        return Reply.json(405, body, Allow="GET")
+        return Reply.error(405, "Method Not Allowed", f"{method} is not allowed here", Allow="GET")
     if not authorized(authorization, secret_key):
         return Reply.json(401, UNAUTHORIZED_BODY)
     if route.reference is None:
