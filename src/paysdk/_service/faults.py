@@ -209,9 +209,7 @@ class _Rule:
     def matches(self, path: str) -> bool:
         if self.path is None:
             return True
-        if self.path.endswith("*"):
-            return path.startswith(self.path[:-1])
-        return path == self.path
+        return path.startswith(self.path[:-1]) if self.path.endswith("*") else path == self.path
 
 
 class FaultBook:
