@@ -52,9 +52,8 @@ def parse_seed(text: str, *, source: str = "seed") -> list[PaymentRecord]:
         raise SeedError(f"{source}: not valid JSON: nested too deeply to read") from None
     if not isinstance(data, list):
         raise SeedError(f"{source}: expected a JSON array of payment records")
-    items = cast("list[object]", data)
     payments: dict[str, PaymentRecord] = {}
-    for index, item in enumerate(items):
+    for index, item in enumerate(cast("list[object]", data)):
         try:
             record = PaymentRecord.from_json(item)
         except SeedError as exc:
