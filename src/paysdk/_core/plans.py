@@ -167,10 +167,9 @@ def list_payments(config: Config) -> Plan[list[ListedPayment]]:
 def listed(config: Config) -> Callable[[bytes], list[ListedPayment]]:
     """Reads list's body: the payments, whose ``repr`` blots out the secret key if the body
     held it (``Config.echoes_key``: a scan of the body, nothing per payment otherwise)."""
-    pause_gc = config.pauses_gc
 
     def parse(content: bytes) -> list[ListedPayment]:
-        payments = parse_list(content, pause_gc=pause_gc)
+        payments = parse_list(content, pause_gc=config.pauses_gc)
         if config.echoes_key(content):
             for payment in payments:
                 hide_key(payment, config.secret_key)
