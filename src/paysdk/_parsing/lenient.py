@@ -29,7 +29,6 @@ from typing import (
 )
 
 from pydantic import ValidationError
-from pydantic.fields import FieldInfo
 from pydantic_core import ErrorDetails
 
 from .._models.wire import WireModel, keep_unparsed
@@ -151,8 +150,7 @@ def unreadable(model: type[WireModel], value: object, loc: Loc) -> Loc | None:
         if current is not None:
             if not isinstance(part, str) or not isinstance(node, dict):
                 break
-            fields: dict[str, FieldInfo] = current.model_fields
-            field = fields.get(part)
+            field = current.model_fields.get(part)
             if field is None:
                 break
             path = (*path, part)
@@ -198,8 +196,7 @@ def _through_optional(model: type[WireModel], loc: Loc) -> bool:
         if current is not None:
             if not isinstance(part, str):
                 return False
-            fields: dict[str, FieldInfo] = current.model_fields
-            field = fields.get(part)
+            field = current.model_fields.get(part)
             if field is None:
                 return False
             if not field.is_required():
