@@ -66,9 +66,7 @@ class Holding(Protocol):
     """What a stand-in keeps its payments in: a ``PaymentStore``, or the sandbox's own."""
 
     def remove(self, reference: str) -> None: ...
-
     def get(self, reference: str) -> PaymentRecord | None: ...
-
     def newest_first(self) -> list[PaymentRecord]: ...
 
 
