@@ -167,8 +167,7 @@ class CallSpan:
             kind = type(error)  # as a caller names it: paysdk.NotFoundError, builtins.TypeError
             module = "paysdk" if kind.__module__.startswith("paysdk.") else kind.__module__
             span.set_attribute("error.type", f"{module}.{kind.__qualname__}")
-            status = self._trace.Status(self._trace.StatusCode.ERROR, kind.__name__)
-            span.set_status(status)
+            span.set_status(self._trace.Status(self._trace.StatusCode.ERROR, kind.__name__))
         span.end()
 
 
