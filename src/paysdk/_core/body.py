@@ -88,9 +88,8 @@ class BodyReader:
         self.status_code = status_code
         self.headers = headers
         self.started = started
-        success = 200 <= status_code < 300
-        self.limit = request.max_body if success else ERROR_BODY_LIMIT
-        self._success = success
+        self._success = 200 <= status_code < 300
+        self.limit = request.max_body if self._success else ERROR_BODY_LIMIT
         self.deadline = None if request.budget is None else started + request.budget
         self._chunks: list[bytes] = []
         self._size = 0
