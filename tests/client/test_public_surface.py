@@ -376,17 +376,20 @@ def test_paysdk_log_turns_the_logger_on_without_code() -> None:
     assert logging.getLogger("paysdk").handlers == []  # this process was left alone
 
 
-@pytest.mark.parametrize("root", ["stderr", "file", "none"])
+@pytest.mark.parametrize("root", ["stderr", "file", "none", "stderr-without-paysdk"])
 def test_paysdk_log_beside_the_apps_own_root_handler_writes_each_line_once(
     root: str, tmp_path: Path
 ) -> None:
     """An application that calls ``logging.basicConfig()`` and sets ``PAYSDK_LOG``: each line
-    on stderr once, in the application's format; a root handler to a file gets it as well."""
+    on stderr once, in the application's format; a root handler to a file gets it as well, and
+    one whose filter drops paysdk's lines leaves them to paysdk's handler."""
     log = tmp_path / "app.log"
     setup = {
         "stderr": "logging.basicConfig(level=logging.WARNING)",
         "file": f"logging.basicConfig(filename={str(log)!r})",
         "none": "",
+        "stderr-without-paysdk": "logging.basicConfig()\nlogging.getLogger().handlers[0]"
+        ".addFilter(lambda record: not record.name.startswith('paysdk'))",
     }[root]
     code = (
         f"import logging, paysdk, respx\n{setup}\n"

@@ -428,8 +428,8 @@ def test_an_account_label_is_a_short_ascii_name_refused_without_quoting_it(label
 
 
 def test_an_empty_account_label_is_no_label_and_takes_a_copys_label_off() -> None:
-    """``account=""`` is the unlabelled account, as documented; ``with_options(account=None)``
-    keeps the label, ``account=""`` takes it off."""
+    """``account=""`` is the unlabelled account, as documented; ``with_options`` without
+    ``account`` keeps the label, ``account=""`` takes it off."""
     unlabelled = paysdk.Client(secret_key="sk_test_x", base_url="http://127.0.0.1:1", account="")
     labelled = unlabelled.with_options(account="lagos-1")
     with unlabelled:

@@ -36,7 +36,7 @@ class CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
         """Kept for ``StreamHandler``'s own ``setStream``: the stream is always the current one."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        if not _on_stderr_above(record.levelno):
+        if not _on_stderr_above(record):
             super().emit(record)
 
     def handleError(self, record: logging.LogRecord) -> None:
@@ -46,17 +46,22 @@ class CurrentStderrHandler(logging.StreamHandler):  # type: ignore[type-arg]
             super().handleError(record)
 
 
-def _on_stderr_above(level: int) -> bool:
-    """Whether a handler the ``paysdk`` logger propagates to writes a line of ``level`` to the
-    current stderr already: the application's ``logging.basicConfig()``. One to a file, or
-    pytest's capture handler, is not stderr: the line is written there and here."""
+def _on_stderr_above(record: logging.LogRecord) -> bool:
+    """Whether a handler the ``paysdk`` logger propagates to writes ``record`` to the current
+    stderr already: the application's ``logging.basicConfig()``, its level and filters passed.
+    One to a file, or pytest's capture handler, is not stderr: the line is written there and
+    here."""
     logger = logging.getLogger("paysdk")
     while logger.propagate and logger.parent is not None:
         logger = logger.parent
-        if any(
-            getattr(h, "stream", None) is sys.stderr and level >= h.level for h in logger.handlers
-        ):
-            return True
+        for handler in logger.handlers:
+            if (
+                getattr(handler, "stream", None) is sys.stderr
+                and record.levelno >= handler.level
+                and handler.filter(record)
+                and isinstance(handler, logging.StreamHandler)
+            ):
+                return True
     return False
 
 
