@@ -135,6 +135,21 @@ def test_the_fake_answers_byte_for_byte_as_the_sandbox() -> None:
     assert statuses[len(PROBES) :] == [418, 418, 418, 200]
 
 
+@pytest.mark.parametrize("path", ["//payments", "///payment/order-1042", "//payment/a%2Fb"])
+def test_a_doubled_slash_is_no_route_in_the_sandbox_as_in_the_fake(path: str) -> None:
+    """A base URL's trailing slash joined to ``/payments`` by hand: the sandbox, whose HTTP
+    server read ``//payments`` as ``/payments``, answers what the fake answers."""
+    key = "sk_test_same"
+    headers = {"Authorization": f"Bearer {key}"}
+    answers = []
+    for stand_in in (MockPaymentAPI(secret_key=key), Sandbox(secret_key=key)):
+        with stand_in:
+            response = httpx.get(stand_in.base_url + path, headers=headers, trust_env=False)
+            answers.append((response.status_code, response.content))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == 404 and b'"no route for //' in answers[0][1]
+
+
 def _probe(base_url: str, key: str, probes: list[tuple[str, str, bool]]) -> list[tuple[int, bytes]]:
     answers = []
     with httpx.Client(base_url=base_url, trust_env=False) as http:
