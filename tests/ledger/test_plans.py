@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 
 import paysdk
-from paysdk.ledger import LeaseLostError, LedgerError, Outcome, UnrecordedFulfilmentError
-from paysdk.ledger._plans import fulfil_once
+from paysdk.ledger import LeaseLostError, LedgerError, Outcome, UnrecordedFulfilmentError, _sql
+from paysdk.ledger._plans import ensure_schema, fulfil_once
 from paysdk.ledger._sql import POSTGRES, SQLITE
 from paysdk.ledger._steps import (
     LEDGER_STEPS,
@@ -196,3 +196,25 @@ def test_the_database_clock_starts_checks_and_ends_each_lease(dialect: Any) -> N
     assert 300.0 in claim.params
     assert 300.0 in take_over.params
     assert "state IN ('released', 'refused', 'ignored')" in take_over.sql  # never a claim
+
+
+@pytest.mark.parametrize("dialect", [SQLITE, POSTGRES], ids=["sqlite", "postgres"])
+@pytest.mark.parametrize("has_account", [0, 1], ids=["old-table", "current-table"])
+def test_opening_a_table_makes_each_key_index_once(dialect: _sql.Dialect, has_account: int) -> None:
+    """A table made before accounts is migrated, which makes the key indexes; opening it does
+    not make them again (harmless, ``IF NOT EXISTS``, but a statement each for nothing)."""
+    steps = ensure_schema(dialect, "ledger")
+    seen: list[object] = []
+    reply: object = None
+    try:
+        while True:
+            step = steps.send(reply)
+            seen.append(step)
+            reply = None
+            if isinstance(step, Query):  # the table exists, with the account column or not
+                column_query = step.sql == _sql.account_column(dialect, "ledger")[0]
+                reply = Rows([(has_account if column_query else 1,)], 1)
+    except StopIteration:
+        pass
+    made = [s.sql for s in seen if isinstance(s, Query) and "CREATE INDEX" in s.sql]
+    assert len(made) == len(_sql.KEY_INDEXES)

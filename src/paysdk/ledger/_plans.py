@@ -32,8 +32,9 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
         yield Query(create)
     found: Rows = yield Query(*_sql.account_column(dialect, table))
     if found.rows[0][0] == 0:
-        yield from add_account(dialect, table)
-    yield from key_indexes(dialect, table)
+        yield from add_account(dialect, table)  # which makes the key indexes
+    else:
+        yield from key_indexes(dialect, table)
     yield Commit()
 
 
