@@ -167,6 +167,34 @@ def test_a_key_pasted_where_another_setting_goes_is_not_quoted_back(
             assert SECRET.lower() not in str(caught.value).lower()
 
 
+@pytest.mark.parametrize(
+    "base_url",
+    [
+        f"{BASE_URL}/{SECRET}",
+        f"{BASE_URL}/{SECRET.upper()}",
+        f"{BASE_URL}/{SECRET[:-1]}%{ord(SECRET[-1]):X}",
+    ],
+    ids=["in-path", "other-case", "percent-encoded"],
+)
+def test_a_base_url_holding_the_key_is_refused(
+    base_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A valid URL with the key in its path would send the key in every request line and show
+    it in the client's repr: refused, however the key was given, without quoting either."""
+    with pytest.raises(paysdk.ConfigurationError, match="contains the secret key") as caught:
+        paysdk.Client(secret_key=SECRET, base_url=base_url)
+    assert SECRET.lower() not in str(caught.value).lower()
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", SECRET)
+    monkeypatch.setenv("PAYSDK_BASE_URL", base_url)
+    with pytest.raises(paysdk.ConfigurationError, match="contains the secret key"):
+        paysdk.AsyncClient()
+    refused = pytest.raises(paysdk.ConfigurationError, match="contains the secret key")
+    with paysdk.Client(secret_key="sk_other_key_123", base_url=base_url) as client, refused:
+        client.with_options(secret_key=SECRET)
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client, refused:
+        client.with_options(base_url=base_url)
+
+
 def test_a_value_that_is_no_url_at_all_is_not_quoted_as_base_url(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

@@ -13,7 +13,7 @@ import ipaddress
 import re
 from collections.abc import Mapping
 from typing import NamedTuple
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .._errors import ConfigurationError
 from .environment import ENV_SECRET_KEY
@@ -120,6 +120,15 @@ class Config:
     ``base_url``), each with what to do: its calls are refused, saying so, before any request.
     A client made at import time (a module of a Django or Flask app) thus lets commands that
     never call the service (``manage.py migrate``, a Docker build) run without the key."""
+
+    def __post_init__(self) -> None:
+        key = self.secret_key.lower()
+        url = self.base_url.lower()
+        if len(key) >= 4 and (key in url or key in unquote(url)):
+            raise ConfigurationError(  # quoting neither: the message would show the key
+                "base_url contains the secret key: every request would carry it in its URL, "
+                "which servers, proxies and logs record; pass the key as secret_key alone"
+            )
 
     def check_set(self) -> None:
         """Refuse a call of a client made without a setting it needs: a ``ConfigurationError``
