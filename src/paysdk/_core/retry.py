@@ -35,10 +35,10 @@ class RetryPolicy:
     Every request paysdk makes is a GET, so retrying can never pay or fulfil twice. Retried: no
     answer or a timeout (but not a certificate that failed verification, a server that does not
     speak TLS, nor a proxy's ``PROXY_REFUSALS``), 408, 409, 425, 429, any 5xx, and list's
-    "Connection Error" 404. Backoff doubles from ``initial_delay`` up to ``max_delay`` with up
-    to 25% jitter. A ``Retry-After`` (or ``retry-after-ms``) the server sends in a form RFC 9110
-    allows is obeyed exactly (see ``retry_after``); one longer than ``max_retry_after`` is not
-    waited out: the error is raised for the caller to decide.
+    "Connection Error" 404. Backoff doubles from ``initial_delay`` up to ``max_delay``, each wait up
+    to 25% shorter at random (jitter: never longer). A ``Retry-After`` (or ``retry-after-ms``) the
+    server sends in a form RFC 9110 allows is obeyed exactly (see ``retry_after``); one longer than
+    ``max_retry_after`` is not waited out: the error is raised for the caller to decide.
     """
 
     max_retries: int
