@@ -555,6 +555,32 @@ def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
     assert '"GET /payment/x\\x1b[2J\\x1b]0;pwned\\x07\\x9b2J HTTP/1.1" 401' in screen
 
 
+def test_the_sandbox_shows_a_state_file_named_with_control_characters_as_escapes(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """A file's name may hold any character but ``/`` and NUL: the announcement's ``state
+    file:`` line shows its control characters as escapes, as every other line of it does."""
+    state = tmp_path / "state\x1b[2J\x1b]0;pwned\x07\u202e\nsecret key: sk_forged.json"
+    process, main_fd = start_on_terminal(env, "sandbox", "--port", "0", "--state", str(state))
+    received = bytearray()
+    try:
+        while b"Press Ctrl-C" not in received:
+            ready, _, _ = select.select([main_fd], [], [], 30)
+            assert ready, received
+            received += os.read(main_fd, 65536)
+        process.send_signal(signal.SIGINT)
+        read_to_end(main_fd, received, time.monotonic() + 30)
+    finally:
+        os.close(main_fd)
+        if process.poll() is None:
+            process.kill()
+    screen = received.decode("utf-8")
+    assert (process.wait(timeout=30), raw_controls(screen)) == (0, [])
+    shown = "state\\x1b[2J\\x1b]0;pwned\\x07\\u202e\\nsecret key: sk_forged.json"
+    assert f"state file: {tmp_path}/{shown}\r\n" in screen
+    assert "\r\nsecret key: sk_forged" not in screen
+
+
 @pytest.mark.parametrize("command", ["status", "stop"])
 def test_sandbox_status_and_stop_show_nothing_raw_of_a_pid_file_of_another_shape(
     env: dict[str, str], tmp_path: Path, command: str

@@ -164,7 +164,7 @@ def _announce(sandbox: Any, state: str | None) -> None:
     print(f"secret key: {sandbox.secret_key}")
     print(printable(f"{len(sandbox.payments)} payments: {references}"))
     if state is not None:
-        print(f"state file: {os.path.abspath(state)}")
+        print(printable(f"state file: {os.path.abspath(state)}"))  # a name may hold ESC, \n
     print("\nPoint a client or the paysdk command at it:\n")
     for line in _export_lines(sandbox.base_url, sandbox.secret_key):
         print(f"  {line}")
