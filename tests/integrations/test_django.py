@@ -705,6 +705,38 @@ def test_a_debug_page_of_a_failed_call_shows_no_key_given_for_the_call(
     assert key not in html
 
 
+@pytest.mark.parametrize("given", ["environment", "with_options", "call"])
+def test_a_debug_page_of_a_base_url_refused_for_holding_the_key_shows_no_key(
+    monkeypatch: pytest.MonkeyPatch, given: str
+) -> None:
+    """A base URL pasted with the key in it (``PAYSDK_BASE_URL``, or a platform's URL for one
+    account) is refused, its message quoting neither; the frames of that refusal, whose locals
+    Django's debug page shows, hold the URL no more than the key."""
+    key = "sk_live_Pasted1nUrl"
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", key)
+    pasted = f"https://pay.example.com/{key}/"
+    monkeypatch.setenv("PAYSDK_BASE_URL", pasted if given == "environment" else "https://x.test")
+
+    def url_of(account: str) -> str:
+        """The account's URL, read where the view needs it: the view's own locals hold none."""
+        return pasted
+
+    def checkout(request: HttpRequest) -> HttpResponse:
+        client = paysdk.Client(max_retries=0)
+        if given == "with_options":
+            client.with_options(base_url=url_of("acme"))
+        elif given == "call":
+            client.verify(REFERENCE, base_url=url_of("acme"))
+        return HttpResponse("paid")
+
+    serve(path("checkout", checkout))
+    page = DjangoClient(raise_request_exception=False).get("/checkout", HTTP_ACCEPT="text/html")
+    html = page.content.decode()
+    assert page.status_code == 500
+    assert "base_url contains the secret key" in html and "Local vars" in html
+    assert key.lower() not in html.lower()
+
+
 @pytest.mark.anyio
 async def test_a_key_echoed_by_the_service_is_blotted_out_of_the_reasons_the_ledger_records(
     async_client: paysdk.AsyncClient, callback_sandbox: Sandbox, tmp_path: Path

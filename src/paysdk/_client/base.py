@@ -153,8 +153,8 @@ class BaseClient(Generic[HttpClientT, SenderT]):
                 account=account,
                 pause_gc=pause_gc,
             )
-        finally:  # the key in no local of this frame: a debug page shows them (key_kept_out)
-            secret_key = None
+        finally:  # the key in no local of this frame: a debug page shows them (key_kept_out);
+            secret_key = base_url = None  # nor the URL, refused when it holds the key
         if http_client is not None and not isinstance(http_client, self._http_client_type):
             raise _errors.ConfigurationError(self._not_an_http_client(http_client))
         if http_client is not None and http_backend != "httpx":
@@ -257,7 +257,7 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         """The config of one call with ``options``, a ``secret_key`` among them then blotted out
         of ``options`` (``_applied``)."""
         if self._sender.is_closed:
-            _blot_key(options)
+            _blot_key(options, self._config.secret_key)
             raise _errors.closed_error(type(self).__name__)
         return self._usable(self._with_options(options))
 
@@ -277,15 +277,20 @@ class BaseClient(Generic[HttpClientT, SenderT]):
 
 def _applied(config: Config, options: CallOptions) -> Config:
     """``config`` with ``options`` applied. A ``secret_key`` among them is then blotted out of
-    ``options`` itself, applied or refused: the calling method's frame holds that dict while the
-    call runs, and a debug page (Django's, under ``DEBUG = True``) shows every frame's locals."""
+    ``options`` itself, applied or refused, and so is a ``base_url`` holding a key (refused):
+    the calling method's frame holds that dict while the call runs, and a debug page (Django's,
+    under ``DEBUG = True``) shows every frame's locals."""
     try:
         return _configure.apply_options(config, options)
     finally:
-        _blot_key(options)
+        _blot_key(options, config.secret_key)
 
 
-def _blot_key(options: CallOptions) -> None:
-    """``options``' ``secret_key``, if any, as ``<secret key>``."""
+def _blot_key(options: CallOptions, key: str) -> None:
+    """``options``' ``secret_key``, if any, as ``<secret key>``; its ``base_url``, if it holds
+    that key or ``key`` (the client's), as ``<base_url holding the secret key>``."""
+    url = options.get("base_url")
+    if any(_configure.url_holds_key(url, held) for held in (key, options.get("secret_key"))):
+        options["base_url"] = "<base_url holding the secret key>"
     if "secret_key" in options:
         options["secret_key"] = "<secret key>"  # noqa: S105 - the blot, not a key

@@ -23,6 +23,7 @@ from .._core.config import (
     check_secret_key,
     is_loopback,
 )
+from .._core.config import url_holds_key as url_holds_key  # base.py blots such a URL
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._core.numbers import TOO_SMALL, read_whole_number, underflows
 from .._errors import ConfigurationError
@@ -131,8 +132,9 @@ def create_config(
                 pauses_gc=check_pause_gc(pause_gc),
                 unset=unset,
             )
-    finally:  # the key in no local of this frame, which a debug page shows (key_kept_out)
-        secret_key = key = None
+    finally:  # the key in no local of this frame, which a debug page shows (key_kept_out),
+        # nor the URL, which holds it when refused for that (PAYSDK_BASE_URL pasted with it)
+        secret_key = key = base_url = url = None
 
 
 @contextlib.contextmanager

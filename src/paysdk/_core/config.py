@@ -31,6 +31,7 @@ __all__ = [
     "check_secret_key",
     "is_loopback",
     "secret_key_in",
+    "url_holds_key",
 ]
 
 VERIFY_MAX_BYTES = 1024 * 1024
@@ -122,9 +123,7 @@ class Config:
     never call the service (``manage.py migrate``, a Docker build) run without the key."""
 
     def __post_init__(self) -> None:
-        key = self.secret_key.lower()
-        url = self.base_url.lower()
-        if len(key) >= 4 and (key in url or key in unquote(url)):
+        if url_holds_key(self.base_url, self.secret_key):
             raise ConfigurationError(  # quoting neither: the message would show the key
                 "base_url contains the secret key: every request would carry it in its URL, "
                 "which servers, proxies and logs record; pass the key as secret_key alone"
@@ -261,6 +260,15 @@ def check_account(account: object) -> str:
             "63, such as 'lagos-1'): it labels the account in the ledger; never pass a key"
         )
     return account
+
+
+def url_holds_key(url: object, key: object) -> bool:
+    """Whether ``url`` holds ``key`` (of four characters or more), in any case, as given or
+    percent-encoded: a base URL that does is refused, and is blotted out wherever it is kept."""
+    if not (isinstance(url, str) and isinstance(key, str) and len(key) >= 4):
+        return False
+    folded, url = key.lower(), url.lower()
+    return folded in url or folded in unquote(url)
 
 
 NO_SECRET_KEY = f"no secret key: pass secret_key=... or set {ENV_SECRET_KEY}"
