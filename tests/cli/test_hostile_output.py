@@ -26,6 +26,7 @@ from paysdk.cli._report import print_table
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
+from tests.cli.sandbox_cli import free_port
 from tests.support.hostile import (
     Behaviour,
     HostileServer,
@@ -593,6 +594,33 @@ def test_sandbox_status_and_stop_show_nothing_raw_of_a_pid_file_of_another_shape
     code, screen = on_terminal({**env, "PAYSDK_SANDBOX_DIR": str(runtime)}, "sandbox", command)
     assert (code, raw_controls(screen)) == ({"status": 1, "stop": 0}[command], [])
     assert "Traceback" not in screen
+
+
+def test_sandbox_detach_status_and_stop_show_a_runtime_directory_name_with_nothing_raw(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """``PAYSDK_SANDBOX_DIR`` names any directory: a name holding ESC or a newline is shown
+    escaped where ``--detach``, ``status`` and ``stop`` name its log, pid file or directory."""
+    runtime = tmp_path / "run\x1b[2J\x1b]0;pwned\x07\u202e\nsecret key: sk_forged"
+    runtime.mkdir(mode=0o700)
+    env = {**env, "PAYSDK_SANDBOX_DIR": str(runtime)}
+    port = str(free_port())
+    screens = []
+    try:
+        screens.append(on_terminal(env, "sandbox", "--detach", "--port", port))
+        screens.append(on_terminal(env, "sandbox", "status"))
+    finally:
+        screens.append(on_terminal(env, "sandbox", "stop"))
+    screens.append(on_terminal(env, "sandbox", "stop"))  # nothing to stop: names the directory
+    screens.append(on_terminal(env, "sandbox", "status"))
+    (runtime / f"sandbox-{port}.pid").write_text("not a pid file")
+    screens.append(on_terminal(env, "sandbox", "stop"))  # removes it, naming it
+    assert [code for code, _ in screens] == [0, 0, 0, 0, 1, 0]
+    for _, screen in screens:
+        assert raw_controls(screen) == []
+        assert "\nsecret key: sk_forged" not in screen.replace("\r\n", "\n")
+    shown = "run\\x1b[2J\\x1b]0;pwned\\x07\\u202e\\nsecret key: sk_forged"
+    assert all(shown in screen for _, screen in [screens[0], *screens[3:]]), screens
 
 
 TYPED = "x\x1b[2J\x1b]0;pwned\x07\u202e\x9b1A\rpaid"

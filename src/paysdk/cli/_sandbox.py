@@ -245,8 +245,8 @@ def _detach(args: argparse.Namespace, port: int, secret_key: str | None) -> int:
         print(warning, file=sys.stderr)
     print(
         f"paysdk sandbox running in the background on {running.base_url} (pid {running.pid})\n"
-        f"log: {running.log}\n"
-        f"pid file: {background.pid_file(running.port)}\n"
+        f"log: {printable(str(running.log))}\n"  # the runtime directory's: ESC, \n in a name
+        f"pid file: {printable(str(background.pid_file(running.port)))}\n"
         f"stop it with: paysdk sandbox stop --port {running.port}",
         file=sys.stderr,
     )
@@ -300,7 +300,7 @@ def _stop(args: argparse.Namespace) -> int:
     paths = [path for path in paths if path.exists()]
     if not paths:
         where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
-        print(f"no sandbox is running {where}: nothing to stop", file=sys.stderr)
+        print(printable(f"no sandbox is running {where}: nothing to stop"), file=sys.stderr)
         return EXIT_OK
     if len(paths) > 1:
         ports = ", ".join(path.stem.split("-")[1] for path in paths)
@@ -309,7 +309,7 @@ def _stop(args: argparse.Namespace) -> int:
     running = background.read_pid_file(path)
     if running is None:
         path.unlink(missing_ok=True)
-        print(f"removed an unreadable pid file: {path}", file=sys.stderr)
+        print(printable(f"removed an unreadable pid file: {path}"), file=sys.stderr)
         return EXIT_OK
     if background.serving_pid(running) != running.pid:
         if background.alive(running.pid):
@@ -350,10 +350,10 @@ def _status(args: argparse.Namespace) -> int:
             said = f"running, pid {running.pid}, {running.base_url}, log {running.log}"
             print(printable(f"port {running.port}: {said}"))
         else:
-            print(f"port {running.port}: not running (stale pid file {path})")
+            print(printable(f"port {running.port}: not running (stale pid file {path})"))
     if not running_any:
         where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
-        print(f"no sandbox is running {where}", file=sys.stderr)
+        print(printable(f"no sandbox is running {where}"), file=sys.stderr)
     return EXIT_OK if running_any else EXIT_FAILURE
 
 
