@@ -104,6 +104,7 @@ def test_confirm_exits_0_only_for_a_matching_successful_payment(run: Run) -> Non
         ("3600", "3600s"),
         ("1000000", "1000000s (about 11.6 days)"),
         ("Fri, 31 Dec 9999 23:59:59 GMT", "at least 1000000000s (about 11,574.1 days)"),
+        ("1000000000", "1000000000s (about 11,574.1 days)"),  # the cap itself, not past it
         ("5", "5s"),
     ],
 )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 
 import httpx
@@ -106,10 +107,11 @@ def test_an_absurdly_long_retry_after_is_too_long_to_wait_and_overflows_nothing(
     digits: int,
 ) -> None:
     value = "9" * digits
-    assert _core.retry_after({"retry-after": value}) == 1e9
+    past_cap = math.nextafter(1e9, math.inf)  # a wait past the longest read, just past it
+    assert _core.retry_after({"retry-after": value}) == past_cap
     assert _core.retry_after({"retry-after-ms": value}) == 1e6
     error = _api_error(429, {"Retry-After": value})
-    assert isinstance(error, paysdk.RateLimitError) and error.retry_after == 1e9
+    assert isinstance(error, paysdk.RateLimitError) and error.retry_after == past_cap
     assert _core.RetryPolicy(max_retries=3).delay(0, error) is None  # raised for the caller
 
 
@@ -177,7 +179,8 @@ def test_any_retry_after_gives_a_wait_or_none(value: str) -> None:
         ({"retry-after": "86399"}, "wait 86399s before"),
         ({"retry-after": "1000000"}, "wait 1000000s (about 11.6 days) before"),
         ({"retry-after": "999999999"}, "wait 999999999s (about 11,574.1 days) before"),
-        ({"retry-after": "1000000000"}, "wait at least 1000000000s (about 11,574.1 days) before"),
+        ({"retry-after": "1000000000"}, "wait 1000000000s (about 11,574.1 days) before"),
+        ({"retry-after": "1000000001"}, "wait at least 1000000000s (about 11,574.1 days) before"),
         ({"retry-after": "9" * 5000}, "wait at least 1000000000s (about 11,574.1 days) before"),
     ],
 )

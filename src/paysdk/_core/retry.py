@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import math
 import random
 import re
 import time
@@ -75,7 +76,12 @@ def is_retryable(error: PaySDKError) -> bool:
 
 MAX_RETRY_AFTER: Final = 10**9
 """The longest wait a server's hint is read as, in seconds (about 31 years): a longer one is
-taken as this, so no number of digits overflows a float or Python's limit on int digits."""
+taken as just past this (``_PAST_MAX_RETRY_AFTER``), so no number of digits overflows a float or
+Python's limit on int digits."""
+
+_PAST_MAX_RETRY_AFTER: Final = math.nextafter(float(MAX_RETRY_AFTER), math.inf)
+"""What a wait longer than ``MAX_RETRY_AFTER`` is read as: the float just past it, so
+``wait_text`` says it as ``at least`` the cap and a wait of exactly the cap as itself."""
 
 _DELAY_SECONDS = re.compile("[0-9]+")
 """RFC 9110's delay-seconds: ASCII digits only. ``int()`` and ``float()`` also take ``+5``,
@@ -102,13 +108,14 @@ weekday, two-digit years everywhere)."""
 
 
 def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.time) -> float | None:
-    """The server's requested wait in seconds, at most ``MAX_RETRY_AFTER``: ``Retry-After`` as
-    RFC 9110 defines it, delay-seconds (ASCII digits only) or an HTTP-date counted from the
-    answer's ``Date`` (else from ``clock``), or ``retry-after-ms``, digits only too. Anything else
-    is ignored (``None``: ordinary backoff applies)."""
+    """The server's requested wait in seconds, one longer than ``MAX_RETRY_AFTER`` read as just
+    past it (``_capped``): ``Retry-After`` as RFC 9110 defines it, delay-seconds (ASCII digits
+    only) or an HTTP-date counted from the answer's ``Date`` (else from ``clock``), or
+    ``retry-after-ms``, digits only too. Anything else is ignored (``None``: ordinary backoff
+    applies)."""
     millis = _delay(headers.get("retry-after-ms"))
     if millis is not None:
-        return millis / 1000.0
+        return min(millis, MAX_RETRY_AFTER) / 1000.0  # at most 10^6 s, well short of the cap
     value = headers.get("retry-after")
     if value is None:
         return None
@@ -122,14 +129,15 @@ def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.ti
     # so a local clock minutes off neither retries at once nor gives up on a short wait.
     sent = headers.get("date")
     now = None if sent is None else _http_date(sent, clock)
-    return min(max(0.0, when - (clock() if now is None else now)), float(MAX_RETRY_AFTER))
+    return _capped(max(0.0, when - (clock() if now is None else now)))
 
 
 def wait_text(seconds: float) -> str:
     """``0.5s``, ``3600s``, ``1000000s (about 11.6 days)``: a wait as a person reads it, to the
-    millisecond and never in exponent form (``1e+06s``); a wait read as the cap is ``at least``."""
-    text = f"{seconds:.3f}".rstrip("0").rstrip(".") + "s"
-    text = f"at least {text}" if seconds >= MAX_RETRY_AFTER else text
+    millisecond and never in exponent form (``1e+06s``); a wait past the cap (read as just past
+    it) is ``at least`` the cap, and one of exactly the cap is the cap."""
+    text = f"{min(seconds, MAX_RETRY_AFTER):.3f}".rstrip("0").rstrip(".") + "s"
+    text = f"at least {text}" if seconds > MAX_RETRY_AFTER else text
     return text if seconds < 86400 else f"{text} (about {seconds / 86400:,.1f} days)"
 
 
@@ -142,8 +150,13 @@ def _delay(value: str | None) -> float | None:
         return None
     significant = digits.lstrip("0")
     if len(significant) > len(str(MAX_RETRY_AFTER)):
-        return float(MAX_RETRY_AFTER)
-    return float(min(int(significant or "0"), MAX_RETRY_AFTER))
+        return _PAST_MAX_RETRY_AFTER
+    return _capped(float(int(significant or "0")))
+
+
+def _capped(seconds: float) -> float:
+    """``seconds``, or ``_PAST_MAX_RETRY_AFTER`` for a wait longer than ``MAX_RETRY_AFTER``."""
+    return seconds if seconds <= MAX_RETRY_AFTER else _PAST_MAX_RETRY_AFTER
 
 
 def _http_date(value: str, clock: Callable[[], float]) -> float | None:
