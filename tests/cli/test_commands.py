@@ -635,7 +635,7 @@ def test_a_callback_url_whose_port_is_past_65535_is_refused_not_sent_to_another_
     assert sandbox.requests == []
 
 
-@pytest.mark.parametrize("timeout", ["inf", "1e10", "100000"])
+@pytest.mark.parametrize("timeout", ["86400.5", "10000000000", "100000"])
 def test_a_trigger_callback_timeout_no_socket_can_wait_is_a_usage_error(
     sandbox: Sandbox, run: Run, timeout: str
 ) -> None:

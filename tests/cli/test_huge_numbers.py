@@ -65,12 +65,11 @@ def test_a_number_of_thousands_of_digits_is_refused_in_one_short_line(
     ("seconds", "why"),
     [
         ("0." + "0" * 4998 + "1", "too small, it reads as 0 seconds"),
-        ("1e-400", "too small, it reads as 0 seconds"),
         ("0" * 5000, "it is 0 seconds"),
         ("9" * 5000, "too large, it reads as infinity"),
-        ("1e400", "too large, it reads as infinity"),
+        ("9" * 5000 + ".5", "too large, it reads as infinity"),
     ],
-    ids=["decimal-5000-digits", "exponent", "zero-5000-digits", "9-5000-digits", "exponent-400"],
+    ids=["decimal-5000-digits", "zero-5000-digits", "9-5000-digits", "9-5000-digits-decimal"],
 )
 @pytest.mark.parametrize(
     "command", [("list",), ("pay", "order-7", "--amount", "5", "--currency", "NGN")]
@@ -89,7 +88,7 @@ def test_a_timeout_of_thousands_of_digits_that_reads_as_0_or_infinity_says_so_in
         and "--timeout: expected a positive number of seconds" in message
     )
     assert message.endswith(f": {why}")
-    assert "digits" not in message
+    assert "digits" not in message.replace("(ASCII digits, a decimal part allowed: 30, 2.5)", "")
     assert len(message) < 300
     assert sandbox.requests == []
 

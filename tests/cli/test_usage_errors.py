@@ -108,6 +108,30 @@ def test_a_number_in_digits_of_another_script_is_a_usage_error(argv: tuple[str, 
     assert repr(argv[-1]) in done.stderr
 
 
+SECONDS_EXPECTED = (
+    "expected a positive number of seconds (ASCII digits, a decimal part allowed: 30, 2.5)"
+)
+
+
+@pytest.mark.parametrize(
+    "seconds",
+    ["1_0", "+5", " 5", "5 ", ".5", "5.", "1e3", "1E-3", "nan", "inf", "Infinity", "\uff15"],
+)
+@pytest.mark.parametrize(
+    "command",
+    [("list",), ("trigger-callback", "http://127.0.0.1:9/cb", "--reference", "x")],
+    ids=["list", "trigger-callback"],
+)
+def test_a_timeout_float_reads_but_not_in_ascii_digits_is_a_usage_error_saying_what_is(
+    command: tuple[str, ...], seconds: str
+) -> None:
+    """``float()`` reads all of these; a number of seconds is ASCII digits with an optional
+    decimal part, as ``PAYSDK_TIMEOUT`` is, and the error says so before anything is sent."""
+    done = paysdk_(*command, "--timeout", seconds)
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.endswith(f"error: argument --timeout: {SECONDS_EXPECTED}, not {seconds!r}\n")
+
+
 def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     found = [path] if path else []
     for action in parser._actions:
@@ -186,19 +210,35 @@ def test_help_and_usage_errors_are_plain_text_on_every_python() -> None:
     assert {getattr(parser, "color", False) for parser in parsers} == {False}
 
 
+NOT_SECONDS = "is not a valid number of seconds (ASCII digits, a decimal part allowed: 30, 2.5)"
+
+
 @pytest.mark.parametrize(
     ("command", "variable", "value", "problem"),
     [
-        ("list", "PAYSDK_TIMEOUT", "nan", "is out of range: seconds more than 0 and at most 86400"),
-        ("list", "PAYSDK_TIMEOUT", "\u0661\u0660", "is not a valid number of seconds"),
+        ("list", "PAYSDK_TIMEOUT", "nan", NOT_SECONDS),
+        ("list", "PAYSDK_TIMEOUT", "1_0", NOT_SECONDS),
+        ("list", "PAYSDK_TIMEOUT", "+5", NOT_SECONDS),
+        ("list", "PAYSDK_TIMEOUT", "1e3", NOT_SECONDS),
+        ("list", "PAYSDK_TIMEOUT", "\u0661\u0660", NOT_SECONDS),
         ("list", "PAYSDK_MAX_RETRIES", "\uff13", "is not a valid count (ASCII digits only)"),
         ("list", "PAYSDK_MAX_RETRIES", "1_0", "is not a valid count (ASCII digits only)"),
         ("list", "PAYSDK_MAX_RETRIES", "+5", "is not a valid count (ASCII digits only)"),
         ("list", "PAYSDK_MAX_RETRIES", "99", "is out of range: a count from 0 to 10"),
-        ("list", "PAYSDK_TIMEOUT", "1e-400", "is too small, it reads as 0 seconds"),
-        ("pay", "PAYSDK_TIMEOUT", "0.5e-330", "is too small, it reads as 0 seconds"),
-        ("pay", "PAYSDK_TIMEOUT", "inf", "is out of range: seconds more than 0 and at most 86400"),
-        ("pay", "PAYSDK_TIMEOUT", "\uff15", "is not a valid number of seconds"),
+        (
+            "list",
+            "PAYSDK_TIMEOUT",
+            "0.000",
+            "is out of range: seconds more than 0 and at most 86400",
+        ),
+        (
+            "pay",
+            "PAYSDK_TIMEOUT",
+            "86400.5",
+            "is out of range: seconds more than 0 and at most 86400",
+        ),
+        ("pay", "PAYSDK_TIMEOUT", "inf", NOT_SECONDS),
+        ("pay", "PAYSDK_TIMEOUT", "\uff15", NOT_SECONDS),
     ],
 )
 def test_a_variable_out_of_range_or_not_ascii_digits_is_named_not_a_flag(

@@ -274,18 +274,24 @@ def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.Monke
 NOT_A_COUNT = "is not a valid count (ASCII digits only)"
 """How a count variable (``PAYSDK_MAX_RETRIES``) that is no ASCII whole number is refused."""
 
+NOT_SECONDS = "is not a valid number of seconds (ASCII digits, a decimal part allowed: 30, 2.5)"
+"""How a seconds variable (``PAYSDK_TIMEOUT``) spelt otherwise is refused: ``float()`` also
+reads ``1_0``, ``1e3``, ``nan`` and digits of other scripts."""
+
 
 @pytest.mark.parametrize(
     ("name", "value", "problem"),
     [
-        ("PAYSDK_TIMEOUT", "\u0661\u0660", "is not a valid number of seconds"),  # Arabic-Indic 10
+        ("PAYSDK_TIMEOUT", "\u0661\u0660", NOT_SECONDS),  # Arabic-Indic 10
         ("PAYSDK_MAX_RETRIES", "\uff13", NOT_A_COUNT),  # fullwidth 3
-        ("PAYSDK_TIMEOUT", "10\u00a0", "is not a valid number of seconds"),  # a no-break space
+        ("PAYSDK_TIMEOUT", "10\u00a0", NOT_SECONDS),  # a no-break space
         ("PAYSDK_MAX_RETRIES", "\u20033", NOT_A_COUNT),  # an em space
         ("PAYSDK_MAX_RETRIES", "3\x1c", NOT_A_COUNT),  # a separator int() strips
         ("PAYSDK_MAX_RETRIES", "1_0", NOT_A_COUNT),  # int() reads 10
         ("PAYSDK_MAX_RETRIES", "+5", NOT_A_COUNT),
-        ("PAYSDK_TIMEOUT", "nan", "is out of range: seconds more than 0 and at most 86400"),
+        ("PAYSDK_TIMEOUT", "nan", NOT_SECONDS),
+        ("PAYSDK_TIMEOUT", "1_0", NOT_SECONDS),
+        ("PAYSDK_TIMEOUT", "1e3", NOT_SECONDS),
         ("PAYSDK_TIMEOUT", "0", "is out of range: seconds more than 0 and at most 86400"),
         ("PAYSDK_MAX_RETRIES", "11", "is out of range: a count from 0 to 10"),
     ],
@@ -336,8 +342,20 @@ def test_paysdk_log_of_a_look_alike_character_is_refused_showing_it(value: str, 
         ),
         ("PAYSDK_TIMEOUT", "9" * 5000, "'" + "9" * 64 + "'... (5,000 characters)", "out"),
         ("PAYSDK_TIMEOUT", "x" * 100_000, "'" + "x" * 64 + "'... (100,000 characters)", "not"),
+        (
+            "PAYSDK_TIMEOUT",
+            "0." + "0" * 4997 + "1",
+            "'0." + "0" * 62 + "'... (5,000 characters)",
+            "0",
+        ),
     ],
-    ids=["retries-5000-digits", "retries-negative", "timeout-5000-digits", "timeout-junk"],
+    ids=[
+        "retries-5000-digits",
+        "retries-negative",
+        "timeout-5000-digits",
+        "timeout-junk",
+        "timeout-underflow",
+    ],
 )
 def test_a_variable_of_thousands_of_characters_is_refused_in_a_short_message(
     monkeypatch: pytest.MonkeyPatch, name: str, value: str, shown: str, problem: str
@@ -347,7 +365,9 @@ def test_a_variable_of_thousands_of_characters_is_refused_in_a_short_message(
     monkeypatch.setenv(name, value)
     with pytest.raises(paysdk.ConfigurationError, match=f"^{name}=") as raised:
         paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
-    what = "is out of range" if problem == "out" else "is not a valid number of seconds"
+    what = {"out": "is out of range", "not": "is not a valid number of seconds"}.get(
+        problem, "is too small, it reads as 0 seconds"
+    )
     assert str(raised.value).startswith(f"{name}={shown} {what}")
     assert len(str(raised.value)) < 200
 

@@ -25,7 +25,7 @@ from .._core.config import (
 )
 from .._core.config import url_holds_key as url_holds_key  # base.py blots such a URL
 from .._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
-from .._core.numbers import TOO_SMALL, read_whole_number, underflows
+from .._core.numbers import SECONDS_RULE, TOO_SMALL, read_seconds, read_whole_number, underflows
 from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._parsing.decoding import ACCEPT_ENCODING, READABLE_CODINGS
@@ -201,30 +201,24 @@ def _checked_base_url(url: object, config: Config) -> str:
 
 def from_env(name: str, kind: type[float] | type[int], default: T) -> float | int | T:
     """The number variable ``name`` holds (``PAYSDK_TIMEOUT``, seconds; ``PAYSDK_MAX_RETRIES``,
-    a count), or ``default`` where it is unset or blank. Its digits are ASCII (``int`` and
-    ``float`` also read other scripts' and fullwidth ones, which no variable means) and its
-    range the keyword argument's, the error naming the variable, which the caller never passed.
-    """
+    a count), or ``default`` where it is unset or blank. It is spelt as the flag is (ASCII
+    digits, ``_core/numbers.py``: ``int`` and ``float`` also read other scripts' and fullwidth
+    ones, ``1_0`` and ``+5``, which no variable means) and its range is the keyword argument's,
+    the error naming the variable, which the caller never passed."""
     value = os.environ.get(name)
     text = None if value is None else value.strip(string.whitespace)  # ASCII blanks, not U+00A0
     if not text:
         return default
     what = "number of seconds" if kind is float else "count"
     shown = quoted(value, code=True)  # "\uff13", a fullwidth 3, never reads as "3"
-    number: float | None
-    if kind is int:  # ASCII digits alone: int() also reads 1_0 as 10, and +5
-        number = read_whole_number(text)
-    else:
-        try:
-            number = kind(text) if text.isascii() and text.isprintable() else None
-        except ValueError:
-            number = None
+    # float() also reads 1e3, nan and inf, which --timeout does not: one rule for both
+    number = read_whole_number(text) if kind is int else read_seconds(text)
     if number is None:
-        rule = " (ASCII digits only)" if kind is int else ""
-        raise ConfigurationError(f"{name}={shown} is not a valid {what}{rule}")
-    if kind is float and underflows(text, number):  # 1e-400: positive, and 0 once read
+        rule = "ASCII digits only" if kind is int else SECONDS_RULE
+        raise ConfigurationError(f"{name}={shown} is not a valid {what} ({rule})")
+    if kind is float and underflows(text, number):  # 0.000...01: positive, and 0 once read
         raise ConfigurationError(f"{name}={shown} is {TOO_SMALL}")
-    if kind is float and not 0 < number <= MAX_TIMEOUT:  # also NaN and infinity
+    if kind is float and not 0 < number <= MAX_TIMEOUT:  # also thousands of digits (infinity)
         raise ConfigurationError(
             f"{name}={shown} is out of range: seconds more than 0 and at most {MAX_TIMEOUT:.0f}"
         )

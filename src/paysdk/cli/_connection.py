@@ -10,7 +10,13 @@ import sys
 
 import paysdk
 from paysdk._core.environment import ENV_BASE_URL, ENV_MAX_RETRIES, ENV_SECRET_KEY, ENV_TIMEOUT
-from paysdk._core.numbers import TOO_SMALL, read_whole_number, underflows
+from paysdk._core.numbers import (
+    SECONDS_RULE,
+    TOO_SMALL,
+    read_seconds,
+    read_whole_number,
+    underflows,
+)
 from paysdk._errors.quoting import quoted
 
 from ._command import Command
@@ -142,30 +148,25 @@ def positive_count(text: str) -> int:
 
 
 def positive_float(text: str) -> float:
-    """An argparse type: a positive number of seconds."""
-    try:
-        value = float(ascii_number(text))
-    except ValueError:
-        value = -1.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number of seconds, not {quoted(text)}{_zero(text, value)}"
-        )
-    if math.isinf(value) and "inf" not in text.lower():  # thousands of digits, 1e400
-        raise argparse.ArgumentTypeError(
-            f"expected a positive number of seconds, not {quoted(text)}: too large, it reads "
-            "as infinity"
-        )
+    """An argparse type: a positive number of seconds, spelt as ``PAYSDK_TIMEOUT`` is
+    (``read_seconds``): ``float()`` also reads ``1_0``, ``+5``, ``1e3``, ``nan`` and ``inf``."""
+    value = read_seconds(text)
+    expected = f"expected a positive number of seconds ({SECONDS_RULE}), not {quoted(text)}"
+    if value is None or not value > 0:
+        said = "" if value is None else _zero(text, value)
+        raise argparse.ArgumentTypeError(f"{expected}{said}")
+    if math.isinf(value):  # thousands of digits
+        raise argparse.ArgumentTypeError(f"{expected}: too large, it reads as infinity")
     return value
 
 
 def _zero(text: str, value: float) -> str:
-    """Why ``text``, a number of seconds ``float`` read as ``value``, is none, where its spelling
-    hides it: written with a digit other than 0 (``0.000...01``, ``1e-400``), it is too small
-    for a float and reads as 0; spelt otherwise (``0.000``), it is 0. ``""`` for any other."""
+    """Why ``text``, a number of seconds ``read_seconds`` read as ``value``, is none, where its
+    spelling hides it: written with a digit other than 0 (``0.000...01``), it is too small for a
+    float and reads as 0; spelt otherwise (``0.000``), it is 0. ``""`` for any other."""
     if underflows(text, value):
         return f": {TOO_SMALL}"
-    if value != 0 or text.strip() in ("0", "-0") or text.strip().startswith("-"):
+    if value != 0 or text in ("0", "-0") or text.startswith("-"):
         return ""
     return ": it is 0 seconds"
 
