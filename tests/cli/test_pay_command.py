@@ -58,6 +58,18 @@ def test_pay_without_a_base_url_or_a_detached_sandbox_says_how_to_start_one(cli:
     assert "--base-url" in paid.stderr
 
 
+def test_pay_to_a_base_url_holding_the_key_is_refused_without_showing_it(cli: Paysdk) -> None:
+    """``pay`` names its base URL in every message: one holding the key is refused, as a
+    client refuses it, before anything is sent, and the key is shown nowhere."""
+    key = "sk_test_pasted_key_42"
+    paid = cli("pay", "order-7", "--amount", "5", "--currency", "USD",
+               "--callback", "http://127.0.0.1:9/cb", "--secret-key", key,
+               "--base-url", f"http://127.0.0.1:{free_port()}/{key}")  # fmt: skip
+    assert (paid.returncode, paid.stdout) == (2, "")
+    assert "base_url contains the secret key" in paid.stderr
+    assert key not in paid.stderr
+
+
 def readme_pay_command() -> list[str]:
     """The README's ``paysdk pay ...`` command, as its words."""
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

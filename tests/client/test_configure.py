@@ -173,8 +173,9 @@ def test_a_key_pasted_where_another_setting_goes_is_not_quoted_back(
         f"{BASE_URL}/{SECRET}",
         f"{BASE_URL}/{SECRET.upper()}",
         f"{BASE_URL}/{SECRET[:-1]}%{ord(SECRET[-1]):X}",
+        f"{BASE_URL}/{SECRET[:-2]}%{ord(SECRET[-2]):X}{SECRET[-1]}",  # an upper-case R
     ],
-    ids=["in-path", "other-case", "percent-encoded"],
+    ids=["in-path", "other-case", "percent-encoded", "percent-encoded-letter"],
 )
 def test_a_base_url_holding_the_key_is_refused(
     base_url: str, monkeypatch: pytest.MonkeyPatch
@@ -193,6 +194,27 @@ def test_a_base_url_holding_the_key_is_refused(
         client.with_options(secret_key=SECRET)
     with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client, refused:
         client.with_options(base_url=base_url)
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client, refused:
+        client.with_options(secret_key="sk_other_key_123", base_url=base_url)  # the original's
+
+
+@pytest.mark.parametrize(
+    ("key", "base_url"),
+    [
+        ("test", "https://api.paysdk.test"),
+        ("localhost", "http://localhost:8000/v1"),
+        ("127.0.0.1:8000", "http://127.0.0.1:8000"),
+        ("payments-host", "https://payments-host.internal/v1"),
+    ],
+)
+def test_a_key_found_by_chance_in_a_base_urls_host_or_port_is_not_refused(
+    key: str, base_url: str
+) -> None:
+    """Only where a pasted key lands (path, query, user info) is looked in, for a key of eight
+    characters or more: a short one, or a host or port, matches URLs that do not hold it."""
+    with paysdk.Client(secret_key=key, base_url=base_url) as client:
+        assert client.base_url == base_url.rstrip("/")
+        assert client.with_options(timeout=5).base_url == client.base_url
 
 
 def test_a_value_that_is_no_url_at_all_is_not_quoted_as_base_url(

@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 import httpx
 
 from .._core.config import (
+    KEY_IN_BASE_URL,
     NO_SECRET_KEY,
     Config,
     Timeout,
@@ -190,7 +191,10 @@ def _applied(config: Config, options: CallOptions) -> Config:
     if "extra_headers" in changes:
         changes["headers"] = {**config.headers, **changes.pop("extra_headers")}
     unset = {name: why for name, why in config.unset.items() if name not in changes}
-    return dataclasses.replace(config, unset=unset, **changes)
+    applied = dataclasses.replace(config, unset=unset, **changes)
+    if url_holds_key(applied.base_url, config.secret_key):  # the original's key, in a copy's URL
+        raise ConfigurationError(KEY_IN_BASE_URL)
+    return applied
 
 
 def _checked_base_url(url: object, config: Config) -> str:

@@ -20,7 +20,9 @@ from .environment import ENV_SECRET_KEY
 
 __all__ = [
     "ITEM_MAX_BYTES",
+    "KEY_IN_BASE_URL",
     "LIST_MAX_BYTES",
+    "MIN_KEY_IN_URL",
     "NO_SECRET_KEY",
     "VERIFY_MAX_BYTES",
     "Config",
@@ -123,11 +125,10 @@ class Config:
     never call the service (``manage.py migrate``, a Docker build) run without the key."""
 
     def __post_init__(self) -> None:
+        """Refuse a base URL holding the key: every request line would carry it, and the repr
+        would show it. The message quotes neither."""
         if url_holds_key(self.base_url, self.secret_key):
-            raise ConfigurationError(  # quoting neither: the message would show the key
-                "base_url contains the secret key: every request would carry it in its URL, "
-                "which servers, proxies and logs record; pass the key as secret_key alone"
-            )
+            raise ConfigurationError(KEY_IN_BASE_URL)
 
     def check_set(self) -> None:
         """Refuse a call of a client made without a setting it needs: a ``ConfigurationError``
@@ -263,13 +264,30 @@ def check_account(account: object) -> str:
 
 
 def url_holds_key(url: object, key: object) -> bool:
-    """Whether ``url`` holds ``key`` (of four characters or more), in any case, as given or
-    percent-encoded: a base URL that does is refused, and is blotted out wherever it is kept."""
-    if not (isinstance(url, str) and isinstance(key, str) and len(key) >= 4):
+    """Whether ``url`` holds ``key`` (of ``MIN_KEY_IN_URL`` characters or more) where a pasted
+    key lands: its path, query, fragment or user info, in any case, as given or percent-encoded.
+    Not its scheme, host or port, which a key may match by chance (``localhost:8000``)."""
+    if not (isinstance(url, str) and isinstance(key, str) and len(key) >= MIN_KEY_IN_URL):
         return False
-    folded, url = key.lower(), url.lower()
-    return folded in url or folded in unquote(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError:  # an unchecked URL (a refused option, blotted): all of it
+        held = url
+    else:
+        held = f"{parts.netloc.rpartition('@')[0]}{parts.path}?{parts.query}#{parts.fragment}"
+    folded = key.lower()
+    return folded in held.lower() or folded in unquote(held).lower()
 
+
+MIN_KEY_IN_URL = 8
+"""The shortest key looked for in a base URL: a service's keys are longer, and a shorter one
+(``test``, ``demo``) would be found by chance in URLs that do not hold it."""
+
+KEY_IN_BASE_URL = (
+    "base_url contains the secret key: every request would carry it in its URL, which servers, "
+    "proxies and logs record; pass the key as secret_key alone"
+)
+"""Why a base URL holding the key is refused, quoting neither."""
 
 NO_SECRET_KEY = f"no secret key: pass secret_key=... or set {ENV_SECRET_KEY}"
 """Why a call cannot be made without a key."""

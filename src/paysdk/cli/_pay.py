@@ -14,7 +14,7 @@ import shlex
 import urllib.parse
 from typing import TYPE_CHECKING, Any, cast
 
-from .._core.config import blot_key
+from .._core.config import KEY_IN_BASE_URL, blot_key, url_holds_key
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
 from .._errors.quoting import bounded_detail
 from .._service.callbacks import callback_timeout, shown_url
@@ -22,7 +22,7 @@ from . import _background as background
 from ._background import RunningSandbox
 from ._command import add_reference
 from ._connection import payment_reference, positive_float, utf8_text, whole_amount
-from ._escape import printable
+from ._escape import hide_key, printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE
 from ._report import print_error
 
@@ -124,6 +124,9 @@ def _pay(args: argparse.Namespace) -> int:
         given_key = args.secret_key if args.secret_key is not None else found.secret_key
     base_url = check_base_url(given_url, allow_insecure_http=args.allow_insecure_http)
     secret_key = check_secret_key(given_key)
+    if url_holds_key(base_url, secret_key):  # every line below names the URL
+        return print_error(KEY_IN_BASE_URL, EXIT_USAGE)
+    hide_key(secret_key)
     payment = {"reference": args.reference, "amount": args.amount, "currency": args.currency}
     if args.fail:
         payment["status"] = FAILED
