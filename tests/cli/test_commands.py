@@ -816,7 +816,7 @@ def test_a_bad_value_from_a_flag_names_the_flag(run: Run) -> None:
 
 @pytest.mark.parametrize(
     "amount",
-    # the last two: 2500000 in Arabic-Indic and in fullwidth digits, which int() reads
+    # 2500000 in Arabic-Indic and in fullwidth digits, and with a sign or stray _s: int() reads each
     [
         "25000.00",
         "2.5e6",
@@ -824,6 +824,10 @@ def test_a_bad_value_from_a_flag_names_the_flag(run: Run) -> None:
         "NGN2500000",
         "\u0662\u0665" + "\u0660" * 5,
         "\uff12\uff15" + "\uff10" * 5,
+        "+2500000",
+        "_2500000",
+        "2__500_000",
+        "2500000_",
     ],
 )
 def test_a_non_integer_amount_is_a_usage_error_that_states_the_unit(run: Run, amount: str) -> None:

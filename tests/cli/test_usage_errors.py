@@ -108,6 +108,18 @@ def test_a_number_in_digits_of_another_script_is_a_usage_error(argv: tuple[str, 
     assert repr(argv[-1]) in done.stderr
 
 
+PAY = (
+    "pay",
+    "order-7",
+    "--amount",
+    "5",
+    "--currency",
+    "NGN",
+    "--callback",
+    "http://127.0.0.1:9/cb",
+)
+"""A ``pay`` command whose every other argument is good."""
+
 SECONDS_EXPECTED = (
     "expected a positive number of seconds (ASCII digits, a decimal part allowed: 30, 2.5)"
 )
@@ -115,21 +127,34 @@ SECONDS_EXPECTED = (
 
 @pytest.mark.parametrize(
     "seconds",
-    ["1_0", "+5", " 5", "5 ", ".5", "5.", "1e3", "1E-3", "nan", "inf", "Infinity", "\uff15"],
+    ["1_0", "+5", " 5", "5 ", ".", "1e3", "1E-3", "nan", "inf", "Infinity", "\uff15"],
 )
 @pytest.mark.parametrize(
-    "command",
-    [("list",), ("trigger-callback", "http://127.0.0.1:9/cb", "--reference", "x")],
-    ids=["list", "trigger-callback"],
+    ("command", "flag"),
+    [
+        (("list",), "--timeout"),
+        (("trigger-callback", "http://127.0.0.1:9/cb", "--reference", "x"), "--timeout"),
+        (PAY, "--callback-timeout"),
+    ],
+    ids=["list", "trigger-callback", "pay"],
 )
 def test_a_timeout_float_reads_but_not_in_ascii_digits_is_a_usage_error_saying_what_is(
-    command: tuple[str, ...], seconds: str
+    command: tuple[str, ...], flag: str, seconds: str
 ) -> None:
     """``float()`` reads all of these; a number of seconds is ASCII digits with an optional
-    decimal part, as ``PAYSDK_TIMEOUT`` is, and the error says so before anything is sent."""
-    done = paysdk_(*command, "--timeout", seconds)
+    decimal point, as ``PAYSDK_TIMEOUT`` is, and the error says so before anything is sent."""
+    done = paysdk_(*command, flag, seconds)
     assert (done.returncode, done.stdout) == (2, "")
-    assert done.stderr.endswith(f"error: argument --timeout: {SECONDS_EXPECTED}, not {seconds!r}\n")
+    assert done.stderr.endswith(f"error: argument {flag}: {SECONDS_EXPECTED}, not {seconds!r}\n")
+
+
+@pytest.mark.parametrize("seconds", ["30", "2.5", ".5", "5.", "30.0"])
+def test_a_timeout_with_a_decimal_point_anywhere_is_read(seconds: str) -> None:
+    """``.5`` and ``5.`` are numbers a person writes: read, as ``PAYSDK_TIMEOUT`` reads them,
+    so the command goes on to ask the service (here, nothing listens: exit 3)."""
+    done = paysdk_("list", "--base-url", "http://127.0.0.1:9", "--secret-key", "sk_test_key_1",
+                   "--max-retries", "0", "--timeout", seconds)  # fmt: skip
+    assert (done.returncode, done.stdout) == (3, ""), done.stderr
 
 
 def _commands(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:

@@ -271,6 +271,18 @@ def test_timeout_and_retries_come_from_the_environment(monkeypatch: pytest.Monke
         paysdk.Client(secret_key=SECRET, base_url=BASE_URL)
 
 
+@pytest.mark.parametrize(
+    ("value", "seconds"), [(".5", 0.5), ("5.", 5.0), ("30.0", 30.0), (" 10\t", 10.0)]
+)
+def test_a_timeout_variable_spelt_as_people_write_seconds_is_read(
+    monkeypatch: pytest.MonkeyPatch, value: str, seconds: float
+) -> None:
+    """A decimal point at either end, and ASCII blanks around, as deployments write them."""
+    monkeypatch.setenv("PAYSDK_TIMEOUT", value)
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL) as client:
+        assert client.timeout.read == seconds
+
+
 NOT_A_COUNT = "is not a valid count (ASCII digits only)"
 """How a count variable (``PAYSDK_MAX_RETRIES``) that is no ASCII whole number is refused."""
 

@@ -25,10 +25,10 @@ def read_whole_number(text: str) -> int | float | None:
         return -math.inf if text.startswith("-") else math.inf
 
 
-_SECONDS = re.compile(r"-?[0-9]+(?:\.[0-9]+)?")
-"""ASCII digits with an optional decimal part after a point, a ``-`` before them allowed:
-``float()`` also reads ``1_0``, ``+5``, ``5`` between blanks, ``.5``, ``5.``, ``1e3``, ``nan``,
-``inf`` and digits of other scripts, none of which a number of seconds is spelt as here."""
+_SECONDS = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)")
+"""ASCII digits with a decimal point allowed (``2.5``, ``.5``, ``5.``), a ``-`` before them
+allowed: ``float()`` also reads ``1_0``, ``+5``, ``5`` between blanks, ``1e3``, ``nan``, ``inf``
+and digits of other scripts, none of which a number of seconds is spelt as here."""
 
 SECONDS_RULE = "ASCII digits, a decimal part allowed: 30, 2.5"
 """How a number of seconds is spelt (``read_seconds``), in a flag's and a variable's error."""

@@ -67,18 +67,6 @@ def source_of(args: argparse.Namespace, flag: str, variable: str) -> str:
     return flag if getattr(args, flag[2:].replace("-", "_"), None) is not None else variable
 
 
-def ascii_number(text: str) -> str:
-    """``text``, if it is ASCII: ``int`` and ``float`` also read digits of other scripts
-    (``int("١٢٣")`` is 123, and fullwidth digits read too), which no flag of paysdk means.
-
-    Raises:
-        ValueError: ``text`` holds a character beyond ASCII.
-    """
-    if not text.isascii():
-        raise ValueError(f"not ASCII: {text!r}")
-    return text
-
-
 def utf8_text(text: str) -> str:
     """An argparse type: text that UTF-8 can carry. Bytes that are not UTF-8 (typed on a Latin-1
     terminal, say) reach Python as lone surrogates, which no database or URL can hold.
@@ -171,11 +159,18 @@ def _zero(text: str, value: float) -> str:
     return ": it is 0 seconds"
 
 
+_AMOUNT = re.compile(r"\s*-?[0-9]+(?:_[0-9]+)*\s*", re.ASCII)
+"""An amount as ``--amount`` takes it: ASCII digits, ``_`` between groups of them as in a Python
+literal (``2_500_000``), blanks around; ``int()`` also reads ``+5`` and other scripts' digits."""
+
+
 def whole_amount(text: str) -> int:
     """An argparse type: an amount, a whole number of ASCII digits in the service's unit."""
     try:
-        return int(ascii_number(text).strip().replace("_", ""), 10)
-    except ValueError:
+        if _AMOUNT.fullmatch(text) is None:
+            raise ValueError(text)
+        return int(text, 10)
+    except ValueError:  # also more digits than int() reads
         raise argparse.ArgumentTypeError(
             f"expected a whole number such as 2500000, not {_shown_number(text)}: amounts are "
             "integers in the unit the service reports them in (paysdk never converts or rounds "
