@@ -3,6 +3,7 @@ real command on a pseudo-terminal against the sandbox, and its CSV read back wit
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import io
@@ -528,16 +529,31 @@ def test_sandbox_status_shows_a_pid_files_values_with_nothing_raw(
     assert lines_of(screen)[0].endswith("log /tmp/x\\x1b[2J.log")
 
 
-def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
-    env: dict[str, str],
-) -> None:
-    process, main_fd = start_on_terminal(env, "sandbox", "--port", "0")
+@contextlib.contextmanager
+def foreground_sandbox(env: dict[str, str], *argv: str) -> Iterator[bytearray]:
+    """``paysdk sandbox ARGV`` on a pseudo-terminal: what it wrote up to its announcement's end,
+    and, once the block ends, all it wrote; stopped then with Ctrl-C, which must end it with 0."""
+    process, main_fd = start_on_terminal(env, "sandbox", *argv)
     received = bytearray()
     try:
         while b"Press Ctrl-C" not in received:
             ready, _, _ = select.select([main_fd], [], [], 30)
             assert ready, received
             received += os.read(main_fd, 65536)
+        yield received
+        process.send_signal(signal.SIGINT)
+        read_to_end(main_fd, received, time.monotonic() + 30)
+    finally:
+        os.close(main_fd)
+        if process.poll() is None:
+            process.kill()
+    assert process.wait(timeout=30) == 0
+
+
+def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
+    env: dict[str, str],
+) -> None:
+    with foreground_sandbox(env, "--port", "0") as received:
         found = re.search(rb"listening on http://127[.]0[.]0[.]1:([0-9]+)", received)
         assert found is not None, received
         with socket.create_connection(("127.0.0.1", int(found[1])), timeout=30) as hostile:
@@ -545,14 +561,8 @@ def test_the_sandboxs_request_log_shows_a_clients_request_line_with_nothing_raw(
             hostile.sendall(b"GET /payment/x\x1b[2J\x1b]0;pwned\x07\x9b2J HTTP/1.1\r\n")
             hostile.sendall(b"Host: 127.0.0.1\r\n\r\n")
             hostile.recv(65536)
-        process.send_signal(signal.SIGINT)
-        read_to_end(main_fd, received, time.monotonic() + 30)
-    finally:
-        os.close(main_fd)
-        if process.poll() is None:
-            process.kill()
     screen = received.decode("utf-8")
-    assert (process.wait(timeout=30), raw_controls(screen)) == (0, [])
+    assert raw_controls(screen) == []
     assert '"GET /payment/x\\x1b[2J\\x1b]0;pwned\\x07\\x9b2J HTTP/1.1" 401' in screen
 
 
@@ -562,21 +572,10 @@ def test_the_sandbox_shows_a_state_file_named_with_control_characters_as_escapes
     """A file's name may hold any character but ``/`` and NUL: the announcement's ``state
     file:`` line shows its control characters as escapes, as every other line of it does."""
     state = tmp_path / "state\x1b[2J\x1b]0;pwned\x07\u202e\nsecret key: sk_forged.json"
-    process, main_fd = start_on_terminal(env, "sandbox", "--port", "0", "--state", str(state))
-    received = bytearray()
-    try:
-        while b"Press Ctrl-C" not in received:
-            ready, _, _ = select.select([main_fd], [], [], 30)
-            assert ready, received
-            received += os.read(main_fd, 65536)
-        process.send_signal(signal.SIGINT)
-        read_to_end(main_fd, received, time.monotonic() + 30)
-    finally:
-        os.close(main_fd)
-        if process.poll() is None:
-            process.kill()
+    with foreground_sandbox(env, "--port", "0", "--state", str(state)) as received:
+        pass
     screen = received.decode("utf-8")
-    assert (process.wait(timeout=30), raw_controls(screen)) == (0, [])
+    assert raw_controls(screen) == []
     shown = "state\\x1b[2J\\x1b]0;pwned\\x07\\u202e\\nsecret key: sk_forged.json"
     assert f"state file: {tmp_path}/{shown}\r\n" in screen
     assert "\r\nsecret key: sk_forged" not in screen
