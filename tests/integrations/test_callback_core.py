@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 import pytest
@@ -15,6 +16,7 @@ from paysdk.integrations._callback import (
     failed_payment,
     method_response,
     refusal_of,
+    unrecorded_refusal,
 )
 from paysdk.integrations.responses import log_fields
 
@@ -120,3 +122,17 @@ def test_a_callbacks_log_line_names_the_reference_asked_about_never_the_services
         "PaymentMismatchError",
     )
     assert log_fields() == dict.fromkeys(LOG_FIELDS)
+
+
+def test_a_refusal_the_ledger_could_not_record_is_logged_with_its_reference_visible(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    down = paysdk.LedgerError("the ledger's database is unreachable")
+    with caplog.at_level(logging.ERROR, logger="paysdk.callbacks"):
+        unrecorded_refusal("order-\u3164", down)  # a Hangul filler: drawn as nothing
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "could not record the refusal of 'order-\\u3164' in the ledger: "
+        "the ledger's database is unreachable"
+    )
+    assert record.__dict__["paysdk_reference"] == "order-\u3164"  # the field keeps it as it is

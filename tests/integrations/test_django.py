@@ -511,7 +511,7 @@ async def test_an_async_view_records_refusals_and_survives_a_ledger_failing_to(
     assert (mismatch.status_code, json.loads(mismatch.content)) == (409, {"status": "mismatch"})
     assert row is not None and row.state == "refused"
     assert (failed.status_code, json.loads(failed.content)) == (200, {"status": "failed"})
-    assert any("could not record the refusal of order-1043" in m for m in caplog.messages)
+    assert any("could not record the refusal of 'order-1043'" in m for m in caplog.messages)
 
 
 def test_a_refusal_the_ledger_cannot_record_is_answered_as_usual(
@@ -522,7 +522,7 @@ def test_a_refusal_the_ledger_cannot_record_is_answered_as_usual(
     with caplog.at_level(logging.ERROR, logger="paysdk.callbacks"):
         mismatch = browser.get(f"{PATH}?reference=order-2001")
     assert (mismatch.status_code, json.loads(mismatch.content)) == (409, {"status": "mismatch"})
-    assert any("could not record the refusal of order-2001" in m for m in caplog.messages)
+    assert any("could not record the refusal of 'order-2001'" in m for m in caplog.messages)
 
 
 # --- only GET is a callback ----------------------------------------------------------------------

@@ -427,7 +427,7 @@ def test_a_refusal_the_ledger_cannot_record_is_answered_as_usual(
         failed = browser.get(f"{PATH}?reference=order-1043")
         close(browser, client, unreachable)
     assert (failed.status_code, json.loads(failed.content)) == (200, {"status": "failed"})
-    assert any("could not record the refusal of order-1043" in m for m in caplog.messages)
+    assert any("could not record the refusal of 'order-1043'" in m for m in caplog.messages)
 
 
 def test_a_ledger_of_another_kind_is_refused(callback_sandbox: Sandbox, shop: Shop) -> None:

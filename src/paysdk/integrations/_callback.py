@@ -210,10 +210,15 @@ def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | Non
 
 
 def unrecorded_refusal(reference: str, error: PaySDKError) -> None:
-    """Log a refusal the ledger could not record; the callback is answered as if it had been."""
+    """Log a refusal the ledger could not record; the callback is answered as if it had been.
+    The reference is quoted in ASCII, as the refusal's messages quote one: a reference may hold
+    characters a log viewer draws as nothing (U+3164, a Hangul filler)."""
     fields = {**log_fields(error), "paysdk_reference": reference}
     log.error(
-        "could not record the refusal of %s in the ledger: %s", reference, error, extra=fields
+        "could not record the refusal of %s in the ledger: %s",
+        quoted(reference, code=True),
+        error,
+        extra=fields,
     )
 
 
