@@ -608,18 +608,24 @@ def test_sandbox_detach_status_and_stop_show_a_runtime_directory_name_with_nothi
     try:
         screens.append(on_terminal(env, "sandbox", "--detach", "--port", port))
         screens.append(on_terminal(env, "sandbox", "status"))
+        screens.append(on_terminal(env, "sandbox", "--detach", "--port", port))  # names its log
     finally:
         screens.append(on_terminal(env, "sandbox", "stop"))
     screens.append(on_terminal(env, "sandbox", "stop"))  # nothing to stop: names the directory
     screens.append(on_terminal(env, "sandbox", "status"))
     (runtime / f"sandbox-{port}.pid").write_text("not a pid file")
     screens.append(on_terminal(env, "sandbox", "stop"))  # removes it, naming it
-    assert [code for code, _ in screens] == [0, 0, 0, 0, 1, 0]
+    unanswered = {"pid": os.getpid(), "port": int(port), "base_url": f"http://127.0.0.1:{port}",
+                  "secret_key": "sk_x", "log": str(runtime / "x.log")}  # fmt: skip
+    (runtime / f"sandbox-{port}.pid").write_text(json.dumps(unanswered))
+    screens.append(on_terminal(env, "sandbox", "stop"))  # a live pid no sandbox answers for
+    assert [code for code, _ in screens] == [0, 0, 2, 0, 0, 1, 0, 1]
     for _, screen in screens:
         assert raw_controls(screen) == []
         assert "\nsecret key: sk_forged" not in screen.replace("\r\n", "\n")
     shown = "run\\x1b[2J\\x1b]0;pwned\\x07\\u202e\\nsecret key: sk_forged"
-    assert all(shown in screen for _, screen in [screens[0], *screens[3:]]), screens
+    named = [screens[0], screens[2], *screens[4:]]
+    assert [shown in screen for _, screen in named] == [True] * len(named), named
 
 
 TYPED = "x\x1b[2J\x1b]0;pwned\x07\u202e\x9b1A\rpaid"

@@ -262,7 +262,8 @@ def _check_port_free(port: int) -> int | None:
     if background.serving_pid(running) == running.pid:
         return print_error(
             f"a sandbox is already running on port {port} (pid {running.pid}, log "
-            f"{running.log}): use it, or stop it with `paysdk sandbox stop --port {port}`",
+            f"{printable(str(running.log))}): use it, or stop it with "
+            f"`paysdk sandbox stop --port {port}`",
             EXIT_USAGE,
         )
     if not background.alive(running.pid):
@@ -316,7 +317,7 @@ def _stop(args: argparse.Namespace) -> int:
             return print_error(
                 f"pid {running.pid} is running but no sandbox answers for it on port "
                 f"{running.port}: check it (ps -p {running.pid}), stop it yourself if it is "
-                f"the sandbox, and remove {path}",
+                f"the sandbox, and remove {printable(str(path))}",
                 EXIT_FAILURE,
             )
         background.remove_pid_file(running.port, running.pid)
