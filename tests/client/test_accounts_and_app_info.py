@@ -89,8 +89,8 @@ def test_an_unverified_loopback_client_cannot_be_pointed_elsewhere(sandbox: Sand
 async def test_the_user_agent_names_paysdk_python_the_backend_in_use_and_the_app(
     sandbox: Sandbox, make_loopback_client: MakeClient
 ) -> None:
-    client = make_loopback_client(
-        secret_key=sandbox.secret_key, base_url=sandbox.base_url, app_info="myshop/1.4 (+ops)"
+    client = make_loopback_client(  # as read from a file: the whitespace around it is dropped
+        secret_key=sandbox.secret_key, base_url=sandbox.base_url, app_info="myshop/1.4 (+ops)\n"
     )
     await client.verify(COMPLETED_REFERENCE)
     (request,) = sandbox.requests
