@@ -113,9 +113,9 @@ def retry_after(headers: Mapping[str, str], clock: Callable[[], float] = time.ti
     only) or an HTTP-date counted from the answer's ``Date`` (else from ``clock``), or
     ``retry-after-ms``, digits only too. Anything else is ignored (``None``: ordinary backoff
     applies)."""
-    millis = _delay(headers.get("retry-after-ms"))
-    if millis is not None:
-        return min(millis, MAX_RETRY_AFTER) / 1000.0  # at most 10^6 s, well short of the cap
+    from_millis = _delay(headers.get("retry-after-ms"), per_second=1000)
+    if from_millis is not None:
+        return from_millis
     value = headers.get("retry-after")
     if value is None:
         return None
@@ -141,17 +141,26 @@ def wait_text(seconds: float) -> str:
     return text if seconds < 86400 else f"{text} (about {seconds / 86400:,.1f} days)"
 
 
-def _delay(value: str | None) -> float | None:
-    """Delay-seconds (or milliseconds): ASCII digits, with no sign, point or separator."""
+def _delay(value: str | None, per_second: int = 1) -> float | None:
+    """Delay-seconds: ASCII digits, with no sign, point or separator, read as seconds.
+
+    Args:
+        value: the header's value, if it was sent.
+        per_second: how many of the value's units make a second (1000 for milliseconds).
+
+    Returns:
+        The wait in seconds, one longer than ``MAX_RETRY_AFTER`` read as just past it;
+        ``None`` for a value that is no delay.
+    """
     if value is None:
         return None
     digits = value.strip(" \t")  # optional whitespace around a field value is not part of it
     if _DELAY_SECONDS.fullmatch(digits) is None:
         return None
     significant = digits.lstrip("0")
-    if len(significant) > len(str(MAX_RETRY_AFTER)):
+    if len(significant) > len(str(MAX_RETRY_AFTER * per_second)):
         return _PAST_MAX_RETRY_AFTER
-    return _capped(float(int(significant or "0")))
+    return _capped(int(significant or "0") / per_second)
 
 
 def _capped(seconds: float) -> float:
