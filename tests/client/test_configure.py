@@ -601,3 +601,16 @@ def test_a_refused_setting_leaves_the_key_in_no_local_of_paysdk_s_frames(
     with pytest.raises(paysdk.ConfigurationError) as raised:
         make(key)
     assert _paysdk_locals_holding(key, raised.value) == []
+
+
+def test_a_body_cap_past_a_tib_is_refused_naming_the_range() -> None:
+    largest = 2**40
+    with paysdk.Client(secret_key=SECRET, base_url=BASE_URL, max_response_bytes=largest) as client:
+        assert client.with_options(max_response_bytes=1) is not client
+    for refused in (largest + 1, 0, 2**70):
+        with pytest.raises(paysdk.ConfigurationError) as caught:
+            paysdk.Client(secret_key=SECRET, base_url=BASE_URL, max_response_bytes=refused)
+        assert str(caught.value) == (
+            "max_response_bytes must be a whole number of bytes from 1 to 1 TiB (2**40), "
+            f"or None, got {refused}"
+        )

@@ -42,6 +42,7 @@ MAX_TIMEOUT = 86400.0
 """A day: longer is a mistake (and sockets cannot take infinite or huge values)."""
 
 MAX_BYTES_LIMIT = 2**40
+"""A TiB: the largest cap on a body, far past any answer a process could hold."""
 MISSING = {
     "secret_key": NO_SECRET_KEY,
     "base_url": f"no base URL: pass base_url=... or set {ENV_BASE_URL}",
@@ -313,7 +314,7 @@ def check_max_bytes(limit: object) -> int | None:
         return None
     if isinstance(limit, bool) or not isinstance(limit, int) or not 0 < limit <= MAX_BYTES_LIMIT:
         raise ConfigurationError(
-            "max_response_bytes must be a whole number of bytes above 0, or None, "
+            "max_response_bytes must be a whole number of bytes from 1 to 1 TiB (2**40), or None, "
             f"got {quoted(limit)}"
         )
     return limit
