@@ -532,3 +532,39 @@ def test_a_stream_whose_gzip_header_never_ends_meets_its_budget_on_an_injected_c
         with pytest.raises(APITimeoutError):
             list(client.iter_payments())
     assert time.monotonic() - started < 0.5 + SLACK
+
+
+def kept_alive(answer: bytes) -> Behaviour:
+    """Send ``answer`` as is and keep the connection for the next request."""
+
+    def behave(conn: Connection, request: Request) -> bool:
+        conn.send(answer)
+        return True
+
+    return behave
+
+
+REPEATED_FIELDS = (
+    b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\nContent-Length: 2\r\n"
+    b"Retry-After: 1\r\nRetry-After: 30\r\nX-Request-Id: req_a\r\nX-Request-Id: req_b\r\n\r\n{}"
+)
+"""An answer repeating fields that must each be one value: RFC 9110 reads a repeated field as
+its values joined by commas, which no Retry-After form allows."""
+
+
+async def test_repeated_fields_are_read_joined_on_every_backend(
+    hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """A field sent twice is its values joined (``1, 30``), as httpx reads it, on every backend:
+    aiohttp's first value alone would obey a ``Retry-After`` the others ignore, and name
+    another request id."""
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=1)
+    hostile.script(kept_alive(REPEATED_FIELDS))
+    with pytest.raises(RateLimitError) as caught:
+        await client.verify(REFERENCE)
+    (wait,) = client.sleeps
+    assert 0.375 <= wait <= 0.5  # the backoff's: the malformed hint is ignored
+    assert caught.value.retry_after is None
+    assert caught.value.request_id == "req_a, req_b"
+    assert caught.value.headers["x-request-id"] == "req_a, req_b"
+    assert pickle.loads(pickle.dumps(caught.value)).headers["retry-after"] == "1, 30"  # noqa: S301

@@ -25,10 +25,12 @@ from .tls import chain, tls_failure
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
+    import multidict
     import yarl
 
 try:
     import aiohttp
+    import multidict
     import yarl
 except ImportError:  # exercised by a test that hides aiohttp
     _installed = False
@@ -81,10 +83,18 @@ def _failure(exc: BaseException) -> Failure | None:
 
 
 def _headers(response: aiohttp.ClientResponse) -> Mapping[str, str]:
-    """The answer's headers as a mapping of their own (a ``CIMultiDict``): aiohttp's read-only
-    view of them cannot be pickled or copied, and an ``APIError`` that holds them must be (a
-    task queue sends it back from a worker process)."""
-    return response.headers.copy()
+    """The answer's headers as a mapping of their own (a ``CIMultiDict``), each repeated field
+    once, its values joined by ", " as RFC 9110 combines them and httpx reads them: aiohttp's
+    ``get`` gives the first alone, so a ``Retry-After: 1`` then ``Retry-After: 30`` would be
+    obeyed here and ignored (as malformed) on the httpx backend. A mapping of their own, as
+    aiohttp's read-only view cannot be pickled or copied, and an ``APIError`` that holds them
+    must be (a task queue sends it back from a worker process)."""
+    fields = response.headers
+    joined: multidict.CIMultiDict[str] = multidict.CIMultiDict()
+    for name in fields:  # each name as often as it was sent, in order
+        if name not in joined:
+            joined[name] = ", ".join(fields.getall(name))
+    return joined
 
 
 def _stream(
@@ -101,7 +111,7 @@ def _stream(
         response.close()
 
     opened = Opened(response.status, _headers(response))
-    pieces = adecoded(response.headers.get("Content-Encoding"), response.content.iter_any())
+    pieces = adecoded(opened.headers.get("Content-Encoding"), response.content.iter_any())
     return AsyncStream(opened, pieces, close, closed, _failure)
 
 
@@ -255,8 +265,9 @@ def _headers_for(
 async def _read(
     request: Send, response: aiohttp.ClientResponse, started: float
 ) -> Answer | Failure:
-    encoding = response.headers.get("Content-Encoding")
-    reader = BodyReader(request, response.status, _headers(response), started, encoding=encoding)
+    headers = _headers(response)
+    encoding = headers.get("Content-Encoding")
+    reader = BodyReader(request, response.status, headers, started, encoding=encoding)
     length = response.content_length
     if encoding is None and length is not None and length <= reader.limit:
         return reader.take(await response.read()) or reader.finish()  # one read: the common case
