@@ -143,6 +143,10 @@ PROXY_PAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
 HTML = {"Content-Type": "text/html"}
 TRUNCATED = b'{"status": true, "message": "Verification successful", "data": {}}'
 
+SWITCHED = head(101, {"Upgrade": "websocket", "Connection": "Upgrade"}) + b"\x81\x02hi"
+"""A protocol switch no request asked for, then a frame of the new protocol: no HTTP answer."""
+NO_STATUS = b"HTTP/1.1 000 None\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+"""A status no answer can have (said to close, so no backend keeps the connection for a retry)."""
 SLOW_HEAD = head(200, {"Content-Length": "2", "X-Padding": "x" * 200}) + b"{}"
 """About 13 s of answer at a byte every 0.05 s: far past any slack a bounded call is given."""
 
@@ -159,6 +163,8 @@ CASES = [
     Case("status not a number", [raw(b"HTTP/1.1 abc OK\r\n\r\n")], APIConnectionError, 3),
     Case("not HTTP at all", [raw(b"SSH-2.0-OpenSSH_9.6\r\n")], APIConnectionError, 3),
     Case("header without a colon", [raw(b"HTTP/1.1 200 OK\r\nbad\r\n\r\n")], APIConnectionError, 3),
+    Case("101 as the answer", [raw(SWITCHED)], APIConnectionError, 3),
+    Case("status 000", [raw(NO_STATUS)], APIConnectionError, 3),
     # --- 429 and 503 loops honour Retry-After ---------------------------------------------
     Case("429 for ever", [status(429, "2")], RateLimitError, 3, sleeps=[2.0, 2.0]),
     Case("503 for ever", [status(503, "1")], ServerError, 3, sleeps=[1.0, 1.0]),

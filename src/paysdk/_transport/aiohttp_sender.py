@@ -82,6 +82,12 @@ def _failure(exc: BaseException) -> Failure | None:
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
 
 
+def _no_final_answer(status: int) -> Failure:
+    """A status no final answer has, as the httpx backend meets it (h11 refuses both): an
+    answer that is not HTTP, a connection error, retried, not an ``APIError`` of status 101."""
+    return Failure("connect", f"an answer of status {status:03d}, which no final HTTP answer has")
+
+
 def _headers(response: aiohttp.ClientResponse) -> Mapping[str, str]:
     """The answer's headers as a mapping of their own (a ``CIMultiDict``), each repeated field
     once, its values joined by ", " as RFC 9110 combines them and httpx reads them: aiohttp's
@@ -185,6 +191,9 @@ class AiohttpSender:
             if (failure := self._failure(exc)) is None:
                 raise
             return through_proxy(failure, request, self._network)
+        if response.status < 200:  # aiohttp hands on a 101, or a status line's 000, as final
+            response.close()  # the connection speaks another protocol now, if any: not reused
+            return through_proxy(_no_final_answer(response.status), request, self._network)
         if request.opens(response.status):
             return _stream(response, lambda: self._closed, self._reading.get())
         reading = self._reading.get()
