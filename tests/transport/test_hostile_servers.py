@@ -574,3 +574,33 @@ async def test_repeated_fields_are_read_joined_on_every_backend(
     assert caught.value.request_id == "req_a, req_b"
     assert caught.value.headers["x-request-id"] == "req_a, req_b"
     assert pickle.loads(pickle.dumps(caught.value)).headers["retry-after"] == "1, 30"  # noqa: S301
+
+
+def raised_in(error: BaseException) -> list[BaseException]:
+    """``error`` and every exception it was raised from or during, each once."""
+    found: list[BaseException] = []
+    current: BaseException | None = error
+    while current is not None and all(current is not seen for seen in found):
+        found.append(current)
+        current = current.__cause__ or current.__context__
+    return found
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [b"HTTP/1.1 200 OK\r\nbad\r\n\r\n", b"HTTP/1.1 abc OK\r\n\r\n", SWITCHED + b"\r\n"],
+    ids=["header without a colon", "status not a number", "101"],
+)
+async def test_the_key_is_in_the_repr_of_nothing_an_unreadable_answer_raised(
+    answer: bytes, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """Nor of what the error was raised from: aiohttp's error for an answer it cannot parse
+    keeps the request's headers, which its repr shows (a log of ``repr(error.__cause__)``, an
+    error tracker's record of the chain)."""
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    hostile.script(raw(answer))
+    with pytest.raises(APIConnectionError) as caught:
+        await client.verify(REFERENCE)
+    for raised in raised_in(caught.value):
+        assert SECRET not in repr(raised)
+        assert SECRET not in repr(vars(raised))

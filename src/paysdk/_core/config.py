@@ -58,6 +58,12 @@ _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization"})
 request itself (a forwarded ``http://`` request)."""
 
 
+def masked(name: str, value: str) -> str:
+    """A header's value as a repr or a log may show it: ``[secure]`` for one that carries a
+    secret (the key, a proxy's credentials)."""
+    return "[secure]" if name.lower() in _SECRET_HEADERS else value
+
+
 class SecretHeaders(dict[str, str]):
     """Request headers, one entry a name: names are lower-cased and the values of a name given
     twice (``User-Agent`` and ``user-agent``) joined with ``", "``, as HTTP folds them and
@@ -83,7 +89,7 @@ class SecretHeaders(dict[str, str]):
         return super().get(name.lower(), default)
 
     def __repr__(self) -> str:
-        return repr({k: "[secure]" if k in _SECRET_HEADERS else v for k, v in self.items()})
+        return repr({k: masked(k, v) for k, v in self.items()})
 
 
 def secret_key_in(headers: Mapping[str, str]) -> str:

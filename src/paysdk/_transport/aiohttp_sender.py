@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
 from .._core.body import BodyReader, attempt_timed_out
-from .._core.config import SecretHeaders
+from .._core.config import SecretHeaders, masked
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import ConfigurationError, closed_error
 from .._parsing.decoding import DecodingError, adecoded
@@ -69,9 +69,12 @@ def _failure(exc: BaseException) -> Failure | None:
     if not isinstance(exc, FAILURES):
         return None
     # forget where aiohttp raised: its frames hold its own copy of the request headers, key
-    # included, which a traceback printed with local variables (Sentry, rich) would show
+    # included, which a traceback printed with local variables (Sentry, rich) would show; and
+    # mask that copy where an error keeps it, in a request_info its repr shows
     for raised in chain(exc):
         raised.__traceback__ = None
+        if isinstance(raised, aiohttp.ClientResponseError):
+            raised.request_info = _masked(raised.request_info)
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return timeout_failure(exc)
     if (tls := tls_failure(exc)) is not None:
@@ -80,6 +83,14 @@ def _failure(exc: BaseException) -> Failure | None:
         return proxy_refused(exc.status, f"{exc.status} {exc.message}", exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
+
+
+def _masked(info: aiohttp.RequestInfo) -> aiohttp.RequestInfo:
+    """``info`` with the values of its secret headers (the key, a proxy's credentials) masked."""
+    headers = multidict.CIMultiDict(
+        (name, masked(name, value)) for name, value in info.headers.items()
+    )
+    return info._replace(headers=multidict.CIMultiDictProxy(headers))
 
 
 def _no_final_answer(status: int) -> Failure:
