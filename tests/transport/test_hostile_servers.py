@@ -604,3 +604,20 @@ async def test_the_key_is_in_the_repr_of_nothing_an_unreadable_answer_raised(
     for raised in raised_in(caught.value):
         assert SECRET not in repr(raised)
         assert SECRET not in repr(vars(raised))
+
+
+NOT_UTF8_ID = b"HTTP/1.1 500 Oops\r\nContent-Length: 2\r\nX-Request-Id: req-\xff\xfe\r\n\r\n{}"
+"""An error answer whose request id holds bytes that are not UTF-8."""
+
+
+async def test_header_bytes_that_are_not_utf8_read_alike_on_every_backend(
+    hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """As httpx reads them (Latin-1, each byte a character): aiohttp's own decoding keeps them
+    as lone surrogates, a ``str`` no UTF-8 log or JSON encoder can write."""
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    hostile.script(kept_alive(NOT_UTF8_ID))
+    with pytest.raises(ServerError) as caught:
+        await client.verify(REFERENCE)
+    assert caught.value.headers["x-request-id"] == "req-\xff\xfe"
+    assert json.dumps(dict(caught.value.headers), ensure_ascii=False).encode()

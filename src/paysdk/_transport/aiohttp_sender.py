@@ -13,6 +13,8 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING
 
+import httpx
+
 from .._core.body import BodyReader, attempt_timed_out
 from .._core.config import SecretHeaders, masked
 from .._core.steps import Answer, Failure, Opened, Send
@@ -100,18 +102,14 @@ def _no_final_answer(status: int) -> Failure:
 
 
 def _headers(response: aiohttp.ClientResponse) -> Mapping[str, str]:
-    """The answer's headers as a mapping of their own (a ``CIMultiDict``), each repeated field
-    once, its values joined by ", " as RFC 9110 combines them and httpx reads them: aiohttp's
-    ``get`` gives the first alone, so a ``Retry-After: 1`` then ``Retry-After: 30`` would be
-    obeyed here and ignored (as malformed) on the httpx backend. A mapping of their own, as
-    aiohttp's read-only view cannot be pickled or copied, and an ``APIError`` that holds them
-    must be (a task queue sends it back from a worker process)."""
-    fields = response.headers
-    joined: multidict.CIMultiDict[str] = multidict.CIMultiDict()
-    for name in fields:  # each name as often as it was sent, in order
-        if name not in joined:
-            joined[name] = ", ".join(fields.getall(name))
-    return joined
+    """The answer's headers as the httpx backend holds them (``httpx.Headers``), read from the
+    bytes sent: a repeated field's values joined by ", " as RFC 9110 combines them, where
+    aiohttp's ``get`` gives the first alone (``Retry-After: 1`` then ``Retry-After: 30`` would
+    be obeyed here and ignored as malformed there), and bytes that are not UTF-8 read as
+    Latin-1, where aiohttp keeps them as lone surrogates no UTF-8 log can write. A mapping of
+    their own, too: aiohttp's read-only view cannot be pickled or copied, and an ``APIError``
+    that holds them must be (a task queue sends it back from a worker process)."""
+    return httpx.Headers(list(response.raw_headers))
 
 
 def _stream(
