@@ -34,6 +34,7 @@ from paysdk.testing import CallbackSender, MockPaymentAPI
 from tests.conftest import SECRET
 from tests.support.django_site import configure, serve
 from tests.support.fulfilment_rule import (
+    RAISED_IDS,
     REFERENCE,
     VIEW_ANSWERS,
     Deliver,
@@ -45,6 +46,7 @@ from tests.support.fulfilment_rule import (
     check_a_raising_view_is_released,
     check_the_rule,
     ledger_rows,
+    raised_by_views,
 )
 from tests.support.hostile import Connection, HostileServer, Request, respond
 from tests.support.merchant import (
@@ -402,13 +404,36 @@ async def test_an_async_views_answer_is_recorded_by_the_fulfilment_rule(
     )
 
 
+@pytest.mark.parametrize("error", raised_by_views(), ids=RAISED_IDS)
 def test_a_view_that_raises_leaves_the_payment_unfulfilled(
-    client: paysdk.Client, shop: Shop, tmp_path: Path
+    client: paysdk.Client, shop: Shop, tmp_path: Path, error: Exception
 ) -> None:
-    views = Views(RuntimeError("the warehouse API is down"))
+    views = Views(error)
     with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
         deliver = delivery(serve_ledger_view(client, shop, ledger, views))
-        check_a_raising_view_is_released(views, deliver, lambda: ledger.row(REFERENCE))
+        check_a_raising_view_is_released(
+            views, deliver, lambda: ledger.row(REFERENCE), tmp_path / "ledger.db"
+        )
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("error", raised_by_views(), ids=RAISED_IDS)
+async def test_an_async_view_that_raises_leaves_the_payment_unfulfilled(
+    async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path, error: Exception
+) -> None:
+    """As a sync view's: Django's 500, the claim released and nothing else recorded."""
+    views = Views(error)
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+        browser = serve_async_ledger_view(async_client, shop, ledger, views)
+        first = await browser.get(f"{PATH}?reference={REFERENCE}")
+        released = await ledger.row(REFERENCE)
+        retry = await browser.get(f"{PATH}?reference={REFERENCE}")
+        fulfilled = await ledger.row(REFERENCE)
+    assert first.status_code == 500
+    assert released is not None and released.state == "released"
+    assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "ok"})
+    assert fulfilled is not None and fulfilled.state == "fulfilled"
+    assert [reference for reference, _, _ in ledger_rows(tmp_path / "ledger.db")] == [REFERENCE]
 
 
 def test_a_view_that_forgets_to_return_a_response_is_fulfilled_once(

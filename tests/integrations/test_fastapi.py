@@ -21,6 +21,7 @@ from paysdk.integrations.fastapi import verified_callback
 from paysdk.ledger import LedgerRow
 from paysdk.sandbox import Fault, Sandbox
 from tests.support.fulfilment_rule import (
+    RAISED_IDS,
     REFERENCE,
     VIEW_ANSWERS,
     Deliver,
@@ -30,6 +31,7 @@ from tests.support.fulfilment_rule import (
     check_a_raising_view_is_released,
     check_the_rule,
     ledger_rows,
+    raised_by_views,
 )
 from tests.support.merchant import (
     CALLBACK_CASES,
@@ -381,17 +383,18 @@ def test_a_status_set_on_the_injected_response_is_recorded_by_the_fulfilment_rul
         close(browser, client, ledger)
 
 
+@pytest.mark.parametrize("error", raised_by_views(), ids=RAISED_IDS)
 @pytest.mark.parametrize("kind", ["async", "sync"])
 def test_an_endpoint_that_raises_leaves_the_payment_unfulfilled(
-    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, kind: str
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, kind: str, error: Exception
 ) -> None:
-    views = Views(RuntimeError("the warehouse API is down"))
+    views = Views(error)
     client = sandbox_client(callback_sandbox, kind)
     ledger = open_ledger(kind, tmp_path / "ledger.db")
     app = ledger_app(client, shop, ledger, views)
     with TestClient(app, raise_server_exceptions=False) as browser:
         row = functools.partial(row_of, browser, ledger)
-        check_a_raising_view_is_released(views, delivery(browser), row)
+        check_a_raising_view_is_released(views, delivery(browser), row, tmp_path / "ledger.db")
         close(browser, client, ledger)
 
 

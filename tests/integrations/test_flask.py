@@ -20,6 +20,7 @@ import paysdk
 from paysdk.integrations.flask import verified_callback
 from paysdk.sandbox import Fault, Sandbox
 from tests.support.fulfilment_rule import (
+    RAISED_IDS,
     REFERENCE,
     VIEW_ANSWERS,
     Deliver,
@@ -29,6 +30,7 @@ from tests.support.fulfilment_rule import (
     check_a_raising_view_is_released,
     check_the_rule,
     ledger_rows,
+    raised_by_views,
 )
 from tests.support.merchant import (
     CALLBACK_CASES,
@@ -272,13 +274,16 @@ def test_a_views_answer_is_recorded_by_the_fulfilment_rule(
         check_the_rule(answer, views, deliver, lambda: ledger.row(REFERENCE))
 
 
+@pytest.mark.parametrize("error", raised_by_views(), ids=RAISED_IDS)
 def test_a_view_that_raises_leaves_the_payment_unfulfilled(
-    client: paysdk.Client, shop: Shop, tmp_path: Path
+    client: paysdk.Client, shop: Shop, tmp_path: Path, error: Exception
 ) -> None:
-    views = Views(RuntimeError("the warehouse API is down"))
+    views = Views(error)
     with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
         deliver = delivery(ledger_app(client, shop, ledger, views).test_client())
-        check_a_raising_view_is_released(views, deliver, lambda: ledger.row(REFERENCE))
+        check_a_raising_view_is_released(
+            views, deliver, lambda: ledger.row(REFERENCE), tmp_path / "ledger.db"
+        )
 
 
 def test_a_view_that_forgets_to_return_a_response_is_fulfilled_once(

@@ -13,7 +13,9 @@ import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 
+import paysdk
 from paysdk.ledger import DEFAULT_TABLE, LedgerRow
+from paysdk.testing import verified_payment
 
 REFERENCE = "order-1042"
 """The sandbox's completed payment that matches the shop's order."""
@@ -116,8 +118,25 @@ def check_the_rule(answer: ViewAnswer, views: Views, deliver: Deliver, row: RowN
     assert_recorded(answer, first, retry, row(), views)
 
 
-def check_a_raising_view_is_released(views: Views, deliver: Deliver, row: RowNow) -> None:
-    """The view raises on the first delivery: the framework's 500, the claim released, and
+def raised_by_views() -> list[Exception]:
+    """What a view raises on a first delivery: its own error, and a paysdk error of a call the
+    view makes itself (a linked payment that failed), which is the view's as much as any."""
+    linked = verified_payment(reference="order-deposit", success=False)
+    return [
+        RuntimeError("the warehouse API is down"),
+        paysdk.PaymentFailedError("payment 'order-deposit' did not succeed", payment=linked),
+    ]
+
+
+RAISED_IDS = ["own-error", "paysdk-error"]
+"""``ids=`` for :func:`raised_by_views`."""
+
+
+def check_a_raising_view_is_released(
+    views: Views, deliver: Deliver, row: RowNow, ledger_file: Path
+) -> None:
+    """The view raises on the first delivery: the framework's 500, the claim released, nothing
+    else recorded (a paysdk error the view raised says nothing of this callback's payment), and
     the retry runs the view again and fulfils the payment."""
     first = deliver()
     released = row()
@@ -128,6 +147,7 @@ def check_a_raising_view_is_released(views: Views, deliver: Deliver, row: RowNow
     assert (retry[0], json.loads(retry[1])) == (200, {"status": "ok"})
     assert fulfilled is not None and fulfilled.state == "fulfilled"
     assert views.runs == 2
+    assert [reference for reference, _, _ in ledger_rows(ledger_file)] == [REFERENCE]
 
 
 def ledger_rows(path: Path) -> list[tuple[str, str, str | None]]:
