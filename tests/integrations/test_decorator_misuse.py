@@ -4,6 +4,7 @@ TypeError that says what to write, rather than as a 500 at the first callback.""
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from fastapi.testclient import TestClient
 import paysdk
 from paysdk.integrations import fastapi as fastapi_helper
 from paysdk.integrations import flask as flask_helper
-from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+from paysdk.sandbox import COMPLETED_REFERENCE, FAILED_REFERENCE, Sandbox
 from tests.support.django_site import configure
 
 configure()
@@ -190,3 +191,70 @@ def test_the_order_table_as_lookup_of_verify_callback_or_reconcile_is_refused_be
     with ledger, pytest.raises(paysdk.ConfigurationError, match=NOT_CALLABLE):
         ledger.reconcile(client, lookup=ORDERS)  # type: ignore[arg-type]
     assert sandbox.requests == []
+
+
+# --- an async on_failed for a sync view ---------------------------------------------------------
+
+ASYNC_ON_FAILED = r"on_failed is async, and the helper of a sync view \(a paysdk\.Client\) cannot"
+FAILED_ORDERS = {FAILED_REFERENCE: {"amount": 4999, "currency": "USD"}}
+
+
+class AsyncCall:
+    """An ``on_failed`` whose ``__call__`` is async: no signature says so before it is called."""
+
+    def __init__(self) -> None:
+        self.ran = False
+
+    async def __call__(self, *args: object) -> None:
+        self.ran = True
+
+
+def test_an_async_on_failed_for_a_sync_view_is_refused_when_applied(
+    client: paysdk.Client, async_client: paysdk.AsyncClient
+) -> None:
+    """Called from a sync view it would only make a coroutine, never run: the failure it
+    records would go unrecorded (Django) or every retry answered 500 (Flask)."""
+
+    async def on_failed(*args: object) -> None:
+        pass
+
+    with pytest.raises(paysdk.ConfigurationError, match=ASYNC_ON_FAILED):
+        flask_helper.verified_callback(client, lookup=ORDERS.get, on_failed=on_failed)  # type: ignore[arg-type]  # the misuse itself
+    with pytest.raises(paysdk.ConfigurationError, match=ASYNC_ON_FAILED):
+        django_helper.verified_callback(client, lookup=ORDERS.get, on_failed=on_failed)
+    # where it can be awaited, it is taken
+    django_helper.verified_callback(async_client, lookup=ORDERS.get, on_failed=on_failed)
+    fastapi_helper.verified_callback(client, lookup=ORDERS.get, on_failed=on_failed)
+
+
+def test_an_awaitable_answer_of_a_sync_views_on_failed_is_refused(
+    client: paysdk.Client, sandbox: Sandbox, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An ``on_failed`` that turns out async only when called is refused then: the framework's
+    500, so the service calls again, rather than a failure recorded by nothing."""
+    from django.http import HttpRequest, JsonResponse
+    from django.test import Client as DjangoClient
+    from django.urls import path
+
+    from tests.support.django_site import serve
+
+    flask_on_failed, django_on_failed = AsyncCall(), AsyncCall()
+    app = flask.Flask(__name__)
+
+    @app.get("/payments/callback")
+    @flask_helper.verified_callback(client, lookup=FAILED_ORDERS.get, on_failed=flask_on_failed)  # type: ignore[arg-type]
+    def flask_view(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        return {"status": "ok"}
+
+    @django_helper.verified_callback(client, lookup=FAILED_ORDERS.get, on_failed=django_on_failed)
+    def django_view(request: HttpRequest, payment: paysdk.VerifiedPayment) -> JsonResponse:
+        return JsonResponse({"status": "ok"})
+
+    serve(path("payments/callback", django_view))
+    query = f"/payments/callback?reference={FAILED_REFERENCE}"
+    with caplog.at_level(logging.CRITICAL, logger="django.request"):
+        django_answer = DjangoClient(raise_request_exception=False).get(query)
+    with caplog.at_level(logging.CRITICAL, logger=app.logger.name):
+        flask_answer = app.test_client().get(query)
+    assert (flask_answer.status_code, django_answer.status_code) == (500, 500)
+    assert not flask_on_failed.ran and not django_on_failed.ran

@@ -13,7 +13,8 @@ from typing import TypeVar, cast
 
 from .._client._async.client import AsyncClient
 from .._client._sync.client import Client
-from .._errors import PaymentFailedError, PaymentMismatchError, PaySDKError
+from .._core.expected import refuse_awaitable
+from .._errors import ConfigurationError, PaymentFailedError, PaymentMismatchError, PaySDKError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from ..ledger import AmountOutOfRangeError
@@ -25,11 +26,13 @@ __all__ = [
     "NotFulfilled",
     "Refusal",
     "check_answer",
+    "check_sync_on_failed",
     "check_view",
     "failed_payment",
     "method_response",
     "refusal_of",
     "scrub_of",
+    "sync_on_failed_answer",
     "unrecorded_refusal",
 ]
 
@@ -182,6 +185,36 @@ def _routed(view: object, routing: Routing) -> bool:
 def failed_payment(error: PaySDKError) -> PaymentFailedError | None:
     """``error`` if it is a failed payment (which ``on_failed`` is called with), else None."""
     return error if isinstance(error, PaymentFailedError) else None
+
+
+ASYNC_ON_FAILED = (
+    "on_failed is async, and the helper of a sync view (a paysdk.Client) cannot await it: the "
+    "failure it records would never be recorded; pass a plain function, or use an AsyncClient "
+    "(Django: and an async def view; FastAPI awaits either)"
+)
+
+
+def check_sync_on_failed(on_failed: object) -> None:
+    """Refuse, when the decorator is applied, an ``async def`` ``on_failed`` for a sync view:
+    called there, it would only make a coroutine, so the failed payment it records would never
+    be recorded (Django answered as if it had been; Flask answered 500 to every retry).
+
+    Raises:
+        ConfigurationError: ``on_failed`` is a coroutine function.
+    """
+    if inspect.iscoroutinefunction(on_failed):
+        raise ConfigurationError(ASYNC_ON_FAILED)
+
+
+def sync_on_failed_answer(answer: object) -> None:
+    """Refuse what a sync view's ``on_failed`` answered if it is awaitable (an object whose
+    ``__call__`` is async, which ``check_sync_on_failed`` cannot see), closed: nothing awaits it.
+
+    Raises:
+        ConfigurationError: ``answer`` is awaitable; the framework answers its 500, so the
+            service calls again once ``on_failed`` is fixed.
+    """
+    refuse_awaitable(answer, ASYNC_ON_FAILED)
 
 
 def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | None:

@@ -37,11 +37,13 @@ from ..ledger import Ledger
 from ._callback import (
     FLASK_ROUTING,
     check_answer,
+    check_sync_on_failed,
     check_view,
     failed_payment,
     method_response,
     refusal_of,
     scrub_of,
+    sync_on_failed_answer,
 )
 from ._record import fulfil, record_refusal
 from .responses import CallbackResponse, callback_response
@@ -78,8 +80,8 @@ def verified_callback(
         The decorator.
 
     Raises:
-        ConfigurationError: ``client`` is not a ``paysdk.Client``, or ``ledger`` not a
-            ``paysdk.Ledger``.
+        ConfigurationError: ``client`` is not a ``paysdk.Client``, ``ledger`` not a
+            ``paysdk.Ledger``, or ``on_failed`` is async (nothing here could await it).
         TypeError: (from the decorator) the view takes no payment, or is routed already: the
             decorator must be below ``@app.get(...)``.
     """
@@ -88,6 +90,7 @@ def verified_callback(
     if ledger is not None and not isinstance(ledger, Ledger):
         raise ConfigurationError("ledger must be a paysdk.Ledger")
     check_lookup(lookup)
+    check_sync_on_failed(on_failed)
 
     def decorate(
         view: Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue],
@@ -105,6 +108,7 @@ def verified_callback(
             except PaySDKError as error:
                 failed = failed_payment(error)
                 answer = on_failed(failed) if on_failed and failed else None
+                sync_on_failed_answer(answer)
                 record_refusal(ledger, refusal_of(error, scrub))
                 return answer if answer is not None else _answer(callback_response(error))
             if ledger is None:

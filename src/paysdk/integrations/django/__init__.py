@@ -50,11 +50,13 @@ from ...ledger import AsyncLedger, Ledger
 from ...ledger._django import DjangoLedger
 from .._callback import (
     check_answer,
+    check_sync_on_failed,
     check_view,
     failed_payment,
     method_response,
     refusal_of,
     scrub_of,
+    sync_on_failed_answer,
 )
 from .._record import afulfil, arecord_refusal, fulfil, record_refusal
 from ..responses import CallbackResponse, callback_response
@@ -116,14 +118,16 @@ def verified_callback(
         The decorator.
 
     Raises:
-        ConfigurationError: the client, the ledger and the view are not of one kind, or a
-            ledger is given before Django's settings are configured.
+        ConfigurationError: the client, the ledger and the view are not of one kind (an
+            ``on_failed`` is async only with an ``AsyncClient``), or a ledger is given before
+            Django's settings are configured.
         TypeError: (from the decorator) the view cannot take ``(request, payment)``.
     """
     check_lookup(lookup)
     if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
         return functools.partial(_decorate_async, client, lookup, on_failed, ledger)
     if isinstance(client, Client) and isinstance(ledger, (Ledger, type(None))):
+        check_sync_on_failed(on_failed)
         return functools.partial(_decorate_sync, client, lookup, on_failed, ledger)
     if ledger is not None:
         raise ConfigurationError("a paysdk.Client needs a Ledger, an AsyncClient an AsyncLedger")
@@ -154,6 +158,7 @@ def _decorate_sync(
         except PaySDKError as error:
             failed = failed_payment(error)
             answer = on_failed(request, failed) if on_failed and failed else None
+            sync_on_failed_answer(answer)
             record_refusal(ledger, refusal_of(error, scrub))
             return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
         if ledger is None:
