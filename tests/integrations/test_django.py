@@ -38,11 +38,13 @@ from tests.support.fulfilment_rule import (
     REFERENCE,
     VIEW_ANSWERS,
     Deliver,
+    ShopOfLinkedOrders,
     ViewAnswer,
     Views,
     answer_ids,
     assert_recorded,
     assert_state_after_first,
+    check_a_raising_lookup_is_no_verdict,
     check_a_raising_view_is_released,
     check_the_rule,
     ledger_rows,
@@ -434,6 +436,32 @@ async def test_an_async_view_that_raises_leaves_the_payment_unfulfilled(
     assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "ok"})
     assert fulfilled is not None and fulfilled.state == "fulfilled"
     assert [reference for reference, _, _ in ledger_rows(tmp_path / "ledger.db")] == [REFERENCE]
+
+
+def test_a_lookup_that_raises_a_paysdk_error_of_its_own_is_no_verdict(
+    client: paysdk.Client, tmp_path: Path
+) -> None:
+    shop = ShopOfLinkedOrders()
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        deliver = delivery(serve_ledger_view(client, shop, ledger, Views()))
+        check_a_raising_lookup_is_no_verdict(shop, deliver, tmp_path / "ledger.db")
+
+
+@pytest.mark.anyio
+async def test_an_async_views_lookup_that_raises_a_paysdk_error_of_its_own_is_no_verdict(
+    async_client: paysdk.AsyncClient, tmp_path: Path
+) -> None:
+    shop = ShopOfLinkedOrders()
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+        browser = serve_async_ledger_view(async_client, shop, ledger, Views())
+        first = await browser.get(f"{PATH}?reference={REFERENCE}")
+        retry = await browser.get(f"{PATH}?reference={REFERENCE}")
+        row = await ledger.row(REFERENCE)
+    assert first.status_code == 500
+    assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "ok"})
+    assert row is not None and row.state == "fulfilled"
+    assert [reference for reference, _, _ in ledger_rows(tmp_path / "ledger.db")] == [REFERENCE]
+    assert (shop.lookups, shop.failed) == (2, [])
 
 
 def test_a_view_that_forgets_to_return_a_response_is_fulfilled_once(

@@ -25,9 +25,11 @@ from tests.support.fulfilment_rule import (
     REFERENCE,
     VIEW_ANSWERS,
     Deliver,
+    ShopOfLinkedOrders,
     ViewAnswer,
     Views,
     answer_ids,
+    check_a_raising_lookup_is_no_verdict,
     check_a_raising_view_is_released,
     check_the_rule,
     ledger_rows,
@@ -395,6 +397,19 @@ def test_an_endpoint_that_raises_leaves_the_payment_unfulfilled(
     with TestClient(app, raise_server_exceptions=False) as browser:
         row = functools.partial(row_of, browser, ledger)
         check_a_raising_view_is_released(views, delivery(browser), row, tmp_path / "ledger.db")
+        close(browser, client, ledger)
+
+
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_a_lookup_that_raises_a_paysdk_error_of_its_own_is_no_verdict(
+    callback_sandbox: Sandbox, tmp_path: Path, kind: str
+) -> None:
+    shop = ShopOfLinkedOrders()
+    client = sandbox_client(callback_sandbox, kind)
+    ledger = open_ledger(kind, tmp_path / "ledger.db")
+    app = ledger_app(client, shop, ledger, Views())
+    with TestClient(app, raise_server_exceptions=False) as browser:
+        check_a_raising_lookup_is_no_verdict(shop, delivery(browser), tmp_path / "ledger.db")
         close(browser, client, ledger)
 
 

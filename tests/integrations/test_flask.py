@@ -24,9 +24,11 @@ from tests.support.fulfilment_rule import (
     REFERENCE,
     VIEW_ANSWERS,
     Deliver,
+    ShopOfLinkedOrders,
     ViewAnswer,
     Views,
     answer_ids,
+    check_a_raising_lookup_is_no_verdict,
     check_a_raising_view_is_released,
     check_the_rule,
     ledger_rows,
@@ -284,6 +286,15 @@ def test_a_view_that_raises_leaves_the_payment_unfulfilled(
         check_a_raising_view_is_released(
             views, deliver, lambda: ledger.row(REFERENCE), tmp_path / "ledger.db"
         )
+
+
+def test_a_lookup_that_raises_a_paysdk_error_of_its_own_is_no_verdict(
+    client: paysdk.Client, tmp_path: Path
+) -> None:
+    shop = ShopOfLinkedOrders()
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+        deliver = delivery(ledger_app(client, shop, ledger, Views()).test_client())
+        check_a_raising_lookup_is_no_verdict(shop, deliver, tmp_path / "ledger.db")
 
 
 def test_a_view_that_forgets_to_return_a_response_is_fulfilled_once(

@@ -16,6 +16,7 @@ from pathlib import Path
 import paysdk
 from paysdk.ledger import DEFAULT_TABLE, LedgerRow
 from paysdk.testing import verified_payment
+from tests.support.merchant import SHOP_ORDERS, Order, Shop
 
 REFERENCE = "order-1042"
 """The sandbox's completed payment that matches the shop's order."""
@@ -148,6 +149,35 @@ def check_a_raising_view_is_released(
     assert fulfilled is not None and fulfilled.state == "fulfilled"
     assert views.runs == 2
     assert [reference for reference, _, _ in ledger_rows(ledger_file)] == [REFERENCE]
+
+
+class ShopOfLinkedOrders(Shop):
+    """A shop whose lookup confirms a linked deposit itself on its first call, and the service
+    says that one failed: the lookup's own paysdk error, which says nothing of the callback's
+    payment; from the second call on it finds the order."""
+
+    def __init__(self) -> None:
+        super().__init__(*SHOP_ORDERS)
+        self.lookups = 0
+
+    def lookup(self, reference: str) -> Order | None:
+        self.lookups += 1
+        if self.lookups == 1:
+            raise raised_by_views()[1]
+        return super().lookup(reference)
+
+
+def check_a_raising_lookup_is_no_verdict(
+    shop: ShopOfLinkedOrders, deliver: Deliver, ledger_file: Path
+) -> None:
+    """The lookup raises a paysdk error of its own on the first delivery: the framework's 500,
+    nothing recorded (no refusal of the linked payment), and the retry fulfils the payment."""
+    first = deliver()
+    retry = deliver()
+    assert first[0] == 500
+    assert (retry[0], json.loads(retry[1])) == (200, {"status": "ok"})
+    assert [row[:2] for row in ledger_rows(ledger_file)] == [(REFERENCE, "fulfilled")]
+    assert (shop.lookups, shop.failed) == (2, [])
 
 
 def ledger_rows(path: Path) -> list[tuple[str, str, str | None]]:

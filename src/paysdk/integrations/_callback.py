@@ -5,11 +5,12 @@ excerpt; a 5xx or an exception is released unrecorded, so the service's retry ru
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import gc
 import inspect
-from collections.abc import Callable
-from typing import TypeVar, cast
+from collections.abc import Awaitable, Callable, Generator
+from typing import Generic, TypeVar, cast
 
 from .._client._async.client import AsyncClient
 from .._client._sync.client import Client
@@ -25,6 +26,7 @@ __all__ = [
     "STARLETTE_ROUTING",
     "NotFulfilled",
     "Refusal",
+    "Watched",
     "check_answer",
     "check_sync_on_failed",
     "check_view",
@@ -37,6 +39,8 @@ __all__ = [
 ]
 
 R = TypeVar("R")
+A = TypeVar("A")
+V = TypeVar("V")
 
 EXCERPT = 200
 """How many characters of a refusing view's body its recorded reason quotes."""
@@ -215,6 +219,47 @@ def sync_on_failed_answer(answer: object) -> None:
             service calls again once ``on_failed`` is fixed.
     """
     refuse_awaitable(answer, ASYNC_ON_FAILED)
+
+
+class Watched(Generic[A, V]):
+    """The merchant's code a helper runs (the lookup, the view as the ledger's action), noting
+    a paysdk error it raises: one of its own calls (a linked payment confirmed, say) raised
+    it, so it is that code's exception like any other (the claim released, the framework's
+    500, the service's retry runs it again), never a verdict on the callback's payment to
+    answer, refuse, record or pass to ``on_failed``."""
+
+    def __init__(self, code: Callable[[A], V]) -> None:
+        self._code = code
+        self._raised: PaySDKError | None = None
+
+    def run(self, argument: A) -> V:
+        """Run the code (a sync one)."""
+        with self._noting():
+            return self._code(argument)
+
+    async def arun(self: Watched[A, Awaitable[R]], argument: A) -> R:
+        """Run and await the code (an async one)."""
+        with self._noting():
+            return await self._code(argument)
+
+    async def aresolve(self, argument: A) -> object:
+        """Run the code, and await what it returns if that is awaitable (an ``AsyncClient``'s
+        lookup may be sync or async)."""
+        with self._noting():
+            found = self._code(argument)
+            return await found if inspect.isawaitable(found) else found
+
+    def raised(self, error: PaySDKError) -> bool:
+        """Whether ``error`` is the one the code raised, not paysdk's verdict or the ledger's."""
+        return error is self._raised
+
+    @contextlib.contextmanager
+    def _noting(self) -> Generator[None, None, None]:
+        try:
+            yield
+        except PaySDKError as error:
+            self._raised = error
+            raise
 
 
 def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | None:

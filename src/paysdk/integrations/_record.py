@@ -4,18 +4,17 @@ without letting the ledger's failure change the answer."""
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar, cast
+from typing import TypeVar, cast
 
 from .._errors import PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, FulfilResult, Ledger
-from ._callback import NotFulfilled, Refusal, refusal_of, unrecorded_refusal
+from ._callback import NotFulfilled, Refusal, Watched, refusal_of, unrecorded_refusal
 from .responses import CallbackResponse, callback_response, fulfilment_response
 
 __all__ = ["afulfil", "arecord_refusal", "fulfil", "record_refusal"]
 
 R = TypeVar("R")
-V = TypeVar("V")
 
 
 def fulfil(
@@ -36,7 +35,7 @@ def fulfil(
     Returns:
         The view's answer, a refusing one included; else the answer to send in its place.
     """
-    watched = _Watched(view)
+    watched = Watched(view)
     try:
         result = ledger.fulfil_once(payment, watched.run)
     except NotFulfilled as declined:
@@ -57,7 +56,7 @@ async def afulfil(
     scrub: Callable[[str], str],
 ) -> R | CallbackResponse:
     """As ``fulfil``, with a ``paysdk.AsyncLedger`` and an async ``view``."""
-    watched = _Watched(view)
+    watched = Watched(view)
     try:
         result = await ledger.fulfil_once(payment, watched.arun)
     except NotFulfilled as declined:
@@ -69,37 +68,6 @@ async def afulfil(
         await arecord_refusal(ledger, refusal_of(error, scrub))
         return callback_response(error)
     return _outcome(result)
-
-
-class _Watched(Generic[V]):
-    """The view as the ledger's action, noting a paysdk error it raises: one of the view's own
-    calls (a linked payment confirmed, say) raised it, so it is the view's exception like any
-    other (the claim released, the framework's 500, the service's retry runs the view again),
-    never an answer or a refusal as if this callback's payment had been refused."""
-
-    def __init__(self, view: Callable[[VerifiedPayment], V]) -> None:
-        self._view = view
-        self._raised: PaySDKError | None = None
-
-    def run(self, payment: VerifiedPayment) -> V:
-        """Run the view (a sync one), noting what paysdk error it raises."""
-        try:
-            return self._view(payment)
-        except PaySDKError as error:
-            self._raised = error
-            raise
-
-    async def arun(self: _Watched[Awaitable[R]], payment: VerifiedPayment) -> R:
-        """Run and await the view (an async one), noting what paysdk error it raises."""
-        try:
-            return await self._view(payment)
-        except PaySDKError as error:
-            self._raised = error
-            raise
-
-    def raised(self, error: PaySDKError) -> bool:
-        """Whether ``error`` is the one the view raised, not the ledger's own."""
-        return error is self._raised
 
 
 def _outcome(result: FulfilResult[R]) -> R | CallbackResponse:

@@ -45,6 +45,7 @@ from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, Ledger
 from ._callback import (
     STARLETTE_ROUTING,
+    Watched,
     check_answer,
     check_view,
     failed_payment,
@@ -136,9 +137,12 @@ class _Callback:
         not_get = method_response(request.method)
         if not_get is not None:
             return _answer(not_get)
+        watched = Watched(self.lookup)
         try:
-            payment = await self._verify(request)
+            payment = await self._verify(request, watched)
         except PaySDKError as error:
+            if watched.raised(error):
+                raise
             failed = failed_payment(error)
             answer = self.on_failed(failed) if self.on_failed and failed else None
             if inspect.isawaitable(answer):
@@ -168,11 +172,11 @@ class _Callback:
             )
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
-    async def _verify(self, request: Request) -> VerifiedPayment:
+    async def _verify(self, request: Request, lookup: Watched[str, object]) -> VerifiedPayment:
         if isinstance(self.client, AsyncClient):
-            return await self.client.verify_callback(request, lookup=self.lookup)
+            return await self.client.verify_callback(request, lookup=lookup.aresolve)
         return await run_in_threadpool(
-            self.client.verify_callback, request.scope, lookup=self.lookup
+            self.client.verify_callback, request.scope, lookup=lookup.run
         )
 
 

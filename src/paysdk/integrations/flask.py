@@ -36,6 +36,7 @@ from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
 from ._callback import (
     FLASK_ROUTING,
+    Watched,
     check_answer,
     check_sync_on_failed,
     check_view,
@@ -103,9 +104,12 @@ def verified_callback(
             not_get = method_response(request.method)
             if not_get is not None:
                 return _answer(not_get)
+            watched = Watched(lookup)
             try:
-                payment = client.verify_callback(request.query_string, lookup=lookup)
+                payment = client.verify_callback(request.query_string, lookup=watched.run)
             except PaySDKError as error:
+                if watched.raised(error):
+                    raise
                 failed = failed_payment(error)
                 answer = on_failed(failed) if on_failed and failed else None
                 sync_on_failed_answer(answer)

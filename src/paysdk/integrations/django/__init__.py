@@ -49,6 +49,7 @@ from ..._models.verified import VerifiedPayment
 from ...ledger import AsyncLedger, Ledger
 from ...ledger._django import DjangoLedger
 from .._callback import (
+    Watched,
     check_answer,
     check_sync_on_failed,
     check_view,
@@ -153,9 +154,12 @@ def _decorate_sync(
         not_get = method_response(request.method or "")
         if not_get is not None:
             return _answer(not_get)
+        watched = Watched(lookup)
         try:
-            payment = client.verify_callback(request, lookup=lookup)
+            payment = client.verify_callback(request, lookup=watched.run)
         except PaySDKError as error:
+            if watched.raised(error):
+                raise
             failed = failed_payment(error)
             answer = on_failed(request, failed) if on_failed and failed else None
             sync_on_failed_answer(answer)
@@ -193,9 +197,12 @@ def _decorate_async(
         not_get = method_response(request.method or "")
         if not_get is not None:
             return _answer(not_get)
+        watched = Watched(lookup)
         try:
-            payment = await client.verify_callback(request, lookup=lookup)
+            payment = await client.verify_callback(request, lookup=watched.aresolve)
         except PaySDKError as error:
+            if watched.raised(error):
+                raise
             failed = failed_payment(error)
             answer = on_failed(request, failed) if on_failed and failed else None
             if inspect.isawaitable(answer):
