@@ -15,7 +15,7 @@ from .._models.verified import VerifiedPayment
 from . import _sql
 from ._checks import storable, stored_as_is
 from ._errors import LeaseLostError, LedgerError, UnrecordedFulfilmentError
-from ._rows import FulfilResult, LedgerRow, Outcome
+from ._rows import FOUND_COLUMNS, ROW_COLUMNS, FulfilResult, LedgerRow, Outcome, checked
 from ._steps import Act, Acted, Begin, Commit, Found, LedgerPlan, Query, Rows, Sleep
 
 
@@ -381,9 +381,10 @@ def rows_for(
 def found_for(
     dialect: _sql.Dialect, table: str, references: Sequence[str], account: str = ""
 ) -> LedgerPlan[dict[str, Found]]:
-    """What reconcile compares of the rows of these references of one account, in one query."""
+    """What reconcile compares of the rows of these references of one account, in one query; a
+    row edited by hand into what the ledger never writes is a LedgerError (``checked``)."""
     found = yield from _select_many(dialect, table, references, account, _sql.found(dialect))
-    return {row[0]: Found._make(row) for row in found}
+    return {row[0]: Found._make(checked(row, FOUND_COLUMNS)) for row in found}
 
 
 def _select_many(
@@ -411,4 +412,4 @@ def fulfilled_references_after(
 ) -> LedgerPlan[list[str]]:
     """The next page of one account's fulfilled references after ``after``, in order."""
     found = yield from _read(_sql.fulfilled_references_page(table), (account, after, limit))
-    return [str(row[0]) for row in found.rows]
+    return [checked(row, ROW_COLUMNS[:1])[0] for row in found.rows]

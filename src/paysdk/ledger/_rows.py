@@ -10,6 +10,7 @@ from typing import Any, Generic, TypeVar
 
 from .._models.timestamps import as_utc
 from ._errors import LedgerError
+from ._sql import STATES
 
 __all__ = ["FulfilResult", "LedgerRow", "Outcome"]
 
@@ -65,8 +66,11 @@ class LedgerRow:
 
     @classmethod
     def _from_db(cls, row: Sequence[Any]) -> LedgerRow:
-        """A row as the database driver returns it: its columns in ``_sql.row``'s order."""
-        reference, state, token, attempts, lease, amount, currency, fulfilled, reason, account = row
+        """A row as the database driver returns it: its columns in ``_sql.row``'s order, each of
+        its column's type (``checked``)."""
+        reference, state, token, attempts, lease, amount, currency, fulfilled, reason, account = (
+            checked(row, ROW_COLUMNS)
+        )
         lease, fulfilled = _time(reference, lease), _time(reference, fulfilled)
         made = cls(reference, state, attempts, lease, amount, currency, fulfilled, reason, account)
         object.__setattr__(made, "_claim_token", token)  # frozen: set once, as it is made
@@ -110,6 +114,54 @@ class FulfilResult(Generic[T]):
     def unknown(self) -> bool:
         """A claim whose outcome is unknown waits for a person (``resolve``)."""
         return self.outcome is Outcome.UNKNOWN
+
+
+_TEXT, _OPTIONAL_TEXT, _INTEGER = (str,), (str, type(None)), (int,)
+ROW_COLUMNS: tuple[tuple[str, tuple[type, ...]], ...] = (
+    ("reference", _TEXT),
+    ("state", _TEXT),
+    ("claim_token", _OPTIONAL_TEXT),
+    ("attempts", _INTEGER),
+    ("lease_expires_at", ()),  # a time, read by ``_time``
+    ("amount", _INTEGER),
+    ("currency", _TEXT),
+    ("fulfilled_at", ()),
+    ("reason", _OPTIONAL_TEXT),
+    ("account", _TEXT),
+)
+"""``_sql.row``'s columns, each with the types its value may be (``()``: read elsewhere)."""
+FOUND_COLUMNS = tuple(ROW_COLUMNS[i] for i in (0, 1, 5, 6, 8))
+"""``_sql.found``'s columns, likewise."""
+_STATES = frozenset(STATES)
+
+
+def checked(row: Sequence[Any], columns: Sequence[tuple[str, tuple[type, ...]]]) -> Sequence[Any]:
+    """``row`` if each value is of its column's type (``bool`` is no integer) and its state is
+    one the ledger writes, else a `LedgerError` naming the row, the column and what it holds.
+    SQLite keeps whatever a row was edited into (``'abc'`` or ``1e30`` as an amount, a blob as a
+    reference), which would be listed, compared and reported as if the ledger had recorded it, or
+    fail deep in a listing."""
+    for (column, kinds), value in zip(columns, row, strict=True):
+        if (kinds and type(value) not in kinds) or (column == "state" and value not in _STATES):
+            _edited(row, column, value)
+    return row
+
+
+def _edited(row: Sequence[Any], column: str, value: object) -> None:
+    """Raise the `LedgerError` of a row whose ``column`` holds ``value``, which no ledger wrote."""
+    named = f"for {row[0]!r} " if type(row[0]) is str else ""
+    raise LedgerError(
+        f"the ledger's row {named}holds {_shown(value)} in its {column} column, which the ledger "
+        "never writes there; was the row edited by hand?"
+    )
+
+
+def _shown(value: object) -> str:
+    """A value as an error names it: its type and its first 64 characters."""
+    if value is None:
+        return "NULL"
+    text = repr(value)
+    return f"{type(value).__name__} {text[:64]}{'...' if len(text) > 64 else ''}"
 
 
 def _time(reference: str, value: object) -> dt.datetime | None:
