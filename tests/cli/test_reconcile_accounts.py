@@ -5,9 +5,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +13,7 @@ import pytest
 import paysdk
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Sandbox
+from tests.support.command import paysdk_cli
 from tests.support.either_ledger import paid
 from tests.support.terminal import run_in_terminal
 
@@ -49,25 +47,6 @@ def ledger_path(accounts: dict[str, Sandbox], tmp_path: Path) -> Path:
     ):
         assert ledger.fulfil_once(client.verify("order-1"), lambda payment: None).fulfilled_now
     return path
-
-
-def paysdk_cli(*argv: str, service: Sandbox | None = None) -> tuple[int, str, str]:
-    """Run ``python -m paysdk argv`` (against ``service``); its exit code, stdout and stderr."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    env.pop("PAYSDK_SECRET_KEY", None)
-    env.pop("PAYSDK_LEDGER", None)
-    if service is not None:
-        env.update(PAYSDK_BASE_URL=service.base_url, PAYSDK_SECRET_KEY=service.secret_key)
-    done = subprocess.run(
-        [sys.executable, "-m", "paysdk", *argv],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
-    return done.returncode, done.stdout, done.stderr
 
 
 def test_reconcile_reports_each_account_against_its_own_rows(

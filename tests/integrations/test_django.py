@@ -29,6 +29,7 @@ from django.views import View
 
 import paysdk
 from paysdk.integrations.django import verified_callback
+from paysdk.ledger import LedgerRow
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import CallbackSender, MockPaymentAPI
 from tests.conftest import SECRET
@@ -371,6 +372,21 @@ def serve_async_ledger_view(
     return DjangoAsyncClient(raise_request_exception=False)
 
 
+async def deliver_twice(
+    client: paysdk.AsyncClient, shop: Shop, views: Views, path: Path
+) -> tuple[tuple[int, bytes], LedgerRow | None, tuple[int, bytes], LedgerRow | None]:
+    """An async view answering what ``views`` says, through a ledger at ``path``, and the
+    callback delivered to it twice: each answer (status, body), and the ledger's row after it."""
+    async with paysdk.AsyncLedger(path) as ledger:
+        browser = serve_async_ledger_view(client, shop, ledger, views)
+        first = await browser.get(f"{PATH}?reference={REFERENCE}")
+        after_first = await ledger.row(REFERENCE)
+        retry = await browser.get(f"{PATH}?reference={REFERENCE}")
+        after_retry = await ledger.row(REFERENCE)
+    answers = (first.status_code, first.content), (retry.status_code, retry.content)
+    return answers[0], after_first, answers[1], after_retry
+
+
 def delivery(browser: DjangoClient) -> Deliver:
     def deliver() -> tuple[int, bytes]:
         response = browser.get(f"{PATH}?reference={REFERENCE}")
@@ -395,15 +411,11 @@ async def test_an_async_views_answer_is_recorded_by_the_fulfilment_rule(
     async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path, answer: ViewAnswer
 ) -> None:
     views = Views(answer)
-    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
-        browser = serve_async_ledger_view(async_client, shop, ledger, views)
-        first = await browser.get(f"{PATH}?reference={REFERENCE}")
-        assert_state_after_first(answer, await ledger.row(REFERENCE))
-        retry = await browser.get(f"{PATH}?reference={REFERENCE}")
-        row = await ledger.row(REFERENCE)
-    assert_recorded(
-        answer, (first.status_code, first.content), (retry.status_code, retry.content), row, views
+    first, after_first, retry, row = await deliver_twice(
+        async_client, shop, views, tmp_path / "ledger.db"
     )
+    assert_state_after_first(answer, after_first)
+    assert_recorded(answer, first, retry, row, views)
 
 
 @pytest.mark.parametrize("error", raised_by_views(), ids=RAISED_IDS)
@@ -425,15 +437,12 @@ async def test_an_async_view_that_raises_leaves_the_payment_unfulfilled(
 ) -> None:
     """As a sync view's: Django's 500, the claim released and nothing else recorded."""
     views = Views(error)
-    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
-        browser = serve_async_ledger_view(async_client, shop, ledger, views)
-        first = await browser.get(f"{PATH}?reference={REFERENCE}")
-        released = await ledger.row(REFERENCE)
-        retry = await browser.get(f"{PATH}?reference={REFERENCE}")
-        fulfilled = await ledger.row(REFERENCE)
-    assert first.status_code == 500
+    first, released, retry, fulfilled = await deliver_twice(
+        async_client, shop, views, tmp_path / "ledger.db"
+    )
+    assert first[0] == 500
     assert released is not None and released.state == "released"
-    assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "ok"})
+    assert (retry[0], json.loads(retry[1])) == (200, {"status": "ok"})
     assert fulfilled is not None and fulfilled.state == "fulfilled"
     assert [reference for reference, _, _ in ledger_rows(tmp_path / "ledger.db")] == [REFERENCE]
 
@@ -452,13 +461,9 @@ async def test_an_async_views_lookup_that_raises_a_paysdk_error_of_its_own_is_no
     async_client: paysdk.AsyncClient, tmp_path: Path
 ) -> None:
     shop = ShopOfLinkedOrders()
-    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
-        browser = serve_async_ledger_view(async_client, shop, ledger, Views())
-        first = await browser.get(f"{PATH}?reference={REFERENCE}")
-        retry = await browser.get(f"{PATH}?reference={REFERENCE}")
-        row = await ledger.row(REFERENCE)
-    assert first.status_code == 500
-    assert (retry.status_code, json.loads(retry.content)) == (200, {"status": "ok"})
+    first, _, retry, row = await deliver_twice(async_client, shop, Views(), tmp_path / "ledger.db")
+    assert first[0] == 500
+    assert (retry[0], json.loads(retry[1])) == (200, {"status": "ok"})
     assert row is not None and row.state == "fulfilled"
     assert [reference for reference, _, _ in ledger_rows(tmp_path / "ledger.db")] == [REFERENCE]
     assert (shop.lookups, shop.failed) == (2, [])

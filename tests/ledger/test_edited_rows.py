@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ import pytest
 import paysdk
 from paysdk.ledger import Ledger, LedgerError
 from paysdk.sandbox import Sandbox
+from tests.support.command import paysdk_cli
 
 EDITS = {
     "amount 'abc'": ("amount = 'abc'", "holds str 'abc' in its amount column"),
@@ -64,15 +63,13 @@ def test_paysdk_ledger_list_says_which_row_was_edited(
     sql, said = edit
     path = tmp_path / "ledger.db"
     fulfilled_then_edited(path, sql)
-    argv = ["ledger", "list", "--ledger", str(path), *([] if fmt == "table" else [fmt])]
-    done = subprocess.run(
-        [sys.executable, "-m", "paysdk", *argv],
-        capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
-    assert (done.returncode, done.stdout) == (1, "")
-    assert done.stderr.startswith("paysdk: error: the ledger's row ")
-    assert said in done.stderr
-    assert done.stderr.endswith("; was the row edited by hand?\n")
+    code, out, err = paysdk_cli(
+        "ledger", "list", "--ledger", str(path), *([] if fmt == "table" else [fmt])
+    )
+    assert (code, out) == (1, "")
+    assert err.startswith("paysdk: error: the ledger's row ")
+    assert said in err
+    assert err.endswith("; was the row edited by hand?\n")
 
 
 @pytest.mark.parametrize(
