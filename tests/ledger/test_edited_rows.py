@@ -84,11 +84,8 @@ def test_reconcile_refuses_a_row_edited_into_what_the_ledger_never_writes(
     sql, said = edit
     path = tmp_path / "ledger.db"
     fulfilled_then_edited(path, sql)
-    with contextlib.ExitStack() as opened:
-        service = opened.enter_context(Sandbox())
-        ledger = opened.enter_context(Ledger(path))
-        key, url = service.secret_key, service.base_url
-        client = opened.enter_context(paysdk.Client(secret_key=key, base_url=url))
-        with pytest.raises(LedgerError, match="was the row edited by hand") as refused:
-            ledger.reconcile(client)
-    assert said in str(refused.value)
+    with Sandbox() as service:  # the command, so that an endless pass fails by its timeout
+        code, out, err = paysdk_cli("reconcile", "--ledger", str(path), service=service)
+    assert (code, out) == (1, "")
+    assert err.startswith("paysdk: error: the ledger's row ")
+    assert said in err
