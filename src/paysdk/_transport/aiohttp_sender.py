@@ -27,12 +27,10 @@ from .tls import chain, tls_failure
 
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
-    import multidict
     import yarl
 
 try:
     import aiohttp
-    import multidict
     import yarl
 except ImportError:  # exercised by a test that hides aiohttp
     _installed = False
@@ -89,10 +87,11 @@ def _failure(exc: BaseException) -> Failure | None:
 
 def _masked(info: aiohttp.RequestInfo) -> aiohttp.RequestInfo:
     """``info`` with the values of its secret headers (the key, a proxy's credentials) masked."""
-    headers = multidict.CIMultiDict(
-        (name, masked(name, value)) for name, value in info.headers.items()
-    )
-    return info._replace(headers=multidict.CIMultiDictProxy(headers))
+    headers = info.headers.copy()  # aiohttp's own mutable kind: multidict is not ours to import
+    for name in set(headers):
+        if (shown := masked(name, "")) != "":
+            headers[name] = shown
+    return info._replace(headers=type(info.headers)(headers))
 
 
 def _no_final_answer(status: int) -> Failure:
