@@ -288,6 +288,28 @@ def test_a_view_that_raises_leaves_the_payment_unfulfilled(
         )
 
 
+def test_a_lookup_may_raise_unknown_order_error_to_say_there_is_no_such_order(
+    client: paysdk.Client, shop: Shop, callback_sandbox: Sandbox, tmp_path: Path
+) -> None:
+    """As returning None says it: the 404 that stops the service calling, nothing recorded."""
+
+    def lookup(reference: str) -> object:
+        raise paysdk.UnknownOrderError(f"no order {reference}", reference=reference)
+
+    app = flask.Flask(__name__)
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=lookup, on_failed=shop.record_failure, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            raise AssertionError("no order, no view")
+
+        answer = app.test_client().get(f"{PATH}?reference={REFERENCE}")
+        row = ledger.row(REFERENCE)
+    assert (answer.status_code, answer.json) == (404, {"status": "unknown_order"})
+    assert (row, shop.failed, callback_sandbox.requests) == (None, [], [])
+
+
 def test_a_lookup_that_raises_a_paysdk_error_of_its_own_is_no_verdict(
     client: paysdk.Client, tmp_path: Path
 ) -> None:

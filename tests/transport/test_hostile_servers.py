@@ -604,6 +604,7 @@ async def test_the_key_is_in_the_repr_of_nothing_an_unreadable_answer_raised(
     for raised in raised_in(caught.value):
         assert SECRET not in repr(raised)
         assert SECRET not in repr(vars(raised))
+        assert SECRET not in repr(raised.args)
 
 
 NOT_UTF8_ID = b"HTTP/1.1 500 Oops\r\nContent-Length: 2\r\nX-Request-Id: req-\xff\xfe\r\n\r\n{}"

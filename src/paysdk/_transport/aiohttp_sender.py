@@ -70,11 +70,13 @@ def _failure(exc: BaseException) -> Failure | None:
         return None
     # forget where aiohttp raised: its frames hold its own copy of the request headers, key
     # included, which a traceback printed with local variables (Sentry, rich) would show; and
-    # mask that copy where an error keeps it, in a request_info its repr shows
+    # mask that copy where an error keeps it: its request_info, which its repr shows, and its
+    # args, which aiohttp sets to (request_info, history) and a logger of a chain may write out
     for raised in chain(exc):
         raised.__traceback__ = None
         if isinstance(raised, aiohttp.ClientResponseError):
             raised.request_info = _masked(raised.request_info)
+            raised.args = (raised.request_info, *raised.args[1:])
     if isinstance(exc, (asyncio.TimeoutError, TimeoutError)):
         return timeout_failure(exc)
     if (tls := tls_failure(exc)) is not None:

@@ -15,7 +15,13 @@ from typing import Generic, TypeVar, cast
 from .._client._async.client import AsyncClient
 from .._client._sync.client import Client
 from .._core.expected import refuse_awaitable
-from .._errors import ConfigurationError, PaymentFailedError, PaymentMismatchError, PaySDKError
+from .._errors import (
+    ConfigurationError,
+    PaymentFailedError,
+    PaymentMismatchError,
+    PaySDKError,
+    UnknownOrderError,
+)
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from ..ledger import AmountOutOfRangeError
@@ -36,6 +42,7 @@ __all__ = [
     "scrub_of",
     "sync_on_failed_answer",
     "unrecorded_refusal",
+    "watched_lookup",
 ]
 
 R = TypeVar("R")
@@ -228,8 +235,11 @@ class Watched(Generic[A, V]):
     500, the service's retry runs it again), never a verdict on the callback's payment to
     answer, refuse, record or pass to ``on_failed``."""
 
-    def __init__(self, code: Callable[[A], V]) -> None:
+    def __init__(
+        self, code: Callable[[A], V], *, verdicts: tuple[type[PaySDKError], ...] = ()
+    ) -> None:
         self._code = code
+        self._verdicts = verdicts  # raised on purpose, to say what paysdk would say
         self._raised: PaySDKError | None = None
 
     def run(self, argument: A) -> V:
@@ -258,8 +268,16 @@ class Watched(Generic[A, V]):
         try:
             yield
         except PaySDKError as error:
-            self._raised = error
+            if not isinstance(error, self._verdicts):
+                self._raised = error
             raise
+
+
+def watched_lookup(lookup: Callable[[str], object]) -> Watched[str, object]:
+    """The merchant's lookup, watched: an ``UnknownOrderError`` it raises is its way of saying
+    "no such order", as returning ``None`` is (the 404, so the service stops calling); any other
+    paysdk error it raises is its own exception."""
+    return Watched(lookup, verdicts=(UnknownOrderError,))
 
 
 def refusal_of(error: PaySDKError, scrub: Callable[[str], str]) -> Refusal | None:

@@ -52,6 +52,7 @@ from ._callback import (
     method_response,
     refusal_of,
     scrub_of,
+    watched_lookup,
 )
 from ._record import afulfil, arecord_refusal, fulfil, record_refusal
 from .responses import CallbackResponse, callback_response
@@ -137,7 +138,7 @@ class _Callback:
         not_get = method_response(request.method)
         if not_get is not None:
             return _answer(not_get)
-        watched = Watched(self.lookup)
+        watched = watched_lookup(self.lookup)
         try:
             payment = await self._verify(request, watched)
         except PaySDKError as error:

@@ -36,7 +36,6 @@ from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
 from ._callback import (
     FLASK_ROUTING,
-    Watched,
     check_answer,
     check_sync_on_failed,
     check_view,
@@ -45,6 +44,7 @@ from ._callback import (
     refusal_of,
     scrub_of,
     sync_on_failed_answer,
+    watched_lookup,
 )
 from ._record import fulfil, record_refusal
 from .responses import CallbackResponse, callback_response
@@ -104,7 +104,7 @@ def verified_callback(
             not_get = method_response(request.method)
             if not_get is not None:
                 return _answer(not_get)
-            watched = Watched(lookup)
+            watched = watched_lookup(lookup)
             try:
                 payment = client.verify_callback(request.query_string, lookup=watched.run)
             except PaySDKError as error:

@@ -49,7 +49,6 @@ from ..._models.verified import VerifiedPayment
 from ...ledger import AsyncLedger, Ledger
 from ...ledger._django import DjangoLedger
 from .._callback import (
-    Watched,
     check_answer,
     check_sync_on_failed,
     check_view,
@@ -58,6 +57,7 @@ from .._callback import (
     refusal_of,
     scrub_of,
     sync_on_failed_answer,
+    watched_lookup,
 )
 from .._record import afulfil, arecord_refusal, fulfil, record_refusal
 from ..responses import CallbackResponse, callback_response
@@ -154,7 +154,7 @@ def _decorate_sync(
         not_get = method_response(request.method or "")
         if not_get is not None:
             return _answer(not_get)
-        watched = Watched(lookup)
+        watched = watched_lookup(lookup)
         try:
             payment = client.verify_callback(request, lookup=watched.run)
         except PaySDKError as error:
@@ -197,7 +197,7 @@ def _decorate_async(
         not_get = method_response(request.method or "")
         if not_get is not None:
             return _answer(not_get)
-        watched = Watched(lookup)
+        watched = watched_lookup(lookup)
         try:
             payment = await client.verify_callback(request, lookup=watched.aresolve)
         except PaySDKError as error:
