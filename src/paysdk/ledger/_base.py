@@ -14,6 +14,7 @@ from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from . import _checks, _plans, _sql
+from ._errors import frameless
 from ._rows import FulfilResult, LedgerRow
 from ._steps import LedgerPlan
 
@@ -75,6 +76,18 @@ def sqlite_file(url: str | os.PathLike[str]) -> str | None:
     return target if kind == "sqlite" and target not in ("", ":memory:") else None
 
 
+class _Unshown:
+    """A ledger's URL as its constructor holds it: a password in it is not in a frame's locals."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: str | os.PathLike[str]) -> None:
+        self.value = value
+
+    def __repr__(self) -> str:
+        return "<the ledger's URL, not shown: it may hold a password>"
+
+
 class BaseLedger:
     """What both ledgers share: the URL, the table, the lease, and their presentation."""
 
@@ -111,13 +124,24 @@ class BaseLedger:
                 message says which part, never the password), a bad lease, table name or
                 timeout, or PostgreSQL without the ``postgres`` extra.
         """
-        self._backend, self._where = _target(url)
-        if self._backend == "sqlite":
-            from ._databases.sqlite import sqlite_path
+        # A debug page lists each frame's locals: this frame holds the URL only under a repr
+        # that shows none of it, and a refusal is raised without the frames below that read it
+        # (the URL, libpq's parts of it).
+        given = _Unshown(url)
+        del url
+        refused: BaseException | None = None
+        try:
+            self._backend, self._where = _target(given.value)
+            if self._backend == "sqlite":
+                from ._databases.sqlite import sqlite_path
 
-            self._where = sqlite_path(self._where)
-        self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
-        self._shown = self._where if self._backend == "sqlite" else self._driver.target.shown
+                self._where = sqlite_path(self._where)
+            self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
+            self._shown = self._where if self._backend == "sqlite" else self._driver.target.shown
+        except Exception as exc:
+            refused = frameless(exc)
+        if refused is not None:  # raised here, where no exception is being handled: no context
+            raise refused
 
     def _settle(
         self, *, lease: float | dt.timedelta, table: str, create_table: bool, timeout: float

@@ -10,6 +10,7 @@ __all__ = [
     "LedgerError",
     "UnrecordedFulfilmentError",
     "UnverifiedPaymentError",
+    "frameless",
 ]
 
 
@@ -77,3 +78,32 @@ class AmountOutOfRangeError(PaymentVerificationError):
     record it refused). ``payment`` is what the service said; check it with the service and
     settle it by hand.
     """
+
+
+def frameless(exc: BaseException) -> BaseException:
+    """``exc``, and each exception it was raised from or while handling, without its frames.
+
+    A failed connect's frames hold the password in their locals (psycopg's ``connect``: its
+    ``conninfo``, ``params``, ``attempt``; SQLAlchemy's pool: ``cparams``; Django's:
+    ``conn_params``), as do those that read a ledger's URL; Django's debug page under
+    ``DEBUG = True`` (a new project's default) and an error tracker's local variables show them.
+    Passed another way (a ``password=`` keyword) it still lands in psycopg's. What is kept is what
+    a person debugs with: the chain, each exception's type, text and attributes, and the frames
+    that raise the ledger's error, which hold no URL.
+
+    Args:
+        exc: the exception to chain, or raise again, without the frames it was raised through.
+
+    Returns:
+        ``exc``, its ``__traceback__`` and those of its chain cleared.
+    """
+    seen: set[int] = set()
+    pending: list[BaseException | None] = [exc]
+    while pending:
+        current = pending.pop()
+        if current is None or id(current) in seen:
+            continue
+        seen.add(id(current))
+        current.__traceback__ = None
+        pending += [current.__cause__, current.__context__]
+    return exc

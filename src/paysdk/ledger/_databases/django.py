@@ -16,7 +16,7 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..._errors import ConfigurationError
 from .. import _sql
-from .._errors import LedgerError
+from .._errors import LedgerError, frameless
 from .._steps import Rows
 from .driver import Connection
 from .postgres import ISOLATION, libpq_options, local_timeouts, postgres_error
@@ -131,8 +131,8 @@ class DjangoDriver:
         kept = wrapper.connection  # before get_autocommit, which connects if there is none
         try:
             autocommit = wrapper.get_autocommit()
-        except _DJANGO_ERRORS as exc:
-            raise self.error(exc) from exc
+        except _DJANGO_ERRORS as exc:  # it connects: the frames of that hold the password
+            raise self.error(exc) from frameless(exc)
         if not autocommit:
             raise ConfigurationError(
                 f"DjangoLedger needs Django's database {self.using!r} in autocommit mode (its "

@@ -12,7 +12,7 @@ from collections.abc import Generator
 from typing import Any
 
 from ..._errors import ConfigurationError
-from .._errors import LedgerError
+from .._errors import LedgerError, frameless
 from .._sql import before_accounts
 from .postgres_url import PostgresURL, parse_url, scrub
 
@@ -42,9 +42,10 @@ def checked_url(url: str) -> PostgresURL:
 
 def connect_error(exc: Exception, timeout: float, url: PostgresURL) -> LedgerError:
     """The ledger's error for a failed connect, with the URL's secrets hidden; chained to
-    psycopg's only when that holds none of them (a traceback prints the cause's text)."""
+    psycopg's only when that holds none of them (a traceback prints the cause's text), and then
+    without psycopg's frames (``frameless``)."""
     failed = postgres_error(exc, timeout, url.secrets)
-    failed.__cause__ = exc if scrub(str(exc), url.secrets) == str(exc) else None
+    failed.__cause__ = frameless(exc) if scrub(str(exc), url.secrets) == str(exc) else None
     return failed
 
 

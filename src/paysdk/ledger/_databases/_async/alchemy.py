@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy.exc
 
-from ..._errors import LedgerError
+from ..._errors import LedgerError, frameless
 from ..._sql import SQLITE, Dialect
 from ..._steps import Rows
 from ..._twins import async_shield
@@ -60,8 +60,8 @@ class AsyncSQLAlchemyDriver:
     async def _begin(self, write: bool) -> AsyncSQLAlchemyTransaction:
         try:
             connection = await self.engine.connect()
-        except DATABASE_ERRORS as exc:
-            raise self.error(exc) from exc
+        except DATABASE_ERRORS as exc:  # the frames of the engine's connect hold the password
+            raise self.error(exc) from frameless(exc)
         transaction = AsyncSQLAlchemyTransaction(connection, self)
         try:
             await transaction.open(write)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import sqlalchemy.exc
 
-from ..._errors import LedgerError
+from ..._errors import LedgerError, frameless
 from ..._sql import SQLITE, Dialect
 from ..._steps import Rows
 from ..._twins import shield
@@ -62,8 +62,8 @@ class SQLAlchemyDriver:
     def _begin(self, write: bool) -> SQLAlchemyTransaction:
         try:
             connection = self.engine.connect()
-        except DATABASE_ERRORS as exc:
-            raise self.error(exc) from exc
+        except DATABASE_ERRORS as exc:  # the frames of the engine's connect hold the password
+            raise self.error(exc) from frameless(exc)
         transaction = SQLAlchemyTransaction(connection, self)
         try:
             transaction.open(write)
