@@ -192,6 +192,61 @@ async def test_an_async_view_with_an_async_client(
     assert bool(verify_requests(callback_sandbox)) == case.asks_service
 
 
+def test_an_answer_of_on_failed_django_cannot_send_is_refused(
+    client: paysdk.Client, shop: Shop, tmp_path: Path
+) -> None:
+    """Django sends only a response: a dict from ``on_failed`` (Flask's idiom) is refused with
+    a ``ConfigurationError`` naming it, Django's 500, nothing recorded, rather than dropped for
+    the helper's own answer; the service calls again once ``on_failed`` is fixed."""
+
+    def answer_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> object:
+        return {"noted": error.reference}
+
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @verified_callback(
+            client=client, lookup=shop.lookup, ledger=ledger, on_failed=answer_failure
+        )
+        def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> HttpResponse:
+            raise AssertionError("a failed payment must not reach the view")
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        browser = DjangoClient(raise_request_exception=False)
+        page = browser.get(f"{PATH}?reference=order-1043", HTTP_ACCEPT="text/html")
+        row = ledger.row("order-1043")
+    assert page.status_code == 500
+    assert "on_failed returned a dict, which Django cannot send" in page.content.decode()
+    assert row is None
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("answer", ["dict", "response"])
+async def test_what_an_async_views_on_failed_answers(
+    async_client: paysdk.AsyncClient, shop: Shop, answer: str
+) -> None:
+    """An async view's ``on_failed`` (awaited) answers as a sync one's: its response is sent,
+    anything else it cannot send is refused."""
+
+    async def answer_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> object:
+        noted = {"noted": error.reference}
+        return noted if answer == "dict" else JsonResponse(noted, status=202)
+
+    @verified_callback(client=async_client, lookup=shop.lookup, on_failed=answer_failure)
+    async def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> HttpResponseBase:
+        raise AssertionError("a failed payment must not reach the view")
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    browser = DjangoAsyncClient(raise_request_exception=False)
+    page = await browser.get(f"{PATH}?reference=order-1043", HTTP_ACCEPT="text/html")
+    if answer == "dict":
+        assert page.status_code == 500
+        assert "on_failed returned a dict, which Django cannot send" in page.content.decode()
+    else:
+        assert (page.status_code, json.loads(page.content)) == (202, {"noted": "order-1043"})
+
+
 # --- the testing kit's fixtures: a Django app's callback without a server -------------------
 
 

@@ -174,6 +174,37 @@ def test_on_failed_may_answer_instead(callback_sandbox: Sandbox, shop: Shop) -> 
     assert (response.status_code, response.json()) == (202, {"noted": "order-1043"})
 
 
+@pytest.mark.parametrize("kind", ["async", "sync"])
+@pytest.mark.parametrize("on_failed_kind", ["def", "async def"])
+def test_a_dict_on_failed_returns_is_sent_as_json(
+    callback_sandbox: Sandbox, shop: Shop, kind: str, on_failed_kind: str
+) -> None:
+    """``on_failed`` may return the answer to send, as the endpoint may: a value FastAPI sends
+    (a dict as JSON, 200), not only a response."""
+    client = sandbox_client(callback_sandbox, kind)
+    app = FastAPI()
+
+    def answer_failure(error: paysdk.PaymentFailedError) -> dict[str, str]:
+        shop.record_failure(error)
+        return {"noted": error.reference}
+
+    async def answer_failure_async(error: paysdk.PaymentFailedError) -> dict[str, str]:
+        return answer_failure(error)
+
+    on_failed = answer_failure if on_failed_kind == "def" else answer_failure_async
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, on_failed=on_failed)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        raise AssertionError("a failed payment must not reach the endpoint")
+
+    with TestClient(app) as browser:
+        response = browser.get(f"{PATH}?reference=order-1043")
+        close(browser, client)
+    assert (response.status_code, response.json()) == (200, {"noted": "order-1043"})
+    assert shop.failed == ["order-1043"]
+
+
 @pytest.mark.parametrize("state", ["closed", "unconfigured"])
 def test_a_malformed_callback_is_a_400_whatever_the_async_clients_state(
     shop: Shop, monkeypatch: pytest.MonkeyPatch, state: str

@@ -109,6 +109,19 @@ def test_on_failed_may_answer_instead(client: paysdk.Client, shop: Shop) -> None
     assert (response.status_code, response.text) == (202, "noted")
 
 
+def test_a_dict_on_failed_returns_is_sent_as_json(client: paysdk.Client, shop: Shop) -> None:
+    """As a view's dict is: Flask sends it as JSON, 200 (as FastAPI does too)."""
+    app = flask.Flask(__name__)
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, on_failed=lambda e: {"noted": e.reference})
+    def payment_callback(payment: paysdk.VerifiedPayment) -> str:
+        raise AssertionError("a failed payment must not reach the view")
+
+    response = app.test_client().get(f"{PATH}?reference=order-1043")
+    assert (response.status_code, response.json) == (200, {"noted": "order-1043"})
+
+
 def test_url_values_reach_the_view(client: paysdk.Client, shop: Shop) -> None:
     app = flask.Flask(__name__)
 

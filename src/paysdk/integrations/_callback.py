@@ -36,10 +36,12 @@ __all__ = [
     "check_answer",
     "check_sync_on_failed",
     "check_view",
+    "failed_answer",
     "failed_payment",
     "method_response",
     "refusal_of",
     "scrub_of",
+    "sendable_answer",
     "sync_on_failed_answer",
     "unrecorded_refusal",
     "watched_lookup",
@@ -48,6 +50,7 @@ __all__ = [
 R = TypeVar("R")
 A = TypeVar("A")
 V = TypeVar("V")
+S = TypeVar("S")
 
 EXCERPT = 200
 """How many characters of a refusing view's body its recorded reason quotes."""
@@ -196,6 +199,47 @@ def _routed(view: object, routing: Routing) -> bool:
 def failed_payment(error: PaySDKError) -> PaymentFailedError | None:
     """``error`` if it is a failed payment (which ``on_failed`` is called with), else None."""
     return error if isinstance(error, PaymentFailedError) else None
+
+
+def failed_answer(answer: R | None, own: Callable[[], R]) -> R:
+    """What a failed payment is answered with: what ``on_failed`` returned, sent as the
+    framework sends a view's answer (Flask's dict, str or tuple; FastAPI's value or response;
+    Django's response, ``sendable_answer``), or, for ``None`` (or no ``on_failed``), the
+    helper's own 200 ``failed``.
+
+    Args:
+        answer: what ``on_failed`` returned, awaited if it had to be.
+        own: makes the helper's own answer (which logs it), called only for ``None``.
+
+    Returns:
+        ``answer``, or the helper's own answer for ``None``.
+    """
+    return own() if answer is None else answer
+
+
+def sendable_answer(answer: object, sent: type[S], framework: str) -> S | None:
+    """``on_failed``'s answer where the framework sends only a response of type ``sent``
+    (Django's ``HttpResponseBase``): any other is refused, not dropped for the helper's answer.
+
+    Args:
+        answer: what ``on_failed`` returned, awaited if it had to be.
+        sent: the type of what the framework sends.
+        framework: its name, for the refusal.
+
+    Returns:
+        ``answer``: a ``sent``, or ``None``.
+
+    Raises:
+        ConfigurationError: ``answer`` is something else (a dict); the framework answers its
+            500 and nothing is recorded, so the service calls again once ``on_failed`` is fixed.
+    """
+    if answer is None or isinstance(answer, sent):
+        return answer
+    raise ConfigurationError(
+        f"on_failed returned a {type(answer).__name__}, which {framework} cannot send: return a "
+        f"response ({sent.__name__}; a JsonResponse for a dict), or None for the helper's own "
+        "answer (200 failed)"
+    )
 
 
 ASYNC_ON_FAILED = (

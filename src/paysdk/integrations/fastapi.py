@@ -48,6 +48,7 @@ from ._callback import (
     Watched,
     check_answer,
     check_view,
+    failed_answer,
     failed_payment,
     method_response,
     refusal_of,
@@ -60,7 +61,8 @@ from .responses import CallbackResponse, callback_response
 __all__ = ["verified_callback"]
 
 OnFailed = Callable[[PaymentFailedError], object]
-"""Called (and awaited, if async) with a failed payment; may return the response to send instead."""
+"""Called (and awaited, if async) with a failed payment; may return the answer to send instead: a
+response, or a value FastAPI sends as it sends an endpoint's (a dict as JSON)."""
 
 Endpoint = Callable[..., Any]
 
@@ -88,7 +90,8 @@ def verified_callback(
         ledger: fulfil each payment once through this ``AsyncLedger`` or ``Ledger``; refusals
             are recorded in it too.
         on_failed: called (and awaited, if async) with the ``PaymentFailedError`` of a failed
-            payment (to record it); may return the response to send instead.
+            payment (to record it); may return the answer to send instead, as the endpoint
+            may: a response, or a value FastAPI sends (a dict as JSON).
 
     Returns:
         The decorator.
@@ -152,7 +155,7 @@ class _Callback:
                 await arecord_refusal(self.ledger, refusal_of(error, scrub))
             else:
                 await run_in_threadpool(record_refusal, self.ledger, refusal_of(error, scrub))
-            return answer if isinstance(answer, Response) else _answer(callback_response(error))
+            return failed_answer(answer, functools.partial(_failed_response, error))
 
         async def run(paid: VerifiedPayment) -> Any:
             if inspect.iscoroutinefunction(endpoint):
@@ -234,6 +237,11 @@ def _json(value: object) -> bytes:
         return json.dumps(value, default=str).encode()
     except (TypeError, ValueError):  # a structure json cannot write: no excerpt
         return b""
+
+
+def _failed_response(error: PaySDKError) -> JSONResponse:
+    """The helper's own answer to a failed payment ``on_failed`` did not answer (200 ``failed``)."""
+    return _answer(callback_response(error))
 
 
 def _answer(response: CallbackResponse) -> JSONResponse:

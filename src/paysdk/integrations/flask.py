@@ -39,6 +39,7 @@ from ._callback import (
     check_answer,
     check_sync_on_failed,
     check_view,
+    failed_answer,
     failed_payment,
     method_response,
     refusal_of,
@@ -114,7 +115,9 @@ def verified_callback(
                 answer = on_failed(failed) if on_failed and failed else None
                 sync_on_failed_answer(answer)
                 record_refusal(ledger, refusal_of(error, scrub))
-                return answer if answer is not None else _answer(callback_response(error))
+                own = functools.partial(_failed_response, error)
+                # mypy joins ResponseReturnValue's members into object; pyright keeps the union
+                return failed_answer(answer, own)  # type: ignore[return-value]
             if ledger is None:
                 return view(payment, *args, **kwargs)
             outcome = fulfil(
@@ -142,6 +145,11 @@ def _checked(answer: ResponseReturnValue, scrub: Callable[[str], str]) -> Respon
         lambda: b"" if response.is_streamed else response.get_data(),
         scrub,
     )
+
+
+def _failed_response(error: PaySDKError) -> ResponseReturnValue:
+    """The helper's own answer to a failed payment ``on_failed`` did not answer (200 ``failed``)."""
+    return _answer(callback_response(error))
 
 
 def _answer(response: CallbackResponse) -> ResponseReturnValue:

@@ -52,10 +52,12 @@ from .._callback import (
     check_answer,
     check_sync_on_failed,
     check_view,
+    failed_answer,
     failed_payment,
     method_response,
     refusal_of,
     scrub_of,
+    sendable_answer,
     sync_on_failed_answer,
     watched_lookup,
 )
@@ -113,7 +115,8 @@ def verified_callback(
         ledger: fulfil each payment once through it (a ``Ledger`` with a ``Client``, an
             ``AsyncLedger`` with an ``AsyncClient``); refusals are recorded in it too.
         on_failed: called with ``(request, error)`` for a failed payment (to record it); may
-            return the response to send instead.
+            return the response to send instead (an ``HttpResponse``: anything else but
+            ``None`` is a ``ConfigurationError``, the framework's 500).
 
     Returns:
         The decorator.
@@ -163,8 +166,12 @@ def _decorate_sync(
             failed = failed_payment(error)
             answer = on_failed(request, failed) if on_failed and failed else None
             sync_on_failed_answer(answer)
+            response = failed_answer(
+                sendable_answer(answer, HttpResponseBase, "Django"),
+                functools.partial(_error_response, error),
+            )
             record_refusal(ledger, refusal_of(error, scrub))
-            return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
+            return response
         if ledger is None:
             return view(request, payment, *args, **kwargs)
         outcome = fulfil(
@@ -207,8 +214,12 @@ def _decorate_async(
             answer = on_failed(request, failed) if on_failed and failed else None
             if inspect.isawaitable(answer):
                 answer = await answer
+            response = failed_answer(
+                sendable_answer(answer, HttpResponseBase, "Django"),
+                functools.partial(_error_response, error),
+            )
             await arecord_refusal(ledger, refusal_of(error, scrub))
-            return answer if isinstance(answer, HttpResponseBase) else _error_response(error)
+            return response
         if ledger is None:
             return await view(request, payment, *args, **kwargs)
 
