@@ -195,6 +195,36 @@ def test_bad_faults_over_http_are_400(http: httpx.Client, body: bytes) -> None:
     assert response.json()["error"] == "Bad Request"
 
 
+@pytest.mark.parametrize("number", [float("nan"), float("inf"), float("-inf")])
+def test_a_json_fault_with_nan_or_infinity_is_refused_when_made(number: float) -> None:
+    """``json.dumps`` writes them ``NaN`` and ``Infinity``, no JSON: a fault that sent them would
+    test a client against a body no JSON service sends."""
+    with pytest.raises(ValueError, match="NaN and Infinity have no JSON form"):
+        Fault.json(500, {"error": "x", "rate": number})
+    with pytest.raises(ValueError, match="NaN and Infinity have no JSON form"):
+        Fault.from_json({"status": 500, "body": [number]})
+
+
+def test_a_fault_with_nan_over_http_is_400_and_not_injected(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    """Python's JSON reader takes ``NaN``, so the control API reads one; the fault is refused."""
+    response = http.post("/_sandbox/faults", content=b'{"status": 500, "body": {"x": NaN}}')
+    assert response.status_code == 400
+    assert "NaN" in response.json()["message"]
+    assert len(sandbox.faults) == 0
+
+
+def test_a_json_fault_with_a_lone_surrogate_sends_valid_json(
+    sandbox: Sandbox, http: httpx.Client
+) -> None:
+    """A lone surrogate goes as its ``\\ud800`` escape: UTF-8 and JSON both carry it."""
+    sandbox.inject(Fault.json(500, {"error": "\ud800"}), path=VERIFY)
+    answer = http.get(VERIFY)
+    assert answer.status_code == 500
+    assert json.loads(answer.content) == {"error": "\ud800"}
+
+
 def test_control_endpoints_need_the_key(sandbox: Sandbox) -> None:
     for method, path in [("POST", "faults"), ("DELETE", "faults"), ("GET", "requests")]:
         response = httpx.request(

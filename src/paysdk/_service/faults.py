@@ -95,14 +95,17 @@ class Fault:
 
         Args:
             status: the HTTP status.
-            body: anything ``json.dumps`` takes.
+            body: anything ``json.dumps`` takes, but NaN and infinities (no JSON).
             headers: more headers (``Content-Type`` is JSON's unless given).
 
         Returns:
             The fault.
+
+        Raises:
+            ValueError: ``body`` holds NaN or an infinity, which JSON has no form for.
         """
         return cls(
-            status=status, body=json.dumps(body), headers={"Content-Type": _JSON, **(headers or {})}
+            status=status, body=_json_text(body), headers={"Content-Type": _JSON, **(headers or {})}
         )
 
     @classmethod
@@ -175,7 +178,8 @@ class Fault:
             The fault.
 
         Raises:
-            ValueError: an unknown field, or a field out of range.
+            ValueError: an unknown field, or a field out of range (a ``body`` holding NaN or
+                an infinity, which JSON has no form for).
         """
         fields = dict(obj)
         unknown = sorted(set(fields) - {f.name for f in dataclasses.fields(cls)})
@@ -183,9 +187,20 @@ class Fault:
             raise ValueError(f"unknown fault field(s): {', '.join(unknown)}")
         body = fields.get("body", "")
         if not isinstance(body, str):
-            fields["body"] = json.dumps(body)
+            fields["body"] = _json_text(body)
             fields["headers"] = {"Content-Type": _JSON, **(fields.get("headers") or {})}
         return cls(**fields)
+
+
+def _json_text(body: object) -> str:
+    """``body`` as JSON text, refused if it holds NaN or an infinity: ``json.dumps`` would write
+    them as ``NaN`` and ``Infinity``, which are no JSON, and a fault must send what it says."""
+    try:
+        return json.dumps(body, allow_nan=False)
+    except ValueError as error:
+        if "Out of range float" not in str(error):
+            raise  # a circular reference: json.dumps's own words say it
+        raise ValueError("the body must be JSON: NaN and Infinity have no JSON form") from None
 
 
 def answer_request_id(fault: Fault | None, request_id: str) -> str | None:
