@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from opentelemetry import trace
 from opentelemetry.instrumentation.aiohttp_client import AioHttpClientInstrumentor
@@ -509,3 +510,55 @@ async def test_a_call_cancelled_while_it_waits_for_its_answer_ends_its_span_as_a
         "error.type": "asyncio.exceptions.CancelledError",
     }
     assert span.status.status_code is StatusCode.ERROR
+
+
+class CarelessHookError(Exception):
+    """What a careless event hook of the application's own client raises."""
+
+
+def quoting_hook(request: httpx.Request) -> None:
+    """An application's request hook that fails quoting the request's Authorization header,
+    as a hook's ``raise_for_status`` quotes a server's reason phrase that echoes the key."""
+    raise CarelessHookError(f"refused {request.headers['authorization']}")
+
+
+async def async_quoting_hook(request: httpx.Request) -> None:
+    quoting_hook(request)
+
+
+def assert_the_error_alone(exporter: InMemorySpanExporter) -> None:
+    """The one ``paysdk.verify`` span says the hook's error by its type alone."""
+    span = only(exporter, "paysdk.verify")
+    assert span.events == ()
+    assert span.status.status_code is StatusCode.ERROR
+    assert span.status.description == "CarelessHookError"
+    assert attributes(span)["error.type"] == f"{__name__}.CarelessHookError"
+    assert_no_key(exporter)
+
+
+def test_an_exception_raised_while_sending_is_no_event_and_its_words_stay_out(
+    sandbox: Sandbox, spans: InMemorySpanExporter
+) -> None:
+    """An exception that is no network failure (a bug, an application's event hook) reaches
+    the caller as raised, and its words may hold anything (the key here): the span keeps its
+    type as ``error.type``, not an ``exception`` event with its message and stack."""
+    with (
+        httpx.Client(event_hooks={"request": [quoting_hook]}) as http,
+        paysdk.Client(secret_key=KEY, base_url=sandbox.base_url, http_client=http) as client,
+        pytest.raises(CarelessHookError),
+    ):
+        client.verify(COMPLETED_REFERENCE)
+    assert_the_error_alone(spans)
+
+
+async def test_an_exception_raised_while_sending_async_is_no_event_either(
+    sandbox: Sandbox, spans: InMemorySpanExporter
+) -> None:
+    """The async twin of the test above."""
+    async with (
+        httpx.AsyncClient(event_hooks={"request": [async_quoting_hook]}) as http,
+        paysdk.AsyncClient(secret_key=KEY, base_url=sandbox.base_url, http_client=http) as client,
+    ):
+        with pytest.raises(CarelessHookError):
+            await client.verify(COMPLETED_REFERENCE)
+    assert_the_error_alone(spans)

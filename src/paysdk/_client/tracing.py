@@ -77,9 +77,14 @@ class CallSpan:
 
     def current(self) -> Any:
         """A context manager making this span current (started if it was not): spans made
-        inside it, the HTTP instrumentations' or the application's own, are its children."""
+        inside it, the HTTP instrumentations' or the application's own, are its children.
+        What it raises is not recorded here (``use_span`` would add an ``exception`` event with
+        the message and stack, and a status quoting it): a bug's or a hook's words may quote the
+        key or a server's text; ``end`` says the error's type alone."""
         self.start()
-        return self._trace.use_span(self._span, end_on_exit=False)
+        return self._trace.use_span(
+            self._span, end_on_exit=False, record_exception=False, set_status_on_exception=False
+        )
 
     def _sent(self, request: Send, result: object) -> None:
         if isinstance(result, Failure):
