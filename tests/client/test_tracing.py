@@ -35,6 +35,7 @@ from paysdk.sandbox import (
     Sandbox,
 )
 from tests.conftest import EitherClient, MakeClient
+from tests.support.hostile import HostileServer, raw
 
 pytestmark = pytest.mark.anyio
 
@@ -562,3 +563,20 @@ async def test_an_exception_raised_while_sending_async_is_no_event_either(
         with pytest.raises(CarelessHookError):
             await client.verify(COMPLETED_REFERENCE)
     assert_the_error_alone(spans)
+
+
+@pytest.mark.parametrize("make_loopback_client", ["sync", "async"], indirect=True)
+async def test_a_malformed_answer_echoing_the_key_leaves_it_out_of_the_http_span(
+    hostile: HostileServer, make_loopback_client: MakeClient, instrumented: InMemorySpanExporter
+) -> None:
+    """A header line the HTTP library refuses is quoted in its error, which httpx's
+    instrumentation records on its span (message, status, and the traceback of the chain):
+    one that echoes the key has it blotted out, on the backends whose transport is paysdk's."""
+    hostile.script(raw(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n" + KEY.encode() + b"\r\n\r\n{}"))
+    client = make_loopback_client(secret_key=KEY, base_url=hostile.base_url, max_retries=0)
+    with pytest.raises(paysdk.APIConnectionError):
+        await client.verify(COMPLETED_REFERENCE)
+    (http_span,) = [s for s in instrumented.get_finished_spans() if s.kind is SpanKind.CLIENT]
+    assert "<secret key>" in (http_span.status.description or "")
+    assert [event.name for event in http_span.events] == ["exception"]
+    assert_no_key(instrumented)

@@ -11,7 +11,9 @@ from typing import Any
 import httpcore
 import httpx
 
+from .._core.config import blot_key, secret_key_in
 from .._errors import ConfigurationError
+from .tls import chain
 
 __all__ = [
     "HTTPCORE_FILES",
@@ -54,12 +56,26 @@ def httpx_error(exc: Exception, request: httpx.Request | None) -> httpx.Transpor
     """The httpx exception an httpcore one stands for, with httpcore's message: the most
     specific one (a ``ConnectTimeout`` is not merely a ``TimeoutException``). ``None`` for any
     other exception, which goes on as it was raised. ``request``: the httpx request it was
-    sending, ``None`` for one sent as httpcore's only."""
+    sending, ``None`` for one sent as httpcore's only.
+
+    Raise it ``from error.__cause__``, which is ``exc`` or ``None``, not ``from exc``:
+    httpcore's words quote what the server sent (h11's ``illegal header line: bytearray(...)``),
+    which may echo the request's key, and an instrumentation's span records this error's message
+    and the traceback of its chain: the key is blotted out of the message, and a cause that
+    quotes it is left out of the traceback (still its ``__context__``, for what reads the chain:
+    a refused connection, a TLS failure)."""
     mapped: type[httpx.TransportError] | None = None
     for core, theirs in HTTPCORE_TO_HTTPX.items():
         if isinstance(exc, core) and (mapped is None or issubclass(theirs, mapped)):
             mapped = theirs
-    return None if mapped is None else mapped(str(exc), request=request)
+    if mapped is None:
+        return None
+    key = "" if request is None else secret_key_in(request.headers)
+    error = mapped(blot_key(str(exc), key), request=request)
+    quotes_key = any(blot_key(str(cause), key) != str(cause) for cause in chain(exc))
+    error.__cause__ = None if quotes_key else exc
+    error.__suppress_context__ = True
+    return error
 
 
 def core_request(

@@ -121,7 +121,7 @@ class AsyncRoutesTransport(httpx.AsyncBaseTransport):
         except Exception as exc:
             if (mapped := httpx_error(exc, request)) is None:
                 raise
-            raise mapped from exc
+            raise mapped from mapped.__cause__  # exc, unless its words quote the key
         body = response.stream
         assert isinstance(body, AsyncIterable)
         extensions = extensions_of(response)
@@ -154,7 +154,7 @@ class AsyncResponseBody(AsyncBodyStream):
         except Exception as exc:
             if (mapped := httpx_error(exc, self._request)) is None:
                 raise
-            raise mapped from exc
+            raise mapped from mapped.__cause__  # exc, unless its words quote the key
 
     async def aclose(self) -> None:
         aclose = getattr(self._body, "aclose", None)

@@ -123,7 +123,7 @@ class RoutesTransport(httpx.BaseTransport):
         except Exception as exc:
             if (mapped := httpx_error(exc, request)) is None:
                 raise
-            raise mapped from exc
+            raise mapped from mapped.__cause__  # exc, unless its words quote the key
         body = response.stream
         assert isinstance(body, Iterable)
         extensions = extensions_of(response)
@@ -156,7 +156,7 @@ class ResponseBody(BodyStream):
         except Exception as exc:
             if (mapped := httpx_error(exc, self._request)) is None:
                 raise
-            raise mapped from exc
+            raise mapped from mapped.__cause__  # exc, unless its words quote the key
 
     def close(self) -> None:
         close = getattr(self._body, "close", None)
