@@ -54,6 +54,25 @@ def test_paysdk_works_where_opentelemetry_cannot_be_imported() -> None:
     assert run(textwrap.dedent(blocker) + RUN_A_VERIFY + after) == "[]"
 
 
+def test_a_call_while_another_thread_imports_opentelemetry_is_untraced_not_failed() -> None:
+    """``opentelemetry.trace`` is in ``sys.modules`` from the start of its import, which another
+    thread (configuring the SDK) may be in: a call made then is not traced, and succeeds."""
+    partly = """
+    import importlib.machinery
+    import sys
+    import types
+
+    partial = types.ModuleType("opentelemetry.trace")  # as an import under way leaves it
+    partial.__spec__ = importlib.machinery.ModuleSpec("opentelemetry.trace", None)
+    partial.__spec__._initializing = True
+    sys.modules["opentelemetry.trace"] = partial
+    """
+    partly = textwrap.dedent(partly)
+    run(partly + RUN_A_VERIFY)
+    del_spec = "\ndel sys.modules['opentelemetry.trace'].__spec__._initializing\n"
+    run(partly + del_spec + RUN_A_VERIFY)  # no flag, and none of its names defined yet
+
+
 def test_a_call_does_not_load_opentelemetry_the_application_did_not() -> None:
     """OpenTelemetry installed but not imported by the application: a verify leaves
     ``opentelemetry.trace`` unloaded."""

@@ -29,7 +29,7 @@ def call_span(name: str, reference: str | None = None, *, lazy: bool = False) ->
     ``UNTRACED`` when nothing would record it, so callers need no check. ``lazy``: start it with
     the first request, not now (``iter_payments``, which may never be iterated)."""
     trace = sys.modules.get("opentelemetry.trace")
-    if trace is None:
+    if trace is None or not _loaded(trace):
         return UNTRACED
     span = CallSpan(trace, f"paysdk.{name}", reference)
     if not lazy:
@@ -37,6 +37,15 @@ def call_span(name: str, reference: str | None = None, *, lazy: bool = False) ->
         if not span.recording:
             return UNTRACED
     return span
+
+
+def _loaded(trace: ModuleType) -> bool:
+    """Whether ``opentelemetry.trace`` is loaded whole: another thread may be importing it
+    (configuring the SDK), its module in ``sys.modules`` before the names paysdk calls are
+    defined; a call made meanwhile is not traced rather than failing."""
+    if getattr(getattr(trace, "__spec__", None), "_initializing", False):
+        return False
+    return all(hasattr(trace, name) for name in ("get_tracer", "use_span", "Status", "StatusCode"))
 
 
 @functools.lru_cache(maxsize=4)
