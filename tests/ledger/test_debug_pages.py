@@ -187,3 +187,17 @@ def test_a_django_ledgers_debug_page_of_a_refused_connect_shows_no_password(
     finally:
         alias.close()
     check_page(page, password)
+
+
+def test_a_bug_while_a_ledger_is_made_keeps_its_frames(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the ledger's own refusals lose the frames below its constructor: anything else is a
+    bug (ours or a dependency's), whose traceback is what finds it."""
+    from paysdk.ledger import _base
+
+    def broken(url: object) -> tuple[str, str]:
+        raise TypeError("a changed API")
+
+    monkeypatch.setattr(_base, "_target", broken)
+    with pytest.raises(TypeError, match="a changed API") as raised:
+        paysdk.Ledger("sqlite:///ledger.db")
+    assert [frame.name for frame in raised.traceback][-1] == "broken"

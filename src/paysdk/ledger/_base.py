@@ -10,7 +10,7 @@ from typing import Any
 
 from .._core.config import check_account
 from .._core.expected import check_lookup
-from .._errors import ConfigurationError
+from .._errors import ConfigurationError, PaySDKError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from . import _checks, _plans, _sql
@@ -126,7 +126,7 @@ class BaseLedger:
         """
         # A debug page lists each frame's locals: this frame holds the URL only under a repr
         # that shows none of it, and a refusal is raised without the frames below that read it
-        # (the URL, libpq's parts of it).
+        # (the URL, libpq's parts of it). Any other exception is a bug, which keeps its frames.
         given = _Unshown(url)
         del url
         refused: BaseException | None = None
@@ -138,7 +138,7 @@ class BaseLedger:
                 self._where = sqlite_path(self._where)
             self._settle(lease=lease, table=table, create_table=create_table, timeout=timeout)
             self._shown = self._where if self._backend == "sqlite" else self._driver.target.shown
-        except Exception as exc:
+        except PaySDKError as exc:
             refused = frameless(exc)
         if refused is not None:  # raised here, where no exception is being handled: no context
             raise refused
