@@ -102,7 +102,9 @@ class Fault:
             The fault.
 
         Raises:
-            ValueError: ``body`` holds NaN or an infinity, which JSON has no form for.
+            ValueError: ``body`` holds NaN or an infinity, which JSON has no form for, or
+                refers to itself.
+            TypeError: ``body`` holds what JSON has no form for (a set, an object).
         """
         return cls(
             status=status, body=_json_text(body), headers={"Content-Type": _JSON, **(headers or {})}
