@@ -13,15 +13,18 @@ import atexit
 import shutil
 import tempfile
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import django
 from django.conf import settings
-from django.urls import URLPattern, URLResolver, clear_url_caches
+from django.http import HttpRequest, HttpResponse
+from django.urls import URLPattern, URLResolver, clear_url_caches, path
 
 __all__ = [
     "configure",
+    "debug_page",
     "postgres_settings",
     "serve",
     "sqlite_settings",
@@ -84,6 +87,18 @@ def serve(*patterns: URLPattern | URLResolver) -> None:
     """Serve these URL patterns, and only these, from now on."""
     urlpatterns[:] = patterns
     clear_url_caches()
+
+
+def debug_page(view: Callable[[HttpRequest], HttpResponse]) -> str:
+    """The page Django's test client gets from ``view``, which must raise: the debug page of a
+    new project (``DEBUG = True``), with each frame's locals, as HTML."""
+    from django.test import Client
+
+    serve(path("page", view))
+    page = Client(raise_request_exception=False).get("/page", HTTP_ACCEPT="text/html")
+    html = page.content.decode()
+    assert page.status_code == 500 and "Local vars" in html, html[:300]
+    return html
 
 
 def url_of(alias: str) -> str:
