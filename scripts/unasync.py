@@ -36,6 +36,7 @@ RULES = [
     (r"\benter_async_context\b", "enter_context"),
     (r"\baclose\b", "close"),
     (r"\baiter\b", "iter"),
+    (r"\baiter_stream\b", "iter_stream"),  # httpcore's response body
     (r"\banext\b", "next"),
     (r"\b__a(enter|exit|iter|next)__\b", r"__\1__"),
     (r"\bhandle_async_request\b", "handle_request"),  # httpcore's pools and httpx's transports

@@ -16,11 +16,12 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
+import httpcore
 import httpx
 import pytest
 
+from paysdk._transport._sync.pool import Routes
 from paysdk.cli import _exits as exits
 from paysdk.cli import main
 from paysdk.cli._main import build_parser, parse_since
@@ -449,18 +450,19 @@ BUGS = [
 """Exceptions no HTTP library documents as a network failure (an OSError is one)."""
 
 
-def send_then_raise(monkeypatch: pytest.MonkeyPatch, bug: Exception) -> list[httpx.Request]:
-    """``httpx.Client.send`` sends the request (the server sees it), then raises ``bug``, as a
-    bug in paysdk or httpx would; the requests it was given are returned, as they come."""
-    sent: list[httpx.Request] = []
-    send = httpx.Client.send
+def send_then_raise(monkeypatch: pytest.MonkeyPatch, bug: Exception) -> list[str]:
+    """paysdk's pools (``Routes.handle_request``, under a client's attempts and a callback's
+    ``httpx.Client`` alike) send the request (the server sees it), then raise ``bug``, as a bug
+    in paysdk, httpcore or httpx would; the methods and URLs they were given are returned."""
+    sent: list[str] = []
+    send = Routes.handle_request
 
-    def buggy(self: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        sent.append(request)
-        send(self, request, **kwargs).close()
+    def buggy(self: Routes, request: httpcore.Request) -> httpcore.Response:
+        sent.append(f"{request.method.decode()} {request.url}")
+        send(self, request).close()
         raise bug
 
-    monkeypatch.setattr(httpx.Client, "send", buggy)
+    monkeypatch.setattr(Routes, "handle_request", buggy)
     return sent
 
 

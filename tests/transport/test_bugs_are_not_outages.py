@@ -20,6 +20,7 @@ import pytest
 
 import paysdk
 from paysdk._transport._async.pool import AsyncRoutes
+from paysdk._transport._sync.pool import Routes
 from tests.conftest import EitherClient, MakeClient, listed_body, verify_body
 from tests.support.hostile import Behaviour, Connection, HostileServer, Request, reset, respond_json
 
@@ -91,16 +92,22 @@ class Injected:
 
 @pytest.fixture
 def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
-    """The method each backend sends with (``httpx.Client.send``, the async client's own pools
-    ``AsyncRoutes.handle_async_request``, ``aiohttp.ClientSession.request``) sends the request,
-    then raises a TypeError."""
+    """The method each backend sends with (the clients' own pools ``Routes.handle_request`` and
+    ``AsyncRoutes.handle_async_request``, ``httpx.Client.send`` where httpx's client sends,
+    ``aiohttp.ClientSession.request``) sends the request, then raises a TypeError."""
     injected = Injected(TypeError("send() got an unexpected keyword argument 'stream'"))
     sync_send, routes_send = httpx.Client.send, AsyncRoutes.handle_async_request
+    sync_routes_send = Routes.handle_request
     aiohttp_request = aiohttp.ClientSession.request
 
     def send(self: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
         injected.calls.append("httpx.Client.send")
         sync_send(self, request, **kwargs).close()
+        raise injected.error
+
+    def routes_sync_send(self: Routes, request: httpcore.Request) -> httpcore.Response:
+        injected.calls.append("Routes.handle_request")
+        sync_routes_send(self, request).close()
         raise injected.error
 
     async def asend(self: AsyncRoutes, request: httpcore.Request) -> httpcore.Response:
@@ -116,6 +123,7 @@ def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
         raise injected.error
 
     monkeypatch.setattr(httpx.Client, "send", send)
+    monkeypatch.setattr(Routes, "handle_request", routes_sync_send)
     monkeypatch.setattr(AsyncRoutes, "handle_async_request", asend)
     monkeypatch.setattr(aiohttp.ClientSession, "request", arequest)
     return injected
@@ -124,8 +132,8 @@ def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
 @pytest.fixture
 def bug_in_body(monkeypatch: pytest.MonkeyPatch) -> Injected:
     """Reading an answer's body raises a TypeError, where each backend reads it: httpx's
-    ``Response.iter_raw``, httpcore's ``Response.aiter_stream`` (the async client's),
-    aiohttp's ``StreamReader.iter_any`` (a stream, or a body of unknown length) and
+    ``Response.iter_raw``, httpcore's ``Response.iter_stream`` and ``aiter_stream`` (the
+    clients' own), aiohttp's ``StreamReader.iter_any`` (a stream, or a body of unknown length) and
     ``ClientResponse.read`` (a body of known length)."""
     injected = Injected(TypeError("'NoneType' object is not subscriptable"))
 
@@ -143,6 +151,7 @@ def bug_in_body(monkeypatch: pytest.MonkeyPatch) -> Injected:
         monkeypatch.setattr(owner, name, broken_read if asynchronous else broken)
 
     patch(httpx.Response, "iter_raw")
+    patch(httpcore.Response, "iter_stream")
     patch(httpcore.Response, "aiter_stream")
     patch(aiohttp.StreamReader, "iter_any")
     patch(aiohttp.ClientResponse, "read", asynchronous=True)

@@ -139,6 +139,9 @@ WAITS_FOR_THE_200 = {"timeout": 1.0}
 CAP = {"max_response_bytes": 1_000_000}
 WAIT_250_MS = {"retry-after-ms": "250"}
 ELSEWHERE = {"Location": "http://127.0.0.1:9/payments"}
+NOWHERE = {"Location": "http://[::1"}
+"""A Location no URL parser reads: httpx raises as it reads it, even where it follows no
+redirect."""
 PROXY_PAGE = b"<html><body><h1>502 Bad Gateway</h1></body></html>"
 HTML = {"Content-Type": "text/html"}
 TRUNCATED = b'{"status": true, "message": "Verification successful", "data": {}}'
@@ -176,6 +179,7 @@ CASES = [
     # --- answers that are not retried, or retried without a server's word ---------------------
     Case("401", [status(401)], AuthenticationError, 1, sleeps=[]),
     Case("302 is not followed", [respond(302, headers=ELSEWHERE)], APIError, 1),
+    Case("302 to no URL", [respond(302, headers=NOWHERE)], APIError, 1),
     Case("a proxy's HTML 502", [respond(502, PROXY_PAGE, HTML)], ServerError, 3),
     # --- no answer in time ----------------------------------------------------------------
     Case("stall before headers", [stall()], APITimeoutError, 2, options=SHORT | {"max_retries": 1}),

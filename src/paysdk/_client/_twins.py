@@ -75,9 +75,7 @@ def sender(
 
     if http_client is not None:
         return httpx_sync.SyncHttpxSender(http_client)
-    made = defaults()  # sent by the client itself, not per request
-    own = httpx_sync.own_client(network, made)
-    return httpx_sync.SyncHttpxSender(own, defaults=made, network=network)
+    return httpx_sync.own_sender(network, defaults())  # sent by the client, not per request
 
 
 def async_sender(

@@ -84,7 +84,9 @@ def decoded(content_encoding: str | None, raw: Iterable[bytes]) -> Iterator[byte
         yield tail
 
 
-async def adecoded(content_encoding: str | None, raw: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+async def async_decoded(
+    content_encoding: str | None, raw: AsyncIterable[bytes]
+) -> AsyncIterator[bytes]:
     """The async twin of ``decoded``, ``b""`` for chunks that inflate to nothing included."""
     decoder = ContentDecoder(content_encoding)
     async for chunk in raw:

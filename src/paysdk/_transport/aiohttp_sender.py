@@ -19,7 +19,7 @@ from .._core.body import BodyReader, attempt_timed_out
 from .._core.config import SecretHeaders, masked
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import ConfigurationError, closed_error
-from .._parsing.decoding import DecodingError, adecoded
+from .._parsing.decoding import DecodingError, async_decoded
 from .async_streams import AsyncStream, LoopBinding
 from .forks import PerProcess
 from .network import Network, Proxy, proxy_refused, through_proxy, timeout_failure
@@ -127,7 +127,7 @@ def _stream(
         response.close()
 
     opened = Opened(response.status, _headers(response))
-    pieces = adecoded(opened.headers.get("Content-Encoding"), response.content.iter_any())
+    pieces = async_decoded(opened.headers.get("Content-Encoding"), response.content.iter_any())
     return AsyncStream(opened, pieces, close, closed, _failure)
 
 

@@ -15,9 +15,9 @@ from anyio import move_on_after
 from .._core.body import attempt_timed_out
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import closed_error
-from .._parsing.decoding import adecoded
+from .._parsing.decoding import async_decoded
 from . import httpx_tracing
-from ._async.answers import read_answer, read_body
+from ._async.answers import read_answer, send_core
 from ._async.pool import AsyncPoolTransport, AsyncRoutes
 from .async_direct import AsyncDirectConnections
 from .async_streams import AsyncStream, LoopBinding
@@ -103,7 +103,7 @@ class AsyncHttpxSender:
             return failure
         if request.opens(response.status_code):  # left open for iter_payments
             opened = Opened(response.status_code, response.headers)
-            pieces = adecoded(*async_raw_body(response))  # inflated in bounded steps as it arrives
+            pieces = async_decoded(*async_raw_body(response))  # inflated as it arrives
             return AsyncStream(
                 opened, pieces, response.aclose, lambda: self.is_closed, failure_from_httpx
             )
@@ -112,23 +112,11 @@ class AsyncHttpxSender:
     async def _direct(
         self, routes: AsyncRoutes, request: Send, started: float
     ) -> Answer | Failure | AsyncStream:
-        """The attempt sent to ``routes`` as httpcore's request, read as ``_attempt`` reads
-        httpx's answer: the same caps, streams and failures."""
-        try:
-            response = await routes.handle_async_request(self._requests.core(self.http, request))
-        except Exception as exc:
-            if (failure := self._failure(exc, request)) is None:
-                raise
-            return failure
-        headers = httpx.Headers(response.headers)
-        if request.opens(response.status):  # decoded as ``_attempt`` decodes httpx's
-            pieces = adecoded(headers.get("content-encoding"), response.aiter_stream())
-            failure_of = functools.partial(failure_from_httpcore, sent=request)
-            opened = Opened(response.status, headers)
-            return AsyncStream(opened, pieces, response.aclose, lambda: self.is_closed, failure_of)
-        body = (headers.get("content-encoding"), response.aiter_stream(), response.aclose)
+        """The attempt sent to ``routes`` as httpcore's request, past httpx's client: its
+        answer read as ``_attempt`` reads httpx's (``_async/answers.py``'s ``send_core``)."""
         failed = functools.partial(self._failure, sent=request)
-        return await read_body(request, (response.status, headers), body, started, failed)
+        core = self._requests.core(self.http, request)
+        return await send_core(routes, core, (request, started), failed, lambda: self.is_closed)
 
     def _failure(self, exc: Exception, sent: Send | None = None) -> Failure | None:
         """What ``exc`` stands for (raised sending or reading ``sent`` through httpcore, if

@@ -254,7 +254,7 @@ class RequestBuilder:
             extensions=extensions,
         )
 
-    def core(self, http: httpx.AsyncClient, request: Send) -> httpcore.Request:
+    def core(self, http: httpx.Client | httpx.AsyncClient, request: Send) -> httpcore.Request:
         """The request ``http`` would hand its transport for ``request``, built without httpx's
         request and client machinery: the same URL, headers in the same order (``http``'s
         defaults merged with the request's, ``Host`` first) and timeouts.
@@ -281,7 +281,9 @@ class RequestBuilder:
             extensions={"timeout": request.timeout._asdict()},  # httpx.Timeout.as_dict()'s keys
         )
 
-    def _merge(self, http: httpx.AsyncClient, kept: Mapping[str, str]) -> httpx.Headers:
+    def _merge(
+        self, http: httpx.Client | httpx.AsyncClient, kept: Mapping[str, str]
+    ) -> httpx.Headers:
         """``http``'s headers updated with ``kept``, as httpx merges a request's; the last kept."""
         last_in, last_out = self._merged
         if kept is last_in:

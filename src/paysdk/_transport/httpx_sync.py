@@ -1,104 +1,56 @@
 """The sync httpx sender: bodies through ``BodyReader`` (never read past its cap), each attempt
 bounded whole: on paysdk's own client by socket deadlines (``deadline``), on a merchant's by the
 ``watchdog`` shutting its socket (``borrowed`` finds it), on both by a check per chunk. A network
-or service failure becomes a ``Failure``; any other exception is a bug, raised as is."""
+or service failure becomes a ``Failure``; any other exception is a bug, raised as is.
+
+paysdk's own client has no auth, redirects, cookies or hooks, so its untraced attempts go to its
+pools (``Routes``) as httpcore's request, past httpx's machinery, as the async sender's do."""
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 
 import httpx
 
-from .._core.body import read_timed_out, stream_failure
-from .._core.steps import Answer, Failure, Opened, Read, Send
+from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import closed_error
-from . import watchdog
-from ._sync.answers import read_answer
-from ._sync.pool import PoolTransport
+from . import httpx_tracing, watchdog
+from ._sync.answers import read_answer, send_core
+from ._sync.pool import PoolTransport, Routes
 from .borrowed import AttemptTrace, IdleSockets, socket_of
 from .deadline import attempt_deadline, deadline_backend
 from .httpx_common import (
     HttpxDefaults,
     RequestBuilder,
+    failure_from_httpcore,
     failure_from_httpx,
     own_client_options,
     sync_body,
 )
-from .network import Network, through_proxy, timeout_failure
+from .network import Network, through_proxy
+from .streams import Stream, deadline_passed
 
-__all__ = ["SyncHttpxSender", "own_client"]
+__all__ = ["SyncHttpxSender", "own_sender"]
 
 
-def own_client(network: Network, defaults: HttpxDefaults) -> httpx.Client:
-    """The ``httpx.Client`` paysdk makes: its pools open deadline-bound sockets through
-    ``network``, and it sends ``defaults`` itself rather than per request."""
+def own_sender(network: Network, defaults: HttpxDefaults) -> SyncHttpxSender:
+    """The sender on an ``httpx.Client`` of paysdk's own: its pools open deadline-bound sockets
+    through ``network``, and it sends ``defaults`` itself rather than per request."""
     transport = PoolTransport(network, network_backend=deadline_backend())
-    return httpx.Client(transport=transport, **own_client_options(defaults))
+    http = httpx.Client(transport=transport, **own_client_options(defaults))
+    return SyncHttpxSender(http, defaults=defaults, routes=transport.routes)
 
 
-def deadline_passed() -> Failure:
-    """An attempt whose socket the watchdog shut: the failure paysdk's own client reports when
-    its socket's deadline passes (``deadline``), so either client says the same."""
-    return timeout_failure(httpx.ReadTimeout("the attempt's deadline passed"))
-
-
-class SyncStream:
-    """A successful answer left open for ``iter_payments``: one chunk per ``Read``."""
-
-    def __init__(
-        self, response: httpx.Response, closed: Callable[[], bool], *, borrowed: bool = False
-    ) -> None:
-        """
-        Args:
-            response: the answer, its body not read yet.
-            closed: whether the client was closed.
-            borrowed: the client is the merchant's: each read is watched (``watchdog``).
-        """
-        self.opened = Opened(response.status_code, response.headers)
-        self._response = response
-        self._chunks = sync_body(response)
-        self._closed = closed
-        stream = response.extensions.get("network_stream")
-        h1 = response.http_version == "HTTP/1.1"
-        self._sock = socket_of(stream) if borrowed and h1 else None
-        self._cut = False
-
-    def read(self, step: Read) -> bytes | Failure:
-        deadline = None if step.budget is None else time.monotonic() + step.budget
-        if deadline is None or self._sock is None:
-            return self._read(step, deadline)
-        if self._cut:  # an earlier read's deadline shut the socket: nothing more is trusted
-            return deadline_passed()
-        watch = watchdog.watch(deadline)
-        watch.attach(self._sock)
-        try:
-            got = self._read(step, deadline)
-        finally:
-            watch.end()
-        if watch.cut:
-            self._cut = True
-            return deadline_passed()
-        return got
-
-    def _read(self, step: Read, deadline: float | None) -> bytes | Failure:
-        try:
-            with attempt_deadline(deadline):  # sockets of paysdk's own client; else the clock:
-                for piece in self._chunks:
-                    if piece:
-                        return piece
-                    if deadline is not None and time.monotonic() > deadline:
-                        return read_timed_out(step.budget)
-                return b""
-        except Exception as exc:
-            if self._closed():  # the client was closed under the iteration
-                raise closed_error("Client") from None
-            if (failure := stream_failure(self.opened, exc, failure_from_httpx)) is None:
-                raise
-            return failure
-
-    def close(self) -> None:
-        self._response.close()
+def httpx_stream(response: httpx.Response, closed: Callable[[], bool], *, borrowed: bool) -> Stream:
+    """The stream of httpx's ``response``, its body not read yet; ``borrowed``: the client is the
+    merchant's, whose socket the watchdog watches on each read."""
+    stream = response.extensions.get("network_stream")
+    h1 = response.http_version == "HTTP/1.1"
+    sock = socket_of(stream) if borrowed and h1 else None
+    opened = Opened(response.status_code, response.headers)
+    return Stream(opened, sync_body(response), response.close, closed, failure_from_httpx, sock)
 
 
 class SyncHttpxSender:
@@ -109,18 +61,20 @@ class SyncHttpxSender:
         http: httpx.Client,
         *,
         defaults: HttpxDefaults | None = None,
-        network: Network | None = None,
+        routes: Routes | None = None,
     ) -> None:
         """
         Args:
             http: the client to send with.
-            defaults: what ``own_client`` made ``http`` with; ``None`` for a merchant's client,
+            defaults: what ``own_sender`` made ``http`` with; ``None`` for a merchant's client,
                 whose sockets, headers and timeout paysdk leaves as they are.
-            network: what ``own_client`` made ``http`` on, so a failure of its proxy names it;
-                ``None`` for a merchant's client.
+            routes: the pools under ``http``, where ``http`` is paysdk's own: each untraced
+                attempt is sent to them directly, and a failure of their proxy names it.
+                ``None``: every attempt goes through ``http``.
         """
         self.http = http
-        self._network = network
+        self._routes = routes
+        self._network = routes.network if routes is not None else None
         self._requests = RequestBuilder(defaults)
         self._idle = IdleSockets.of(http) if defaults is None else None
 
@@ -128,7 +82,7 @@ class SyncHttpxSender:
     def is_closed(self) -> bool:
         return self.http.is_closed
 
-    def send(self, request: Send) -> Answer | Failure | SyncStream:
+    def send(self, request: Send) -> Answer | Failure | Stream:
         started = time.monotonic()
         deadline = None if request.budget is None else started + request.budget
         if deadline is None or self._idle is None:
@@ -140,15 +94,18 @@ class SyncHttpxSender:
         finally:
             watch.end()
         if watch.cut:  # its socket was shut at the deadline: a timeout, whatever was read
-            if isinstance(outcome, SyncStream):
+            if isinstance(outcome, Stream):
                 outcome.close()
             return deadline_passed()
         return through_proxy(outcome, request, self._network)
 
     def _send(
         self, request: Send, started: float, trace: AttemptTrace | None
-    ) -> Answer | Failure | SyncStream:
+    ) -> Answer | Failure | Stream:
         """One attempt; ``trace`` finds a merchant's socket for the watchdog."""
+        routes = self._routes
+        if routes is not None and httpx_tracing.instrumentation() is None:
+            return self._direct(routes, request, started)
         extensions = None if trace is None else {"trace": trace}
         try:
             built = self._requests.build(self.http, request, extensions)
@@ -160,14 +117,22 @@ class SyncHttpxSender:
         if trace is not None:
             trace.found(response.extensions.get("network_stream"), response.http_version)
         if request.opens(response.status_code):
-            return SyncStream(response, lambda: self.http.is_closed, borrowed=trace is not None)
+            return httpx_stream(response, lambda: self.is_closed, borrowed=trace is not None)
         return read_answer(request, response, started, self._failure)
 
-    def _failure(self, exc: Exception) -> Failure | None:
-        """What ``exc`` stands for; ``None`` for a bug, which the caller re-raises."""
+    def _direct(self, routes: Routes, request: Send, started: float) -> Answer | Failure | Stream:
+        """The attempt sent to ``routes`` as httpcore's request, past httpx's client: its
+        answer read as ``_send`` reads httpx's (``_sync/answers.py``'s ``send_core``)."""
+        failed = functools.partial(self._failure, sent=request)
+        core = self._requests.core(self.http, request)
+        return send_core(routes, core, (request, started), failed, lambda: self.is_closed)
+
+    def _failure(self, exc: Exception, sent: Send | None = None) -> Failure | None:
+        """What ``exc`` stands for (raised sending or reading ``sent`` through httpcore, if
+        given); ``None`` for a bug, which the caller re-raises."""
         if self.http.is_closed:  # closed by another thread while this one waited or sent
             raise closed_error("Client") from None
-        return failure_from_httpx(exc)
+        return failure_from_httpx(exc) if sent is None else failure_from_httpcore(exc, sent)
 
     def close(self) -> None:
         self.http.close()
