@@ -233,11 +233,15 @@ def test_a_detach_started_without_standard_streams_ends_and_its_sandbox_is_found
 
 FROM_A_TERMINAL = (
     "import os, signal, sys; "
-    "[signal.signal(sig, signal.SIG_DFL) for sig in (signal.SIGHUP, signal.SIGTERM)]; "
+    "sigs = (signal.SIGINT, signal.SIGHUP, signal.SIGTERM); "
+    "[signal.signal(sig, signal.SIG_DFL) for sig in sigs]; "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, sigs); "
     "os.execv(sys.executable, [sys.executable, '-m', 'paysdk', *sys.argv[1:]])"
 )
-"""``paysdk`` with SIGHUP and SIGTERM as a terminal's session gives them, whatever this test run
-inherited (under ``nohup`` SIGHUP is ignored, and the command rightly leaves it so)."""
+"""``paysdk`` with Ctrl-C, SIGHUP and SIGTERM as a terminal's session gives them, whatever this
+test run inherited: under ``nohup`` SIGHUP is ignored (and the command rightly leaves it so), and
+a process started while another thread of the run had Ctrl-C ignored or blocked inherits that
+(then ``python`` never turns it into ``KeyboardInterrupt``)."""
 
 
 @pytest.mark.skipif(
