@@ -323,6 +323,46 @@ def test_a_lookup_may_raise_unknown_order_error_to_say_there_is_no_such_order(
     assert (row, shop.failed, callback_sandbox.requests) == (None, [], [])
 
 
+LOOK_ALIKES = [
+    ("\u043erder-1042", "'\\u043erder-1042'"),  # a Cyrillic o: reads as order-1042
+    ("order-1042\u3164", "'order-1042\\u3164'"),  # a Hangul filler: drawn as nothing
+]
+
+
+@pytest.mark.parametrize(("reference", "quoted"), LOOK_ALIKES, ids=["cyrillic-o", "filler"])
+@pytest.mark.parametrize("expects", ["no-order", "no-payment"])
+def test_a_callback_for_a_look_alike_of_an_order_is_logged_so_as_to_tell_it_apart(
+    client: paysdk.Client,
+    shop: Shop,
+    caplog: pytest.LogCaptureFixture,
+    reference: str,
+    quoted: str,
+    expects: str,
+) -> None:
+    """A spoofed reference drawn like a real order's: the line that refuses it (no such order,
+    or no such payment) quotes it in ASCII, so it never reads as the order it imitates."""
+
+    def an_order_of_every_reference(reference: str) -> paysdk.Expected:
+        return paysdk.Expected(amount=500, currency="NGN")
+
+    lookup = shop.lookup if expects == "no-order" else an_order_of_every_reference
+    app = flask.Flask(__name__)
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=lookup)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        raise AssertionError("nothing to fulfil")
+
+    with caplog.at_level(logging.INFO, logger="paysdk.callbacks"):
+        answer = app.test_client().get(PATH, query_string={"reference": reference})
+    status = "unknown_order" if expects == "no-order" else "unknown_payment"
+    assert (answer.status_code, answer.json) == (404, {"status": status})
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "paysdk.callbacks"]
+    assert f"the reference {quoted}" in line
+    assert reference not in line
+    assert caplog.records[-1].__dict__["paysdk_reference"] == reference  # the field keeps it
+
+
 def test_a_lookup_that_raises_a_paysdk_error_of_its_own_is_no_verdict(
     client: paysdk.Client, tmp_path: Path
 ) -> None:

@@ -168,7 +168,8 @@ def expected_for(
     refuse_awaitable(found, "lookup returned an awaitable: an async lookup needs AsyncClient")
     if found is None:
         raise UnknownOrderError(
-            f"no order has the reference {reference!r}; the callback is not acted on",
+            f"no order has the reference {quoted(reference, code=True)}; the callback is not "
+            "acted on",
             reference=reference,
         )
     if isinstance(found, Expected):
@@ -226,7 +227,9 @@ def check_payment(
     secret key out of what the service said, which the message quotes."""
     mismatches: dict[str, tuple[object, object]] = {}
     if not payment.succeeded:
-        raise PaymentFailedError(f"payment {payment.reference!r} did not succeed", payment=payment)
+        raise PaymentFailedError(
+            f"payment {quoted(payment.reference, code=True)} did not succeed", payment=payment
+        )
     if expected.amount is not None and payment.amount != expected.amount:
         mismatches["amount"] = (expected.amount, payment.amount)
     if expected.currency is not None and not same_currency(expected.currency, payment.currency):
@@ -240,7 +243,7 @@ def check_payment(
         if "amount" in mismatches:
             detail += _units_hint(*mismatches["amount"])
         raise PaymentMismatchError(
-            f"payment {payment.reference!r} does not match: {detail}",
+            f"payment {quoted(payment.reference, code=True)} does not match: {detail}",
             payment=payment,
             mismatches=mismatches,
         )

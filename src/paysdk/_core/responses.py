@@ -33,7 +33,7 @@ from .._errors import (
     TLSProtocolError,
     json_or_none,
 )
-from .._errors.quoting import body_excerpt, bounded_detail
+from .._errors.quoting import body_excerpt, bounded_detail, quoted
 from .._models.verified import VerifiedPayment, VerifyEnvelope
 from .._parsing.gcpause import gc_paused
 from .._parsing.repair import not_utf8
@@ -256,7 +256,9 @@ def error_for(request: Send, response: Answer, reference: str | None) -> APIErro
         body = _json_object(response.content)
         if reference is not None and body.get("success") is False:
             return PaymentNotFoundError(
-                f"no payment has the reference {reference!r}{said}", reference=reference, **info
+                f"no payment has the reference {quoted(reference, code=True)}{said}",
+                reference=reference,
+                **info,
             )
         if reference is None and body.get("error") == "Connection Error":
             return ListUnavailableError(f"the payment list is unavailable{said}", **info)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._core.config import KEY_IN_BASE_URL, blot_key, url_holds_key
 from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY, ENV_TIMEOUT
-from .._errors.quoting import bounded_detail
+from .._errors.quoting import bounded_detail, quoted
 from .._service.callbacks import callback_timeout, shown_url
 from . import _background as background
 from ._background import RunningSandbox
@@ -181,8 +181,9 @@ def _paid(answer: Fetched, base_url: str, args: argparse.Namespace, secret_key: 
         return print_error(f"the sandbox at {base_url} refused the secret key", EXIT_USAGE)
     if answer.status_code == 409:
         return print_error(
-            f"the sandbox at {base_url} already holds a payment for {args.reference!r}: pass "
-            "--replace to replace it, or pay another reference",
+            f"the sandbox at {base_url} already holds a payment for "
+            f"{quoted(args.reference, code=True)}: pass --replace to replace it, or pay another "
+            "reference",
             EXIT_USAGE,
         )
     if answer.status_code == 400 and "message" in data:

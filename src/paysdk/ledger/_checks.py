@@ -131,7 +131,8 @@ def check_payable(payment: object) -> VerifiedPayment:
     checked = check_payment(payment, Expected())
     if checked.amount not in AMOUNTS:
         raise AmountOutOfRangeError(
-            f"the amount of {checked.reference!r}, {describe_amount(checked.amount)}, is beyond "
+            f"the amount of {quoted(checked.reference, code=True)}, "
+            f"{describe_amount(checked.amount)}, is beyond "
             f"what the ledger can record (a signed 64-bit integer, {AMOUNTS.start} to "
             f"{AMOUNTS.stop - 1}): it is not fulfilled, and retrying cannot change that; "
             "check the payment with the service and settle it by hand",
@@ -172,7 +173,8 @@ def set_aside_target(
     if account and account != payment.account:
         verified = f"account {payment.account!r}" if payment.account else "an unlabelled client"
         raise ConfigurationError(
-            f"{payment.reference!r} was verified by {verified}, not by account {account!r}: "
+            f"{quoted(payment.reference, code=True)} was verified by {verified}, not by account "
+            f"{account!r}: "
             "a payment is recorded under the account that verified it, so leave account= out "
             "(or verify it with that account's client); nothing was recorded"
         )

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from .._errors import ConfigurationError
+from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from . import _sql
 from ._checks import storable, stored_as_is
@@ -78,10 +79,10 @@ _LABEL_EACH = (
 )
 
 _SPLIT_BY_PAYMENT = (
-    "{reference!r} was verified with another account's key than the payments this ledger holds "
+    "{reference} was verified with another account's key than the payments this ledger holds "
     "without an account, and neither client names its account: their references could "
     "collide. {label_each}; nothing was run",
-    "{reference!r} was verified with a key whose payments this ledger holds under {held}, and "
+    "{reference} was verified with a key whose payments this ledger holds under {held}, and "
     "its client names {named}: under two labels each of the key's payments would be fulfilled "
     "twice. Label every client of one key alike (Client(account=...)), to the letter; nothing "
     "was run",
@@ -133,17 +134,16 @@ def _refuse_split(
     """ConfigurationError (``refusals``' first or second) if ``key_rows``' answer shows an
     unlabelled client's key is not the unlabelled rows' (references of two accounts could collide),
     or another label than ``account`` holds the key's rows (each fulfilled once under each)."""
+    shown = quoted(reference, code=True)
     _, least, greatest, *ends = found.rows[0]
     if not account and any(end not in (None, key) for end in ends):
-        raise ConfigurationError(refusals[0].format(reference=reference, label_each=_LABEL_EACH))
+        raise ConfigurationError(refusals[0].format(reference=shown, label_each=_LABEL_EACH))
     for label in (least, greatest):
         if label is not None and str(label) != account:
             held, named = (
                 f"account {name!r}" if name else "no account" for name in (str(label), account)
             )
-            raise ConfigurationError(
-                refusals[1].format(reference=reference, held=held, named=named)
-            )
+            raise ConfigurationError(refusals[1].format(reference=shown, held=held, named=named))
 
 
 def check_label_case(
@@ -261,7 +261,8 @@ def fulfil_once(
         marked = yield from write_retrying(done, record_for, monotonic)
     except LedgerError as failed:
         raise UnrecordedFulfilmentError(
-            f"the action for {reference!r} ran, but recording its completion failed for "
+            f"the action for {quoted(reference, code=True)} ran, but recording its completion "
+            "failed for "
             f"{record_for:g}s ({failed}); it will not run again: once its lease ends the ledger "
             "holds it as 'unknown' until you resolve it (reconcile lists it)",
             reference=reference,
@@ -269,7 +270,8 @@ def fulfil_once(
         ) from failed
     if marked.rowcount != 1:
         raise LeaseLostError(
-            f"the action for {reference!r} finished, but its claim was resolved by hand "
+            f"the action for {quoted(reference, code=True)} finished, but its claim was resolved "
+            "by hand "
             "meanwhile; its completion was not recorded",
             reference=reference,
         )
@@ -339,7 +341,8 @@ def resolve(
             "its client does (account=, paysdk ledger --account)"
         )
     raise LedgerError(
-        f"{reference!r} has no claim of unknown outcome to resolve (its state: {state})"
+        f"{quoted(reference, code=True)} has no claim of unknown outcome to resolve "
+        f"(its state: {state})"
     )
 
 

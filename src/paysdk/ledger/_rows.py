@@ -8,6 +8,7 @@ import enum
 from collections.abc import Sequence
 from typing import Any, Generic, TypeVar
 
+from .._errors.quoting import quoted
 from .._models.timestamps import as_utc
 from ._errors import LedgerError
 from ._sql import STATES
@@ -174,6 +175,7 @@ def _time(reference: str, value: object) -> dt.datetime | None:
         return as_utc(dt.datetime.fromisoformat(str(value).replace("Z", "+00:00")))
     except ValueError:
         raise LedgerError(
-            f"the ledger's row for {reference!r} holds {str(value)[:64]!r} where a time in UTC "
+            f"the ledger's row for {quoted(reference, code=True)} holds {str(value)[:64]!r} "
+            "where a time in UTC "
             "belongs; was the row edited by hand?"
         ) from None
