@@ -93,17 +93,12 @@ class Injected:
 @pytest.fixture
 def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
     """The method each backend sends with (the clients' own pools ``Routes.handle_request`` and
-    ``AsyncRoutes.handle_async_request``, ``httpx.Client.send`` where httpx's client sends,
-    ``aiohttp.ClientSession.request``) sends the request, then raises a TypeError."""
+    ``AsyncRoutes.handle_async_request``, ``aiohttp.ClientSession.request``) sends the request,
+    then raises a TypeError. Not httpx's client's ``send``: replacing it has paysdk's own
+    clients send through it (``sends_past``), and the bug would be injected twice."""
     injected = Injected(TypeError("send() got an unexpected keyword argument 'stream'"))
-    sync_send, routes_send = httpx.Client.send, AsyncRoutes.handle_async_request
-    sync_routes_send = Routes.handle_request
+    sync_routes_send, routes_send = Routes.handle_request, AsyncRoutes.handle_async_request
     aiohttp_request = aiohttp.ClientSession.request
-
-    def send(self: httpx.Client, request: httpx.Request, **kwargs: Any) -> httpx.Response:
-        injected.calls.append("httpx.Client.send")
-        sync_send(self, request, **kwargs).close()
-        raise injected.error
 
     def routes_sync_send(self: Routes, request: httpcore.Request) -> httpcore.Response:
         injected.calls.append("Routes.handle_request")
@@ -122,7 +117,6 @@ def bug_in_send(monkeypatch: pytest.MonkeyPatch) -> Injected:
         (await aiohttp_request(self, method, url, **kwargs)).release()
         raise injected.error
 
-    monkeypatch.setattr(httpx.Client, "send", send)
     monkeypatch.setattr(Routes, "handle_request", routes_sync_send)
     monkeypatch.setattr(AsyncRoutes, "handle_async_request", asend)
     monkeypatch.setattr(aiohttp.ClientSession, "request", arequest)

@@ -2,7 +2,8 @@
 scope, bodies through ``BodyReader``. paysdk's own client has no auth, redirects, cookies or
 hooks, so its attempts go to its pools (``AsyncRoutes``) as httpcore's request, past httpx's
 machinery (a quarter of a call's CPU); a merchant's client, and paysdk's own while OpenTelemetry
-instruments httpx (its spans come from the transport), send through httpx."""
+instruments httpx (its spans come from the transport) or something replaced
+``httpx.AsyncClient.send`` (a tracer: ``httpx_tracing.sends_past``), send through httpx."""
 
 from __future__ import annotations
 
@@ -93,7 +94,7 @@ class AsyncHttpxSender:
 
     async def _attempt(self, request: Send, started: float) -> Answer | Failure | AsyncStream:
         routes = self._routes
-        if routes is not None and httpx_tracing.instrumentation() is None:
+        if routes is not None and httpx_tracing.sends_past(httpx.AsyncClient):
             return await self._direct(routes, request, started)
         try:
             response = await self.http.send(self._requests.build(self.http, request), stream=True)

@@ -4,7 +4,8 @@ bounded whole: on paysdk's own client by socket deadlines (``deadline``), on a m
 or service failure becomes a ``Failure``; any other exception is a bug, raised as is.
 
 paysdk's own client has no auth, redirects, cookies or hooks, so its untraced attempts go to its
-pools (``Routes``) as httpcore's request, past httpx's machinery, as the async sender's do."""
+pools (``Routes``) as httpcore's request, past httpx's machinery, as the async sender's do;
+not while something replaced ``httpx.Client.send`` (a tracer: ``httpx_tracing.sends_past``)."""
 
 from __future__ import annotations
 
@@ -104,7 +105,7 @@ class SyncHttpxSender:
     ) -> Answer | Failure | Stream:
         """One attempt; ``trace`` finds a merchant's socket for the watchdog."""
         routes = self._routes
-        if routes is not None and httpx_tracing.instrumentation() is None:
+        if routes is not None and httpx_tracing.sends_past(httpx.Client):
             return self._direct(routes, request, started)
         extensions = None if trace is None else {"trace": trace}
         try:
