@@ -43,26 +43,28 @@ def sandbox() -> Iterator[Sandbox]:
 
 @pytest.fixture
 def no_httpx_machinery(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Building an ``httpx.Request`` or calling ``httpx.AsyncClient.send`` raises."""
+    """Building an ``httpx.Request`` or asking ``httpx.AsyncClient`` to build one raises (not
+    its ``send``: a replaced ``send``, a tracer's, has the client send through it)."""
 
     def refused(*args: object, **kwargs: object) -> Any:
         raise AssertionError("httpx's request machinery was used")
 
     monkeypatch.setattr(httpx.Request, "__init__", refused)
-    monkeypatch.setattr(httpx.AsyncClient, "send", refused)
+    monkeypatch.setattr(httpx.AsyncClient, "build_request", refused)
 
 
 @pytest.fixture
 def sends(monkeypatch: pytest.MonkeyPatch) -> Sends:
-    """``httpx.AsyncClient.send``, counted."""
+    """The requests ``httpx.AsyncClient`` builds, each sent through it, counted (not by its
+    ``send``: a replaced ``send``, a tracer's, has the client send through it)."""
     counted = Sends()
-    send = httpx.AsyncClient.send
+    build = httpx.AsyncClient.build_request
 
-    async def counting(self: httpx.AsyncClient, request: httpx.Request, **kwargs: Any) -> Any:
+    def counting(self: httpx.AsyncClient, *args: Any, **kwargs: Any) -> httpx.Request:
         counted.count += 1
-        return await send(self, request, **kwargs)
+        return build(self, *args, **kwargs)
 
-    monkeypatch.setattr(httpx.AsyncClient, "send", counting)
+    monkeypatch.setattr(httpx.AsyncClient, "build_request", counting)
     return counted
 
 
