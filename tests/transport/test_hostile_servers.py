@@ -611,6 +611,45 @@ async def test_the_key_is_in_the_repr_of_nothing_an_unreadable_answer_raised(
         assert SECRET not in repr(raised.args)
 
 
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\nhello!",
+        b"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\n{}",
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
+        b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + TRUNCATED,
+    ],
+    ids=["two content lengths", "status of four digits", "chunk size not hex", "body cut"],
+)
+async def test_an_answer_no_parser_reads_is_said_on_one_line_with_no_status_it_lacks(
+    answer: bytes, endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """aiohttp raises an answer it cannot parse as an error of status 400 (what a server would
+    send back) and words it over lines, a caret under the bad byte: said as h11's words are,
+    one line, no 400 that would read as the service's answer."""
+    hostile.script(raw(answer))
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    with pytest.raises(APIConnectionError) as caught:
+        await endpoint.call(client)
+    message = str(caught.value).replace(hostile.base_url, "URL")  # a port may hold 400
+    assert "\n" not in message
+    assert "400" not in message
+    assert "ClientResponseError" not in message
+
+
+async def test_a_2xx_body_that_does_not_decode_is_said_in_a_sentence(
+    endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    hostile.script(corrupt_gzip(200))
+    client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
+    with pytest.raises(ResponseValidationError) as caught:
+        await endpoint.call(client)
+    assert str(caught.value).startswith(
+        "the service answered, but the body could not be decoded (Content-Encoding: 'gzip'): "
+    )
+    assert caught.value.status_code == 200
+
+
 NOT_UTF8_ID = b"HTTP/1.1 500 Oops\r\nContent-Length: 2\r\nX-Request-Id: req-\xff\xfe\r\n\r\n{}"
 """An error answer whose request id holds bytes that are not UTF-8."""
 

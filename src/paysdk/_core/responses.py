@@ -400,7 +400,7 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
     elif failure.kind == "undecodable" and failure.status_code is not None:
         if 200 <= failure.status_code < 300:
             error = ResponseValidationError(
-                f"the service answered with {detail}", **info_of(request, failure)
+                f"the service answered, but {detail}", **info_of(request, failure)
             )
         else:  # the status says what went wrong; the body was only ever an excerpt
             error = error_for(

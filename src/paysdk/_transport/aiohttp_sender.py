@@ -28,10 +28,12 @@ from .tls import chain, tls_failure
 if TYPE_CHECKING:  # for the checkers, always bound; at run time, only with the extra
     import aiohttp
     import yarl
+    from aiohttp.http import HttpProcessingError
 
 try:
     import aiohttp
     import yarl
+    from aiohttp.http import HttpProcessingError
 except ImportError:  # exercised by a test that hides aiohttp
     _installed = False
 else:
@@ -83,8 +85,21 @@ def _failure(exc: BaseException) -> Failure | None:
         return tls
     if isinstance(exc, aiohttp.ClientHttpProxyError):
         return proxy_refused(exc.status, f"{exc.status} {exc.message}", exc)
+    if (malformed := _malformed(exc)) is not None:
+        return Failure("connect", f"a malformed answer: {malformed}", cause=exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
+
+
+def _malformed(exc: BaseException) -> str | None:
+    """aiohttp's words for the answer its parser refused, if that is what ``exc`` is: on one
+    line as h11's are, without the caret under the bad byte, nor the status 400 its error
+    carries (the code a server would send back, which reads like the service's answer)."""
+    for raised in chain(exc):
+        if isinstance(raised, HttpProcessingError):
+            lines = (line.strip() for line in raised.message.splitlines())
+            return " ".join(line for line in lines if line.strip("^ ")).rstrip(".")
+    return None
 
 
 def _masked(info: aiohttp.RequestInfo) -> aiohttp.RequestInfo:
