@@ -36,6 +36,7 @@ from paysdk.sandbox import (
 )
 from tests.cli.sandbox_cli import free_port
 from tests.conftest import listed_body
+from tests.support.command import paysdk_cli
 
 Run = Callable[..., tuple[int, str, str]]
 
@@ -55,6 +56,24 @@ def run(
         return code, out, err
 
     return run
+
+
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "http_proxy", "ALL_PROXY"])
+def test_a_proxy_in_the_environment_does_not_keep_the_command_from_a_local_sandbox(
+    variable: str, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A corporate laptop or CI runner names a proxy that cannot reach this machine's loopback:
+    the command still reaches the sandbox on it, direct, and sends the proxy nothing."""
+    with socket.socket() as proxy:  # listens, so a request sent to it would be seen
+        proxy.bind(("127.0.0.1", 0))
+        proxy.listen()
+        proxy.settimeout(0)
+        monkeypatch.setenv(variable, f"http://127.0.0.1:{proxy.getsockname()[1]}")
+        code, out, err = paysdk_cli("list", "--json", "--timeout", "5", service=sandbox)
+        with pytest.raises(BlockingIOError):
+            proxy.accept()
+    assert (code, err) == (0, "")
+    assert {p["reference"] for p in json.loads(out)} == {p.reference for p in sandbox.payments}
 
 
 def test_verify_prints_the_payment(run: Run) -> None:

@@ -282,11 +282,29 @@ def test_the_async_client_wants_an_async_http_client() -> None:
         "http://127.9.9.9",
         "http://localhost:5000/api",
         "http://[::1]:8080",
-        "http://sandbox.localhost",
+        "http://LOCALHOST:8000",
     ],
 )
 def test_plain_http_is_allowed_on_loopback(url: str) -> None:
     assert paysdk.Client(secret_key=SECRET, base_url=url).base_url == url.rstrip("/")
+
+
+@pytest.mark.parametrize("host", ["sandbox.localhost", "app.LOCALHOST", "localhost.example.com"])
+def test_plain_http_to_a_name_a_resolver_may_send_anywhere_needs_the_opt_in(host: str) -> None:
+    """Browsers keep names under ``.localhost`` on the machine; Python's resolver looks them up
+    as any other (glibc asks DNS for a name ``/etc/hosts`` does not hold), so the key would go
+    in clear wherever a DNS answer points. ``verify=False`` is refused for them alike."""
+    with pytest.raises(
+        paysdk.ConfigurationError, match="refusing to send the secret key"
+    ) as caught:
+        paysdk.Client(secret_key=SECRET, base_url=f"http://{host}:8000")
+    assert ("looked up as any other" in str(caught.value)) is host.lower().endswith(".localhost")
+    with pytest.raises(paysdk.ConfigurationError, match="verify=False"):
+        paysdk.Client(secret_key=SECRET, base_url=f"https://{host}:8443", verify=False)
+    allowed = paysdk.Client(
+        secret_key=SECRET, base_url=f"http://{host}:8000", allow_insecure_http=True
+    )
+    assert allowed.base_url == f"http://{host}:8000"
 
 
 def test_plain_http_elsewhere_needs_an_explicit_opt_in() -> None:

@@ -13,7 +13,8 @@
 It tunnels ``CONNECT host:port`` (relaying bytes both ways without reading them: through a
 tunnel they are TLS), forwards plain-HTTP requests in absolute form (``GET http://host:port/path``),
 can require Basic credentials (407 without them), and records every request it reads. It reaches
-loopback hosts only (any other is answered 403), so no test traffic leaves the machine.
+loopback hosts only, and :data:`BEYOND`, a name it resolves to 127.0.0.1 (any other is answered
+403), so no test traffic leaves the machine.
 
 Each connection has a thread; every socket has a timeout, and ``stop()`` shuts every socket down,
 joins every thread and closes what is left, so nothing outlives the proxy.
@@ -36,7 +37,15 @@ from types import TracebackType
 from typing import Literal
 from urllib.parse import quote, urlsplit
 
-__all__ = ["PROXY_VARIABLES", "REALM", "ForwardProxy", "Headers", "Outcome", "ProxiedRequest"]
+__all__ = [
+    "BEYOND",
+    "PROXY_VARIABLES",
+    "REALM",
+    "ForwardProxy",
+    "Headers",
+    "Outcome",
+    "ProxiedRequest",
+]
 
 PROXY_VARIABLES = (
     "HTTPS_PROXY",
@@ -56,6 +65,12 @@ MAX_HEAD = 64 * 1024
 MAX_BODY = 1 << 20
 """The largest request body it forwards (answered 413 beyond)."""
 DEFAULT_TIMEOUT = 30.0
+BEYOND = "payments.localhost"
+"""A name the proxy resolves itself, to 127.0.0.1, as a corporate proxy resolves names its
+clients cannot: for paysdk a service beyond the machine (Python's resolver looks up a name under
+``.localhost`` as any other), so the environment's proxy carries requests to it, which it carries
+to no loopback address; the sandbox answers for it, and the servers' certificate names it
+(``tests/support/tls.py``)."""
 """Seconds any one socket operation may take: a generous bound, so a bug fails, never hangs."""
 _POLL = 0.05
 """How often the accept loop and tunnels look at the stop flag (seconds)."""
@@ -330,11 +345,11 @@ class ForwardProxy:
             record("refused")
             client.sendall(_PROXY_AUTHENTICATION_REQUIRED)
             return False
-        if not _loopback(host):
+        if not _loopback(host) and host != BEYOND:
             record("forbidden")
             client.sendall(_error(403, "Forbidden", "the test proxy reaches loopback only"))
             return False
-        upstream = self._connect(host, port)
+        upstream = self._connect("127.0.0.1" if host == BEYOND else host, port)
         if upstream is None:
             record("unreachable")
             client.sendall(_error(502, "Bad Gateway", f"cannot connect to {target}"))
@@ -394,11 +409,11 @@ class ForwardProxy:
             record("malformed")
             client.sendall(_error(400, "Bad Request", "forwards http://host[:port]/path only"))
             return False
-        if not _loopback(host):
+        if not _loopback(host) and host != BEYOND:
             record("forbidden")
             client.sendall(_error(403, "Forbidden", "the test proxy reaches loopback only"))
             return False
-        upstream = self._connect(host, port)
+        upstream = self._connect("127.0.0.1" if host == BEYOND else host, port)
         if upstream is None:
             record("unreachable")
             client.sendall(_error(502, "Bad Gateway", f"cannot connect to {url.netloc}"))

@@ -14,9 +14,10 @@ import trustme
 
 __all__ = ["SERVER_NAMES", "client_context", "server_context", "write_bundle"]
 
-SERVER_NAMES = ("127.0.0.1", "localhost", "::1")
+SERVER_NAMES = ("127.0.0.1", "localhost", "::1", "payments.localhost")
 """The names the servers' certificate is good for: the loopback addresses (as IP address SANs,
-so a client connecting to ``https://127.0.0.1:PORT`` verifies it) and ``localhost``."""
+so a client connecting to ``https://127.0.0.1:PORT`` verifies it), ``localhost``, and the name
+the test proxy resolves to 127.0.0.1 (``tests/support/proxy.py``'s ``BEYOND``)."""
 
 
 def server_context(ca: trustme.CA) -> ssl.SSLContext:

@@ -1,6 +1,8 @@
 """paysdk's clients behind a real forward proxy (tests/support/proxy.py): ``proxy=`` or the
 environment's ``HTTPS_PROXY``, with and without credentials, to the TLS sandbox and to a plain
-http:// one on loopback.
+http:// one on loopback. The environment's proxy carries no request to this machine, so its
+tests name the sandbox ``BEYOND``, which the proxy resolves to 127.0.0.1; going direct, each
+backend's resolver is told the same (``resolved_beyond``), and no query leaves the machine.
 
 Each test runs on every backend (sync, async over httpx, async over aiohttp) through conftest's
 ``make_loopback_client``. Every test starts with no proxy variable set (``clean_proxy_env``).
@@ -24,7 +26,7 @@ import paysdk
 from paysdk.sandbox import COMPLETED_REFERENCE, RecordedRequest, Sandbox
 from tests.conftest import EitherClient, MakeClient
 from tests.support.hostile import HostileServer, raw
-from tests.support.proxy import ForwardProxy, ProxiedRequest
+from tests.support.proxy import BEYOND, ForwardProxy, ProxiedRequest
 from tests.support.scripted import Scripted
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_proxy_env")]
@@ -47,17 +49,38 @@ def connect(make: MakeClient, sandbox: Sandbox, **options: object) -> EitherClie
     return make(base_url=sandbox.base_url, secret_key=sandbox.secret_key, **options)
 
 
+def connect_beyond(make: MakeClient, sandbox: Sandbox, **options: object) -> EitherClient:
+    """``connect``, the sandbox named ``BEYOND``: a service beyond this machine, as the
+    environment's proxy carries requests to."""
+    base_url = sandbox.base_url.replace("127.0.0.1", BEYOND)
+    return make(base_url=base_url, secret_key=sandbox.secret_key, **options)
+
+
+@pytest.fixture
+def resolved_beyond(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``BEYOND`` resolves to 127.0.0.1 for the client too (every backend asks
+    ``socket.getaddrinfo``), so a request sent direct reaches the sandbox with no DNS query."""
+    resolve = socket.getaddrinfo
+
+    def resolver(host: object, *args: object, **kwargs: object) -> object:
+        return resolve("127.0.0.1" if host == BEYOND else host, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+
+
 def headers_of(request: RecordedRequest) -> dict[str, str]:
     """The headers the sandbox recorded for ``request``, by lower-case name."""
     return {name.lower(): value for name, value in request.headers.items()}
 
 
-def assert_only_tunnels(requests: list[ProxiedRequest], sandbox: Sandbox) -> None:
-    """The proxy was asked for tunnels to ``sandbox`` and nothing else, and was shown neither
-    an Authorization header nor the secret key: those went inside, encrypted."""
+def assert_only_tunnels(
+    requests: list[ProxiedRequest], sandbox: Sandbox, host: str = "127.0.0.1"
+) -> None:
+    """The proxy was asked for tunnels to ``sandbox`` (named ``host``) and nothing else, and was
+    shown neither an Authorization header nor the secret key: those went inside, encrypted."""
     assert requests
     for request in requests:
-        assert (request.method, request.target) == ("CONNECT", f"127.0.0.1:{sandbox.port}")
+        assert (request.method, request.target) == ("CONNECT", f"{host}:{sandbox.port}")
         assert request.outcome == "tunnelled"
         assert "Authorization" not in request.headers
         seen = [request.target, *(f"{name}: {value}" for name, value in request.headers.pairs)]
@@ -105,6 +128,36 @@ async def test_one_tunnel_carries_a_clients_successive_calls(
     assert [r.path for r in tls_sandbox.requests] == [VERIFY, VERIFY, "/payments"]
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost"])
+@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "ALL_PROXY", "HTTP_PROXY"])
+async def test_the_environments_proxy_carries_nothing_to_this_machine(
+    host: str,
+    variable: str,
+    forward_proxy: ForwardProxy,
+    tls_sandbox: Sandbox,
+    sandbox: Sandbox,
+    tls_client_context: ssl.SSLContext,
+    make_loopback_client: MakeClient,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A proxy's clients (a CI runner, a corporate laptop) reach a sandbox on their own
+    loopback address direct: through the proxy, ``127.0.0.1`` would be the proxy's machine, and
+    the key, allowed over plain HTTP to this machine alone, would cross the network to it."""
+    monkeypatch.setenv(variable, forward_proxy.url)
+    service, options = (
+        (sandbox, {}) if variable == "HTTP_PROXY" else (tls_sandbox, {"verify": tls_client_context})
+    )
+    client = make_loopback_client(
+        base_url=service.base_url.replace("127.0.0.1", host),
+        secret_key=service.secret_key,
+        **options,
+    )
+    assert (await client.verify(COMPLETED_REFERENCE)).succeeded
+    assert forward_proxy.requests == []
+    assert [r.path for r in service.requests] == [VERIFY]
+
+
+@pytest.mark.usefixtures("resolved_beyond")
 async def test_the_environments_https_proxy_is_followed_and_no_proxy_bypasses_it(
     forward_proxy: ForwardProxy,
     tls_sandbox: Sandbox,
@@ -115,14 +168,14 @@ async def test_the_environments_https_proxy_is_followed_and_no_proxy_bypasses_it
     """Without ``proxy=``, ``HTTPS_PROXY`` leads to the proxy (a tunnel, as with ``proxy=``);
     with ``NO_PROXY`` naming the host, the client goes direct and the proxy sees nothing."""
     monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
-    proxied = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    proxied = connect_beyond(make_loopback_client, tls_sandbox, verify=tls_client_context)
     assert (await proxied.verify(COMPLETED_REFERENCE)).succeeded
     assert forward_proxy.tunnels == 1
-    assert_only_tunnels(forward_proxy.requests, tls_sandbox)
+    assert_only_tunnels(forward_proxy.requests, tls_sandbox, BEYOND)
 
     forward_proxy.clear()
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
-    direct = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    monkeypatch.setenv("NO_PROXY", BEYOND)
+    direct = connect_beyond(make_loopback_client, tls_sandbox, verify=tls_client_context)
     assert (await direct.verify(COMPLETED_REFERENCE)).succeeded
     assert forward_proxy.requests == []
     assert [r.path for r in tls_sandbox.requests] == [VERIFY, VERIFY]
@@ -163,6 +216,7 @@ async def test_a_host_beyond_ascii_that_no_proxy_names_fails_without_blaming_the
     assert forward_proxy.requests == []
 
 
+@pytest.mark.usefixtures("resolved_beyond")
 async def test_a_no_proxy_entry_with_a_port_bypasses_that_port_only(
     forward_proxy: ForwardProxy,
     tls_sandbox: Sandbox,
@@ -173,18 +227,19 @@ async def test_a_no_proxy_entry_with_a_port_bypasses_that_port_only(
     """``NO_PROXY=host:port``, as httpx reads it: the service on that port is reached direct,
     the same host on another port still through ``HTTPS_PROXY``."""
     monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
-    monkeypatch.setenv("NO_PROXY", f"127.0.0.1:{tls_sandbox.port}")
-    direct = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    monkeypatch.setenv("NO_PROXY", f"{BEYOND}:{tls_sandbox.port}")
+    direct = connect_beyond(make_loopback_client, tls_sandbox, verify=tls_client_context)
     assert (await direct.verify(COMPLETED_REFERENCE)).succeeded
     assert forward_proxy.requests == []
 
-    monkeypatch.setenv("NO_PROXY", f"127.0.0.1:{forward_proxy.port}")  # another port
-    proxied = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    monkeypatch.setenv("NO_PROXY", f"{BEYOND}:{forward_proxy.port}")  # another port
+    proxied = connect_beyond(make_loopback_client, tls_sandbox, verify=tls_client_context)
     assert (await proxied.verify(COMPLETED_REFERENCE)).succeeded
-    assert_only_tunnels(forward_proxy.requests, tls_sandbox)
+    assert_only_tunnels(forward_proxy.requests, tls_sandbox, BEYOND)
     assert [r.path for r in tls_sandbox.requests] == [VERIFY, VERIFY]
 
 
+@pytest.mark.usefixtures("resolved_beyond")
 async def test_the_environment_is_read_when_the_client_is_made(
     forward_proxy: ForwardProxy,
     tls_sandbox: Sandbox,
@@ -193,7 +248,7 @@ async def test_the_environment_is_read_when_the_client_is_made(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """``HTTPS_PROXY`` set after a client is made does not reroute that client."""
-    client = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    client = connect_beyond(make_loopback_client, tls_sandbox, verify=tls_client_context)
     monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
     assert (await client.verify(COMPLETED_REFERENCE)).succeeded
     assert forward_proxy.requests == []
@@ -210,10 +265,10 @@ async def test_no_proxy_set_after_a_client_is_made_does_not_reroute_it(
     """``NO_PROXY`` is read with ``HTTPS_PROXY``, when the client is made: one set before the
     client's first call does not send it direct."""
     monkeypatch.setenv("HTTPS_PROXY", forward_proxy.url)
-    client = connect(make_loopback_client, tls_sandbox, verify=tls_client_context)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    client = connect_beyond(make_loopback_client, tls_sandbox, verify=tls_client_context)
+    monkeypatch.setenv("NO_PROXY", BEYOND)
     assert (await client.verify(COMPLETED_REFERENCE)).succeeded
-    assert_only_tunnels(forward_proxy.requests, tls_sandbox)
+    assert_only_tunnels(forward_proxy.requests, tls_sandbox, BEYOND)
 
 
 # --- a proxy that wants credentials -----------------------------------------------------------
@@ -417,7 +472,7 @@ async def test_a_proxy_that_refuses_the_connection_is_named_with_where_it_was_co
         options["proxy"] = url
     else:
         monkeypatch.setenv(where, url)
-    client = connect(make_loopback_client, tls_sandbox, **options)
+    client = connect_beyond(make_loopback_client, tls_sandbox, **options)
     with pytest.raises(paysdk.APIConnectionError) as caught:
         await client.verify(COMPLETED_REFERENCE)
     error = caught.value
@@ -797,11 +852,12 @@ async def test_a_proxy_refusing_to_forward_is_the_error_a_refused_tunnel_is(
     proxy = (
         guarded.url if password is None else f"http://{USER}:{password}@127.0.0.1:{guarded.port}"
     )
+    options: dict[str, object] = {"max_retries": 2, "allow_insecure_http": True}
     if where == "proxy=":
-        client = connect(make_loopback_client, sandbox, proxy=proxy, max_retries=2)
+        options["proxy"] = proxy
     else:
         monkeypatch.setenv(where, proxy)
-        client = connect(make_loopback_client, sandbox, max_retries=2)
+    client = connect_beyond(make_loopback_client, sandbox, **options)
     with pytest.raises(paysdk.APIConnectionError) as caught:
         await client.verify(COMPLETED_REFERENCE)
     error = caught.value
@@ -809,7 +865,7 @@ async def test_a_proxy_refusing_to_forward_is_the_error_a_refused_tunnel_is(
     assert type(error) is paysdk.ProxyAuthenticationError
     assert str(error).startswith(
         f"the proxy {guarded.url} (from {configured}) did not forward the request to the "
-        f"service at 127.0.0.1:{sandbox.port}: 407 Proxy Authentication Required; check the "
+        f"service at {BEYOND}:{sandbox.port}: 407 Proxy Authentication Required; check the "
         "credentials in its URL"
     )
     assert (error.attempts, client.sleeps) == (1, [])

@@ -71,6 +71,24 @@ def test_the_environments_proxies_are_read_per_scheme_and_no_proxy_is_honoured(
     assert network.proxy_for("http", "127.0.0.1") is None
 
 
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.8.8.8", "::1", "localhost", "LocalHost"])
+@pytest.mark.parametrize("variable", ["HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY"])
+def test_the_environments_proxy_carries_nothing_to_this_machine(
+    host: str, variable: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through a proxy, ``127.0.0.1`` would be the proxy's own machine, and a key allowed over
+    plain HTTP to loopback alone would cross the network to it; a given ``proxy=`` still does."""
+    monkeypatch.setenv(variable, "http://proxy.corp:3128")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    scheme = "http" if variable == "HTTP_PROXY" else "https"
+    assert _network().proxy_for(scheme, host) is None
+    assert _network().proxy_for(scheme, host, 8000) is None
+    assert _network().proxy_for(scheme, "127.0.0.1.example.com") is not None  # a name
+    given = Proxy("http://given.corp:8080")
+    assert _network(given).proxy_for(scheme, host) == given
+
+
 def test_all_proxy_carries_what_no_scheme_proxy_names(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ALL_PROXY", "http://any-proxy.corp:3128")
     assert _network().proxy_for("https", "api.example.com") == Proxy(

@@ -258,9 +258,14 @@ def check_base_url(url: object, *, allow_insecure_http: bool) -> str:
     if "?" in text or "#" in text:  # even an empty one: the path would go after it
         raise ConfigurationError(f"base_url {text!r} must not have a query or fragment")
     if parts.scheme == "http" and not allow_insecure_http and not is_loopback(host):
+        looked_up = (  # browsers keep these on the machine; Python's resolver may ask DNS
+            " (a name under .localhost is looked up as any other)"
+            if host.lower().rstrip(".").endswith(".localhost")
+            else ""
+        )
         raise ConfigurationError(
-            f"refusing to send the secret key over plain http:// to {host!r}; use https:// "
-            "or pass allow_insecure_http=True if this network is trusted"
+            f"refusing to send the secret key over plain http:// to {host!r}{looked_up}; use "
+            "https:// or pass allow_insecure_http=True if this network is trusted"
         )
     try:  # what httpx and the resolver will make of it: IDNA hosts, stray characters
         check_host(text)

@@ -347,9 +347,10 @@ def check_secret_key(key: object) -> str:
 
 
 def is_loopback(host: str) -> bool:
-    """Whether ``host`` is this machine's: ``localhost`` (and its subdomains) or a loopback IP."""
-    host = host.lower()
-    if host == "localhost" or host.endswith(".localhost"):
+    """Whether ``host`` is this machine's: ``localhost`` or a loopback IP. Not a name under
+    ``.localhost``: browsers keep those on the machine, but Python's resolver looks them up as
+    any other name, and a DNS server may answer with any address."""
+    if host.lower() == "localhost":
         return True
     try:
         return ipaddress.ip_address(host).is_loopback

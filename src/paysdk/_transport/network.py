@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterator
 from typing import NamedTuple, TypeVar, cast
 from urllib.parse import unquote, urlsplit
 
+from .._core.config import is_loopback
 from .._core.steps import Answer, Failure, Send, proxy_authentication_required
 from .._errors import ConfigurationError
 from .tls import chain, ssl_context, unloadable
@@ -151,7 +152,9 @@ class Network:
 
     def proxy_for(self, scheme: str, host: str, port: int | None = None) -> Proxy | None:
         """The proxy a request to ``scheme://host:port`` goes through, or ``None`` to go direct;
-        ``port`` left out is the scheme's default."""
+        ``port`` left out is the scheme's default. The environment's proxy never carries a
+        request to this machine (as Go's clients do): through it, ``127.0.0.1`` would be the
+        proxy's own, and a key allowed over plain HTTP to loopback alone would cross the network."""
         if self.proxy is not None:
             return self.proxy
         port = port or (443 if scheme == "https" else 80)
@@ -161,7 +164,7 @@ class Network:
             if len(self._routes) >= MAX_ROUTES:
                 self._routes.clear()
             proxy = self._environment.get(scheme) or self._environment.get("all")
-            if proxy is not None and self._bypassed(host, port):
+            if proxy is not None and (is_loopback(host) or self._bypassed(host, port)):
                 proxy = None
             self._routes[scheme, host, port] = proxy
             return proxy
