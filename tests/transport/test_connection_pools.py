@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib.abc
 import importlib.machinery
 import sys
 import threading
+import time
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from types import FrameType, ModuleType
@@ -20,6 +23,7 @@ import pytest
 
 import paysdk
 from paysdk._transport._async import connections as async_connections
+from paysdk._transport._sync import pool as sync_pool
 from paysdk._transport._sync.connections import Connections
 from paysdk._transport.async_direct import AsyncDirectConnection
 from paysdk._transport.async_slots import async_shielded
@@ -113,6 +117,33 @@ def test_sync_verifies_open_no_more_connections_than_run_at_once(sandbox: Sandbo
         assert all(threads.map(verify, [client] * 6 * AT_ONCE))
     opened = len(sandbox.connections)
     assert opened <= AT_ONCE, f"{opened} connections for {AT_ONCE} verifies at once"
+
+
+def test_a_new_sync_clients_first_verifies_at_once_share_its_pools(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``verify_many``'s threads start on a new client together: they share the pools the first
+    of them makes. Pools made by each would be lost with the connections they opened, which
+    ``close`` then misses and the collector closes, warning (``ResourceWarning``)."""
+    made: list[sync_pool.Pools] = []
+
+    class SlowPools(sync_pool.Pools):
+        """Takes a while to make: every thread's first call arrives meanwhile."""
+
+        def __init__(self) -> None:
+            made.append(self)
+            time.sleep(0.05)
+            super().__init__()
+
+    monkeypatch.setattr(sync_pool, "Pools", SlowPools)
+    references = [COMPLETED_REFERENCE] * 16
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        with paysdk.Client(base_url=sandbox.base_url, secret_key=sandbox.secret_key) as client:
+            assert all(result.ok for result in client.verify_many(references, concurrency=8))
+        gc.collect()
+    assert len(made) == 1
+    assert [str(warning.message) for warning in caught] == []
 
 
 async def test_a_verify_on_open_connections_looks_up_no_module(sandbox: Sandbox) -> None:

@@ -19,6 +19,9 @@ T = TypeVar("T")
 
 _abandoned: list[object] = []
 _abandoned_lock = threading.Lock()
+_making = threading.RLock()
+"""Held while a value is made: threads whose first calls come at once get one value between
+them, not one each (the others' pools, and the connections they opened, would be lost)."""
 _holding: weakref.WeakSet[PerProcess[Any]] = weakref.WeakSet()
 """Every ``PerProcess`` that made a value: a forked child abandons them all at once."""
 
@@ -26,7 +29,7 @@ _holding: weakref.WeakSet[PerProcess[Any]] = weakref.WeakSet()
 class PerProcess(Generic[T]):
     """A value made on first use in each process (``make()`` again after a fork), for one
     ``os.getpid()`` per use; the value and its process are read and written as one tuple, so
-    threads never see one without the other."""
+    threads never see one without the other, and made under a lock, so threads share it."""
 
     __slots__ = ("__weakref__", "_make", "_state")
 
@@ -39,11 +42,15 @@ class PerProcess(Generic[T]):
         state, pid = self._state, os.getpid()
         if state is not None and state[0] == pid:
             return state[1]
-        if state is not None:
-            abandon(state[1])
-        value = self._make()
-        self._state = (pid, value)
-        _holding.add(self)
+        with _making:
+            state = self._state
+            if state is not None and state[0] == pid:  # made by another thread meanwhile
+                return state[1]
+            if state is not None:
+                abandon(state[1])
+            value = self._make()
+            self._state = (pid, value)
+            _holding.add(self)
         return value
 
     def current(self) -> T | None:
@@ -63,8 +70,9 @@ def _forked() -> None:
     """In a forked child, before anything else runs: abandon every value the parent made, so
     none is collected here even if the child never uses it (a worker that exits without a call
     would otherwise close the parent's sockets in its last collection)."""
-    global _abandoned_lock
-    _abandoned_lock = threading.Lock()  # another thread of the parent may have held it
+    global _abandoned_lock, _making
+    _abandoned_lock = threading.Lock()  # another thread of the parent may have held them
+    _making = threading.RLock()
     for holder in list(_holding):
         state = holder._state
         if state is not None:
