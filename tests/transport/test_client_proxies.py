@@ -571,6 +571,25 @@ async def test_a_tunnel_the_proxy_breaks_in_the_handshake_says_how_it_broke(
     assert (caught.value.attempts, len(client.sleeps)) == (2, 1)
 
 
+async def test_an_answer_through_the_proxy_that_is_not_http_names_the_proxy(
+    make_loopback_client: MakeClient, scripted: Callable[[list[bytes | None]], Scripted]
+) -> None:
+    """Through a proxy, an answer no parser reads as HTTP may be the proxy's own: on every
+    backend, the message names the proxy it came through, and the call is retried."""
+    not_http = b"SSH-2.0-OpenSSH_9.6\r\n\r\n"
+    garbling = scripted([not_http, not_http])
+    proxy = garbling.url.rstrip("/")
+    client = make_loopback_client(
+        base_url="http://127.0.0.1:9", secret_key="sk_test_proxied_0123", proxy=proxy, max_retries=1
+    )
+    with pytest.raises(paysdk.APIConnectionError) as caught:
+        await client.verify(COMPLETED_REFERENCE)
+    assert str(caught.value).startswith(
+        f"the answer through the proxy {proxy} (from proxy=) could not be read as HTTP: "
+    ), str(caught.value)
+    assert (caught.value.attempts, len(client.sleeps)) == (2, 1)
+
+
 HOSTILE_REASON = b"Forbid\x1b[2J\t\x9b2J \xc2\x9b2J \xe2\x80\xaeden"
 """A reason phrase as h11 and aiohttp read it: ESC and a tab, a lone C1 CSI byte, and C1 CSI
 and a bidi override in UTF-8."""

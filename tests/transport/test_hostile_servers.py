@@ -290,6 +290,10 @@ async def test_a_server_echoing_the_key_gets_it_into_no_message(
     assert "<secret key>" in error.text
 
 
+MALFORMED = "the answer from the service could not be read as HTTP: "
+"""How every backend begins the message of an answer it cannot read as HTTP."""
+
+
 async def test_a_parsers_words_on_a_long_line_are_cut_in_the_message(
     endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
 ) -> None:
@@ -302,7 +306,7 @@ async def test_a_parsers_words_on_a_long_line_are_cut_in_the_message(
     with pytest.raises(APIConnectionError) as caught:
         await endpoint.call(client)
     message = str(caught.value)
-    assert message.startswith("could not reach the service: ")
+    assert message.startswith(MALFORMED)
     assert "zzzz" in message
     assert "characters) (GET http://127.0.0.1:" in message
     assert len(message) < 1_000
@@ -618,20 +622,31 @@ async def test_the_key_is_in_the_repr_of_nothing_an_unreadable_answer_raised(
         b"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\n{}",
         b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n" + TRUNCATED,
+        b"SSH-2.0-OpenSSH_9.6\r\n\r\n",
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n",
     ],
-    ids=["two content lengths", "status of four digits", "chunk size not hex", "body cut"],
+    ids=[
+        "two content lengths",
+        "status of four digits",
+        "chunk size not hex",
+        "body cut",
+        "not HTTP",
+        "protocol switched",
+    ],
 )
 async def test_an_answer_no_parser_reads_is_said_on_one_line_with_no_status_it_lacks(
     answer: bytes, endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
 ) -> None:
-    """aiohttp raises an answer it cannot parse as an error of status 400 (what a server would
-    send back) and words it over lines, a caret under the bad byte: said as h11's words are,
-    one line, no 400 that would read as the service's answer."""
+    """The service was reached, and what it sent is not HTTP: said so on every backend, not as
+    a service that could not be reached. aiohttp raises such an answer as an error of status
+    400 (what a server would send back) and words it over lines, a caret under the bad byte:
+    said as h11's words are, one line, no 400 that would read as the service's answer."""
     hostile.script(raw(answer))
     client = make_loopback_client(base_url=hostile.base_url, max_retries=0)
     with pytest.raises(APIConnectionError) as caught:
         await endpoint.call(client)
     message = str(caught.value).replace(hostile.base_url, "URL")  # a port may hold 400
+    assert message.startswith(MALFORMED), message
     assert "\n" not in message
     assert "400" not in message
     assert "ClientResponseError" not in message

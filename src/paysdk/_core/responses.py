@@ -408,6 +408,11 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
             )
     elif failure.kind == "undecodable":  # before any status: a proxy mangled the answer
         error = APIConnectionError(f"the service's answer {detail.removeprefix('the ')}", **where)
+    elif failure.kind == "malformed":  # reached: what came back is not HTTP, or was cut short
+        source = f"through the proxy {failure.proxy}" if failure.proxy else "from the service"
+        error = APIConnectionError(
+            f"the answer {source} could not be read as HTTP: {detail}", **where
+        )
     else:
         through = f" through the proxy {failure.proxy}" if failure.proxy else ""
         host = urlsplit(request.url).hostname

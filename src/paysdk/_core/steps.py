@@ -120,6 +120,7 @@ class Opened(NamedTuple):
 
 FailureKind: TypeAlias = Literal[
     "connect",
+    "malformed",
     "timeout",
     "certificate",
     "tls_protocol",

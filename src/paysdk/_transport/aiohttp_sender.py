@@ -86,7 +86,7 @@ def _failure(exc: BaseException) -> Failure | None:
     if isinstance(exc, aiohttp.ClientHttpProxyError):
         return proxy_refused(exc.status, f"{exc.status} {exc.message}", exc)
     if (malformed := _malformed(exc)) is not None:
-        return Failure("connect", f"a malformed answer: {malformed}", cause=exc)
+        return Failure("malformed", malformed, cause=exc)
     detail = str(exc) or type(exc).__name__
     return Failure("connect", f"{type(exc).__name__}: {detail}", cause=exc)
 
@@ -114,7 +114,7 @@ def _masked(info: aiohttp.RequestInfo) -> aiohttp.RequestInfo:
 def _no_final_answer(status: int) -> Failure:
     """A status no final answer has, as the httpx backend meets it (h11 refuses both): an
     answer that is not HTTP, a connection error, retried, not an ``APIError`` of status 101."""
-    return Failure("connect", f"an answer of status {status:03d}, which no final HTTP answer has")
+    return Failure("malformed", f"status {status:03d}, which no final HTTP answer has")
 
 
 def _headers(response: aiohttp.ClientResponse) -> Mapping[str, str]:

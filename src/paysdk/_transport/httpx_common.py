@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator, Iterator, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, NamedTuple
 
+import h11
 import httpcore
 import httpx
 
@@ -71,6 +72,8 @@ def failure_from_httpx(exc: Exception) -> Failure | None:
     detail = str(exc) or _said_by_cause(exc) or type(exc).__name__
     if not isinstance(exc, httpx.HTTPError):
         detail = f"{type(exc).__name__}: {detail}"
+    if any(isinstance(raised, h11.RemoteProtocolError) for raised in chain(exc)):
+        return Failure("malformed", detail, cause=exc)  # h11 read what came: it is not HTTP
     return Failure("connect", detail, cause=exc)
 
 

@@ -213,7 +213,9 @@ def _variable(scheme: str) -> str:
 
 T = TypeVar("T")
 
-PROXY_SUSPECTS = frozenset({"proxy", "connect", "tls_protocol", "timeout", "certificate"})
+PROXY_SUSPECTS = frozenset(
+    {"proxy", "connect", "malformed", "tls_protocol", "timeout", "certificate"}
+)
 """The failures a proxy on the way may have caused, which ``through_proxy`` looks at."""
 UNREACHABLE = frozenset({errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH})
 """The errors of a TCP connection that was never made: through a proxy, the connection is to
