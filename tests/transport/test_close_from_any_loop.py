@@ -20,6 +20,7 @@ from typing import Any, Literal, TypeVar
 import pytest
 
 import paysdk
+from paysdk._transport import async_streams
 from paysdk.sandbox import COMPLETED_REFERENCE, FAILED_REFERENCE, NON_CARD_REFERENCE, Sandbox
 
 T = TypeVar("T")
@@ -195,3 +196,59 @@ def test_closing_the_client_from_another_loop_closes_the_connections_of_its_copi
         for closed in (client, copy):
             with pytest.raises(paysdk.ClientClosedError):
                 owner.run(closed.verify(COMPLETED_REFERENCE))
+
+
+class SlowToRead:
+    """A loop binding whose unset loop takes a while to read: each thread's first call reads
+    it unset before the other sets it, unless reading and setting it is one step."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.lock = threading.Lock()
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        loop = self._loop
+        if loop is None:
+            time.sleep(0.05)
+        return loop
+
+    @loop.setter
+    def loop(self, loop: asyncio.AbstractEventLoop | None) -> None:
+        self._loop = loop
+
+
+def test_the_first_calls_of_two_loops_at_once_bind_the_client_to_one_of_them(
+    sandbox: Sandbox, backend: Backend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A module-level client's first calls come from two threads' loops together: one loop
+    gets the client, the other an ``EventLoopError``, never both the same connections."""
+
+    async def first_call_elsewhere() -> None:  # imports what a first call does
+        async with connect(sandbox, backend) as other:
+            await other.verify(COMPLETED_REFERENCE)
+
+    asyncio.run(first_call_elsewhere())
+    monkeypatch.setattr(async_streams, "_Bound", SlowToRead)
+    client = connect(sandbox, backend)
+    together, both_done = threading.Barrier(2), threading.Barrier(2)
+    outcomes: list[str] = []
+
+    async def verify() -> None:
+        together.wait(WAIT)
+        try:
+            outcome = (await client.verify(COMPLETED_REFERENCE)).reference
+        except paysdk.EventLoopError as exc:
+            outcome = type(exc).__name__
+        outcomes.append(outcome)
+        both_done.wait(WAIT)
+        if outcome == COMPLETED_REFERENCE:  # closed in the loop its connections belong to
+            await client.close()
+
+    threads = [threading.Thread(target=asyncio.run, args=(verify(),)) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(WAIT)
+    assert sorted(outcomes) == sorted([COMPLETED_REFERENCE, "EventLoopError"])
+    eventually(lambda: sandbox.open_connections == 0)

@@ -4,6 +4,7 @@ imported with the first ``AsyncClient``, so sync users load neither asyncio nor 
 from __future__ import annotations
 
 import asyncio
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
@@ -44,10 +45,14 @@ def running_loop() -> asyncio.AbstractEventLoop | None:
 
 
 class _Bound:
-    __slots__ = ("loop",)
+    """The loop of this process's connections; set once, under ``lock``: the first calls of
+    two loops in two threads at once would otherwise each take the connections for its own."""
+
+    __slots__ = ("lock", "loop")
 
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
+        self.lock = threading.Lock()
 
 
 class LoopBinding:
@@ -72,8 +77,10 @@ class LoopBinding:
             return
         bound = self._bound.get()
         if bound.loop is None:
-            bound.loop = loop
-        elif loop is not bound.loop:
+            with bound.lock:
+                if bound.loop is None:
+                    bound.loop = loop
+        if loop is not bound.loop:
             raise EventLoopError(
                 "this AsyncClient was first used in another event loop, and its connections "
                 "belong to it; make one AsyncClient per event loop (inside asyncio.run, or in "
