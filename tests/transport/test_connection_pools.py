@@ -146,6 +146,43 @@ def test_a_new_sync_clients_first_verifies_at_once_share_its_pools(
     assert [str(warning.message) for warning in caught] == []
 
 
+def test_a_client_closed_while_its_first_call_makes_its_pools_closes_them(
+    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An app shutting down closes a client whose first call, in a worker thread, is making its
+    pools: ``close`` waits for them and closes them, so no connection of theirs outlives it."""
+    making = threading.Event()
+
+    class SlowPools(sync_pool.Pools):
+        """Takes a while to make: ``close`` comes meanwhile."""
+
+        def __init__(self) -> None:
+            making.set()
+            time.sleep(0.2)
+            super().__init__()
+
+    monkeypatch.setattr(sync_pool, "Pools", SlowPools)
+    client = paysdk.Client(base_url=sandbox.base_url, secret_key=sandbox.secret_key)
+    outcomes: list[object] = []
+
+    def first_call() -> None:
+        try:
+            outcomes.append(client.verify(COMPLETED_REFERENCE).reference)
+        except paysdk.PaySDKError as exc:
+            outcomes.append(type(exc))
+
+    worker = threading.Thread(target=first_call)
+    worker.start()
+    assert making.wait(5)
+    client.close()
+    worker.join(5)
+    assert len(outcomes) == 1, outcomes
+    deadline = time.monotonic() + 5
+    while sandbox.open_connections and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sandbox.open_connections == 0, outcomes
+
+
 async def test_a_verify_on_open_connections_looks_up_no_module(sandbox: Sandbox) -> None:
     async with paysdk.AsyncClient(base_url=sandbox.base_url, secret_key=sandbox.secret_key) as c:
         await verify_together(c, 10)  # connections opened, code loaded

@@ -59,10 +59,12 @@ class PerProcess(Generic[T]):
         return state[1] if state is not None and state[0] == os.getpid() else None
 
     def reset(self) -> T | None:
-        """Forget and return this process's value (it was closed); a later ``get`` makes another."""
-        value = self.current()
-        if value is not None:
-            self._state = None
+        """Forget and return this process's value (it was closed); a later ``get`` makes another.
+        A value another thread is making now is waited for, so it is returned, not left open."""
+        with _making:
+            value = self.current()
+            if value is not None:
+                self._state = None
         return value
 
 
