@@ -8,6 +8,7 @@ import calendar
 import dataclasses
 import datetime as dt
 import json
+import os
 import re
 import string
 import sys
@@ -52,7 +53,7 @@ from paysdk.cli._report import (
     print_json,
     print_table,
 )
-from paysdk.cli._sandbox import add_sandbox_commands
+from paysdk.cli._sandbox import add_sandbox_commands, sandbox_hint
 
 __all__ = ["main"]
 
@@ -122,14 +123,18 @@ def _error_text(exc: paysdk.PaySDKError, args: argparse.Namespace) -> str | pays
 
 
 def _configuration_error(exc: paysdk.ConfigurationError, args: argparse.Namespace) -> str:
-    """The error in the command's words, naming the flag or variable each value came from."""
+    """The error in the command's words, naming the flag or variable each value came from; with
+    no base URL set, how to use a sandbox running in the background, if one is."""
     if "base_url" not in vars(args):  # not a command with the connection options
         return in_cli_words(str(exc))
-    return in_cli_words(
+    text = in_cli_words(
         str(exc),
         base_url_from=source_of(args, "--base-url", ENV_BASE_URL),
         secret_key_from=source_of(args, "--secret-key", ENV_SECRET_KEY),
     )
+    no_base_url = args.base_url is None and not os.environ.get(ENV_BASE_URL)
+    hint = sandbox_hint() if no_base_url else None
+    return text if hint is None else f"{text}; {hint}"
 
 
 _WRONG_BASE_URL = "not found; is base_url right?"

@@ -1,4 +1,4 @@
-"""``paysdk sandbox``: in the foreground, or ``--detach``ed (then ``stop`` and ``status``).
+"""``paysdk sandbox``: in the foreground, or ``--detach``ed (then ``stop``, ``status`` and ``env``).
 
 Its port and key are ``--port``/``--secret-key``, else ``$PAYSDK_SANDBOX_PORT`` and
 ``$PAYSDK_SANDBOX_SECRET_KEY``, so the export lines stay the same from one start to the next.
@@ -30,7 +30,7 @@ from ._escape import printable
 from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
 from ._report import PROG, print_error
 
-__all__ = ["add_sandbox_commands"]
+__all__ = ["add_sandbox_commands", "sandbox_hint"]
 
 ENV_SANDBOX_PORT = "PAYSDK_SANDBOX_PORT"
 ENV_SANDBOX_SECRET_KEY = "PAYSDK_SANDBOX_SECRET_KEY"  # noqa: S105 - the variable's name
@@ -91,6 +91,7 @@ def add_sandbox_commands(commands: Any) -> None:
     for name, command, help_ in [
         ("stop", _stop, "stop a sandbox started with --detach (safe if it already died)"),
         ("status", _status, "show the sandboxes started with --detach; exit 1 if none runs"),
+        ("env", _env, 'print a sandbox\'s export lines again, for another shell: eval "$(...)"'),
     ]:
         action = actions.add_parser(name, help=help_)
         action.add_argument(
@@ -356,6 +357,41 @@ def _status(args: argparse.Namespace) -> int:
         where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
         print(printable(f"no sandbox is running {where}"), file=sys.stderr)
     return EXIT_OK if running_any else EXIT_FAILURE
+
+
+def _env(args: argparse.Namespace) -> int:
+    """Print the export lines of the one sandbox running detached (or of ``--port``'s), as
+    ``--detach`` printed them, so ``eval "$(paysdk sandbox env)"`` points another shell at it."""
+    port = _chosen_port(args.port)
+    running = [sandbox for sandbox in background.running_sandboxes() if port in (0, sandbox.port)]
+    if not running:
+        where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
+        return print_error(f"no sandbox is running {where}", EXIT_FAILURE)
+    if len(running) > 1:
+        ports = ", ".join(str(sandbox.port) for sandbox in running)
+        return print_error(f"sandboxes run on ports {ports}: choose one with --port", EXIT_USAGE)
+    [sandbox] = running
+    for line in _export_lines(sandbox.base_url, sandbox.secret_key):
+        print(line)
+    return EXIT_OK
+
+
+def sandbox_hint() -> str | None:
+    """How to point this shell at the sandboxes running detached, for an error that no base URL
+    is set (a second terminal, say); ``None`` if none runs."""
+    running = background.running_sandboxes()
+    if not running:
+        return None
+    if len(running) == 1:
+        return (
+            f"a sandbox runs in the background at {running[0].base_url}: "
+            f'`eval "$({PROG} sandbox env)"` points this shell at it'
+        )
+    urls = ", ".join(sandbox.base_url for sandbox in running)
+    return (
+        f"sandboxes run in the background at {urls}: "
+        f'`eval "$({PROG} sandbox env --port PORT)"` points this shell at one'
+    )
 
 
 # --- arguments --------------------------------------------------------------------------------
