@@ -192,6 +192,48 @@ async def test_an_async_view_with_an_async_client(
     assert bool(verify_requests(callback_sandbox)) == case.asks_service
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("reference", "answer"),
+    [("order-1042", "ok"), ("order-1043", "failed")],
+    ids=["paid", "failed"],
+)
+async def test_an_async_views_sync_lookup_and_on_failed_may_query_djangos_database(
+    async_client: paysdk.AsyncClient, shop: Shop, reference: str, answer: str
+) -> None:
+    """A plain ``lookup`` and ``on_failed`` of an async view run where Django's ORM may be used,
+    as a sync view does: called in the event loop, Django refused their every query
+    (``SynchronousOnlyOperation``), so every callback was answered 500 and retried for ever."""
+
+    def query() -> None:
+        with connection.cursor() as cursor:  # what the ORM does: refused in the event loop
+            cursor.execute("SELECT 1")
+
+    def lookup(reference: str) -> object:
+        query()
+        return shop.lookup(reference)
+
+    def record_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> None:
+        query()
+        shop.record_failure(error)
+
+    @verified_callback(client=async_client, lookup=lookup, on_failed=record_failure)
+    async def payment_callback(
+        request: HttpRequest, payment: paysdk.VerifiedPayment
+    ) -> HttpResponseBase:
+        shop.fulfil(payment)
+        return JsonResponse({"status": "ok"})
+
+    serve(path(PATH.lstrip("/"), payment_callback))
+    browser = DjangoAsyncClient(raise_request_exception=False)
+    response = await browser.get(f"{PATH}?reference={reference}", headers={"Accept": "text/plain"})
+    assert response.status_code == 200, response.content.decode()[:300]
+    assert json.loads(response.content) == {"status": answer}
+    assert (shop.fulfilled, shop.failed) == (
+        ([reference], []) if answer == "ok" else ([], [reference])
+    )
+
+
 def test_an_answer_of_on_failed_django_cannot_send_is_refused(
     client: paysdk.Client, shop: Shop, tmp_path: Path
 ) -> None:

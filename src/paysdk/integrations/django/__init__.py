@@ -8,7 +8,8 @@
 A bad callback never reaches the view: it is answered as
 [`responses`][paysdk.integrations.responses] describes, and a request by any method but GET
 (Django routes every method to a view) is answered 405 with ``Allow: GET``. With an
-``AsyncClient`` the view must be ``async def`` (and ``lookup`` and ``on_failed`` may be async).
+``AsyncClient`` the view must be ``async def`` (and ``lookup`` and ``on_failed`` may be async; a
+plain one runs in Django's thread for sync code, where it may use the ORM).
 With ``ledger=`` (a ``paysdk.Ledger``, or ``AsyncLedger`` for an ``AsyncClient``) the view runs
 once per payment, as the ledger's action, and only a success is recorded as fulfilled: see the
 fulfilment rule in [Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded).
@@ -31,6 +32,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 from .._extras import missing_extra
 
 try:
+    from asgiref.sync import sync_to_async
     from django.core.exceptions import ImproperlyConfigured
     from django.db import connections, transaction
     from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -196,6 +198,8 @@ def _decorate_async(
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
     scrub = scrub_of(client)
+    find = _off_the_loop(lookup)
+    failing = None if on_failed is None else _off_the_loop(on_failed)
 
     @functools.wraps(view)
     async def callback_view(
@@ -204,16 +208,14 @@ def _decorate_async(
         not_get = method_response(request.method or "")
         if not_get is not None:
             return _answer(not_get)
-        watched = watched_lookup(lookup)
+        watched = watched_lookup(find)
         try:
             payment = await client.verify_callback(request, lookup=watched.aresolve)
         except PaySDKError as error:
             if watched.raised(error):
                 raise
             failed = failed_payment(error)
-            answer = on_failed(request, failed) if on_failed and failed else None
-            if inspect.isawaitable(answer):
-                answer = await answer
+            answer = await failing(request, failed) if failing and failed else None
             response = failed_answer(
                 sendable_answer(answer, HttpResponseBase, "Django"),
                 functools.partial(_error_response, error),
@@ -230,6 +232,23 @@ def _decorate_async(
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     return _non_atomic(callback_view, ledger)
+
+
+def _off_the_loop(code: Callable[..., object]) -> Callable[..., Awaitable[object]]:
+    """``code`` (a lookup, an ``on_failed``) as an async view calls it: an ``async def`` as it
+    is; a plain function in Django's thread for sync code (``sync_to_async``), as Django runs a
+    sync view. Called in the event loop, it would have every query it makes through Django's ORM
+    refused (``SynchronousOnlyOperation``), so every callback answered 500. What it returns is
+    awaited if awaitable (an object whose ``__call__`` is async)."""
+    if inspect.iscoroutinefunction(code):
+        return code
+    in_thread = sync_to_async(code)
+
+    async def call(*args: object) -> object:
+        found = await in_thread(*args)
+        return await found if inspect.isawaitable(found) else found
+
+    return call
 
 
 def _non_atomic(view: V, ledger: object) -> V:
