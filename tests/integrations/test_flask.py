@@ -363,6 +363,35 @@ def test_a_callback_for_a_look_alike_of_an_order_is_logged_so_as_to_tell_it_apar
     assert caplog.records[-1].__dict__["paysdk_reference"] == reference  # the field keeps it
 
 
+MALFORMED_LOOK_ALIKES = [
+    ("\u043erder-1042\u00a0", "'\\u043erder-1042\\xa0'"),  # a Cyrillic o, a no-break space
+    ("\u3164order-1042\u200b", "'\\u3164order-1042\\u200b'"),  # a filler, a zero-width space
+]
+
+
+@pytest.mark.parametrize(
+    ("reference", "quoted"), MALFORMED_LOOK_ALIKES, ids=["cyrillic-o", "filler"]
+)
+def test_a_malformed_look_alike_of_an_order_is_logged_so_as_to_tell_it_apart(
+    client: paysdk.Client, shop: Shop, caplog: pytest.LogCaptureFixture, reference: str, quoted: str
+) -> None:
+    """A reference refused as malformed is quoted in ASCII too, as a refused order's is: its
+    excerpt showed it as it was sent, so the line read as one about the order it imitates."""
+    app = flask.Flask(__name__)
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        raise AssertionError("nothing to fulfil")
+
+    with caplog.at_level(logging.INFO, logger="paysdk.callbacks"):
+        answer = app.test_client().get(PATH, query_string={"reference": reference})
+    assert (answer.status_code, answer.json) == (400, {"status": "invalid_callback"})
+    (line,) = [r.getMessage() for r in caplog.records if r.name == "paysdk.callbacks"]
+    assert f"({quoted})" in line
+    assert line.isascii()
+
+
 def test_a_lookup_that_raises_a_paysdk_error_of_its_own_is_no_verdict(
     client: paysdk.Client, tmp_path: Path
 ) -> None:

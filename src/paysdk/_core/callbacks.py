@@ -203,8 +203,10 @@ def _single_reference(values: list[object]) -> str:
 
 
 def _excerpt(text: str) -> str:
-    """A short, escaped view of attacker-controlled text, safe to log."""
-    return repr(text[:_EXCERPT]) + ("..." if len(text) > _EXCERPT else "")
+    """A short, escaped view of attacker-controlled text, safe to log: in ASCII, as a refused
+    order's reference is quoted, so a look-alike (``'\\u043erder-1042'``, a Cyrillic o) or a
+    character drawn as nothing (U+3164) never reads as a real order's reference."""
+    return ascii(text[:_EXCERPT]) + ("..." if len(text) > _EXCERPT else "")
 
 
 publish("paysdk", parse_callback)
