@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 import json
@@ -189,6 +190,52 @@ def test_on_failed_may_answer_instead(
     status = 202 if returned == "response" else 200
     assert (response.status_code, response.json()) == (status, {"noted": "order-1043"})
     assert shop.failed == ["order-1043"]
+
+
+def _on_the_event_loop() -> bool:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    ("reference", "answer"),
+    [("order-1042", "ok"), ("order-1043", "failed")],
+    ids=["paid", "failed"],
+)
+@pytest.mark.parametrize("kind", ["async", "sync"])
+def test_a_plain_lookup_and_on_failed_run_off_the_event_loop(
+    callback_sandbox: Sandbox, shop: Shop, reference: str, answer: str, kind: str
+) -> None:
+    """A plain ``lookup`` or ``on_failed`` (a database query, say) runs in the thread pool, as
+    a ``def`` endpoint does: on the event loop, its wait would hold up every other request."""
+    client = sandbox_client(callback_sandbox, kind)
+    on_loop: dict[str, bool] = {}
+
+    def lookup(reference: str) -> Order | None:
+        on_loop["lookup"] = _on_the_event_loop()
+        return shop.lookup(reference)
+
+    def record_failure(error: paysdk.PaymentFailedError) -> None:
+        on_loop["on_failed"] = _on_the_event_loop()
+        shop.record_failure(error)
+
+    app = FastAPI()
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=lookup, on_failed=record_failure)
+    async def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    with TestClient(app) as browser:
+        response = browser.get(f"{PATH}?reference={reference}")
+        close(browser, client)
+    assert (response.status_code, response.json()) == (200, {"status": answer})
+    expected = {"lookup": False} if answer == "ok" else {"lookup": False, "on_failed": False}
+    assert on_loop == expected
 
 
 @pytest.mark.parametrize("state", ["closed", "unconfigured"])

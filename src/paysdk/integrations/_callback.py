@@ -39,6 +39,7 @@ __all__ = [
     "failed_answer",
     "failed_payment",
     "method_response",
+    "off_the_loop",
     "refusal_of",
     "scrub_of",
     "sendable_answer",
@@ -315,6 +316,27 @@ class Watched(Generic[A, V]):
             if not isinstance(error, self._verdicts):
                 self._raised = error
             raise
+
+
+def off_the_loop(
+    code: Callable[..., object],
+    in_thread: Callable[[Callable[..., object]], Callable[..., Awaitable[object]]],
+) -> Callable[..., Awaitable[object]]:
+    """``code`` (a lookup, an ``on_failed``) as an async endpoint calls it: an ``async def`` as
+    it is; a plain function through ``in_thread``, the framework's way to run sync code (Django's
+    ``sync_to_async``, Starlette's thread pool), as it runs a sync view. On the event loop it would
+    hold up every other request while it waits on a database, and Django's ORM refuses it there
+    (``SynchronousOnlyOperation``: every callback a 500). What it returns is awaited if awaitable
+    (an object whose ``__call__`` is async)."""
+    if inspect.iscoroutinefunction(code):
+        return code
+    threaded = in_thread(code)
+
+    async def call(*args: object) -> object:
+        found = await threaded(*args)
+        return await found if inspect.isawaitable(found) else found
+
+    return call
 
 
 def watched_lookup(lookup: Callable[[str], object]) -> Watched[str, object]:

@@ -22,7 +22,7 @@ import functools
 import inspect
 import json
 import typing
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio.from_thread
@@ -51,6 +51,7 @@ from ._callback import (
     failed_answer,
     failed_payment,
     method_response,
+    off_the_loop,
     refusal_of,
     scrub_of,
     watched_lookup,
@@ -81,17 +82,18 @@ def verified_callback(
     service confirmed and that matches the order.
 
     Prefer an ``AsyncClient`` and an ``AsyncLedger``; a sync ``Client`` or ``Ledger`` (and a
-    ``def`` endpoint) runs in a worker thread. In a plain Starlette app, pass the decorated
-    endpoint to ``Route``; it must then return a response.
+    ``def`` endpoint, lookup or ``on_failed``) runs in a worker thread. In a plain Starlette
+    app, pass the decorated endpoint to ``Route``; it must then return a response.
 
     Args:
         client: a ``paysdk.AsyncClient`` or a ``paysdk.Client``.
         lookup: finds the merchant's order for a reference ([`Lookup`][paysdk.Lookup]).
         ledger: fulfil each payment once through this ``AsyncLedger`` or ``Ledger``; refusals
             are recorded in it too.
-        on_failed: called (and awaited, if async) with the ``PaymentFailedError`` of a failed
-            payment (to record it); may return the answer to send instead, as the endpoint
-            may: a response, or a value FastAPI sends (a dict as JSON).
+        on_failed: called (in a worker thread, or awaited if async) with the
+            ``PaymentFailedError`` of a failed payment (to record it); may return the answer to
+            send instead, as the endpoint may: a response, or a value FastAPI sends (a dict as
+            JSON).
 
     Returns:
         The decorator.
@@ -141,16 +143,17 @@ class _Callback:
         not_get = method_response(request.method)
         if not_get is not None:
             return _answer(not_get)
-        watched = watched_lookup(self.lookup)
+        # a sync client's verify (so its lookup) runs in the thread pool already
+        sync = isinstance(self.client, Client)
+        watched = watched_lookup(self.lookup if sync else off_the_loop(self.lookup, _threaded))
         try:
             payment = await self._verify(request, watched)
         except PaySDKError as error:
             if watched.raised(error):
                 raise
             failed = failed_payment(error)
-            answer = self.on_failed(failed) if self.on_failed and failed else None
-            if inspect.isawaitable(answer):
-                answer = await answer
+            failing = None if self.on_failed is None else off_the_loop(self.on_failed, _threaded)
+            answer = await failing(failed) if failing and failed else None
             if isinstance(self.ledger, AsyncLedger):
                 await arecord_refusal(self.ledger, refusal_of(error, scrub))
             else:
@@ -182,6 +185,11 @@ class _Callback:
         return await run_in_threadpool(
             self.client.verify_callback, request.scope, lookup=lookup.run
         )
+
+
+def _threaded(code: Callable[..., object]) -> Callable[..., Awaitable[object]]:
+    """``code`` run in Starlette's thread pool, as it runs a sync endpoint."""
+    return functools.partial(run_in_threadpool, code)
 
 
 def _signature(endpoint: Endpoint) -> tuple[inspect.Signature, str | None]:

@@ -57,6 +57,7 @@ from .._callback import (
     failed_answer,
     failed_payment,
     method_response,
+    off_the_loop,
     refusal_of,
     scrub_of,
     sendable_answer,
@@ -198,8 +199,8 @@ def _decorate_async(
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
     scrub = scrub_of(client)
-    find = _off_the_loop(lookup)
-    failing = None if on_failed is None else _off_the_loop(on_failed)
+    find = off_the_loop(lookup, sync_to_async)
+    failing = None if on_failed is None else off_the_loop(on_failed, sync_to_async)
 
     @functools.wraps(view)
     async def callback_view(
@@ -232,23 +233,6 @@ def _decorate_async(
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     return _non_atomic(callback_view, ledger)
-
-
-def _off_the_loop(code: Callable[..., object]) -> Callable[..., Awaitable[object]]:
-    """``code`` (a lookup, an ``on_failed``) as an async view calls it: an ``async def`` as it
-    is; a plain function in Django's thread for sync code (``sync_to_async``), as Django runs a
-    sync view. Called in the event loop, it would have every query it makes through Django's ORM
-    refused (``SynchronousOnlyOperation``), so every callback answered 500. What it returns is
-    awaited if awaitable (an object whose ``__call__`` is async)."""
-    if inspect.iscoroutinefunction(code):
-        return code
-    in_thread = sync_to_async(code)
-
-    async def call(*args: object) -> object:
-        found = await in_thread(*args)
-        return await found if inspect.isawaitable(found) else found
-
-    return call
 
 
 def _non_atomic(view: V, ledger: object) -> V:
