@@ -1023,6 +1023,33 @@ def test_list_csv_neutralises_formulas_and_keeps_numbers_numbers(
     assert rows[1]["customer_paid"] == "false"
 
 
+def test_list_csv_neutralises_a_formula_after_a_semicolon(
+    sandbox: Sandbox, env: dict[str, str]
+) -> None:
+    """Excel in a locale whose list separator is ``;`` (much of Europe) opens a CSV file split
+    at each ``;``: a customer's ``x;=HYPERLINK(...)`` would start a cell holding a formula.
+    Read so, no cell of the output starts with one, and read at ``,`` each value keeps its
+    text."""
+    email = "ada@example.com;=HYPERLINK('http://evil.example')"
+    customer = {"name": "Ada", "email": email, "phone": "+1"}
+    shapes = [
+        {**LISTED.list_shape(), "reference": 'order-1;"@SUM(1+1)"', "customer": customer},
+        {**HOSTILE.list_shape(), "reference": "order-2;x;-2+3", "currency": "NGN;+1"},
+    ]
+    sandbox.inject(Fault(status=200, body=json.dumps({"data": shapes})), path="/payments")
+    done = subprocess.run(
+        [sys.executable, "-m", "paysdk", "list", "--csv"],
+        env=env, capture_output=True, text=True, timeout=30, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stderr) == (0, "")
+    cells = [cell for row in csv.reader(io.StringIO(done.stdout), delimiter=";") for cell in row]
+    assert [cell for cell in cells if cell.startswith(("=", "+", "-", "@"))] == []
+    rows = list(csv.DictReader(io.StringIO(done.stdout)))
+    assert [row["reference"] for row in rows] == ['order-1;\'"@SUM(1+1)"', "order-2;x;'-2+3"]
+    assert rows[0]["customer_email"] == "ada@example.com;'=HYPERLINK('http://evil.example')"
+    assert rows[1]["currency"] == "NGN;'+1"
+
+
 FORMULA_REFERENCE = "=cmd|' /C calc'!A0"
 
 
@@ -1140,6 +1167,10 @@ def test_a_code_cell_is_shown_in_ascii(code: str, shown: str) -> None:
         ("@SUM(A1)", "'@SUM(A1)"),
         ("\t=1", "\\t=1"),  # made visible first: no longer a formula
         ("a=1", "a=1"),
+        ("a;=1+1", "a;'=1+1"),  # a cell of its own where ; separates cells
+        ('a;"@SUM(A1)"', 'a;\'"@SUM(A1)"'),  # a quoted one too
+        ("=1;-1", "'=1;'-1"),
+        ("a;b; =1", "a;b; =1"),
         (-5, -5),
         (0, 0),
         (True, "true"),

@@ -39,6 +39,9 @@ _PART_MARKS = re.compile('[,<>()="]')
 
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 """A cell starting with one of these is a formula to a spreadsheet (OWASP's list)."""
+_SEMICOLON_CELL = re.compile(f';(?="*[{re.escape("".join(FORMULA_STARTS))}])')
+"""A ``;`` before a formula (past any quotes): a spreadsheet whose locale separates cells with
+``;`` (Excel in much of Europe) starts a cell there, so ``a;=1+1`` holds the formula ``=1+1``."""
 MISSING = "-"
 """What a table or CSV cell shows for a value the service left out."""
 
@@ -207,7 +210,9 @@ def table_cell(text: str) -> str:
 
 def spreadsheet_cell(value: object) -> str | int:
     """One CSV cell: an integer stays a number; text is made printable and, when a spreadsheet
-    would run it as a formula, starts with a ``'`` (so ``=1+1`` shows as the text ``=1+1``).
+    would run it as a formula, starts with a ``'`` (so ``=1+1`` shows as the text ``=1+1``), as
+    does each part after a ``;`` that would (``a;'=1+1``): a spreadsheet reading ``;`` as the
+    separator, as OWASP warns, makes a cell of it.
 
     Args:
         value: an integer, a boolean, text, or ``None`` (a missing value, shown as ``-``).
@@ -219,5 +224,5 @@ def spreadsheet_cell(value: object) -> str | int:
         return cell_text(value)
     if isinstance(value, int):
         return value
-    text = printable(str(value))
+    text = _SEMICOLON_CELL.sub(";'", printable(str(value)))
     return f"'{text}" if text.startswith(FORMULA_STARTS) else text
