@@ -1095,3 +1095,20 @@ def test_json_output_keeps_what_the_service_sent_in_a_field_it_could_not_read(
     assert (code, json.loads(out)) == (0, verified)
     code, out, _ = run("list", "--json")
     assert (code, json.loads(out)) == (0, [listed])
+
+
+def test_json_output_gives_products_and_metadata_sent_as_null_as_null(sandbox: Sandbox) -> None:
+    """The models read ``null`` products or metadata as empty (nothing there); ``--json``,
+    exact, gives back the ``null`` the service sent, not ``[]`` or ``{}``."""
+    record = sandbox.get_payment(COMPLETED_REFERENCE)
+    assert record is not None
+    verified = {**record.verify_shape(), "products": None, "metadata": None}
+    listed = {**record.list_shape(), "products": None}
+    path = f"/payment/{COMPLETED_REFERENCE}"
+    sandbox.inject(Fault.json(200, {"status": True, "data": verified}), path=path)
+    sandbox.inject(Fault.json(200, {"data": [listed]}), path="/payments")
+
+    code, out, err = paysdk_cli("verify", COMPLETED_REFERENCE, "--json", service=sandbox)
+    assert (code, err, json.loads(out)) == (0, "", verified)
+    code, out, err = paysdk_cli("list", "--json", service=sandbox)
+    assert (code, err, json.loads(out)) == (0, "", [listed])

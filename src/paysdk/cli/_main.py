@@ -165,10 +165,11 @@ def _api_error(exc: paysdk.APIError, args: argparse.Namespace) -> str:
 
 def _verify(args: argparse.Namespace) -> int:
     with client_from(args) as client:
+        if args.format == "json":  # what the service sent, to print back exactly
+            raw = client.with_raw_response.verify(args.reference)
+            print_json(_as_sent(raw.parse(), _data(raw.content)))
+            return EXIT_OK
         payment = client.verify(args.reference)
-    if args.format == "json":
-        print_json(as_received(payment))
-        return EXIT_OK
     products = ", ".join(f"{part_text(p.name)} ({cell_text(p.amount)})" for p in payment.products)
     metadata = ", ".join(f"{part_text(k)}={part_text(v)}" for k, v in payment.metadata.items())
     rows = [
@@ -281,14 +282,20 @@ def _list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _elements(content: bytes, count: int) -> list[object] | None:
-    """The ``count`` payments of a list body, as JSON reads them; ``None`` for a body that is no
-    JSON without the client's repairs (bytes that are not UTF-8)."""
+def _data(content: bytes) -> object:
+    """A body's ``data``, as JSON reads it; ``None`` for a body that is no JSON without the
+    client's repairs (bytes that are not UTF-8), or holds no ``data``."""
     try:
         body: object = json.loads(content)
     except (ValueError, RecursionError):
         return None
-    data = cast("dict[str, object]", body).get("data") if isinstance(body, dict) else None
+    return cast("dict[str, object]", body).get("data") if isinstance(body, dict) else None
+
+
+def _elements(content: bytes, count: int) -> list[object] | None:
+    """The ``count`` payments of a list body, as JSON reads them (`_data`); ``None`` for a body
+    that is no JSON without the client's repairs."""
+    data = _data(content)
     if not isinstance(data, list):
         return None
     elements = cast("list[object]", data)
@@ -296,18 +303,27 @@ def _elements(content: bytes, count: int) -> list[object] | None:
 
 
 _TIMES = ("created_at", "updated_at")
+_EMPTIED = ("products", "metadata")
+"""The fields whose ``null`` the models read as empty (``[]``, ``{}``): nothing there."""
 
 
-def _as_sent(payment: paysdk.ListedPayment, element: object) -> dict[str, object]:
-    """``payment`` as ``as_received`` gives it, each timestamp it read as the service sent it
-    (``element``, its JSON): the model holds a UTC datetime, whose wire text is not the text or
-    number sent (``+01:00``, milliseconds, a Unix time)."""
+def _as_sent(
+    payment: paysdk.ListedPayment | paysdk.VerifiedPayment, element: object
+) -> dict[str, object]:
+    """``payment`` as ``as_received`` gives it, each field the model holds in another form than
+    the one sent as the service sent it (``element``, its JSON): a timestamp, which the model
+    holds as a UTC datetime, whose wire text is not the text or number sent (``+01:00``,
+    milliseconds, a Unix time), and a ``null`` the model reads as empty products or metadata."""
     shown = as_received(payment)
     if isinstance(element, dict):
         sent = cast("dict[str, object]", element)
+        fields = type(payment).model_fields
         for name in _TIMES:
-            if getattr(payment, name) is not None and name in sent:
+            if name in fields and getattr(payment, name) is not None and name in sent:
                 shown[name] = sent[name]
+        for name in _EMPTIED:
+            if name in fields and name in sent and sent[name] is None:
+                shown[name] = None
     return shown
 
 
