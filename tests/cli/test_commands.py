@@ -139,6 +139,20 @@ def test_a_429_says_how_long_the_service_asks_to_wait(
     assert f"rate limited: slow down; the service asks to wait {wait} before another try" in err
 
 
+@pytest.mark.parametrize("status", [503, 502, 500])
+def test_a_5xx_asking_for_a_wait_longer_than_a_client_waits_says_it(
+    sandbox: Sandbox, run: Run, status: int
+) -> None:
+    """Raised at once, as a 429 is, without the retries left: the message says why."""
+    fault = Fault.json(status, {"error": "down for maintenance"}, {"Retry-After": "3600"})
+    sandbox.inject(fault, times=None)
+    code, out, err = run("list")
+    assert (code, out) == (3, "")
+    said = "the service failed: down for maintenance; the service asks to wait 3600s before"
+    assert err.startswith(f"paysdk: error: {said} another try (HTTP {status} from GET ")
+    assert err.endswith(") (1 attempt)\n")
+
+
 def test_not_found_is_one_line_and_exit_1(run: Run) -> None:
     code, out, err = run("verify", UNKNOWN_REFERENCE)
     assert (code, out) == (1, "")

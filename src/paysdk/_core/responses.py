@@ -38,7 +38,7 @@ from .._models.verified import VerifiedPayment, VerifyEnvelope
 from .._parsing.gcpause import gc_paused
 from .._parsing.repair import not_utf8
 from .config import is_loopback
-from .retry import PROXY_REFUSALS, retry_after, wait_text
+from .retry import PROXY_REFUSALS, RETRYABLE_STATUS, retry_after, wait_text
 from .steps import Answer, Failure, Send
 
 if TYPE_CHECKING:
@@ -264,11 +264,13 @@ def error_for(request: Send, response: Answer, reference: str | None) -> APIErro
             return ListUnavailableError(f"the payment list is unavailable{said}", **info)
         hint = _endpoint_in_base_url(request.url, reference)
         return NotFoundError(f"not found; is base_url right?{hint}{said}", **info)
-    if status == 429:  # the wait asked for, said: a wait too long is raised without a retry
+    if status in RETRYABLE_STATUS or status >= 500:
+        # the wait asked for, said: a wait too long is raised without a retry, for the caller
         wait = retry_after(response.headers)
         if wait is not None:
             said += f"; the service asks to wait {wait_text(wait)} before another try"
-        return RateLimitError(f"rate limited{said}", retry_after=wait, **info)
+        if status == 429:
+            return RateLimitError(f"rate limited{said}", retry_after=wait, **info)
     if status >= 500:
         return ServerError(f"the service failed{said}", **info)
     return APIError(f"unexpected answer{said}", **info)
