@@ -32,7 +32,6 @@ from typing import Any, Concatenate, ParamSpec, TypeVar, overload
 from .._extras import missing_extra
 
 try:
-    from asgiref.sync import sync_to_async
     from django.core.exceptions import ImproperlyConfigured
     from django.db import connections, transaction
     from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -40,6 +39,8 @@ try:
     from django.template.response import SimpleTemplateResponse
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
+
+from asgiref.sync import sync_to_async  # Django needs it: a missing Django is named first
 
 from ..._client._async.client import AsyncClient
 from ..._client._sync.client import Client
