@@ -511,6 +511,29 @@ async def test_a_number_too_long_to_read_is_said_so_on_every_path(
         assert caught.value.status_code == 200, name
 
 
+async def test_a_body_nested_too_deeply_to_read_whole_is_said_so(
+    client: EitherClient, respx_mock: respx.Router
+) -> None:
+    """Past the depth pydantic's JSON parser reads (200), not "a body that is not JSON": it is
+    JSON. (``iter_payments`` parses with the standard library's decoder, which reads deeper.)"""
+    deep = "[" * 300 + "]" * 300  # valid JSON
+    payment, listed_payment = verify_body(), listed_body()
+    payment["data"]["extra"] = listed_payment["extra"] = "DEEP"
+    verify = json.dumps(payment).replace('"DEEP"', deep)
+    listed = json.dumps({"data": [listed_payment]}).replace('"DEEP"', deep)
+    respx_mock.get(VERIFY_URL).respond(200, content=verify.encode())
+    respx_mock.get(LIST_URL).respond(200, content=listed.encode())
+    calls: dict[str, Callable[[], Awaitable[object]]] = {
+        "verify": lambda: client.verify("order-1042"),
+        "list_payments": lambda: client.list_payments(),
+    }
+    for name, call in calls.items():
+        with pytest.raises(paysdk.ResponseValidationError) as caught:
+            await call()
+        assert "a body nested too deeply to read" in str(caught.value), name
+        assert "not JSON" not in str(caught.value), name
+
+
 async def test_a_list_element_of_the_wrong_shape_is_a_validation_error(
     client: EitherClient, respx_mock: respx.Router
 ) -> None:

@@ -307,6 +307,8 @@ def invalid_body(
         what = f"a body that is not JSON ({content_type}){why}: {excerpt}"
         if "number out of range" in errors[0]["msg"]:  # pydantic reads up to 4,300 digits
             what = f"a body with a number too long to read (over 4,300 digits): {excerpt}"
+        elif "recursion limit exceeded" in errors[0]["msg"]:  # pydantic reads 200 levels deep
+            what = f"a body nested too deeply to read (arrays or objects in each other): {excerpt}"
     else:
         problems = "; ".join(
             f"{'.'.join(str(part) for part in (*where, *error['loc'])) or 'body'}: {error['msg']}"
