@@ -5,6 +5,11 @@ shows only its servers and database, and its connection errors hide the password
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
+import urllib.parse
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -70,6 +75,37 @@ def test_a_password_urllib_would_split_at_is_never_shown() -> None:
         with pytest.raises(LedgerError, match="Connection refused") as failed:
             ledger.row("order-1")
         assert "Pw7" not in chain(failed.value)
+
+
+def test_a_unix_socket_directory_with_colons_as_cloud_sqls_is_connected_to(
+    postgres_url: str,
+) -> None:
+    """Cloud SQL's socket directory is ``/cloudsql/project:region:instance``: no password, but a
+    directory, which the ledger connects through as libpq does."""
+    import psycopg
+
+    from tests.support.postgres import fresh_database
+
+    database = urllib.parse.urlsplit(fresh_database(postgres_url)).path.lstrip("/")
+    with psycopg.connect(postgres_url) as admin:
+        found = admin.execute("SHOW unix_socket_directories").fetchone()
+    assert found is not None
+    sockets = str(found[0]).split(",")[0].strip()
+    port = urllib.parse.urlsplit(postgres_url).port
+    root = tempfile.mkdtemp(prefix="pg-")  # short: a socket's path is at most 107 bytes
+    try:
+        os.mkdir(os.path.join(root, "cloudsql"))
+        directory = os.path.join(root, "cloudsql", "shop-1:europe-west1:ledger")
+        os.symlink(sockets, directory)
+        url = f"postgresql://postgres:{SECRET}@/{database}?host={directory}&port={port}"
+        with Ledger(url, timeout=5) as ledger:
+            assert repr(ledger) == (
+                f"<paysdk.Ledger postgresql 'postgresql://{directory}:{port}/{database}' "
+                "table='paysdk_fulfilments'>"
+            )
+            assert ledger.row("order-1") is None  # connected through the socket
+    finally:
+        shutil.rmtree(root)
 
 
 PIECES = ["%", "%Z", "%zz", "%0", "%00", "%41", "/", "@", "?", "#", ":", "[", "]", "x", "é", " "]

@@ -17,9 +17,10 @@ __all__ = ["PostgresURL", "parse_url", "scrub"]
 _BAD_ESCAPE = re.compile(r"%(?![0-9A-Fa-f]{2})|%00")
 _PORTS = re.compile(r"[0-9]*(,[0-9]*)*")
 _QUOTED = re.compile(r'"[^"]*"')
-_HOST = re.compile(r"[A-Za-z0-9._~-]+|[0-9A-Fa-f:.]+(%[A-Za-z0-9._-]+)?|/[A-Za-z0-9._~/-]*")
+_HOST = re.compile(r"[A-Za-z0-9._~-]+|[0-9A-Fa-f:.]+(%[A-Za-z0-9._-]+)?|/[A-Za-z0-9._~/:-]*")
 """A host libpq may be given: a name or IPv4 address, an IPv6 one (with its zone), or the
-directory of a Unix socket; nothing a password could have been read into."""
+directory of a Unix socket (Cloud SQL's is ``/cloudsql/project:region:instance``); nothing a
+password could have been read into."""
 _DATABASE = re.compile(r"[A-Za-z0-9._$ -]*")
 """A database name a repr shows; another (a password libpq read into it?) is not shown."""
 HIDDEN = "***"
@@ -90,13 +91,14 @@ def scrub(text: str, secrets: tuple[str, ...]) -> str:
 
 
 def _servers(hosts: str, ports: str) -> str:
-    """libpq's comma-separated hosts and ports as ``host:port,host:port`` (IPv6 in brackets)."""
+    """libpq's comma-separated hosts and ports as ``host:port,host:port`` (IPv6 in brackets; a
+    socket directory, which may hold a ``:`` too, as it is)."""
     names, numbers = hosts.split(","), ports.split(",")
     if len(numbers) == 1:
         numbers = numbers * len(names)
     shown: list[str] = []
     for index, name in enumerate(names):
-        host = f"[{name}]" if ":" in name else name
+        host = f"[{name}]" if ":" in name and not name.startswith("/") else name
         port = numbers[index] if index < len(numbers) else ""
         shown.append(f"{host}:{port}" if port else host)
     return ",".join(shown)
