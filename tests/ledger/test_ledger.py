@@ -423,6 +423,19 @@ async def test_rows_of_one_reference_string_is_refused_not_read_as_its_character
             await async_ledger.rows("order-1")
 
 
+async def test_rows_of_more_references_than_a_sqlite_statement_takes_are_all_read(
+    make_ledger: MakeLedger,
+) -> None:
+    """SQLite refuses a statement of more parameters than SQLITE_MAX_VARIABLE_NUMBER (32,766 by
+    default, 250,000 in Debian's build): ``rows`` of a list longer than that was a LedgerError
+    there, ``too many SQL variables``, where PostgreSQL (one array parameter) read it."""
+    ledger = make_ledger()
+    for reference in ("order-1", "order-250000"):
+        await ledger.fulfil_once(paid(reference), lambda payment: None)
+    references = [f"order-{number}" for number in range(250_001)]
+    assert (await ledger.rows(references)).keys() == {"order-1", "order-250000"}
+
+
 def test_postgres_without_psycopg_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "psycopg", None)
     with pytest.raises(paysdk.ConfigurationError, match=r"paysdk\[postgres\]"):

@@ -43,6 +43,11 @@ class EitherLedger:
             return self.ledger.row(reference, account=account)
         return await self.ledger.row(reference, account=account)
 
+    async def rows(self, references: list[str], account: str = "") -> dict[str, LedgerRow]:
+        if isinstance(self.ledger, Ledger):
+            return self.ledger.rows(references, account=account)
+        return await self.ledger.rows(references, account=account)
+
     async def resolve(self, reference: str, *, ran: bool, account: str = "") -> LedgerRow:
         if isinstance(self.ledger, Ledger):
             return self.ledger.resolve(reference, ran=ran, account=account)

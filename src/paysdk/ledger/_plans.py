@@ -398,8 +398,17 @@ def _select_many(
     references = [reference for reference in references if stored_as_is(reference)]
     if not references:
         return []
-    found = yield from _read(*_sql.select_many(dialect, table, account, references, columns))
-    return found.rows
+    # one array parameter where the database takes one; else a statement each MOST_MARKS, in one
+    # read transaction: SQLite refuses a statement of more parameters (SQLITE_MAX_VARIABLE_NUMBER)
+    most = len(references) if dialect.arrays else _sql.MOST_MARKS
+    rows: list[tuple[Any, ...]] = []
+    yield Begin(write=False)
+    for start in range(0, len(references), most):
+        chunk = references[start : start + most]
+        found: Rows = yield Query(*_sql.select_many(dialect, table, account, chunk, columns))
+        rows += found.rows
+    yield Commit()
+    return rows
 
 
 def rows_after(

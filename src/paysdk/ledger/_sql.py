@@ -11,7 +11,15 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_TABLE", "POSTGRES", "SQLITE", "SQLITE_FORMAT", "STATES", "Dialect"]
+__all__ = [
+    "DEFAULT_TABLE",
+    "MOST_MARKS",
+    "POSTGRES",
+    "SQLITE",
+    "SQLITE_FORMAT",
+    "STATES",
+    "Dialect",
+]
 
 DEFAULT_TABLE = "paysdk_fulfilments"
 """The ledger's table unless ``table=`` names another."""
@@ -227,6 +235,11 @@ def retire_keys(table: str) -> str:
 def select_one(dialect: Dialect, table: str) -> str:
     """One payment's row. Parameters: account, reference."""
     return f"SELECT {row(dialect)} FROM {table} WHERE account = ? AND reference = ?"
+
+
+MOST_MARKS = 998
+"""The most references one ``IN (?, ...)`` of ``select_many`` names: with the account, 999
+parameters, the most a statement takes on SQLite before 3.32 (32,766 since; some builds differ)."""
 
 
 def select_many(
