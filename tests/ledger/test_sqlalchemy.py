@@ -188,6 +188,33 @@ async def test_paysdk_ledger_reads_the_same_table_given_the_databases_plain_url(
     ]
 
 
+def test_a_sqlite_url_sqlalchemy_would_open_another_file_from_is_refused(tmp_path: Path) -> None:
+    """SQLAlchemy ends a ``sqlite:///`` path at ``?`` (its driver's options) and decodes ``%``
+    escapes; the ledger read both as part of the file's name: given the app's engine's URL, it
+    opened a new, empty ledger beside the engine's and fulfilled its payments again."""
+    path = tmp_path / "shop 2.db"
+    shipped: list[str] = []
+    for url in (f"sqlite:///{path}".replace(" ", "%20"), f"sqlite:///{path}?timeout=20"):
+        path.unlink(missing_ok=True)
+        engine = sqlalchemy.create_engine(url)
+        try:
+            with SQLAlchemyLedger(engine) as apps:
+                apps.fulfil_once(paid(), lambda payment: shipped.append(payment.reference))
+        finally:
+            engine.dispose()
+        refused = pytest.raises(paysdk.ConfigurationError, match="would open two files")
+        with refused, paysdk.Ledger(url) as ledger:
+            ledger.fulfil_once(paid(), lambda payment: shipped.append(payment.reference))
+        with pytest.raises(paysdk.ConfigurationError, match="would open two files"):
+            paysdk.ledger.sqlite_file(url)
+        with paysdk.Ledger(path) as ledger:  # the file's path itself: the engine's ledger
+            assert ledger.fulfil_once(
+                paid(), lambda payment: shipped.append("again")
+            ).already_fulfilled
+    assert shipped == ["order-1", "order-1"]  # once a URL
+    assert [name.name for name in tmp_path.iterdir()] == ["shop 2.db"]
+
+
 # --- the framework helpers' refusals, in the app's database ------------------------------------
 
 ORDERS = {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import urllib.parse
 from typing import Any
 
 from .._core.config import check_account
@@ -44,7 +45,7 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
     name = scheme.group(1).lower()
     if name == "sqlite":  # SQLAlchemy's form: sqlite:///relative.db, sqlite:////absolute.db
         if url.lower().startswith("sqlite:///"):
-            return "sqlite", url[len("sqlite:///") :]
+            return "sqlite", _sqlite_url_path(url[len("sqlite:///") :])
         if url[scheme.end() :]:  # sqlite://shop.db: the file's name is where a host goes
             raise ConfigurationError(
                 f"the SQLite ledger URL {url[:60]!r} names a host, not a file: a relative path "
@@ -57,6 +58,23 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
     raise ConfigurationError(
         f"unsupported ledger URL scheme {name!a}: use sqlite:///path.db, a path, "
         "or postgresql://user@host/db"
+    )
+
+
+def _sqlite_url_path(path: str) -> str:
+    """A ``sqlite:///`` URL's path, if SQLAlchemy opens the same file given the same URL (an app's
+    engine, which ``paysdk ledger`` and ``paysdk reconcile`` are given the plain URL of): it ends
+    the path at a ``?`` (its driver's options) and decodes ``%`` escapes, where the ledger reads
+    the path as it is. Where they differ it is refused: the two would keep two ledgers, each
+    fulfilling the same payment once. A ``file:`` URI is left to ``sqlite_path``, which refuses
+    it."""
+    if path.startswith("file:") or ("?" not in path and urllib.parse.unquote(path) == path):
+        return path
+    raise ConfigurationError(
+        "the SQLite ledger URL's path holds a '?' or a '%' escape, which SQLAlchemy reads as the "
+        "start of its driver's options or as the character it encodes, and the ledger as they "
+        "are: the same URL would open two files, each a ledger of its own; give the ledger the "
+        "database file's path itself (without sqlite:///), which it reads as it is"
     )
 
 
