@@ -64,15 +64,16 @@ def _target(url: str | os.PathLike[str]) -> tuple[str, str]:
 def _sqlite_url_path(path: str) -> str:
     """A ``sqlite:///`` URL's path, if SQLAlchemy opens the same file given the same URL (an app's
     engine, which ``paysdk ledger`` and ``paysdk reconcile`` are given the plain URL of): it ends
-    the path at a ``?`` (its driver's options) and decodes ``%`` escapes, where the ledger reads
-    the path as it is. Where they differ it is refused: the two would keep two ledgers, each
-    fulfilling the same payment once. A ``file:`` URI is left to ``sqlite_path``, which refuses
-    it."""
+    the path at a ``?`` (its driver's options) and, from 2.1 on, decodes ``%`` escapes, where the
+    ledger reads the path as it is. Where they may differ it is refused: the two would keep two
+    ledgers, each fulfilling the same payment once. A ``file:`` URI is left to ``sqlite_path``,
+    which refuses it."""
     if path.startswith("file:") or ("?" not in path and urllib.parse.unquote(path) == path):
         return path
     raise ConfigurationError(
         "the SQLite ledger URL's path holds a '?' or a '%' escape, which SQLAlchemy reads as the "
-        "start of its driver's options or as the character it encodes, and the ledger as they "
+        "start of its driver's options or (from 2.1 on) as the character it encodes, and the "
+        "ledger as they "
         "are: the same URL would open two files, each a ledger of its own; give the ledger the "
         "database file's path itself (without sqlite:///), which it reads as it is"
     )
