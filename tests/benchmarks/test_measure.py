@@ -12,6 +12,7 @@ import pytest
 
 from benchmarks._measure import JobFailed, Paired, interleaved, paired, run_job
 from benchmarks._results import Goal, Result, failed, table
+from tests.support.ports import unused_port
 
 
 def test_paired_alternates_which_side_goes_first_and_takes_the_median_ratio() -> None:
@@ -60,9 +61,7 @@ def test_a_job_reports_its_seconds_and_the_memory_it_held() -> None:
 
 
 def test_a_failing_job_raises_with_the_childs_error() -> None:
-    with socket.socket() as probe:  # a port nothing listens on
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = unused_port()
     with pytest.raises(JobFailed, match=r"list-json: httpx\.ConnectError"):
         run_job("list-json", base_url=f"http://127.0.0.1:{port}", key="sk_unused")
 

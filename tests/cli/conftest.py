@@ -17,7 +17,8 @@ from werkzeug.serving import make_server
 import paysdk
 from paysdk.cli._background import alive
 from paysdk.integrations.flask import verified_callback
-from tests.cli.sandbox_cli import KEY, Merchant, Paysdk, free_port
+from tests.cli.sandbox_cli import KEY, Merchant, Paysdk
+from tests.support.ports import unused_port
 
 
 @pytest.fixture
@@ -36,7 +37,7 @@ def cli(tmp_path: Path) -> Iterator[Paysdk]:
 @pytest.fixture
 def port() -> int:
     """A free port for the test's sandbox."""
-    return free_port()
+    return unused_port()
 
 
 @pytest.fixture

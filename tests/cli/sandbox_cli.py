@@ -45,13 +45,6 @@ class Paysdk:
         return done
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def listening(port: int) -> bool:
     try:
         with socket.create_connection(("127.0.0.1", port), timeout=5):

@@ -34,9 +34,9 @@ from paysdk.sandbox import (
     Fault,
     Sandbox,
 )
-from tests.cli.sandbox_cli import free_port
 from tests.conftest import listed_body
 from tests.support.command import paysdk_cli
+from tests.support.ports import unused_port
 
 Run = Callable[..., tuple[int, str, str]]
 
@@ -1081,7 +1081,7 @@ def test_the_command_line_loads_no_http_client_nor_models_until_a_command_needs_
     """)
     environment = {**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)}
     result = subprocess.run(
-        [sys.executable, "-c", code, str(free_port())],
+        [sys.executable, "-c", code, str(unused_port())],
         capture_output=True,
         text=True,
         check=True,

@@ -21,7 +21,7 @@ from paysdk.sandbox import (
     Fault,
     Sandbox,
 )
-from tests.cli.sandbox_cli import free_port
+from tests.support.ports import unused_port
 from tests.support.terminal import SRC, run_in_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def _forbidden(sandbox: Sandbox, _: pytest.MonkeyPatch) -> None:
 
 
 def _nothing_listening(_: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PAYSDK_BASE_URL", f"http://127.0.0.1:{free_port()}")
+    monkeypatch.setenv("PAYSDK_BASE_URL", f"http://127.0.0.1:{unused_port()}")
 
 
 def _too_slow(sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -27,7 +27,6 @@ from paysdk.cli._report import print_table
 from paysdk.ledger import Ledger
 from paysdk.sandbox import Fault, Sandbox
 from paysdk.testing import payment_record
-from tests.cli.sandbox_cli import free_port
 from tests.support.hostile import (
     Behaviour,
     HostileServer,
@@ -38,6 +37,7 @@ from tests.support.hostile import (
     respond,
     respond_json,
 )
+from tests.support.ports import unused_port
 
 NAME = (
     "Ada\x1b[2J\x1b[H\x1b[1Asuccess: yes\n"  # clear the screen, home, a line of its own
@@ -603,7 +603,7 @@ def test_sandbox_detach_status_and_stop_show_a_runtime_directory_name_with_nothi
     runtime = tmp_path / "run\x1b[2J\x1b]0;pwned\x07\u202e\nsecret key: sk_forged"
     runtime.mkdir(mode=0o700)
     env = {**env, "PAYSDK_SANDBOX_DIR": str(runtime)}
-    port = str(free_port())
+    port = str(unused_port())
     screens = []
     try:
         screens.append(on_terminal(env, "sandbox", "--detach", "--port", port))

@@ -19,7 +19,8 @@ from werkzeug.serving import make_server
 import paysdk
 from paysdk.cli._pay import HELPER_ERROR, HELPER_RETRY_LATER, _why_not_taken
 from paysdk.integrations.flask import verified_callback
-from tests.cli.sandbox_cli import KEY, ROOT, Merchant, Paysdk, free_port, listening, pay
+from tests.cli.sandbox_cli import KEY, ROOT, Merchant, Paysdk, listening, pay
+from tests.support.ports import unused_port
 
 # --- pay finds the detached sandbox -----------------------------------------------------------
 
@@ -39,7 +40,7 @@ def test_pay_without_a_base_url_pays_in_the_only_detached_sandbox(
 def test_pay_without_a_base_url_and_two_detached_sandboxes_asks_which(
     cli: Paysdk, port: int
 ) -> None:
-    other = free_port()
+    other = unused_port()
     cli.start(port)
     cli.start(other)
     paid = cli("pay", "order-7", "--amount", "5", "--currency", "USD",
@@ -64,7 +65,7 @@ def test_pay_to_a_base_url_holding_the_key_is_refused_without_showing_it(cli: Pa
     key = "sk_test_pasted_key_42"
     paid = cli("pay", "order-7", "--amount", "5", "--currency", "USD",
                "--callback", "http://127.0.0.1:9/cb", "--secret-key", key,
-               "--base-url", f"http://127.0.0.1:{free_port()}/{key}")  # fmt: skip
+               "--base-url", f"http://127.0.0.1:{unused_port()}/{key}")  # fmt: skip
     assert (paid.returncode, paid.stdout) == (2, "")
     assert "base_url contains the secret key" in paid.stderr
     assert key not in paid.stderr
@@ -80,7 +81,7 @@ def readme_pay_command() -> list[str]:
 def test_the_readme_pay_command_runs_as_written_against_the_flask_example(
     cli: Paysdk, port: int, tmp_path: Path
 ) -> None:
-    app_port = free_port()
+    app_port = unused_port()
     cli.start(port)
     app = subprocess.Popen(
         [sys.executable, str(ROOT / "examples" / "flask_callback.py")],
@@ -223,7 +224,7 @@ def test_pay_to_a_port_nothing_listens_on_says_so_and_how_to_send_the_callback_a
     the same, so the command says where nothing listens and how to deliver that callback later
     (paying again would be refused without --replace)."""
     cli.start(port)
-    nowhere = f"http://127.0.0.1:{free_port()}/payments/callback"
+    nowhere = f"http://127.0.0.1:{unused_port()}/payments/callback"
     paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", nowhere)
     assert paid.returncode == 3
     assert "Connection refused; nothing listens at 127.0.0.1:" in paid.stderr
@@ -245,7 +246,7 @@ def test_the_command_to_send_a_callback_again_runs_for_a_reference_starting_with
     """A reference may start with ``-``: the command pay prints gives it as
     ``--reference=REF``, which argparse never reads as another option."""
     cli.start(port)
-    nowhere = f"http://127.0.0.1:{free_port()}/payments/callback"
+    nowhere = f"http://127.0.0.1:{unused_port()}/payments/callback"
     paid = pay(cli, port, "--amount", "500", "--currency", "USD", "--callback", nowhere, "--",
                "-order-7")  # fmt: skip
     assert paid.returncode == 3, paid.stderr
@@ -279,7 +280,7 @@ def test_a_callback_view_routed_for_post_is_told_the_service_calls_back_with_get
         example.replace('@app.get("/payments/callback")', '@app.post("/payments/callback")'),
         encoding="utf-8",
     )
-    app_port = free_port()
+    app_port = unused_port()
     cli.start(port)
     app = subprocess.Popen(
         [sys.executable, str(tmp_path / "post_callback.py")],
@@ -354,7 +355,7 @@ def test_a_helper_s_503_says_to_check_the_app_s_base_url(
     """The app still points at a sandbox that has stopped: the helper answers 503
     ``retry_later`` and logs why; the command says where to look and what to check."""
     cli.start(port)
-    client = paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{free_port()}")
+    client = paysdk.Client(secret_key=KEY, base_url=f"http://127.0.0.1:{unused_port()}")
     with flask_callback_app(client) as url:
         paid = pay(cli, port, "order-7", "--amount", "500", "--currency", "USD", "--callback", url)
     assert paid.returncode == 1

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import stat
 import subprocess
 import sys
@@ -19,17 +18,11 @@ from pathlib import Path
 import pytest
 
 from paysdk.cli._background import alive
+from tests.support.ports import unused_port
 
 KEY = "sk_runtime_files_test"
 NOBODY = 65534
 """A uid that is not the user running the tests."""
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 def mode(path: Path) -> int:
@@ -80,7 +73,7 @@ def test_detach_makes_the_runtime_directory_and_its_key_files_private(
     sandbox_cli: Sandboxes, tmp_path: Path
 ) -> None:
     runtime = tmp_path / "run"
-    port = free_port()
+    port = unused_port()
     started = sandbox_cli("--detach", "--port", str(port), "--key", KEY, runtime=runtime)
     assert started.returncode == 0, started.stderr
     pid_file, log = runtime / f"sandbox-{port}.pid", runtime / f"sandbox-{port}.log"
@@ -96,7 +89,7 @@ def test_a_runtime_directory_whose_name_is_not_utf8_holds_a_sandbox_stop_finds(
     """A directory named on a system of another encoding (``caf\xe9``, Latin-1), which Python
     reads as a lone surrogate: the sandbox starts there, and ``status`` and ``stop`` find it."""
     runtime = tmp_path / "caf\udce9 run"
-    port = free_port()
+    port = unused_port()
     started = sandbox_cli("--detach", "--port", str(port), "--key", KEY, runtime=runtime)
     assert started.returncode == 0, started.stderr
     assert "export PAYSDK_BASE_URL=" in started.stdout
@@ -113,7 +106,7 @@ def test_a_log_already_there_that_others_can_read_is_made_private(
 ) -> None:
     runtime = tmp_path / "run"
     runtime.mkdir(mode=0o700)
-    port = free_port()
+    port = unused_port()
     log = runtime / f"sandbox-{port}.log"
     log.write_text("the log so far\n")
     log.chmod(0o644)
@@ -163,7 +156,7 @@ def test_a_runtime_directory_others_control_is_refused(
     sandbox_cli: Sandboxes, tmp_path: Path, make: Callable[[Path], Path], says: str
 ) -> None:
     runtime = make(tmp_path / "run")
-    done = sandbox_cli("--detach", "--port", str(free_port()), "--key", KEY, runtime=runtime)
+    done = sandbox_cli("--detach", "--port", str(unused_port()), "--key", KEY, runtime=runtime)
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.startswith(
         f"paysdk: error: the runtime directory {runtime} {says.format(dir=runtime)}"
@@ -180,7 +173,7 @@ def test_the_default_runtime_directory_another_user_made_is_refused(
 ) -> None:
     """``<temporary directory>/paysdk-<uid>``, made first by someone else, as anyone can in /tmp."""
     runtime = another_users(tmp_path / f"paysdk-{os.getuid()}")
-    done = sandbox_cli("--detach", "--port", str(free_port()), "--key", KEY, runtime=None)
+    done = sandbox_cli("--detach", "--port", str(unused_port()), "--key", KEY, runtime=None)
     assert done.returncode == 2
     assert done.stderr.startswith(f"paysdk: error: the runtime directory {runtime} belongs to ")
     assert list(runtime.iterdir()) == []
@@ -200,7 +193,7 @@ def test_a_relative_xdg_runtime_dir_is_ignored_as_the_xdg_spec_asks(
     """Taken, a relative ``XDG_RUNTIME_DIR`` would put the pid file under the directory the
     command ran in, where ``status`` and ``stop`` run from another could not find it."""
     sandbox_cli.env["XDG_RUNTIME_DIR"] = "run"
-    port = free_port()
+    port = unused_port()
     for where in ("one", "two"):
         (tmp_path / where).mkdir()
         sandbox_cli.watched.append(tmp_path / where / "run" / "paysdk")  # stopped at the end

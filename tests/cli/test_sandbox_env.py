@@ -7,7 +7,8 @@ import re
 import subprocess
 import sys
 
-from tests.cli.sandbox_cli import KEY, ROOT, Paysdk, free_port
+from tests.cli.sandbox_cli import KEY, ROOT, Paysdk
+from tests.support.ports import unused_port
 
 PAYSDK = '"$PY" -m paysdk'
 """The command as a shell runs it, ``PY`` the interpreter of the tests."""
@@ -49,7 +50,7 @@ def test_env_prints_the_lines_detach_printed(cli: Paysdk, port: int) -> None:
 
 
 def test_with_two_sandboxes_running_env_and_the_hint_ask_for_a_port(cli: Paysdk, port: int) -> None:
-    other = free_port()
+    other = unused_port()
     cli.start(port)
     cli.start(other)
     chosen = cli("sandbox", "env", "--port", str(other))

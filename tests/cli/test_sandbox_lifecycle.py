@@ -19,7 +19,8 @@ import pytest
 
 from paysdk.cli._background import alive
 from paysdk.cli._sandbox import _stop_on_signals
-from tests.cli.sandbox_cli import KEY, Paysdk, free_port, listening
+from tests.cli.sandbox_cli import KEY, Paysdk, listening
+from tests.support.ports import unused_port
 
 # --- starting, stopping, status ---------------------------------------------------------------
 
@@ -139,7 +140,7 @@ def test_a_copy_of_a_pid_file_under_another_name_is_not_a_sandbox(cli: Paysdk, p
 
 def test_a_port_given_before_the_action_names_the_sandbox_it_acts_on(cli: Paysdk) -> None:
     """``paysdk sandbox --port N stop`` stops the sandbox on N or none, never the only other."""
-    running, other = free_port(), free_port()
+    running, other = unused_port(), unused_port()
     cli.start(running)
     status = cli("sandbox", "--port", str(other), "status")
     assert (status.returncode, status.stdout) == (1, "")

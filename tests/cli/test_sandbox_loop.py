@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 import paysdk
-from tests.cli.sandbox_cli import KEY, ROOT, Merchant, Paysdk, free_port, listening, pay
+from tests.cli.sandbox_cli import KEY, ROOT, Merchant, Paysdk, listening, pay
+from tests.support.ports import unused_port
 
 # --- the loop ---------------------------------------------------------------------------------
 
@@ -105,7 +106,7 @@ def test_a_handler_answering_other_than_2xx_exits_1_and_shows_its_answer(
 
 def test_a_handler_that_cannot_be_reached_exits_3(cli: Paysdk, port: int) -> None:
     cli.start(port)
-    nobody = f"http://127.0.0.1:{free_port()}/cb"
+    nobody = f"http://127.0.0.1:{unused_port()}/cb"
     paid = pay(cli, port, "order-7", "--amount", "5", "--currency", "USD", "--callback", nobody)
     assert paid.returncode == 3
     assert f"callback to {nobody}?reference=order-7 failed" in paid.stderr
@@ -178,7 +179,7 @@ def test_the_walkthrough_of_the_docs_runs_as_written(
     """The block pasted whole into ``sh``: nothing added to it (no wait for the app, which the
     block does itself), only its two ports and its state file moved so that runs in parallel
     never meet."""
-    app_port = free_port()
+    app_port = unused_port()
     written = walkthrough()
     moved = {"8321": str(port), "8000": str(app_port), ".paysdk-sandbox.json": f"{tmp_path}/s.json"}
     script = written

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
-from tests.cli.sandbox_cli import free_port
+from tests.support.ports import unused_port
 
 pytestmark = pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
 
@@ -82,7 +82,7 @@ def test_errors_to_a_full_disk_keep_the_exit_code(
     """``paysdk ... 2>>/var/log/paysdk.log`` on a full disk: the exit code still tells an outage
     (3) from a usage error (2) or the service's refusal (1), and ``--verbose``'s lines lost make
     no failure of a command that succeeded."""
-    port = free_port()
+    port = unused_port()
     done = run_into_full(env, "stderr", *(arg.format(port=port) for arg in argv))
     assert done.returncode == code
     if code == 0:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import socket
 import subprocess
 import sys
 
@@ -16,6 +15,7 @@ import httpx
 import pytest
 
 from paysdk.sandbox import Sandbox
+from tests.support.ports import unused_port
 from tests.support.scripts import SCRIPTS
 
 ALIASED_VENV = "_paysdk_httpx2_alias" in sys.modules
@@ -82,9 +82,7 @@ with httpx2.Client() as http:
 
 @needs_httpx2
 def test_with_the_alias_an_apps_httpx2_client_is_an_httpx_client(sandbox: Sandbox) -> None:
-    with socket.socket() as probe:  # a loopback port no one listens on once it is closed
-        probe.bind(("127.0.0.1", 0))
-        closed_port = probe.getsockname()[1]
+    closed_port = unused_port()
     lines = run_app(
         ALIASED_APP,
         SANDBOX_KEY=sandbox.secret_key,

@@ -8,7 +8,6 @@ other test records spans. Each test runs sync, async and async over aiohttp thro
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,6 +35,7 @@ from paysdk.sandbox import (
 )
 from tests.conftest import EitherClient, MakeClient
 from tests.support.hostile import HostileServer, raw
+from tests.support.ports import unused_port
 
 pytestmark = pytest.mark.anyio
 
@@ -110,14 +110,6 @@ def assert_no_key(exporter: InMemorySpanExporter) -> None:
         if span.status.description:
             texts.append(span.status.description)
         assert not [text for text in texts if KEY in text], span.name
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (bound, then released)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port
 
 
 async def test_a_verify_is_one_span_with_its_reference_attempts_and_status(
@@ -223,7 +215,7 @@ async def test_a_refused_connection_is_retried_then_an_error_span(
     """Nothing listening: every attempt counted, each retry a ``connect`` event, then
     ``paysdk.APIConnectionError`` with no status."""
     client = make_loopback_client(
-        secret_key=KEY, base_url=f"http://127.0.0.1:{closed_port()}", max_retries=2
+        secret_key=KEY, base_url=f"http://127.0.0.1:{unused_port()}", max_retries=2
     )
     with pytest.raises(paysdk.APIConnectionError):
         await client.verify(COMPLETED_REFERENCE)

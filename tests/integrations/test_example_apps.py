@@ -24,6 +24,7 @@ from werkzeug.serving import make_server
 
 import paysdk
 from paysdk.sandbox import Sandbox
+from tests.support.ports import unused_port
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -201,13 +202,6 @@ def test_the_django_example_fulfils_a_paid_order_once(sandbox: Sandbox) -> None:
     assert fulfilled == ["order-1042"]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 def listens(port: int) -> bool:
     with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
         return True
@@ -220,7 +214,7 @@ def test_each_callback_example_serves_on_the_port_given_by_PORT(
 ) -> None:
     """Run as the docs say (``python examples/NAME.py``), with ``PORT`` set: the sandbox's
     callback reaches it there."""
-    port = free_port()
+    port = unused_port()
     env = os.environ | {
         "PAYSDK_SECRET_KEY": sandbox.secret_key,
         "PAYSDK_BASE_URL": sandbox.base_url,

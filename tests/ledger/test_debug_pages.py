@@ -5,7 +5,6 @@ frames of the failed connect among them, and must show no password."""
 from __future__ import annotations
 
 import secrets
-import socket
 from typing import Any
 
 import pytest
@@ -19,6 +18,7 @@ import paysdk
 from paysdk.ledger.sqlalchemy import AsyncSQLAlchemyLedger, SQLAlchemyLedger
 from tests.support.django_site import configure, debug_page, serve
 from tests.support.engines import engine_url
+from tests.support.ports import unused_port
 
 configure()
 
@@ -26,13 +26,6 @@ CONNECTS = ["refused", "no-database"]
 """How the server refuses a connect: nothing listens on the port, or no such database is."""
 FAILURES = [*CONNECTS, "no-table"]
 """And a statement failing once connected: the table is missing (``create_table=False``)."""
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @pytest.fixture
@@ -45,7 +38,7 @@ def password() -> str:
 def url(request: pytest.FixtureRequest, password: str) -> str:
     """A ledger URL holding ``password`` that the server refuses, as the failure says."""
     if request.param == "refused":
-        return f"postgresql://shop:{password}@127.0.0.1:{_closed_port()}/shop"
+        return f"postgresql://shop:{password}@127.0.0.1:{unused_port()}/shop"
     postgres_url: str = request.getfixturevalue("postgres_url")
     server = postgres_url.rsplit("/", 1)[0].replace("://postgres@", f"://postgres:{password}@")
     return f"{server}/{'no_such_database' if request.param == 'no-database' else 'postgres'}"
@@ -168,7 +161,7 @@ def test_a_django_ledgers_debug_page_of_a_refused_connect_shows_no_password(
     alias.close()
     monkeypatch.setitem(alias.settings_dict, "PASSWORD", password)
     monkeypatch.setitem(alias.settings_dict, "HOST", "127.0.0.1")
-    monkeypatch.setitem(alias.settings_dict, "PORT", str(_closed_port()))
+    monkeypatch.setitem(alias.settings_dict, "PORT", str(unused_port()))
     ledger = DjangoLedger(using="postgres", timeout=2)
 
     def orders(request: HttpRequest) -> HttpResponse:

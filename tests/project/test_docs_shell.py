@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from paysdk.cli._background import alive
-from tests.cli.sandbox_cli import free_port
+from tests.support.ports import unused_port
 from tests.support.shell_blocks import (
     PORTS,
     ROOT,
@@ -171,7 +171,7 @@ def free_ports(text: str) -> dict[str, str]:
     """A free port for each port the pages name, none of them a number the page has."""
     ports: dict[str, str] = {}
     while len(ports) < len(PORTS):
-        port = str(free_port())
+        port = str(unused_port())
         if port not in text and port not in ports.values():
             ports[PORTS[len(ports)]] = port
     return ports

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.sandbox_cli import free_port
 from tests.support.make import dry_run
+from tests.support.ports import unused_port
 
 ROOT = Path(__file__).resolve().parents[2]
 QUICKSTART = ROOT / "examples" / "quickstart.py"
@@ -60,7 +60,7 @@ def test_quickstart_against_a_service_it_cannot_use_says_so_and_how_to_use_its_o
     """``make demo`` in a terminal still holding a stopped sandbox's export lines (or half of
     them): one line saying what failed and one saying how to run against the bundled sandbox,
     never a traceback; the key is never printed."""
-    port = free_port()
+    port = unused_port()
     done = run_quickstart(**{name: value.format(port=port) for name, value in variables.items()})
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "sk_test_stale" not in done.stderr

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from tests.support.ports import unused_port
 from tests.support.scripts import load_script
 
 find_postgres = load_script("find_postgres")
@@ -55,13 +56,6 @@ def tool(name: str) -> Path:
     except find_postgres.MissingTools as missing:
         raise RuntimeError(str(missing)) from None
     return where
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
 
 
 @dataclass(frozen=True)
@@ -106,7 +100,7 @@ def restartable_cluster() -> Iterator[Cluster]:
         os.chown(root, user.pw_uid, user.pw_gid)
         as_user = ["runuser", "-u", "postgres", "--"]
     data, log = root / "data", root / "server.log"
-    port = _free_port()
+    port = unused_port()
     options = f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off"
     initdb = [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust"]
     pg_ctl = [*as_user, str(bin_dir / "pg_ctl"), "-D", str(data)]
@@ -159,7 +153,7 @@ def throwaway_pgbouncer(
     binary = str(tool("pgbouncer"))
     server = urllib.parse.urlsplit(server_url)
     root = Path(tempfile.mkdtemp(prefix="paysdk-pgbouncer-"))
-    port = _free_port()
+    port = unused_port()
     ini = {
         "listen_addr": "127.0.0.1",
         "listen_port": port,

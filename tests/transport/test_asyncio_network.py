@@ -30,6 +30,7 @@ from paysdk._transport.asyncio_network import AsyncioBackend
 from paysdk._transport.asyncio_stream import AsyncioStream
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import SECRET
+from tests.support.ports import unused_port
 from tests.support.proxy import ForwardProxy
 from tests.support.tls import server_context
 
@@ -88,14 +89,6 @@ async def plain_echo() -> AsyncIterator[int]:
 async def tls_echo(tls_server_context: ssl.SSLContext) -> AsyncIterator[int]:
     async with serving(echo_then_close, tls_server_context) as port:
         yield port
-
-
-def refused_port() -> int:
-    """A loopback port nothing listens on."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-    return port
 
 
 # --- reading and writing ----------------------------------------------------------------------
@@ -296,7 +289,7 @@ async def test_a_write_the_server_never_reads_is_a_write_timeout() -> None:
 async def test_a_connect_out_of_time_is_a_connect_timeout() -> None:
     """No time at all: the name's resolution (in a worker thread) is already too late."""
     with pytest.raises(httpcore.ConnectTimeout) as raised:
-        await AsyncioBackend().connect_tcp("localhost", refused_port(), timeout=0)
+        await AsyncioBackend().connect_tcp("localhost", unused_port(), timeout=0)
     assert isinstance(raised.value.__cause__, TimeoutError)
 
 
@@ -378,7 +371,7 @@ async def test_a_handshake_is_bounded_by_its_timeout_alone(
 
 async def test_a_refused_connection_is_a_connect_error_caused_by_the_os_error() -> None:
     with pytest.raises(httpcore.ConnectError) as raised:
-        await AsyncioBackend().connect_tcp("127.0.0.1", refused_port(), timeout=WAIT)
+        await AsyncioBackend().connect_tcp("127.0.0.1", unused_port(), timeout=WAIT)
     assert isinstance(raised.value.__cause__, ConnectionRefusedError)
 
 

@@ -9,7 +9,6 @@ after the request went out, so the loopback server's count of requests shows any
 from __future__ import annotations
 
 import logging
-import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from typing import Any
 
@@ -23,6 +22,7 @@ from paysdk._transport._async.pool import AsyncRoutes
 from paysdk._transport._sync.pool import Routes
 from tests.conftest import EitherClient, MakeClient, listed_body, verify_body
 from tests.support.hostile import Behaviour, Connection, HostileServer, Request, reset, respond_json
+from tests.support.ports import unused_port
 
 pytestmark = pytest.mark.anyio
 
@@ -212,9 +212,7 @@ async def test_a_reset_connection_on_the_same_setup_is_an_outage_and_retried(
 async def test_a_refused_connection_is_an_outage_and_retried(
     call: Call, make_loopback_client: MakeClient, logs: pytest.LogCaptureFixture
 ) -> None:
-    with socket.socket() as closed:  # a port nothing listens on once this socket is closed
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
+    port = unused_port()
     client = make_loopback_client(base_url=f"http://127.0.0.1:{port}", max_retries=2)
     with pytest.raises(paysdk.APIConnectionError) as caught:
         await call(client)

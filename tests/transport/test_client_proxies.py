@@ -26,6 +26,7 @@ import paysdk
 from paysdk.sandbox import COMPLETED_REFERENCE, RecordedRequest, Sandbox
 from tests.conftest import EitherClient, MakeClient
 from tests.support.hostile import HostileServer, raw
+from tests.support.ports import unused_port
 from tests.support.proxy import BEYOND, ForwardProxy, ProxiedRequest
 from tests.support.scripted import Scripted
 
@@ -379,9 +380,7 @@ async def test_a_proxy_that_does_not_open_the_tunnel_is_named_with_its_answer(
     it was configured, saying it did not open the tunnel, with its status and reason, in the
     same words on every backend. The 502 is an APIConnectionError, retried; the 403 a
     ProxyAuthenticationError after one attempt, saying whom to ask."""
-    with socket.socket() as unused:  # a loopback port nothing listens on: the proxy's 502
-        unused.bind(("127.0.0.1", 0))
-        dead = f"127.0.0.1:{unused.getsockname()[1]}"
+    dead = f"127.0.0.1:{unused_port()}"  # a loopback port nothing listens on: the proxy's 502
     address = dead if refusal.startswith("502") else "service.test:443"  # not loopback: 403
     client = make_loopback_client(
         base_url=f"https://{address}",
@@ -463,9 +462,7 @@ async def test_a_proxy_that_refuses_the_connection_is_named_with_where_it_was_co
     """Nothing listens at the proxy's address: an APIConnectionError naming the proxy (not the
     service, which was never tried) and where it was configured, in the same words on every
     backend, without its password; retried, as a proxy may be restarting."""
-    with socket.socket() as unused:
-        unused.bind(("127.0.0.1", 0))
-        port = unused.getsockname()[1]
+    port = unused_port()
     url = f"http://{USER}:{quote(PASSWORD, safe='')}@127.0.0.1:{port}"
     options: dict[str, object] = {"verify": tls_client_context, "max_retries": 1}
     if where == "proxy=":

@@ -6,7 +6,6 @@ send through httpx."""
 
 from __future__ import annotations
 
-import socket
 from collections.abc import AsyncIterator, Iterator
 from types import SimpleNamespace
 from typing import Any
@@ -24,6 +23,7 @@ from paysdk._transport.httpx_async import own_async_client
 from paysdk._transport.httpx_common import HttpxDefaults, RequestBuilder, failure_from_httpcore
 from paysdk._transport.network import Network
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
+from tests.support.ports import unused_port
 
 pytestmark = pytest.mark.anyio
 
@@ -108,9 +108,7 @@ async def test_a_retry_and_a_timeout_go_past_httpx_s_client(
 async def test_a_refused_connection_is_the_same_failure_past_httpx_s_client(sends: Sends) -> None:
     """As through httpx's client, its httpx exception carries the request (its method and URL;
     not the headers, which hold the key)."""
-    with socket.socket() as closed:  # a port nothing listens on once this socket is closed
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
+    port = unused_port()
     async with paysdk.AsyncClient(
         secret_key="sk_test_x", base_url=f"http://127.0.0.1:{port}", max_retries=0
     ) as client:

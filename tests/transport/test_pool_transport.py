@@ -17,6 +17,7 @@ from paysdk._transport._sync.pool import Pools, PoolTransport
 from paysdk._transport.httpcore_edge import HTTPCORE_TO_HTTPX, httpx_error
 from paysdk._transport.network import Network
 from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+from tests.support.ports import unused_port
 
 pytestmark = pytest.mark.anyio
 
@@ -101,16 +102,10 @@ async def test_the_async_transport_sends_and_reads_as_the_sync_one(sandbox: Sand
         assert _opened(transport.routes._pools.current()) == 1
 
 
-def _refused_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 def test_httpcore_s_failures_reach_the_client_as_httpx_s() -> None:
     """A refused connection is httpx's ``ConnectError``, carrying the request; httpcore's
     exception is its cause."""
-    url = f"http://127.0.0.1:{_refused_port()}/"
+    url = f"http://127.0.0.1:{unused_port()}/"
     with (
         httpx.Client(transport=PoolTransport(_network())) as http,
         pytest.raises(httpx.ConnectError) as caught,
@@ -121,7 +116,7 @@ def test_httpcore_s_failures_reach_the_client_as_httpx_s() -> None:
 
 
 async def test_httpcore_s_failures_reach_the_async_client_as_httpx_s() -> None:
-    url = f"http://127.0.0.1:{_refused_port()}/"
+    url = f"http://127.0.0.1:{unused_port()}/"
     async with httpx.AsyncClient(transport=AsyncPoolTransport(_network())) as http:
         with pytest.raises(httpx.ConnectError) as caught:
             await http.get(url)

@@ -51,6 +51,7 @@ from tests.support.fulfilment_rule import (
 )
 from tests.support.ledger_worker import abandon_claim
 from tests.support.merchant import Shop
+from tests.support.ports import unused_port
 
 pytestmark = pytest.mark.anyio
 
@@ -601,9 +602,7 @@ def test_a_lock_wait_the_databases_options_cut_is_not_said_to_be_the_ledgers(
 def test_a_postgresql_server_that_is_down_is_named_in_the_ledger_error() -> None:
     """psycopg's own connection error (``psycopg.OperationalError``, not one of
     ``psycopg.errors``) reads as the PostgreSQL ledger's, as on the other ledgers."""
-    from tests.cli.sandbox_cli import free_port
-
-    settings = postgres_settings(f"postgresql://paysdk@127.0.0.1:{free_port()}/shop")
+    settings = postgres_settings(f"postgresql://paysdk@127.0.0.1:{unused_port()}/shop")
     connections.settings["down"] = {**connections.settings["postgres"], **settings}
     try:
         with pytest.raises(LedgerError, match=r"^the PostgreSQL ledger failed: .*'down'"):
