@@ -113,12 +113,18 @@ def test_a_repeated_callback_is_fulfilled_once(browser: TestClient, shop: Shop) 
     assert shop.deliveries == 2
 
 
-def test_the_service_failing_asks_for_a_retry(
-    browser: TestClient, shop: Shop, callback_sandbox: Sandbox
+@pytest.mark.parametrize(
+    ("fault", "wait"),
+    [(Fault(disconnect="before_response"), None), (Fault.rate_limited(retry_after=3600), "3600")],
+    ids=["no-wait-asked", "rate-limited"],
+)
+def test_the_service_failing_asks_for_a_retry_after_the_wait_it_asked(
+    browser: TestClient, shop: Shop, callback_sandbox: Sandbox, fault: Fault, wait: str | None
 ) -> None:
-    callback_sandbox.inject(Fault(disconnect="before_response"))
+    callback_sandbox.inject(fault)
     response = browser.get(f"{PATH}?reference=order-1042")
     assert (response.status_code, response.json()) == (503, {"status": "retry_later"})
+    assert response.headers.get("Retry-After") == wait
     assert shop.fulfilled == []
 
 

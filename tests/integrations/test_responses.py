@@ -78,3 +78,32 @@ def test_a_fulfilment_is_answered_by_its_outcome(
     outcome: Outcome, answer: CallbackResponse | None
 ) -> None:
     assert fulfilment_response(FulfilResult(outcome, "order-1")) == answer
+
+
+@pytest.mark.parametrize(
+    ("headers", "wait"),
+    [
+        ({"Retry-After": "30"}, "30"),
+        ({"Retry-After": "0"}, "0"),
+        ({"retry-after-ms": "1500"}, "2"),  # whole seconds, never sooner than asked
+        ({"Retry-After": "9" * 40}, "1000000000"),  # as long as the client reads any wait
+        ({"Retry-After": "soon"}, None),  # not a form RFC 9110 allows: no wait to pass on
+        ({}, None),
+    ],
+)
+@pytest.mark.parametrize("status", [429, 503])
+def test_a_wait_the_service_asked_for_is_passed_on(
+    status: int, headers: dict[str, str], wait: str | None
+) -> None:
+    error = _core.error_for(REQUEST, answered(httpx.Response(status, headers=headers)), "r")
+    response = callback_response(error)
+    assert (response.status_code, response.status) == (503, "retry_later")
+    assert response.headers == ({} if wait is None else {"Retry-After": wait})
+
+
+def test_a_failure_with_no_answer_or_of_the_ledger_asks_no_wait() -> None:
+    for error in (
+        paysdk.APITimeoutError("slow", method="GET", url=BASE_URL),
+        LedgerError("the database is down"),
+    ):
+        assert callback_response(error).headers == {}

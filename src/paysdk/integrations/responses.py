@@ -8,7 +8,7 @@
 | PaymentFailedError | 200 | ``failed`` | a final, legitimate outcome |
 | PaymentMismatchError | 409 | ``mismatch`` | paid, but not for this order |
 | AmountOutOfRangeError | 200 | ``amount_out_of_range`` | the ledger cannot record it |
-| anything paysdk retries | 503 | ``retry_later`` | could not verify it just now |
+| anything paysdk retries | 503 | ``retry_later`` | could not verify it just now (1) |
 | UnrecordedFulfilmentError | 200 | ``unrecorded`` | it ran; held as unknown for a person |
 | LedgerError | 503 | ``retry_later`` | could not record the fulfilment |
 | any other PaySDKError | 500 | ``error`` | fix the configuration or key |
@@ -16,6 +16,9 @@
 | a duplicate (``ledger=``) | 200 | ``already_fulfilled`` | the view does not run again |
 | fulfilling elsewhere | 503 | ``in_progress`` | another worker runs the view: come back |
 | a claim of unknown outcome | 503 | ``unknown`` | it waits for a person's ``resolve`` |
+
+(1) With the wait the service's own answer asked for (its ``Retry-After`` on a 429 or a 5xx),
+as ``Retry-After`` in whole seconds: a delivery sooner would meet the same refusal.
 
 A method other than GET is answered (with ``Allow: GET``) before anything is verified or run;
 the last three rows are
@@ -28,10 +31,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 from typing import TYPE_CHECKING, Any
 
-from .._core import is_retryable
+from .._core import is_retryable, retry_after
 from .._core.attempts import LOG_FIELDS
+from .._core.retry import MAX_RETRY_AFTER
 from .._errors import (
     APIError,
     InvalidCallbackError,
@@ -61,6 +66,9 @@ class CallbackResponse:
     """The HTTP status to answer with."""
     status: str
     """The body's ``status``: ``invalid_callback``, ``unknown_order``, ``retry_later``..."""
+    retry_after: int | None = None
+    """Whole seconds the service should wait before calling back again, sent as
+    ``Retry-After``; ``None``: no such header."""
 
     @property
     def body(self) -> dict[str, str]:
@@ -69,8 +77,11 @@ class CallbackResponse:
 
     @property
     def headers(self) -> dict[str, str]:
-        """The headers to answer with: ``Allow: GET`` for a 405, none otherwise."""
-        return {"Allow": "GET"} if self.status_code == 405 else {}
+        """The headers to answer with: ``Allow: GET`` for a 405, ``Retry-After`` when there is a
+        wait to pass on, none otherwise."""
+        if self.status_code == 405:
+            return {"Allow": "GET"}
+        return {} if self.retry_after is None else {"Retry-After": str(self.retry_after)}
 
 
 def callback_response(error: PaySDKError) -> CallbackResponse:
@@ -155,5 +166,13 @@ def _classify(error: PaySDKError) -> tuple[CallbackResponse, int]:
     if isinstance(error, LedgerError):  # the ledger's database failed: nothing was recorded
         return CallbackResponse(503, "retry_later"), logging.ERROR
     if is_retryable(error):  # the SDK's own rule: what was worth retrying is worth it later
-        return CallbackResponse(503, "retry_later"), logging.WARNING
+        return CallbackResponse(503, "retry_later", _wait_asked(error)), logging.WARNING
     return CallbackResponse(500, "error"), logging.ERROR
+
+
+def _wait_asked(error: PaySDKError) -> int | None:
+    """The wait the service's answer asked for, in the whole seconds ``Retry-After`` takes."""
+    if not isinstance(error, APIError):
+        return None
+    seconds = retry_after(error.headers)
+    return None if seconds is None else math.ceil(min(seconds, MAX_RETRY_AFTER))
