@@ -132,3 +132,22 @@ def test_a_core_module_importing_an_extras_package_is_caught() -> None:
     assert set(imported(tree)) == {"typing", "aiohttp", "httpx"}
     assert "aiohttp" not in CORE
     assert "aiohttp" in EXTRAS["aiohttp"]
+
+
+def test_the_testing_extras_respx_reads_each_httpx_the_core_allows() -> None:
+    """respx before 0.22 hands httpx 0.28's requests to its routes with a bytes method
+    (``b"GET"``), which no route matches: ``MockPaymentAPI`` answered every call 405 ("b'GET' is
+    not allowed here") and a merchant's own respx routes never matched. While the core allows
+    httpx 0.28, the ``testing`` extra must not allow such a respx."""
+    from packaging.requirements import Requirement
+
+    def requirement(name: str, listed: list[str]) -> Requirement:
+        [found] = [
+            Requirement(text) for text in listed if canonical(Requirement(text).name) == name
+        ]
+        return found
+
+    httpx = requirement("httpx", PROJECT["dependencies"])
+    respx = requirement("respx", PROJECT["optional-dependencies"]["testing"])
+    assert httpx.specifier.contains("0.28.1")
+    assert not respx.specifier.contains("0.21.1")
