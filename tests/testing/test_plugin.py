@@ -559,6 +559,71 @@ def test_a_django_testcase_whose_callback_uses_a_ledger_is_told_to_use_transacti
     )
 
 
+ORM_SHOP = """
+import paysdk
+from django.http import JsonResponse
+from django.urls import path
+from paysdk.integrations.django import verified_callback
+from paysdk.integrations.django.models import Fulfilment
+
+client = paysdk.Client()
+
+
+def lookup(reference):  # the shop's order table, here rows the test makes
+    row = Fulfilment.objects.filter(reference=reference).first()
+    return None if row is None else {"amount": row.amount, "currency": row.currency}
+
+
+@verified_callback(client, lookup=lookup)
+def payment_callback(request, payment):
+    return JsonResponse({"status": "ok"})
+
+
+urlpatterns = [path("payments/callback", payment_callback)]
+"""
+
+ORM_TESTS = """
+import pytest
+from django.core.handlers.asgi import ASGIHandler
+from django.core.handlers.wsgi import WSGIHandler
+from django.test import TestCase
+from paysdk.integrations.django.models import Fulfilment
+
+
+class CallbackTests(TestCase):
+    @pytest.fixture(autouse=True)
+    def kit(self, paysdk_api, paysdk_callback):
+        self.api, self.callback = paysdk_api, paysdk_callback
+
+    def pay(self, handler):
+        Fulfilment.objects.create(reference="order-1", state="ignored", attempts=0, amount=5000,
+                                  currency="NGN", claimed_at="2026-01-01T00:00:00Z")
+        self.api.add_payment("order-1", amount=5000, currency="NGN")
+        response = self.callback.send(handler(), "/payments/callback", "order-1")
+        assert (response.status_code, response.json()) == (200, {"status": "ok"})
+        assert Fulfilment.objects.count() == 1  # and the test's connection goes on
+
+    def test_wsgi(self):
+        self.pay(WSGIHandler)
+
+    def test_asgi(self):
+        self.pay(ASGIHandler)
+"""
+
+
+def test_a_django_testcases_rows_are_read_by_a_sync_view_under_asgi_as_under_wsgi(
+    pytester: pytest.Pytester,
+) -> None:
+    """Django's ``ASGIHandler`` runs a sync view in a thread of its own: the view read the
+    ``TestCase``'s rows on that thread's own connection, which cannot see them (an in-memory
+    SQLite database of its own: "no such table"; a file: "database table is locked")."""
+    pytest.importorskip("django")
+    pytester.makeconftest(DJANGO_CONFTEST.replace("django_shop", "orm_shop"))
+    pytester.makepyfile(orm_shop=ORM_SHOP, test_orm_shop=ORM_TESTS)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
 STARTPROJECT_CONFTEST = """
 import django
 from django.conf import settings

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import sys
+import threading
 from collections.abc import Generator
 from typing import TYPE_CHECKING, Any, Literal, cast
 
@@ -86,7 +87,7 @@ class CallbackSender(Closes):
         target = _target(url, reference)
         if not _is_asgi(app, interface):
             return self.send(app, url, reference, interface="wsgi")
-        with _as_a_test_client(app):
+        with _as_a_test_client(app, lend=False):
             return await _asend(app, target)
 
     def close(self) -> None:
@@ -103,7 +104,7 @@ class CallbackSender(Closes):
 
 
 @contextlib.contextmanager
-def _as_a_test_client(app: object) -> Generator[None, None, None]:
+def _as_a_test_client(app: object, *, lend: bool = True) -> Generator[None, None, None]:
     """Around a request, what the framework's own test client does: raise, in place of the 500
     Flask (unless ``TESTING``) or Django answers it with, the exception of a view; and, for
     Django, leave the database connections alone (its ``close_old_connections`` on the request
@@ -122,7 +123,7 @@ def _as_a_test_client(app: object) -> Generator[None, None, None]:
         with signal.connected_to(keep_flasks, sender=app):
             yield
     elif django is not None and isinstance(app, django.BaseHandler):
-        with _djangos_test_request(raised):
+        with _djangos_test_request(raised, lend=lend):
             yield
     else:
         yield
@@ -131,10 +132,19 @@ def _as_a_test_client(app: object) -> Generator[None, None, None]:
 
 
 @contextlib.contextmanager
-def _djangos_test_request(raised: list[BaseException]) -> Generator[None, None, None]:
+def _djangos_test_request(
+    raised: list[BaseException], *, lend: bool
+) -> Generator[None, None, None]:
     """Django's request signals as its test client has them: ``close_old_connections`` off,
     and a view's exception kept in ``raised``; and the test host allowed, as Django's test
-    runner allows it, so a project's own ``ALLOWED_HOSTS`` never answers the callback 400."""
+    runner allows it, so a project's own ``ALLOWED_HOSTS`` never answers the callback 400.
+
+    Django's ``ASGIHandler`` runs a sync view (and the rest of its sync code) in a thread of its
+    own, whose connections could not see the test's rows (SQLite: "database table is locked"):
+    there the request borrows this thread's open connections, as a ``LiveServerTestCase``'s
+    server thread does, so the view reads the test's rows under ASGI as under WSGI. Only if
+    ``lend``: from a sync test, which waits for the answer (``asend``'s callbacks may run at
+    once, and one connection cannot serve two)."""
     signals, database = sys.modules["django.core.signals"], sys.modules["django.db"]
     close_old_connections = database.close_old_connections
     settings: Any = sys.modules["django.conf"].settings
@@ -154,11 +164,33 @@ def _djangos_test_request(raised: list[BaseException]) -> Generator[None, None, 
         for signal in (signals.request_started, signals.request_finished)
         if signal.disconnect(close_old_connections)
     ]
+    connections: Any = database.connections
+    tests_thread = threading.get_ident()
+    shared = list(connections.all(initialized_only=True)) if lend else []
+
+    def borrow(**kwargs: object) -> None:
+        if threading.get_ident() != tests_thread:
+            for connection in shared:
+                connections[connection.alias] = connection
+
+    def give_back(**kwargs: object) -> None:
+        if threading.get_ident() != tests_thread:
+            for connection in shared:
+                del connections[connection.alias]
+
+    for connection in shared:
+        connection.inc_thread_sharing()
+    signals.request_started.connect(borrow, weak=False)
+    signals.request_finished.connect(give_back, weak=False)
     signals.got_request_exception.connect(keep_djangos, weak=False)
     try:
         yield
     finally:
         signals.got_request_exception.disconnect(keep_djangos)
+        signals.request_finished.disconnect(give_back)
+        signals.request_started.disconnect(borrow)
+        for connection in shared:
+            connection.dec_thread_sharing()
         for signal in unhooked:
             signal.connect(close_old_connections)
         settings.ALLOWED_HOSTS = allowed

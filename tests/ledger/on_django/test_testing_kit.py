@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 import pytest
+from django.core.handlers.asgi import ASGIHandler
 from django.core.handlers.wsgi import WSGIHandler
 from django.http import HttpRequest, JsonResponse
 from django.test import TestCase
@@ -27,6 +28,14 @@ class TestInADjangoTestCase(TestCase):
     databases: ClassVar[set[str]] = {"default", "postgres"}  # type: ignore[misc]
 
     def test_the_view_reads_the_tests_rows_and_the_test_goes_on(self) -> None:
+        self._the_view_reads_the_tests_rows(WSGIHandler())
+
+    def test_a_sync_view_under_asgi_reads_the_tests_rows_too(self) -> None:
+        """Django's ASGI handler runs a sync view in a thread of its own: it borrows the
+        test's connections, in the test's transaction."""
+        self._the_view_reads_the_tests_rows(ASGIHandler())
+
+    def _the_view_reads_the_tests_rows(self, handler: WSGIHandler | ASGIHandler) -> None:
         seen: list[int] = []
         before = [Fulfilment.objects.using(alias).count() for alias in self.databases]
         with MockPaymentAPI() as api, api.client() as client, CallbackSender() as sender:
@@ -49,7 +58,7 @@ class TestInADjangoTestCase(TestCase):
                     claimed_at="2026-01-01T00:00:00Z",
                 )
             api.add_payment("order-1", amount=5000, currency="NGN")
-            answer = sender.send(WSGIHandler(), "/payments/callback", "order-1")
+            answer = sender.send(handler, "/payments/callback", "order-1")
             assert (answer.status_code, answer.json()) == (200, {"status": "ok"})
         made = [count + 1 for count in before]
         assert seen == made
