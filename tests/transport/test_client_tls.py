@@ -408,6 +408,7 @@ _TLS_1_3_REFUSED = (ssl.TLSVersion.TLSv1_3, "requires a client certificate and w
     ],
     indirect=["make_loopback_client"],
 )
+@pytest.mark.usefixtures("hang_up_before_the_request")
 async def test_a_server_wanting_a_client_certificate_is_one_attempt_that_says_to_pass_one(
     newest: ssl.TLSVersion,
     said: str,
