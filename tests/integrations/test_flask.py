@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import decimal
+import functools
 import io
 import logging
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import flask
 import pytest
@@ -46,6 +47,26 @@ from tests.support.merchant import (
 )
 
 PATH = "/payments/callback"
+T = TypeVar("T")
+
+
+@pytest.fixture(params=["def", "async def"])
+def kind(request: pytest.FixtureRequest) -> str:
+    """How the merchant wrote the view: Flask runs an ``async def`` one too (``ensure_sync``)."""
+    kind: str = request.param
+    return kind
+
+
+def written_as(kind: str, view: Callable[..., T]) -> Callable[..., T | Awaitable[T]]:
+    """``view``, or the same view as an ``async def``, as a merchant may write it."""
+    if kind == "def":
+        return view
+
+    @functools.wraps(view)
+    async def async_view(*args: Any, **kwargs: Any) -> T:
+        return view(*args, **kwargs)
+
+    return async_view
 
 
 @pytest.fixture
@@ -57,16 +78,17 @@ def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
 
 
 @pytest.fixture
-def browser(client: paysdk.Client, shop: Shop) -> FlaskClient:
-    """A Flask app whose callback view fulfils through ``shop``, and its test client."""
+def browser(client: paysdk.Client, shop: Shop, kind: str) -> FlaskClient:
+    """A Flask app whose callback view (written as ``kind`` says) fulfils through ``shop``, and
+    its test client."""
     app = flask.Flask(__name__)
 
-    @app.get(PATH)
-    @verified_callback(client, lookup=shop.lookup, on_failed=shop.record_failure)
     def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
         shop.fulfil(payment)
         return {"status": "ok"}
 
+    verified = verified_callback(client, lookup=shop.lookup, on_failed=shop.record_failure)
+    app.get(PATH)(verified(written_as(kind, payment_callback)))
     return app.test_client()
 
 
@@ -175,17 +197,17 @@ def test_a_malformed_callback_is_a_400_whatever_the_clients_state(
 
 
 def test_with_a_ledger_the_view_runs_once_and_a_duplicate_is_already_fulfilled(
-    client: paysdk.Client, shop: Shop, tmp_path: Path
+    client: paysdk.Client, shop: Shop, tmp_path: Path, kind: str
 ) -> None:
     app = flask.Flask(__name__)
     ledger = paysdk.Ledger(tmp_path / "ledger.db")
 
-    @app.get(PATH)
-    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
     def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
         shop.fulfil(payment)
         return {"status": "ok"}
 
+    verified = verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    app.get(PATH)(verified(written_as(kind, payment_callback)))
     browser = app.test_client()
     with ledger:
         answers = [browser.get(f"{PATH}?reference=order-1042") for _ in range(2)]
@@ -260,17 +282,18 @@ def test_a_second_deployment_labelling_the_key_otherwise_never_ships_a_payment_a
 
 
 def ledger_app(
-    client: paysdk.Client, shop: Shop, ledger: paysdk.Ledger, views: Views
+    client: paysdk.Client, shop: Shop, ledger: paysdk.Ledger, views: Views, kind: str = "def"
 ) -> flask.Flask:
-    """A Flask app whose callback view answers what ``views`` says, through ``ledger``."""
+    """A Flask app whose callback view (written as ``kind`` says) answers what ``views`` says,
+    through ``ledger``."""
     app = flask.Flask(__name__)
 
-    @app.get(PATH)
-    @verified_callback(client=client, lookup=shop.lookup, ledger=ledger)
     def payment_callback(payment: paysdk.VerifiedPayment) -> tuple[dict[str, str], int]:
         answer = views.next()
         return answer.body, answer.status_code
 
+    verified = verified_callback(client=client, lookup=shop.lookup, ledger=ledger)
+    app.get(PATH)(verified(written_as(kind, payment_callback)))
     return app
 
 
@@ -284,21 +307,21 @@ def delivery(browser: FlaskClient) -> Deliver:
 
 @pytest.mark.parametrize("answer", VIEW_ANSWERS, ids=answer_ids())
 def test_a_views_answer_is_recorded_by_the_fulfilment_rule(
-    client: paysdk.Client, shop: Shop, tmp_path: Path, answer: ViewAnswer
+    client: paysdk.Client, shop: Shop, tmp_path: Path, answer: ViewAnswer, kind: str
 ) -> None:
     views = Views(answer)
     with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
-        deliver = delivery(ledger_app(client, shop, ledger, views).test_client())
+        deliver = delivery(ledger_app(client, shop, ledger, views, kind).test_client())
         check_the_rule(answer, views, deliver, lambda: ledger.row(REFERENCE))
 
 
 @pytest.mark.parametrize("error", raised_by_views(), ids=RAISED_IDS)
 def test_a_view_that_raises_leaves_the_payment_unfulfilled(
-    client: paysdk.Client, shop: Shop, tmp_path: Path, error: Exception
+    client: paysdk.Client, shop: Shop, tmp_path: Path, error: Exception, kind: str
 ) -> None:
     views = Views(error)
     with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
-        deliver = delivery(ledger_app(client, shop, ledger, views).test_client())
+        deliver = delivery(ledger_app(client, shop, ledger, views, kind).test_client())
         check_a_raising_view_is_released(
             views, deliver, lambda: ledger.row(REFERENCE), tmp_path / "ledger.db"
         )

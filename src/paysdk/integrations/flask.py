@@ -11,19 +11,20 @@ A bad callback never reaches the view: it is answered as
 (``HEAD`` too, which Flask routes to a GET view) is answered 405 with ``Allow: GET``. With
 ``ledger=paysdk.Ledger(...)`` the view runs once per payment, as the ledger's action, and only a
 success is recorded as fulfilled: see the fulfilment rule in
-[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded).
+[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded). An ``async def`` view
+is run as Flask runs one (``app.ensure_sync``, with Flask's ``async`` extra installed).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Concatenate, ParamSpec
 
 from ._extras import missing_extra
 
 try:
-    from flask import make_response, request
+    from flask import current_app, make_response, request
     from flask.typing import ResponseReturnValue
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "flask", _missing) from _missing
@@ -55,6 +56,10 @@ __all__ = ["verified_callback"]
 P = ParamSpec("P")
 OnFailed = Callable[[PaymentFailedError], "ResponseReturnValue | None"]
 """Called with a failed payment (to record it); may return the response to send instead."""
+View = Callable[
+    Concatenate[VerifiedPayment, P], "ResponseReturnValue | Awaitable[ResponseReturnValue]"
+]
+"""A view taking the verified payment and the route's values: a ``def`` or an ``async def``."""
 
 
 def verified_callback(
@@ -63,10 +68,7 @@ def verified_callback(
     lookup: Lookup,
     ledger: Ledger | None = None,
     on_failed: OnFailed | None = None,
-) -> Callable[
-    [Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue]],
-    Callable[P, ResponseReturnValue],
-]:
+) -> Callable[[View[P]], Callable[P, ResponseReturnValue]]:
     """Decorate a view taking ``(payment, **url_values)``; it runs only for a payment the
     service confirmed and that matches the order.
 
@@ -94,9 +96,7 @@ def verified_callback(
     check_lookup(lookup)
     check_sync_on_failed(on_failed)
 
-    def decorate(
-        view: Callable[Concatenate[VerifiedPayment, P], ResponseReturnValue],
-    ) -> Callable[P, ResponseReturnValue]:
+    def decorate(view: View[P]) -> Callable[P, ResponseReturnValue]:
         check_view(view, ("payment",), FLASK_ROUTING)
         scrub = scrub_of(client)
 
@@ -118,10 +118,11 @@ def verified_callback(
                 own = functools.partial(_failed_response, error)
                 # mypy joins ResponseReturnValue's members into object; pyright keeps the union
                 return failed_answer(answer, own)  # type: ignore[return-value]
+            run: Callable[..., ResponseReturnValue] = current_app.ensure_sync(view)
             if ledger is None:
-                return view(payment, *args, **kwargs)
+                return run(payment, *args, **kwargs)
             outcome = fulfil(
-                ledger, payment, lambda paid: _checked(view(paid, *args, **kwargs), scrub), scrub
+                ledger, payment, lambda paid: _checked(run(paid, *args, **kwargs), scrub), scrub
             )
             return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
