@@ -26,6 +26,7 @@ from django.test import RequestFactory
 from django.urls import path
 from django.utils.decorators import method_decorator
 from django.views import View
+from django.views.decorators.csrf import csrf_exempt
 
 import paysdk
 from paysdk.integrations.django import verified_callback
@@ -139,6 +140,50 @@ def test_url_kwargs_reach_the_view_and_on_failed_may_answer(
     assert json.loads(good.content) == {"shop": 7, "reference": "order-1042"}
     failed = browser.get("/shops/7/callback?reference=order-1043")
     assert (failed.status_code, failed.content) == (202, b"failed order-1043")
+
+
+def test_a_class_based_views_method_takes_the_decorator_through_method_decorator(
+    client: paysdk.Client, shop: Shop
+) -> None:
+    """``method_decorator`` hands the helper the method bound already (stacked with
+    ``csrf_exempt`` here): the payment reaches ``get`` after the request, the URL's kwargs after
+    it."""
+
+    class PaymentCallback(View):
+        @method_decorator([csrf_exempt, verified_callback(client, lookup=shop.lookup)])
+        def get(
+            self, request: HttpRequest, payment: paysdk.VerifiedPayment, shop_name: str
+        ) -> HttpResponse:
+            shop.fulfil(payment)
+            return JsonResponse({"status": "ok", "shop": shop_name})
+
+    serve(path("shops/<str:shop_name>/callback", PaymentCallback.as_view()))
+    browser = DjangoClient()
+    answers = [
+        browser.get(f"/shops/lagos/callback?reference={reference}")
+        for reference in ("order-1042", "order-1043", "order-0000")
+    ]
+    assert [(answer.status_code, json.loads(answer.content)) for answer in answers] == [
+        (200, {"status": "ok", "shop": "lagos"}),
+        (200, {"status": "failed"}),
+        (404, {"status": "unknown_order"}),
+    ]
+    assert shop.fulfilled == ["order-1042"]
+
+
+def test_the_decorator_on_a_class_based_views_method_is_refused_with_what_to_write(
+    client: paysdk.Client, shop: Shop
+) -> None:
+    """Written on ``get`` itself, the helper would be called with the view in the request's
+    place (every callback a 500): refused when applied, naming ``method_decorator``."""
+    with pytest.raises(TypeError, match=r"is a method .*@method_decorator\(verified_callback"):
+
+        class PaymentCallback(View):
+            @verified_callback(client, lookup=shop.lookup)  # type: ignore[arg-type]
+            def get(  # type: ignore[misc]
+                self, request: HttpRequest, payment: paysdk.VerifiedPayment
+            ) -> HttpResponse:
+                return JsonResponse({"status": "ok"})
 
 
 def test_parse_callback_reads_a_django_request() -> None:

@@ -301,6 +301,71 @@ def test_a_plain_starlette_app_answers_the_same_body(callback_sandbox: Sandbox, 
 # --- with a fulfilment ledger ------------------------------------------------------------------
 
 
+def test_a_plain_starlette_endpoint_gets_the_request_by_its_unannotated_name(
+    callback_sandbox: Sandbox, shop: Shop
+) -> None:
+    """A plain Starlette endpoint names its request ``request`` with no annotation: it gets it
+    after the payment, in a ``Mount`` with path parameters (no good callback a 500)."""
+    from starlette.applications import Starlette
+    from starlette.routing import Mount, Route
+
+    client = sandbox_client(callback_sandbox, "async")
+
+    @verified_callback(client, lookup=shop.lookup)
+    async def payment_callback(payment, request):  # type: ignore[no-untyped-def]
+        shop.fulfil(payment)
+        return JSONResponse({"status": "ok", "shop": request.path_params["shop"]})
+
+    routes = [Route("/{shop}/callback", payment_callback, methods=["GET"])]
+    app = Starlette(routes=[Mount("/payments", routes=routes)])
+    with TestClient(app) as browser:
+        answers = [
+            browser.get(f"/payments/lagos/callback?reference={reference}")
+            for reference in ("order-1042", "order-1043", "order-0000")
+        ]
+        close(browser, client)
+    assert [(answer.status_code, answer.json()) for answer in answers] == [
+        (200, {"status": "ok", "shop": "lagos"}),
+        (200, {"status": "failed"}),
+        (404, {"status": "unknown_order"}),
+    ]
+    assert shop.fulfilled == ["order-1042"]
+
+
+def test_a_fastapi_endpoints_unannotated_request_is_the_request(
+    callback_sandbox: Sandbox, shop: Shop
+) -> None:
+    """In FastAPI too: read as a query parameter, it would make every callback a 422."""
+    client = sandbox_client(callback_sandbox, "async")
+    app = FastAPI()
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup)
+    async def payment_callback(  # type: ignore[no-untyped-def]
+        payment: paysdk.VerifiedPayment, request
+    ) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok", "path": request.url.path}
+
+    with TestClient(app) as browser:
+        response = browser.get(f"{PATH}?reference=order-1042")
+        close(browser, client)
+    assert (response.status_code, response.json()) == (200, {"status": "ok", "path": PATH})
+    assert shop.fulfilled == ["order-1042"]
+
+
+def test_the_decorator_on_a_method_is_refused_with_what_to_write(shop: Shop) -> None:
+    """Written on a method, the helper would be called with the instance in the payment's place
+    (every callback a 500): refused when applied, naming the bound method."""
+    client = paysdk.AsyncClient(secret_key="sk_test_x", base_url="http://127.0.0.1:1")
+    with pytest.raises(TypeError, match=r"is a method .*bound method"):
+
+        class Handler:
+            @verified_callback(client, lookup=shop.lookup)
+            async def callback(self, payment: paysdk.VerifiedPayment) -> dict[str, str]:
+                return {"status": "ok"}
+
+
 def open_ledger(kind: str, path: Path, **options: Any) -> paysdk.Ledger | paysdk.AsyncLedger:
     return (paysdk.AsyncLedger if kind == "async" else paysdk.Ledger)(path, **options)
 

@@ -15,6 +15,7 @@ from typing import Any, TypeVar
 import flask
 import pytest
 from flask.testing import FlaskClient
+from flask.views import MethodView, View
 from werkzeug.test import TestResponse
 
 import paysdk
@@ -157,6 +158,66 @@ def test_url_values_reach_the_view(client: paysdk.Client, shop: Shop) -> None:
 
     response = app.test_client().get("/shops/7/callback?reference=order-1042")
     assert response.get_json() == {"shop": 7, "reference": "order-1042"}
+
+
+@pytest.mark.parametrize("base", ["MethodView", "View"])
+def test_a_class_based_view_lists_the_decorator_in_its_decorators(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, base: str
+) -> None:
+    """Flask's own way to decorate a class-based view, ``decorators = [...]``, applies the helper
+    to ``as_view()``'s function, which takes keywords alone: the payment reaches ``get`` (or
+    ``dispatch_request``) by keyword, with the URL's values, in a blueprint with a prefix."""
+    ledger = paysdk.Ledger(tmp_path / "ledger.db")
+    decorators = [verified_callback(client, lookup=shop.lookup, ledger=ledger)]
+
+    def fulfil(payment: paysdk.VerifiedPayment, shop_id: int) -> dict[str, object]:
+        shop.fulfil(payment)
+        return {"status": "ok", "shop": shop_id}
+
+    class ByMethod(MethodView):
+        def get(self, payment: paysdk.VerifiedPayment, shop_id: int) -> dict[str, object]:
+            return fulfil(payment, shop_id)
+
+    class ByDispatch(View):
+        methods = ("GET",)
+
+        def dispatch_request(  # type: ignore[override]  # as Flask's docs write it
+            self, payment: paysdk.VerifiedPayment, shop_id: int
+        ) -> dict[str, object]:
+            return fulfil(payment, shop_id)
+
+    view_class: type[View] = ByMethod if base == "MethodView" else ByDispatch
+    view_class.decorators = decorators
+    payments = flask.Blueprint("payments", __name__)
+    payments.add_url_rule("/<int:shop_id>/callback", view_func=view_class.as_view("callback"))
+    app = flask.Flask(__name__)
+    app.register_blueprint(payments, url_prefix="/payments")
+    browser = app.test_client()
+    with ledger:
+        answers = [
+            browser.get(f"/payments/7/callback?reference={reference}")
+            for reference in ("order-1042", "order-1042", "order-1043", "order-0000")
+        ]
+    assert [(answer.status_code, answer.get_json()) for answer in answers] == [
+        (200, {"status": "ok", "shop": 7}),
+        (200, {"status": "already_fulfilled"}),
+        (200, {"status": "failed"}),
+        (404, {"status": "unknown_order"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+
+
+def test_the_decorator_on_a_class_based_views_method_is_refused_with_what_to_write(
+    client: paysdk.Client, shop: Shop
+) -> None:
+    """Written on ``get`` itself, the helper would be called with the view in the payment's
+    place (every good callback a 500): refused when applied, naming ``decorators``."""
+    with pytest.raises(TypeError, match=r"is a method .*decorators = \[verified_callback"):
+
+        class PaymentCallback(MethodView):
+            @verified_callback(client, lookup=shop.lookup)  # type: ignore[arg-type]
+            def get(self, payment: paysdk.VerifiedPayment) -> dict[str, str]:  # type: ignore[misc]
+                return {"status": "ok"}
 
 
 def test_an_async_client_is_refused() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import gc
 import inspect
 from collections.abc import Awaitable, Callable, Generator
@@ -44,6 +45,7 @@ __all__ = [
     "scrub_of",
     "sendable_answer",
     "sync_on_failed_answer",
+    "takes_keywords_only",
     "unrecorded_refusal",
     "watched_lookup",
 ]
@@ -144,7 +146,14 @@ FLASK_ROUTING = Routing("view_functions", "url_map", in_mapping=True)
 STARLETTE_ROUTING = Routing("endpoint", "path")
 
 
-def check_view(view: object, leading: tuple[str, ...], routing: Routing | None = None) -> None:
+def check_view(
+    view: object,
+    leading: tuple[str, ...],
+    routing: Routing | None = None,
+    *,
+    method: str,
+    keywords: bool = False,
+) -> None:
     """Refuse, when the decorator is applied, a view the helper could never call right.
 
     Args:
@@ -153,29 +162,70 @@ def check_view(view: object, leading: tuple[str, ...], routing: Routing | None =
             ``"request", "payment"``).
         routing: how the framework's router holds a view, to tell a view routed already (the
             decorator written above the route's, so the router calls the view undecorated).
+        method: what to write instead of the decorator on a method of a class (its first
+            parameter ``self``), which the helper would call with ``self`` missing.
+        keywords: whether a view taking keywords alone (``**kwargs``, as a class-based view's
+            ``as_view()`` function does) is given ``leading`` by keyword.
 
     Raises:
-        TypeError: ``view`` is not callable, cannot take ``leading``, or is routed already.
+        TypeError: ``view`` is not callable, cannot take ``leading``, is a method of a class,
+            or is routed already.
     """
     shape = f"def view({', '.join(leading)}, ...)"
     if not callable(view):
         raise TypeError(f"verified_callback decorates a view ({shape}), not {view!r}")
     name = getattr(view, "__qualname__", repr(view))
     try:
-        inspect.signature(view).bind_partial(*leading)
+        signature = inspect.signature(view)
+    except ValueError:  # no signature to read (a builtin): let the call itself say
+        return
+    if _is_method(view):
+        raise TypeError(
+            f"verified_callback: {name} is a method (its first parameter is self), which the "
+            f"helper would call with the {leading[0]} in its place: {method}"
+        )
+    try:
+        if keywords and takes_keywords_only(view):
+            signature.bind_partial(**dict.fromkeys(leading))
+        else:
+            signature.bind_partial(*leading)
     except TypeError:
         raise TypeError(
             f"verified_callback: the view {name} must take {' and '.join(leading)} as its "
             f"first positional parameter{'s' if len(leading) > 1 else ''}: {shape}"
         ) from None
-    except ValueError:  # no signature to read (a builtin): let the call itself say
-        return
     if routing is not None and _routed(view, routing):
         raise TypeError(
             f"verified_callback: the view {name} is routed already, so the route would call it "
             "without the decorator: write @verified_callback(...) below the route's decorator, "
             "next to the function"
         )
+
+
+def _is_method(view: object) -> bool:
+    """Whether ``view`` is a function written in a class body (its first parameter ``self``),
+    through any decorators. Django's ``method_decorator`` hands a decorator the method bound
+    already, a ``functools.partial`` that names the method as ``__wrapped__``: not a method."""
+    inner = inspect.unwrap(view, stop=lambda f: isinstance(f, functools.partial))  # type: ignore[arg-type]
+    if not inspect.isfunction(inner):
+        return False
+    return next(iter(inspect.signature(inner, follow_wrapped=False).parameters), None) == "self"
+
+
+def takes_keywords_only(view: object) -> bool:
+    """Whether ``view`` takes no positional parameter but does take ``**kwargs``: Flask's
+    ``View.as_view()`` function, which passes what it is given by keyword to ``get`` (or
+    ``dispatch_request``), so the helper hands it the payment as ``payment=``."""
+    try:
+        kinds = [p.kind for p in inspect.signature(view).parameters.values()]  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return False
+    positional = {
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.VAR_POSITIONAL,
+    }
+    return inspect.Parameter.VAR_KEYWORD in kinds and not positional.intersection(kinds)
 
 
 def _routed(view: object, routing: Routing) -> bool:

@@ -67,6 +67,11 @@ response, or a value FastAPI sends as it sends an endpoint's (a dict as JSON).""
 
 Endpoint = Callable[..., Any]
 
+METHOD = (
+    "decorate a function, or an instance's bound method where the route is added "
+    '(app.get("/payments/callback")(verified_callback(...)(handler.callback)))'
+)
+
 REQUEST = "paysdk_request"
 """The parameter the wrapped endpoint gets the request by, unless it takes one itself."""
 
@@ -123,7 +128,7 @@ class _Callback:
 
     def wrap(self, endpoint: Endpoint) -> Endpoint:
         signature, own_request = _signature(endpoint)
-        check_view(endpoint, ("payment",), STARLETTE_ROUTING)
+        check_view(endpoint, ("payment",), STARLETTE_ROUTING, method=METHOD)
 
         @functools.wraps(endpoint)
         async def callback_endpoint(*args: Any, **kwargs: Any) -> Any:
@@ -193,8 +198,9 @@ def _threaded(code: Callable[..., object]) -> Callable[..., Awaitable[object]]:
 
 
 def _signature(endpoint: Endpoint) -> tuple[inspect.Signature, str | None]:
-    """What FastAPI should read, and the endpoint's own request parameter: its parameters after
-    the payment, with the request; annotations resolved in the endpoint's module, not this one."""
+    """What FastAPI should read, and the endpoint's own request parameter (annotated ``Request``,
+    or ``request`` unannotated): its parameters after the payment, with the request; annotations
+    resolved in the endpoint's module, not this one."""
     if not callable(endpoint):
         raise ConfigurationError(f"verified_callback decorates an endpoint, not {endpoint!r}")
     signature = inspect.signature(endpoint)
@@ -205,7 +211,9 @@ def _signature(endpoint: Endpoint) -> tuple[inspect.Signature, str | None]:
     ]
     if not parameters:
         raise ConfigurationError("the endpoint's first parameter must take the payment")
-    rest = parameters[1:]
+    rest = [  # a plain Starlette endpoint's request, unannotated, is the request in FastAPI too
+        p.replace(annotation=Request) if _is_unannotated_request(p) else p for p in parameters[1:]
+    ]
     own = next((p.name for p in rest if _is_request(p.annotation)), None)
     if own is None:
         injected = inspect.Parameter(REQUEST, inspect.Parameter.KEYWORD_ONLY, annotation=Request)
@@ -216,6 +224,12 @@ def _signature(endpoint: Endpoint) -> tuple[inspect.Signature, str | None]:
 
 def _is_request(annotation: object) -> bool:
     return isinstance(annotation, type) and issubclass(annotation, Request)
+
+
+def _is_unannotated_request(parameter: inspect.Parameter) -> bool:
+    """A parameter ``request`` with no annotation, as a plain Starlette endpoint names it: it
+    gets the request (FastAPI would read it as a query parameter the service never sends)."""
+    return parameter.name == "request" and parameter.annotation is inspect.Parameter.empty
 
 
 def _checked(value: object, kwargs: dict[str, Any], scrub: Callable[[str], str]) -> object:

@@ -46,6 +46,7 @@ from ._callback import (
     refusal_of,
     scrub_of,
     sync_on_failed_answer,
+    takes_keywords_only,
     watched_lookup,
 )
 from ._record import fulfil, record_refusal
@@ -60,6 +61,12 @@ View = Callable[
     Concatenate[VerifiedPayment, P], "ResponseReturnValue | Awaitable[ResponseReturnValue]"
 ]
 """A view taking the verified payment and the route's values: a ``def`` or an ``async def``."""
+
+CLASS_VIEW = (
+    "in a class-based view (flask.views.MethodView or View), list the decorator in the class's "
+    "decorators (decorators = [verified_callback(...)]), and the payment reaches "
+    "def get(self, payment, **url_values) (or dispatch_request) by keyword"
+)
 
 
 def verified_callback(
@@ -97,7 +104,8 @@ def verified_callback(
     check_sync_on_failed(on_failed)
 
     def decorate(view: View[P]) -> Callable[P, ResponseReturnValue]:
-        check_view(view, ("payment",), FLASK_ROUTING)
+        check_view(view, ("payment",), FLASK_ROUTING, method=CLASS_VIEW, keywords=True)
+        by_keyword = takes_keywords_only(view)  # a class-based view's as_view() function
         scrub = scrub_of(client)
 
         @functools.wraps(view)
@@ -119,11 +127,15 @@ def verified_callback(
                 # mypy joins ResponseReturnValue's members into object; pyright keeps the union
                 return failed_answer(answer, own)  # type: ignore[return-value]
             run: Callable[..., ResponseReturnValue] = current_app.ensure_sync(view)
+
+            def called(paid: VerifiedPayment) -> ResponseReturnValue:
+                if by_keyword:  # as_view() passes it on to get(self, payment, ...) by keyword
+                    return run(*args, payment=paid, **kwargs)
+                return run(paid, *args, **kwargs)
+
             if ledger is None:
-                return run(payment, *args, **kwargs)
-            outcome = fulfil(
-                ledger, payment, lambda paid: _checked(run(paid, *args, **kwargs), scrub), scrub
-            )
+                return called(payment)
+            outcome = fulfil(ledger, payment, lambda paid: _checked(called(paid), scrub), scrub)
             return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
         # OPTIONS reaches the view too, to be refused: Flask would otherwise answer it itself.

@@ -77,6 +77,12 @@ V = TypeVar("V", bound=Callable[..., object])
 OnFailed = Callable[[HttpRequest, PaymentFailedError], object]
 """Called with a failed payment (to record it); may return the response to send instead."""
 
+CLASS_VIEW = (
+    "on a class-based view's method, apply it with Django's method_decorator: "
+    '@method_decorator(verified_callback(...), name="dispatch") on the class (or on the method), '
+    "and the payment reaches def get(self, request, payment, **url_kwargs)"
+)
+
 SyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], HttpResponseBase]
 AsyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], Awaitable[HttpResponseBase]]
 
@@ -149,7 +155,7 @@ def _decorate_sync(
     ledger: Ledger | None,
     view: SyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
-    check_view(view, ("request", "payment"))
+    check_view(view, ("request", "payment"), method=CLASS_VIEW)
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
     scrub = scrub_of(client)
@@ -196,7 +202,7 @@ def _decorate_async(
     ledger: AsyncLedger | None,
     view: AsyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]:
-    check_view(view, ("request", "payment"))
+    check_view(view, ("request", "payment"), method=CLASS_VIEW)
     if not inspect.iscoroutinefunction(view):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
     scrub = scrub_of(client)
