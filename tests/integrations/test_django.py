@@ -268,6 +268,43 @@ async def test_an_async_view_with_an_async_client(
     assert bool(verify_requests(callback_sandbox)) == case.asks_service
 
 
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", ["get", "dispatch"])
+async def test_an_async_class_based_view_takes_the_decorator_through_method_decorator(
+    async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path, name: str
+) -> None:
+    """With an ``AsyncClient``, ``method_decorator`` on an async class-based view: on ``get``
+    (an ``async def``) or on ``dispatch`` (sync, returning the handler's coroutine), and on the
+    stand-in function it decorates when the class is defined; the payment reaches ``get``."""
+    async with paysdk.AsyncLedger(tmp_path / "ledger.db") as ledger:
+        decorate = method_decorator(
+            verified_callback(async_client, lookup=shop.lookup, ledger=ledger),  # type: ignore[arg-type]
+            name=name,
+        )
+
+        @decorate
+        class PaymentCallback(View):
+            async def get(
+                self, request: HttpRequest, payment: paysdk.VerifiedPayment, shop_name: str
+            ) -> HttpResponse:
+                shop.fulfil(payment)
+                return JsonResponse({"status": "ok", "shop": shop_name})
+
+        serve(path("shops/<str:shop_name>/callback", PaymentCallback.as_view()))
+        browser = DjangoAsyncClient()
+        answers = [
+            await browser.get(f"/shops/lagos/callback?reference={reference}")
+            for reference in ("order-1042", "order-1042", "order-1043", "order-0000")
+        ]
+    assert [(answer.status_code, json.loads(answer.content)) for answer in answers] == [
+        (200, {"status": "ok", "shop": "lagos"}),
+        (200, {"status": "already_fulfilled"}),
+        (200, {"status": "failed"}),
+        (404, {"status": "unknown_order"}),
+    ]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
+
+
 def test_an_answer_of_on_failed_django_cannot_send_is_refused(
     client: paysdk.Client, shop: Shop, tmp_path: Path
 ) -> None:

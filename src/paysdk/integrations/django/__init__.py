@@ -37,6 +37,7 @@ try:
     from django.http import HttpRequest, HttpResponse, JsonResponse
     from django.http.response import HttpResponseBase
     from django.template.response import SimpleTemplateResponse
+    from django.views import View
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
 
@@ -203,7 +204,7 @@ def _decorate_async(
     view: AsyncView[P],
 ) -> Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]:
     check_view(view, ("request", "payment"), method=CLASS_VIEW)
-    if not inspect.iscoroutinefunction(view):
+    if not (inspect.iscoroutinefunction(view) or _async_by_method_decorator(view)):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
     scrub = scrub_of(client)
     find = off_the_loop(lookup, sync_to_async)
@@ -240,6 +241,22 @@ def _decorate_async(
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     return _non_atomic(callback_view, ledger)
+
+
+def _async_by_method_decorator(view: object) -> bool:
+    """Whether ``view`` is what Django's ``method_decorator`` hands a decorator for an async
+    class-based view: ``dispatch`` bound to a view whose handlers are async
+    (``View.view_is_async``: it returns the handler's coroutine, which the helper awaits), or the
+    stand-in function it decorates once, when the class is defined, only to copy the attributes
+    a decorator sets (never called)."""
+    if not isinstance(view, functools.partial):
+        return (
+            getattr(view, "__module__", None) == "django.utils.decorators"
+            and getattr(view, "__qualname__", None) == "_update_method_wrapper.<locals>.dummy"
+        )
+    bound: object = getattr(view.func, "__self__", None)
+    async_view: object = getattr(type(bound), "view_is_async", False)
+    return isinstance(bound, View) and async_view is True
 
 
 def _non_atomic(view: V, ledger: object) -> V:
