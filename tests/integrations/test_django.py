@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
+import django
 import pytest
 from django.conf import settings
 from django.core.handlers.asgi import ASGIHandler
@@ -269,7 +270,20 @@ async def test_an_async_view_with_an_async_client(
 
 
 @pytest.mark.anyio
-@pytest.mark.parametrize("name", ["get", "dispatch"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            "get",
+            marks=pytest.mark.skipif(
+                django.VERSION < (5, 2),
+                reason="Django before 5.2 makes an async method sync under method_decorator, so "
+                "it never awaits get: the docs say to decorate dispatch there",
+            ),
+        ),
+        "dispatch",
+    ],
+)
 async def test_an_async_class_based_view_takes_the_decorator_through_method_decorator(
     async_client: paysdk.AsyncClient, shop: Shop, tmp_path: Path, name: str
 ) -> None:
