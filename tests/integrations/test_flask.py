@@ -80,15 +80,19 @@ def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
 
 @pytest.fixture
 def browser(client: paysdk.Client, shop: Shop, kind: str) -> FlaskClient:
-    """A Flask app whose callback view (written as ``kind`` says) fulfils through ``shop``, and
-    its test client."""
+    """A Flask app whose callback view, lookup and ``on_failed`` (written as ``kind`` says)
+    fulfil through ``shop``, and its test client."""
     app = flask.Flask(__name__)
 
     def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
         shop.fulfil(payment)
         return {"status": "ok"}
 
-    verified = verified_callback(client, lookup=shop.lookup, on_failed=shop.record_failure)
+    verified = verified_callback(
+        client,
+        lookup=written_as(kind, shop.lookup),
+        on_failed=written_as(kind, shop.record_failure),
+    )
     app.get(PATH)(verified(written_as(kind, payment_callback)))
     return app.test_client()
 

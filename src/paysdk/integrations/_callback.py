@@ -295,8 +295,9 @@ def sendable_answer(answer: object, sent: type[S], framework: str) -> S | None:
 
 ASYNC_ON_FAILED = (
     "on_failed is async, and the helper of a sync view (a paysdk.Client) cannot await it: the "
-    "failure it records would never be recorded; pass a plain function, or use an AsyncClient "
-    "(Django: and an async def view; FastAPI awaits either)"
+    "failure it records would never be recorded; pass a plain function (Flask: or an async def, "
+    "which Flask runs as it runs an async view), or use an AsyncClient (Django: and an async def "
+    "view; FastAPI awaits either)"
 )
 
 

@@ -11,8 +11,9 @@ A bad callback never reaches the view: it is answered as
 (``HEAD`` too, which Flask routes to a GET view) is answered 405 with ``Allow: GET``. With
 ``ledger=paysdk.Ledger(...)`` the view runs once per payment, as the ledger's action, and only a
 success is recorded as fulfilled: see the fulfilment rule in
-[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded). An ``async def`` view
-is run as Flask runs one (``app.ensure_sync``, with Flask's ``async`` extra installed).
+[Callbacks](callbacks.md#the-fulfilment-rule-only-a-success-is-recorded). An ``async def`` view,
+``lookup`` or ``on_failed`` is run as Flask runs an async view (``app.ensure_sync``, with Flask's
+``async`` extra installed).
 """
 
 from __future__ import annotations
@@ -38,7 +39,6 @@ from ..ledger import Ledger
 from ._callback import (
     FLASK_ROUTING,
     check_answer,
-    check_sync_on_failed,
     check_view,
     failed_answer,
     failed_payment,
@@ -55,7 +55,10 @@ from .responses import CallbackResponse, callback_response
 __all__ = ["verified_callback"]
 
 P = ParamSpec("P")
-OnFailed = Callable[[PaymentFailedError], "ResponseReturnValue | None"]
+OnFailed = Callable[
+    [PaymentFailedError],
+    "ResponseReturnValue | Awaitable[ResponseReturnValue | None] | None",
+]
 """Called with a failed payment (to record it); may return the response to send instead."""
 View = Callable[
     Concatenate[VerifiedPayment, P], "ResponseReturnValue | Awaitable[ResponseReturnValue]"
@@ -91,8 +94,8 @@ def verified_callback(
         The decorator.
 
     Raises:
-        ConfigurationError: ``client`` is not a ``paysdk.Client``, ``ledger`` not a
-            ``paysdk.Ledger``, or ``on_failed`` is async (nothing here could await it).
+        ConfigurationError: ``client`` is not a ``paysdk.Client``, or ``ledger`` not a
+            ``paysdk.Ledger``.
         TypeError: (from the decorator) the view takes no payment, or is routed already: the
             decorator must be below ``@app.get(...)``.
     """
@@ -101,7 +104,6 @@ def verified_callback(
     if ledger is not None and not isinstance(ledger, Ledger):
         raise ConfigurationError("ledger must be a paysdk.Ledger")
     check_lookup(lookup)
-    check_sync_on_failed(on_failed)
 
     def decorate(view: View[P]) -> Callable[P, ResponseReturnValue]:
         check_view(view, ("payment",), FLASK_ROUTING, method=CLASS_VIEW, keywords=True)
@@ -113,14 +115,16 @@ def verified_callback(
             not_get = method_response(request.method)
             if not_get is not None:
                 return _answer(not_get)
-            watched = watched_lookup(lookup)
+            watched = watched_lookup(current_app.ensure_sync(lookup))
             try:
                 payment = client.verify_callback(request.query_string, lookup=watched.run)
             except PaySDKError as error:
                 if watched.raised(error):
                     raise
                 failed = failed_payment(error)
-                answer = on_failed(failed) if on_failed and failed else None
+                answer: ResponseReturnValue | None = (
+                    current_app.ensure_sync(on_failed)(failed) if on_failed and failed else None
+                )
                 sync_on_failed_answer(answer)
                 record_refusal(ledger, refusal_of(error, scrub))
                 own = functools.partial(_failed_response, error)
