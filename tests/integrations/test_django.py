@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -9,7 +10,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import django
 import pytest
@@ -697,6 +698,87 @@ def test_a_template_response_is_recorded_by_the_fulfilment_rule(
     assert (first.status_code, first.content) == (status, b"thank you for order-1042")
     assert row is not None and row.state == state
     assert shop.deliveries == 1
+
+
+@pytest.mark.parametrize(
+    ("template", "reason"),
+    [
+        ("out of stock: {{ reference }}", "out of stock: order-1042"),
+        ("{% url 'no-such-view' %}", "(not rendered yet)"),
+    ],
+    ids=["rendered", "unrenderable"],
+)
+def test_a_refusing_template_responses_reason_quotes_its_rendered_body(
+    client: paysdk.Client, shop: Shop, tmp_path: Path, template: str, reason: str
+) -> None:
+    """A refusing ``TemplateResponse`` (as Django REST framework's ``Response`` is) has no
+    content until Django renders it after the view: its reason quotes it rendered for the
+    reason alone (it was recorded as an ``(empty body)``), and Django renders it as usual; one
+    that cannot be rendered says so, and Django's rendering raises as it would have."""
+    page = engines["django"].from_string(template)
+    with paysdk.Ledger(tmp_path / "ledger.db") as ledger:
+
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(
+            request: HttpRequest, payment: paysdk.VerifiedPayment
+        ) -> TemplateResponse:
+            return TemplateResponse(request, page, {"reference": payment.reference}, status=409)
+
+        serve(path(PATH.lstrip("/"), payment_callback))
+        answer = DjangoClient(raise_request_exception=False).get(f"{PATH}?reference={REFERENCE}")
+        row = ledger.row(REFERENCE)
+    assert row is not None
+    assert (row.state, row.reason) == ("refused", f"the callback view answered 409: {reason}")
+    rendered = answer.status_code == 409 and answer.content == reason.encode()
+    assert rendered if reason != "(not rendered yet)" else answer.status_code == 500
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("kind", ["def", "async def"])
+async def test_the_decorated_views_signature_is_what_django_calls_it_with(
+    client: paysdk.Client, callback_sandbox: Sandbox, shop: Shop, kind: str
+) -> None:
+    """A library that reads a view's signature to fill its parameters (Django Ninja) reads the
+    decorated view's: without the payment, which the helper gives (Ninja read it as a query
+    parameter the service never sends, so every callback was a 422), and with its annotations
+    resolved in the view's module (Ninja resolves them in the helper's)."""
+
+    def view(
+        request: HttpRequest, payment: paysdk.VerifiedPayment, shop_name: Literal["lagos"]
+    ) -> HttpResponse:
+        return HttpResponse()
+
+    async def async_view(
+        request: HttpRequest, payment: paysdk.VerifiedPayment, shop_name: Literal["lagos"]
+    ) -> HttpResponse:
+        return HttpResponse()
+
+    if kind == "def":
+        decorated: Any = verified_callback(client, lookup=shop.lookup)(view)
+    else:
+        async with paysdk.AsyncClient(
+            secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url
+        ) as async_client:
+            decorated = verified_callback(async_client, lookup=shop.lookup)(async_view)
+    assert str(inspect.signature(decorated)) == (
+        "(request: django.http.request.HttpRequest, shop_name: Literal['lagos']) "
+        "-> django.http.response.HttpResponse"
+    )
+
+
+def test_a_view_annotated_with_names_it_cannot_resolve_is_decorated_as_written(
+    client: paysdk.Client, shop: Shop
+) -> None:
+    """An annotation naming what only a type checker imports is left as written: the view is
+    served as it was before its annotations were resolved."""
+
+    @verified_callback(client, lookup=shop.lookup)
+    def payment_callback(request: HttpRequest, payment: NotImported) -> HttpResponse:  # type: ignore[name-defined]  # noqa: F821
+        return HttpResponse(payment.reference)
+
+    assert list(inspect.signature(payment_callback).parameters) == ["request"]
+    serve(path(PATH.lstrip("/"), payment_callback))
+    assert DjangoClient().get(f"{PATH}?reference={REFERENCE}").content == REFERENCE.encode()
 
 
 @pytest.mark.anyio

@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import typing
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Concatenate, ParamSpec, TypeVar, overload
+from typing import Any, Concatenate, ParamSpec, TypeVar, cast, overload
 
 from .._extras import missing_extra
 
@@ -193,6 +194,7 @@ def _decorate_sync(
         )
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
+    callback_view.__signature__ = _signature(view)  # type: ignore[attr-defined]
     return _non_atomic(callback_view, ledger)
 
 
@@ -240,7 +242,28 @@ def _decorate_async(
         outcome = await afulfil(ledger, payment, run_view, scrub)
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
+    callback_view.__signature__ = _signature(view)  # type: ignore[attr-defined]
     return _non_atomic(callback_view, ledger)
+
+
+def _signature(view: Callable[..., object]) -> inspect.Signature:
+    """What the decorated view is called with, for a library that reads it to fill the view's
+    parameters (Django Ninja: ``payment`` read as a query parameter answered every callback 422):
+    the view's parameters without the payment, the helper's to give, and their annotations
+    resolved in the view's module where they can be (a library resolves them in this one)."""
+    signature = inspect.signature(view)
+    parameters = list(signature.parameters.values())
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    if len(parameters) > 1 and parameters[1].kind in positional:
+        del parameters[1]  # else *args (an as_view() function), which takes the payment too
+    try:
+        hints = typing.get_type_hints(inspect.unwrap(view), include_extras=True)
+    except Exception:  # unresolvable here (a TYPE_CHECKING import): left as written
+        hints = {}
+    return signature.replace(
+        parameters=[p.replace(annotation=hints.get(p.name, p.annotation)) for p in parameters],
+        return_annotation=hints.get("return", signature.return_annotation),
+    )
 
 
 def _async_by_method_decorator(view: object) -> bool:
@@ -300,10 +323,18 @@ def _checked(response: HttpResponseBase, scrub: Callable[[str], str]) -> HttpRes
 
 
 def _body(response: HttpResponseBase) -> bytes:
-    """A refusing response's body, for its reason: none for a stream, nor for a template response
-    not rendered yet (the middleware renders it after the view; reading it first would raise)."""
+    """A refusing response's body, for its reason: none for a stream. A template response is
+    rendered after the view (by Django, once the middleware had it; its ``content`` raises until
+    then), as is Django REST framework's ``Response``: its body is rendered here for the reason
+    alone, the response left as it was; one that cannot be rendered yet (a ``Response`` under
+    ``@api_view``, whose renderer is chosen after the view returns) is said to be so, never
+    taken for an empty body."""
     if isinstance(response, SimpleTemplateResponse) and not response.is_rendered:
-        return b""
+        try:
+            content: object = response.rendered_content
+        except Exception:  # Django's own rendering raises it again, if it must
+            return b"(not rendered yet)"
+        return content.encode() if isinstance(content, str) else bytes(cast("bytes", content))
     return response.content if isinstance(response, HttpResponse) else b""
 
 
