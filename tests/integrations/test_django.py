@@ -201,7 +201,7 @@ def test_mixing_sync_and_async_is_refused(client: paysdk.Client, shop: Shop) -> 
         return HttpResponse()
 
     with pytest.raises(paysdk.ConfigurationError, match="AsyncClient"):
-        verified_callback(client, lookup=shop.lookup)(async_view)  # type: ignore[arg-type]
+        verified_callback(client, lookup=shop.lookup)(async_view)
 
 
 # --- async views ------------------------------------------------------------------------------

@@ -43,6 +43,7 @@ except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "django", _missing) from _missing
 
 from asgiref.sync import sync_to_async  # Django needs it: a missing Django is named first
+from pydantic_core import to_json
 
 from ..._client._async.client import AsyncClient
 from ..._client._sync.client import Client
@@ -76,6 +77,7 @@ publish(__name__, DjangoLedger)
 
 P = ParamSpec("P")
 V = TypeVar("V", bound=Callable[..., object])
+R = TypeVar("R")
 OnFailed = Callable[[HttpRequest, PaymentFailedError], object]
 """Called with a failed payment (to record it); may return the response to send instead."""
 
@@ -85,8 +87,9 @@ CLASS_VIEW = (
     "and the payment reaches def get(self, request, payment, **url_kwargs)"
 )
 
-SyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], HttpResponseBase]
-AsyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], Awaitable[HttpResponseBase]]
+SyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], R]
+"""A view answering with a response, or with what a library on Django makes one of (Ninja)."""
+AsyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], Awaitable[R]]
 
 
 @overload
@@ -96,7 +99,7 @@ def verified_callback(
     lookup: Lookup,
     ledger: Ledger | None = None,
     on_failed: OnFailed | None = None,
-) -> Callable[[SyncView[P]], Callable[Concatenate[HttpRequest, P], HttpResponseBase]]: ...
+) -> Callable[[SyncView[P, R]], Callable[Concatenate[HttpRequest, P], HttpResponseBase | R]]: ...
 
 
 @overload
@@ -107,7 +110,8 @@ def verified_callback(
     ledger: AsyncLedger | None = None,
     on_failed: OnFailed | None = None,
 ) -> Callable[
-    [AsyncView[P]], Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]
+    [AsyncView[P, R]],
+    Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase | R]],
 ]: ...
 
 
@@ -155,8 +159,8 @@ def _decorate_sync(
     lookup: Lookup,
     on_failed: OnFailed | None,
     ledger: Ledger | None,
-    view: SyncView[P],
-) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase]:
+    view: SyncView[P, R],
+) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase | R]:
     check_view(view, ("request", "payment"), method=CLASS_VIEW)
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
@@ -165,7 +169,7 @@ def _decorate_sync(
     @functools.wraps(view)
     def callback_view(
         request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs
-    ) -> HttpResponseBase:
+    ) -> HttpResponseBase | R:
         not_get = method_response(request.method or "")
         if not_get is not None:
             return _answer(not_get)
@@ -203,8 +207,8 @@ def _decorate_async(
     lookup: Lookup,
     on_failed: OnFailed | None,
     ledger: AsyncLedger | None,
-    view: AsyncView[P],
-) -> Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase]]:
+    view: AsyncView[P, R],
+) -> Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase | R]]:
     check_view(view, ("request", "payment"), method=CLASS_VIEW)
     if not (inspect.iscoroutinefunction(view) or _async_by_method_decorator(view)):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
@@ -215,7 +219,7 @@ def _decorate_async(
     @functools.wraps(view)
     async def callback_view(
         request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs
-    ) -> HttpResponseBase:
+    ) -> HttpResponseBase | R:
         not_get = method_response(request.method or "")
         if not_get is not None:
             return _answer(not_get)
@@ -236,7 +240,7 @@ def _decorate_async(
         if ledger is None:
             return await view(request, payment, *args, **kwargs)
 
-        async def run_view(paid: VerifiedPayment) -> HttpResponseBase:
+        async def run_view(paid: VerifiedPayment) -> R:
             return _checked(await view(request, paid, *args, **kwargs), scrub)
 
         outcome = await afulfil(ledger, payment, run_view, scrub)
@@ -313,13 +317,32 @@ def _non_atomic(view: V, ledger: object) -> V:
     return view
 
 
-def _checked(response: HttpResponseBase, scrub: Callable[[str], str]) -> HttpResponseBase:
+def _checked(response: R, scrub: Callable[[str], str]) -> R:
     """The view's response if it is a success (``_callback.check_answer``, whose reason ``scrub``
-    blots the key out of). No response (a forgotten ``return``) ran to its end: recorded
-    fulfilled, then refused by Django itself."""
-    if not isinstance(response, HttpResponseBase):
+    blots the key out of). A status and body Django Ninja makes the response of is read as that
+    response; any other value (a forgotten ``return``) ran to its end: recorded fulfilled, then
+    refused by Django itself."""
+    if isinstance(response, HttpResponseBase):
+        return check_answer(response, response.status_code, lambda: _body(response), scrub)
+    answered = _status_and_body(response)
+    if answered is None:
         return check_answer(response, None, bytes, scrub)
-    return check_answer(response, response.status_code, lambda: _body(response), scrub)
+    status, body = answered
+    return check_answer(response, status, lambda: to_json(body, fallback=str), scrub)
+
+
+def _status_and_body(answer: object) -> tuple[int, object] | None:
+    """The status and body of an answer Django Ninja turns into a response, ``Status(409,
+    body)`` or a ``(409, body)`` tuple (read as values, they were recorded fulfilled); ``None``
+    for any other value."""
+    status: object = getattr(answer, "status_code", None)
+    body: object = getattr(answer, "value", None)
+    if isinstance(answer, tuple):
+        pair = cast("tuple[object, ...]", answer)
+        status, body = pair if len(pair) == 2 else (None, None)
+    if isinstance(status, int) and not isinstance(status, bool):
+        return status, body
+    return None
 
 
 def _body(response: HttpResponseBase) -> bytes:
