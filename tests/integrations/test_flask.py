@@ -230,6 +230,28 @@ def test_an_async_client_is_refused() -> None:
         verified_callback(async_client, lookup=dict[str, object]().get)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("kind", ["def", "async def"])
+def test_a_view_called_without_flasks_request_says_what_to_write_instead(
+    client: paysdk.Client, shop: Shop, kind: str
+) -> None:
+    """Quart calls a view with its own request, not Flask's: every callback was Flask's
+    ``Working outside of request context``, which named neither paysdk nor what to do."""
+
+    def view(payment: paysdk.VerifiedPayment) -> str:
+        shop.fulfil(payment)
+        return "ok"
+
+    async def async_view(payment: paysdk.VerifiedPayment) -> str:
+        return view(payment)
+
+    payment_callback = verified_callback(client, lookup=shop.lookup)(
+        view if kind == "def" else async_view
+    )
+    with pytest.raises(paysdk.ConfigurationError, match=r"Quart.*verify_callback in the view"):
+        payment_callback()
+    assert shop.fulfilled == []
+
+
 @pytest.mark.parametrize("state", ["closed", "unconfigured"])
 def test_a_malformed_callback_is_a_400_whatever_the_clients_state(
     shop: Shop, monkeypatch: pytest.MonkeyPatch, state: str

@@ -25,7 +25,7 @@ from typing import Concatenate, ParamSpec
 from ._extras import missing_extra
 
 try:
-    from flask import current_app, make_response, request
+    from flask import current_app, has_request_context, make_response, request
     from flask.typing import ResponseReturnValue
 except ModuleNotFoundError as _missing:
     raise missing_extra(__name__, "flask", _missing) from _missing
@@ -72,6 +72,14 @@ CLASS_VIEW = (
 )
 
 
+NO_FLASK_REQUEST = (
+    "paysdk.integrations.flask's verified_callback serves Flask's requests, and there is none "
+    "here (an app of another framework, such as Quart, or the view called by itself): in such an "
+    "app, call verify_callback in the view and answer with callback_response (see 'Other "
+    "frameworks' in paysdk's callbacks guide)"
+)
+
+
 def verified_callback(
     client: Client,
     *,
@@ -95,7 +103,7 @@ def verified_callback(
 
     Raises:
         ConfigurationError: ``client`` is not a ``paysdk.Client``, or ``ledger`` not a
-            ``paysdk.Ledger``.
+            ``paysdk.Ledger``; (from the view) it is called without Flask's request (in Quart).
         TypeError: (from the decorator) the view takes no payment, or is routed already: the
             decorator must be below ``@app.get(...)``.
     """
@@ -112,6 +120,8 @@ def verified_callback(
 
         @functools.wraps(view)
         def callback_view(*args: P.args, **kwargs: P.kwargs) -> ResponseReturnValue:
+            if not has_request_context():
+                raise ConfigurationError(NO_FLASK_REQUEST)
             not_get = method_response(request.method)
             if not_get is not None:
                 return _answer(not_get)
