@@ -349,16 +349,29 @@ def _body(response: HttpResponseBase) -> bytes:
     """A refusing response's body, for its reason: none for a stream. A template response is
     rendered after the view (by Django, once the middleware had it; its ``content`` raises until
     then), as is Django REST framework's ``Response``: its body is rendered here for the reason
-    alone, the response left as it was; one that cannot be rendered yet (a ``Response`` under
-    ``@api_view``, whose renderer is chosen after the view returns) is said to be so, never
-    taken for an empty body."""
+    alone, the response left as it was. One that cannot be rendered yet (a ``Response`` under
+    ``@api_view`` or from a ``ViewSet``'s action, whose renderer DRF chooses after the view
+    returns) is quoted by its ``data`` as JSON; without data it is said to be not rendered yet,
+    never taken for an empty body."""
     if isinstance(response, SimpleTemplateResponse) and not response.is_rendered:
         try:
             content: object = response.rendered_content
         except Exception:  # Django's own rendering raises it again, if it must
-            return b"(not rendered yet)"
+            return _data_of(response)
         return content.encode() if isinstance(content, str) else bytes(cast("bytes", content))
     return response.content if isinstance(response, HttpResponse) else b""
+
+
+def _data_of(response: SimpleTemplateResponse) -> bytes:
+    """The ``data`` a response not rendered yet holds (DRF's ``Response``), as JSON."""
+    missing = object()
+    data: object = getattr(response, "data", missing)
+    if data is missing:
+        return b"(not rendered yet)"
+    try:
+        return to_json(data, fallback=str)
+    except Exception:  # to_json raises for data it cannot walk (a cycle)
+        return b"(not rendered yet)"
 
 
 def _error_response(error: PaySDKError) -> JsonResponse:
