@@ -60,6 +60,8 @@ SMOKE = (
     "tests/integrations/test_callback_core.py",
     "tests/integrations/test_decorator_misuse.py",
     "tests/integrations/test_django.py",
+    "tests/integrations/test_django_ninja.py",
+    "tests/integrations/test_django_rest_framework.py",
     "tests/integrations/test_extras.py",
     "tests/integrations/test_fastapi.py",
     "tests/integrations/test_flask.py",
