@@ -8,7 +8,7 @@ import logging
 import os
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal
 
@@ -69,16 +69,6 @@ from tests.support.merchant import (
 configure()
 
 PATH = "/payments/callback"
-
-
-def client_for(sandbox: Sandbox) -> paysdk.Client:
-    return paysdk.Client(secret_key=sandbox.secret_key, base_url=sandbox.base_url, max_retries=0)
-
-
-@pytest.fixture
-def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
-    with client_for(callback_sandbox) as client:
-        yield client
 
 
 @pytest.fixture
@@ -205,14 +195,6 @@ def test_mixing_sync_and_async_is_refused(client: paysdk.Client, shop: Shop) -> 
 
 
 # --- async views ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def async_client(callback_sandbox: Sandbox) -> AsyncIterator[paysdk.AsyncClient]:
-    async with paysdk.AsyncClient(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
-    ) as client:
-        yield client
 
 
 @pytest.mark.anyio

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -52,22 +52,6 @@ def on_failed(shop: Shop) -> Callable[[HttpRequest, paysdk.PaymentFailedError], 
 def route(api: NinjaAPI) -> None:
     """Serve ``api`` at ``/api/``."""
     serve(path("api/", api.urls))
-
-
-@pytest.fixture
-def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
-    with paysdk.Client(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
-    ) as client:
-        yield client
-
-
-@pytest.fixture
-async def async_client(callback_sandbox: Sandbox) -> AsyncIterator[paysdk.AsyncClient]:
-    async with paysdk.AsyncClient(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
-    ) as client:
-        yield client
 
 
 @pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])

@@ -154,14 +154,6 @@ def recording_failures(shop: Shop) -> OnFailed:
     return record_failure
 
 
-@pytest.fixture
-def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
-    with paysdk.Client(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
-    ) as client:
-        yield client
-
-
 @pytest.mark.parametrize("case", CALLBACK_CASES, ids=[case.id for case in CALLBACK_CASES])
 @pytest.mark.parametrize("kind", KINDS)
 def test_each_callback_to_a_drf_view_is_answered_and_only_a_match_is_fulfilled(

@@ -8,7 +8,7 @@ import functools
 import io
 import logging
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -68,14 +68,6 @@ def written_as(kind: str, view: Callable[..., T]) -> Callable[..., T | Awaitable
         return view(*args, **kwargs)
 
     return async_view
-
-
-@pytest.fixture
-def client(callback_sandbox: Sandbox) -> Iterator[paysdk.Client]:
-    with paysdk.Client(
-        secret_key=callback_sandbox.secret_key, base_url=callback_sandbox.base_url, max_retries=0
-    ) as client:
-        yield client
 
 
 @pytest.fixture
