@@ -943,12 +943,14 @@ def test_a_refused_callbacks_line_has_the_fields_of_every_paysdk_line(
     handler.setFormatter(logging.Formatter("%(paysdk_reference)s %(paysdk_outcome)s|%(message)s"))
     logger = logging.getLogger("paysdk")
     logger.addHandler(handler)
+    level = logger.level
+    logger.setLevel(logging.INFO)  # setLevel, not the attribute: it clears the loggers' caches
     try:
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(logging, "raiseExceptions", False)  # a lost line is not printed
-            patch.setattr(logger, "level", logging.INFO)
             browser.open(f"{PATH}?{query}", method=method)
     finally:
+        logger.setLevel(level)
         logger.removeHandler(handler)
     (line,) = handler.stream.getvalue().splitlines()
     assert line.startswith(f"{reference} {outcome}|callback answered ")
