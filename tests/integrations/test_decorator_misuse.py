@@ -147,7 +147,7 @@ def test_django_an_async_view_without_a_payment_parameter_is_refused(
 
     with pytest.raises(TypeError, match="must take request and payment"):
 
-        @django_helper.verified_callback(async_client, lookup=ORDERS.get)  # type: ignore[arg-type]  # the misuse itself
+        @django_helper.verified_callback(async_client, lookup=ORDERS.get)  # type: ignore[arg-type, type-var]  # the misuse itself
         async def payment_callback(payment: paysdk.VerifiedPayment) -> JsonResponse:
             return JsonResponse({"status": "ok"})
 

@@ -171,10 +171,8 @@ def test_the_decorator_on_a_class_based_views_method_is_refused_with_what_to_wri
     with pytest.raises(TypeError, match=r"is a method .*@method_decorator\(verified_callback"):
 
         class PaymentCallback(View):
-            @verified_callback(client, lookup=shop.lookup)  # type: ignore[arg-type]
-            def get(  # type: ignore[misc]
-                self, request: HttpRequest, payment: paysdk.VerifiedPayment
-            ) -> HttpResponse:
+            @verified_callback(client, lookup=shop.lookup)  # type: ignore[arg-type, type-var]
+            def get(self, request: HttpRequest, payment: paysdk.VerifiedPayment) -> HttpResponse:
                 return JsonResponse({"status": "ok"})
 
 

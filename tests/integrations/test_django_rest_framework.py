@@ -79,7 +79,7 @@ URLS = {
 
 Answer = Callable[[paysdk.VerifiedPayment], HttpResponseBase]
 """What a test's view does with the payment, and the response it answers with."""
-OnFailed = Callable[[HttpRequest, paysdk.PaymentFailedError], object]
+OnFailed = Callable[[Request, paysdk.PaymentFailedError], object]
 
 
 def serve_drf(
@@ -100,7 +100,7 @@ def serve_drf(
     decorate = verified_callback(client, lookup=shop.lookup, ledger=ledger, on_failed=on_failed)
     if kind == "api_view":
 
-        def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> Any:
+        def payment_callback(request: Request, payment: paysdk.VerifiedPayment) -> Any:
             return answer(payment)
 
         view = decorate(payment_callback)
@@ -148,7 +148,7 @@ def fulfilling(shop: Shop) -> Answer:
 
 
 def recording_failures(shop: Shop) -> OnFailed:
-    def record_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> None:
+    def record_failure(request: Request, error: paysdk.PaymentFailedError) -> None:
         shop.record_failure(error)
 
     return record_failure
@@ -364,12 +364,12 @@ def test_on_faileds_response_is_rendered_by_drf_with_the_helper_below_api_view(
     """Below ``@api_view``, the ``Response`` ``on_failed`` returns goes back to DRF, which
     renders it; above, it goes to Django unrendered (no renderer chosen): Django's 500."""
 
-    def answer_failure(request: HttpRequest, error: paysdk.PaymentFailedError) -> Response:
+    def answer_failure(request: Request, error: paysdk.PaymentFailedError) -> Response:
         return Response({"status": "failed-own"})
 
     decorate = verified_callback(client, lookup=shop.lookup, on_failed=answer_failure)
 
-    def payment_callback(request: HttpRequest, payment: paysdk.VerifiedPayment) -> Response:
+    def payment_callback(request: Request, payment: paysdk.VerifiedPayment) -> Response:
         return Response({"status": "ok"})
 
     if position == "below":

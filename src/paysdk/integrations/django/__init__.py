@@ -78,8 +78,10 @@ publish(__name__, DjangoLedger)
 P = ParamSpec("P")
 V = TypeVar("V", bound=Callable[..., object])
 R = TypeVar("R")
-OnFailed = Callable[[HttpRequest, PaymentFailedError], object]
-"""Called with a failed payment (to record it); may return the response to send instead."""
+Q = TypeVar("Q", bound=HttpRequest)
+OnFailed = Callable[[Any, PaymentFailedError], object]
+"""Called with the request and a failed payment (to record it); may return the response to send
+instead. The request is the view's: Django's ``HttpRequest``, or a library's (DRF's ``Request``)."""
 
 CLASS_VIEW = (
     "on a class-based view's method, apply it with Django's method_decorator: "
@@ -87,9 +89,9 @@ CLASS_VIEW = (
     "and the payment reaches def get(self, request, payment, **url_kwargs)"
 )
 
-SyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], R]
+SyncView = Callable[Concatenate[Q, VerifiedPayment, P], R]
 """A view answering with a response, or with what a library on Django makes one of (Ninja)."""
-AsyncView = Callable[Concatenate[HttpRequest, VerifiedPayment, P], Awaitable[R]]
+AsyncView = Callable[Concatenate[Q, VerifiedPayment, P], Awaitable[R]]
 
 
 @overload
@@ -99,7 +101,7 @@ def verified_callback(
     lookup: Lookup,
     ledger: Ledger | None = None,
     on_failed: OnFailed | None = None,
-) -> Callable[[SyncView[P, R]], Callable[Concatenate[HttpRequest, P], HttpResponseBase | R]]: ...
+) -> Callable[[SyncView[Q, P, R]], Callable[Concatenate[Q, P], HttpResponseBase | R]]: ...
 
 
 @overload
@@ -110,8 +112,8 @@ def verified_callback(
     ledger: AsyncLedger | None = None,
     on_failed: OnFailed | None = None,
 ) -> Callable[
-    [AsyncView[P, R]],
-    Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase | R]],
+    [AsyncView[Q, P, R]],
+    Callable[Concatenate[Q, P], Coroutine[Any, Any, HttpResponseBase | R]],
 ]: ...
 
 
@@ -121,7 +123,7 @@ def verified_callback(
     lookup: Lookup,
     ledger: Ledger | AsyncLedger | None = None,
     on_failed: OnFailed | None = None,
-) -> Callable[..., Callable[..., object]]:
+) -> Callable[..., Any]:
     """Decorate a view taking ``(request, payment, **url_kwargs)``; it runs only for a payment
     the service confirmed and that matches the order.
 
@@ -145,10 +147,14 @@ def verified_callback(
     """
     check_lookup(lookup)
     if isinstance(client, AsyncClient) and isinstance(ledger, (AsyncLedger, type(None))):
-        return functools.partial(_decorate_async, client, lookup, on_failed, ledger)
+        return functools.partial[Callable[..., object]](
+            _decorate_async, client, lookup, on_failed, ledger
+        )
     if isinstance(client, Client) and isinstance(ledger, (Ledger, type(None))):
         check_sync_on_failed(on_failed)
-        return functools.partial(_decorate_sync, client, lookup, on_failed, ledger)
+        return functools.partial[Callable[..., object]](
+            _decorate_sync, client, lookup, on_failed, ledger
+        )
     if ledger is not None:
         raise ConfigurationError("a paysdk.Client needs a Ledger, an AsyncClient an AsyncLedger")
     raise ConfigurationError("client must be a paysdk.Client or a paysdk.AsyncClient")
@@ -159,17 +165,15 @@ def _decorate_sync(
     lookup: Lookup,
     on_failed: OnFailed | None,
     ledger: Ledger | None,
-    view: SyncView[P, R],
-) -> Callable[Concatenate[HttpRequest, P], HttpResponseBase | R]:
+    view: SyncView[Q, P, R],
+) -> Callable[Concatenate[Q, P], HttpResponseBase | R]:
     check_view(view, ("request", "payment"), method=CLASS_VIEW)
     if inspect.iscoroutinefunction(view):
         raise ConfigurationError("an async view needs a paysdk.AsyncClient")
     scrub = scrub_of(client)
 
     @functools.wraps(view)
-    def callback_view(
-        request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs
-    ) -> HttpResponseBase | R:
+    def callback_view(request: Q, /, *args: P.args, **kwargs: P.kwargs) -> HttpResponseBase | R:
         not_get = method_response(request.method or "")
         if not_get is not None:
             return _answer(not_get)
@@ -207,8 +211,8 @@ def _decorate_async(
     lookup: Lookup,
     on_failed: OnFailed | None,
     ledger: AsyncLedger | None,
-    view: AsyncView[P, R],
-) -> Callable[Concatenate[HttpRequest, P], Coroutine[Any, Any, HttpResponseBase | R]]:
+    view: AsyncView[Q, P, R],
+) -> Callable[Concatenate[Q, P], Coroutine[Any, Any, HttpResponseBase | R]]:
     check_view(view, ("request", "payment"), method=CLASS_VIEW)
     if not (inspect.iscoroutinefunction(view) or _async_by_method_decorator(view)):
         raise ConfigurationError("a paysdk.AsyncClient needs an async def view")
@@ -218,7 +222,7 @@ def _decorate_async(
 
     @functools.wraps(view)
     async def callback_view(
-        request: HttpRequest, /, *args: P.args, **kwargs: P.kwargs
+        request: Q, /, *args: P.args, **kwargs: P.kwargs
     ) -> HttpResponseBase | R:
         not_get = method_response(request.method or "")
         if not_get is not None:
