@@ -29,6 +29,8 @@ from paysdk._transport.async_direct import AsyncDirectConnection
 from paysdk._transport.async_slots import async_shielded
 from paysdk._transport.slots import Slots
 from paysdk.sandbox import COMPLETED_REFERENCE, Fault, Sandbox
+from tests.conftest import SECRET
+from tests.support.hostile import HostileServer, stall
 
 pytestmark = pytest.mark.anyio
 
@@ -300,6 +302,42 @@ def test_sync_pool_timeout_is_a_timeout_error(sandbox: Sandbox) -> None:
     again.close()
     assert pool.opened == 1
     pool.close()
+
+
+def test_a_sync_call_waits_for_a_connection_no_longer_than_its_deadline(
+    hostile: HostileServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every connection busy: a call with a ``deadline`` stops waiting for one when its deadline
+    passes (an ``APITimeoutError``), however far off the pool timeout is (here there is none).
+    Had it waited on, it would still be waiting when the safety net closes the client, and end
+    with ``ClientClosedError``."""
+    monkeypatch.setattr(sync_pool, "MAX_CONNECTIONS", 1)
+    hostile.script(stall())  # the one connection's request is never answered
+    client = paysdk.Client(
+        secret_key=SECRET, base_url=hostile.base_url, timeout=None, max_retries=0
+    )
+    holding: list[BaseException] = []
+
+    def hold() -> None:
+        try:
+            client.verify("order-1")
+        except paysdk.PaySDKError as exc:
+            holding.append(exc)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    safety_net = threading.Timer(10, client.close)
+    try:
+        assert hostile.attempts_seen(1) == 1  # the holder has the connection
+        safety_net.start()
+        with pytest.raises(paysdk.APITimeoutError):
+            client.verify("order-2", deadline=0.2)
+    finally:
+        safety_net.cancel()
+        client.close()
+        holder.join(10)
+    assert hostile.attempts == 1  # the second call sent nothing
+    assert [type(exc) for exc in holding] == [paysdk.ClientClosedError]
 
 
 LOCK = type(threading.Lock())

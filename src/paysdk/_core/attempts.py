@@ -10,7 +10,7 @@ import logging
 from typing import TypeVar
 
 from .._errors import APIError, APITimeoutError, PaySDKError, request_id_of
-from .config import Config
+from .config import Config, Timeout
 from .retry import RetryPolicy
 from .steps import Answer, Failure, Opened, Send, Sleep
 
@@ -51,7 +51,9 @@ class Attempts:
         self.retries_done = 0
 
     def send(self, request: Send) -> Send:
-        """``request`` with its budget cut to what is left of the call's deadline."""
+        """``request`` with its budget, and each phase of its timeout, cut to what is left of
+        the call's deadline: a phase no socket deadline or cancel scope covers (the sync
+        client's wait for a free connection, up to the pool timeout) ends by it too."""
         self.attempt_started = self.policy.monotonic()
         deadline = self.config.deadline
         if deadline is None:
@@ -64,7 +66,10 @@ class Attempts:
                 url=request.url,
             )
         budget = left if request.budget is None else min(request.budget, left)
-        return request._replace(budget=budget)
+        timeout = Timeout(
+            *(budget if phase is None or phase > budget else phase for phase in request.timeout)
+        )
+        return request._replace(budget=budget, timeout=timeout)
 
     def counted(self, error: E) -> E:
         """``error``, saying how many attempts the call made (this one included)."""
