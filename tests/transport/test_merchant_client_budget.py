@@ -20,7 +20,8 @@ import pytest
 
 import paysdk
 from paysdk import APITimeoutError
-from tests.conftest import SECRET, verify_body
+from paysdk._transport import watchdog
+from tests.conftest import SECRET, listed_body, verify_body
 from tests.support.hostile import (
     Behaviour,
     Connection,
@@ -164,6 +165,56 @@ def test_a_trickled_stream_meets_its_budget_on_a_merchants_client(hostile: Hosti
             list(client.iter_payments())
         assert time.monotonic() - started < BOUND
         assert client.verify(REFERENCE).reference == REFERENCE
+
+
+@pytest.fixture
+def deadline_after_the_answer(monkeypatch: pytest.MonkeyPatch) -> list[httpx.Response]:
+    """The responses of the merchant's client made with ``event_hooks={"response": [it.append]}``;
+    a deadline watched while the last of them is closed passes as its watch ends: after the
+    answer was read whole and its connection went back to the merchant's pool, before the
+    attempt (or ``iter_payments``' read) was over, where another thread's request may already
+    be on that connection."""
+    responses: list[httpx.Response] = []
+    end = watchdog.Watch.end
+
+    def late_end(watch: watchdog.Watch) -> None:
+        if responses and responses[-1].is_closed:
+            watch._fire()
+        end(watch)
+
+    monkeypatch.setattr(watchdog.Watch, "end", late_end)
+    return responses
+
+
+def test_a_deadline_passing_once_the_answer_is_read_shuts_no_connection(
+    hostile: HostileServer, deadline_after_the_answer: list[httpx.Response]
+) -> None:
+    """The answer is read: the call returns it, and its connection, kept alive in the
+    merchant's client, serves the next call (shut, another thread's request on it would have
+    failed as the server hanging up)."""
+    hostile.script(ok())
+    hooks = {"response": [deadline_after_the_answer.append]}
+    with httpx.Client(event_hooks=hooks) as http:
+        client = _client(http, hostile)
+        assert client.verify(REFERENCE).reference == REFERENCE
+        assert client.verify(REFERENCE).reference == REFERENCE
+    assert len(deadline_after_the_answer) == 2
+    assert hostile.connections == 1
+
+
+def test_a_deadline_passing_once_a_stream_is_read_shuts_no_connection(
+    hostile: HostileServer, deadline_after_the_answer: list[httpx.Response]
+) -> None:
+    """``iter_payments`` reads its last piece, which closes the answer: that read's deadline
+    passing then shuts nothing either."""
+    hostile.script(respond_json(200, {"data": [listed_body(REFERENCE)]}), ok())
+    hooks = {"response": [deadline_after_the_answer.append]}
+    with httpx.Client(event_hooks=hooks) as http:
+        client = _client(http, hostile)
+        assert [payment.reference for payment in client.iter_payments()] == [REFERENCE]
+        assert client.verify(REFERENCE).reference == REFERENCE
+    assert len(deadline_after_the_answer) == 2
+    assert hostile.connections == 1
 
 
 def test_answers_in_time_leave_no_thread_behind(hostile: HostileServer) -> None:

@@ -110,7 +110,7 @@ def _origin_of(request: object) -> str | None:
 class AttemptTrace:
     """The ``trace`` extension of one attempt: gives its ``Watch`` the attempt's socket."""
 
-    __slots__ = ("_idle", "_origin", "_shared", "_sock", "_watch")
+    __slots__ = ("_answered", "_idle", "_origin", "_shared", "_sock", "_watch")
 
     def __init__(self, watch: Watch, idle: IdleSockets) -> None:
         self._watch = watch
@@ -118,6 +118,7 @@ class AttemptTrace:
         self._sock: socket.socket | None = None
         self._origin: str | None = None
         self._shared = False
+        self._answered = False
 
     def __call__(self, event: str, info: dict[str, Any]) -> None:
         if event.startswith("http2."):
@@ -132,7 +133,18 @@ class AttemptTrace:
         elif event == "http11.send_request_headers.started":
             self._sending(_origin_of(info.get("request")))
         elif event == "http11.response_closed.started":
-            self._release()  # the answer is closed
+            # the answer is closed: its connection goes back to the merchant's pool, where the
+            # next request may take it before this attempt ends, so its deadline shuts it no more
+            self._answered = True
+            self._watch.detach()
+            self._release()
+
+    def follow(self, watch: Watch) -> bool:
+        """A read of the answer left open (``iter_payments``) is watched by ``watch`` from now on:
+        detached as the attempt's was when the answer closes. ``False`` if it is closed already:
+        its socket is then no longer the answer's to shut."""
+        self._watch = watch
+        return not self._answered
 
     def _release(self) -> None:
         """The socket taken may serve the next attempt to its origin: it is idle."""

@@ -44,14 +44,17 @@ def own_sender(network: Network, defaults: HttpxDefaults) -> SyncHttpxSender:
     return SyncHttpxSender(http, defaults=defaults, routes=transport.routes)
 
 
-def httpx_stream(response: httpx.Response, closed: Callable[[], bool], *, borrowed: bool) -> Stream:
-    """The stream of httpx's ``response``, its body not read yet; ``borrowed``: the client is the
-    merchant's, whose socket the watchdog watches on each read."""
+def httpx_stream(
+    response: httpx.Response, closed: Callable[[], bool], trace: AttemptTrace | None
+) -> Stream:
+    """The stream of httpx's ``response``, its body not read yet; ``trace``: the attempt's on a
+    merchant's client, whose socket the watchdog watches on each read (``None``: paysdk's own)."""
     stream = response.extensions.get("network_stream")
     h1 = response.http_version == "HTTP/1.1"
-    sock = socket_of(stream) if borrowed and h1 else None
+    sock = socket_of(stream) if trace is not None and h1 else None
     opened = Opened(response.status_code, response.headers)
-    return Stream(opened, sync_body(response), response.close, closed, failure_from_httpx, sock)
+    body = sync_body(response)
+    return Stream(opened, body, response.close, closed, failure_from_httpx, sock, trace)
 
 
 class SyncHttpxSender:
@@ -118,7 +121,7 @@ class SyncHttpxSender:
         if trace is not None:
             trace.found(response.extensions.get("network_stream"), response.http_version)
         if request.opens(response.status_code):
-            return httpx_stream(response, lambda: self.is_closed, borrowed=trace is not None)
+            return httpx_stream(response, lambda: self.is_closed, trace)
         return read_answer(request, response, started, self._failure)
 
     def _direct(self, routes: Routes, request: Send, started: float) -> Answer | Failure | Stream:

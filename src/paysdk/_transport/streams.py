@@ -7,6 +7,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import httpx
 
@@ -16,6 +17,9 @@ from .._errors import closed_error
 from . import watchdog
 from .deadline import attempt_deadline
 from .network import timeout_failure
+
+if TYPE_CHECKING:
+    from .borrowed import AttemptTrace
 
 __all__ = ["Stream", "deadline_passed"]
 
@@ -37,16 +41,19 @@ class Stream:
         closed: Callable[[], bool],
         failure: Callable[[Exception], Failure | None],
         sock: socket.socket | None = None,
+        trace: AttemptTrace | None = None,
     ) -> None:
         """The arguments ``AsyncStream`` takes, and ``sock``: the socket of a merchant's client
         under the answer, each read watched (``watchdog``); ``None`` where paysdk's own sockets
-        bound the reads themselves."""
+        bound the reads themselves. ``trace``: the attempt's, which tells each read's watch
+        when the answer closes (its socket is then the merchant's pool's again)."""
         self.opened = opened
         self._chunks = pieces
         self._close = close
         self._closed = closed
         self._failure = failure
         self._sock = sock
+        self._trace = trace
         self._cut = False
 
     def read(self, step: Read) -> bytes | Failure:
@@ -56,7 +63,8 @@ class Stream:
         if self._cut:  # an earlier read's deadline shut the socket: nothing more is trusted
             return deadline_passed()
         watch = watchdog.watch(deadline)
-        watch.attach(self._sock)
+        if self._trace is None or self._trace.follow(watch):
+            watch.attach(self._sock)
         try:
             got = self._read(step, deadline)
         finally:
