@@ -11,9 +11,11 @@ import datetime as dt
 import email.utils
 import inspect
 import json
+import logging
 import os
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -469,6 +471,67 @@ async def test_a_call_under_way_when_the_client_is_closed_raises_client_closed_e
         await client.close()
     assert time.monotonic() - started < 10
     assert [type(exc) for exc in raised] == [paysdk.ClientClosedError]
+
+
+class RetryLogged(logging.Handler):
+    """Sets ``logged`` when paysdk logs a retry: the call has its answer and waits to retry."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.logged = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().split(";")[-1].strip().startswith("retry 1 of"):
+            self.logged.set()
+
+
+@pytest.mark.parametrize("backend", ["sync", "httpx", "aiohttp"])
+async def test_a_call_waiting_to_retry_when_the_client_is_closed_raises_client_closed_error_at_once(
+    sandbox: Sandbox, backend: str
+) -> None:
+    """The service asked for a minute's wait before another try: closing the client (an app
+    shutting down) ends the wait, and the call ends at once with ``ClientClosedError``, as a
+    call waiting for its answer does, not a minute later. (The clients of ``connect`` record
+    their waits rather than wait.)"""
+    options: dict[str, Any] = {"secret_key": sandbox.secret_key, "base_url": sandbox.base_url}
+    client: paysdk.Client | paysdk.AsyncClient = (
+        paysdk.Client(**options)
+        if backend == "sync"
+        else paysdk.AsyncClient(
+            **options, http_backend="aiohttp" if backend == "aiohttp" else "httpx"
+        )
+    )
+    sandbox.inject(Fault.rate_limited(retry_after=60), path=f"/payment/{COMPLETED_REFERENCE}")
+    logger, retry = logging.getLogger("paysdk"), RetryLogged()
+    level = logger.level
+    logger.setLevel(logging.INFO)
+    logger.addHandler(retry)
+    raised: list[Exception] = []
+
+    async def call() -> None:
+        try:
+            if isinstance(client, paysdk.Client):  # a worker thread's call
+                await anyio.to_thread.run_sync(client.verify, COMPLETED_REFERENCE)
+            else:
+                await client.verify(COMPLETED_REFERENCE)
+        except paysdk.PaySDKError as exc:
+            raised.append(exc)
+
+    try:
+        started = time.monotonic()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(call)
+            assert await anyio.to_thread.run_sync(retry.logged.wait, 10)
+            if isinstance(client, paysdk.Client):
+                client.close()
+            else:
+                await client.aclose()
+    finally:
+        logger.removeHandler(retry)
+        logger.setLevel(level)
+    assert time.monotonic() - started < 30  # not the minute's wait
+    assert [type(exc) for exc in raised] == [paysdk.ClientClosedError]
+    assert attempts(sandbox) == [f"/payment/{COMPLETED_REFERENCE}"]
 
 
 async def test_a_header_named_twice_in_any_case_is_sent_once_with_both_values(

@@ -7,7 +7,6 @@ client is made."""
 from __future__ import annotations
 
 import inspect
-import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -142,13 +141,15 @@ async def async_order_of(found: object) -> object:
     return await found if inspect.isawaitable(found) else found
 
 
-def sleep(seconds: float) -> None:
-    """Wait, blocking the thread: the pause before a retry."""
-    time.sleep(seconds)
+def sleep(sender: Sender, seconds: float) -> None:
+    """Wait, blocking the thread: the pause before a retry, cut short when the client is closed
+    (its next request then raises ``ClientClosedError``, as a call under way does)."""
+    sender.wait_to_retry(seconds)
 
 
-async def async_sleep(seconds: float) -> None:
-    """Wait without blocking the event loop: the pause before a retry."""
-    import anyio  # httpx's own dependency: loaded by httpx already, named here for the sleep
-
-    await anyio.sleep(seconds)
+async def async_sleep(sender: AsyncSender, seconds: float) -> None:
+    """Wait without blocking the event loop: the pause before a retry, cut short when the
+    client is closed (its next request then raises ``ClientClosedError``); not begun once it
+    is closed."""
+    if not sender.is_closed:
+        await sender.binding.wait_to_retry(seconds)

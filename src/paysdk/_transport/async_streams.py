@@ -8,7 +8,7 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Protocol
 
-from anyio import move_on_after
+from anyio import CancelScope, move_on_after, sleep
 
 from .._core.body import read_timed_out, stream_failure
 from .._core.steps import Answer, Failure, Opened, Read, Send
@@ -59,10 +59,12 @@ class LoopBinding:
     """The event loop an async sender's connections belong to: the first one it is used in,
     in each process (a forked child is not a second loop: it starts afresh)."""
 
-    __slots__ = ("_bound",)
+    __slots__ = ("_bound", "_waiting")
 
     def __init__(self) -> None:
         self._bound = PerProcess(_Bound)
+        self._waiting: PerProcess[set[CancelScope]] = PerProcess(set)
+        """The scopes of the retries' waits under way in the loop, which closing cancels."""
 
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None:
@@ -87,25 +89,40 @@ class LoopBinding:
                 "your app's lifespan)"
             )
 
+    async def wait_to_retry(self, seconds: float) -> None:
+        """Wait ``seconds`` before a retry, or until ``close``: a call waiting to retry ends
+        with the client's closing, as one under way does (its next request says so)."""
+        waiting = self._waiting.get()
+        with CancelScope() as scope:
+            waiting.add(scope)
+            try:
+                await sleep(seconds)
+            finally:
+                waiting.discard(scope)
+
     async def close(self, close: Callable[[], Awaitable[None]]) -> None:
         """Run ``close`` in the loop the connections belong to, whichever loop awaits this: a
         loop running in another thread runs it, one stopped but not closed is run in a worker
-        thread until done; a closed one took them with it (collecting the client frees them)."""
+        thread until done; a closed one took them with it (collecting the client frees them).
+        The retries' waits under way in that loop end first (``wait_to_retry``)."""
         owner, current = self.loop, running_loop()
         if owner is None or current is None or owner is current:
-            await close()
+            await self._closing(close)
         elif owner.is_closed():
             return
         elif owner.is_running():
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(_call(close), owner))
+            closing = self._closing(close)
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(closing, owner))
         else:
             from anyio import to_thread
 
-            await to_thread.run_sync(owner.run_until_complete, _call(close))
+            await to_thread.run_sync(owner.run_until_complete, self._closing(close))
 
-
-async def _call(close: Callable[[], Awaitable[None]]) -> None:
-    await close()
+    async def _closing(self, close: Callable[[], Awaitable[None]]) -> None:
+        """``close``, in the connections' loop, once the waits to retry there are cut short."""
+        for scope in list(self._waiting.current() or ()):
+            scope.cancel()
+        await close()
 
 
 class AsyncStream:

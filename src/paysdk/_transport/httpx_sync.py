@@ -10,6 +10,7 @@ not while something replaced ``httpx.Client.send`` (a tracer: ``httpx_tracing.se
 from __future__ import annotations
 
 import functools
+import threading
 import time
 from collections.abc import Callable
 
@@ -81,6 +82,7 @@ class SyncHttpxSender:
         self._network = routes.network if routes is not None else None
         self._requests = RequestBuilder(defaults)
         self._idle = IdleSockets.of(http) if defaults is None else None
+        self._closing = threading.Event()
 
     @property
     def is_closed(self) -> bool:
@@ -138,5 +140,13 @@ class SyncHttpxSender:
             raise closed_error("Client") from None
         return failure_from_httpx(exc) if sent is None else failure_from_httpcore(exc, sent)
 
+    def wait_to_retry(self, seconds: float) -> None:
+        """Wait ``seconds`` before a retry, or until ``close``: a call waiting to retry ends
+        with the client's closing, as one under way does."""
+        self._closing.wait(seconds)
+
     def close(self) -> None:
-        self.http.close()
+        try:
+            self.http.close()
+        finally:  # then, and only then, a call waiting to retry finds the client closed
+            self._closing.set()

@@ -282,7 +282,7 @@ class AsyncClient(AsyncCloses, BaseClient[httpx.AsyncClient, "_twins.AsyncSender
             await self._sender.close()
 
     async def _sleep(self, seconds: float) -> None:
-        await _twins.async_sleep(seconds)
+        await _twins.async_sleep(self._sender, seconds)
 
     async def _run(
         self,

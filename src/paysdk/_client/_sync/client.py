@@ -275,7 +275,7 @@ class Client(Closes, BaseClient[httpx.Client, "_twins.Sender"]):
             self._sender.close()
 
     def _sleep(self, seconds: float) -> None:
-        _twins.sleep(seconds)
+        _twins.sleep(self._sender, seconds)
 
     def _run(
         self,
