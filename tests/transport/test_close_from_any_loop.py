@@ -252,3 +252,38 @@ def test_the_first_calls_of_two_loops_at_once_bind_the_client_to_one_of_them(
         thread.join(WAIT)
     assert sorted(outcomes) == sorted([COMPLETED_REFERENCE, "EventLoopError"])
     eventually(lambda: sandbox.open_connections == 0)
+
+
+def test_closing_while_the_owner_loop_ends_raises_nothing() -> None:
+    """The loop the connections belong to ends (its ``asyncio.run`` returns, as a worker's does
+    once its last call ended) while it carries out another loop's ``close()``: ending, it cancels
+    that, and ``close()`` returns, the connections gone with their loop, rather than raise that
+    loop's ``CancelledError`` in the loop closing (aiohttp's closing takes a few turns)."""
+    binding = async_streams.LoopBinding()
+    bound, closing, ending = threading.Event(), threading.Event(), threading.Event()
+
+    async def worker() -> None:
+        binding.check()  # its first call: the connections are this loop's
+        bound.set()
+        await asyncio.get_running_loop().run_in_executor(None, ending.wait, WAIT)
+
+    async def close_in_turns() -> None:
+        closing.set()
+        await asyncio.sleep(WAIT)  # under way when its loop ends
+
+    def end_the_worker_once_closing() -> None:
+        if closing.wait(WAIT):
+            ending.set()
+
+    owner = threading.Thread(target=asyncio.run, args=(worker(),))
+    owner.start()
+    assert bound.wait(WAIT)
+    ender = threading.Thread(target=end_the_worker_once_closing)
+    ender.start()
+    try:
+        asyncio.run(binding.close(close_in_turns))
+    finally:
+        ending.set()
+        ender.join(WAIT)
+        owner.join(WAIT)
+    assert closing.is_set()

@@ -103,8 +103,9 @@ class LoopBinding:
     async def close(self, close: Callable[[], Awaitable[None]]) -> None:
         """Run ``close`` in the loop the connections belong to, whichever loop awaits this: a
         loop running in another thread runs it, one stopped but not closed is run in a worker
-        thread until done; a closed one took them with it (collecting the client frees them).
-        The retries' waits under way in that loop end first (``wait_to_retry``)."""
+        thread until done; a closed one took them with it (collecting the client frees them), as
+        does one that ends while it runs ``close``. The retries' waits under way in that loop end
+        first (``wait_to_retry``)."""
         owner, current = self.loop, running_loop()
         if owner is None or current is None or owner is current:
             await self._closing(close)
@@ -112,7 +113,14 @@ class LoopBinding:
             return
         elif owner.is_running():
             closing = self._closing(close)
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(closing, owner))
+            done = asyncio.wrap_future(asyncio.run_coroutine_threadsafe(closing, owner))
+            try:
+                await asyncio.shield(done)  # this task cancelled: the closing still ends there
+            except asyncio.CancelledError:
+                if not done.cancelled():  # this task's cancellation: raised as it came
+                    raise
+                # that loop cancelled it as it ended (its asyncio.run returned meanwhile): the
+                # connections went with it, as with a loop closed before
         else:
             from anyio import to_thread
 
