@@ -1,5 +1,6 @@
-"""The bounds the aiohttp backend gives aiohttp for one attempt: its budget, exactly, and a read
-timeout only where it can end the attempt sooner than the budget.
+"""The bounds the aiohttp backend gives aiohttp for one attempt: no ``total`` (its own cancel
+scope bounds the attempt by its budget), and a read timeout only where it can end the attempt
+sooner than the budget.
 
 A read timer is rescheduled with every chunk received, so one that the budget always beats is
 pure cost on every call; and aiohttp would round a total of 5 s or more up to a whole second.
@@ -7,6 +8,7 @@ pure cost on every call; and aiohttp would round a total of 5 s or more up to a 
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 
@@ -17,8 +19,8 @@ import paysdk
 from paysdk._core.config import Timeout
 from paysdk._core.steps import Send
 from paysdk._transport.aiohttp_sender import _client_timeout
-from tests.conftest import MakeClient
-from tests.support.hostile import HostileServer, trickle_body
+from tests.conftest import SECRET, MakeClient
+from tests.support.hostile import HostileServer, stall, trickle_body
 
 pytestmark = pytest.mark.anyio
 
@@ -31,17 +33,17 @@ def _send(timeout: Timeout, budget: float | None, *, stream: bool = False) -> Se
 
 def test_a_read_timeout_the_budget_always_beats_sets_no_read_timer() -> None:
     bounds = _client_timeout(_send(Timeout(5.0, 30.0, 30.0, 30.0), 30.0))
-    assert (bounds.total, bounds.sock_connect, bounds.sock_read) == (30.0, 5.0, None)
+    assert (bounds.total, bounds.sock_connect, bounds.sock_read) == (None, 5.0, None)
 
 
 def test_a_read_timeout_shorter_than_the_budget_is_kept() -> None:
     bounds = _client_timeout(_send(Timeout(5.0, 0.5, 30.0, 30.0), 30.0))
-    assert (bounds.total, bounds.sock_connect, bounds.sock_read) == (30.0, 5.0, 0.5)
+    assert (bounds.total, bounds.sock_connect, bounds.sock_read) == (None, 5.0, 0.5)
 
 
 def test_a_budget_cut_by_the_deadline_below_the_read_timeout_is_what_bounds_the_read() -> None:
     bounds = _client_timeout(_send(Timeout(5.0, 30.0, 30.0, 30.0), 2.5))
-    assert (bounds.total, bounds.sock_read) == (2.5, None)
+    assert (bounds.total, bounds.sock_read) == (None, None)
 
 
 def test_a_stream_keeps_its_read_timeout_and_no_total() -> None:
@@ -67,3 +69,32 @@ async def test_a_read_timeout_shorter_than_the_budget_still_ends_a_stalled_body(
     with pytest.raises(paysdk.APITimeoutError):
         await client.verify("order-1042")
     assert time.monotonic() - started < 2.5
+
+
+@pytest.mark.parametrize("backend", ["httpx", "aiohttp"])
+async def test_the_callers_timeout_of_about_the_budget_is_never_taken_back(
+    hostile: HostileServer, backend: str
+) -> None:
+    """A caller's ``asyncio.wait_for`` (or ``asyncio.timeout``) of about the attempt's budget,
+    on a server that never answers: however the two fall, the caller's timeout is raised
+    (``TimeoutError``). aiohttp's ``total`` timer, when it fired as the caller's cancellation
+    came, took that back as its own, and the call went on to retry past the caller's timeout
+    (about one time in three; the outcome, not the time, is checked: no timing fails it)."""
+    hostile.script(stall())
+    client = paysdk.AsyncClient(
+        secret_key=SECRET,
+        base_url=hostile.base_url,
+        http_backend="aiohttp" if backend == "aiohttp" else "httpx",
+        timeout=0.1,
+        max_retries=1,  # an attempt out of time first: the caller's timeout ends its wait
+    )
+    outcomes: list[str] = []
+    async with client:
+        for tries in range(30):
+            try:
+                await asyncio.wait_for(client.verify("order-1042"), 0.1 + (tries % 7) * 0.0005)
+            except BaseException as exc:
+                outcomes.append(type(exc).__name__)
+            else:
+                outcomes.append("answered")
+    assert set(outcomes) == {"TimeoutError"}, outcomes

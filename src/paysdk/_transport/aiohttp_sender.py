@@ -10,10 +10,11 @@ import asyncio
 import functools
 import math
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import httpx
+from anyio import move_on_after
 
 from .._core.body import BodyReader, attempt_timed_out
 from .._core.config import SecretHeaders, masked
@@ -179,16 +180,13 @@ class AiohttpSender:
         session._retry_connection = False
         return session
 
-    def send(self, request: Send) -> Awaitable[Answer | Failure | AsyncStream]:
-        """Carry out ``request``: the coroutine itself, no frame around it, for a plain call."""
-        if not request.stream:  # aiohttp's total timeout bounds the whole attempt
-            return self._send(request)
-        return self._open_stream(request)
-
-    async def _open_stream(self, request: Send) -> Answer | Failure | AsyncStream:
-        from anyio import move_on_after
-
-        with move_on_after(request.budget):  # a stream: bound the wait for its head only
+    async def send(self, request: Send) -> Answer | Failure | AsyncStream:
+        """Carry out ``request`` within its budget: one cancel scope, as the httpx backend's (a
+        stream's bounds the wait for its head only). Not aiohttp's ``total``, whose timer's
+        context, entered twice per request, takes back the caller's own cancellation too when
+        it comes as the timer fires (``asyncio.timeout``, ``wait_for`` of about the budget):
+        the call would go on to retry, past the caller's timeout."""
+        with move_on_after(request.budget):  # only its own cancel scope is a timeout
             return await self._send(request)
         return through_proxy(attempt_timed_out(request.budget), request, self._network)
 
@@ -258,16 +256,16 @@ class AiohttpSender:
 
 
 def _client_timeout(request: Send) -> aiohttp.ClientTimeout:
-    """The attempt's bounds as aiohttp takes them: the budget (``total``; a stream's Read steps
-    bound it instead), connect and read."""
+    """The attempt's bounds as aiohttp takes them: connect and read, no ``total`` (the sender's
+    cancel scope bounds the attempt by its budget; a stream's Read steps bound its body)."""
     phases = request.timeout
-    total = None if request.stream else request.budget
+    budget = None if request.stream else request.budget
     read = phases.read
-    if read is not None and total is not None and read >= total:
-        # total ends the attempt before a read can have waited this long: a read timer
+    if read is not None and budget is not None and read >= budget:
+        # the budget ends the attempt before a read can have waited this long: a read timer
         # (rescheduled with every chunk received) would only cost time
         read = None
-    return _timeouts(total, phases.connect, read)
+    return _timeouts(None, phases.connect, read)
 
 
 @functools.lru_cache(maxsize=32)  # the client's few timeouts; a deadline's budgets vary, though
