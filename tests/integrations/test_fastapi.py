@@ -7,10 +7,12 @@ import functools
 import inspect
 import json
 import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import anyio.to_thread
 import pytest
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
@@ -438,6 +440,46 @@ def test_with_a_ledger_the_endpoint_runs_once_per_payment(
     ]
     assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
     assert [(r.status_code, r.json()) for r in during] == [(503, {"status": "in_progress"})]
+
+
+def test_a_def_endpoint_with_a_sync_ledger_never_waits_for_a_second_thread(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path
+) -> None:
+    """The sync ledger holds a worker thread while its action, the endpoint, runs: a ``def``
+    endpoint sent on to a thread of its own waited for one while holding that one. With as many
+    callbacks at once as Starlette's pool has threads (40, say a burst under uvicorn), every
+    thread was held by a waiting ledger and the app hung for good, every callback and every other
+    ``def`` endpoint of it. Here the pool has one thread, so one callback is that burst."""
+    client = sandbox_client(callback_sandbox, "sync")
+    ledger = paysdk.Ledger(tmp_path / "ledger.db")
+    app = FastAPI()
+
+    @app.get(PATH)
+    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+        shop.fulfil(payment)
+        return {"status": "ok"}
+
+    async def pool_of(threads: int) -> None:
+        anyio.to_thread.current_default_thread_limiter().total_tokens = threads
+
+    answers: list[Any] = []
+    with TestClient(app) as browser:
+        assert browser.portal is not None  # inside the test client's with block
+        browser.portal.call(pool_of, 1)
+        calling = threading.Thread(
+            target=lambda: answers.append(browser.get(f"{PATH}?reference=order-1042"))
+        )
+        calling.start()
+        calling.join(10)
+        answered_alone = not calling.is_alive()
+        browser.portal.call(pool_of, 40)  # a callback that waits for a second thread gets it
+        calling.join(10)
+        close(browser, client, ledger)
+
+    assert answered_alone, "the callback waited for a second worker thread"
+    assert [(r.status_code, r.json()) for r in answers] == [(200, {"status": "ok"})]
+    assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
 
 
 @pytest.mark.parametrize("kind", ["async", "sync"])

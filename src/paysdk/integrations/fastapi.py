@@ -176,12 +176,22 @@ class _Callback:
         ledger = self.ledger
         if ledger is None:
             return await run(payment)
+
+        def in_thread(paid: VerifiedPayment) -> Any:
+            """The endpoint as the sync ledger's action, in the ledger's worker thread: an
+            ``async def`` one back on the event loop; a ``def`` one right there. Sent on to a
+            thread of its own, it would wait for one while the ledger holds this one: with as
+            many callbacks at once as the pool has threads (Starlette's 40), each would hold
+            one and wait for another, and the app would hang, every callback and every other
+            ``def`` endpoint of it."""
+            if inspect.iscoroutinefunction(endpoint):
+                return anyio.from_thread.run(checked, paid)
+            return _checked(endpoint(paid, **kwargs), kwargs, scrub)
+
         if isinstance(ledger, AsyncLedger):
             outcome = await afulfil(ledger, payment, checked, scrub)
-        else:  # the sync ledger in a worker thread, the endpoint back on the event loop
-            outcome = await run_in_threadpool(
-                fulfil, ledger, payment, lambda paid: anyio.from_thread.run(checked, paid), scrub
-            )
+        else:  # the sync ledger in a worker thread
+            outcome = await run_in_threadpool(fulfil, ledger, payment, in_thread, scrub)
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     async def _verify(self, request: Request, lookup: Watched[str, object]) -> VerifiedPayment:
