@@ -17,6 +17,7 @@ import pytest
 from fastapi import FastAPI, Response
 from fastapi.responses import JSONResponse
 from fastapi.testclient import TestClient
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 import paysdk
@@ -442,23 +443,35 @@ def test_with_a_ledger_the_endpoint_runs_once_per_payment(
     assert [(r.status_code, r.json()) for r in during] == [(503, {"status": "in_progress"})]
 
 
-def test_a_def_endpoint_with_a_sync_ledger_never_waits_for_a_second_thread(
-    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path
+@pytest.mark.parametrize("endpoint", ["def", "async def, offloading to the pool"])
+def test_an_endpoint_under_a_sync_ledger_never_waits_for_the_thread_the_ledger_holds(
+    callback_sandbox: Sandbox, shop: Shop, tmp_path: Path, endpoint: str
 ) -> None:
-    """The sync ledger holds a worker thread while its action, the endpoint, runs: a ``def``
-    endpoint sent on to a thread of its own waited for one while holding that one. With as many
-    callbacks at once as Starlette's pool has threads (40, say a burst under uvicorn), every
-    thread was held by a waiting ledger and the app hung for good, every callback and every other
-    ``def`` endpoint of it. Here the pool has one thread, so one callback is that burst."""
+    """The sync ledger holds a worker thread while its action, the endpoint, runs: taken from
+    Starlette's pool, an endpoint needing a thread of that pool too (a ``def`` one, run there;
+    an ``async def`` one's ``run_in_threadpool``) waited for one while holding one. With as many
+    callbacks at once as the pool has threads (40, a burst under uvicorn), every thread was held
+    by a waiting ledger and the app hung for good, every callback and every other ``def``
+    endpoint of it. Here the pool has one thread, so one callback is that burst."""
     client = sandbox_client(callback_sandbox, "sync")
     ledger = paysdk.Ledger(tmp_path / "ledger.db")
     app = FastAPI()
 
-    @app.get(PATH)
-    @verified_callback(client, lookup=shop.lookup, ledger=ledger)
-    def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
-        shop.fulfil(payment)
-        return {"status": "ok"}
+    if endpoint == "def":
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        def payment_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            shop.fulfil(payment)
+            return {"status": "ok"}
+
+    else:
+
+        @app.get(PATH)
+        @verified_callback(client, lookup=shop.lookup, ledger=ledger)
+        async def offloading_callback(payment: paysdk.VerifiedPayment) -> dict[str, str]:
+            await run_in_threadpool(shop.fulfil, payment)
+            return {"status": "ok"}
 
     async def pool_of(threads: int) -> None:
         anyio.to_thread.current_default_thread_limiter().total_tokens = threads
@@ -472,12 +485,12 @@ def test_a_def_endpoint_with_a_sync_ledger_never_waits_for_a_second_thread(
         )
         calling.start()
         calling.join(10)
-        answered_alone = not calling.is_alive()
-        browser.portal.call(pool_of, 40)  # a callback that waits for a second thread gets it
+        answered = not calling.is_alive()
+        browser.portal.call(pool_of, 40)  # a callback waiting for a second thread gets it
         calling.join(10)
         close(browser, client, ledger)
 
-    assert answered_alone, "the callback waited for a second worker thread"
+    assert answered, "the callback waited for a second thread of Starlette's pool"
     assert [(r.status_code, r.json()) for r in answers] == [(200, {"status": "ok"})]
     assert (shop.fulfilled, shop.deliveries) == (["order-1042"], 1)
 

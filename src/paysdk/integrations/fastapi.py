@@ -26,6 +26,9 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio.from_thread
+import anyio.to_thread
+from anyio import CapacityLimiter
+from anyio.lowlevel import RunVar
 
 from ._extras import missing_extra
 
@@ -74,6 +77,10 @@ METHOD = (
 
 REQUEST = "paysdk_request"
 """The parameter the wrapped endpoint gets the request by, unless it takes one itself."""
+
+LEDGER_THREADS = 40
+"""How many sync ledgers' ``fulfil_once`` may run at once in one event loop's threads."""
+_ledger_threads: RunVar[CapacityLimiter] = RunVar("paysdk_ledger_threads")
 
 
 def verified_callback(
@@ -179,19 +186,17 @@ class _Callback:
 
         def in_thread(paid: VerifiedPayment) -> Any:
             """The endpoint as the sync ledger's action, in the ledger's worker thread: an
-            ``async def`` one back on the event loop; a ``def`` one right there. Sent on to a
-            thread of its own, it would wait for one while the ledger holds this one: with as
-            many callbacks at once as the pool has threads (Starlette's 40), each would hold
-            one and wait for another, and the app would hang, every callback and every other
-            ``def`` endpoint of it."""
+            ``async def`` one back on the event loop; a ``def`` one right there, as a thread
+            of Starlette's pool of its own would have to wait for one (``ledger_threads``)."""
             if inspect.iscoroutinefunction(endpoint):
                 return anyio.from_thread.run(checked, paid)
             return _checked(endpoint(paid, **kwargs), kwargs, scrub)
 
         if isinstance(ledger, AsyncLedger):
             outcome = await afulfil(ledger, payment, checked, scrub)
-        else:  # the sync ledger in a worker thread
-            outcome = await run_in_threadpool(fulfil, ledger, payment, in_thread, scrub)
+        else:  # the sync ledger in a worker thread, outside Starlette's pool
+            run_ledger = functools.partial(fulfil, ledger, payment, in_thread, scrub)
+            outcome = await anyio.to_thread.run_sync(run_ledger, limiter=ledger_threads())
         return _answer(outcome) if isinstance(outcome, CallbackResponse) else outcome
 
     async def _verify(self, request: Request, lookup: Watched[str, object]) -> VerifiedPayment:
@@ -200,6 +205,21 @@ class _Callback:
         return await run_in_threadpool(
             self.client.verify_callback, request.scope, lookup=lookup.run
         )
+
+
+def ledger_threads() -> CapacityLimiter:
+    """The threads a sync ledger's ``fulfil_once`` runs in, in the running event loop: not
+    Starlette's pool, which the endpoint (the ledger's action) may need while the ledger holds
+    its thread (an ``async def`` one's ``run_in_threadpool``; a ``def`` one runs in the ledger's
+    thread itself). Taken from that pool, with as many callbacks at once as it has threads
+    (40), each held one and waited for another, and the app hung for good: every callback, and
+    every other ``def`` endpoint of it."""
+    try:
+        return _ledger_threads.get()
+    except LookupError:
+        limiter = CapacityLimiter(LEDGER_THREADS)
+        _ledger_threads.set(limiter)
+        return limiter
 
 
 def _threaded(code: Callable[..., object]) -> Callable[..., Awaitable[object]]:
