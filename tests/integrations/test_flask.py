@@ -119,6 +119,25 @@ def test_the_service_failing_asks_for_a_retry_after_the_wait_it_asked(
     assert shop.fulfilled == ["order-1042"]
 
 
+def test_a_stalled_service_is_answered_retry_later_by_the_clients_deadline(
+    client: paysdk.Client, shop: Shop, callback_sandbox: Sandbox
+) -> None:
+    """With a ``deadline`` (docs/callbacks.md), a stalled service holds a callback no longer
+    than that, so the helper's 503 answers it, not the server's own request time limit
+    (gunicorn's 30 s kills a sync worker: the service would get a 500, or nothing)."""
+    callback_sandbox.inject(Fault.timeout(3))
+    app = flask.Flask(__name__)
+
+    @app.get(PATH)
+    @verified_callback(client.with_options(deadline=0.5, max_retries=2), lookup=shop.lookup)
+    def payment_callback(payment: paysdk.VerifiedPayment) -> str:
+        raise AssertionError("an unverified payment must not reach the view")
+
+    response = app.test_client().get(f"{PATH}?reference=order-1042")
+    assert (response.status_code, response.get_json()) == (503, {"status": "retry_later"})
+    assert verify_requests(callback_sandbox) == ["/payment/order-1042"]  # no retry past it
+
+
 def test_on_failed_may_answer_instead(client: paysdk.Client, shop: Shop) -> None:
     app = flask.Flask(__name__)
 
