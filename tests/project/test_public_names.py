@@ -3,6 +3,7 @@ classes and functions say the module they are imported from, and exceptions surv
 
 from __future__ import annotations
 
+import copy as stdlib_copy
 import importlib
 import inspect
 import pickle
@@ -119,10 +120,18 @@ def example(cls: type[paysdk.PaySDKError]) -> paysdk.PaySDKError:
     return error
 
 
+@pytest.mark.parametrize("protocol", range(pickle.HIGHEST_PROTOCOL + 1))
 @pytest.mark.parametrize("cls", EXCEPTIONS, ids=lambda cls: cls.__name__)
-def test_every_exception_survives_a_pickle_round_trip(cls: type[paysdk.PaySDKError]) -> None:
+def test_every_exception_survives_a_pickle_round_trip(
+    cls: type[paysdk.PaySDKError], protocol: int
+) -> None:
+    """At every protocol (a task queue's result store may use any), and as ``copy`` and
+    ``deepcopy`` make one (an error reporter), keeping each attribute."""
     error = example(cls)
-    copy = pickle.loads(pickle.dumps(error))  # noqa: S301 (bytes this test just made)
+    copy = pickle.loads(pickle.dumps(error, protocol))  # noqa: S301 (bytes this test just made)
+    for twin in (copy, stdlib_copy.copy(error), stdlib_copy.deepcopy(error)):
+        assert type(twin) is cls
+        assert (str(twin), twin.args, vars(twin)) == (str(error), error.args, vars(error))
     assert type(copy) is cls
     assert str(copy) == str(error)
     assert copy.args == error.args

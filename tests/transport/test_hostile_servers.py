@@ -412,6 +412,96 @@ async def test_an_api_error_survives_a_pickle_and_a_deep_copy_with_its_headers(
         assert twin.content == caught.value.content
 
 
+def echo_in_header(status: int = 500) -> Behaviour:
+    """An error whose headers quote the request's Authorization header, the request id too."""
+
+    def behave(conn: Connection, request: Request) -> bool:
+        said = request.headers.get("authorization", "")
+        headers = {"X-Echo": f"Authorization: {said}", "X-Request-Id": said}
+        return respond_json(status, {"error": "boom"}, headers)(conn, request)
+
+    return behave
+
+
+def key_in(data: bytes, key: str) -> bool:
+    """Whether ``data`` (a pickle) holds ``key``, as UTF-8 or as pickle's protocol 0 writes
+    text (raw-unicode-escape: a backslash as ``\\u005c``)."""
+    escaped = key.encode("raw_unicode_escape").replace(b"\\", b"\\u005c")
+    return key.encode() in data or escaped in data
+
+
+@pytest.mark.parametrize("key", [SECRET, QUOTED_KEY], ids=["plain", "json-escaped"])
+@pytest.mark.parametrize("echo", [echo_authorization(401), echo_in_header()], ids=["body", "head"])
+async def test_an_api_error_quoting_the_key_pickles_and_copies_without_it(
+    key: str,
+    echo: Behaviour,
+    endpoint: Endpoint,
+    hostile: HostileServer,
+    make_loopback_client: MakeClient,
+) -> None:
+    """A task queue's result store (Celery's Redis, a database) keeps a task's exception
+    pickled, and error reporters copy it: a key the server echoed into the body or a header is
+    blotted out of the pickle and the copy, as it is out of ``text`` and the message; the
+    exception itself keeps ``content`` and ``headers`` as received."""
+    hostile.script(echo)
+    client = make_loopback_client(base_url=hostile.base_url, secret_key=key, max_retries=0)
+    with pytest.raises(APIError) as caught:
+        await endpoint.call(client)
+    error = caught.value
+    as_received = error.content + "".join(error.headers.values()).encode()
+    assert b"Bearer" in as_received
+    twins = [
+        pickle.loads(pickle.dumps(error, protocol))  # noqa: S301 (bytes this test just made)
+        for protocol in range(pickle.HIGHEST_PROTOCOL + 1)
+    ]
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        assert not key_in(pickle.dumps(error, protocol), key), protocol
+    for twin in [*twins, copy.copy(error), copy.deepcopy(error)]:
+        assert type(twin) is type(error)
+        assert (str(twin), twin.status_code, twin.request_id) == (
+            str(error),
+            error.status_code,
+            error.request_id,
+        )
+        assert (twin.text, twin.body, twin.attempts) == (error.text, error.body, error.attempts)
+        assert key not in repr(vars(twin))
+        assert twin.headers["content-type"] == error.headers["Content-Type"]
+        kept = twin.content + "".join(twin.headers.values()).encode()
+        assert b"Bearer <secret key>" in kept
+
+
+async def test_a_payment_echoing_the_key_pickles_without_it(
+    endpoint: Endpoint, hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """A payment handed to a task queue or a cache pickled, alone or in the error that
+    carries it, holds no key its body echoed; what repr showed, it shows."""
+    hostile.script(echo_in_payment())
+    client = make_loopback_client(base_url=hostile.base_url)
+    if endpoint.name == "verify":
+        verified = await client.verify(REFERENCE)
+        payment: paysdk.VerifiedPayment | paysdk.ListedPayment = verified
+        carriers: list[object] = [payment, paysdk.PaymentFailedError("no", payment=verified)]
+    else:
+        (payment,) = await client.list_payments()
+        carriers = [payment, [payment]]
+    for carrier in carriers:
+        for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+            assert not key_in(pickle.dumps(carrier, protocol), SECRET), (carrier, protocol)
+    twin = pickle.loads(pickle.dumps(payment))  # noqa: S301 (bytes this test just made)
+    assert repr(twin) == repr(payment)
+    assert (twin.reference, twin.amount, twin.currency) == (
+        payment.reference,
+        payment.amount,
+        payment.currency,
+    )
+    assert twin.model_extra is not None
+    assert twin.model_extra["echo"] == "Authorization: Bearer <secret key>"
+    assert twin.unparsed["fee"] == "Bearer <secret key>"
+    assert twin.customer is not None
+    assert twin.customer.name == "Bearer <secret key>"
+    assert_key_blotted(payment)  # the payment itself keeps what it received
+
+
 async def test_a_reason_phrase_reaches_no_log_line(
     endpoint: Endpoint,
     hostile: HostileServer,

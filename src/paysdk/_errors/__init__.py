@@ -33,7 +33,7 @@ PaySDKError
 Nothing is lost: an ``APIError`` keeps the status code, the response headers, the raw body
 bytes and, where it was JSON, the parsed body. No message, ``text`` or ``body`` ever contains the
 secret key (a server that echoes it has it blotted out); only the raw ``content`` and the
-``headers`` are as received.
+``headers`` are as received, and a pickle or copy of the error has the key blotted out of them.
 """
 
 from __future__ import annotations
@@ -226,6 +226,20 @@ class APIError(PaySDKError):
         self.text = scrub(text) if scrub is not None else text
         body = json_or_none(content) if len(content) <= BODY_PARSE_LIMIT else None
         self.body = scrubbed_json(body, scrub) if scrub is not None else body
+        if scrub is not None:
+            blotted = _blotted_answer(content, headers, scrub)
+            if blotted is not None:  # an echoed key: what a pickle or copy holds instead
+                self._blotted = blotted
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # ``content`` and ``headers`` are kept as received, a key the server echoed included;
+        # a pickle (a task queue's result store, a cache) or a copy has it blotted out of them.
+        reduced = super().__reduce__()
+        state = dict(reduced[2])
+        blotted = state.pop("_blotted", None)
+        if blotted is not None:
+            state["content"], state["headers"] = blotted
+        return (*reduced[:2], state)
 
     def __str__(self) -> str:
         where = f"HTTP {self.status_code} from {self.method} {self.url}"
@@ -468,6 +482,33 @@ def closed_error(what: str) -> ClientClosedError:
     return ClientClosedError(
         f"this {what} is closed (or the client it was copied from is); make a new one"
     )
+
+
+def _blotted_answer(
+    content: bytes, headers: Mapping[str, str], scrub: Callable[[str], str]
+) -> tuple[bytes, Mapping[str, str]] | None:
+    """``content`` and ``headers`` with the secret key blotted out (``scrub``), if either held
+    it; ``None`` if neither did. Bytes that are not UTF-8 are kept (read and written as
+    Latin-1, which keeps each byte); the headers keep their type, repeated fields and all."""
+    raw = content.decode("latin-1")
+    written = scrub(raw)
+    pairs = list(_header_pairs(headers))
+    blotted_pairs = [(scrub(name), scrub(value)) for name, value in pairs]
+    if written == raw and blotted_pairs == pairs:
+        return None
+    kept: Mapping[str, str] = (
+        type(headers)(blotted_pairs)  # type: ignore[call-arg]
+        if hasattr(headers, "multi_items")  # httpx.Headers: case-insensitive, repeats kept
+        else dict(blotted_pairs)
+    )
+    return written.encode("latin-1"), kept
+
+
+def _header_pairs(headers: Mapping[str, str]) -> list[tuple[str, str]]:
+    multi_items = getattr(headers, "multi_items", None)
+    if callable(multi_items):
+        return cast("list[tuple[str, str]]", multi_items())
+    return list(headers.items())
 
 
 def json_or_none(content: bytes) -> Any:

@@ -79,6 +79,25 @@ class WireModel(BaseModel):
     def __repr__(self) -> str:
         return blot_repr(super().__repr__(), hidden_key(self))
 
+    def __getstate__(self) -> dict[Any, Any]:
+        """Pydantic's state, but of a model whose body held the secret key (``hide_key``) with
+        the key blotted out of its values: a pickle (a task queue's message or result store, a
+        cache) never holds it. The models in it blot their own."""
+        state = super().__getstate__()
+        key = hidden_key(self)
+        if key is None:
+            return state
+        private: dict[str, Any] = dict(state.get("__pydantic_private__") or {})
+        del private[_HIDDEN]
+        if _UNPARSED in private:
+            private[_UNPARSED] = _blotted(private[_UNPARSED], key)
+        return {
+            **state,
+            "__dict__": _blotted(state["__dict__"], key),
+            "__pydantic_extra__": _blotted(state.get("__pydantic_extra__"), key),
+            "__pydantic_private__": private or None,
+        }
+
     def __str__(self) -> str:
         return blot_repr(super().__str__(), hidden_key(self))
 
@@ -126,6 +145,21 @@ def _writable(value: Any) -> Any:
     else:
         return original
     return original if same else shown
+
+
+def _blotted(value: Any, key: str) -> Any:
+    """``value`` (a field's, an extra field's or an unparsed one's) with ``key`` blotted out of
+    each string in it, dict keys included; a model is left to its own ``__getstate__``."""
+    if isinstance(value, str):  # a status (a str enum) without the key stays one
+        return value.replace(key, "<secret key>") if key in value else value
+    original: Any = value  # unnarrowed, for the type checkers (as in ``_writable``)
+    if type(value) is dict:  # parsed JSON: plain dicts and lists
+        items = cast("dict[Any, Any]", original)
+        return {_blotted(k, key): _blotted(v, key) for k, v in items.items()}
+    if type(value) in (list, tuple):
+        sequence = cast("list[Any] | tuple[Any, ...]", original)
+        return type(sequence)(_blotted(item, key) for item in sequence)
+    return value
 
 
 def _unmarked(model: WireModel) -> WireModel:
