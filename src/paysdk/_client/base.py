@@ -5,7 +5,7 @@ per-call options, and how they present themselves. The calls themselves are in `
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, NoReturn, SupportsIndex, TypeVar
 
 import httpx
 from typing_extensions import Self, Unpack
@@ -239,6 +239,22 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         clone._config = _applied(self._config, options)
         clone._owns_http = False
         return clone
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        # Before pickle writes a byte: a pickler that streams to its file as it goes (dill, and
+        # Python's own pure-Python one) had written the secret key before reaching a lock it
+        # cannot pickle. deepcopy comes here too; copy.copy has __copy__.
+        raise TypeError(
+            f"a paysdk.{type(self).__name__} cannot be pickled or deep-copied: it holds the "
+            "secret key and open connections. Hand the other process the reference, and make "
+            "a client there"
+        )
+
+    def __copy__(self) -> Self:
+        """A shallow copy, as ``copy.copy`` made before ``__reduce_ex__`` refused pickling."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
 
     def __repr__(self) -> str:
         config = getattr(self, "_config", None)  # None if the constructor refused its arguments

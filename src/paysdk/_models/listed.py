@@ -76,6 +76,11 @@ class ListedPayment(WireModel):
         """Whether this payment completed. Unknown statuses are never taken as success."""
         return self.status == PaymentStatus.COMPLETED
 
+    def __hash__(self) -> int:
+        """From the fields a payment is told apart by, as ``VerifiedPayment``'s: pydantic's
+        hash of a frozen model hashes every field, and ``products`` is a list."""
+        return hash((self.id, self.reference, self.amount, self.currency, self.status))
+
 
 class ListEnvelope(TypedDict):
     """The 200 body of list: ``{data: [...]}``."""
