@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+import pickle
 from typing import Any
 
 import pytest
@@ -61,3 +63,22 @@ async def test_a_raw_answer_echoing_the_key_parses_to_payments_whose_repr_blots_
         assert payment.model_extra["echo"] == f"Bearer {SECRET}"
         assert SECRET not in repr(payment)
         assert "<secret key>" in str(payment)
+
+
+async def test_a_raw_answer_refuses_pickling_and_copies_still_parse(
+    make_client: MakeClient, respx_mock: respx.MockRouter
+) -> None:
+    """``parse()`` needs the request, whose headers hold the key: a pickler that takes closures
+    (cloudpickle, dill) carried it; Python's said only ``Can't pickle local object``."""
+    respx_mock.get(VERIFY_URL).respond(200, json=verify_body(), headers={"X-Request-Id": "r-1"})
+    client = make_client()
+    raw: Any = client.client.with_raw_response.verify("order-1042")
+    raw = await raw if client.is_async else raw
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        with pytest.raises(TypeError, match=r"paysdk\.RawResponse cannot be pickled"):
+            pickle.dumps(raw, protocol)
+    for twin in (copy.copy(raw), copy.deepcopy(raw)):
+        assert (twin.status_code, twin.headers["x-request-id"]) == (200, "r-1")
+        assert twin.content == raw.content
+        assert twin.parse() == raw.parse()
+    assert SECRET not in repr(vars(raw))

@@ -4,11 +4,12 @@ time taken. ``raw.parse()`` gives the model, validated exactly as the plain call
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, NoReturn, SupportsIndex, TypeVar, cast
 
-from typing_extensions import Unpack
+from typing_extensions import Self, Unpack
 
 from .. import _core
 from .._core.steps import Answer
@@ -88,6 +89,28 @@ class RawResponse(Generic[T]):
 
     def __repr__(self) -> str:
         return f"<RawResponse [{self.status_code}] {len(self.content)} bytes>"
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        # What parse() needs is the request, the secret key in its headers: a pickler that
+        # takes closures (cloudpickle, dill: joblib's, Dask's and Ray's workers) carried it.
+        raise TypeError(
+            "a paysdk.RawResponse cannot be pickled: parse() needs the request, which holds "
+            "the secret key. Pickle what it holds (status_code, headers, content) or parse()'s "
+            "model"
+        )
+
+    def __copy__(self) -> Self:
+        """A shallow copy, as ``copy.copy`` made before ``__reduce_ex__`` refused pickling."""
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Self:
+        """A copy with headers of its own; the answer and the request ``parse()`` reads stay
+        shared (nothing changes them)."""
+        twin = self.__copy__()
+        twin.headers = copy.deepcopy(self.headers, memo)
+        return twin
 
 
 def _verify_plan(
