@@ -8,6 +8,7 @@ import io
 import pickle
 from collections.abc import Callable
 
+import httpx
 import pytest
 
 import paysdk
@@ -66,3 +67,38 @@ def test_a_listed_payment_is_hashable_as_a_verified_payment_is() -> None:
     assert hash(twin) == hash(listed) == hash(copy.deepcopy(listed))
     assert len({listed, twin, verified_payment(reference="order-7")}) == 2
     assert {listed: 1}[twin] == 1
+
+
+def test_an_error_pickles_its_headers_byte_for_byte_but_the_key() -> None:
+    """Header bytes that are no ASCII (or no UTF-8) and repeated fields go into the pickle as
+    received, only the echoed key blotted out; the error itself keeps them all."""
+    headers = httpx.Headers(
+        [
+            (b"X-Echo", b"\x9b Bearer " + KEY.encode() + b" \xc3\xa9"),
+            (b"Set-Cookie", b"a=1"),
+            (b"Set-Cookie", b"b=2"),
+        ]
+    )
+    error = paysdk.ServerError(
+        "boom",
+        status_code=502,
+        headers=headers,
+        content=b"\xff" + KEY.encode(),
+        method="GET",
+        url="https://api.example.test/v1/payments",
+        scrub=lambda text: text.replace(KEY, "<secret key>"),
+    )
+    assert error.headers is headers
+    assert error.content == b"\xff" + KEY.encode()
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        data = pickle.dumps(error, protocol)
+        assert KEY.encode() not in data
+        twin = pickle.loads(data)  # noqa: S301 (bytes this test just made)
+        assert isinstance(twin.headers, httpx.Headers)
+        assert twin.headers.raw == [
+            (b"X-Echo", b"\x9b Bearer <secret key> \xc3\xa9"),
+            (b"Set-Cookie", b"a=1"),
+            (b"Set-Cookie", b"b=2"),
+        ]
+        assert twin.content == b"\xff<secret key>"
+        assert str(twin) == str(error)

@@ -488,27 +488,27 @@ def _blotted_answer(
     content: bytes, headers: Mapping[str, str], scrub: Callable[[str], str]
 ) -> tuple[bytes, Mapping[str, str]] | None:
     """``content`` and ``headers`` with the secret key blotted out (``scrub``), if either held
-    it; ``None`` if neither did. Bytes that are not UTF-8 are kept (read and written as
-    Latin-1, which keeps each byte); the headers keep their type, repeated fields and all."""
-    raw = content.decode("latin-1")
-    written = scrub(raw)
-    pairs = list(_header_pairs(headers))
+    it; ``None`` if neither did. Bytes are read and written as Latin-1, which keeps each one,
+    UTF-8 or not; ``httpx.Headers`` stay ``httpx.Headers``, repeated fields and all."""
+    found: object = getattr(headers, "raw", None)  # httpx.Headers: the bytes as received
+    raw = cast("list[tuple[bytes, bytes]] | None", found if isinstance(found, list) else None)
+    pairs: list[tuple[str, str]] = (
+        list(headers.items())
+        if raw is None
+        else [(name.decode("latin-1"), value.decode("latin-1")) for name, value in raw]
+    )
     blotted_pairs = [(scrub(name), scrub(value)) for name, value in pairs]
-    if written == raw and blotted_pairs == pairs:
+    received = content.decode("latin-1")
+    written = scrub(received)
+    if written == received and blotted_pairs == pairs:
         return None
-    kept: Mapping[str, str] = (
-        type(headers)(blotted_pairs)  # type: ignore[call-arg]
-        if hasattr(headers, "multi_items")  # httpx.Headers: case-insensitive, repeats kept
-        else dict(blotted_pairs)
+    if raw is None:
+        return written.encode("latin-1"), dict(blotted_pairs)
+    remade = cast("Callable[[list[tuple[bytes, bytes]]], Mapping[str, str]]", type(headers))
+    kept = remade(
+        [(name.encode("latin-1"), value.encode("latin-1")) for name, value in blotted_pairs]
     )
     return written.encode("latin-1"), kept
-
-
-def _header_pairs(headers: Mapping[str, str]) -> list[tuple[str, str]]:
-    multi_items = getattr(headers, "multi_items", None)
-    if callable(multi_items):
-        return cast("list[tuple[str, str]]", multi_items())
-    return list(headers.items())
 
 
 def json_or_none(content: bytes) -> Any:
