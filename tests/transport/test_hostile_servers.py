@@ -502,6 +502,31 @@ async def test_a_payment_echoing_the_key_pickles_without_it(
     assert_key_blotted(payment)  # the payment itself keeps what it received
 
 
+async def test_a_mismatch_on_a_currency_quoting_the_key_pickles_without_it(
+    hostile: HostileServer, make_loopback_client: MakeClient
+) -> None:
+    """``mismatches`` holds the values the payment had: a currency the server filled with the
+    key is blotted out of the error's pickle as out of the payment's."""
+
+    def behave(conn: Connection, request: Request) -> bool:
+        key = request.headers.get("authorization", "").removeprefix("Bearer ")
+        body = json.dumps(verify_body(REFERENCE, currency=key)).encode()
+        return respond(200, body, {"Content-Type": "application/json"})(conn, request)
+
+    hostile.script(behave)
+    client = make_loopback_client(base_url=hostile.base_url)
+    with pytest.raises(paysdk.PaymentMismatchError) as caught:
+        await client.confirm(REFERENCE, currency="NGN")
+    assert caught.value.mismatches["currency"] == ("NGN", SECRET)  # as received
+    for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+        data = pickle.dumps(caught.value, protocol)
+        assert not key_in(data, SECRET), protocol
+        twin = pickle.loads(data)  # noqa: S301 (bytes this test just made)
+        assert twin.mismatches["currency"] == ("NGN", "<secret key>")
+        assert twin.payment.currency == "<secret key>"
+        assert str(twin) == str(caught.value)
+
+
 async def test_a_reason_phrase_reaches_no_log_line(
     endpoint: Endpoint,
     hostile: HostileServer,

@@ -435,6 +435,22 @@ class PaymentVerificationError(PaySDKError):
         """The payment's reference."""
         return self.payment.reference
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A payment read from a body that quoted the secret key pickles with it blotted out
+        # (its __getstate__); so do the values taken from it (``mismatches``' actual ones).
+        reduced = super().__reduce__()
+        from .._models.wire import WireModel, blotted, hidden_key  # not for ``import paysdk``
+
+        payment: object = self.payment  # a test's fake may give anything
+        key = hidden_key(payment) if isinstance(payment, WireModel) else None
+        if key is None:
+            return reduced
+        state = {
+            name: value if name == "payment" else blotted(value, key)
+            for name, value in reduced[2].items()
+        }
+        return (reduced[0], blotted(reduced[1], key), state)
+
 
 class PaymentFailedError(PaymentVerificationError):
     """The service reports that the payment did not succeed."""

@@ -23,6 +23,7 @@ __all__ = [
     "Product",
     "Products",
     "WireModel",
+    "blotted",
     "hidden_key",
     "hide_key",
     "keep_unparsed",
@@ -90,11 +91,11 @@ class WireModel(BaseModel):
         private: dict[str, Any] = dict(state.get("__pydantic_private__") or {})
         del private[_HIDDEN]
         if _UNPARSED in private:
-            private[_UNPARSED] = _blotted(private[_UNPARSED], key)
+            private[_UNPARSED] = blotted(private[_UNPARSED], key)
         return {
             **state,
-            "__dict__": _blotted(state["__dict__"], key),
-            "__pydantic_extra__": _blotted(state.get("__pydantic_extra__"), key),
+            "__dict__": blotted(state["__dict__"], key),
+            "__pydantic_extra__": blotted(state.get("__pydantic_extra__"), key),
             "__pydantic_private__": private or None,
         }
 
@@ -147,18 +148,26 @@ def _writable(value: Any) -> Any:
     return original if same else shown
 
 
-def _blotted(value: Any, key: str) -> Any:
+def blotted(value: Any, key: str) -> Any:
     """``value`` (a field's, an extra field's or an unparsed one's) with ``key`` blotted out of
-    each string in it, dict keys included; a model is left to its own ``__getstate__``."""
+    each string in it, dict keys included; a model is left to its own ``__getstate__``.
+
+    Args:
+        value: what to blot the key out of: a string, or a dict, list or tuple holding some.
+        key: the secret key (``hidden_key``).
+
+    Returns:
+        ``value`` itself if it held no string, else a copy with ``<secret key>`` for ``key``.
+    """
     if isinstance(value, str):  # a status (a str enum) without the key stays one
         return value.replace(key, "<secret key>") if key in value else value
     original: Any = value  # unnarrowed, for the type checkers (as in ``_writable``)
     if type(value) is dict:  # parsed JSON: plain dicts and lists
         items = cast("dict[Any, Any]", original)
-        return {_blotted(k, key): _blotted(v, key) for k, v in items.items()}
+        return {blotted(k, key): blotted(v, key) for k, v in items.items()}
     if type(value) in (list, tuple):
         sequence = cast("list[Any] | tuple[Any, ...]", original)
-        return type(sequence)(_blotted(item, key) for item in sequence)
+        return type(sequence)(blotted(item, key) for item in sequence)
     return value
 
 
