@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
+import pickle
 import sqlite3
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from typing import Any
@@ -634,3 +635,11 @@ def test_a_report_of_payments_echoing_the_key_has_it_blotted_out_of_its_repr(
             assert SECRET not in shown
             assert "currency='<secret key>'" in shown
     assert reports[1].of_kind(Kind.MISSED)[0].fulfilment is not None
+    for report in reports:  # a task's result store or a cache keeps it pickled
+        for protocol in range(pickle.HIGHEST_PROTOCOL + 1):
+            data = pickle.dumps(report, protocol)
+            assert SECRET.encode() not in data, protocol
+            twin = pickle.loads(data)  # noqa: S301 (bytes this test just made)
+            assert repr(twin) == repr(report)
+            assert {d.currency for d in twin.discrepancies} == {"<secret key>"}
+            assert [d.kind for d in twin.discrepancies] == [d.kind for d in report.discrepancies]

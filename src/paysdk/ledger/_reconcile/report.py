@@ -91,6 +91,20 @@ class Discrepancy:
         shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in dataclasses.fields(self))
         return blot_repr(f"{type(self).__qualname__}({shown})", self.__dict__.get(_HIDES))
 
+    def __getstate__(self) -> dict[str, object]:
+        """Its fields, but with the key its ``repr`` blots out blotted out of them too, and not
+        kept: a pickled report (a task's result store, a cache) never holds the key."""
+        state = dict(self.__dict__)
+        key = state.pop(_HIDES, None)
+        if not isinstance(key, str) or not key:
+            return state
+        return {
+            name: value.replace(key, "<secret key>")
+            if isinstance(value, str) and key in value  # a Kind without it stays a Kind
+            else value
+            for name, value in state.items()
+        }
+
 
 _HIDES = "_hides"
 """The attribute of a ``Discrepancy`` holding the key its ``repr`` blots out (``hiding``): no
