@@ -43,8 +43,9 @@ def test_sync_results_come_in_input_order_with_typed_errors(
         results[1].unwrap()
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_async_results_come_in_input_order_with_typed_errors(
-    respx_mock: respx.MockRouter,
+    respx_mock: respx.MockRouter, anyio_backend: str
 ) -> None:
     respx_mock.get(url__startswith=f"{BASE_URL}/payment/").side_effect = answer
     references = [f"order-{n}" if n % 4 else f"missing-{n}" for n in range(40)]
@@ -118,18 +119,23 @@ async def test_async_window_is_bounded_for_an_endless_input(
     assert most <= 5
 
 
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
 async def test_leaving_the_async_window_early_cancels_the_calls_still_in_flight(
-    respx_mock: respx.MockRouter,
+    respx_mock: respx.MockRouter, anyio_backend: str
 ) -> None:
-    never = asyncio.Event()
-    waiting: list[asyncio.Task[Any]] = []
+    never = anyio.Event()
+    waiting = 0
+    cancelled = 0
 
     async def first_answers_the_rest_hang(request: httpx.Request) -> httpx.Response:
+        nonlocal waiting, cancelled
         if not request.url.path.endswith("/order-0"):
-            task = asyncio.current_task()
-            assert task is not None
-            waiting.append(task)
-            await never.wait()  # never set: only a cancel ends these calls
+            waiting += 1
+            try:
+                await never.wait()  # never set: only a cancel ends these calls
+            except anyio.get_cancelled_exc_class():
+                cancelled += 1
+                raise
         return answer(request)
 
     respx_mock.get(url__startswith=f"{BASE_URL}/payment/").side_effect = first_answers_the_rest_hang
@@ -137,9 +143,40 @@ async def test_leaving_the_async_window_early_cancels_the_calls_still_in_flight(
         with anyio.fail_after(5):
             async with client.verify_many([f"order-{n}" for n in range(5)]) as results:
                 first = await results.__anext__()
+        assert (waiting, cancelled) == (4, 4)
+        assert (await client.verify("order-0")).reference == "order-0"  # the client still works
     assert first.reference == "order-0"
-    assert len(waiting) == 4
-    assert all(task.cancelled() for task in waiting)
+
+
+@pytest.mark.parametrize("anyio_backend", ["asyncio", "trio"])
+async def test_a_caller_cancelling_its_async_window_leaves_no_call_running(
+    respx_mock: respx.MockRouter, anyio_backend: str
+) -> None:
+    """A caller's own cancel scope (``move_on_after`` of trio or anyio) around the loop: the
+    window's calls end with it, and the client goes on verifying."""
+    hung = anyio.Event()
+    running = 0
+
+    async def hang(request: httpx.Request) -> httpx.Response:
+        nonlocal running
+        running += 1
+        try:
+            await hung.wait()  # never set
+        finally:
+            running -= 1
+        return answer(request)  # pragma: no cover - never reached
+
+    route = respx_mock.get(url__startswith=f"{BASE_URL}/payment/")
+    route.side_effect = hang
+    async with paysdk.AsyncClient(secret_key=SECRET, base_url=BASE_URL) as client:
+        with anyio.move_on_after(0.2) as scope:
+            async with client.verify_many([f"order-{n}" for n in range(10)], concurrency=4) as got:
+                async for _ in got:
+                    pass  # pragma: no cover - no call answers
+        assert scope.cancelled_caught
+        assert running == 0
+        route.side_effect = answer
+        assert (await client.verify("order-1")).reference == "order-1"
 
 
 @pytest.mark.parametrize("concurrency", [0, -1, 1001, 2.5, True])

@@ -48,7 +48,10 @@ OPTIONAL = {
 """Where a module's path (under src/paysdk) starts with one of these, it is loaded only with the
 extra named: its imports may come from that extra. Every other module is core."""
 
-HOSTED = {"testing/plugin.py": {"pytest": "pytest loads it, through the pytest11 entry point"}}
+HOSTED = {
+    "testing/plugin.py": {"pytest": "pytest loads it, through the pytest11 entry point"},
+    "_client/trio_task.py": {"trio": "verify_many loads it only when trio runs the caller"},
+}
 """Packages a module may import undeclared, because only that package ever loads the module."""
 
 

@@ -11,6 +11,7 @@ import aiohttp
 import pytest
 
 import paysdk
+from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
 from tests.conftest import BASE_URL, SECRET, MakeClient, verify_body
 from tests.support.hostile import HostileServer, raw, respond_json
 
@@ -47,3 +48,16 @@ async def test_a_kept_alive_connection_dropped_before_the_answer_is_one_attempt(
     assert hostile.attempts == 2  # one request per call
     first, second = hostile.requests
     assert second.connection == first.connection  # the second call went on the kept-alive one
+
+
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_under_trio_the_aiohttp_backend_is_a_configuration_error_naming_asyncio(
+    sandbox: Sandbox, anyio_backend: str
+) -> None:
+    """aiohttp runs only on asyncio: under trio a call says so, not aiohttp's "no running event
+    loop" from deep inside; the client still closes."""
+    async with paysdk.AsyncClient(
+        secret_key=sandbox.secret_key, base_url=sandbox.base_url, http_backend="aiohttp"
+    ) as client:
+        with pytest.raises(paysdk.ConfigurationError, match='aiohttp" runs only under asyncio'):
+            await client.verify(COMPLETED_REFERENCE)

@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import threading
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from typing_extensions import Self
 
@@ -21,6 +22,9 @@ from .._errors import ClientClosedError, ConfigurationError, PaySDKError
 from .._errors.quoting import quoted
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
+
+if TYPE_CHECKING:
+    from .trio_task import TrioTask
 
 __all__ = ["AsyncBulk", "Bulk", "VerifyResult"]
 
@@ -151,10 +155,18 @@ class Bulk(Closes):
             self._executor.shutdown(wait=True, cancel_futures=True)
 
 
+def _trio_task(work: Callable[[], Awaitable[VerifyResult]]) -> TrioTask[VerifyResult]:
+    """``work`` in a task of trio's own (its module, and trio, loaded only under trio)."""
+    from .trio_task import TrioTask
+
+    return TrioTask(work)
+
+
 class AsyncBulk(AsyncCloses):
     """``async for`` ``VerifyResult`` s in input order; ``aclose()`` or ``async with``. ``verify``
     (given no sleep) waits between retries as its client does: ``aclose()`` cancels the tasks,
-    backoff and all, so no sleep of its own is needed (``Bulk`` needs one)."""
+    backoff and all, so no sleep of its own is needed (``Bulk`` needs one). Under asyncio each
+    call is an asyncio task; under trio, a ``TrioTask``."""
 
     def __init__(
         self,
@@ -165,19 +177,33 @@ class AsyncBulk(AsyncCloses):
         self._concurrency = _check_concurrency(concurrency)
         self._references = _references(references)
         self._verify = verify
-        self._window: deque[tuple[Any, asyncio.Task[VerifyResult]]] = deque()
+        self._window: deque[tuple[Any, asyncio.Task[VerifyResult] | TrioTask[VerifyResult]]] = (
+            deque()
+        )
 
     def __aiter__(self) -> Self:
         return self
 
     async def __anext__(self) -> VerifyResult:
-        for reference in islice(self._references, self._concurrency - len(self._window)):
-            task = asyncio.ensure_future(self._result(reference))
-            self._window.append((reference, task))
+        if len(self._window) < self._concurrency:
+            try:
+                loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+            except RuntimeError:  # trio: no asyncio loop to make tasks in
+                loop = None
+            for reference in islice(self._references, self._concurrency - len(self._window)):
+                task: asyncio.Task[VerifyResult] | TrioTask[VerifyResult] = (
+                    loop.create_task(self._result(reference))
+                    if loop is not None
+                    else _trio_task(functools.partial(self._result, reference))
+                )
+                self._window.append((reference, task))
         if not self._window:
             raise StopAsyncIteration
-        _, task = self._window.popleft()
-        return await task
+        _, task = self._window[0]  # left in the window while awaited: a cancelled caller's
+        # aclose() ends it too (a trio task is no child of its awaiter, as an asyncio one is)
+        result = await (task if isinstance(task, asyncio.Task) else task.result())
+        self._window.popleft()
+        return result
 
     async def _result(self, reference: Any) -> VerifyResult:
         """One reference's result: never raises a paysdk error, so a task left behind by an
@@ -192,7 +218,16 @@ class AsyncBulk(AsyncCloses):
         self._window.clear()
         for task in tasks:
             task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        asyncio_tasks = [task for task in tasks if isinstance(task, asyncio.Task)]
+        if asyncio_tasks:
+            await asyncio.gather(*asyncio_tasks, return_exceptions=True)
+        trio_tasks = [task for task in tasks if not isinstance(task, asyncio.Task)]
+        if trio_tasks:
+            import anyio
+
+            with anyio.CancelScope(shield=True):  # a caller's cancelled scope: still wait for them
+                for trio_task in trio_tasks:
+                    await trio_task.wait()
 
 
 publish("paysdk", VerifyResult)

@@ -21,7 +21,7 @@ from .._core.config import SecretHeaders, masked
 from .._core.steps import Answer, Failure, Opened, Send
 from .._errors import ConfigurationError, closed_error
 from .._parsing.decoding import DecodingError, async_decoded
-from .async_streams import AsyncStream, LoopBinding
+from .async_streams import AsyncStream, LoopBinding, running_loop
 from .forks import PerProcess
 from .network import Network, Proxy, proxy_refused, through_proxy, timeout_failure
 from .tls import chain, tls_failure
@@ -186,6 +186,12 @@ class AiohttpSender:
         context, entered twice per request, takes back the caller's own cancellation too when
         it comes as the timer fires (``asyncio.timeout``, ``wait_for`` of about the budget):
         the call would go on to retry, past the caller's timeout."""
+        if running_loop() is None:  # else aiohttp's "no running event loop", from deep inside
+            raise ConfigurationError(
+                'http_backend="aiohttp" runs only under asyncio, and no asyncio event loop runs '
+                'this call (under trio?): use the default http_backend="httpx", which runs under '
+                "trio as well"
+            )
         with move_on_after(request.budget):  # only its own cancel scope is a timeout
             return await self._send(request)
         return through_proxy(attempt_timed_out(request.budget), request, self._network)
