@@ -137,6 +137,20 @@ async def test_a_stopped_sandbox_is_named_as_what_no_longer_listens(
     assert "`paysdk sandbox status`" in str(caught.value)
 
 
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_under_trio_a_stopped_sandbox_is_named_as_what_no_longer_listens_too(
+    anyio_backend: str,
+) -> None:
+    """trio tries each address and raises a group of their refusals: refused all the same."""
+    with Sandbox() as stopped:
+        base_url = stopped.base_url
+    async with paysdk.AsyncClient(base_url=base_url, secret_key="sk_x", max_retries=0) as client:
+        with pytest.raises(paysdk.APIConnectionError) as caught:
+            await client.verify(COMPLETED_REFERENCE)
+    address = base_url.removeprefix("http://")
+    assert f"; nothing listens at {address}: if that was a paysdk sandbox" in str(caught.value)
+
+
 async def test_wrong_key_is_an_authentication_error(sandbox: Sandbox, connect: MakeClient) -> None:
     with pytest.raises(paysdk.AuthenticationError) as caught:
         await connect(secret_key="sk_wrong").list_payments()

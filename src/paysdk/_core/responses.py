@@ -436,11 +436,17 @@ def failure_error(request: Send, failure: Failure, reference: str | None = None)
 
 def connection_refused(cause: BaseException | None) -> bool:
     """Whether the connection was refused: nothing listens at the address (in ``cause`` or
-    what it was raised from, as the HTTP libraries wrap the socket's error)."""
+    what it was raised from, as the HTTP libraries wrap the socket's error; or every error of an
+    exception group there, as trio raises one for each address it tried)."""
     seen = 0
     while cause is not None and seen < 8:
         if isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED:
             return True
+        if isinstance(grouped := getattr(cause, "exceptions", None), tuple) and grouped:
+            members = cast("tuple[object, ...]", grouped)  # an ExceptionGroup's (3.10: backport's)
+            return all(
+                isinstance(one, BaseException) and connection_refused(one) for one in members
+            )
         cause, seen = cause.__cause__ or cause.__context__, seen + 1
     return False
 
