@@ -199,9 +199,11 @@ class AsyncBulk(AsyncCloses):
                 self._window.append((reference, task))
         if not self._window:
             raise StopAsyncIteration
-        _, task = self._window[0]  # left in the window while awaited: a cancelled caller's
-        # aclose() ends it too (a trio task is no child of its awaiter, as an asyncio one is)
-        result = await (task if isinstance(task, asyncio.Task) else task.result())
+        # Left in the window while awaited: a cancelled caller's aclose() ends it. Shielded: a
+        # caller's cancellation is its own, not the call's (anyio before 4.6 took the call's
+        # CancelledError for another scope's and let it through the caller's move_on_after).
+        _, task = self._window[0]
+        result = await (asyncio.shield(task) if isinstance(task, asyncio.Task) else task.result())
         self._window.popleft()
         return result
 
@@ -214,19 +216,23 @@ class AsyncBulk(AsyncCloses):
             return _failed(reference, exc)
 
     async def close(self) -> None:
+        """Cancel the window's calls and wait for them to end: shielded, so a caller's own
+        cancelled scope (``move_on_after`` around the loop) still waits, its cancellation then
+        raised as it came (a second one, raised from here, anyio before 4.6 took for another's)."""
         tasks = [task for _, task in self._window]
         self._window.clear()
         for task in tasks:
             task.cancel()
-        asyncio_tasks = [task for task in tasks if isinstance(task, asyncio.Task)]
-        if asyncio_tasks:
-            await asyncio.gather(*asyncio_tasks, return_exceptions=True)
-        trio_tasks = [task for task in tasks if not isinstance(task, asyncio.Task)]
-        if trio_tasks:
-            import anyio
+        if not tasks:
+            return
+        import anyio
 
-            with anyio.CancelScope(shield=True):  # a caller's cancelled scope: still wait for them
-                for trio_task in trio_tasks:
+        with anyio.CancelScope(shield=True):
+            asyncio_tasks = [task for task in tasks if isinstance(task, asyncio.Task)]
+            if asyncio_tasks:
+                await asyncio.gather(*asyncio_tasks, return_exceptions=True)
+            for trio_task in tasks:
+                if not isinstance(trio_task, asyncio.Task):
                     await trio_task.wait()
 
 
