@@ -25,7 +25,7 @@ def test_a_plan_is_a_conversation_of_sends_and_sleeps() -> None:
     first = next(plan)
     assert isinstance(first, _core.Send)
     assert (first.method, first.url) == ("GET", f"{BASE_URL}/payment/order-1042")
-    assert first.headers["Authorization"] == f"Bearer {SECRET}"
+    assert first.headers.open()["Authorization"] == f"Bearer {SECRET}"
     assert SECRET not in repr(first)
 
     wait = plan.send(answered(httpx.Response(503)))

@@ -7,6 +7,7 @@ import pytest
 
 import paysdk
 from paysdk import _core
+from paysdk._core.config import SealedHeaders
 from paysdk.integrations.responses import CallbackResponse, callback_response, fulfilment_response
 from paysdk.ledger import (
     AmountOutOfRangeError,
@@ -17,7 +18,7 @@ from paysdk.ledger import (
 )
 from tests.conftest import BASE_URL, NOT_FOUND_BODY, answered
 
-REQUEST = _core.Send("GET", f"{BASE_URL}/payment/r", {}, _core.Timeout(5, 5, 5, 5))
+REQUEST = _core.Send("GET", f"{BASE_URL}/payment/r", SealedHeaders({}), _core.Timeout(5, 5, 5, 5))
 
 
 def _api_error(status: int, body: object = None) -> paysdk.PaySDKError:

@@ -22,7 +22,7 @@ import pytest
 
 import paysdk
 from paysdk._core import steps as core_steps
-from paysdk._core.config import Timeout
+from paysdk._core.config import SealedHeaders, Timeout
 from paysdk._core.steps import CALL_STEPS, ITEM_STEPS, Read, Send
 from paysdk._transport._sync import drive
 from paysdk.ledger import _steps as ledger_steps
@@ -221,7 +221,9 @@ FOREIGN: dict[str, object] = {
     "a call": Query("SELECT 1"),
     "an item plan": Begin(),
     "a ledger plan": Read(1.0),
-    "reconciliation": Send("GET", "http://127.0.0.1:9/payments", {}, Timeout(1.0, 1.0, 1.0, 1.0)),
+    "reconciliation": Send(
+        "GET", "http://127.0.0.1:9/payments", SealedHeaders({}), Timeout(1.0, 1.0, 1.0, 1.0)
+    ),
 }
 """For each kind of plan, a step of another kind's vocabulary, which its driver must refuse."""
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 import paysdk
-from paysdk._core.config import Timeout
+from paysdk._core.config import SealedHeaders, Timeout
 from paysdk._core.steps import Send
 from paysdk._transport.aiohttp_sender import _client_timeout
 from tests.conftest import SECRET, MakeClient
@@ -28,7 +28,7 @@ URL = "http://127.0.0.1:9/payment/order-1042"
 
 
 def _send(timeout: Timeout, budget: float | None, *, stream: bool = False) -> Send:
-    return Send("GET", URL, {}, timeout, budget=budget, stream=stream)
+    return Send("GET", URL, SealedHeaders({}), timeout, budget=budget, stream=stream)
 
 
 def test_a_read_timeout_the_budget_always_beats_sets_no_read_timer() -> None:

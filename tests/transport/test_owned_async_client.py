@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 import paysdk
-from paysdk._core.config import Timeout
+from paysdk._core.config import SealedHeaders, Timeout
 from paysdk._core.steps import Send
 from paysdk._transport import httpx_tracing
 from paysdk._transport._async.pool import AsyncPoolTransport
@@ -181,7 +181,7 @@ async def test_httpcore_s_request_is_the_one_httpx_would_hand_its_transport(
             ("https://api.example.test/payment/a%2Fb?x=1", Timeout(5, 6, 7, 8)),
             ("http://127.0.0.1:8080/payments", Timeout(1, None, 2, 3)),
         ):
-            step = Send(method, url, headers, timeout)
+            step = Send(method, url, SealedHeaders(headers), timeout)
             core = builder.core(http, step)
             through = builder.build(http, step)
             assert core.method == through.method.encode()
@@ -195,7 +195,9 @@ async def test_httpcore_s_request_is_the_one_httpx_would_hand_its_transport(
 
 
 def test_an_httpcore_failure_is_read_as_the_httpx_one_it_stands_for() -> None:
-    sent = Send("GET", "https://api.example.test/payment/ref-1", {}, Timeout(5, 6, 7, 8))
+    sent = Send(
+        "GET", "https://api.example.test/payment/ref-1", SealedHeaders({}), Timeout(5, 6, 7, 8)
+    )
     original = httpcore.ConnectTimeout("too slow")
     failure = failure_from_httpcore(original, sent)
     assert failure is not None

@@ -26,6 +26,7 @@ __all__ = [
     "NO_SECRET_KEY",
     "VERIFY_MAX_BYTES",
     "Config",
+    "SealedHeaders",
     "SecretHeaders",
     "Timeout",
     "blot_key",
@@ -92,6 +93,31 @@ class SecretHeaders(dict[str, str]):
         return repr({k: masked(k, v) for k, v in self.items()})
 
 
+class SealedHeaders:
+    """A request's headers, the key's among them, sealed: not a mapping, so what shows a frame's
+    local variables (Sentry's frame variables, Django's debug page) shows its repr, the key
+    masked. Error trackers serialize a mapping, and a tuple such as ``Send``, item by item,
+    past any repr; a transport opens the headers only where it hands them to its library."""
+
+    __slots__ = ("_headers",)
+
+    def __init__(self, headers: Mapping[str, str]) -> None:
+        self._headers = SecretHeaders(headers)
+
+    def open(self) -> SecretHeaders:
+        """The headers to send: hand them on, never keep them in a local a failure may show."""
+        return self._headers
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, SealedHeaders) and other._headers == self._headers
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return repr(self._headers)
+
+
 def secret_key_in(headers: Mapping[str, str]) -> str:
     """The key an ``Authorization: Bearer`` header carries, whatever the name's case; ``""``
     if there is none."""
@@ -150,9 +176,9 @@ class Config:
         return hmac.new(b"paysdk account fingerprint", material, hashlib.sha256).hexdigest()[:16]
 
     @functools.cached_property
-    def request_headers(self) -> SecretHeaders:
-        """The headers of every request, built once per config."""
-        return SecretHeaders({**self.headers, "Authorization": f"Bearer {self.secret_key}"})
+    def request_headers(self) -> SealedHeaders:
+        """The headers of every request, built once per config; sealed (``SealedHeaders``)."""
+        return SealedHeaders({**self.headers, "Authorization": f"Bearer {self.secret_key}"})
 
     @functools.cached_property
     def attempt_budget(self) -> float | None:

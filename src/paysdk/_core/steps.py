@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Generic, Literal, NamedTuple, TypeAlias, TypeVar
 
-from .config import Timeout, blot_key, secret_key_in
+from .config import SealedHeaders, Timeout, blot_key, secret_key_in
 
 T = TypeVar("T")
 
@@ -25,7 +25,7 @@ class Send(NamedTuple):
 
     method: str
     url: str
-    headers: Mapping[str, str]  # holds the secret key: left out of the repr
+    headers: SealedHeaders  # holds the secret key: left out of the repr, not a mapping
     timeout: Timeout
     budget: float | None = None
     max_body: int = 1024 * 1024
@@ -46,7 +46,7 @@ class Send(NamedTuple):
 
     def scrub(self, text: str) -> str:
         """``text`` with this request's secret key blotted out, for anything written about it."""
-        return blot_key(text, secret_key_in(self.headers))
+        return blot_key(text, secret_key_in(self.headers.open()))
 
 
 class Sleep(NamedTuple):

@@ -293,11 +293,11 @@ def _headers_for(
     ``proxy_headers`` with a tunnel's ``CONNECT`` only."""
     authorization = proxy.authorization if proxy is not None else None
     if authorization is None:
-        return request.headers, None
+        return request.headers.open(), None
     credentials = {"Proxy-Authorization": authorization}
     if url.scheme != "http":
-        return request.headers, credentials
-    return SecretHeaders({**request.headers, **credentials}), credentials
+        return request.headers.open(), credentials
+    return SecretHeaders({**request.headers.open(), **credentials}), credentials
 
 
 async def _read(

@@ -250,7 +250,7 @@ class RequestBuilder:
         return http.build_request(
             request.method,
             request.url,
-            headers=self._trim(request.headers),
+            headers=self._trim(request.headers.open()),
             timeout=httpx.USE_CLIENT_DEFAULT
             if timeout == self._timeout
             else httpx_timeout(timeout),
@@ -271,7 +271,7 @@ class RequestBuilder:
             httpcore's request, bodiless like every request paysdk sends.
         """
         scheme, host, port, netloc, target = core_url(request.url)
-        headers = self._merge(http, self._trim(request.headers))
+        headers = self._merge(http, self._trim(request.headers.open()))
         auto: list[tuple[bytes, bytes]] = []
         if "host" not in headers and host:
             auto.append((b"Host", netloc))
