@@ -411,6 +411,7 @@ def test_names_load_their_own_modules_and_the_engine_comes_with_the_first_client
         "paysdk._client._twins",
         "paysdk._client.base",
         "paysdk._client.options",
+        "paysdk._client.unpicklable",
         "paysdk._core",
         "paysdk._core.closing",
         "paysdk._lazy",

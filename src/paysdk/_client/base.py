@@ -5,12 +5,13 @@ per-call options, and how they present themselves. The calls themselves are in `
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Generic, Literal, NoReturn, SupportsIndex, TypeVar
+from typing import TYPE_CHECKING, Generic, Literal, TypeVar
 
 import httpx
 from typing_extensions import Self, Unpack
 
 from .options import NOT_GIVEN, CallOptions, NotGiven, TimeoutTypes, VerifyTypes
+from .unpicklable import Unpicklable
 
 if TYPE_CHECKING:  # loaded with the first client made (see load_engine)
     from .. import _errors
@@ -49,7 +50,7 @@ def load_engine() -> None:
     from . import network as _network
 
 
-class BaseClient(Generic[HttpClientT, SenderT]):
+class BaseClient(Unpicklable, Generic[HttpClientT, SenderT]):
     """What both clients share: configuration, options and their presentation."""
 
     _config: Config
@@ -240,21 +241,13 @@ class BaseClient(Generic[HttpClientT, SenderT]):
         clone._owns_http = False
         return clone
 
-    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        # Before pickle writes a byte: a pickler that streams to its file as it goes (dill, and
-        # Python's own pure-Python one) had written the secret key before reaching a lock it
-        # cannot pickle. deepcopy comes here too; copy.copy has __copy__.
-        raise TypeError(
+    def _refusal(self) -> str:
+        # a streaming pickler had written the secret key before reaching a lock it cannot pickle
+        return (
             f"a paysdk.{type(self).__name__} cannot be pickled or deep-copied: it holds the "
             "secret key and open connections. Hand the other process the reference, and make "
             "a client there"
         )
-
-    def __copy__(self) -> Self:
-        """A shallow copy, as ``copy.copy`` made before ``__reduce_ex__`` refused pickling."""
-        twin = object.__new__(type(self))
-        twin.__dict__.update(self.__dict__)
-        return twin
 
     def __repr__(self) -> str:
         config = getattr(self, "_config", None)  # None if the constructor refused its arguments

@@ -7,7 +7,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, Generic, NoReturn, SupportsIndex, TypeVar, cast
+from typing import TYPE_CHECKING, Any, Generic, TypeVar, cast
 
 from typing_extensions import Self, Unpack
 
@@ -17,6 +17,7 @@ from .._errors import json_or_none, request_id_of, scrubbed_json
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
 from .options import CallOptions
+from .unpicklable import Unpicklable
 
 T = TypeVar("T")
 
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 __all__ = ["AsyncRawClient", "RawClient", "RawResponse"]
 
 
-class RawResponse(Generic[T]):
+class RawResponse(Unpicklable, Generic[T]):
     """A successful answer as received; ``parse()`` gives the model, or raises as the call would.
 
     Attributes:
@@ -90,20 +91,14 @@ class RawResponse(Generic[T]):
     def __repr__(self) -> str:
         return f"<RawResponse [{self.status_code}] {len(self.content)} bytes>"
 
-    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        # What parse() needs is the request, the secret key in its headers: a pickler that
-        # takes closures (cloudpickle, dill: joblib's, Dask's and Ray's workers) carried it.
-        raise TypeError(
+    def _refusal(self) -> str:
+        # parse() needs the request, the key in its headers: a pickler that takes closures
+        # (cloudpickle, dill: joblib's, Dask's and Ray's workers) carried it
+        return (
             "a paysdk.RawResponse cannot be pickled: parse() needs the request, which holds "
             "the secret key. Pickle what it holds (status_code, headers, content) or parse()'s "
             "model"
         )
-
-    def __copy__(self) -> Self:
-        """A shallow copy, as ``copy.copy`` made before ``__reduce_ex__`` refused pickling."""
-        twin = object.__new__(type(self))
-        twin.__dict__.update(self.__dict__)
-        return twin
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Self:
         """A copy with headers of its own; the answer and the request ``parse()`` reads stay
