@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import sys
 import time
 
 import httpx
@@ -79,7 +80,10 @@ async def test_the_callers_timeout_of_about_the_budget_is_never_taken_back(
     on a server that never answers: however the two fall, the caller's timeout is raised
     (``TimeoutError``). aiohttp's ``total`` timer, when it fired as the caller's cancellation
     came, took that back as its own, and the call went on to retry past the caller's timeout
-    (about one time in three; the outcome, not the time, is checked: no timing fails it)."""
+    (about one time in three; the outcome, not the time, is checked: no timing fails it).
+    Python 3.10's asyncio keeps one of two cancellations coming in one turn of the loop (a task
+    has no count of them before 3.11), so there a caller's timeout of exactly the budget is
+    still the attempt's now and then: the call goes on and ends as the attempt's timeout."""
     hostile.script(stall())
     client = paysdk.AsyncClient(
         secret_key=SECRET,
@@ -97,4 +101,11 @@ async def test_the_callers_timeout_of_about_the_budget_is_never_taken_back(
                 outcomes.append(type(exc).__name__)
             else:
                 outcomes.append("answered")
-    assert set(outcomes) == {"TimeoutError"}, outcomes
+    told_apart = sys.version_info >= (3, 11)
+    assert set(outcomes) <= ({"TimeoutError"} if told_apart else TIMEOUTS), outcomes
+    assert "TimeoutError" in outcomes, outcomes
+
+
+TIMEOUTS = {"TimeoutError", "APITimeoutError"}
+"""What a call under a caller's timeout of about its attempt's ends with where one of the two
+cancellations can be lost (Python 3.10): either timeout, never an answer nor another error."""
