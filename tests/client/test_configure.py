@@ -239,6 +239,30 @@ def test_host_names_a_resolver_takes_are_accepted(base_url: str) -> None:
     paysdk.Client(secret_key=SECRET, base_url=base_url).close()
 
 
+@pytest.mark.parametrize("host", ["127.1", "0x7f.1", "2130706433", "127.0.0.1."])
+@pytest.mark.parametrize("backend", ["sync", "httpx", "aiohttp"])
+def test_an_ipv4_address_not_in_four_decimal_numbers_is_refused_before_any_request(
+    host: str, backend: str
+) -> None:
+    """The resolver reads ``127.1``, ``0x7f.1`` and ``2130706433`` as 127.0.0.1 and httpx
+    connects there, but aiohttp refuses them (and ``127.0.0.1.``), which a call would take for
+    a failed connection and retry: every backend refuses them alike, saying the address."""
+    base_url = f"http://{host}:8000"
+
+    def make() -> object:
+        if backend == "sync":
+            return paysdk.Client(secret_key=SECRET, base_url=base_url, allow_insecure_http=True)
+        return paysdk.AsyncClient(
+            secret_key=SECRET,
+            base_url=base_url,
+            allow_insecure_http=True,
+            http_backend="aiohttp" if backend == "aiohttp" else "httpx",
+        )
+
+    with pytest.raises(paysdk.ConfigurationError, match=r"four decimal numbers \(127\.0\.0\.1\)"):
+        make()
+
+
 @pytest.mark.anyio
 async def test_a_client_made_without_key_or_url_refuses_every_call_before_any_request(
     make_client: MakeClient, respx_mock: respx.MockRouter

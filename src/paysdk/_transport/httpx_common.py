@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
+import socket
 from collections.abc import AsyncIterator, Iterator, Mapping
 from http.cookiejar import CookieJar, DefaultCookiePolicy
 from typing import Any, NamedTuple
@@ -104,6 +105,14 @@ def failure_from_httpcore(exc: Exception, sent: Send) -> Failure | None:
 _HOST_NAME = re.compile(r"[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*\.?")
 """A host name once IDNA-encoded: dot-separated labels of letters, digits, '-' and '_' (which
 DNS names of services, Docker's and Kubernetes', carry), perhaps with the root's final dot."""
+_NUMBERS = re.compile(r"(?:(?:0[xX][0-9A-Fa-f]*|[0-9]+)\.){0,3}(?:0[xX][0-9A-Fa-f]*|[0-9]+)\.?")
+"""A host of one to four numbers, decimal or hexadecimal: an IPv4 address to the resolver
+(``inet_aton``: ``127.1``, ``0x7f.1``, ``2130706433``), which aiohttp refuses."""
+_DOTTED_QUAD = re.compile(
+    r"(?:(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}"
+    r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+)
+"""An IPv4 address as every backend reads it alike: four decimal numbers, no final dot."""
 
 
 def check_host(url: str) -> None:
@@ -126,6 +135,20 @@ def check_host(url: str) -> None:
             f"the host {parsed.host!r} has characters no host name has (spaces, '%', "
             "punctuation): it cannot be resolved"
         )
+    if _NUMBERS.fullmatch(name) is not None and _DOTTED_QUAD.fullmatch(name) is None:
+        raise ValueError(
+            f"the host {parsed.host!r} is an IPv4 address in a short, hexadecimal or "
+            "dotted-at-the-end form, which httpx connects to and aiohttp refuses: write it as "
+            f"four decimal numbers{_read_as(name)}"
+        )
+
+
+def _read_as(numbers: str) -> str:
+    """`` (ADDRESS)``: the address the resolver reads ``numbers`` as, if it reads one."""
+    try:
+        return f" ({socket.inet_ntoa(socket.inet_aton(numbers.rstrip('.')))})"
+    except OSError:  # past the range of an address (0x1ffffffff)
+        return ""
 
 
 def httpx_timeout(timeout: Timeout) -> httpx.Timeout:
