@@ -29,7 +29,7 @@ def _wrapped(inner: httpcore.NetworkStream) -> httpcore.NetworkStream:
         def connect_tcp(self, *args: Any, **kwargs: Any) -> httpcore.NetworkStream:
             return inner
 
-    stream: httpcore.NetworkStream = _deadline_backend()(_Inner()).connect_tcp("h", 1)
+    stream: httpcore.NetworkStream = _deadline_backend()(_Inner()).connect_tcp("127.0.0.1", 1)
     return stream
 
 

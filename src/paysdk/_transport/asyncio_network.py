@@ -18,6 +18,7 @@ import httpcore
 
 from .async_streams import running_loop
 from .asyncio_stream import AsyncioStream, Protocol
+from .network import one_error
 
 __all__ = ["AsyncioBackend", "HttpcoreBackend"]
 
@@ -179,9 +180,7 @@ async def _race(
                     await done.wait()
         if made:
             return made.pop(0)
-        if len(errors) == 1:
-            raise errors[0]
-        raise OSError(f"Multiple exceptions: {', '.join(map(str, errors))}")
+        raise one_error(errors)
     finally:
         for transport, _ in made:
             transport.abort()

@@ -1,7 +1,8 @@
 """A whole-attempt deadline for the sync client's own sockets: httpx's timeouts are per socket
 operation, which a server sending a byte every half second never trips, so the pools open
 sockets through ``deadline_backend``, giving each connect, read and write what is left of the
-attempt (a context variable: threads do not share it). Async shells use a cancel scope."""
+attempt (a context variable: threads do not share it), and a name's connect that time as a whole
+(``sync_network.py``). Async shells use a cancel scope."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Iterable
 from contextvars import ContextVar, Token
 from typing import TYPE_CHECKING, Any, cast
 
+from .sync_network import connect_tcp
 from .watchdog import shut
 
 if TYPE_CHECKING:
@@ -98,7 +100,8 @@ def _deadline_backend() -> type[Any]:
             socket_options: Iterable[Any] | None = None,
         ) -> httpcore.NetworkStream:
             left = _clip(timeout, httpcore.ConnectTimeout)
-            return _Stream(self._inner.connect_tcp(host, port, left, local_address, socket_options))
+            inner = self._inner
+            return _Stream(connect_tcp(inner, host, port, left, local_address, socket_options))
 
         def sleep(self, seconds: float) -> None:
             self._inner.sleep(seconds)

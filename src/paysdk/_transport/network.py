@@ -20,7 +20,15 @@ from .._core.steps import Answer, Failure, Send, proxy_authentication_required
 from .._errors import ConfigurationError
 from .tls import chain, ssl_context, unloadable
 
-__all__ = ["Network", "Proxy", "parse_proxy", "proxy_refused", "through_proxy", "timeout_failure"]
+__all__ = [
+    "Network",
+    "Proxy",
+    "one_error",
+    "parse_proxy",
+    "proxy_refused",
+    "through_proxy",
+    "timeout_failure",
+]
 
 PROXY_SCHEMES = ("http", "https")
 MAX_ROUTES = 256
@@ -258,6 +266,20 @@ def proxy_refused(status: int, said: str, exc: BaseException) -> Failure:
     """A proxy's error answer (``said``: its ``status`` and reason) to a tunnel's ``CONNECT``;
     the core decides which answers a retry may change."""
     return Failure("proxy", said, status_code=status, cause=exc)
+
+
+def one_error(errors: list[OSError]) -> OSError:
+    """The one error that stands for each of a name's addresses failing: the error itself if
+    there was one; else one saying each, with their ``errno`` where they share it (as
+    aiohappyeyeballs raises it), so ``localhost`` refused at ``::1`` and ``127.0.0.1`` alike
+    reads as refused."""
+    if len(errors) == 1:
+        return errors[0]
+    said = f"Multiple exceptions: {', '.join(map(str, errors))}"
+    numbers = {exc.errno for exc in errors}
+    if len(numbers) == 1 and (number := numbers.pop()) is not None:
+        return OSError(number, said)
+    return OSError(said)
 
 
 def _proxy_of(request: Send, network: Network) -> Proxy | None:

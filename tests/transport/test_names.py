@@ -1,0 +1,134 @@
+"""How each backend (the sync ``Client``, the ``AsyncClient`` and its aiohttp backend) reaches
+the service by name over real loopback sockets: a name's addresses tried in turn, within the
+attempt's budget, and a resolver that never answers bounded by it too. The resolver is
+``socket.getaddrinfo``, which every backend asks, answering for ``localhost`` with loopback
+addresses only (127.0.0.2 first, then 127.0.0.1): no DNS query is made."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+import paysdk
+from paysdk.sandbox import COMPLETED_REFERENCE, Sandbox
+from tests.conftest import SECRET, MakeClient
+from tests.support.ports import unused_port
+
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("clean_proxy_env")]
+
+FIRST, SECOND = "127.0.0.2", "127.0.0.1"
+"""The addresses ``localhost`` resolves to here, in this order."""
+WAIT = 5.0
+"""Seconds a test's resolver or server waits at most, so a regression fails instead of hanging."""
+
+
+@pytest.fixture
+def two_addresses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``localhost`` resolves to ``FIRST``, then ``SECOND``, as a dual-stack machine's
+    ``localhost`` resolves to ``::1``, then 127.0.0.1."""
+    resolve = socket.getaddrinfo
+
+    def resolver(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host != "localhost":
+            return resolve(host, port, *args, **kwargs)
+        return [info for address in (FIRST, SECOND) for info in resolve(address, port, *args)]
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+
+
+@pytest.fixture
+def never_answering() -> Iterator[int]:
+    """A port on ``FIRST`` where connections are never taken: its listening socket's backlog
+    is full and it never accepts, so a connect there waits, as to an address that drops it."""
+    with socket.socket() as listening:
+        listening.bind((FIRST, 0))
+        listening.listen(0)
+        port: int = listening.getsockname()[1]
+        queued = []
+        try:
+            for _ in range(8):  # more than any kernel queues for a backlog of 0
+                one = socket.socket()
+                queued.append(one)
+                one.setblocking(False)
+                one.connect_ex((FIRST, port))
+            yield port
+        finally:
+            for one in queued:
+                one.close()
+
+
+@pytest.mark.usefixtures("two_addresses")
+async def test_a_name_whose_first_address_never_answers_is_reached_at_the_next(
+    make_loopback_client: MakeClient, never_answering: int
+) -> None:
+    """The next address is tried while the first still waits, within one attempt whose
+    connect timeout is the whole budget: it is not spent on the first address alone."""
+    with Sandbox(host=SECOND, port=never_answering) as sandbox:
+        client = make_loopback_client(
+            base_url=f"http://localhost:{never_answering}",
+            secret_key=sandbox.secret_key,
+            timeout=WAIT,
+            max_retries=0,
+        )
+        payment = await client.verify(COMPLETED_REFERENCE)
+        assert payment.reference == COMPLETED_REFERENCE
+        assert len(sandbox.requests) == 1
+
+
+@pytest.mark.usefixtures("two_addresses")
+async def test_a_name_refused_at_each_of_its_addresses_says_nothing_listens_there(
+    make_loopback_client: MakeClient,
+) -> None:
+    """As a name with one address says it: a stopped sandbox, on a machine whose ``localhost``
+    is ``::1`` and 127.0.0.1, is reported as one, by every backend alike."""
+    port = unused_port()
+    client = make_loopback_client(base_url=f"http://localhost:{port}", max_retries=0)
+    with pytest.raises(paysdk.APIConnectionError) as raised:
+        await client.verify(COMPLETED_REFERENCE)
+    assert type(raised.value) is paysdk.APIConnectionError
+    assert f"nothing listens at localhost:{port}" in str(raised.value)
+    assert SECRET not in str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "bound", [{"timeout": 0.5}, {"timeout": 30.0, "deadline": 0.5}], ids=["timeout", "deadline"]
+)
+async def test_a_resolver_that_never_answers_is_bounded_by_the_attempt(
+    make_loopback_client: MakeClient,
+    sandbox: Sandbox,
+    monkeypatch: pytest.MonkeyPatch,
+    bound: dict[str, float],
+) -> None:
+    """The system's resolver cannot be interrupted: each backend waits for it in a worker
+    thread, so the call ends with its attempt's timeout or deadline while the resolver still
+    waits, rather than when the resolver gives up."""
+    resolve = socket.getaddrinfo
+    release = threading.Event()
+    answered: list[str] = []
+
+    def hanging(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "localhost":
+            release.wait(WAIT)
+            answered.append(host)
+        return resolve(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", hanging)
+    port = sandbox.base_url.rsplit(":", 1)[1]
+    client = make_loopback_client(
+        base_url=f"http://localhost:{port}",
+        secret_key=sandbox.secret_key,
+        max_retries=0,
+        **bound,
+    )
+    try:
+        with pytest.raises(paysdk.APITimeoutError) as raised:
+            await client.verify(COMPLETED_REFERENCE)
+        assert answered == []  # the call ended while the resolver still waited
+    finally:
+        release.set()
+    assert f"http://localhost:{port}/" in str(raised.value)
+    assert sandbox.requests == []
