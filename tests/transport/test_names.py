@@ -1,16 +1,19 @@
 """How each backend (the sync ``Client``, the ``AsyncClient`` and its aiohttp backend) reaches
 the service by name over real loopback sockets: a name's addresses tried in turn, within the
-attempt's budget, and a resolver that never answers bounded by it too. The resolver is
+attempt's budget, a resolver that never answers bounded by it too, and a name with the root's
+final dot checked over TLS as the name without it. The resolver is
 ``socket.getaddrinfo``, which every backend asks, answering for ``localhost`` with loopback
 addresses only (127.0.0.2 first, then 127.0.0.1): no DNS query is made."""
 
 from __future__ import annotations
 
 import socket
+import ssl
 import threading
 from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 
 import paysdk
@@ -26,6 +29,11 @@ WAIT = 5.0
 """Seconds a test's resolver or server waits at most, so a regression fails instead of hanging."""
 
 
+def named(host: str | bytes | None) -> str | None:
+    """The name ``getaddrinfo`` was asked for: anyio asks it in IDNA bytes."""
+    return host.decode("ascii") if isinstance(host, bytes) else host
+
+
 @pytest.fixture
 def two_addresses(monkeypatch: pytest.MonkeyPatch) -> None:
     """``localhost`` resolves to ``FIRST``, then ``SECOND``, as a dual-stack machine's
@@ -33,7 +41,7 @@ def two_addresses(monkeypatch: pytest.MonkeyPatch) -> None:
     resolve = socket.getaddrinfo
 
     def resolver(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-        if host != "localhost":
+        if named(host) != "localhost":
             return resolve(host, port, *args, **kwargs)
         return [info for address in (FIRST, SECOND) for info in resolve(address, port, *args)]
 
@@ -111,7 +119,7 @@ async def test_a_resolver_that_never_answers_is_bounded_by_the_attempt(
     answered: list[str] = []
 
     def hanging(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
-        if host == "localhost":
+        if named(host) == "localhost":
             release.wait(WAIT)
             answered.append(host)
         return resolve(host, port, *args, **kwargs)
@@ -132,3 +140,49 @@ async def test_a_resolver_that_never_answers_is_bounded_by_the_attempt(
         release.set()
     assert f"http://localhost:{port}/" in str(raised.value)
     assert sandbox.requests == []
+
+
+@pytest.fixture
+def final_dot_resolves(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``localhost.`` (``localhost`` with the root's final dot) resolves to 127.0.0.1, as a
+    resolver that reads a name as fully qualified answers it."""
+    resolve = socket.getaddrinfo
+
+    def resolver(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        return resolve(SECOND if named(host) == "localhost." else host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+
+
+@pytest.mark.usefixtures("final_dot_resolves")
+async def test_an_https_name_with_the_root_s_final_dot_is_checked_without_it(
+    make_loopback_client: MakeClient, tls_sandbox: Sandbox, tls_client_context: ssl.SSLContext
+) -> None:
+    """``https://localhost.:PORT`` is ``localhost``: its certificate, which names
+    ``localhost`` (no certificate names the final dot), is accepted on every backend, as curl,
+    browsers and aiohttp accept it, and not refused as another host's."""
+    port = tls_sandbox.base_url.rsplit(":", 1)[1]
+    client = make_loopback_client(
+        base_url=f"https://localhost.:{port}",
+        secret_key=tls_sandbox.secret_key,
+        verify=tls_client_context,
+        max_retries=0,
+    )
+    payment = await client.verify(COMPLETED_REFERENCE)
+    assert payment.reference == COMPLETED_REFERENCE
+
+
+@pytest.mark.usefixtures("final_dot_resolves")
+async def test_a_merchant_s_own_client_checks_a_final_dot_name_without_it(
+    tls_sandbox: Sandbox, tls_client_context: ssl.SSLContext
+) -> None:
+    """The same through the httpx client a merchant passes as ``http_client``, sync and async."""
+    port = tls_sandbox.base_url.rsplit(":", 1)[1]
+    base_url = f"https://localhost.:{port}"
+    key = tls_sandbox.secret_key
+    with httpx.Client(verify=tls_client_context) as http:
+        client = paysdk.Client(secret_key=key, base_url=base_url, http_client=http)
+        assert client.verify(COMPLETED_REFERENCE).reference == COMPLETED_REFERENCE
+    async with httpx.AsyncClient(verify=tls_client_context) as async_http:
+        async_client = paysdk.AsyncClient(secret_key=key, base_url=base_url, http_client=async_http)
+        assert (await async_client.verify(COMPLETED_REFERENCE)).reference == COMPLETED_REFERENCE

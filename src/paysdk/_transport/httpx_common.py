@@ -151,6 +151,15 @@ def _read_as(numbers: str) -> str:
         return ""
 
 
+def tls_name(scheme: bytes, host: bytes) -> str | None:
+    """The name an ``https`` host's certificate is checked against (and sent as SNI) where it is
+    not the host as written: a name with the root's final dot (``api.example.com.``), which no
+    certificate names, without it, as curl, browsers and aiohttp check it; else ``None``."""
+    if scheme == b"https" and host.endswith(b".") and len(host) > 1:
+        return host[:-1].decode("ascii")
+    return None
+
+
 def httpx_timeout(timeout: Timeout) -> httpx.Timeout:
     """paysdk's timeout as httpx's: a new one each time, since an ``httpx.Timeout`` can be
     changed by whoever holds it."""
@@ -270,6 +279,9 @@ class RequestBuilder:
             timeout = Timeout(
                 *(budget if limit is None or limit > budget else limit for limit in timeout)
             )
+        scheme, host, *_ = core_url(request.url)
+        if (name := tls_name(scheme, host)) is not None:
+            extensions = {**(extensions or {}), "sni_hostname": name}
         return http.build_request(
             request.method,
             request.url,
@@ -300,11 +312,14 @@ class RequestBuilder:
             auto.append((b"Host", netloc))
         if request.method in ("POST", "PUT", "PATCH") and "content-length" not in headers:
             auto.append((b"Content-Length", b"0"))  # as httpx marks an empty body
+        extensions: dict[str, Any] = {"timeout": request.timeout._asdict()}  # httpx's keys
+        if (name := tls_name(scheme, host)) is not None:
+            extensions["sni_hostname"] = name
         return httpcore.Request(
             request.method,
             httpcore.URL(scheme=scheme, host=host, port=port, target=target),
             headers=[*auto, *headers.raw] if auto else headers.raw,
-            extensions={"timeout": request.timeout._asdict()},  # httpx.Timeout.as_dict()'s keys
+            extensions=extensions,
         )
 
     def _merge(
