@@ -7,11 +7,14 @@ import subprocess
 import sys
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import pytest
+from aiohttp.test_utils import make_mocked_request
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from multidict import MultiDict as MultiDictOfAiohttp
+from multidict import MultiDictProxy
 from starlette.datastructures import QueryParams
 from starlette.requests import Request as StarletteRequest
 from werkzeug.datastructures import MultiDict
@@ -42,6 +45,48 @@ def starlette_request(query: bytes) -> object:
     return StarletteRequest(asgi_scope(query))
 
 
+def aiohttp_request(query: str) -> object:
+    """aiohttp's own request (a mapping too, of its state); its ``query_string`` is decoded."""
+    return make_mocked_request("GET", f"/cb?{query}")
+
+
+class WebObRequest:
+    """The shape of a Pyramid/WebOb or Bottle request: the WSGI environ as ``environ``."""
+
+    def __init__(self, query: str) -> None:
+        self.environ = wsgi_environ(query)
+        self.query_string = query
+
+
+class FalconRequest:
+    """The shape of Falcon's WSGI request: the WSGI environ as ``env``."""
+
+    def __init__(self, query: str) -> None:
+        self.env = wsgi_environ(query)
+        self.query_string = query
+
+
+class TornadoRequest:
+    """The shape of Tornado's ``HTTPServerRequest``: the raw query as ``query``, the ``uri``."""
+
+    def __init__(self, query: str) -> None:
+        self.query = query
+        self.uri = f"/cb?{query}"
+        self.query_arguments = {"reference": [b"decoded bytes"]}
+
+
+class SanicRequest:
+    """The shape of Sanic's request outside ASGI: the raw query as text in ``query_string``,
+    and a ``scope`` property that raises."""
+
+    def __init__(self, query: str) -> None:
+        self.query_string = query
+
+    @property
+    def scope(self) -> object:
+        raise NotImplementedError("App isn't running in ASGI mode.")
+
+
 SOURCES: dict[str, Callable[[str], object]] = {
     "url": lambda q: f"https://shop.example/payments/callback?{q}",
     "url-with-fragment": lambda q: f"https://shop.example/cb?{q}#top",
@@ -54,6 +99,14 @@ SOURCES: dict[str, Callable[[str], object]] = {
     "asgi-scope": lambda q: asgi_scope(q.encode()),
     "werkzeug-request": lambda q: werkzeug_request(q.encode()),
     "starlette-request": lambda q: starlette_request(q.encode()),
+    "aiohttp-request": aiohttp_request,
+    "webob-or-bottle-request": WebObRequest,
+    "falcon-wsgi-request": FalconRequest,
+    "tornado-request": TornadoRequest,
+    "sanic-request": SanicRequest,
+    "aiohttp-query-multidict": lambda q: MultiDictProxy(
+        MultiDictOfAiohttp(parse_qsl(q, keep_blank_values=True))
+    ),
 }
 """Each kind of source, built from the same percent-encoded query string."""
 
@@ -168,11 +221,33 @@ REPEATED = ["reference=a&reference=b", "reference=a&reference=a", "reference=a&r
         (object(), "a URL, a query string"),
         (["reference=a"], "a URL, a query string"),
         *[(query, "2 times") for query in REPEATED],
+        *[(make(query), "2 times") for query in REPEATED for make in SOURCES.values()],
     ],
 )
 def test_invalid_callbacks_are_refused(source: object, words: str) -> None:
     with pytest.raises(InvalidCallbackError, match=words):
         parse_callback(source)
+
+
+@pytest.mark.parametrize("query", ["reference=a%2541", "reference=a%2Bb%26c%3Dd"])
+def test_an_aiohttp_request_is_read_from_its_raw_query_not_its_decoded_one(query: str) -> None:
+    """aiohttp's ``query_string`` has decoded ``%25`` already: read again, ``a%2541`` would be
+    ``aA``, not the ``a%41`` the service sent."""
+    assert parse_callback(aiohttp_request(query)) == parse_callback(query)
+
+
+def test_a_property_that_raises_is_no_framework_and_no_escape() -> None:
+    class Refusing:
+        @property
+        def query_string(self) -> object:
+            raise RuntimeError("outside a request")
+
+        @property
+        def scope(self) -> object:
+            raise NotImplementedError
+
+    with pytest.raises(InvalidCallbackError, match="cannot read an object of type Refusing"):
+        parse_callback(Refusing())
 
 
 def test_refusals_are_value_errors_and_paysdk_errors() -> None:

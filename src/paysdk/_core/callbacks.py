@@ -25,7 +25,8 @@ MAX_QUERY_FIELDS: Final = 64
 
 ACCEPTED: Final = (
     "a URL, a query string (str or bytes), a mapping of query parameters, a WSGI environ, "
-    "an ASGI scope, or a Django, Flask/Werkzeug or Starlette request"
+    "an ASGI scope, or a Django, Flask/Werkzeug, Starlette, aiohttp, Falcon, Pyramid/WebOb, "
+    "Bottle, Sanic or Tornado request"
 )
 
 _EXCERPT = 32
@@ -42,8 +43,9 @@ def parse_callback(source: object) -> str:
     nothing but InvalidCallbackError escapes, whatever ``source`` holds.
 
     Args:
-        source: a Django, Flask/Werkzeug or Starlette/FastAPI request, a URL or query string
-            (``str`` or ``bytes``), or a mapping of query parameters.
+        source: a request of Django, Flask/Werkzeug, Starlette/FastAPI (or another ASGI
+            framework's, by its scope), aiohttp, Falcon, Pyramid/WebOb, Bottle, Sanic or Tornado,
+            a URL or query string (``str`` or ``bytes``), or a mapping of query parameters.
 
     Returns:
         The reference, decoded.
@@ -62,8 +64,8 @@ def _reference_values(source: object) -> list[object]:
         return _from_query_bytes(bytes(source))
     if isinstance(source, memoryview):
         return _from_query_bytes(source.tobytes())
-    if _is_mapping(source):
-        return _from_mapping(source)
+    if _is_mapping(source) and _attribute(source, "rel_url") is None:
+        return _from_mapping(source)  # aiohttp's request is a mapping too, of its own state
     return _from_request(source)
 
 
@@ -116,9 +118,12 @@ def _from_mapping(params: Mapping[object, object]) -> list[object]:
         return _from_query_bytes(_as_bytes(params.get("query_string", b""), "ASGI query_string"))
     if _is_wsgi_environ(params):
         return _from_query_bytes(_as_bytes(params.get("QUERY_STRING", ""), "QUERY_STRING"))
-    getlist = getattr(params, "getlist", None)
+    getlist = _attribute(params, "getlist")
+    getall = _attribute(params, "getall")
     if callable(getlist):  # MultiDict, QueryDict, QueryParams: a plain [] hides repeats
         value: object = getlist(PARAMETER)
+    elif callable(getall):  # multidict's (aiohttp, Litestar) and WebOb's: as getlist
+        value = getall(PARAMETER) if PARAMETER in params else []
     elif PARAMETER in params:
         value = params[PARAMETER]
     else:
@@ -127,20 +132,43 @@ def _from_mapping(params: Mapping[object, object]) -> list[object]:
 
 
 def _from_request(request: object) -> list[object]:
-    """Django, Flask/Werkzeug and Starlette requests, recognised by what they carry."""
-    query_string = getattr(request, "query_string", None)  # Werkzeug / Flask (also Quart)
+    """A framework's request, recognised by what it carries: each reads the raw query."""
+    query_string = _attribute(request, "query_string")  # Werkzeug / Flask (also Quart)
     if isinstance(query_string, bytes):
         return _from_query_bytes(query_string)
-    scope = getattr(request, "scope", None)  # Starlette / FastAPI
+    scope = _attribute(request, "scope")  # Starlette / FastAPI, Litestar, Falcon's ASGI
     if _is_mapping(scope) and _is_asgi_scope(scope):
         return _from_mapping(scope)
-    meta = getattr(request, "META", None)  # Django (WSGIRequest and ASGIRequest)
+    meta = _attribute(request, "META")  # Django (WSGIRequest and ASGIRequest)
     if _is_mapping(meta) and ("QUERY_STRING" in meta or "REQUEST_METHOD" in meta):
         return _from_query_bytes(_as_bytes(meta.get("QUERY_STRING", ""), "QUERY_STRING"))
+    for name in ("environ", "env"):  # WebOb / Pyramid and Bottle; Falcon's WSGI
+        environ = _attribute(request, name)
+        if _is_mapping(environ) and _is_wsgi_environ(environ):
+            return _from_mapping(environ)
+    url = _attribute(request, "rel_url")  # aiohttp: its query_string is decoded, so not that
+    raw_query = _attribute(url, "raw_query_string")
+    if isinstance(raw_query, str):
+        return _from_query_text(raw_query)
+    query = _attribute(request, "query")  # Tornado's HTTPServerRequest: the raw query
+    if isinstance(query, str) and isinstance(_attribute(request, "uri"), str):
+        return _from_query_text(query)
+    if isinstance(query_string, str):  # Sanic: the raw query, as text
+        return _from_query_text(query_string)
     raise InvalidCallbackError(
         f"invalid callback source: cannot read an object of type {type(request).__name__}; "
         f"pass {ACCEPTED}"
     )
+
+
+def _attribute(value: object, name: str) -> object:
+    """``value.name``, or None where reading it raises: a framework's property may refuse
+    (Sanic's ``scope`` outside ASGI raises NotImplementedError), and only
+    InvalidCallbackError leaves parse_callback."""
+    try:
+        return getattr(value, name, None)
+    except Exception:  # any property's refusal means "not this framework"
+        return None
 
 
 def _is_mapping(value: object) -> TypeGuard[Mapping[object, object]]:
