@@ -67,7 +67,8 @@ class FalconRequest:
 
 
 class TornadoRequest:
-    """The shape of Tornado's ``HTTPServerRequest``: the raw query as ``query``, the ``uri``."""
+    """The shape of Tornado's ``HTTPServerRequest``: the raw query as ``query`` and the ``uri``,
+    both the request line's bytes read as latin-1."""
 
     def __init__(self, query: str) -> None:
         self.query = query
@@ -117,6 +118,7 @@ RAW_SOURCES: dict[str, Callable[[bytes], object]] = {
     "asgi-scope": asgi_scope,
     "werkzeug-request": werkzeug_request,
     "starlette-request": starlette_request,
+    "tornado-request": lambda q: TornadoRequest(q.decode("latin-1")),
 }
 """The sources that carry raw query bytes, where a client sent UTF-8 without percent-encoding."""
 

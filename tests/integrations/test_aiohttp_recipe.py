@@ -15,13 +15,14 @@ from aiohttp.test_utils import TestClient, TestServer
 import paysdk
 from paysdk.integrations.responses import CallbackResponse, callback_response, fulfilment_response
 from paysdk.ledger import AmountOutOfRangeError
-from paysdk.sandbox import Sandbox
+from paysdk.sandbox import Fault, Sandbox
 from tests.support.merchant import (
     CALLBACK_CASES,
     CallbackCase,
     Order,
     Shop,
     assert_answered,
+    service_failures,
 )
 
 pytestmark = pytest.mark.anyio
@@ -129,3 +130,19 @@ async def test_callbacks_at_once_are_fulfilled_once_through_the_ledger(
         answers = {(response.status, (await response.json())["status"]) for response in responses}
     assert shop.fulfilled == ["order-1042"]
     assert answers <= {(200, "ok"), (200, "already_fulfilled"), (503, "in_progress")}
+
+
+@service_failures(Fault(disconnect="before_response"))
+async def test_the_service_failing_is_answered_503_with_the_wait_it_asked(
+    make_client: Callable[[], paysdk.AsyncClient],
+    shop: Shop,
+    callback_sandbox: Sandbox,
+    fault: Fault,
+    wait: str | None,
+) -> None:
+    callback_sandbox.inject(fault)
+    async with TestClient(TestServer(make_app(make_client, shop))) as browser:
+        response = await browser.get(f"{PATH}?reference=order-1042")
+        assert (response.status, await response.json()) == (503, {"status": "retry_later"})
+        assert response.headers.get("Retry-After") == wait
+    assert shop.fulfilled == []

@@ -150,9 +150,9 @@ def _from_request(request: object) -> list[object]:
     raw_query = _attribute(url, "raw_query_string")
     if isinstance(raw_query, str):
         return _from_query_text(raw_query)
-    query = _attribute(request, "query")  # Tornado's HTTPServerRequest: the raw query
+    query = _attribute(request, "query")  # Tornado's HTTPServerRequest: raw, read as latin-1
     if isinstance(query, str) and isinstance(_attribute(request, "uri"), str):
-        return _from_query_text(query)
+        return _from_query_bytes(_as_bytes(query, "query"))
     if isinstance(query_string, str):  # Sanic: the raw query, as text
         return _from_query_text(query_string)
     raise InvalidCallbackError(
