@@ -248,8 +248,13 @@ def test_a_property_that_raises_is_no_framework_and_no_escape() -> None:
         def scope(self) -> object:
             raise NotImplementedError
 
-    with pytest.raises(InvalidCallbackError, match="cannot read an object of type Refusing"):
+    with pytest.raises(
+        InvalidCallbackError, match="cannot read an object of type Refusing"
+    ) as caught:
         parse_callback(Refusing())
+    assert "(reading its query_string raised RuntimeError: 'outside a request')" in str(
+        caught.value
+    )
 
 
 def test_refusals_are_value_errors_and_paysdk_errors() -> None:

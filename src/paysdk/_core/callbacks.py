@@ -133,32 +133,51 @@ def _from_mapping(params: Mapping[object, object]) -> list[object]:
 
 def _from_request(request: object) -> list[object]:
     """A framework's request, recognised by what it carries: each reads the raw query."""
-    query_string = _attribute(request, "query_string")  # Werkzeug / Flask (also Quart)
+    read = _Reader(request)
+    query_string = read("query_string")  # Werkzeug / Flask (also Quart)
     if isinstance(query_string, bytes):
         return _from_query_bytes(query_string)
-    scope = _attribute(request, "scope")  # Starlette / FastAPI, Litestar, Falcon's ASGI
+    scope = read("scope")  # Starlette / FastAPI, Litestar, Falcon's ASGI
     if _is_mapping(scope) and _is_asgi_scope(scope):
         return _from_mapping(scope)
-    meta = _attribute(request, "META")  # Django (WSGIRequest and ASGIRequest)
+    meta = read("META")  # Django (WSGIRequest and ASGIRequest)
     if _is_mapping(meta) and ("QUERY_STRING" in meta or "REQUEST_METHOD" in meta):
         return _from_query_bytes(_as_bytes(meta.get("QUERY_STRING", ""), "QUERY_STRING"))
     for name in ("environ", "env"):  # WebOb / Pyramid and Bottle; Falcon's WSGI
-        environ = _attribute(request, name)
+        environ = read(name)
         if _is_mapping(environ) and _is_wsgi_environ(environ):
             return _from_mapping(environ)
-    url = _attribute(request, "rel_url")  # aiohttp: its query_string is decoded, so not that
+    url = read("rel_url")  # aiohttp: its query_string is decoded, so its URL's raw query
     raw_query = _attribute(url, "raw_query_string")
     if isinstance(raw_query, str):
         return _from_query_text(raw_query)
-    query = _attribute(request, "query")  # Tornado's HTTPServerRequest: raw, read as latin-1
-    if isinstance(query, str) and isinstance(_attribute(request, "uri"), str):
+    query = read("query")  # Tornado's HTTPServerRequest: raw, read as latin-1
+    if isinstance(query, str) and isinstance(read("uri"), str):
         return _from_query_bytes(_as_bytes(query, "query"))
     if isinstance(query_string, str):  # Sanic: the raw query, as text
         return _from_query_text(query_string)
     raise InvalidCallbackError(
-        f"invalid callback source: cannot read an object of type {type(request).__name__}; "
-        f"pass {ACCEPTED}"
+        f"invalid callback source: cannot read an object of type {type(request).__name__}"
+        f"{read.refusal}; pass {ACCEPTED}"
     )
+
+
+class _Reader:
+    """Reads a request's attributes as ``_attribute`` does, keeping the first refusal to say."""
+
+    def __init__(self, request: object) -> None:
+        self._request = request
+        self.refusal = ""
+        """``" (reading its NAME raised TYPE: MESSAGE)"``, for the first attribute that raised."""
+
+    def __call__(self, name: str) -> object:
+        try:
+            return getattr(self._request, name, None)
+        except Exception as error:  # Sanic's scope outside ASGI, Flask's outside a request
+            if not self.refusal:
+                said = _excerpt(str(error))
+                self.refusal = f" (reading its {name} raised {type(error).__name__}: {said})"
+            return None
 
 
 def _attribute(value: object, name: str) -> object:
