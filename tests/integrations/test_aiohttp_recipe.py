@@ -5,6 +5,7 @@ aiohttp's request, ``callback_response`` answering, through aiohttp's own test c
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
@@ -28,6 +29,7 @@ from tests.support.merchant import (
 pytestmark = pytest.mark.anyio
 
 PATH = "/payments/callback"
+GUIDE = Path(__file__).resolve().parents[2] / "docs" / "callbacks.md"
 CLIENT = web.AppKey("paysdk_client", paysdk.AsyncClient)
 LEDGER = web.AppKey("paysdk_ledger", paysdk.AsyncLedger)
 
@@ -146,3 +148,39 @@ async def test_the_service_failing_is_answered_503_with_the_wait_it_asked(
         assert (response.status, await response.json()) == (503, {"status": "retry_later"})
         assert response.headers.get("Retry-After") == wait
     assert shop.fulfilled == []
+
+
+def guides_view() -> str:
+    """The aiohttp app of the callbacks guide's "Other frameworks", as the page shows it."""
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text[text.index("## Other frameworks") :]
+    found = re.search(r"```python\n(# Fragment: an aiohttp.web app.*?)```", section, re.DOTALL)
+    assert found is not None, "the guide's aiohttp app is gone from Other frameworks"
+    return found[1]
+
+
+async def test_the_guides_aiohttp_app_runs_as_written(
+    shop: Shop, callback_sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The page's own code, given the merchant's order lookup and fulfilment: fulfils once under
+    callbacks at once, refuses HEAD, and answers a failed payment and a spoofed one."""
+    monkeypatch.setenv("PAYSDK_BASE_URL", callback_sandbox.base_url)
+    monkeypatch.setenv("PAYSDK_SECRET_KEY", callback_sandbox.secret_key)
+    monkeypatch.chdir(tmp_path)  # the guide's ledger is fulfilments.db, here
+    merchant: dict[str, object] = {
+        "__name__": "guide",
+        "find_order": shop.lookup,
+        "ship": shop.fulfil,
+    }
+    exec(compile(guides_view(), str(GUIDE), "exec"), merchant)  # noqa: S102 - the docs' own code
+    app = merchant["app"]
+    assert isinstance(app, web.Application)
+    async with TestClient(TestServer(app)) as browser:
+        await asyncio.gather(*[browser.get(f"{PATH}?reference=order-1042") for _ in range(20)])
+        head = await browser.head(f"{PATH}?reference=order-1042")
+        failed = await browser.get(f"{PATH}?reference=order-1043")
+        spoofed = await browser.get(f"{PATH}?reference=order-0000")
+        answers = [(failed.status, await failed.json()), (spoofed.status, await spoofed.json())]
+    assert (head.status, head.headers.get("Allow")) == (405, "GET")
+    assert answers == [(200, {"status": "failed"}), (404, {"status": "unknown_order"})]
+    assert shop.fulfilled == ["order-1042"]
