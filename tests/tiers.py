@@ -57,6 +57,7 @@ SMOKE = (
     # the framework helpers against each framework's test client; not the example apps nor the
     # module-level clients, which start an app or a Django project per test in fresh processes
     # to prove the apps' and the frameworks' start-up, not the interpreter's: the ends run them
+    "tests/integrations/test_aiohttp_recipe.py",  # the guide's own view, no helper: aiohttp's
     "tests/integrations/test_callback_core.py",
     "tests/integrations/test_decorator_misuse.py",
     "tests/integrations/test_django.py",
