@@ -67,8 +67,12 @@ def add_account(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
 def key_indexes(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     """Make the indexes a key's check reads (``_sql.key_indexes``) that the table lacks: a table
     made by an earlier ledger gains them when a ledger opens it."""
-    for index in _sql.key_indexes(dialect, table):
-        yield Query(index)
+    for index, make in _sql.key_indexes(dialect, table):
+        if dialect.name == "postgresql":  # never CREATE INDEX on a table this role does not own
+            missing: Rows = yield Query(_sql.INDEX_MISSING, (index, table))
+            if missing.rows and not missing.rows[0][0]:
+                continue
+        yield Query(make)
 
 
 _LABEL_EACH = (

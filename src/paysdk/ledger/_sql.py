@@ -150,8 +150,15 @@ def found(dialect: Dialect) -> str:
 def insert_claim(dialect: Dialect, table: str) -> str:
     """Claim a reference no one has claimed yet; does nothing (0 rows) if there is a row.
     Parameters: account, reference, claim token, lease (seconds), amount, currency, key
-    fingerprint (``verified_by``, or ``None``)."""
-    return (
+    fingerprint (``verified_by``, or ``None``). On PostgreSQL it first updates no row, which
+    needs the ``UPDATE`` privilege that recording the action will: a role granted only ``SELECT``
+    and ``INSERT`` is refused before any action runs, rather than after each (left unrecorded)."""
+    may_record = (
+        f'WITH "may record" AS (UPDATE {table} SET state = state WHERE false) '
+        if dialect.name == "postgresql"
+        else ""
+    )
+    return may_record + (
         f"INSERT INTO {table} (account, reference, state, claim_token, attempts, "
         f"lease_expires_at, amount, currency, claimed_at, verified_by) VALUES (?, ?, 'claimed', "
         f"?, 1, {dialect.later}, ?, ?, {dialect.now}, ?) ON CONFLICT (account, reference) "
@@ -370,17 +377,29 @@ many rows and labels: key fingerprints by account (the unlabelled rows' keys, a 
 its account), and accounts by fingerprint (the labels a key's rows are held under)."""
 
 
-def key_indexes(dialect: Dialect, table: str) -> list[str]:
-    """The statements that make ``KEY_INDEXES`` on ``table`` unless they exist."""
+def key_indexes(dialect: Dialect, table: str) -> list[tuple[str, str]]:
+    """Each of ``KEY_INDEXES`` on ``table``: its name, and the statement that makes it unless it
+    exists."""
     schema, dot, name = table.rpartition(".")
-    made: list[str] = []
+    made: list[tuple[str, str]] = []
     for suffix, columns in KEY_INDEXES.items():
         index, on = index_name(name, suffix), ", ".join(columns)
         if dialect.name == "postgresql":  # the index goes in its table's schema
-            made.append(f"CREATE INDEX IF NOT EXISTS {index} ON {table} ({on})")
+            made.append((index, f"CREATE INDEX IF NOT EXISTS {index} ON {table} ({on})"))
         else:
-            made.append(f"CREATE INDEX IF NOT EXISTS {schema}{dot}{index} ON {name} ({on})")
+            made.append(
+                (index, f"CREATE INDEX IF NOT EXISTS {schema}{dot}{index} ON {name} ({on})")
+            )
     return made
+
+
+INDEX_MISSING = (
+    "SELECT to_regclass(quote_ident(n.nspname) || '.' || ?) IS NULL FROM pg_class c "
+    "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = to_regclass(?)"
+)
+"""PostgreSQL: whether the index named ``?`` is missing from the schema of the table ``?`` (the
+one the search path finds). ``CREATE INDEX IF NOT EXISTS`` needs to own the table even where the
+index exists, which a role granted only its rows' privileges does not: it is asked first."""
 
 
 def index_name(name: str, suffix: str) -> str:

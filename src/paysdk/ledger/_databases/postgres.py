@@ -170,5 +170,27 @@ def postgres_error(
             f"a PostgreSQL ledger statement took more than {2 * timeout:g}s (twice the "
             f"ledger's timeout): {detail}"
         )
+    if isinstance(exc, psycopg.errors.InsufficientPrivilege):
+        return LedgerError(f"the PostgreSQL ledger's database role {_PRIVILEGES}: {detail}")
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+        return LedgerError(f"the PostgreSQL ledger {_READ_ONLY}: {detail}")
     hint = before_accounts(detail) if isinstance(exc, psycopg.errors.UndefinedColumn) else ""
     return LedgerError(f"the PostgreSQL ledger failed: {detail}{hint}")
+
+
+_PRIVILEGES = (
+    "lacks a privilege the ledger needs: SELECT, INSERT and UPDATE on its table and, to create "
+    "the table or its indexes, CREATE on the schema (or to own the table); grant them (GRANT "
+    "SELECT, INSERT, UPDATE ON paysdk_fulfilments TO ...), or create the table and its indexes "
+    "as a role that may (its ledger's create_table(), or the SQL in docs/fulfilment.md, The "
+    "schema)"
+)
+"""What a role refused a privilege is told: a setting to change, not an outage to wait out."""
+
+_READ_ONLY = (
+    "could not write, its transaction being read-only: a standby's are (give the ledger the "
+    "primary's URL; with several hosts, add target_session_attrs=read-write), and so are those "
+    "of a role or database whose default_transaction_read_only is on (turn it off for the "
+    "ledger's role)"
+)
+"""What a ledger on a read-only server or session is told."""
