@@ -31,8 +31,16 @@ def ensure_schema(dialect: _sql.Dialect, table: str) -> LedgerPlan[None]:
     seen: Rows | None = None if visible is None else (yield Query(visible, (table,)))
     if seen is None or not seen.rows[0][0]:  # never a table hiding the one the path finds
         yield Query(create)
-    found: Rows = yield Query(*_sql.account_column(dialect, table))
-    if found.rows[0][0] == 0:
+    found: Rows = yield Query(*_sql.table_columns(dialect, table))
+    held = {str(name) for (name,) in found.rows}
+    lacking = [name for name in _sql.OLD_COLUMNS.split(", ") if name not in held]
+    if lacking:  # another table of the name: neither migrated nor used (rolled back)
+        raise LedgerError(
+            f"the table {table!r} is not the ledger's (it lacks the columns "
+            f"{', '.join(lacking)}), so the ledger leaves it as it is and fulfils nothing: give "
+            "the ledger a table= name of its own (or drop a table made by mistake)"
+        )
+    if "account" not in held:
         yield from add_account(dialect, table)  # which makes the key indexes
     else:
         yield from key_indexes(dialect, table)

@@ -292,19 +292,20 @@ def rows_page(
     return sql, [*params, limit]
 
 
-def account_column(dialect: Dialect, table: str) -> tuple[str, Sequence[object]]:
-    """How many ``account`` columns ``table`` has: 0 for a table made before accounts were part
-    of a fulfilment's key (``add_account`` migrates it)."""
+def table_columns(dialect: Dialect, table: str) -> tuple[str, Sequence[object]]:
+    """The names of ``table``'s columns, one a row: a table of the ledger's holds ``OLD_COLUMNS``,
+    and ``account`` unless it was made before accounts were part of a fulfilment's key
+    (``add_account`` migrates it)."""
     if dialect.name == "postgresql":
         return (
-            "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass(?) "
-            "AND attname = 'account' AND NOT attisdropped",
+            "SELECT attname FROM pg_attribute WHERE attrelid = to_regclass(?) AND attnum > 0 "
+            "AND NOT attisdropped",
             [table],
         )
     schema, _, name = table.rpartition(".")
     if schema:
-        return "SELECT count(*) FROM pragma_table_info(?, ?) WHERE name = 'account'", [name, schema]
-    return "SELECT count(*) FROM pragma_table_info(?) WHERE name = 'account'", [name]
+        return "SELECT lower(name) FROM pragma_table_info(?, ?)", [name, schema]
+    return "SELECT lower(name) FROM pragma_table_info(?)", [name]
 
 
 OLD_COLUMNS = (
