@@ -103,17 +103,22 @@ async def test_a_role_that_may_not_create_the_table_is_told_what_to_grant_or_run
     assert shipped == []
 
 
-async def test_a_read_only_session_says_why_it_cannot_write(owner_url: str) -> None:
-    """A session whose transactions are read-only (a standby's; a DBA's
-    default_transaction_read_only) claims nothing, and the error says what makes it read-only."""
+async def test_a_read_only_session_reads_rows_and_says_why_it_cannot_write(owner_url: str) -> None:
+    """A session whose transactions are read-only (a standby's, a DBA's
+    default_transaction_read_only) reads the rows, the table being made, with the ledger left to
+    create it (the default): reconcile and ``paysdk ledger list`` work on a replica. It claims
+    nothing, and the error says what makes it read-only."""
     with Ledger(owner_url) as owner:
-        owner.create_table()
+        owner.fulfil_once(paid("order-1"), lambda payment: None)
     read_only = f"{owner_url}?options=-c%20default_transaction_read_only%3Don"
     shipped: list[paysdk.VerifiedPayment] = []
 
-    with Ledger(read_only, create_table=False) as ledger, pytest.raises(LedgerError) as raised:
-        ledger.fulfil_once(paid(), shipped.append)
+    with Ledger(read_only) as ledger:
+        row = ledger.row("order-1")
+        with pytest.raises(LedgerError) as raised:
+            ledger.fulfil_once(paid("order-2"), shipped.append)
 
+    assert row is not None and row.fulfilled
     assert "standby" in str(raised.value)
     assert "default_transaction_read_only" in str(raised.value)
     assert shipped == []
