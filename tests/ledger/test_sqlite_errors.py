@@ -21,6 +21,7 @@ import pytest
 
 import paysdk
 from paysdk.ledger import AsyncLedger, Ledger, LedgerError, Outcome
+from paysdk.ledger._databases.sqlite import sqlite_error
 from tests.support.either_ledger import EitherLedger
 
 
@@ -67,6 +68,36 @@ def test_a_missing_directory_names_it(tmp_path: Path) -> None:
     message = str(raised.value)
     assert str(path) in message
     assert f"its directory {str(path.parent)!r} does not exist" in message
+
+
+def test_a_path_that_is_a_directory_says_so(tmp_path: Path) -> None:
+    """A deployment's path set to the data directory (``/var/lib/shop``) rather than the file in
+    it: the error says so, where SQLite says only that it is "unable to open database file"."""
+    with Ledger(tmp_path) as ledger, pytest.raises(LedgerError) as raised:
+        ledger.fulfil_once(paid(), lambda p: None)
+    assert f"{str(tmp_path)!r} cannot be opened: it is a directory" in str(raised.value)
+
+
+def test_a_file_that_is_not_a_database_says_so_and_is_left_as_it_is(tmp_path: Path) -> None:
+    """A path that names another file (a log, a config file, an encrypted database) is refused
+    saying it is no SQLite database, and the file is not written."""
+    path = tmp_path / "orders.log"
+    path.write_bytes(b"2026-11-29 order-1042 shipped\n" * 200)
+    shipped: list[paysdk.VerifiedPayment] = []
+    with Ledger(path) as ledger, pytest.raises(LedgerError) as raised:
+        ledger.fulfil_once(paid(), shipped.append)
+    assert f"{str(path)!r} is not a SQLite database" in str(raised.value)
+    assert path.read_bytes() == b"2026-11-29 order-1042 shipped\n" * 200
+    assert shipped == []
+
+
+def test_a_full_filesystem_is_said_to_be_full() -> None:
+    """What SQLite raises when the filesystem that holds the file has no room for it to grow (a
+    full disk cannot be made in a test without mounting one): the error says where to free
+    space."""
+    full = sqlite3.OperationalError("database or disk is full")
+    said = str(sqlite_error(full, "/var/lib/shop/orders.db", 30.0))
+    assert "'/var/lib/shop/orders.db' cannot grow: the filesystem that holds it" in said
 
 
 def test_a_ledger_locked_for_longer_than_the_timeout_says_so(tmp_path: Path) -> None:

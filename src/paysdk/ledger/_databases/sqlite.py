@@ -306,8 +306,20 @@ def sqlite_error(
             f"stayed locked by another connection for more than {timeout:g}s (the ledger's "
             "timeout): a long transaction elsewhere holds its write lock"
         )
+    elif name.startswith("SQLITE_NOTADB") or "file is not a database" in text:
+        problem = (
+            "is not a SQLite database: the path names another kind of file (or an encrypted "
+            "database); check that it is the ledger's"
+        )
+    elif name.startswith("SQLITE_FULL") or "database or disk is full" in text:
+        problem = (
+            "cannot grow: the filesystem that holds it (and its -wal journal) is full; free "
+            "space there"
+        )
     elif not os.path.isdir(directory):
         problem = f"cannot be opened: its directory {directory!r} does not exist"
+    elif os.path.isdir(opened or path):
+        problem = "cannot be opened: it is a directory; give the path of the database file in it"
     elif name.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
         problem = "cannot be opened: check that the path is a file this process may open"
     else:
