@@ -179,11 +179,11 @@ def postgres_error(
 
 
 _PRIVILEGES = (
-    "lacks a privilege the ledger needs: SELECT, INSERT and UPDATE on its table and, to create "
-    "the table or its indexes, CREATE on the schema (or to own the table); grant them (GRANT "
-    "SELECT, INSERT, UPDATE ON paysdk_fulfilments TO ...), or create the table and its indexes "
-    "as a role that may (its ledger's create_table(), or the SQL in docs/fulfilment.md, The "
-    "schema)"
+    "lacks a privilege the ledger needs: SELECT, INSERT and UPDATE on its table, USAGE on its "
+    "schema and, to create the table or its indexes, CREATE on the schema (or to own the "
+    "table); grant them (GRANT SELECT, INSERT, UPDATE ON paysdk_fulfilments TO ...), or create "
+    "the table and its indexes as a role that may (its ledger's create_table(), or the SQL in "
+    "docs/fulfilment.md, The schema)"
 )
 """What a role refused a privilege is told: a setting to change, not an outage to wait out."""
 
