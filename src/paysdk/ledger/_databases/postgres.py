@@ -174,6 +174,12 @@ def postgres_error(
         return LedgerError(f"the PostgreSQL ledger's database role {_PRIVILEGES}: {detail}")
     if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
         return LedgerError(f"the PostgreSQL ledger {_READ_ONLY}: {detail}")
+    if isinstance(exc, psycopg.errors.InvalidSchemaName):
+        return LedgerError(
+            f"the PostgreSQL ledger found no schema to keep its table in: {detail}; the table= "
+            "name's schema, or else the first of the search_path (the URL's options, the role's "
+            "or the database's setting), must exist: create it, or name one that does"
+        )
     hint = before_accounts(detail) if isinstance(exc, psycopg.errors.UndefinedColumn) else ""
     return LedgerError(f"the PostgreSQL ledger failed: {detail}{hint}")
 

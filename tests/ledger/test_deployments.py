@@ -1,6 +1,7 @@
-"""The PostgreSQL ledger under a least-privilege role, as a DBA grants one: each ledger (sync,
-async, on SQLAlchemy engines) on a fresh database, connected as a role that may only connect
-until a test grants it more; the database's owner makes the table where a test says so."""
+"""The PostgreSQL ledger as DBAs set databases up: under a least-privilege role (each ledger,
+sync, async and on SQLAlchemy engines, on a fresh database as a role that may only connect until
+a test grants it more, the database's owner making the table where a test says so), in a
+read-only session, and with a search_path naming no schema."""
 
 from __future__ import annotations
 
@@ -121,4 +122,18 @@ async def test_a_read_only_session_reads_rows_and_says_why_it_cannot_write(owner
     assert row is not None and row.fulfilled
     assert "standby" in str(raised.value)
     assert "default_transaction_read_only" in str(raised.value)
+    assert shipped == []
+
+
+def test_a_search_path_naming_no_schema_says_so(owner_url: str) -> None:
+    """A URL's ``options=-csearch_path=shop`` (or the role's setting) naming a schema not made yet:
+    PostgreSQL says only "no schema has been selected to create in"."""
+    no_schema = f"{owner_url}?options=-csearch_path%3Dshop"
+    shipped: list[paysdk.VerifiedPayment] = []
+
+    with Ledger(no_schema) as ledger, pytest.raises(LedgerError) as raised:
+        ledger.fulfil_once(paid(), shipped.append)
+
+    assert "no schema to keep its table in" in str(raised.value)
+    assert "search_path" in str(raised.value)
     assert shipped == []
