@@ -67,6 +67,7 @@ SMOKE = (
     "tests/integrations/test_fastapi.py",
     "tests/integrations/test_flask.py",
     "tests/integrations/test_responses.py",
+    "tests/integrations/test_wsgi_and_tornado_recipes.py",  # the same: WebOb, Bottle, Falcon...
     "tests/testing/",  # the pytest plugin, which loads through the interpreter's entry points
     "tests/sandbox/",  # http.server and asyncio streams, which the sandbox is built on
     "tests/cli/test_commands.py",  # argparse's help and errors differ across Pythons

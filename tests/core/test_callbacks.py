@@ -8,8 +8,13 @@ import sys
 from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qsl, quote, urlencode
+from wsgiref.util import setup_testing_defaults
 
+import bottle  # type: ignore[import-untyped]
+import falcon.testing
 import pytest
+import tornado.httputil
+import webob
 from aiohttp.test_utils import make_mocked_request
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -50,30 +55,35 @@ def aiohttp_request(query: str) -> object:
     return make_mocked_request("GET", f"/cb?{query}")
 
 
-class WebObRequest:
-    """The shape of a Pyramid/WebOb or Bottle request: the WSGI environ as ``environ``."""
-
-    def __init__(self, query: str) -> None:
-        self.environ = wsgi_environ(query)
-        self.query_string = query
-
-
-class FalconRequest:
-    """The shape of Falcon's WSGI request: the WSGI environ as ``env``."""
-
-    def __init__(self, query: str) -> None:
-        self.env = wsgi_environ(query)
-        self.query_string = query
+def full_environ(query: str) -> dict[str, Any]:
+    """A WSGI environ as a server makes it (the stdlib's defaults), the query as PEP 3333 says:
+    the request line's bytes read as latin-1."""
+    environ = wsgi_environ(query)
+    setup_testing_defaults(environ)
+    return environ
 
 
-class TornadoRequest:
-    """The shape of Tornado's ``HTTPServerRequest``: the raw query as ``query`` and the ``uri``,
-    both the request line's bytes read as latin-1."""
+def webob_request(query: str) -> object:
+    """Pyramid's request is WebOb's: the WSGI environ as ``environ``."""
+    return webob.Request.blank(f"/cb?{query}")
 
-    def __init__(self, query: str) -> None:
-        self.query = query
-        self.uri = f"/cb?{query}"
-        self.query_arguments = {"reference": [b"decoded bytes"]}
+
+def bottle_request(query: str) -> object:
+    """Bottle's request over a server's environ (``bottle.request`` is this, bound per thread)."""
+    return bottle.BaseRequest(full_environ(query))
+
+
+def falcon_request(query: str) -> object:
+    """Falcon's WSGI request, made by its testing helpers: the WSGI environ as ``env``."""
+    return falcon.testing.create_req(path="/cb", query_string=query)
+
+
+def tornado_request(query: str) -> object:
+    """Tornado's ``HTTPServerRequest``: the raw query as ``query`` and the ``uri``, both the
+    request line's bytes read as latin-1, as Tornado's HTTP/1 server reads them."""
+    start_line = tornado.httputil.RequestStartLine("GET", f"/cb?{query}", "HTTP/1.1")
+    headers = tornado.httputil.HTTPHeaders({"Host": "shop.example"})
+    return tornado.httputil.HTTPServerRequest(start_line=start_line, headers=headers)
 
 
 class SanicRequest:
@@ -101,9 +111,10 @@ SOURCES: dict[str, Callable[[str], object]] = {
     "werkzeug-request": lambda q: werkzeug_request(q.encode()),
     "starlette-request": lambda q: starlette_request(q.encode()),
     "aiohttp-request": aiohttp_request,
-    "webob-or-bottle-request": WebObRequest,
-    "falcon-wsgi-request": FalconRequest,
-    "tornado-request": TornadoRequest,
+    "webob-request": webob_request,
+    "bottle-request": bottle_request,
+    "falcon-wsgi-request": falcon_request,
+    "tornado-request": tornado_request,
     "sanic-request": SanicRequest,
     "aiohttp-query-multidict": lambda q: MultiDictProxy(
         MultiDictOfAiohttp(parse_qsl(q, keep_blank_values=True))
@@ -118,7 +129,10 @@ RAW_SOURCES: dict[str, Callable[[bytes], object]] = {
     "asgi-scope": asgi_scope,
     "werkzeug-request": werkzeug_request,
     "starlette-request": starlette_request,
-    "tornado-request": lambda q: TornadoRequest(q.decode("latin-1")),
+    "webob-request": lambda q: webob_request(q.decode("latin-1")),
+    "bottle-request": lambda q: bottle_request(q.decode("latin-1")),
+    "falcon-wsgi-request": lambda q: falcon_request(q.decode("latin-1")),
+    "tornado-request": lambda q: tornado_request(q.decode("latin-1")),
 }
 """The sources that carry raw query bytes, where a client sent UTF-8 without percent-encoding."""
 
@@ -291,7 +305,8 @@ def test_importing_paysdk_loads_no_web_framework() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     loaded = json.loads(result.stdout)
-    frameworks = {"django", "flask", "werkzeug", "starlette", "fastapi"}
+    frameworks = {"django", "flask", "werkzeug", "starlette", "fastapi", "aiohttp"}
+    frameworks |= {"webob", "bottle", "falcon", "tornado", "sanic"}
     assert "paysdk._core.callbacks" in loaded
     assert [name for name in loaded if name.split(".")[0] in frameworks] == []
 
