@@ -88,7 +88,9 @@ def tornado_request(query: str) -> object:
 
 class SanicRequest:
     """The shape of Sanic's request outside ASGI: the raw query as text in ``query_string``,
-    and a ``scope`` property that raises."""
+    and a ``scope`` property that raises (a raw non-ASCII query, Sanic refuses itself:
+    BadRequest). A stand-in: Sanic 25.12, its newest, requires multidict<7, which in the tests
+    extra would hold aiohttp's multidict below its newest in every job."""
 
     def __init__(self, query: str) -> None:
         self.query_string = query
