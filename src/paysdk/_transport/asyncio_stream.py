@@ -7,6 +7,7 @@ as ``ReadTimeout`` or ``WriteTimeout``, an ``OSError`` or TLS error as the ``Con
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import select
 import ssl
@@ -195,6 +196,24 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
             self._closed = True
             self._socket_transport.abort()
 
+    def __del__(self) -> None:
+        """Dropped open (its client was never closed): the loop reads the transport, so holds
+        it, and its socket would stay open until the server hangs up. Aborted in the loop's
+        thread: a garbage collection may run this in any thread."""
+        if self._closed:
+            return
+        self._closed = True
+        transport, loop = self._socket_transport, self._protocol.loop
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            transport.abort()
+        elif not loop.is_closed():  # a closed loop's selector holds the transport no longer
+            with contextlib.suppress(RuntimeError):  # closed meanwhile by another thread
+                loop.call_soon_threadsafe(transport.abort)
+
     async def start_tls(
         self,
         ssl_context: ssl.SSLContext,
@@ -226,6 +245,7 @@ class AsyncioStream(httpcore.AsyncNetworkStream):
                 raise httpcore.ConnectError(exc) from exc
             raise
         assert isinstance(transport, asyncio.Transport)
+        self._closed = True  # the TLS stream carries the connection from now on
         protocol.transport = transport
         # asyncio's TLS transport pauses a protocol at ``size >= high`` (its plain one past
         # ``high``): 1, so it pauses only while bytes wait, and a write never waits for the answer
