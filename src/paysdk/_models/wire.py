@@ -49,6 +49,47 @@ class WireModel(BaseModel):
         cache_strings="none",
     )
 
+    @classmethod
+    def model_rebuild(
+        cls,
+        *,
+        force: bool = False,
+        raise_errors: bool = True,
+        _parent_namespace_depth: int = 2,
+        _types_namespace: Any = None,
+    ) -> bool | None:
+        """Pydantic's, except that paysdk's own models resolve their annotations from their
+        modules alone, never from the caller's frame: each builds on first use
+        (``defer_build``), and before pydantic 2.10 that build kept the locals of the frame
+        that set it off (the first ``model_validate`` or ``model_dump`` of a payment, wherever
+        it ran: the stream parser's batch of payments and body text, an application's view
+        and its secret key) on the class for the life of the process. A model subclassed
+        outside paysdk keeps pydantic's rule, one frame up.
+
+        Args:
+            force: rebuild even if the schema is already built.
+            raise_errors: raise when an annotation cannot be resolved, rather than return
+                ``False``.
+            _parent_namespace_depth: pydantic's: which caller's frame names annotations (for a
+                model subclassed outside paysdk; paysdk's own use none).
+            _types_namespace: pydantic's: names to resolve annotations with.
+
+        Returns:
+            ``None`` if the schema was already built and ``force`` was not given, else whether
+            the rebuild succeeded.
+        """
+        depth = _parent_namespace_depth
+        if cls.__module__.startswith(f"{__name__.partition('.')[0]}."):
+            depth = 0
+        elif depth > 0:
+            depth += 1  # this method's frame, between the caller and pydantic's
+        return super().model_rebuild(
+            force=force,
+            raise_errors=raise_errors,
+            _parent_namespace_depth=depth,
+            _types_namespace=_types_namespace,
+        )
+
     @property
     def unparsed(self) -> Mapping[str, Any]:
         """The values of optional fields sent in a type they cannot be read as, by field name
