@@ -384,6 +384,23 @@ def test_a_sandbox_on_loopback_starts_without_a_warning(cli: Paysdk, port: int, 
     assert "warning" not in started.stderr
 
 
+def test_a_detached_start_under_python_dev_mode_warns_of_no_process_left_running(
+    cli: Paysdk, port: int
+) -> None:
+    """The sandbox is meant to outlive the command that started it: ``python -X dev`` (a CI's
+    ``PYTHONDEVMODE``, with ``PYTHONWARNINGS=error`` or without) prints no ResourceWarning, nor
+    an "Exception ignored" of one made an error, about it."""
+    for port_, warnings in ((port, "default"), (unused_port(), "error")):
+        started = cli(
+            "sandbox", "--detach", "--port", str(port_), "--key", KEY,
+            PYTHONDEVMODE="1", PYTHONWARNINGS=warnings,
+        )  # fmt: skip
+        assert started.returncode == 0, started.stderr
+        assert listening(port_)
+        assert "Warning" not in started.stderr, started.stderr
+        assert "Exception ignored" not in started.stderr, started.stderr
+
+
 _UNSENDABLE = "the secret key contains characters that cannot be sent in a header"
 
 

@@ -21,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Generator, Sequence
 from pathlib import Path
 from types import FrameType
@@ -300,6 +301,12 @@ def spawn(arguments: Sequence[str], env: dict[str, str], port: int) -> Detached:
     if said:
         sandbox = read_pid_file(Path(said.strip()))
         if sandbox is not None:
+            with warnings.catch_warnings():
+                # The sandbox is meant to outlive its Popen, whose collection would warn that
+                # it still runs (a ResourceWarning: shown by `python -X dev`, and an error under
+                # `-W error`); subprocess still reaps it if it stops while this process runs.
+                warnings.simplefilter("ignore", ResourceWarning)
+                del child
             return Detached(sandbox)
     code = child.wait()
     return Detached(None, _tail(log), code or 1)
