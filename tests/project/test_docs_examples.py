@@ -153,12 +153,17 @@ def environment(sandbox: Sandbox | None) -> dict[str, str]:
 
 
 @pytest.mark.parametrize("chain", chains(), ids=lambda chain: chain[0].id)
-def test_a_documented_example_runs_as_a_file(chain: list[Block], tmp_path: Path) -> None:
+def test_a_documented_example_runs_as_a_file_and_leaves_nothing_unclosed(
+    chain: list[Block], tmp_path: Path
+) -> None:
+    """Each program a page shows runs, and closes what it opens: a reader who copies it into an
+    app (or runs it under pytest, or ``python -X dev``) gets no ResourceWarning of an unclosed
+    client's connection."""
     code = "\n".join(block.code for block in chain)
     (tmp_path / "example.py").write_text(code, encoding="utf-8")
     with Sandbox() as sandbox:
         done = subprocess.run(
-            [sys.executable, "example.py"],
+            [sys.executable, "-W", "default::ResourceWarning", "example.py"],
             cwd=tmp_path,
             env=environment(sandbox if NEEDS_SERVICE.search(code) else None),
             capture_output=True,
@@ -167,6 +172,7 @@ def test_a_documented_example_runs_as_a_file(chain: list[Block], tmp_path: Path)
             check=False,
         )
     assert done.returncode == 0, done.stderr
+    assert "ResourceWarning" not in done.stderr, done.stderr
 
 
 ALL_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
