@@ -122,6 +122,27 @@ def test_status_and_stop_find_the_only_sandbox_and_its_port_from_the_environment
     assert cli("sandbox", "status").returncode == 1
 
 
+def test_stop_among_several_sandboxes_stops_the_one_this_shells_base_url_names(
+    cli: Paysdk,
+) -> None:
+    """A shell that ran ``eval "$(paysdk sandbox --detach)"`` while another sandbox ran (a second
+    terminal's, one left from yesterday) stops its own with a plain ``paysdk sandbox stop``, as
+    Your first hour ends; a base URL naming none of them stops none, and says to choose."""
+    mine, other = unused_port(), unused_port()
+    cli.start(mine)
+    cli.start(other)
+    pid = cli.pid(mine)
+    elsewhere = cli("sandbox", "stop", PAYSDK_BASE_URL="http://127.0.0.1:1")
+    assert (elsewhere.returncode, listening(mine), listening(other)) == (2, True, True)
+    assert "choose one with --port" in elsewhere.stderr
+    stopped = cli("sandbox", "stop", PAYSDK_BASE_URL=f"http://127.0.0.1:{mine}/")
+    assert (stopped.returncode, stopped.stderr) == (
+        0,
+        f"stopped the sandbox on port {mine} (pid {pid})\n",
+    )
+    assert (listening(mine), listening(other)) == (False, True)
+
+
 def test_a_copy_of_a_pid_file_under_another_name_is_not_a_sandbox(cli: Paysdk, port: int) -> None:
     cli.start(port)
     record = cli.pid_file(port).read_text()

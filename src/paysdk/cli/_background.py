@@ -216,6 +216,14 @@ def serving_pid(sandbox: RunningSandbox, timeout: float = 5.0) -> int | None:
     return pid if isinstance(pid, int) else None
 
 
+def named_by(paths: Sequence[Path], base_url: str) -> list[Path]:
+    """The pid files among ``paths`` of the sandbox serving ``base_url`` (a shell's
+    ``$PAYSDK_BASE_URL``, as ``eval "$(paysdk sandbox --detach)"`` set it there)."""
+    wanted = base_url.strip().rstrip("/")
+    found = ((path, read_pid_file(path)) for path in paths)
+    return [path for path, sandbox in found if sandbox and sandbox.base_url == wanted]
+
+
 def running_sandboxes() -> list[RunningSandbox]:
     """The detached sandboxes that run now: those whose pid file's pid is the one serving."""
     found = (read_pid_file(path) for path in pid_files())

@@ -98,7 +98,8 @@ def add_sandbox_commands(commands: Any) -> None:
             "--port",
             type=port_number,
             default=argparse.SUPPRESS,  # else it would undo `paysdk sandbox --port N stop`
-            help=f"the sandbox's port (default: ${ENV_SANDBOX_PORT}, else the only one running)",
+            help=f"the sandbox's port (default: ${ENV_SANDBOX_PORT}, else the only one running"
+            + (f"; of several, the one at ${ENV_BASE_URL})" if name == "stop" else ")"),
         )
         action.set_defaults(command=command)
 
@@ -304,6 +305,8 @@ def _stop(args: argparse.Namespace) -> int:
         where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
         print(printable(f"no sandbox is running {where}: nothing to stop"), file=sys.stderr)
         return EXIT_OK
+    if len(paths) > 1:  # of several, the one this shell's client would call, if it is one
+        paths = background.named_by(paths, os.environ.get(ENV_BASE_URL, "")) or paths
     if len(paths) > 1:
         ports = ", ".join(path.stem.split("-")[1] for path in paths)
         return print_error(f"sandboxes run on ports {ports}: choose one with --port", EXIT_USAGE)
