@@ -186,3 +186,33 @@ async def test_a_merchant_s_own_client_checks_a_final_dot_name_without_it(
     async with httpx.AsyncClient(verify=tls_client_context) as async_http:
         async_client = paysdk.AsyncClient(secret_key=key, base_url=base_url, http_client=async_http)
         assert (await async_client.verify(COMPLETED_REFERENCE)).reference == COMPLETED_REFERENCE
+
+
+async def test_a_resolver_that_raises_a_bug_raises_it_at_once(
+    make_loopback_client: MakeClient, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resolver raising what no failed lookup raises (a bug in a patched ``getaddrinfo``)
+    raises it from the call on every backend, rather than being waited for until the connect
+    timeout and reported as the service not answering."""
+
+    class ResolverBug(Exception):
+        pass
+
+    resolve = socket.getaddrinfo
+
+    def buggy(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        if named(host) == "localhost":
+            raise ResolverBug("the resolver hook broke")
+        return resolve(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", buggy)
+    port = sandbox.base_url.rsplit(":", 1)[1]
+    client = make_loopback_client(
+        base_url=f"http://localhost:{port}",
+        secret_key=sandbox.secret_key,
+        timeout=WAIT,
+        max_retries=0,
+    )
+    with pytest.raises(ResolverBug, match="the resolver hook broke"):
+        await client.verify(COMPLETED_REFERENCE)
+    assert sandbox.requests == []

@@ -95,15 +95,16 @@ def _addresses(host: str, port: int, timeout: float | None) -> list[str]:
     Raises:
         httpcore.ConnectTimeout: the resolver did not answer within ``timeout``.
         httpcore.ConnectError: the name did not resolve.
+        Exception: what the resolver raised that is no failed lookup (a bug), as it raised it.
     """
     import httpcore
 
-    answers: queue.SimpleQueue[list[Any] | OSError] = queue.SimpleQueue()
+    answers: queue.SimpleQueue[list[Any] | Exception] = queue.SimpleQueue()
 
     def resolve() -> None:
         try:
             answers.put(socket.getaddrinfo(host, port, type=socket.SOCK_STREAM))
-        except OSError as exc:  # socket.gaierror is one
+        except Exception as exc:  # socket.gaierror is an OSError; any other, a bug to raise
             answers.put(exc)
 
     if timeout is None:  # no bound to keep: resolved in this thread
@@ -118,6 +119,8 @@ def _addresses(host: str, port: int, timeout: float | None) -> list[str]:
         ) from None
     if isinstance(answer, OSError):
         raise httpcore.ConnectError(answer) from answer
+    if isinstance(answer, Exception):
+        raise answer
     by_family: dict[int, list[str]] = {}
     for family, _, _, _, sockaddr in answer:
         by_family.setdefault(family, []).append(str(sockaddr[0]))
