@@ -7,10 +7,14 @@ addresses only (127.0.0.2 first, then 127.0.0.1): no DNS query is made."""
 
 from __future__ import annotations
 
+import os
 import socket
 import ssl
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -216,3 +220,42 @@ async def test_a_resolver_that_raises_a_bug_raises_it_at_once(
     with pytest.raises(ResolverBug, match="the resolver hook broke"):
         await client.verify(COMPLETED_REFERENCE)
     assert sandbox.requests == []
+
+
+THREADLESS = """
+import socket, sys, threading
+import paysdk
+base_url, key, reference, addresses = sys.argv[1:]
+resolve = socket.getaddrinfo
+def resolver(host, port, *args, **kwargs):
+    if host != "localhost":
+        return resolve(host, port, *args, **kwargs)
+    return [info for address in addresses.split() for info in resolve(address, port, *args)]
+socket.getaddrinfo = resolver
+client = paysdk.Client(base_url=base_url, secret_key=key, timeout=30.0, max_retries=0)
+threading.stack_size(1 << 60)  # from here on, no thread can start: no memory maps its stack
+print(client.verify(reference).reference)
+"""
+"""A process that can start no thread (its limit of threads reached) verifying by name."""
+
+
+@pytest.mark.parametrize("addresses", [SECOND, f"{FIRST} {SECOND}"], ids=["one", "two"])
+def test_a_process_that_can_start_no_thread_still_reaches_a_name(
+    sandbox: Sandbox, addresses: str
+) -> None:
+    """Where no thread can start, the sync ``Client`` looks the name up and tries its addresses
+    (the first refused here) in the caller's thread, one after another, as httpcore's backend
+    does, rather than failing every call with ``RuntimeError: can't start new thread``."""
+    port = sandbox.base_url.rsplit(":", 1)[1]
+    argv = [f"http://localhost:{port}", sandbox.secret_key, COMPLETED_REFERENCE, addresses]
+    src = str(Path(paysdk.__file__).resolve().parents[1])  # the paysdk under test
+    done = subprocess.run(
+        [sys.executable, "-c", THREADLESS, *argv],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src},
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.strip() == COMPLETED_REFERENCE, done.stderr[-2000:]
+    assert len(sandbox.requests) == 1

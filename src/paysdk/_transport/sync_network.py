@@ -13,7 +13,7 @@ import queue
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from .network import one_error
@@ -58,12 +58,9 @@ def connect_tcp(
     race = _Race()
     try:
         for index, address in enumerate(addresses):
-            threading.Thread(
-                target=race.attempt,
-                args=(backend, address, port, _left(at), local_address, options),
-                name="paysdk-connect",
-                daemon=True,
-            ).start()
+            args = (backend, address, port, _left(at), local_address, options)
+            if not _started(race.attempt, args, "paysdk-connect"):
+                race.attempt(*args)  # no thread to race in: tried in this thread, in turn
             last = index == len(addresses) - 1
             if (stream := race.wait(at, last=last)) is not None:
                 return stream
@@ -89,6 +86,18 @@ def _left(at: float | None) -> float | None:
     return left
 
 
+def _started(target: Callable[..., None], args: tuple[Any, ...], name: str) -> bool:
+    """Whether a daemon thread running ``target(*args)`` started: not where the process can
+    start no more (``can't start new thread``: its limit of threads or memory reached, or, on
+    Python 3.12.1, an ``atexit`` function's call), where the caller does the work itself, as
+    httpcore's backend did, rather than failing the call with a ``RuntimeError``."""
+    try:
+        threading.Thread(target=target, args=args, name=name, daemon=True).start()
+    except RuntimeError:
+        return False
+    return True
+
+
 def _addresses(host: str, port: int, timeout: float | None) -> list[str]:
     """``host``'s addresses, the families alternating, the resolver's first one first.
 
@@ -107,10 +116,8 @@ def _addresses(host: str, port: int, timeout: float | None) -> list[str]:
         except Exception as exc:  # socket.gaierror is an OSError; any other, a bug to raise
             answers.put(exc)
 
-    if timeout is None:  # no bound to keep: resolved in this thread
-        resolve()
-    else:
-        threading.Thread(target=resolve, name="paysdk-resolve", daemon=True).start()
+    if timeout is None or not _started(resolve, (), "paysdk-resolve"):
+        resolve()  # no bound to keep, or no thread to keep it in: resolved in this thread
     try:
         answer = answers.get(timeout=timeout)
     except queue.Empty:
