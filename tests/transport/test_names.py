@@ -259,3 +259,29 @@ def test_a_process_that_can_start_no_thread_still_reaches_a_name(
     )
     assert done.stdout.strip() == COMPLETED_REFERENCE, done.stderr[-2000:]
     assert len(sandbox.requests) == 1
+
+
+async def test_a_name_the_resolver_answers_with_no_address_is_a_connection_error(
+    make_client: MakeClient, sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resolver that answers a name with no address at all (which ``socket.create_connection``
+    and asyncio each allow for) fails the call as a name that does not resolve, an
+    ``APIConnectionError`` naming the URL, on the sync and the async client alike."""
+    resolve = socket.getaddrinfo
+
+    def empty(host: Any, port: Any, *args: Any, **kwargs: Any) -> Any:
+        return [] if named(host) == "localhost" else resolve(host, port, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", empty)
+    port = sandbox.base_url.rsplit(":", 1)[1]
+    client = make_client(
+        base_url=f"http://localhost:{port}",
+        secret_key=sandbox.secret_key,
+        timeout=WAIT,
+        max_retries=0,
+    )
+    with pytest.raises(paysdk.APIConnectionError) as raised:
+        await client.verify(COMPLETED_REFERENCE)
+    assert type(raised.value) is paysdk.APIConnectionError
+    assert f"http://localhost:{port}/" in str(raised.value)
+    assert sandbox.requests == []

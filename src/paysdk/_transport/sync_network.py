@@ -53,7 +53,7 @@ def connect_tcp(
     at = None if timeout is None else time.monotonic() + timeout
     addresses = _addresses(host, port, timeout)
     options = list(socket_options or ())
-    if len(addresses) <= 1:  # (none: getaddrinfo gives at least one, or raises)
+    if len(addresses) == 1:
         return backend.connect_tcp(addresses[0], port, _left(at), local_address, options)
     race = _Race()
     try:
@@ -131,7 +131,10 @@ def _addresses(host: str, port: int, timeout: float | None) -> list[str]:
     by_family: dict[int, list[str]] = {}
     for family, _, _, _, sockaddr in answer:
         by_family.setdefault(family, []).append(str(sockaddr[0]))
-    return [a for row in itertools.zip_longest(*by_family.values()) for a in row if a]
+    addresses = [a for row in itertools.zip_longest(*by_family.values()) for a in row if a]
+    if not addresses:  # as socket.create_connection says it
+        raise httpcore.ConnectError("getaddrinfo returns an empty list")
+    return addresses
 
 
 class _Race:
