@@ -70,7 +70,7 @@ MIN_TABLE_NAMES = {"configuration": 10, "reference": 100}
 """Fewer names than this in a page's tables means the tables did not render."""
 
 PRIVATE_NAME = re.compile(r"(?<![\w/])_[A-Za-z]\w*\.[A-Za-z_]|Bases:\s*(?:<[^>]*>\s*)*_\w")
-"""A private module path (``paysdk._errors.APIError``, ``_sql.DEFAULT_TABLE``) or a private
+"""A private module path (``paysdk._errors.APIError``, ``_schema.DEFAULT_TABLE``) or a private
 base class, in a page's text or its HTML (links, anchors and hover titles)."""
 
 RAW_ROLE = re.compile(r":(?:class|func|meth|attr|mod|data|exc|obj):(?:`|<code>)")

@@ -1,9 +1,10 @@
 """A griffe extension for the API reference (mkdocs.yml): show readers only public names.
 
 paysdk's public classes are built on private ones (``Client`` on ``BaseClient``, ``Ledger`` on
-``_BaseLedger``), and some defaults are private constants (``_sql.DEFAULT_TABLE``). Left as they
-are, the reference would print ``Bases: _BaseLedger`` and ``table: str = _sql.DEFAULT_TABLE``, and
-would leave out every method the private base defines. So, once the package is loaded:
+``_BaseLedger``), and some defaults are private constants (``_schema.DEFAULT_TABLE``). Left as
+they are, the reference would print ``Bases: _BaseLedger`` and
+``table: str = _schema.DEFAULT_TABLE``, and would leave out every method the private base defines.
+So, once the package is loaded:
 
 - a private base is dropped from the bases, and what the class inherits from it becomes the
   class's own members (documented with it, as users call them);

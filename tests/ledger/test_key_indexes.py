@@ -1,9 +1,9 @@
 """The key check at scale: a platform's ledger holding thousands of account labels.
 
-Every fulfilment checks that its key's rows are held under no other label (``_sql.key_rows``):
-its plan reads index entries alone, none of them one a label, on SQLite and PostgreSQL. A table
-made by an earlier ledger gains the index when a ledger opens it, and never with
-``create_table=False``. Plans and index lists are pinned here, never a time.
+Every fulfilment checks that its key's rows are held under no other label
+(``_statements.key_rows``): its plan reads index entries alone, none of them one a label, on SQLite
+and PostgreSQL. A table made by an earlier ledger gains the index when a ledger opens it, and never
+with ``create_table=False``. Plans and index lists are pinned here, never a time.
 """
 
 from __future__ import annotations
@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 import pytest
 
-from paysdk.ledger import Ledger, _sql
+from paysdk.ledger import Ledger, _schema, _statements
 from tests.ledger.test_accounts import of
 
 LABELS = 3000
-TABLE = _sql.DEFAULT_TABLE
+TABLE = _schema.DEFAULT_TABLE
 
 
 def _database(url: str, sql: str, params: Sequence[object] = ()) -> list[tuple[object, ...]]:
@@ -87,7 +87,7 @@ def test_a_keys_check_reads_a_few_index_entries_however_many_labels(ledger_url: 
     labels, no scan of the table."""
     _many_labels(ledger_url)
     account, key = "acct-0100", "key-0100"
-    plan = _plan(ledger_url, _sql.key_rows(TABLE), [account, key, "order-2", key, key])
+    plan = _plan(ledger_url, _statements.key_rows(TABLE), [account, key, "order-2", key, key])
     for walk in ("labels", "Recursive", "Seq Scan", f"SCAN {TABLE}", "Hash"):
         assert walk not in plan, plan
     assert f"{TABLE}_by_key" in plan and f"{TABLE}_verified_by" in plan, plan
@@ -124,7 +124,9 @@ def test_a_label_holding_rows_of_its_own_is_checked_without_walking_the_labels(
 
     url = fresh_database(postgres_url)
     _many_labels(url)
-    explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + _sql.label_rows(_sql.POSTGRES, TABLE)
+    explain = "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF) " + _statements.label_rows(
+        _schema.POSTGRES, TABLE
+    )
     for label, walked in (("acct-0100", False), ("Acct-0100", True)):
         plan = "\n".join(
             str(line[0]) for line in _database(url, explain, [label, "order-2", label, label])

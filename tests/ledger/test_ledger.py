@@ -21,7 +21,8 @@ from paysdk.ledger import (
     Outcome,
     UnverifiedPaymentError,
     _checks,
-    _sql,
+    _schema,
+    _statements,
 )
 from tests.support.either_ledger import EitherLedger, MakeLedger, paid
 from tests.support.ledger_worker import abandon_claim
@@ -377,14 +378,14 @@ def test_each_reserved_table_name_is_one_its_database_refuses(ledger_url: str) -
     """The names refused for a database are those it refuses itself in the ledger's statements
     (a syntax error), and no name that works: a plain one makes the table."""
     backend = "sqlite" if ledger_url.startswith("sqlite") else "postgresql"
-    dialect = _sql.SQLITE if backend == "sqlite" else _sql.POSTGRES
+    dialect = _schema.SQLITE if backend == "sqlite" else _schema.POSTGRES
     with _raw_connection(ledger_url) as (execute, refused):
         accepted = []
         for word in [*sorted(_checks.RESERVED_WORDS[backend]), "shop_fulfilments"]:
             with contextlib.suppress(refused):
                 for statement in dialect.schema(word):
                     execute(statement)
-                execute(_sql.select_one(dialect, word).replace("?", "''"))
+                execute(_statements.select_one(dialect, word).replace("?", "''"))
                 accepted.append(word)
     assert accepted == ["shop_fulfilments"]
 

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 import paysdk
-from paysdk.ledger import LeaseLostError, LedgerError, Outcome, UnrecordedFulfilmentError, _sql
-from paysdk.ledger._plans import ensure_schema, fulfil_once
-from paysdk.ledger._sql import POSTGRES, SQLITE
+from paysdk.ledger import LeaseLostError, LedgerError, Outcome, UnrecordedFulfilmentError, _schema
+from paysdk.ledger._fulfilment import fulfil_once
+from paysdk.ledger._migration import ensure_schema
+from paysdk.ledger._schema import POSTGRES, SQLITE
 from paysdk.ledger._steps import (
     LEDGER_STEPS,
     Act,
@@ -204,7 +205,9 @@ def test_the_database_clock_starts_checks_and_ends_each_lease(dialect: Any) -> N
 
 @pytest.mark.parametrize("dialect", [SQLITE, POSTGRES], ids=["sqlite", "postgres"])
 @pytest.mark.parametrize("has_account", [0, 1], ids=["old-table", "current-table"])
-def test_opening_a_table_makes_each_key_index_once(dialect: _sql.Dialect, has_account: int) -> None:
+def test_opening_a_table_makes_each_key_index_once(
+    dialect: _schema.Dialect, has_account: int
+) -> None:
     """A table made before accounts is migrated, which makes the key indexes; opening it does
     not make them again (harmless, ``IF NOT EXISTS``, but a statement each for nothing)."""
     steps = ensure_schema(dialect, "ledger")
@@ -216,12 +219,12 @@ def test_opening_a_table_makes_each_key_index_once(dialect: _sql.Dialect, has_ac
             seen.append(step)
             reply = None
             if isinstance(step, Query):  # the table exists, with the account column or not
-                if step.sql == _sql.table_columns(dialect, "ledger")[0]:
-                    names = [*_sql.OLD_COLUMNS.split(", "), *(["account"] * has_account)]
+                if step.sql == _schema.table_columns(dialect, "ledger")[0]:
+                    names = [*_schema.OLD_COLUMNS.split(", "), *(["account"] * has_account)]
                     reply = Rows([(name,) for name in names], len(names))
                 else:
                     reply = Rows([(1,)], 1)
     except StopIteration:
         pass
     made = [s.sql for s in seen if isinstance(s, Query) and "CREATE INDEX" in s.sql]
-    assert len(made) == len(_sql.KEY_INDEXES)
+    assert len(made) == len(_schema.KEY_INDEXES)

@@ -47,7 +47,7 @@ def test_a_whole_page_has_no_problems(docs_check: ModuleType) -> None:
         ({"text": "Call :meth:verify first."}, "raw reStructuredText"),
         ({"text": "For example::\n\n    client.verify()"}, "raw reStructuredText"),
         ({"text": "Bases: _BaseLedger"}, "a private name"),
-        ({"text": "table = _sql.DEFAULT_TABLE"}, "a private name"),
+        ({"text": "table = _schema.DEFAULT_TABLE"}, "a private name"),
         (
             {"table_names": [("max_response_bytes", 2)] + [("timeout", 1)] * 120},
             "'max_response_bytes' breaks over 2",

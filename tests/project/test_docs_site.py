@@ -134,7 +134,7 @@ def test_the_api_reference_names_no_private_module_or_base(site: Path) -> None:
 def test_the_private_name_check_finds_what_the_reference_once_showed() -> None:
     for html in [
         'Bases: <code><span title="x">_BaseLedger</span></code>',
-        "table: str = _sql.DEFAULT_TABLE",
+        "table: str = _schema.DEFAULT_TABLE",
         'title="APIError (paysdk._errors.APIError)"',
         "-&gt; _drive.ItemIterator[ListedPayment]",
     ]:

@@ -68,7 +68,11 @@ def test_the_package_keeps_every_contract(package_copy: Path) -> None:
         ("_core/steps.py", "import httpx", "The core, parsing and the models import no HTTP"),
         ("_core/plans.py", "from .._transport import deadline", "Layers: each imports only"),
         ("_models/wire.py", "from .._errors import PaySDKError", "The models import nothing"),
-        ("cli/_main.py", "from ..ledger import _plans", "Only paysdk.ledger imports its insides"),
+        (
+            "cli/_main.py",
+            "from ..ledger import _fulfilment",
+            "Only paysdk.ledger imports its insides",
+        ),
         ("testing/_factories.py", "from ..sandbox import _server", "Only paysdk.sandbox imports"),
         ("_core/retry.py", "from . import plans", "No import cycles between modules of a"),
         (
@@ -82,7 +86,7 @@ def test_the_package_keeps_every_contract(package_copy: Path) -> None:
             "Only the transport and the client import the transport's insides",
         ),
         (
-            "ledger/_plans.py",
+            "ledger/_fulfilment.py",
             "from .._transport._async.drive import drive",
             "Only the transport and the client import the transport's insides",
         ),

@@ -27,7 +27,7 @@ from paysdk._core.steps import CALL_STEPS, ITEM_STEPS, Read, Send
 from paysdk._transport._sync import drive
 from paysdk.ledger import _steps as ledger_steps
 from paysdk.ledger._databases.sqlite import SQLiteDriver
-from paysdk.ledger._sql import SQLITE
+from paysdk.ledger._schema import SQLITE
 from paysdk.ledger._steps import LEDGER_STEPS, RECONCILE_STEPS, Begin, Query, Verify
 from paysdk.ledger._sync import reconcile as sync_reconcile
 from paysdk.ledger._sync import run as ledger_run
@@ -44,10 +44,18 @@ DRIVERS: dict[str, tuple[tuple[type, ...], str, str]] = {
 """Each kind of plan: its vocabulary, and its driver (the file, ``_async/`` or ``_sync/``
 left out, and the function in it, named as in ``_sync/``)."""
 
+LEDGER_PLAN_MODULES = (
+    "ledger/_fulfilment.py",
+    "ledger/_accounts.py",
+    "ledger/_reads.py",
+    "ledger/_migration.py",
+)
+"""The ledger's plans, one concept a module."""
+
 PLAN_MODULES: dict[str, tuple[type, ...]] = {
     "_core/plans.py": ITEM_STEPS,  # a call's steps and an item plan's
     "_core/attempts.py": CALL_STEPS,
-    "ledger/_plans.py": LEDGER_STEPS,
+    **dict.fromkeys(LEDGER_PLAN_MODULES, LEDGER_STEPS),
     "ledger/_reconcile/plan.py": RECONCILE_STEPS,
 }
 """The modules that build the steps they yield, and the vocabulary each may yield from."""
@@ -187,7 +195,7 @@ def test_every_step_a_plan_builds_is_of_its_vocabulary() -> None:
     for module, steps in built.items():
         assert steps <= set(PLAN_MODULES[module]), module
     # the scan sees what the plans build: every step of the ledger's and reconcile's
-    assert built["ledger/_plans.py"] == set(LEDGER_STEPS)
+    assert set().union(*(built[module] for module in LEDGER_PLAN_MODULES)) == set(LEDGER_STEPS)
     assert built["ledger/_reconcile/plan.py"] == set(RECONCILE_STEPS)
 
 

@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from ._async.ledger import AsyncLedger
     from ._rows import FulfilResult, LedgerRow, Outcome
     from ._reconcile.report import ALARMS, MAX_DISCREPANCIES, Discrepancy, Kind, ReconcileReport
-    from ._sql import DEFAULT_TABLE, STATES
+    from ._schema import DEFAULT_TABLE
+    from ._statements import STATES
     from ._errors import (
         LedgerError,
         LeaseLostError,
@@ -63,7 +64,8 @@ _HOMES = {
         ["ALARMS", "MAX_DISCREPANCIES", "Discrepancy", "Kind", "ReconcileReport"],
         "._reconcile.report",
     ),
-    **dict.fromkeys(["DEFAULT_TABLE", "STATES"], "._sql"),
+    "DEFAULT_TABLE": "._schema",
+    "STATES": "._statements",
     **dict.fromkeys(
         [
             "LedgerError",

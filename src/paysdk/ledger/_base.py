@@ -1,5 +1,5 @@
 """What ``Ledger`` and ``AsyncLedger`` share: the URL, the table, the lease, and the plans
-(``_plans``) each of their methods runs, built and checked before any I/O."""
+(``_fulfilment``, ``_reads``) each of their methods runs, built and checked before any I/O."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from .._core.expected import check_lookup
 from .._errors import ConfigurationError, PaySDKError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
-from . import _checks, _plans, _sql
+from . import _checks, _fulfilment, _reads, _schema
 from ._errors import frameless
 from ._rows import FulfilResult, LedgerRow
 from ._steps import LedgerPlan
@@ -120,7 +120,7 @@ class BaseLedger:
         url: str | os.PathLike[str],
         *,
         lease: float | dt.timedelta = DEFAULT_LEASE,
-        table: str = _sql.DEFAULT_TABLE,
+        table: str = _schema.DEFAULT_TABLE,
         create_table: bool = True,
         timeout: float = 30.0,
     ) -> None:
@@ -191,7 +191,7 @@ class BaseLedger:
         checked = _checks.check_payable(payment)
         # recording what an action did is tried for twice the timeout (60 s by default), so a
         # database restart or failover of a few seconds never leaves an action that ran unrecorded
-        return _plans.fulfil_once(
+        return _fulfilment.fulfil_once(
             self._driver.dialect, self.table, checked, self.lease, record_for=2 * self.timeout
         )
 
@@ -199,7 +199,7 @@ class BaseLedger:
         if not isinstance(ran, bool):
             raise ConfigurationError(f"resolve needs ran=True or ran=False, not {quoted(ran)}")
         (checked,) = _checks.check_references([reference])
-        return _plans.resolve(
+        return _fulfilment.resolve(
             self._driver.dialect, self.table, checked, ran=ran, account=check_account(account)
         )
 
@@ -219,12 +219,12 @@ class BaseLedger:
             )
         # a LIMIT is a signed 64-bit integer, as amounts are
         most = min(check_limit(limit, "limit"), _checks.AMOUNTS.stop - 1)
-        return _plans.rows_after(self._driver.dialect, self.table, after, most, checked, label)
+        return _reads.rows_after(self._driver.dialect, self.table, after, most, checked, label)
 
     def _set_aside_plan(
         self,
         payment: VerifiedPayment | str,
-        state: _plans.SetAside,
+        state: _fulfilment.SetAside,
         reason: object,
         account: object = "",
     ) -> LedgerPlan[LedgerRow]:
@@ -232,7 +232,7 @@ class BaseLedger:
             payment, _checks.check_reason(reason), check_account(account)
         )
         verified = payment if isinstance(payment, VerifiedPayment) else None
-        return _plans.set_aside(self._driver.dialect, self.table, target, state, verified)
+        return _fulfilment.set_aside(self._driver.dialect, self.table, target, state, verified)
 
 
 def needs_lookup(fulfil: object, lookup: object) -> None:

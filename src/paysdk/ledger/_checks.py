@@ -12,7 +12,7 @@ from .._core import Expected, check_payment, check_reference
 from .._errors import ConfigurationError
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
-from . import _sql
+from . import _schema, _statements
 from ._errors import AmountOutOfRangeError, UnverifiedPaymentError
 
 _TABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,62}(\.[A-Za-z_][A-Za-z0-9_]{0,62})?")
@@ -52,7 +52,7 @@ def check_table(table: object, backend: str | None = None) -> str:
     (``"sqlite"`` or ``"postgresql"``; ``None``: not known yet) takes unquoted."""
     if not isinstance(table, str) or _TABLE_NAME.fullmatch(table) is None:
         raise ConfigurationError(
-            f"table must be a plain SQL name like {_sql.DEFAULT_TABLE!r} (or schema.name), "
+            f"table must be a plain SQL name like {_schema.DEFAULT_TABLE!r} (or schema.name), "
             f"not {quoted(table)}"
         )
     parts = table.lower().split(".")
@@ -64,7 +64,7 @@ def check_table(table: object, backend: str | None = None) -> str:
         database = "SQLite" if backend == "sqlite" else "PostgreSQL"
         raise ConfigurationError(
             f"table {table!r}: {database} reserves {reserved[0]} for its own use, so every "
-            f"statement on it would fail; name it otherwise, like {_sql.DEFAULT_TABLE!r}"
+            f"statement on it would fail; name it otherwise, like {_schema.DEFAULT_TABLE!r}"
         )
     if _TEMPORARY_SCHEMA.match(table):
         raise ConfigurationError(
@@ -206,8 +206,8 @@ def check_references(references: Sequence[str]) -> list[str]:
 
 def check_state(state: object) -> str | None:
     """A state to list rows of: one of the states a row reads as, or ``None`` for all."""
-    if state is not None and state not in _sql.STATES:
+    if state is not None and state not in _statements.STATES:
         raise ConfigurationError(
-            f"unknown state {state!a}: expected one of {', '.join(_sql.STATES)}"
+            f"unknown state {state!a}: expected one of {', '.join(_statements.STATES)}"
         )
     return state

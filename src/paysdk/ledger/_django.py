@@ -10,7 +10,7 @@ from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from .._errors import ConfigurationError
-from . import _plans, _sql
+from . import _migration, _schema, _statements
 from ._base import DEFAULT_LEASE
 from ._databases.django import DIALECTS, DjangoDriver, run_statement
 from ._databases.driver import Driver
@@ -36,7 +36,7 @@ class DjangoLedger(Ledger):
         using: str = "default",
         *,
         lease: float | dt.timedelta = DEFAULT_LEASE,
-        table: str = _sql.DEFAULT_TABLE,
+        table: str = _schema.DEFAULT_TABLE,
         create_table: bool = False,
         timeout: float = 30.0,
     ) -> None:
@@ -96,22 +96,22 @@ class DjangoLedger(Ledger):
         if vendor not in DIALECTS:
             raise ConfigurationError(f"DjangoLedger supports sqlite and postgresql, not {vendor!r}")
         dialect = DIALECTS[vendor]
-        return dialect.sql(_sql.current_state(dialect))
+        return dialect.sql(_statements.current_state(dialect))
 
 
-def key_by_account(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TABLE) -> None:
+def key_by_account(connection: BaseDatabaseWrapper, table: str = _schema.DEFAULT_TABLE) -> None:
     """Key ``table`` by (account, reference) in a Django migration's transaction on its
     ``connection`` (``schema_editor.connection``), every row kept as the account ``''``."""
     dialect = DIALECTS[connection.vendor]
-    migrate = _plans.add_account(dialect, table)
+    migrate = _migration.add_account(dialect, table)
     run_in_transaction(_MigrationConnection(connection), dialect, migrate)
 
 
-def index_by_key(connection: BaseDatabaseWrapper, table: str = _sql.DEFAULT_TABLE) -> None:
-    """Make the indexes ``table`` lacks (``_plans.key_indexes``; ``key_by_account`` made the first
-    alone) in a Django migration's transaction on its ``connection``."""
+def index_by_key(connection: BaseDatabaseWrapper, table: str = _schema.DEFAULT_TABLE) -> None:
+    """Make the indexes ``table`` lacks (``_migration.key_indexes``; ``key_by_account`` made the
+    first alone) in a Django migration's transaction on its ``connection``."""
     dialect = DIALECTS[connection.vendor]
-    indexes = _plans.key_indexes(dialect, table)
+    indexes = _migration.key_indexes(dialect, table)
     run_in_transaction(_MigrationConnection(connection), dialect, indexes)
 
 

@@ -11,7 +11,7 @@ from typing import Any, Generic, TypeVar
 from .._errors.quoting import quoted
 from .._models.timestamps import as_utc
 from ._errors import LedgerError
-from ._sql import STATES
+from ._statements import STATES
 
 __all__ = ["FulfilResult", "LedgerRow", "Outcome"]
 
@@ -67,8 +67,8 @@ class LedgerRow:
 
     @classmethod
     def _from_db(cls, row: Sequence[Any]) -> LedgerRow:
-        """A row as the database driver returns it: its columns in ``_sql.row``'s order, each of
-        its column's type (``checked``)."""
+        """A row as the database driver returns it: its columns in ``_statements.row``'s order, each
+        of its column's type (``checked``)."""
         reference, state, token, attempts, lease, amount, currency, fulfilled, reason, account = (
             checked(row, ROW_COLUMNS)
         )
@@ -130,9 +130,9 @@ ROW_COLUMNS: tuple[tuple[str, tuple[type, ...]], ...] = (
     ("reason", _OPTIONAL_TEXT),
     ("account", _TEXT),
 )
-"""``_sql.row``'s columns, each with the types its value may be (``()``: read elsewhere)."""
+"""``_statements.row``'s columns, each with the types its value may be (``()``: read elsewhere)."""
 FOUND_COLUMNS = tuple(ROW_COLUMNS[i] for i in (0, 1, 5, 6, 8))
-"""``_sql.found``'s columns, likewise."""
+"""``_statements.found``'s columns, likewise."""
 _STATES = frozenset(STATES)
 
 
@@ -166,7 +166,7 @@ def _shown(value: object) -> str:
 
 
 def _time(reference: str, value: object) -> dt.datetime | None:
-    """A timestamp as every database returns it (``_sql.Dialect.read_time``): the ledger's ISO
+    """A timestamp as every database returns it (``_schema.Dialect.read_time``): the ledger's ISO
     text in UTC. One edited by hand into no time, or none in UTC's range, is a `LedgerError`
     naming its row, not a ``ValueError`` from deep in a listing."""
     if value is None:

@@ -34,7 +34,7 @@ from ._databases import alchemy as _alchemy
 from ._databases._async.alchemy import AsyncSQLAlchemyDriver
 from ._databases._sync.alchemy import SQLAlchemyDriver
 from ._databases.driver import AsyncDriver, Driver
-from ._sql import DEFAULT_TABLE, KEY_INDEXES, Dialect, index_name
+from ._schema import DEFAULT_TABLE, KEY_INDEXES, Dialect, index_name
 from ._sync.ledger import Ledger
 
 if TYPE_CHECKING:

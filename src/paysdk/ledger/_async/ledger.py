@@ -10,7 +10,7 @@ from ..._client.tracing import call_span
 from ..._core.closing import AsyncCloses
 from ..._core.config import check_account
 from ..._models.verified import VerifiedPayment
-from .. import _checks, _plans
+from .. import _accounts, _checks, _migration, _reads
 from .._base import BaseLedger, check_limit, needs_lookup
 from .._databases.driver import AsyncDriver
 from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
@@ -81,7 +81,7 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
             LedgerError: the database failed or refused (the cause is chained).
         """
         label, checked = check_account(account), _checks.check_references(references)
-        return await self._run(_plans.rows_for(self._driver.dialect, self.table, checked, label))
+        return await self._run(_reads.rows_for(self._driver.dialect, self.table, checked, label))
 
     async def row(self, reference: str, *, account: str = "") -> LedgerRow | None:
         """The ledger's row for one reference.
@@ -100,9 +100,9 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         return (await self.rows([reference], account=account)).get(reference)
 
     async def _found_rows(self, references: Sequence[str], *, account: str) -> dict[str, Found]:
-        """What reconcile compares of these references' rows (``_plans.found_for``)."""
+        """What reconcile compares of these references' rows (``_reads.found_for``)."""
         label, dialect = check_account(account), self._driver.dialect
-        return await self._run(_plans.found_for(dialect, self.table, references, label))
+        return await self._run(_reads.found_for(dialect, self.table, references, label))
 
     async def _fulfilled_references_after(
         self,
@@ -112,14 +112,14 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         *,
         account: str,
     ) -> list[str]:
-        """A page of one account's fulfilled references (``_plans.fulfilled_references_after``)."""
+        """A page of one account's fulfilled references (``_reads.fulfilled_references_after``)."""
         label = check_account(account)
-        return await self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
+        return await self._run(_reads.fulfilled_references_after(self.table, after, limit, label))
 
     async def _label_meant(self, account: str) -> str | None:
-        """The label that holds rows where ``account`` holds none (``_plans.label_meant``)."""
+        """The label that holds rows where ``account`` holds none (``_accounts.label_meant``)."""
         label, dialect = check_account(account), self._driver.dialect
-        return await self._run(_plans.label_meant(dialect, self.table, label))
+        return await self._run(_accounts.label_meant(dialect, self.table, label))
 
     async def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
@@ -239,7 +239,7 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return await self._run(_plans.retire_key(self.table))
+        return await self._run(_accounts.retire_key(self.table))
 
     async def reconcile(
         self,
@@ -293,10 +293,10 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         )
 
     async def _check_reconciled_key(self, client: AsyncClient) -> None:
-        """Refuse a ``client`` whose rows would not be its own (``_plans.check_reconciled_key``)."""
+        """Refuse a client whose rows would not be its own (``_accounts.check_reconciled_key``)."""
         config = client._config
         issuer = "" if config.unset else config.issuer
-        await self._run(_plans.check_reconciled_key(self.table, config.account, issuer))
+        await self._run(_accounts.check_reconciled_key(self.table, config.account, issuer))
 
     async def create_table(self) -> None:
         """Create the ledger's table if it does not exist (done on first use by default).
@@ -304,7 +304,7 @@ class AsyncLedger(AsyncFulfilOnce, AsyncCloses, BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        schema = _plans.ensure_schema(self._driver.dialect, self.table)
+        schema = _migration.ensure_schema(self._driver.dialect, self.table)
         await run_plan(self._driver, schema, timeout=self.timeout)
         self._ready = True
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from ..._transport import async_drive
 from .._databases.driver import AsyncConnection, AsyncDriver
 from .._errors import LedgerError
-from .._sql import Dialect
+from .._schema import Dialect
 from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
 from .._twins import (
     async_result_of,

@@ -13,7 +13,7 @@ import sqlalchemy.exc
 
 from ..._errors import ConfigurationError
 from .._errors import LedgerError
-from .._sql import POSTGRES, SQLITE, Dialect
+from .._schema import POSTGRES, SQLITE, Dialect
 from .postgres import postgres_error
 from .sqlite import sqlite_error
 

@@ -15,7 +15,7 @@ from django.db import DatabaseError, InterfaceError, connections, transaction
 from django.db.backends.base.base import BaseDatabaseWrapper
 
 from ..._errors import ConfigurationError
-from .. import _sql
+from .. import _schema
 from .._errors import LedgerError, frameless
 from .._steps import Rows
 from .driver import Connection
@@ -24,7 +24,7 @@ from .sqlite import sqlite_error
 
 __all__ = ["DIALECTS", "DjangoDriver", "run_statement"]
 
-DIALECTS = {"sqlite": _sql.SQLITE_FORMAT, "postgresql": _sql.POSTGRES}
+DIALECTS = {"sqlite": _schema.SQLITE_FORMAT, "postgresql": _schema.POSTGRES}
 """Django's cursors take the "format" parameter style (``%s``, ``%%``) on every database."""
 _DJANGO_ERRORS = (DatabaseError, InterfaceError)
 
@@ -48,12 +48,12 @@ class _DjangoTransaction:
 
     def enter(self) -> None:
         try:
-            if self.driver.dialect is _sql.SQLITE_FORMAT:
+            if self.driver.dialect is _schema.SQLITE_FORMAT:
                 self.busy_timeout = int(self._pragma("PRAGMA busy_timeout")[0][0])
                 self._pragma(f"PRAGMA busy_timeout = {max(1, round(self.driver.timeout * 1000))}")
             self.atomic.__enter__()
             self.open = True
-            if self.driver.dialect is _sql.POSTGRES:
+            if self.driver.dialect is _schema.POSTGRES:
                 options = libpq_options(self.wrapper.connection)
                 timeouts = local_timeouts(self.driver.timeout, options)
                 for statement in [f"SET TRANSACTION {ISOLATION}", *timeouts]:
@@ -178,7 +178,7 @@ class DjangoDriver:
         else:
             found = LedgerError(f"the ledger failed: {' '.join(str(cause).split())}")
         said = str(cause)
-        unmade = not _sql.before_accounts(said) and any(
+        unmade = not _schema.before_accounts(said) and any(
             words in said for words in ("no such table", "does not exist")
         )
         hint = "; has `manage.py migrate` created the ledger's table?" if unmade else ""

@@ -1,5 +1,5 @@
 """What a ledger backend must do: open a transaction (write or read), run a statement, commit.
-It holds no decisions (those are ``_plans``'), and turns its database's errors into LedgerError."""
+It holds no decisions (those are the plans'), and turns its database's errors into LedgerError."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 from typing import Generic, Protocol, TypeVar
 
-from .._sql import Dialect
+from .._schema import Dialect
 from .._steps import Rows
 
 __all__ = ["AsyncConnection", "AsyncDriver", "Connection", "Driver", "Idle"]

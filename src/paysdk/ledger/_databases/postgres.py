@@ -13,7 +13,7 @@ from typing import Any
 
 from ..._errors import ConfigurationError
 from .._errors import LedgerError, frameless
-from .._sql import before_accounts
+from .._schema import before_accounts
 from .postgres_url import PostgresURL, parse_url, scrub
 
 __all__ = [
@@ -61,7 +61,7 @@ def load_psycopg() -> Any:
 
 def trusted(sql: str) -> Any:
     """psycopg types queries as LiteralString; ours are constants and a table name checked as
-    an identifier (see ``_sql``), so they are passed as such."""
+    an identifier (see ``_schema``), so they are passed as such."""
     return sql
 
 
@@ -90,7 +90,7 @@ def opening(timeout: float, options: str) -> str:
 ISOLATION = "ISOLATION LEVEL READ COMMITTED"
 """Every ledger transaction's, whatever the server's, role's or app's default
 (``default_transaction_isolation``, Django's ``isolation_level``): each statement sees what
-committed before it, so a check after a lock wait (``_sql.Dialect.key_lock``) sees the rows
+committed before it, so a check after a lock wait (``_schema.Dialect.key_lock``) sees the rows
 committed during it, and a claim's compare-and-set re-checks a row another worker committed (one
 wins) rather than failing to serialize."""
 

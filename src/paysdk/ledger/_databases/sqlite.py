@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from ..._errors import ConfigurationError
 from .._errors import LedgerError
-from .._sql import SQLITE, before_accounts
+from .._schema import SQLITE, before_accounts
 from .._steps import Rows
 from .driver import AsyncConnection, Connection, Idle
 

@@ -12,7 +12,7 @@ from ..._client.tracing import call_span
 from ..._core.closing import Closes
 from ..._core.config import check_account
 from ..._models.verified import VerifiedPayment
-from .. import _checks, _plans
+from .. import _accounts, _checks, _migration, _reads
 from .._base import BaseLedger, check_limit, needs_lookup
 from .._databases.driver import Driver
 from .._reconcile.report import MAX_DISCREPANCIES, ReconcileReport
@@ -83,7 +83,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
             LedgerError: the database failed or refused (the cause is chained).
         """
         label, checked = check_account(account), _checks.check_references(references)
-        return self._run(_plans.rows_for(self._driver.dialect, self.table, checked, label))
+        return self._run(_reads.rows_for(self._driver.dialect, self.table, checked, label))
 
     def row(self, reference: str, *, account: str = "") -> LedgerRow | None:
         """The ledger's row for one reference.
@@ -102,9 +102,9 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         return (self.rows([reference], account=account)).get(reference)
 
     def _found_rows(self, references: Sequence[str], *, account: str) -> dict[str, Found]:
-        """What reconcile compares of these references' rows (``_plans.found_for``)."""
+        """What reconcile compares of these references' rows (``_reads.found_for``)."""
         label, dialect = check_account(account), self._driver.dialect
-        return self._run(_plans.found_for(dialect, self.table, references, label))
+        return self._run(_reads.found_for(dialect, self.table, references, label))
 
     def _fulfilled_references_after(
         self,
@@ -114,14 +114,14 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         *,
         account: str,
     ) -> list[str]:
-        """A page of one account's fulfilled references (``_plans.fulfilled_references_after``)."""
+        """A page of one account's fulfilled references (``_reads.fulfilled_references_after``)."""
         label = check_account(account)
-        return self._run(_plans.fulfilled_references_after(self.table, after, limit, label))
+        return self._run(_reads.fulfilled_references_after(self.table, after, limit, label))
 
     def _label_meant(self, account: str) -> str | None:
-        """The label that holds rows where ``account`` holds none (``_plans.label_meant``)."""
+        """The label that holds rows where ``account`` holds none (``_accounts.label_meant``)."""
         label, dialect = check_account(account), self._driver.dialect
-        return self._run(_plans.label_meant(dialect, self.table, label))
+        return self._run(_accounts.label_meant(dialect, self.table, label))
 
     def rows_after(
         self, after: str = "", limit: int = 500, *, state: str | None = None, account: str = ""
@@ -241,7 +241,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        return self._run(_plans.retire_key(self.table))
+        return self._run(_accounts.retire_key(self.table))
 
     def reconcile(
         self,
@@ -295,10 +295,10 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         )
 
     def _check_reconciled_key(self, client: Client) -> None:
-        """Refuse a ``client`` whose rows would not be its own (``_plans.check_reconciled_key``)."""
+        """Refuse a client whose rows would not be its own (``_accounts.check_reconciled_key``)."""
         config = client._config
         issuer = "" if config.unset else config.issuer
-        self._run(_plans.check_reconciled_key(self.table, config.account, issuer))
+        self._run(_accounts.check_reconciled_key(self.table, config.account, issuer))
 
     def create_table(self) -> None:
         """Create the ledger's table if it does not exist (done on first use by default).
@@ -306,7 +306,7 @@ class Ledger(FulfilOnce, Closes, BaseLedger):
         Raises:
             LedgerError: the database failed or refused (the cause is chained).
         """
-        schema = _plans.ensure_schema(self._driver.dialect, self.table)
+        schema = _migration.ensure_schema(self._driver.dialect, self.table)
         run_plan(self._driver, schema, timeout=self.timeout)
         self._ready = True
 

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 from ..._transport import drive
 from .._databases.driver import Connection, Driver
 from .._errors import LedgerError
-from .._sql import Dialect
+from .._schema import Dialect
 from .._steps import LEDGER_STEPS, Act, Acted, Begin, Commit, LedgerPlan, LedgerStep, Query, Sleep
 from .._twins import (
     result_of,

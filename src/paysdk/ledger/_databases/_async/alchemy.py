@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy.exc
 
 from ..._errors import LedgerError, frameless
-from ..._sql import SQLITE, Dialect
+from ..._schema import SQLITE, Dialect
 from ..._steps import Rows
 from ..._twins import async_shield
 from ..alchemy import DATABASE_ERRORS, async_driver_connection, error, in_transaction

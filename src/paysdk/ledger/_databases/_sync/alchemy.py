@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 import sqlalchemy.exc
 
 from ..._errors import LedgerError, frameless
-from ..._sql import SQLITE, Dialect
+from ..._schema import SQLITE, Dialect
 from ..._steps import Rows
 from ..._twins import shield
 from ..alchemy import DATABASE_ERRORS, driver_connection, error, in_transaction

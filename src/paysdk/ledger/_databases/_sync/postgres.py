@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..._errors import LedgerError
-from ..._sql import POSTGRES
+from ..._schema import POSTGRES
 from ..._steps import Rows
 from ..._twins import shield
 from ..driver import Connection, Idle
