@@ -44,6 +44,7 @@ OPTIONAL = {
     "ledger/_databases/_sync/alchemy.py": "sqlalchemy",
     "ledger/sqlalchemy.py": "sqlalchemy",
     "testing/_mock_api.py": "testing",
+    "testing/_mock_requests.py": "testing",
 }
 """Where a module's path (under src/paysdk) starts with one of these, it is loaded only with the
 extra named: its imports may come from that extra. Every other module is core."""

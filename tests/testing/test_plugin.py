@@ -340,7 +340,14 @@ def test_a_test_asking_for_the_fake_and_the_sandbox_is_told_to_choose(
     result.stdout.no_fnmatch_line("*not mocked*")
 
 
-HEAVY = ["respx", "paysdk.sandbox", "paysdk.testing._mock_api", "paysdk.testing._callbacks"]
+HEAVY = [
+    "respx",
+    "paysdk.sandbox",
+    "paysdk.testing._mock_api",
+    "paysdk.testing._mock_clients",
+    "paysdk.testing._mock_requests",
+    "paysdk.testing._callbacks",
+]
 
 
 def test_the_plugin_imports_nothing_heavy_until_a_fixture_is_used(

@@ -32,7 +32,8 @@ if TYPE_CHECKING:
         payment_record,
         verified_payment,
     )
-    from ._mock_api import MockPaymentAPI, RecordedCall
+    from ._mock_api import MockPaymentAPI
+    from ._mock_requests import RecordedCall
 
 __all__ = [
     "CallbackSender",
@@ -55,7 +56,7 @@ _HOMES = {
     "Fault": ".._service.faults",
     "PaymentRecord": ".._service.records",
     "MockPaymentAPI": "._mock_api",
-    "RecordedCall": "._mock_api",
+    "RecordedCall": "._mock_requests",
     "PaymentFields": "._factories",
     "PaymentMethod": "._factories",
     "listed_payment": "._factories",

@@ -4,10 +4,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Literal, TypeVar, cast
 from urllib.parse import quote, urlsplit
 
 import httpx
@@ -30,8 +28,10 @@ from .._service.store import PaymentStore, StandIn
 from .._transport import httpx_timeout
 from . import _no_proxy as no_proxy
 from ._factories import PaymentFields, payment_record
+from ._mock_clients import MockAsyncClient, MockClient, MockClientT
+from ._mock_requests import Endpoint, NotTheFakesRequest, RecordedCall, ask_first, transport_error
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI", "RecordedCall"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_SECRET_KEY", "MockPaymentAPI"]
 
 DEFAULT_BASE_URL = "https://api.paysdk.test"
 """A host that cannot exist (``.test`` is reserved), so a request the fake misses fails loudly."""
@@ -43,30 +43,6 @@ FAKE_DEFAULTS = {
 """What a message about an empty argument offers: the fake's default, and what to give instead."""
 DEFAULT_TIMEOUT = httpx_timeout(configure.DEFAULT_TIMEOUT)
 """A client's default timeout, as the ``timeout`` argument takes it."""
-
-Endpoint = Literal["verify", "list"]
-MockClientT = TypeVar("MockClientT", "MockClient", "MockAsyncClient")
-
-
-@dataclasses.dataclass(frozen=True)
-class RecordedCall:
-    """A request the fake got. Its ``Authorization`` value is not kept: see ``authorized``."""
-
-    method: str
-    """The request's method."""
-    path: str
-    """The raw path below the base URL, still percent-encoded, without the query."""
-    endpoint: Endpoint | None
-    """``"verify"``, ``"list"``, or ``None`` for a path the service does not have."""
-    reference: str | None
-    """The reference a verify call asked for, percent-decoded; ``None`` for other calls."""
-    headers: Mapping[str, str]
-    """The request headers, with the ``Authorization`` value replaced by ``<redacted>``."""
-    authorized: bool
-    """Whether the call carried ``Authorization: Bearer <the fake's key>``."""
-    request_id: str | None = None
-    """The ``X-Request-Id`` of the answer, to compare with what a client reports; ``None`` when
-    a fault failed the call before any answer (a timeout, a cut connection)."""
 
 
 class MockPaymentAPI(StandIn[PaymentStore]):
@@ -140,7 +116,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         """Start answering requests to ``base_url`` (patches httpx's transports through respx)."""
         if not self._running:
             self._router.start()
-            _ask_first(self._router)
+            ask_first(self._router)
             self._no_proxy_before = no_proxy.bypass(self._host)
             self._running = True
         return self
@@ -371,7 +347,7 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         route = api_route(path)
         authorization = request.headers.get("Authorization")
         fault = self._faults.take(path) if path else None
-        failure = None if fault is None else _transport_error(fault, request)
+        failure = None if fault is None else transport_error(fault, request)
         request_id = new_request_id()
         call = RecordedCall(
             method=request.method,
@@ -389,55 +365,3 @@ class MockPaymentAPI(StandIn[PaymentStore]):
         reply = self._answer_api(request.method, path or raw_path, authorization, fault)
         reply = reply.with_request_id(request_id)
         return httpx.Response(reply.status, content=reply.body, headers=dict(reply.headers))
-
-
-class NotTheFakesRequest(respx.models.AllMockedAssertionError):
-    """A request to a host the fake does not answer, said with what to do about it.
-
-    respx tries its next router on this error, and raises it when no router answers.
-    """
-
-
-def _ask_first(router: respx.MockRouter) -> None:
-    """Put ``router`` before the respx routers started earlier: respx asks them in order, and
-    one with ``assert_all_mocked=False`` answers any request it has no route for (an empty 200),
-    requests to the fake's host too."""
-    routers = router.Mocker.routers if router.Mocker is not None else []
-    if router in routers:
-        routers.remove(router)
-        routers.insert(0, router)
-
-
-def _transport_error(fault: Fault, request: httpx.Request) -> httpx.TransportError | None:
-    """What httpx raises when the sandbox applies ``fault`` over a real connection, if anything."""
-    timeouts = cast("Mapping[str, float | None]", request.extensions.get("timeout") or {})
-    read_timeout = timeouts.get("read")
-    if fault.delay and read_timeout is not None and fault.delay >= read_timeout:
-        return httpx.ReadTimeout("The read operation timed out", request=request)
-    if fault.disconnect == "before_response":
-        return httpx.RemoteProtocolError(
-            "Server disconnected without sending a response.", request=request
-        )
-    if fault.disconnect is not None:
-        return httpx.RemoteProtocolError(
-            "peer closed connection without sending complete message body", request=request
-        )
-    return None
-
-
-class MockClient(Client):
-    """A Client whose retry waits are recorded in ``_waits`` instead of slept."""
-
-    _waits: list[float]
-
-    def _sleep(self, seconds: float) -> None:
-        self._waits.append(seconds)
-
-
-class MockAsyncClient(AsyncClient):
-    """An AsyncClient whose retry waits are recorded in ``_waits`` instead of slept."""
-
-    _waits: list[float]
-
-    async def _sleep(self, seconds: float) -> None:
-        self._waits.append(seconds)
