@@ -24,7 +24,8 @@ import pytest
 from paysdk._transport._sync.pool import Routes
 from paysdk.cli import _exits as exits
 from paysdk.cli import main
-from paysdk.cli._main import build_parser, parse_since
+from paysdk.cli._main import build_parser
+from paysdk.cli._payments import parse_since
 from paysdk.ledger import Ledger
 from paysdk.sandbox import (
     COMPLETED_REFERENCE,
@@ -551,7 +552,7 @@ def test_a_connection_error_outside_any_call_is_an_internal_error(
     def card(card: object) -> str:
         raise bug
 
-    monkeypatch.setattr("paysdk.cli._main._card", card)
+    monkeypatch.setattr("paysdk.cli._payments._card", card)
     code, out, err = run("verify", COMPLETED_REFERENCE)
     assert (code, out) == (70, "")
     assert_internal_error(err, bug)
