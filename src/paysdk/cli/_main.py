@@ -41,7 +41,8 @@ from paysdk.cli._report import (
     print_error,
     print_internal_error,
 )
-from paysdk.cli._sandbox import add_sandbox_commands, sandbox_hint
+from paysdk.cli._sandbox import add_sandbox_commands
+from paysdk.cli._sandbox_actions import sandbox_hint
 
 __all__ = ["main"]
 

@@ -1,4 +1,5 @@
-"""``paysdk sandbox``: in the foreground, or ``--detach``ed (then ``stop``, ``status`` and ``env``).
+"""``paysdk sandbox``: in the foreground, or ``--detach``ed (then ``stop``, ``status`` and ``env``,
+in ``_sandbox_actions.py``).
 
 Its port and key are ``--port``/``--secret-key``, else ``$PAYSDK_SANDBOX_PORT`` and
 ``$PAYSDK_SANDBOX_SECRET_KEY``, so the export lines stay the same from one start to the next.
@@ -9,9 +10,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
-import shlex
 import signal
-import string
 import sys
 import threading
 import time
@@ -22,18 +21,22 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from .._core.config import check_secret_key
-from .._core.environment import ENV_BASE_URL, ENV_SECRET_KEY
 from .._errors import ConfigurationError
 from . import _background as background
-from ._connection import utf8_text, whole_number
+from ._connection import utf8_text
 from ._escape import printable
-from ._exits import EXIT_FAILURE, EXIT_OK, EXIT_USAGE
+from ._exits import EXIT_OK, EXIT_USAGE
 from ._report import PROG, print_error
+from ._sandbox_actions import add_sandbox_actions
+from ._sandbox_options import (
+    ENV_SANDBOX_PORT,
+    ENV_SANDBOX_SECRET_KEY,
+    chosen_port,
+    export_lines,
+    port_number,
+)
 
-__all__ = ["add_sandbox_commands", "sandbox_hint"]
-
-ENV_SANDBOX_PORT = "PAYSDK_SANDBOX_PORT"
-ENV_SANDBOX_SECRET_KEY = "PAYSDK_SANDBOX_SECRET_KEY"  # noqa: S105 - the variable's name
+__all__ = ["add_sandbox_commands"]
 
 
 class _OptionalActionFormatter(argparse.HelpFormatter):
@@ -82,26 +85,7 @@ def add_sandbox_commands(commands: Any) -> None:
     sandbox.add_argument("--ready-fd", type=int, help=argparse.SUPPRESS)  # set by --detach
     sandbox.add_argument("--log-file", help=argparse.SUPPRESS)  # set by --detach
     sandbox.set_defaults(command=_sandbox)
-    actions = sandbox.add_subparsers(
-        title="background sandboxes",
-        dest="action",
-        metavar="ACTION",
-        help="run 'paysdk sandbox ACTION --help' for its options",
-    )
-    for name, command, help_ in [
-        ("stop", _stop, "stop a sandbox started with --detach (safe if it already died)"),
-        ("status", _status, "show the sandboxes started with --detach; exit 1 if none runs"),
-        ("env", _env, 'print a sandbox\'s export lines again, for another shell: eval "$(...)"'),
-    ]:
-        action = actions.add_parser(name, help=help_)
-        action.add_argument(
-            "--port",
-            type=port_number,
-            default=argparse.SUPPRESS,  # else it would undo `paysdk sandbox --port N stop`
-            help=f"the sandbox's port (default: ${ENV_SANDBOX_PORT}, else the only one running"
-            + (f"; of several, the one at ${ENV_BASE_URL})" if name == "stop" else ")"),
-        )
-        action.set_defaults(command=command)
+    add_sandbox_actions(sandbox)
 
 
 # --- the sandbox, in the foreground or detached -----------------------------------------------
@@ -110,7 +94,7 @@ def add_sandbox_commands(commands: Any) -> None:
 def _sandbox(args: argparse.Namespace) -> int:
     from paysdk.sandbox import Sandbox, SeedError, load_seed
 
-    port = _chosen_port(args.port)
+    port = chosen_port(args.port)
     secret_key = args.secret_key or os.environ.get(ENV_SANDBOX_SECRET_KEY) or None
     if secret_key is not None:
         try:
@@ -168,7 +152,7 @@ def _announce(sandbox: Any, state: str | None) -> None:
     if state is not None:
         print(printable(f"state file: {os.path.abspath(state)}"))  # a name may hold ESC, \n
     print("\nPoint a client or the paysdk command at it:\n")
-    for line in _export_lines(sandbox.base_url, sandbox.secret_key):
+    for line in export_lines(sandbox.base_url, sandbox.secret_key):
         print(f"  {line}")
     print("\nPress Ctrl-C to stop.", flush=True)
 
@@ -188,16 +172,6 @@ def _exposure_warning(host: str) -> str | None:
         "anyone who reaches it with its key can read and add payments, and have it send "
         "callbacks (requests from this machine) to any URL"
     )
-
-
-def _export_lines(base_url: str, secret_key: str) -> list[str]:
-    """The two ``export`` lines that point clients at a sandbox. Each value is quoted for a POSIX
-    shell (a plain one left bare), so ``eval`` sets it as given and runs nothing a key may hold
-    (``$(...)``, a backtick, ``;``)."""
-    return [
-        f"export {ENV_BASE_URL}={shlex.quote(base_url)}",
-        f"export {ENV_SECRET_KEY}={shlex.quote(secret_key)}",
-    ]
 
 
 def _tell_ready(descriptor: int, sandbox: Any, log: str | None) -> None:
@@ -241,7 +215,7 @@ def _detach(args: argparse.Namespace, port: int, secret_key: str | None) -> int:
         message = started.error.removeprefix(f"{PROG}: error: ")
         return print_error(f"the sandbox did not start: {message}", started.code)
     running = started.sandbox
-    for line in _export_lines(running.base_url, running.secret_key):
+    for line in export_lines(running.base_url, running.secret_key):
         print(line)
     if (warning := _exposure_warning(args.host)) is not None:
         print(warning, file=sys.stderr)
@@ -292,127 +266,3 @@ def _stop_on_signals() -> Generator[list[int], None, None]:
     finally:
         for sig, old in previous.items():
             signal.signal(sig, old)
-
-
-# --- stop and status --------------------------------------------------------------------------
-
-
-def _stop(args: argparse.Namespace) -> int:
-    port = _chosen_port(args.port)
-    paths = [background.pid_file(port)] if port else background.pid_files()
-    paths = [path for path in paths if path.exists()]
-    if not paths:
-        where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
-        print(printable(f"no sandbox is running {where}: nothing to stop"), file=sys.stderr)
-        return EXIT_OK
-    if len(paths) > 1:  # of several, the one this shell's client would call, if it is one
-        paths = background.named_by(paths, os.environ.get(ENV_BASE_URL, "")) or paths
-    if len(paths) > 1:
-        ports = ", ".join(path.stem.split("-")[1] for path in paths)
-        return print_error(f"sandboxes run on ports {ports}: choose one with --port", EXIT_USAGE)
-    [path] = paths
-    running = background.read_pid_file(path)
-    if running is None:
-        path.unlink(missing_ok=True)
-        print(printable(f"removed an unreadable pid file: {path}"), file=sys.stderr)
-        return EXIT_OK
-    if background.serving_pid(running) != running.pid:
-        if background.alive(running.pid):
-            return print_error(
-                f"pid {running.pid} is running but no sandbox answers for it on port "
-                f"{running.port}: check it (ps -p {running.pid}), stop it yourself if it is "
-                f"the sandbox, and remove {printable(str(path))}",
-                EXIT_FAILURE,
-            )
-        background.remove_pid_file(running.port, running.pid)
-        print(
-            f"the sandbox on port {running.port} (pid {running.pid}) was not running: "
-            "removed its stale pid file",
-            file=sys.stderr,
-        )
-        return EXIT_OK
-    if not background.stop_process(running.pid):
-        return print_error(
-            f"the sandbox on port {running.port} (pid {running.pid}) did not stop within "
-            f"{background.STOP_TIMEOUT:g}s of SIGTERM",
-            EXIT_FAILURE,
-        )
-    background.remove_pid_file(running.port, running.pid)
-    print(f"stopped the sandbox on port {running.port} (pid {running.pid})", file=sys.stderr)
-    return EXIT_OK
-
-
-def _status(args: argparse.Namespace) -> int:
-    port = _chosen_port(args.port)
-    paths = [background.pid_file(port)] if port else background.pid_files()
-    running_any = False
-    for path in paths:
-        running = background.read_pid_file(path)
-        if running is None:
-            continue
-        if background.serving_pid(running) == running.pid:
-            running_any = True
-            said = f"running, pid {running.pid}, {running.base_url}, log {running.log}"
-            print(printable(f"port {running.port}: {said}"))
-        else:
-            print(printable(f"port {running.port}: not running (stale pid file {path})"))
-    if not running_any:
-        where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
-        print(printable(f"no sandbox is running {where}"), file=sys.stderr)
-    return EXIT_OK if running_any else EXIT_FAILURE
-
-
-def _env(args: argparse.Namespace) -> int:
-    """Print the export lines of the one sandbox running detached (or of ``--port``'s), as
-    ``--detach`` printed them, so ``eval "$(paysdk sandbox env)"`` points another shell at it."""
-    port = _chosen_port(args.port)
-    running = [sandbox for sandbox in background.running_sandboxes() if port in (0, sandbox.port)]
-    if not running:
-        where = f"on port {port}" if port else f"in the background ({background.runtime_dir()})"
-        return print_error(f"no sandbox is running {where}", EXIT_FAILURE)
-    if len(running) > 1:
-        ports = ", ".join(str(sandbox.port) for sandbox in running)
-        return print_error(f"sandboxes run on ports {ports}: choose one with --port", EXIT_USAGE)
-    [sandbox] = running
-    for line in _export_lines(sandbox.base_url, sandbox.secret_key):
-        print(line)
-    return EXIT_OK
-
-
-def sandbox_hint() -> str | None:
-    """How to point this shell at the sandboxes running detached, for an error that no base URL
-    is set (a second terminal, say); ``None`` if none runs."""
-    running = background.running_sandboxes()
-    if not running:
-        return None
-    if len(running) == 1:
-        return (
-            f"a sandbox runs in the background at {running[0].base_url}: "
-            f'`eval "$({PROG} sandbox env)"` points this shell at it'
-        )
-    urls = ", ".join(sandbox.base_url for sandbox in running)
-    return (
-        f"sandboxes run in the background at {urls}: "
-        f'`eval "$({PROG} sandbox env --port PORT)"` points this shell at one'
-    )
-
-
-# --- arguments --------------------------------------------------------------------------------
-
-
-def _chosen_port(given: int | None) -> int:
-    """``--port``, else ``$PAYSDK_SANDBOX_PORT``, else 0 (a free one)."""
-    if given is not None:
-        return given
-    text = os.environ.get(ENV_SANDBOX_PORT, "").strip(string.whitespace)  # not U+00A0
-    if not text:
-        return 0
-    try:
-        return port_number(text)
-    except argparse.ArgumentTypeError as exc:
-        raise ConfigurationError(f"{ENV_SANDBOX_PORT}: {exc}") from None
-
-
-def port_number(text: str) -> int:
-    """``--port``: a TCP port number, 0 for a free one."""
-    return whole_number(text, 0, 65535, "a port from 0 to 65535")
