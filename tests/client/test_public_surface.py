@@ -22,7 +22,7 @@ import pytest
 import respx
 
 import paysdk
-from paysdk._errors import BODY_PARSE_LIMIT, MAX_ERRORS_KEPT
+from paysdk._errors.api import BODY_PARSE_LIMIT, MAX_ERRORS_KEPT
 from tests.conftest import (
     BASE_URL,
     SECRET,

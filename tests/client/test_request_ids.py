@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 import paysdk
-from paysdk._errors import MAX_REQUEST_ID, request_id_of
+from paysdk._errors.api import MAX_REQUEST_ID, request_id_of
 from paysdk.sandbox import (
     COMPLETED_REFERENCE,
     FAILED_REFERENCE,

@@ -119,11 +119,11 @@ def async_sends(sender: AsyncSender, owner: str) -> Callable[[Send], Awaitable[A
     """What a call's steps send with: the sender's coroutine for the request, once the client
     (``owner`` names its class) is known open and in its event loop; not wrapped in one more
     coroutine, as each step passes through here."""
-    from .. import _errors
+    from .._errors.connection import closed_error
 
     def send(request: Send) -> Awaitable[Any]:
         if sender.is_closed:
-            raise _errors.closed_error(owner)
+            raise closed_error(owner)
         sender.binding.check()
         return sender.send(request)
 

@@ -16,6 +16,7 @@ from .unpicklable import Unpicklable
 if TYPE_CHECKING:  # loaded with the first client made (see load_engine)
     from .. import _errors
     from .._core.config import Config
+    from .._errors.connection import closed_error
     from .._transport import httpx_common as _httpx
     from .._transport.async_streams import AsyncSender
     from .._transport.httpx_common import HttpxDefaults
@@ -42,8 +43,9 @@ for an unknown order."""
 def load_engine() -> None:
     """Import what making a client needs, once, with the first client made: ``import paysdk``
     stays cheap for a program that only imports it."""
-    global _errors, _httpx, _configure, _logs, _network
+    global _errors, _httpx, _configure, _logs, _network, closed_error
     from .. import _errors
+    from .._errors.connection import closed_error
     from .._transport import httpx_common as _httpx
     from . import configure as _configure
     from . import logs as _logs
@@ -267,7 +269,7 @@ class BaseClient(Unpicklable, Generic[HttpClientT, SenderT]):
         of ``options`` (``_applied``)."""
         if self._sender.is_closed:
             _blot_key(options, self._config.secret_key)
-            raise _errors.closed_error(type(self).__name__)
+            raise closed_error(type(self).__name__)
         return self._usable(self._with_options(options))
 
     def _with_options(self, options: CallOptions) -> Config:
@@ -279,7 +281,7 @@ class BaseClient(Unpicklable, Generic[HttpClientT, SenderT]):
         """``config``, if a call can be made with it: the closed-client error, or a
         ConfigurationError naming a missing key or base URL, if not."""
         if self._sender.is_closed:
-            raise _errors.closed_error(type(self).__name__)
+            raise closed_error(type(self).__name__)
         config.check_set()
         return config
 

@@ -13,7 +13,7 @@ from typing_extensions import Self, Unpack
 
 from .. import _core
 from .._core.steps import Answer
-from .._errors import json_or_none, request_id_of, scrubbed_json
+from .._errors.api import json_or_none, request_id_of, scrubbed_json
 from .._lazy import publish
 from .._models.verified import VerifiedPayment
 from .options import CallOptions

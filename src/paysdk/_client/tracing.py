@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from .._core.steps import Answer, Failure, Opened, Send
-from .._errors import request_id_of
+from .._errors.api import request_id_of
 from .._version import __version__
 
 if TYPE_CHECKING:

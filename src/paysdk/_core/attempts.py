@@ -9,7 +9,8 @@ import functools
 import logging
 from typing import TypeVar
 
-from .._errors import APIError, APITimeoutError, PaySDKError, request_id_of
+from .._errors import APIError, APITimeoutError, PaySDKError
+from .._errors.api import request_id_of
 from .config import Config, Timeout
 from .retry import RetryPolicy
 from .steps import Answer, Failure, Opened, Send, Sleep

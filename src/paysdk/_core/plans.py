@@ -14,8 +14,8 @@ from .._errors import (
     PaymentMismatchError,
     PaySDKError,
     ResponseValidationError,
-    request_id_of,
 )
+from .._errors.api import request_id_of
 from .._errors.quoting import quoted
 from .._models.verified import VerifiedPayment
 from .._models.wire import hide_key

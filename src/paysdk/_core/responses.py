@@ -14,7 +14,6 @@ from pydantic_core import PydanticCustomError
 from typing_extensions import NotRequired, TypedDict
 
 from .._errors import (
-    MAX_ERRORS_KEPT,
     APIConnectionError,
     APIError,
     APITimeoutError,
@@ -31,8 +30,8 @@ from .._errors import (
     ResponseValidationError,
     ServerError,
     TLSProtocolError,
-    json_or_none,
 )
+from .._errors.api import MAX_ERRORS_KEPT, json_or_none
 from .._errors.quoting import body_excerpt, bounded_detail, quoted
 from .._models.verified import VerifiedPayment, VerifyEnvelope
 from .._parsing.gcpause import gc_paused

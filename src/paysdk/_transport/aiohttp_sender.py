@@ -19,7 +19,8 @@ from anyio import move_on_after
 from .._core.body import BodyReader, attempt_timed_out
 from .._core.config import SecretHeaders, masked
 from .._core.steps import Answer, Failure, Opened, Send
-from .._errors import ConfigurationError, closed_error
+from .._errors import ConfigurationError
+from .._errors.connection import closed_error
 from .._parsing.decoding import DecodingError, async_decoded
 from .async_streams import AsyncStream, LoopBinding, running_loop
 from .forks import PerProcess

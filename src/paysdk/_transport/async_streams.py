@@ -12,7 +12,8 @@ from anyio import CancelScope, move_on_after, sleep
 
 from .._core.body import read_timed_out, stream_failure
 from .._core.steps import Answer, Failure, Opened, Read, Send
-from .._errors import EventLoopError, closed_error
+from .._errors import EventLoopError
+from .._errors.connection import closed_error
 from .forks import PerProcess
 
 __all__ = ["AsyncOpenStream", "AsyncSender", "AsyncStream", "LoopBinding", "running_loop"]

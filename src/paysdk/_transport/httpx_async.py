@@ -15,7 +15,7 @@ from anyio import move_on_after
 
 from .._core.body import attempt_timed_out
 from .._core.steps import Answer, Failure, Opened, Send
-from .._errors import closed_error
+from .._errors.connection import closed_error
 from .._parsing.decoding import async_decoded
 from . import httpx_tracing
 from ._async.answers import read_answer, send_core

@@ -17,7 +17,7 @@ from collections.abc import Callable
 import httpx
 
 from .._core.steps import Answer, Failure, Opened, Send
-from .._errors import closed_error
+from .._errors.connection import closed_error
 from . import httpx_tracing, watchdog
 from ._sync.answers import read_answer, send_core
 from ._sync.pool import PoolTransport, Routes

@@ -13,7 +13,7 @@ import httpx
 
 from .._core.body import read_timed_out, stream_failure
 from .._core.steps import Failure, Opened, Read
-from .._errors import closed_error
+from .._errors.connection import closed_error
 from . import watchdog
 from .deadline import attempt_deadline
 from .network import timeout_failure

@@ -11,7 +11,7 @@ import httpx
 
 from ..._core.body import BodyReader
 from ..._core.steps import Answer, Failure, Opened, Send
-from ..._errors import closed_error
+from ..._errors.connection import closed_error
 from ..._parsing.decoding import async_decoded
 from .. import async_streams
 from .._twins import AsyncRawBody

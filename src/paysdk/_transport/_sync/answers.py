@@ -13,7 +13,7 @@ import httpx
 
 from ..._core.body import BodyReader
 from ..._core.steps import Answer, Failure, Opened, Send
-from ..._errors import closed_error
+from ..._errors.connection import closed_error
 from ..._parsing.decoding import decoded
 from .. import streams
 from .._twins import RawBody
