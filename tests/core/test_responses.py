@@ -119,7 +119,7 @@ def test_a_verify_envelope_that_does_not_report_failure_gives_the_payment(status
 def test_parsing_interns_no_strings() -> None:
     # Interning every short string (pydantic's default) costs ~8% of a 100,000-payment parse
     # and saves little: a list's values rarely repeat. Equal strings stay distinct objects.
-    from paysdk._core.responses import parse_list
+    from paysdk._core.validation import parse_list
 
     payments = [
         {

@@ -12,12 +12,12 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from paysdk import ListedPayment, _core
-from paysdk._core import responses as _responses
+from paysdk._core import validation as _validation
 from paysdk._parsing.batches import BATCH_BYTES, MAX_MISSES, validate_in_batches
 from tests.conftest import listed_body
 
-_ENVELOPE = _responses._list_envelope()
-_BATCH = _responses._batch_shape()
+_ENVELOPE = _validation._list_envelope()
+_BATCH = _validation._batch_shape()
 
 
 def _validate_batch(batch: bytes) -> list[ListedPayment]:
@@ -79,7 +79,7 @@ def test_parse_list_cuts_a_body_over_a_megabyte_and_gets_what_the_whole_parse_ge
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     batches = _Batches()
-    monkeypatch.setattr(_responses, "_batch_shape", lambda: batches)
+    monkeypatch.setattr(_validation, "_batch_shape", lambda: batches)
     body = _body(_payments(4000))
     assert len(body) > 1024 * 1024
     assert _core.parse_list(body) == _whole(body)

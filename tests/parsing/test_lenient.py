@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 import paysdk
-from paysdk._core.responses import parse_list, parse_verify
+from paysdk._core.validation import parse_list, parse_verify
 from paysdk._parsing.lenient import Shape, unreadable
 from paysdk._parsing.stream import ListStream
 from tests.conftest import listed_body, verify_body

@@ -7,7 +7,7 @@ import json
 import pytest
 from pydantic import ValidationError
 
-from paysdk._core import responses
+from paysdk._core import validation
 from paysdk._parsing import repair
 from paysdk._parsing.repair import repaired_json, without_lone_surrogates
 from paysdk._parsing.stream import ListStream
@@ -75,11 +75,11 @@ def test_a_well_formed_body_is_never_repaired(monkeypatch: pytest.MonkeyPatch) -
         raise AssertionError("repaired a well-formed body")
 
     monkeypatch.setattr(repair, "repaired_json", refuse)
-    assert responses.parse_verify(json.dumps(verify_body()).encode()).reference
+    assert validation.parse_verify(json.dumps(verify_body()).encode()).reference
     items = [listed_body(f"order-{n}") for n in range(3000)]
     for size in (1, 3000):
         body = json.dumps({"data": items[:size]}).encode()
-        assert len(responses.parse_list(body)) == size
+        assert len(validation.parse_list(body)) == size
 
 
 @pytest.mark.parametrize("payments", [3, 5000], ids=["whole", "in-batches"])
@@ -87,11 +87,11 @@ def test_a_byte_order_mark_before_a_body_is_read_past(payments: int) -> None:
     """JSON's RFC lets a reader ignore a leading byte order mark, and ``json.loads`` (so every
     error body) does: a payment or a list is read as without it, past 1 MiB batch by batch."""
     listed = json.dumps({"data": [listed_body(f"order-{n}") for n in range(payments)]})
-    plain = responses.parse_list(listed.encode())
-    assert responses.parse_list((BOM + listed).encode()) == plain
+    plain = validation.parse_list(listed.encode())
+    assert validation.parse_list((BOM + listed).encode()) == plain
     verified = json.dumps(verify_body())
-    plain_payment = responses.parse_verify(verified.encode())
-    assert responses.parse_verify((BOM + verified).encode()) == plain_payment
+    plain_payment = validation.parse_verify(verified.encode())
+    assert validation.parse_verify((BOM + verified).encode()) == plain_payment
 
 
 @pytest.mark.parametrize("size", [1, 2, 4, 65536])
@@ -107,7 +107,7 @@ def test_a_byte_order_mark_before_a_streamed_list_is_read_past(size: int) -> Non
 
 def test_a_byte_order_mark_within_a_body_is_still_not_json() -> None:
     with pytest.raises(ValidationError, match="json_invalid"):
-        responses.parse_list(b" " + BOM.encode() + b'{"data": []}')
+        validation.parse_list(b" " + BOM.encode() + b'{"data": []}')
 
 
 @pytest.mark.anyio

@@ -31,9 +31,10 @@ if TYPE_CHECKING:
     )
     from .references import MAX_REFERENCE_LENGTH, check_reference, reference_problem
     from .requests import list_request, verify_request
-    from .responses import error_for, map_response, parse_list, parse_verify
+    from .responses import error_for, map_response
     from .retry import RetryPolicy, is_retryable, retry_after
     from .steps import Answer, Emit, Failure, Opened, Read, Send, Sleep
+    from .validation import parse_list, parse_verify
 
 _HOMES = {
     "parse_callback": ".callbacks",
@@ -54,9 +55,10 @@ _HOMES = {
         ["MAX_REFERENCE_LENGTH", "check_reference", "reference_problem"], ".references"
     ),
     **dict.fromkeys(["list_request", "verify_request"], ".requests"),
-    **dict.fromkeys(["error_for", "map_response", "parse_list", "parse_verify"], ".responses"),
+    **dict.fromkeys(["error_for", "map_response"], ".responses"),
     **dict.fromkeys(["RetryPolicy", "is_retryable", "retry_after"], ".retry"),
     **dict.fromkeys(["Answer", "Emit", "Failure", "Opened", "Read", "Send", "Sleep"], ".steps"),
+    **dict.fromkeys(["parse_list", "parse_verify"], ".validation"),
 }
 
 __getattr__, __dir__ = lazy_names(__name__, _HOMES)

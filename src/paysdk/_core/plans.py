@@ -30,8 +30,6 @@ from .responses import (
     info_of,
     invalid_body,
     map_response,
-    parse_list,
-    parse_verify,
 )
 from .retry import RetryPolicy
 from .steps import (
@@ -44,6 +42,7 @@ from .steps import (
     Send,
     proxy_authentication_required,
 )
+from .validation import parse_list, parse_verify
 
 __all__ = [
     "ItemPlan",

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal
 
 from typing_extensions import TypedDict, Unpack
 
-from .._core.responses import parse_list, parse_verify
+from .._core.validation import parse_list, parse_verify
 from .._errors import ConfigurationError
 from .._models.listed import ListedPayment
 from .._models.verified import VerifiedPayment
