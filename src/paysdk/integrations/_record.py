@@ -9,7 +9,8 @@ from typing import TypeVar, cast
 from .._errors import PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, FulfilResult, Ledger
-from ._callback import NotFulfilled, Refusal, Watched, refusal_of, unrecorded_refusal
+from ._callback import NotFulfilled, Refusal, refusal_of, unrecorded_refusal
+from ._views import Watched
 from .responses import CallbackResponse, callback_response, fulfilment_response
 
 __all__ = ["afulfil", "arecord_refusal", "fulfil", "record_refusal"]

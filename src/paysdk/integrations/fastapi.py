@@ -47,19 +47,15 @@ from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import AsyncLedger, Ledger
 from ._callback import (
-    STARLETTE_ROUTING,
-    Watched,
     check_answer,
-    check_view,
     failed_answer,
     failed_payment,
     method_response,
-    off_the_loop,
     refusal_of,
     scrub_of,
-    watched_lookup,
 )
 from ._record import afulfil, arecord_refusal, fulfil, record_refusal
+from ._views import STARLETTE_ROUTING, Watched, check_view, off_the_loop, watched_lookup
 from .responses import CallbackResponse, callback_response
 
 __all__ = ["verified_callback"]

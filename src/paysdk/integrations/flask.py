@@ -37,19 +37,21 @@ from .._errors import ConfigurationError, PaymentFailedError, PaySDKError
 from .._models.verified import VerifiedPayment
 from ..ledger import Ledger
 from ._callback import (
-    FLASK_ROUTING,
     check_answer,
-    check_view,
     failed_answer,
     failed_payment,
     method_response,
     refusal_of,
     scrub_of,
+)
+from ._record import fulfil, record_refusal
+from ._views import (
+    FLASK_ROUTING,
+    check_view,
     sync_on_failed_answer,
     takes_keywords_only,
     watched_lookup,
 )
-from ._record import fulfil, record_refusal
 from .responses import CallbackResponse, callback_response
 
 __all__ = ["verified_callback"]

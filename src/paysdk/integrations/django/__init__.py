@@ -56,19 +56,21 @@ from ...ledger import AsyncLedger, Ledger
 from ...ledger._django import DjangoLedger
 from .._callback import (
     check_answer,
-    check_sync_on_failed,
-    check_view,
     failed_answer,
     failed_payment,
     method_response,
-    off_the_loop,
     refusal_of,
     scrub_of,
     sendable_answer,
+)
+from .._record import afulfil, arecord_refusal, fulfil, record_refusal
+from .._views import (
+    check_sync_on_failed,
+    check_view,
+    off_the_loop,
     sync_on_failed_answer,
     watched_lookup,
 )
-from .._record import afulfil, arecord_refusal, fulfil, record_refusal
 from ..responses import CallbackResponse, callback_response
 
 __all__ = ["DjangoLedger", "verified_callback"]
