@@ -56,8 +56,8 @@ SMOKE = (
     "tests/transport/",  # sockets, TLS, event loops, forks: each Python changes some of them
     # the framework helpers against each framework's test client; not the example apps nor the
     # module-level clients, which start an app or a Django project per test in fresh processes
-    # to prove the apps' and the frameworks' start-up, not the interpreter's: the ends run them
-    "tests/integrations/test_aiohttp_recipe.py",  # the guide's own view, no helper: aiohttp's
+    # to prove the apps' and the frameworks' start-up, not the interpreter's: the ends run them,
+    # as they run the guide's views for frameworks without a helper (the recipes' tests)
     "tests/integrations/test_callback_core.py",
     "tests/integrations/test_decorator_misuse.py",
     "tests/integrations/test_django.py",
@@ -67,7 +67,6 @@ SMOKE = (
     "tests/integrations/test_fastapi.py",
     "tests/integrations/test_flask.py",
     "tests/integrations/test_responses.py",
-    "tests/integrations/test_wsgi_and_tornado_recipes.py",  # the same: WebOb, Bottle, Falcon...
     "tests/testing/",  # the pytest plugin, which loads through the interpreter's entry points
     "tests/sandbox/",  # http.server and asyncio streams, which the sandbox is built on
     "tests/cli/test_commands.py",  # argparse's help and errors differ across Pythons
